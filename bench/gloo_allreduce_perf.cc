@@ -1,0 +1,65 @@
+// Gloo's allreduce (float, sum) over the same sizes as clustercomm-perf, for
+// bench/compare-tcp: AllreduceRing and AllreduceHalvingDoubling (the two measured in
+// facts.md; the newer gloo::allreduce stalls on loopback from 16 KiB, facts.md), reporting
+// the faster per size. Ranks come from RANK/SIZE, rendezvous through a FileStore in
+// GLOO_STORE_DIR. Prints "size time_us busbw" from rank 0 (time = max over ranks).
+#include <gloo/allreduce_halving_doubling.h>
+#include <gloo/allreduce_ring.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/file_store.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <vector>
+
+#include "sizes.h"
+
+namespace {
+
+template <class Algo>
+double time_us(const std::shared_ptr<gloo::Context>& ctx, float* buf, size_t bytes,
+               const bench::Sweep& sw) {
+  Algo algo(ctx, std::vector<float*>{buf}, static_cast<int>(bytes / 4));
+  for (int w = 0; w < sw.warmup_for(bytes); ++w) algo.run();
+  const int iters = sw.iters_for(bytes);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) algo.run();
+  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
+                  .count() / iters;
+  gloo::AllreduceRing<double> mx(ctx, std::vector<double*>{&us}, 1,
+                                 gloo::ReductionFunction<double>::max);
+  mx.run();
+  return us;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int rank = std::atoi(std::getenv("RANK"));
+  const int n = std::atoi(std::getenv("SIZE"));
+  bench::Sweep sw;
+  for (int i = 1; i < argc; ++i) sw.parse(i, argc, argv);
+  gloo::transport::tcp::attr attr("127.0.0.1");
+  auto dev = gloo::transport::tcp::CreateDevice(attr);
+  gloo::rendezvous::FileStore store(std::getenv("GLOO_STORE_DIR"));
+  gloo::rendezvous::PrefixStore prefix("bench", store);
+  auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, n);
+  ctx->setTimeout(std::chrono::seconds(120));
+  ctx->connectFullMesh(prefix, dev);
+  std::vector<float> buf(sw.max_bytes / 4 + 1, 1.0f);
+  for (size_t bytes : sw.sizes()) {
+    const double ring = time_us<gloo::AllreduceRing<float>>(ctx, buf.data(), bytes, sw);
+    const double hd = time_us<gloo::AllreduceHalvingDoubling<float>>(ctx, buf.data(), bytes, sw);
+    const double best = ring < hd ? ring : hd;
+    if (rank == 0) {
+      const double busbw = static_cast<double>(bytes) / best / 1e3 * 2.0 * (n - 1) / n;
+      std::printf("%zu %.2f %.3f ring=%.2f hd=%.2f\n", bytes, best, busbw, ring, hd);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,284 @@
+// clustercomm-perf: an nccl-tests-style table for each collective of libclustercomm.
+//
+//   clustercomm-perf [-N ranks] [-o all_reduce|reduce_scatter|all_gather|broadcast|sendrecv|all]
+//                    [-d type] [-r redop] [-b minbytes] [-e maxbytes] [-f factor]
+//                    [-n iters] [-w warmup] [-c|--check 0/1]
+// Started by a launcher (CLUSTERCOMM_RANK or MLX_RANK set) it is one rank; otherwise it
+// forks -N local ranks (default 2) on 127.0.0.1 itself. size = bytes of the whole buffer
+// (nccl-tests); time = max over ranks of the mean per call; algbw = size/time;
+// busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (reduce_scatter, all_gather), 1 otherwise.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/sizes.h"
+#include "comm/clustercomm.h"
+#include "comm/tests/pattern.h"
+#include "comm/tests/thread_world.h"
+
+using namespace cc::comm;
+
+namespace {
+
+struct Options {
+  bench::Sweep sweep;
+  int ranks = 2;
+  std::string op = "all_reduce";
+  DataType type = DataType::kF32;
+  ReduceOp redop = ReduceOp::kSum;
+  bool check = true;
+};
+
+struct Result {
+  double us = 0;
+  size_t wrong = 0;
+};
+
+double bus_factor(const std::string& op, int n) {
+  if (op == "all_reduce") return 2.0 * (n - 1) / n;
+  if (op == "reduce_scatter" || op == "all_gather") return static_cast<double>(n - 1) / n;
+  return 1.0;
+}
+
+// Runs `op` once on buffers sized for `bytes` (whole-buffer bytes).
+void run_once(Communicator& c, const Options& o, const std::string& op, size_t bytes,
+              std::vector<unsigned char>& in, std::vector<unsigned char>& out, bool inplace) {
+  const size_t e = size_of(o.type), n = static_cast<size_t>(c.size());
+  const size_t r = static_cast<size_t>(c.rank());
+  if (op == "all_reduce") {
+    const size_t count = bytes / e;
+    c.all_reduce(in.data(), inplace ? in.data() : out.data(), count, o.type, o.redop);
+  } else if (op == "reduce_scatter") {
+    const size_t count = bytes / e / n;
+    c.reduce_scatter(in.data(), inplace ? in.data() + r * count * e : out.data(), count, o.type,
+                     o.redop);
+  } else if (op == "all_gather") {
+    const size_t count = bytes / e / n;
+    c.all_gather(inplace ? out.data() + r * count * e : in.data(), out.data(), count, o.type);
+  } else if (op == "broadcast") {
+    c.broadcast(in.data(), inplace ? in.data() : out.data(), bytes / e, o.type, 0);
+  } else {  // sendrecv: ring exchange with the neighbours
+    const int right = (c.rank() + 1) % c.size(), left = (c.rank() + c.size() - 1) % c.size();
+    if (c.size() == 1) return;
+    if (c.rank() % 2 == 0) {
+      c.send(in.data(), bytes, right);
+      c.recv(out.data(), bytes, left);
+    } else {
+      c.recv(out.data(), bytes, left);
+      c.send(in.data(), bytes, right);
+    }
+  }
+}
+
+size_t check_once(Communicator& c, const Options& o, const std::string& op, size_t bytes,
+                  std::vector<unsigned char>& in, std::vector<unsigned char>& out, bool inplace) {
+  const size_t e = size_of(o.type), n = static_cast<size_t>(c.size());
+  const int rank = c.rank();
+  const size_t r = static_cast<size_t>(rank);
+  std::vector<unsigned char> want(bytes + e);
+  const unsigned char* got = nullptr;
+  size_t count = 0;
+  if (op == "all_reduce") {
+    count = bytes / e;
+    test::fill(o.type, o.redop, rank, in.data(), count);
+    test::expected(o.type, o.redop, c.size(), want.data(), count);
+    got = inplace ? in.data() : out.data();
+  } else if (op == "reduce_scatter") {
+    count = bytes / e / n;
+    test::fill(o.type, o.redop, rank, in.data(), count * n);
+    test::expected(o.type, o.redop, c.size(), want.data(), count, r * count);
+    got = inplace ? in.data() + r * count * e : out.data();
+  } else if (op == "all_gather") {
+    const size_t per = bytes / e / n;
+    count = per * n;
+    for (size_t q = 0; q < n; ++q) {
+      test::fill(o.type, ReduceOp::kSum, static_cast<int>(q), want.data() + q * per * e, per);
+    }
+    test::fill(o.type, ReduceOp::kSum, rank, inplace ? out.data() + r * per * e : in.data(), per);
+    got = out.data();
+  } else if (op == "broadcast") {
+    count = bytes / e;
+    test::fill(o.type, ReduceOp::kSum, rank, in.data(), count);
+    test::fill(o.type, ReduceOp::kSum, 0, want.data(), count);
+    got = inplace ? in.data() : out.data();
+  } else {
+    count = bytes;
+    const int left = (rank + c.size() - 1) % c.size();
+    test::fill(DataType::kU8, ReduceOp::kSum, rank, in.data(), count);
+    test::fill(DataType::kU8, ReduceOp::kSum, left, want.data(), count);
+    got = out.data();
+    if (c.size() == 1) return 0;
+  }
+  run_once(c, o, op, bytes, in, out, inplace);
+  const size_t ee = op == "sendrecv" ? 1 : e;
+  size_t wrong = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (std::memcmp(got + i * ee, want.data() + i * ee, ee) != 0) ++wrong;
+  }
+  return wrong;
+}
+
+Result measure(Communicator& c, const Options& o, const std::string& op, size_t bytes,
+               std::vector<unsigned char>& in, std::vector<unsigned char>& out, bool inplace) {
+  Result res;
+  for (int w = 0; w < o.sweep.warmup_for(bytes); ++w) run_once(c, o, op, bytes, in, out, inplace);
+  c.barrier();
+  const int iters = o.sweep.iters_for(bytes);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i) run_once(c, o, op, bytes, in, out, inplace);
+  double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+      iters;
+  c.all_reduce(&us, &res.us, 1, DataType::kF64, ReduceOp::kMax);
+  if (o.check) {
+    uint64_t wrong = check_once(c, o, op, bytes, in, out, inplace), total = 0;
+    c.all_reduce(&wrong, &total, 1, DataType::kU64, ReduceOp::kSum);
+    res.wrong = total;
+  }
+  return res;
+}
+
+int run_rank(Communicator& c, const Options& o) {
+  const std::vector<std::string> ops =
+      o.op == "all" ? std::vector<std::string>{"all_reduce", "reduce_scatter", "all_gather",
+                                               "broadcast", "sendrecv"}
+                    : std::vector<std::string>{o.op};
+  const size_t e = size_of(o.type), n = static_cast<size_t>(c.size());
+  std::vector<unsigned char> in(o.sweep.max_bytes + 64), out(o.sweep.max_bytes + 64);
+  const bool lead = c.rank() == 0;
+  size_t total_wrong = 0;
+  for (const std::string& op : ops) {
+    if (lead) {
+      std::printf("# clustercomm-perf %s: nranks %d type %s redop %s\n", op.c_str(), c.size(),
+                  std::string(to_string(o.type)).c_str(),
+                  std::string(to_string(o.redop)).c_str());
+      std::printf("#%61s%s\n", "", "out-of-place                       in-place");
+      std::printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s\n", "size", "count",
+                  "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+                  "busbw", "#wrong");
+      std::printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s\n", "(B)",
+                  "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
+                  "(GB/s)", "");
+    }
+    double bus_sum = 0;
+    int rows = 0;
+    for (size_t size : o.sweep.sizes()) {
+      const size_t unit = (op == "reduce_scatter" || op == "all_gather") ? e * n : e;
+      const size_t bytes = size / unit * unit;
+      const Result a = measure(c, o, op, bytes, in, out, false);
+      const Result b = measure(c, o, op, bytes, in, out, true);
+      total_wrong += a.wrong + b.wrong;
+      const double f = bus_factor(op, c.size());
+      const double alg_a = static_cast<double>(bytes) / a.us / 1e3;
+      const double alg_b = static_cast<double>(bytes) / b.us / 1e3;
+      bus_sum += alg_a * f;
+      ++rows;
+      if (lead) {
+        const bool reduces = op == "all_reduce" || op == "reduce_scatter";
+        std::printf("%12zu %13zu %9s %7s %7d %8.1f %7.2f %7.2f %6zu %8.1f %7.2f %7.2f %6zu\n",
+                    bytes, op == "sendrecv" ? bytes : bytes / e,
+                    std::string(to_string(op == "sendrecv" ? DataType::kU8 : o.type)).c_str(),
+                    reduces ? std::string(to_string(o.redop)).c_str() : "none",
+                    op == "broadcast" ? 0 : -1, a.us, alg_a, alg_a * f, a.wrong, b.us, alg_b,
+                    alg_b * f, b.wrong);
+        std::fflush(stdout);
+      }
+    }
+    if (lead) {
+      std::printf("# Out of bounds values : %zu %s\n", total_wrong, total_wrong ? "FAILED" : "OK");
+      std::printf("# Avg bus bandwidth    : %.3f\n#\n", rows ? bus_sum / rows : 0.0);
+    }
+  }
+  return total_wrong == 0 ? 0 : 1;
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: clustercomm-perf [-N ranks] [-o op|all] [-d type] [-r redop] [-b min] "
+               "[-e max] [-f factor] [-n iters] [-w warmup] [-c 0|1]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (o.sweep.parse(i, argc, argv)) continue;
+    if (i + 1 >= argc) return usage();
+    if (a == "-N" || a == "--ranks") {
+      o.ranks = std::atoi(argv[++i]);
+    } else if (a == "-o" || a == "--op") {
+      o.op = argv[++i];
+    } else if (a == "-d" || a == "--datatype") {
+      const auto t = parse_data_type(argv[++i]);
+      if (!t) return usage();
+      o.type = *t;
+    } else if (a == "-r" || a == "--op_type" || a == "--redop") {
+      const auto r = parse_reduce_op(argv[++i]);
+      if (!r) return usage();
+      o.redop = *r;
+    } else if (a == "-c" || a == "--check") {
+      o.check = std::atoi(argv[++i]) != 0;
+    } else {
+      return usage();
+    }
+  }
+  const bool launched = std::getenv("CLUSTERCOMM_RANK") != nullptr ||
+                        std::getenv("MLX_RANK") != nullptr;
+  try {
+    if (launched) {
+      Communicator c = Communicator::from_env();
+      return run_rank(c, o);
+    }
+    // Launch o.ranks local ranks ourselves.
+    Config base;
+    base.size = o.ranks;
+    base.coordinator = "127.0.0.1:" + std::to_string(test::free_port());
+    base.token = std::to_string(std::random_device{}()) + std::to_string(getpid());
+    if (const char* t = std::getenv("CLUSTERCOMM_TIMEOUT_MS")) {
+      base.timeout = std::chrono::milliseconds(std::atol(t));
+    }
+    const Config env = config_from_env();  // tuning variables still apply
+    base.tuning = env.tuning;
+    base.connections_per_peer = env.connections_per_peer;
+    base.topology = env.topology;
+    std::vector<pid_t> kids;
+    for (int r = 0; r < o.ranks; ++r) {
+      const pid_t pid = fork();
+      if (pid == 0) {
+        Config cfg = base;
+        cfg.rank = r;
+        int rc = 3;
+        try {
+          Communicator c(cfg);
+          rc = run_rank(c, o);
+        } catch (const Error& e) {
+          std::fprintf(stderr, "rank %d: %s\n", r, e.what());
+        }
+        std::fflush(stdout);
+        _exit(rc);
+      }
+      kids.push_back(pid);
+    }
+    int worst = 0;
+    for (pid_t k : kids) {
+      int st = 0;
+      waitpid(k, &st, 0);
+      const int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      if (rc > worst) worst = rc;
+    }
+    return worst;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 3;
+  }
+}

@@ -1,0 +1,228 @@
+// `clusterctl lab up|down|status`: the emulated cluster on this Linux machine (lab/).
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/context.h"
+#include "lab/lab.h"
+#include "remote/local_executor.h"
+#include "util/term.h"
+
+namespace cc::cli {
+namespace {
+
+using util::ExitCode;
+
+struct LabOptions {
+  std::string name;
+  std::string dir;
+  int hosts = 4;
+  CLI::Option* hosts_option = nullptr;
+  std::string topology = "mesh";
+  std::vector<std::string> omit;
+  std::vector<std::string> extra;
+  bool json = false;
+};
+
+// --name, else the global --lab / $CLUSTERCTL_LAB, else "default".
+std::string lab_name(const LabOptions& o, const Context& ctx) {
+  if (!o.name.empty()) return o.name;
+  if (!ctx.global.lab.empty()) return ctx.global.lab;
+  return "default";
+}
+
+ExitCode fail(std::string_view command, const util::Error& e) {
+  fmt::print(stderr, "clusterctl {}: {}\n", command, e.message);
+  return e.code;
+}
+
+void add_name_and_dir(CLI::App* cmd, LabOptions& o) {
+  cmd->add_option("--name", o.name,
+                  "Lab name: 1-32 of [A-Za-z0-9_-] (default: --lab, $CLUSTERCTL_LAB or "
+                  "\"default\")");
+  cmd->add_option("--dir", o.dir,
+                  "Lab directory (default: $XDG_STATE_HOME/clusterctl/labs/NAME, or "
+                  "~/.local/state/clusterctl/labs/NAME)");
+}
+
+// One cable port of a host and what it is cabled to.
+struct PortPeer {
+  std::string port;       // "tb1"
+  std::string peer;       // "h2"
+  std::string peer_port;  // "tb1"
+};
+
+// Per host, its ports in receptacle order ("tb2" before "tb10").
+std::map<std::string, std::vector<PortPeer>> ports_by_host(const lab::LabRecord& lab) {
+  std::map<std::string, std::vector<PortPeer>> out;
+  for (const auto& c : lab.cables) {
+    out[c.a.host].push_back({c.a.port, c.b.host, c.b.port});
+    out[c.b.host].push_back({c.b.port, c.a.host, c.a.port});
+  }
+  for (auto& [host, list] : out) {
+    std::sort(list.begin(), list.end(), [](const PortPeer& x, const PortPeer& y) {
+      return std::make_pair(x.port.size(), x.port) < std::make_pair(y.port.size(), y.port);
+    });
+  }
+  return out;
+}
+
+ExitCode run_up(const LabOptions& o, Context& ctx) {
+  const std::string name = lab_name(o, ctx);
+  lab::UpOptions up;
+  up.name = name;
+  up.topology = {o.hosts, o.hosts_option->count() > 0, o.topology, o.omit, o.extra};
+  up.dir = o.dir;
+  util::ProgressLine line(ctx.style);
+  auto start = std::chrono::steady_clock::now();
+  remote::LocalExecutor local("local");
+  auto lab = lab::lab_up(local, up, [&line](std::string_view text) { line.update(text); });
+  line.clear();
+  if (!lab) return fail("lab up", lab.error());
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (ctx.style.json) {
+    fmt::print("{}", lab::lab_json_text(*lab));
+    return ExitCode::kOk;
+  }
+  const auto& s = ctx.style;
+  auto count = [](std::size_t n, std::string_view what) {
+    return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
+  };
+  fmt::print("lab '{}' is {} in {:.1f} s: {}, {} ({}), management subnet {}\n", name,
+             util::green(s, "up"), seconds, count(lab->hosts.size(), "host"),
+             count(lab->cables.size(), "cable"), lab->topology, lab->subnet);
+  fmt::print("  directory  {}\n", lab->dir);
+  fmt::print("  try        clusterctl --lab {} exec --hosts all -- uname -n\n", name);
+  fmt::print("             ssh -F {}/ssh_config h1\n", lab->dir);
+  fmt::print("  remove     clusterctl lab down --name {}\n", name);
+  return ExitCode::kOk;
+}
+
+ExitCode run_down(const LabOptions& o, Context& ctx) {
+  const std::string name = lab_name(o, ctx);
+  remote::LocalExecutor local("local");
+  auto report = lab::lab_down(local, name, o.dir);
+  if (!report) return fail("lab down", report.error());
+  if (!report->anything()) {
+    fmt::print("lab '{}': nothing to remove (already down)\n", name);
+  } else {
+    fmt::print(
+        "lab '{}' is down: stopped {} processes; removed {} namespaces, {} interfaces, "
+        "{} mounts, {} files\n",
+        name, report->processes, report->namespaces, report->links, report->mounts, report->files);
+  }
+  for (const auto& k : report->kept) {
+    fmt::print(stderr, "clusterctl lab down: kept {}\n", k);
+  }
+  return ExitCode::kOk;
+}
+
+ExitCode run_status(const LabOptions& o, Context& ctx) {
+  const std::string name = lab_name(o, ctx);
+  const bool json = o.json || ctx.global.json;
+  const util::OutputStyle s = json ? util::detect_output_style(true) : ctx.style;
+  auto status = lab::lab_status(name, o.dir);
+  if (!status) return fail("lab status", status.error());
+  const ExitCode rc = status->all_up() ? ExitCode::kOk : ExitCode::kCheckFailed;
+  auto ports = ports_by_host(status->lab);
+  if (json) {
+    using Json = nlohmann::ordered_json;
+    Json hosts = Json::array();
+    for (const auto& h : status->hosts) {
+      Json p = Json::array();
+      for (const auto& pp : ports[h.host.name]) {
+        p.push_back({{"port", pp.port}, {"peer", pp.peer}, {"peer_port", pp.peer_port}});
+      }
+      hosts.push_back({{"name", h.host.name},
+                       {"namespace", h.host.netns},
+                       {"address", h.host.address},
+                       {"namespace_present", h.netns_present},
+                       {"sshd", h.sshd_running ? "running" : "down"},
+                       {"sshd_pid", h.sshd_pid},
+                       {"ports", p}});
+    }
+    Json out = {{"name", status->lab.name},     {"state", status->lab.state},
+                {"dir", status->dir.string()},  {"topology", status->lab.topology},
+                {"subnet", status->lab.subnet}, {"bridge", status->lab.bridge},
+                {"ok", rc == ExitCode::kOk},    {"hosts", hosts}};
+    fmt::print("{}\n", out.dump(2));
+    return rc;
+  }
+  fmt::print("lab '{}' ({}, {}, subnet {}, {})\n", name, status->lab.state, status->lab.topology,
+             status->lab.subnet, status->dir.string());
+  fmt::print("{:<5} {:<22} {:<15} {:<16} {}\n", "HOST", "NAMESPACE", "ADDRESS", "SSHD", "PORTS");
+  for (const auto& h : status->hosts) {
+    std::string sshd = h.sshd_running    ? fmt::format("running {}", h.sshd_pid)
+                       : h.netns_present ? std::string("down")
+                                         : std::string("down (no netns)");
+    std::vector<std::string> p;
+    for (const auto& pp : ports[h.host.name]) {
+      p.push_back(fmt::format("{}>{}:{}", pp.port, pp.peer, pp.peer_port));
+    }
+    // Pad before colouring: escape codes have no width.
+    std::string padded = fmt::format("{:<16}", sshd);
+    fmt::print("{:<5} {:<22} {:<15} {} {}\n", h.host.name, h.host.netns, h.host.address,
+               h.sshd_running ? util::green(s, padded) : util::red(s, padded), fmt::join(p, " "));
+  }
+  if (rc != ExitCode::kOk) {
+    fmt::print(stderr,
+               "clusterctl lab status: some hosts are down; `clusterctl lab down --name {0}` "
+               "then `clusterctl lab up --name {0}` rebuilds the lab\n",
+               name);
+  }
+  return rc;
+}
+
+}  // namespace
+
+void add_lab_command(CLI::App& app, Context& ctx) {
+  auto opts = std::make_shared<LabOptions>();
+  CLI::App* lab = app.add_subcommand(
+      "lab",
+      "An emulated cluster on this machine: hosts are network namespaces with sshd, "
+      "cables are veth pairs (needs root)");
+  lab->require_subcommand(1);
+
+  CLI::App* up = lab->add_subcommand(
+      "up",
+      "Create a lab: hosts h1..hN (network namespaces with hostname hN, en0 on a bridge, sshd), "
+      "one veth per cable named tb1, tb2, ... per host in receptacle order (ascending peer "
+      "host; parallel cables in listing order)");
+  add_name_and_dir(up, *opts);
+  opts->hosts_option = up->add_option("--hosts", opts->hosts, "Number of hosts, 1..16 (default 4)")
+                           ->check(CLI::Range(lab::kMinHosts, lab::kMaxHosts));
+  up->add_option("--topology", opts->topology,
+                 "mesh (every pair cabled), ring (h1-h2-...-hN-h1), or a YAML file: "
+                 "\"cables: [[h1, h2], [h2, h3]]\" with optional \"hosts: N\" (default mesh)");
+  up->add_option("--omit", opts->omit, "Leave out one cable hA-hB of the topology (repeatable)")
+      ->type_name("hA-hB");
+  up->add_option("--extra", opts->extra,
+                 "Add one cable hA-hB, a second parallel one if it exists (repeatable)")
+      ->type_name("hA-hB");
+  up->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_up(*opts, ctx); }; });
+
+  CLI::App* down = lab->add_subcommand(
+      "down",
+      "Remove a lab: its processes, namespaces, interfaces and files (safe to repeat; also "
+      "cleans up after an interrupted `lab up`)");
+  add_name_and_dir(down, *opts);
+  down->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_down(*opts, ctx); }; });
+
+  CLI::App* status = lab->add_subcommand(
+      "status",
+      "Show a lab's hosts: namespace, address, sshd, ports. Exit 0 when every sshd runs, 1 when "
+      "some is down, 2 when there is no such lab");
+  add_name_and_dir(status, *opts);
+  status->add_flag("--json", opts->json, "Machine-readable output");
+  status->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_status(*opts, ctx); }; });
+}
+
+}  // namespace cc::cli

@@ -1,0 +1,38 @@
+// What every subcommand shares: the global options and the action chosen on the command line.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "util/exit_code.h"
+#include "util/term.h"
+
+namespace CLI {
+class App;
+}
+
+namespace cc::cli {
+
+/// Options accepted before (or after) any subcommand.
+struct GlobalOptions {
+  std::string lab;                    // --lab NAME, or $CLUSTERCTL_LAB
+  std::string ssh_config;             // -F FILE: OpenSSH client config (default ~/.ssh/config)
+  std::string inventory;              // --inventory FILE
+  std::string replay;                 // --replay BUNDLE: answer commands from recordings
+  bool accept_new_host_keys = false;  // --accept-new-host-keys
+  bool json = false;                  // --json
+  double connect_timeout_s = 10;      // --connect-timeout SECONDS
+};
+
+struct Context {
+  GlobalOptions global;
+  util::OutputStyle style;  // filled in after parsing, before the action runs
+  /// Set by the chosen subcommand's parse callback; run by main() after parsing succeeded.
+  std::function<util::ExitCode()> action;
+};
+
+// One function per subcommand file (cmd_*.cc) adds that subcommand to the app.
+void add_exec_command(CLI::App& app, Context& ctx);
+void add_lab_command(CLI::App& app, Context& ctx);
+
+}  // namespace cc::cli

@@ -1,0 +1,146 @@
+#include "cli/hosts.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
+
+#include "remote/local_executor.h"
+#include "remote/replay_executor.h"
+#include "remote/ssh_executor.h"
+#include "util/suggest.h"
+
+namespace cc::cli {
+namespace {
+
+using util::ExitCode;
+
+// h2 < h10: digit runs compare by value.
+bool natural_less(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      size_t i2 = i, j2 = j;
+      while (i2 < a.size() && digit(a[i2])) ++i2;
+      while (j2 < b.size() && digit(b[j2])) ++j2;
+      std::string_view na = std::string_view(a).substr(i, i2 - i);
+      std::string_view nb = std::string_view(b).substr(j, j2 - j);
+      while (na.size() > 1 && na.front() == '0') na.remove_prefix(1);
+      while (nb.size() > 1 && nb.front() == '0') nb.remove_prefix(1);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = i2;
+      j = j2;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  return a.size() - i < b.size() - j;
+}
+
+std::vector<std::string> subdirectories(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.is_directory(ec)) names.push_back(e.path().filename().string());
+  }
+  std::sort(names.begin(), names.end(), natural_less);
+  return names;
+}
+
+remote::SshOptions ssh_options(const GlobalOptions& g, const remote::Inventory* inv) {
+  remote::SshOptions o;
+  if (!g.ssh_config.empty()) {
+    o.config_file = g.ssh_config;
+  } else if (inv != nullptr && inv->ssh_config) {
+    o.config_file = inv->ssh_config;
+  }
+  if (inv != nullptr) o.known_hosts = inv->known_hosts;
+  o.accept_new_host_keys = g.accept_new_host_keys;
+  o.connect_timeout =
+      std::chrono::milliseconds(static_cast<long long>(std::llround(g.connect_timeout_s * 1000.0)));
+  return o;
+}
+
+}  // namespace
+
+util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOptions& g) {
+  if (!g.lab.empty() && !g.inventory.empty()) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("both a lab ('{}', from --lab or CLUSTERCTL_LAB) and an "
+                                   "inventory ({}) were given: use one of them",
+                                   g.lab, g.inventory));
+  }
+  std::filesystem::path file = g.inventory;
+  if (!g.lab.empty()) {
+    std::filesystem::path dir = remote::lab_dir(g.lab);
+    file = dir / "inventory.yaml";
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) {
+      std::vector<std::string> labs = subdirectories(dir.parent_path());
+      std::string known = labs.empty() ? "there are no labs"
+                                       : fmt::format("existing labs: {}", fmt::join(labs, ", "));
+      return util::error(
+          ExitCode::kUsage,
+          fmt::format("no lab named '{}'{} (no {}); {}. Create it with "
+                      "`clusterctl lab up --name {}`",
+                      g.lab, util::did_you_mean(g.lab, labs), file.string(), known, g.lab));
+    }
+  }
+  if (file.empty()) return std::optional<remote::Inventory>();
+  auto inv = remote::load_inventory(file);
+  if (!inv) return inv.error();
+  return std::optional<remote::Inventory>(std::move(*inv));
+}
+
+util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_executors(
+    const GlobalOptions& g, std::string_view hosts_spec) {
+  const std::filesystem::path replay_bundle = g.replay;
+  auto inv = selected_inventory(g);
+  if (!inv) return inv.error();
+  const remote::Inventory* inventory = inv->has_value() ? &**inv : nullptr;
+  const bool all = remote::split_host_list(hosts_spec) == std::vector<std::string>{"all"};
+
+  // (operator's name, SSH destination) per chosen host.
+  std::vector<std::pair<std::string, std::string>> chosen;
+  if (inventory != nullptr) {
+    auto hosts = remote::select_hosts(*inventory, hosts_spec);
+    if (!hosts) return hosts.error();
+    for (const auto& h : *hosts) chosen.emplace_back(h.name, h.ssh);
+  } else if (all && !replay_bundle.empty()) {
+    for (const auto& name : subdirectories(replay_bundle)) chosen.emplace_back(name, name);
+    if (chosen.empty()) {
+      return util::error(ExitCode::kUsage, fmt::format("replay bundle {} has no host directories",
+                                                       replay_bundle.string()));
+    }
+  } else if (all) {
+    return util::error(ExitCode::kUsage,
+                       "--hosts all needs to know the cluster's hosts: pass --lab NAME (or set "
+                       "CLUSTERCTL_LAB) or --inventory FILE, or name the hosts: --hosts h1,h2");
+  } else {
+    for (const auto& name : remote::split_host_list(hosts_spec)) chosen.emplace_back(name, name);
+    if (chosen.empty()) {
+      return util::error(ExitCode::kUsage, "--hosts is empty: give host names (h1,h2) or 'all'");
+    }
+  }
+
+  std::vector<std::unique_ptr<remote::Executor>> executors;
+  remote::SshOptions options = ssh_options(g, inventory);
+  for (const auto& [name, destination] : chosen) {
+    if (!replay_bundle.empty()) {
+      executors.push_back(std::make_unique<remote::ReplayExecutor>(replay_bundle, name));
+    } else if (inventory == nullptr && name == "local") {
+      executors.push_back(std::make_unique<remote::LocalExecutor>(name));
+    } else {
+      executors.push_back(std::make_unique<remote::SshExecutor>(name, destination, options));
+    }
+  }
+  return executors;
+}
+
+}  // namespace cc::cli

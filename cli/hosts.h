@@ -1,0 +1,36 @@
+// Turning --hosts (and the global --lab / --inventory / -F options) into Executors.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "cli/context.h"
+#include "remote/executor.h"
+#include "remote/inventory.h"
+#include "util/result.h"
+
+namespace cc::cli {
+
+/// The inventory named by --lab NAME (lab_dir(NAME)/inventory.yaml) or --inventory FILE, or
+/// nullopt when neither is given. Errors (kUsage): both given; a lab that does not exist
+/// (the message says to run `clusterctl lab up --name NAME`, and lists the labs that do); an
+/// inventory that does not load (remote::load_inventory's file:line:column message).
+util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOptions& g);
+
+/// One Executor per host chosen by `hosts_spec` ("h1,h2" or "all"), in that order.
+///  - With an inventory (--lab/--inventory): names must be inventory hosts ("did you mean");
+///    each host is reached at its `ssh` destination with the inventory's ssh_config and
+///    known_hosts (-F overrides the ssh_config).
+///  - Without one: each name is an SSH destination as for ssh (alias from -F or
+///    ~/.ssh/config, host name, user@host); the name "local" is this machine (fork/exec, no
+///    SSH). "all" is a usage error that says to pass --lab NAME or --inventory FILE.
+///  - With --replay BUNDLE (a recorded bundle, see remote/replay_executor.h): hosts answer from
+///    it; "all" without an inventory means every host directory in the bundle.
+/// Connect timeout and --accept-new-host-keys come from `g`.
+util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_executors(
+    const GlobalOptions& g, std::string_view hosts_spec);
+
+}  // namespace cc::cli

@@ -1,0 +1,76 @@
+// libclustercomm: collective communication for distributed inference and training.
+//
+//   cc::comm::Communicator comm = cc::comm::Communicator::from_env();
+//   comm.all_reduce(grads.data(), grads.data(), grads.size(), DataType::kF32, ReduceOp::kSum);
+//
+// Shapes and units: buffers are contiguous host memory; counts are in elements, sizes in
+// bytes, both size_t (no 2 GiB limit). In-place calls pass the same pointer as input and
+// output (reduce_scatter: out == in + rank*count elements; all_gather: in == out +
+// rank*count elements). Results are bit-identical on every rank: reductions fold in a fixed
+// order and each element's final value is computed once.
+//
+// Errors: every call throws cc::comm::Error (comm/error.h). kInvalidArgument (bad count, rank
+// or pointer) leaves the communicator usable. Anything else - a timeout (Config::timeout,
+// default 30 s, CLUSTERCOMM_TIMEOUT_MS), a lost peer, a protocol mismatch - names the rank(s)
+// this rank was waiting for in the message and in Error::ranks(), and breaks the
+// communicator: later calls throw kBroken at once. Waiting busy-polls for Tuning::spin
+// (200 us), then blocks in poll().
+//
+// Threads: a communicator is used by one thread at a time. Ranks must call collectives in
+// the same order with the same counts, types, ops and roots.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include "comm/config.h"
+#include "comm/error.h"
+#include "comm/types.h"
+
+namespace cc::comm {
+
+class Transport;
+
+class Communicator {
+ public:
+  /// Forms the world described by the environment (see config_from_env and README.md);
+  /// a world of size 1 when no variable is set. Blocks until every rank has joined.
+  /// Throws Error: kTimeout naming the ranks that never arrived, kWorld (size disagreement,
+  /// duplicate rank), kAuth (wrong token), kInvalidArgument (malformed variable), kSystem.
+  static Communicator from_env();
+  explicit Communicator(const Config& config);
+  /// Waits (up to the timeout) for the peers to close too, so nothing in flight is lost.
+  ~Communicator();
+  Communicator(Communicator&&) noexcept;
+  Communicator& operator=(Communicator&&) noexcept;
+
+  int rank() const;
+  int size() const;
+  /// True after a call failed; every later call throws kBroken.
+  bool broken() const;
+  /// The job-wide settings rank 0 chose (topology and tuning).
+  const Tuning& tuning() const;
+  Topology topology() const;
+
+  /// out[i] = in_0[i] op in_1[i] op ... op in_{n-1}[i], on every rank; count elements.
+  void all_reduce(const void* in, void* out, size_t count, DataType type, ReduceOp op);
+  /// in: size()*count elements; out: count elements = block rank() of the reduction.
+  void reduce_scatter(const void* in, void* out, size_t count, DataType type, ReduceOp op);
+  /// in: count elements; out: size()*count elements, rank i's block at i*count.
+  void all_gather(const void* in, void* out, size_t count, DataType type);
+  /// Root's in (count elements) lands in every rank's out; in == out is allowed (in is only
+  /// read on the root).
+  void broadcast(const void* in, void* out, size_t count, DataType type, int root);
+  /// Point to point; every send must meet a recv of the same byte count on `peer`, and
+  /// messages between two ranks arrive in the order sent.
+  void send(const void* buf, size_t bytes, int peer);
+  void recv(void* buf, size_t bytes, int peer);
+  /// Returns once every rank has entered it.
+  void barrier();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cc::comm

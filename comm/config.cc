@@ -1,0 +1,183 @@
+#include "comm/config.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "comm/error.h"
+
+namespace cc::comm {
+namespace {
+
+Error bad(const std::string& var, const std::string& why) {
+  return Error(ErrorKind::kInvalidArgument, "environment variable " + var + " " + why);
+}
+
+long long to_int(const std::string& var, const char* v, long long lo, long long hi) {
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v, &end, 10);
+  if (errno != 0 || end == v || *end != '\0' || x < lo || x > hi) {
+    throw bad(var, "is '" + std::string(v) + "', expected an integer in [" + std::to_string(lo) +
+                       ", " + std::to_string(hi) + "]");
+  }
+  return x;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, sep)) out.push_back(cur);
+  if (!s.empty() && s.back() == sep) out.emplace_back();
+  return out;
+}
+
+nlohmann::json read_json(const std::string& var, const char* path) {
+  std::ifstream in(path);
+  if (!in) throw bad(var, "names '" + std::string(path) + "', which cannot be read");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw bad(var, "names '" + std::string(path) + "', which is not valid JSON: " + e.what());
+  }
+}
+
+// MLX ring hostfile: a JSON list, per rank, of "ip:port" strings (rank i listens on them).
+void from_mlx_hostfile(Config& c, const char* path) {
+  const nlohmann::json j = read_json("MLX_HOSTFILE", path);
+  if (!j.is_array() || j.empty()) throw bad("MLX_HOSTFILE", "must hold a non-empty JSON list");
+  c.size = static_cast<int>(j.size());
+  std::vector<std::vector<std::string>> hosts;
+  for (const auto& row : j) {
+    std::vector<std::string> addrs;
+    if (row.is_string()) {
+      addrs.push_back(row.get<std::string>());
+    } else if (row.is_array()) {
+      for (const auto& a : row) {
+        if (!a.is_string()) throw bad("MLX_HOSTFILE", "entries must be \"ip:port\" strings");
+        addrs.push_back(a.get<std::string>());
+      }
+    }
+    if (addrs.empty()) throw bad("MLX_HOSTFILE", "has a rank without any \"ip:port\"");
+    hosts.push_back(std::move(addrs));
+  }
+  if (c.rank >= c.size) throw bad("MLX_RANK", "is not below the hostfile's length");
+  c.topology = Topology::kRing;
+  c.listen = hosts[static_cast<size_t>(c.rank)];
+  c.coordinator = hosts[0][0];
+  c.connections_per_peer = static_cast<int>(hosts[0].size());
+}
+
+// MLX jaccl: an N x N matrix of RDMA device names (null on the diagonal).
+void from_mlx_jaccl(Config& c, const char* path, const GetEnv& env) {
+  const nlohmann::json j = read_json("MLX_IBV_DEVICES", path);
+  if (!j.is_array() || j.empty()) throw bad("MLX_IBV_DEVICES", "must hold an N x N JSON matrix");
+  c.size = static_cast<int>(j.size());
+  bool ring_only = true;
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_array() || j[i].size() != j.size()) {
+      throw bad("MLX_IBV_DEVICES", "must hold an N x N JSON matrix");
+    }
+    for (size_t k = 0; k < j.size(); ++k) {
+      const size_t n = j.size();
+      const bool neighbour = k == (i + 1) % n || i == (k + 1) % n;
+      if (i != k && !j[i][k].is_null() && !neighbour) ring_only = false;
+    }
+  }
+  const char* coord = env("MLX_JACCL_COORDINATOR");
+  if (coord == nullptr || *coord == '\0') {
+    throw bad("MLX_JACCL_COORDINATOR", "must be set (ip:port of rank 0) with MLX_IBV_DEVICES");
+  }
+  c.coordinator = coord;
+  c.topology = (env("MLX_JACCL_RING") != nullptr || (ring_only && c.size > 3)) ? Topology::kRing
+                                                                               : Topology::kMesh;
+}
+
+}  // namespace
+
+Config config_from_env(const GetEnv& getenv_in) {
+  const GetEnv env = getenv_in ? getenv_in : [](const char* k) { return std::getenv(k); };
+  Config c;
+  const auto get = [&](const char* k) -> const char* {
+    const char* v = env(k);
+    return (v != nullptr && *v != '\0') ? v : nullptr;
+  };
+  if (const char* v = get("CLUSTERCOMM_TOKEN")) c.token = v;
+  if (const char* v = get("CLUSTERCOMM_TIMEOUT_MS")) {
+    c.timeout = std::chrono::milliseconds(to_int("CLUSTERCOMM_TIMEOUT_MS", v, 1, 86400000));
+  }
+  if (const char* v = get("CLUSTERCOMM_RANK")) {
+    c.rank = static_cast<int>(to_int("CLUSTERCOMM_RANK", v, 0, 1 << 20));
+    const char* s = get("CLUSTERCOMM_SIZE");
+    if (s == nullptr) throw bad("CLUSTERCOMM_SIZE", "must be set with CLUSTERCOMM_RANK");
+    c.size = static_cast<int>(to_int("CLUSTERCOMM_SIZE", s, 1, 1 << 20));
+    if (c.rank >= c.size) throw bad("CLUSTERCOMM_RANK", "must be below CLUSTERCOMM_SIZE");
+    if (const char* co = get("CLUSTERCOMM_COORDINATOR")) c.coordinator = co;
+  } else if (const char* m = get("MLX_RANK")) {
+    c.rank = static_cast<int>(to_int("MLX_RANK", m, 0, 1 << 20));
+    if (const char* hf = get("MLX_HOSTFILE")) {
+      from_mlx_hostfile(c, hf);
+    } else if (const char* dev = get("MLX_IBV_DEVICES")) {
+      from_mlx_jaccl(c, dev, env);
+    } else {
+      throw bad("MLX_RANK", "is set but neither MLX_HOSTFILE nor MLX_IBV_DEVICES is");
+    }
+    if (c.rank >= c.size) throw bad("MLX_RANK", "must be below the world size");
+    if (const char* co = get("CLUSTERCOMM_COORDINATOR")) c.coordinator = co;
+  }
+  if (c.size > 1 && c.coordinator.empty()) {
+    throw bad("CLUSTERCOMM_COORDINATOR", "must be set (ip:port of rank 0) when the size is > 1");
+  }
+  if (const char* v = get("CLUSTERCOMM_LISTEN")) c.listen = split(v, ',');
+  if (const char* v = get("CLUSTERCOMM_PEER_ADDRS")) {
+    const auto entries = split(v, ',');
+    if (entries.size() != static_cast<size_t>(c.size)) {
+      throw bad("CLUSTERCOMM_PEER_ADDRS", "must have one entry per rank (" +
+                                              std::to_string(c.size) + "), separated by commas");
+    }
+    for (const std::string& e : entries) {
+      PeerRoute r;
+      const size_t gt = e.find('>');
+      if (gt == std::string::npos) {
+        r.remote = e;
+      } else {
+        r.local = e.substr(0, gt);
+        r.remote = e.substr(gt + 1);
+      }
+      c.routes.push_back(r);
+    }
+  }
+  if (const char* v = get("CLUSTERCOMM_CONNS_PER_PEER")) {
+    c.connections_per_peer = static_cast<int>(to_int("CLUSTERCOMM_CONNS_PER_PEER", v, 1, 16));
+  }
+  if (const char* v = get("CLUSTERCOMM_TOPOLOGY")) {
+    const std::string t = v;
+    if (t == "mesh") {
+      c.topology = Topology::kMesh;
+    } else if (t == "ring") {
+      c.topology = Topology::kRing;
+    } else {
+      throw bad("CLUSTERCOMM_TOPOLOGY", "must be 'mesh' or 'ring'");
+    }
+  }
+  if (const char* v = get("CLUSTERCOMM_ONE_SHOT_MAX")) {
+    c.tuning.one_shot_max_bytes =
+        static_cast<size_t>(to_int("CLUSTERCOMM_ONE_SHOT_MAX", v, 0, 1LL << 40));
+  }
+  if (const char* v = get("CLUSTERCOMM_CHUNK_BYTES")) {
+    c.tuning.chunk_bytes =
+        static_cast<size_t>(to_int("CLUSTERCOMM_CHUNK_BYTES", v, 4096, 1LL << 32));
+  }
+  if (const char* v = get("CLUSTERCOMM_WINDOW")) {
+    c.tuning.window_chunks = static_cast<size_t>(to_int("CLUSTERCOMM_WINDOW", v, 1, 1024));
+  }
+  if (const char* v = get("CLUSTERCOMM_SPIN_US")) {
+    c.tuning.spin = std::chrono::microseconds(to_int("CLUSTERCOMM_SPIN_US", v, 0, 10000000));
+  }
+  return c;
+}
+
+}  // namespace cc::comm

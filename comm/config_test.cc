@@ -1,0 +1,107 @@
+#include "comm/config.h"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "comm/error.h"
+
+namespace cc::comm {
+namespace {
+
+GetEnv env_of(std::map<std::string, std::string> m) {
+  return [m = std::move(m)](const char* k) -> const char* {
+    const auto it = m.find(k);
+    return it == m.end() ? nullptr : it->second.c_str();
+  };
+}
+
+std::string temp_file(const std::string& content) {
+  char name[] = "/tmp/clustercomm-test-XXXXXX";
+  const int fd = mkstemp(name);
+  REQUIRE(fd >= 0);
+  std::ofstream(name) << content;
+  ::close(fd);
+  return name;
+}
+
+}  // namespace
+
+TEST_CASE("no environment: a world of size 1") {
+  const Config c = config_from_env(env_of({}));
+  CHECK(c.rank == 0);
+  CHECK(c.size == 1);
+  CHECK(c.timeout == std::chrono::milliseconds(30000));
+}
+
+TEST_CASE("CLUSTERCOMM_* variables") {
+  const Config c = config_from_env(env_of({{"CLUSTERCOMM_RANK", "2"},
+                                           {"CLUSTERCOMM_SIZE", "4"},
+                                           {"CLUSTERCOMM_COORDINATOR", "10.0.0.1:5000"},
+                                           {"CLUSTERCOMM_TOKEN", "s3cret"},
+                                           {"CLUSTERCOMM_TIMEOUT_MS", "1500"},
+                                           {"CLUSTERCOMM_PEER_ADDRS", "10.1.0.2>10.1.0.1,,,x"},
+                                           {"CLUSTERCOMM_CONNS_PER_PEER", "2"},
+                                           {"CLUSTERCOMM_TOPOLOGY", "ring"}}));
+  CHECK(c.rank == 2);
+  CHECK(c.size == 4);
+  CHECK(c.coordinator == "10.0.0.1:5000");
+  CHECK(c.token == "s3cret");
+  CHECK(c.timeout == std::chrono::milliseconds(1500));
+  REQUIRE(c.routes.size() == 4);
+  CHECK(c.routes[0].local == "10.1.0.2");
+  CHECK(c.routes[0].remote == "10.1.0.1");
+  CHECK(c.routes[3].remote == "x");
+  CHECK(c.connections_per_peer == 2);
+  CHECK(c.topology == Topology::kRing);
+}
+
+TEST_CASE("malformed variables name themselves") {
+  CHECK_THROWS_WITH_AS(config_from_env(env_of({{"CLUSTERCOMM_RANK", "x"}})),
+                       doctest::Contains("CLUSTERCOMM_RANK"), Error);
+  CHECK_THROWS_WITH_AS(
+      config_from_env(env_of({{"CLUSTERCOMM_RANK", "1"}, {"CLUSTERCOMM_SIZE", "2"}})),
+      doctest::Contains("CLUSTERCOMM_COORDINATOR"), Error);
+  CHECK_THROWS_WITH_AS(config_from_env(env_of({{"CLUSTERCOMM_RANK", "3"},
+                                               {"CLUSTERCOMM_SIZE", "2"},
+                                               {"CLUSTERCOMM_COORDINATOR", "a:1"}})),
+                       doctest::Contains("below"), Error);
+}
+
+TEST_CASE("MLX ring hostfile") {
+  const std::string path =
+      temp_file(R"([["10.0.0.1:5000"], ["10.0.0.2:5000"], ["10.0.0.3:5000", "10.0.1.3:5000"]])");
+  const Config c = config_from_env(env_of({{"MLX_RANK", "2"}, {"MLX_HOSTFILE", path}}));
+  CHECK(c.rank == 2);
+  CHECK(c.size == 3);
+  CHECK(c.coordinator == "10.0.0.1:5000");
+  CHECK(c.topology == Topology::kRing);
+  CHECK(c.listen == std::vector<std::string>{"10.0.0.3:5000", "10.0.1.3:5000"});
+  std::remove(path.c_str());
+}
+
+TEST_CASE("MLX jaccl device matrix") {
+  const std::string mesh = temp_file(
+      R"([[null, "rdma_en2", "rdma_en3"], ["rdma_en2", null, "rdma_en4"], ["rdma_en3", "rdma_en4", null]])");
+  const Config c = config_from_env(env_of(
+      {{"MLX_RANK", "1"}, {"MLX_IBV_DEVICES", mesh}, {"MLX_JACCL_COORDINATOR", "10.0.0.1:32323"}}));
+  CHECK(c.size == 3);
+  CHECK(c.rank == 1);
+  CHECK(c.coordinator == "10.0.0.1:32323");
+  CHECK(c.topology == Topology::kMesh);
+  const std::string ring = temp_file(
+      R"([[null, "a", null, "b"], ["a", null, "c", null], [null, "c", null, "d"], ["b", null, "d", null]])");
+  const Config r = config_from_env(env_of(
+      {{"MLX_RANK", "0"}, {"MLX_IBV_DEVICES", ring}, {"MLX_JACCL_COORDINATOR", "h:1"}}));
+  CHECK(r.topology == Topology::kRing);
+  CHECK_THROWS_AS(config_from_env(env_of({{"MLX_RANK", "0"}, {"MLX_IBV_DEVICES", ring}})), Error);
+  std::remove(mesh.c_str());
+  std::remove(ring.c_str());
+}
+
+}  // namespace cc::comm

@@ -1,0 +1,21 @@
+// Reduction kernels: the only arithmetic in libclustercomm.
+//
+// reduce() folds sources in the order given: dst = ((s0 op s1) op s2) ... op s(k-1), element
+// by element. Callers pass sources in rank order, so every rank computes bit-identical
+// results. f16/bf16 accumulate in float across all k sources and round to nearest even once;
+// integers wrap (two's complement); min/max of floats: a NaN source propagates.
+// Cost: one pass over k*count elements, about memory bandwidth (facts.md: 6 GB/s dst += src).
+#pragma once
+
+#include <cstddef>
+
+#include "comm/types.h"
+
+namespace cc::comm {
+
+/// dst may alias any source (each block of elements is read before it is written).
+/// `nsrc` >= 1; with nsrc == 1 it copies (or converts nothing).
+void reduce(DataType type, ReduceOp op, void* dst, const void* const* srcs, size_t nsrc,
+            size_t count);
+
+}  // namespace cc::comm

@@ -1,0 +1,340 @@
+#include "comm/rendezvous/bootstrap.h"
+
+#include <algorithm>
+#include <optional>
+#include <random>
+
+#include "comm/error.h"
+#include "comm/rendezvous/acceptor.h"
+#include "comm/rendezvous/handshake.h"
+#include "comm/rendezvous/wire.h"
+#include "comm/transport/tcp/tcp_transport.h"
+
+namespace cc::comm {
+namespace {
+
+using tcp::Address;
+using tcp::Fd;
+
+constexpr uint32_t kJoin = 1, kConnect = 2;
+constexpr uint32_t kMaxReply = 16u << 20;
+
+bool connects_to(int a, int b) {  // does rank a open the connection to rank b?
+  const int lo = std::min(a, b), hi = std::max(a, b);
+  const bool lo_opens = hi == lo + 1;
+  return lo_opens ? a == lo : a == hi;
+}
+
+std::string host_of(const std::string& host_port) {
+  std::string host;
+  int port = 0;
+  tcp::split_host_port(host_port, host, port, 0);
+  return host;
+}
+
+std::string with_host(const Address& a, const std::string& host) {
+  if (!a.is_any()) return a.to_string();
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+         std::to_string(a.port());
+}
+
+std::string encode_error(const Error& e) {
+  WireWriter w;
+  w.u32(static_cast<uint32_t>(e.kind()) + 1).str(e.message());
+  w.u32(static_cast<uint32_t>(e.ranks().size()));
+  for (int r : e.ranks()) w.u32(static_cast<uint32_t>(r));
+  return w.data();
+}
+
+void send_reply(int fd, const std::string& payload, Deadline deadline) {
+  const std::string framed = WireWriter().str(payload).data();
+  try {
+    tcp::write_all(fd, framed.data(), framed.size(), deadline, "a joining rank");
+  } catch (const Error&) {
+    // that rank is gone; it will fail on its own
+  }
+}
+
+struct Joined {
+  std::vector<std::string> addresses;
+  Fd fd;  // rank 0 answers on it
+  std::string from;
+};
+
+// Rank 0: collect every JOIN, check the world, answer with the table or an error.
+std::vector<std::vector<std::string>> coordinate(const Config& cfg, Acceptor& acc,
+                                                 const std::vector<std::string>& own,
+                                                 const JobSettings& settings, uint64_t world_id,
+                                                 Deadline deadline, std::vector<Accepted>& early) {
+  const size_t n = static_cast<size_t>(cfg.size);
+  std::vector<std::optional<Joined>> joined(n);
+  joined[0] = Joined{own, Fd(), "rank 0"};
+  size_t count = 1;
+  auto fail_all = [&](const Error& e) {
+    const std::string payload = encode_error(e);
+    const Deadline d = Clock::now() + std::chrono::milliseconds(1000);
+    for (auto& j : joined) {
+      if (j && j->fd.valid()) send_reply(j->fd.get(), payload, d);
+    }
+    throw e;
+  };
+  while (count < n) {
+    std::optional<Accepted> a = acc.next(deadline);
+    if (!a) {
+      std::vector<int> missing;
+      for (size_t r = 0; r < n; ++r) {
+        if (!joined[r]) missing.push_back(static_cast<int>(r));
+      }
+      fail_all(Error(ErrorKind::kTimeout,
+                     describe_ranks(missing) + " never joined the coordinator within " +
+                         std::to_string(cfg.timeout.count()) + " ms",
+                     missing));
+    }
+    try {
+      WireReader r(a->hello);
+      const uint32_t kind = r.u32();
+      if (kind == kConnect) {
+        early.push_back(std::move(*a));
+        continue;
+      }
+      if (kind != kJoin) continue;  // unknown: drop
+      const int rank = static_cast<int>(r.u32());
+      const int size = static_cast<int>(r.u32());
+      const uint32_t naddr = r.u32();
+      std::vector<std::string> addrs;
+      for (uint32_t i = 0; i < naddr && i < 64; ++i) {
+        const Address adv = tcp::resolve(r.str(), 0);
+        std::string host = a->peer.to_string();
+        host = host_of(host);
+        addrs.push_back(with_host(adv, host));
+      }
+      const std::string from = a->peer.to_string();
+      if (size != cfg.size) {
+        Joined j{addrs, std::move(a->fd), from};
+        const std::string msg = "rank " + std::to_string(rank) + " (from " + from +
+                                ") was started with world size " + std::to_string(size) +
+                                " but rank 0 with " + std::to_string(cfg.size) +
+                                ": all ranks must agree on CLUSTERCOMM_SIZE";
+        send_reply(j.fd.get(), encode_error(Error(ErrorKind::kWorld, msg, {rank})),
+                   Clock::now() + std::chrono::milliseconds(1000));
+        fail_all(Error(ErrorKind::kWorld, msg, {rank}));
+      }
+      if (rank < 0 || rank >= cfg.size || joined[static_cast<size_t>(rank)]) {
+        const std::string msg =
+            rank == 0 || (rank > 0 && rank < cfg.size)
+                ? "rank " + std::to_string(rank) + " appears twice (again from " + from +
+                      "): every rank must be started exactly once"
+                : "a process at " + from + " claims rank " + std::to_string(rank) +
+                      ", outside the world of size " + std::to_string(cfg.size);
+        send_reply(a->fd.get(), encode_error(Error(ErrorKind::kWorld, msg, {rank})),
+                   Clock::now() + std::chrono::milliseconds(1000));
+        fail_all(Error(ErrorKind::kWorld, msg, {rank}));
+      }
+      joined[static_cast<size_t>(rank)] = Joined{addrs, std::move(a->fd), from};
+      ++count;
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::kWorld) throw;
+      // A malformed hello from a token holder: ignore that connection.
+    }
+  }
+  std::vector<std::vector<std::string>> table(n);
+  WireWriter w;
+  w.u32(0).u64(world_id).u32(static_cast<uint32_t>(settings.connections_per_peer));
+  w.u32(settings.topology == Topology::kRing ? 1 : 0);
+  w.u64(settings.tuning.one_shot_max_bytes).u64(settings.tuning.chunk_bytes);
+  w.u64(settings.tuning.window_chunks);
+  for (size_t r = 0; r < n; ++r) {
+    table[r] = joined[r]->addresses;
+    w.u32(static_cast<uint32_t>(table[r].size()));
+    for (const auto& s : table[r]) w.str(s);
+  }
+  for (size_t r = 1; r < n; ++r) send_reply(joined[r]->fd.get(), w.data(), deadline);
+  return table;
+}
+
+// Other ranks: join and read the table (or the coordinator's error).
+std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<std::string>& own,
+                                           JobSettings& settings, uint64_t& world_id,
+                                           Deadline deadline) {
+  const std::string who = "the coordinator (rank 0) at " + cfg.coordinator;
+  const Address coord = tcp::resolve(cfg.coordinator);
+  Fd fd = tcp::connect_to(coord, nullptr, deadline, who);
+  WireWriter hello;
+  hello.u32(kJoin).u32(static_cast<uint32_t>(cfg.rank)).u32(static_cast<uint32_t>(cfg.size));
+  hello.u32(static_cast<uint32_t>(own.size()));
+  for (const auto& a : own) hello.str(a);
+  client_handshake(fd.get(), cfg.token, hello.data(), deadline, who);
+  // Rank 0 reports missing ranks at its own deadline; give its answer a moment to arrive.
+  const Deadline reply_deadline = deadline + std::chrono::milliseconds(500);
+  char len_buf[4];
+  try {
+    tcp::read_exact(fd.get(), len_buf, 4, reply_deadline, who);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kTimeout) {
+      throw Error(ErrorKind::kTimeout,
+                  "the world did not form within " + std::to_string(cfg.timeout.count()) +
+                      " ms: " + who + " did not answer (some ranks never joined)",
+                  {0});
+    }
+    throw;
+  }
+  const uint32_t len = WireReader(std::string_view(len_buf, 4)).u32();
+  if (len > kMaxReply) throw Error(ErrorKind::kProtocol, who + " sent an oversized reply");
+  std::string payload(len, '\0');
+  tcp::read_exact(fd.get(), payload.data(), len, reply_deadline, who);
+  WireReader r(payload);
+  const uint32_t status = r.u32();
+  if (status != 0) {
+    const auto kind = static_cast<ErrorKind>(status - 1);
+    const std::string msg = r.str();
+    std::vector<int> ranks(r.u32());
+    for (int& x : ranks) x = static_cast<int>(r.u32());
+    throw Error(kind, msg + " (reported by the coordinator)", ranks);
+  }
+  world_id = r.u64();
+  settings.connections_per_peer = static_cast<int>(r.u32());
+  settings.topology = r.u32() == 1 ? Topology::kRing : Topology::kMesh;
+  settings.tuning.one_shot_max_bytes = r.u64();
+  settings.tuning.chunk_bytes = r.u64();
+  settings.tuning.window_chunks = r.u64();
+  std::vector<std::vector<std::string>> table(static_cast<size_t>(cfg.size));
+  for (auto& row : table) {
+    row.resize(r.u32());
+    for (auto& s : row) s = r.str();
+    if (row.empty()) throw Error(ErrorKind::kProtocol, who + " sent an empty address list");
+  }
+  return table;
+}
+
+}  // namespace
+
+std::unique_ptr<Transport> bootstrap_tcp(const Config& cfg, JobSettings& settings) {
+  const Deadline deadline = Clock::now() + cfg.timeout;
+  const size_t n = static_cast<size_t>(cfg.size);
+  if (cfg.coordinator.empty()) {
+    throw Error(ErrorKind::kInvalidArgument, "a world of size > 1 needs a coordinator address");
+  }
+  if (!cfg.routes.empty() && cfg.routes.size() != n) {
+    throw Error(ErrorKind::kInvalidArgument, "routes must be empty or have one entry per rank");
+  }
+  settings.topology = cfg.topology;
+  settings.tuning = cfg.tuning;
+  settings.connections_per_peer = std::max(1, cfg.connections_per_peer);
+
+  // Listeners.
+  std::vector<std::string> listen = cfg.listen;
+  if (cfg.rank == 0) {
+    const Address coord = tcp::resolve(cfg.coordinator);
+    bool has = false;
+    for (const auto& l : listen) has = has || tcp::resolve(l, 0).port() == coord.port();
+    if (!has) listen.push_back("0.0.0.0:" + std::to_string(coord.port()));
+  }
+  if (listen.empty()) listen.push_back("0.0.0.0:0");
+  std::vector<Fd> listeners;
+  for (const auto& l : listen) listeners.push_back(tcp::listen_on(tcp::resolve(l, 0)));
+  Acceptor acc(std::move(listeners), cfg.token,
+               std::min(cfg.timeout, std::chrono::milliseconds(10000)));
+  std::vector<std::string> own;
+  for (const Address& a : acc.addresses()) {
+    own.push_back(cfg.rank == 0 ? with_host(a, host_of(cfg.coordinator)) : a.to_string());
+  }
+
+  // World formation.
+  uint64_t world_id = 0;
+  std::vector<Accepted> early;
+  std::vector<std::vector<std::string>> table;
+  if (cfg.rank == 0) {
+    std::random_device rd;
+    world_id = (uint64_t{rd()} << 32) | rd();
+    table = coordinate(cfg, acc, own, settings, world_id, deadline, early);
+  } else {
+    table = join(cfg, own, settings, world_id, deadline);
+  }
+
+  // Mesh: outgoing connections first (the peers' acceptor threads answer them), then incoming.
+  // Data connections, plus one control connection per pair (tcp_transport.h).
+  const size_t k_conns = static_cast<size_t>(settings.connections_per_peer) + 1;
+  std::vector<std::vector<Fd>> conns(n);
+  for (size_t j = 0; j < n; ++j) {
+    if (static_cast<int>(j) == cfg.rank || !connects_to(cfg.rank, static_cast<int>(j))) continue;
+    for (size_t k = 0; k < k_conns; ++k) {
+      std::string remote = table[j][k % table[j].size()];
+      std::optional<Address> local;
+      if (!cfg.routes.empty()) {
+        const PeerRoute& route = cfg.routes[j];
+        if (!route.remote.empty()) {
+          remote = route.remote;
+          std::string h;
+          int p = 0;
+          tcp::split_host_port(remote, h, p, 0);
+          if (p == 0) remote = route.remote + ":" + std::to_string(tcp::resolve(table[j][0]).port());
+        }
+        if (!route.local.empty()) local = tcp::resolve(route.local, 0);
+      }
+      const std::string who = "rank " + std::to_string(j) + " at " + remote;
+      Fd fd = tcp::connect_to(tcp::resolve(remote), local ? &*local : nullptr, deadline, who);
+      WireWriter hello;
+      hello.u32(kConnect).u64(world_id).u32(static_cast<uint32_t>(cfg.rank));
+      hello.u32(static_cast<uint32_t>(k));
+      client_handshake(fd.get(), cfg.token, hello.data(), deadline, who);
+      conns[j].push_back(std::move(fd));
+    }
+  }
+  std::vector<std::vector<Fd>> incoming(n);
+  size_t expected = 0;
+  for (size_t j = 0; j < n; ++j) {
+    if (static_cast<int>(j) != cfg.rank && connects_to(static_cast<int>(j), cfg.rank)) {
+      expected += k_conns;
+      incoming[j].resize(k_conns);
+    }
+  }
+  size_t got = 0;
+  while (got < expected) {
+    std::optional<Accepted> a;
+    if (!early.empty()) {
+      a = std::move(early.back());
+      early.pop_back();
+    } else {
+      a = acc.next(deadline);
+    }
+    if (!a) {
+      std::vector<int> missing;
+      for (size_t j = 0; j < n; ++j) {
+        for (const Fd& f : incoming[j]) {
+          if (!f.valid()) {
+            missing.push_back(static_cast<int>(j));
+            break;
+          }
+        }
+      }
+      throw Error(ErrorKind::kTimeout,
+                  describe_ranks(missing) + " never connected to rank " +
+                      std::to_string(cfg.rank) + " within " +
+                      std::to_string(cfg.timeout.count()) + " ms",
+                  missing);
+    }
+    try {
+      WireReader r(a->hello);
+      if (r.u32() != kConnect || r.u64() != world_id) continue;  // another job: drop
+      const uint32_t from = r.u32();
+      const uint32_t k = r.u32();
+      if (from >= n || k >= k_conns || incoming[from].size() != k_conns ||
+          incoming[from][k].valid()) {
+        continue;
+      }
+      incoming[from][k] = std::move(a->fd);
+      ++got;
+    } catch (const Error&) {
+      // malformed: drop
+    }
+  }
+  for (size_t j = 0; j < n; ++j) {
+    for (Fd& f : incoming[j]) conns[j].push_back(std::move(f));
+  }
+  tcp::TcpOptions opts;
+  opts.spin = cfg.tuning.spin;
+  opts.close_timeout = cfg.timeout;
+  return std::make_unique<tcp::TcpTransport>(cfg.rank, cfg.size, std::move(conns), opts);
+}
+
+}  // namespace cc::comm

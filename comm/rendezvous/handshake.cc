@@ -1,0 +1,137 @@
+#include "comm/rendezvous/handshake.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include "comm/error.h"
+#include "comm/rendezvous/wire.h"
+#include "comm/sha256.h"
+
+namespace cc::comm {
+namespace {
+
+constexpr std::string_view kMagic = "CCM1";
+constexpr size_t kNonce = 32;
+constexpr size_t kMac = 32;
+
+std::string as_string(const Digest& d) {
+  return std::string(reinterpret_cast<const char*>(d.data()), d.size());
+}
+
+Digest as_digest(std::string_view s) {
+  Digest d{};
+  std::memcpy(d.data(), s.data(), d.size());
+  return d;
+}
+
+Digest client_mac(std::string_view token, std::string_view ns, std::string_view nc,
+                  std::string_view hello) {
+  std::string m = "clustercomm client";
+  m.append(ns).append(nc).append(hello);
+  return hmac_sha256(token, m);
+}
+
+Digest server_mac(std::string_view token, std::string_view nc, std::string_view ns) {
+  std::string m = "clustercomm server";
+  m.append(nc).append(ns);
+  return hmac_sha256(token, m);
+}
+
+}  // namespace
+
+std::string random_nonce() {
+  std::random_device rd;
+  std::string s(kNonce, '\0');
+  for (size_t i = 0; i < kNonce; i += 4) {
+    const unsigned v = rd();
+    for (size_t k = 0; k < 4; ++k) s[i + k] = static_cast<char>((v >> (8 * k)) & 0xffu);
+  }
+  return s;
+}
+
+void client_handshake(int fd, std::string_view token, std::string_view hello, Deadline deadline,
+                      const std::string& who) {
+  char challenge[kMagic.size() + kNonce];
+  try {
+    tcp::read_exact(fd, challenge, sizeof(challenge), deadline, who);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kPeerLost) {
+      throw Error(ErrorKind::kAuth, who + " closed the connection before the handshake");
+    }
+    throw;
+  }
+  if (std::string_view(challenge, kMagic.size()) != kMagic) {
+    throw Error(ErrorKind::kAuth, who + " is not a clustercomm endpoint");
+  }
+  const std::string ns(challenge + kMagic.size(), kNonce);
+  const std::string nc = random_nonce();
+  std::string msg = nc + as_string(client_mac(token, ns, nc, hello));
+  msg += WireWriter().str(hello).data();
+  tcp::write_all(fd, msg.data(), msg.size(), deadline, who);
+  char proof[kMac];
+  try {
+    tcp::read_exact(fd, proof, sizeof(proof), deadline, who);
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kPeerLost) {
+      throw Error(ErrorKind::kAuth,
+                  who + " refused this rank: the job tokens differ (check CLUSTERCOMM_TOKEN) or "
+                        "the hello was rejected");
+    }
+    throw;
+  }
+  if (!equal_constant_time(as_digest(std::string_view(proof, kMac)),
+                           server_mac(token, nc, ns))) {
+    throw Error(ErrorKind::kAuth, who + " could not prove the job token");
+  }
+}
+
+ServerHandshake::ServerHandshake(tcp::Fd fd, std::string token, Deadline deadline)
+    : fd_(std::move(fd)), token_(std::move(token)), deadline_(deadline), nonce_s_(random_nonce()) {
+  const std::string challenge = std::string(kMagic) + nonce_s_;
+  const ssize_t n = ::send(fd_.get(), challenge.data(), challenge.size(), tcp::send_flags());
+  if (n != static_cast<ssize_t>(challenge.size())) state_ = State::kFailed;
+}
+
+ServerHandshake::State ServerHandshake::step() {
+  if (state_ != State::kPending) return state_;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = ::recv(fd_.get(), buf, sizeof(buf), 0);
+    if (n > 0) {
+      in_.append(buf, static_cast<size_t>(n));
+      if (in_.size() > kNonce + kMac + 4 + kMaxHelloBytes) return state_ = State::kFailed;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    return state_ = State::kFailed;  // closed or failed before finishing
+  }
+  constexpr size_t kFixed = kNonce + kMac + 4;
+  if (in_.size() < kFixed) return state_;
+  uint32_t len = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    len |= static_cast<uint32_t>(static_cast<unsigned char>(in_[kNonce + kMac + i])) << (8 * i);
+  }
+  if (len > kMaxHelloBytes) return state_ = State::kFailed;
+  if (in_.size() < kFixed + len) return state_;
+  if (in_.size() > kFixed + len) return state_ = State::kFailed;  // must wait for our answer
+  const std::string_view nc(in_.data(), kNonce);
+  const std::string_view mac(in_.data() + kNonce, kMac);
+  const std::string_view hello(in_.data() + kFixed, len);
+  if (!equal_constant_time(as_digest(mac), client_mac(token_, nonce_s_, nc, hello))) {
+    return state_ = State::kFailed;
+  }
+  const std::string proof = as_string(server_mac(token_, nc, nonce_s_));
+  try {
+    tcp::write_all(fd_.get(), proof.data(), proof.size(), deadline_, "a joining peer");
+  } catch (const Error&) {
+    return state_ = State::kFailed;
+  }
+  hello_ = std::string(hello);
+  return state_ = State::kDone;
+}
+
+}  // namespace cc::comm

@@ -1,0 +1,64 @@
+#include "comm/rendezvous/handshake.h"
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/socket.h>
+
+#include <thread>
+
+#include "comm/error.h"
+
+namespace cc::comm {
+namespace {
+
+// A connected pair of non-blocking stream sockets.
+std::pair<tcp::Fd, tcp::Fd> socket_pair() {
+  int sv[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+  for (int fd : sv) {
+    const int flags = fcntl(fd, F_GETFL, 0);
+    fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+  }
+  return {tcp::Fd(sv[0]), tcp::Fd(sv[1])};
+}
+
+ServerHandshake::State drive(ServerHandshake& s) {
+  for (int i = 0; i < 2000; ++i) {
+    const auto st = s.step();
+    if (st != ServerHandshake::State::kPending) return st;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return ServerHandshake::State::kPending;
+}
+
+}  // namespace
+
+TEST_CASE("handshake: the same token passes both ways and carries the hello") {
+  auto [a, b] = socket_pair();
+  const Deadline d = Clock::now() + std::chrono::seconds(5);
+  ServerHandshake server(std::move(b), "token", d);
+  std::thread client([&, fd = a.get()] { client_handshake(fd, "token", "hi there", d, "server"); });
+  CHECK(drive(server) == ServerHandshake::State::kDone);
+  client.join();
+  CHECK(server.hello() == "hi there");
+}
+
+TEST_CASE("handshake: a wrong token is refused on both sides") {
+  auto [a, b] = socket_pair();
+  const Deadline d = Clock::now() + std::chrono::seconds(5);
+  ServerHandshake server(std::move(b), "token", d);
+  bool client_failed = false;
+  std::thread client([&, fd = a.get()] {
+    try {
+      client_handshake(fd, "other", "hello", d, "server");
+    } catch (const Error& e) {
+      client_failed = e.kind() == ErrorKind::kAuth;
+    }
+  });
+  CHECK(drive(server) == ServerHandshake::State::kFailed);
+  server.take_fd().reset();  // closing tells the client
+  client.join();
+  CHECK(client_failed);
+}
+
+}  // namespace cc::comm

@@ -1,0 +1,301 @@
+// The fast suite: every collective x type x op x world size {1,2,3,4,8} x count
+// {0, 1, odd, 1 MiB + odd}, ranks as threads over loopback TCP, checked against references
+// computed here; in-place and out-of-place alternate across the matrix. 64 MiB runs for
+// f32 sum at n = 2 and 4.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "comm/tests/pattern.h"
+#include "comm/tests/thread_world.h"
+
+namespace cc::comm::test {
+namespace {
+
+using Bytes = std::vector<unsigned char>;
+
+std::vector<size_t> counts_for(DataType t, size_t divisor) {
+  return {0, 1, 1001, (size_t{1} << 20) / size_of(t) / divisor + 7};
+}
+
+// Appends a failure line; returns false on failure.
+struct Failures {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  void add(const std::string& what, const std::string& why) {
+    if (why.empty()) return;
+    std::lock_guard lock(mu);
+    if (lines.size() < 20) lines.push_back(what + ": " + why);
+  }
+};
+
+std::string label(const char* coll, int n, DataType t, ReduceOp op, size_t count, bool inplace) {
+  return std::string(coll) + " n=" + std::to_string(n) + " " + std::string(to_string(t)) + " " +
+         std::string(to_string(op)) + " count=" + std::to_string(count) +
+         (inplace ? " in-place" : "");
+}
+
+void all_reduce_matrix(Communicator& c, Failures& f) {
+  const int n = c.size(), r = c.rank();
+  size_t ti = 0;
+  for (DataType t : kAllDataTypes) {
+    size_t oi = 0;
+    for (ReduceOp op : kAllReduceOps) {
+      size_t si = 0;
+      for (size_t count : counts_for(t, 1)) {
+        const bool inplace = (ti + oi + si++) % 2 == 1;
+        const size_t bytes = count * size_of(t);
+        Bytes in(bytes + 1), out(bytes + 1, 0xee), want(bytes + 1);
+        fill(t, op, r, in.data(), count);
+        expected(t, op, n, want.data(), count);
+        void* dst = inplace ? in.data() : out.data();
+        c.all_reduce(in.data(), dst, count, t, op);
+        f.add(label("all_reduce", n, t, op, count, inplace),
+              compare(t, dst, want.data(), count));
+      }
+      ++oi;
+    }
+    ++ti;
+  }
+}
+
+void reduce_scatter_matrix(Communicator& c, Failures& f) {
+  const int n = c.size(), r = c.rank();
+  const size_t un = static_cast<size_t>(n), ur = static_cast<size_t>(r);
+  size_t ti = 0;
+  for (DataType t : kAllDataTypes) {
+    size_t oi = 0;
+    for (ReduceOp op : kAllReduceOps) {
+      size_t si = 0;
+      for (size_t count : counts_for(t, un)) {
+        const bool inplace = (ti + oi + si++) % 2 == 1;
+        const size_t e = size_of(t);
+        Bytes in(un * count * e + 1), out(count * e + 1, 0xee), want(count * e + 1);
+        fill(t, op, r, in.data(), un * count);
+        expected(t, op, n, want.data(), count, ur * count);
+        void* dst = inplace ? in.data() + ur * count * e : out.data();
+        c.reduce_scatter(in.data(), dst, count, t, op);
+        f.add(label("reduce_scatter", n, t, op, count, inplace),
+              compare(t, dst, want.data(), count));
+      }
+      ++oi;
+    }
+    ++ti;
+  }
+}
+
+void all_gather_matrix(Communicator& c, Failures& f) {
+  const int n = c.size(), r = c.rank();
+  const size_t un = static_cast<size_t>(n), ur = static_cast<size_t>(r);
+  size_t ti = 0;
+  for (DataType t : kAllDataTypes) {
+    size_t si = 0;
+    for (size_t count : counts_for(t, un)) {
+      const bool inplace = (ti + si++) % 2 == 1;
+      const size_t e = size_of(t);
+      Bytes in(count * e + 1), out(un * count * e + 1, 0xee), want(un * count * e + 1);
+      for (int q = 0; q < n; ++q) {
+        fill(t, ReduceOp::kSum, q, want.data() + static_cast<size_t>(q) * count * e, count);
+      }
+      fill(t, ReduceOp::kSum, r, in.data(), count);
+      if (inplace) std::memcpy(out.data() + ur * count * e, in.data(), count * e);
+      const void* src = inplace ? out.data() + ur * count * e : in.data();
+      c.all_gather(src, out.data(), count, t);
+      f.add(label("all_gather", n, t, ReduceOp::kSum, count, inplace),
+            compare(t, out.data(), want.data(), un * count));
+    }
+    ++ti;
+  }
+}
+
+void broadcast_matrix(Communicator& c, Failures& f) {
+  const int n = c.size(), r = c.rank();
+  size_t ti = 0;
+  for (DataType t : kAllDataTypes) {
+    size_t si = 0;
+    for (size_t count : counts_for(t, 1)) {
+      const int root = static_cast<int>((ti + si) % static_cast<size_t>(n));
+      const bool inplace = (ti + si++) % 2 == 1;
+      const size_t e = size_of(t);
+      Bytes in(count * e + 1), out(count * e + 1, 0xee), want(count * e + 1);
+      fill(t, ReduceOp::kSum, root, want.data(), count);
+      if (r == root) fill(t, ReduceOp::kSum, r, in.data(), count);
+      void* dst = inplace ? in.data() : out.data();
+      c.broadcast(in.data(), dst, count, t, root);
+      f.add(label("broadcast", n, t, ReduceOp::kSum, count, inplace) + " root=" +
+                std::to_string(root),
+            compare(t, dst, want.data(), count));
+    }
+    ++ti;
+  }
+}
+
+void send_recv_and_barrier(Communicator& c, Failures& f) {
+  const int n = c.size(), r = c.rank();
+  // Every ordered pair exchanges a message of a pair-specific odd size, in a fixed schedule.
+  for (int a = 0; a < n; ++a) {
+    for (int b = 0; b < n; ++b) {
+      if (a == b || (r != a && r != b)) continue;
+      const size_t bytes = 1 + static_cast<size_t>(a * 131 + b * 7) * size_t{1009};
+      Bytes msg(bytes);
+      for (size_t i = 0; i < bytes; ++i) {
+        msg[i] = static_cast<unsigned char>(static_cast<size_t>(a * 31 + b) + i);
+      }
+      if (r == a) {
+        c.send(msg.data(), bytes, b);
+      } else {
+        Bytes got(bytes, 0);
+        c.recv(got.data(), bytes, a);
+        f.add("send/recv " + std::to_string(a) + "->" + std::to_string(b),
+              got == msg ? "" : "payload differs");
+      }
+    }
+  }
+  c.barrier();
+  c.barrier();
+}
+
+void run_matrix(int n) {
+  Failures f;
+  Config base;
+  base.timeout = std::chrono::milliseconds(60000);
+  const auto errors = run_threads(
+      n,
+      [&](Communicator& c) {
+        all_reduce_matrix(c, f);
+        reduce_scatter_matrix(c, f);
+        all_gather_matrix(c, f);
+        broadcast_matrix(c, f);
+        send_recv_and_barrier(c, f);
+      },
+      base);
+  for (const auto& e : errors) FAIL_CHECK(e);
+  for (const auto& l : f.lines) FAIL_CHECK(l);
+}
+
+}  // namespace
+
+TEST_CASE("collectives as threads, n=1") { run_matrix(1); }
+TEST_CASE("collectives as threads, n=2") { run_matrix(2); }
+TEST_CASE("collectives as threads, n=3") { run_matrix(3); }
+TEST_CASE("collectives as threads, n=4") { run_matrix(4); }
+TEST_CASE("collectives as threads, n=8") { run_matrix(8); }
+
+TEST_CASE("ring topology algorithms, n=4 and n=5") {
+  for (int n : {4, 5}) {
+    Failures f;
+    Config base;
+    base.topology = Topology::kRing;
+    base.tuning.chunk_bytes = 4096;  // many chunks: exercises the pipeline and the window
+    base.tuning.window_chunks = 3;
+    const auto errors = run_threads(
+        n,
+        [&](Communicator& c) {
+          REQUIRE(c.topology() == Topology::kRing);
+          all_reduce_matrix(c, f);
+          reduce_scatter_matrix(c, f);
+          all_gather_matrix(c, f);
+          broadcast_matrix(c, f);
+        },
+        base);
+    for (const auto& e : errors) FAIL_CHECK(e);
+    for (const auto& l : f.lines) FAIL_CHECK(l);
+  }
+}
+
+TEST_CASE("64 MiB f32 sum all_reduce, n=2 and n=4, in and out of place") {
+  for (int n : {2, 4}) {
+    Failures f;
+    const size_t count = (size_t{64} << 20) / 4;
+    const auto errors = run_threads(n, [&](Communicator& c) {
+      std::vector<float> in(count), out(count), want(count);
+      fill(DataType::kF32, ReduceOp::kSum, c.rank(), in.data(), count);
+      expected(DataType::kF32, ReduceOp::kSum, c.size(), want.data(), count);
+      c.all_reduce(in.data(), out.data(), count, DataType::kF32, ReduceOp::kSum);
+      f.add("64 MiB out-of-place", compare(DataType::kF32, out.data(), want.data(), count));
+      c.all_reduce(in.data(), in.data(), count, DataType::kF32, ReduceOp::kSum);
+      f.add("64 MiB in-place", compare(DataType::kF32, in.data(), want.data(), count));
+    });
+    for (const auto& e : errors) FAIL_CHECK(e);
+    for (const auto& l : f.lines) FAIL_CHECK(l);
+  }
+}
+
+TEST_CASE("random floats: every rank gets bit-identical results") {
+  for (int n : {3, 4}) {
+    for (size_t count : {size_t{100}, size_t{300000}}) {
+      std::mutex mu;
+      std::vector<std::vector<float>> results(static_cast<size_t>(n));
+      std::vector<std::vector<uint16_t>> halves(static_cast<size_t>(n));
+      const auto errors = run_threads(n, [&](Communicator& c) {
+        std::vector<float> v(count);
+        uint32_t x = 12345u + static_cast<uint32_t>(c.rank()) * 7919u;
+        for (auto& f : v) {
+          x = x * 1664525u + 1013904223u;
+          f = static_cast<float>(x >> 8) / 16777216.0f - 0.5f;
+        }
+        std::vector<uint16_t> h(count);
+        for (size_t i = 0; i < count; ++i) h[i] = float_to_f16(v[i]);
+        c.all_reduce(v.data(), v.data(), count, DataType::kF32, ReduceOp::kSum);
+        c.all_reduce(h.data(), h.data(), count, DataType::kF16, ReduceOp::kSum);
+        std::lock_guard lock(mu);
+        results[static_cast<size_t>(c.rank())] = std::move(v);
+        halves[static_cast<size_t>(c.rank())] = std::move(h);
+      });
+      for (const auto& e : errors) FAIL_CHECK(e);
+      for (int r = 1; r < n; ++r) {
+        CHECK(results[static_cast<size_t>(r)] == results[0]);
+        CHECK(halves[static_cast<size_t>(r)] == halves[0]);
+      }
+    }
+  }
+}
+
+TEST_CASE("several connections per pair stripe large messages") {
+  Failures f;
+  Config base;
+  base.connections_per_peer = 3;
+  const auto errors = run_threads(3, [&](Communicator& c) {
+    const size_t count = (size_t{3} << 20) / 4 + 5;
+    std::vector<int32_t> in(count), want(count);
+    fill(DataType::kI32, ReduceOp::kSum, c.rank(), in.data(), count);
+    expected(DataType::kI32, ReduceOp::kSum, c.size(), want.data(), count);
+    c.all_reduce(in.data(), in.data(), count, DataType::kI32, ReduceOp::kSum);
+    f.add("striped all_reduce", compare(DataType::kI32, in.data(), want.data(), count));
+  }, base);
+  for (const auto& e : errors) FAIL_CHECK(e);
+  for (const auto& l : f.lines) FAIL_CHECK(l);
+}
+
+TEST_CASE("size 1 needs no environment and copies out of place") {
+  Communicator c{Config{}};
+  CHECK(c.rank() == 0);
+  CHECK(c.size() == 1);
+  std::vector<double> in{1.5, -2.0}, out(2);
+  c.all_reduce(in.data(), out.data(), 2, DataType::kF64, ReduceOp::kMax);
+  CHECK(out == in);
+  c.barrier();
+}
+
+TEST_CASE("mismatched counts are a protocol error naming the peer, then the comm is broken") {
+  std::mutex mu;
+  std::vector<std::string> msgs;
+  Config base;
+  base.timeout = std::chrono::milliseconds(5000);
+  run_threads(2, [&](Communicator& c) {
+    std::vector<float> v(100);
+    try {
+      c.all_reduce(v.data(), v.data(), c.rank() == 0 ? 10 : 20, DataType::kF32, ReduceOp::kSum);
+    } catch (const Error& e) {
+      std::lock_guard lock(mu);
+      msgs.push_back(e.what());
+    }
+    CHECK(c.broken());
+    CHECK_THROWS_AS(c.barrier(), Error);
+  }, base);
+  REQUIRE(msgs.size() >= 1);
+}
+
+}  // namespace cc::comm::test

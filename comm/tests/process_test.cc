@@ -1,0 +1,263 @@
+// The real suite: ranks as separate processes over loopback TCP (clustercomm_test_rank),
+// plus the fault cases of issue #4: kill -9 of a rank inside all_reduce, a rank that never
+// arrives, connections with a wrong token, disagreeing world sizes and duplicate ranks.
+// The only timing assertion is the bound "fail within timeout + 1 s".
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/error.h"
+#include "comm/rendezvous/handshake.h"
+#include "comm/tests/thread_world.h"
+#include "comm/transport/tcp/socket.h"
+
+extern char** environ;
+
+namespace cc::comm::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+struct Rank {
+  pid_t pid = -1;
+  std::string log;
+  int status = -1;  // exit code once reaped, 128+signal when killed
+  Clock::time_point exited;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Starts clustercomm_test_rank `mode` with the given environment on top of ours (minus any
+// CLUSTERCOMM_* / MLX_* we might have inherited).
+Rank spawn(const std::string& mode, const std::map<std::string, std::string>& env) {
+  static int serial = 0;
+  Rank r;
+  r.log = "/tmp/clustercomm-proc-" + std::to_string(getpid()) + "-" + std::to_string(serial++);
+  std::vector<std::string> vars;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string v = *e;
+    if (v.rfind("CLUSTERCOMM_", 0) != 0 && v.rfind("MLX_", 0) != 0) vars.push_back(v);
+  }
+  for (const auto& [k, v] : env) vars.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& v : vars) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  std::string prog = CLUSTERCOMM_TEST_RANK;
+  std::vector<char*> argv{prog.data(), const_cast<char*>(mode.c_str()), nullptr};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, r.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int rc = posix_spawn(&r.pid, prog.c_str(), &fa, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  REQUIRE(rc == 0);
+  return r;
+}
+
+// Reaps every rank or kills what is left at `deadline`.
+void wait_all(std::vector<Rank>& ranks, Clock::time_point deadline) {
+  size_t left = ranks.size();
+  while (left > 0) {
+    for (Rank& r : ranks) {
+      if (r.status != -1 || r.pid < 0) continue;
+      int st = 0;
+      if (waitpid(r.pid, &st, WNOHANG) == r.pid) {
+        r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        r.exited = Clock::now();
+        --left;
+      }
+    }
+    if (left == 0) break;
+    if (Clock::now() > deadline) {
+      for (Rank& r : ranks) {
+        if (r.status == -1 && r.pid > 0) {
+          kill(r.pid, SIGKILL);
+          waitpid(r.pid, nullptr, 0);
+          r.status = 999;  // hung
+        }
+      }
+      break;
+    }
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+}
+
+std::map<std::string, std::string> env_for(int rank, int size, int port,
+                                           const std::string& timeout_ms = "20000",
+                                           const std::string& token = "process-token") {
+  return {{"CLUSTERCOMM_RANK", std::to_string(rank)},
+          {"CLUSTERCOMM_SIZE", std::to_string(size)},
+          {"CLUSTERCOMM_COORDINATOR", "127.0.0.1:" + std::to_string(port)},
+          {"CLUSTERCOMM_TOKEN", token},
+          {"CLUSTERCOMM_TIMEOUT_MS", timeout_ms}};
+}
+
+void require_success(std::vector<Rank>& ranks) {
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    INFO("rank ", i, " stderr: ", read_file(ranks[i].log));
+    CHECK(ranks[i].status == 0);
+    ::unlink(ranks[i].log.c_str());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("collectives as processes over loopback, n=2,3,4") {
+  for (int n : {2, 3, 4}) {
+    const int port = free_port();
+    std::vector<Rank> ranks;
+    for (int r = 0; r < n; ++r) ranks.push_back(spawn("collectives", env_for(r, n, port)));
+    wait_all(ranks, Clock::now() + milliseconds(120000));
+    require_success(ranks);
+  }
+}
+
+TEST_CASE("started by MLX variables: MLX_RANK + MLX_HOSTFILE") {
+  const int p0 = free_port(), p1 = free_port();
+  const std::string hostfile = "/tmp/clustercomm-hosts-" + std::to_string(getpid()) + ".json";
+  std::ofstream(hostfile) << "[[\"127.0.0.1:" << p0 << "\"], [\"127.0.0.1:" << p1 << "\"]]";
+  std::vector<Rank> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.push_back(spawn("join", {{"MLX_RANK", std::to_string(r)},
+                                   {"MLX_HOSTFILE", hostfile},
+                                   {"CLUSTERCOMM_TOKEN", "mlx"}}));
+  }
+  wait_all(ranks, Clock::now() + milliseconds(30000));
+  require_success(ranks);
+  ::unlink(hostfile.c_str());
+}
+
+TEST_CASE("kill -9 of a rank inside all_reduce: every survivor fails within timeout + 1 s, naming it") {
+  const int n = 4, victim = 2, port = free_port();
+  const auto timeout = milliseconds(3000);
+  std::vector<Rank> ranks;
+  for (int r = 0; r < n; ++r) {
+    ranks.push_back(spawn("loop", env_for(r, n, port, std::to_string(timeout.count()))));
+  }
+  // Wait until every rank is looping.
+  const auto start_deadline = Clock::now() + milliseconds(30000);
+  for (Rank& r : ranks) {
+    while (read_file(r.log).find("looping") == std::string::npos && Clock::now() < start_deadline) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+  }
+  std::this_thread::sleep_for(milliseconds(100));
+  const auto killed_at = Clock::now();
+  REQUIRE(kill(ranks[victim].pid, SIGKILL) == 0);
+  wait_all(ranks, killed_at + timeout + milliseconds(5000));
+  for (int r = 0; r < n; ++r) {
+    if (r == victim) continue;
+    const std::string log = read_file(ranks[static_cast<size_t>(r)].log);
+    INFO("rank ", r, " stderr: ", log);
+    CHECK(ranks[static_cast<size_t>(r)].status == 3);
+    CHECK(log.find("rank 2") != std::string::npos);
+    CHECK(ranks[static_cast<size_t>(r)].exited - killed_at <= timeout + milliseconds(1000));
+  }
+  for (Rank& r : ranks) ::unlink(r.log.c_str());
+}
+
+TEST_CASE("a rank that never arrives: the others fail at start-up naming it") {
+  const int n = 4, port = free_port();
+  const auto timeout = milliseconds(1500);
+  std::vector<Rank> ranks;
+  const auto started = Clock::now();
+  for (int r = 0; r < n - 1; ++r) {
+    ranks.push_back(spawn("join", env_for(r, n, port, std::to_string(timeout.count()))));
+  }
+  wait_all(ranks, started + timeout + milliseconds(10000));
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const std::string log = read_file(ranks[r].log);
+    INFO("rank ", r, " stderr: ", log);
+    CHECK(ranks[r].status == 3);
+    CHECK(log.find("rank 3") != std::string::npos);
+    CHECK(ranks[r].exited - started <= timeout + milliseconds(1000));
+    ::unlink(ranks[r].log.c_str());
+  }
+}
+
+TEST_CASE("wrong-token, garbage and silent connections are refused; the job goes on") {
+  const int port = free_port();
+  std::vector<Rank> ranks;
+  ranks.push_back(spawn("join", env_for(0, 2, port)));
+  const auto deadline = Clock::now() + milliseconds(10000);
+  const tcp::Address coord = tcp::resolve("127.0.0.1:" + std::to_string(port));
+  // A client with the wrong token is refused.
+  {
+    tcp::Fd fd = tcp::connect_to(coord, nullptr, deadline, "rank 0");
+    CHECK_THROWS_AS(client_handshake(fd.get(), "wrong-token", "hello", deadline, "rank 0"),
+                    Error);
+  }
+  // Garbage, then a connection that never says anything (held open during the job).
+  {
+    tcp::Fd fd = tcp::connect_to(coord, nullptr, deadline, "rank 0");
+    const std::string junk(100000, 'x');
+    try {
+      tcp::write_all(fd.get(), junk.data(), junk.size(), deadline, "rank 0");
+    } catch (const Error&) {
+    }
+  }
+  tcp::Fd silent = tcp::connect_to(coord, nullptr, deadline, "rank 0");
+  // A rank with the wrong token cannot join...
+  Rank intruder = spawn("join", env_for(1, 2, port, "3000", "not-the-token"));
+  std::vector<Rank> one{intruder};
+  wait_all(one, Clock::now() + milliseconds(10000));
+  const std::string intruder_log = read_file(one[0].log);
+  INFO("intruder stderr: ", intruder_log);
+  CHECK(one[0].status == 3);
+  CHECK(intruder_log.find("token") != std::string::npos);
+  ::unlink(one[0].log.c_str());
+  // ...and the real rank 1 still can.
+  ranks.push_back(spawn("join", env_for(1, 2, port)));
+  wait_all(ranks, Clock::now() + milliseconds(30000));
+  require_success(ranks);
+}
+
+TEST_CASE("world formation fails loudly on a size disagreement and on a duplicate rank") {
+  {
+    const int port = free_port();
+    std::vector<Rank> ranks;
+    ranks.push_back(spawn("join", env_for(0, 2, port, "5000")));
+    ranks.push_back(spawn("join", env_for(1, 3, port, "5000")));
+    wait_all(ranks, Clock::now() + milliseconds(15000));
+    for (Rank& r : ranks) {
+      const std::string log = read_file(r.log);
+      INFO("stderr: ", log);
+      CHECK(r.status == 3);
+      CHECK(log.find("world size") != std::string::npos);
+      ::unlink(r.log.c_str());
+    }
+  }
+  {
+    const int port = free_port();
+    std::vector<Rank> ranks;
+    ranks.push_back(spawn("join", env_for(0, 3, port, "5000")));
+    ranks.push_back(spawn("join", env_for(1, 3, port, "5000")));
+    ranks.push_back(spawn("join", env_for(1, 3, port, "5000")));
+    wait_all(ranks, Clock::now() + milliseconds(15000));
+    for (Rank& r : ranks) {
+      const std::string log = read_file(r.log);
+      INFO("stderr: ", log);
+      CHECK(r.status == 3);
+      CHECK(log.find("appears twice") != std::string::npos);
+      ::unlink(r.log.c_str());
+    }
+  }
+}
+
+}  // namespace cc::comm::test

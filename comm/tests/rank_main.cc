@@ -1,0 +1,107 @@
+// A rank for the process tests (tests/process_test.cc): configured by the environment
+// (CLUSTERCOMM_* or MLX_*), it runs one scenario and exits 0 on success, 1 when a result is
+// wrong, 3 when the library threw (the message on stderr).
+//   collectives   a subset of the collective matrix, checked against references
+//   join          form the world, barrier, one small all_reduce
+//   loop          all_reduce 4 MiB f32 until something fails; prints "looping" once going
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "comm/clustercomm.h"
+#include "comm/tests/pattern.h"
+
+using namespace cc::comm;
+
+namespace {
+
+int collectives(Communicator& c) {
+  const int n = c.size(), r = c.rank();
+  const size_t un = static_cast<size_t>(n);
+  int bad = 0;
+  auto check = [&](const std::string& what, const std::string& why) {
+    if (why.empty()) return;
+    std::fprintf(stderr, "rank %d: %s: %s\n", r, what.c_str(), why.c_str());
+    ++bad;
+  };
+  for (DataType t : {DataType::kF32, DataType::kBF16, DataType::kI8, DataType::kU64}) {
+    const size_t e = size_of(t);
+    for (ReduceOp op : kAllReduceOps) {
+      for (size_t count : {size_t{0}, size_t{1}, size_t{1001}, (size_t{1} << 20) / e + 7}) {
+        std::vector<unsigned char> in(count * e + 1), want(count * e + 1);
+        test::fill(t, op, r, in.data(), count);
+        test::expected(t, op, n, want.data(), count);
+        c.all_reduce(in.data(), in.data(), count, t, op);
+        check("all_reduce " + std::string(to_string(t)) + " " + std::string(to_string(op)) +
+                  " count=" + std::to_string(count),
+              test::compare(t, in.data(), want.data(), count));
+      }
+    }
+    const size_t count = (size_t{1} << 20) / e / un + 3;
+    std::vector<unsigned char> in(un * count * e), out(count * e), want(un * count * e);
+    test::fill(t, ReduceOp::kSum, r, in.data(), un * count);
+    test::expected(t, ReduceOp::kSum, n, want.data(), count, static_cast<size_t>(r) * count);
+    c.reduce_scatter(in.data(), out.data(), count, t, ReduceOp::kSum);
+    check("reduce_scatter", test::compare(t, out.data(), want.data(), count));
+    for (int q = 0; q < n; ++q) {
+      test::fill(t, ReduceOp::kSum, q, want.data() + static_cast<size_t>(q) * count * e, count);
+    }
+    test::fill(t, ReduceOp::kSum, r, out.data(), count);
+    c.all_gather(out.data(), in.data(), count, t);
+    check("all_gather", test::compare(t, in.data(), want.data(), un * count));
+    const int root = n - 1;
+    test::fill(t, ReduceOp::kSum, r, in.data(), un * count);
+    test::fill(t, ReduceOp::kSum, root, want.data(), un * count);
+    c.broadcast(in.data(), in.data(), un * count, t, root);
+    check("broadcast", test::compare(t, in.data(), want.data(), un * count));
+  }
+  if (n > 1) {
+    std::vector<int> token(1000, r);
+    const int right = (r + 1) % n, left = (r + n - 1) % n;
+    if (r % 2 == 0) {
+      c.send(token.data(), token.size() * sizeof(int), right);
+      c.recv(token.data(), token.size() * sizeof(int), left);
+    } else {
+      std::vector<int> got(1000);
+      c.recv(got.data(), got.size() * sizeof(int), left);
+      c.send(token.data(), token.size() * sizeof(int), right);
+      token = got;
+    }
+    if (token[999] != left) check("send/recv", "wrong payload");
+  }
+  c.barrier();
+  return bad == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "join";
+  try {
+    Communicator c = Communicator::from_env();
+    if (mode == "collectives") return collectives(c);
+    if (mode == "loop") {
+      std::vector<float> v((size_t{4} << 20) / 4, 1.0f);
+      for (long i = 0;; ++i) {
+        c.all_reduce(v.data(), v.data(), v.size(), DataType::kF32, ReduceOp::kMax);
+        if (i == 0) {
+          std::fprintf(stderr, "looping\n");
+          std::fflush(stderr);
+        }
+      }
+    }
+    c.barrier();
+    int64_t x = c.rank(), sum = 0;
+    c.all_reduce(&x, &sum, 1, DataType::kI64, ReduceOp::kSum);
+    const int64_t n = c.size();
+    if (sum != n * (n - 1) / 2) {
+      std::fprintf(stderr, "rank %d: wrong sum %lld\n", c.rank(), static_cast<long long>(sum));
+      return 1;
+    }
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 3;
+  }
+}

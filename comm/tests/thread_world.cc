@@ -1,0 +1,50 @@
+#include "comm/tests/thread_world.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mutex>
+#include <thread>
+
+namespace cc::comm::test {
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+  socklen_t len = sizeof(a);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+std::vector<std::string> run_threads(int n, const std::function<void(Communicator&)>& body,
+                                     Config base) {
+  base.size = n;
+  if (base.coordinator.empty()) base.coordinator = "127.0.0.1:" + std::to_string(free_port());
+  if (base.token.empty()) base.token = "thread-world-token";
+  std::mutex mu;
+  std::vector<std::string> errors;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        Config c = base;
+        c.rank = r;
+        Communicator comm(c);
+        body(comm);
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mu);
+        errors.push_back("rank " + std::to_string(r) + ": " + e.what());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
+}  // namespace cc::comm::test

@@ -1,0 +1,21 @@
+// Ranks as threads: n Communicators in one process over loopback TCP (the real transport and
+// bootstrap, minus process start-up). The fast suite runs on it.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "comm/clustercomm.h"
+
+namespace cc::comm::test {
+
+/// A TCP port that was free a moment ago.
+int free_port();
+
+/// Runs body(comm) on ranks 0..n-1, each on its own thread with its own Communicator.
+/// Returns one line per rank that threw ("rank 2: ..."), empty when all passed.
+std::vector<std::string> run_threads(int n, const std::function<void(Communicator&)>& body,
+                                     Config base = {});
+
+}  // namespace cc::comm::test

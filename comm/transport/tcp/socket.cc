@@ -1,0 +1,285 @@
+#include "comm/transport/tcp/socket.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "comm/error.h"
+
+namespace cc::comm::tcp {
+
+Fd& Fd::operator=(Fd&& o) noexcept {
+  if (this != &o) {
+    reset();
+    fd_ = o.release();
+  }
+  return *this;
+}
+
+void Fd::reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+std::string Address::to_string() const {
+  char host[INET6_ADDRSTRLEN] = "?";
+  std::string s;
+  if (storage.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&storage);
+    inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+    s.append(host);
+  } else {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&storage);
+    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+    s.append("[").append(host).append("]");
+  }
+  s.append(":").append(std::to_string(port()));
+  return s;
+}
+
+int Address::port() const {
+  if (storage.ss_family == AF_INET) {
+    return ntohs(reinterpret_cast<const sockaddr_in*>(&storage)->sin_port);
+  }
+  return ntohs(reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_port);
+}
+
+void Address::set_port(int port) {
+  const auto p = htons(static_cast<uint16_t>(port));
+  if (storage.ss_family == AF_INET) {
+    reinterpret_cast<sockaddr_in*>(&storage)->sin_port = p;
+  } else {
+    reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port = p;
+  }
+}
+
+bool Address::is_any() const {
+  if (storage.ss_family == AF_INET) {
+    return reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr.s_addr == htonl(INADDR_ANY);
+  }
+  const auto* a = reinterpret_cast<const sockaddr_in6*>(&storage);
+  return IN6_IS_ADDR_UNSPECIFIED(&a->sin6_addr);
+}
+
+void split_host_port(std::string_view s, std::string& host, int& port, int default_port) {
+  std::string_view port_part;
+  if (!s.empty() && s.front() == '[') {
+    const size_t close = s.find(']');
+    if (close == std::string_view::npos) {
+      throw Error(ErrorKind::kInvalidArgument, "bad address '" + std::string(s) + "'");
+    }
+    host = std::string(s.substr(1, close - 1));
+    if (close + 1 < s.size()) {
+      if (s[close + 1] != ':') {
+        throw Error(ErrorKind::kInvalidArgument, "bad address '" + std::string(s) + "'");
+      }
+      port_part = s.substr(close + 2);
+    }
+  } else {
+    const size_t colon = s.rfind(':');
+    if (colon != std::string_view::npos && s.find(':') == colon) {
+      host = std::string(s.substr(0, colon));
+      port_part = s.substr(colon + 1);
+    } else {
+      host = std::string(s);
+    }
+  }
+  if (port_part.empty()) {
+    if (default_port < 0) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "address '" + std::string(s) + "' has no port (expected ip:port)");
+    }
+    port = default_port;
+    return;
+  }
+  int p = 0;
+  for (char c : port_part) {
+    if (c < '0' || c > '9' || p > 65535) {
+      throw Error(ErrorKind::kInvalidArgument, "bad port in '" + std::string(s) + "'");
+    }
+    p = p * 10 + (c - '0');
+  }
+  if (p > 65535) throw Error(ErrorKind::kInvalidArgument, "bad port in '" + std::string(s) + "'");
+  port = p;
+}
+
+Address resolve(std::string_view host_port, int default_port) {
+  std::string host;
+  int port = 0;
+  split_host_port(host_port, host, port, default_port);
+  if (host.empty() || host == "*") host = "0.0.0.0";
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (rc != 0 || res == nullptr) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "cannot resolve '" + host + "': " + gai_strerror(rc));
+  }
+  Address a;
+  // Prefer IPv4 when a name has both.
+  const addrinfo* pick = res;
+  for (const addrinfo* p = res; p != nullptr; p = p->ai_next) {
+    if (p->ai_family == AF_INET) {
+      pick = p;
+      break;
+    }
+  }
+  std::memcpy(&a.storage, pick->ai_addr, pick->ai_addrlen);
+  a.len = pick->ai_addrlen;
+  freeaddrinfo(res);
+  a.set_port(port);
+  return a;
+}
+
+void configure_stream(int fd) {
+  const int flags = fcntl(fd, F_GETFL, 0);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) throw_system("fcntl", errno);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+#ifdef SO_NOSIGPIPE
+  setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one));
+#endif
+  // Socket buffers are left to the kernel's autotuning on purpose (facts.md: Gloo sized
+  // SO_SNDBUF per message and stalled from 16 KiB up).
+}
+
+int send_flags() {
+#ifdef MSG_NOSIGNAL
+  return MSG_NOSIGNAL;
+#else
+  return 0;
+#endif
+}
+
+Fd listen_on(const Address& addr, int backlog) {
+  Fd fd(::socket(addr.storage.ss_family, SOCK_STREAM, 0));
+  if (!fd.valid()) throw_system("socket", errno);
+  int one = 1;
+  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&addr.storage), addr.len) != 0) {
+    throw_system("cannot listen on " + addr.to_string() + ": bind", errno);
+  }
+  if (::listen(fd.get(), backlog) != 0) throw_system("listen on " + addr.to_string(), errno);
+  const int flags = fcntl(fd.get(), F_GETFL, 0);
+  fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK);
+  fcntl(fd.get(), F_SETFD, FD_CLOEXEC);
+  return fd;
+}
+
+Address local_address(int fd) {
+  Address a;
+  a.len = sizeof(a.storage);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a.storage), &a.len);
+  return a;
+}
+
+Address peer_address(int fd) {
+  Address a;
+  a.len = sizeof(a.storage);
+  getpeername(fd, reinterpret_cast<sockaddr*>(&a.storage), &a.len);
+  return a;
+}
+
+int poll_timeout_ms(Deadline deadline, int cap_ms) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+  if (left.count() <= 0) return 0;
+  return left.count() > cap_ms ? cap_ms : static_cast<int>(left.count()) + 1;
+}
+
+Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who) {
+  int last_err = 0;
+  while (true) {
+    Fd fd(::socket(to.storage.ss_family, SOCK_STREAM, 0));
+    if (!fd.valid()) throw_system("socket", errno);
+    fcntl(fd.get(), F_SETFD, FD_CLOEXEC);
+    if (from != nullptr &&
+        ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&from->storage), from->len) != 0) {
+      throw_system("cannot bind to local address " + from->to_string() + " to reach " + who,
+                   errno);
+    }
+    configure_stream(fd.get());
+    int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to.storage), to.len);
+    if (rc != 0 && errno == EINPROGRESS) {
+      pollfd p{fd.get(), POLLOUT, 0};
+      while (true) {
+        rc = ::poll(&p, 1, poll_timeout_ms(deadline, 100));
+        if (rc > 0 || Clock::now() >= deadline) break;
+      }
+      if (rc > 0) {
+        int err = 0;
+        socklen_t len = sizeof(err);
+        getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+        rc = err == 0 ? 0 : -1;
+        errno = err;
+      } else {
+        rc = -1;
+        errno = ETIMEDOUT;
+      }
+    }
+    if (rc == 0) return fd;
+    last_err = errno;
+    if (Clock::now() >= deadline) break;
+    // Refused or unreachable: the listener may not be up yet. Retry until the deadline.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  throw Error(ErrorKind::kTimeout,
+              "could not connect to " + who + " at " + to.to_string() + " before the timeout (" +
+                  std::strerror(last_err) + ")");
+}
+
+void read_exact(int fd, void* buf, size_t bytes, Deadline deadline, const std::string& who) {
+  auto* p = static_cast<char*>(buf);
+  while (bytes > 0) {
+    const ssize_t n = ::recv(fd, p, bytes, 0);
+    if (n > 0) {
+      p += n;
+      bytes -= static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0) throw Error(ErrorKind::kPeerLost, who + " closed the connection");
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      throw Error(ErrorKind::kPeerLost,
+                  "connection to " + who + " failed: " + std::strerror(errno));
+    }
+    if (Clock::now() >= deadline) {
+      throw Error(ErrorKind::kTimeout, "timed out waiting for " + who);
+    }
+    pollfd pfd{fd, POLLIN, 0};
+    ::poll(&pfd, 1, poll_timeout_ms(deadline, 1000));
+  }
+}
+
+void write_all(int fd, const void* buf, size_t bytes, Deadline deadline, const std::string& who) {
+  const auto* p = static_cast<const char*>(buf);
+  while (bytes > 0) {
+    const ssize_t n = ::send(fd, p, bytes, send_flags());
+    if (n >= 0) {
+      p += n;
+      bytes -= static_cast<size_t>(n);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      throw Error(ErrorKind::kPeerLost,
+                  "connection to " + who + " failed: " + std::strerror(errno));
+    }
+    if (Clock::now() >= deadline) {
+      throw Error(ErrorKind::kTimeout, "timed out sending to " + who);
+    }
+    pollfd pfd{fd, POLLOUT, 0};
+    ::poll(&pfd, 1, poll_timeout_ms(deadline, 1000));
+  }
+}
+
+}  // namespace cc::comm::tcp

@@ -1,0 +1,78 @@
+// POSIX socket helpers for the TCP transport and the bootstrap: an owning fd, address
+// parsing ("ip:port", "[v6]:port", "host:port"), listen, connect with a deadline, and
+// exact reads/writes with a deadline on non-blocking sockets. POSIX only (poll, no epoll),
+// so it builds on macOS. Errors: cc::comm::Error (kSystem, kTimeout, kPeerLost).
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "comm/transport/transport.h"
+
+namespace cc::comm::tcp {
+
+/// An owning file descriptor.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() {
+    const int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  void reset();
+
+ private:
+  int fd_ = -1;
+};
+
+/// A resolved socket address.
+struct Address {
+  sockaddr_storage storage{};
+  socklen_t len = 0;
+  std::string to_string() const;  // "1.2.3.4:5" or "[::1]:5"
+  int port() const;
+  void set_port(int port);
+  bool is_any() const;  // 0.0.0.0 or ::
+};
+
+/// Splits "host:port" / "[v6]:port" / "host" (port = default_port). Throws kInvalidArgument.
+void split_host_port(std::string_view s, std::string& host, int& port, int default_port = -1);
+/// Resolves numerically or by name (getaddrinfo). Throws kInvalidArgument.
+Address resolve(std::string_view host_port, int default_port = -1);
+
+/// Sets O_NONBLOCK, TCP_NODELAY and (where it exists) SO_NOSIGPIPE.
+void configure_stream(int fd);
+
+/// A listening socket on `addr` (port 0 = ephemeral), SO_REUSEADDR, non-blocking.
+Fd listen_on(const Address& addr, int backlog = 128);
+Address local_address(int fd);
+Address peer_address(int fd);
+
+/// Connects to `to` (from `from` when given), retrying refused connections until `deadline`
+/// (the listener may not be up yet). Returns a configured non-blocking stream.
+Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who);
+
+/// Reads or writes exactly `bytes` on a non-blocking fd, polling until `deadline`.
+/// `who` names the other end in errors ("rank 3", "the coordinator at 1.2.3.4:5").
+void read_exact(int fd, void* buf, size_t bytes, Deadline deadline, const std::string& who);
+void write_all(int fd, const void* buf, size_t bytes, Deadline deadline, const std::string& who);
+
+/// send() flags that suppress SIGPIPE where the OS supports it per call.
+int send_flags();
+
+/// Milliseconds from now until `deadline`, clamped to [0, cap_ms], for poll().
+int poll_timeout_ms(Deadline deadline, int cap_ms);
+
+}  // namespace cc::comm::tcp

@@ -1,0 +1,74 @@
+// The transport interface: what every algorithm in comm/algorithms/ is written against.
+//
+// A transport connects this rank to its peers with reliable, ordered, two-sided channels.
+// Between two ranks, messages are matched in posting order: the k-th isend from A to B
+// fills the k-th irecv on B from A, and both must have the same byte count (a mismatch is
+// ErrorKind::kProtocol: the ranks called different collectives or counts). There are no tags
+// and no unexpected-message queue: a message waits in the sender (or the kernel) until its
+// receive is posted, so the receiver's posted receives are its credits.
+//
+// That contract is chosen so an RDMA verbs transport fits behind it unchanged (facts.md,
+// Apple TN3205): UC queue pairs with SEND/RECV only (no RDMA WRITE/READ), at most 10 QPs and
+// ~100 memory regions per device, ~63 posted receives, frame sizes agreed at connect,
+// messages <= 16,773,120 bytes. Such a transport splits each message into frames of the
+// agreed size, copies them through a few registered frame rings, sends a frame only against a
+// credit the receiver granted by posting a receive (a send without a posted receive is
+// dropped silently on UC), and detects a dead peer by timeout (UC has no error completion).
+// The TCP transport (tcp/) streams header + payload on non-blocking sockets instead.
+//
+// Progress is made only inside wait() and poll(), on the calling thread: no I/O thread, so
+// no thread wake-up sits on the latency path (facts.md: 36 us per sleep and wake-up).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cc::comm {
+
+using Clock = std::chrono::steady_clock;
+using Deadline = Clock::time_point;
+
+/// One posted send or receive, owned by the caller. It must not move and must outlive its
+/// completion (or the transport's abort()). A message may travel in several parts (one per
+/// connection); the request is done when all have.
+struct Request {
+  int peer = -1;
+  uint32_t parts_left = 0;
+  bool is_send = false;
+  size_t bytes = 0;
+  bool done() const { return parts_left == 0; }
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  /// Queues [data, data + bytes) for `peer` (!= rank()). The buffer must stay unchanged until
+  /// `req` is done. bytes may be 0 (a pure synchronisation message). Never blocks.
+  virtual void isend(int peer, const void* data, size_t bytes, Request& req) = 0;
+  /// Queues a receive of exactly `bytes` from `peer` into `data`. Never blocks.
+  virtual void irecv(int peer, void* data, size_t bytes, Request& req) = 0;
+
+  /// Makes progress on all queued requests until `req` is done. Spins briefly, then blocks in
+  /// poll(). Throws Error: kTimeout at `deadline` naming the peers with unfinished requests,
+  /// kPeerLost when a peer's connection closes or it reports a failure, kProtocol on a size
+  /// mismatch. After throwing, the transport is aborted (see abort()).
+  virtual void wait(Request& req, Deadline deadline) = 0;
+  /// Makes whatever progress is possible now, without blocking. Throws like wait().
+  virtual void poll() = 0;
+
+  /// Gives up: tells the peers (best effort) that this rank failed because of `failed_rank`
+  /// (or -1), closes every connection and forgets every queued request. Idempotent.
+  virtual void abort(int failed_rank) noexcept = 0;
+};
+
+/// Waits for every request in `reqs` (in order).
+void wait_all(Transport& t, std::vector<Request>& reqs, Deadline deadline);
+
+}  // namespace cc::comm

@@ -1,0 +1,95 @@
+#include "lab/files.h"
+
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "lab/plan.h"
+#include "lab/record.h"
+
+using namespace cc::lab;
+
+namespace {
+
+LabRecord two_hosts() {
+  auto plan = make_plan("t", Topology{2, "mesh", mesh_cables(2)}, {});
+  REQUIRE(plan.ok());
+  return record_from_plan(*plan, "/state/labs/t");
+}
+
+}  // namespace
+
+TEST_CASE("files: the record of a plan") {
+  LabRecord r = two_hosts();
+  CHECK(r.state == "creating");
+  CHECK(r.namespaces == std::vector<std::string>{"cc-t-h1", "cc-t-h2"});
+  REQUIRE(r.hosts.size() == 2);
+  CHECK(r.hosts[0].mgmt_interface == "en0");
+  CHECK(r.hosts[0].ports == std::vector<std::string>{"tb1"});
+  REQUIRE(r.cables.size() == 1);
+  CHECK(r.cables[0].a.host == "h1");
+  CHECK(r.cables[0].a.port == "tb1");
+  CHECK(r.cables[0].b.host == "h2");
+  CHECK(r.cables[0].b.mac == lab_mac(r.tag, 2, 1));
+}
+
+TEST_CASE("files: lab.json round-trips and names its file on errors") {
+  LabRecord r = two_hosts();
+  r.hosts[1].sshd_pid = 4242;
+  std::string text = lab_json_text(r);
+  CHECK(text.rfind("{\n  \"version\": 1,\n  \"name\": \"t\",", 0) == 0);
+  auto back = parse_lab_json(text, "lab.json");
+  REQUIRE(back.ok());
+  CHECK(back->hosts[1].sshd_pid == 4242);
+  CHECK(back->cables[0].b.port == "tb1");
+  CHECK(lab_json_text(*back) == text);
+  auto bad = parse_lab_json("{\"version\": 1}", "/x/lab.json");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.rfind("/x/lab.json: ", 0) == 0);
+}
+
+TEST_CASE("files: ssh_config, known_hosts, sshd_config, inventory") {
+  LabRecord r = two_hosts();
+  LabFiles files{"/state/labs/t"};
+  std::string ssh = render_ssh_config(r, files);
+  CHECK(ssh.find("\nHost h2\n  HostName " + r.hosts[1].address +
+                 "\n  User root\n  Port 22\n  IdentityFile /state/labs/t/id_ed25519\n"
+                 "  IdentitiesOnly yes\n  UserKnownHostsFile /state/labs/t/known_hosts\n"
+                 "  StrictHostKeyChecking yes\n") != std::string::npos);
+
+  auto known = render_known_hosts(
+      r, {{"h1", "ssh-ed25519 AAAA1 h1@x\n"}, {"h2", "ssh-ed25519 AAAA2 h2@x\n"}});
+  REQUIRE(known.ok());
+  CHECK(*known ==
+        r.hosts[0].address + " ssh-ed25519 AAAA1\n" + r.hosts[1].address + " ssh-ed25519 AAAA2\n");
+  CHECK_FALSE(render_known_hosts(r, {{"h1", "ssh-ed25519 AAAA1"}}).ok());
+
+  std::string sshd = render_sshd_config(r, r.hosts[0], files);
+  for (std::string line :
+       {"ListenAddress " + r.hosts[0].address + ":22\n",
+        std::string("HostKey /state/labs/t/hosts/h1/ssh_host_ed25519_key\n"),
+        std::string("PidFile /state/labs/t/hosts/h1/sshd.pid\n"),
+        std::string("AuthorizedKeysFile /state/labs/t/id_ed25519.pub\n"),
+        std::string("PermitRootLogin prohibit-password\n"), std::string("UsePAM no\n"),
+        std::string("StrictModes no\n"), std::string("PasswordAuthentication no\n"),
+        std::string("Subsystem sftp internal-sftp\n"), std::string("MaxSessions 128\n")}) {
+    CHECK_MESSAGE(sshd.find(line) != std::string::npos, line);
+  }
+
+  auto inv = lab_inventory(r, files);
+  CHECK(inv.path == "/state/labs/t/inventory.yaml");
+  REQUIRE(inv.hosts.size() == 2);
+  CHECK(inv.hosts[1].name == "h2");
+  CHECK(inv.hosts[1].address == r.hosts[1].address);
+}
+
+TEST_CASE("files: paths with spaces are quoted, unusable paths are refused") {
+  LabRecord r = two_hosts();
+  LabFiles files{"/my labs/t"};
+  CHECK(render_ssh_config(r, files).find("IdentityFile \"/my labs/t/id_ed25519\"") !=
+        std::string::npos);
+  CHECK(check_lab_dir_path("/my labs/t").ok());
+  CHECK_FALSE(check_lab_dir_path("/a\"b").ok());
+  CHECK_FALSE(check_lab_dir_path("/a%b").ok());
+  CHECK_FALSE(check_lab_dir_path("relative/dir").ok());
+}

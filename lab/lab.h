@@ -1,0 +1,83 @@
+// The lab's three operations: up, down and status (see ARCHITECTURE.md, "lab/"). They need
+// root, run every external program through `local` (a LocalExecutor in clusterctl, with a
+// timeout per command) and return errors carrying exit codes; they never print.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lab/record.h"
+#include "lab/topology.h"
+#include "remote/executor.h"
+#include "util/result.h"
+
+namespace cc::lab {
+
+/// Receives one short line per step ("starting sshd on 8 hosts"); may be empty.
+using Progress = std::function<void(std::string_view)>;
+
+/// Errors (kUsage) unless running as root, saying why root is needed.
+util::Status require_root();
+
+struct UpOptions {
+  std::string name = "default";
+  TopologyRequest topology;
+  std::filesystem::path dir;  // empty: default_lab_dir(name)
+};
+
+/// Creates the lab and writes its directory; returns its record (state "up", sshd pids).
+/// Cost: one `ip -batch` for the root namespace, then per host one `ip -batch`, one ssh-keygen,
+/// one unshare and one sshd start (about 0.05 s per host here).
+/// Errors: kUsage for a bad request, an existing lab of that name (or its remains), or a
+/// failed command (the message names it and quotes its stderr); kInterrupted on Ctrl-C.
+/// On any error everything made so far is removed again (lab_down) before returning.
+util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options,
+                               const Progress& progress);
+
+/// What lab_down removed.
+struct DownReport {
+  int processes = 0;
+  int namespaces = 0;
+  int links = 0;
+  int mounts = 0;
+  int files = 0;
+  std::vector<std::string> kept;  // what was left alone, and why (not made by `lab up`, ...)
+  bool anything() const { return processes + namespaces + links + mounts + files > 0; }
+};
+
+/// Removes every process, namespace, interface, mount and file of lab `name`, found by name
+/// and tag (lab.json is used when present but not needed), so it also cleans up after a
+/// crashed `lab up`. `dir` empty: the default lab directory plus the one recorded in
+/// /run/clusterctl/labs/NAME/lab_dir. Nothing to remove is success.
+/// Errors: kCheckFailed when something could not be removed (the message lists it).
+util::Result<DownReport> lab_down(remote::Executor& local, std::string_view name,
+                                  const std::filesystem::path& dir);
+
+struct HostStatus {
+  HostRecord host;
+  bool netns_present = false;
+  bool sshd_running = false;
+  int sshd_pid = 0;  // from the pid file when readable, else from lab.json
+};
+
+struct LabStatus {
+  LabRecord lab;
+  std::filesystem::path dir;
+  std::vector<HostStatus> hosts;
+  /// State "up" (not a half-made lab) and every host's namespace and sshd present.
+  bool all_up() const;
+};
+
+/// Reads lab.json and checks each host's namespace and sshd (alive, named sshd, in the host's
+/// network namespace). Errors: kUsage when there is no such lab (the message says whether
+/// remains of a crashed `lab up` exist and how to remove them).
+util::Result<LabStatus> lab_status(std::string_view name, const std::filesystem::path& dir);
+
+/// The lab directory to use: `dir` made absolute, or remote::lab_dir(name).
+util::Result<std::filesystem::path> resolve_lab_dir(std::string_view name,
+                                                    const std::filesystem::path& dir);
+
+}  // namespace cc::lab

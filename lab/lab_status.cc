@@ -1,0 +1,66 @@
+// `lab status`: lab.json plus a live look at each host's namespace and sshd.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "lab/files.h"
+#include "lab/lab.h"
+#include "lab/plan.h"
+#include "lab/system.h"
+#include "util/atomic_file.h"
+
+namespace cc::lab {
+
+bool LabStatus::all_up() const {
+  return lab.state == "up" && std::all_of(hosts.begin(), hosts.end(), [](const HostStatus& h) {
+           return h.netns_present && h.sshd_running;
+         });
+}
+
+util::Result<LabStatus> lab_status(std::string_view name, const fs::path& dir) {
+  if (auto s = validate_lab_name(name); !s) return s.error();
+  auto resolved = resolve_lab_dir(name, dir);
+  if (!resolved) return resolved.error();
+  LabFiles files{*resolved};
+  std::error_code ec;
+  if (!fs::exists(files.lab_json(), ec)) {
+    bool remains = fs::exists(runtime_dir(name), ec);
+    for (const auto& ns : sys::list_netns()) remains = remains || ns == netns_name(name, 1);
+    if (remains) {
+      return util::error(util::ExitCode::kUsage,
+                         fmt::format("lab '{}' is incomplete (no {}): an interrupted `lab up` "
+                                     "left remains; remove them with `clusterctl lab down "
+                                     "--name {}`",
+                                     name, files.lab_json().string(), name));
+    }
+    return util::error(util::ExitCode::kUsage,
+                       fmt::format("no lab named '{}' ({} does not exist); create it with "
+                                   "`clusterctl lab up --name {}`",
+                                   name, files.lab_json().string(), name));
+  }
+  auto text = util::read_file(files.lab_json());
+  if (!text) return text.error();
+  auto record = parse_lab_json(*text, files.lab_json().string());
+  if (!record) return record.error();
+
+  LabStatus status{*record, files.dir, {}};
+  for (const auto& h : record->hosts) {
+    HostStatus hs{h, false, false, h.sshd_pid};
+    fs::path ns = sys::netns_dir() / h.netns;
+    hs.netns_present = fs::exists(ns, ec);
+    if (auto pid = util::read_file(files.sshd_pid(h.name))) {
+      try {
+        hs.sshd_pid = std::stoi(*pid);
+      } catch (const std::exception&) {
+      }
+    }
+    if (hs.netns_present && sys::alive(hs.sshd_pid) && sys::comm(hs.sshd_pid) == "sshd") {
+      // Without permission to look at its namespace, a live sshd of that pid is taken as ours.
+      hs.sshd_running = sys::in_network_namespace(hs.sshd_pid, ns).value_or(true);
+    }
+    status.hosts.push_back(std::move(hs));
+  }
+  return status;
+}
+
+}  // namespace cc::lab

@@ -1,0 +1,265 @@
+// `lab up`: plan, then create in order namespaces + bridge + veths (one ip batch), per-host
+// addresses, keys and configs, UTS namespaces, sshd; then the client-side files. Any error or
+// Ctrl-C rolls everything back with lab_down, which finds resources by name.
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "lab/commands.h"
+#include "lab/files.h"
+#include "lab/lab.h"
+#include "lab/plan.h"
+#include "lab/system.h"
+#include "util/atomic_file.h"
+#include "util/interrupt.h"
+
+namespace cc::lab {
+namespace {
+
+using namespace std::chrono_literals;
+using util::ExitCode;
+
+constexpr const char* kSshd = "/usr/sbin/sshd";
+constexpr auto kIpTimeout = 30s;
+constexpr auto kKeygenTimeout = 10s;
+constexpr auto kStartTimeout = 10s;
+
+util::Status interrupted_status() {
+  if (!util::interrupted()) return {};
+  return util::error(ExitCode::kInterrupted, "interrupted");
+}
+
+util::Status write(const fs::path& path, const std::string& content, unsigned mode = 0644) {
+  return util::write_file_atomic(path, content, mode);
+}
+
+// Refuses to start over an existing lab of this name, or its remains.
+util::Status check_absent(remote::Executor& local, const LabFiles& files, std::string_view name,
+                          std::string_view tag) {
+  auto exists = [&](std::string what) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("lab '{}' already exists ({}): remove it first with "
+                                   "`clusterctl lab down --name {}`",
+                                   name, what, name));
+  };
+  std::error_code ec;
+  if (fs::exists(files.lab_json(), ec)) return exists(files.lab_json().string());
+  for (const auto& ns : sys::list_netns()) {
+    for (int i = kMinHosts; i <= kMaxHosts; ++i) {
+      if (ns == netns_name(name, i)) return exists("network namespace " + ns);
+    }
+  }
+  if (fs::exists(runtime_dir(name), ec)) return exists(runtime_dir(name).string());
+  auto links = list_links(local);
+  if (!links) return links.error();
+  for (const auto& link : *links) {
+    if (!is_lab_link(tag, link.name)) continue;
+    return util::error(
+        ExitCode::kUsage,
+        fmt::format("interface {} already exists: it belongs to lab '{}' or to another lab "
+                    "whose name has the same tag ({}); try `clusterctl lab down --name {}`, or "
+                    "choose another name",
+                    link.name, name, link.alias.empty() ? "no alias" : link.alias, name));
+  }
+  return {};
+}
+
+util::Result<std::vector<Ipv4Prefix>> used_prefixes(remote::Executor& local) {
+  auto routes = run_checked(local, {"ip", "-j", "-4", "route", "show", "table", "all"}, kIpTimeout);
+  if (!routes) return routes.error();
+  auto addrs = run_checked(local, {"ip", "-j", "-4", "addr", "show"}, kIpTimeout);
+  if (!addrs) return addrs.error();
+  return used_prefixes_from_ip_json(routes->out, addrs->out);
+}
+
+// ssh-keygen writes its files in place; it runs in a scratch directory, and the keys are then
+// written to their final paths atomically. Returns the public key text.
+util::Result<std::string> make_key(remote::Executor& local, const LabFiles& files,
+                                   const std::string& id, const std::string& comment,
+                                   const fs::path& key, const fs::path& pub, unsigned pub_mode) {
+  fs::path scratch = files.keygen_dir() / id;
+  auto r = run_checked(
+      local, {"ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", scratch.string()},
+      kKeygenTimeout);
+  if (!r) return r.error();
+  auto priv_text = util::read_file(scratch);
+  if (!priv_text) return priv_text.error();
+  fs::path scratch_pub = scratch;
+  scratch_pub += ".pub";
+  auto pub_text = util::read_file(scratch_pub);
+  if (!pub_text) return pub_text.error();
+  if (auto s = write(key, *priv_text, 0600); !s) return s.error();
+  if (auto s = write(pub, *pub_text, pub_mode); !s) return s.error();
+  std::error_code ec;
+  fs::remove(scratch, ec);
+  fs::remove(scratch_pub, ec);
+  return *pub_text;
+}
+
+util::Result<int> read_pid(const fs::path& pidfile) {
+  std::error_code ec;
+  if (!fs::exists(pidfile, ec)) return util::error(ExitCode::kUsage, "no pid file yet");
+  auto text = util::read_file(pidfile);
+  if (!text) return text.error();
+  try {
+    return std::stoi(*text);
+  } catch (const std::exception&) {
+    return util::error(ExitCode::kUsage, fmt::format("{}: not a pid", pidfile.string()));
+  }
+}
+
+// Starts every host's sshd in its network and UTS namespaces and waits for the pid files,
+// which sshd writes once it listens.
+util::Status start_sshds(remote::Executor& local, LabRecord& lab, const LabFiles& files,
+                         const Progress& progress) {
+  std::error_code ec;
+  fs::create_directories("/run/sshd", ec);  // sshd's privilege separation directory
+  const fs::path run = runtime_dir(lab.name);
+  for (auto& h : lab.hosts) {
+    if (auto s = interrupted_status(); !s) return s;
+    fs::path uts = run / (h.name + ".uts");
+    if (auto s = write(uts, ""); !s) return s;  // the mount point of the UTS namespace
+    auto r =
+        run_checked(local, {"unshare", "--uts=" + uts.string(), "hostname", h.name}, kStartTimeout);
+    if (!r) return r.error();
+    r = run_checked(
+        local,
+        {"ip", "netns", "exec", h.netns, "nsenter", "--uts=" + uts.string(), kSshd, "-f",
+         files.sshd_config(h.name).string(), "-E", files.sshd_log(h.name).string()},
+        kStartTimeout);
+    if (!r) {
+      return util::error(r.error().code,
+                         fmt::format("{}: sshd did not start: {}", h.name, r.error().message));
+    }
+  }
+  if (progress) progress(fmt::format("waiting for sshd on {} hosts", lab.hosts.size()));
+  auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  for (auto& h : lab.hosts) {
+    for (;;) {
+      if (auto s = interrupted_status(); !s) return s;
+      auto pid = read_pid(files.sshd_pid(h.name));
+      if (pid && sys::alive(*pid)) {
+        h.sshd_pid = *pid;
+        break;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return util::error(ExitCode::kUsage,
+                           fmt::format("{}: sshd did not write {} within {} s; see {}", h.name,
+                                       files.sshd_pid(h.name).string(), kStartTimeout.count(),
+                                       files.sshd_log(h.name).string()));
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+  return {};
+}
+
+util::Status build(remote::Executor& local, const LabPlan& plan, LabRecord& lab,
+                   const LabFiles& files, const Progress& progress) {
+  auto step = [&](std::string text) -> util::Status {
+    if (progress) progress(text);
+    return interrupted_status();
+  };
+  // A record first, so that even a crash from here on leaves a trace (lab_down needs none).
+  if (auto s = write(runtime_dir(lab.name) / "lab_dir", files.dir.string() + "\n"); !s) return s;
+  if (auto s = write(files.lab_json(), lab_json_text(lab)); !s) return s;
+
+  if (auto s = step(
+          fmt::format("creating {} hosts and {} cables", plan.hosts.size(), plan.cables.size()));
+      !s) {
+    return s;
+  }
+  if (auto r = run_checked(local, {"ip", "-batch", "-"}, kIpTimeout, root_batch(plan)); !r) {
+    return r.error();
+  }
+  for (const auto& h : plan.hosts) {
+    auto r =
+        run_checked(local, {"ip", "-n", h.netns, "-batch", "-"}, kIpTimeout, host_batch(plan, h));
+    if (!r) return r.error();
+  }
+
+  if (auto s = step("making SSH keys"); !s) return s;
+  std::error_code ec;
+  fs::remove_all(files.keygen_dir(), ec);
+  fs::create_directories(files.keygen_dir(), ec);
+  if (ec) {
+    return util::error(ExitCode::kUsage, fmt::format("cannot create {}: {}",
+                                                     files.keygen_dir().string(), ec.message()));
+  }
+  auto user = make_key(local, files, "user", fmt::format("clusterctl lab {}", lab.name),
+                       files.user_key(), files.user_pub(), 0600);
+  if (!user) return user.error();
+  std::map<std::string, std::string> host_keys;
+  for (const auto& h : lab.hosts) {
+    if (auto s = interrupted_status(); !s) return s;
+    auto pub = make_key(local, files, h.name, fmt::format("{}@clusterctl-lab-{}", h.name, lab.name),
+                        files.host_key(h.name), files.host_pub(h.name), 0644);
+    if (!pub) return pub.error();
+    host_keys[h.name] = *pub;
+    if (auto s = write(files.sshd_config(h.name), render_sshd_config(lab, h, files)); !s) return s;
+  }
+  fs::remove_all(files.keygen_dir(), ec);
+
+  if (auto s = step(fmt::format("starting sshd on {} hosts", lab.hosts.size())); !s) return s;
+  if (auto s = start_sshds(local, lab, files, progress); !s) return s;
+
+  auto known = render_known_hosts(lab, host_keys);
+  if (!known) return known.error();
+  if (auto s = write(files.known_hosts(), *known); !s) return s;
+  if (auto s = write(files.ssh_config(), render_ssh_config(lab, files)); !s) return s;
+  if (auto s = remote::save_inventory(files.inventory(), lab_inventory(lab, files)); !s) return s;
+  lab.state = "up";
+  return write(files.lab_json(), lab_json_text(lab));
+}
+
+}  // namespace
+
+util::Status require_root() {
+  if (sys::is_root()) return {};
+  return util::error(ExitCode::kUsage,
+                     "must run as root: the lab creates network namespaces, veth links, a bridge "
+                     "and sshd processes (run it as root, e.g. with sudo)");
+}
+
+util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options,
+                               const Progress& progress) {
+  if (auto s = validate_lab_name(options.name); !s) return s.error();
+  if (auto s = require_root(); !s) return s.error();
+  auto topology = resolve_topology(options.topology);
+  if (!topology) return topology.error();
+  auto dir = resolve_lab_dir(options.name, options.dir);
+  if (!dir) return dir.error();
+  if (auto s = check_lab_dir_path(*dir); !s) return s.error();
+  LabFiles files{*dir};
+  const std::string tag = lab_tag(options.name);
+  if (auto s = check_absent(local, files, options.name, tag); !s) return s.error();
+  auto used = used_prefixes(local);
+  if (!used) return used.error();
+  auto plan = make_plan(options.name, *topology, *used);
+  if (!plan) return plan.error();
+  LabRecord lab = record_from_plan(*plan, files.dir.string());
+
+  util::Status built = build(local, *plan, lab, files, progress);
+  if (built) return lab;
+
+  // Roll back. The executor refuses to run while the Ctrl-C flag is set, so it is cleared for
+  // the cleanup and restored afterwards (main() then exits 130).
+  const bool was_interrupted = util::interrupted();
+  util::set_interrupted(false);
+  if (progress) progress("rolling back");
+  auto down = lab_down(local, options.name, files.dir);
+  util::set_interrupted(was_interrupted);
+  util::Error e = built.error();
+  if (was_interrupted) {
+    e = util::error(ExitCode::kInterrupted,
+                    fmt::format("interrupted: lab '{}' was rolled back", options.name));
+  } else {
+    e.message += fmt::format("\nlab '{}' was rolled back", options.name);
+  }
+  if (!down) {
+    e.message += fmt::format(", but not completely: {}", down.error().message);
+  }
+  return e;
+}
+
+}  // namespace cc::lab

@@ -1,0 +1,74 @@
+// lab.json: the lab's own record of what `lab up` made. Tests compare discovery results against
+// its cables (discovery itself never reads it); `lab status` and `lab down` read it when it is
+// there, and `lab down` also works without it.
+//
+//   {"version": 1, "name": "ct8", "tag": "cc1a2b3c", "state": "up", "dir": "/...",
+//    "topology": "mesh", "subnet": "10.7.9.0/24", "bridge": "cc1a2b3cbr",
+//    "bridge_address": "10.7.9.254", "namespaces": ["cc-ct8-h1", ...],
+//    "hosts": [{"name": "h1", "namespace": "cc-ct8-h1", "address": "10.7.9.1",
+//               "mgmt_interface": "en0", "mgmt_mac": "02:..", "mgmt_link": "cc1a2b3cm1",
+//               "sshd_pid": 4242, "ports": ["tb1", "tb2"]}, ...],
+//    "cables": [{"a": {"host": "h1", "port": "tb1", "mac": "02:.."},
+//                "b": {"host": "h2", "port": "tb1", "mac": "02:.."}}, ...]}
+//
+// "state" is "creating" while `lab up` runs (written before any resource exists) and "up" once
+// every sshd answers. sshd_pid is 0 until its sshd has started.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.h"
+
+namespace cc::lab {
+
+struct LabPlan;
+
+struct HostRecord {
+  std::string name;
+  std::string netns;
+  std::string address;
+  std::string mgmt_interface;
+  std::string mgmt_mac;
+  std::string mgmt_link;
+  int sshd_pid = 0;
+  std::vector<std::string> ports;
+};
+
+struct PortRecord {
+  std::string host;
+  std::string port;
+  std::string mac;
+};
+
+struct CableRecord {
+  PortRecord a;
+  PortRecord b;
+};
+
+struct LabRecord {
+  int version = 1;
+  std::string name;
+  std::string tag;
+  std::string state;  // "creating" or "up"
+  std::string dir;
+  std::string topology;
+  std::string subnet;
+  std::string bridge;
+  std::string bridge_address;
+  std::vector<std::string> namespaces;
+  std::vector<HostRecord> hosts;
+  std::vector<CableRecord> cables;
+};
+
+/// The record of a plan, state "creating", no sshd pids yet.
+LabRecord record_from_plan(const LabPlan& plan, std::string dir);
+
+/// Pretty-printed lab.json text (ends with a newline).
+std::string lab_json_text(const LabRecord& lab);
+
+/// Parses lab.json text. `source` names the file in errors (kUsage).
+util::Result<LabRecord> parse_lab_json(std::string_view text, std::string_view source);
+
+}  // namespace cc::lab

@@ -1,0 +1,67 @@
+// Running commands on hosts. Every side effect on a host goes through an Executor, so the same
+// code runs over SSH (real hosts and the lab), locally (fork/exec) and from a recorded bundle
+// (replay: the way real Mac outputs, which cannot be produced here, enter the whole pipeline).
+//
+// An Executor is bound to one host and is cheap to create: no I/O happens until the first
+// run(). Connections (SSH sessions) are opened on first use and reused for later calls. An
+// Executor is not thread-safe; fan_out() uses one thread per Executor.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace cc::remote {
+
+/// What to run. By default `argv` runs without a shell: the local executor execs it directly,
+/// the SSH executor sends shell_quote(argv) so the remote login shell sees exactly these
+/// arguments. With `shell = true`, argv must hold exactly one string: a POSIX sh script that
+/// runs as `sh -c SCRIPT` (pipes, redirections, $VARS are then interpreted, deliberately).
+struct Command {
+  std::vector<std::string> argv;
+  bool shell = false;
+};
+
+struct RunOptions {
+  /// Limit for the whole command, from start to exit status (default 30 s). On expiry the
+  /// remote process is signalled (KILL), and the result has timed_out = true.
+  std::chrono::milliseconds timeout{30'000};
+  /// Bytes written to the command's stdin, then EOF. Without it stdin is empty (EOF at once).
+  std::optional<std::string> stdin_data;
+};
+
+/// The outcome of a command that ran (whatever its exit status).
+struct CommandResult {
+  int exit_status = -1;  // 0..255 as the shell reports it; 128+N when killed by signal N;
+                         // -1 when timed out or the status never arrived
+  bool timed_out = false;
+  std::string out;  // stdout bytes, kept apart from stderr
+  std::string err;  // stderr bytes
+  std::chrono::microseconds elapsed{0};
+};
+
+class Executor {
+ public:
+  virtual ~Executor() = default;
+
+  /// The host's name as the operator gave it (an SSH alias, "localhost", a replay host).
+  virtual const std::string& host() const = 0;
+
+  /// Runs a command. A command that ran and exited non-zero is a success of run() (see
+  /// exit_status). Errors: ExitCode::kUnreachable when the host cannot be reached (connect
+  /// timeout, refused, authentication failed, host key unknown or changed): the message names
+  /// the host and what to do; ExitCode::kUsage for a malformed Command or a missing recording.
+  virtual util::Result<CommandResult> run(const Command& cmd, const RunOptions& opts) = 0;
+
+  /// Copies a local file to `remote_path` with permission bits `mode`, atomically (written
+  /// to a temporary name, then renamed). Errors as for run(), plus kUsage for a local file
+  /// that cannot be read.
+  virtual util::Status upload(const std::filesystem::path& local, const std::string& remote_path,
+                              unsigned mode, std::chrono::milliseconds timeout) = 0;
+};
+
+}  // namespace cc::remote

@@ -1,0 +1,33 @@
+// Running one command on many hosts at once.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "remote/executor.h"
+#include "util/term.h"
+
+namespace cc::remote {
+
+struct HostOutcome {
+  std::string host;                    // Executor::host()
+  util::Result<CommandResult> result;  // the command's result, or why the host failed
+};
+
+/// Runs `cmd` on every executor at once, one thread per executor (meant for up to ~64 hosts),
+/// and returns one outcome per executor, in input order.
+/// Wall time is that of the slowest host: each host is bounded only by its own timeouts
+/// (connect timeout + opts.timeout), so a dead host never delays the others' results past
+/// them. On a terminal (style.progress) a progress line "exec: 5/8 done, waiting for h3, h7"
+/// is redrawn about every 200 ms on stderr and cleared at the end; otherwise nothing is printed.
+/// Ctrl-C: each executor notices util::interrupted() itself and returns kInterrupted.
+/// An exception thrown by an executor (a bug) is re-thrown here, after every thread ended.
+std::vector<HostOutcome> fan_out(std::span<Executor* const> executors, const Command& cmd,
+                                 const RunOptions& opts, const util::OutputStyle& style);
+
+/// The progress text for `done` of `total` hosts while `waiting` are still running, e.g.
+/// "exec: 5/8 done, waiting for h3, h7"; after four names: "waiting for h1, h2, h3, h4 +5 more".
+std::string fan_out_progress(size_t done, size_t total, const std::vector<std::string>& waiting);
+
+}  // namespace cc::remote

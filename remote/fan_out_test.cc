@@ -1,0 +1,79 @@
+#include "remote/fan_out.h"
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "remote/fake_executor.h"
+
+using cc::remote::CommandResult;
+using cc::remote::Executor;
+using cc::remote::FakeExecutor;
+using cc::remote::fan_out;
+using cc::remote::fan_out_progress;
+using namespace std::chrono_literals;
+
+TEST_CASE("fan_out runs everywhere at once and keeps input order") {
+  std::vector<std::unique_ptr<FakeExecutor>> hosts;
+  for (int i = 1; i <= 16; ++i) {
+    auto h = std::make_unique<FakeExecutor>("h" + std::to_string(i));
+    CommandResult r;
+    r.exit_status = 0;
+    r.out = "h" + std::to_string(i) + "\n";
+    h->on("uname -n", r);
+    h->set_delay(std::chrono::milliseconds(300 - 15 * i));  // later hosts answer first
+    hosts.push_back(std::move(h));
+  }
+  hosts[4]->fail_with(cc::util::error(cc::util::ExitCode::kUnreachable, "cannot connect to h5"));
+  std::vector<Executor*> ptrs;
+  for (auto& h : hosts) ptrs.push_back(h.get());
+
+  auto t0 = std::chrono::steady_clock::now();
+  auto outcomes = fan_out(ptrs, {{"uname", "-n"}}, {}, {});
+  auto took = std::chrono::steady_clock::now() - t0;
+  CHECK(took < 2s);  // 16 x ~0.2 s in sequence would be ~3 s
+  REQUIRE(outcomes.size() == 16);
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    CHECK(outcomes[i].host == "h" + std::to_string(i + 1));
+    if (i == 4) {
+      REQUIRE_FALSE(outcomes[i].result.ok());
+      CHECK(outcomes[i].result.error().code == cc::util::ExitCode::kUnreachable);
+    } else {
+      REQUIRE(outcomes[i].result.ok());
+      CHECK(outcomes[i].result->out == "h" + std::to_string(i + 1) + "\n");
+    }
+  }
+  CHECK(hosts[0]->calls() == std::vector<std::string>{"uname -n"});
+}
+
+TEST_CASE("fan_out: a slow host does not hold the others past its own timeout") {
+  FakeExecutor fast("fast"), slow("slow");
+  slow.set_delay(60s);
+  CommandResult ok;
+  ok.exit_status = 0;
+  fast.on("true", ok);
+  std::vector<Executor*> ptrs = {&slow, &fast};
+  cc::remote::RunOptions o;
+  o.timeout = 500ms;
+  auto t0 = std::chrono::steady_clock::now();
+  auto outcomes = fan_out(ptrs, {{"true"}}, o, {});
+  CHECK(std::chrono::steady_clock::now() - t0 < 2s);
+  REQUIRE(outcomes[0].result.ok());
+  CHECK(outcomes[0].result->timed_out);
+  REQUIRE(outcomes[1].result.ok());
+  CHECK(outcomes[1].result->exit_status == 0);
+}
+
+TEST_CASE("fan_out of no hosts is empty") {
+  std::vector<Executor*> none;
+  CHECK(fan_out(none, {{"true"}}, {}, {}).empty());
+}
+
+TEST_CASE("fan_out_progress names the hosts still running") {
+  CHECK(fan_out_progress(5, 8, {"h3", "h7"}) == "exec: 5/8 done, waiting for h3, h7");
+  CHECK(fan_out_progress(8, 8, {}) == "exec: 8/8 done");
+  CHECK(fan_out_progress(0, 6, {"a", "b", "c", "d", "e", "f"}) ==
+        "exec: 0/6 done, waiting for a, b, c, d +2 more");
+}

@@ -1,0 +1,66 @@
+// The inventory: the cluster's hosts, in a YAML file the operator writes (or `lab up` writes).
+//
+//   # inventory.yaml
+//   ssh_config: ssh_config        # optional, relative to this file's directory
+//   known_hosts: known_hosts      # optional, relative to this file's directory
+//   hosts:
+//     - name: h1                  # required, unique; [A-Za-z0-9._-], at most 64 bytes, not "all"
+//       ssh: h1                   # optional SSH destination ("alias", "user@host"); default: name
+//       address: 10.0.0.1         # optional management address
+//
+// Host order is significant: it is the order of output, and later of ranks.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.h"
+
+namespace cc::remote {
+
+struct InventoryHost {
+  std::string name;     // as the operator refers to it (--hosts, output)
+  std::string ssh;      // SSH destination: an ssh_config alias, a host name or user@host
+  std::string address;  // management address, empty when not given
+};
+
+struct Inventory {
+  std::filesystem::path path;                        // the file it came from; empty if in memory
+  std::optional<std::filesystem::path> ssh_config;   // absolute once loaded
+  std::optional<std::filesystem::path> known_hosts;  // absolute once loaded
+  std::vector<InventoryHost> hosts;
+
+  /// The host named `name`, or nullptr.
+  const InventoryHost* find(std::string_view name) const;
+  std::vector<std::string> names() const;
+};
+
+/// Reads and validates an inventory file; relative ssh_config / known_hosts are resolved
+/// against the file's directory. Errors (kUsage), each as "FILE:LINE:COLUMN: problem":
+/// unreadable file, YAML syntax, a key that is not known (with "did you mean"), a missing or
+/// duplicate host name, a malformed name, a value of the wrong type.
+util::Result<Inventory> load_inventory(const std::filesystem::path& path);
+
+/// Writes `inv` to `path` atomically (mode 0644) in the format above. ssh_config and
+/// known_hosts inside `path`'s directory are written relative to it, others absolute; `ssh`
+/// is written only when it differs from the name. Errors: kUsage naming the path.
+util::Status save_inventory(const std::filesystem::path& path, const Inventory& inv);
+
+/// Chooses hosts by a --hosts value: "all" (every host, in inventory order) or a comma list
+/// of names ("h1,h3"; order kept, repeats dropped, spaces around names ignored).
+/// Errors (kUsage): an empty list, or a name not in the inventory (with "did you mean" and
+/// the inventory's path).
+util::Result<std::vector<InventoryHost>> select_hosts(const Inventory& inv, std::string_view spec);
+
+/// Splits a comma list of host names: trimmed, empty items and repeats dropped, order kept.
+std::vector<std::string> split_host_list(std::string_view spec);
+
+/// The directory of lab NAME: ${XDG_STATE_HOME:-$HOME/.local/state}/clusterctl/labs/NAME.
+/// `lab up` writes NAME's inventory.yaml there (with ssh_config and known_hosts beside it), so
+/// `--lab NAME` means `--inventory lab_dir(NAME)/inventory.yaml`.
+std::filesystem::path lab_dir(const std::string& name);
+
+}  // namespace cc::remote

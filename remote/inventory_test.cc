@@ -1,0 +1,163 @@
+#include "remote/inventory.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "util/atomic_file.h"
+
+namespace fs = std::filesystem;
+using cc::remote::Inventory;
+using cc::remote::load_inventory;
+using cc::remote::select_hosts;
+
+namespace {
+
+struct TempDir {
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "cc-inv-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() { fs::remove_all(path); }
+  fs::path path;
+};
+
+// Loads `text` as DIR/inventory.yaml; returns the error message, or "" when it loaded.
+std::string load_error(const TempDir& d, const std::string& text) {
+  fs::path p = d.path / "inventory.yaml";
+  REQUIRE(cc::util::write_file_atomic(p, text).ok());
+  auto r = load_inventory(p);
+  if (r.ok()) return "";
+  CHECK(r.error().code == cc::util::ExitCode::kUsage);
+  return r.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("inventory: a full file loads, with paths resolved against its directory") {
+  TempDir d;
+  fs::path p = d.path / "inventory.yaml";
+  REQUIRE(cc::util::write_file_atomic(p,
+                                      "# lab\n"
+                                      "ssh_config: ssh_config\n"
+                                      "known_hosts: /etc/ssh/ssh_known_hosts\n"
+                                      "hosts:\n"
+                                      "  - name: h1\n"
+                                      "    address: 10.0.0.1\n"
+                                      "  - name: studio2\n"
+                                      "    ssh: admin@studio2.local\n")
+              .ok());
+  auto inv = load_inventory(p);
+  REQUIRE(inv.ok());
+  CHECK(inv->path == p);
+  REQUIRE(inv->ssh_config.has_value());
+  CHECK(*inv->ssh_config == d.path / "ssh_config");
+  CHECK(*inv->known_hosts == "/etc/ssh/ssh_known_hosts");
+  REQUIRE(inv->hosts.size() == 2);
+  CHECK(inv->hosts[0].name == "h1");
+  CHECK(inv->hosts[0].ssh == "h1");
+  CHECK(inv->hosts[0].address == "10.0.0.1");
+  CHECK(inv->hosts[1].ssh == "admin@studio2.local");
+  CHECK(inv->hosts[1].address == "");
+  CHECK(inv->find("studio2") == &inv->hosts[1]);
+  CHECK(inv->find("h2") == nullptr);
+}
+
+TEST_CASE("inventory: errors name file, line, column and the problem") {
+  TempDir d;
+  std::string file = (d.path / "inventory.yaml").string();
+  CHECK(load_error(d, "hosts:\n  - name: h1\n  - nmae: h2\n") ==
+        file +
+            ":3:5: unknown key 'nmae' in a host (did you mean 'name'?); known keys: name, "
+            "ssh, address");
+  CHECK(load_error(d, "hosts:\n  - name: h1\n  - name: h1\n") ==
+        file + ":3:11: host 'h1' appears twice");
+  CHECK(load_error(d, "hosts:\n  - address: 10.0.0.1\n") == file + ":2:5: this host has no 'name'");
+  CHECK(load_error(d, "host:\n  - name: h1\n")
+            .find(":1:1: unknown key 'host' in the inventory "
+                  "(did you mean 'hosts'?)") != std::string::npos);
+  CHECK(load_error(d, "ssh_config: x\n") == file +
+                                                ":1:1: missing 'hosts:', the list of the "
+                                                "cluster's hosts");
+  CHECK(load_error(d, "hosts: []\n") == file + ":1:8: 'hosts' lists no host");
+  CHECK(load_error(d, "hosts:\n  - name: [a, b]\n") ==
+        file + ":2:11: 'name' must be a single value (a string)");
+  CHECK(load_error(d, "hosts:\n  - name: 'h 1'\n").find(":2:11: host name 'h 1' is not valid") !=
+        std::string::npos);
+  CHECK(load_error(d, "hosts:\n  - name: h1\n    name: h2\n") ==
+        file + ":3:5: 'name' appears twice in a host");
+  CHECK(load_error(d, "hosts:\n  - name: all\n") ==
+        file + ":2:11: host name 'all' is reserved: --hosts all means every host");
+  std::string syntax = load_error(d, "hosts:\n  - name: h1\n   - name: [\n");
+  CHECK(syntax.rfind(file + ":", 0) == 0);
+  CHECK(load_error(d, "- h1\n- h2\n").find(":1:1: expected a mapping") != std::string::npos);
+  auto missing = load_inventory(d.path / "nope.yaml");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message.find((d.path / "nope.yaml").string()) != std::string::npos);
+}
+
+TEST_CASE("inventory: save then load gives the same inventory") {
+  TempDir d;
+  Inventory inv;
+  inv.ssh_config = d.path / "ssh_config";
+  inv.known_hosts = d.path / "known_hosts";
+  for (int i = 1; i <= 3; ++i) {
+    inv.hosts.push_back(
+        {"h" + std::to_string(i), "h" + std::to_string(i), "10.77.0." + std::to_string(10 + i)});
+  }
+  inv.hosts[2].ssh = "root@10.77.0.13";
+  fs::path p = d.path / "inventory.yaml";
+  REQUIRE(cc::remote::save_inventory(p, inv).ok());
+  auto text = cc::util::read_file(p);
+  REQUIRE(text.ok());
+  CHECK(text->find("ssh_config: ssh_config\n") != std::string::npos);  // relative, portable
+  CHECK(text->find("known_hosts: known_hosts\n") != std::string::npos);
+  auto back = load_inventory(p);
+  REQUIRE(back.ok());
+  CHECK(*back->ssh_config == *inv.ssh_config);
+  CHECK(*back->known_hosts == *inv.known_hosts);
+  REQUIRE(back->hosts.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(back->hosts[i].name == inv.hosts[i].name);
+    CHECK(back->hosts[i].ssh == inv.hosts[i].ssh);
+    CHECK(back->hosts[i].address == inv.hosts[i].address);
+  }
+}
+
+TEST_CASE("select_hosts: all, lists, and unknown names") {
+  Inventory inv;
+  inv.path = "/lab/inventory.yaml";
+  for (const char* n : {"h1", "h2", "h3", "studio1"}) inv.hosts.push_back({n, n, ""});
+  auto all = select_hosts(inv, "all");
+  REQUIRE(all.ok());
+  CHECK(all->size() == 4);
+  auto some = select_hosts(inv, "h3, h1,h3,");
+  REQUIRE(some.ok());
+  REQUIRE(some->size() == 2);
+  CHECK((*some)[0].name == "h3");
+  CHECK((*some)[1].name == "h1");
+  auto bad = select_hosts(inv, "h1,studoi1");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message ==
+        "no host 'studoi1' in /lab/inventory.yaml (did you mean 'studio1'?); its hosts: h1, h2, "
+        "h3, studio1");
+  auto empty = select_hosts(inv, " , ");
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.error().code == cc::util::ExitCode::kUsage);
+}
+
+TEST_CASE("lab_dir follows XDG_STATE_HOME, else HOME") {
+  const char* old_xdg = std::getenv("XDG_STATE_HOME");
+  std::string saved = old_xdg != nullptr ? old_xdg : "";
+  ::setenv("XDG_STATE_HOME", "/var/tmp/state", 1);
+  CHECK(cc::remote::lab_dir("ct8") == fs::path("/var/tmp/state/clusterctl/labs/ct8"));
+  ::unsetenv("XDG_STATE_HOME");
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] != '\0') {
+    CHECK(cc::remote::lab_dir("x") == fs::path(home) / ".local/state/clusterctl/labs/x");
+  }
+  if (old_xdg != nullptr) ::setenv("XDG_STATE_HOME", saved.c_str(), 1);
+}

@@ -1,0 +1,41 @@
+// The Executor for this machine: fork/exec, no shell unless the Command asks for one.
+#pragma once
+
+#include <string>
+
+#include "remote/executor.h"
+
+namespace cc::remote {
+
+/// Runs commands as child processes of clusterctl.
+///  - argv runs through execvp (PATH lookup, no shell); Command::shell runs /bin/sh -c SCRIPT.
+///  - stdout and stderr are separate pipes; RunOptions::stdin_data is written to stdin, then EOF.
+///  - The child leads its own process group. On timeout, and when util::interrupted() becomes
+///    true (checked every 100 ms), the whole group gets SIGKILL.
+///  - Like a shell: a program that cannot be found gives exit status 127 (126 when it is not
+///    executable) with "clusterctl: NAME: command not found" on stderr; death by signal N
+///    gives 128+N.
+///  - Output is read until the process has exited and both pipes are closed, as ssh does: a
+///    background process that keeps them open holds run() until the timeout.
+/// Errors of run(): kUsage for an empty argv, a shell Command without exactly one script, or an
+/// argument containing a NUL byte; kInterrupted after Ctrl-C; kUnreachable when no process can
+/// be created (out of processes or descriptors; the message gives the OS error).
+/// Thread-safe: several LocalExecutors may run at once (fan_out); children never inherit
+/// another run's pipes.
+class LocalExecutor final : public Executor {
+ public:
+  /// `host` is the name shown to the operator.
+  explicit LocalExecutor(std::string host = "local") : host_(std::move(host)) {}
+
+  const std::string& host() const override { return host_; }
+  util::Result<CommandResult> run(const Command& cmd, const RunOptions& opts) override;
+  /// A local atomic copy (util::write_file_atomic) with `mode`; the whole file is read into
+  /// memory first. `timeout` is not used.
+  util::Status upload(const std::filesystem::path& local, const std::string& remote_path,
+                      unsigned mode, std::chrono::milliseconds timeout) override;
+
+ private:
+  std::string host_;
+};
+
+}  // namespace cc::remote

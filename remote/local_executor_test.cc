@@ -1,0 +1,172 @@
+#include "remote/local_executor.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/stat.h>
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include "util/atomic_file.h"
+#include "util/interrupt.h"
+
+namespace fs = std::filesystem;
+using cc::remote::Command;
+using cc::remote::LocalExecutor;
+using cc::remote::RunOptions;
+using namespace std::chrono_literals;
+
+namespace {
+Command sh(std::string script) {
+  return Command{{std::move(script)}, true};
+}
+}  // namespace
+
+TEST_CASE("local: argv runs without a shell, stdout and stderr apart") {
+  LocalExecutor local;
+  CHECK(local.host() == "local");
+  auto r = local.run({{"printf", "%s|", "a b", "$HOME", "*"}}, {});
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 0);
+  CHECK(r->out == "a b|$HOME|*|");
+  CHECK(r->err == "");
+  CHECK_FALSE(r->timed_out);
+
+  r = local.run(sh("echo out; echo err >&2; exit 7"), {});
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 7);
+  CHECK(r->out == "out\n");
+  CHECK(r->err == "err\n");
+}
+
+TEST_CASE("local: stdin data round-trips, and an unread stdin is not an error") {
+  LocalExecutor local;
+  RunOptions o;
+  std::string data(300'000, 'x');  // more than a pipe buffer
+  data += "\n\xff\x00 end";
+  o.stdin_data = data;
+  auto r = local.run({{"cat"}}, o);
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 0);
+  CHECK(r->out == data);
+  r = local.run({{"true"}}, o);
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 0);
+  r = local.run({{"cat"}}, {});  // no stdin: EOF at once
+  REQUIRE(r.ok());
+  CHECK(r->out == "");
+}
+
+TEST_CASE("local: large stdout and stderr at once do not deadlock") {
+  LocalExecutor local;
+  auto r = local.run(sh("head -c 1000000 /dev/zero; head -c 700000 /dev/zero >&2; "
+                        "head -c 500000 /dev/zero"),
+                     {});
+  REQUIRE(r.ok());
+  CHECK(r->out.size() == 1'500'000);
+  CHECK(r->err.size() == 700'000);
+}
+
+TEST_CASE("local: death by signal is 128+N") {
+  LocalExecutor local;
+  auto r = local.run(sh("kill -9 $$"), {});
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 137);
+}
+
+TEST_CASE("local: a missing program is 127 with a message, like a shell") {
+  LocalExecutor local;
+  auto r = local.run({{"clusterctl-no-such-program", "x"}}, {});
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 127);
+  CHECK(r->err == "clusterctl: clusterctl-no-such-program: command not found\n");
+  r = local.run({{"/etc/passwd"}}, {});  // not executable
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 126);
+}
+
+TEST_CASE("local: timeout kills the whole process group and keeps partial output") {
+  LocalExecutor local;
+  RunOptions o;
+  o.timeout = 300ms;
+  auto t0 = std::chrono::steady_clock::now();
+  // The background sleep holds stdout open: only killing the group ends this early.
+  auto r = local.run(sh("echo started; sleep 30 & sleep 30"), o);
+  auto took = std::chrono::steady_clock::now() - t0;
+  REQUIRE(r.ok());
+  CHECK(r->timed_out);
+  CHECK(r->exit_status == -1);
+  CHECK(r->out == "started\n");
+  CHECK(took < 2s);
+  CHECK(took >= 300ms);
+}
+
+TEST_CASE("local: interruption kills the command and reports kInterrupted") {
+  LocalExecutor local;
+  std::thread ctrl_c([] {
+    std::this_thread::sleep_for(200ms);
+    cc::util::set_interrupted(true);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = local.run({{"sleep", "30"}}, {});
+  ctrl_c.join();
+  cc::util::set_interrupted(false);
+  CHECK(std::chrono::steady_clock::now() - t0 < 2s);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == cc::util::ExitCode::kInterrupted);
+}
+
+TEST_CASE("local: malformed commands are usage errors") {
+  LocalExecutor local;
+  auto r = local.run({{}}, {});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == cc::util::ExitCode::kUsage);
+  r = local.run({{"echo", "a"}, true}, {});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("exactly one script") != std::string::npos);
+  r = local.run({{"echo", std::string("a\0b", 3)}}, {});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message.find("NUL") != std::string::npos);
+}
+
+TEST_CASE("local: concurrent runs each see their own end of file") {
+  // A run must not inherit another run's pipes: the quick command here would otherwise wait
+  // for the slow one.
+  std::vector<std::thread> threads;
+  std::vector<double> seconds(8);
+  for (size_t i = 0; i < seconds.size(); ++i) {
+    threads.emplace_back([i, &seconds] {
+      LocalExecutor local;
+      auto t0 = std::chrono::steady_clock::now();
+      auto r = local.run(i == 0 ? sh("sleep 4") : sh("echo quick"), {});
+      seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      CHECK(r.ok());
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (size_t i = 1; i < seconds.size(); ++i) CHECK(seconds[i] < 3.0);
+}
+
+TEST_CASE("local: upload copies atomically with the mode") {
+  std::string tmpl = (fs::temp_directory_path() / "cc-local-XXXXXX").string();
+  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+  fs::path dir = tmpl;
+  REQUIRE(cc::util::write_file_atomic(dir / "src", "#!/bin/sh\necho hi\n").ok());
+  LocalExecutor local;
+  REQUIRE(local.upload(dir / "src", (dir / "dst").string(), 0751, 5s).ok());
+  struct stat st {};
+  REQUIRE(::stat((dir / "dst").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0751);
+  auto r = local.run({{(dir / "dst").string()}}, {});
+  REQUIRE(r.ok());
+  CHECK(r->out == "hi\n");
+  auto missing = local.upload(dir / "nope", (dir / "dst2").string(), 0644, 5s);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().message.find((dir / "nope").string()) != std::string::npos);
+  fs::remove_all(dir);
+}

@@ -1,0 +1,49 @@
+// Summing up a fan-out for the operator: identical outputs collapsed (as `clush -b` does), one
+// exit status for the whole run, and the JSON form of `clusterctl exec --json`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "remote/fan_out.h"
+
+namespace cc::remote {
+
+/// Hosts that produced byte-identical text, in order of first appearance.
+struct OutputGroup {
+  std::vector<std::string> hosts;
+  std::string text;
+};
+
+/// Groups the hosts that ran the command by identical stdout (`stderr_stream` false) or
+/// stderr (true). Hosts whose text is empty, and hosts that failed, are left out.
+std::vector<OutputGroup> group_outputs(const std::vector<HostOutcome>& outcomes,
+                                       bool stderr_stream);
+
+/// "h1,h3 (2)": the hosts, comma-separated, and how many.
+std::string hosts_label(const std::vector<std::string>& hosts);
+
+/// What went wrong per host, for the operator, collapsed across identical lines:
+/// "h2,h5: exit status 7", "h3: timed out after 5 s (killed)", "h4: killed by signal 9
+/// (exit status 137)", "h6: no exit status (the connection closed before it arrived)", and
+/// for each failed host its error message as is (messages name their host). Empty when all 0.
+std::vector<std::string> problem_lines(const std::vector<HostOutcome>& outcomes, double timeout_s);
+
+/// One line: "exec: 8 hosts, 6 exit 0, 1 non-zero, 1 unreachable" (also "timed out",
+/// "interrupted", "failed" for other errors; zero counts left out).
+std::string summary_line(const std::vector<HostOutcome>& outcomes);
+
+/// The exit status of `clusterctl exec` (README, "Exit codes"): 130 when any host was
+/// interrupted; else 3 when any host was unreachable; else 2 for any other per-host error
+/// (e.g. a missing recording); else the highest remote exit status, counting a timed-out host
+/// as 124 (as timeout(1)) and a missing exit status as 255 (as ssh); 0 when all exited 0.
+int exec_exit_status(const std::vector<HostOutcome>& outcomes);
+
+/// `--json`: a JSON array, one object per host in input order:
+///   {"host": "h1", "exit_status": 0 | null, "timed_out": false, "stdout": "...",
+///    "stderr": "...", "error": null | "message"}
+/// exit_status is null when the host failed or no status arrived. Bytes that are not UTF-8
+/// are replaced with U+FFFD. Pretty-printed, two-space indent, no trailing newline.
+std::string outcomes_json(const std::vector<HostOutcome>& outcomes);
+
+}  // namespace cc::remote

@@ -1,0 +1,236 @@
+// SshExecutor: opening a session (config, TCP + handshake, host key check, authentication).
+#include <cerrno>
+#include <mutex>
+#include <string>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <libssh/libssh.h>
+#include <poll.h>
+
+#include "remote/ssh_session.h"
+#include "util/interrupt.h"
+
+namespace cc::remote {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using util::ExitCode;
+
+constexpr int kPollSliceMs = 10;  // connect: how often to look at progress and at Ctrl-C
+
+std::string option(ssh_session s, ssh_options_e which) {
+  char* value = nullptr;
+  if (ssh_options_get(s, which, &value) != SSH_OK || value == nullptr) return "";
+  std::string out = value;
+  ssh_string_free_char(value);
+  return out;
+}
+
+// "SHA256:..." of the server's host key, and its type ("ssh-ed25519").
+struct HostKey {
+  std::string type;
+  std::string fingerprint;
+};
+
+HostKey server_key(ssh_session s) {
+  HostKey k{"unknown", "(unavailable)"};
+  ssh_key key = nullptr;
+  if (ssh_get_server_publickey(s, &key) != SSH_OK) return k;
+  k.type = ssh_key_type_to_char(ssh_key_type(key));
+  unsigned char* hash = nullptr;
+  size_t hlen = 0;
+  if (ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hlen) == SSH_OK) {
+    char* fp = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hlen);
+    if (fp != nullptr) {
+      k.fingerprint = fp;
+      ssh_string_free_char(fp);
+    }
+    ssh_clean_pubkey_hash(&hash);
+  }
+  ssh_key_free(key);
+  return k;
+}
+
+// The name known_hosts uses: "address", or "[address]:port" off port 22 (as ssh-keygen -R).
+std::string known_hosts_name(ssh_session s) {
+  std::string address = option(s, SSH_OPTIONS_HOST);
+  unsigned port = 22;
+  ssh_options_get_port(s, &port);
+  return port == 22 ? address : fmt::format("[{}]:{}", address, port);
+}
+
+// "user@address:port" as libssh will use them (the user is known once ssh_connect ran).
+std::string describe_target(ssh_session s) {
+  unsigned port = 22;
+  ssh_options_get_port(s, &port);
+  std::string user = option(s, SSH_OPTIONS_USER);
+  return fmt::format("{}{}{}:{}", user, user.empty() ? "" : "@", option(s, SSH_OPTIONS_HOST), port);
+}
+
+// What to check when the TCP connection or the handshake failed.
+std::string connect_advice(std::string_view why) {
+  if (why.find("resolve") != std::string_view::npos) {
+    return "Check the host name, or give it a Host entry with HostName in the SSH config (-F)";
+  }
+  return "Check that the host is up and runs sshd, and its address and port in the SSH config";
+}
+
+}  // namespace
+
+void set_round_trip_timeout(ssh_session s, std::chrono::milliseconds timeout) {
+  long ms = std::max<long>(1, static_cast<long>(timeout.count()));
+  long sec = ms / 1000;
+  long usec = (ms % 1000) * 1000;
+  ssh_options_set(s, SSH_OPTIONS_TIMEOUT, &sec);
+  ssh_options_set(s, SSH_OPTIONS_TIMEOUT_USEC, &usec);
+}
+
+SshExecutor::SshExecutor(std::string host, std::string destination, SshOptions options)
+    : host_(std::move(host)), destination_(std::move(destination)), options_(std::move(options)) {
+  static std::once_flag init;
+  std::call_once(init, [] { ssh_init(); });
+}
+
+SshExecutor::~SshExecutor() = default;
+
+void SshExecutor::disconnect(bool broken) {
+  if (session_) session_->broken = broken;
+  session_.reset();
+}
+
+util::Status SshExecutor::connect() {
+  auto fail = [&](ExitCode code, std::string message) {
+    return util::error(code, fmt::format("{}: {}", host_, message));
+  };
+  auto session = std::make_unique<Session>();
+  session->broken = true;  // until connected: a failed attempt is dropped without waiting
+  session->ssh = ssh_new();
+  if (session->ssh == nullptr) return fail(ExitCode::kUnreachable, "cannot create an SSH session");
+  ssh_session s = session->ssh;
+
+  if (ssh_options_set(s, SSH_OPTIONS_HOST, destination_.c_str()) != SSH_OK) {
+    return fail(ExitCode::kUsage, fmt::format("'{}' is not a valid SSH destination: {}",
+                                              destination_, ssh_get_error(s)));
+  }
+  // The config is applied after the destination (Host blocks match it) and before the
+  // overrides below (which must win). Parsing marks the config as done, so ssh_connect does
+  // not read the default files again.
+  if (options_.config_file) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(*options_.config_file, ec)) {
+      return fail(ExitCode::kUsage,
+                  fmt::format("SSH config file {} does not exist (given with -F or by the "
+                              "inventory)",
+                              options_.config_file->string()));
+    }
+    if (ssh_options_parse_config(s, options_.config_file->c_str()) != SSH_OK) {
+      return fail(ExitCode::kUsage, fmt::format("cannot use SSH config file {}: {}",
+                                                options_.config_file->string(), ssh_get_error(s)));
+    }
+  } else if (ssh_options_parse_config(s, nullptr) != SSH_OK) {
+    return fail(
+        ExitCode::kUsage,
+        fmt::format("cannot read ~/.ssh/config or /etc/ssh/ssh_config: {}", ssh_get_error(s)));
+  }
+  if (options_.known_hosts) {
+    ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, options_.known_hosts->c_str());
+    ssh_options_set(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");
+  }
+  set_round_trip_timeout(s, options_.connect_timeout);
+
+  // TCP connect and handshake, non-blocking so Ctrl-C and the deadline are seen at once.
+  const auto deadline = Clock::now() + options_.connect_timeout;
+  ssh_set_blocking(s, 0);
+  for (;;) {
+    int rc = ssh_connect(s);
+    session->target = describe_target(s);
+    if (rc == SSH_OK) break;
+    if (rc == SSH_ERROR) {
+      std::string why = ssh_get_error(s);
+      return fail(ExitCode::kUnreachable, fmt::format("cannot connect to {}: {}. {}",
+                                                      session->target, why, connect_advice(why)));
+    }
+    if (util::interrupted()) return fail(ExitCode::kInterrupted, "interrupted while connecting");
+    if (Clock::now() >= deadline) {
+      return fail(ExitCode::kUnreachable,
+                  fmt::format("no answer from {} within {:.3g} s (connect timeout). Check that "
+                              "the host is up and reachable, or wait longer with "
+                              "--connect-timeout SECONDS",
+                              session->target,
+                              std::chrono::duration<double>(options_.connect_timeout).count()));
+    }
+    socket_t fd = ssh_get_fd(s);
+    if (fd != SSH_INVALID_SOCKET) {
+      pollfd p{fd, POLLIN, 0};
+      ::poll(&p, 1, kPollSliceMs);
+    } else {
+      ::poll(nullptr, 0, kPollSliceMs);
+    }
+  }
+  ssh_set_blocking(s, 1);
+
+  // Host key: known_hosts decides; only a key never seen may be added, and only when asked.
+  std::string known_file = option(s, SSH_OPTIONS_KNOWNHOSTS);
+  std::string name = known_hosts_name(s);
+  HostKey key = server_key(s);
+  switch (ssh_session_is_known_server(s)) {
+    case SSH_KNOWN_HOSTS_OK:
+      break;
+    case SSH_KNOWN_HOSTS_UNKNOWN:
+    case SSH_KNOWN_HOSTS_NOT_FOUND:
+      if (!options_.accept_new_host_keys) {
+        return fail(ExitCode::kUnreachable,
+                    fmt::format("host key of {} is not known: it offered the {} key {}, which "
+                                "is not in {}. If that is the host's key, run again with "
+                                "--accept-new-host-keys to record it",
+                                name, key.type, key.fingerprint, known_file));
+      }
+      if (ssh_session_update_known_hosts(s) != SSH_OK) {
+        return fail(ExitCode::kUnreachable,
+                    fmt::format("cannot record the host key of {} in {}: {}", name, known_file,
+                                ssh_get_error(s)));
+      }
+      break;
+    case SSH_KNOWN_HOSTS_CHANGED:
+      return fail(ExitCode::kUnreachable,
+                  fmt::format("REFUSED: the host key of {} changed: it now offers the {} key {}, "
+                              "which does not match {}. Either the host was reinstalled or "
+                              "someone is intercepting the connection. If the change is "
+                              "expected, remove the old key with `ssh-keygen -R '{}' -f {}` and "
+                              "connect again with --accept-new-host-keys",
+                              name, key.type, key.fingerprint, known_file, name, known_file));
+    case SSH_KNOWN_HOSTS_OTHER:
+      return fail(ExitCode::kUnreachable,
+                  fmt::format("REFUSED: {} offered a {} host key ({}), but {} records a key of "
+                              "another type for it. Either the host was reinstalled or someone "
+                              "is intercepting the connection. If the change is expected, "
+                              "remove the old key with `ssh-keygen -R '{}' -f {}` and connect "
+                              "again with --accept-new-host-keys",
+                              name, key.type, key.fingerprint, known_file, name, known_file));
+    case SSH_KNOWN_HOSTS_ERROR:
+    default:
+      return fail(ExitCode::kUnreachable,
+                  fmt::format("cannot check the host key of {} against {}: {}", name, known_file,
+                              ssh_get_error(s)));
+  }
+
+  // Public-key authentication: the agent ($SSH_AUTH_SOCK), then IdentityFile / ~/.ssh/id_*.
+  int auth = ssh_userauth_publickey_auto(s, nullptr, nullptr);
+  if (auth != SSH_AUTH_SUCCESS) {
+    std::string why = auth == SSH_AUTH_ERROR     ? std::string(ssh_get_error(s))
+                      : auth == SSH_AUTH_PARTIAL ? "the server asks for a further method"
+                                                 : "no key was accepted";
+    return fail(ExitCode::kUnreachable,
+                fmt::format("public-key authentication to {} failed ({}). Tried the ssh-agent "
+                            "and the IdentityFile keys (default ~/.ssh/id_ed25519, id_ecdsa, "
+                            "id_rsa); add your public key to the host's "
+                            "~/.ssh/authorized_keys (ssh-copy-id) or load it with ssh-add",
+                            session->target, why));
+  }
+  session->broken = false;
+  session_ = std::move(session);
+  return {};
+}
+
+}  // namespace cc::remote

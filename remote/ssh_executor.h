@@ -1,0 +1,87 @@
+// The Executor over SSH (libssh): real hosts and the lab's sshd processes.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "remote/executor.h"
+
+namespace cc::remote {
+
+struct SshOptions {
+  /// OpenSSH client config (-F FILE): only this file is read. Without it, ~/.ssh/config then
+  /// /etc/ssh/ssh_config, as ssh does. Honoured: Host, HostName, User, Port, IdentityFile,
+  /// UserKnownHostsFile (what libssh 0.10 supports; Match and ProxyJump are not used here).
+  std::optional<std::filesystem::path> config_file;
+  /// When set, the only known_hosts file consulted and updated (UserKnownHostsFile from the
+  /// config and the global /etc/ssh/ssh_known_hosts are then ignored).
+  std::optional<std::filesystem::path> known_hosts;
+  /// Record host keys that are not yet known (as ssh's StrictHostKeyChecking=accept-new).
+  /// A known host whose key changed is refused regardless.
+  bool accept_new_host_keys = false;
+  /// TCP connect + SSH handshake, and the bound of each later protocol round trip (channel
+  /// open, SFTP request). Name resolution (getaddrinfo) is not bounded by it: give hosts as
+  /// addresses or HostName entries where DNS may hang.
+  std::chrono::milliseconds connect_timeout{10'000};
+};
+
+/// One SSH session to one host, opened on the first run()/upload() and reused by later ones;
+/// a session that died (host rebooted, network gone) is reopened on the next call.
+///
+/// Commands: argv is sent as shell_quote(argv) and a shell Command as
+/// shell_quote({"sh", "-c", SCRIPT}), so the remote login shell (which must be POSIX: sh,
+/// bash, zsh, ksh, dash) passes exactly these arguments. No PTY, no agent forwarding. The line
+/// is prefixed with `echo clusterctl-pid=$$ >&2; `: the login shell reports its pid (sshd made
+/// it a process-group leader) on stderr, where run() removes it again.
+/// On timeout (and Ctrl-C) the remote command is killed twice over: a "signal" request KILL
+/// (sshd refuses those for root logins) and `kill -9 -- -PID` of the whole remote process
+/// group from a second channel; the channel is then closed and the result has timed_out = true
+/// with the output read so far.
+/// Death by signal N (SSH "exit-signal") gives 128+N for the POSIX-numbered signals (HUP INT
+/// QUIT ILL TRAP ABRT FPE KILL SEGV PIPE ALRM TERM), 255 for others (as ssh exits 255).
+///
+/// Errors, all naming the host and what to do:
+///  - kUnreachable: name resolution or TCP connect failed or timed out; the SSH handshake
+///    failed; host key unknown (message: the key's SHA256 fingerprint and the flag
+///    --accept-new-host-keys), changed or of another type (message: the known_hosts file and
+///    `ssh-keygen -R`); public-key authentication (agent, IdentityFile, ~/.ssh/id_*) denied;
+///    the connection broke during a command (the session is then dropped).
+///  - kUsage: a malformed Command; a config file (-F) that does not exist; for upload(), a
+///    local file that cannot be read or a remote path that cannot be written (SFTP status).
+///  - kInterrupted: Ctrl-C (util::interrupted(), polled at least every 100 ms while connecting
+///    and while a command runs).
+/// Not thread-safe (one thread per executor, as fan_out does). Key material never appears in
+/// messages; only public-key fingerprints.
+class SshExecutor final : public Executor {
+ public:
+  /// `host` is the name shown to the operator; `destination` is what ssh would be given
+  /// ("alias", "host.example", "user@host"); both usually equal.
+  SshExecutor(std::string host, std::string destination, SshOptions options);
+  ~SshExecutor() override;
+  SshExecutor(const SshExecutor&) = delete;
+  SshExecutor& operator=(const SshExecutor&) = delete;
+
+  const std::string& host() const override { return host_; }
+  util::Result<CommandResult> run(const Command& cmd, const RunOptions& opts) override;
+  /// Over SFTP: writes REMOTE_PATH.clusterctl-tmp-XXXXXXXX, sets `mode`, renames it over
+  /// `remote_path` (POSIX rename when the server offers it, as OpenSSH's does). Each SFTP
+  /// round trip is bounded by `timeout`, and the whole upload too.
+  util::Status upload(const std::filesystem::path& local, const std::string& remote_path,
+                      unsigned mode, std::chrono::milliseconds timeout) override;
+
+ private:
+  struct Session;
+  util::Status connect();
+  /// Ends the session; `broken`: without waiting on the peer.
+  void disconnect(bool broken = false);
+
+  std::string host_;
+  std::string destination_;
+  SshOptions options_;
+  std::unique_ptr<Session> session_;
+};
+
+}  // namespace cc::remote

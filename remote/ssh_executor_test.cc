@@ -1,0 +1,172 @@
+// Unit tests of the SSH executor that need no sshd: failures must be clean, prompt and named.
+// The real protocol paths are covered by tests/integration/ssh against the lab's sshd.
+#include "remote/ssh_executor.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "remote/ssh_session.h"
+#include "util/atomic_file.h"
+#include "util/interrupt.h"
+
+namespace fs = std::filesystem;
+using cc::remote::SshExecutor;
+using cc::remote::SshOptions;
+using cc::util::ExitCode;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A TCP socket on 127.0.0.1 that accepts connections (kernel backlog) but never speaks SSH.
+struct SilentServer {
+  SilentServer() {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd, 8) == 0);
+    socklen_t len = sizeof addr;
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port = ntohs(addr.sin_port);
+  }
+  ~SilentServer() { ::close(fd); }
+  int fd = -1;
+  unsigned port = 0;
+};
+
+// An ssh_config in a fresh directory, mapping alias `name` to 127.0.0.1:port.
+struct Config {
+  explicit Config(const std::string& name, unsigned port) {
+    std::string tmpl = (fs::temp_directory_path() / "cc-ssh-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    dir = tmpl;
+    file = dir / "ssh_config";
+    REQUIRE(cc::util::write_file_atomic(
+                file, fmt::format("Host {}\n  HostName 127.0.0.1\n  Port {}\n  User nobody\n", name,
+                                  port))
+                .ok());
+  }
+  ~Config() { fs::remove_all(dir); }
+  fs::path dir, file;
+};
+
+unsigned unused_port() {
+  SilentServer s;  // bound, then closed: nothing listens there afterwards
+  return s.port;
+}
+
+}  // namespace
+
+TEST_CASE("ssh: a refused connection is kUnreachable and names host and address") {
+  Config cfg("node1", unused_port());
+  SshOptions o;
+  o.config_file = cfg.file;
+  o.known_hosts = cfg.dir / "known_hosts";
+  SshExecutor ssh("node1", "node1", o);
+  CHECK(ssh.host() == "node1");
+  auto r = ssh.run({{"true"}}, {});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ExitCode::kUnreachable);
+  CHECK(r.error().message.rfind("node1: cannot connect to nobody@127.0.0.1:", 0) == 0);
+  // The next call tries again (no crash on a session that never came up).
+  r = ssh.run({{"true"}}, {});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ExitCode::kUnreachable);
+}
+
+TEST_CASE("ssh: a server that never answers hits the connect timeout, not more") {
+  SilentServer server;
+  Config cfg("mute", server.port);
+  SshOptions o;
+  o.config_file = cfg.file;
+  o.known_hosts = cfg.dir / "known_hosts";
+  o.connect_timeout = 400ms;
+  SshExecutor ssh("mute", "mute", o);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = ssh.run({{"true"}}, {});
+  auto took = std::chrono::steady_clock::now() - t0;
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ExitCode::kUnreachable);
+  CHECK(r.error().message.find("mute: no answer from nobody@127.0.0.1:") == 0);
+  CHECK(r.error().message.find("--connect-timeout") != std::string::npos);
+  CHECK(took >= 400ms);
+  CHECK(took < 2s);
+  auto up = ssh.upload(cfg.file, "/tmp/x", 0644, 1s);
+  REQUIRE_FALSE(up.ok());
+  CHECK(up.error().code == ExitCode::kUnreachable);
+}
+
+TEST_CASE("ssh: Ctrl-C while connecting ends the attempt at once") {
+  SilentServer server;
+  Config cfg("mute", server.port);
+  SshOptions o;
+  o.config_file = cfg.file;
+  o.known_hosts = cfg.dir / "known_hosts";
+  o.connect_timeout = 30s;
+  SshExecutor ssh("mute", "mute", o);
+  std::thread ctrl_c([] {
+    std::this_thread::sleep_for(200ms);
+    cc::util::set_interrupted(true);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = ssh.run({{"true"}}, {});
+  ctrl_c.join();
+  cc::util::set_interrupted(false);
+  CHECK(std::chrono::steady_clock::now() - t0 < 2s);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ExitCode::kInterrupted);
+}
+
+TEST_CASE("ssh: a missing -F file and malformed commands are usage errors") {
+  SshOptions o;
+  o.config_file = "/nonexistent/ssh_config";
+  SshExecutor ssh("h1", "h1", o);
+  auto r = ssh.run({{"true"}}, {});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ExitCode::kUsage);
+  CHECK(r.error().message.find("/nonexistent/ssh_config") != std::string::npos);
+  r = ssh.run({{}}, {});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ExitCode::kUsage);
+  CHECK(r.error().message.rfind("h1: ", 0) == 0);
+  r = ssh.run({{"a", "b"}, true}, {});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ExitCode::kUsage);
+  auto up = ssh.upload("/nonexistent/file", "/tmp/x", 0644, 1s);
+  REQUIRE_FALSE(up.ok());
+  CHECK(up.error().code == ExitCode::kUsage);
+  CHECK(up.error().message.find("/nonexistent/file") != std::string::npos);
+}
+
+TEST_CASE("ssh: the remote shell's pid report is taken out of stderr") {
+  using cc::remote::take_pid_report;
+  CHECK(cc::remote::with_pid_report("uname -n") == "echo clusterctl-pid=$$ >&2; uname -n");
+  std::string err = "clusterctl-pid=4242\nwarning: x\n";
+  CHECK(take_pid_report(err) == 4242);
+  CHECK(err == "warning: x\n");
+  err = "clusterctl-pid=42";  // line not complete yet
+  CHECK(take_pid_report(err) == 0);
+  CHECK(err == "clusterctl-pid=42");
+  err = "bashrc says hi\nclusterctl-pid=77\nreal\n";  // a startup file printed first
+  CHECK(take_pid_report(err) == 77);
+  CHECK(err == "bashrc says hi\nreal\n");
+  err = "";
+  CHECK(take_pid_report(err) == 0);
+  err = "clusterctl-pid=abc\n";
+  CHECK(take_pid_report(err) == -1);
+  err = std::string(70'000, 'x');
+  CHECK(take_pid_report(err) == -1);
+}

@@ -1,0 +1,171 @@
+// SshExecutor::upload: a file to the host over SFTP, written under a temporary name and renamed.
+#include <random>
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <libssh/libssh.h>
+#include <libssh/sftp.h>
+#include <unistd.h>
+
+#include "remote/ssh_session.h"
+#include "util/atomic_file.h"
+#include "util/interrupt.h"
+
+namespace cc::remote {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using util::ExitCode;
+
+constexpr size_t kWriteChunk = 16 * 1024;  // bytes per SFTP write request
+
+std::string sftp_status(int code) {
+  switch (code) {
+    case SSH_FX_OK:
+      return "ok";
+    case SSH_FX_EOF:
+      return "end of file";
+    case SSH_FX_NO_SUCH_FILE:
+      return "no such file or directory (does the directory exist?)";
+    case SSH_FX_PERMISSION_DENIED:
+      return "permission denied";
+    case SSH_FX_FAILURE:
+      return "failure (disk full, or the target exists and cannot be replaced?)";
+    case SSH_FX_BAD_MESSAGE:
+      return "bad message";
+    case SSH_FX_NO_CONNECTION:
+      return "no connection";
+    case SSH_FX_CONNECTION_LOST:
+      return "connection lost";
+    case SSH_FX_OP_UNSUPPORTED:
+      return "operation not supported by the server";
+    case SSH_FX_FILE_ALREADY_EXISTS:
+      return "file already exists";
+    case SSH_FX_WRITE_PROTECT:
+      return "read-only file system";
+    case SSH_FX_NO_MEDIA:
+      return "no media";
+    default:
+      return fmt::format("SFTP status {}", code);
+  }
+}
+
+// Owns an SFTP session; restores the SSH session's round-trip timeout when done.
+struct SftpGuard {
+  SftpGuard(ssh_session s, std::chrono::milliseconds restore_to) : ssh(s), restore(restore_to) {}
+  SftpGuard(const SftpGuard&) = delete;
+  SftpGuard& operator=(const SftpGuard&) = delete;
+  ~SftpGuard() { release(); }
+  // Frees the SFTP session; with `session_gone`, the SSH session is about to be freed too.
+  void release(bool session_gone = false) {
+    if (sftp != nullptr) sftp_free(sftp);
+    sftp = nullptr;
+    if (ssh != nullptr && !session_gone) set_round_trip_timeout(ssh, restore);
+    ssh = nullptr;
+  }
+
+  ssh_session ssh;
+  std::chrono::milliseconds restore;
+  sftp_session sftp = nullptr;
+};
+
+std::string random_suffix() {
+  std::random_device rd;
+  return fmt::format("{:08x}", rd());
+}
+
+}  // namespace
+
+util::Status SshExecutor::upload(const std::filesystem::path& local, const std::string& remote_path,
+                                 unsigned mode, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  auto content = util::read_file(local);
+  if (!content) return content.error();
+  if (remote_path.empty()) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("{}: upload of {} needs a remote path", host_, local.string()));
+  }
+  if (!session_ || ssh_is_connected(session_->ssh) == 0) {
+    disconnect(/*broken=*/true);
+    if (auto st = connect(); !st) return st;
+  }
+  ssh_session s = session_->ssh;
+  ssh_set_blocking(s, 1);
+  set_round_trip_timeout(s, timeout);
+  SftpGuard guard(s, options_.connect_timeout);
+
+  const std::string what =
+      fmt::format("{}: upload of {} to {}", host_, local.string(), remote_path);
+  auto broken = [&](std::string_view step) {
+    util::Error e = util::error(ExitCode::kUnreachable,
+                                fmt::format("{} failed ({}): {}", what, step, ssh_get_error(s)));
+    ssh_set_blocking(s, 0);  // nothing more to wait for on a broken connection
+    guard.release(/*session_gone=*/true);
+    disconnect(/*broken=*/true);
+    return e;
+  };
+
+  guard.sftp = sftp_new(s);
+  if (guard.sftp == nullptr) return broken("starting SFTP");
+  if (sftp_init(guard.sftp) != SSH_OK) {
+    int code = sftp_get_error(guard.sftp);
+    if (ssh_is_connected(s) == 0) return broken("starting SFTP");
+    return util::error(ExitCode::kUsage,
+                       fmt::format("{} failed: the SFTP subsystem did not start ({}); enable "
+                                   "'Subsystem sftp' in the host's sshd_config",
+                                   what, code != 0 ? sftp_status(code) : ssh_get_error(s)));
+  }
+  sftp_session sftp = guard.sftp;
+  const std::string tmp = remote_path + ".clusterctl-tmp-" + random_suffix();
+
+  auto remote_error = [&](std::string_view step) {
+    int code = sftp_get_error(sftp);
+    sftp_unlink(sftp, tmp.c_str());
+    return util::error(ExitCode::kUsage,
+                       fmt::format("{} failed ({} {}): {}", what, step, tmp, sftp_status(code)));
+  };
+
+  sftp_file file = sftp_open(sftp, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  if (file == nullptr) {
+    if (ssh_is_connected(s) == 0) return broken("opening");
+    int code = sftp_get_error(sftp);
+    return util::error(ExitCode::kUsage,
+                       fmt::format("{} failed (creating {}): {}", what, tmp, sftp_status(code)));
+  }
+  std::string_view left = *content;
+  while (!left.empty()) {
+    if (util::interrupted() || Clock::now() >= deadline) {
+      sftp_close(file);
+      sftp_unlink(sftp, tmp.c_str());
+      if (util::interrupted()) {
+        return util::error(ExitCode::kInterrupted, fmt::format("{}: interrupted", what));
+      }
+      return util::error(
+          ExitCode::kUnreachable,
+          fmt::format("{} timed out after {} ms with {} of {} bytes sent", what, timeout.count(),
+                      content->size() - left.size(), content->size()));
+    }
+    ssize_t n = sftp_write(file, left.data(), std::min(left.size(), kWriteChunk));
+    if (n <= 0) {
+      sftp_close(file);
+      if (ssh_is_connected(s) == 0) return broken("writing");
+      return remote_error("writing");
+    }
+    left.remove_prefix(static_cast<size_t>(n));
+  }
+  if (sftp_close(file) != SSH_OK) return remote_error("closing");
+  // The mode is set explicitly: the one given to open is filtered by the server's umask.
+  if (sftp_chmod(sftp, tmp.c_str(), static_cast<mode_t>(mode)) != SSH_OK) {
+    return remote_error("setting the mode of");
+  }
+  if (sftp_rename(sftp, tmp.c_str(), remote_path.c_str()) != SSH_OK) {
+    // Without the posix-rename extension a rename does not replace an existing file.
+    sftp_unlink(sftp, remote_path.c_str());
+    if (sftp_rename(sftp, tmp.c_str(), remote_path.c_str()) != SSH_OK) {
+      return remote_error("renaming into place");
+    }
+  }
+  return {};
+}
+
+}  // namespace cc::remote

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The command line's promises: --version, --help everywhere, exit 2 and the usage on a bad flag.
+set -uo pipefail
+cc=${CLUSTERCTL:?set CLUSTERCTL to the clusterctl binary}
+fail=0
+expect() {  # expect CODE DESCRIPTION -- CMD...
+  local want=$1 what=$2; shift 3
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL: $what: exit $rc, want $want"; echo "$out" | head -20; fail=1
+  fi
+  LAST="$out"
+}
+expect 0 "--version" -- "$cc" --version
+[[ "$LAST" =~ ^clusterctl\ [0-9]+\.[0-9]+\.[0-9]+ ]] || { echo "FAIL: version text: $LAST"; fail=1; }
+expect 0 "--help" -- "$cc" --help
+for sub in exec lab; do
+  grep -q "$sub" <<<"$LAST" || { echo "FAIL: --help does not list $sub"; fail=1; }
+done
+for sub in "exec" "lab" "lab up" "lab down" "lab status"; do
+  # shellcheck disable=SC2086
+  expect 0 "$sub --help" -- "$cc" $sub --help
+  grep -qi "usage" <<<"$LAST" || { echo "FAIL: $sub --help prints no usage"; fail=1; }
+done
+expect 2 "unknown global flag" -- "$cc" --no-such-flag exec --hosts h1 -- true
+grep -qi "usage" <<<"$LAST" || { echo "FAIL: unknown flag without usage: $LAST"; fail=1; }
+expect 2 "unknown subcommand flag" -- "$cc" exec --bogus --hosts h1 -- true
+expect 2 "no subcommand" -- "$cc"
+expect 2 "exec all without an inventory" -- env -u CLUSTERCTL_LAB "$cc" exec --hosts all -- true
+grep -q -- "--lab" <<<"$LAST" || { echo "FAIL: 'all' error does not mention --lab: $LAST"; fail=1; }
+[ "$fail" -eq 0 ] && echo "cli basics: ok"
+exit "$fail"

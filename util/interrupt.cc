@@ -1,0 +1,31 @@
+#include "util/interrupt.h"
+
+#include <csignal>
+
+namespace cc::util {
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+extern "C" void on_signal(int sig) {
+  if (g_interrupted != 0 && sig == SIGINT) std::signal(SIGINT, SIG_DFL);
+  g_interrupted = 1;
+}
+
+}  // namespace
+
+void install_interrupt_handler() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: blocking calls return EINTR and see the flag
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+}
+
+bool interrupted() { return g_interrupted != 0; }
+
+void set_interrupted(bool value) { g_interrupted = value ? 1 : 0; }
+
+}  // namespace cc::util

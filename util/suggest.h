@@ -1,0 +1,59 @@
+// "Did you mean ...?" for names typed by the operator (host names, YAML keys, lab names).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cc::util {
+
+/// Edit distance counting insertions, deletions, substitutions and swaps of two adjacent
+/// bytes ("nmae" -> "name" is 1), i.e. optimal string alignment; case-sensitive.
+/// Cost O(|a| * |b|) time, O(|b|) memory.
+inline std::size_t edit_distance(std::string_view a, std::string_view b) {
+  const std::size_t m = b.size();
+  std::vector<std::size_t> before(m + 1), prev(m + 1), cur(m + 1);
+  for (std::size_t j = 0; j <= m; ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= m; ++j) {
+      std::size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        cur[j] = std::min(cur[j], before[j - 2] + 1);
+      }
+    }
+    before.swap(prev);
+    prev.swap(cur);
+  }
+  return prev[m];
+}
+
+/// The candidate closest to `typed`, if it is close enough to be a likely typo: at most a third
+/// of the longer name's length (and at least 1) edits away. Empty when nothing is that close;
+/// ties go to the earliest candidate.
+inline std::string closest_match(std::string_view typed,
+                                 const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = 0;
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(typed, c);
+    std::size_t limit = std::max<std::size_t>(1, std::max(typed.size(), c.size()) / 3);
+    if (d <= limit && (best.empty() || d < best_distance)) {
+      best = c;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
+/// " (did you mean 'x'?)" or "" : ready to append to an error message.
+inline std::string did_you_mean(std::string_view typed,
+                                const std::vector<std::string>& candidates) {
+  std::string m = closest_match(typed, candidates);
+  return m.empty() ? std::string() : " (did you mean '" + m + "'?)";
+}
+
+}  // namespace cc::util

@@ -1,0 +1,56 @@
+#include "util/term.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <fmt/color.h>
+#include <fmt/format.h>
+
+namespace cc::util {
+
+OutputStyle detect_output_style(bool json) {
+  OutputStyle s;
+  s.json = json;
+  const char* no_color = std::getenv("NO_COLOR");
+  bool colour_allowed = !json && !(no_color != nullptr && no_color[0] != '\0');
+  s.color = colour_allowed && ::isatty(STDOUT_FILENO) == 1;
+  s.progress = colour_allowed && ::isatty(STDERR_FILENO) == 1;
+  return s;
+}
+
+namespace {
+std::string paint(const OutputStyle& s, fmt::text_style ts, std::string_view text) {
+  if (!s.color) return std::string(text);
+  return fmt::format(ts, "{}", text);
+}
+}  // namespace
+
+std::string green(const OutputStyle& s, std::string_view t) {
+  return paint(s, fmt::fg(fmt::terminal_color::green), t);
+}
+std::string red(const OutputStyle& s, std::string_view t) {
+  return paint(s, fmt::fg(fmt::terminal_color::red) | fmt::emphasis::bold, t);
+}
+std::string yellow(const OutputStyle& s, std::string_view t) {
+  return paint(s, fmt::fg(fmt::terminal_color::yellow), t);
+}
+std::string bold(const OutputStyle& s, std::string_view t) {
+  return paint(s, fmt::emphasis::bold, t);
+}
+
+void ProgressLine::update(std::string_view text) {
+  if (!enabled_) return;
+  fmt::print(stderr, "\r{}\x1b[K", text);
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void ProgressLine::clear() {
+  if (!enabled_ || !drawn_) return;
+  fmt::print(stderr, "\r\x1b[K");
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+}  // namespace cc::util

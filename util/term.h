@@ -1,0 +1,41 @@
+// Terminal decisions in one place: colour and progress lines appear only on a TTY, never when
+// NO_COLOR is set (https://no-color.org) and never under --json.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+
+namespace cc::util {
+
+struct OutputStyle {
+  bool color = false;     // ANSI colour on stdout
+  bool progress = false;  // transient progress lines on stderr
+  bool json = false;      // machine output on stdout; nothing decorative anywhere
+};
+
+/// Decides the style from --json, the NO_COLOR variable and whether stdout/stderr are TTYs.
+OutputStyle detect_output_style(bool json);
+
+/// Colour helpers: return `text` unchanged when colour is off.
+std::string green(const OutputStyle& s, std::string_view text);
+std::string red(const OutputStyle& s, std::string_view text);
+std::string yellow(const OutputStyle& s, std::string_view text);
+std::string bold(const OutputStyle& s, std::string_view text);
+
+/// A single transient status line on stderr ("\r...\x1b[K"), drawn only when style.progress.
+class ProgressLine {
+ public:
+  explicit ProgressLine(const OutputStyle& style) : enabled_(style.progress) {}
+  ProgressLine(const ProgressLine&) = delete;
+  ProgressLine& operator=(const ProgressLine&) = delete;
+  ~ProgressLine() { clear(); }
+  void update(std::string_view text);
+  void clear();
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+};
+
+}  // namespace cc::util
