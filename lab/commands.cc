@@ -67,13 +67,16 @@ util::Result<std::vector<Link>> parse_ip_links(std::string_view json) {
   std::vector<Link> links;
   for (const auto& l : j) {
     if (!l.is_object()) continue;
-    links.push_back({l.value("ifname", std::string()), l.value("ifalias", std::string())});
+    links.push_back({l.value("ifname", std::string()), l.value("ifalias", std::string()),
+                     l.value("operstate", std::string())});
   }
   return links;
 }
 
-util::Result<std::vector<Link>> list_links(remote::Executor& local) {
-  auto r = run_checked(local, {"ip", "-j", "link", "show"}, std::chrono::seconds(30));
+util::Result<std::vector<Link>> list_links(remote::Executor& local, const std::string& netns) {
+  std::vector<std::string> argv{"ip", "-j", "link", "show"};
+  if (!netns.empty()) argv.insert(argv.begin() + 1, {"-n", netns});
+  auto r = run_checked(local, argv, std::chrono::seconds(30));
   if (!r) return r.error();
   return parse_ip_links(r->out);
 }

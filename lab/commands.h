@@ -27,12 +27,14 @@ util::Result<remote::CommandResult> run_checked(
 struct Link {
   std::string name;   // "ifname"
   std::string alias;  // "ifalias", empty when unset
+  std::string operstate;  // "operstate": "UP", "DOWN", "LOWERLAYERDOWN", "UNKNOWN", ...
 };
 
 /// Parses `ip -j link show` output. Errors (kUsage) when it is not the JSON ip prints.
 util::Result<std::vector<Link>> parse_ip_links(std::string_view json);
 
-/// The interfaces of the root network namespace (`ip -j link show`).
-util::Result<std::vector<Link>> list_links(remote::Executor& local);
+/// The interfaces of the root network namespace (`ip -j link show`), or of the named network
+/// namespace `netns` (`ip -n NETNS -j link show`).
+util::Result<std::vector<Link>> list_links(remote::Executor& local, const std::string& netns = {});
 
 }  // namespace cc::lab

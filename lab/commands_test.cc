@@ -49,11 +49,13 @@ TEST_CASE("commands: a command that times out says so") {
 
 TEST_CASE("commands: ip -j link show") {
   auto links = parse_ip_links(R"([{"ifindex":1,"ifname":"lo"},
-      {"ifindex":9,"ifname":"cc12ab34br","ifalias":"clusterctl-lab:t"}])");
+      {"ifindex":9,"ifname":"cc12ab34br","ifalias":"clusterctl-lab:t","operstate":"UP"}])");
   REQUIRE(links.ok());
   REQUIRE(links->size() == 2);
   CHECK((*links)[0].name == "lo");
   CHECK((*links)[0].alias.empty());
   CHECK((*links)[1].alias == "clusterctl-lab:t");
+  CHECK((*links)[0].operstate.empty());
+  CHECK((*links)[1].operstate == "UP");
   CHECK_FALSE(parse_ip_links("oops").ok());
 }

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "lab/commands.h"
 #include "lab/files.h"
@@ -154,6 +155,34 @@ util::Status start_sshds(remote::Executor& local, LabRecord& lab, const LabFiles
   return {};
 }
 
+// Waits until every cable port (and the management interface) of every host is operationally
+// UP. The kernel reports carrier asynchronously (linkwatch), so right after `ip link set up` a
+// veth can still read NO-CARRIER; `lab up` returns only once the cabling is really there.
+util::Status wait_for_carrier(remote::Executor& local, const LabPlan& plan) {
+  const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  for (const auto& h : plan.hosts) {
+    for (;;) {
+      auto links = list_links(local, h.netns);
+      if (!links) return links.error();
+      std::vector<std::string> down;
+      for (const auto& l : *links) {
+        if (l.name != "lo" && l.operstate != "UP") down.push_back(l.name);
+      }
+      if (down.empty()) break;
+      if (auto s = interrupted_status(); !s) return s;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        return util::error(ExitCode::kUsage,
+                           fmt::format("{}: {} still without carrier after {} s (see `ip -n {} "
+                                       "link`)",
+                                       h.name, fmt::join(down, ", "), kStartTimeout.count(),
+                                       h.netns));
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+  return {};
+}
+
 util::Status build(remote::Executor& local, const LabPlan& plan, LabRecord& lab,
                    const LabFiles& files, const Progress& progress) {
   auto step = [&](std::string text) -> util::Status {
@@ -202,6 +231,7 @@ util::Status build(remote::Executor& local, const LabPlan& plan, LabRecord& lab,
 
   if (auto s = step(fmt::format("starting sshd on {} hosts", lab.hosts.size())); !s) return s;
   if (auto s = start_sshds(local, lab, files, progress); !s) return s;
+  if (auto s = wait_for_carrier(local, plan); !s) return s;
 
   auto known = render_known_hosts(lab, host_keys);
   if (!known) return known.error();
