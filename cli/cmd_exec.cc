@@ -5,12 +5,13 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
+#include <CLI/CLI.hpp>
 
 #include "cli/context.h"
 #include "cli/hosts.h"
+#include "cli/options.h"
 #include "remote/fan_out.h"
 #include "remote/outcomes.h"
 
@@ -96,7 +97,7 @@ void add_exec_command(CLI::App& app, Context& ctx) {
   sub->add_option("--timeout", opts->timeout_s,
                   "Seconds the command may run on each host; then it is killed (exit 124)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(seconds_validator());
   sub->add_flag("--shell", opts->shell,
                 "Run the command as a POSIX sh script on each host (pipes, $VARS, globs "
                 "are interpreted there); without it, arguments are passed exactly as given");
@@ -107,7 +108,7 @@ void add_exec_command(CLI::App& app, Context& ctx) {
       "  clusterctl --inventory cluster.yaml exec --hosts h1,h3 --timeout 5 -- ibv_devices\n"
       "  clusterctl exec --hosts studio1,studio2 --shell -- 'ls /dev | wc -l'\n"
       "Exit status: the highest exit status of the command across hosts (124: timed out), or\n"
-      "3 when a host could not be reached. --json prints one object per host.");
+      "3 when a host could not be reached. --json prints a JSON array, one object per host.");
   sub->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_exec(ctx, *opts); }; });
 }
 

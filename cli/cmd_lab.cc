@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "cli/context.h"
@@ -189,7 +189,7 @@ void add_lab_command(CLI::App& app, Context& ctx) {
       "lab",
       "An emulated cluster on this machine: hosts are network namespaces with sshd, "
       "cables are veth pairs (needs root)");
-  lab->require_subcommand(1);
+  lab->require_subcommand(0, 1);  // none: main() names the missing subcommand
 
   CLI::App* up = lab->add_subcommand(
       "up",

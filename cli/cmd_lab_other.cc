@@ -1,7 +1,7 @@
 // `clusterctl lab` where there are no Linux network namespaces (macOS, ...): it explains and
 // exits 2. The real one is cmd_lab.cc (Linux).
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/context.h"
 

@@ -3,23 +3,59 @@
 #include <cstdlib>
 #include <exception>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/context.h"
+#include "cli/options.h"
 #include "util/interrupt.h"
 
 namespace {
 
 constexpr const char* kVersion = CLUSTERCTL_VERSION;
 
+// The most specific subcommand on the command line (the app itself when there is none).
+const CLI::App* deepest_subcommand(const CLI::App* app) {
+  for (;;) {
+    auto parsed = app->get_subcommands();
+    if (parsed.empty()) return app;
+    app = parsed.front();
+  }
+}
+
+// "clusterctl lab up"
+std::string full_name(const CLI::App* app) {
+  std::string name = app->get_name();
+  for (const CLI::App* p = app->get_parent(); p != nullptr; p = p->get_parent()) {
+    name = p->get_name() + " " + name;
+  }
+  return name;
+}
+
+// The subcommand's "Usage: ..." line and where to read more.
+std::string usage_hint(const CLI::App* app) {
+  std::string help = app->help();
+  std::string usage;
+  if (auto at = help.find("Usage:"); at != std::string::npos) {
+    usage = help.substr(at, help.find('\n', at) - at) + "\n";
+    const std::string own = "Usage: " + app->get_name();  // CLI11 prints the last word only
+    if (usage.rfind(own, 0) == 0) usage.replace(0, own.size(), "Usage: " + full_name(app));
+  }
+  return fmt::format("{}Run '{} --help' for the options.\n", usage, full_name(app));
+}
+
+// A bad command line: one line naming the problem, the usage line, where to read more.
+std::string usage_error(const CLI::App* app, const CLI::Error& e) {
+  const CLI::App* sub = deepest_subcommand(app);
+  return fmt::format("{}: {}\n{}", full_name(sub), e.what(), usage_hint(sub));
+}
+
 int run(int argc, char** argv) {
   using cc::util::ExitCode;
   cc::cli::Context ctx;
   CLI::App app{"clusterctl: turn a few machines into one working RDMA cluster", "clusterctl"};
   app.set_version_flag("--version", std::string("clusterctl ") + kVersion);
-  app.require_subcommand(1);
-  app.failure_message(CLI::FailureMessage::help);  // a bad flag prints the error and the usage
+  app.failure_message(usage_error);
   app.fallthrough();
   auto& g = ctx.global;
   if (const char* lab = std::getenv("CLUSTERCTL_LAB")) g.lab = lab;
@@ -38,7 +74,8 @@ int run(int argc, char** argv) {
                "refused)");
   app.add_flag("--json", g.json, "Machine-readable output on stdout; no colour, no progress");
   app.add_option("--connect-timeout", g.connect_timeout_s, "SSH connect timeout in seconds")
-      ->check(CLI::PositiveNumber);
+      ->capture_default_str()
+      ->check(cc::cli::seconds_validator());
 
   cc::cli::add_exec_command(app, ctx);
   cc::cli::add_lab_command(app, ctx);  // cmd_lab.cc on Linux, cmd_lab_other.cc elsewhere
@@ -52,7 +89,16 @@ int run(int argc, char** argv) {
   }
   ctx.style = cc::util::detect_output_style(g.json);
   cc::util::install_interrupt_handler();
-  if (!ctx.action) return cc::util::to_int(ExitCode::kUsage);
+  if (!ctx.action) {  // `clusterctl` or `clusterctl lab` alone: say what is missing
+    const CLI::App* sub = deepest_subcommand(&app);
+    std::string names;
+    for (const CLI::App* s : sub->get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + s->get_name();
+    }
+    fmt::print(stderr, "{}: a subcommand is required (one of: {})\n{}", full_name(sub), names,
+               usage_hint(sub));
+    return cc::util::to_int(ExitCode::kUsage);
+  }
   ExitCode rc = ctx.action();
   if (cc::util::interrupted()) rc = ExitCode::kInterrupted;
   return cc::util::to_int(rc);

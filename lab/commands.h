@@ -25,8 +25,8 @@ util::Result<remote::CommandResult> run_checked(
 
 /// A network interface as `ip -j link show` lists it.
 struct Link {
-  std::string name;   // "ifname"
-  std::string alias;  // "ifalias", empty when unset
+  std::string name;       // "ifname"
+  std::string alias;      // "ifalias", empty when unset
   std::string operstate;  // "operstate": "UP", "DOWN", "LOWERLAYERDOWN", "UNKNOWN", ...
 };
 

@@ -110,12 +110,15 @@ std::string render_sshd_config(const LabRecord& lab, const HostRecord& host,
       "PrintMotd no\n"
       "PrintLastLog no\n"
       "Subsystem sftp internal-sftp\n"
+      "# Each host has a home of its own, so the operator's dotfiles (~/.bashrc) stay out.\n"
+      "SetEnv {}\n"
       "LogLevel VERBOSE\n"
       "# 64 parallel sessions must fit: unauthenticated connections, sessions per connection.\n"
       "MaxStartups 128\n"
       "MaxSessions 128\n",
       host.name, lab.name, host.address, quoted(files.host_key(host.name)),
-      quoted(files.sshd_pid(host.name)), quoted(files.user_pub()));
+      quoted(files.sshd_pid(host.name)), quoted(files.user_pub()),
+      quoted(fs::path("HOME=" + files.host_home(host.name).string())));
 }
 
 remote::Inventory lab_inventory(const LabRecord& lab, const LabFiles& files) {

@@ -50,6 +50,9 @@ struct LabFiles {
   fs::path sshd_config(std::string_view host) const { return host_dir(host) / "sshd_config"; }
   fs::path sshd_pid(std::string_view host) const { return host_dir(host) / "sshd.pid"; }
   fs::path sshd_log(std::string_view host) const { return host_dir(host) / "sshd.log"; }
+  /// The host's own home directory, its sessions' $HOME (sshd_config SetEnv): hosts share this
+  /// machine's file system, but not each other's (or the operator's) dotfiles.
+  fs::path host_home(std::string_view host) const { return host_dir(host) / "home"; }
   /// Scratch directory for ssh-keygen output before it is moved into place.
   fs::path keygen_dir() const { return dir / ".keygen"; }
 };

@@ -86,6 +86,12 @@ void remove_lab_files(const fs::path& dir, std::string_view name, DownReport& re
   if (fs::is_directory(hosts, ec)) {
     for (const auto& e : fs::directory_iterator(hosts, ec)) {
       if (!e.is_directory(ec) || !is_host_dir_name(e.path().filename().string())) continue;
+      // The host's home holds whatever was done on the host: all of it is the lab's.
+      fs::path home = LabFiles{dir}.host_home(e.path().filename().string());
+      if (fs::is_directory(home, ec) && !fs::is_symlink(home, ec)) {
+        auto n = fs::remove_all(home, ec);
+        if (n != static_cast<std::uintmax_t>(-1)) report.files += static_cast<int>(n);
+      }
       remove_ours(e.path(), host_dir_file_names());
       remove_if_empty(e.path());
     }

@@ -123,6 +123,13 @@ util::Status start_sshds(remote::Executor& local, LabRecord& lab, const LabFiles
     auto r =
         run_checked(local, {"unshare", "--uts=" + uts.string(), "hostname", h.name}, kStartTimeout);
     if (!r) return r.error();
+    const fs::path home = files.host_home(h.name);  // $HOME there (see sshd_config)
+    fs::create_directories(home, ec);
+    fs::permissions(home, fs::perms::owner_all, ec);
+    if (ec) {
+      return util::error(ExitCode::kUsage,
+                         fmt::format("cannot create {}: {}", home.string(), ec.message()));
+    }
     r = run_checked(
         local,
         {"ip", "netns", "exec", h.netns, "nsenter", "--uts=" + uts.string(), kSshd, "-f",
@@ -171,11 +178,11 @@ util::Status wait_for_carrier(remote::Executor& local, const LabPlan& plan) {
       if (down.empty()) break;
       if (auto s = interrupted_status(); !s) return s;
       if (std::chrono::steady_clock::now() >= deadline) {
-        return util::error(ExitCode::kUsage,
-                           fmt::format("{}: {} still without carrier after {} s (see `ip -n {} "
-                                       "link`)",
-                                       h.name, fmt::join(down, ", "), kStartTimeout.count(),
-                                       h.netns));
+        return util::error(
+            ExitCode::kUsage,
+            fmt::format("{}: {} still without carrier after {} s (see `ip -n {} "
+                        "link`)",
+                        h.name, fmt::join(down, ", "), kStartTimeout.count(), h.netns));
       }
       std::this_thread::sleep_for(20ms);
     }

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "util/atomic_file.h"
 #include "util/interrupt.h"
 
 namespace cc::lab::sys {
@@ -38,8 +39,8 @@ fs::path proc(int pid, const char* what) {
 }
 
 std::string read_small(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  auto text = util::read_file(p);
+  return text ? std::move(*text) : std::string();
 }
 
 // The process state letter from /proc/PID/stat ('Z' for a zombie), or 0 when gone.

@@ -54,7 +54,7 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view con
     if (ec) return os_error(dir, "create directory", ec.value());
     ::chmod(dir.c_str(), 0700);
   }
-  std::string tmpl = (dir / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
+  std::string tmpl = (dir / fmt::format(".{}.tmp.XXXXXX", path.filename().string())).string();
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) return os_error(path, "create a temporary file beside", errno);
   TempFile tmp(fd, tmpl);

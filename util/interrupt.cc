@@ -24,8 +24,12 @@ void install_interrupt_handler() {
   std::signal(SIGPIPE, SIG_IGN);
 }
 
-bool interrupted() { return g_interrupted != 0; }
+bool interrupted() {
+  return g_interrupted != 0;
+}
 
-void set_interrupted(bool value) { g_interrupted = value ? 1 : 0; }
+void set_interrupted(bool value) {
+  g_interrupted = value ? 1 : 0;
+}
 
 }  // namespace cc::util

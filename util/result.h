@@ -18,7 +18,9 @@ struct Error {
   std::string message;  // one or more lines for the operator, no trailing newline
 };
 
-inline Error error(ExitCode code, std::string message) { return Error{code, std::move(message)}; }
+inline Error error(ExitCode code, std::string message) {
+  return Error{code, std::move(message)};
+}
 
 /// A value or an Error. Accessing the wrong alternative is a bug (throws std::bad_variant_access).
 template <class T>

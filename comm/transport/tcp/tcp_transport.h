@@ -11,6 +11,10 @@
 // ends derive the split from the byte count, so parts need no sequence numbers.
 // Receives land directly in the caller's buffer (no intermediate copy). Socket buffers are
 // left to the kernel's autotuning.
+// Syscalls per small message: one sendmsg (header + payload) and one readv (header + payload):
+// a data connection is read only while a receive is posted on it, never ahead. The busy loop
+// reads data connections only; control connections are read after poll() woke up (it always
+// watches them) and when a data connection hits EOF - a peer that aborts closes those too.
 #pragma once
 
 #include <poll.h>
@@ -86,7 +90,7 @@ class TcpTransport final : public Transport {
     bool control = false;
   };
 
-  bool progress_all();
+  bool progress_all(bool with_control);  // control connections too?
   bool progress_send(Conn& c);
   bool progress_recv(Conn& c);
   void on_header(Conn& c);

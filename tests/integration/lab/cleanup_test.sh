@@ -3,7 +3,7 @@
 # and is safe to run twice. Also prints how long `lab up --hosts 8` took (a goal: under 10 s).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-name=ctlclean
+name=ctlclean${CLUSTERCTL_TEST_SUFFIX:-}  # unique per build tree: labs are machine-wide
 down_on_exit "$name"
 
 snapshot_init

@@ -3,7 +3,7 @@
 # Ctrl-C (SIGINT) rolls itself back and exits 130.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-name=ctlcrash
+name=ctlcrash${CLUSTERCTL_TEST_SUFFIX:-}  # unique per build tree: labs are machine-wide
 down_on_exit "$name"
 
 snapshot_init

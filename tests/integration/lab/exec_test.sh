@@ -4,7 +4,7 @@
 # by exec (exit 3) while the other three still answer.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-name=ctl4
+name=ctl4${CLUSTERCTL_TEST_SUFFIX:-}  # unique per build tree: labs are machine-wide
 down_on_exit "$name"
 dir=$(labdir "$name")
 

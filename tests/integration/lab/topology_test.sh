@@ -4,7 +4,7 @@
 # veth peers, no IPv4 on ports).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
-name=ctltopo
+name=ctltopo${CLUSTERCTL_TEST_SUFFIX:-}  # unique per build tree: labs are machine-wide
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; "$CLUSTERCTL" lab down --name "$name" >/dev/null 2>&1 || true' EXIT
 json=$(labdir "$name")/lab.json
