@@ -25,6 +25,11 @@ for sub in "exec" "lab" "lab up" "lab down" "lab status"; do
 done
 expect 2 "unknown global flag" -- "$cc" --no-such-flag exec --hosts h1 -- true
 grep -qi "usage" <<<"$LAST" || { echo "FAIL: unknown flag without usage: $LAST"; fail=1; }
+grep -q -- "--no-such-flag" <<<"$LAST" || { echo "FAIL: unknown flag not named: $LAST"; fail=1; }
+expect 2 "unknown lab subcommand" -- "$cc" lab frob
+grep -q "frob" <<<"$LAST" || { echo "FAIL: unknown subcommand not named: $LAST"; fail=1; }
+expect 2 "bad timeout" -- "$cc" exec --hosts local --timeout abc -- true
+grep -q "not a number of seconds" <<<"$LAST" || { echo "FAIL: bad timeout message: $LAST"; fail=1; }
 expect 2 "unknown subcommand flag" -- "$cc" exec --bogus --hosts h1 -- true
 expect 2 "no subcommand" -- "$cc"
 expect 2 "exec all without an inventory" -- env -u CLUSTERCTL_LAB "$cc" exec --hosts all -- true

@@ -284,8 +284,10 @@ def main():
     if not clusterctl:
         print("set CLUSTERCTL to the clusterctl binary", file=sys.stderr)
         return 2
-    # Lab names are machine-wide: derive ours from this build tree's shared lab name.
-    name = "ccm" + os.environ.get("CLUSTERCTL_TEST_LAB", "ct8none")[-4:]
+    # Lab names are machine-wide: ours is unique per build tree (tests/CMakeLists.txt).
+    suffix = os.environ.get("CLUSTERCTL_TEST_SUFFIX") or \
+        os.environ.get("CLUSTERCTL_TEST_LAB", "ct8none")[-4:]
+    name = "ccm" + suffix
     # Turn SIGTERM/SIGINT into an exception so the lab still comes down.
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda s, f: sys.exit(128 + s))
