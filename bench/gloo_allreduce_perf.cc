@@ -28,8 +28,9 @@ double time_us(const std::shared_ptr<gloo::Context>& ctx, float* buf, size_t byt
   const int iters = sw.iters_for(bytes);
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < iters; ++i) algo.run();
-  double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0)
-                  .count() / iters;
+  double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+      iters;
   gloo::AllreduceRing<double> mx(ctx, std::vector<double*>{&us}, 1,
                                  gloo::ReductionFunction<double>::max);
   mx.run();

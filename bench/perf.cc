@@ -157,15 +157,13 @@ int run_rank(Communicator& c, const Options& o) {
   for (const std::string& op : ops) {
     if (lead) {
       std::printf("# clustercomm-perf %s: nranks %d type %s redop %s\n", op.c_str(), c.size(),
-                  std::string(to_string(o.type)).c_str(),
-                  std::string(to_string(o.redop)).c_str());
+                  std::string(to_string(o.type)).c_str(), std::string(to_string(o.redop)).c_str());
       std::printf("#%61s%s\n", "", "out-of-place                       in-place");
       std::printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s\n", "size", "count",
                   "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
                   "busbw", "#wrong");
-      std::printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s\n", "(B)",
-                  "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)",
-                  "(GB/s)", "");
+      std::printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s\n", "(B)", "(elements)",
+                  "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
     }
     double bus_sum = 0;
     int rows = 0;
@@ -232,8 +230,8 @@ int main(int argc, char** argv) {
       return usage();
     }
   }
-  const bool launched = std::getenv("CLUSTERCOMM_RANK") != nullptr ||
-                        std::getenv("MLX_RANK") != nullptr;
+  const bool launched =
+      std::getenv("CLUSTERCOMM_RANK") != nullptr || std::getenv("MLX_RANK") != nullptr;
   try {
     if (launched) {
       Communicator c = Communicator::from_env();

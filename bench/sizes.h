@@ -14,10 +14,20 @@ inline size_t parse_size(const char* s) {
   char* end = nullptr;
   double v = std::strtod(s, &end);
   switch (*end) {
-    case 'K': case 'k': v *= 1024; break;
-    case 'M': case 'm': v *= 1024 * 1024; break;
-    case 'G': case 'g': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
+    case 'K':
+    case 'k':
+      v *= 1024;
+      break;
+    case 'M':
+    case 'm':
+      v *= 1024 * 1024;
+      break;
+    case 'G':
+    case 'g':
+      v *= 1024.0 * 1024 * 1024;
+      break;
+    default:
+      break;
   }
   return static_cast<size_t>(v);
 }
@@ -48,12 +58,18 @@ struct Sweep {
   bool parse(int& i, int argc, char** argv) {
     const std::string a = argv[i];
     if (i + 1 >= argc) return false;
-    if (a == "-b" || a == "--minbytes") min_bytes = parse_size(argv[++i]);
-    else if (a == "-e" || a == "--maxbytes") max_bytes = parse_size(argv[++i]);
-    else if (a == "-f" || a == "--stepfactor") factor = parse_size(argv[++i]);
-    else if (a == "-n" || a == "--iters") iters = std::atoi(argv[++i]);
-    else if (a == "-w" || a == "--warmup_iters") warmup = std::atoi(argv[++i]);
-    else return false;
+    if (a == "-b" || a == "--minbytes")
+      min_bytes = parse_size(argv[++i]);
+    else if (a == "-e" || a == "--maxbytes")
+      max_bytes = parse_size(argv[++i]);
+    else if (a == "-f" || a == "--stepfactor")
+      factor = parse_size(argv[++i]);
+    else if (a == "-n" || a == "--iters")
+      iters = std::atoi(argv[++i]);
+    else if (a == "-w" || a == "--warmup_iters")
+      warmup = std::atoi(argv[++i]);
+    else
+      return false;
     return true;
   }
 };

@@ -25,13 +25,13 @@ struct Communicator::Impl {
   template <class F>
   void run(const char* name, F&& body) {
     if (broken) {
-      throw Error(ErrorKind::kBroken,
-                  std::string(name) + ": the communicator is broken by an earlier error (" +
-                      broken_why + ")");
+      throw Error(ErrorKind::kBroken, std::string(name) +
+                                          ": the communicator is broken by an earlier error (" +
+                                          broken_why + ")");
     }
     if (config.size == 1) return;
-    Ctx ctx{*transport, config.rank, config.size, Clock::now() + config.timeout,
-            settings.tuning, scratch, scratch_bytes};
+    Ctx ctx{*transport,      config.rank, config.size,  Clock::now() + config.timeout,
+            settings.tuning, scratch,     scratch_bytes};
     try {
       body(ctx);
     } catch (const Error& e) {
@@ -39,8 +39,8 @@ struct Communicator::Impl {
       broken = true;
       broken_why = e.message();
       transport->abort(e.ranks().empty() ? -1 : e.ranks().front());
-      std::string msg = std::string(name) + " on rank " + std::to_string(config.rank) + ": " +
-                        e.message();
+      std::string msg =
+          std::string(name) + " on rank " + std::to_string(config.rank) + ": " + e.message();
       if (e.kind() == ErrorKind::kTimeout) {
         msg += " (timeout " + std::to_string(config.timeout.count()) + " ms)";
       }
@@ -67,13 +67,15 @@ void check_buffer(const void* p, size_t count, DataType t, const char* what) {
 
 }  // namespace
 
-Communicator Communicator::from_env() { return Communicator(config_from_env()); }
+Communicator Communicator::from_env() {
+  return Communicator(config_from_env());
+}
 
 Communicator::Communicator(const Config& config) : impl_(std::make_unique<Impl>()) {
   if (config.size < 1 || config.rank < 0 || config.rank >= config.size) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "rank " + std::to_string(config.rank) + " is not in a world of size " +
-                    std::to_string(config.size));
+    throw Error(ErrorKind::kInvalidArgument, "rank " + std::to_string(config.rank) +
+                                                 " is not in a world of size " +
+                                                 std::to_string(config.size));
   }
   impl_->config = config;
   impl_->settings.topology = config.topology;
@@ -85,14 +87,23 @@ Communicator::~Communicator() = default;
 Communicator::Communicator(Communicator&&) noexcept = default;
 Communicator& Communicator::operator=(Communicator&&) noexcept = default;
 
-int Communicator::rank() const { return impl_->config.rank; }
-int Communicator::size() const { return impl_->config.size; }
-bool Communicator::broken() const { return impl_->broken; }
-const Tuning& Communicator::tuning() const { return impl_->settings.tuning; }
-Topology Communicator::topology() const { return impl_->settings.topology; }
+int Communicator::rank() const {
+  return impl_->config.rank;
+}
+int Communicator::size() const {
+  return impl_->config.size;
+}
+bool Communicator::broken() const {
+  return impl_->broken;
+}
+const Tuning& Communicator::tuning() const {
+  return impl_->settings.tuning;
+}
+Topology Communicator::topology() const {
+  return impl_->settings.topology;
+}
 
-void Communicator::all_reduce(const void* in, void* out, size_t count, DataType type,
-                              ReduceOp op) {
+void Communicator::all_reduce(const void* in, void* out, size_t count, DataType type, ReduceOp op) {
   check_buffer(in, count, type, "all_reduce");
   check_buffer(out, count, type, "all_reduce");
   if (size() == 1 && in != out && count > 0 && !impl_->broken) {

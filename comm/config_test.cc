@@ -96,8 +96,8 @@ TEST_CASE("MLX jaccl device matrix") {
   CHECK(c.topology == Topology::kMesh);
   const std::string ring = temp_file(
       R"([[null, "a", null, "b"], ["a", null, "c", null], [null, "c", null, "d"], ["b", null, "d", null]])");
-  const Config r = config_from_env(env_of(
-      {{"MLX_RANK", "0"}, {"MLX_IBV_DEVICES", ring}, {"MLX_JACCL_COORDINATOR", "h:1"}}));
+  const Config r = config_from_env(
+      env_of({{"MLX_RANK", "0"}, {"MLX_IBV_DEVICES", ring}, {"MLX_JACCL_COORDINATOR", "h:1"}}));
   CHECK(r.topology == Topology::kRing);
   CHECK_THROWS_AS(config_from_env(env_of({{"MLX_RANK", "0"}, {"MLX_IBV_DEVICES", ring}})), Error);
   std::remove(mesh.c_str());

@@ -9,15 +9,19 @@
 namespace cc::comm {
 namespace {
 
-struct F16 { uint16_t bits; };
-struct BF16 { uint16_t bits; };
+struct F16 {
+  uint16_t bits;
+};
+struct BF16 {
+  uint16_t bits;
+};
 
 // Acc: the type arithmetic happens in. Wide unsigned for integer sum/prod (wraps, no UB),
 // the element type itself for integer min/max, float for f16/bf16.
 template <class T, bool kArith>
 struct Traits {
-  using Acc = std::conditional_t<!kArith, T,
-                                 std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>>;
+  using Acc =
+      std::conditional_t<!kArith, T, std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>>;
   static Acc load(T v) {
     if constexpr (kArith) {
       return static_cast<Acc>(static_cast<std::make_unsigned_t<T>>(v));
@@ -60,11 +64,15 @@ struct Traits<BF16, kArith> {
 
 struct Sum {
   template <class A>
-  static A apply(A a, A b) { return static_cast<A>(a + b); }
+  static A apply(A a, A b) {
+    return static_cast<A>(a + b);
+  }
 };
 struct Prod {
   template <class A>
-  static A apply(A a, A b) { return static_cast<A>(a * b); }
+  static A apply(A a, A b) {
+    return static_cast<A>(a * b);
+  }
 };
 struct Min {
   template <class A>
@@ -122,10 +130,14 @@ void by_op(ReduceOp op, void* dst, const void* const* srcs, size_t nsrc, size_t 
     }
   }
   switch (op) {
-    case ReduceOp::kSum: return fold<T, Sum, kInt>(dst, srcs, nsrc, count);
-    case ReduceOp::kProd: return fold<T, Prod, kInt>(dst, srcs, nsrc, count);
-    case ReduceOp::kMin: return fold<T, Min, false>(dst, srcs, nsrc, count);
-    case ReduceOp::kMax: return fold<T, Max, false>(dst, srcs, nsrc, count);
+    case ReduceOp::kSum:
+      return fold<T, Sum, kInt>(dst, srcs, nsrc, count);
+    case ReduceOp::kProd:
+      return fold<T, Prod, kInt>(dst, srcs, nsrc, count);
+    case ReduceOp::kMin:
+      return fold<T, Min, false>(dst, srcs, nsrc, count);
+    case ReduceOp::kMax:
+      return fold<T, Max, false>(dst, srcs, nsrc, count);
   }
 }
 
@@ -139,18 +151,30 @@ void reduce(DataType type, ReduceOp op, void* dst, const void* const* srcs, size
     return;
   }
   switch (type) {
-    case DataType::kF32: return by_op<float>(op, dst, srcs, nsrc, count);
-    case DataType::kF64: return by_op<double>(op, dst, srcs, nsrc, count);
-    case DataType::kF16: return by_op<F16>(op, dst, srcs, nsrc, count);
-    case DataType::kBF16: return by_op<BF16>(op, dst, srcs, nsrc, count);
-    case DataType::kI8: return by_op<int8_t>(op, dst, srcs, nsrc, count);
-    case DataType::kI16: return by_op<int16_t>(op, dst, srcs, nsrc, count);
-    case DataType::kI32: return by_op<int32_t>(op, dst, srcs, nsrc, count);
-    case DataType::kI64: return by_op<int64_t>(op, dst, srcs, nsrc, count);
-    case DataType::kU8: return by_op<uint8_t>(op, dst, srcs, nsrc, count);
-    case DataType::kU16: return by_op<uint16_t>(op, dst, srcs, nsrc, count);
-    case DataType::kU32: return by_op<uint32_t>(op, dst, srcs, nsrc, count);
-    case DataType::kU64: return by_op<uint64_t>(op, dst, srcs, nsrc, count);
+    case DataType::kF32:
+      return by_op<float>(op, dst, srcs, nsrc, count);
+    case DataType::kF64:
+      return by_op<double>(op, dst, srcs, nsrc, count);
+    case DataType::kF16:
+      return by_op<F16>(op, dst, srcs, nsrc, count);
+    case DataType::kBF16:
+      return by_op<BF16>(op, dst, srcs, nsrc, count);
+    case DataType::kI8:
+      return by_op<int8_t>(op, dst, srcs, nsrc, count);
+    case DataType::kI16:
+      return by_op<int16_t>(op, dst, srcs, nsrc, count);
+    case DataType::kI32:
+      return by_op<int32_t>(op, dst, srcs, nsrc, count);
+    case DataType::kI64:
+      return by_op<int64_t>(op, dst, srcs, nsrc, count);
+    case DataType::kU8:
+      return by_op<uint8_t>(op, dst, srcs, nsrc, count);
+    case DataType::kU16:
+      return by_op<uint16_t>(op, dst, srcs, nsrc, count);
+    case DataType::kU32:
+      return by_op<uint32_t>(op, dst, srcs, nsrc, count);
+    case DataType::kU64:
+      return by_op<uint64_t>(op, dst, srcs, nsrc, count);
   }
 }
 

@@ -17,7 +17,7 @@ TEST_CASE("integer sums and products wrap like two's complement") {
   const void* s2[2] = {x.data(), y.data()};
   std::vector<uint16_t> o2(2);
   reduce(DataType::kU16, ReduceOp::kProd, o2.data(), s2, 2, 2);
-  CHECK(o2[0] == 1);                                        // 65535^2 mod 2^16
+  CHECK(o2[0] == 1);  // 65535^2 mod 2^16
   CHECK(o2[1] == static_cast<uint16_t>(300u * 300u));
 }
 

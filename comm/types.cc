@@ -7,38 +7,66 @@ namespace cc::comm {
 
 size_t size_of(DataType t) {
   switch (t) {
-    case DataType::kF64: case DataType::kI64: case DataType::kU64: return 8;
-    case DataType::kF32: case DataType::kI32: case DataType::kU32: return 4;
-    case DataType::kF16: case DataType::kBF16: case DataType::kI16: case DataType::kU16: return 2;
-    case DataType::kI8: case DataType::kU8: return 1;
+    case DataType::kF64:
+    case DataType::kI64:
+    case DataType::kU64:
+      return 8;
+    case DataType::kF32:
+    case DataType::kI32:
+    case DataType::kU32:
+      return 4;
+    case DataType::kF16:
+    case DataType::kBF16:
+    case DataType::kI16:
+    case DataType::kU16:
+      return 2;
+    case DataType::kI8:
+    case DataType::kU8:
+      return 1;
   }
   return 1;
 }
 
 std::string_view to_string(DataType t) {
   switch (t) {
-    case DataType::kF32: return "float";
-    case DataType::kF64: return "double";
-    case DataType::kF16: return "half";
-    case DataType::kBF16: return "bfloat16";
-    case DataType::kI8: return "int8";
-    case DataType::kI16: return "int16";
-    case DataType::kI32: return "int32";
-    case DataType::kI64: return "int64";
-    case DataType::kU8: return "uint8";
-    case DataType::kU16: return "uint16";
-    case DataType::kU32: return "uint32";
-    case DataType::kU64: return "uint64";
+    case DataType::kF32:
+      return "float";
+    case DataType::kF64:
+      return "double";
+    case DataType::kF16:
+      return "half";
+    case DataType::kBF16:
+      return "bfloat16";
+    case DataType::kI8:
+      return "int8";
+    case DataType::kI16:
+      return "int16";
+    case DataType::kI32:
+      return "int32";
+    case DataType::kI64:
+      return "int64";
+    case DataType::kU8:
+      return "uint8";
+    case DataType::kU16:
+      return "uint16";
+    case DataType::kU32:
+      return "uint32";
+    case DataType::kU64:
+      return "uint64";
   }
   return "?";
 }
 
 std::string_view to_string(ReduceOp op) {
   switch (op) {
-    case ReduceOp::kSum: return "sum";
-    case ReduceOp::kProd: return "prod";
-    case ReduceOp::kMin: return "min";
-    case ReduceOp::kMax: return "max";
+    case ReduceOp::kSum:
+      return "sum";
+    case ReduceOp::kProd:
+      return "prod";
+    case ReduceOp::kMin:
+      return "min";
+    case ReduceOp::kMax:
+      return "max";
   }
   return "?";
 }
@@ -114,6 +142,8 @@ uint16_t float_to_bf16(float f) {
   return static_cast<uint16_t>(r >> 16);
 }
 
-float bf16_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+float bf16_to_float(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
 
 }  // namespace cc::comm

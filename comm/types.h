@@ -10,12 +10,23 @@
 namespace cc::comm {
 
 enum class DataType : uint8_t {
-  kF32, kF64, kF16, kBF16, kI8, kI16, kI32, kI64, kU8, kU16, kU32, kU64,
+  kF32,
+  kF64,
+  kF16,
+  kBF16,
+  kI8,
+  kI16,
+  kI32,
+  kI64,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
 };
-inline constexpr DataType kAllDataTypes[] = {
-    DataType::kF32, DataType::kF64, DataType::kF16, DataType::kBF16,
-    DataType::kI8,  DataType::kI16, DataType::kI32, DataType::kI64,
-    DataType::kU8,  DataType::kU16, DataType::kU32, DataType::kU64};
+inline constexpr DataType kAllDataTypes[] = {DataType::kF32,  DataType::kF64, DataType::kF16,
+                                             DataType::kBF16, DataType::kI8,  DataType::kI16,
+                                             DataType::kI32,  DataType::kI64, DataType::kU8,
+                                             DataType::kU16,  DataType::kU32, DataType::kU64};
 
 /// f16 and bf16 reduce via float and round to nearest even; integers wrap (two's complement).
 enum class ReduceOp : uint8_t { kSum, kProd, kMin, kMax };
@@ -26,7 +37,7 @@ inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::kSum, ReduceOp::kProd, Re
 size_t size_of(DataType t);
 /// nccl-tests names: "float", "double", "half", "bfloat16", "int8", ..., "uint64".
 std::string_view to_string(DataType t);
-std::string_view to_string(ReduceOp op);  // "sum", "prod", "min", "max"
+std::string_view to_string(ReduceOp op);                         // "sum", "prod", "min", "max"
 std::optional<DataType> parse_data_type(std::string_view name);  // also "f32", "i32", ...
 std::optional<ReduceOp> parse_reduce_op(std::string_view name);
 

@@ -42,8 +42,7 @@ void all_reduce_ring(Ctx& c, const void* in, void* out, size_t count, DataType t
 // reduce_scatter: in holds size*count elements, out receives this rank's count elements.
 void reduce_scatter_direct(Ctx& c, const void* in, void* out, size_t count, DataType t,
                            ReduceOp op);
-void reduce_scatter_ring(Ctx& c, const void* in, void* out, size_t count, DataType t,
-                         ReduceOp op);
+void reduce_scatter_ring(Ctx& c, const void* in, void* out, size_t count, DataType t, ReduceOp op);
 
 // all_gather: in holds `bytes` on every rank, out receives size*bytes in rank order.
 void all_gather_direct(Ctx& c, const void* in, void* out, size_t bytes);

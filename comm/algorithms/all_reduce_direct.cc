@@ -64,8 +64,7 @@ void direct_reduce_scatter(Ctx& c, const std::byte* in, const Shards& s, std::by
     for (size_t d = 1; d < n; ++d) {  // rank r+1 first, so ranks do not all queue on rank 0
       const size_t p = (r + d) % n;
       for (size_t ch = 0; ch < k[p]; ++ch) {
-        c.t.isend(static_cast<int>(p), in + (s.off[p] + ch * C) * e, bytes_of(p, ch),
-                  send1[i++]);
+        c.t.isend(static_cast<int>(p), in + (s.off[p] + ch * C) * e, bytes_of(p, ch), send1[i++]);
       }
     }
   }
@@ -89,8 +88,7 @@ void direct_reduce_scatter(Ctx& c, const std::byte* in, const Shards& s, std::by
     if (next < kr) {
       for (size_t p = 0; p < n; ++p) {
         if (p != r) {
-          c.t.irecv(static_cast<int>(p), slot(p, next), bytes_of(r, next),
-                    recv1[p * W + next % W]);
+          c.t.irecv(static_cast<int>(p), slot(p, next), bytes_of(r, next), recv1[p * W + next % W]);
         }
       }
       if (next + 1 == kr) post_gather_recvs();
@@ -102,8 +100,7 @@ void direct_reduce_scatter(Ctx& c, const std::byte* in, const Shards& s, std::by
   wait_all(c.t, send2, c.deadline);
 }
 
-void all_reduce_direct(Ctx& c, const void* in, void* out, size_t count, DataType t,
-                       ReduceOp op) {
+void all_reduce_direct(Ctx& c, const void* in, void* out, size_t count, DataType t, ReduceOp op) {
   const Shards s = make_shards(count, static_cast<size_t>(c.size));
   auto* o = static_cast<std::byte*>(out);
   direct_reduce_scatter(c, static_cast<const std::byte*>(in), s,

@@ -11,8 +11,7 @@
 
 namespace cc::comm {
 
-void all_reduce_one_shot(Ctx& c, const void* in, void* out, size_t count, DataType t,
-                         ReduceOp op) {
+void all_reduce_one_shot(Ctx& c, const void* in, void* out, size_t count, DataType t, ReduceOp op) {
   const size_t n = static_cast<size_t>(c.size), r = static_cast<size_t>(c.rank);
   const size_t bytes = count * size_of(t);
   std::byte* scratch = c.get_scratch((n - 1) * bytes);

@@ -11,8 +11,8 @@ namespace cc::comm {
 void reduce_scatter_direct(Ctx& c, const void* in, void* out, size_t count, DataType t,
                            ReduceOp op) {
   const Shards s = make_shards(count * static_cast<size_t>(c.size), static_cast<size_t>(c.size));
-  direct_reduce_scatter(c, static_cast<const std::byte*>(in), s, static_cast<std::byte*>(out),
-                        t, op, nullptr);
+  direct_reduce_scatter(c, static_cast<const std::byte*>(in), s, static_cast<std::byte*>(out), t,
+                        op, nullptr);
 }
 
 }  // namespace cc::comm

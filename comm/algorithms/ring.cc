@@ -77,7 +77,8 @@ void ring_reduce_scatter(Ctx& c, const std::byte* in, const Shards& s, std::byte
     }
     const size_t next = m + W;
     if (next < M) {
-      if (partial_full == nullptr && send_of[m] != SIZE_MAX) c.t.wait(sends[send_of[m]], c.deadline);
+      if (partial_full == nullptr && send_of[m] != SIZE_MAX)
+        c.t.wait(sends[send_of[m]], c.deadline);
       c.t.irecv(left, slot(next), bytes_of(msgs[next]), recvs[next % W]);
     }
   }
@@ -100,7 +101,8 @@ void ring_all_gather(Ctx& c, std::byte* out, const Shards& s, size_t e, size_t C
   std::vector<Request> recvs(msgs.size()), sends(total_sends);
   auto at = [&](const Msg& m) { return out + (s.off[m.shard] + m.chunk * C) * e; };
   auto bytes_of = [&](const Msg& m) { return chunk_len(s.len[m.shard], C, m.chunk) * e; };
-  for (size_t m = 0; m < msgs.size(); ++m) c.t.irecv(left, at(msgs[m]), bytes_of(msgs[m]), recvs[m]);
+  for (size_t m = 0; m < msgs.size(); ++m)
+    c.t.irecv(left, at(msgs[m]), bytes_of(msgs[m]), recvs[m]);
   size_t si = 0;
   const size_t own = static_cast<size_t>(r);
   for (size_t ch = 0; ch < num_chunks(s.len[own], C); ++ch) {
@@ -127,8 +129,7 @@ void all_reduce_ring(Ctx& c, const void* in, void* out, size_t count, DataType t
   ring_all_gather(c, o, s, e, c.chunk_elems(t));
 }
 
-void reduce_scatter_ring(Ctx& c, const void* in, void* out, size_t count, DataType t,
-                         ReduceOp op) {
+void reduce_scatter_ring(Ctx& c, const void* in, void* out, size_t count, DataType t, ReduceOp op) {
   const Shards s = make_shards(count * static_cast<size_t>(c.size), static_cast<size_t>(c.size));
   ring_reduce_scatter(c, static_cast<const std::byte*>(in), s, nullptr,
                       static_cast<std::byte*>(out), t, op);
@@ -151,9 +152,11 @@ void broadcast_ring(Ctx& c, void* buf, size_t bytes, int root) {
   const bool forwards = right != root;
   std::vector<Request> recvs(r == root ? 0 : k), sends(forwards ? k : 0);
   if (r == root) {
-    for (size_t ch = 0; ch < k; ++ch) c.t.isend(right, b + ch * C, chunk_len(bytes, C, ch), sends[ch]);
+    for (size_t ch = 0; ch < k; ++ch)
+      c.t.isend(right, b + ch * C, chunk_len(bytes, C, ch), sends[ch]);
   } else {
-    for (size_t ch = 0; ch < k; ++ch) c.t.irecv(left, b + ch * C, chunk_len(bytes, C, ch), recvs[ch]);
+    for (size_t ch = 0; ch < k; ++ch)
+      c.t.irecv(left, b + ch * C, chunk_len(bytes, C, ch), recvs[ch]);
     for (size_t ch = 0; ch < k; ++ch) {
       c.t.wait(recvs[ch], c.deadline);
       if (forwards) c.t.isend(right, b + ch * C, chunk_len(bytes, C, ch), sends[ch]);

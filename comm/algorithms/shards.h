@@ -16,7 +16,9 @@ struct Shards {
 Shards make_shards(size_t count, size_t n);
 
 /// Number of chunks of `chunk` elements covering `len` elements (0 for len 0).
-inline size_t num_chunks(size_t len, size_t chunk) { return (len + chunk - 1) / chunk; }
+inline size_t num_chunks(size_t len, size_t chunk) {
+  return (len + chunk - 1) / chunk;
+}
 /// Length of chunk `c` of a shard of `len` elements.
 inline size_t chunk_len(size_t len, size_t chunk, size_t c) {
   const size_t start = c * chunk;

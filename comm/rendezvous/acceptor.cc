@@ -61,8 +61,8 @@ void Acceptor::run() {
         try {
           tcp::configure_stream(fd);
           fcntl(fd, F_SETFD, FD_CLOEXEC);
-          pending.push_back(std::make_unique<ServerHandshake>(
-              tcp::Fd(fd), token_, Clock::now() + handshake_timeout_));
+          pending.push_back(std::make_unique<ServerHandshake>(tcp::Fd(fd), token_,
+                                                              Clock::now() + handshake_timeout_));
         } catch (const Error&) {
           ::close(fd);
           ++rejected_;

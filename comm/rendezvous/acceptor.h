@@ -19,8 +19,8 @@ namespace cc::comm {
 
 struct Accepted {
   tcp::Fd fd;
-  std::string hello;      // what the client sent after proving the token
-  tcp::Address peer;      // its address as seen here
+  std::string hello;  // what the client sent after proving the token
+  tcp::Address peer;  // its address as seen here
 };
 
 class Acceptor {

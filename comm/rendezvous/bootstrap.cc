@@ -267,7 +267,8 @@ std::unique_ptr<Transport> bootstrap_tcp(const Config& cfg, JobSettings& setting
           std::string h;
           int p = 0;
           tcp::split_host_port(remote, h, p, 0);
-          if (p == 0) remote = route.remote + ":" + std::to_string(tcp::resolve(table[j][0]).port());
+          if (p == 0)
+            remote = route.remote + ":" + std::to_string(tcp::resolve(table[j][0]).port());
         }
         if (!route.local.empty()) local = tcp::resolve(route.local, 0);
       }
@@ -308,9 +309,8 @@ std::unique_ptr<Transport> bootstrap_tcp(const Config& cfg, JobSettings& setting
         }
       }
       throw Error(ErrorKind::kTimeout,
-                  describe_ranks(missing) + " never connected to rank " +
-                      std::to_string(cfg.rank) + " within " +
-                      std::to_string(cfg.timeout.count()) + " ms",
+                  describe_ranks(missing) + " never connected to rank " + std::to_string(cfg.rank) +
+                      " within " + std::to_string(cfg.timeout.count()) + " ms",
                   missing);
     }
     try {

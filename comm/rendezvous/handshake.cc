@@ -77,13 +77,13 @@ void client_handshake(int fd, std::string_view token, std::string_view hello, De
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kPeerLost) {
       throw Error(ErrorKind::kAuth,
-                  who + " refused this rank: the job tokens differ (check CLUSTERCOMM_TOKEN) or "
-                        "the hello was rejected");
+                  who +
+                      " refused this rank: the job tokens differ (check CLUSTERCOMM_TOKEN) or "
+                      "the hello was rejected");
     }
     throw;
   }
-  if (!equal_constant_time(as_digest(std::string_view(proof, kMac)),
-                           server_mac(token, nc, ns))) {
+  if (!equal_constant_time(as_digest(std::string_view(proof, kMac)), server_mac(token, nc, ns))) {
     throw Error(ErrorKind::kAuth, who + " could not prove the job token");
   }
 }

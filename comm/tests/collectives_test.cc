@@ -52,8 +52,7 @@ void all_reduce_matrix(Communicator& c, Failures& f) {
         expected(t, op, n, want.data(), count);
         void* dst = inplace ? in.data() : out.data();
         c.all_reduce(in.data(), dst, count, t, op);
-        f.add(label("all_reduce", n, t, op, count, inplace),
-              compare(t, dst, want.data(), count));
+        f.add(label("all_reduce", n, t, op, count, inplace), compare(t, dst, want.data(), count));
       }
       ++oi;
     }
@@ -124,8 +123,8 @@ void broadcast_matrix(Communicator& c, Failures& f) {
       if (r == root) fill(t, ReduceOp::kSum, r, in.data(), count);
       void* dst = inplace ? in.data() : out.data();
       c.broadcast(in.data(), dst, count, t, root);
-      f.add(label("broadcast", n, t, ReduceOp::kSum, count, inplace) + " root=" +
-                std::to_string(root),
+      f.add(label("broadcast", n, t, ReduceOp::kSum, count, inplace) +
+                " root=" + std::to_string(root),
             compare(t, dst, want.data(), count));
     }
     ++ti;
@@ -177,11 +176,21 @@ void run_matrix(int n) {
 
 }  // namespace
 
-TEST_CASE("collectives as threads, n=1") { run_matrix(1); }
-TEST_CASE("collectives as threads, n=2") { run_matrix(2); }
-TEST_CASE("collectives as threads, n=3") { run_matrix(3); }
-TEST_CASE("collectives as threads, n=4") { run_matrix(4); }
-TEST_CASE("collectives as threads, n=8") { run_matrix(8); }
+TEST_CASE("collectives as threads, n=1") {
+  run_matrix(1);
+}
+TEST_CASE("collectives as threads, n=2") {
+  run_matrix(2);
+}
+TEST_CASE("collectives as threads, n=3") {
+  run_matrix(3);
+}
+TEST_CASE("collectives as threads, n=4") {
+  run_matrix(4);
+}
+TEST_CASE("collectives as threads, n=8") {
+  run_matrix(8);
+}
 
 TEST_CASE("ring topology algorithms, n=4 and n=5") {
   for (int n : {4, 5}) {
@@ -257,14 +266,17 @@ TEST_CASE("several connections per pair stripe large messages") {
   Failures f;
   Config base;
   base.connections_per_peer = 3;
-  const auto errors = run_threads(3, [&](Communicator& c) {
-    const size_t count = (size_t{3} << 20) / 4 + 5;
-    std::vector<int32_t> in(count), want(count);
-    fill(DataType::kI32, ReduceOp::kSum, c.rank(), in.data(), count);
-    expected(DataType::kI32, ReduceOp::kSum, c.size(), want.data(), count);
-    c.all_reduce(in.data(), in.data(), count, DataType::kI32, ReduceOp::kSum);
-    f.add("striped all_reduce", compare(DataType::kI32, in.data(), want.data(), count));
-  }, base);
+  const auto errors = run_threads(
+      3,
+      [&](Communicator& c) {
+        const size_t count = (size_t{3} << 20) / 4 + 5;
+        std::vector<int32_t> in(count), want(count);
+        fill(DataType::kI32, ReduceOp::kSum, c.rank(), in.data(), count);
+        expected(DataType::kI32, ReduceOp::kSum, c.size(), want.data(), count);
+        c.all_reduce(in.data(), in.data(), count, DataType::kI32, ReduceOp::kSum);
+        f.add("striped all_reduce", compare(DataType::kI32, in.data(), want.data(), count));
+      },
+      base);
   for (const auto& e : errors) FAIL_CHECK(e);
   for (const auto& l : f.lines) FAIL_CHECK(l);
 }
@@ -284,17 +296,20 @@ TEST_CASE("mismatched counts are a protocol error naming the peer, then the comm
   std::vector<std::string> msgs;
   Config base;
   base.timeout = std::chrono::milliseconds(5000);
-  run_threads(2, [&](Communicator& c) {
-    std::vector<float> v(100);
-    try {
-      c.all_reduce(v.data(), v.data(), c.rank() == 0 ? 10 : 20, DataType::kF32, ReduceOp::kSum);
-    } catch (const Error& e) {
-      std::lock_guard lock(mu);
-      msgs.push_back(e.what());
-    }
-    CHECK(c.broken());
-    CHECK_THROWS_AS(c.barrier(), Error);
-  }, base);
+  run_threads(
+      2,
+      [&](Communicator& c) {
+        std::vector<float> v(100);
+        try {
+          c.all_reduce(v.data(), v.data(), c.rank() == 0 ? 10 : 20, DataType::kF32, ReduceOp::kSum);
+        } catch (const Error& e) {
+          std::lock_guard lock(mu);
+          msgs.push_back(e.what());
+        }
+        CHECK(c.broken());
+        CHECK_THROWS_AS(c.barrier(), Error);
+      },
+      base);
   REQUIRE(msgs.size() >= 1);
 }
 

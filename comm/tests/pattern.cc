@@ -7,8 +7,7 @@ namespace cc::comm::test {
 namespace {
 
 bool is_float(DataType t) {
-  return t == DataType::kF32 || t == DataType::kF64 || t == DataType::kF16 ||
-         t == DataType::kBF16;
+  return t == DataType::kF32 || t == DataType::kF64 || t == DataType::kF16 || t == DataType::kBF16;
 }
 bool is_unsigned(DataType t) {
   return t == DataType::kU8 || t == DataType::kU16 || t == DataType::kU32 || t == DataType::kU64;
@@ -26,22 +25,42 @@ int64_t value(DataType t, ReduceOp op, int rank, size_t i) {
 
 void store(DataType t, void* buf, size_t i, int64_t v) {
   switch (t) {
-    case DataType::kF32: static_cast<float*>(buf)[i] = static_cast<float>(v); break;
-    case DataType::kF64: static_cast<double*>(buf)[i] = static_cast<double>(v); break;
+    case DataType::kF32:
+      static_cast<float*>(buf)[i] = static_cast<float>(v);
+      break;
+    case DataType::kF64:
+      static_cast<double*>(buf)[i] = static_cast<double>(v);
+      break;
     case DataType::kF16:
       static_cast<uint16_t*>(buf)[i] = float_to_f16(static_cast<float>(v));
       break;
     case DataType::kBF16:
       static_cast<uint16_t*>(buf)[i] = float_to_bf16(static_cast<float>(v));
       break;
-    case DataType::kI8: static_cast<int8_t*>(buf)[i] = static_cast<int8_t>(v); break;
-    case DataType::kI16: static_cast<int16_t*>(buf)[i] = static_cast<int16_t>(v); break;
-    case DataType::kI32: static_cast<int32_t*>(buf)[i] = static_cast<int32_t>(v); break;
-    case DataType::kI64: static_cast<int64_t*>(buf)[i] = v; break;
-    case DataType::kU8: static_cast<uint8_t*>(buf)[i] = static_cast<uint8_t>(v); break;
-    case DataType::kU16: static_cast<uint16_t*>(buf)[i] = static_cast<uint16_t>(v); break;
-    case DataType::kU32: static_cast<uint32_t*>(buf)[i] = static_cast<uint32_t>(v); break;
-    case DataType::kU64: static_cast<uint64_t*>(buf)[i] = static_cast<uint64_t>(v); break;
+    case DataType::kI8:
+      static_cast<int8_t*>(buf)[i] = static_cast<int8_t>(v);
+      break;
+    case DataType::kI16:
+      static_cast<int16_t*>(buf)[i] = static_cast<int16_t>(v);
+      break;
+    case DataType::kI32:
+      static_cast<int32_t*>(buf)[i] = static_cast<int32_t>(v);
+      break;
+    case DataType::kI64:
+      static_cast<int64_t*>(buf)[i] = v;
+      break;
+    case DataType::kU8:
+      static_cast<uint8_t*>(buf)[i] = static_cast<uint8_t>(v);
+      break;
+    case DataType::kU16:
+      static_cast<uint16_t*>(buf)[i] = static_cast<uint16_t>(v);
+      break;
+    case DataType::kU32:
+      static_cast<uint32_t*>(buf)[i] = static_cast<uint32_t>(v);
+      break;
+    case DataType::kU64:
+      static_cast<uint64_t*>(buf)[i] = static_cast<uint64_t>(v);
+      break;
   }
 }
 
@@ -57,10 +76,18 @@ void expected(DataType t, ReduceOp op, int n, void* buf, size_t count, size_t fi
     for (int r = 1; r < n; ++r) {
       const int64_t v = value(t, op, r, first + i);
       switch (op) {
-        case ReduceOp::kSum: acc += v; break;
-        case ReduceOp::kProd: acc *= v; break;
-        case ReduceOp::kMin: acc = v < acc ? v : acc; break;
-        case ReduceOp::kMax: acc = v > acc ? v : acc; break;
+        case ReduceOp::kSum:
+          acc += v;
+          break;
+        case ReduceOp::kProd:
+          acc *= v;
+          break;
+        case ReduceOp::kMin:
+          acc = v < acc ? v : acc;
+          break;
+        case ReduceOp::kMax:
+          acc = v > acc ? v : acc;
+          break;
       }
     }
     // Float types hold these exactly (|acc| <= 6561 for prod would not fit f16/bf16, but

@@ -143,7 +143,8 @@ TEST_CASE("started by MLX variables: MLX_RANK + MLX_HOSTFILE") {
   ::unlink(hostfile.c_str());
 }
 
-TEST_CASE("kill -9 of a rank inside all_reduce: every survivor fails within timeout + 1 s, naming it") {
+TEST_CASE(
+    "kill -9 of a rank inside all_reduce: every survivor fails within timeout + 1 s, naming it") {
   const int n = 4, victim = 2, port = free_port();
   const auto timeout = milliseconds(3000);
   std::vector<Rank> ranks;
@@ -200,8 +201,7 @@ TEST_CASE("wrong-token, garbage and silent connections are refused; the job goes
   // A client with the wrong token is refused.
   {
     tcp::Fd fd = tcp::connect_to(coord, nullptr, deadline, "rank 0");
-    CHECK_THROWS_AS(client_handshake(fd.get(), "wrong-token", "hello", deadline, "rank 0"),
-                    Error);
+    CHECK_THROWS_AS(client_handshake(fd.get(), "wrong-token", "hello", deadline, "rank 0"), Error);
   }
   // Garbage, then a connection that never says anything (held open during the job).
   {

@@ -122,8 +122,7 @@ Address resolve(std::string_view host_port, int default_port) {
   addrinfo* res = nullptr;
   const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
   if (rc != 0 || res == nullptr) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "cannot resolve '" + host + "': " + gai_strerror(rc));
+    throw Error(ErrorKind::kInvalidArgument, "cannot resolve '" + host + "': " + gai_strerror(rc));
   }
   Address a;
   // Prefer IPv4 when a name has both.
@@ -204,8 +203,7 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
     fcntl(fd.get(), F_SETFD, FD_CLOEXEC);
     if (from != nullptr &&
         ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&from->storage), from->len) != 0) {
-      throw_system("cannot bind to local address " + from->to_string() + " to reach " + who,
-                   errno);
+      throw_system("cannot bind to local address " + from->to_string() + " to reach " + who, errno);
     }
     configure_stream(fd.get());
     int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to.storage), to.len);
@@ -232,9 +230,8 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
     // Refused or unreachable: the listener may not be up yet. Retry until the deadline.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  throw Error(ErrorKind::kTimeout,
-              "could not connect to " + who + " at " + to.to_string() + " before the timeout (" +
-                  std::strerror(last_err) + ")");
+  throw Error(ErrorKind::kTimeout, "could not connect to " + who + " at " + to.to_string() +
+                                       " before the timeout (" + std::strerror(last_err) + ")");
 }
 
 void read_exact(int fd, void* buf, size_t bytes, Deadline deadline, const std::string& who) {

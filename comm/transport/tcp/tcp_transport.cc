@@ -20,13 +20,17 @@ constexpr uint32_t kData = 1, kAbort = 2, kBye = 3;
 constexpr size_t kHdr = sizeof(TcpTransport::Header);
 constexpr int kMaxIov = 64;
 
-std::string peer_name(int peer) { return "rank " + std::to_string(peer); }
+std::string peer_name(int peer) {
+  return "rank " + std::to_string(peer);
+}
 
 Error lost(int peer, const std::string& how) {
   return Error(ErrorKind::kPeerLost, "lost " + peer_name(peer) + ": " + how, {peer});
 }
 
-bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK; }
+bool would_block(int err) {
+  return err == EAGAIN || err == EWOULDBLOCK;
+}
 
 }  // namespace
 
@@ -312,7 +316,7 @@ bool TcpTransport::progress_recv(Conn& c) {
       const size_t extra = static_cast<size_t>(r) - h;
       if (c.hdr_got < kHdr) continue;
       on_header(c);
-      if (c.hdr_got < kHdr) continue;  // BYE consumed
+      if (c.hdr_got < kHdr) continue;   // BYE consumed
       if (c.recvq.empty()) return any;  // payload waits until a receive is posted
       check_size(c, c.recvq.front());
       c.recvq.front().got += extra;
@@ -383,8 +387,8 @@ void TcpTransport::poll() {
 void TcpTransport::wait(Request& req, Deadline deadline) {
   if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
   Clock::time_point last = Clock::now();
-  const auto spin = req.bytes <= options_.spin_max_bytes ? options_.spin
-                                                          : std::chrono::microseconds(0);
+  const auto spin =
+      req.bytes <= options_.spin_max_bytes ? options_.spin : std::chrono::microseconds(0);
   try {
     bool with_control = false;  // read after blocking, when poll() may have woken for it
     while (!req.done()) {
