@@ -1,6 +1,5 @@
 // clusterctl's entry point: parses the command line, runs the chosen subcommand, and is the
 // one place that turns errors into exit codes (README.md, "Exit codes").
-#include <cstdlib>
 #include <exception>
 
 #include <fmt/format.h>
@@ -58,7 +57,6 @@ int run(int argc, char** argv) {
   app.failure_message(usage_error);
   app.fallthrough();
   auto& g = ctx.global;
-  if (const char* lab = std::getenv("CLUSTERCTL_LAB")) g.lab = lab;
   app.add_option("--lab", g.lab, "Use the emulated lab NAME (its hosts, ssh_config, known_hosts)")
       ->envname("CLUSTERCTL_LAB");
   app.add_option("-F,--ssh-config", g.ssh_config, "OpenSSH client config file")
