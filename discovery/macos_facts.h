@@ -1,0 +1,45 @@
+// Assembles one Mac's HostFacts from the raw outputs of the macOS probe commands (pure: the
+// probe that runs them over remote::Executor comes later). The port triplets are joined as
+// facts.md ("Discovering the cabling on macOS") describes:
+//   system_profiler bus (receptacle N, domain UUID, speed, items)
+//     -> networksetup "Thunderbolt N" -> enX -> ifconfig enX (addresses, MTU, bridge)
+//     -> ibv_devices "rdma_enX" -> ibv_devinfo rdma_enX (port state, GIDs).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "discovery/host_facts.h"
+#include "util/result.h"
+
+namespace cc::discovery {
+
+/// What one command left behind.
+struct RawOutput {
+  std::string out;
+  std::string err;
+  int exit_status = 0;  // 127 = command not found (see command_outcome.h)
+};
+
+/// The outputs of the macOS probe, one per command (command constants in the parser headers).
+struct MacosOutputs {
+  RawOutput sw_vers;          // sw_vers
+  RawOutput sysctl;           // sysctl -n hw.model hw.memsize machdep.cpu.brand_string
+  RawOutput system_profiler;  // system_profiler SPThunderboltDataType -json
+  RawOutput networksetup;     // networksetup -listallhardwareports
+  RawOutput ifconfig;         // ifconfig -a
+  RawOutput rdma_ctl;         // rdma_ctl status
+  RawOutput ibv_devices;      // ibv_devices
+  RawOutput ibv_devinfo;      // ibv_devinfo -v
+};
+
+/// HostFacts for `host`. Ports come in receptacle order, one per Thunderbolt bus with a
+/// receptacle number; `interfaces` holds every other ifconfig interface (bridge0, en0, dock
+/// NICs). A missing RDMA tool (rdma_ctl, ibv_devices, ibv_devinfo: an older macOS) gives
+/// RdmaState::kUnsupported and no devices, not an error.
+/// Errors (kCheckFailed; the message starts with the host and names the command): a required
+/// command (sw_vers, sysctl, system_profiler, networksetup, ifconfig) missing or failing, or
+/// any output its parser rejects.
+util::Result<HostFacts> assemble_macos_facts(std::string_view host, const MacosOutputs& outputs);
+
+}  // namespace cc::discovery
