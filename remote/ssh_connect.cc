@@ -1,5 +1,6 @@
 // SshExecutor: opening a session (config, TCP + handshake, host key check, authentication).
 #include <cerrno>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -9,6 +10,7 @@
 #include <poll.h>
 
 #include "remote/ssh_session.h"
+#include "util/atomic_file.h"
 #include "util/interrupt.h"
 
 namespace cc::remote {
@@ -66,6 +68,41 @@ std::string describe_target(ssh_session s) {
   ssh_options_get_port(s, &port);
   std::string user = option(s, SSH_OPTIONS_USER);
   return fmt::format("{}{}{}:{}", user, user.empty() ? "" : "@", option(s, SSH_OPTIONS_HOST), port);
+}
+
+// Adds the server's key to known_hosts as one atomic replacement of the file (libssh's own
+// ssh_session_update_known_hosts appends in place). Fan-out threads may accept keys at the same
+// time, so the read-modify-write is serialised within the process.
+util::Status record_host_key(ssh_session s, const std::string& known_file) {
+  namespace fs = std::filesystem;
+  if (known_file.empty() || known_file.find_first_of("%~") != std::string::npos) {
+    // Not an expanded path: let libssh resolve and append it.
+    if (ssh_session_update_known_hosts(s) == SSH_OK) return {};
+    return util::error(ExitCode::kUnreachable, ssh_get_error(s));
+  }
+  char* entry = nullptr;
+  if (ssh_session_export_known_hosts_entry(s, &entry) != SSH_OK || entry == nullptr) {
+    return util::error(ExitCode::kUnreachable, ssh_get_error(s));
+  }
+  std::string line = entry;
+  ssh_string_free_char(entry);
+  if (line.empty() || line.back() != '\n') line += '\n';
+
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  std::error_code ec;
+  fs::path path = known_file;
+  if (fs::is_symlink(path, ec)) path = fs::canonical(path, ec);  // replace the target, not the link
+  std::string text;
+  unsigned mode = 0644;  // as ssh creates ~/.ssh/known_hosts
+  if (fs::exists(path, ec)) {
+    auto old = util::read_file(path);
+    if (!old) return old.error();
+    text = std::move(*old);
+    mode = static_cast<unsigned>(fs::status(path, ec).permissions() & fs::perms::mask);
+  }
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  return util::write_file_atomic(path, text + line, mode);
 }
 
 // What to check when the TCP connection or the handshake failed.
@@ -186,10 +223,10 @@ util::Status SshExecutor::connect() {
                                 "--accept-new-host-keys to record it",
                                 name, key.type, key.fingerprint, known_file));
       }
-      if (ssh_session_update_known_hosts(s) != SSH_OK) {
+      if (auto st = record_host_key(s, known_file); !st) {
         return fail(ExitCode::kUnreachable,
                     fmt::format("cannot record the host key of {} in {}: {}", name, known_file,
-                                ssh_get_error(s)));
+                                st.error().message));
       }
       break;
     case SSH_KNOWN_HOSTS_CHANGED:

@@ -117,6 +117,34 @@ TEST_CASE("ssh: an unknown host key is refused with its fingerprint, then accept
   }
 }
 
+TEST_CASE("ssh: 8 hosts accepting new keys at once all land in one known_hosts, mode kept") {
+  Lab lab;
+  TempDir tmp;
+  const fs::path known = tmp.path / "known_hosts";
+  REQUIRE(cc::util::write_file_atomic(known, "# operator's own comment\n", 0600).ok());
+  auto o = lab.options();
+  o.known_hosts = known;
+  o.accept_new_host_keys = true;
+  std::vector<std::unique_ptr<cc::remote::SshExecutor>> hosts;
+  std::vector<cc::remote::Executor*> ptrs;
+  for (size_t i = 0; i < 8; ++i) {
+    hosts.push_back(lab.host(i, o));
+    ptrs.push_back(hosts.back().get());
+  }
+  auto outcomes = cc::remote::fan_out(ptrs, {{"true"}}, {}, {});
+  for (const auto& out : outcomes) {
+    CHECK_MESSAGE(out.result.ok(), out.host);
+  }
+  auto text = cc::util::read_file(known);
+  REQUIRE(text.ok());
+  CHECK(text->rfind("# operator's own comment\n", 0) == 0);
+  for (const auto& line : known_lines(lab)) {
+    CHECK_MESSAGE(text->find(words(line)[2]) != std::string::npos, line);  // each host's key
+  }
+  CHECK((fs::status(known).permissions() & fs::perms::mask) ==
+        (fs::perms::owner_read | fs::perms::owner_write));
+}
+
 TEST_CASE("ssh: a changed host key is always refused and known_hosts is left alone") {
   Lab lab;
   TempDir tmp;
