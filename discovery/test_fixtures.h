@@ -2,23 +2,21 @@
 // definition of the unit-test binary). Included by discovery/*_test.cc only.
 #pragma once
 
-#include <fstream>
-#include <sstream>
 #include <string>
+#include <utility>
 
 #include <doctest/doctest.h>
+
+#include "util/atomic_file.h"
 
 namespace cc::discovery::testing {
 
 /// The bytes of tests/data/fixtures/REL ("macos/pair-b.ibv_devinfo.txt"); fails the test
 /// case when the file cannot be read.
 inline std::string fixture(const std::string& rel) {
-  std::string path = std::string(CLUSTERCTL_TEST_DATA) + "/fixtures/" + rel;
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "cannot read fixture " << path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto text = util::read_file(std::string(CLUSTERCTL_TEST_DATA) + "/fixtures/" + rel);
+  REQUIRE_MESSAGE(text.ok(), (text.ok() ? "" : text.error().message));
+  return std::move(*text);
 }
 
 }  // namespace cc::discovery::testing
