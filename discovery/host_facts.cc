@@ -1,53 +1,18 @@
 #include "discovery/host_facts.h"
 
-#include <stdexcept>
-#include <utility>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "discovery/json_fields.h"
 #include "discovery/json_util.h"
 
 namespace cc::discovery {
 
 using nlohmann::json;
 
-namespace {
-
-// A field that has the right JSON type but a value outside its domain (an enum string).
-struct BadField : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-template <class T>
-json opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-// Reads j[key] into out when present and not null. Errors throw BadField naming the path of
-// the field ("ports.interface.mtu: ...").
-template <class T>
-void read(const json& j, const char* key, T& out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return;
-  try {
-    out = it->template get<T>();
-  } catch (const json::exception& e) {
-    throw BadField(fmt::format("{}: {}", key, json_error_text(e)));
-  } catch (const BadField& e) {
-    throw BadField(fmt::format("{}.{}", key, e.what()));
-  }
-}
-template <class T>
-void read(const json& j, const char* key, std::optional<T>& out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return;
-  T v{};
-  read(j, key, v);
-  out = std::move(v);
-}
-
-}  // namespace
+using detail::BadField;
+using detail::opt;
+using detail::read;
 
 const char* to_string(RdmaState s) {
   switch (s) {
@@ -79,7 +44,7 @@ void from_json(const json& j, OsInfo& v) {
 void to_json(json& j, const NetInterface& v) {
   j = json{{"name", v.name},      {"mac", v.mac},   {"up", v.up},     {"running", v.running},
            {"mtu", v.mtu},        {"ipv4", v.ipv4}, {"ipv6", v.ipv6}, {"bridge", opt(v.bridge)},
-           {"members", v.members}};
+           {"members", v.members}, {"kind", v.kind}};
 }
 void from_json(const json& j, NetInterface& v) {
   read(j, "name", v.name);
@@ -91,6 +56,7 @@ void from_json(const json& j, NetInterface& v) {
   read(j, "ipv6", v.ipv6);
   read(j, "bridge", v.bridge);
   read(j, "members", v.members);
+  read(j, "kind", v.kind);
 }
 
 void to_json(json& j, const Peer& v) {

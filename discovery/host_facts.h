@@ -53,6 +53,8 @@ struct NetInterface {
   std::vector<std::string> ipv6;  // without prefix length or %scope: "fe80::1021:1bac:fe1:b5e3"
   std::optional<std::string> bridge;  // the bridge this interface is a member of ("bridge0")
   std::vector<std::string> members;   // for a bridge: its member interfaces, natural order
+  std::string kind;  // Linux link kind from `ip -d` linkinfo ("veth", "bridge", "vlan");
+                     // "" for a physical interface and on macOS
 };
 
 /// What is at the other end of a Thunderbolt cable.

@@ -1,0 +1,102 @@
+// The cluster state: what `clusterctl discover` found, written by `discover -o cluster.json`
+// and read by every later command (verify-mesh, network, hostfile, launch, health). It holds
+// each host's facts (host_facts.h), the cables merged from the two independent sources, and the
+// hosts that could not be probed. It is built only from what the hosts report, never from a
+// lab's own records.
+//
+// JSON shape (schema "clusterctl.cluster/1"; field names are stable):
+//   {"schema": "clusterctl.cluster/1", "created_at": "2026-11-30T18:00:00Z",
+//    "hosts": [HostFacts, ...],                     // in the operator's order
+//    "cables": [{"a": {"host": "h1", "interface": "tb1", "receptacle": null,
+//                      "rdma_device": null},
+//                "b": {"host": "h2", "interface": "tb1", "receptacle": null,
+//                      "rdma_device": null},
+//                "link_speed_gbps": 0, "generation": 0,
+//                "sources": ["neighbour"],           // "thunderbolt", "neighbour"
+//                "seen_from_a": true, "seen_from_b": true}, ...],
+//    "problems": [{"host": "h3", "exit_code": 3, "message": "h3: ..."}]}
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "discovery/host_facts.h"
+#include "util/result.h"
+
+namespace cc::discovery {
+
+inline constexpr const char* kClusterSchema = "clusterctl.cluster/1";
+
+/// One end of a cable: a host and one of its ports (HostFacts::ports), named by interface
+/// and, on a Mac, by receptacle number.
+struct CableEnd {
+  std::string host;
+  std::string interface;                   // "en6", "tb2", "thunderbolt0"; "" if unknown
+  std::optional<int> receptacle;           // Thunderbolt receptacle (macOS); nullopt on Linux
+  std::optional<std::string> rdma_device;  // "rdma_en6", "rxe_tb1" when the port has one
+  friend bool operator==(const CableEnd&, const CableEnd&) = default;
+};
+
+/// How a cable was seen.
+enum class CableSource {
+  kThunderbolt,  // a port's depth-1 peer names the domain UUID of another host's port
+  kNeighbour,    // IPv6 all-nodes multicast on a port answered from another host's port
+};
+
+struct Cable {
+  CableEnd a;               // a < b: hosts in cluster order, then port order
+  CableEnd b;
+  int link_speed_gbps = 0;  // per direction; 0 = unknown (a lab veth, Linux without sysfs)
+  int generation = 0;       // Thunderbolt generation of the link; 0 = unknown
+  std::vector<CableSource> sources;  // sorted, no duplicates, never empty
+  bool seen_from_a = false;          // a's own probe reported the cable
+  bool seen_from_b = false;
+};
+
+/// A host that was not probed (unreachable: exit_code 3) or whose probe failed (1).
+struct HostProblem {
+  std::string host;
+  int exit_code = 1;
+  std::string message;  // starts with the host, says what to do
+};
+
+struct ClusterState {
+  std::string created_at;       // ISO 8601 UTC, second precision
+  std::vector<HostFacts> hosts;  // the operator's order (inventory / --hosts / hostfile)
+  std::vector<Cable> cables;     // sorted by (a.host index, a port, b.host index, b port)
+  std::vector<HostProblem> problems;
+
+  /// The host's facts, or nullptr.
+  const HostFacts* find_host(const std::string& name) const;
+};
+
+const char* to_string(CableSource s);  // "thunderbolt", "neighbour"
+
+/// "receptacle 2 (en6)" on a Mac, "tb4" on Linux, "receptacle 3" when no interface is known.
+std::string port_label(const CableEnd& end);
+/// "h2 receptacle 2 (en6)".
+std::string end_label(const CableEnd& end);
+/// The end for `port` of `host` (interface, receptacle and RDMA device copied).
+CableEnd end_of(const HostFacts& host, const Port& port);
+
+void to_json(nlohmann::json& j, const CableEnd& v);
+void to_json(nlohmann::json& j, const Cable& v);
+void to_json(nlohmann::json& j, const HostProblem& v);
+void to_json(nlohmann::json& j, const ClusterState& v);
+
+/// The state back from its JSON. Errors (kUsage): another schema, a wrong field type, an
+/// unknown source; the message names the field.
+util::Result<ClusterState> cluster_state_from_json(const nlohmann::json& j);
+
+/// Reads a cluster state file. Errors (kUsage): unreadable file, invalid JSON (with line and
+/// column), the errors above; every message starts with the path and says how to make one
+/// (`clusterctl discover -o FILE`).
+util::Result<ClusterState> load_cluster_state(const std::string& path);
+
+/// Writes the state atomically (util::write_file_atomic), pretty-printed, with a final newline.
+util::Status save_cluster_state(const ClusterState& state, const std::string& path);
+
+}  // namespace cc::discovery
