@@ -23,15 +23,17 @@ struct ClusterSource {
   std::string hosts;       // --hosts a,b | all
   std::string hostfile;    // --hostfile MLX.json
   std::string from_dir;    // --from DIR
+  double timeout_s = 60;   // --timeout: per round trip and host
+  std::string collect_dir;  // `collect -o DIR`: keep every raw output there
 };
 
-/// Adds [CLUSTER_JSON] (when `positional`), --hosts, --hostfile and --from to `cmd`.
+/// Adds [CLUSTER_JSON] (when `positional`), --hosts, --hostfile, --from and --timeout to `cmd`.
 void add_cluster_source_options(CLI::App* cmd, ClusterSource& src, bool positional);
 
 /// The cluster state: loaded from the file, or discovered (live or from the bundle) with a
 /// progress line on a TTY. Errors: kUsage for conflicting or bad options and unreadable files
-/// (the message names the file); kUnreachable when no host at all could be probed. Hosts that
-/// failed are in ClusterState::problems, not errors.
+/// (the message names the file). Hosts that could not be probed are in ClusterState::problems,
+/// not errors.
 util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
                                                            const ClusterSource& src);
 

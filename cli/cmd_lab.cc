@@ -29,6 +29,7 @@ struct LabOptions {
   std::string topology = "mesh";
   std::vector<std::string> omit;
   std::vector<std::string> extra;
+  int receptacles = 0;
   bool json = false;
 };
 
@@ -79,7 +80,8 @@ ExitCode run_up(const LabOptions& o, Context& ctx) {
   const std::string name = lab_name(o, ctx);
   lab::UpOptions up;
   up.name = name;
-  up.topology = {o.hosts, o.hosts_option->count() > 0, o.topology, o.omit, o.extra};
+  up.topology = {o.hosts, o.hosts_option->count() > 0, o.topology, o.omit, o.extra,
+                 o.receptacles};
   up.dir = o.dir;
   util::ProgressLine line(ctx.style);
   auto start = std::chrono::steady_clock::now();
@@ -147,7 +149,8 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
                        {"namespace_present", h.netns_present},
                        {"sshd", h.sshd_running ? "running" : "down"},
                        {"sshd_pid", h.sshd_pid},
-                       {"ports", p}});
+                       {"ports", p},
+                       {"free_ports", h.host.free_ports}});
     }
     Json out = {{"name", status->lab.name},     {"state", status->lab.state},
                 {"dir", status->dir.string()},  {"topology", status->lab.topology},
@@ -167,6 +170,7 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
     for (const auto& pp : ports[h.host.name]) {
       p.push_back(fmt::format("{}>{}:{}", pp.port, pp.peer, pp.peer_port));
     }
+    for (const auto& free : h.host.free_ports) p.push_back(fmt::format("{}>free", free));
     // Pad before colouring: escape codes have no width.
     std::string padded = fmt::format("{:<16}", sshd);
     fmt::print("{:<5} {:<22} {:<15} {} {}\n", h.host.name, h.host.netns, h.host.address,
@@ -207,6 +211,10 @@ void add_lab_command(CLI::App& app, Context& ctx) {
   up->add_option("--extra", opts->extra,
                  "Add one cable hA-hB, a second parallel one if it exists (repeatable)")
       ->type_name("hA-hB");
+  up->add_option("--receptacles", opts->receptacles,
+                 "Ports per host (default: hosts - 1, enough for a full mesh); ports without a "
+                 "cable are free: up, no carrier")
+      ->check(CLI::Range(1, 64));
   up->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_up(*opts, ctx); }; });
 
   CLI::App* down = lab->add_subcommand(

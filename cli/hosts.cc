@@ -1,12 +1,12 @@
 #include "cli/hosts.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
 
+#include "discovery/natural_sort.h"
 #include "remote/local_executor.h"
 #include "remote/replay_executor.h"
 #include "remote/ssh_executor.h"
@@ -17,39 +17,13 @@ namespace {
 
 using util::ExitCode;
 
-// h2 < h10: digit runs compare by value.
-bool natural_less(const std::string& a, const std::string& b) {
-  size_t i = 0, j = 0;
-  auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
-  while (i < a.size() && j < b.size()) {
-    if (digit(a[i]) && digit(b[j])) {
-      size_t i2 = i, j2 = j;
-      while (i2 < a.size() && digit(a[i2])) ++i2;
-      while (j2 < b.size() && digit(b[j2])) ++j2;
-      std::string_view na = std::string_view(a).substr(i, i2 - i);
-      std::string_view nb = std::string_view(b).substr(j, j2 - j);
-      while (na.size() > 1 && na.front() == '0') na.remove_prefix(1);
-      while (nb.size() > 1 && nb.front() == '0') nb.remove_prefix(1);
-      if (na.size() != nb.size()) return na.size() < nb.size();
-      if (na != nb) return na < nb;
-      i = i2;
-      j = j2;
-    } else {
-      if (a[i] != b[j]) return a[i] < b[j];
-      ++i;
-      ++j;
-    }
-  }
-  return a.size() - i < b.size() - j;
-}
-
 std::vector<std::string> subdirectories(const std::filesystem::path& dir) {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
     if (e.is_directory(ec)) names.push_back(e.path().filename().string());
   }
-  std::sort(names.begin(), names.end(), natural_less);
+  discovery::natural_sort(names);
   return names;
 }
 

@@ -76,6 +76,8 @@ int run(int argc, char** argv) {
       ->check(cc::cli::seconds_validator());
 
   cc::cli::add_exec_command(app, ctx);
+  cc::cli::add_verify_mesh_command(app, ctx);
+  cc::cli::add_discover_command(app, ctx);
   cc::cli::add_lab_command(app, ctx);  // cmd_lab.cc on Linux, cmd_lab_other.cc elsewhere
 
   try {

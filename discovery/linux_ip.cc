@@ -32,6 +32,11 @@ util::Result<std::vector<NetInterface>> parse_ip(std::string_view command, std::
     }
     ifc.mtu = get_int(e, "mtu").value_or(0);
     ifc.bridge = get_string(e, "master");
+    if (const json* info = get_object(e, "linkinfo")) {
+      ifc.kind = get_string(*info, "info_kind").value_or("");
+    } else if (get_string(e, "link_type") == "loopback") {
+      ifc.kind = "loopback";
+    }
     if (const json* addrs = get_array(e, "addr_info")) {
       for (const json& a : *addrs) {
         auto family = get_string(a, "family");
@@ -54,8 +59,9 @@ util::Result<std::vector<NetInterface>> parse_ip(std::string_view command, std::
 
 }  // namespace
 
-util::Result<std::vector<NetInterface>> parse_ip_addr(std::string_view out) {
-  return parse_ip(kIpAddrCommand, out);
+util::Result<std::vector<NetInterface>> parse_ip_addr(std::string_view out,
+                                                      std::string_view command) {
+  return parse_ip(command, out);
 }
 
 util::Result<std::vector<NetInterface>> parse_ip_link(std::string_view out) {

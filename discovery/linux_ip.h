@@ -23,7 +23,11 @@ inline constexpr std::string_view kIpLinkCommand = "ip -j link";
 /// (flag LOWER_UP), mtu, IPv4/IPv6 addresses (addr only), bridge ("master"), members.
 /// Elements without "ifname" are skipped. Errors (parse_error naming the command): empty
 /// output, invalid JSON, not an array.
-util::Result<std::vector<NetInterface>> parse_ip_addr(std::string_view out);
+/// With `-d` (`ip -j -d addr`), kind is linkinfo's info_kind ("veth", "bridge"); without
+/// linkinfo, kind is "loopback" for link_type loopback and "" otherwise. `command` names the
+/// command line in error messages.
+util::Result<std::vector<NetInterface>> parse_ip_addr(std::string_view out,
+                                                      std::string_view command = kIpAddrCommand);
 util::Result<std::vector<NetInterface>> parse_ip_link(std::string_view out);
 
 }  // namespace cc::discovery

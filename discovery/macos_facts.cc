@@ -16,37 +16,6 @@
 
 namespace cc::discovery {
 
-namespace {
-
-util::Error for_host(std::string_view host, const util::Error& e) {
-  return util::error(e.code, fmt::format("{}: {}", host, e.message));
-}
-
-// A required command that did not run is an error naming it; nullopt when it ran.
-std::optional<util::Error> check_ran(std::string_view command, const RawOutput& r) {
-  switch (classify_command(r.exit_status, r.err)) {
-    case CommandOutcome::kRan:
-      return std::nullopt;
-    case CommandOutcome::kMissing:
-      return parse_error(command, "command not found on this host");
-    case CommandOutcome::kFailed:
-      break;
-  }
-  return parse_error(command,
-                     fmt::format("exit status {}: {}", r.exit_status, excerpt(trim(r.err), 200)));
-}
-
-// Parses the output of a command that must have run; errors name the host and the command.
-template <class Parser>
-auto parse_required(std::string_view host, std::string_view command, const RawOutput& raw,
-                    Parser parser) -> decltype(parser(raw.out)) {
-  if (auto failed = check_ran(command, raw)) return for_host(host, *failed);
-  auto r = parser(raw.out);
-  if (!r) return for_host(host, r.error());
-  return r;
-}
-
-}  // namespace
 
 util::Result<HostFacts> assemble_macos_facts(std::string_view host, const MacosOutputs& o) {
   HostFacts f;
@@ -76,7 +45,7 @@ util::Result<HostFacts> assemble_macos_facts(std::string_view host, const MacosO
       f.rdma.state = RdmaState::kUnsupported;
       break;
     case CommandOutcome::kFailed:
-      return for_host(host, *check_ran(kRdmaCtlCommand, o.rdma_ctl));
+      return for_host(host, check_ran(kRdmaCtlCommand, o.rdma_ctl).error());
     case CommandOutcome::kRan: {
       auto state = parse_rdma_ctl_status(o.rdma_ctl.out);
       if (!state) return for_host(host, state.error());

@@ -9,17 +9,12 @@
 #include <string>
 #include <string_view>
 
+#include "discovery/command_outcome.h"
 #include "discovery/host_facts.h"
 #include "util/result.h"
 
 namespace cc::discovery {
 
-/// What one command left behind.
-struct RawOutput {
-  std::string out;
-  std::string err;
-  int exit_status = 0;  // 127 = command not found (see command_outcome.h)
-};
 
 /// The outputs of the macOS probe, one per command (command constants in the parser headers).
 struct MacosOutputs {

@@ -78,7 +78,7 @@ TEST_CASE("parsers: truncated and mutated recordings give a value or a named err
       {"macos/pair-b.ibv_devinfo.txt", "`ibv_devinfo", wrap(parse_ibv_devinfo)},
       {"macos/ibv_devinfo-v-gid-table.txt", "`ibv_devinfo", wrap(parse_ibv_devinfo)},
       {"linux/ibv_devinfo-connectx.txt", "`ibv_devinfo", wrap(parse_ibv_devinfo)},
-      {"linux/ip-j-addr.json", "`ip -j addr", wrap(parse_ip_addr)},
+      {"linux/ip-j-addr.json", "`ip -j addr", wrap([](std::string_view t) { return parse_ip_addr(t); })},
       {"linux/ip-j-link.json", "`ip -j link", wrap(parse_ip_link)},
       {"linux/rdma-j-link.json", "`rdma -j link",
        wrap([](const std::string& s) { return parse_rdma_link(s, "", 0); })},

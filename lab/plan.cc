@@ -143,11 +143,24 @@ bool is_lab_link(std::string_view tag, std::string_view ifname) {
   if (ifname.size() <= tag.size() || ifname.substr(0, tag.size()) != tag) return false;
   auto rest = ifname.substr(tag.size());
   if (rest == "br") return true;
-  if (rest.size() < 2 || rest[0] != 'm') return false;
-  int n = 0;
-  auto digits = rest.substr(1);
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  return ec == std::errc() && ptr == digits.data() + digits.size() && digits[0] != '0' && n >= 1;
+  // A positive decimal without leading zeros, consuming all of `digits`.
+  auto number = [](std::string_view digits) {
+    int n = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    return !digits.empty() && ec == std::errc() && ptr == digits.data() + digits.size() &&
+           digits[0] != '0' && n >= 1;
+  };
+  if (rest.size() >= 2 && rest[0] == 'm') return number(rest.substr(1));
+  if (rest.size() >= 4 && rest[0] == 's') {
+    auto p = rest.find('p');
+    return p != std::string_view::npos && number(rest.substr(1, p - 1)) &&
+           number(rest.substr(p + 1));
+  }
+  return false;
+}
+
+std::string free_port_link_name(std::string_view tag, int host, int port) {
+  return fmt::format("{}s{}p{}", tag, host, port);
 }
 
 std::string port_name(int receptacle) {
@@ -222,10 +235,17 @@ util::Result<LabPlan> make_plan(std::string_view name, const Topology& topology,
     ++ports[c.a.host];
     ++ports[c.b.host];
   }
+  const int wanted = topology.receptacles > 0 ? topology.receptacles : topology.hosts - 1;
   for (int i = 1; i <= topology.hosts; ++i) {
+    if (topology.receptacles > 0 && ports[i] > topology.receptacles) {
+      return util::error(ExitCode::kUsage,
+                         fmt::format("--receptacles {}: h{} has {} cables; give at least {}",
+                                     topology.receptacles, i, ports[i], ports[i]));
+    }
     plan.hosts.push_back(HostPlan{fmt::format("h{}", i), netns_name(name, i),
                                   format_ipv4(plan.subnet.address + static_cast<std::uint32_t>(i)),
-                                  mgmt_link_name(plan.tag, i), lab_mac(plan.tag, i, 0), ports[i]});
+                                  mgmt_link_name(plan.tag, i), lab_mac(plan.tag, i, 0), ports[i],
+                                  std::max(ports[i], wanted)});
   }
   return plan;
 }
@@ -248,7 +268,23 @@ std::string root_batch(const LabPlan& plan) {
     add_line(s, "link add {} address {} netns {} type veth peer name {} address {} netns {}",
              port_name(c.a.port), c.a.mac, a.netns, port_name(c.b.port), c.b.mac, b.netns);
   }
+  for (size_t i = 0; i < plan.hosts.size(); ++i) {
+    const auto& h = plan.hosts[i];
+    int host = static_cast<int>(i) + 1;
+    for (int p = h.ports + 1; p <= h.receptacles; ++p) {
+      add_line(s, "link add {} address {} netns {} type veth peer name {}", port_name(p),
+               lab_mac(plan.tag, host, p), h.netns, free_port_link_name(plan.tag, host, p));
+    }
+  }
   return s;
+}
+
+std::vector<std::string> dad_off_command(const LabPlan& /*plan*/, const HostPlan& host) {
+  std::vector<std::string> argv{"ip", "netns", "exec", host.netns, "sysctl", "-q", "-w"};
+  std::vector<std::string> names{"all", "default", std::string(kMgmtInterface)};
+  for (int p = 1; p <= host.receptacles; ++p) names.push_back(port_name(p));
+  for (const auto& n : names) argv.push_back(fmt::format("net.ipv6.conf.{}.accept_dad=0", n));
+  return argv;
 }
 
 std::string host_batch(const LabPlan& plan, const HostPlan& host) {
@@ -256,7 +292,7 @@ std::string host_batch(const LabPlan& plan, const HostPlan& host) {
   add_line(s, "link set lo up");
   add_line(s, "addr add {}/{} dev {}", host.address, plan.subnet.length, kMgmtInterface);
   add_line(s, "link set {} up", kMgmtInterface);
-  for (int p = 1; p <= host.ports; ++p) add_line(s, "link set {} up", port_name(p));
+  for (int p = 1; p <= host.receptacles; ++p) add_line(s, "link set {} up", port_name(p));
   return s;
 }
 

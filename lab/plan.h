@@ -60,7 +60,11 @@ std::string netns_name(std::string_view name, int host);
 std::string bridge_name(std::string_view tag);
 /// "TAGmN": the root-namespace end of host N's management veth.
 std::string mgmt_link_name(std::string_view tag, int host);
-/// True for the names bridge_name(tag) and mgmt_link_name(tag, N): how `lab down` recognises
+/// "TAGsHpP": the root-namespace end, never up, of host H's free port P (what makes tbP an
+/// unplugged receptacle: up, no carrier).
+std::string free_port_link_name(std::string_view tag, int host, int port);
+/// True for the names bridge_name(tag), mgmt_link_name(tag, N) and free_port_link_name(tag, H,
+/// P): how `lab down` recognises
 /// the lab's root-namespace interfaces when its records are gone.
 bool is_lab_link(std::string_view tag, std::string_view ifname);
 /// "tbK" for receptacle K (1-based).
@@ -102,7 +106,8 @@ struct HostPlan {
   std::string address;    // management IPv4 address, e.g. "10.7.9.1"
   std::string mgmt_link;  // root-namespace end of the management veth, "TAGm1"
   std::string mgmt_mac;   // MAC of en0
-  int ports = 0;          // number of cable ports: tb1 .. tb<ports>
+  int ports = 0;          // number of cabled ports: tb1 .. tb<ports>
+  int receptacles = 0;    // every port: tb<ports+1> .. tb<receptacles> are free (no cable)
 };
 
 /// Everything `lab up` is going to create.
@@ -118,6 +123,10 @@ struct LabPlan {
 };
 
 /// Builds the plan. The name must be valid (validate_lab_name); `topology.hosts` in 1..16.
+/// Receptacles: each host gets topology.receptacles ports (default: hosts - 1, like a Mac with
+/// enough Thunderbolt 5 ports for a full mesh), and never fewer than its cables; the free ones
+/// are unplugged ports: up, without carrier. Errors (kUsage): receptacles fewer than a host's
+/// cables (the message names the host).
 util::Result<LabPlan> make_plan(std::string_view name, const Topology& topology,
                                 const std::vector<Ipv4Prefix>& used);
 
@@ -125,6 +134,10 @@ util::Result<LabPlan> make_plan(std::string_view name, const Topology& topology,
 /// (with its address, up, its alias naming the lab), the management veths (root end on the
 /// bridge, up) and one veth per cable, each end created directly in its host's namespace.
 std::string root_batch(const LabPlan& plan);
+
+/// `ip netns exec NETNS sysctl -q -w ...accept_dad=0` for all, default, en0 and every port of
+/// `host`: run before the links come up, so IPv6 link-local addresses are never tentative.
+std::vector<std::string> dad_off_command(const LabPlan& plan, const HostPlan& host);
 
 /// The `ip -n NETNS -batch` script for one host: lo up, en0's address, en0 and every tbK up.
 std::string host_batch(const LabPlan& plan, const HostPlan& host);

@@ -179,3 +179,33 @@ TEST_CASE("plan: ip batch scripts") {
   CHECK(host_batch(*plan, plan->hosts[1]) == "link set lo up\naddr add " + plan->hosts[1].address +
                                                  "/24 dev en0\nlink set en0 up\nlink set tb1 up\n");
 }
+
+TEST_CASE("plan: free receptacles make every host mesh-capable unless --receptacles says less") {
+  auto cables = mesh_cables(5);
+  cables.erase(std::find(cables.begin(), cables.end(), CablePair{2, 4}));  // --omit h2-h4
+  auto plan = make_plan("t", Topology{5, "mesh", cables}, {});
+  REQUIRE(plan.ok());
+  CHECK(plan->hosts[0].ports == 4);
+  CHECK(plan->hosts[0].receptacles == 4);
+  CHECK(plan->hosts[1].ports == 3);  // h2: tb1>h1 tb2>h3 tb3>h5, tb4 free
+  CHECK(plan->hosts[1].receptacles == 4);
+  CHECK(ports_of(*plan, 2) == std::vector<std::string>{"tb1>h1", "tb2>h3", "tb3>h5"});
+  std::string root = root_batch(*plan);
+  const std::string& tag = plan->tag;
+  CHECK(root.find("link add tb4 address " + lab_mac(tag, 2, 4) +
+                  " netns cc-t-h2 type veth peer name " + tag + "s2p4\n") != std::string::npos);
+  CHECK(root.find(tag + "s1p") == std::string::npos);  // h1 has no free port
+  CHECK(host_batch(*plan, plan->hosts[1]).find("link set tb4 up\n") != std::string::npos);
+  CHECK(is_lab_link(tag, tag + "s2p4"));
+  CHECK(is_lab_link(tag, tag + "s12p10"));
+  CHECK_FALSE(is_lab_link(tag, tag + "s2"));
+  CHECK_FALSE(is_lab_link(tag, tag + "s0p1"));
+  CHECK_FALSE(is_lab_link(tag, tag + "sp1"));
+
+  auto ring = make_plan("t", Topology{4, "ring", ring_cables(4), 2}, {});
+  REQUIRE(ring.ok());
+  for (const auto& h : ring->hosts) CHECK(h.receptacles == 2);
+  auto too_few = make_plan("t", Topology{4, "mesh", mesh_cables(4), 2}, {});
+  REQUIRE_FALSE(too_few.ok());
+  CHECK(too_few.error().message == "--receptacles 2: h1 has 3 cables; give at least 3");
+}

@@ -33,7 +33,8 @@ struct HostRecord {
   std::string mgmt_mac;
   std::string mgmt_link;
   int sshd_pid = 0;
-  std::vector<std::string> ports;
+  std::vector<std::string> ports;       // cabled ports, receptacle order
+  std::vector<std::string> free_ports;  // ports without a cable (up, no carrier)
 };
 
 struct PortRecord {

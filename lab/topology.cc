@@ -160,6 +160,7 @@ util::Result<Topology> resolve_topology(const TopologyRequest& request) {
     if (!parsed) return parsed.error();
     topo = std::move(*parsed);
   }
+  topo.receptacles = request.receptacles;
   for (const auto& text : request.omit) {
     auto pair = parse_cable_pair(text, topo.hosts);
     if (!pair) return usage(fmt::format("--omit {}: {}", text, pair.error().message));

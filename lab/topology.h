@@ -39,6 +39,7 @@ struct TopologyRequest {
   std::string topology = "mesh";   // "mesh", "ring" or the path of a YAML file
   std::vector<std::string> omit;   // "hA-hB": remove one such cable (either direction)
   std::vector<std::string> extra;  // "hA-hB": add one cable (parallel cables allowed)
+  int receptacles = 0;             // ports per host; 0: enough for a full mesh (hosts - 1)
 };
 
 /// The resolved cable list of a lab.
@@ -46,6 +47,7 @@ struct Topology {
   int hosts = 0;
   std::string kind;  // "mesh", "ring" or "file:PATH"
   std::vector<CablePair> cables;
+  int receptacles = 0;  // ports per host (TopologyRequest::receptacles); 0 = hosts - 1
 };
 
 /// "h7" -> 7 when 1 <= 7 <= hosts. Errors (kUsage) say which names are valid.

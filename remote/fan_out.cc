@@ -12,9 +12,10 @@
 
 namespace cc::remote {
 
-std::string fan_out_progress(size_t done, size_t total, const std::vector<std::string>& waiting) {
+std::string fan_out_progress(std::string_view label, size_t done, size_t total,
+                             const std::vector<std::string>& waiting) {
   constexpr size_t kNamesShown = 4;
-  std::string text = fmt::format("exec: {}/{} done", done, total);
+  std::string text = fmt::format("{}: {}/{} done", label, done, total);
   if (waiting.empty()) return text;
   text += ", waiting for ";
   for (size_t i = 0; i < waiting.size() && i < kNamesShown; ++i) {
@@ -25,40 +26,36 @@ std::string fan_out_progress(size_t done, size_t total, const std::vector<std::s
   return text;
 }
 
-std::vector<HostOutcome> fan_out(std::span<Executor* const> executors, const Command& cmd,
-                                 const RunOptions& opts, const util::OutputStyle& style) {
+void for_each_host(std::span<Executor* const> executors, std::string_view label,
+                   const std::function<void(size_t)>& work, const util::OutputStyle& style) {
   const size_t n = executors.size();
-  std::vector<std::optional<util::Result<CommandResult>>> results(n);
+  std::vector<bool> finished(n, false);
   std::vector<std::exception_ptr> failures(n);
   std::mutex mu;
   std::condition_variable cv;
   size_t done = 0;
 
+  auto run_one = [&](size_t i) {
+    std::exception_ptr failure;
+    try {
+      work(i);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    finished[i] = true;
+    failures[i] = failure;
+    ++done;
+    cv.notify_all();
+  };
+
   std::vector<std::thread> threads;
   threads.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    auto work = [&, i] {
-      std::optional<util::Result<CommandResult>> r;
-      std::exception_ptr failure;
-      try {
-        r.emplace(executors[i]->run(cmd, opts));
-      } catch (...) {
-        failure = std::current_exception();
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      results[i] = std::move(r);
-      failures[i] = failure;
-      ++done;
-      cv.notify_all();
-    };
     try {
-      threads.emplace_back(work);
-    } catch (const std::system_error& e) {  // out of threads: this host fails, others go on
-      std::lock_guard<std::mutex> lock(mu);
-      results[i].emplace(util::error(util::ExitCode::kUnreachable,
-                                     fmt::format("{}: cannot start a thread to reach it: {}",
-                                                 executors[i]->host(), e.what())));
-      ++done;
+      threads.emplace_back(run_one, i);
+    } catch (const std::system_error&) {  // out of threads: this host's work runs here
+      run_one(i);
     }
   }
 
@@ -69,9 +66,9 @@ std::vector<HostOutcome> fan_out(std::span<Executor* const> executors, const Com
     while (done < n) {
       std::vector<std::string> waiting;
       for (size_t i = 0; i < n; ++i) {
-        if (!results[i] && !failures[i]) waiting.push_back(executors[i]->host());
+        if (!finished[i]) waiting.push_back(executors[i]->host());
       }
-      std::string text = fan_out_progress(done, n, waiting);
+      std::string text = fan_out_progress(label, done, n, waiting);
       if (text != shown) progress.update(text);  // redraw only what changed
       shown = std::move(text);
       cv.wait_for(lock, std::chrono::milliseconds(200));
@@ -81,10 +78,17 @@ std::vector<HostOutcome> fan_out(std::span<Executor* const> executors, const Com
   for (auto& f : failures) {
     if (f) std::rethrow_exception(f);
   }
+}
 
+std::vector<HostOutcome> fan_out(std::span<Executor* const> executors, const Command& cmd,
+                                 const RunOptions& opts, const util::OutputStyle& style) {
+  std::vector<std::optional<util::Result<CommandResult>>> results(executors.size());
+  for_each_host(
+      executors, "exec", [&](size_t i) { results[i].emplace(executors[i]->run(cmd, opts)); },
+      style);
   std::vector<HostOutcome> outcomes;
-  outcomes.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
+  outcomes.reserve(executors.size());
+  for (size_t i = 0; i < executors.size(); ++i) {
     outcomes.push_back(HostOutcome{executors[i]->host(), std::move(*results[i])});
   }
   return outcomes;

@@ -1,7 +1,9 @@
 // Running one command on many hosts at once.
 #pragma once
 
+#include <functional>
 #include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -26,8 +28,17 @@ struct HostOutcome {
 std::vector<HostOutcome> fan_out(std::span<Executor* const> executors, const Command& cmd,
                                  const RunOptions& opts, const util::OutputStyle& style);
 
+/// Runs work(i) for every executor i at once, one thread per executor, and returns when all
+/// have finished; the general form of fan_out() for per-host work of several steps (discovery's
+/// probes). Progress and Ctrl-C as for fan_out(), with `label` leading the progress line. When
+/// no thread can be started, work(i) runs on the calling thread. An exception thrown by work
+/// is re-thrown here after every thread ended.
+void for_each_host(std::span<Executor* const> executors, std::string_view label,
+                   const std::function<void(size_t)>& work, const util::OutputStyle& style);
+
 /// The progress text for `done` of `total` hosts while `waiting` are still running, e.g.
 /// "exec: 5/8 done, waiting for h3, h7"; after four names: "waiting for h1, h2, h3, h4 +5 more".
-std::string fan_out_progress(size_t done, size_t total, const std::vector<std::string>& waiting);
+std::string fan_out_progress(std::string_view label, size_t done, size_t total,
+                             const std::vector<std::string>& waiting);
 
 }  // namespace cc::remote

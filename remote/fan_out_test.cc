@@ -72,8 +72,8 @@ TEST_CASE("fan_out of no hosts is empty") {
 }
 
 TEST_CASE("fan_out_progress names the hosts still running") {
-  CHECK(fan_out_progress(5, 8, {"h3", "h7"}) == "exec: 5/8 done, waiting for h3, h7");
-  CHECK(fan_out_progress(8, 8, {}) == "exec: 8/8 done");
-  CHECK(fan_out_progress(0, 6, {"a", "b", "c", "d", "e", "f"}) ==
+  CHECK(fan_out_progress("exec", 5, 8, {"h3", "h7"}) == "exec: 5/8 done, waiting for h3, h7");
+  CHECK(fan_out_progress("exec", 8, 8, {}) == "exec: 8/8 done");
+  CHECK(fan_out_progress("exec", 0, 6, {"a", "b", "c", "d", "e", "f"}) ==
         "exec: 0/6 done, waiting for a, b, c, d +2 more");
 }

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Compares a lab's live namespaces with its lab.json and with expected port counts.
 
-usage: check_lab.py LAB_JSON [--ports N | --ports h1=N,h2=M,...] [--cables N]
+usage: check_lab.py LAB_JSON [--ports N | --ports h1=N,h2=M,...] [--free N | --free h1=N,...]
+                    [--cables N]
 
 Checks, per host: the namespace has lo, en0 (with the recorded IPv4 address) and exactly the
-recorded tbK ports; each tbK has the recorded MAC and no IPv4 address; the two ends of every
+recorded tbK ports, cabled and free; each tbK has the recorded MAC and no IPv4 address; a free
+port is up without carrier (an unplugged receptacle); the two ends of every
 recorded cable are peers of one veth pair (each end's link_index is the other's ifindex).
 """
 import argparse
@@ -23,20 +25,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("lab_json")
     ap.add_argument("--ports", help="N for every host, or h1=N,h2=M")
+    ap.add_argument("--free", help="free ports: N for every host, or h1=N,h2=M")
     ap.add_argument("--cables", type=int)
     a = ap.parse_args()
     lab = json.load(open(a.lab_json))
     problems = []
     hosts = {h["name"]: h for h in lab["hosts"]}
 
-    if a.ports:
-        if "=" in a.ports:
-            want = {k: int(v) for k, v in (p.split("=") for p in a.ports.split(","))}
+    for option, field in ((a.ports, "ports"), (a.free, "free_ports")):
+        if not option:
+            continue
+        if "=" in option:
+            want = {k: int(v) for k, v in (p.split("=") for p in option.split(","))}
         else:
-            want = {h: int(a.ports) for h in hosts}
+            want = {h: int(option) for h in hosts}
         for h, n in want.items():
-            if len(hosts[h]["ports"]) != n:
-                problems.append(f"{h}: lab.json has {len(hosts[h]['ports'])} ports, want {n}")
+            have = len(hosts[h].get(field, []))
+            if have != n:
+                problems.append(f"{h}: lab.json has {have} {field}, want {n}")
     if a.cables is not None and len(lab["cables"]) != a.cables:
         problems.append(f"lab.json has {len(lab['cables'])} cables, want {a.cables}")
 
@@ -44,7 +50,8 @@ def main():
     for name, h in hosts.items():
         ls = {l["ifname"]: l for l in ip_json(h["namespace"], "link", "show")}
         addrs = {l["ifname"]: l.get("addr_info", []) for l in ip_json(h["namespace"], "addr", "show")}
-        want_names = {"lo", "en0", *h["ports"]}
+        free = h.get("free_ports", [])
+        want_names = {"lo", "en0", *h["ports"], *free}
         if set(ls) != want_names:
             problems.append(f"{name}: interfaces {sorted(ls)}, want {sorted(want_names)}")
         v4 = [x["local"] for x in addrs.get("en0", []) if x["family"] == "inet"]
@@ -55,6 +62,9 @@ def main():
                 problems.append(f"{name}:{p} has an IPv4 address before provisioning")
             if p in ls and "UP" not in ls[p]["flags"]:
                 problems.append(f"{name}:{p} is not up")
+        for p in free:  # an unplugged receptacle: up, no carrier
+            if p in ls and ("UP" not in ls[p]["flags"] or "LOWER_UP" in ls[p]["flags"]):
+                problems.append(f"{name}:{p} is a free port but flags are {ls[p]['flags']}")
         for ifname, l in ls.items():
             links[(name, ifname)] = l
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Topologies: ring (2 ports per host), mesh (tb1..tb(N-1)), --omit, --extra (parallel cable) and
-# a topology file. The live namespaces must match lab.json (check_lab.py: interfaces, MACs,
+# Topologies: ring (2 ports per host), mesh (tb1..tb(N-1)), --omit, --extra (parallel cable),
+# free receptacles (--receptacles; by default hosts - 1 per host) and a topology file. The live namespaces must match lab.json (check_lab.py: interfaces, MACs,
 # veth peers, no IPv4 on ports).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -23,10 +23,12 @@ run_case() {
   "$CLUSTERCTL" lab down --name "$name" >/dev/null
 }
 
-run_case "ring of 5" --hosts 5 --topology ring -- --ports 2 --cables 5
-run_case "mesh of 4" --hosts 4 -- --ports 3 --cables 6
+run_case "ring of 5" --hosts 5 --topology ring -- --ports 2 --free 2 --cables 5
+run_case "ring of 4, 2 receptacles" --hosts 4 --topology ring --receptacles 2 -- \
+  --ports 2 --free 0 --cables 4
+run_case "mesh of 4" --hosts 4 -- --ports 3 --free 0 --cables 6
 run_case "mesh of 4 without h1-h2" --hosts 4 --omit h1-h2 -- \
-  --ports h1=2,h2=2,h3=3,h4=3 --cables 5
+  --ports h1=2,h2=2,h3=3,h4=3 --free h1=1,h2=1,h3=0,h4=0 --cables 5
 run_case "mesh of 3 with a second h1-h2" --hosts 3 --extra h2-h1 -- \
   --ports h1=3,h2=3,h3=2 --cables 4
 printf '# a line of three, h2 doubly cabled to h3\ncables:\n  - [h1, h2]\n  - [h2, h3]\n  - [h3, h2]\n' \

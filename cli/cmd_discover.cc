@@ -1,0 +1,177 @@
+// `clusterctl discover`: every host's ports and every cable between hosts; `clusterctl collect`:
+// the same probes with every raw output kept as a support bundle (replayed by
+// `discover --from DIR`).
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <CLI/CLI.hpp>
+
+#include "cli/cluster_source.h"
+#include "cli/context.h"
+#include "discovery/cluster_state.h"
+
+namespace cc::cli {
+namespace {
+
+using discovery::Cable;
+using discovery::ClusterState;
+
+struct DiscoverOptions {
+  ClusterSource source;
+  std::string output;  // -o FILE (discover) / -o DIR (collect)
+};
+
+// Rows of cells printed as left-aligned columns two spaces apart.
+std::string table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& r : rows) {
+    width.resize(std::max(width.size(), r.size()));
+    for (size_t i = 0; i < r.size(); ++i) width[i] = std::max(width[i], r[i].size());
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line;
+    for (size_t i = 0; i < r.size(); ++i) {
+      line += i + 1 < r.size() ? fmt::format("{:<{}}  ", r[i], width[i]) : r[i];
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string seen_by(const Cable& c) {
+  std::string s;
+  for (auto src : c.sources) s += (s.empty() ? "" : "+") + std::string(to_string(src));
+  if (!(c.seen_from_a && c.seen_from_b)) {
+    s += fmt::format(" (from {} only)", c.seen_from_a ? c.a.host : c.b.host);
+  }
+  return s;
+}
+
+std::string report(const ClusterState& state, const util::OutputStyle& style) {
+  std::vector<std::vector<std::string>> hosts{{"HOST", "OS", "MODEL", "ADDRESS", "PORTS", "RDMA"}};
+  for (const auto& h : state.hosts) {
+    size_t cabled = 0;
+    for (const auto& p : h.ports) {
+      auto end = discovery::end_of(h, p);
+      cabled += std::any_of(state.cables.begin(), state.cables.end(),
+                            [&](const Cable& c) { return c.a == end || c.b == end; });
+    }
+    hosts.push_back({h.host, fmt::format("{} {}", h.os.name, h.os.version),
+                     h.model.empty() ? "-" : h.model,
+                     h.management_address.empty() ? "-" : h.management_address,
+                     fmt::format("{}/{} cabled", cabled, h.ports.size()),
+                     to_string(h.rdma.state)});
+  }
+  std::vector<std::vector<std::string>> cables{{"CABLE", "", "", "SPEED", "SEEN BY"}};
+  for (const auto& c : state.cables) {
+    cables.push_back({discovery::end_label(c.a), "<->", discovery::end_label(c.b),
+                      c.link_speed_gbps > 0 ? fmt::format("{} Gb/s", c.link_speed_gbps) : "?",
+                      seen_by(c)});
+  }
+  std::string out = table(hosts) + "\n";
+  out += state.cables.empty() ? "no cables found\n" : table(cables);
+  out += fmt::format("\n{} host{}, {} cable{}", state.hosts.size(),
+                     state.hosts.size() == 1 ? "" : "s", state.cables.size(),
+                     state.cables.size() == 1 ? "" : "s");
+  if (!state.problems.empty()) {
+    out += fmt::format(", {} host{} not probed:\n", state.problems.size(),
+                       state.problems.size() == 1 ? "" : "s");
+    for (const auto& p : state.problems) out += "  " + util::red(style, p.message) + "\n";
+  } else {
+    out += "\n";
+  }
+  return out;
+}
+
+util::ExitCode exit_code_of(const ClusterState& state) {
+  util::ExitCode rc = util::ExitCode::kOk;
+  for (const auto& p : state.problems) {
+    rc = util::worst(rc, p.exit_code == 3 ? util::ExitCode::kUnreachable
+                                          : util::ExitCode::kCheckFailed);
+  }
+  return rc;
+}
+
+util::ExitCode run_discover(const Context& ctx, const DiscoverOptions& o) {
+  auto state = obtain_cluster_state(ctx, o.source);
+  if (!state) {
+    fmt::print(stderr, "clusterctl discover: {}\n", util::red(ctx.style, state.error().message));
+    return state.error().code;
+  }
+  if (!o.output.empty()) {
+    if (auto st = discovery::save_cluster_state(*state, o.output); !st) {
+      fmt::print(stderr, "clusterctl discover: {}\n", util::red(ctx.style, st.error().message));
+      return st.error().code;
+    }
+  }
+  if (ctx.style.json) {
+    fmt::print("{}\n", nlohmann::json(*state).dump(2));
+  } else {
+    fmt::print("{}", report(*state, ctx.style));
+    if (!o.output.empty()) fmt::print("cluster state written to {}\n", o.output);
+  }
+  return exit_code_of(*state);
+}
+
+util::ExitCode run_collect(const Context& ctx, DiscoverOptions o) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(o.output, ec) && !fs::is_empty(o.output, ec)) {
+    fmt::print(stderr,
+               "clusterctl collect: {} exists and is not empty: give a new directory, so that "
+               "the bundle holds only this run's outputs\n",
+               o.output);
+    return util::ExitCode::kUsage;
+  }
+  o.source.collect_dir = o.output;
+  auto state = obtain_cluster_state(ctx, o.source);
+  if (!state) {
+    fmt::print(stderr, "clusterctl collect: {}\n", util::red(ctx.style, state.error().message));
+    return state.error().code;
+  }
+  std::string summary = fs::path(o.output) / "cluster.json";
+  if (auto st = discovery::save_cluster_state(*state, summary); !st) {
+    fmt::print(stderr, "clusterctl collect: {}\n", util::red(ctx.style, st.error().message));
+    return st.error().code;
+  }
+  if (ctx.style.json) {
+    fmt::print("{}\n", nlohmann::json(*state).dump(2));
+  } else {
+    fmt::print("{}", report(*state, ctx.style));
+    fmt::print("bundle written to {} (replay it with `clusterctl discover --from {}`)\n",
+               o.output, o.output);
+  }
+  return exit_code_of(*state);
+}
+
+}  // namespace
+
+void add_discover_command(CLI::App& app, Context& ctx) {
+  auto opts = std::make_shared<DiscoverOptions>();
+  CLI::App* discover = app.add_subcommand(
+      "discover", "Find every host's ports and every cable between the hosts");
+  add_cluster_source_options(discover, opts->source, /*positional=*/false);
+  discover->add_option("-o,--output", opts->output,
+                       "Write the cluster state (JSON) to FILE, atomically: the input of "
+                       "verify-mesh, network, hostfile, launch and health");
+  discover->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_discover(ctx, *opts); }; });
+
+  auto copts = std::make_shared<DiscoverOptions>();
+  CLI::App* collect = app.add_subcommand(
+      "collect", "Save every raw probe output per host: a support bundle for `discover --from`");
+  add_cluster_source_options(collect, copts->source, /*positional=*/false);
+  collect->add_option("-o,--output", copts->output, "Bundle directory (new or empty)")
+      ->required();
+  collect->callback([&ctx, copts] {
+    ctx.action = [&ctx, copts] { return run_collect(ctx, *copts); };
+  });
+}
+
+}  // namespace cc::cli
