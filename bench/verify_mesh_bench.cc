@@ -1,0 +1,270 @@
+// verify-mesh-bench: times `clusterctl verify-mesh` on a generated 64-host cluster state, in
+// memory (no hosts, no files), against issue 3's goal of under 1 s.
+//
+//   verify-mesh-bench [-n hosts] [-r runs] [-o DIR]
+// The state: n Macs (default 64), each with n - 1 Thunderbolt 5 ports (receptacle r = en<r> =
+// rdma_en<r>, random domain UUIDs), every pair cabled once at 80 Gb/s, RDMA enabled, every port
+// PORT_ACTIVE with its GID table and an IPv4 address; and a variant with 5 cables pulled (5
+// disjoint pairs). Per variant, the median of -r runs (default 5) of:
+//   state JSON   serialise the ClusterState to text and parse it back (what `verify-mesh
+//                cluster.json` pays to read its input);
+//   analysis     topology::verify_mesh: graph, checks, ring search, cabling plan;
+//   render       text + JSON + DOT renderings of the report.
+// -o DIR also writes both states as DIR/full.json and DIR/missing.json, for trying
+// `clusterctl verify-mesh DIR/missing.json` by hand.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "discovery/cluster_state.h"
+#include "topology/report.h"
+
+namespace {
+
+using cc::discovery::Cable;
+using cc::discovery::CableSource;
+using cc::discovery::ClusterState;
+using cc::discovery::HostFacts;
+using cc::discovery::NetInterface;
+using cc::discovery::Peer;
+using cc::discovery::Port;
+using cc::discovery::RdmaState;
+
+constexpr double kGoalMs = 1000;
+
+std::string uuid(std::mt19937_64& rng) {
+  std::uniform_int_distribution<unsigned long long> d;
+  unsigned long long hi = d(rng), lo = d(rng);
+  return fmt::format("{:08X}-{:04X}-{:04X}-{:04X}-{:012X}", hi >> 32, (hi >> 16) & 0xffff,
+                     hi & 0xffff, lo >> 48, lo & 0xffffffffffffULL);
+}
+
+std::string mac_address(std::size_t host, int port) {
+  return fmt::format("36:4d:{:02x}:{:02x}:4e:{:02x}", host & 0xff, port & 0xff,
+                     (host * 7 + static_cast<std::size_t>(port)) & 0xff);
+}
+
+HostFacts make_mac(std::size_t i, int ports, std::mt19937_64& rng) {
+  HostFacts h;
+  h.host = fmt::format("studio{:02}", i + 1);
+  h.os = {"macOS", "26.2", "25C56"};
+  h.model = "Mac16,11";
+  h.cpu = "Apple M4 Pro";
+  h.memory_bytes = 64ULL << 30;
+  h.management_address = fmt::format("10.0.{}.{}", i / 200, 10 + i % 200);
+  h.rdma.state = RdmaState::kEnabled;
+  for (int r = 1; r <= ports; ++r) {
+    Port p;
+    p.receptacle = r;
+    p.domain_uuid = uuid(rng);
+    NetInterface itf;
+    itf.name = fmt::format("en{}", r);
+    itf.mac = mac_address(i, r);
+    itf.up = itf.running = true;
+    itf.mtu = 1500;
+    itf.ipv6 = {fmt::format("fe80::344d:{:x}ff:fe{:02x}:4e{:02x}", i, r, i & 0xff)};
+    p.interface = itf;
+    p.rdma_device = fmt::format("rdma_en{}", r);
+    p.link_speed_gbps = 80;
+    p.generation = 5;
+    h.ports.push_back(p);
+    cc::discovery::RdmaDevice d;
+    d.name = *p.rdma_device;
+    d.transport = "Thunderbolt (100)";
+    d.node_guid = fmt::format("344d:04ff:fe{:02x}:{:04x}", i & 0xff, r);
+    d.netdev = itf.name;
+    d.ports.push_back({1,
+                       "PORT_ACTIVE",
+                       true,
+                       4096,
+                       "Thunderbolt",
+                       {{0, fmt::format("fe80::344d:4ff:fe{:02x}:{:04x}", i & 0xff, r)}}});
+    h.rdma.devices.push_back(d);
+  }
+  NetInterface lo{"lo0", "", true, true, 16384, {"127.0.0.1"}, {"::1"}, {}, {}, ""};
+  NetInterface en0{"en0", mac_address(i, 0), true, true, 1500, {h.management_address}, {}, {}, {},
+                   ""};
+  NetInterface bridge{"bridge0", "", false, false, 1500, {}, {}, {}, {}, ""};
+  h.interfaces = {lo, en0, bridge};
+  return h;
+}
+
+// n Macs, every pair cabled once: host a's k-th cable on its receptacle k, in pair order.
+ClusterState make_state(std::size_t n) {
+  std::mt19937_64 rng(20261130);
+  ClusterState s;
+  s.created_at = "2026-11-30T18:00:00Z";
+  const int ports = static_cast<int>(n) - 1;
+  for (std::size_t i = 0; i < n; ++i) s.hosts.push_back(make_mac(i, ports, rng));
+  std::vector<std::size_t> next(n, 0);
+  std::size_t link = 0;
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = a + 1; b < n; ++b, ++link) {
+      // A /30 per cable: 10.<64 + link / 64>.<4 (link % 64)>.{1,2}
+      const std::string net = fmt::format("10.{}.{}", 64 + link / 64, 4 * (link % 64));
+      for (auto [h, other, last] : {std::tuple{a, b, 1}, std::tuple{b, a, 2}}) {
+        Port& p = s.hosts[h].ports[next[h]];
+        const Port& q = s.hosts[other].ports[next[other]];
+        p.interface->ipv4 = {fmt::format("{}.{}", net, last)};
+        Peer peer;
+        peer.kind = Peer::Kind::kHost;
+        peer.name = "Mac mini";
+        peer.model = s.hosts[other].model;
+        peer.vendor = "Apple Inc.";
+        peer.domain_uuid = q.domain_uuid;
+        peer.rdma_enabled = true;
+        p.peers = {peer};
+        // GID[1] = ::ffff:<IPv4>, GID[2] = IPv6 link-local (facts.md, "Addressing").
+        auto& gids = s.hosts[h].rdma.devices[next[h]].ports[0].gids;
+        gids.push_back({1, "::ffff:" + p.interface->ipv4.front()});
+        gids.push_back({2, p.interface->ipv6.front()});
+      }
+      Cable c;
+      c.a = cc::discovery::end_of(s.hosts[a], s.hosts[a].ports[next[a]++]);
+      c.b = cc::discovery::end_of(s.hosts[b], s.hosts[b].ports[next[b]++]);
+      c.link_speed_gbps = 80;
+      c.generation = 5;
+      c.sources = {CableSource::kThunderbolt, CableSource::kNeighbour};
+      c.seen_from_a = c.seen_from_b = true;
+      s.cables.push_back(c);
+    }
+  }
+  return s;
+}
+
+// The same state with the cables of up to 5 disjoint pairs pulled (hosts k and n-1-k, both
+// ports left free).
+ClusterState pull_five(ClusterState s) {
+  const std::size_t n = s.hosts.size();
+  for (std::size_t k = 0; k < 5 && k < n - 1 - k; ++k) {
+    const std::string& a = s.hosts[k].host;
+    const std::string& b = s.hosts[n - 1 - k].host;
+    auto it = std::find_if(s.cables.begin(), s.cables.end(), [&](const Cable& c) {
+      return (c.a.host == a && c.b.host == b) || (c.a.host == b && c.b.host == a);
+    });
+    if (it == s.cables.end()) continue;
+    for (const auto& end : {it->a, it->b}) {
+      for (auto& h : s.hosts) {
+        if (h.host != end.host) continue;
+        for (auto& p : h.ports) {
+          if (p.interface && p.interface->name == end.interface) {
+            p.peers.clear();
+            p.link_speed_gbps = p.generation = 0;
+            p.interface->running = false;
+          }
+        }
+      }
+    }
+    s.cables.erase(it);
+  }
+  return s;
+}
+
+double median_ms(int runs, const std::function<void()>& f) {
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+struct Figures {
+  double json = 0, analysis = 0, render = 0;
+  double total() const { return json + analysis + render; }
+  std::size_t json_bytes = 0;
+  std::string summary;
+  int exit_code = 0;
+};
+
+Figures measure(const ClusterState& state, int runs) {
+  Figures f;
+  volatile std::size_t sink = 0;
+  f.json = median_ms(runs, [&] {
+    std::string text = nlohmann::json(state).dump(2);
+    auto back = cc::discovery::cluster_state_from_json(nlohmann::json::parse(text));
+    if (!back) {
+      std::fprintf(stderr, "verify-mesh-bench: %s\n", back.error().message.c_str());
+      std::exit(1);
+    }
+    f.json_bytes = text.size();
+    sink = sink + back->cables.size();
+  });
+  cc::topology::VerifyReport report;
+  f.analysis = median_ms(runs, [&] { report = cc::topology::verify_mesh(state); });
+  f.render = median_ms(runs, [&] {
+    std::string all = cc::topology::render_text(report, cc::util::OutputStyle{}) +
+                      cc::topology::render_json(report) + cc::topology::render_dot(report);
+    sink = sink + all.size();
+  });
+  f.summary = report.summary.text;
+  f.exit_code = cc::util::to_int(cc::topology::exit_code(report));
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t hosts = 64;
+  int runs = 5;
+  std::string out_dir;
+  for (int i = 1; i < argc; i += 2) {
+    const std::string opt = argv[i];
+    if (i + 1 == argc || (opt != "-n" && opt != "-o" && opt != "-r")) {
+      fmt::print(stderr, "usage: verify-mesh-bench [-n hosts] [-r runs] [-o DIR]\n");
+      return 2;
+    }
+    if (opt == "-n") {
+      hosts = static_cast<std::size_t>(std::max(2L, std::strtol(argv[i + 1], nullptr, 10)));
+    } else if (opt == "-o") {
+      out_dir = argv[i + 1];
+    } else {
+      runs = static_cast<int>(std::max(1L, std::strtol(argv[i + 1], nullptr, 10)));
+    }
+  }
+  const ClusterState full = make_state(hosts);
+  const ClusterState missing = pull_five(full);
+  if (!out_dir.empty()) {
+    for (const auto& [state, name] : {std::pair{&full, "full.json"}, {&missing, "missing.json"}}) {
+      auto st = cc::discovery::save_cluster_state(*state, out_dir + "/" + name);
+      if (!st) {
+        fmt::print(stderr, "verify-mesh-bench: {}\n", st.error().message);
+        return 1;
+      }
+    }
+  }
+  const Figures a = measure(full, runs);
+  const Figures b = measure(missing, runs);
+
+  const std::string pulled =
+      fmt::format("{} cables pulled", full.cables.size() - missing.cables.size());
+  fmt::print(
+      "verify-mesh-bench: {} Macs, {} TB5 ports each, {} cables; state JSON {:.1f} MB; "
+      "median of {} runs\n\n",
+      hosts, hosts - 1, full.cables.size(), static_cast<double>(a.json_bytes) / 1e6, runs);
+  fmt::print("{:<30} {:>12} {:>18}\n", "", "full mesh", pulled);
+  auto row = [](const char* what, double x, double y) {
+    fmt::print("{:<30} {:>9.1f} ms {:>15.1f} ms\n", what, x, y);
+  };
+  row("state JSON serialise + parse", a.json, b.json);
+  row("graph + checks + ring + plan", a.analysis, b.analysis);
+  row("render text + json + dot", a.render, b.render);
+  row("total", a.total(), b.total());
+  fmt::print("\ngoal: < {:.0f} ms; full mesh at {:.2f}x the goal, {} at {:.2f}x\n", kGoalMs,
+             a.total() / kGoalMs, pulled, b.total() / kGoalMs);
+  fmt::print("full mesh: exit {}, {}\n", a.exit_code, a.summary);
+  fmt::print("{}: exit {}, {}\n", pulled, b.exit_code, b.summary);
+  return 0;
+}

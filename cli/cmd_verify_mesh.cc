@@ -1,0 +1,74 @@
+// `clusterctl verify-mesh`: is the full mesh there, RDMA-ready, and if not, what to plug where.
+// The checks and renderings are topology/ (report.h); this file only reads the options, gets
+// the cluster state (cluster_source.h) and prints.
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/cluster_source.h"
+#include "cli/context.h"
+#include "topology/report.h"
+
+namespace cc::cli {
+namespace {
+
+struct VerifyMeshOptions {
+  ClusterSource source;
+  bool dot = false;
+  int expect_hosts = 0;  // 0: not given
+};
+
+util::ExitCode run_verify_mesh(const Context& ctx, const VerifyMeshOptions& o) {
+  if (o.dot && ctx.global.json) {
+    fmt::print(stderr, "clusterctl verify-mesh: --dot and --json both ask for stdout: give one\n");
+    return util::ExitCode::kUsage;
+  }
+  auto state = obtain_cluster_state(ctx, o.source);
+  if (!state) {
+    fmt::print(stderr, "clusterctl verify-mesh: {}\n", util::red(ctx.style, state.error().message));
+    return state.error().code;
+  }
+  topology::VerifyOptions opts;
+  if (o.expect_hosts > 0) opts.expect_hosts = o.expect_hosts;
+  const topology::VerifyReport report = topology::verify_mesh(*state, opts);
+  if (ctx.style.json) {
+    fmt::print("{}", topology::render_json(report));
+  } else if (o.dot) {
+    fmt::print("{}", topology::render_dot(report));
+  } else {
+    fmt::print("{}", topology::render_text(report, ctx.style));
+  }
+  return topology::exit_code(report);
+}
+
+}  // namespace
+
+void add_verify_mesh_command(CLI::App& app, Context& ctx) {
+  auto opts = std::make_shared<VerifyMeshOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "verify-mesh",
+      "Check that every pair of hosts has its direct cable and RDMA works on it; say what to "
+      "plug where");
+  add_cluster_source_options(sub, opts->source, /*positional=*/true);
+  sub->add_flag("--dot", opts->dot,
+                "Print the cabling as a Graphviz graph (missing pairs as dashed red edges)");
+  sub->add_option("--expect-hosts", opts->expect_hosts,
+                  "Fail unless the cluster has exactly N hosts")
+      ->check(CLI::Range(1, 4096))
+      ->type_name("N");
+  sub->footer(
+      "Examples:\n"
+      "  clusterctl verify-mesh cluster.json\n"
+      "  clusterctl --lab default verify-mesh --hosts all --expect-hosts 4\n"
+      "  clusterctl verify-mesh cluster.json --dot | dot -Tsvg > mesh.svg\n"
+      "Exit status: 0 when the mesh is complete and every check passed (warnings allowed), 1\n"
+      "when a check failed, 3 when a host could not be reached. --json prints the report as\n"
+      "JSON (schema clusterctl.verify-mesh/1, see topology/report.h).");
+  sub->callback(
+      [&ctx, opts] { ctx.action = [&ctx, opts] { return run_verify_mesh(ctx, *opts); }; });
+}
+
+}  // namespace cc::cli

@@ -1,0 +1,266 @@
+#include "topology/checks.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace cc::topology {
+namespace {
+
+using discovery::Cable;
+using discovery::CableSource;
+using discovery::Peer;
+
+std::string plural(std::size_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// "Mac Studio (Mac16,9)", "MacBook Pro", "a host"
+std::string peer_label(const Peer& p) {
+  std::string name =
+      p.name.empty() ? std::string(p.kind == Peer::Kind::kHost ? "a host" : "a device") : p.name;
+  if (!p.model.empty() && p.model != p.name) return fmt::format("{} ({})", name, p.model);
+  if (!p.vendor.empty()) return fmt::format("{} ({})", name, p.vendor);
+  return name;
+}
+
+void check_problems(const ClusterGraph& g, std::vector<Finding>& out) {
+  for (const auto& p : g.state().problems) {
+    const bool unreachable = p.exit_code == 3;
+    out.push_back({unreachable ? "unreachable" : "probe-failed",
+                   Severity::kFail,
+                   {p.host},
+                   {},
+                   p.message,
+                   ""});
+  }
+}
+
+void check_host_count(const ClusterGraph& g, const CheckOptions& opts, std::vector<Finding>& out) {
+  if (!opts.expect_hosts) return;
+  std::vector<std::string> names;
+  for (const auto& h : g.hosts()) names.push_back(h.name());
+  for (const auto& p : g.state().problems) {
+    if (std::find(names.begin(), names.end(), p.host) == names.end()) names.push_back(p.host);
+  }
+  const auto expected = static_cast<std::size_t>(std::max(0, *opts.expect_hosts));
+  if (names.size() == expected) return;
+  out.push_back({"host-count",
+                 Severity::kFail,
+                 names,
+                 {},
+                 names.size() <= 8 ? fmt::format("expected {}, the cluster has {}: {}",
+                                                 plural(expected, "host", "hosts"), names.size(),
+                                                 fmt::join(names, ", "))
+                                   : fmt::format("expected {}, the cluster has {}",
+                                                 plural(expected, "host", "hosts"), names.size()),
+                 "check the host list (--hosts, --inventory, --hostfile or the cluster state "
+                 "file), or --expect-hosts"});
+}
+
+void check_port_counts(const ClusterGraph& g, std::vector<Finding>& out) {
+  const std::size_t n = g.size();
+  if (n < 2) return;
+  for (const auto& h : g.hosts()) {
+    if (h.ports.size() >= n - 1) continue;
+    out.push_back(
+        {"too-few-ports",
+         Severity::kFail,
+         {h.name()},
+         {},
+         fmt::format("{} has {}; a full mesh of {} hosts needs {} per host, so {} can "
+                     "never be in it",
+                     h.name(), plural(h.ports.size(), "port", "ports"), n, n - 1, h.name()),
+         fmt::format("use a host with at least {} Thunderbolt 5 ports (Mac Studio M3 "
+                     "Ultra: 6, Mac Studio M4 Max: 4, Mac mini M4 Pro: 3), or a smaller "
+                     "cluster",
+                     n - 1)});
+  }
+}
+
+void check_pairs(const ClusterGraph& g, std::vector<Finding>& out) {
+  for (auto [a, b] : g.missing_pairs()) {
+    const std::string& ha = g.host(a).name();
+    const std::string& hb = g.host(b).name();
+    out.push_back({"missing-cable",
+                   Severity::kFail,
+                   {ha, hb},
+                   {},
+                   fmt::format("{} and {} have no direct cable (RDMA cannot route: every pair "
+                               "of a mesh needs its own cable)",
+                               ha, hb),
+                   fmt::format("cable {} to {} (see the cabling plan)", ha, hb)});
+  }
+  for (std::size_t i = 0; i < g.edges().size(); ++i) {
+    const auto& e = g.edges()[i];
+    if (!e.a_host || e.a_host != e.b_host) continue;
+    const Cable& c = g.cable(i);
+    out.push_back({"self-cable",
+                   Severity::kFail,
+                   {c.a.host},
+                   {c.a, c.b},
+                   fmt::format("{} is cabled to {}, on the same host", discovery::end_label(c.a),
+                               discovery::end_label(c.b)),
+                   "unplug it; the two ports can then serve missing pairs"});
+  }
+}
+
+void check_multi_rail(const ClusterGraph& g, std::vector<Finding>& out) {
+  for (std::size_t a = 0; a < g.size(); ++a) {
+    for (std::size_t b = a + 1; b < g.size(); ++b) {
+      const auto& cables = g.cables_between(a, b);
+      if (cables.size() < 2) continue;
+      std::vector<discovery::CableEnd> ports;
+      std::vector<std::string> labels;
+      for (std::size_t i : cables) {
+        ports.push_back(g.cable(i).a);
+        ports.push_back(g.cable(i).b);
+        labels.push_back(cable_label(g, i));
+      }
+      out.push_back(
+          {"multi-rail",
+           Severity::kInfo,
+           {g.host(a).name(), g.host(b).name()},
+           ports,
+           fmt::format("{} and {} are joined by {} cables (multi-rail): {}", g.host(a).name(),
+                       g.host(b).name(), cables.size(), fmt::join(labels, ", ")),
+           ""});
+    }
+  }
+}
+
+// True when the port at one end of the cable reports its Thunderbolt domain UUID.
+bool has_identity(const ClusterGraph& g, std::optional<std::size_t> h,
+                  std::optional<std::size_t> p) {
+  return h && p && !g.host(*h).ports[*p].port->domain_uuid.empty();
+}
+
+void check_sightings(const ClusterGraph& g, std::vector<Finding>& out) {
+  std::set<CableSource> used;
+  for (const auto& c : g.state().cables) used.insert(c.sources.begin(), c.sources.end());
+  for (std::size_t i = 0; i < g.edges().size(); ++i) {
+    const auto& e = g.edges()[i];
+    if (!e.joins_two_hosts()) continue;
+    const Cable& c = g.cable(i);
+    if (c.seen_from_a != c.seen_from_b) {
+      const auto& seer = c.seen_from_a ? c.a : c.b;
+      const auto& blind = c.seen_from_a ? c.b : c.a;
+      out.push_back({"one-sided-cable",
+                     Severity::kWarn,
+                     {c.a.host, c.b.host},
+                     {c.a, c.b},
+                     fmt::format("{} was seen from {} only", cable_label(g, i), seer.host),
+                     fmt::format("check that {} is up with carrier, then run `clusterctl "
+                                 "discover` again; reseat the cable if it persists",
+                                 discovery::end_label(blind))});
+    }
+    if (c.sources.size() != 1) continue;
+    const CableSource seen = c.sources.front();
+    const CableSource other =
+        seen == CableSource::kThunderbolt ? CableSource::kNeighbour : CableSource::kThunderbolt;
+    if (!used.count(other)) continue;
+    if (!has_identity(g, e.a_host, e.a_port) || !has_identity(g, e.b_host, e.b_port)) continue;
+    out.push_back(
+        {"one-source-cable",
+         Severity::kWarn,
+         {c.a.host, c.b.host},
+         {c.a, c.b},
+         fmt::format("{} was seen by {} only, not by {}", cable_label(g, i),
+                     seen == CableSource::kThunderbolt ? "Thunderbolt" : "neighbour probing",
+                     other == CableSource::kThunderbolt ? "Thunderbolt" : "neighbour probing"),
+         seen == CableSource::kThunderbolt
+             ? "the cable is there but nothing answered over IP: check that both interfaces "
+               "are up (`clusterctl network apply`)"
+             : "IP answers over it but Thunderbolt does not name the peer: check that the cable "
+               "is direct (no hub or dock)"});
+  }
+}
+
+void check_peers(const ClusterGraph& g, std::vector<Finding>& out) {
+  std::set<std::string> domains;
+  for (const auto& h : g.hosts()) {
+    for (const auto& p : h.ports) {
+      if (!p.port->domain_uuid.empty()) domains.insert(p.port->domain_uuid);
+    }
+  }
+  for (const auto& h : g.hosts()) {
+    for (const auto& p : h.ports) {
+      for (const auto& peer : p.port->peers) {
+        const std::string where = discovery::end_label(p.end);
+        if (peer.kind == Peer::Kind::kHost && peer.depth == 1) {
+          if (!peer.domain_uuid || domains.count(*peer.domain_uuid) || p.cabled()) continue;
+          out.push_back({"foreign-host",
+                         Severity::kWarn,
+                         {h.name()},
+                         {p.end},
+                         fmt::format("{} is cabled to a host outside the cluster: {}", where,
+                                     peer_label(peer)),
+                         "add that host to the host list, or unplug the cable to free the port"});
+        } else if (peer.kind == Peer::Kind::kHost) {
+          out.push_back({"behind-hub",
+                         Severity::kWarn,
+                         {h.name()},
+                         {p.end},
+                         fmt::format("{} reaches {} through a hub or dock (depth {}): "
+                                     "hub-mediated links do not carry RDMA",
+                                     where, peer_label(peer), peer.depth),
+                         "cable the two hosts directly"});
+        } else if (peer.depth == 1) {
+          out.push_back({"device-port",
+                         Severity::kInfo,
+                         {h.name()},
+                         {p.end},
+                         fmt::format("{} has a device on its cable: {}; the port is not free",
+                                     where, peer_label(peer)),
+                         ""});
+        }
+      }
+    }
+  }
+}
+
+void check_linux_rdma(const ClusterGraph& g, std::vector<Finding>& out) {
+  for (const auto& h : g.hosts()) {
+    if (is_mac(*h.facts) || !h.facts->rdma.devices.empty()) continue;
+    out.push_back({"no-rdma",
+                   Severity::kWarn,
+                   {h.name()},
+                   {},
+                   fmt::format("{} has no RDMA device: collectives fall back to TCP", h.name()),
+                   "`clusterctl rdma enable --soft-roce` adds Soft-RoCE devices (rdma_rxe)"});
+  }
+}
+
+}  // namespace
+
+std::string cable_label(const ClusterGraph& g, std::size_t i) {
+  const Cable& c = g.cable(i);
+  return fmt::format("{} - {}", discovery::end_label(c.a), discovery::end_label(c.b));
+}
+
+std::optional<std::size_t> other_host(const ClusterGraph& g, std::size_t i, std::size_t h) {
+  const auto& e = g.edges().at(i);
+  if (!e.joins_two_hosts()) return std::nullopt;
+  if (e.a_host == h) return e.b_host;
+  if (e.b_host == h) return e.a_host;
+  return std::nullopt;
+}
+
+std::vector<Finding> run_checks(const ClusterGraph& g, const CheckOptions& opts) {
+  std::vector<Finding> out;
+  check_problems(g, out);
+  check_host_count(g, opts, out);
+  check_port_counts(g, out);
+  check_pairs(g, out);
+  check_sightings(g, out);
+  check_peers(g, out);
+  check_linux_rdma(g, out);
+  check_multi_rail(g, out);
+  run_mac_checks(g, out);
+  return out;
+}
+
+}  // namespace cc::topology

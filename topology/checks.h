@@ -1,0 +1,70 @@
+// The mesh checks of `clusterctl verify-mesh` (issue 3): pure functions of the cluster graph
+// that return findings (topology/finding.h). Facts cited are from facts.md, "RDMA over
+// Thunderbolt 5 on macOS" unless said otherwise.
+//
+// Check ids, severity, and what triggers them:
+//   cluster (checks.cc)
+//     unreachable        fail  a host could not be reached (ClusterState::problems, exit 3)
+//     probe-failed       fail  a host's probe failed (any other problem)
+//     host-count         fail  --expect-hosts differs from the hosts named (probed or not)
+//     too-few-ports      fail  a host has fewer ports than n - 1: it can never be in a full
+//                              mesh ("an n-host mesh needs n(n-1)/2 cables and n-1 TB5 ports")
+//     missing-cable      fail  a host pair with no direct cable ("RDMA cannot route")
+//     self-cable         fail  a cable from a host to itself
+//     one-sided-cable    warn  a cable seen from one end only
+//     one-source-cable   warn  a cable seen by one source only, where both ports report their
+//                              Thunderbolt identity (domain UUID) and the other source was
+//                              used for some cable of the state (so it could have seen it)
+//     foreign-host       warn  a port cabled to a Thunderbolt host outside the cluster (a
+//                              depth-1 host peer whose domain UUID is no port of any host)
+//     behind-hub         warn  a host peer at depth >= 2: behind a hub or dock ("hub-mediated
+//                              links are not supported for RDMA")
+//     no-rdma            warn  a non-Mac host without RDMA devices: collectives fall back to
+//                              TCP (Soft-RoCE can add devices: facts.md, "Linux")
+//     multi-rail         info  two or more cables between one pair (allowed)
+//     device-port        info  a dock, display or drive on a port (the port is not free)
+//   per Mac, os.name "macOS" (mac_checks.cc)
+//     rdma-disabled      fail  `rdma_ctl status` says disabled (enable from macOS Recovery)
+//     rdma-unsupported   fail  no rdma_ctl: macOS older than 26.2 ("needs macOS 26.2 or later")
+//     rdma-unknown       warn  the RDMA state was not probed
+//     rdma-port-down     fail  a cabled port's RDMA device is PORT_DOWN; when the peer has
+//                              RDMA disabled (its own rdma_ctl, or the Thunderbolt peer item
+//                              without the "rdma" XDomain service) the message names it ("A
+//                              port is PORT_ACTIVE only when the Mac at the other end ...")
+//     tb4-link           fail  a cable below 80 Gb/s (or generation 3/4): "TB4 link, RDMA
+//                              impossible"; link_speed_gbps 0 is unknown: no finding
+//     thunderbolt-bridge fail  bridge0 up with port interfaces as members (frames loop)
+//     no-ipv4            fail  a cabled port whose interface has no IPv4: no IPv4-mapped GID
+//                              (GID[1]), so moving a QP to RTR fails with errno 22
+//     studio-en2         warn  a cable on a Mac Studio's en2 (reported by exo, not Apple)
+//     macos-build        warn  Macs on different macOS builds
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "topology/finding.h"
+#include "topology/graph.h"
+
+namespace cc::topology {
+
+struct CheckOptions {
+  std::optional<int> expect_hosts;  // --expect-hosts N
+};
+
+/// Every finding, in a deterministic order: the cluster checks, then the per-Mac checks; hosts
+/// and ports in cluster order. Never throws for any state (missing facts give fewer findings,
+/// not errors). The report (topology/report.h) orders them by severity.
+std::vector<Finding> run_checks(const ClusterGraph& g, const CheckOptions& opts = {});
+
+/// The per-Mac checks alone (mac_checks.cc), appended to `out`.
+void run_mac_checks(const ClusterGraph& g, std::vector<Finding>& out);
+
+/// "h1 tb1 - h2 tb1": both ends of cable `i` (discovery::end_label).
+std::string cable_label(const ClusterGraph& g, std::size_t i);
+
+/// The host at the other end of cable `i` from host `h`, or nullopt when the cable does not
+/// join `h` to another host of the cluster.
+std::optional<std::size_t> other_host(const ClusterGraph& g, std::size_t i, std::size_t h);
+
+}  // namespace cc::topology

@@ -1,0 +1,175 @@
+#include "topology/checks.h"
+
+#include <doctest/doctest.h>
+
+#include "topology/test_states.h"
+
+namespace cc::topology {
+namespace {
+
+using discovery::CableSource;
+using discovery::Peer;
+using Strings = std::vector<std::string>;
+using testing::check_ids;
+using testing::lab_mesh;
+using testing::of_check;
+
+TEST_CASE("topology checks: a complete lab mesh only lacks RDMA (warnings)") {
+  auto s = lab_mesh(4);
+  ClusterGraph g(s);
+  auto f = run_checks(g);
+  CHECK(check_ids(f) == Strings{"no-rdma", "no-rdma", "no-rdma", "no-rdma"});
+  REQUIRE(f.size() == 4);
+  CHECK(f[0].severity == Severity::kWarn);
+  CHECK(f[0].hosts == Strings{"h1"});
+  CHECK(f[0].message == "h1 has no RDMA device: collectives fall back to TCP");
+  CHECK(f[0].fix == "`clusterctl rdma enable --soft-roce` adds Soft-RoCE devices (rdma_rxe)");
+
+  s.hosts[2].rdma.state = discovery::RdmaState::kEnabled;
+  s.hosts[2].rdma.devices.push_back({"rxe_tb1", "InfiniBand (0)", "", "tb1", {}});
+  ClusterGraph g2(s);
+  CHECK(of_check(run_checks(g2), "no-rdma").size() == 3);
+}
+
+TEST_CASE("topology checks: missing h2-h4 and doubled h1-h3 in a 5-host lab") {
+  auto s = lab_mesh(5, {{2, 4}}, {{1, 3}});
+  ClusterGraph g(s);
+  auto f = run_checks(g);
+  auto missing = of_check(f, "missing-cable");
+  REQUIRE(missing.size() == 1);
+  CHECK(missing[0].severity == Severity::kFail);
+  CHECK(missing[0].hosts == Strings{"h2", "h4"});
+  CHECK(missing[0].message ==
+        "h2 and h4 have no direct cable (RDMA cannot route: every pair of a mesh needs its own "
+        "cable)");
+  auto multi = of_check(f, "multi-rail");
+  REQUIRE(multi.size() == 1);
+  CHECK(multi[0].severity == Severity::kInfo);
+  CHECK(multi[0].hosts == Strings{"h1", "h3"});
+  CHECK(multi[0].ports.size() == 4);
+  CHECK(multi[0].message ==
+        "h1 and h3 are joined by 2 cables (multi-rail): h1 tb2 - h3 tb1, h1 tb5 - h3 tb5");
+  CHECK(of_check(f, "too-few-ports").empty());
+  CHECK(of_check(f, "one-sided-cable").empty());
+  CHECK(of_check(f, "one-source-cable").empty());
+}
+
+TEST_CASE("topology checks: a host with fewer ports than n - 1") {
+  auto s = lab_mesh(4, {{1, 2}}, {}, 2);
+  ClusterGraph g(s);
+  auto f = of_check(run_checks(g), "too-few-ports");
+  REQUIRE(f.size() == 2);
+  CHECK(f[0].hosts == Strings{"h1"});
+  CHECK(f[0].severity == Severity::kFail);
+  CHECK(f[0].message ==
+        "h1 has 2 ports; a full mesh of 4 hosts needs 3 per host, so h1 can never be in it");
+  CHECK(f[1].hosts == Strings{"h2"});
+}
+
+TEST_CASE("topology checks: cables seen from one side") {
+  auto s = lab_mesh(3);
+  s.cables[0].seen_from_b = false;
+  ClusterGraph g(s);
+  auto f = of_check(run_checks(g), "one-sided-cable");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].severity == Severity::kWarn);
+  CHECK(f[0].message == "h1 tb1 - h2 tb1 was seen from h1 only");
+  CHECK(f[0].fix ==
+        "check that h2 tb1 is up with carrier, then run `clusterctl discover` again; reseat "
+        "the cable if it persists");
+  CHECK(f[0].ports.size() == 2);
+}
+
+TEST_CASE("topology checks: cables seen by one source only") {
+  auto s = testing::mac_mesh(3, 2);
+  ClusterGraph plain(s);
+  // Every cable by Thunderbolt only, and no neighbour probing anywhere: nothing to say.
+  CHECK(of_check(run_checks(plain), "one-source-cable").empty());
+
+  s.cables[0].sources = {CableSource::kThunderbolt, CableSource::kNeighbour};
+  s.cables[2].sources = {CableSource::kNeighbour};
+  ClusterGraph g(s);
+  auto f = of_check(run_checks(g), "one-source-cable");
+  REQUIRE(f.size() == 2);
+  CHECK(f[0].message ==
+        "m1 receptacle 2 (en3) - m3 receptacle 1 (en2) was seen by Thunderbolt only, not by "
+        "neighbour probing");
+  CHECK(f[1].message ==
+        "m2 receptacle 2 (en3) - m3 receptacle 2 (en3) was seen by neighbour probing only, not "
+        "by Thunderbolt");
+
+  // Linux lab hosts report no Thunderbolt identity: never a one-source warning.
+  auto lab = lab_mesh(3);
+  lab.cables[0].sources = {CableSource::kThunderbolt, CableSource::kNeighbour};
+  ClusterGraph gl(lab);
+  CHECK(of_check(run_checks(gl), "one-source-cable").empty());
+}
+
+TEST_CASE("topology checks: foreign host, hub and dock on ports") {
+  discovery::ClusterState s = testing::mac_mesh(2, 4);
+  auto& p2 = s.hosts[0].ports[1];  // m1 receptacle 2 (en3): a MacBook outside the cluster
+  Peer outsider;
+  outsider.kind = Peer::Kind::kHost;
+  outsider.name = "MacBook Pro";
+  outsider.model = "Mac17,6";
+  outsider.domain_uuid = "AAAA-outside";
+  p2.peers = {outsider};
+  auto& p3 = s.hosts[0].ports[2];  // m1 receptacle 3 (en4): a dock with a Mac behind it
+  Peer dock;
+  dock.name = "SB-XTM5";
+  dock.vendor = "Sabrent";
+  Peer behind = outsider;
+  behind.depth = 2;
+  p3.peers = {dock, behind};
+  ClusterGraph g(s);
+  auto f = run_checks(g);
+  auto foreign = of_check(f, "foreign-host");
+  REQUIRE(foreign.size() == 1);
+  CHECK(foreign[0].severity == Severity::kWarn);
+  CHECK(foreign[0].message ==
+        "m1 receptacle 2 (en3) is cabled to a host outside the cluster: MacBook Pro (Mac17,6)");
+  auto hub = of_check(f, "behind-hub");
+  REQUIRE(hub.size() == 1);
+  CHECK(hub[0].message ==
+        "m1 receptacle 3 (en4) reaches MacBook Pro (Mac17,6) through a hub or dock (depth 2): "
+        "hub-mediated links do not carry RDMA");
+  auto device = of_check(f, "device-port");
+  REQUIRE(device.size() == 1);
+  CHECK(device[0].severity == Severity::kInfo);
+  CHECK(device[0].message ==
+        "m1 receptacle 3 (en4) has a device on its cable: SB-XTM5 (Sabrent); the port is not free");
+}
+
+TEST_CASE("topology checks: unprobed hosts and the expected host count") {
+  auto s = lab_mesh(3);
+  s.problems.push_back({"h4", 3, "h4: cannot connect to 10.77.0.4:22 (timed out after 10 s)"});
+  s.problems.push_back({"h5", 1, "h5: ip -j addr: not JSON"});
+  ClusterGraph g(s);
+  auto f = run_checks(g, CheckOptions{4});
+  CHECK(check_ids(f) ==
+        Strings{"unreachable", "probe-failed", "host-count", "no-rdma", "no-rdma", "no-rdma"});
+  CHECK(f[0].severity == Severity::kFail);
+  CHECK(f[0].hosts == Strings{"h4"});
+  CHECK(f[0].message == "h4: cannot connect to 10.77.0.4:22 (timed out after 10 s)");
+  CHECK(f[2].message == "expected 4 hosts, the cluster has 5: h1, h2, h3, h4, h5");
+  CHECK(of_check(run_checks(g, CheckOptions{5}), "host-count").empty());
+  CHECK(of_check(run_checks(g), "host-count").empty());
+}
+
+TEST_CASE("topology checks: a cable from a host to itself") {
+  auto s = lab_mesh(2, {}, {}, 3);
+  discovery::Cable c;
+  c.a = {"h1", "tb2", std::nullopt, std::nullopt};
+  c.b = {"h1", "tb3", std::nullopt, std::nullopt};
+  c.sources = {CableSource::kNeighbour};
+  c.seen_from_a = c.seen_from_b = true;
+  s.cables.push_back(c);
+  ClusterGraph g(s);
+  auto f = of_check(run_checks(g), "self-cable");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].message == "h1 tb2 is cabled to h1 tb3, on the same host");
+  CHECK(g.multiplicity(0, 1) == 1);
+}
+
+}  // namespace
+}  // namespace cc::topology

@@ -1,0 +1,250 @@
+// The per-Mac checks of checks.h: RDMA state and port states, link speed, the Thunderbolt
+// Bridge, IPv4 on cabled ports, the Mac Studio's en2, macOS builds (facts.md, "RDMA over
+// Thunderbolt 5 on macOS").
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "discovery/natural_sort.h"
+#include "topology/checks.h"
+
+namespace cc::topology {
+namespace {
+
+using discovery::HostFacts;
+using discovery::NetInterface;
+using discovery::RdmaDevice;
+using discovery::RdmaState;
+
+constexpr const char* kEnableFix =
+    "enable it once from macOS Recovery (it cannot be done over SSH): `clusterctl rdma enable` "
+    "walks you through it";
+
+void check_rdma_state(const HostNode& h, std::vector<Finding>& out) {
+  const HostFacts& f = *h.facts;
+  switch (f.rdma.state) {
+    case RdmaState::kEnabled:
+      return;
+    case RdmaState::kDisabled:
+      out.push_back({"rdma-disabled",
+                     Severity::kFail,
+                     {h.name()},
+                     {},
+                     fmt::format("{}: RDMA is disabled (rdma_ctl status: disabled)", h.name()),
+                     kEnableFix});
+      return;
+    case RdmaState::kUnsupported:
+      out.push_back(
+          {"rdma-unsupported",
+           Severity::kFail,
+           {h.name()},
+           {},
+           fmt::format("{}: no RDMA support (no rdma_ctl; macOS {} {}): RDMA over Thunderbolt "
+                       "needs Apple silicon, macOS 26.2 or later and Thunderbolt 5",
+                       h.name(), f.os.version, f.os.build),
+           "update macOS to 26.2 or later, then enable RDMA"});
+      return;
+    case RdmaState::kUnknown:
+      out.push_back({"rdma-unknown",
+                     Severity::kWarn,
+                     {h.name()},
+                     {},
+                     fmt::format("{}: RDMA state unknown (rdma_ctl status was not read)", h.name()),
+                     "run `clusterctl discover` again"});
+      return;
+  }
+}
+
+const RdmaDevice* device_of(const HostFacts& f, const discovery::Port& p) {
+  for (const auto& d : f.rdma.devices) {
+    if (p.rdma_device && d.name == *p.rdma_device) return &d;
+    if (!p.rdma_device && p.interface && d.netdev == p.interface->name) return &d;
+  }
+  return nullptr;
+}
+
+// A link below Thunderbolt 5 speed: 40 Gb/s (TB3/TB4) or a generation 3/4 link. Speed 0 is
+// unknown (a lab veth): never reported.
+bool slow_link(const discovery::Cable& c) {
+  if (c.link_speed_gbps <= 0) return false;
+  return c.link_speed_gbps < 80 || c.generation == 3 || c.generation == 4;
+}
+
+// A cabled port of an RDMA-enabled Mac whose device is down, with the reason when known.
+void check_port_states(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& out) {
+  const HostNode& h = g.host(hi);
+  if (h.facts->rdma.state != RdmaState::kEnabled) return;
+  for (const auto& p : h.ports) {
+    std::optional<std::size_t> cable, qi;
+    for (std::size_t i : p.cables) {
+      if ((qi = other_host(g, i, hi))) {
+        cable = i;
+        break;
+      }
+    }
+    if (!cable) continue;
+    const HostFacts& q = *g.host(*qi).facts;
+    const discovery::Peer* tb_peer = p.host_peer();
+    const bool peer_disabled =
+        q.rdma.state == RdmaState::kDisabled ||
+        (q.rdma.state != RdmaState::kEnabled && tb_peer != nullptr && !tb_peer->rdma_enabled);
+    const RdmaDevice* dev = device_of(*h.facts, *p.port);
+    const bool down = dev != nullptr && !dev->ports.empty() && !dev->ports.front().active;
+    const std::string port_state =
+        dev != nullptr && !dev->ports.empty() && !dev->ports.front().state.empty()
+            ? dev->ports.front().state
+            : std::string("PORT_DOWN");
+    std::string message;
+    std::string fix;
+    if (down && peer_disabled) {
+      message = fmt::format("{} {} is {} because its peer {} has RDMA disabled", h.name(),
+                            dev->name, port_state, q.host);
+      fix = fmt::format("enable RDMA on {} (see rdma-disabled)", q.host);
+    } else if (dev == nullptr && peer_disabled) {
+      message = fmt::format("{}: its peer {} has RDMA disabled, so this cable carries no RDMA",
+                            discovery::end_label(p.end), q.host);
+      fix = fmt::format("enable RDMA on {} (see rdma-disabled)", q.host);
+    } else if (down && !slow_link(g.cable(*cable))) {  // tb4-link explains a slow one
+      message = fmt::format("{} {} is {} although its peer {} has RDMA {}", h.name(), dev->name,
+                            port_state, q.host, discovery::to_string(q.rdma.state));
+      fix = fmt::format("reseat the cable {}, then run `clusterctl discover` again",
+                        cable_label(g, *cable));
+    } else {
+      continue;
+    }
+    std::vector<std::string> hosts = {h.name(), q.host};  // cluster order
+    if (*qi < hi) std::swap(hosts[0], hosts[1]);
+    out.push_back({"rdma-port-down", Severity::kFail, hosts, {p.end}, message, fix});
+  }
+}
+
+void check_links(const ClusterGraph& g, std::vector<Finding>& out) {
+  for (std::size_t i = 0; i < g.edges().size(); ++i) {
+    const auto& e = g.edges()[i];
+    if (!e.joins_two_hosts()) continue;
+    if (!is_mac(*g.host(*e.a_host).facts) && !is_mac(*g.host(*e.b_host).facts)) continue;
+    const auto& c = g.cable(i);
+    if (!slow_link(c)) continue;
+    std::string detail = fmt::format("{} Gb/s", c.link_speed_gbps);
+    if (c.generation > 0) detail += fmt::format(", Thunderbolt {}", c.generation);
+    out.push_back({"tb4-link",
+                   Severity::kFail,
+                   {c.a.host, c.b.host},
+                   {c.a, c.b},
+                   fmt::format("{}: TB4 link, RDMA impossible ({})", cable_label(g, i), detail),
+                   "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s)"});
+  }
+}
+
+void check_bridge(const HostNode& h, std::vector<Finding>& out) {
+  const NetInterface* bridge = nullptr;
+  for (const auto& i : h.facts->interfaces) {
+    if (i.name == "bridge0") bridge = &i;
+  }
+  if (bridge == nullptr || !bridge->up) return;
+  std::vector<discovery::CableEnd> ports;
+  std::vector<std::string> names;
+  for (const auto& p : h.ports) {
+    if (!p.port->interface) continue;
+    const std::string& name = p.port->interface->name;
+    if (std::find(bridge->members.begin(), bridge->members.end(), name) == bridge->members.end())
+      continue;
+    ports.push_back(p.end);
+    names.push_back(name);
+  }
+  if (ports.empty()) return;
+  discovery::natural_sort(names);
+  out.push_back({"thunderbolt-bridge",
+                 Severity::kFail,
+                 {h.name()},
+                 ports,
+                 fmt::format("{}: the Thunderbolt Bridge (bridge0) is active with {} as "
+                             "members: frames loop between the Macs of a mesh",
+                             h.name(), fmt::join(names, ", ")),
+                 "make it inactive (System Settings > Network > Thunderbolt Bridge > Make "
+                 "Inactive), or run `clusterctl network apply`"});
+}
+
+void check_ports(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& out) {
+  const HostNode& h = g.host(hi);
+  for (const auto& p : h.ports) {
+    const bool cabled_to_host = std::any_of(p.cables.begin(), p.cables.end(), [&](std::size_t i) {
+      return other_host(g, i, hi).has_value();
+    });
+    if (!cabled_to_host) continue;
+    const auto& itf = p.port->interface;
+    if (!itf || itf->ipv4.empty()) {
+      out.push_back(
+          {"no-ipv4",
+           Severity::kFail,
+           {h.name()},
+           {p.end},
+           fmt::format("{} has no IPv4 address: no IPv4-mapped GID, so RDMA queue pairs fail "
+                       "(errno 22 moving to RTR)",
+                       discovery::end_label(p.end)),
+           "`clusterctl network apply` addresses every cabled port"});
+    }
+    if (is_studio_en2(*h.facts, *p.port)) {
+      out.push_back({"studio-en2",
+                     Severity::kWarn,
+                     {h.name()},
+                     {p.end},
+                     fmt::format("{} is cabled: on a Mac Studio the Thunderbolt 5 port next to "
+                                 "Ethernet (en2) does not carry RDMA (reported by exo)",
+                                 discovery::end_label(p.end)),
+                     "move the cable to another Thunderbolt 5 port"});
+    }
+  }
+}
+
+void check_builds(const ClusterGraph& g, std::vector<Finding>& out) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> builds;  // first-seen order
+  std::vector<std::string> macs;
+  for (const auto& h : g.hosts()) {
+    if (!is_mac(*h.facts) || h.facts->os.build.empty()) continue;
+    macs.push_back(h.name());
+    auto it = std::find_if(builds.begin(), builds.end(),
+                           [&](const auto& b) { return b.first == h.facts->os.build; });
+    if (it == builds.end()) {
+      builds.push_back({h.facts->os.build, {h.name()}});
+    } else {
+      it->second.push_back(h.name());
+    }
+  }
+  if (builds.size() < 2) return;
+  std::vector<std::string> parts;
+  for (const auto& [build, hosts] : builds) {
+    parts.push_back(fmt::format("{} on {}", build, fmt::join(hosts, ", ")));
+  }
+  out.push_back({"macos-build",
+                 Severity::kWarn,
+                 macs,
+                 {},
+                 fmt::format("macOS builds differ: {}", fmt::join(parts, "; ")),
+                 "update every Mac to the same macOS build (mismatched builds are a common "
+                 "cause of failures)"});
+}
+
+}  // namespace
+
+void run_mac_checks(const ClusterGraph& g, std::vector<Finding>& out) {
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (is_mac(*g.host(i).facts)) check_rdma_state(g.host(i), out);
+  }
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (is_mac(*g.host(i).facts)) check_port_states(g, i, out);
+  }
+  check_links(g, out);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    if (!is_mac(*g.host(i).facts)) continue;
+    check_bridge(g.host(i), out);
+    check_ports(g, i, out);
+  }
+  check_builds(g, out);
+}
+
+}  // namespace cc::topology

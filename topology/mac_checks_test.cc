@@ -1,0 +1,166 @@
+#include <doctest/doctest.h>
+
+#include "topology/checks.h"
+#include "topology/test_states.h"
+
+namespace cc::topology {
+namespace {
+
+using discovery::RdmaState;
+using Strings = std::vector<std::string>;
+using testing::check_ids;
+using testing::mac_mesh;
+using testing::of_check;
+
+std::vector<Finding> checks_of(const discovery::ClusterState& s) {
+  ClusterGraph g(s);
+  return run_checks(g);
+}
+
+TEST_CASE("topology mac checks: a healthy 3-Mac mesh has no finding") {
+  CHECK(checks_of(mac_mesh(3, 2)).empty());
+  CHECK(checks_of(mac_mesh(4, 3)).empty());
+}
+
+TEST_CASE("topology mac checks: RDMA disabled on one Mac, its peers' ports down") {
+  auto s = mac_mesh(3, 2);
+  testing::disable_rdma(s, "m1");
+  auto f = checks_of(s);
+  CHECK(check_ids(f) == Strings{"rdma-disabled", "rdma-port-down", "rdma-port-down"});
+  REQUIRE(f.size() == 3);
+  CHECK(f[0].severity == Severity::kFail);
+  CHECK(f[0].hosts == Strings{"m1"});
+  CHECK(f[0].message == "m1: RDMA is disabled (rdma_ctl status: disabled)");
+  CHECK(f[0].fix ==
+        "enable it once from macOS Recovery (it cannot be done over SSH): `clusterctl rdma "
+        "enable` walks you through it");
+  CHECK(f[1].message == "m2 rdma_en2 is PORT_DOWN because its peer m1 has RDMA disabled");
+  CHECK(f[1].hosts == Strings{"m1", "m2"});
+  REQUIRE(f[1].ports.size() == 1);
+  CHECK(f[1].ports[0].interface == "en2");
+  CHECK(f[1].fix == "enable RDMA on m1 (see rdma-disabled)");
+  CHECK(f[2].message == "m3 rdma_en2 is PORT_DOWN because its peer m1 has RDMA disabled");
+}
+
+TEST_CASE("topology mac checks: the Thunderbolt peer item is evidence of a disabled peer") {
+  auto s = mac_mesh(2, 1);
+  testing::disable_rdma(s, "m2");
+  s.hosts[1].rdma.state = RdmaState::kUnknown;  // m2's own rdma_ctl output is missing
+  auto f = checks_of(s);
+  CHECK(check_ids(f) == Strings{"rdma-unknown", "rdma-port-down"});
+  CHECK(f[1].message == "m1 rdma_en2 is PORT_DOWN because its peer m2 has RDMA disabled");
+
+  s.hosts[0].rdma.devices.clear();  // m1's ibv_devinfo output is missing too
+  s.hosts[0].ports[0].rdma_device.reset();
+  f = checks_of(s);
+  REQUIRE(f.size() == 2);
+  CHECK(f[1].message ==
+        "m1 receptacle 1 (en2): its peer m2 has RDMA disabled, so this cable carries no RDMA");
+}
+
+TEST_CASE("topology mac checks: a port down although both Macs have RDMA") {
+  auto s = mac_mesh(2, 1);
+  s.hosts[0].rdma.devices[0].ports[0] = {1, "PORT_DOWN", false, 4096, "Thunderbolt", {}};
+  auto f = checks_of(s);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].check == "rdma-port-down");
+  CHECK(f[0].message == "m1 rdma_en2 is PORT_DOWN although its peer m2 has RDMA enabled");
+  CHECK(f[0].fix ==
+        "reseat the cable m1 receptacle 1 (en2) - m2 receptacle 1 (en2), then run `clusterctl "
+        "discover` again");
+}
+
+TEST_CASE("topology mac checks: RDMA unsupported or unknown") {
+  auto s = mac_mesh(2, 1);
+  s.hosts[0].rdma.state = RdmaState::kUnsupported;
+  s.hosts[0].os = {"macOS", "15.1", "24B83"};
+  auto f = checks_of(s);
+  REQUIRE(!f.empty());
+  CHECK(f[0].check == "rdma-unsupported");
+  CHECK(f[0].severity == Severity::kFail);
+  CHECK(f[0].message ==
+        "m1: no RDMA support (no rdma_ctl; macOS 15.1 24B83): RDMA over Thunderbolt needs Apple "
+        "silicon, macOS 26.2 or later and Thunderbolt 5");
+  CHECK(of_check(f, "macos-build").size() == 1);
+}
+
+TEST_CASE("topology mac checks: a 40 Gb/s cable is a TB4 link, RDMA impossible") {
+  auto s = mac_mesh(2, 2);
+  testing::cable_macs(s, "m1", 2, "m2", 2, 40, 4);
+  auto f = checks_of(s);
+  CHECK(check_ids(f) == Strings{"multi-rail", "tb4-link"});
+  REQUIRE(f.size() == 2);
+  CHECK(f[1].severity == Severity::kFail);
+  CHECK(f[1].hosts == Strings{"m1", "m2"});
+  CHECK(f[1].message ==
+        "m1 receptacle 2 (en3) - m2 receptacle 2 (en3): TB4 link, RDMA impossible (40 Gb/s, "
+        "Thunderbolt 4)");
+
+  // Generation 3 at an unknown speed: speed 0 means unknown, no finding.
+  auto u = mac_mesh(2, 1);
+  u.cables[0].link_speed_gbps = 0;
+  u.cables[0].generation = 3;
+  CHECK(checks_of(u).empty());
+  u.cables[0].link_speed_gbps = 80;
+  CHECK(check_ids(checks_of(u)) == Strings{"tb4-link"});
+}
+
+TEST_CASE("topology mac checks: Thunderbolt Bridge active with the ports as members") {
+  auto s = mac_mesh(3, 2);
+  s.hosts[1].interfaces[0].up = true;
+  auto f = checks_of(s);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].check == "thunderbolt-bridge");
+  CHECK(f[0].hosts == Strings{"m2"});
+  CHECK(f[0].ports.size() == 2);
+  CHECK(f[0].message ==
+        "m2: the Thunderbolt Bridge (bridge0) is active with en2, en3 as members: frames loop "
+        "between the Macs of a mesh");
+
+  s.hosts[1].interfaces[0].members = {"en0"};  // Ethernet only: no Thunderbolt port in it
+  CHECK(checks_of(s).empty());
+}
+
+TEST_CASE("topology mac checks: a cabled port without IPv4") {
+  auto s = mac_mesh(2, 2);
+  s.hosts[0].ports[0].interface->ipv4.clear();
+  s.hosts[0].ports[1].interface->ipv4.clear();  // receptacle 2 has no cable: fine
+  auto f = checks_of(s);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].check == "no-ipv4");
+  CHECK(f[0].message ==
+        "m1 receptacle 1 (en2) has no IPv4 address: no IPv4-mapped GID, so RDMA queue pairs "
+        "fail (errno 22 moving to RTR)");
+  CHECK(f[0].fix == "`clusterctl network apply` addresses every cabled port");
+}
+
+TEST_CASE("topology mac checks: a cable on a Mac Studio's en2") {
+  auto s = mac_mesh(2, 1);
+  s.hosts[1].model = "Mac16,9";
+  auto f = checks_of(s);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].check == "studio-en2");
+  CHECK(f[0].severity == Severity::kWarn);
+  CHECK(f[0].message ==
+        "m2 receptacle 1 (en2) is cabled: on a Mac Studio the Thunderbolt 5 port next to "
+        "Ethernet (en2) does not carry RDMA (reported by exo)");
+}
+
+TEST_CASE("topology mac checks: different macOS builds") {
+  auto s = mac_mesh(3, 2);
+  s.hosts[2].os.build = "25D5";
+  auto f = checks_of(s);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].check == "macos-build");
+  CHECK(f[0].hosts == Strings{"m1", "m2", "m3"});
+  CHECK(f[0].message == "macOS builds differ: 25C56 on m1, m2; 25D5 on m3");
+}
+
+TEST_CASE("topology mac checks: Linux hosts get none of the Mac checks") {
+  auto s = testing::lab_mesh(2);
+  s.hosts[0].interfaces.push_back({"bridge0", "", true, true, 1500, {}, {}, {}, {"tb1"}, ""});
+  CHECK(check_ids(checks_of(s)) == Strings{"no-rdma", "no-rdma"});
+}
+
+}  // namespace
+}  // namespace cc::topology
