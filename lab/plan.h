@@ -23,25 +23,16 @@
 #include <vector>
 
 #include "lab/topology.h"
+#include "util/ipv4.h"
 #include "util/result.h"
 
 namespace cc::lab {
 
-/// An IPv4 prefix; `address` in host byte order, `length` 0..32.
-struct Ipv4Prefix {
-  std::uint32_t address = 0;
-  int length = 32;
-  friend bool operator==(const Ipv4Prefix&, const Ipv4Prefix&) = default;
-};
-
-/// "10.1.2.0/24" or "10.1.2.3" (a /32). Errors (kUsage) quote the text.
-util::Result<Ipv4Prefix> parse_ipv4_prefix(std::string_view text);
-/// Dotted quad of an address (host byte order).
-std::string format_ipv4(std::uint32_t address);
-/// "10.1.2.0/24".
-std::string format_prefix(const Ipv4Prefix& p);
-/// True when the two prefixes share at least one address.
-bool overlaps(const Ipv4Prefix& a, const Ipv4Prefix& b);
+using util::format_ipv4;
+using util::format_prefix;
+using util::Ipv4Prefix;
+using util::overlaps;
+using util::parse_ipv4_prefix;
 
 /// The IPv4 prefixes in use on this machine, from `ip -j -4 route show table all` and
 /// `ip -j -4 addr show` output. Default routes are skipped (they overlap everything by design).
