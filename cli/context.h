@@ -34,6 +34,7 @@ struct Context {
 // One function per subcommand file (cmd_*.cc) adds that subcommand to the app.
 void add_exec_command(CLI::App& app, Context& ctx);
 void add_discover_command(CLI::App& app, Context& ctx);  // discover, collect
+void add_network_command(CLI::App& app, Context& ctx);   // network plan|apply|verify
 void add_verify_mesh_command(CLI::App& app, Context& ctx);
 void add_lab_command(CLI::App& app, Context& ctx);
 

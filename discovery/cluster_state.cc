@@ -102,12 +102,30 @@ static void from_json(const json& j, HostProblem& v) {
   read(j, "message", v.message);
 }
 
+void to_json(json& j, const LinkAddress& v) {
+  j = json{{"a", v.a},
+           {"b", v.b},
+           {"subnet", v.subnet},
+           {"a_address", v.a_address},
+           {"b_address", v.b_address},
+           {"prefix_length", v.prefix_length}};
+}
+static void from_json(const json& j, LinkAddress& v) {
+  read(j, "a", v.a);
+  read(j, "b", v.b);
+  read(j, "subnet", v.subnet);
+  read(j, "a_address", v.a_address);
+  read(j, "b_address", v.b_address);
+  read(j, "prefix_length", v.prefix_length);
+}
+
 void to_json(json& j, const ClusterState& v) {
   j = json{{"schema", kClusterSchema},
            {"created_at", v.created_at},
            {"hosts", v.hosts},
            {"cables", v.cables},
-           {"problems", v.problems}};
+           {"problems", v.problems},
+           {"network", v.network}};
 }
 
 util::Result<ClusterState> cluster_state_from_json(const json& j) {
@@ -127,6 +145,7 @@ util::Result<ClusterState> cluster_state_from_json(const json& j) {
     read(j, "hosts", state.hosts);
     read(j, "cables", state.cables);
     read(j, "problems", state.problems);
+    read(j, "network", state.network);
     return state;
   } catch (const json::exception& e) {
     return util::error(util::ExitCode::kUsage,

@@ -14,7 +14,10 @@
 //                "link_speed_gbps": 0, "generation": 0,
 //                "sources": ["neighbour"],           // "thunderbolt", "neighbour"
 //                "seen_from_a": true, "seen_from_b": true}, ...],
-//    "problems": [{"host": "h3", "exit_code": 3, "message": "h3: ..."}]}
+//    "problems": [{"host": "h3", "exit_code": 3, "message": "h3: ..."}],
+//    "network": [{"a": CableEnd, "b": CableEnd, "subnet": "10.231.0.4/30",
+//                 "a_address": "10.231.0.5", "b_address": "10.231.0.6",
+//                 "prefix_length": 30}, ...]}
 #pragma once
 
 #include <optional>
@@ -63,11 +66,23 @@ struct HostProblem {
   std::string message;  // starts with the host, says what to do
 };
 
+/// The addresses `clusterctl network plan` gave one cable: a point-to-point subnet, one address
+/// per end. Stored in the cluster state so every later command (hostfile, launch) uses them.
+struct LinkAddress {
+  CableEnd a;             // the cable's ends, as in Cable
+  CableEnd b;
+  std::string subnet;     // "10.231.0.4/30"
+  std::string a_address;  // "10.231.0.5"
+  std::string b_address;  // "10.231.0.6"
+  int prefix_length = 30;  // 30, or 31 when both ends run Linux (RFC 3021)
+};
+
 struct ClusterState {
   std::string created_at;       // ISO 8601 UTC, second precision
   std::vector<HostFacts> hosts;  // the operator's order (inventory / --hosts / hostfile)
   std::vector<Cable> cables;     // sorted by (a.host index, a port, b.host index, b port)
   std::vector<HostProblem> problems;
+  std::vector<LinkAddress> network;  // the saved network plan (empty until `network plan`)
 
   /// The host's facts, or nullptr.
   const HostFacts* find_host(const std::string& name) const;
@@ -85,6 +100,7 @@ CableEnd end_of(const HostFacts& host, const Port& port);
 void to_json(nlohmann::json& j, const CableEnd& v);
 void to_json(nlohmann::json& j, const Cable& v);
 void to_json(nlohmann::json& j, const HostProblem& v);
+void to_json(nlohmann::json& j, const LinkAddress& v);
 void to_json(nlohmann::json& j, const ClusterState& v);
 
 /// The state back from its JSON. Errors (kUsage): another schema, a wrong field type, an

@@ -1,0 +1,366 @@
+// `clusterctl network plan | apply | verify`: per-cable IPv4 addressing (provision/network_*).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join
+#include <nlohmann/json.hpp>
+#include <CLI/CLI.hpp>
+
+#include "cli/cluster_source.h"
+#include "cli/context.h"
+#include "cli/hosts.h"
+#include "provision/network_apply.h"
+#include "provision/network_plan.h"
+#include "remote/fan_out.h"
+#include "remote/quote.h"
+#include "util/interrupt.h"
+
+namespace cc::cli {
+namespace {
+
+using discovery::ClusterState;
+using discovery::LinkAddress;
+using util::ExitCode;
+
+struct NetworkOptions {
+  ClusterSource source;
+  std::string base = provision::kDefaultNetworkBase;
+  std::string output;  // plan -o FILE
+  bool dry_run = false;
+  bool manual = false;
+  bool persist = false;
+};
+
+ExitCode fail(const Context& ctx, const char* what, const util::Error& e) {
+  fmt::print(stderr, "clusterctl network {}: {}\n", what, util::red(ctx.style, e.message));
+  return e.code;
+}
+
+std::string link_line(const LinkAddress& l) {
+  return fmt::format("{} {}/{}  <->  {} {}/{}", discovery::end_label(l.a), l.a_address,
+                     l.prefix_length, discovery::end_label(l.b), l.b_address, l.prefix_length);
+}
+
+// Unreachable or unprobed hosts stop apply and verify: a cable needs both of its ends.
+util::Status require_all_hosts(const ClusterState& s) {
+  if (s.problems.empty()) return {};
+  std::string lines;
+  ExitCode code = ExitCode::kCheckFailed;
+  for (const auto& p : s.problems) {
+    lines += "\n  " + p.message;
+    if (p.exit_code == 3) code = ExitCode::kUnreachable;
+  }
+  return util::Error{code, fmt::format("{} host(s) could not be probed; nothing was changed:{}",
+                                       s.problems.size(), lines)};
+}
+
+// The live cluster and the plan to carry out. With a cluster state file that holds a saved
+// plan, that plan is used (its cables must still be there); otherwise the plan is computed
+// from the live cluster (deterministic: the same cabling gives the same plan).
+struct Planned {
+  ClusterState live;
+  std::vector<LinkAddress> plan;
+};
+
+util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o) {
+  auto base = util::parse_ipv4_prefix(o.base);
+  if (!base) return util::error(ExitCode::kUsage, "--base: " + base.error().message);
+  Planned p;
+  std::vector<LinkAddress> saved;
+  ClusterSource live_source = o.source;
+  if (!o.source.state_file.empty()) {
+    auto state = discovery::load_cluster_state(o.source.state_file);
+    if (!state) return state.error();
+    saved = state->network;
+    std::vector<std::string> names;
+    for (const auto& h : state->hosts) names.push_back(h.host);
+    live_source.state_file.clear();
+    live_source.hosts = fmt::format("{}", fmt::join(names, ","));
+  }
+  auto live = obtain_cluster_state(ctx, live_source);
+  if (!live) return live.error();
+  p.live = std::move(*live);
+  if (!saved.empty()) {
+    for (const auto& l : saved) {
+      bool present = false;
+      for (const auto& c : p.live.cables) {
+        present |= provision::find_link({l}, c.a, c.b) != nullptr;
+      }
+      if (!present) {
+        return util::error(ExitCode::kCheckFailed,
+                           fmt::format("the cabling changed since {} was planned: {} - {} is "
+                                       "gone. Run `clusterctl network plan` again",
+                                       o.source.state_file, discovery::end_label(l.a),
+                                       discovery::end_label(l.b)));
+      }
+    }
+    p.plan = std::move(saved);
+    return p;
+  }
+  auto plan = provision::plan_network(p.live, {*base});
+  if (!plan) return plan.error();
+  p.plan = std::move(*plan);
+  return p;
+}
+
+ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
+  auto base = util::parse_ipv4_prefix(o.base);
+  if (!base) return fail(ctx, "plan", util::Error{ExitCode::kUsage, "--base: " + base.error().message});
+  auto state = obtain_cluster_state(ctx, o.source);
+  if (!state) return fail(ctx, "plan", state.error());
+  auto plan = provision::plan_network(*state, {*base});
+  if (!plan) return fail(ctx, "plan", plan.error());
+  state->network = *plan;
+  std::string out = !o.output.empty() ? o.output : o.source.state_file;
+  if (!out.empty()) {
+    if (auto st = discovery::save_cluster_state(*state, out); !st) return fail(ctx, "plan", st.error());
+  }
+  if (ctx.style.json) {
+    fmt::print("{}\n", nlohmann::json(*plan).dump(2));
+  } else {
+    fmt::print("network plan: {} cable{} from {}\n", plan->size(), plan->size() == 1 ? "" : "s",
+               util::format_prefix(*base));
+    for (const auto& l : *plan) fmt::print("  {}\n", link_line(l));
+    if (!out.empty()) fmt::print("saved in {}\n", out);
+  }
+  return state->problems.empty() ? ExitCode::kOk : require_all_hosts(*state).error().code;
+}
+
+// Waits for the operator to press Enter (stdin), Ctrl-C ends it.
+bool wait_for_enter() {
+  fmt::print("Run these commands on each host listed, then press Enter to verify (Ctrl-C to "
+             "stop).\n");
+  std::string line;
+  return static_cast<bool>(std::getline(std::cin, line)) && !util::interrupted();
+}
+
+ExitCode run_verify_links(const Context& ctx, const Planned& p,
+                          std::vector<std::unique_ptr<remote::Executor>>& executors);
+
+ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
+  if (!o.source.from_dir.empty() && !o.dry_run) {
+    return fail(ctx, "apply",
+                util::Error{ExitCode::kUsage, "--from replays recorded outputs: only --dry-run "
+                                              "can run on a bundle"});
+  }
+  auto p = live_and_plan(ctx, o);
+  if (!p) return fail(ctx, "apply", p.error());
+  if (auto st = require_all_hosts(p->live); !st) return fail(ctx, "apply", st.error());
+  auto base = *util::parse_ipv4_prefix(o.base);
+  auto changes = provision::network_changes(p->live, p->plan, base, o.persist);
+
+  std::vector<std::string> names;
+  for (const auto& h : p->live.hosts) names.push_back(h.host);
+  GlobalOptions g = ctx.global;
+  if (!o.source.from_dir.empty()) g.replay = o.source.from_dir;
+  auto executors = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
+  if (!executors) return fail(ctx, "apply", executors.error());
+  std::vector<remote::Executor*> ptrs;
+  for (auto& e : *executors) ptrs.push_back(e.get());
+
+  std::vector<provision::Privilege> privilege(ptrs.size(), provision::Privilege::kRoot);
+  std::vector<std::optional<util::Error>> errors(ptrs.size());
+  if (o.source.from_dir.empty()) {
+    remote::for_each_host(
+        ptrs, "privileges",
+        [&](size_t i) {
+          if (changes[i].commands.empty()) return;
+          auto r = provision::detect_privilege(*ptrs[i]);
+          if (r) {
+            privilege[i] = *r;
+          } else {
+            errors[i] = r.error();
+          }
+        },
+        ctx.style);
+  }
+  for (const auto& e : errors) {
+    if (e) return fail(ctx, "apply", *e);
+  }
+
+  size_t total = 0;
+  for (const auto& c : changes) total += c.commands.size();
+  bool any_mac = false;
+  for (const auto& c : changes) any_mac |= c.macos;
+  std::vector<size_t> manual_hosts;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    if (!changes[i].commands.empty() && privilege[i] == provision::Privilege::kNone) {
+      manual_hosts.push_back(i);
+    }
+  }
+  auto print_commands = [&](size_t i, provision::Privilege priv) {
+    fmt::print("{}:\n", changes[i].host);
+    for (const auto& c : changes[i].commands) {
+      auto argv = provision::with_privilege(
+          priv == provision::Privilege::kNone ? provision::Privilege::kSudo : priv, c.argv);
+      fmt::print("  {}    # {}\n", remote::shell_quote(argv), c.why);
+    }
+  };
+  if (o.dry_run) {
+    fmt::print("network apply --dry-run: {} change{} (nothing was changed)\n", total,
+               total == 1 ? "" : "s");
+    for (size_t i = 0; i < changes.size(); ++i) {
+      if (changes[i].commands.empty()) {
+        fmt::print("{}: no change\n", changes[i].host);
+      } else {
+        print_commands(i, privilege[i]);
+      }
+    }
+    return ExitCode::kOk;
+  }
+  if (!manual_hosts.empty()) {
+    if (!o.manual) {
+      std::string hosts;
+      for (size_t i : manual_hosts) hosts += (hosts.empty() ? "" : ", ") + changes[i].host;
+      return fail(ctx, "apply",
+                  util::Error{ExitCode::kCheckFailed,
+                              fmt::format("no passwordless sudo on {}: nothing was changed. Run "
+                                          "again with --manual to get the commands to type there, "
+                                          "or allow `sudo -n` for the network commands",
+                                          hosts)});
+    }
+    for (size_t i : manual_hosts) print_commands(i, provision::Privilege::kNone);
+  }
+
+  std::vector<provision::ApplyResult> results(ptrs.size());
+  remote::for_each_host(
+      ptrs, "apply",
+      [&](size_t i) {
+        results[i].host = changes[i].host;
+        if (privilege[i] == provision::Privilege::kNone) return;  // the operator does these
+        results[i] = provision::apply_host(*ptrs[i], changes[i], privilege[i]);
+      },
+      ctx.style);
+  bool failed = false;
+  for (const auto& r : results) {
+    if (r.failed) {
+      failed = true;
+      fmt::print(stderr, "{}\n", util::red(ctx.style, r.message));
+    } else if (r.applied == 0) {
+      fmt::print("{}: no change\n", r.host);
+    } else {
+      fmt::print("{}: {} change{} applied\n", r.host, r.applied, r.applied == 1 ? "" : "s");
+    }
+  }
+  if (failed) return ExitCode::kCheckFailed;
+  if (total > 0 && !o.persist) {
+    fmt::print("(not persistent: the addresses last until reboot{})\n",
+               any_mac ? "; --persist makes one network service per Thunderbolt port" : "");
+  }
+  if (!manual_hosts.empty() && !wait_for_enter()) return ExitCode::kInterrupted;
+  if (!o.source.state_file.empty()) {
+    auto state = discovery::load_cluster_state(o.source.state_file);
+    if (state) {
+      state->network = p->plan;
+      (void)discovery::save_cluster_state(*state, o.source.state_file);
+    }
+  }
+  // Verify, never assume: the live facts again, then pings over every cable.
+  NetworkOptions again = o;
+  auto fresh = live_and_plan(ctx, again);
+  if (!fresh) return fail(ctx, "apply", fresh.error());
+  fresh->plan = p->plan;
+  return run_verify_links(ctx, *fresh, *executors);
+}
+
+ExitCode run_verify_links(const Context& ctx, const Planned& p,
+                          std::vector<std::unique_ptr<remote::Executor>>& executors) {
+  std::vector<remote::Executor*> ptrs;
+  for (auto& e : executors) ptrs.push_back(e.get());
+  std::vector<discovery::ProbeOutputs> pings(ptrs.size());
+  std::vector<std::optional<util::Error>> errors(ptrs.size());
+  remote::for_each_host(
+      ptrs, "verify",
+      [&](size_t i) {
+        auto cmds = provision::link_pings_of(p.live, p.plan, ptrs[i]->host());
+        auto r = discovery::run_commands(*ptrs[i], cmds, discovery::ProbeMode::kScript,
+                                         std::chrono::seconds(30));
+        if (r) {
+          pings[i] = std::move(*r);
+        } else {
+          errors[i] = r.error();
+        }
+      },
+      ctx.style);
+  ExitCode rc = ExitCode::kOk;
+  for (const auto& e : errors) {
+    if (e) {
+      fmt::print(stderr, "{}\n", util::red(ctx.style, e->message));
+      rc = util::worst(rc, e->code);
+    }
+  }
+  auto checks = provision::check_links(p.live, p.plan, pings);
+  size_t good = 0;
+  for (const auto& c : checks) {
+    good += c.ok();
+    std::string status = c.ok() ? util::green(ctx.style, "ok  ") : util::red(ctx.style, "FAIL");
+    fmt::print("{} {}\n", status, link_line(c.link));
+    for (const auto& why : {c.a_problem, c.b_problem}) {
+      if (!why.empty()) fmt::print("       {}\n", why);
+    }
+  }
+  fmt::print("{} of {} cables answer both ways over their own interfaces\n", good, checks.size());
+  if (good != checks.size()) rc = util::worst(rc, ExitCode::kCheckFailed);
+  return rc;
+}
+
+ExitCode run_verify(const Context& ctx, const NetworkOptions& o) {
+  auto p = live_and_plan(ctx, o);
+  if (!p) return fail(ctx, "verify", p.error());
+  if (auto st = require_all_hosts(p->live); !st) return fail(ctx, "verify", st.error());
+  std::vector<std::string> names;
+  for (const auto& h : p->live.hosts) names.push_back(h.host);
+  GlobalOptions g = ctx.global;
+  if (!o.source.from_dir.empty()) g.replay = o.source.from_dir;
+  auto executors = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
+  if (!executors) return fail(ctx, "verify", executors.error());
+  return run_verify_links(ctx, *p, *executors);
+}
+
+void add_common(CLI::App* cmd, NetworkOptions& o) {
+  add_cluster_source_options(cmd, o.source, /*positional=*/true);
+  cmd->add_option("--base", o.base,
+                  fmt::format("Prefix the per-cable subnets come from (default {})",
+                              provision::kDefaultNetworkBase));
+}
+
+}  // namespace
+
+void add_network_command(CLI::App& app, Context& ctx) {
+  CLI::App* net = app.add_subcommand(
+      "network", "Per-cable IPv4 addressing: plan, apply (over SSH, with sudo), verify (pings)");
+  net->require_subcommand(0, 1);
+
+  auto po = std::make_shared<NetworkOptions>();
+  CLI::App* plan = net->add_subcommand(
+      "plan", "One point-to-point subnet per cable; saved in the cluster state file");
+  add_common(plan, *po);
+  plan->add_option("-o,--output", po->output,
+                   "Write the cluster state with the plan to FILE (default: back into the "
+                   "cluster state file given)");
+  plan->callback([&ctx, po] { ctx.action = [&ctx, po] { return run_plan(ctx, *po); }; });
+
+  auto ao = std::make_shared<NetworkOptions>();
+  CLI::App* apply = net->add_subcommand(
+      "apply", "Give every cable end its planned address, then verify every cable");
+  add_common(apply, *ao);
+  apply->add_flag("--dry-run", ao->dry_run, "Print exactly the commands; change nothing");
+  apply->add_flag("--manual", ao->manual,
+                  "Hosts without passwordless sudo: print their commands and wait for you");
+  apply->add_flag("--persist", ao->persist,
+                  "macOS: one network service per Thunderbolt port (survives reboot)");
+  apply->callback([&ctx, ao] { ctx.action = [&ctx, ao] { return run_apply(ctx, *ao); }; });
+
+  auto vo = std::make_shared<NetworkOptions>();
+  CLI::App* verify = net->add_subcommand(
+      "verify", "Ping every cable both ways over its own interfaces; check RDMA GIDs");
+  add_common(verify, *vo);
+  verify->callback([&ctx, vo] { ctx.action = [&ctx, vo] { return run_verify(ctx, *vo); }; });
+}
+
+}  // namespace cc::cli

@@ -1,0 +1,167 @@
+#include "provision/network_apply.h"
+
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "provision/network_plan.h"
+#include "remote/fake_executor.h"
+
+using namespace cc::provision;
+using cc::discovery::Cable;
+using cc::discovery::CableEnd;
+using cc::discovery::ClusterState;
+using cc::discovery::LinkAddress;
+
+namespace {
+
+const cc::util::Ipv4Prefix kBase{(10u << 24) | (231u << 16), 16};
+
+ClusterState pair(const char* os) {
+  ClusterState s;
+  for (int h = 1; h <= 2; ++h) {
+    cc::discovery::HostFacts f;
+    f.host = "h" + std::to_string(h);
+    f.os.name = os;
+    cc::discovery::Port p;
+    p.interface = cc::discovery::NetInterface{};
+    p.interface->name = std::string(os) == "macOS" ? "en6" : "tb1";
+    p.interface->up = true;
+    f.ports.push_back(p);
+    s.hosts.push_back(f);
+  }
+  std::string port = s.hosts[0].ports[0].interface->name;
+  Cable c;
+  c.a = CableEnd{"h1", port, {}, {}};
+  c.b = CableEnd{"h2", port, {}, {}};
+  s.cables.push_back(c);
+  return s;
+}
+
+std::vector<LinkAddress> plan_of(const ClusterState& s) {
+  return *plan_network(s, {});
+}
+
+}  // namespace
+
+TEST_CASE("network apply: Linux changes, then none once applied; stale addresses removed") {
+  auto s = pair("Debian GNU/Linux");
+  auto plan = plan_of(s);
+  auto changes = network_changes(s, plan, kBase, false);
+  REQUIRE(changes.size() == 2);
+  REQUIRE(changes[0].commands.size() == 1);
+  std::string cidr = plan[0].a_address + "/31";
+  CHECK(changes[0].commands[0].argv == std::vector<std::string>{"ip", "addr", "add", cidr, "dev", "tb1"});
+  CHECK(changes[0].commands[0].undo == std::vector<std::string>{"ip", "addr", "del", cidr, "dev", "tb1"});
+  CHECK(changes[0].commands[0].why == "tb1: address " + cidr + " for the cable to h2 tb1");
+
+  // Applied: the addresses are there, nothing to do.
+  s.hosts[0].ports[0].interface->ipv4 = {plan[0].a_address};
+  s.hosts[1].ports[0].interface->ipv4 = {plan[0].b_address};
+  for (const auto& c : network_changes(s, plan, kBase, false)) CHECK(c.commands.empty());
+
+  // An older plan's address on h2's port goes; a foreign address stays; a down port comes up.
+  s.hosts[1].ports[0].interface->ipv4 = {"10.231.200.1", "172.16.0.1"};
+  s.hosts[1].ports[0].interface->up = false;
+  auto h2 = network_changes(s, plan, kBase, false)[1].commands;
+  REQUIRE(h2.size() == 3);
+  CHECK(h2[0].argv == std::vector<std::string>{"ip", "addr", "del", "10.231.200.1", "dev", "tb1"});
+  CHECK(h2[1].argv[2] == "add");
+  CHECK(h2[2].argv == std::vector<std::string>{"ip", "link", "set", "tb1", "up"});
+}
+
+TEST_CASE("network apply: macOS leaves the Thunderbolt Bridge and aliases a /30; --persist") {
+  auto s = pair("macOS");
+  cc::discovery::NetInterface bridge;
+  bridge.name = "bridge0";
+  bridge.up = true;
+  bridge.members = {"en1", "en6"};
+  s.hosts[0].interfaces.push_back(bridge);
+  auto plan = plan_of(s);
+  auto h1 = network_changes(s, plan, kBase, false)[0].commands;
+  REQUIRE(h1.size() == 2);
+  CHECK(h1[0].argv == std::vector<std::string>{"ifconfig", "bridge0", "deletem", "en6"});
+  CHECK(h1[1].argv == std::vector<std::string>{"ifconfig", "en6", "inet", plan[0].a_address,
+                                               "netmask", "255.255.255.252", "alias"});
+  auto persistent = network_changes(s, plan, kBase, true)[0].commands;
+  REQUIRE(persistent.size() == 5);
+  CHECK(persistent[1].argv[0] == "networksetup");
+  CHECK(persistent[3].argv == std::vector<std::string>{"networksetup", "-createnetworkservice",
+                                                       "clusterctl en6", "en6"});
+}
+
+TEST_CASE("network apply: a failed command rolls the host back, in reverse order") {
+  HostChanges c{"h1", false,
+                {{{"ip", "addr", "add", "10.0.0.1/31", "dev", "tb1"},
+                  {"ip", "addr", "del", "10.0.0.1/31", "dev", "tb1"}, "a"},
+                 {{"ip", "link", "set", "tb1", "up"}, {"ip", "link", "set", "tb1", "down"}, "b"},
+                 {{"ip", "addr", "add", "10.0.0.3/31", "dev", "tb2"}, {}, "c"}}};
+  cc::remote::FakeExecutor ex("h1");
+  cc::remote::CommandResult ok;
+  ok.exit_status = 0;
+  cc::remote::CommandResult bad;
+  bad.exit_status = 2;
+  bad.err = "Cannot find device \"tb2\"\n";
+  ex.on("sudo -n ip addr add 10.0.0.1/31 dev tb1", ok);
+  ex.on("sudo -n ip link set tb1 up", ok);
+  ex.on("sudo -n ip addr add 10.0.0.3/31 dev tb2", bad);
+  ex.on("sudo -n ip link set tb1 down", ok);
+  ex.on("sudo -n ip addr del 10.0.0.1/31 dev tb1", ok);
+  auto r = apply_host(ex, c, Privilege::kSudo);
+  CHECK(r.failed);
+  CHECK(r.applied == 2);
+  CHECK(r.message == "h1: `ip addr add 10.0.0.3/31 dev tb2` failed (exit status 2: Cannot find "
+                     "device \"tb2\"); rolled back 2 of 2 earlier changes on this host");
+  CHECK(ex.calls() == std::vector<std::string>{"sudo -n ip addr add 10.0.0.1/31 dev tb1",
+                                               "sudo -n ip link set tb1 up",
+                                               "sudo -n ip addr add 10.0.0.3/31 dev tb2",
+                                               "sudo -n ip link set tb1 down",
+                                               "sudo -n ip addr del 10.0.0.1/31 dev tb1"});
+}
+
+TEST_CASE("network verify: pings both ways per cable, and the RDMA GID of the address") {
+  auto s = pair("Debian GNU/Linux");
+  auto plan = plan_of(s);
+  CHECK(link_pings_of(s, plan, "h1")[0].argv ==
+        std::vector<std::string>{"ping", "-n", "-c", "1", "-W", "2", "-I", "tb1", plan[0].b_address});
+  std::vector<cc::discovery::ProbeOutputs> pings(2);
+  pings[0].by_key[link_pings_of(s, plan, "h1")[0].key()] = {"1 received", "", 0};
+  pings[1].by_key[link_pings_of(s, plan, "h2")[0].key()] = {"0 received", "", 1};
+  auto checks = check_links(s, plan, pings);
+  REQUIRE(checks.size() == 1);
+  CHECK(checks[0].a_to_b);
+  CHECK_FALSE(checks[0].b_to_a);
+  CHECK(checks[0].b_problem == "no reply from " + plan[0].a_address + " over h2 tb1");
+  CHECK_FALSE(checks[0].ok());
+
+  // An RDMA device on h1's end without the IPv4-mapped GID.
+  plan[0].a.rdma_device = "rxe_tb1";
+  cc::discovery::RdmaDevice d;
+  d.name = "rxe_tb1";
+  d.ports.push_back({1, "ACTIVE", true, 1024, "Ethernet", {{0, "fe80::1"}}});
+  s.hosts[0].rdma.devices.push_back(d);
+  pings[1].by_key[link_pings_of(s, plan, "h2")[0].key()] = {"1 received", "", 0};
+  checks = check_links(s, plan, pings);
+  CHECK(checks[0].a_problem == "h1 rxe_tb1 has no GID ::ffff:" + plan[0].a_address +
+                                   " (the IPv4-mapped GID of its address)");
+  s.hosts[0].rdma.devices[0].ports[0].gids.push_back({1, "::ffff:" + plan[0].a_address});
+  CHECK(check_links(s, plan, pings)[0].ok());
+}
+
+TEST_CASE("network apply: privileges are root, passwordless sudo, or none") {
+  cc::remote::CommandResult root{0, false, "0\n", "", {}};
+  cc::remote::CommandResult user{0, false, "501\n", "", {}};
+  cc::remote::CommandResult sudo_ok{0, false, "", "", {}};
+  cc::remote::CommandResult sudo_no{1, false, "", "sudo: a password is required\n", {}};
+  cc::remote::FakeExecutor a("a"), b("b"), c("c");
+  a.on("id -u", root);
+  b.on("id -u", user);
+  b.on("sudo -n true", sudo_ok);
+  c.on("id -u", user);
+  c.on("sudo -n true", sudo_no);
+  CHECK(*detect_privilege(a) == Privilege::kRoot);
+  CHECK(*detect_privilege(b) == Privilege::kSudo);
+  CHECK(*detect_privilege(c) == Privilege::kNone);
+  CHECK(with_privilege(Privilege::kRoot, {"ip", "link"}) == std::vector<std::string>{"ip", "link"});
+  CHECK(with_privilege(Privilege::kSudo, {"ip"}) == std::vector<std::string>{"sudo", "-n", "ip"});
+}

@@ -1,0 +1,140 @@
+#include "provision/network_plan.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include <doctest/doctest.h>
+
+using namespace cc::provision;
+using cc::discovery::Cable;
+using cc::discovery::CableEnd;
+using cc::discovery::ClusterState;
+using cc::discovery::HostFacts;
+
+namespace {
+
+// n Linux (or Mac) hosts, full mesh over tb ports as the lab numbers them.
+ClusterState mesh(int n, const char* os = "Debian GNU/Linux") {
+  ClusterState s;
+  for (int h = 1; h <= n; ++h) {
+    HostFacts f;
+    f.host = "h" + std::to_string(h);
+    f.os.name = os;
+    f.management_address = "10.9.9." + std::to_string(h);
+    for (int k = 1; k < n; ++k) {
+      cc::discovery::Port p;
+      p.interface = cc::discovery::NetInterface{};
+      p.interface->name = "tb" + std::to_string(k);
+      f.ports.push_back(p);
+    }
+    s.hosts.push_back(f);
+  }
+  for (int i = 1; i <= n; ++i) {
+    for (int j = i + 1; j <= n; ++j) {
+      Cable c;
+      c.a = CableEnd{"h" + std::to_string(i), "tb" + std::to_string(j - 1), {}, {}};
+      c.b = CableEnd{"h" + std::to_string(j), "tb" + std::to_string(i), {}, {}};
+      s.cables.push_back(c);
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("network plan: one distinct subnet per cable, /31 between Linux hosts, deterministic") {
+  auto s = mesh(4);
+  auto plan = plan_network(s, {});
+  REQUIRE(plan.ok());
+  REQUIRE(plan->size() == 6);
+  std::set<std::string> subnets;
+  for (const auto& l : *plan) {
+    subnets.insert(l.subnet);
+    CHECK(l.prefix_length == 31);
+    CHECK(l.subnet.rfind("10.231.", 0) == 0);
+    auto a = cc::util::parse_ipv4_prefix(l.a_address), b = cc::util::parse_ipv4_prefix(l.b_address);
+    CHECK(b->address == a->address + 1);
+    CHECK(l.subnet == cc::util::format_prefix({a->address, 31}));
+  }
+  CHECK(subnets.size() == 6);
+  auto again = plan_network(s, {});
+  for (size_t i = 0; i < plan->size(); ++i) CHECK((*again)[i].subnet == (*plan)[i].subnet);
+  // Discovery order does not matter.
+  std::reverse(s.cables.begin(), s.cables.end());
+  auto reversed = plan_network(s, {});
+  CHECK((*reversed)[0].subnet == (*plan)[5].subnet);
+}
+
+TEST_CASE("network plan: a Mac end gets a /30 with .1 and .2") {
+  auto plan = plan_network(mesh(2, "macOS"), {});
+  REQUIRE(plan.ok());
+  REQUIRE(plan->size() == 1);
+  const auto& l = (*plan)[0];
+  CHECK(l.prefix_length == 30);
+  auto net = cc::util::parse_ipv4_prefix(l.subnet);
+  CHECK(cc::util::parse_ipv4_prefix(l.a_address)->address == net->address + 1);
+  CHECK(cc::util::parse_ipv4_prefix(l.b_address)->address == net->address + 2);
+}
+
+TEST_CASE("network plan: re-plugging one cable changes only that cable's subnet") {
+  auto s = mesh(4);
+  auto before = plan_network(s, {});
+  s.cables[2].b.interface = "tb9";  // h1-h4 moved to another port of h4
+  auto after = plan_network(s, {});
+  REQUIRE(after.ok());
+  int changed = 0;
+  for (size_t i = 0; i < before->size(); ++i) changed += (*before)[i].subnet != (*after)[i].subnet;
+  CHECK(changed <= 1);
+  for (size_t i = 0; i < before->size(); ++i) {
+    if (i != 2) CHECK((*before)[i].subnet == (*after)[i].subnet);
+  }
+}
+
+TEST_CASE("network plan: addresses in use elsewhere are avoided; the cable's own are kept") {
+  auto s = mesh(2);
+  auto first = plan_network(s, {cc::util::Ipv4Prefix{(10u << 24) | (231u << 16), 29}});
+  REQUIRE(first.ok());
+  // An address from the chosen slot appears on h2's Wi-Fi: the plan moves away from it.
+  cc::discovery::NetInterface wifi;
+  wifi.name = "wlan0";
+  wifi.ipv4 = {(*first)[0].b_address};
+  s.hosts[1].interfaces.push_back(wifi);
+  auto moved = plan_network(s, {cc::util::Ipv4Prefix{(10u << 24) | (231u << 16), 29}});
+  REQUIRE(moved.ok());
+  CHECK((*moved)[0].subnet != (*first)[0].subnet);
+  // The same address on the cable's own port (a previous apply) keeps the subnet.
+  s.hosts[1].interfaces.clear();
+  s.hosts[1].ports[0].interface->ipv4 = {(*first)[0].b_address};
+  CHECK((*plan_network(s, {cc::util::Ipv4Prefix{(10u << 24) | (231u << 16), 29}}))[0].subnet ==
+        (*first)[0].subnet);
+}
+
+TEST_CASE("network plan: bad bases are refused with the reason") {
+  auto s = mesh(3);
+  auto home = plan_network(s, {*cc::util::parse_ipv4_prefix("192.168.0.0/16")});
+  REQUIRE_FALSE(home.ok());
+  CHECK(home.error().message.find("192.168.0.0/24") != std::string::npos);
+  auto tiny = plan_network(s, {*cc::util::parse_ipv4_prefix("10.1.0.0/30")});
+  REQUIRE_FALSE(tiny.ok());
+  CHECK(tiny.error().message == "--base 10.1.0.0/30: give a prefix between /8 and /29 (each "
+                                "cable takes a /30)");
+  auto small = plan_network(s, {*cc::util::parse_ipv4_prefix("10.1.0.0/29")});
+  REQUIRE_FALSE(small.ok());
+  CHECK(small.error().message == "--base 10.1.0.0/29 has 2 /30 subnets but the cluster has 3 "
+                                 "cables: give a larger base");
+  auto mgmt = plan_network(s, {*cc::util::parse_ipv4_prefix("10.9.0.0/16")});
+  REQUIRE_FALSE(mgmt.ok());
+  CHECK(mgmt.error().message.find("h1's management address 10.9.9.1") != std::string::npos);
+}
+
+TEST_CASE("network plan: per-host view and lookup by ends") {
+  auto s = mesh(3);
+  auto plan = plan_network(s, {});
+  auto ends = addresses_of(*plan, "h2");
+  REQUIRE(ends.size() == 2);
+  CHECK(ends[0].interface == "tb1");
+  CHECK(ends[0].peer == "h1 tb1");
+  CHECK(find_link(*plan, s.cables[1].b, s.cables[1].a) == &(*plan)[1]);
+  CHECK(find_link(*plan, s.cables[0].a, s.cables[1].b) == nullptr);
+}

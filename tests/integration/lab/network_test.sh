@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# network plan / apply / verify on a live 4-host lab (issue 6 acceptance):
+#  - apply --dry-run prints the commands and changes nothing;
+#  - apply gives every cable end its address and pings all 6 cables both ways;
+#  - a second apply reports no change;
+#  - the plan saved in a cluster state file is the one apply and verify use;
+#  - a cable end that loses its address: verify names that cable, exit 1.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+name=ctlnet${CLUSTERCTL_TEST_SUFFIX:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; "$CLUSTERCTL" lab down --name "$name" >/dev/null 2>&1 || true' EXIT
+"$CLUSTERCTL" lab up --name "$name" --hosts 4 >/dev/null
+ns() { echo "cc-$name-$1"; }
+addrs() { for h in h1 h2 h3 h4; do ip -n "$(ns $h)" -4 -o addr show | grep -c ' tb' || true; done | paste -sd,; }
+
+"$CLUSTERCTL" --lab "$name" network apply --dry-run >"$tmp/dry" || fail "dry-run exited $?"
+[ "$(grep -c '^  ip addr add 10\.231\.' "$tmp/dry")" -eq 12 ] || fail "dry-run commands: $(cat "$tmp/dry")"
+[ "$(addrs)" = "0,0,0,0" ] || fail "dry-run changed addresses: $(addrs)"
+
+"$CLUSTERCTL" --lab "$name" network apply >"$tmp/apply" || fail "apply exited $?: $(cat "$tmp/apply")"
+grep -q "^6 of 6 cables answer both ways" "$tmp/apply" || fail "apply: $(cat "$tmp/apply")"
+[ "$(addrs)" = "3,3,3,3" ] || fail "addresses after apply: $(addrs)"
+"$CLUSTERCTL" --lab "$name" network apply >"$tmp/again" || fail "second apply exited $?"
+[ "$(grep -c ': no change$' "$tmp/again")" -eq 4 ] || fail "second apply changed: $(cat "$tmp/again")"
+
+"$CLUSTERCTL" --lab "$name" discover -o "$tmp/c.json" >/dev/null
+"$CLUSTERCTL" --lab "$name" network plan "$tmp/c.json" >/dev/null
+python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["network"]; assert len(n) == 6, n' "$tmp/c.json" ||
+  fail "plan not saved in the cluster state"
+"$CLUSTERCTL" --lab "$name" network verify "$tmp/c.json" >"$tmp/verify" || fail "verify exited $?"
+
+# h2's end of the h1-h2 cable loses its address: only that cable fails, naming h2's port.
+ip -n "$(ns h2)" -4 addr flush dev tb1
+set +e
+"$CLUSTERCTL" --lab "$name" network verify "$tmp/c.json" >"$tmp/broken"
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "verify with a broken cable exited $rc: $(cat "$tmp/broken")"
+[ "$(grep -c '^FAIL' "$tmp/broken")" -eq 1 ] || fail "failures: $(cat "$tmp/broken")"
+grep -q '^FAIL h1 tb1 .* h2 tb1 ' "$tmp/broken" || fail "wrong cable named: $(cat "$tmp/broken")"
+grep -q '^5 of 6 cables' "$tmp/broken" || fail "summary: $(cat "$tmp/broken")"
+echo "network: ok"
