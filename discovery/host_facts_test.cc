@@ -111,3 +111,16 @@ TEST_CASE("host facts: wrong types and bad enum strings name the field, never th
   CHECK(h.error().message.find("host facts: ports.peers.kind: \"toaster\"") == 0);
   CHECK_FALSE(host_facts_from_json(json::array()).ok());
 }
+
+TEST_CASE("host facts: a fraction or an out-of-range number in an integer field is a clear error") {
+  auto j = nlohmann::json::parse(R"({"host": "h1", "memory_bytes": 2.7e86})");
+  auto f = cc::discovery::host_facts_from_json(j);
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().message == "host facts: memory_bytes: 2.7e+86 is not an integer in range");
+  auto depth = nlohmann::json::parse(
+      R"({"host": "h1", "ports": [{"peers": [{"kind": "host", "depth": 1.5}]}]})");
+  auto d = cc::discovery::host_facts_from_json(depth);
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.error().message == "host facts: ports.peers.depth: 1.5 is not an integer in range");
+  CHECK(cc::discovery::host_facts_from_json(nlohmann::json::parse(R"({"memory_bytes": 8})")).ok());
+}

@@ -4,8 +4,11 @@
 // those go through json_util.h, which never throws.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -31,6 +34,23 @@ template <class T>
 void read(const nlohmann::json& j, const char* key, T& out) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // nlohmann converts any number with a plain cast: a fraction, or a value out of T's range
+    // (undefined behaviour for a float), would be read silently wrong.
+    bool fits = false;
+    if (it->is_number_unsigned()) {
+      fits = it->template get<std::uint64_t>() <=
+             static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    } else if (it->is_number_integer()) {
+      auto v = it->template get<std::int64_t>();
+      fits = std::is_signed_v<T> ? v >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+                                       v <= static_cast<std::int64_t>(std::numeric_limits<T>::max())
+                                 : v >= 0;
+    }
+    if (it->is_number() && !fits) {
+      throw BadField(fmt::format("{}: {} is not an integer in range", key, it->dump()));
+    }
+  }
   try {
     out = it->template get<T>();
   } catch (const nlohmann::json::exception& e) {

@@ -4,6 +4,7 @@
 # Debian packages the project needs to build, test and run its lab.
 CLUSTERCTL_PACKAGES=(
   build-essential cmake ninja-build pkg-config clang
+  libclang-rt-dev  # clang's sanitizer and libFuzzer runtimes (only recommended by clang)
   libcli11-dev libssh-dev libyaml-cpp-dev nlohmann-json3-dev libibverbs-dev libfmt-dev doctest-dev
   openssh-server openssh-client iproute2 iputils-ping procps util-linux python3
 )
