@@ -1,0 +1,174 @@
+// Every way job.yaml can be wrong: the exact message, at FILE:LINE:COLUMN (1-based).
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "launch/job_spec.h"
+
+namespace {
+
+// The error for `text` parsed as job.yaml ("" when it parsed); always kUsage.
+std::string err(const std::string& text) {
+  auto job = cc::launch::parse_job_spec(text, "job.yaml");
+  if (job.ok()) return "";
+  CHECK(job.error().code == cc::util::ExitCode::kUsage);
+  return job.error().message;
+}
+
+// A valid job's first lines; the tests append one bad line or block (line 4 onwards).
+const std::string kHead = "name: j\nhosts: [h1, h2]\ncommand: [./rank]\n";
+
+}  // namespace
+
+TEST_CASE("job spec errors: unknown keys at every level, with did-you-mean") {
+  CHECK(err(kHead + "ranks_per_hots: 2\n") ==
+        "job.yaml:4:1: unknown key 'ranks_per_hots' in the job (did you mean 'ranks_per_host'?)");
+  CHECK(err(kHead + "timeouts:\n  startup: 5\n  grase: 10\n") ==
+        "job.yaml:6:3: unknown key 'grase' in 'timeouts' (did you mean 'grace'?)");
+  CHECK(err(kHead + "timeouts: {deadline: 5}\n") ==
+        "job.yaml:4:12: unknown key 'deadline' in 'timeouts'; known keys: startup, total, "
+        "grace, stall");
+  CHECK(err(kHead + "restart: {policy: on-failure, max_atempts: 2}\n") ==
+        "job.yaml:4:31: unknown key 'max_atempts' in 'restart' (did you mean 'max_attempts'?)");
+  CHECK(err(kHead + "upload:\n  - src: a\n    dst: b\n") ==
+        "job.yaml:6:5: unknown key 'dst' in 'upload[0]' (did you mean 'dest'?)");
+  CHECK(err(kHead + "secret_env:\n  TOKEN: {from_envv: T}\n") ==
+        "job.yaml:5:11: unknown key 'from_envv' in 'secret_env.TOKEN' (did you mean 'from_env'?)");
+  CHECK(err("name: j\nhosts: [h1]\ncommand: {shel: x}\n") ==
+        "job.yaml:3:11: unknown key 'shel' in 'command' (did you mean 'shell'?)");
+}
+
+TEST_CASE("job spec errors: values not among the allowed names") {
+  CHECK(err(kHead + "runtime: mlx\n") ==
+        "job.yaml:4:10: runtime 'mlx' is not one of clustercomm, mlx-jaccl, mlx-jaccl-ring, "
+        "mlx-ring, mpi, none");
+  CHECK(err(kHead + "runtime: mlx-jacl\n") ==
+        "job.yaml:4:10: runtime 'mlx-jacl' is not one of clustercomm, mlx-jaccl, "
+        "mlx-jaccl-ring, mlx-ring, mpi, none (did you mean 'mlx-jaccl'?)");
+  CHECK(err(kHead + "preflight: [verify-mesh, helth]\n") ==
+        "job.yaml:4:26: preflight check 'helth' is not one of verify-mesh, health, "
+        "health-quick (did you mean 'health'?)");
+  CHECK(err(kHead + "preflight: [health, health]\n") ==
+        "job.yaml:4:21: preflight check 'health' appears twice");
+  CHECK(err(kHead + "restart: always\n") ==
+        "job.yaml:4:10: restart policy 'always' is not one of never, on-failure");
+}
+
+TEST_CASE("job spec errors: values of the wrong type or out of range") {
+  CHECK(err("name: j\nhosts: h1\ncommand: [x]\n") ==
+        "job.yaml:2:8: 'hosts': expected a list of strings, got a single value");
+  CHECK(err("name: j\nhosts: [h1, [h2]]\ncommand: [x]\n") ==
+        "job.yaml:2:13: 'hosts[1]': expected a single value (a string), got a list");
+  CHECK(err("name: j\nhosts: [h1]\ncommand: ./rank --flag\n") ==
+        "job.yaml:3:10: 'command': expected a list of strings (argv) or a mapping {shell: "
+        "\"script\"}, got a single value");
+  CHECK(err(kHead + "ranks_per_host: 0\n") ==
+        "job.yaml:4:17: 'ranks_per_host': expected a whole number from 1 to 1024, got '0'");
+  CHECK(err(kHead + "ranks_per_host: two\n") ==
+        "job.yaml:4:17: 'ranks_per_host': expected a whole number from 1 to 1024, got 'two'");
+  CHECK(err(kHead + "coordinator_port: 70000\n") ==
+        "job.yaml:4:19: 'coordinator_port': expected a TCP port from 1 to 65535, got '70000'");
+  CHECK(err(kHead + "timeouts: {grace: 1.5}\n") ==
+        "job.yaml:4:19: 'timeouts.grace': expected a whole number of seconds from 1 to 3600, "
+        "got '1.5'");
+  CHECK(err(kHead + "timeouts: 60\n") ==
+        "job.yaml:4:11: 'timeouts': expected a mapping (key: value lines), got a single value");
+  CHECK(err(kHead + "upload:\n  - {src: a, mode: rwx}\n") ==
+        "job.yaml:5:20: 'upload[0].mode': expected an octal mode like \"0755\", got 'rwx'");
+  CHECK(err(kHead + "upload:\n  - {dest: b}\n") ==
+        "job.yaml:5:5: 'upload[0]' has no 'src': the local file to copy");
+  CHECK(err(kHead + "restart: {policy: never, max_attempts: 2}\n") ==
+        "job.yaml:4:26: 'restart.max_attempts' applies only to policy on-failure");
+  CHECK(err(kHead + "cwd: \"\"\n") == "job.yaml:4:6: 'cwd' is empty");
+  CHECK(err("name: my job\nhosts: [h1]\ncommand: [x]\n") ==
+        "job.yaml:1:7: name 'my job' is not valid: use 1 to 64 letters, digits, '_', '.' and '-'");
+}
+
+TEST_CASE("job spec errors: missing, conflicting and empty required keys") {
+  CHECK(err("hosts: [h1]\ncommand: [x]\n") ==
+        "job.yaml:1:1: missing 'name': every job needs one (letters, digits, '_', '.', '-')");
+  CHECK(err("name: j\nhosts: [h1]\n") ==
+        "job.yaml:1:1: missing 'command': what each rank runs, a list like [python3, train.py] "
+        "or {shell: \"...\"}");
+  CHECK(err("name: j\ncommand: [x]\n") ==
+        "job.yaml:1:1: missing 'cluster' or 'hosts': where the job runs (cluster: cluster.json, "
+        "cluster: lab:NAME, or hosts: [h1, h2])");
+  CHECK(err(kHead + "cluster: lab:default\n") ==
+        "job.yaml:4:1: 'cluster' and 'hosts' (line 2) are both given: keep one, they both say "
+        "where the job runs");
+  CHECK(err("name: j\ncluster: c.json\ncommand: [x]\nhosts: [h1]\n") ==
+        "job.yaml:4:1: 'hosts' and 'cluster' (line 2) are both given: keep one, they both say "
+        "where the job runs");
+  CHECK(err("name: j\nhosts: [h1]\ncommand: []\n") ==
+        "job.yaml:3:10: 'command' is empty: give the program and its arguments, e.g. "
+        "[python3, train.py]");
+  CHECK(err("name: j\nhosts: [h1]\ncommand: ['', x]\n") ==
+        "job.yaml:3:11: 'command[0]' is empty: it names the program");
+  CHECK(err("name: j\nhosts: [h1]\ncommand: {shell: \"  \"}\n") ==
+        "job.yaml:3:18: 'command.shell' is empty");
+  CHECK(err("name: j\nhosts: []\ncommand: [x]\n") ==
+        "job.yaml:2:8: 'hosts' is empty: name at least one host");
+  CHECK(err("name: j\nhosts: [h1, h2, h1]\ncommand: [x]\n") ==
+        "job.yaml:2:17: host 'h1' appears twice in 'hosts': use ranks_per_host for more ranks on "
+        "a host");
+  CHECK(err("name: j\ncluster: \"lab:\"\ncommand: [x]\n") ==
+        "job.yaml:2:10: 'cluster': nothing after 'lab:'");
+  CHECK(err("name: j\ncluster: lab:\ncommand: [x]\n") == "job.yaml:2:13: illegal map value");
+  CHECK(err("name: j\ncluster: hosts.txt\ncommand: [x]\n") ==
+        "job.yaml:2:10: 'cluster': cannot tell what 'hosts.txt' is: give a cluster state (.json, "
+        "from discover -o), an inventory (.yaml), lab:NAME, hostfile:PATH (an MLX hostfile), "
+        "state:PATH or inventory:PATH");
+  CHECK(err("name: j\ncluster: ~/cluster.json\ncommand: [x]\n") ==
+        "job.yaml:2:10: 'cluster': '~' is not expanded here: write the full path or one "
+        "relative to the job file");
+}
+
+TEST_CASE("job spec errors: env and secret_env names and values") {
+  CHECK(err(kHead + "env:\n  1BAD: x\n") ==
+        "job.yaml:5:3: env name '1BAD' is not a valid environment variable name: use letters, "
+        "digits and '_', not starting with a digit");
+  CHECK(err(kHead + "env: {MY-VAR: x}\n") ==
+        "job.yaml:4:7: env name 'MY-VAR' is not a valid environment variable name: use letters, "
+        "digits and '_', not starting with a digit");
+  CHECK(err(kHead + "env:\n  MLX_RANK: \"0\"\n") ==
+        "job.yaml:5:3: env name 'MLX_RANK' is set by launch for each rank: remove it from the job");
+  CHECK(err(kHead + "env:\n  LIST: [a, b]\n") ==
+        "job.yaml:5:9: 'env.LIST': expected a single value (a string), got a list");
+  CHECK(err(kHead + "env:\n  MAP: {a: b}\n") ==
+        "job.yaml:5:8: 'env.MAP': expected a single value (a string), got a mapping");
+  CHECK(err(kHead + "env:\n  NOTHING:\n  NEXT: x\n") ==
+        "job.yaml:5:3: 'env.NOTHING' has no value: write NOTHING: \"\" for an empty one");
+  CHECK(err(kHead + "env: [A=1]\n") ==
+        "job.yaml:4:6: 'env': expected a mapping (key: value lines), got a list");
+  CHECK(err(kHead + "env:\n  TOKEN: x\nsecret_env:\n  TOKEN: {from_env: T}\n") ==
+        "job.yaml:7:3: 'secret_env.TOKEN' is also set in env (line 5): keep one");
+  CHECK(err(kHead + "secret_env:\n  TOKEN: {from_env: T}\nenv:\n  TOKEN: x\n") ==
+        "job.yaml:5:3: 'secret_env.TOKEN' is also set in env (line 7): keep one");
+  CHECK(err(kHead + "secret_env:\n  TOKEN: {from_env: T, from_file: f}\n") ==
+        "job.yaml:5:10: 'secret_env.TOKEN': give exactly one of from_env: VAR and from_file: PATH");
+  CHECK(err(kHead + "secret_env:\n  TOKEN: {from_env: \"A B\"}\n") ==
+        "job.yaml:5:21: 'secret_env.TOKEN.from_env': 'A B' is not a valid environment variable "
+        "name");
+  CHECK(err(kHead + "secret_env:\n  TOKEN: hunter2\n") ==
+        "job.yaml:5:10: 'secret_env.TOKEN': expected a mapping (key: value lines), got a single "
+        "value");
+}
+
+TEST_CASE("job spec errors: YAML syntax, repeated keys, document shape") {
+  CHECK(err("name: j\nhosts: [h1, h2\ncommand: [x]\n") ==
+        "job.yaml:3:8: end of sequence flow not found");
+  CHECK(err("name: j\nname: k\nhosts: [h1]\ncommand: [x]\n") ==
+        "job.yaml:2:1: 'name' appears twice (first at line 1)");
+  CHECK(err(kHead + "env:\n  A: 1\n  A: 2\n") ==
+        "job.yaml:6:3: 'env.A' appears twice (first at line 5)");
+  CHECK(err("") ==
+        "job.yaml:1:1: the job file is empty: a job needs at least name, command, and cluster or "
+        "hosts");
+  CHECK(err("# only a comment\n") ==
+        "job.yaml:1:1: the job file is empty: a job needs at least name, command, and cluster or "
+        "hosts");
+  CHECK(err("- name: j\n") ==
+        "job.yaml:1:1: expected a mapping of job settings (name: ..., command: ...), got a list");
+  CHECK(err("? [a, b]\n: 1\n") ==
+        "job.yaml:1:3: a key in the job must be a plain word, not a list");
+}

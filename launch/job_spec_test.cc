@@ -1,0 +1,226 @@
+#include "launch/job_spec.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "util/atomic_file.h"
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using cc::launch::ClusterRef;
+using cc::launch::JobSpec;
+using cc::launch::parse_job_spec;
+using cc::launch::Preflight;
+using cc::launch::Restart;
+using cc::launch::Runtime;
+using cc::launch::SecretSource;
+
+namespace {
+
+// Parses `text` as /jobs/exp/job.yaml; the job must be valid.
+JobSpec parse_ok(const std::string& text) {
+  auto job = parse_job_spec(text, "/jobs/exp/job.yaml");
+  if (!job) FAIL_CHECK(job.error().message);
+  REQUIRE(job.ok());
+  return *job;
+}
+
+}  // namespace
+
+TEST_CASE("job spec: the smallest job gets every default") {
+  JobSpec job = parse_ok("name: smoke\nhosts: [h1, h2]\ncommand: [./rank]\n");
+  CHECK(job.source == "/jobs/exp/job.yaml");
+  CHECK(job.name == "smoke");
+  CHECK_FALSE(job.cluster.has_value());
+  CHECK(job.hosts == std::vector<std::string>{"h1", "h2"});
+  CHECK(job.ranks_per_host == 1);
+  CHECK(job.command.argv == std::vector<std::string>{"./rank"});
+  CHECK_FALSE(job.command.is_shell());
+  CHECK(job.cwd.empty());
+  CHECK(job.env.empty());
+  CHECK(job.secret_env.empty());
+  CHECK(job.runtime == Runtime::kClusterComm);
+  CHECK(job.coordinator_port == 32323);
+  CHECK(job.timeouts.startup == 60s);
+  CHECK(job.timeouts.total == 0s);
+  CHECK(job.timeouts.grace == 30s);
+  CHECK(job.timeouts.stall == 120s);
+  CHECK(job.restart.policy == Restart::Policy::kNever);
+  CHECK(job.restart.max_attempts == 1);
+  CHECK(job.logs == "logs/smoke");
+  CHECK(job.upload.empty());
+  CHECK(job.preflight.empty());
+}
+
+TEST_CASE("job spec: every field, as in the header's example") {
+  JobSpec job = parse_ok(R"(
+name: train-7b.v2
+cluster: ../clusters/cluster.json
+ranks_per_host: 2
+command: {shell: "cd data && exec ./train --steps 100"}
+cwd: /srv/job
+env:
+  OMP_NUM_THREADS: 8
+  _UNDERSCORE: ""
+secret_env:
+  HF_TOKEN: {from_env: HF_TOKEN_LOCAL}
+  DB_PASSWORD: {from_file: secrets/db}
+runtime: mlx-jaccl-ring
+coordinator_port: 40000
+timeouts: {startup: 90, total: 3600, grace: 45, stall: 0}
+restart: {policy: on-failure, max_attempts: 5}
+logs: /var/log/jobs/train
+upload:
+  - {src: build/train, dest: bin/train, mode: "0755"}
+  - src: /etc/hosts
+    mode: 644
+preflight: [verify-mesh, health-quick]
+)");
+  CHECK(job.name == "train-7b.v2");
+  REQUIRE(job.cluster.has_value());
+  CHECK(*job.cluster == ClusterRef{ClusterRef::Kind::kClusterState, "/jobs/clusters/cluster.json"});
+  CHECK(job.hosts.empty());
+  CHECK(job.ranks_per_host == 2);
+  CHECK(job.command.is_shell());
+  CHECK(job.command.shell == "cd data && exec ./train --steps 100");
+  CHECK(job.cwd == "/srv/job");
+  CHECK(job.env ==
+        std::map<std::string, std::string>{{"OMP_NUM_THREADS", "8"}, {"_UNDERSCORE", ""}});
+  CHECK(job.secret_env.at("HF_TOKEN") == SecretSource{SecretSource::Kind::kEnv, "HF_TOKEN_LOCAL"});
+  CHECK(job.secret_env.at("DB_PASSWORD") ==
+        SecretSource{SecretSource::Kind::kFile, "/jobs/exp/secrets/db"});
+  CHECK(job.runtime == Runtime::kMlxJacclRing);
+  CHECK(job.coordinator_port == 40000);
+  CHECK(job.timeouts.startup == 90s);
+  CHECK(job.timeouts.total == 3600s);
+  CHECK(job.timeouts.grace == 45s);
+  CHECK(job.timeouts.stall == 0s);
+  CHECK(job.restart.policy == Restart::Policy::kOnFailure);
+  CHECK(job.restart.max_attempts == 5);
+  CHECK(job.logs == "/var/log/jobs/train");
+  REQUIRE(job.upload.size() == 2);
+  CHECK(job.upload[0].src == "/jobs/exp/build/train");
+  CHECK(job.upload[0].dest == "bin/train");
+  CHECK(job.upload[0].mode == 0755u);
+  CHECK(job.upload[1].src == "/etc/hosts");
+  CHECK(job.upload[1].dest == "hosts");  // default: the source's file name
+  CHECK(job.upload[1].mode == 0644u);
+  CHECK(job.preflight == std::vector<Preflight>{Preflight::kVerifyMesh, Preflight::kHealthQuick});
+}
+
+TEST_CASE("job spec: cluster sources are tagged by prefix or extension") {
+  auto cluster_of = [](const std::string& value) {
+    return *parse_ok("name: j\ncommand: [x]\ncluster: " + value + "\n").cluster;
+  };
+  using K = ClusterRef::Kind;
+  CHECK(cluster_of("cluster.json") == ClusterRef{K::kClusterState, "/jobs/exp/cluster.json"});
+  CHECK(cluster_of("/abs/c.json") == ClusterRef{K::kClusterState, "/abs/c.json"});
+  CHECK(cluster_of("inv/inventory.yaml") ==
+        ClusterRef{K::kInventory, "/jobs/exp/inv/inventory.yaml"});
+  CHECK(cluster_of("../inv.yml") == ClusterRef{K::kInventory, "/jobs/inv.yml"});
+  CHECK(cluster_of("lab:default") == ClusterRef{K::kLab, "default"});
+  CHECK(cluster_of("hostfile:mlx/hosts.json") ==
+        ClusterRef{K::kMlxHostfile, "/jobs/exp/mlx/hosts.json"});
+  CHECK(cluster_of("state:/tmp/state") == ClusterRef{K::kClusterState, "/tmp/state"});
+  CHECK(cluster_of("inventory:hosts.txt") == ClusterRef{K::kInventory, "/jobs/exp/hosts.txt"});
+  CHECK(cc::launch::to_string(K::kMlxHostfile) == "MLX hostfile");
+
+  // A relative job file's paths are relative to its directory under the current one.
+  const std::string text = "name: j\ncommand: [x]\ncluster: ../c.json\n";
+  auto rel = parse_job_spec(text, "jobs/a/job.yaml");
+  REQUIRE(rel.ok());
+  CHECK(rel->cluster->value == (fs::current_path() / "jobs/c.json").lexically_normal().string());
+  auto bare = parse_job_spec(text, "job.yaml");
+  REQUIRE(bare.ok());
+  CHECK(bare->cluster->value == (fs::current_path() / "../c.json").lexically_normal().string());
+}
+
+TEST_CASE("job spec: restart short forms and runtimes by name") {
+  auto restart_of = [](const std::string& value) {
+    return parse_ok("name: j\nhosts: [a]\ncommand: [x]\nrestart: " + value + "\n").restart;
+  };
+  CHECK(restart_of("never").policy == Restart::Policy::kNever);
+  CHECK(restart_of("never").max_attempts == 1);
+  CHECK(restart_of("on-failure").policy == Restart::Policy::kOnFailure);
+  CHECK(restart_of("on-failure").max_attempts == 3);
+  CHECK(restart_of("{policy: on-failure}").max_attempts == 3);
+  CHECK(restart_of("{policy: never}").policy == Restart::Policy::kNever);
+
+  for (Runtime rt : {Runtime::kClusterComm, Runtime::kMlxJaccl, Runtime::kMlxJacclRing,
+                     Runtime::kMlxRing, Runtime::kMpi, Runtime::kNone}) {
+    std::string name(cc::launch::to_string(rt));
+    CHECK(parse_ok("name: j\nhosts: [a]\ncommand: [x]\nruntime: " + name + "\n").runtime == rt);
+  }
+  CHECK(cc::launch::to_string(Restart::Policy::kOnFailure) == "on-failure");
+  CHECK(cc::launch::to_string(Preflight::kVerifyMesh) == "verify-mesh");
+}
+
+TEST_CASE("job spec: hostile argv, env and cwd values reach the spec byte for byte") {
+  JobSpec job = parse_ok(R"yaml(name: hostile
+hosts: [h1]
+command:
+  - ./rank
+  - "two words"
+  - 'single '' quote and "double"'
+  - "$(rm -rf /) `id` ${HOME} ; | & > <"
+  - "line one\nline two\ttab"
+  - ""
+  - "  padded  "
+  - '#not a comment'
+  - "back\\slash"
+  - "ünïcødé ✓"
+cwd: "/tmp/dir with spaces/$(x)"
+env:
+  SPACES: "a b  c"
+  QUOTES: "it's \"quoted\""
+  SUBST: "$(touch /tmp/pwned); `id`"
+  NEWLINES: "first\nsecond\n"
+  LITERAL: |
+    kept
+      as written
+  EMPTY: ""
+  LEADING_ZERO: 007
+  BOOLISH: yes
+  NULLWORD: "~"
+)yaml");
+  CHECK(job.command.argv ==
+        std::vector<std::string>{"./rank", "two words", "single ' quote and \"double\"",
+                                 "$(rm -rf /) `id` ${HOME} ; | & > <", "line one\nline two\ttab",
+                                 "", "  padded  ", "#not a comment", "back\\slash", "ünïcødé ✓"});
+  CHECK(job.cwd == "/tmp/dir with spaces/$(x)");
+  CHECK(job.env.at("SPACES") == "a b  c");
+  CHECK(job.env.at("QUOTES") == "it's \"quoted\"");
+  CHECK(job.env.at("SUBST") == "$(touch /tmp/pwned); `id`");
+  CHECK(job.env.at("NEWLINES") == "first\nsecond\n");
+  CHECK(job.env.at("LITERAL") == "kept\n  as written\n");
+  CHECK(job.env.at("EMPTY").empty());
+  CHECK(job.env.at("LEADING_ZERO") == "007");  // YAML numbers stay text as written
+  CHECK(job.env.at("BOOLISH") == "yes");
+  CHECK(job.env.at("NULLWORD") == "~");
+
+  JobSpec sh = parse_ok(
+      "name: s\nhosts: [h]\ncommand:\n  shell: |\n    echo \"$X\" '$(y)'\n"
+      "    for i in 1 2; do echo $i; done\n");
+  CHECK(sh.command.shell == "echo \"$X\" '$(y)'\nfor i in 1 2; do echo $i; done\n");
+}
+
+TEST_CASE("job spec: load_job_spec reads the file and resolves paths against its directory") {
+  std::string tmpl = (fs::temp_directory_path() / "cc-job-XXXXXX").string();
+  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+  const fs::path dir = tmpl;
+  const fs::path file = dir / "job.yaml";
+  REQUIRE(cc::util::write_file_atomic(file, "name: j\ncluster: cluster.json\ncommand: [x]\n").ok());
+  auto job = cc::launch::load_job_spec(file);
+  REQUIRE(job.ok());
+  CHECK(job->source == file);
+  CHECK(job->cluster->value == (dir / "cluster.json").string());
+
+  auto missing = cc::launch::load_job_spec(dir / "nope.yaml");
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().code == cc::util::ExitCode::kUsage);
+  CHECK(missing.error().message.find((dir / "nope.yaml").string()) != std::string::npos);
+  fs::remove_all(dir);
+}

@@ -1,0 +1,148 @@
+#include "launch/yaml_fields.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
+
+#include "util/suggest.h"
+
+namespace cc::launch {
+namespace {
+
+using util::ExitCode;
+
+std::string where(const Field& f) {
+  return f.path.empty() ? std::string("the job") : fmt::format("'{}'", f.path);
+}
+
+std::string child_path(const Field& parent, std::string_view key) {
+  return parent.path.empty() ? std::string(key) : fmt::format("{}.{}", parent.path, key);
+}
+
+}  // namespace
+
+YAML::Mark Field::mark() const {
+  if (!value.IsDefined() || value.IsNull() || value.Mark().line < 0) return key_mark;
+  return value.Mark();
+}
+
+util::Error YamlReader::error(const YAML::Mark& m, std::string_view what) const {
+  if (m.line < 0) return util::error(ExitCode::kUsage, fmt::format("{}: {}", file_, what));
+  return util::error(ExitCode::kUsage,
+                     fmt::format("{}:{}:{}: {}", file_, m.line + 1, m.column + 1, what));
+}
+
+util::Result<YAML::Node> YamlReader::load(std::string_view text) const {
+  try {
+    return YAML::Load(std::string(text));
+  } catch (const YAML::ParserException& e) {
+    return error(e.mark, e.msg);
+  }
+}
+
+std::string_view YamlReader::kind(const YAML::Node& node) {
+  if (node.IsMap()) return "a mapping";
+  if (node.IsSequence()) return "a list";
+  if (node.IsScalar()) return "a single value";
+  return "nothing";
+}
+
+util::Result<std::vector<Field>> YamlReader::entries(const Field& f,
+                                                     const std::vector<std::string>* known) const {
+  if (!f.value.IsMap()) {
+    return error(f.mark(), fmt::format("{}: expected a mapping (key: value lines), got {}",
+                                       where(f), kind(f.value)));
+  }
+  std::vector<Field> out;
+  for (auto it = f.value.begin(); it != f.value.end(); ++it) {
+    const YAML::Node k = it->first;  // a copy: `it->first` lives in a temporary proxy
+    if (!k.IsScalar()) {
+      return error(k.Mark(),
+                   fmt::format("a key in {} must be a plain word, not {}", where(f), kind(k)));
+    }
+    const std::string key = k.Scalar();
+    if (known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
+      std::string hint = util::did_you_mean(key, *known);
+      if (hint.empty()) hint = fmt::format("; known keys: {}", fmt::join(*known, ", "));
+      return error(k.Mark(), fmt::format("unknown key '{}' in {}{}", key, where(f), hint));
+    }
+    for (const Field& seen : out) {
+      if (seen.key == key) {
+        return error(k.Mark(), fmt::format("'{}' appears twice (first at line {})",
+                                           child_path(f, key), seen.key_mark.line + 1));
+      }
+    }
+    out.push_back(Field{key, child_path(f, key), k.Mark(), it->second});
+  }
+  return out;
+}
+
+util::Result<std::vector<Field>> YamlReader::mapping(const Field& f,
+                                                     const std::vector<std::string>& known) const {
+  return entries(f, &known);
+}
+
+util::Result<std::vector<Field>> YamlReader::any_mapping(const Field& f) const {
+  return entries(f, nullptr);
+}
+
+util::Result<std::string> YamlReader::string(const Field& f) const {
+  if (!f.value.IsScalar()) {
+    return error(f.mark(), fmt::format("'{}': expected a single value (a string), got {}", f.path,
+                                       kind(f.value)));
+  }
+  return f.value.Scalar();
+}
+
+util::Result<std::string> YamlReader::nonempty_string(const Field& f) const {
+  auto s = string(f);
+  if (s.ok() && s->empty()) return error(f.mark(), fmt::format("'{}' is empty", f.path));
+  return s;
+}
+
+util::Result<std::int64_t> YamlReader::integer(const Field& f, std::int64_t min, std::int64_t max,
+                                               std::string_view what) const {
+  if (!f.value.IsScalar()) {
+    return error(f.mark(), fmt::format("'{}': expected {}, got {}", f.path, what, kind(f.value)));
+  }
+  const std::string& text = f.value.Scalar();
+  std::int64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (ec != std::errc() || ptr != end || text.empty() || v < min || v > max) {
+    return error(f.mark(), fmt::format("'{}': expected {} from {} to {}, got '{}'", f.path, what,
+                                       min, max, text));
+  }
+  return v;
+}
+
+util::Result<std::vector<Field>> YamlReader::list(const Field& f, std::string_view expected) const {
+  if (!f.value.IsSequence()) {
+    return error(f.mark(),
+                 fmt::format("'{}': expected {}, got {}", f.path, expected, kind(f.value)));
+  }
+  std::vector<Field> out;
+  std::size_t i = 0;
+  for (const YAML::Node& item : f.value) {
+    YAML::Mark m = item.Mark().line >= 0 ? item.Mark() : f.mark();
+    out.push_back(Field{std::to_string(i), fmt::format("{}[{}]", f.path, i), m, item});
+    ++i;
+  }
+  return out;
+}
+
+util::Result<std::vector<std::string>> YamlReader::strings(const Field& f) const {
+  auto items = list(f, "a list of strings");
+  if (!items) return items.error();
+  std::vector<std::string> out;
+  for (const Field& item : *items) {
+    auto s = string(item);
+    if (!s) return s.error();
+    out.push_back(std::move(*s));
+  }
+  return out;
+}
+
+}  // namespace cc::launch
