@@ -5,73 +5,16 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
-#include <nlohmann/json.hpp>
 #include <CLI/CLI.hpp>
 
 #include "cli/hosts.h"
 #include "cli/options.h"
 #include "discovery/discover.h"
-#include "util/atomic_file.h"
+#include "provision/mlx_hostfile.h"
 
 namespace cc::cli {
-namespace {
 
 using util::ExitCode;
-
-// An MLX hostfile's hosts (facts.md, "MLX interoperability"): {"hosts": [{"ssh": NAME,
-// "ips": [IP, ...]}, ...]} or a bare list of such objects. Rank order = list order.
-struct HostfileHost {
-  std::string ssh;
-  std::string address;  // ips[0], "" when none
-};
-
-util::Result<std::vector<HostfileHost>> read_mlx_hostfile(const std::string& path) {
-  auto text = util::read_file(path);
-  if (!text) return text.error();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::parse_error& e) {
-    return util::error(ExitCode::kUsage,
-                       fmt::format("{}: not valid JSON (byte {}): write an MLX hostfile "
-                                   "({{\"hosts\": [{{\"ssh\": \"host1\"}}, ...]}})",
-                                   path, e.byte));
-  }
-  const nlohmann::json* hosts = &j;
-  if (j.is_object()) {
-    auto it = j.find("hosts");
-    if (it == j.end()) {
-      return util::error(ExitCode::kUsage,
-                         fmt::format("{}: no \"hosts\" list: an MLX hostfile is "
-                                     "{{\"hosts\": [{{\"ssh\": NAME, \"ips\": [...]}}, ...]}}",
-                                     path));
-    }
-    hosts = &*it;
-  }
-  if (!hosts->is_array() || hosts->empty()) {
-    return util::error(ExitCode::kUsage,
-                       fmt::format("{}: \"hosts\" must be a non-empty list of host objects", path));
-  }
-  std::vector<HostfileHost> result;
-  for (size_t i = 0; i < hosts->size(); ++i) {
-    const auto& h = (*hosts)[i];
-    auto ssh = h.is_object() ? h.find("ssh") : h.end();
-    if (!h.is_object() || ssh == h.end() || !ssh->is_string() ||
-        ssh->get<std::string>().empty()) {
-      return util::error(ExitCode::kUsage,
-                         fmt::format("{}: host {} (rank {}) has no \"ssh\" name", path, i, i));
-    }
-    HostfileHost host{ssh->get<std::string>(), ""};
-    auto ips = h.find("ips");
-    if (ips != h.end() && ips->is_array() && !ips->empty() && (*ips)[0].is_string()) {
-      host.address = (*ips)[0].get<std::string>();
-    }
-    result.push_back(std::move(host));
-  }
-  return result;
-}
-
-}  // namespace
 
 void add_cluster_source_options(CLI::App* cmd, ClusterSource& src, bool positional) {
   if (positional) {
@@ -121,12 +64,12 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
     if (!src.hosts.empty()) {
       return util::error(ExitCode::kUsage, "--hostfile names the hosts already: drop --hosts");
     }
-    auto hosts = read_mlx_hostfile(src.hostfile);
-    if (!hosts) return hosts.error();
+    auto hf = provision::read_mlx_hostfile(src.hostfile);
+    if (!hf) return hf.error();
     std::vector<std::string> names;
-    for (const auto& h : *hosts) {
+    for (const auto& h : hf->hosts) {
       names.push_back(h.ssh);
-      fallback.push_back(h.address);
+      fallback.push_back(h.ips.empty() ? std::string() : h.ips.front());  // ips[0]
     }
     spec = fmt::format("{}", fmt::join(names, ","));
   }

@@ -36,6 +36,8 @@ void add_exec_command(CLI::App& app, Context& ctx);
 void add_discover_command(CLI::App& app, Context& ctx);  // discover, collect
 void add_network_command(CLI::App& app, Context& ctx);   // network plan|apply|verify
 void add_verify_mesh_command(CLI::App& app, Context& ctx);
+void add_rdma_command(CLI::App& app, Context& ctx);  // rdma status|enable
+void add_hostfile_command(CLI::App& app, Context& ctx);  // hostfile --format F
 void add_lab_command(CLI::App& app, Context& ctx);
 
 }  // namespace cc::cli

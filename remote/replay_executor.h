@@ -42,6 +42,9 @@ std::string replay_key(const Command& cmd);
 /// the command) or a .exit file does not hold an integer 0..255. RunOptions are ignored
 /// (recordings do not time out; stdin is not compared).
 /// upload() checks that the local file is readable and has no other effect.
+/// The files are read at each run(), so a test can change a host's answers while a command
+/// runs: make BUNDLE/HOST a symlink to a per-phase directory and swap it, or remove it to make
+/// the host unreachable (tests/data/bundles/make-mac-walk.py, tests/integration/rdma).
 class ReplayExecutor final : public Executor {
  public:
   ReplayExecutor(std::filesystem::path bundle, std::string host)

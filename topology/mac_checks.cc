@@ -11,6 +11,7 @@
 
 #include "discovery/natural_sort.h"
 #include "topology/checks.h"
+#include "topology/rdma_port.h"
 
 namespace cc::topology {
 namespace {
@@ -59,40 +60,17 @@ void check_rdma_state(const HostNode& h, std::vector<Finding>& out) {
   }
 }
 
-const RdmaDevice* device_of(const HostFacts& f, const discovery::Port& p) {
-  for (const auto& d : f.rdma.devices) {
-    if (p.rdma_device && d.name == *p.rdma_device) return &d;
-    if (!p.rdma_device && p.interface && d.netdev == p.interface->name) return &d;
-  }
-  return nullptr;
-}
-
-// A link below Thunderbolt 5 speed: 40 Gb/s (TB3/TB4) or a generation 3/4 link. Speed 0 is
-// unknown (a lab veth): never reported.
-bool slow_link(const discovery::Cable& c) {
-  if (c.link_speed_gbps <= 0) return false;
-  return c.link_speed_gbps < 80 || c.generation == 3 || c.generation == 4;
-}
-
 // A cabled port of an RDMA-enabled Mac whose device is down, with the reason when known.
 void check_port_states(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& out) {
   const HostNode& h = g.host(hi);
   if (h.facts->rdma.state != RdmaState::kEnabled) return;
   for (const auto& p : h.ports) {
-    std::optional<std::size_t> cable, qi;
-    for (std::size_t i : p.cables) {
-      if ((qi = other_host(g, i, hi))) {
-        cable = i;
-        break;
-      }
-    }
-    if (!cable) continue;
-    const HostFacts& q = *g.host(*qi).facts;
-    const discovery::Peer* tb_peer = p.host_peer();
-    const bool peer_disabled =
-        q.rdma.state == RdmaState::kDisabled ||
-        (q.rdma.state != RdmaState::kEnabled && tb_peer != nullptr && !tb_peer->rdma_enabled);
-    const RdmaDevice* dev = device_of(*h.facts, *p.port);
+    const auto peer = cabled_peer(g, hi, p);
+    if (!peer) continue;
+    const std::size_t cable = peer->cable, qi = peer->host;
+    const HostFacts& q = *g.host(qi).facts;
+    const bool peer_disabled = peer_rdma_off(q, p.host_peer());
+    const RdmaDevice* dev = rdma_device_of(*h.facts, *p.port);
     const bool down = dev != nullptr && !dev->ports.empty() && !dev->ports.front().active;
     const std::string port_state =
         dev != nullptr && !dev->ports.empty() && !dev->ports.front().state.empty()
@@ -108,16 +86,16 @@ void check_port_states(const ClusterGraph& g, std::size_t hi, std::vector<Findin
       message = fmt::format("{}: its peer {} has RDMA disabled, so this cable carries no RDMA",
                             discovery::end_label(p.end), q.host);
       fix = fmt::format("enable RDMA on {} (see rdma-disabled)", q.host);
-    } else if (down && !slow_link(g.cable(*cable))) {  // tb4-link explains a slow one
+    } else if (down && !below_tb5(g.cable(cable))) {  // tb4-link explains a slow one
       message = fmt::format("{} {} is {} although its peer {} has RDMA {}", h.name(), dev->name,
                             port_state, q.host, discovery::to_string(q.rdma.state));
       fix = fmt::format("reseat the cable {}, then run `clusterctl discover` again",
-                        cable_label(g, *cable));
+                        cable_label(g, cable));
     } else {
       continue;
     }
     std::vector<std::string> hosts = {h.name(), q.host};  // cluster order
-    if (*qi < hi) std::swap(hosts[0], hosts[1]);
+    if (qi < hi) std::swap(hosts[0], hosts[1]);
     out.push_back({"rdma-port-down", Severity::kFail, hosts, {p.end}, message, fix});
   }
 }
@@ -128,7 +106,7 @@ void check_links(const ClusterGraph& g, std::vector<Finding>& out) {
     if (!e.joins_two_hosts()) continue;
     if (!is_mac(*g.host(*e.a_host).facts) && !is_mac(*g.host(*e.b_host).facts)) continue;
     const auto& c = g.cable(i);
-    if (!slow_link(c)) continue;
+    if (!below_tb5(c)) continue;
     std::string detail = fmt::format("{} Gb/s", c.link_speed_gbps);
     if (c.generation > 0) detail += fmt::format(", Thunderbolt {}", c.generation);
     out.push_back({"tb4-link",

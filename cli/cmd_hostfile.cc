@@ -1,0 +1,99 @@
+// `clusterctl hostfile`: the hostfile for our runtime, MLX or MPI, from a cluster state. The
+// formats are provision/hostfile.h; this file reads the options, gets the cluster state
+// (cluster_source.h) and writes the result to stdout or atomically to -o FILE.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/cluster_source.h"
+#include "cli/context.h"
+#include "provision/hostfile.h"
+#include "util/atomic_file.h"
+
+namespace cc::cli {
+namespace {
+
+struct HostfileCommandOptions {
+  ClusterSource source;
+  std::string format;
+  std::string output;  // -o FILE; "" = stdout
+  std::vector<std::string> envs;
+  int slots = 1;
+  bool slots_given = false;
+};
+
+util::ExitCode fail(const Context& ctx, const util::Error& e) {
+  fmt::print(stderr, "clusterctl hostfile: {}\n", util::red(ctx.style, e.message));
+  return e.code;
+}
+
+util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o) {
+  provision::HostfileOptions opts;
+  opts.format = *provision::hostfile_format(o.format);  // checked by CLI::IsMember
+  opts.envs = o.envs;
+  opts.slots = o.slots;
+  const bool mpi = opts.format == provision::HostfileFormat::kMpi ||
+                   opts.format == provision::HostfileFormat::kMpich;
+  if (o.slots_given && !mpi) {
+    return fail(ctx, util::error(util::ExitCode::kUsage,
+                                 fmt::format("--slots is for the mpi and mpich formats, not {}",
+                                             o.format)));
+  }
+  if (auto st = provision::check_envs(o.envs); !st) return fail(ctx, st.error());
+  auto state = obtain_cluster_state(ctx, o.source);
+  if (!state) return fail(ctx, state.error());
+  auto text = provision::render_hostfile(*state, opts);
+  if (!text) return fail(ctx, text.error());
+  if (o.output.empty()) {
+    fmt::print("{}", *text);
+    return util::ExitCode::kOk;
+  }
+  if (auto st = util::write_file_atomic(o.output, *text); !st) return fail(ctx, st.error());
+  fmt::print("{} hostfile for {} hosts written to {}\n", o.format, state->hosts.size(), o.output);
+  return util::ExitCode::kOk;
+}
+
+}  // namespace
+
+void add_hostfile_command(CLI::App& app, Context& ctx) {
+  auto opts = std::make_shared<HostfileCommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "hostfile", "Write the hostfile for our runtime, MLX (jaccl, jaccl-ring, ring) or MPI");
+  add_cluster_source_options(sub, opts->source, /*positional=*/true);
+  sub->add_option("--format", opts->format,
+                  "clusterctl (our JSON, schema clusterctl.hostfile/1), mlx-jaccl (RDMA mesh), "
+                  "mlx-jaccl-ring (RDMA ring), mlx-ring (TCP ring over the cables), mpi (Open "
+                  "MPI), mpich")
+      ->required()
+      ->check(CLI::IsMember(provision::hostfile_format_names()))
+      ->type_name("FORMAT");
+  sub->add_option("-o,--output", opts->output,
+                  "Write the hostfile to FILE (atomically), not stdout")
+      ->type_name("FILE");
+  sub->add_option("--env", opts->envs,
+                  "NAME=VALUE set on every rank (MLX \"envs\"; clusterctl format); repeatable")
+      ->allow_extra_args(false)
+      ->type_name("NAME=VALUE");
+  sub->add_option("--slots", opts->slots, "Processes per host (mpi, mpich; default 1)")
+      ->check(CLI::Range(1, 4096))
+      ->type_name("N");
+  sub->footer(
+      "Examples:\n"
+      "  clusterctl hostfile cluster.json --format mlx-jaccl -o hosts.json\n"
+      "  clusterctl --lab default hostfile --format mlx-ring --env MLX_METAL_FAST_SYNCH=1\n"
+      "  clusterctl hostfile cluster.json --format mpi --slots 2 > hosts.txt\n"
+      "Ranks are the cluster's hosts in order; mlx-jaccl-ring and mlx-ring list them in ring\n"
+      "order (the ring search of verify-mesh). Exit status: 0 when written, 1 when the cluster\n"
+      "cannot give that format (a missing pair, no RDMA device, no ring, a cable without IPv4),\n"
+      "2 for a usage error, 3 when a host could not be reached.");
+  sub->callback([&ctx, opts, sub] {
+    opts->slots_given = sub->count("--slots") > 0;
+    ctx.action = [&ctx, opts] { return run_hostfile(ctx, *opts); };
+  });
+}
+
+}  // namespace cc::cli

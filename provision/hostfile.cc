@@ -1,0 +1,341 @@
+#include "provision/hostfile.h"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "provision/network_plan.h"
+#include "topology/ring.h"
+
+namespace cc::provision {
+namespace {
+
+using discovery::ClusterState;
+using topology::ClusterGraph;
+using util::ExitCode;
+
+constexpr std::array<std::pair<HostfileFormat, const char*>, 6> kFormats = {{
+    {HostfileFormat::kClusterctl, "clusterctl"},
+    {HostfileFormat::kMlxJaccl, "mlx-jaccl"},
+    {HostfileFormat::kMlxJacclRing, "mlx-jaccl-ring"},
+    {HostfileFormat::kMlxRing, "mlx-ring"},
+    {HostfileFormat::kMpi, "mpi"},
+    {HostfileFormat::kMpich, "mpich"},
+}};
+
+util::Error cannot(HostfileFormat f, const std::string& why) {
+  return util::error(ExitCode::kCheckFailed, fmt::format("no {} hostfile: {}", to_string(f), why));
+}
+
+bool link_local(const std::string& ip) {
+  return ip.rfind("169.254.", 0) == 0;
+}
+
+// The port of cable `c`'s end on host `h`, or nullopt.
+std::optional<std::size_t> end_port(const ClusterGraph& g, std::size_t c, std::size_t h) {
+  const auto& e = g.edges().at(c);
+  if (e.a_host == h) return e.a_port;
+  if (e.b_host == h) return e.b_port;
+  return std::nullopt;
+}
+
+const discovery::CableEnd& end_on(const ClusterGraph& g, std::size_t c, std::size_t h) {
+  return g.edges().at(c).a_host == h ? g.cable(c).a : g.cable(c).b;
+}
+
+// Devices on host i of the RDMA cables to host j: one cell of the matrix.
+MlxCell cell(const ClusterGraph& g, std::size_t i, std::size_t j) {
+  MlxCell out;
+  for (std::size_t c : rdma_cables(g, i, j)) out.push_back(*cable_end_device(g, c, i));
+  return out;
+}
+
+// The rank-0 coordinator and every rank's ips for the jaccl formats.
+util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::size_t>& order,
+                                HostfileFormat f, MlxHostfile& hf) {
+  const auto& first = *g.host(order.front()).facts;
+  if (first.management_address.empty()) {
+    return cannot(f, fmt::format("rank 0 ({}) has no management address, and its ips[0] is the "
+                                 "coordinator's: discover it over SSH (`clusterctl discover`)",
+                                 first.host));
+  }
+  for (std::size_t r = 0; r < order.size(); ++r) {
+    const auto& addr = g.host(order[r]).facts->management_address;
+    if (!addr.empty()) hf.hosts[r].ips = {addr};
+  }
+  return {};
+}
+
+util::Result<topology::Ring> ring_or_error(const ClusterGraph& g,
+                                           const std::vector<std::vector<int>>& m, HostfileFormat f,
+                                           const char* over) {
+  topology::Ring ring = topology::find_ring(m);
+  switch (ring.status) {
+    case topology::RingStatus::kFound:
+      return ring;
+    case topology::RingStatus::kTooFewHosts:
+      return cannot(f, "a ring needs at least 2 hosts");
+    case topology::RingStatus::kGaveUp:
+      return cannot(f, fmt::format("the ring search gave up after {} steps without finding a "
+                                   "ring over {}: use mlx-jaccl on a full mesh",
+                                   ring.steps, over));
+    case topology::RingStatus::kNotFound:
+      break;
+  }
+  std::vector<std::string> missing;
+  for (std::size_t a = 0; a < g.size(); ++a) {
+    for (std::size_t b = a + 1; b < g.size(); ++b) {
+      if (m[a][b] == 0) missing.push_back(topology::pair_label(g, a, b));
+    }
+  }
+  return cannot(f, fmt::format("no ring through all {} hosts uses only {} (pairs without: {}): "
+                               "`clusterctl verify-mesh` says what to plug where",
+                               g.size(), over, fmt::join(missing, ", ")));
+}
+
+util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf) {
+  const std::size_t n = g.size();
+  std::vector<std::string> missing, no_rdma;
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = a + 1; b < n; ++b) {
+      if (g.multiplicity(a, b) == 0) {
+        missing.push_back(topology::pair_label(g, a, b));
+      } else if (rdma_cables(g, a, b).empty()) {
+        std::vector<std::string> ends;
+        for (std::size_t c : g.cables_between(a, b)) {
+          for (std::size_t h : {a, b}) {
+            if (!cable_end_device(g, c, h)) ends.push_back(discovery::end_label(end_on(g, c, h)));
+          }
+        }
+        no_rdma.push_back(fmt::format("{} (no RDMA device on {})", topology::pair_label(g, a, b),
+                                      fmt::join(ends, ", ")));
+      }
+    }
+  }
+  if (!missing.empty()) {
+    return cannot(HostfileFormat::kMlxJaccl,
+                  fmt::format("no cable between {}: jaccl needs a direct cable between every pair "
+                              "(RDMA cannot route); `clusterctl verify-mesh` says what to plug "
+                              "where",
+                              fmt::join(missing, ", ")));
+  }
+  if (!no_rdma.empty()) {
+    return cannot(HostfileFormat::kMlxJaccl,
+                  fmt::format("no RDMA cable between {}: `clusterctl rdma status` says why",
+                              fmt::join(no_rdma, "; ")));
+  }
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    hf.hosts.push_back({g.host(i).name(), {}, {}});
+    order[i] = i;
+    for (std::size_t j = 0; j < n; ++j)
+      hf.hosts[i].rdma.push_back(i == j ? MlxCell{} : cell(g, i, j));
+  }
+  if (auto st = add_management_ips(g, order, HostfileFormat::kMlxJaccl, hf); !st) {
+    return st.error();
+  }
+  return hf;
+}
+
+util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf) {
+  const std::size_t n = g.size();
+  std::vector<std::vector<int>> m(n, std::vector<int>(n, 0));
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = 0; b < n; ++b) {
+      if (a != b) m[a][b] = static_cast<int>(rdma_cables(g, a, b).size());
+    }
+  }
+  auto ring = ring_or_error(g, m, HostfileFormat::kMlxJacclRing,
+                            "pairs with an RDMA device on both ends of a cable");
+  if (!ring) return ring.error();
+  const auto& order = ring->order;
+  for (std::size_t r = 0; r < n; ++r) {
+    hf.hosts.push_back({g.host(order[r]).name(), {}, std::vector<MlxCell>(n)});
+    for (std::size_t s : {(r + n - 1) % n, (r + 1) % n}) {
+      hf.hosts[r].rdma[s] = cell(g, order[r], order[s]);
+    }
+  }
+  if (auto st = add_management_ips(g, order, HostfileFormat::kMlxJacclRing, hf); !st) {
+    return st.error();
+  }
+  return hf;
+}
+
+util::Result<MlxHostfile> make_ring(const ClusterGraph& g, MlxHostfile hf) {
+  const std::size_t n = g.size();
+  auto ring = ring_or_error(g, g.matrix(), HostfileFormat::kMlxRing, "cabled pairs");
+  if (!ring) return ring.error();
+  const auto& order = ring->order;
+  const auto count = static_cast<std::size_t>(ring->min_cables);
+  std::vector<std::string> unaddressed;
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::size_t h = order[r], left = order[(r + n - 1) % n];
+    MlxHost host{g.host(h).name(), {}, {}};
+    const auto& cables = g.cables_between(h, left);
+    for (std::size_t k = 0; k < count && k < cables.size(); ++k) {
+      if (auto ip = cable_end_address(g, cables[k], h)) {
+        host.ips.push_back(*ip);
+      } else {
+        unaddressed.push_back(discovery::end_label(end_on(g, cables[k], h)));
+      }
+    }
+    hf.hosts.push_back(std::move(host));
+  }
+  if (!unaddressed.empty()) {
+    return cannot(
+        HostfileFormat::kMlxRing,
+        fmt::format("{} {} no IPv4 address: run `clusterctl network apply`",
+                    fmt::join(unaddressed, ", "), unaddressed.size() == 1 ? "has" : "have"));
+  }
+  return hf;
+}
+
+}  // namespace
+
+const char* to_string(HostfileFormat f) {
+  for (const auto& [format, name] : kFormats) {
+    if (format == f) return name;
+  }
+  return "unknown";
+}
+
+std::optional<HostfileFormat> hostfile_format(std::string_view name) {
+  for (const auto& [format, n] : kFormats) {
+    if (name == n) return format;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> hostfile_format_names() {
+  std::vector<std::string> out;
+  for (const auto& f : kFormats) out.emplace_back(f.second);
+  return out;
+}
+
+std::optional<std::string> cable_end_device(const ClusterGraph& g, std::size_t cable,
+                                            std::size_t host) {
+  const auto& end = end_on(g, cable, host);
+  if (end.rdma_device) return end.rdma_device;
+  if (auto p = end_port(g, cable, host)) return g.host(host).ports[*p].end.rdma_device;
+  return std::nullopt;
+}
+
+std::optional<std::string> cable_end_address(const ClusterGraph& g, std::size_t cable,
+                                             std::size_t host) {
+  auto p = end_port(g, cable, host);
+  if (!p) return std::nullopt;
+  const auto& itf = g.host(host).ports[*p].port->interface;
+  if (!itf || itf->ipv4.empty()) return std::nullopt;
+  const auto& c = g.cable(cable);
+  if (const auto* link = find_link(g.state().network, c.a, c.b)) {
+    const bool a = link->a.host == g.host(host).name() && link->a.interface == itf->name;
+    const std::string& planned = a ? link->a_address : link->b_address;
+    if (std::find(itf->ipv4.begin(), itf->ipv4.end(), planned) != itf->ipv4.end()) return planned;
+  }
+  auto routable = std::find_if(itf->ipv4.begin(), itf->ipv4.end(),
+                               [](const std::string& ip) { return !link_local(ip); });
+  return routable != itf->ipv4.end() ? *routable : itf->ipv4.front();
+}
+
+util::Status check_envs(const std::vector<std::string>& envs) {
+  for (const auto& e : envs) {
+    if (!valid_env_entry(e)) {
+      return util::error(
+          ExitCode::kUsage,
+          fmt::format("--env {}: expected NAME=VALUE (NAME a shell variable name)", e));
+    }
+  }
+  return {};
+}
+
+std::vector<std::size_t> rdma_cables(const ClusterGraph& g, std::size_t a, std::size_t b) {
+  std::vector<std::size_t> out;
+  if (a == b) return out;
+  for (std::size_t c : g.cables_between(a, b)) {
+    if (cable_end_device(g, c, a) && cable_end_device(g, c, b)) out.push_back(c);
+  }
+  return out;
+}
+
+util::Status check_complete(const ClusterState& state) {
+  if (state.hosts.empty()) {
+    return util::error(ExitCode::kUsage,
+                       "the cluster state has no hosts: discover some (`clusterctl discover`)");
+  }
+  if (state.problems.empty()) return {};
+  ExitCode code = ExitCode::kOk;
+  std::vector<std::string> lines;
+  for (const auto& p : state.problems) {
+    code = util::worst(code, static_cast<ExitCode>(p.exit_code));
+    lines.push_back(p.message);
+  }
+  return util::error(code,
+                     fmt::format("a hostfile needs every host, and {} could not be "
+                                 "probed:\n  {}",
+                                 lines.size() == 1 ? "one" : "some", fmt::join(lines, "\n  ")));
+}
+
+util::Result<MlxHostfile> make_mlx_hostfile(const ClusterState& state, HostfileFormat format,
+                                            const std::vector<std::string>& envs) {
+  if (auto st = check_complete(state); !st) return st.error();
+  if (auto st = check_envs(envs); !st) return st.error();
+  const ClusterGraph g(state);
+  MlxHostfile hf;
+  hf.envs = envs;
+  switch (format) {
+    case HostfileFormat::kMlxJaccl:
+      hf.backend = "jaccl";
+      return make_jaccl(g, std::move(hf));
+    case HostfileFormat::kMlxJacclRing:
+      hf.backend = "jaccl-ring";
+      return make_jaccl_ring(g, std::move(hf));
+    case HostfileFormat::kMlxRing:
+      hf.backend = "ring";
+      return make_ring(g, std::move(hf));
+    default:
+      break;
+  }
+  throw std::invalid_argument(
+      fmt::format("make_mlx_hostfile: {} is not an MLX format", to_string(format)));
+}
+
+util::Result<std::string> render_hostfile(const ClusterState& state, const HostfileOptions& opts) {
+  switch (opts.format) {
+    case HostfileFormat::kClusterctl:
+      return render_clusterctl_hostfile(state, opts.envs);
+    case HostfileFormat::kMlxJaccl:
+    case HostfileFormat::kMlxJacclRing:
+    case HostfileFormat::kMlxRing: {
+      auto hf = make_mlx_hostfile(state, opts.format, opts.envs);
+      if (!hf) return hf.error();
+      return render_mlx_hostfile(*hf);
+    }
+    case HostfileFormat::kMpi:
+    case HostfileFormat::kMpich:
+      break;
+  }
+  const bool mpi = opts.format == HostfileFormat::kMpi;
+  if (!opts.envs.empty()) {
+    return util::error(ExitCode::kUsage,
+                       mpi ? "--env has no place in an Open MPI hostfile: give it to mpirun "
+                             "(-x NAME=VALUE)"
+                           : "--env has no place in an MPICH hostfile: give it to mpiexec "
+                             "(-genv NAME VALUE)");
+  }
+  if (opts.slots < 1) {
+    return util::error(ExitCode::kUsage, fmt::format("--slots {}: at least 1", opts.slots));
+  }
+  if (auto st = check_complete(state); !st) return st.error();
+  std::string out;
+  for (const auto& h : state.hosts) {
+    out += mpi ? fmt::format("{} slots={}\n", h.host, opts.slots)
+               : fmt::format("{}:{}\n", h.host, opts.slots);
+  }
+  return out;
+}
+
+}  // namespace cc::provision

@@ -1,0 +1,115 @@
+// `clusterctl hostfile`: the hostfiles a job launcher reads, written from a cluster state
+// (pure: no I/O). Ranks are the state's hosts in its order (the operator's order), except for
+// the ring formats, whose ranks follow the ring search (topology/ring.h).
+//
+// Formats:
+//   clusterctl      our own JSON, schema "clusterctl.hostfile/1" (below): every rank with its
+//                   host, SSH name, management address, and per peer each cable's interfaces,
+//                   RDMA devices and IPv4 addresses on both ends.
+//   mlx-jaccl       MLX, backend "jaccl" (facts.md, "MLX interoperability"; mlx_hostfile.h):
+//                   rdma[i][j] = the device on host i of every cable to host j that has an RDMA
+//                   device on both ends, in ClusterState::cables order, so the k-th entry of
+//                   rdma[i][j] and of rdma[j][i] is the same physical cable; null on the
+//                   diagonal. ips = [management address]; ips[0] of rank 0 is the coordinator.
+//   mlx-jaccl-ring  MLX, backend "jaccl-ring": hosts in ring order over the pairs with an RDMA
+//                   cable; only the two ring neighbours' cells set; ips as mlx-jaccl.
+//   mlx-ring        MLX, backend "ring" (TCP): hosts in ring order over the cabled pairs; ips =
+//                   this host's IPv4 addresses on its cables to its left neighbour (rank - 1,
+//                   wrapping), the same count on every rank (the ring's smallest cable count,
+//                   as MLX opens one connection per address); rdma = [].
+//   mpi             Open MPI: one "HOST slots=N" line per host.
+//   mpich           MPICH / Hydra: one "HOST:N" line per host.
+//
+// A cable end's IPv4 address is its port interface's current address (what `clusterctl
+// network apply` set): the planned one (ClusterState::network) when the interface holds it,
+// else its first address outside 169.254.0.0/16, else its first.
+//
+// clusterctl.hostfile/1 (field names are stable; absent values are null):
+//   {"schema": "clusterctl.hostfile/1",
+//    "world_size": 3,
+//    "coordinator": "10.0.0.11",                  // rank 0's management address
+//    "ring": [0, 2, 1],                           // ranks in ring order over the cabled pairs
+//    "envs": ["K=V", ...],                        // --env, in order
+//    "ranks": [
+//      {"rank": 0, "host": "mac1", "ssh": "mac1", "management_address": "10.0.0.11",
+//       "peers": [                                // ranks cabled to this one, in rank order
+//         {"rank": 1, "host": "mac2",
+//          "cables": [                            // ClusterState::cables order: the k-th
+//            {"interface": "en1", "receptacle": 1,   // cable is the same on both ends
+//             "rdma_device": "rdma_en1", "address": "169.254.12.1",
+//             "peer_interface": "en6", "peer_receptacle": 2,
+//             "peer_rdma_device": "rdma_en6", "peer_address": "169.254.12.2",
+//             "link_speed_gbps": 80}]}]}]}       // per direction; 0 = unknown
+//
+// Errors (util::Error): kUsage for a state without hosts or a bad --env; the code of the worst
+// HostProblem (kUnreachable for a host that could not be reached) when the state has any, since
+// a hostfile for part of the cluster would start a job without some ranks; kCheckFailed when the
+// cluster cannot give the format: a missing pair or a pair without an RDMA cable (jaccl; the
+// message names the pairs), no ring (ring formats), a cable end without IPv4 (mlx-ring: "h2 tb1
+// has no IPv4 address: run `clusterctl network apply`"), no management address on rank 0
+// (jaccl formats: no coordinator).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "discovery/cluster_state.h"
+#include "provision/mlx_hostfile.h"
+#include "topology/graph.h"
+#include "util/result.h"
+
+namespace cc::provision {
+
+inline constexpr const char* kHostfileSchema = "clusterctl.hostfile/1";
+
+enum class HostfileFormat { kClusterctl, kMlxJaccl, kMlxJacclRing, kMlxRing, kMpi, kMpich };
+
+/// "clusterctl", "mlx-jaccl", "mlx-jaccl-ring", "mlx-ring", "mpi", "mpich".
+const char* to_string(HostfileFormat f);
+/// The format named `name` (the strings above), or nullopt.
+std::optional<HostfileFormat> hostfile_format(std::string_view name);
+/// Every format name, in the order above.
+std::vector<std::string> hostfile_format_names();
+
+struct HostfileOptions {
+  HostfileFormat format = HostfileFormat::kClusterctl;
+  std::vector<std::string> envs;  // "NAME=VALUE": MLX "envs", clusterctl "envs"; not mpi/mpich
+  int slots = 1;                  // mpi, mpich: processes per host (>= 1)
+};
+
+/// The hostfile's text, ending in a newline (JSON pretty-printed with 2 spaces).
+util::Result<std::string> render_hostfile(const discovery::ClusterState& state,
+                                          const HostfileOptions& opts);
+
+/// The MLX hostfile for format kMlxJaccl, kMlxJacclRing or kMlxRing (throws
+/// std::invalid_argument for another format). Errors as render_hostfile.
+util::Result<MlxHostfile> make_mlx_hostfile(const discovery::ClusterState& state,
+                                            HostfileFormat format,
+                                            const std::vector<std::string>& envs = {});
+
+/// The clusterctl.hostfile/1 document. Errors as render_hostfile.
+util::Result<std::string> render_clusterctl_hostfile(const discovery::ClusterState& state,
+                                                     const std::vector<std::string>& envs);
+
+/// The IPv4 address of cable `cable`'s end on host `host` (rule above), or nullopt when its
+/// port interface has none (or the end names no port).
+std::optional<std::string> cable_end_address(const topology::ClusterGraph& g, std::size_t cable,
+                                             std::size_t host);
+
+/// The RDMA device of cable `cable`'s end on host `host` (the cable's record, else its port's).
+std::optional<std::string> cable_end_device(const topology::ClusterGraph& g, std::size_t cable,
+                                            std::size_t host);
+
+/// The cables between hosts a and b (cable order) with an RDMA device on both ends.
+std::vector<std::size_t> rdma_cables(const topology::ClusterGraph& g, std::size_t a, std::size_t b);
+
+/// Ok when every entry is "NAME=VALUE" (valid_env_entry); else kUsage naming the entry.
+util::Status check_envs(const std::vector<std::string>& envs);
+
+/// Ok when a hostfile can cover the whole state: it has hosts (else kUsage) and no host
+/// problems (else the worst problem's code, every problem's message).
+util::Status check_complete(const discovery::ClusterState& state);
+
+}  // namespace cc::provision

@@ -1,0 +1,74 @@
+// The clusterctl.hostfile/1 document (schema in hostfile.h).
+#include <nlohmann/json.hpp>
+
+#include "provision/hostfile.h"
+#include "topology/ring.h"
+
+namespace cc::provision {
+namespace {
+
+using nlohmann::ordered_json;
+using topology::ClusterGraph;
+
+template <class T>
+ordered_json or_null(const std::optional<T>& v) {
+  return v ? ordered_json(*v) : ordered_json(nullptr);
+}
+
+ordered_json or_null(const std::string& s) {
+  return s.empty() ? ordered_json(nullptr) : ordered_json(s);
+}
+
+ordered_json cable_json(const ClusterGraph& g, std::size_t c, std::size_t h, std::size_t peer) {
+  const auto& cable = g.cable(c);
+  const bool a = g.edges()[c].a_host == h;
+  const auto& mine = a ? cable.a : cable.b;
+  const auto& theirs = a ? cable.b : cable.a;
+  return {{"interface", or_null(mine.interface)},
+          {"receptacle", or_null(mine.receptacle)},
+          {"rdma_device", or_null(cable_end_device(g, c, h))},
+          {"address", or_null(cable_end_address(g, c, h))},
+          {"peer_interface", or_null(theirs.interface)},
+          {"peer_receptacle", or_null(theirs.receptacle)},
+          {"peer_rdma_device", or_null(cable_end_device(g, c, peer))},
+          {"peer_address", or_null(cable_end_address(g, c, peer))},
+          {"link_speed_gbps", cable.link_speed_gbps}};
+}
+
+}  // namespace
+
+util::Result<std::string> render_clusterctl_hostfile(const discovery::ClusterState& state,
+                                                     const std::vector<std::string>& envs) {
+  if (auto st = check_complete(state); !st) return st.error();
+  if (auto st = check_envs(envs); !st) return st.error();
+  const ClusterGraph g(state);
+  const std::size_t n = g.size();
+  const topology::Ring ring = topology::find_ring(g);
+  ordered_json ranks = ordered_json::array();
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& f = *g.host(i).facts;
+    ordered_json peers = ordered_json::array();
+    for (std::size_t j = 0; j < n; ++j) {
+      if (j == i || g.multiplicity(i, j) == 0) continue;
+      ordered_json cables = ordered_json::array();
+      for (std::size_t c : g.cables_between(i, j)) cables.push_back(cable_json(g, c, i, j));
+      peers.push_back({{"rank", j}, {"host", g.host(j).name()}, {"cables", cables}});
+    }
+    ranks.push_back({{"rank", i},
+                     {"host", f.host},
+                     {"ssh", f.host},
+                     {"management_address", or_null(f.management_address)},
+                     {"peers", peers}});
+  }
+  ordered_json doc = {
+      {"schema", kHostfileSchema},
+      {"world_size", n},
+      {"coordinator", or_null(g.host(0).facts->management_address)},
+      {"ring", ring.status == topology::RingStatus::kFound ? ordered_json(ring.order)
+                                                           : ordered_json(nullptr)},
+      {"envs", envs},
+      {"ranks", ranks}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace cc::provision

@@ -1,0 +1,338 @@
+#include "provision/hostfile.h"
+
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "provision/hostfile_test_states.h"
+#include "topology/test_states.h"
+
+namespace cc::provision {
+namespace {
+
+using discovery::ClusterState;
+using testing::addressed_lab;
+using testing::macs;
+using testing::mesh3;
+using topology::testing::cable_macs;
+using topology::testing::lab_mesh;
+using topology::testing::port;
+using util::ExitCode;
+using Cells = std::vector<MlxCell>;
+
+std::vector<std::string> ssh_names(const MlxHostfile& hf) {
+  std::vector<std::string> out;
+  for (const auto& h : hf.hosts) out.push_back(h.ssh);
+  return out;
+}
+
+TEST_CASE("hostfile: format names") {
+  CHECK(hostfile_format_names() == std::vector<std::string>{"clusterctl", "mlx-jaccl",
+                                                            "mlx-jaccl-ring", "mlx-ring", "mpi",
+                                                            "mpich"});
+  for (const auto& name : hostfile_format_names()) {
+    REQUIRE(hostfile_format(name).has_value());
+    CHECK(to_string(*hostfile_format(name)) == name);
+  }
+  CHECK(hostfile_format("jaccl") == std::nullopt);
+  CHECK(hostfile_format("") == std::nullopt);
+}
+
+TEST_CASE("hostfile: mlx-jaccl device matrix with a doubled pair, k-th entry the same cable") {
+  const ClusterState s = mesh3();
+  auto hf = make_mlx_hostfile(s, HostfileFormat::kMlxJaccl, {"MLX_METAL_FAST_SYNCH=1"});
+  REQUIRE(hf.ok());
+  CHECK(hf->backend == "jaccl");
+  CHECK(hf->envs == std::vector<std::string>{"MLX_METAL_FAST_SYNCH=1"});
+  CHECK(ssh_names(*hf) == std::vector<std::string>{"m1", "m2", "m3"});
+  CHECK(hf->hosts[0].ips == std::vector<std::string>{"10.0.0.11"});  // the coordinator
+  CHECK(hf->hosts[1].ips == std::vector<std::string>{"10.0.0.12"});
+  CHECK(hf->hosts[2].ips == std::vector<std::string>{"10.0.0.13"});
+  // Cables in state order: m1 en2 - m2 en3, m1 en3 - m2 en2, m1 en4 - m3 en2, m2 en4 - m3 en3.
+  CHECK(hf->hosts[0].rdma == Cells{{}, {"rdma_en2", "rdma_en3"}, {"rdma_en4"}});
+  CHECK(hf->hosts[1].rdma == Cells{{"rdma_en3", "rdma_en2"}, {}, {"rdma_en4"}});
+  CHECK(hf->hosts[2].rdma == Cells{{"rdma_en2"}, {"rdma_en3"}, {}});
+  CHECK(check_against(*hf, s).ok());
+}
+
+TEST_CASE("hostfile: mlx-jaccl rendered text") {
+  ClusterState s = macs(2, 1);
+  cable_macs(s, "m1", 1, "m2", 1);
+  auto text = render_hostfile(s, {HostfileFormat::kMlxJaccl, {"A=1"}, 1});
+  REQUIRE(text.ok());
+  CHECK(*text == R"({
+  "backend": "jaccl",
+  "envs": [
+    "A=1"
+  ],
+  "hosts": [
+    {
+      "ssh": "m1",
+      "ips": [
+        "10.0.0.11"
+      ],
+      "rdma": [
+        null,
+        "rdma_en2"
+      ]
+    },
+    {
+      "ssh": "m2",
+      "ips": [
+        "10.0.0.12"
+      ],
+      "rdma": [
+        "rdma_en2",
+        null
+      ]
+    }
+  ]
+}
+)");
+}
+
+TEST_CASE("hostfile: mlx-jaccl names every missing pair") {
+  auto hf = make_mlx_hostfile(lab_mesh(4, {{1, 3}, {2, 4}}), HostfileFormat::kMlxJaccl);
+  REQUIRE(!hf.ok());
+  CHECK(hf.error().code == ExitCode::kCheckFailed);
+  CHECK(hf.error().message ==
+        "no mlx-jaccl hostfile: no cable between h1-h3, h2-h4: jaccl needs a direct cable "
+        "between every pair (RDMA cannot route); `clusterctl verify-mesh` says what to plug "
+        "where");
+}
+
+TEST_CASE("hostfile: mlx-jaccl needs an RDMA device on both ends of a pair's cable") {
+  ClusterState s = macs(2, 1);
+  cable_macs(s, "m1", 1, "m2", 1);
+  topology::testing::disable_rdma(s, "m2");
+  auto hf = make_mlx_hostfile(s, HostfileFormat::kMlxJaccl);
+  REQUIRE(!hf.ok());
+  CHECK(hf.error().code == ExitCode::kCheckFailed);
+  CHECK(hf.error().message ==
+        "no mlx-jaccl hostfile: no RDMA cable between m1-m2 (no RDMA device on m2 receptacle 1 "
+        "(en2)): `clusterctl rdma status` says why");
+}
+
+TEST_CASE("hostfile: jaccl formats need rank 0's management address for the coordinator") {
+  ClusterState s = mesh3();
+  s.hosts[0].management_address.clear();
+  for (auto f : {HostfileFormat::kMlxJaccl, HostfileFormat::kMlxJacclRing}) {
+    auto hf = make_mlx_hostfile(s, f);
+    REQUIRE(!hf.ok());
+    CHECK(hf.error().code == ExitCode::kCheckFailed);
+    CHECK(hf.error().message ==
+          fmt::format("no {} hostfile: rank 0 (m1) has no management address, and its ips[0] "
+                      "is the coordinator's: discover it over SSH (`clusterctl discover`)",
+                      to_string(f)));
+  }
+  s = mesh3();
+  s.hosts[2].management_address.clear();  // another rank: an empty ips list
+  auto hf = make_mlx_hostfile(s, HostfileFormat::kMlxJaccl);
+  REQUIRE(hf.ok());
+  CHECK(hf->hosts[2].ips.empty());
+}
+
+TEST_CASE("hostfile: mlx-jaccl-ring lists hosts in ring order, neighbours' cells only") {
+  // Cabled as the ring m1 - m3 - m2 - m4 - m1, no diagonals.
+  ClusterState s = macs(4, 2);
+  cable_macs(s, "m1", 1, "m3", 1);
+  cable_macs(s, "m2", 1, "m3", 2);
+  cable_macs(s, "m2", 2, "m4", 1);
+  cable_macs(s, "m1", 2, "m4", 2);
+  CHECK(!make_mlx_hostfile(s, HostfileFormat::kMlxJaccl).ok());  // m1-m2, m3-m4 missing
+  auto hf = make_mlx_hostfile(s, HostfileFormat::kMlxJacclRing);
+  REQUIRE(hf.ok());
+  CHECK(hf->backend == "jaccl-ring");
+  CHECK(ssh_names(*hf) == std::vector<std::string>{"m1", "m3", "m2", "m4"});
+  CHECK(hf->hosts[0].ips == std::vector<std::string>{"10.0.0.11"});
+  CHECK(hf->hosts[1].ips == std::vector<std::string>{"10.0.0.13"});
+  CHECK(hf->hosts[0].rdma == Cells{{}, {"rdma_en2"}, {}, {"rdma_en3"}});
+  CHECK(hf->hosts[1].rdma == Cells{{"rdma_en2"}, {}, {"rdma_en3"}, {}});
+  CHECK(hf->hosts[2].rdma == Cells{{}, {"rdma_en2"}, {}, {"rdma_en3"}});
+  CHECK(hf->hosts[3].rdma == Cells{{"rdma_en3"}, {}, {"rdma_en2"}, {}});
+  CHECK(check_against(*hf, s).ok());
+}
+
+TEST_CASE("hostfile: mlx-jaccl-ring on a mesh of 4 keeps the non-neighbours null") {
+  ClusterState s = macs(4, 3);
+  for (auto [a, ra, b, rb] : std::vector<std::tuple<int, int, int, int>>{
+           {1, 1, 2, 1}, {1, 2, 3, 1}, {1, 3, 4, 1}, {2, 2, 3, 2}, {2, 3, 4, 2}, {3, 3, 4, 3}}) {
+    cable_macs(s, fmt::format("m{}", a), ra, fmt::format("m{}", b), rb);
+  }
+  auto hf = make_mlx_hostfile(s, HostfileFormat::kMlxJacclRing);
+  REQUIRE(hf.ok());
+  CHECK(ssh_names(*hf) == std::vector<std::string>{"m1", "m2", "m3", "m4"});
+  CHECK(hf->hosts[0].rdma == Cells{{}, {"rdma_en2"}, {}, {"rdma_en4"}});
+  CHECK(hf->hosts[1].rdma == Cells{{"rdma_en2"}, {}, {"rdma_en3"}, {}});
+  CHECK(hf->hosts[2].rdma == Cells{{}, {"rdma_en3"}, {}, {"rdma_en4"}});
+  CHECK(hf->hosts[3].rdma == Cells{{"rdma_en2"}, {}, {"rdma_en4"}, {}});
+}
+
+TEST_CASE("hostfile: mlx-ring takes each rank's addresses on its cables to its left neighbour") {
+  // h1-h2 doubled: the ring's smallest count is 1, so every rank lists one address.
+  const ClusterState s = addressed_lab(3, {}, {{1, 2}});
+  auto hf = make_mlx_hostfile(s, HostfileFormat::kMlxRing);
+  REQUIRE(hf.ok());
+  CHECK(hf->backend == "ring");
+  CHECK(ssh_names(*hf) == std::vector<std::string>{"h1", "h2", "h3"});
+  CHECK(hf->hosts[0].ips == std::vector<std::string>{"192.0.2.12"});  // h1 tb2 - h3
+  CHECK(hf->hosts[1].ips == std::vector<std::string>{"192.0.2.21"});  // h2 tb1 - h1 tb1
+  CHECK(hf->hosts[2].ips == std::vector<std::string>{"192.0.2.32"});  // h3 tb2 - h2 tb2
+  for (const auto& h : hf->hosts) CHECK(h.rdma.empty());
+  CHECK(check_against(*hf, s).ok());
+
+  // Two hosts with two cables: both cables, in cable order, on both ends.
+  auto two = make_mlx_hostfile(addressed_lab(2, {}, {{1, 2}}), HostfileFormat::kMlxRing);
+  REQUIRE(two.ok());
+  CHECK(two->hosts[0].ips == std::vector<std::string>{"192.0.2.11", "192.0.2.12"});
+  CHECK(two->hosts[1].ips == std::vector<std::string>{"192.0.2.21", "192.0.2.22"});
+}
+
+TEST_CASE("hostfile: mlx-ring names a cable end without IPv4") {
+  ClusterState s = addressed_lab(3);
+  port(s, "h2", "tb1").interface->ipv4.clear();
+  auto hf = make_mlx_hostfile(s, HostfileFormat::kMlxRing);
+  REQUIRE(!hf.ok());
+  CHECK(hf.error().code == ExitCode::kCheckFailed);
+  CHECK(hf.error().message ==
+        "no mlx-ring hostfile: h2 tb1 has no IPv4 address: run `clusterctl network apply`");
+  port(s, "h3", "tb2").interface->ipv4.clear();
+  CHECK(make_mlx_hostfile(s, HostfileFormat::kMlxRing).error().message ==
+        "no mlx-ring hostfile: h2 tb1, h3 tb2 have no IPv4 address: run `clusterctl network "
+        "apply`");
+}
+
+TEST_CASE("hostfile: ring formats without a ring") {
+  const ClusterState path = lab_mesh(3, {{1, 3}});  // h1 - h2 - h3
+  auto ring = make_mlx_hostfile(path, HostfileFormat::kMlxRing);
+  REQUIRE(!ring.ok());
+  CHECK(ring.error().code == ExitCode::kCheckFailed);
+  CHECK(ring.error().message ==
+        "no mlx-ring hostfile: no ring through all 3 hosts uses only cabled pairs (pairs "
+        "without: h1-h3): `clusterctl verify-mesh` says what to plug where");
+  // Lab hosts have no RDMA: no pair counts for jaccl-ring.
+  CHECK(make_mlx_hostfile(lab_mesh(3), HostfileFormat::kMlxJacclRing).error().message ==
+        "no mlx-jaccl-ring hostfile: no ring through all 3 hosts uses only pairs with an RDMA "
+        "device on both ends of a cable (pairs without: h1-h2, h1-h3, h2-h3): `clusterctl "
+        "verify-mesh` says what to plug where");
+  CHECK(make_mlx_hostfile(lab_mesh(1), HostfileFormat::kMlxRing).error().message ==
+        "no mlx-ring hostfile: a ring needs at least 2 hosts");
+}
+
+TEST_CASE("hostfile: a cable end's address prefers the planned one, then a routable one") {
+  ClusterState s = lab_mesh(2);
+  port(s, "h1", "tb1").interface->ipv4 = {"169.254.3.3", "10.231.0.5"};
+  port(s, "h2", "tb1").interface->ipv4 = {"169.254.4.4", "10.1.1.1", "10.231.0.6"};
+  discovery::LinkAddress link{s.cables[0].a, s.cables[0].b, "10.231.0.4/30",
+                              "10.231.0.5",  "10.231.0.6",  30};
+  s.network = {link};
+  {
+    const topology::ClusterGraph g(s);
+    CHECK(cable_end_address(g, 0, 0) == "10.231.0.5");
+    CHECK(cable_end_address(g, 0, 1) == "10.231.0.6");
+  }
+  s.network.clear();
+  {
+    const topology::ClusterGraph g(s);
+    CHECK(cable_end_address(g, 0, 0) == "10.231.0.5");  // the first outside 169.254/16
+    CHECK(cable_end_address(g, 0, 1) == "10.1.1.1");
+  }
+  port(s, "h1", "tb1").interface->ipv4 = {"169.254.3.3"};
+  port(s, "h2", "tb1").interface->ipv4.clear();
+  const topology::ClusterGraph g(s);
+  CHECK(cable_end_address(g, 0, 0) == "169.254.3.3");
+  CHECK(cable_end_address(g, 0, 1) == std::nullopt);
+}
+
+TEST_CASE("hostfile: mpi and mpich") {
+  const ClusterState s = lab_mesh(3);
+  CHECK(*render_hostfile(s, {HostfileFormat::kMpi, {}, 1}) ==
+        "h1 slots=1\nh2 slots=1\nh3 slots=1\n");
+  CHECK(*render_hostfile(s, {HostfileFormat::kMpich, {}, 4}) == "h1:4\nh2:4\nh3:4\n");
+  auto env = render_hostfile(s, {HostfileFormat::kMpi, {"A=1"}, 1});
+  REQUIRE(!env.ok());
+  CHECK(env.error().code == ExitCode::kUsage);
+  CHECK(env.error().message ==
+        "--env has no place in an Open MPI hostfile: give it to mpirun (-x NAME=VALUE)");
+  CHECK(render_hostfile(s, {HostfileFormat::kMpich, {"A=1"}, 1}).error().message ==
+        "--env has no place in an MPICH hostfile: give it to mpiexec (-genv NAME VALUE)");
+  CHECK(render_hostfile(s, {HostfileFormat::kMpi, {}, 0}).error().code == ExitCode::kUsage);
+}
+
+TEST_CASE("hostfile: a bad --env is a usage error") {
+  for (const char* bad : {"FOO", "=1", "1A=2", "A-B=1"}) {
+    auto r = render_hostfile(mesh3(), {HostfileFormat::kMlxJaccl, {"OK=1", bad}, 1});
+    REQUIRE(!r.ok());
+    CHECK(r.error().code == ExitCode::kUsage);
+    CHECK(r.error().message ==
+          fmt::format("--env {}: expected NAME=VALUE (NAME a shell variable name)", bad));
+  }
+  CHECK(render_hostfile(mesh3(), {HostfileFormat::kClusterctl, {"A="}, 1}).ok());
+}
+
+TEST_CASE("hostfile: every format refuses a cluster with unreachable hosts") {
+  ClusterState s = mesh3();
+  s.problems.push_back({"m4", 3, "m4: cannot connect to 10.0.0.14:22 (connection refused)"});
+  for (const auto& name : hostfile_format_names()) {
+    auto r = render_hostfile(s, {*hostfile_format(name), {}, 1});
+    REQUIRE(!r.ok());
+    CHECK(r.error().code == ExitCode::kUnreachable);
+    CHECK(r.error().message ==
+          "a hostfile needs every host, and one could not be probed:\n"
+          "  m4: cannot connect to 10.0.0.14:22 (connection refused)");
+  }
+  CHECK(render_hostfile(ClusterState{}, {}).error().code == ExitCode::kUsage);
+}
+
+TEST_CASE("hostfile: clusterctl.hostfile/1") {
+  ClusterState s = macs(2, 2);
+  cable_macs(s, "m1", 1, "m2", 2);
+  cable_macs(s, "m1", 2, "m2", 1);
+  auto text = render_clusterctl_hostfile(s, {"A=1"});
+  REQUIRE(text.ok());
+  CHECK(text->back() == '\n');
+  CHECK(nlohmann::json::parse(*text) == nlohmann::json::parse(R"({
+    "schema": "clusterctl.hostfile/1", "world_size": 2, "coordinator": "10.0.0.11",
+    "ring": [0, 1], "envs": ["A=1"],
+    "ranks": [
+      {"rank": 0, "host": "m1", "ssh": "m1", "management_address": "10.0.0.11",
+       "peers": [{"rank": 1, "host": "m2", "cables": [
+         {"interface": "en2", "receptacle": 1, "rdma_device": "rdma_en2",
+          "address": "169.254.11.1", "peer_interface": "en3", "peer_receptacle": 2,
+          "peer_rdma_device": "rdma_en3", "peer_address": "169.254.22.2", "link_speed_gbps": 80},
+         {"interface": "en3", "receptacle": 2, "rdma_device": "rdma_en3",
+          "address": "169.254.12.1", "peer_interface": "en2", "peer_receptacle": 1,
+          "peer_rdma_device": "rdma_en2", "peer_address": "169.254.21.2",
+          "link_speed_gbps": 80}]}]},
+      {"rank": 1, "host": "m2", "ssh": "m2", "management_address": "10.0.0.12",
+       "peers": [{"rank": 0, "host": "m1", "cables": [
+         {"interface": "en3", "receptacle": 2, "rdma_device": "rdma_en3",
+          "address": "169.254.22.2", "peer_interface": "en2", "peer_receptacle": 1,
+          "peer_rdma_device": "rdma_en2", "peer_address": "169.254.11.1", "link_speed_gbps": 80},
+         {"interface": "en2", "receptacle": 1, "rdma_device": "rdma_en2",
+          "address": "169.254.21.2", "peer_interface": "en3", "peer_receptacle": 2,
+          "peer_rdma_device": "rdma_en3", "peer_address": "169.254.12.1",
+          "link_speed_gbps": 80}]}]}]})"));
+}
+
+TEST_CASE("hostfile: clusterctl format on a lab without a ring or addresses") {
+  auto text = render_hostfile(lab_mesh(3, {{1, 3}}), {HostfileFormat::kClusterctl, {}, 1});
+  REQUIRE(text.ok());
+  const auto j = nlohmann::json::parse(*text);
+  CHECK(j["schema"] == "clusterctl.hostfile/1");
+  CHECK(j["coordinator"] == "10.77.0.1");
+  CHECK(j["ring"].is_null());
+  CHECK(j["envs"] == nlohmann::json::array());
+  CHECK(j["ranks"][0]["peers"] == nlohmann::json::parse(R"([{"rank": 1, "host": "h2",
+    "cables": [{"interface": "tb1", "receptacle": null, "rdma_device": null, "address": null,
+                "peer_interface": "tb1", "peer_receptacle": null, "peer_rdma_device": null,
+                "peer_address": null, "link_speed_gbps": 0}]}])"));
+  CHECK(j["ranks"][1]["peers"].size() == 2);
+  CHECK(j["ranks"][2]["peers"][0]["rank"] == 1);
+}
+
+}  // namespace
+}  // namespace cc::provision

@@ -1,0 +1,399 @@
+#include "provision/mlx_hostfile.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "provision/hostfile.h"
+#include "topology/checks.h"
+#include "topology/graph.h"
+#include "util/atomic_file.h"
+
+namespace cc::provision {
+namespace {
+
+using nlohmann::json;
+using util::ExitCode;
+
+constexpr const char* kShape =
+    "an MLX hostfile is {\"backend\": ..., \"envs\": [...], \"hosts\": [{\"ssh\": NAME, "
+    "\"ips\": [...], \"rdma\": [...]}, ...]} or a list of host objects";
+
+util::Error bad(const std::string& path, const std::string& message) {
+  return util::error(ExitCode::kUsage, fmt::format("{}: {}", path, message));
+}
+
+// 1-based line and column of the 1-based byte offset `byte` (nlohmann's parse_error::byte).
+std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t byte) {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+std::string label(const std::vector<MlxHost>& hosts, std::size_t rank) {
+  return fmt::format("rank {} ({})", rank, hosts.at(rank).ssh);
+}
+
+std::string cell_name(std::size_t i, std::size_t j) {
+  return fmt::format("rdma[{}][{}]", i, j);
+}
+
+// A cell: null, "dev", or a list of "dev". An empty list is read as null.
+std::optional<std::string> parse_cell(const json& c, MlxCell& out) {
+  auto name_ok = [](const json& v) { return v.is_string() && !v.get<std::string>().empty(); };
+  if (c.is_null()) return std::nullopt;
+  if (name_ok(c)) {
+    out.push_back(c.get<std::string>());
+    return std::nullopt;
+  }
+  if (c.is_array()) {
+    for (const json& v : c) {
+      if (!name_ok(v)) return std::string("has an entry that is not a device name");
+      out.push_back(v.get<std::string>());
+    }
+    return std::nullopt;
+  }
+  return fmt::format("must be null, a device name or a list of device names (found JSON {})",
+                     c.type_name());
+}
+
+util::Result<MlxHost> parse_host(const json& h, std::size_t rank, const std::string& path) {
+  auto ssh = h.is_object() ? h.find("ssh") : h.end();
+  if (!h.is_object() || ssh == h.end() || !ssh->is_string() || ssh->get<std::string>().empty()) {
+    return bad(path,
+               fmt::format("rank {} has no \"ssh\" name (hosts[{}]); {}", rank, rank, kShape));
+  }
+  MlxHost host;
+  host.ssh = ssh->get<std::string>();
+  const std::string who = fmt::format("rank {} ({})", rank, host.ssh);
+  if (auto ips = h.find("ips"); ips != h.end() && !ips->is_null()) {
+    if (!ips->is_array()) return bad(path, fmt::format("{}: \"ips\" must be a list", who));
+    for (std::size_t k = 0; k < ips->size(); ++k) {
+      if (!(*ips)[k].is_string()) {
+        return bad(path, fmt::format("{}: ips[{}] must be an address string", who, k));
+      }
+      host.ips.push_back((*ips)[k].get<std::string>());
+    }
+  }
+  if (auto rdma = h.find("rdma"); rdma != h.end() && !rdma->is_null()) {
+    if (!rdma->is_array()) return bad(path, fmt::format("{}: \"rdma\" must be a list", who));
+    for (std::size_t j = 0; j < rdma->size(); ++j) {
+      MlxCell cell;
+      if (auto e = parse_cell((*rdma)[j], cell)) {
+        return bad(path, fmt::format("{}: {} {}", who, cell_name(rank, j), *e));
+      }
+      host.rdma.push_back(std::move(cell));
+    }
+  }
+  return host;
+}
+
+// The matrix rules of parse_mlx_hostfile's contract.
+util::Status check_matrix(const MlxHostfile& hf) {
+  const auto& hosts = hf.hosts;
+  const std::size_t n = hosts.size();
+  const bool any =
+      std::any_of(hosts.begin(), hosts.end(), [](const MlxHost& h) { return !h.rdma.empty(); });
+  const bool jaccl = hf.backend == "jaccl", ring = hf.backend == "jaccl-ring";
+  if (!any) {
+    if (jaccl || ring) {
+      return bad(hf.path, fmt::format("backend {} needs the \"rdma\" device matrix, and no host "
+                                      "has one: write it with `clusterctl hostfile --format "
+                                      "mlx-{}`",
+                                      hf.backend, hf.backend));
+    }
+    return {};
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (hosts[i].rdma.size() != n) {
+      return bad(hf.path, fmt::format("{}: \"rdma\" is a list of {}, want {} cells (one per rank)",
+                                      label(hosts, i), hosts[i].rdma.size(), n));
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& row = hosts[i].rdma;
+    if (!row[i].empty()) {
+      return bad(hf.path, fmt::format("{}: {} must be null (a host has no cable to itself)",
+                                      label(hosts, i), cell_name(i, i)));
+    }
+    std::set<std::string> seen;
+    for (std::size_t j = 0; j < n; ++j) {
+      for (const std::string& d : row[j]) {
+        if (!seen.insert(d).second) {
+          return bad(hf.path, fmt::format("{}: {} is named twice in its row (one device is one "
+                                          "cable)",
+                                          label(hosts, i), d));
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const auto& a = hosts[i].rdma[j];
+      const auto& b = hosts[j].rdma[i];
+      if (a.size() != b.size()) {
+        return bad(hf.path, fmt::format("{} lists {} device(s) but {} lists {}: both ends of a "
+                                        "pair name the same cables ({} and {})",
+                                        cell_name(i, j), a.size(), cell_name(j, i), b.size(),
+                                        label(hosts, i), label(hosts, j)));
+      }
+      if (jaccl && a.empty()) {
+        return bad(hf.path,
+                   fmt::format("{} and {} have no cable between them ({} and {} are "
+                               "null): jaccl needs a cable between every pair",
+                               label(hosts, i), label(hosts, j), cell_name(i, j), cell_name(j, i)));
+      }
+    }
+  }
+  if (ring && n >= 2) {
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j : {(i + n - 1) % n, (i + 1) % n}) {
+        if (hosts[i].rdma[j].empty()) {
+          return bad(hf.path,
+                     fmt::format("{}: {} is null, but jaccl-ring needs a cable to each "
+                                 "ring neighbour ({} and {}): list the hosts in ring "
+                                 "order",
+                                 label(hosts, i), cell_name(i, j), label(hosts, (i + n - 1) % n),
+                                 label(hosts, (i + 1) % n)));
+        }
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+bool valid_env_entry(std::string_view entry) {
+  const auto eq = entry.find('=');
+  if (eq == std::string_view::npos || eq == 0) return false;
+  auto alpha = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (!alpha(entry[0])) return false;
+  return std::all_of(entry.begin() + 1, entry.begin() + static_cast<std::ptrdiff_t>(eq),
+                     [&](char c) { return alpha(c) || digit(c); });
+}
+
+std::string rank_label(const MlxHostfile& hf, std::size_t rank) {
+  return label(hf.hosts, rank);
+}
+
+std::string render_mlx_hostfile(const MlxHostfile& hf) {
+  nlohmann::ordered_json hosts = nlohmann::ordered_json::array();
+  for (const MlxHost& h : hf.hosts) {
+    nlohmann::ordered_json rdma = nlohmann::ordered_json::array();
+    for (const MlxCell& c : h.rdma) {
+      if (c.empty()) {
+        rdma.push_back(nullptr);
+      } else if (c.size() == 1) {
+        rdma.push_back(c.front());
+      } else {
+        rdma.push_back(c);
+      }
+    }
+    hosts.push_back({{"ssh", h.ssh}, {"ips", h.ips}, {"rdma", rdma}});
+  }
+  nlohmann::ordered_json j = {{"backend", hf.backend}, {"envs", hf.envs}, {"hosts", hosts}};
+  return j.dump(2) + "\n";
+}
+
+util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::string& path) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    auto [line, column] = line_column(text, e.byte);
+    return bad(path, fmt::format("not valid JSON (line {}, column {}); {}", line, column, kShape));
+  }
+  MlxHostfile hf;
+  hf.path = path;
+  const json* hosts = &j;
+  if (j.is_object()) {
+    auto it = j.find("hosts");
+    if (it == j.end()) return bad(path, fmt::format("no \"hosts\" list; {}", kShape));
+    hosts = &*it;
+    if (auto b = j.find("backend"); b != j.end() && !b->is_null()) {
+      static const std::set<std::string> known = {"", "jaccl", "jaccl-ring", "ring"};
+      if (!b->is_string() || known.count(b->get<std::string>()) == 0) {
+        return bad(path, fmt::format("unknown backend {}: use \"jaccl\", \"jaccl-ring\", "
+                                     "\"ring\" or \"\"",
+                                     b->dump()));
+      }
+      hf.backend = b->get<std::string>();
+    }
+    if (auto envs = j.find("envs"); envs != j.end() && !envs->is_null()) {
+      if (!envs->is_array()) return bad(path, "\"envs\" must be a list of \"K=V\" strings");
+      for (std::size_t k = 0; k < envs->size(); ++k) {
+        const json& e = (*envs)[k];
+        if (!e.is_string() || !valid_env_entry(e.get<std::string>())) {
+          return bad(path, fmt::format("envs[{}] = {} is not \"NAME=VALUE\"", k, e.dump()));
+        }
+        hf.envs.push_back(e.get<std::string>());
+      }
+    }
+  }
+  if (!hosts->is_array() || hosts->empty()) {
+    return bad(path, fmt::format("\"hosts\" must be a non-empty list of host objects; {}", kShape));
+  }
+  for (std::size_t i = 0; i < hosts->size(); ++i) {
+    auto h = parse_host((*hosts)[i], i, path);
+    if (!h) return h.error();
+    for (std::size_t r = 0; r < hf.hosts.size(); ++r) {
+      if (hf.hosts[r].ssh == h->ssh) {
+        return bad(path, fmt::format("{} is named twice (ranks {} and {}): one rank per host",
+                                     h->ssh, r, i));
+      }
+    }
+    hf.hosts.push_back(std::move(*h));
+  }
+  if (auto st = check_matrix(hf); !st) return st.error();
+  return hf;
+}
+
+util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path) {
+  auto text = util::read_file(path);
+  if (!text) return text.error();
+  return parse_mlx_hostfile(*text, path);
+}
+
+util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState& state) {
+  const topology::ClusterGraph g(state);
+  const std::size_t n = hf.hosts.size();
+  std::vector<std::string> lines;
+  ExitCode code = ExitCode::kCheckFailed;
+
+  // The state's host of each rank, and the rank of each state host.
+  std::vector<std::optional<std::size_t>> host_of(n);
+  std::vector<std::optional<std::size_t>> rank_of(g.size());
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::string& name = hf.hosts[r].ssh;
+    host_of[r] = g.host_index(name);
+    if (host_of[r]) {
+      rank_of[*host_of[r]] = r;
+      continue;
+    }
+    auto p = std::find_if(state.problems.begin(), state.problems.end(),
+                          [&](const discovery::HostProblem& q) { return q.host == name; });
+    if (p != state.problems.end()) {
+      code = util::worst(code, static_cast<ExitCode>(p->exit_code));
+      lines.push_back(fmt::format("{} could not be probed: {}", rank_label(hf, r), p->message));
+    } else {
+      std::vector<std::string> names;
+      for (const auto& h : g.hosts()) names.push_back(h.name());
+      lines.push_back(fmt::format("{} is not a host of the cluster state (its hosts: {})",
+                                  rank_label(hf, r), fmt::join(names, ", ")));
+    }
+  }
+  auto who = [&](std::size_t h) {
+    return rank_of[h] ? fmt::format("{} (rank {})", g.host(h).name(), *rank_of[h])
+                      : fmt::format("{}, which is not in this hostfile", g.host(h).name());
+  };
+
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!host_of[i] || hf.hosts[i].rdma.size() != n) continue;
+    const std::size_t hi = *host_of[i];
+    const topology::HostNode& node = g.host(hi);
+    for (std::size_t j = 0; j < n; ++j) {
+      const MlxCell& cell = hf.hosts[i].rdma[j];
+      for (std::size_t k = 0; k < cell.size(); ++k) {
+        const std::string& dev = cell[k];
+        const std::string at =
+            cell.size() > 1 ? fmt::format("{}[{}]", cell_name(i, j), k) : cell_name(i, j);
+        auto port =
+            std::find_if(node.ports.begin(), node.ports.end(),
+                         [&](const topology::PortNode& p) { return p.end.rdma_device == dev; });
+        if (port == node.ports.end()) {
+          std::vector<std::string> devs;
+          for (const auto& p : node.ports) {
+            if (p.end.rdma_device) devs.push_back(*p.end.rdma_device);
+          }
+          lines.push_back(fmt::format(
+              "{}: {} names {}, which {} does not have ({})", rank_label(hf, i), at, dev,
+              node.name(),
+              devs.empty() ? std::string("it has no RDMA devices on its ports")
+                           : fmt::format("its port devices: {}", fmt::join(devs, ", "))));
+          continue;
+        }
+        std::optional<std::size_t> cable, other;
+        for (std::size_t c : port->cables) {
+          if ((other = topology::other_host(g, c, hi))) {
+            cable = c;
+            break;
+          }
+        }
+        if (!cable) {
+          lines.push_back(fmt::format("{}: {} names {}, but {} has no cable to another host",
+                                      rank_label(hf, i), at, dev, discovery::end_label(port->end)));
+          continue;
+        }
+        if (!host_of[j] || *other != *host_of[j]) {
+          lines.push_back(
+              fmt::format("{}: {} = {} is cabled to {}, not to {}: the rank order "
+                          "does not match the cabling",
+                          rank_label(hf, i), at, dev, who(*other), rank_label(hf, j)));
+          continue;
+        }
+        // The k-th entries of both ends must be one cable; said once per pair, from i < j.
+        if (i > j || hf.hosts[j].rdma.size() != n || k >= hf.hosts[j].rdma[i].size()) continue;
+        const std::string& back = hf.hosts[j].rdma[i][k];
+        auto far = cable_end_device(g, *cable, *other);
+        if (far != back) {
+          lines.push_back(fmt::format(
+              "{}: {} = {} and {}{} = {} are not the same cable: {} {} is cabled to {} {}",
+              rank_label(hf, i), at, dev, cell_name(j, i),
+              cell.size() > 1 ? fmt::format("[{}]", k) : std::string(), back, node.name(), dev,
+              g.host(*other).name(), far.value_or(std::string("a port without RDMA device"))));
+        }
+      }
+    }
+  }
+
+  if (hf.backend == "ring" && n >= 2) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t left = (i + n - 1) % n;
+      if (!host_of[i] || !host_of[left]) continue;
+      const std::size_t hi = *host_of[i];
+      for (std::size_t k = 0; k < hf.hosts[i].ips.size(); ++k) {
+        const std::string& ip = hf.hosts[i].ips[k];
+        bool found = false;
+        for (const auto& p : g.host(hi).ports) {
+          const bool to_left = std::any_of(p.cables.begin(), p.cables.end(), [&](std::size_t c) {
+            return topology::other_host(g, c, hi) == host_of[left];
+          });
+          const auto& itf = p.port->interface;
+          if (to_left && itf &&
+              std::find(itf->ipv4.begin(), itf->ipv4.end(), ip) != itf->ipv4.end()) {
+            found = true;
+          }
+        }
+        if (!found) {
+          lines.push_back(
+              fmt::format("{}: ips[{}] = {} is not an address of {} on a port "
+                          "cabled to its left neighbour {}",
+                          rank_label(hf, i), k, ip, g.host(hi).name(), rank_label(hf, left)));
+        }
+      }
+    }
+  }
+  if (lines.empty()) return {};
+  return util::error(
+      code,
+      fmt::format("{}: does not match the cabling of the cluster:\n  {}\nwrite a "
+                  "matching one with `clusterctl hostfile --format mlx-{}`",
+                  hf.path.empty() ? std::string("the hostfile") : hf.path, fmt::join(lines, "\n  "),
+                  hf.backend.empty() ? std::string("jaccl") : hf.backend));
+}
+
+}  // namespace cc::provision

@@ -1,0 +1,289 @@
+#include "provision/mlx_hostfile.h"
+
+#include <unistd.h>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "provision/hostfile.h"
+#include "provision/hostfile_test_states.h"
+#include "util/atomic_file.h"
+
+namespace cc::provision {
+namespace {
+
+using util::ExitCode;
+using Cells = std::vector<MlxCell>;
+
+const std::string kShape =
+    "an MLX hostfile is {\"backend\": ..., \"envs\": [...], \"hosts\": [{\"ssh\": NAME, \"ips\": "
+    "[...], \"rdma\": [...]}, ...]} or a list of host objects";
+
+std::string parse_error(const std::string& text) {
+  auto hf = parse_mlx_hostfile(text, "h.json");
+  REQUIRE(!hf.ok());
+  CHECK(hf.error().code == ExitCode::kUsage);
+  return hf.error().message;
+}
+
+MlxHostfile generated(const discovery::ClusterState& s, HostfileFormat f) {
+  auto hf = make_mlx_hostfile(s, f);
+  REQUIRE(hf.ok());
+  hf->path = "hosts.json";
+  return *hf;
+}
+
+TEST_CASE("mlx hostfile: object form") {
+  auto hf = parse_mlx_hostfile(R"({"backend": "jaccl", "envs": ["A=1", "B="],
+    "hosts": [{"ssh": "a", "ips": ["10.0.0.1"], "rdma": [null, ["x1", "x2"]]},
+              {"ssh": "b", "ips": [], "rdma": [["y1", "y2"], null], "extra": 1}]})",
+                               "h.json");
+  REQUIRE(hf.ok());
+  CHECK(hf->path == "h.json");
+  CHECK(hf->backend == "jaccl");
+  CHECK(hf->envs == std::vector<std::string>{"A=1", "B="});
+  REQUIRE(hf->hosts.size() == 2);
+  CHECK(hf->hosts[0].ssh == "a");
+  CHECK(hf->hosts[0].ips == std::vector<std::string>{"10.0.0.1"});
+  CHECK(hf->hosts[0].rdma == Cells{{}, {"x1", "x2"}});
+  CHECK(hf->hosts[1].ips.empty());
+  CHECK(hf->hosts[1].rdma == Cells{{"y1", "y2"}, {}});
+  CHECK(rank_label(*hf, 1) == "rank 1 (b)");
+}
+
+TEST_CASE("mlx hostfile: bare list, ring, and an empty list cell read as null") {
+  auto bare = parse_mlx_hostfile(R"([{"ssh": "a", "ips": ["10.0.0.1"]}, {"ssh": "b"}])", "h.json");
+  REQUIRE(bare.ok());
+  CHECK(bare->backend.empty());
+  CHECK(bare->envs.empty());
+  REQUIRE(bare->hosts.size() == 2);
+  CHECK(bare->hosts[1].ssh == "b");
+  CHECK(bare->hosts[1].ips.empty());
+  CHECK(bare->hosts[1].rdma.empty());
+
+  auto ring = parse_mlx_hostfile(R"({"backend": "ring", "hosts": [
+    {"ssh": "a", "ips": ["192.0.2.1", "192.0.2.2"], "rdma": []},
+    {"ssh": "b", "ips": ["192.0.2.3", "192.0.2.4"], "rdma": []}]})",
+                                 "h.json");
+  REQUIRE(ring.ok());
+  CHECK(ring->hosts[1].ips == std::vector<std::string>{"192.0.2.3", "192.0.2.4"});
+
+  auto empty = parse_mlx_hostfile(R"([{"ssh": "a", "rdma": [[], "x"]},
+                                      {"ssh": "b", "rdma": ["y", null]}])",
+                                  "h.json");
+  REQUIRE(empty.ok());
+  CHECK(empty->hosts[0].rdma == Cells{{}, {"x"}});
+}
+
+TEST_CASE("mlx hostfile: render then parse gives the same hostfile") {
+  MlxHostfile hf{"jaccl-ring", {"A=1"}, {}, ""};
+  hf.hosts.push_back({"a", {"10.0.0.1"}, {{}, {"x1", "x2"}, {"x3"}}});
+  hf.hosts.push_back({"b", {}, {{"y1", "y2"}, {}, {"y3"}}});
+  hf.hosts.push_back({"c", {"10.0.0.3"}, {{"z1"}, {"z2"}, {}}});
+  auto back = parse_mlx_hostfile(render_mlx_hostfile(hf), "h.json");
+  REQUIRE(back.ok());
+  CHECK(back->backend == hf.backend);
+  CHECK(back->envs == hf.envs);
+  REQUIRE(back->hosts.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(back->hosts[i].ssh == hf.hosts[i].ssh);
+    CHECK(back->hosts[i].ips == hf.hosts[i].ips);
+    CHECK(back->hosts[i].rdma == hf.hosts[i].rdma);
+  }
+}
+
+TEST_CASE("mlx hostfile: malformed files, each message naming the file and the rank") {
+  CHECK(parse_error("{\n  \"hosts\": [\n    {\"ssh\": \"a\",}\n  ]\n}") ==
+        "h.json: not valid JSON (line 3, column 17); " + kShape);
+  CHECK(parse_error("[]") ==
+        "h.json: \"hosts\" must be a non-empty list of host objects; " + kShape);
+  CHECK(parse_error("42") ==
+        "h.json: \"hosts\" must be a non-empty list of host objects; " + kShape);
+  CHECK(parse_error(R"({"backend": "jaccl"})") == "h.json: no \"hosts\" list; " + kShape);
+  CHECK(parse_error(R"({"backend": "nccl", "hosts": [{"ssh": "a"}]})") ==
+        "h.json: unknown backend \"nccl\": use \"jaccl\", \"jaccl-ring\", \"ring\" or \"\"");
+  CHECK(parse_error(R"({"envs": ["A"], "hosts": [{"ssh": "a"}]})") ==
+        "h.json: envs[0] = \"A\" is not \"NAME=VALUE\"");
+  CHECK(parse_error(R"([{"ssh": "a"}, {"ips": ["10.0.0.2"]}])") ==
+        "h.json: rank 1 has no \"ssh\" name (hosts[1]); " + kShape);
+  CHECK(parse_error(R"([{"ssh": "a"}, {"ssh": "b"}, {"ssh": "a"}])") ==
+        "h.json: a is named twice (ranks 0 and 2): one rank per host");
+  CHECK(parse_error(R"([{"ssh": "a", "ips": "10.0.0.1"}])") ==
+        "h.json: rank 0 (a): \"ips\" must be a list");
+  CHECK(parse_error(R"([{"ssh": "a", "ips": [1]}])") ==
+        "h.json: rank 0 (a): ips[0] must be an address string");
+  CHECK(parse_error(R"([{"ssh": "a", "rdma": {"b": "x"}}])") ==
+        "h.json: rank 0 (a): \"rdma\" must be a list");
+  CHECK(parse_error(R"([{"ssh": "a", "rdma": [null, 5]}, {"ssh": "b", "rdma": [5, null]}])") ==
+        "h.json: rank 0 (a): rdma[0][1] must be null, a device name or a list of device names "
+        "(found JSON number)");
+  CHECK(parse_error(R"([{"ssh": "a", "rdma": [null, ["x", ""]]}])") ==
+        "h.json: rank 0 (a): rdma[0][1] has an entry that is not a device name");
+}
+
+TEST_CASE("mlx hostfile: device matrix shape, diagonal and symmetry") {
+  CHECK(parse_error(R"([{"ssh": "a", "rdma": [null, "x"]}, {"ssh": "b", "rdma": [null]}])") ==
+        "h.json: rank 1 (b): \"rdma\" is a list of 1, want 2 cells (one per rank)");
+  CHECK(parse_error(R"([{"ssh": "a", "rdma": [null, "x"]}, {"ssh": "b", "rdma": []}])") ==
+        "h.json: rank 1 (b): \"rdma\" is a list of 0, want 2 cells (one per rank)");
+  CHECK(parse_error(R"([{"ssh": "a", "rdma": ["x", "y"]}, {"ssh": "b", "rdma": ["z", null]}])") ==
+        "h.json: rank 0 (a): rdma[0][0] must be null (a host has no cable to itself)");
+  CHECK(parse_error(R"([{"ssh": "a", "rdma": [null, ["x", "z"]]},
+                        {"ssh": "b", "rdma": ["y", null]}])") ==
+        "h.json: rdma[0][1] lists 2 device(s) but rdma[1][0] lists 1: both ends of a pair name "
+        "the same cables (rank 0 (a) and rank 1 (b))");
+  CHECK(parse_error(R"([{"ssh": "a", "rdma": [null, "x"]}, {"ssh": "b", "rdma": [null, null]}])") ==
+        "h.json: rdma[0][1] lists 1 device(s) but rdma[1][0] lists 0: both ends of a pair name "
+        "the same cables (rank 0 (a) and rank 1 (b))");
+  CHECK(parse_error(R"([{"ssh": "a", "rdma": [null, "x", "x"]},
+                        {"ssh": "b", "rdma": ["y", null, "z"]},
+                        {"ssh": "c", "rdma": ["w", "v", null]}])") ==
+        "h.json: rank 0 (a): x is named twice in its row (one device is one cable)");
+}
+
+TEST_CASE("mlx hostfile: backend rules (jaccl mesh, jaccl-ring neighbours)") {
+  CHECK(parse_error(R"({"backend": "jaccl", "hosts": [
+          {"ssh": "a", "rdma": [null, "a1", null]},
+          {"ssh": "b", "rdma": ["b1", null, "b2"]},
+          {"ssh": "c", "rdma": [null, "c1", null]}]})") ==
+        "h.json: rank 0 (a) and rank 2 (c) have no cable between them (rdma[0][2] and "
+        "rdma[2][0] are null): jaccl needs a cable between every pair");
+  CHECK(parse_error(R"({"backend": "jaccl", "hosts": [{"ssh": "a"}, {"ssh": "b"}]})") ==
+        "h.json: backend jaccl needs the \"rdma\" device matrix, and no host has one: write it "
+        "with `clusterctl hostfile --format mlx-jaccl`");
+  // Not in ring order: a's ring neighbours are d and b, but a has no cable to d.
+  CHECK(parse_error(R"({"backend": "jaccl-ring", "hosts": [
+          {"ssh": "a", "rdma": [null, "a1", null, null]},
+          {"ssh": "b", "rdma": ["b1", null, "b2", null]},
+          {"ssh": "c", "rdma": [null, "c1", null, "c2"]},
+          {"ssh": "d", "rdma": [null, null, "d1", null]}]})") ==
+        "h.json: rank 0 (a): rdma[0][3] is null, but jaccl-ring needs a cable to each ring "
+        "neighbour (rank 3 (d) and rank 1 (b)): list the hosts in ring order");
+  // The same matrix is fine without a backend (mlx.launch picks one) or for a mesh subset.
+  CHECK(parse_mlx_hostfile(R"([{"ssh": "a", "rdma": [null, "a1", null, null]},
+          {"ssh": "b", "rdma": ["b1", null, "b2", null]},
+          {"ssh": "c", "rdma": [null, "c1", null, "c2"]},
+          {"ssh": "d", "rdma": [null, null, "d1", null]}])",
+                           "h.json")
+            .ok());
+}
+
+TEST_CASE("mlx hostfile: read_mlx_hostfile reads a file and names a missing one") {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("cc-hostfile-test-" + std::to_string(::getpid()));
+  const auto path = (dir / "hosts.json").string();
+  REQUIRE(util::write_file_atomic(path, R"([{"ssh": "a"}, {"ssh": "b"}])").ok());
+  auto hf = read_mlx_hostfile(path);
+  REQUIRE(hf.ok());
+  CHECK(hf->path == path);
+  CHECK(hf->hosts.size() == 2);
+  std::filesystem::remove_all(dir);
+  auto missing = read_mlx_hostfile(path);
+  REQUIRE(!missing.ok());
+  CHECK(missing.error().code == ExitCode::kUsage);
+  CHECK(missing.error().message.rfind(path + ": ", 0) == 0);
+}
+
+TEST_CASE("mlx hostfile: valid_env_entry") {
+  for (const char* ok : {"A=1", "_x=", "MLX_METAL_FAST_SYNCH=1", "A=b=c"}) {
+    CHECK(valid_env_entry(ok));
+  }
+  for (const char* bad : {"", "A", "=1", "1A=2", "A-B=1", " A=1"}) CHECK(!valid_env_entry(bad));
+}
+
+TEST_CASE("mlx hostfile: check_against accepts what clusterctl wrote") {
+  CHECK(
+      check_against(generated(testing::mesh3(), HostfileFormat::kMlxJaccl), testing::mesh3()).ok());
+  CHECK(check_against(generated(testing::mesh3(), HostfileFormat::kMlxJacclRing), testing::mesh3())
+            .ok());
+  const auto lab = testing::addressed_lab(4);
+  CHECK(check_against(generated(lab, HostfileFormat::kMlxRing), lab).ok());
+}
+
+TEST_CASE("mlx hostfile: check_against catches a permuted rank order") {
+  const auto s = testing::mesh3();
+  MlxHostfile hf = generated(s, HostfileFormat::kMlxJaccl);
+  std::swap(hf.hosts[1].ssh, hf.hosts[2].ssh);  // the names moved, the matrix did not
+  auto st = check_against(hf, s);
+  REQUIRE(!st.ok());
+  CHECK(st.error().code == ExitCode::kCheckFailed);
+  CHECK(st.error().message ==
+        "hosts.json: does not match the cabling of the cluster:\n"
+        "  rank 0 (m1): rdma[0][1][0] = rdma_en2 is cabled to m2 (rank 2), not to rank 1 (m3): "
+        "the rank order does not match the cabling\n"
+        "  rank 0 (m1): rdma[0][1][1] = rdma_en3 is cabled to m2 (rank 2), not to rank 1 (m3): "
+        "the rank order does not match the cabling\n"
+        "  rank 0 (m1): rdma[0][2] = rdma_en4 is cabled to m3 (rank 1), not to rank 2 (m2): "
+        "the rank order does not match the cabling\n"
+        "  rank 1 (m3): rdma[1][0][0] = rdma_en3 is cabled to m2 (rank 2), not to rank 0 (m1): "
+        "the rank order does not match the cabling\n"
+        "  rank 1 (m3): rdma[1][2] names rdma_en4, but m3 receptacle 3 (en4) has no cable to "
+        "another host\n"
+        "  rank 2 (m2): rdma[2][1] = rdma_en3 is cabled to m1 (rank 0), not to rank 1 (m3): the "
+        "rank order does not match the cabling\n"
+        "write a matching one with `clusterctl hostfile --format mlx-jaccl`");
+}
+
+TEST_CASE("mlx hostfile: check_against names unknown devices and crossed parallel cables") {
+  const auto s = testing::mesh3();
+  MlxHostfile hf = generated(s, HostfileFormat::kMlxJaccl);
+  hf.hosts[0].rdma[2] = {"rdma_en9"};
+  hf.hosts[1].rdma[0] = {"rdma_en2", "rdma_en3"};  // m2's ends listed in m1's port order
+  auto st = check_against(hf, s);
+  REQUIRE(!st.ok());
+  CHECK(st.error().message ==
+        "hosts.json: does not match the cabling of the cluster:\n"
+        "  rank 0 (m1): rdma[0][1][0] = rdma_en2 and rdma[1][0][0] = rdma_en2 are not the same "
+        "cable: m1 rdma_en2 is cabled to m2 rdma_en3\n"
+        "  rank 0 (m1): rdma[0][1][1] = rdma_en3 and rdma[1][0][1] = rdma_en3 are not the same "
+        "cable: m1 rdma_en3 is cabled to m2 rdma_en2\n"
+        "  rank 0 (m1): rdma[0][2] names rdma_en9, which m1 does not have (its port devices: "
+        "rdma_en2, rdma_en3, rdma_en4)\n"
+        "write a matching one with `clusterctl hostfile --format mlx-jaccl`");
+}
+
+TEST_CASE("mlx hostfile: check_against names hosts outside the state") {
+  auto s = testing::mesh3();
+  MlxHostfile hf = generated(s, HostfileFormat::kMlxJaccl);
+  hf.hosts[2].ssh = "m9";
+  auto st = check_against(hf, s);
+  REQUIRE(!st.ok());
+  CHECK(st.error().code == ExitCode::kCheckFailed);
+  CHECK(st.error().message ==
+        "hosts.json: does not match the cabling of the cluster:\n"
+        "  rank 2 (m9) is not a host of the cluster state (its hosts: m1, m2, m3)\n"
+        "  rank 0 (m1): rdma[0][2] = rdma_en4 is cabled to m3, which is not in this hostfile, "
+        "not to rank 2 (m9): the rank order does not match the cabling\n"
+        "  rank 1 (m2): rdma[1][2] = rdma_en4 is cabled to m3, which is not in this hostfile, "
+        "not to rank 2 (m9): the rank order does not match the cabling\n"
+        "write a matching one with `clusterctl hostfile --format mlx-jaccl`");
+
+  s.hosts.pop_back();  // m3 is down
+  s.cables.resize(2);
+  s.problems.push_back({"m3", 3, "m3: cannot connect to 10.0.0.13:22 (timed out)"});
+  hf.hosts[2].ssh = "m3";
+  st = check_against(hf, s);
+  REQUIRE(!st.ok());
+  CHECK(st.error().code == ExitCode::kUnreachable);
+  CHECK(st.error().message.find("\n  rank 2 (m3) could not be probed: m3: cannot connect to "
+                                "10.0.0.13:22 (timed out)\n") != std::string::npos);
+}
+
+TEST_CASE("mlx hostfile: check_against checks ring addresses against the left neighbour") {
+  const auto lab = testing::addressed_lab(3);
+  MlxHostfile hf = generated(lab, HostfileFormat::kMlxRing);
+  REQUIRE(hf.hosts[1].ips == std::vector<std::string>{"192.0.2.21"});
+  hf.hosts[1].ips = {"192.0.2.22"};  // h2's address towards h3, not h1
+  auto st = check_against(hf, lab);
+  REQUIRE(!st.ok());
+  CHECK(st.error().message ==
+        "hosts.json: does not match the cabling of the cluster:\n"
+        "  rank 1 (h2): ips[0] = 192.0.2.22 is not an address of h2 on a port cabled to its left "
+        "neighbour rank 0 (h1)\n"
+        "write a matching one with `clusterctl hostfile --format mlx-ring`");
+}
+
+}  // namespace
+}  // namespace cc::provision

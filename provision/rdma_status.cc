@@ -1,0 +1,298 @@
+// The classification behind `clusterctl rdma status` (rdma_status.h); the renderings are in
+// rdma_status_report.cc.
+#include "provision/rdma_status.h"
+
+#include <charconv>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "topology/graph.h"
+#include "topology/rdma_port.h"
+
+namespace cc::provision {
+namespace {
+
+using discovery::HostFacts;
+using discovery::RdmaState;
+using R = RdmaReadiness;
+
+constexpr const char* kEnableFix =
+    "enable RDMA once from macOS Recovery (it cannot be done over SSH): `clusterctl rdma "
+    "enable` walks you through it";
+constexpr const char* kSoftRoceFix =
+    "add Soft-RoCE devices on the cabled interfaces: `clusterctl rdma enable --soft-roce`";
+constexpr const char* kNetworkFix =
+    "give every cabled port an IPv4 address: `clusterctl network apply`";
+
+std::string os_label(const discovery::OsInfo& os) {
+  return os.build.empty() ? fmt::format("{} {}", os.name, os.version)
+                          : fmt::format("{} {} ({})", os.name, os.version, os.build);
+}
+
+std::vector<std::string> device_names(const HostFacts& f) {
+  std::vector<std::string> names;
+  for (const auto& d : f.rdma.devices) names.push_back(d.name);
+  return names;
+}
+
+void classify_mac(const HostFacts& f, HostRdmaStatus& h) {
+  if (!macos_at_least(f.os.version, 26, 2)) {
+    h.state = R::kOsTooOld;
+    h.detail = fmt::format("{}: RDMA over Thunderbolt needs macOS 26.2 or later", os_label(f.os));
+    h.fix = fmt::format(
+        "update {} to macOS 26.2 or later (the same build as the other Macs), then `clusterctl "
+        "rdma enable`",
+        f.host);
+    return;
+  }
+  switch (f.rdma.state) {
+    case RdmaState::kUnsupported:
+      h.state = R::kUnsupported;
+      h.detail = fmt::format(
+          "no rdma_ctl on {}: RDMA over Thunderbolt needs Apple silicon and Thunderbolt 5 ports",
+          os_label(f.os));
+      h.fix = "use a Mac with Thunderbolt 5 ports (Mac Studio M3 Ultra or M4 Max, Mac mini M4 Pro)";
+      return;
+    case RdmaState::kUnknown:
+      h.state = R::kUnknown;
+      h.detail = "the RDMA state was not read (no rdma_ctl status output)";
+      h.fix = "run `clusterctl discover` again";
+      return;
+    case RdmaState::kDisabled:
+      h.state = R::kDisabled;
+      h.detail = "rdma_ctl status: disabled";
+      h.fix = kEnableFix;
+      return;
+    case RdmaState::kEnabled:
+      break;
+  }
+  if (f.rdma.devices.empty()) {
+    h.state = R::kEnabledNoDevices;
+    h.detail = "rdma_ctl status: enabled, but ibv_devices lists no device";
+    h.fix = fmt::format(
+        "reboot {} (stale RDMA state clears only with a reboot); if ibv_devices still lists "
+        "nothing, enable RDMA again from macOS Recovery (`clusterctl rdma enable`)",
+        f.host);
+    return;
+  }
+  h.state = R::kReady;
+  h.detail = fmt::format("rdma_ctl status: enabled; {}", fmt::join(h.devices, ", "));
+}
+
+void classify_linux(const HostFacts& f, HostRdmaStatus& h) {
+  if (f.rdma.state == RdmaState::kUnknown && f.rdma.devices.empty()) {
+    h.state = R::kUnknown;
+    h.detail = "the RDMA devices were not read (no `rdma -j link` output)";
+    h.fix = "run `clusterctl discover` again";
+  } else if (f.rdma.devices.empty()) {
+    h.state = R::kNoDevice;
+    h.detail = f.rdma.state == RdmaState::kUnsupported
+                   ? "no RDMA subsystem in this kernel (`rdma link`: Failed to open NETLINK_RDMA "
+                     "socket)"
+                   : "no RDMA device";
+    h.fix = kSoftRoceFix;
+  } else {
+    h.state = R::kReady;
+    h.detail = fmt::format("RDMA devices: {}", fmt::join(h.devices, ", "));
+  }
+}
+
+// The IPv4-mapped GID (::ffff:a.b.c.d) of an RDMA port's table, or nullopt.
+std::optional<std::string> ipv4_gid(const discovery::RdmaPort& p) {
+  for (const auto& g : p.gids) {
+    if (g.gid.size() > 7 && (g.gid.rfind("::ffff:", 0) == 0 || g.gid.rfind("::FFFF:", 0) == 0) &&
+        g.gid.find('.') != std::string::npos) {
+      return g.gid;
+    }
+  }
+  return std::nullopt;
+}
+
+PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
+                             const topology::PortNode& p, const topology::CabledPeer& cp,
+                             const HostRdmaStatus& host) {
+  const HostFacts& f = *g.host(hi).facts;
+  const HostFacts& q = *g.host(cp.host).facts;
+  const discovery::Cable& cable = g.cable(cp.cable);
+  const bool mac = topology::is_mac(f);
+  PortRdmaStatus s;
+  s.end = p.end;
+  s.peer = cable.a == p.end ? cable.b : cable.a;
+  s.link_speed_gbps = cable.link_speed_gbps;
+  const discovery::RdmaDevice* dev = topology::rdma_device_of(f, *p.port);
+  const discovery::RdmaPort* rp =
+      dev != nullptr && !dev->ports.empty() ? &dev->ports.front() : nullptr;
+  if (dev != nullptr) s.rdma_device = dev->name;
+  if (rp != nullptr) {
+    s.port_state = rp->state;
+    s.gid = ipv4_gid(*rp);
+  }
+  const std::string port = discovery::end_label(p.end);
+  if (mac && topology::below_tb5(cable)) {
+    s.state = R::kTb4Link;
+    s.detail = fmt::format("{} Gb/s", cable.link_speed_gbps);
+    if (cable.generation > 0) s.detail += fmt::format(", Thunderbolt {}", cable.generation);
+    s.detail += ": TB4 link, RDMA impossible on this cable";
+    s.fix = "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s)";
+    return s;
+  }
+  if (host.state != R::kReady) {
+    s.state = host.state;
+    s.detail = fmt::format("see host {} ({})", f.host, to_string(host.state));
+    return s;  // the host's fix covers it
+  }
+  const bool peer_off = topology::peer_rdma_off(q, p.host_peer());
+  const std::string enable_peer =
+      fmt::format("enable RDMA on {}: `clusterctl rdma enable`", q.host);
+  if (dev == nullptr) {
+    if (peer_off) {
+      s.state = R::kWaitingForPeer;
+      s.waiting_for = q.host;
+      s.detail =
+          fmt::format("no RDMA device on this port while its peer {} has RDMA disabled", q.host);
+      s.fix = enable_peer;
+    } else {
+      s.state = R::kNoDevice;
+      s.detail = fmt::format("no RDMA device rides on {}",
+                             s.end.interface.empty() ? std::string("this port") : s.end.interface);
+      s.fix = mac ? fmt::format("reboot {}, then run `clusterctl rdma status` again", f.host)
+                  : std::string(kSoftRoceFix);
+    }
+    return s;
+  }
+  if (rp == nullptr || !rp->active) {
+    const std::string state = s.port_state.empty() ? std::string("down") : s.port_state;
+    if (peer_off) {
+      s.state = R::kWaitingForPeer;
+      s.waiting_for = q.host;
+      s.detail = fmt::format("{}: its peer {} has RDMA disabled", state, q.host);
+      s.fix = enable_peer;
+    } else {
+      s.state = R::kPortDown;
+      s.detail = fmt::format("{} although its peer {} has RDMA {}", state, q.host,
+                             discovery::to_string(q.rdma.state));
+      s.fix = fmt::format("reseat the cable {} <-> {}, then run `clusterctl rdma status` again",
+                          port, discovery::end_label(s.peer));
+    }
+    return s;
+  }
+  const auto& itf = p.port->interface;
+  if (rp->gids.empty()) {
+    if (itf && !itf->ipv4.empty()) {
+      s.state = R::kReady;
+      s.detail = fmt::format("{}, IPv4 {} (GID table not read)", s.port_state, itf->ipv4.front());
+    } else {
+      s.state = R::kNoIpv4;
+      s.detail = fmt::format(
+          "{} has no IPv4 address, so {} has no IPv4-mapped GID (queue pairs fail moving to RTR, "
+          "errno 22)",
+          s.end.interface.empty() ? std::string("the interface") : s.end.interface, dev->name);
+      s.fix = kNetworkFix;
+    }
+  } else if (s.gid) {
+    s.state = R::kReady;
+    s.detail = fmt::format("{}, GID {}", s.port_state, *s.gid);
+  } else {
+    s.state = R::kNoIpv4;
+    s.detail = fmt::format(
+        "no IPv4-mapped GID (::ffff:a.b.c.d) in {}'s GID table: queue pairs fail moving to RTR "
+        "(errno 22)",
+        dev->name);
+    s.fix = kNetworkFix;
+  }
+  return s;
+}
+
+}  // namespace
+
+const char* to_string(RdmaReadiness r) {
+  switch (r) {
+    case R::kReady:
+      return "ready";
+    case R::kDisabled:
+      return "disabled";
+    case R::kEnabledNoDevices:
+      return "enabled-but-no-devices";
+    case R::kOsTooOld:
+      return "os-too-old";
+    case R::kUnsupported:
+      return "unsupported";
+    case R::kUnknown:
+      return "unknown";
+    case R::kNoDevice:
+      return "no-device";
+    case R::kTb4Link:
+      return "tb4-link";
+    case R::kWaitingForPeer:
+      return "waiting-for-peer";
+    case R::kPortDown:
+      return "port-down";
+    case R::kNoIpv4:
+      return "no-ipv4";
+    case R::kUnreachable:
+      return "unreachable";
+    case R::kProbeFailed:
+      return "probe-failed";
+  }
+  return "unknown";
+}
+
+bool macos_at_least(const std::string& version, int major, int minor) {
+  const char* p = version.data();
+  const char* end = p + version.size();
+  int v_major = 0;
+  int v_minor = 0;
+  auto [next, ec] = std::from_chars(p, end, v_major);
+  if (ec != std::errc()) return true;  // unreadable: never reported as too old
+  if (next != end && *next == '.') {
+    if (std::from_chars(next + 1, end, v_minor).ec != std::errc()) v_minor = 0;
+  }
+  return v_major != major ? v_major > major : v_minor >= minor;
+}
+
+RdmaStatus rdma_status(const discovery::ClusterState& state) {
+  topology::ClusterGraph g(state);
+  RdmaStatus out;
+  for (std::size_t hi = 0; hi < g.size(); ++hi) {
+    const HostFacts& f = *g.host(hi).facts;
+    HostRdmaStatus h;
+    h.host = f.host;
+    h.macos = topology::is_mac(f);
+    h.os = f.os;
+    h.devices = device_names(f);
+    if (*h.macos) {
+      classify_mac(f, h);
+    } else {
+      classify_linux(f, h);
+    }
+    for (const auto& p : g.host(hi).ports) {
+      if (auto cp = topology::cabled_peer(g, hi, p)) {
+        h.ports.push_back(classify_port(g, hi, p, *cp, h));
+      }
+    }
+    out.hosts.push_back(std::move(h));
+  }
+  for (const auto& p : state.problems) {
+    HostRdmaStatus h;
+    h.host = p.host;
+    h.state = p.exit_code == 3 ? R::kUnreachable : R::kProbeFailed;
+    h.detail = p.message;
+    out.hosts.push_back(std::move(h));
+  }
+  return out;
+}
+
+util::ExitCode exit_code(const RdmaStatus& s) {
+  util::ExitCode rc = util::ExitCode::kOk;
+  for (const auto& h : s.hosts) {
+    if (h.state == R::kUnreachable) rc = util::worst(rc, util::ExitCode::kUnreachable);
+    if (h.state != R::kReady) rc = util::worst(rc, util::ExitCode::kCheckFailed);
+    for (const auto& p : h.ports) {
+      if (p.state != R::kReady) rc = util::worst(rc, util::ExitCode::kCheckFailed);
+    }
+  }
+  return rc;
+}
+
+}  // namespace cc::provision

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# `clusterctl hostfile` on the replayed 3-Mac mesh (tests/data/bundles/mac-mesh3, written by
+# make-mac-mesh3.py): discover finds the mesh, verify-mesh passes, and each format equals its
+# checked-in expected file (tests/data/expected/mac-mesh3.*); then the exit statuses.
+set -uo pipefail
+cc=${CLUSTERCTL:?set CLUSTERCTL to the clusterctl binary}
+data=$(cd "$(dirname "$0")/data" && pwd)
+bundle=$data/bundles/mac-mesh3
+expected=$data/expected
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+expect() {  # expect CODE DESCRIPTION -- CMD...
+  local want=$1 what=$2; shift 3
+  local rc
+  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL: $what: exit $rc, want $want"; head -20 "$tmp/out" "$tmp/err"; fail=1
+  fi
+}
+same() {  # same DESCRIPTION EXPECTED_FILE ACTUAL_FILE
+  if ! diff -u "$2" "$3"; then echo "FAIL: $1 differs from $2"; fail=1; fi
+}
+
+expect 0 "discover" -- "$cc" discover --from "$bundle"
+grep -q "^3 hosts, 4 cables$" "$tmp/out" || { echo "FAIL: discover: $(cat "$tmp/out")"; fail=1; }
+expect 0 "verify-mesh" -- "$cc" verify-mesh --from "$bundle"
+grep -q "full mesh" "$tmp/out" || { echo "FAIL: verify-mesh: $(cat "$tmp/out")"; fail=1; }
+
+for format in mlx-jaccl mlx-jaccl-ring; do
+  expect 0 "hostfile --format $format" -- "$cc" hostfile --format "$format" --from "$bundle"
+  same "hostfile --format $format" "$expected/mac-mesh3.$format.json" "$tmp/out"
+done
+expect 0 "hostfile --format mpi" -- "$cc" hostfile --format mpi --slots 2 --from "$bundle"
+same "hostfile --format mpi" "$expected/mac-mesh3.mpi.txt" "$tmp/out"
+
+# -o FILE: the same bytes, written atomically; a state file gives the same as the bundle.
+expect 0 "discover -o" -- "$cc" discover --from "$bundle" -o "$tmp/cluster.json"
+expect 0 "hostfile -o" -- "$cc" hostfile "$tmp/cluster.json" --format mlx-jaccl -o "$tmp/h.json"
+same "hostfile -o" "$expected/mac-mesh3.mlx-jaccl.json" "$tmp/h.json"
+# Our own hostfile read back as --hostfile: the same hosts, the same result.
+expect 0 "hostfile --hostfile" -- "$cc" --replay "$bundle" hostfile --format mlx-jaccl \
+  --hostfile "$expected/mac-mesh3.mlx-jaccl.json"
+same "hostfile --hostfile" "$expected/mac-mesh3.mlx-jaccl.json" "$tmp/out"
+
+# Exit statuses: 2 usage, 1 the cluster cannot give the format, 3 a host unreachable.
+expect 2 "unknown format" -- "$cc" hostfile --format slurm --from "$bundle"
+expect 2 "--slots with an MLX format" -- "$cc" hostfile --format mlx-jaccl --slots 2 --from "$bundle"
+expect 2 "bad --env" -- "$cc" hostfile --format mlx-jaccl --env NOVALUE --from "$bundle"
+grep -q -- "--env NOVALUE: expected NAME=VALUE" "$tmp/err" || { echo "FAIL: env message"; fail=1; }
+echo '[{"ssh": "mac1", "rdma": [null, "rdma_en1"]}, {"ssh": "mac2", "rdma": [null, null]}]' \
+  >"$tmp/bad.json"
+expect 2 "inconsistent --hostfile" -- "$cc" --replay "$bundle" hostfile --format mpi \
+  --hostfile "$tmp/bad.json"
+grep -q "bad.json: rdma\[0\]\[1\] lists 1 device(s) but rdma\[1\]\[0\] lists 0" "$tmp/err" ||
+  { echo "FAIL: --hostfile message: $(cat "$tmp/err")"; fail=1; }
+expect 1 "mlx-jaccl without RDMA on one Mac" -- "$cc" hostfile --format mlx-jaccl \
+  --from "$data/bundles/mac-pair"
+grep -q "no mlx-jaccl hostfile: no RDMA cable between a-b" "$tmp/err" ||
+  { echo "FAIL: missing RDMA message: $(cat "$tmp/err")"; fail=1; }
+expect 3 "unreachable host" -- "$cc" hostfile --format mpi --from "$bundle" \
+  --hosts mac1,mac2,mac3,mac4
+
+[ "$fail" -eq 0 ] && echo "hostfile mac-mesh3: ok"
+exit "$fail"

@@ -1,0 +1,37 @@
+// What the per-Mac RDMA checks of verify-mesh (mac_checks.cc) and `clusterctl rdma status`
+// (provision/rdma_status.h) both need to know about one cabled port: its RDMA device, the host
+// at the other end of its cable, whether that peer has RDMA off, and whether the cable is too
+// slow to carry RDMA at all. Pure. Facts are from facts.md, "RDMA over Thunderbolt 5 on macOS".
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+#include "discovery/cluster_state.h"
+#include "discovery/host_facts.h"
+#include "topology/graph.h"
+
+namespace cc::topology {
+
+/// The RDMA device of port `p` of host `f`: the device named by Port::rdma_device, else the one
+/// whose netdev is the port's interface; nullptr when none.
+const discovery::RdmaDevice* rdma_device_of(const discovery::HostFacts& f,
+                                            const discovery::Port& p);
+
+/// A cable below Thunderbolt 5 speed: under 80 Gb/s per direction, or a generation 3/4 link
+/// ("Thunderbolt 4/3 links (40 Gb/s) never get RDMA"). Speed 0 is unknown (a lab veth): false.
+bool below_tb5(const discovery::Cable& c);
+
+/// The first cable on port `p` of host `h` that joins `h` to another host of the cluster.
+struct CabledPeer {
+  std::size_t cable = 0;  // index in ClusterState::cables
+  std::size_t host = 0;   // the other host's index in the graph
+};
+std::optional<CabledPeer> cabled_peer(const ClusterGraph& g, std::size_t h, const PortNode& p);
+
+/// True when the peer host `q` has RDMA off: its own `rdma_ctl status` says disabled, or (its
+/// own state not known to be enabled) the Thunderbolt item `tb_peer` on our end of the cable
+/// does not advertise the "rdma" XDomain service. `tb_peer` may be null.
+bool peer_rdma_off(const discovery::HostFacts& q, const discovery::Peer* tb_peer);
+
+}  // namespace cc::topology
