@@ -2,7 +2,9 @@
 //
 //   clustercomm-perf [-N ranks] [-o all_reduce|reduce_scatter|all_gather|broadcast|sendrecv|all]
 //                    [-d type] [-r redop] [-b minbytes] [-e maxbytes] [-f factor]
-//                    [-n iters] [-w warmup] [-c|--check 0/1]
+//                    [-n iters] [-w warmup] [-c|--check 0/1] [-P|--percentiles 0/1]
+// -P 1 adds, after each row, rank 0's per-call p50 and p99 of the out-of-place run:
+//   "# percentiles size 8: p50 12.3 us p99 45.6 us (rank 0, 200 calls)" (clusterctl health).
 // Started by a launcher (CLUSTERCOMM_RANK or MLX_RANK set) it is one rank; otherwise it
 // forks -N local ranks (default 2) on 127.0.0.1 itself. size = bytes of the whole buffer
 // (nccl-tests); time = max over ranks of the mean per call; algbw = size/time;
@@ -10,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -34,11 +37,14 @@ struct Options {
   DataType type = DataType::kF32;
   ReduceOp redop = ReduceOp::kSum;
   bool check = true;
+  bool percentiles = false;
 };
 
 struct Result {
   double us = 0;
   size_t wrong = 0;
+  double p50_us = 0, p99_us = 0;  // this rank's per-call times (with -P 1)
+  int calls = 0;
 };
 
 double bus_factor(const std::string& op, int n) {
@@ -131,11 +137,29 @@ Result measure(Communicator& c, const Options& o, const std::string& op, size_t 
   for (int w = 0; w < o.sweep.warmup_for(bytes); ++w) run_once(c, o, op, bytes, in, out, inplace);
   c.barrier();
   const int iters = o.sweep.iters_for(bytes);
+  std::vector<double> calls;
   const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < iters; ++i) run_once(c, o, op, bytes, in, out, inplace);
+  for (int i = 0; i < iters; ++i) {
+    const auto s0 = o.percentiles ? std::chrono::steady_clock::now() : t0;
+    run_once(c, o, op, bytes, in, out, inplace);
+    if (o.percentiles) {
+      calls.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s0)
+              .count());
+    }
+  }
   double us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
       iters;
+  if (!calls.empty()) {
+    std::sort(calls.begin(), calls.end());
+    auto at = [&](double q) {
+      return calls[std::min(calls.size() - 1, static_cast<size_t>(q * static_cast<double>(calls.size())))];
+    };
+    res.p50_us = at(0.50);
+    res.p99_us = at(0.99);
+    res.calls = static_cast<int>(calls.size());
+  }
   c.all_reduce(&us, &res.us, 1, DataType::kF64, ReduceOp::kMax);
   if (o.check) {
     uint64_t wrong = check_once(c, o, op, bytes, in, out, inplace), total = 0;
@@ -186,6 +210,10 @@ int run_rank(Communicator& c, const Options& o) {
                     reduces ? std::string(to_string(o.redop)).c_str() : "none",
                     op == "broadcast" ? 0 : -1, a.us, alg_a, alg_a * f, a.wrong, b.us, alg_b,
                     alg_b * f, b.wrong);
+        if (o.percentiles) {
+          std::printf("# percentiles size %zu: p50 %.1f us p99 %.1f us (rank 0, %d calls)\n",
+                      bytes, a.p50_us, a.p99_us, a.calls);
+        }
         std::fflush(stdout);
       }
     }
@@ -200,7 +228,7 @@ int run_rank(Communicator& c, const Options& o) {
 int usage() {
   std::fprintf(stderr,
                "usage: clustercomm-perf [-N ranks] [-o op|all] [-d type] [-r redop] [-b min] "
-               "[-e max] [-f factor] [-n iters] [-w warmup] [-c 0|1]\n");
+               "[-e max] [-f factor] [-n iters] [-w warmup] [-c 0|1] [-P 0|1]\n");
   return 2;
 }
 
@@ -226,6 +254,8 @@ int main(int argc, char** argv) {
       o.redop = *r;
     } else if (a == "-c" || a == "--check") {
       o.check = std::atoi(argv[++i]) != 0;
+    } else if (a == "-P" || a == "--percentiles") {
+      o.percentiles = std::atoi(argv[++i]) != 0;
     } else {
       return usage();
     }

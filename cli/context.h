@@ -38,6 +38,7 @@ void add_network_command(CLI::App& app, Context& ctx);   // network plan|apply|v
 void add_verify_mesh_command(CLI::App& app, Context& ctx);
 void add_rdma_command(CLI::App& app, Context& ctx);  // rdma status|enable
 void add_hostfile_command(CLI::App& app, Context& ctx);  // hostfile --format F
+void add_health_command(CLI::App& app, Context& ctx);    // health [--quick|--full]
 void add_lab_command(CLI::App& app, Context& ctx);
 
 }  // namespace cc::cli

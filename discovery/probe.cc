@@ -102,7 +102,7 @@ const RawOutput* ProbeOutputs::find(const ProbeCommand& cmd) const {
 }
 
 std::string probe_script(std::string_view nonce, const std::vector<ProbeCommand>& commands,
-                         bool parallel, bool os_switch) {
+                         bool parallel, bool os_switch, const ProbeExtras& extras) {
   std::string s = fmt::format(
       "M='{}'\n"
       "d=$(mktemp -d \"${{TMPDIR:-/tmp}}/clusterctl-probe.XXXXXX\") || exit 125\n"
@@ -115,9 +115,13 @@ std::string probe_script(std::string_view nonce, const std::vector<ProbeCommand>
       marker(nonce));
   if (!os_switch) return s + command_block(commands, parallel);
   auto uname = uname_command();
-  auto rest = [](ProbeOs os) {
+  auto rest = [&](ProbeOs os) {
     auto list = probe_commands(os);
     list.erase(list.begin());  // uname ran already
+    list.insert(list.begin(), extras.first.begin(), extras.first.end());
+    const auto& own = os == ProbeOs::kMacos ? extras.on_macos : extras.on_linux;
+    list.insert(list.end(), own.begin(), own.end());
+    list.insert(list.end(), extras.last.begin(), extras.last.end());
     return list;
   };
   s += run_line(uname) + "; e " + uname.key() + "\n";
@@ -230,17 +234,22 @@ util::Status check_os(std::string_view host, const ProbeOutputs& outputs) {
 }  // namespace
 
 util::Result<ProbeOutputs> run_host_probe(remote::Executor& ex, ProbeMode mode,
-                                          std::chrono::milliseconds timeout) {
+                                          std::chrono::milliseconds timeout,
+                                          const ProbeExtras& extras) {
   util::Result<ProbeOutputs> outputs = ProbeOutputs{};
   if (mode == ProbeMode::kScript) {
     std::string nonce = make_nonce();
-    outputs = run_script(ex, probe_script(nonce, {}, false, true), nonce, timeout);
+    outputs = run_script(ex, probe_script(nonce, {}, false, true, extras), nonce, timeout);
   } else {
     outputs = run_each(ex, {uname_command()}, timeout);
     if (outputs) {
       if (auto os = os_of(*outputs)) {
         auto rest = probe_commands(*os);
         rest.erase(rest.begin());
+        rest.insert(rest.begin(), extras.first.begin(), extras.first.end());
+        const auto& own = *os == ProbeOs::kMacos ? extras.on_macos : extras.on_linux;
+        rest.insert(rest.end(), own.begin(), own.end());
+        rest.insert(rest.end(), extras.last.begin(), extras.last.end());
         outputs = run_each(ex, rest, timeout, std::move(*outputs));
       }
     }

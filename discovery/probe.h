@@ -60,11 +60,22 @@ struct ProbeOutputs {
   const RawOutput* find(const ProbeCommand& cmd) const;
 };
 
+/// Commands another part (healthcheck) adds to the host probe so that they travel in the same
+/// round trip, framed the same way: `first` right after uname (both OSes), then the OS's own
+/// commands, then `on_macos` or `on_linux`, then `last` (both OSes). Keys must not collide with
+/// the probe's own (probe_commands()).
+struct ProbeExtras {
+  std::vector<ProbeCommand> first;
+  std::vector<ProbeCommand> on_macos;
+  std::vector<ProbeCommand> on_linux;
+  std::vector<ProbeCommand> last;
+};
+
 /// Runs `commands` through `sh` with the section framing above: in order, or all at once
 /// (`parallel`, for the neighbour pings). With `os_switch`, the script runs uname first and
-/// then the list of the OS it names (the commands argument is ignored).
+/// then the list of the OS it names, with `extras` around it (the commands argument is ignored).
 std::string probe_script(std::string_view nonce, const std::vector<ProbeCommand>& commands,
-                         bool parallel, bool os_switch);
+                         bool parallel, bool os_switch, const ProbeExtras& extras = {});
 
 /// Splits a probe script's stdout into sections. Errors (kCheckFailed, message starts with
 /// `host`): a section cut short (the output ended early: a timeout or a killed shell), a
@@ -83,8 +94,11 @@ enum class ProbeMode {
 /// Runs the host probe: uname, then its OS's commands. Errors: the executor's (kUnreachable
 /// for an unreachable host), kCheckFailed for an unsupported OS, a failed or timed-out script,
 /// or broken framing; every message starts with the host.
+/// `extras` are run in the same round trip (kScript) or one by one after the OS's commands
+/// (kEach; a command the bundle did not record is left out).
 util::Result<ProbeOutputs> run_host_probe(remote::Executor& ex, ProbeMode mode,
-                                          std::chrono::milliseconds timeout);
+                                          std::chrono::milliseconds timeout,
+                                          const ProbeExtras& extras = {});
 
 /// Runs arbitrary probe commands (the neighbour pings) the same way, all at once in kScript
 /// mode. An empty list returns at once with no sections.

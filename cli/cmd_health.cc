@@ -1,0 +1,214 @@
+// `clusterctl health`: is this cluster ready for jobs? Host, cable and cluster-wide checks at a
+// chosen level (healthcheck/health.h), printed as a table or JSON, optionally written as JUnit
+// XML for CI, compared with and saved as a baseline. This file reads the options, gets the
+// expected cluster state (cluster_source.h) and the executors, and prints.
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/cluster_source.h"
+#include "cli/context.h"
+#include "cli/hosts.h"
+#include "discovery/discover.h"
+#include "healthcheck/health.h"
+#include "healthcheck/quick_checks.h"
+#include "healthcheck/render.h"
+
+namespace cc::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using util::ExitCode;
+
+struct HealthCliOptions {
+  ClusterSource source;
+  bool quick = false;
+  bool full = false;
+  int soak_s = 0;
+  std::string junit;
+  std::string thresholds;
+  std::string baseline;
+  bool save_baseline = false;
+  std::string remote_clusterctl = "clusterctl";
+  std::string perf;
+  double perf_timeout_s = 60;
+};
+
+ExitCode fail(const Context& ctx, const util::Error& e) {
+  fmt::print(stderr, "clusterctl health: {}\n", util::red(ctx.style, e.message));
+  return e.code;
+}
+
+// This program's own directory (Linux /proc/self/exe; elsewhere none).
+fs::path own_dir() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : p.parent_path();
+}
+
+// clustercomm-perf: --perf, else beside this binary (an install) or in the build tree's bench/,
+// else the name alone (the hosts' PATH).
+std::string perf_program(const HealthCliOptions& o) {
+  if (!o.perf.empty()) return o.perf;
+  const fs::path dir = own_dir();
+  if (!dir.empty()) {
+    for (const fs::path& p : {dir / "clustercomm-perf", dir / ".." / "bench" / "clustercomm-perf"}) {
+      std::error_code ec;
+      if (fs::is_regular_file(p, ec)) return fs::weakly_canonical(p, ec).string();
+    }
+  }
+  return "clustercomm-perf";
+}
+
+std::string default_baseline(const HealthCliOptions& o) {
+  if (!o.baseline.empty()) return o.baseline;
+  if (!o.source.state_file.empty()) {
+    return (fs::path(o.source.state_file).parent_path() / "health-baseline.json").string();
+  }
+  const char* xdg = std::getenv("XDG_STATE_HOME");
+  const char* home = std::getenv("HOME");
+  fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home ? home : ".") / ".local" / "state";
+  return (base / "clusterctl" / "health-baseline.json").string();
+}
+
+ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
+  if (o.quick && (o.full || o.soak_s > 0)) {
+    return fail(ctx, {ExitCode::kUsage, "--quick and --full/--soak exclude each other: give one"});
+  }
+  if (o.save_baseline && o.quick) {
+    return fail(ctx, {ExitCode::kUsage,
+                      "--save-baseline needs measurements: run without --quick (per-cable "
+                      "figures) or with --full (also the all_reduce)"});
+  }
+  healthcheck::HealthOptions h;
+  h.level = o.quick ? healthcheck::Level::kQuick
+            : (o.full || o.soak_s > 0) ? healthcheck::Level::kFull
+                                       : healthcheck::Level::kDefault;
+  h.soak_s = o.soak_s;
+  h.timeout = std::chrono::milliseconds(static_cast<long long>(o.source.timeout_s * 1000));
+  h.remote_clusterctl = o.remote_clusterctl;
+  h.local_version = CLUSTERCTL_VERSION;
+  h.perf.program = perf_program(o);
+  h.perf.timeout = std::chrono::milliseconds(static_cast<long long>(o.perf_timeout_s * 1000));
+  if (!o.thresholds.empty()) {
+    auto t = healthcheck::load_thresholds(o.thresholds);
+    if (!t) return fail(ctx, t.error());
+    h.thresholds = *t;
+  }
+  const std::string baseline_path = default_baseline(o);
+  if (!o.save_baseline && !o.quick) {
+    std::error_code ec;
+    if (fs::exists(baseline_path, ec)) {
+      auto b = healthcheck::load_baseline(baseline_path);
+      if (!b) return fail(ctx, b.error());
+      h.baseline = *b;
+    } else if (!o.baseline.empty()) {
+      return fail(ctx, {ExitCode::kUsage,
+                        fmt::format("--baseline {}: no such file (make it with --save-baseline)",
+                                    o.baseline)});
+    }
+  }
+
+  // The expected cluster: the state file (with its cables and network plan), or a live
+  // discovery when none is given.
+  auto expected = obtain_cluster_state(ctx, o.source);
+  if (!expected) return fail(ctx, expected.error());
+  const auto names = healthcheck::expected_hosts(*expected);
+  if (names.empty()) {
+    return fail(ctx, {ExitCode::kUsage, "no hosts to check: give a cluster state file "
+                                        "(`clusterctl discover -o cluster.json`) or --hosts"});
+  }
+  GlobalOptions g = ctx.global;
+  if (!o.source.from_dir.empty()) {
+    g.replay = o.source.from_dir;
+    h.mode = discovery::ProbeMode::kEach;
+  }
+  if (!g.replay.empty()) h.mode = discovery::ProbeMode::kEach;
+  auto exs = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
+  if (!exs) return fail(ctx, exs.error());
+  std::vector<remote::Executor*> raw;
+  for (const auto& e : *exs) raw.push_back(e.get());
+
+  const healthcheck::Report report = healthcheck::run_health(*expected, raw, h, ctx.style);
+  fmt::print("{}", ctx.style.json ? healthcheck::render_json(report)
+                                  : healthcheck::render_text(report, ctx.style));
+  ExitCode rc = healthcheck::exit_code(report);
+  if (!o.junit.empty()) {
+    if (auto st = healthcheck::write_junit(report, o.junit); !st) {
+      return util::worst(rc, fail(ctx, st.error()));
+    }
+  }
+  if (o.save_baseline) {
+    if (rc != ExitCode::kOk) {
+      fmt::print(stderr, "clusterctl health: baseline not saved: {} check(s) failed; fix them "
+                         "and run --save-baseline again\n",
+                 report.count(healthcheck::Status::kFail));
+      return util::worst(rc, ExitCode::kCheckFailed);
+    }
+    auto b = healthcheck::baseline_from(report, discovery::utc_now_iso8601(),
+                                        h.thresholds.all_reduce_size_bytes);
+    if (auto st = healthcheck::save_baseline(b, baseline_path); !st) return fail(ctx, st.error());
+    if (!ctx.style.json) {
+      fmt::print("baseline saved: {} ({} cables{})\n", baseline_path, b.cables.size(),
+                 b.busbw_gbps ? ", all_reduce busbw" : "");
+    }
+  }
+  return rc;
+}
+
+}  // namespace
+
+void add_health_command(CLI::App& app, Context& ctx) {
+  auto opts = std::make_shared<HealthCliOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "health", "Is the cluster ready for jobs? Checks per host, per cable and cluster-wide");
+  add_cluster_source_options(sub, opts->source, /*positional=*/true);
+  sub->add_flag("--quick", opts->quick,
+                "Only the checks of one probe per host (seconds): reachability, versions, RDMA, "
+                "bridge, sleep, clock, memory, disk, links and addresses");
+  sub->add_flag("--full", opts->full,
+                "Also an all_reduce over every host with a data check and its busbw");
+  sub->add_option("--soak", opts->soak_s, "With --full: repeat the all_reduce for N seconds")
+      ->check(CLI::Range(0, 86400))
+      ->type_name("N");
+  sub->add_option("--junit", opts->junit, "Also write the results as JUnit XML to FILE")
+      ->type_name("FILE");
+  sub->add_option("--thresholds", opts->thresholds,
+                  "Limits (YAML; templates/health-thresholds.yaml holds the defaults)")
+      ->check(CLI::ExistingFile)
+      ->type_name("FILE");
+  sub->add_option("--baseline", opts->baseline,
+                  "Baseline file to compare with or save (default: health-baseline.json beside "
+                  "the cluster file, else in $XDG_STATE_HOME/clusterctl)")
+      ->type_name("FILE");
+  sub->add_flag("--save-baseline", opts->save_baseline,
+                "Save this run's figures as the baseline (only when nothing failed)");
+  sub->add_option("--remote-clusterctl", opts->remote_clusterctl,
+                  "clusterctl on the hosts, for the version check (default: on their PATH)")
+      ->type_name("PATH");
+  sub->add_option("--perf", opts->perf,
+                  "clustercomm-perf on the hosts (default: the one built beside this "
+                  "clusterctl, else on their PATH)")
+      ->type_name("PATH");
+  sub->add_option("--perf-timeout", opts->perf_timeout_s,
+                  "Seconds each link test or all_reduce may take")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 3600.0));
+  sub->footer(
+      "Examples:\n"
+      "  clusterctl --lab default health --quick cluster.json --junit health.xml\n"
+      "  clusterctl --lab default health cluster.json --save-baseline\n"
+      "  clusterctl --lab default health cluster.json --full --soak 60\n"
+      "Exit status: 0 when every check passed (warnings allowed), 1 when a check failed, 3\n"
+      "when a host could not be reached. --json prints the report (schema clusterctl.health/1,\n"
+      "see healthcheck/render.h).");
+  sub->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_health(ctx, *opts); }; });
+}
+
+}  // namespace cc::cli

@@ -1,0 +1,68 @@
+#include "healthcheck/check.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace cc::healthcheck {
+
+const char* to_string(Status s) {
+  switch (s) {
+    case Status::kPass:
+      return "PASS";
+    case Status::kWarn:
+      return "WARN";
+    case Status::kFail:
+      return "FAIL";
+  }
+  return "?";
+}
+
+const char* to_string(Scope s) {
+  switch (s) {
+    case Scope::kHost:
+      return "host";
+    case Scope::kCable:
+      return "cable";
+    case Scope::kCluster:
+      return "cluster";
+  }
+  return "?";
+}
+
+int Report::count(Status s) const {
+  return static_cast<int>(
+      std::count_if(results.begin(), results.end(), [&](const auto& r) { return r.status == s; }));
+}
+
+util::ExitCode exit_code(const Report& r) {
+  if (!r.unreachable.empty()) return util::ExitCode::kUnreachable;
+  return r.count(Status::kFail) > 0 ? util::ExitCode::kCheckFailed : util::ExitCode::kOk;
+}
+
+std::string end_name(const discovery::CableEnd& end) {
+  std::string port = !end.interface.empty() ? end.interface
+                     : end.receptacle       ? "r" + std::to_string(*end.receptacle)
+                                            : "?";
+  return end.host + ":" + port;
+}
+
+std::string cable_label(const discovery::CableEnd& a, const discovery::CableEnd& b) {
+  return end_name(a) + "-" + end_name(b);
+}
+
+void to_json(nlohmann::json& j, const CheckResult& r) {
+  j = nlohmann::json{{"scope", to_string(r.scope)},
+                     {"subject", r.subject},
+                     {"check", r.check},
+                     {"status", to_string(r.status)},
+                     {"measured", r.measured},
+                     {"threshold", r.threshold},
+                     {"value", nullptr},
+                     {"unit", r.unit},
+                     {"detail", r.detail},
+                     {"fix", r.fix}};
+  if (r.value) j["value"] = *r.value;
+}
+
+}  // namespace cc::healthcheck

@@ -1,0 +1,172 @@
+#include "healthcheck/health.h"
+
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "healthcheck/quick_checks.h"
+#include "remote/fan_out.h"
+
+namespace cc::healthcheck {
+namespace {
+
+discovery::HostProblem problem_of(const std::string& host, const util::Error& e) {
+  const int code = e.code == util::ExitCode::kUnreachable ? 3 : 1;
+  return {host, code, e.message.starts_with(host) ? e.message : host + ": " + e.message};
+}
+
+remote::Executor* executor_of(std::span<remote::Executor* const> exs, const std::string& host) {
+  for (auto* e : exs) {
+    if (e->host() == host) return e;
+  }
+  return nullptr;
+}
+
+CheckResult link_error(const std::string& label, const util::Error& e) {
+  CheckResult r;
+  r.scope = Scope::kCable;
+  r.subject = label;
+  r.check = "link-test";
+  r.status = Status::kFail;
+  r.measured = "failed";
+  r.detail = e.message;
+  r.fix = fmt::format("check cable {} (`clusterctl health --quick`) and that clustercomm-perf "
+                      "runs on both hosts (--perf PATH)",
+                      label);
+  return r;
+}
+
+// The per-cable tests, round by round; the cables of a round run at once.
+void link_checks(const discovery::ClusterState& live, std::span<remote::Executor* const> exs,
+                 const HealthOptions& opts, const Report& quick, Report& report) {
+  const auto rounds = schedule_rounds(live.cables);
+  std::vector<std::vector<CheckResult>> per_cable(live.cables.size());
+  for (const auto& round : rounds) {
+    std::vector<std::thread> threads;
+    for (std::size_t i : round) {
+      const auto& c = live.cables[i];
+      const std::string label = cable_label(c.a, c.b);
+      // Only cables whose link is up and addressed are measured.
+      bool ready = true;
+      for (const auto& q : quick.results) {
+        if (q.subject == label && (q.check == "link-up" || q.check == "addresses") &&
+            q.status != Status::kPass) {
+          ready = false;
+        }
+      }
+      const discovery::LinkAddress* plan = nullptr;
+      for (const auto& l : live.network) {
+        if (l.a == c.a && l.b == c.b) plan = &l;
+      }
+      remote::Executor* a = executor_of(exs, c.a.host);
+      remote::Executor* b = executor_of(exs, c.b.host);
+      if (!ready || plan == nullptr || a == nullptr || b == nullptr) {
+        per_cable[i].push_back(link_error(
+            label, util::Error{util::ExitCode::kCheckFailed,
+                               fmt::format("cable {} not measured: its link is down or not "
+                                           "addressed (see link-up and addresses)",
+                                           label)}));
+        continue;
+      }
+      threads.emplace_back([&, i, a, b, plan, label] {
+        auto f = measure_link(*a, *b, *plan, opts.perf);
+        if (!f) {
+          per_cable[i].push_back(link_error(label, f.error()));
+        } else {
+          per_cable[i] = judge_link(label, *f, opts.thresholds,
+                                    opts.baseline ? &*opts.baseline : nullptr);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  for (auto& v : per_cable) {
+    for (auto& r : v) report.add(std::move(r));
+  }
+}
+
+}  // namespace
+
+const char* to_string(Level l) {
+  switch (l) {
+    case Level::kQuick:
+      return "quick";
+    case Level::kDefault:
+      return "default";
+    case Level::kFull:
+      return "full";
+  }
+  return "?";
+}
+
+Report run_health(const discovery::ClusterState& expected,
+                  std::span<remote::Executor* const> executors, const HealthOptions& opts,
+                  const util::OutputStyle& style) {
+  const auto start = std::chrono::steady_clock::now();
+  Report report;
+  report.level = to_string(opts.level);
+  const std::vector<std::string> names = expected_hosts(expected);
+  std::vector<HostOutcome> outcomes(names.size());
+  remote::for_each_host(
+      executors, "health",
+      [&](std::size_t i) {
+        outcomes[i].host = names[i];
+        auto s = sample_host(*executors[i], opts.mode, opts.timeout, opts.remote_clusterctl);
+        if (s) {
+          outcomes[i].sample = std::move(*s);
+        } else {
+          outcomes[i].problem = problem_of(names[i], s.error());
+        }
+      },
+      style);
+  quick_checks(expected, outcomes, opts.thresholds, opts.local_version, report);
+
+  if (opts.level != Level::kQuick) {
+    const discovery::ClusterState live = live_state(expected, outcomes);
+    const Report quick = report;
+    link_checks(live, executors, opts, quick, report);
+    if (opts.level == Level::kFull) {
+      std::vector<remote::Executor*> ranks;
+      for (const auto& h : live.hosts) ranks.push_back(executor_of(executors, h.host));
+      if (live.hosts.size() != names.size()) {
+        CheckResult r;
+        r.scope = Scope::kCluster;
+        r.subject = "cluster";
+        r.check = "all-reduce";
+        r.status = Status::kFail;
+        r.measured = "not run";
+        r.detail = fmt::format("the all_reduce needs every host: {} of {} were probed",
+                               live.hosts.size(), names.size());
+        r.fix = "bring every host back, then run `clusterctl health --full` again";
+        report.add(r);
+      } else {
+        auto f = measure_all_reduce(ranks, live,
+                                    static_cast<std::size_t>(opts.thresholds.all_reduce_size_bytes),
+                                    opts.perf, opts.soak_s);
+        if (!f) {
+          CheckResult r;
+          r.scope = Scope::kCluster;
+          r.subject = "cluster";
+          r.check = "all-reduce";
+          r.status = Status::kFail;
+          r.measured = "failed";
+          r.detail = f.error().message;
+          r.fix = "run `clusterctl health` (per cable) to find the failing cable or host";
+          report.add(r);
+        } else {
+          for (auto& r : judge_all_reduce(*f, static_cast<int>(live.hosts.size()),
+                                          opts.thresholds,
+                                          opts.baseline ? &*opts.baseline : nullptr)) {
+            report.add(std::move(r));
+          }
+        }
+      }
+    }
+  }
+  report.elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace cc::healthcheck

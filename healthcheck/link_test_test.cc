@@ -1,0 +1,64 @@
+#include "healthcheck/link_test.h"
+
+#include <set>
+
+#include <doctest/doctest.h>
+
+#include "topology/test_states.h"
+
+namespace cc::healthcheck {
+namespace {
+
+// clustercomm-perf -o sendrecv -b 8 -e 4194304 -f 524288 -P 1, rank 0's output.
+const char* kPerf =
+    "# clustercomm-perf sendrecv: nranks 2 type f32 redop sum\n"
+    "#                                                             out-of-place                       in-place\n"
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+    "           8             8        u8    none      -1     80.0    0.00    0.00      0     82.0    0.00    0.00      0\n"
+    "# percentiles size 8: p50 76.0 us p99 240.0 us (rank 0, 200 calls)\n"
+    "     4194304       4194304        u8    none      -1   5242.9    0.80    0.80      0   5300.0    0.79    0.79      0\n"
+    "# percentiles size 4194304: p50 5200.0 us p99 6000.0 us (rank 0, 64 calls)\n"
+    "# Out of bounds values : 0 OK\n"
+    "# Avg bus bandwidth    : 0.400\n#\n";
+
+TEST_CASE("link test: clustercomm-perf's table and percentiles are read") {
+  auto rows = parse_perf_output(kPerf);
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 2);
+  CHECK((*rows)[0].bytes == 8);
+  CHECK((*rows)[0].p50_us == doctest::Approx(76.0));
+  CHECK((*rows)[0].p99_us == doctest::Approx(240.0));
+  CHECK((*rows)[1].bytes == 4194304);
+  CHECK((*rows)[1].time_us == doctest::Approx(5242.9));
+  CHECK((*rows)[1].algbw_gbytes == doctest::Approx(0.80));
+  CHECK((*rows)[1].wrong == 0);
+  std::string wrong = kPerf;
+  wrong.replace(wrong.find("0.80      0   5300.0"), 20, "0.80      3   5300.0");
+  CHECK((*parse_perf_output(wrong))[1].wrong == 3);
+  auto none = parse_perf_output("rank 1: timed out waiting for rank 0\n");
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().message.find("no result row") != std::string::npos);
+}
+
+TEST_CASE("link test: rounds never put two cables of one host together") {
+  const auto mesh = topology::testing::lab_mesh(4);
+  const auto rounds = schedule_rounds(mesh.cables);
+  CHECK(rounds.size() == 3);  // a 4-host mesh: 3 perfect matchings of 2 cables
+  std::size_t total = 0;
+  for (const auto& round : rounds) {
+    std::set<std::string> hosts;
+    for (std::size_t i : round) {
+      CHECK(hosts.insert(mesh.cables[i].a.host).second);
+      CHECK(hosts.insert(mesh.cables[i].b.host).second);
+    }
+    total += round.size();
+  }
+  CHECK(total == 6);
+  // Parallel cables between one pair go to different rounds.
+  const auto multi = topology::testing::lab_mesh(2, {}, {{1, 2}});
+  CHECK(schedule_rounds(multi.cables).size() == 2);
+}
+
+}  // namespace
+}  // namespace cc::healthcheck

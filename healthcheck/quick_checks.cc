@@ -1,0 +1,458 @@
+#include "healthcheck/quick_checks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "provision/rdma_status.h"
+#include "topology/checks.h"
+#include "topology/graph.h"
+
+namespace cc::healthcheck {
+namespace {
+
+using discovery::CableEnd;
+using discovery::HostFacts;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+CheckResult host_check(const std::string& host, const char* check) {
+  CheckResult r;
+  r.scope = Scope::kHost;
+  r.subject = host;
+  r.check = check;
+  return r;
+}
+
+std::string os_string(const discovery::OsInfo& os) {
+  std::string s = os.name + " " + os.version;
+  if (!os.build.empty()) s += " (" + os.build + ")";
+  return s;
+}
+
+const discovery::Port* find_port(const HostFacts& h, const CableEnd& end) {
+  for (const auto& p : h.ports) {
+    if (!end.interface.empty()) {
+      if (p.interface && p.interface->name == end.interface) return &p;
+    } else if (end.receptacle && p.receptacle == end.receptacle) {
+      return &p;
+    }
+  }
+  return nullptr;
+}
+
+// The interface named `name` among the host's ports and other interfaces.
+const discovery::NetInterface* find_interface(const HostFacts& h, const std::string& name) {
+  for (const auto& p : h.ports) {
+    if (p.interface && p.interface->name == name) return &*p.interface;
+  }
+  for (const auto& i : h.interfaces) {
+    if (i.name == name) return &i;
+  }
+  return nullptr;
+}
+
+// The rule shared by the RDMA checks: not ready is a FAIL only when RDMA is required; a Linux
+// host with no RDMA device at all runs its collectives over TCP by design, which passes unless
+// RDMA is required.
+Status rdma_status_of(provision::RdmaReadiness r, const Thresholds& t) {
+  if (r == provision::RdmaReadiness::kReady) return Status::kPass;
+  if (t.rdma_required) return Status::kFail;
+  return r == provision::RdmaReadiness::kNoDevice ? Status::kPass : Status::kWarn;
+}
+
+void version_checks(const std::vector<HostOutcome>& outcomes, const std::string& local_version,
+                    Report& report, std::map<std::string, std::vector<CheckResult>>& by_host) {
+  std::map<std::string, std::vector<std::string>> by_os;  // os string -> hosts
+  for (const auto& o : outcomes) {
+    HostVersions v{o.host, "", ""};
+    if (o.sample) {
+      v.os = os_string(o.sample->facts.os);
+      v.clusterctl = o.sample->clusterctl_version.value_or("missing");
+      by_os[v.os].push_back(o.host);
+    }
+    report.versions.push_back(v);
+  }
+  // The reference OS: the one most hosts run (ties: the first host's).
+  std::string common;
+  std::size_t most = 0;
+  for (const auto& o : outcomes) {
+    if (!o.sample) continue;
+    const auto& hosts = by_os[os_string(o.sample->facts.os)];
+    if (hosts.size() > most) {
+      most = hosts.size();
+      common = os_string(o.sample->facts.os);
+    }
+  }
+  for (const auto& o : outcomes) {
+    if (!o.sample) continue;
+    const HostSample& s = *o.sample;
+    CheckResult os = host_check(o.host, "os-version");
+    os.measured = os_string(s.facts.os);
+    os.threshold = "= " + common;
+    if (os.measured != common) {
+      os.status = Status::kFail;
+      os.detail = fmt::format("{} runs {}, while {} run {}", o.host, os.measured,
+                              fmt::join(by_os[common], ", "), common);
+      os.fix = fmt::format("update {} so every host runs the same OS version and build", o.host);
+    }
+    by_host[o.host].push_back(os);
+
+    CheckResult cv = host_check(o.host, "clusterctl-version");
+    cv.measured = s.clusterctl_version.value_or("missing");
+    cv.threshold = "= " + local_version;
+    if (!s.clusterctl_version) {
+      cv.status = Status::kWarn;
+      cv.detail = fmt::format("{}: {}", o.host, s.clusterctl_problem);
+      cv.fix = fmt::format("install clusterctl {} on {}, or name it with --remote-clusterctl PATH",
+                           local_version, o.host);
+    } else if (*s.clusterctl_version != local_version) {
+      cv.status = Status::kFail;
+      cv.detail = fmt::format("{} has clusterctl {}, this machine {}", o.host,
+                              *s.clusterctl_version, local_version);
+      cv.fix = fmt::format("install clusterctl {} on {}", local_version, o.host);
+    }
+    by_host[o.host].push_back(cv);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> expected_hosts(const discovery::ClusterState& expected) {
+  std::vector<std::string> names;
+  for (const auto& h : expected.hosts) names.push_back(h.host);
+  for (const auto& p : expected.problems) {
+    if (std::find(names.begin(), names.end(), p.host) == names.end()) names.push_back(p.host);
+  }
+  return names;
+}
+
+discovery::ClusterState live_state(const discovery::ClusterState& expected,
+                                   const std::vector<HostOutcome>& outcomes) {
+  discovery::ClusterState live;
+  live.created_at = expected.created_at;
+  for (const auto& o : outcomes) {
+    if (o.sample) live.hosts.push_back(o.sample->facts);
+    if (o.problem) live.problems.push_back(*o.problem);
+  }
+  for (const auto& c : expected.cables) {
+    if (live.find_host(c.a.host) != nullptr && live.find_host(c.b.host) != nullptr) {
+      live.cables.push_back(c);
+    }
+  }
+  live.network = expected.network;
+  return live;
+}
+
+void quick_checks(const discovery::ClusterState& expected, const std::vector<HostOutcome>& outcomes,
+                  const Thresholds& t, const std::string& local_version, Report& report) {
+  report.local_version = local_version;
+  const discovery::ClusterState live = live_state(expected, outcomes);
+  const provision::RdmaStatus rdma = provision::rdma_status(live);
+  const topology::ClusterGraph graph(live);
+  std::vector<topology::Finding> mac_findings;
+  topology::run_mac_checks(graph, mac_findings);
+
+  std::map<std::string, std::vector<CheckResult>> by_host;
+  for (const auto& o : outcomes) {
+    CheckResult r = host_check(o.host, "reachable");
+    if (o.sample) {
+      r.measured = fmt::format("{:.2f} s", o.sample->probe_s);
+      r.value = o.sample->probe_s;
+      r.unit = "s";
+      r.detail = fmt::format("probed {} in one round trip", o.host);
+    } else {
+      r.status = Status::kFail;
+      r.measured = o.problem && o.problem->exit_code == 3 ? "unreachable" : "probe failed";
+      r.detail = o.problem ? o.problem->message : o.host + ": not probed";
+      r.fix = o.problem && o.problem->exit_code == 3
+                  ? fmt::format("check that {} is up and that `ssh {}` works", o.host, o.host)
+                  : fmt::format("run `clusterctl collect --hosts {}` and read the failing output",
+                                o.host);
+      if (o.problem && o.problem->exit_code == 3) report.unreachable.push_back(o.host);
+    }
+    by_host[o.host].push_back(r);
+  }
+  version_checks(outcomes, local_version, report, by_host);
+
+  // The median clock offset of the sampled hosts.
+  std::vector<double> offsets;
+  for (const auto& o : outcomes) {
+    if (o.sample && o.sample->clock_offset_s) offsets.push_back(*o.sample->clock_offset_s);
+  }
+  std::sort(offsets.begin(), offsets.end());
+  const double median = offsets.empty() ? 0 : offsets[offsets.size() / 2];
+
+  for (const auto& o : outcomes) {
+    if (!o.sample) continue;
+    const HostSample& s = *o.sample;
+    const bool mac = topology::is_mac(s.facts);
+    auto& out = by_host[o.host];
+    if (mac) {
+      CheckResult r = host_check(o.host, "macos-version");
+      r.measured = s.facts.os.version;
+      r.threshold = ">= " + t.macos_min_version;
+      int major = 0, minor = 0;
+      std::sscanf(t.macos_min_version.c_str(), "%d.%d", &major, &minor);
+      if (!provision::macos_at_least(s.facts.os.version, major, minor)) {
+        r.status = Status::kFail;
+        r.detail = fmt::format("{} runs macOS {}: RDMA over Thunderbolt needs {} or later",
+                               o.host, s.facts.os.version, t.macos_min_version);
+        r.fix = fmt::format("update macOS on {} (System Settings > General > Software Update)",
+                            o.host);
+      }
+      out.push_back(r);
+    }
+    for (const auto& h : rdma.hosts) {
+      if (h.host != o.host) continue;
+      CheckResult r = host_check(o.host, "rdma");
+      r.measured = provision::to_string(h.state);
+      r.threshold = "ready";
+      r.status = rdma_status_of(h.state, t);
+      r.detail = fmt::format("{}: {}", o.host, h.detail);
+      if (r.status == Status::kPass && h.state != provision::RdmaReadiness::kReady) {
+        r.measured += " (TCP)";
+        r.threshold = "ready, or no device (rdma_required: false)";
+      }
+      if (r.status != Status::kPass) r.fix = h.fix;
+      out.push_back(r);
+    }
+    if (mac) {
+      CheckResult r = host_check(o.host, "thunderbolt-bridge");
+      r.measured = "inactive";
+      r.threshold = "inactive";
+      for (const auto& f : mac_findings) {
+        if (f.check != "thunderbolt-bridge" || f.hosts.empty() || f.hosts[0] != o.host) continue;
+        r.status = Status::kFail;
+        r.measured = "active";
+        r.detail = f.message;
+        r.fix = f.fix;
+      }
+      out.push_back(r);
+      CheckResult sl = host_check(o.host, "sleep");
+      sl.threshold = "never (sleep 0)";
+      if (!s.sleep) {
+        sl.status = Status::kWarn;
+        sl.measured = "unknown";
+        sl.detail = fmt::format("{}: `pmset -g` was not run", o.host);
+      } else {
+        sl.measured = s.sleep->detail;
+        sl.detail = fmt::format("{}: {}", o.host, s.sleep->detail);
+        if (s.sleep->status == provision::HygieneItem::Status::kFix) {
+          sl.status = Status::kFail;
+          sl.fix = s.sleep->fix;
+        } else if (s.sleep->status != provision::HygieneItem::Status::kOk) {
+          sl.status = Status::kWarn;
+        }
+      }
+      out.push_back(sl);
+    }
+    {
+      CheckResult r = host_check(o.host, "clock-skew");
+      r.threshold = fmt::format("< {:g} s", t.clock_skew_max_s);
+      r.unit = "s";
+      if (!s.clock_offset_s) {
+        r.status = Status::kWarn;
+        r.measured = "unknown";
+        r.detail = fmt::format("{}: the remote clock could not be read", o.host);
+      } else {
+        const double skew = *s.clock_offset_s - median;
+        r.value = skew;
+        r.measured = fmt::format("{:+.3f} s (+-{:.3f})", skew, s.clock_uncertainty_s);
+        r.detail = fmt::format("{}: clock {:+.3f} s from the hosts' median", o.host, skew);
+        if (std::abs(skew) - s.clock_uncertainty_s > t.clock_skew_max_s) {
+          r.status = Status::kFail;
+        } else if (std::abs(skew) + s.clock_uncertainty_s > t.clock_skew_max_s) {
+          r.status = Status::kWarn;
+          r.detail += " (within the measurement's uncertainty of the limit)";
+        }
+        if (r.status != Status::kPass) {
+          r.fix = fmt::format("enable time synchronisation (NTP) on {}", o.host);
+        }
+      }
+      out.push_back(r);
+    }
+    auto space = [&](const char* check, std::optional<std::uint64_t> bytes, double min_gib,
+                     const std::string& what, const std::string& fix) {
+      CheckResult r = host_check(o.host, check);
+      r.threshold = fmt::format(">= {:g} GiB", min_gib);
+      r.unit = "GiB";
+      if (!bytes) {
+        r.status = Status::kWarn;
+        r.measured = "unknown";
+        r.detail = fmt::format("{}: {} could not be read", o.host, what);
+      } else {
+        const double gib = static_cast<double>(*bytes) / kGiB;
+        r.value = gib;
+        r.measured = fmt::format("{:.1f} GiB", gib);
+        r.detail = fmt::format("{}: {} {:.1f} GiB", o.host, what, gib);
+        if (gib < min_gib) {
+          r.status = Status::kFail;
+          r.fix = fix;
+        }
+      }
+      out.push_back(r);
+    };
+    space("free-memory", s.memory_available_bytes, t.free_memory_min_gib, "available memory",
+          fmt::format("stop what uses memory on {}", o.host));
+    space("disk-space", s.disk_free_bytes, t.free_disk_min_gib,
+          fmt::format("free disk space for logs ({})", s.disk_path.empty() ? "~" : s.disk_path),
+          fmt::format("free disk space on {} ({})", o.host, s.disk_path));
+  }
+  for (const auto& o : outcomes) {
+    for (auto& r : by_host[o.host]) report.add(std::move(r));
+  }
+
+  // Cables.
+  for (const auto& c : expected.cables) {
+    const std::string label = cable_label(c.a, c.b);
+    auto cable_check = [&](const char* check) {
+      CheckResult r;
+      r.scope = Scope::kCable;
+      r.subject = label;
+      r.check = check;
+      return r;
+    };
+    const HostFacts* ha = live.find_host(c.a.host);
+    const HostFacts* hb = live.find_host(c.b.host);
+    // link-up
+    {
+      CheckResult r = cable_check("link-up");
+      r.threshold = "carrier on both ends";
+      std::vector<std::string> bad;
+      for (auto [end, h] : {std::pair{&c.a, ha}, std::pair{&c.b, hb}}) {
+        const std::string name = discovery::end_label(*end);
+        if (h == nullptr) {
+          bad.push_back(fmt::format("{}: host not probed", name));
+          continue;
+        }
+        const discovery::Port* p = find_port(*h, *end);
+        if (p == nullptr || !p->interface) {
+          bad.push_back(fmt::format("{}: port missing", name));
+        } else if (!p->interface->up) {
+          bad.push_back(fmt::format("{}: administratively down", name));
+        } else if (!p->interface->running) {
+          bad.push_back(fmt::format("{}: no carrier", name));
+        }
+      }
+      r.measured = bad.empty() ? "up" : "down";
+      if (bad.empty()) {
+        r.detail = fmt::format("{} - {}: carrier on both ends", discovery::end_label(c.a),
+                               discovery::end_label(c.b));
+      } else {
+        r.status = Status::kFail;
+        r.detail = fmt::format("cable {} - {} is down: {}", discovery::end_label(c.a),
+                               discovery::end_label(c.b), fmt::join(bad, "; "));
+        r.fix = fmt::format("reseat the cable between {} and {} and bring both interfaces up",
+                            discovery::end_label(c.a), discovery::end_label(c.b));
+      }
+      report.add(r);
+    }
+    // addresses
+    {
+      CheckResult r = cable_check("addresses");
+      const discovery::LinkAddress* plan = nullptr;
+      for (const auto& l : expected.network) {
+        if (l.a == c.a && l.b == c.b) plan = &l;
+      }
+      if (plan == nullptr) {
+        r.status = Status::kWarn;
+        r.measured = "no plan";
+        r.threshold = "planned addresses";
+        r.detail = fmt::format("no network plan for cable {} - {}", discovery::end_label(c.a),
+                               discovery::end_label(c.b));
+        r.fix = "run `clusterctl network plan CLUSTER.json` and `clusterctl network apply`";
+      } else {
+        r.threshold = plan->a_address + ", " + plan->b_address;
+        std::vector<std::string> missing, present;
+        for (auto [end, h, addr] : {std::tuple{&c.a, ha, &plan->a_address},
+                                    std::tuple{&c.b, hb, &plan->b_address}}) {
+          const discovery::NetInterface* i =
+              h == nullptr ? nullptr : find_interface(*h, end->interface);
+          const bool has = i != nullptr && std::find(i->ipv4.begin(), i->ipv4.end(), *addr) !=
+                                               i->ipv4.end();
+          (has ? present : missing)
+              .push_back(fmt::format("{} {}", discovery::end_label(*end), *addr));
+        }
+        r.measured = missing.empty() ? "present" : fmt::format("{} missing", missing.size());
+        if (missing.empty()) {
+          r.detail = fmt::format("{}", fmt::join(present, ", "));
+        } else {
+          r.status = Status::kFail;
+          r.detail = fmt::format("cable {} - {}: planned address missing on {}",
+                                 discovery::end_label(c.a), discovery::end_label(c.b),
+                                 fmt::join(missing, ", "));
+          r.fix = "run `clusterctl network apply`";
+        }
+      }
+      report.add(r);
+    }
+    // link-speed, only when a Thunderbolt speed is reported
+    {
+      int speed = 0;
+      for (auto [end, h] : {std::pair{&c.a, ha}, std::pair{&c.b, hb}}) {
+        const discovery::Port* p = h == nullptr ? nullptr : find_port(*h, *end);
+        if (p != nullptr && p->link_speed_gbps > 0) {
+          speed = speed == 0 ? p->link_speed_gbps : std::min(speed, p->link_speed_gbps);
+        }
+      }
+      if (speed > 0) {
+        CheckResult r = cable_check("link-speed");
+        r.value = speed;
+        r.unit = "Gb/s";
+        r.measured = fmt::format("{} Gb/s", speed);
+        r.threshold = fmt::format(">= {} Gb/s", t.link_min_speed_gbps);
+        r.detail = fmt::format("{} - {}: {} Gb/s", discovery::end_label(c.a),
+                               discovery::end_label(c.b), speed);
+        if (speed < t.link_min_speed_gbps) {
+          r.status = Status::kFail;
+          r.detail += ": TB4 link, RDMA impossible";
+          r.fix = "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both ends";
+        }
+        report.add(r);
+      }
+    }
+    // rdma per port
+    {
+      CheckResult r = cable_check("rdma");
+      r.threshold = "ready on both ends";
+      std::vector<std::string> states;
+      Status worst = Status::kPass;
+      std::string fix;
+      for (const auto* end : {&c.a, &c.b}) {
+        const provision::PortRdmaStatus* ps = nullptr;
+        for (const auto& h : rdma.hosts) {
+          for (const auto& p : h.ports) {
+            if (p.end.host == end->host && p.end.interface == end->interface &&
+                p.end.receptacle == end->receptacle) {
+              ps = &p;
+            }
+          }
+        }
+        if (ps == nullptr) {
+          states.push_back(fmt::format("{} not probed", discovery::end_label(*end)));
+          worst = std::max(worst, t.rdma_required ? Status::kFail : Status::kWarn);
+          continue;
+        }
+        states.push_back(fmt::format("{} {}", discovery::end_label(*end),
+                                     provision::to_string(ps->state)));
+        const Status st = rdma_status_of(ps->state, t);
+        if (st != Status::kPass && fix.empty()) fix = ps->fix;
+        worst = std::max(worst, st);
+      }
+      r.status = worst;
+      bool tcp = false;
+      for (const auto& st : states) tcp = tcp || st.ends_with("no-device");
+      r.measured = worst != Status::kPass ? "not ready" : tcp ? "TCP only" : "ready";
+      if (tcp && worst == Status::kPass) r.threshold = "ready, or no device (rdma_required: false)";
+      r.detail = fmt::format("{}", fmt::join(states, ", "));
+      r.fix = fix;
+      report.add(r);
+    }
+  }
+}
+
+}  // namespace cc::healthcheck
