@@ -229,7 +229,7 @@ util::Result<AllReduceFigures> measure_all_reduce(std::span<remote::Executor* co
         fmt::format("{}:{}", state.hosts[0].management_address, random_port());
     std::vector<Rank> ranks;
     for (std::size_t i = 0; i < n; ++i) {
-      std::vector<std::string> routes, listen;
+      std::vector<std::string> routes;
       for (std::size_t j = 0; j < n; ++j) {
         if (j == i) {
           routes.push_back(state.hosts[i].management_address);
@@ -237,16 +237,12 @@ util::Result<AllReduceFigures> measure_all_reduce(std::span<remote::Executor* co
         }
         auto [mine, peer] = route(i, j);
         routes.push_back(mine + ">" + peer);
-        if (std::find(listen.begin(), listen.end(), mine + ":0") == listen.end()) {
-          listen.push_back(mine + ":0");
-        }
       }
       ranks.push_back(
           {executors[i], fmt::format("rank {} on {}", i, state.hosts[i].host),
            {{"CLUSTERCOMM_RANK", std::to_string(i)},
             {"CLUSTERCOMM_SIZE", std::to_string(n)},
             {"CLUSTERCOMM_COORDINATOR", coordinator},
-            {"CLUSTERCOMM_LISTEN", fmt::format("{}", fmt::join(listen, ","))},
             {"CLUSTERCOMM_PEER_ADDRS", fmt::format("{}", fmt::join(routes, ","))},
             {"CLUSTERCOMM_TIMEOUT_MS", timeout_ms}},
            {"-o", "all_reduce", "-b", size_arg(bytes), "-e", size_arg(bytes), "-n", "20", "-c",

@@ -14,7 +14,8 @@
 //
 // All-reduce (--full): one rank per host in host order, each peer reached over the planned
 // address of their first cable (the management address when the pair has none), coordinator on
-// rank 0's management address; `all_reduce` of all_reduce_size_bytes floats, data checked;
+// rank 0's management address, each rank listening on one port of every address (peers use a
+// rank's first listener's port with the cable address they were given: comm/rendezvous); `all_reduce` of all_reduce_size_bytes floats, data checked;
 // busbw as nccl-tests (algbw x 2(n-1)/n), in Gb/s.
 //
 // The job secret (CLUSTERCOMM_TOKEN) travels on each rank's stdin, never on a command line.

@@ -7,6 +7,7 @@ CLUSTERCTL_PACKAGES=(
   libclang-rt-dev  # clang's sanitizer and libFuzzer runtimes (only recommended by clang)
   libcli11-dev libssh-dev libyaml-cpp-dev nlohmann-json3-dev libibverbs-dev libfmt-dev doctest-dev
   openssh-server openssh-client iproute2 iputils-ping procps util-linux python3
+  libxml2-utils  # xmllint: the health tests validate the JUnit reports
 )
 
 as_root() {
