@@ -19,6 +19,7 @@
 #include "healthcheck/health.h"
 #include "healthcheck/quick_checks.h"
 #include "healthcheck/render.h"
+#include "provision/network_plan.h"
 
 namespace cc::cli {
 namespace {
@@ -119,6 +120,11 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   // discovery when none is given.
   auto expected = obtain_cluster_state(ctx, o.source);
   if (!expected) return fail(ctx, expected.error());
+  if (expected->network.empty()) {
+    // No saved plan: the one `network apply` computes for this cabling (deterministic, default
+    // base), as `network apply` without a cluster file does.
+    if (auto plan = provision::plan_network(*expected, {}); plan) expected->network = *plan;
+  }
   const auto names = healthcheck::expected_hosts(*expected);
   if (names.empty()) {
     return fail(ctx, {ExitCode::kUsage, "no hosts to check: give a cluster state file "

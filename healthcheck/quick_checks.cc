@@ -318,6 +318,22 @@ void quick_checks(const discovery::ClusterState& expected, const std::vector<Hos
     };
     const HostFacts* ha = live.find_host(c.a.host);
     const HostFacts* hb = live.find_host(c.b.host);
+    if (ha == nullptr || hb == nullptr) {
+      // An end on a host that was not probed: the cable cannot be checked, and is not usable.
+      std::vector<std::string> gone;
+      for (const auto* h : {&c.a.host, &c.b.host}) {
+        if (live.find_host(*h) == nullptr) gone.push_back(*h);
+      }
+      CheckResult r = cable_check("link-up");
+      r.status = Status::kFail;
+      r.measured = "unknown";
+      r.threshold = "carrier on both ends";
+      r.detail = fmt::format("cable {} - {} not checked: {} not probed", discovery::end_label(c.a),
+                             discovery::end_label(c.b), fmt::join(gone, ", "));
+      r.fix = fmt::format("make {} reachable (see its reachable check)", fmt::join(gone, ", "));
+      report.add(r);
+      continue;
+    }
     // link-up
     {
       CheckResult r = cable_check("link-up");
@@ -325,10 +341,6 @@ void quick_checks(const discovery::ClusterState& expected, const std::vector<Hos
       std::vector<std::string> bad;
       for (auto [end, h] : {std::pair{&c.a, ha}, std::pair{&c.b, hb}}) {
         const std::string name = discovery::end_label(*end);
-        if (h == nullptr) {
-          bad.push_back(fmt::format("{}: host not probed", name));
-          continue;
-        }
         const discovery::Port* p = find_port(*h, *end);
         if (p == nullptr || !p->interface) {
           bad.push_back(fmt::format("{}: port missing", name));
@@ -370,8 +382,7 @@ void quick_checks(const discovery::ClusterState& expected, const std::vector<Hos
         std::vector<std::string> missing, present;
         for (auto [end, h, addr] : {std::tuple{&c.a, ha, &plan->a_address},
                                     std::tuple{&c.b, hb, &plan->b_address}}) {
-          const discovery::NetInterface* i =
-              h == nullptr ? nullptr : find_interface(*h, end->interface);
+          const discovery::NetInterface* i = find_interface(*h, end->interface);
           const bool has = i != nullptr && std::find(i->ipv4.begin(), i->ipv4.end(), *addr) !=
                                                i->ipv4.end();
           (has ? present : missing)
@@ -394,7 +405,7 @@ void quick_checks(const discovery::ClusterState& expected, const std::vector<Hos
     {
       int speed = 0;
       for (auto [end, h] : {std::pair{&c.a, ha}, std::pair{&c.b, hb}}) {
-        const discovery::Port* p = h == nullptr ? nullptr : find_port(*h, *end);
+        const discovery::Port* p = find_port(*h, *end);
         if (p != nullptr && p->link_speed_gbps > 0) {
           speed = speed == 0 ? p->link_speed_gbps : std::min(speed, p->link_speed_gbps);
         }

@@ -22,7 +22,8 @@
 //   disk-space          PASS free >= free_disk_min_gib | FAIL | WARN not readable
 // Cable checks (subject: cable_label, "h1:tb2-h3:tb1"), for every cable of the expected state:
 //   link-up             PASS both ends' interfaces exist with carrier | FAIL naming each end
-//                       that is missing, down or on an unreachable host
+//                       that is missing or down | FAIL "not checked" when an end's host was not
+//                       probed (then the cable's other checks are left out)
 //   addresses           PASS each end holds its planned address | FAIL naming the end and the
 //                       address | WARN no plan for this cable (`clusterctl network plan`)
 //   link-speed          only when an end reports a Thunderbolt speed: PASS >= min_speed_gbps |

@@ -5,7 +5,8 @@
 #  - the default level measures all 6 cables and saves a baseline; --full adds the all_reduce;
 #  - `ip link set down` on one cable end: that cable FAILs naming both hosts and ports, every
 #    other check passes, exit 1, and the JUnit file says the same;
-#  - a cable slowed down (tc) is reported as below its baseline.
+#  - a cable slowed down (tc) is reported as below its baseline;
+#  - a host without sshd: exit 3, named.
 set -euo pipefail
 source "$(dirname "$0")/../lab/lib.sh"
 name=hc${CLUSTERCTL_TEST_SUFFIX:-}
@@ -88,4 +89,18 @@ grep -E 'below baseline' "$tmp/slow.txt"
 grep -qE '^          cable h1:tb1-h2:tb1 bandwidth [0-9]+% below baseline' "$tmp/slow.txt" ||
   fail "slowed cable: $(cat "$tmp/slow.txt")"
 [ "$(grep -c '^    FAIL' "$tmp/slow.txt")" -eq 1 ] || fail "more than one failure: $(cat "$tmp/slow.txt")"
+
+# 5. A host whose sshd is gone: exit 3, the host and its cables named; the rest still checked.
+kill $(ip netns pids "$(ns h4)")
+rc=0
+health --quick --connect-timeout 3 --json >"$tmp/gone.json" || rc=$?
+[ "$rc" -eq 3 ] || fail "an unreachable host exited $rc"
+python3 - "$tmp/gone.json" <<'PY' || fail "unreachable results: $(cat "$tmp/gone.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["unreachable"] == ["h4"], j["unreachable"]
+bad = sorted((r["subject"], r["check"]) for r in j["results"] if r["status"] != "PASS")
+assert bad == [("h1:tb3-h4:tb1", "link-up"), ("h2:tb3-h4:tb2", "link-up"),
+               ("h3:tb3-h4:tb3", "link-up"), ("h4", "reachable")], bad
+PY
 echo "health: ok"
