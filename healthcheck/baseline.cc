@@ -192,9 +192,11 @@ std::vector<CheckResult> judge_all_reduce(const AllReduceFigures& f, int hosts, 
     data.fix = "run the per-cable checks (`clusterctl health`) to find the corrupting cable";
   }
   out.push_back(data);
-  out.push_back(judge_rate(Scope::kCluster, "cluster", "all-reduce-busbw", "all_reduce busbw",
-                           f.busbw_gbps, t.busbw_gbps, t.busbw_baseline_percent,
-                           base ? base->busbw_gbps : std::nullopt));
+  CheckResult busbw = judge_rate(Scope::kCluster, "cluster", "all-reduce-busbw",
+                                 "all_reduce busbw", f.busbw_gbps, t.busbw_gbps,
+                                 t.busbw_baseline_percent, base ? base->busbw_gbps : std::nullopt);
+  if (f.runs > 1) busbw.detail += fmt::format(" (the lowest of {} runs)", f.runs);
+  out.push_back(busbw);
   return out;
 }
 
