@@ -1,9 +1,11 @@
 #include "healthcheck/thresholds.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "util/atomic_file.h"
