@@ -180,7 +180,7 @@ void add_health_command(CLI::App& app, Context& ctx) {
                 "bridge, sleep, clock, memory, disk, links and addresses");
   sub->add_flag("--full", opts->full,
                 "Also an all_reduce over every host with a data check and its busbw");
-  sub->add_option("--soak", opts->soak_s, "With --full: repeat the all_reduce for N seconds")
+  sub->add_option("--soak", opts->soak_s, "Repeat the all_reduce for N seconds (implies --full)")
       ->check(CLI::Range(0, 86400))
       ->type_name("N");
   sub->add_option("--junit", opts->junit, "Also write the results as JUnit XML to FILE")
