@@ -39,5 +39,6 @@ void add_verify_mesh_command(CLI::App& app, Context& ctx);
 void add_rdma_command(CLI::App& app, Context& ctx);  // rdma status|enable
 void add_hostfile_command(CLI::App& app, Context& ctx);  // hostfile --format F
 void add_lab_command(CLI::App& app, Context& ctx);
+void add_launch_command(CLI::App& app, Context& ctx);  // launch
 
 }  // namespace cc::cli

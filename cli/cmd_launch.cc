@@ -1,0 +1,223 @@
+// `clusterctl launch JOB.yaml`: start a job on every host, stream its output, end it cleanly
+// (launch/runner.h). Exit 0 only when every rank exited 0; 4 otherwise (summary table on
+// stderr); 130 after Ctrl-C; 2 for a bad job file; 3 when a host cannot be set up.
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+#include "cli/hosts.h"
+#include "discovery/cluster_state.h"
+#include "launch/job_spec.h"
+#include "launch/output.h"
+#include "launch/rank_env.h"
+#include "launch/runner.h"
+#include "launch/wrapper.h"
+#include "provision/hostfile.h"
+#include "provision/mlx_hostfile.h"
+
+namespace cc::cli {
+namespace {
+
+using util::ExitCode;
+
+struct LaunchCli {
+  std::string job_file;
+  bool no_prefix = false;
+  std::string ranks;  // "0,2"
+};
+
+// Where the job's hosts are, how to reach them, and (for MLX runtimes) the MLX hostfile.
+struct Placement {
+  GlobalOptions global;  // the options make_executors gets for each host
+  std::vector<launch::LaunchHost> hosts;
+  std::vector<std::string> names;  // what make_executors gets, per host
+  std::optional<provision::MlxHostfile> mlx;
+};
+
+std::optional<provision::HostfileFormat> mlx_format(launch::Runtime r) {
+  switch (r) {
+    case launch::Runtime::kMlxJaccl:
+      return provision::HostfileFormat::kMlxJaccl;
+    case launch::Runtime::kMlxJacclRing:
+      return provision::HostfileFormat::kMlxJacclRing;
+    case launch::Runtime::kMlxRing:
+      return provision::HostfileFormat::kMlxRing;
+    default:
+      return std::nullopt;
+  }
+}
+
+util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spec) {
+  Placement p;
+  p.global = g;
+  using Kind = launch::ClusterRef::Kind;
+  std::vector<std::string> names;
+  if (!spec.hosts.empty()) {
+    names = spec.hosts;
+  } else if (spec.cluster->kind == Kind::kLab || spec.cluster->kind == Kind::kInventory) {
+    p.global.lab = spec.cluster->kind == Kind::kLab ? spec.cluster->value : "";
+    p.global.inventory = spec.cluster->kind == Kind::kInventory ? spec.cluster->value : "";
+  } else if (spec.cluster->kind == Kind::kClusterState) {
+    auto state = discovery::load_cluster_state(spec.cluster->value);
+    if (!state) return state.error();
+    for (const auto& h : state->hosts) {
+      names.push_back(h.host);
+      p.hosts.push_back({h.host, h.management_address});
+    }
+    if (auto f = mlx_format(spec.runtime)) {
+      auto hf = provision::make_mlx_hostfile(*state, *f);
+      if (!hf) return hf.error();
+      p.mlx = std::move(*hf);
+    }
+  } else {  // an MLX hostfile
+    auto hf = provision::read_mlx_hostfile(spec.cluster->value);
+    if (!hf) return hf.error();
+    for (const auto& h : hf->hosts) {
+      names.push_back(h.ssh);
+      p.hosts.push_back({h.ssh, spec.runtime == launch::Runtime::kMlxRing || h.ips.empty()
+                                     ? ""
+                                     : h.ips[0]});
+    }
+    p.mlx = std::move(*hf);
+  }
+  auto inv = selected_inventory(p.global);
+  if (!inv) return inv.error();
+  if (names.empty()) {
+    if (!*inv) return util::error(ExitCode::kUsage, fmt::format("{}: no hosts", spec.source.string()));
+    for (const auto& h : (*inv)->hosts) {
+      names.push_back(h.name);
+      p.hosts.push_back({h.name, h.address});
+    }
+  } else if (p.hosts.empty()) {
+    for (const auto& n : names) {
+      const remote::InventoryHost* ih = *inv ? (*inv)->find(n) : nullptr;
+      p.hosts.push_back({n, ih != nullptr ? ih->address : ""});
+    }
+  }
+  p.names = names;
+  return p;
+}
+
+util::Result<std::set<int>> parse_ranks(const std::string& spec, int world) {
+  std::set<int> out;
+  for (const auto& item : remote::split_host_list(spec)) {
+    int r = -1;
+    try {
+      size_t used = 0;
+      r = std::stoi(item, &used);
+      if (used != item.size()) r = -1;
+    } catch (const std::exception&) {
+      r = -1;
+    }
+    if (r < 0 || r >= world) {
+      return util::error(ExitCode::kUsage,
+                         fmt::format("--ranks: '{}' is not a rank of this job (0..{})", item,
+                                     world - 1));
+    }
+    out.insert(r);
+  }
+  return out;
+}
+
+std::string new_job_id(const std::string& name) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return fmt::format("{}-{}-{}", name, stamp, launch::random_hex(3));
+}
+
+ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
+  auto spec = launch::load_job_spec(o.job_file);
+  if (!spec) {
+    fmt::print(stderr, "{}\n", spec.error().message);
+    return spec.error().code;
+  }
+  auto fail = [](const util::Error& e) {
+    fmt::print(stderr, "clusterctl launch: {}\n", e.message);
+    return e.code;
+  };
+  if (spec->runtime == launch::Runtime::kMpi) {
+    return fail(util::error(ExitCode::kUsage,
+                            "runtime mpi is not supported by this version of launch yet: use "
+                            "runtime: none with command [mpirun, ...] on one host"));
+  }
+  if (!spec->preflight.empty()) {
+    fmt::print(stderr, "clusterctl launch: warning: preflight checks are not run yet ({} skipped)\n",
+               spec->preflight.size());
+  }
+  auto placement = place(ctx.global, *spec);
+  if (!placement) return fail(placement.error());
+  auto secrets = launch::resolve_secrets(*spec);
+  if (!secrets) return fail(secrets.error());
+
+  launch::WorldPlan plan;
+  plan.runtime = spec->runtime;
+  plan.coordinator_port = spec->coordinator_port;
+  plan.ranks_per_host = spec->ranks_per_host;
+  plan.hosts = placement->hosts;
+  plan.mlx = placement->mlx;
+  plan.token = launch::random_hex(32);
+  plan.env = spec->env;
+  plan.secrets = std::move(*secrets);
+  if (auto st = launch::check_world(plan); !st) return fail(st.error());
+
+  launch::OutputOptions out_opts;
+  out_opts.prefix = !o.no_prefix;
+  if (!o.ranks.empty()) {
+    auto shown = parse_ranks(o.ranks, plan.world_size());
+    if (!shown) return fail(shown.error());
+    out_opts.shown = std::move(*shown);
+  }
+  std::vector<std::string> labels;
+  for (int r = 0; r < plan.world_size(); ++r) labels.push_back(plan.hosts[plan.host_of(r)].name);
+  auto mux = launch::OutputMux::open(spec->logs, labels, out_opts);
+  if (!mux) return fail(mux.error());
+
+  launch::RunnerOptions ro;
+  ro.job_id = new_job_id(spec->name);
+  ro.output = out_opts;
+  const Placement& pl = *placement;
+  launch::ExecutorFactory connect =
+      [&pl](size_t h) -> util::Result<std::unique_ptr<remote::Executor>> {
+    auto ex = make_executors(pl.global, pl.names.at(h));
+    if (!ex) return ex.error();
+    if (ex->size() != 1) {
+      return util::error(ExitCode::kUsage, fmt::format("host {}: not one host", pl.names.at(h)));
+    }
+    return std::move(ex->front());
+  };
+  (*mux)->note(fmt::format("job {}: {} ranks on {} hosts, logs in {}", ro.job_id,
+                           plan.world_size(), plan.hosts.size(), spec->logs));
+  auto outcome = launch::run_job(*spec, plan, **mux, connect, ro);
+  if (!outcome) return fail(outcome.error());
+  std::fflush(stdout);
+  fmt::print(stderr, "{}", launch::render_summary(*outcome));
+  return outcome->code;
+}
+
+}  // namespace
+
+void add_launch_command(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<LaunchCli>();
+  CLI::App* cmd = app.add_subcommand(
+      "launch",
+      "Run a job (job.yaml) on every host: ranks started in parallel, output streamed with a "
+      "[rank host] prefix and kept per rank, the job ended cleanly on failure or Ctrl-C");
+  cmd->add_option("job", o->job_file, "The job file (see templates/ and README, \"job.yaml\")")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--no-prefix", o->no_prefix, "Show ranks' lines without the [rank host] prefix");
+  cmd->add_option("--ranks", o->ranks, "Show only these ranks' output (e.g. 0,2); logs keep all");
+  cmd->callback([&ctx, o] { ctx.action = [&ctx, o] { return run_launch(ctx, *o); }; });
+}
+
+}  // namespace cc::cli
