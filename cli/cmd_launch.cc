@@ -15,12 +15,17 @@
 #include "cli/hosts.h"
 #include "discovery/cluster_state.h"
 #include "launch/job_spec.h"
+#include "launch/job_state.h"
 #include "launch/output.h"
 #include "launch/rank_env.h"
 #include "launch/runner.h"
 #include "launch/wrapper.h"
 #include "provision/hostfile.h"
 #include "provision/mlx_hostfile.h"
+#include "util/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace cc::cli {
 namespace {
@@ -31,6 +36,7 @@ struct LaunchCli {
   std::string job_file;
   bool no_prefix = false;
   std::string ranks;  // "0,2"
+  bool detach = false;
 };
 
 // Where the job's hosts are, how to reach them, and (for MLX runtimes) the MLX hostfile.
@@ -172,6 +178,11 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
 
   launch::OutputOptions out_opts;
   out_opts.prefix = !o.no_prefix;
+  out_opts.status_line = ctx.style.progress && !o.detach;
+  if (o.detach) {
+    out_opts.out = nullptr;
+    out_opts.err = nullptr;
+  }
   if (!o.ranks.empty()) {
     auto shown = parse_ranks(o.ranks, plan.world_size());
     if (!shown) return fail(shown.error());
@@ -182,9 +193,50 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   auto mux = launch::OutputMux::open(spec->logs, labels, out_opts);
   if (!mux) return fail(mux.error());
 
+  launch::JobRecord rec;
+  rec.id = new_job_id(spec->name);
+  rec.name = spec->name;
+  rec.job_file = std::filesystem::absolute(o.job_file).lexically_normal().string();
+  rec.pid = ::getpid();
+  rec.started_at = launch::utc_now();
+  rec.logs = std::filesystem::absolute(spec->logs).lexically_normal().string();
+  rec.world_size = plan.world_size();
+  rec.hosts = labels;
+  if (o.detach) {
+    // Before any thread exists: the child runs the job in its own session, the parent reports.
+    std::fflush(nullptr);
+    pid_t child = ::fork();
+    if (child < 0) {
+      return fail(util::error(ExitCode::kUsage, "cannot start in the background: fork failed"));
+    }
+    if (child > 0) {
+      rec.pid = child;
+      if (auto st = launch::save_job(rec); !st) return fail(st.error());
+      fmt::print("{}\n", rec.id);
+      fmt::print(stderr,
+                 "clusterctl: job {} runs in the background (pid {}); follow it with "
+                 "`clusterctl logs {} -f`, end it with `clusterctl stop {}`\n",
+                 rec.id, child, rec.id, rec.id);
+      return ExitCode::kOk;
+    }
+    ::setsid();
+    int devnull = ::open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+      ::dup2(devnull, 0);
+      ::dup2(devnull, 1);
+      ::dup2(devnull, 2);
+      if (devnull > 2) ::close(devnull);
+    }
+    rec.pid = ::getpid();
+  } else if (auto st = launch::save_job(rec); !st) {
+    return fail(st.error());
+  }
+
   launch::RunnerOptions ro;
-  ro.job_id = new_job_id(spec->name);
+  ro.job_id = rec.id;
   ro.output = out_opts;
+  launch::OutputMux& out = **mux;
+  if (out_opts.status_line) ro.status = [&out](const std::string& line) { out.status(line); };
   const Placement& pl = *placement;
   launch::ExecutorFactory connect =
       [&pl](size_t h) -> util::Result<std::unique_ptr<remote::Executor>> {
@@ -195,13 +247,29 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     }
     return std::move(ex->front());
   };
-  (*mux)->note(fmt::format("job {}: {} ranks on {} hosts, logs in {}", ro.job_id,
-                           plan.world_size(), plan.hosts.size(), spec->logs));
-  auto outcome = launch::run_job(*spec, plan, **mux, connect, ro);
-  if (!outcome) return fail(outcome.error());
+  out.note(fmt::format("job {}: {} ranks on {} hosts, logs in {}", rec.id, plan.world_size(),
+                       plan.hosts.size(), spec->logs));
+  auto outcome = launch::run_job(*spec, plan, out, connect, ro);
+  out.status("");
+  std::string summary;
+  ExitCode code = ExitCode::kOk;
+  if (!outcome) {
+    summary = fmt::format("clusterctl launch: {}\n", outcome.error().message);
+    code = outcome.error().code;
+  } else {
+    summary = launch::render_summary(*outcome);
+    code = outcome->code;
+    for (const auto& r : outcome->ranks) rec.rank_status.push_back(launch::describe_status(r));
+  }
+  rec.exit_code = util::to_int(code);
+  rec.state = code == ExitCode::kOk            ? "succeeded"
+              : code == ExitCode::kInterrupted ? "interrupted"
+                                               : "failed";
+  (void)launch::save_job(rec);  // best effort: the job itself is over
+  (void)util::write_file_atomic(std::filesystem::path(spec->logs) / "summary.txt", summary);
   std::fflush(stdout);
-  fmt::print(stderr, "{}", launch::render_summary(*outcome));
-  return outcome->code;
+  if (!o.detach) fmt::print(stderr, "{}", summary);
+  return code;
 }
 
 }  // namespace
@@ -217,6 +285,9 @@ void add_launch_command(CLI::App& app, Context& ctx) {
       ->check(CLI::ExistingFile);
   cmd->add_flag("--no-prefix", o->no_prefix, "Show ranks' lines without the [rank host] prefix");
   cmd->add_option("--ranks", o->ranks, "Show only these ranks' output (e.g. 0,2); logs keep all");
+  cmd->add_flag("--detach", o->detach,
+                "Run in the background: print the job id and return; see `clusterctl jobs`, "
+                "`logs JOB -f`, `stop JOB`");
   cmd->callback([&ctx, o] { ctx.action = [&ctx, o] { return run_launch(ctx, *o); }; });
 }
 

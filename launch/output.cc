@@ -68,8 +68,30 @@ void OutputMux::emit(int rank, int fd, std::string_view line) {
   std::string text = opts_.prefix ? rank_prefix(rank, labels_[static_cast<size_t>(rank)]) : "";
   text.append(line);
   text += '\n';
+  clear_status();
   std::fwrite(text.data(), 1, text.size(), term);
   std::fflush(term);
+  draw_status();
+}
+
+void OutputMux::clear_status() {
+  if (status_.empty() || opts_.err == nullptr) return;
+  std::fputs("\r\x1b[K", opts_.err);
+  std::fflush(opts_.err);
+}
+
+void OutputMux::draw_status() {
+  if (status_.empty() || opts_.err == nullptr) return;
+  std::fputs(status_.c_str(), opts_.err);
+  std::fflush(opts_.err);
+}
+
+void OutputMux::status(std::string_view text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!opts_.status_line) return;
+  clear_status();
+  status_ = text;
+  draw_status();
 }
 
 void OutputMux::feed(int rank, int fd, std::string_view bytes) {
@@ -107,8 +129,10 @@ void OutputMux::note(std::string_view line) {
   std::lock_guard<std::mutex> lock(mu_);
   if (opts_.err == nullptr) return;
   std::string text = fmt::format("clusterctl: {}\n", line);
+  clear_status();
   std::fwrite(text.data(), 1, text.size(), opts_.err);
   std::fflush(opts_.err);
+  draw_status();
 }
 
 std::chrono::steady_clock::time_point OutputMux::last_output(int rank) const {

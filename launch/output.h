@@ -23,6 +23,7 @@ struct OutputOptions {
   std::set<int> shown;      // ranks shown on the terminal; empty = every rank (--ranks)
   std::FILE* out = stdout;  // where stdout lines go; nullptr = nowhere (--detach)
   std::FILE* err = stderr;  // where stderr lines go; nullptr = nowhere
+  bool status_line = false;  // a terminal: status() draws a transient line on `err`
 };
 
 /// Thread-safe: ranks' threads feed it at once; each line is written whole.
@@ -43,6 +44,9 @@ class OutputMux {
   void finish(int rank);
   /// A line of clusterctl's own about the job, on stderr (and not in any rank's log).
   void note(std::string_view line);
+  /// Redraws the transient status line ("4/4 running, 12 s"), only with status_line; lines
+  /// written meanwhile clear it first and redraw it after. "" clears it for good.
+  void status(std::string_view text);
   /// When rank `rank` last printed anything (steady clock), for the stall warning.
   std::chrono::steady_clock::time_point last_output(int rank) const;
   /// Path of rank's log for fd 1 or 2.
@@ -55,6 +59,8 @@ class OutputMux {
   };
   OutputMux(std::filesystem::path dir, std::vector<std::string> labels, OutputOptions opts);
   void emit(int rank, int fd, std::string_view line);
+  void clear_status();  // with mu_ held
+  void draw_status();
 
   std::filesystem::path dir_;
   std::vector<std::string> labels_;
@@ -62,6 +68,7 @@ class OutputMux {
   mutable std::mutex mu_;
   std::vector<Stream> streams_;  // 2 per rank: [2r] stdout, [2r+1] stderr
   std::vector<std::chrono::steady_clock::time_point> last_;
+  std::string status_;  // drawn now on opts_.err when not empty
 };
 
 /// "[R host] " as shown before each line.

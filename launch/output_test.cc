@@ -66,3 +66,21 @@ TEST_CASE("output: --no-prefix and --ranks filter only the terminal") {
   std::fclose(out);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("output: the status line is cleared before each line and drawn again after") {
+  auto dir = std::filesystem::temp_directory_path() / ("cc-output-test-" + random_hex(4));
+  std::FILE* err = std::tmpfile();
+  OutputOptions o;
+  o.out = err;
+  o.err = err;
+  o.status_line = true;
+  auto mux = OutputMux::open(dir, {"h1"}, o);
+  REQUIRE(mux.ok());
+  (*mux)->status("1/1 running");
+  (*mux)->feed(0, 1, "line\n");
+  (*mux)->status("");
+  CHECK(slurp(err) == "1/1 running\r\x1b[K[0 h1] line\n1/1 running\r\x1b[K");
+  mux->reset();
+  std::fclose(err);
+  std::filesystem::remove_all(dir);
+}

@@ -270,7 +270,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
       std::string why;
       ExitCode code = ExitCode::kJobFailed;
       if (util::interrupted()) {
-        why = "interrupted (Ctrl-C)";
+        why = "interrupted (Ctrl-C or `clusterctl stop`)";
         code = ExitCode::kInterrupted;
       } else if (first_failed >= 0) {
         std::lock_guard<std::mutex> lock(sh.mu);

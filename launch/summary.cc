@@ -70,7 +70,9 @@ std::string render_summary(const JobOutcome& o) {
       const auto& r = o.ranks[static_cast<size_t>(o.first_failed)];
       why = fmt::format("rank {} on {} failed first ({})", r.rank, r.host, describe_status(r));
     }
-    out += fmt::format("job failed: {}; {}/{} ranks exited 0\n", why, ok, o.ranks.size());
+    out += fmt::format("job {}: {}; {}/{} ranks exited 0\n",
+                       o.code == util::ExitCode::kInterrupted ? "interrupted" : "failed", why, ok,
+                       o.ranks.size());
   }
   for (const auto& p : o.cleanup_problems) {
     out += fmt::format("warning: the job directory may remain: {}\n", p);
