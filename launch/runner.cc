@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "launch/stall.h"
 #include "launch/wrapper.h"
 #include "remote/fan_out.h"
 #include "util/interrupt.h"
@@ -204,6 +205,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
           if (marker.started()) {
             std::lock_guard<std::mutex> lock(sh.mu);
             sh.ranks[static_cast<size_t>(r)].started = true;
+            sh.ranks[static_cast<size_t>(r)].pid = marker.pid();
           }
           if (!pass.empty()) output.feed(r, 2, pass);
           return;
@@ -253,6 +255,57 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     });
   };
   auto last_status = Clock::now() - 1s;
+  std::vector<StallWatch> stall(static_cast<size_t>(world), StallWatch(spec.timeouts.stall));
+  auto next_stall_check = t0 + stall[0].interval();
+  // Samples every running rank's CPU time (one round trip per host) and warns about the silent
+  // ones that keep a core busy.
+  auto check_stalls = [&] {
+    std::vector<std::vector<long>> pids(nhosts);
+    {
+      std::lock_guard<std::mutex> lock(sh.mu);
+      for (const auto& o : sh.ranks) {
+        if (o.started && !o.finished && o.pid > 0) pids[plan.host_of(o.rank)].push_back(o.pid);
+      }
+    }
+    std::vector<std::string> answers(nhosts);
+    std::vector<remote::Executor*> raw;
+    for (auto& e : control) raw.push_back(e.get());
+    remote::for_each_host(
+        raw, "stall",
+        [&](size_t h) {
+          if (pids[h].empty() || control[h] == nullptr) return;
+          remote::RunOptions sro;
+          sro.timeout = 5s;
+          sro.cancelled = [] { return false; };
+          auto res = control[h]->run(remote::Command{cpu_time_argv(pids[h])}, sro);
+          if (res && res->exit_status == 0) answers[h] = res->out;
+        },
+        util::OutputStyle{});
+    const auto now = Clock::now();
+    std::lock_guard<std::mutex> lock(sh.mu);
+    for (const auto& o : sh.ranks) {
+      if (!o.started || o.finished || o.pid <= 0) continue;
+      const std::string& text = answers[plan.host_of(o.rank)];
+      std::string want = std::to_string(o.pid) + " ";
+      for (size_t at = 0; at < text.size();) {
+        size_t nl = text.find('\n', at);
+        std::string_view line(text.data() + at, (nl == std::string::npos ? text.size() : nl) - at);
+        at = nl == std::string::npos ? text.size() : nl + 1;
+        if (!line.starts_with(want)) continue;
+        auto cpu = parse_cpu_time(line.substr(want.size()));
+        if (!cpu) break;
+        auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
+            now - output.last_output(o.rank));
+        auto& w = stall[static_cast<size_t>(o.rank)];
+        if (w.sample(now, *cpu, silent)) {
+          output.note(fmt::format("warning: rank {} on {} has printed nothing for {} s while "
+                                  "using {:.0f}% CPU: a hung collective? (timeouts.stall)",
+                                  o.rank, o.host, silent.count() / 1000, w.last_load() * 100));
+        }
+        break;
+      }
+    }
+  };
   for (;;) {
     int running = 0, finished = 0, started = 0, first_failed = -1;
     {
@@ -293,6 +346,10 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
           sh.ending = true;
         }
         begin_end(why, code);
+      }
+      if (!ending_at && spec.timeouts.stall.count() > 0 && Clock::now() >= next_stall_check) {
+        check_stalls();
+        next_stall_check = Clock::now() + stall[0].interval();
       }
     } else if (Clock::now() - *ending_at > spec.timeouts.grace + opts.control_timeout + 5s) {
       sh.abandon = true;  // the ranks still connected belong to unreachable hosts

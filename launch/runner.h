@@ -45,6 +45,7 @@ struct RankOutcome {
   int rank = 0;
   std::string host;
   bool started = false;   // the rank's process ran (its start line arrived)
+  long pid = 0;           // its pid (= process group and session id) on its host, once started
   bool finished = false;  // its exit status (or a connection loss) is known
   int exit_status = -1;   // 0..255; 128+N: death by signal N; -1: unknown (lost, never ran)
   std::string problem;    // why it has no status: "connection lost: ...", "never started"
