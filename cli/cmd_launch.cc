@@ -23,6 +23,7 @@
 #include "provision/hostfile.h"
 #include "provision/mlx_hostfile.h"
 #include "util/atomic_file.h"
+#include "util/interrupt.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -249,7 +250,21 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   };
   out.note(fmt::format("job {}: {} ranks on {} hosts, logs in {}", rec.id, plan.world_size(),
                        plan.hosts.size(), spec->logs));
+  // restart: on-failure starts the whole job again, up to max_attempts starts in all; each
+  // attempt has its own job directories, and the logs keep every attempt's lines.
+  const int attempts =
+      spec->restart.policy == launch::Restart::Policy::kOnFailure ? spec->restart.max_attempts : 1;
   auto outcome = launch::run_job(*spec, plan, out, connect, ro);
+  for (int attempt = 2; attempt <= attempts && outcome && !util::interrupted() &&
+                        outcome->code == ExitCode::kJobFailed;
+       ++attempt) {
+    out.status("");
+    out.note(fmt::format("attempt {} of {} failed:\n{}starting attempt {} (restart: on-failure)",
+                         attempt - 1, attempts, launch::render_summary(*outcome), attempt));
+    ro.job_id = fmt::format("{}-a{}", rec.id, attempt);
+    outcome = launch::run_job(*spec, plan, out, connect, ro);
+    if (outcome) outcome->reason += fmt::format(" (attempt {} of {})", attempt, attempts);
+  }
   out.status("");
   std::string summary;
   ExitCode code = ExitCode::kOk;
