@@ -23,7 +23,8 @@ def fail(message):
 class Lab:
     """`lab up` on enter, `lab down` on exit (also after a failure)."""
 
-    def __init__(self, tag, hosts=4):
+    def __init__(self, tag, hosts=4, up_args=()):
+        self.up_args = list(up_args)
         self.name = f"ln{SUFFIX}{tag}"
         self.hosts = [f"h{i + 1}" for i in range(hosts)]
         self.workdir = f"/tmp/clusterctl-launch-test-{self.name}"
@@ -31,7 +32,7 @@ class Lab:
     def __enter__(self):
         subprocess.run([CLUSTERCTL, "lab", "down", "--name", self.name], capture_output=True)
         subprocess.run([CLUSTERCTL, "lab", "up", "--hosts", str(len(self.hosts)), "--name",
-                        self.name], check=True, stdout=subprocess.DEVNULL)
+                        self.name, *self.up_args], check=True, stdout=subprocess.DEVNULL)
         os.makedirs(self.workdir, exist_ok=True)
         return self
 
