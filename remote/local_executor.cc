@@ -241,10 +241,10 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
     in.write.reset();
   }
   auto stream = [&](int fd) {
-    std::string& got = fd == 1 ? result.out : result.err;
-    if (opts.on_output && !got.empty()) {
-      opts.on_output(fd, got);
-      got.clear();
+    std::string& pending = fd == 1 ? result.out : result.err;
+    if (opts.on_output && !pending.empty()) {
+      opts.on_output(fd, pending);
+      pending.clear();
     }
   };
 
