@@ -40,5 +40,7 @@ void add_rdma_command(CLI::App& app, Context& ctx);  // rdma status|enable
 void add_hostfile_command(CLI::App& app, Context& ctx);  // hostfile --format F
 void add_health_command(CLI::App& app, Context& ctx);    // health [--quick|--full]
 void add_lab_command(CLI::App& app, Context& ctx);
+void add_launch_command(CLI::App& app, Context& ctx);  // launch
+void add_jobs_commands(CLI::App& app, Context& ctx);   // jobs, logs, stop
 
 }  // namespace cc::cli

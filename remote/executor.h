@@ -9,7 +9,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,17 @@ struct RunOptions {
   std::chrono::milliseconds timeout{30'000};
   /// Bytes written to the command's stdin, then EOF. Without it stdin is empty (EOF at once).
   std::optional<std::string> stdin_data;
+  /// Keep stdin open after stdin_data was written, until the command ends (no EOF is sent). A
+  /// remote watchdog can then read stdin's end as the loss of this connection (launch/).
+  bool keep_stdin_open = false;
+  /// When set, called with each piece of output as it arrives (fd 1 = stdout, 2 = stderr; any
+  /// split, not whole lines), on the thread inside run(); that output is then not kept in
+  /// CommandResult::out / err.
+  std::function<void(int fd, std::string_view bytes)> on_output;
+  /// When set, replaces the util::interrupted() check (the caller ends the command its own way
+  /// on Ctrl-C): polled at least every 100 ms; once it returns true the command is killed as
+  /// on timeout (timed_out = true).
+  std::function<bool()> cancelled;
 };
 
 /// The outcome of a command that ran (whatever its exit status).

@@ -223,6 +223,10 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
     result.exit_status = missing ? 127 : 126;
     result.err = missing ? fmt::format("clusterctl: {}: command not found\n", args[0])
                          : fmt::format("clusterctl: {}: {}\n", args[0], std::strerror(exec_errno));
+    if (opts.on_output) {
+      opts.on_output(2, result.err);
+      result.err.clear();
+    }
     result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
     return result;
   }
@@ -233,9 +237,16 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
   std::string_view to_write;
   if (opts.stdin_data && !opts.stdin_data->empty()) {
     to_write = *opts.stdin_data;
-  } else {
+  } else if (!opts.keep_stdin_open) {
     in.write.reset();
   }
+  auto stream = [&](int fd) {
+    std::string& pending = fd == 1 ? result.out : result.err;
+    if (opts.on_output && !pending.empty()) {
+      opts.on_output(fd, pending);
+      pending.clear();
+    }
+  };
 
   bool exited = false;
   int status = 0;
@@ -246,7 +257,13 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
       if (w == pid) exited = true;
     }
     if (exited && !out.read.open() && !err.read.open()) break;
-    if (util::interrupted()) {
+    if (opts.cancelled && opts.cancelled()) {
+      ::kill(-pid, SIGKILL);
+      if (!exited) ::waitpid(pid, &status, 0);
+      result.timed_out = true;
+      break;
+    }
+    if (!opts.cancelled && util::interrupted()) {
       ::kill(-pid, SIGKILL);
       if (!exited) ::waitpid(pid, &status, 0);
       return util::error(ExitCode::kInterrupted,
@@ -272,7 +289,7 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
     };
     watch(0, out.read, POLLIN);
     watch(1, err.read, POLLIN);
-    watch(2, in.write, POLLOUT);
+    if (!to_write.empty()) watch(2, in.write, POLLOUT);
     int wait_ms = static_cast<int>(std::min<long long>(left, 100));
     if (!out.read.open() && !err.read.open()) {
       wait_ms = std::min(wait_ms, idle_wait_ms);
@@ -288,12 +305,14 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
     if (rc <= 0) continue;
     if (slot[0] != nullptr && slot[0]->revents != 0) drain(out.read, result.out);
     if (slot[1] != nullptr && slot[1]->revents != 0) drain(err.read, result.err);
+    stream(1);
+    stream(2);
     if (slot[2] != nullptr && slot[2]->revents != 0) {
       ssize_t w = write_without_sigpipe(in.write.get(), to_write.data(),
                                         std::min<size_t>(to_write.size(), 65536));
       if (w > 0) {
         to_write.remove_prefix(static_cast<size_t>(w));
-        if (to_write.empty()) in.write.reset();
+        if (to_write.empty() && !opts.keep_stdin_open) in.write.reset();
       } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         in.write.reset();  // EPIPE: the command does not read its stdin; not an error
       }

@@ -170,3 +170,47 @@ TEST_CASE("local: upload copies atomically with the mode") {
   CHECK(missing.error().message.find((dir / "nope").string()) != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("local: on_output streams stdout and stderr apart; the result keeps none of it") {
+  LocalExecutor local;
+  std::string out, err;
+  RunOptions opts;
+  opts.on_output = [&](int fd, std::string_view bytes) { (fd == 1 ? out : err).append(bytes); };
+  auto r = local.run(sh("echo one; echo two >&2; echo three; exit 3"), opts);
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 3);
+  CHECK(out == "one\nthree\n");
+  CHECK(err == "two\n");
+  CHECK(r->out.empty());
+  CHECK(r->err.empty());
+}
+
+TEST_CASE("local: keep_stdin_open holds stdin open until `cancelled` ends the command") {
+  LocalExecutor local;
+  RunOptions opts;
+  opts.stdin_data = "first\n";
+  opts.keep_stdin_open = true;
+  std::string out;
+  opts.on_output = [&](int fd, std::string_view bytes) {
+    if (fd == 1) out.append(bytes);
+  };
+  // The script echoes its first line, then waits for stdin's end, which never comes: only
+  // `cancelled` ends it (and with it the timed_out flag).
+  opts.cancelled = [&] { return out == "got first\n"; };
+  opts.timeout = 20s;
+  auto r = local.run(sh("read -r l; echo \"got $l\"; cat >/dev/null; echo eof"), opts);
+  REQUIRE(r.ok());
+  CHECK(r->timed_out);
+  CHECK(out == "got first\n");
+}
+
+TEST_CASE("local: with `cancelled` set, Ctrl-C is left to the caller") {
+  LocalExecutor local;
+  cc::util::set_interrupted(true);
+  RunOptions opts;
+  opts.cancelled = [] { return false; };
+  auto r = local.run(sh("echo still"), opts);
+  cc::util::set_interrupted(false);
+  REQUIRE(r.ok());
+  CHECK(r->out == "still\n");
+}

@@ -234,7 +234,13 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
 
   ssh_set_blocking(s, 0);
   for (;;) {
-    if (util::interrupted()) {
+    if (opts.cancelled ? opts.cancelled() : false) {
+      ssh_channel_request_send_signal(raw, "KILL");
+      if (remote_pid > 0) kill_remote_group(s, remote_pid);
+      result.timed_out = true;
+      break;
+    }
+    if (!opts.cancelled && util::interrupted()) {
       ssh_channel_request_send_signal(raw, "KILL");
       if (remote_pid > 0) kill_remote_group(s, remote_pid);
       failure = util::error(ExitCode::kInterrupted,
@@ -262,7 +268,7 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
         progress = progress || w > 0;
       }
     }
-    if (!eof_sent && to_write.empty()) {
+    if (!eof_sent && to_write.empty() && !opts.keep_stdin_open) {
       if (ssh_channel_send_eof(raw) == SSH_ERROR) {
         failure = lost("while sending stdin to");
         break;
@@ -273,7 +279,13 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
     for (int is_stderr = 0; is_stderr <= 1; ++is_stderr) {
       int n = ssh_channel_read_nonblocking(raw, buf.data(), kChunk, is_stderr);
       if (n > 0) {
-        (is_stderr != 0 ? result.err : result.out).append(buf.data(), static_cast<size_t>(n));
+        std::string& into = is_stderr != 0 ? result.err : result.out;
+        into.append(buf.data(), static_cast<size_t>(n));
+        // Streamed output leaves the result; stderr once the pid report is out of it.
+        if (opts.on_output && (is_stderr == 0 || remote_pid != 0)) {
+          opts.on_output(is_stderr != 0 ? 2 : 1, into);
+          into.clear();
+        }
         progress = true;
         at_eof = false;
       } else if (n == SSH_ERROR) {
@@ -283,7 +295,13 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
         at_eof = false;
       }
     }
-    if (remote_pid == 0) remote_pid = take_pid_report(result.err);
+    if (remote_pid == 0) {
+      remote_pid = take_pid_report(result.err);
+      if (remote_pid != 0 && opts.on_output && !result.err.empty()) {
+        opts.on_output(2, result.err);
+        result.err.clear();
+      }
+    }
     if (failure) break;
     if (at_eof || ssh_channel_is_closed(raw) != 0) {
       // All output is in; the exit status follows the EOF.
@@ -305,6 +323,10 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
   }
   ssh_remove_channel_callbacks(raw, &callbacks);
   if (remote_pid == 0) take_pid_report(result.err);
+  if (opts.on_output && !result.err.empty()) {
+    opts.on_output(2, result.err);
+    result.err.clear();
+  }
   if (failure) {
     if (failure->code == ExitCode::kUnreachable) {  // the session is unusable: drop it
       channel.drop();

@@ -1,0 +1,338 @@
+// `clusterctl launch JOB.yaml`: start a job on every host, stream its output, end it cleanly
+// (launch/runner.h). Exit 0 only when every rank exited 0; 4 otherwise (summary table on
+// stderr); 130 after Ctrl-C; 2 for a bad job file; 3 when a host cannot be set up.
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "cli/cluster_source.h"
+#include "cli/context.h"
+#include "cli/hosts.h"
+#include "discovery/cluster_state.h"
+#include "launch/job_spec.h"
+#include "launch/job_state.h"
+#include "launch/output.h"
+#include "launch/rank_env.h"
+#include "launch/runner.h"
+#include "launch/wrapper.h"
+#include "provision/hostfile.h"
+#include "provision/mlx_hostfile.h"
+#include "topology/report.h"
+#include "util/atomic_file.h"
+#include "util/interrupt.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace cc::cli {
+namespace {
+
+using util::ExitCode;
+
+struct LaunchCli {
+  std::string job_file;
+  bool no_prefix = false;
+  std::string ranks;  // "0,2"
+  bool detach = false;
+};
+
+// Where the job's hosts are, how to reach them, and (for MLX runtimes) the MLX hostfile.
+struct Placement {
+  GlobalOptions global;  // the options make_executors gets for each host
+  std::vector<launch::LaunchHost> hosts;
+  std::vector<std::string> names;  // what make_executors gets, per host
+  std::optional<provision::MlxHostfile> mlx;
+};
+
+std::optional<provision::HostfileFormat> mlx_format(launch::Runtime r) {
+  switch (r) {
+    case launch::Runtime::kMlxJaccl:
+      return provision::HostfileFormat::kMlxJaccl;
+    case launch::Runtime::kMlxJacclRing:
+      return provision::HostfileFormat::kMlxJacclRing;
+    case launch::Runtime::kMlxRing:
+      return provision::HostfileFormat::kMlxRing;
+    default:
+      return std::nullopt;
+  }
+}
+
+util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spec) {
+  Placement p;
+  p.global = g;
+  using Kind = launch::ClusterRef::Kind;
+  std::vector<std::string> names;
+  if (!spec.hosts.empty()) {
+    names = spec.hosts;
+  } else if (spec.cluster->kind == Kind::kLab || spec.cluster->kind == Kind::kInventory) {
+    p.global.lab = spec.cluster->kind == Kind::kLab ? spec.cluster->value : "";
+    p.global.inventory = spec.cluster->kind == Kind::kInventory ? spec.cluster->value : "";
+  } else if (spec.cluster->kind == Kind::kClusterState) {
+    auto state = discovery::load_cluster_state(spec.cluster->value);
+    if (!state) return state.error();
+    for (const auto& h : state->hosts) {
+      names.push_back(h.host);
+      p.hosts.push_back({h.host, h.management_address});
+    }
+    if (auto f = mlx_format(spec.runtime)) {
+      auto hf = provision::make_mlx_hostfile(*state, *f);
+      if (!hf) return hf.error();
+      p.mlx = std::move(*hf);
+    }
+  } else {  // an MLX hostfile
+    auto hf = provision::read_mlx_hostfile(spec.cluster->value);
+    if (!hf) return hf.error();
+    for (const auto& h : hf->hosts) {
+      names.push_back(h.ssh);
+      p.hosts.push_back({h.ssh, spec.runtime == launch::Runtime::kMlxRing || h.ips.empty()
+                                     ? ""
+                                     : h.ips[0]});
+    }
+    p.mlx = std::move(*hf);
+  }
+  auto inv = selected_inventory(p.global);
+  if (!inv) return inv.error();
+  if (names.empty()) {
+    if (!*inv) return util::error(ExitCode::kUsage, fmt::format("{}: no hosts", spec.source.string()));
+    for (const auto& h : (*inv)->hosts) {
+      names.push_back(h.name);
+      p.hosts.push_back({h.name, h.address});
+    }
+  } else if (p.hosts.empty()) {
+    for (const auto& n : names) {
+      const remote::InventoryHost* ih = *inv ? (*inv)->find(n) : nullptr;
+      p.hosts.push_back({n, ih != nullptr ? ih->address : ""});
+    }
+  }
+  p.names = names;
+  return p;
+}
+
+// The job's preflight checks, in order, before anything is uploaded or started. verify-mesh
+// discovers the job's hosts live (as `clusterctl verify-mesh --hosts ...`) and needs the full
+// mesh; the health checks are not part of this version (a warning says they were skipped).
+util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Placement& p) {
+  for (launch::Preflight check : spec.preflight) {
+    if (check != launch::Preflight::kVerifyMesh) {
+      fmt::print(stderr, "clusterctl launch: warning: preflight {} is not available yet: skipped\n",
+                 launch::to_string(check));
+      continue;
+    }
+    Context c = ctx;
+    c.global = p.global;
+    ClusterSource src;
+    for (const auto& n : p.names) src.hosts += (src.hosts.empty() ? "" : ",") + n;
+    auto state = obtain_cluster_state(c, src);
+    if (!state) return state.error();
+    const topology::VerifyReport report = topology::verify_mesh(*state, {});
+    if (ExitCode code = topology::exit_code(report); code != ExitCode::kOk) {
+      fmt::print(stderr, "{}", topology::render_text(report, ctx.style));
+      return util::error(code, fmt::format("preflight verify-mesh failed (above): nothing was "
+                                           "started; fix the cabling or remove verify-mesh from "
+                                           "`preflight:` in {}",
+                                           spec.source.string()));
+    }
+    fmt::print(stderr, "clusterctl launch: preflight verify-mesh: {} hosts, full mesh\n",
+               state->hosts.size());
+  }
+  return {};
+}
+
+util::Result<std::set<int>> parse_ranks(const std::string& spec, int world) {
+  std::set<int> out;
+  for (const auto& item : remote::split_host_list(spec)) {
+    int r = -1;
+    try {
+      size_t used = 0;
+      r = std::stoi(item, &used);
+      if (used != item.size()) r = -1;
+    } catch (const std::exception&) {
+      r = -1;
+    }
+    if (r < 0 || r >= world) {
+      return util::error(ExitCode::kUsage,
+                         fmt::format("--ranks: '{}' is not a rank of this job (0..{})", item,
+                                     world - 1));
+    }
+    out.insert(r);
+  }
+  return out;
+}
+
+std::string new_job_id(const std::string& name) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return fmt::format("{}-{}-{}", name, stamp, launch::random_hex(3));
+}
+
+ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
+  auto spec = launch::load_job_spec(o.job_file);
+  if (!spec) {
+    fmt::print(stderr, "{}\n", spec.error().message);
+    return spec.error().code;
+  }
+  auto fail = [](const util::Error& e) {
+    fmt::print(stderr, "clusterctl launch: {}\n", e.message);
+    return e.code;
+  };
+  if (spec->runtime == launch::Runtime::kMpi) {
+    return fail(util::error(ExitCode::kUsage,
+                            "runtime mpi is not supported by this version of launch yet: use "
+                            "runtime: none with command [mpirun, ...] on one host"));
+  }
+  auto placement = place(ctx.global, *spec);
+  if (!placement) return fail(placement.error());
+  if (auto st = preflight(ctx, *spec, *placement); !st) return fail(st.error());
+  auto secrets = launch::resolve_secrets(*spec);
+  if (!secrets) return fail(secrets.error());
+
+  launch::WorldPlan plan;
+  plan.runtime = spec->runtime;
+  plan.coordinator_port = spec->coordinator_port;
+  plan.ranks_per_host = spec->ranks_per_host;
+  plan.hosts = placement->hosts;
+  plan.mlx = placement->mlx;
+  plan.token = launch::random_hex(32);
+  plan.env = spec->env;
+  plan.secrets = std::move(*secrets);
+  if (auto st = launch::check_world(plan); !st) return fail(st.error());
+
+  launch::OutputOptions out_opts;
+  out_opts.prefix = !o.no_prefix;
+  out_opts.status_line = ctx.style.progress && !o.detach;
+  if (o.detach) {
+    out_opts.out = nullptr;
+    out_opts.err = nullptr;
+  }
+  if (!o.ranks.empty()) {
+    auto shown = parse_ranks(o.ranks, plan.world_size());
+    if (!shown) return fail(shown.error());
+    out_opts.shown = std::move(*shown);
+  }
+  std::vector<std::string> labels;
+  for (int r = 0; r < plan.world_size(); ++r) labels.push_back(plan.hosts[plan.host_of(r)].name);
+  auto mux = launch::OutputMux::open(spec->logs, labels, out_opts);
+  if (!mux) return fail(mux.error());
+
+  launch::JobRecord rec;
+  rec.id = new_job_id(spec->name);
+  rec.name = spec->name;
+  rec.job_file = std::filesystem::absolute(o.job_file).lexically_normal().string();
+  rec.pid = ::getpid();
+  rec.started_at = launch::utc_now();
+  rec.logs = std::filesystem::absolute(spec->logs).lexically_normal().string();
+  rec.world_size = plan.world_size();
+  rec.hosts = labels;
+  if (o.detach) {
+    // Before any thread exists: the child runs the job in its own session, the parent reports.
+    std::fflush(nullptr);
+    pid_t child = ::fork();
+    if (child < 0) {
+      return fail(util::error(ExitCode::kUsage, "cannot start in the background: fork failed"));
+    }
+    if (child > 0) {
+      rec.pid = child;
+      if (auto st = launch::save_job(rec); !st) return fail(st.error());
+      fmt::print("{}\n", rec.id);
+      fmt::print(stderr,
+                 "clusterctl: job {} runs in the background (pid {}); follow it with "
+                 "`clusterctl logs {} -f`, end it with `clusterctl stop {}`\n",
+                 rec.id, child, rec.id, rec.id);
+      return ExitCode::kOk;
+    }
+    ::setsid();
+    int devnull = ::open("/dev/null", O_RDWR);
+    if (devnull >= 0) {
+      ::dup2(devnull, 0);
+      ::dup2(devnull, 1);
+      ::dup2(devnull, 2);
+      if (devnull > 2) ::close(devnull);
+    }
+    rec.pid = ::getpid();
+  } else if (auto st = launch::save_job(rec); !st) {
+    return fail(st.error());
+  }
+
+  launch::RunnerOptions ro;
+  ro.job_id = rec.id;
+  ro.output = out_opts;
+  launch::OutputMux& out = **mux;
+  if (out_opts.status_line) ro.status = [&out](const std::string& line) { out.status(line); };
+  const Placement& pl = *placement;
+  launch::ExecutorFactory connect =
+      [&pl](size_t h) -> util::Result<std::unique_ptr<remote::Executor>> {
+    auto ex = make_executors(pl.global, pl.names.at(h));
+    if (!ex) return ex.error();
+    if (ex->size() != 1) {
+      return util::error(ExitCode::kUsage, fmt::format("host {}: not one host", pl.names.at(h)));
+    }
+    return std::move(ex->front());
+  };
+  out.note(fmt::format("job {}: {} ranks on {} hosts, logs in {}", rec.id, plan.world_size(),
+                       plan.hosts.size(), spec->logs));
+  // restart: on-failure starts the whole job again, up to max_attempts starts in all; each
+  // attempt has its own job directories, and the logs keep every attempt's lines.
+  const int attempts =
+      spec->restart.policy == launch::Restart::Policy::kOnFailure ? spec->restart.max_attempts : 1;
+  auto outcome = launch::run_job(*spec, plan, out, connect, ro);
+  for (int attempt = 2; attempt <= attempts && outcome && !util::interrupted() &&
+                        outcome->code == ExitCode::kJobFailed;
+       ++attempt) {
+    out.status("");
+    out.note(fmt::format("attempt {} of {} failed:\n{}starting attempt {} (restart: on-failure)",
+                         attempt - 1, attempts, launch::render_summary(*outcome), attempt));
+    ro.job_id = fmt::format("{}-a{}", rec.id, attempt);
+    outcome = launch::run_job(*spec, plan, out, connect, ro);
+    if (outcome) outcome->reason += fmt::format(" (attempt {} of {})", attempt, attempts);
+  }
+  out.status("");
+  std::string summary;
+  ExitCode code = ExitCode::kOk;
+  if (!outcome) {
+    summary = fmt::format("clusterctl launch: {}\n", outcome.error().message);
+    code = outcome.error().code;
+  } else {
+    summary = launch::render_summary(*outcome);
+    code = outcome->code;
+    for (const auto& r : outcome->ranks) rec.rank_status.push_back(launch::describe_status(r));
+  }
+  rec.exit_code = util::to_int(code);
+  rec.state = code == ExitCode::kOk            ? "succeeded"
+              : code == ExitCode::kInterrupted ? "interrupted"
+                                               : "failed";
+  (void)launch::save_job(rec);  // best effort: the job itself is over
+  (void)util::write_file_atomic(std::filesystem::path(spec->logs) / "summary.txt", summary);
+  std::fflush(stdout);
+  if (!o.detach) fmt::print(stderr, "{}", summary);
+  return code;
+}
+
+}  // namespace
+
+void add_launch_command(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<LaunchCli>();
+  CLI::App* cmd = app.add_subcommand(
+      "launch",
+      "Run a job (job.yaml) on every host: ranks started in parallel, output streamed with a "
+      "[rank host] prefix and kept per rank, the job ended cleanly on failure or Ctrl-C");
+  cmd->add_option("job", o->job_file, "The job file (see templates/ and README, \"job.yaml\")")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--no-prefix", o->no_prefix, "Show ranks' lines without the [rank host] prefix");
+  cmd->add_option("--ranks", o->ranks, "Show only these ranks' output (e.g. 0,2); logs keep all");
+  cmd->add_flag("--detach", o->detach,
+                "Run in the background: print the job id and return; see `clusterctl jobs`, "
+                "`logs JOB -f`, `stop JOB`");
+  cmd->callback([&ctx, o] { ctx.action = [&ctx, o] { return run_launch(ctx, *o); }; });
+}
+
+}  // namespace cc::cli

@@ -1,0 +1,55 @@
+// A launched job's record, so other terminals can find it: `clusterctl jobs`, `logs`, `stop`.
+// One JSON file per job, written atomically (util::write_file_atomic) when the job starts and
+// again when it ends:
+//   ${XDG_STATE_HOME:-$HOME/.local/state}/clusterctl/jobs/JOBID.json
+//   {"schema": "clusterctl.job/1", "id": "smoke-20261130-233053-1c3456", "name": "smoke",
+//    "job_file": "/abs/job.yaml", "pid": 1234,            // the clusterctl process running it
+//    "state": "running" | "succeeded" | "failed" | "interrupted",
+//    "exit_code": null | 0 | 4 | 130, "started_at": "2026-11-30T23:30:53Z",
+//    "logs": "/abs/logs/smoke", "world_size": 4, "hosts": ["h1", ...],
+//    "ranks": [{"rank": 0, "host": "h1", "status": "exit 0"}, ...]}   // filled at the end
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace cc::launch {
+
+struct JobRecord {
+  std::string id;
+  std::string name;
+  std::string job_file;
+  long pid = 0;
+  std::string state = "running";
+  std::optional<int> exit_code;
+  std::string started_at;
+  std::string logs;  // absolute
+  int world_size = 0;
+  std::vector<std::string> hosts;  // per rank
+  std::vector<std::string> rank_status;  // per rank, at the end ("exit 0", "SIGKILL")
+  /// "running" only while its clusterctl process lives; a record left "running" by a process
+  /// that died (kill -9) reads "lost".
+  std::string live_state() const;
+};
+
+/// The jobs directory: ${XDG_STATE_HOME:-$HOME/.local/state}/clusterctl/jobs.
+std::filesystem::path jobs_dir();
+
+/// Writes the record atomically to jobs_dir()/ID.json. Errors: kUsage naming the file.
+util::Status save_job(const JobRecord& rec);
+
+/// Every record, newest first. Unreadable files are skipped.
+std::vector<JobRecord> list_jobs();
+
+/// The record whose id is `id`, or else the newest whose name is `id`. Errors: kUsage saying
+/// which jobs exist (`clusterctl jobs`).
+util::Result<JobRecord> find_job(const std::string& id);
+
+/// "2026-11-30T23:30:53Z" for now.
+std::string utc_now();
+
+}  // namespace cc::launch

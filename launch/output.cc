@@ -1,0 +1,143 @@
+#include "launch/output.h"
+
+#include <cerrno>
+#include <cstring>
+#include <system_error>
+
+#include <fmt/format.h>
+
+namespace cc::launch {
+
+std::string rank_prefix(int rank, std::string_view host) {
+  return fmt::format("[{} {}] ", rank, host);
+}
+
+OutputMux::OutputMux(std::filesystem::path dir, std::vector<std::string> labels,
+                     OutputOptions opts)
+    : dir_(std::move(dir)),
+      labels_(std::move(labels)),
+      opts_(std::move(opts)),
+      streams_(labels_.size() * 2),
+      last_(labels_.size(), std::chrono::steady_clock::now()) {}
+
+OutputMux::~OutputMux() {
+  for (auto& s : streams_) {
+    if (s.log != nullptr) std::fclose(s.log);
+  }
+}
+
+std::filesystem::path OutputMux::log_path(int rank, int fd) const {
+  return dir_ / fmt::format("rank-{}.{}", rank, fd == 1 ? "out" : "err");
+}
+
+util::Result<std::unique_ptr<OutputMux>> OutputMux::open(const std::filesystem::path& log_dir,
+                                                         std::vector<std::string> labels,
+                                                         OutputOptions opts) {
+  std::error_code ec;
+  std::filesystem::create_directories(log_dir, ec);
+  if (ec) {
+    return util::error(util::ExitCode::kUsage,
+                       fmt::format("cannot create the log directory {}: {}; set `logs:` in the "
+                                   "job file to a writable directory",
+                                   log_dir.string(), ec.message()));
+  }
+  std::unique_ptr<OutputMux> mux(new OutputMux(log_dir, std::move(labels), std::move(opts)));
+  for (size_t r = 0; r < mux->labels_.size(); ++r) {
+    for (int fd = 1; fd <= 2; ++fd) {
+      auto path = mux->log_path(static_cast<int>(r), fd);
+      std::FILE* f = std::fopen(path.c_str(), "w");
+      if (f == nullptr) {
+        return util::error(util::ExitCode::kUsage,
+                           fmt::format("cannot write the log file {}: {}", path.string(),
+                                       std::strerror(errno)));
+      }
+      mux->streams_[r * 2 + static_cast<size_t>(fd - 1)].log = f;
+    }
+  }
+  return mux;
+}
+
+void OutputMux::emit(int rank, int fd, std::string_view line) {
+  Stream& s = streams_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(fd - 1)];
+  std::fwrite(line.data(), 1, line.size(), s.log);
+  std::fputc('\n', s.log);
+  std::fflush(s.log);
+  std::FILE* term = fd == 1 ? opts_.out : opts_.err;
+  if (term == nullptr) return;
+  if (!opts_.shown.empty() && opts_.shown.count(rank) == 0) return;
+  std::string text = opts_.prefix ? rank_prefix(rank, labels_[static_cast<size_t>(rank)]) : "";
+  text.append(line);
+  text += '\n';
+  clear_status();
+  std::fwrite(text.data(), 1, text.size(), term);
+  std::fflush(term);
+  draw_status();
+}
+
+void OutputMux::clear_status() {
+  if (status_.empty() || opts_.err == nullptr) return;
+  std::fputs("\r\x1b[K", opts_.err);
+  std::fflush(opts_.err);
+}
+
+void OutputMux::draw_status() {
+  if (status_.empty() || opts_.err == nullptr) return;
+  std::fputs(status_.c_str(), opts_.err);
+  std::fflush(opts_.err);
+}
+
+void OutputMux::status(std::string_view text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!opts_.status_line) return;
+  clear_status();
+  status_ = text;
+  draw_status();
+}
+
+void OutputMux::feed(int rank, int fd, std::string_view bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  last_[static_cast<size_t>(rank)] = std::chrono::steady_clock::now();
+  std::string& partial = streams_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(fd - 1)].partial;
+  for (;;) {
+    size_t nl = bytes.find('\n');
+    if (nl == std::string_view::npos) break;
+    if (partial.empty()) {
+      emit(rank, fd, bytes.substr(0, nl));
+    } else {
+      partial.append(bytes.substr(0, nl));
+      emit(rank, fd, partial);
+      partial.clear();
+    }
+    bytes.remove_prefix(nl + 1);
+  }
+  partial.append(bytes);
+}
+
+void OutputMux::finish(int rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (int fd = 1; fd <= 2; ++fd) {
+    std::string& partial =
+        streams_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(fd - 1)].partial;
+    if (!partial.empty()) {
+      emit(rank, fd, partial);
+      partial.clear();
+    }
+  }
+}
+
+void OutputMux::note(std::string_view line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (opts_.err == nullptr) return;
+  std::string text = fmt::format("clusterctl: {}\n", line);
+  clear_status();
+  std::fwrite(text.data(), 1, text.size(), opts_.err);
+  std::fflush(opts_.err);
+  draw_status();
+}
+
+std::chrono::steady_clock::time_point OutputMux::last_output(int rank) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_[static_cast<size_t>(rank)];
+}
+
+}  // namespace cc::launch

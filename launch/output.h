@@ -1,0 +1,77 @@
+// The ranks' output: stdout and stderr kept apart, cut into lines, written unprefixed to one
+// log file per rank and stream (LOGDIR/rank-R.out, LOGDIR/rank-R.err), and shown on the
+// terminal prefixed "[R host] " (stdout lines on stdout, stderr lines on stderr), one whole
+// line at a time and flushed at once (line-buffered), optionally only for some ranks.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/result.h"
+
+namespace cc::launch {
+
+struct OutputOptions {
+  bool prefix = true;       // "[R host] " before each terminal line (--no-prefix: none)
+  std::set<int> shown;      // ranks shown on the terminal; empty = every rank (--ranks)
+  std::FILE* out = stdout;  // where stdout lines go; nullptr = nowhere (--detach)
+  std::FILE* err = stderr;  // where stderr lines go; nullptr = nowhere
+  bool status_line = false;  // a terminal: status() draws a transient line on `err`
+};
+
+/// Thread-safe: ranks' threads feed it at once; each line is written whole.
+class OutputMux {
+ public:
+  /// `labels[r]` is rank r's host name. Opens (truncates) the log files in `log_dir`, creating
+  /// it. Errors: kUsage naming the file that cannot be written.
+  static util::Result<std::unique_ptr<OutputMux>> open(const std::filesystem::path& log_dir,
+                                                       std::vector<std::string> labels,
+                                                       OutputOptions opts);
+  ~OutputMux();
+  OutputMux(const OutputMux&) = delete;
+  OutputMux& operator=(const OutputMux&) = delete;
+
+  /// Output of rank `rank` on fd 1 (stdout) or 2 (stderr), any split.
+  void feed(int rank, int fd, std::string_view bytes);
+  /// Writes out the rank's incomplete last lines (with a newline added).
+  void finish(int rank);
+  /// A line of clusterctl's own about the job, on stderr (and not in any rank's log).
+  void note(std::string_view line);
+  /// Redraws the transient status line ("4/4 running, 12 s"), only with status_line; lines
+  /// written meanwhile clear it first and redraw it after. "" clears it for good.
+  void status(std::string_view text);
+  /// When rank `rank` last printed anything (steady clock), for the stall warning.
+  std::chrono::steady_clock::time_point last_output(int rank) const;
+  /// Path of rank's log for fd 1 or 2.
+  std::filesystem::path log_path(int rank, int fd) const;
+
+ private:
+  struct Stream {
+    std::FILE* log = nullptr;
+    std::string partial;
+  };
+  OutputMux(std::filesystem::path dir, std::vector<std::string> labels, OutputOptions opts);
+  void emit(int rank, int fd, std::string_view line);
+  void clear_status();  // with mu_ held
+  void draw_status();
+
+  std::filesystem::path dir_;
+  std::vector<std::string> labels_;
+  OutputOptions opts_;
+  mutable std::mutex mu_;
+  std::vector<Stream> streams_;  // 2 per rank: [2r] stdout, [2r+1] stderr
+  std::vector<std::chrono::steady_clock::time_point> last_;
+  std::string status_;  // drawn now on opts_.err when not empty
+};
+
+/// "[R host] " as shown before each line.
+std::string rank_prefix(int rank, std::string_view host);
+
+}  // namespace cc::launch

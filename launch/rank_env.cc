@@ -1,0 +1,184 @@
+#include "launch/rank_env.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/atomic_file.h"
+
+namespace cc::launch {
+namespace {
+
+using util::ExitCode;
+
+constexpr const char* kIbvDevicesFile = "mlx-ibv-devices.json";
+constexpr const char* kRingHostfile = "mlx-hostfile.json";
+
+bool is_mlx(Runtime r) {
+  return r == Runtime::kMlxJaccl || r == Runtime::kMlxJacclRing || r == Runtime::kMlxRing;
+}
+
+}  // namespace
+
+util::Status check_world(const WorldPlan& plan) {
+  if (plan.hosts.empty()) return util::error(ExitCode::kUsage, "the job has no hosts");
+  if (!is_mlx(plan.runtime)) return {};
+  if (!plan.mlx) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("runtime {} needs an MLX hostfile or a cluster state (cluster: "
+                                   "hostfile:FILE or cluster.json): the ranks' addresses and "
+                                   "devices come from it",
+                                   to_string(plan.runtime)));
+  }
+  if (plan.ranks_per_host != 1) {
+    return util::error(ExitCode::kUsage, fmt::format("runtime {} runs one rank per host, as "
+                                                     "mlx.launch does: set ranks_per_host: 1",
+                                                     to_string(plan.runtime)));
+  }
+  const auto& hf = *plan.mlx;
+  if (hf.hosts.size() != plan.hosts.size()) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("the MLX hostfile {} has {} hosts, the job {}", hf.path,
+                                   hf.hosts.size(), plan.hosts.size()));
+  }
+  if (plan.runtime != Runtime::kMlxRing) {
+    if (hf.hosts[0].ips.empty()) {
+      return util::error(ExitCode::kUsage,
+                         fmt::format("the MLX hostfile {}: rank 0 has no ips: the jaccl "
+                                     "coordinator address is ips[0] of rank 0",
+                                     hf.path));
+    }
+    for (size_t i = 0; i < hf.hosts.size(); ++i) {
+      if (hf.hosts[i].rdma.size() != hf.hosts.size()) {
+        return util::error(ExitCode::kUsage,
+                           fmt::format("the MLX hostfile {}: rank {} has {} rdma cells, expected "
+                                       "{} (an N x N matrix)",
+                                       hf.path, i, hf.hosts[i].rdma.size(), hf.hosts.size()));
+      }
+    }
+  } else {
+    for (size_t i = 0; i < hf.hosts.size(); ++i) {
+      if (hf.hosts[i].ips.empty()) {
+        return util::error(ExitCode::kUsage,
+                           fmt::format("the MLX hostfile {}: rank {} has no ips: the ring "
+                                       "backend connects to them",
+                                       hf.path, i));
+      }
+    }
+  }
+  return {};
+}
+
+std::string mlx_ibv_devices_json(const provision::MlxHostfile& hf) {
+  nlohmann::json m = nlohmann::json::array();
+  for (const auto& h : hf.hosts) {
+    nlohmann::json row = nlohmann::json::array();
+    for (const auto& cell : h.rdma) {
+      if (cell.empty()) {
+        row.push_back(nullptr);
+      } else if (cell.size() == 1) {
+        row.push_back(cell[0]);
+      } else {
+        row.push_back(cell);
+      }
+    }
+    m.push_back(row);
+  }
+  return m.dump() + "\n";
+}
+
+std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_port) {
+  nlohmann::json list = nlohmann::json::array();
+  int port = first_port;
+  for (const auto& h : hf.hosts) {
+    nlohmann::json node = nlohmann::json::array();
+    for (const auto& ip : h.ips) node.push_back(fmt::format("{}:{}", ip, port++));
+    list.push_back(node);
+  }
+  return list.dump() + "\n";
+}
+
+std::vector<RuntimeFile> runtime_files(const WorldPlan& plan) {
+  if (!plan.mlx) return {};
+  switch (plan.runtime) {
+    case Runtime::kMlxJaccl:
+    case Runtime::kMlxJacclRing:
+      return {{kIbvDevicesFile, mlx_ibv_devices_json(*plan.mlx)}};
+    case Runtime::kMlxRing:
+      return {{kRingHostfile, mlx_ring_hostfile_json(*plan.mlx, plan.coordinator_port)}};
+    default:
+      return {};
+  }
+}
+
+std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string& job_dir) {
+  std::vector<EnvVar> env;
+  const std::string r = std::to_string(rank);
+  switch (plan.runtime) {
+    case Runtime::kClusterComm: {
+      const LaunchHost& h0 = plan.hosts.at(0);
+      env.emplace_back("CLUSTERCOMM_RANK", r);
+      env.emplace_back("CLUSTERCOMM_SIZE", std::to_string(plan.world_size()));
+      env.emplace_back("CLUSTERCOMM_COORDINATOR",
+                       fmt::format("{}:{}", h0.address.empty() ? h0.name : h0.address,
+                                   plan.coordinator_port));
+      env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
+      break;
+    }
+    case Runtime::kMlxJaccl:
+    case Runtime::kMlxJacclRing:
+      env.emplace_back("MLX_RANK", r);
+      env.emplace_back("MLX_IBV_DEVICES", job_dir + "/" + kIbvDevicesFile);
+      env.emplace_back("MLX_JACCL_COORDINATOR",
+                       fmt::format("{}:{}", plan.mlx->hosts.at(0).ips.at(0),
+                                   plan.coordinator_port));
+      if (plan.runtime == Runtime::kMlxJacclRing) env.emplace_back("MLX_JACCL_RING", "1");
+      break;
+    case Runtime::kMlxRing:
+      env.emplace_back("MLX_RANK", r);
+      env.emplace_back("MLX_HOSTFILE", job_dir + "/" + kRingHostfile);
+      break;
+    case Runtime::kMpi:
+    case Runtime::kNone:
+      break;
+  }
+  if (plan.mlx && is_mlx(plan.runtime)) {
+    for (const auto& kv : plan.mlx->envs) {
+      size_t eq = kv.find('=');
+      if (eq != std::string::npos) env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+  }
+  for (const auto& kv : plan.env) env.emplace_back(kv);
+  for (const auto& kv : plan.secrets) env.emplace_back(kv);
+  return env;
+}
+
+util::Result<std::map<std::string, std::string>> resolve_secrets(const JobSpec& spec) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, src] : spec.secret_env) {
+    if (src.kind == SecretSource::Kind::kEnv) {
+      const char* v = std::getenv(src.value.c_str());
+      if (v == nullptr) {
+        return util::error(ExitCode::kUsage,
+                           fmt::format("{}: secret_env {}: the variable {} is not set in your "
+                                       "environment; export it before launching",
+                                       spec.source.string(), name, src.value));
+      }
+      out[name] = v;
+    } else {
+      auto text = util::read_file(src.value);
+      if (!text) {
+        return util::error(ExitCode::kUsage,
+                           fmt::format("{}: secret_env {}: cannot read {}", spec.source.string(),
+                                       name, src.value));
+      }
+      std::string value = std::move(*text);
+      while (!value.empty() && (value.back() == '\n' || value.back() == '\r')) value.pop_back();
+      out[name] = std::move(value);
+    }
+  }
+  return out;
+}
+
+}  // namespace cc::launch

@@ -1,0 +1,81 @@
+// What each rank is given to find the others: its runtime's environment variables (and the
+// files they name), exactly as ../shared/docs/facts.md ("MLX interoperability") says mlx.launch
+// sets them, so unmodified MLX programs run; CLUSTERCOMM_* for libclustercomm (comm/README.md).
+// Pure: no I/O.
+//
+//   clustercomm     CLUSTERCOMM_RANK, CLUSTERCOMM_SIZE, CLUSTERCOMM_COORDINATOR=ADDR0:PORT,
+//                   CLUSTERCOMM_TOKEN (a fresh per-launch secret)
+//   mlx-jaccl       MLX_RANK, MLX_IBV_DEVICES=JOBDIR/mlx-ibv-devices.json (the N x N device
+//                   matrix: [[null, "rdma_en1", ...], ...], a cell with parallel cables a list),
+//                   MLX_JACCL_COORDINATOR=ips[0] of rank 0:PORT
+//   mlx-jaccl-ring  the same plus MLX_JACCL_RING=1 (read by presence)
+//   mlx-ring        MLX_RANK, MLX_HOSTFILE=JOBDIR/mlx-hostfile.json: per rank the list of
+//                   "ip:port" for its ips, ports counting up from coordinator_port across all
+//                   ranks' addresses (one connection per address)
+//   mpi             none here: mpirun gives its ranks their environment
+//   none            only the job's env
+// The MLX hostfile's "envs" (K=V) are set on every MLX rank, as mlx.launch does; then the
+// job's env; then the secrets.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "launch/job_spec.h"
+#include "launch/wrapper.h"
+#include "provision/mlx_hostfile.h"
+#include "util/result.h"
+
+namespace cc::launch {
+
+/// One host of the job, in rank order.
+struct LaunchHost {
+  std::string name;     // as shown in output and logs ("h1", "studio1")
+  std::string address;  // management address (the coordinator's for rank 0); empty: name
+};
+
+/// Everything that decides the ranks' environment.
+struct WorldPlan {
+  Runtime runtime = Runtime::kClusterComm;
+  int coordinator_port = 32323;
+  int ranks_per_host = 1;
+  std::vector<LaunchHost> hosts;
+  std::optional<provision::MlxHostfile> mlx;  // required for the mlx-* runtimes
+  std::string token;                          // CLUSTERCOMM_TOKEN
+  std::map<std::string, std::string> env;     // the job's env
+  std::map<std::string, std::string> secrets; // secret_env, resolved
+  int world_size() const { return static_cast<int>(hosts.size()) * ranks_per_host; }
+  /// Rank r runs on host r / ranks_per_host (consecutive ranks share a host).
+  size_t host_of(int rank) const { return static_cast<size_t>(rank / ranks_per_host); }
+};
+
+/// A file every host gets in its job directory before the ranks start.
+struct RuntimeFile {
+  std::string name;     // inside the job directory
+  std::string content;
+};
+
+/// Checks the plan can be started: hosts present; for mlx-* a hostfile with one host per job
+/// host and ranks_per_host 1 (MLX runs one rank per host); for jaccl a full N x N matrix.
+/// Errors: kUsage naming what is missing and what to do.
+util::Status check_world(const WorldPlan& plan);
+
+/// The runtime's files (MLX_IBV_DEVICES, MLX_HOSTFILE content), the same on every host.
+std::vector<RuntimeFile> runtime_files(const WorldPlan& plan);
+
+/// Rank `rank`'s environment, in the order set: runtime variables, hostfile envs, job env,
+/// secrets. `job_dir` is the job's directory on the rank's host (for file paths).
+std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string& job_dir);
+
+/// The JSON of the MLX device matrix (MLX_IBV_DEVICES's file).
+std::string mlx_ibv_devices_json(const provision::MlxHostfile& hf);
+/// The JSON list per rank of "ip:port" (MLX_HOSTFILE's file).
+std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_port);
+
+/// secret_env values: from the local environment or files. Errors: kUsage naming the variable
+/// (never its value) and the missing source.
+util::Result<std::map<std::string, std::string>> resolve_secrets(const JobSpec& spec);
+
+}  // namespace cc::launch

@@ -1,0 +1,96 @@
+#include "launch/rank_env.h"
+
+#include <algorithm>
+#include <string>
+
+#include <doctest/doctest.h>
+
+using namespace cc::launch;
+
+namespace {
+std::string get(const std::vector<EnvVar>& env, const std::string& name) {
+  auto it = std::find_if(env.begin(), env.end(), [&](const EnvVar& v) { return v.first == name; });
+  return it == env.end() ? "<unset>" : it->second;
+}
+
+cc::provision::MlxHostfile mesh3() {
+  cc::provision::MlxHostfile hf;
+  hf.backend = "jaccl";
+  hf.envs = {"MLX_METAL_FAST_SYNCH=1"};
+  hf.hosts = {{"mac1", {"10.0.0.11"}, {{}, {"rdma_en1"}, {"rdma_en2", "rdma_en3"}}},
+              {"mac2", {"10.0.0.12"}, {{"rdma_en4"}, {}, {"rdma_en5"}}},
+              {"mac3", {"10.0.0.13"}, {{"rdma_en6", "rdma_en7"}, {"rdma_en8"}, {}}}};
+  return hf;
+}
+}  // namespace
+
+TEST_CASE("rank_env: clustercomm gets rank, size, rank 0's address and the token") {
+  WorldPlan p;
+  p.hosts = {{"h1", "10.9.0.1"}, {"h2", "10.9.0.2"}};
+  p.ranks_per_host = 2;
+  p.coordinator_port = 4000;
+  p.token = "t0k";
+  p.env = {{"A", "1"}};
+  p.secrets = {{"S", "secret"}};
+  CHECK(p.world_size() == 4);
+  CHECK(p.host_of(2) == 1);
+  auto env = rank_env(p, 3, "/tmp/j");
+  CHECK(get(env, "CLUSTERCOMM_RANK") == "3");
+  CHECK(get(env, "CLUSTERCOMM_SIZE") == "4");
+  CHECK(get(env, "CLUSTERCOMM_COORDINATOR") == "10.9.0.1:4000");
+  CHECK(get(env, "CLUSTERCOMM_TOKEN") == "t0k");
+  CHECK(get(env, "A") == "1");
+  CHECK(get(env, "S") == "secret");
+  CHECK(get(env, "MLX_RANK") == "<unset>");
+  CHECK(runtime_files(p).empty());
+}
+
+TEST_CASE("rank_env: mlx-jaccl as mlx.launch: MLX_RANK, device file, coordinator, envs") {
+  WorldPlan p;
+  p.runtime = Runtime::kMlxJaccl;
+  p.hosts = {{"mac1", ""}, {"mac2", ""}, {"mac3", ""}};
+  p.mlx = mesh3();
+  REQUIRE(check_world(p).ok());
+  auto env = rank_env(p, 1, "/tmp/j");
+  CHECK(get(env, "MLX_RANK") == "1");
+  CHECK(get(env, "MLX_IBV_DEVICES") == "/tmp/j/mlx-ibv-devices.json");
+  CHECK(get(env, "MLX_JACCL_COORDINATOR") == "10.0.0.11:32323");
+  CHECK(get(env, "MLX_JACCL_RING") == "<unset>");
+  CHECK(get(env, "MLX_METAL_FAST_SYNCH") == "1");
+  auto files = runtime_files(p);
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].content ==
+        "[[null,\"rdma_en1\",[\"rdma_en2\",\"rdma_en3\"]],[\"rdma_en4\",null,\"rdma_en5\"],"
+        "[[\"rdma_en6\",\"rdma_en7\"],\"rdma_en8\",null]]\n");
+  p.runtime = Runtime::kMlxJacclRing;
+  CHECK(get(rank_env(p, 0, "/tmp/j"), "MLX_JACCL_RING") == "1");
+  p.ranks_per_host = 2;
+  CHECK_FALSE(check_world(p).ok());
+}
+
+TEST_CASE("rank_env: mlx-ring: MLX_HOSTFILE lists ip:port per rank, ports counting up") {
+  WorldPlan p;
+  p.runtime = Runtime::kMlxRing;
+  p.coordinator_port = 5000;
+  p.hosts = {{"a", ""}, {"b", ""}};
+  cc::provision::MlxHostfile hf;
+  hf.backend = "ring";
+  hf.hosts = {{"a", {"10.1.0.1", "10.1.1.1"}, {}}, {"b", {"10.1.0.2", "10.1.1.2"}, {}}};
+  p.mlx = hf;
+  auto env = rank_env(p, 0, "/x");
+  CHECK(get(env, "MLX_HOSTFILE") == "/x/mlx-hostfile.json");
+  CHECK(get(env, "MLX_RANK") == "0");
+  auto files = runtime_files(p);
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].content ==
+        "[[\"10.1.0.1:5000\",\"10.1.1.1:5001\"],[\"10.1.0.2:5002\",\"10.1.1.2:5003\"]]\n");
+}
+
+TEST_CASE("rank_env: an mlx runtime without a hostfile is refused with what to do") {
+  WorldPlan p;
+  p.runtime = Runtime::kMlxJaccl;
+  p.hosts = {{"a", ""}};
+  auto st = check_world(p);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message.find("hostfile:FILE") != std::string::npos);
+}

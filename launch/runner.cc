@@ -1,0 +1,382 @@
+#include "launch/runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "launch/stall.h"
+#include "launch/wrapper.h"
+#include "remote/fan_out.h"
+#include "util/interrupt.h"
+
+namespace cc::launch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using util::ExitCode;
+using namespace std::chrono_literals;
+
+std::chrono::milliseconds since(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t);
+}
+
+// What the rank threads and the watching thread share.
+struct Shared {
+  std::mutex mu;
+  std::vector<RankOutcome> ranks;
+  int first_failed = -1;
+  bool ending = false;              // teardown began: later failures are its doing
+  std::atomic<bool> abandon{false};  // give up on the ranks still connected
+};
+
+// One command on every control executor at once, never cut short by Ctrl-C (this is the
+// cleanup that Ctrl-C asks for). Returns "host: problem" for each host where it failed.
+std::vector<std::string> on_every_host(std::vector<std::unique_ptr<remote::Executor>>& execs,
+                                       const std::function<std::vector<std::string>(size_t)>& argv,
+                                       std::chrono::milliseconds timeout) {
+  std::vector<std::string> problems(execs.size());
+  std::vector<remote::Executor*> raw;
+  for (auto& e : execs) raw.push_back(e.get());
+  remote::for_each_host(
+      raw, "launch",
+      [&](size_t i) {
+        if (execs[i] == nullptr) return;
+        remote::RunOptions ro;
+        ro.timeout = timeout;
+        ro.cancelled = [] { return false; };
+        auto r = execs[i]->run(remote::Command{argv(i)}, ro);
+        if (!r) {
+          problems[i] = r.error().message;
+        } else if (r->timed_out) {
+          problems[i] = fmt::format("{}: no answer within {} s", execs[i]->host(),
+                                    timeout.count() / 1000);
+        } else if (r->exit_status != 0) {
+          problems[i] = fmt::format("{}: exit {}: {}", execs[i]->host(), r->exit_status, r->err);
+        }
+      },
+      util::OutputStyle{});
+  std::erase(problems, std::string());
+  return problems;
+}
+
+// Sets up host i: job directory, uploads, runtime files.
+util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPlan& plan,
+                        const std::string& dir, std::chrono::milliseconds timeout) {
+  remote::RunOptions ro;
+  ro.timeout = timeout;
+  ro.cancelled = [] { return false; };
+  auto r = ex.run(remote::Command{setup_argv(dir)}, ro);
+  if (!r) return r.error();
+  if (r->exit_status != 0 || r->timed_out) {
+    return util::error(ExitCode::kUnreachable,
+                       fmt::format("{}: cannot create the job directory {}: {}", ex.host(), dir,
+                                   r->timed_out ? "no answer" : r->err));
+  }
+  for (const auto& up : spec.upload) {
+    std::string dest = up.dest.starts_with('/') ? up.dest : dir + "/" + up.dest;
+    unsigned mode = 0644;
+    if (up.mode) {
+      mode = *up.mode;
+    } else {
+      std::error_code ec;
+      auto st = std::filesystem::status(up.src, ec);
+      if (!ec) mode = static_cast<unsigned>(st.permissions()) & 07777;
+    }
+    if (auto st = ex.upload(up.src, dest, mode, timeout); !st) {
+      return util::error(st.error().code,
+                         fmt::format("{} (upload {} of {}; check `upload:` in {})",
+                                     st.error().message, up.src.string(), ex.host(),
+                                     spec.source.string()));
+    }
+  }
+  for (const auto& f : runtime_files(plan)) {
+    ro.stdin_data = f.content;
+    auto w = ex.run(remote::Command{write_file_argv(dir + "/" + f.name)}, ro);
+    if (!w) return w.error();
+    if (w->exit_status != 0 || w->timed_out) {
+      return util::error(ExitCode::kUnreachable, fmt::format("{}: cannot write {}/{}: {}",
+                                                             ex.host(), dir, f.name, w->err));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string job_dir(const std::string& job_id, size_t host) {
+  return fmt::format("/tmp/clusterctl-job-{}-h{}", job_id, host);
+}
+
+util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, OutputMux& output,
+                                 const ExecutorFactory& connect, const RunnerOptions& opts) {
+  if (auto st = check_world(plan); !st) return st.error();
+  const auto t0 = Clock::now();
+  const size_t nhosts = plan.hosts.size();
+  const int world = plan.world_size();
+  std::vector<std::string> command =
+      spec.command.is_shell() ? std::vector<std::string>{"sh", "-c", spec.command.shell}
+                              : spec.command.argv;
+
+  // One control connection per host, then every host set up at once.
+  std::vector<std::unique_ptr<remote::Executor>> control(nhosts);
+  std::vector<std::string> setup_problems(nhosts);
+  ExitCode setup_code = ExitCode::kOk;
+  std::mutex setup_mu;
+  {
+    std::vector<std::thread> threads;
+    for (size_t h = 0; h < nhosts; ++h) {
+      threads.emplace_back([&, h] {
+        auto ex = connect(h);
+        util::Status st;
+        if (!ex) {
+          st = ex.error();
+        } else {
+          control[h] = std::move(*ex);
+          st = setup_host(*control[h], spec, plan, job_dir(opts.job_id, h), opts.control_timeout);
+        }
+        if (!st) {
+          std::lock_guard<std::mutex> lock(setup_mu);
+          setup_problems[h] = st.error().message;
+          if (setup_code == ExitCode::kOk || st.error().code == ExitCode::kUnreachable) {
+            setup_code = st.error().code;
+          }
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+  std::erase(setup_problems, std::string());
+  if (!setup_problems.empty() || util::interrupted()) {
+    on_every_host(control, [&](size_t h) { return cleanup_argv(job_dir(opts.job_id, h)); },
+                  opts.control_timeout);
+    if (setup_problems.empty()) return util::error(ExitCode::kInterrupted, "interrupted");
+    std::string msg = "the job did not start: a host could not be set up:";
+    for (const auto& p : setup_problems) msg += "\n  " + p;
+    return util::error(setup_code, msg);
+  }
+
+  Shared sh;
+  sh.ranks.resize(static_cast<size_t>(world));
+  for (int r = 0; r < world; ++r) {
+    sh.ranks[static_cast<size_t>(r)].rank = r;
+    sh.ranks[static_cast<size_t>(r)].host = plan.hosts[plan.host_of(r)].name;
+  }
+  const std::string nonce = random_hex(16);
+  std::vector<std::thread> rank_threads;
+  for (int r = 0; r < world; ++r) {
+    rank_threads.emplace_back([&, r] {
+      const size_t h = plan.host_of(r);
+      const std::string dir = job_dir(opts.job_id, h);
+      const auto start = Clock::now();
+      StartMarker marker(nonce);
+      auto finish = [&](int status, std::string problem) {
+        if (auto rest = marker.flush(); !rest.empty()) output.feed(r, 2, rest);
+        output.finish(r);
+        std::lock_guard<std::mutex> lock(sh.mu);
+        RankOutcome& o = sh.ranks[static_cast<size_t>(r)];
+        o.finished = true;
+        o.exit_status = status;
+        o.problem = std::move(problem);
+        o.duration = since(start);
+        if (sh.ending) {
+          o.ended_by_us = o.failed();
+        } else if (o.failed() && sh.first_failed < 0) {
+          sh.first_failed = r;
+        }
+      };
+      auto ex = connect(h);
+      if (!ex) {
+        finish(-1, ex.error().message);
+        return;
+      }
+      remote::RunOptions ro;
+      ro.timeout = std::chrono::hours(24 * 365);
+      ro.stdin_data = env_payload(rank_env(plan, r, dir), nonce);
+      ro.keep_stdin_open = true;
+      ro.cancelled = [&] { return sh.abandon.load(); };
+      ro.on_output = [&](int fd, std::string_view bytes) {
+        if (fd == 2 && !marker.started()) {
+          std::string pass = marker.feed(bytes);
+          if (marker.started()) {
+            std::lock_guard<std::mutex> lock(sh.mu);
+            sh.ranks[static_cast<size_t>(r)].started = true;
+            sh.ranks[static_cast<size_t>(r)].pid = marker.pid();
+          }
+          if (!pass.empty()) output.feed(r, 2, pass);
+          return;
+        }
+        output.feed(r, fd, bytes);
+      };
+      WrapperArgs wa{dir, r, spec.cwd, static_cast<int>(spec.timeouts.grace.count()), nonce,
+                     command};
+      auto res = (*ex)->run(remote::Command{wrapper_argv(wa)}, ro);
+      if (!res) {
+        finish(-1, fmt::format("connection lost: {}", res.error().message));
+      } else if (res->timed_out) {
+        finish(-1, "abandoned: no exit status after SIGKILL (host unreachable?)");
+      } else {
+        finish(res->exit_status, "");
+      }
+      (*ex).reset();
+    });
+  }
+
+  // Watch: the first failure, Ctrl-C or a timeout ends the job.
+  JobOutcome outcome;
+  std::optional<Clock::time_point> ending_at;
+  std::thread signaller;
+  auto begin_end = [&](std::string reason, ExitCode code) {
+    outcome.reason = std::move(reason);
+    outcome.code = code;
+    ending_at = Clock::now();
+    output.note(fmt::format("{}: ending the job (SIGTERM, SIGKILL after {} s)", outcome.reason,
+                            spec.timeouts.grace.count()));
+    signaller = std::thread([&] {
+      on_every_host(control, [&](size_t h) { return signal_argv(job_dir(opts.job_id, h), "TERM"); },
+                    opts.control_timeout);
+      const auto kill_at = *ending_at + spec.timeouts.grace;
+      while (Clock::now() < kill_at) {
+        {
+          std::lock_guard<std::mutex> lock(sh.mu);
+          if (std::all_of(sh.ranks.begin(), sh.ranks.end(),
+                          [](const RankOutcome& o) { return o.finished; })) {
+            return;
+          }
+        }
+        std::this_thread::sleep_for(50ms);
+      }
+      on_every_host(control, [&](size_t h) { return signal_argv(job_dir(opts.job_id, h), "KILL"); },
+                    opts.control_timeout);
+    });
+  };
+  auto last_status = Clock::now() - 1s;
+  std::vector<StallWatch> stall(static_cast<size_t>(world), StallWatch(spec.timeouts.stall));
+  auto next_stall_check = t0 + stall[0].interval();
+  // Samples every running rank's CPU time (one round trip per host) and warns about the silent
+  // ones that keep a core busy.
+  auto check_stalls = [&] {
+    std::vector<std::vector<long>> pids(nhosts);
+    {
+      std::lock_guard<std::mutex> lock(sh.mu);
+      for (const auto& o : sh.ranks) {
+        if (o.started && !o.finished && o.pid > 0) pids[plan.host_of(o.rank)].push_back(o.pid);
+      }
+    }
+    std::vector<std::string> answers(nhosts);
+    std::vector<remote::Executor*> raw;
+    for (auto& e : control) raw.push_back(e.get());
+    remote::for_each_host(
+        raw, "stall",
+        [&](size_t h) {
+          if (pids[h].empty() || control[h] == nullptr) return;
+          remote::RunOptions sro;
+          sro.timeout = 5s;
+          sro.cancelled = [] { return false; };
+          auto res = control[h]->run(remote::Command{cpu_time_argv(pids[h])}, sro);
+          if (res && res->exit_status == 0) answers[h] = res->out;
+        },
+        util::OutputStyle{});
+    const auto now = Clock::now();
+    std::lock_guard<std::mutex> lock(sh.mu);
+    for (const auto& o : sh.ranks) {
+      if (!o.started || o.finished || o.pid <= 0) continue;
+      const std::string& text = answers[plan.host_of(o.rank)];
+      std::string want = std::to_string(o.pid) + " ";
+      for (size_t at = 0; at < text.size();) {
+        size_t nl = text.find('\n', at);
+        std::string_view line(text.data() + at, (nl == std::string::npos ? text.size() : nl) - at);
+        at = nl == std::string::npos ? text.size() : nl + 1;
+        if (!line.starts_with(want)) continue;
+        auto cpu = parse_cpu_time(line.substr(want.size()));
+        if (!cpu) break;
+        auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
+            now - output.last_output(o.rank));
+        auto& w = stall[static_cast<size_t>(o.rank)];
+        if (w.sample(now, *cpu, silent)) {
+          output.note(fmt::format("warning: rank {} on {} has printed nothing for {} s while "
+                                  "using {:.0f}% CPU: a hung collective? (timeouts.stall)",
+                                  o.rank, o.host, silent.count() / 1000, w.last_load() * 100));
+        }
+        break;
+      }
+    }
+  };
+  for (;;) {
+    int running = 0, finished = 0, started = 0, first_failed = -1;
+    {
+      std::lock_guard<std::mutex> lock(sh.mu);
+      for (const auto& o : sh.ranks) {
+        started += o.started ? 1 : 0;
+        finished += o.finished ? 1 : 0;
+        running += o.started && !o.finished ? 1 : 0;
+      }
+      first_failed = sh.first_failed;
+      if (started == world && outcome.startup.count() == 0) outcome.startup = since(t0);
+    }
+    if (finished == world) break;
+    if (!ending_at) {
+      std::string why;
+      ExitCode code = ExitCode::kJobFailed;
+      if (util::interrupted()) {
+        why = "interrupted (Ctrl-C or `clusterctl stop`)";
+        code = ExitCode::kInterrupted;
+      } else if (first_failed >= 0) {
+        std::lock_guard<std::mutex> lock(sh.mu);
+        const RankOutcome& o = sh.ranks[static_cast<size_t>(first_failed)];
+        why = fmt::format("rank {} on {} failed ({})", o.rank, o.host, describe_status(o));
+      } else if (started < world && Clock::now() - t0 > spec.timeouts.startup) {
+        std::lock_guard<std::mutex> lock(sh.mu);
+        auto it = std::find_if(sh.ranks.begin(), sh.ranks.end(),
+                               [](const RankOutcome& o) { return !o.started && !o.finished; });
+        why = fmt::format("rank {} on {} was not running after timeouts.startup ({} s)",
+                          it != sh.ranks.end() ? it->rank : -1,
+                          it != sh.ranks.end() ? it->host : "?", spec.timeouts.startup.count());
+      } else if (spec.timeouts.total.count() > 0 && Clock::now() - t0 > spec.timeouts.total) {
+        why = fmt::format("the job ran longer than timeouts.total ({} s)",
+                          spec.timeouts.total.count());
+      }
+      if (!why.empty()) {
+        {
+          std::lock_guard<std::mutex> lock(sh.mu);
+          sh.ending = true;
+        }
+        begin_end(why, code);
+      }
+      if (!ending_at && spec.timeouts.stall.count() > 0 && Clock::now() >= next_stall_check) {
+        check_stalls();
+        next_stall_check = Clock::now() + stall[0].interval();
+      }
+    } else if (Clock::now() - *ending_at > spec.timeouts.grace + opts.control_timeout + 5s) {
+      sh.abandon = true;  // the ranks still connected belong to unreachable hosts
+    }
+    if (opts.status && Clock::now() - last_status >= 200ms) {
+      last_status = Clock::now();
+      opts.status(fmt::format("{}: {}/{} running, {} exited, {} s{}", spec.name, running, world,
+                              finished, since(t0).count() / 1000,
+                              ending_at ? " (ending)" : ""));
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  for (auto& t : rank_threads) t.join();
+  if (signaller.joinable()) signaller.join();
+  outcome.cleanup_problems =
+      on_every_host(control, [&](size_t h) { return cleanup_argv(job_dir(opts.job_id, h)); },
+                    opts.control_timeout);
+  outcome.ranks = sh.ranks;
+  outcome.first_failed = sh.first_failed;
+  outcome.duration = since(t0);
+  if (outcome.code == ExitCode::kOk) {
+    bool all_ok = std::all_of(outcome.ranks.begin(), outcome.ranks.end(),
+                              [](const RankOutcome& o) { return o.exit_status == 0; });
+    if (!all_ok) outcome.code = ExitCode::kJobFailed;
+  }
+  if (outcome.code == ExitCode::kOk && util::interrupted()) outcome.code = ExitCode::kInterrupted;
+  return outcome;
+}
+
+}  // namespace cc::launch

@@ -1,0 +1,83 @@
+// Running a job: every rank started in parallel through remote/ (one SSH connection per rank,
+// one more per host for setup, signals and cleanup), watched, and ended cleanly.
+//
+// On each host: a job directory JOBDIR = /tmp/clusterctl-job-JOBID-hHOST (mode 0700) holding
+// the uploads, the runtime's files and the ranks' pid files; each rank runs under the wrapper
+// of wrapper.h in its own session and process group, with its environment sent on stdin. The
+// job ends when every rank has exited, or early:
+//   - the first rank to exit non-zero, be killed, or lose its host's connection fails the job;
+//   - Ctrl-C (util::interrupted()), the startup timeout (not every rank running) and the total
+//     timeout end it too;
+// then every other rank's process group gets SIGTERM, SIGKILL after timeouts.grace, and
+// JOBDIR is removed on every host (whatever happened). A host whose connection is lost has its
+// ranks ended by their own watchdog (wrapper.h).
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "launch/job_spec.h"
+#include "launch/output.h"
+#include "launch/rank_env.h"
+#include "remote/executor.h"
+#include "util/result.h"
+
+namespace cc::launch {
+
+/// A new connection to host `host` (index into WorldPlan::hosts). Called once per rank and
+/// once per host, from several threads at once.
+using ExecutorFactory =
+    std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t host)>;
+
+struct RunnerOptions {
+  std::string job_id;  // unique; names JOBDIR on the hosts
+  OutputOptions output;
+  std::chrono::milliseconds control_timeout{15'000};  // each setup/signal/cleanup command
+  /// Called about every 200 ms with a status line ("4/4 running, 0 exited, 12 s"); may be empty.
+  std::function<void(const std::string&)> status;
+};
+
+/// How a rank ended.
+struct RankOutcome {
+  int rank = 0;
+  std::string host;
+  bool started = false;   // the rank's process ran (its start line arrived)
+  long pid = 0;           // its pid (= process group and session id) on its host, once started
+  bool finished = false;  // its exit status (or a connection loss) is known
+  int exit_status = -1;   // 0..255; 128+N: death by signal N; -1: unknown (lost, never ran)
+  std::string problem;    // why it has no status: "connection lost: ...", "never started"
+  bool ended_by_us = false;  // its end followed clusterctl's SIGTERM/SIGKILL
+  std::chrono::milliseconds duration{0};
+  bool failed() const { return exit_status != 0; }
+};
+
+struct JobOutcome {
+  util::ExitCode code = util::ExitCode::kOk;  // kOk, kJobFailed or kInterrupted
+  std::vector<RankOutcome> ranks;
+  int first_failed = -1;  // the rank whose failure ended the job; -1 when none
+  std::string reason;     // why the job ended early ("rank 2 on h3 exited 1", "Ctrl-C", ...)
+  std::vector<std::string> cleanup_problems;  // hosts whose job directory may remain
+  std::chrono::milliseconds startup{0};       // launch until every rank ran (0: never)
+  std::chrono::milliseconds duration{0};
+};
+
+/// Runs the job to its end. `plan` holds the hosts and environment; `spec` the command,
+/// uploads, cwd and timeouts. Errors (before any rank started): kUsage for a plan that cannot
+/// run, kUnreachable when a host cannot be set up (named, with the reason); the hosts already
+/// set up are cleaned. Once ranks started, the result is a JobOutcome whatever happened.
+util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, OutputMux& output,
+                                 const ExecutorFactory& connect, const RunnerOptions& opts);
+
+/// The job directory of host `host` on that host.
+std::string job_dir(const std::string& job_id, size_t host);
+
+/// "0", "1", "SIGKILL", "connection lost" for the summary.
+std::string describe_status(const RankOutcome& r);
+
+/// The summary table (rank, host, exit, duration; the first failure marked) and the verdict.
+std::string render_summary(const JobOutcome& outcome);
+
+}  // namespace cc::launch

@@ -1,0 +1,137 @@
+// The runner end to end on this machine: LocalExecutor "hosts" (fork/exec of the same wrapper
+// that runs over SSH). The lab tests (tests/integration/launch/) run it over real sshd.
+#include "launch/runner.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "remote/local_executor.h"
+#include "util/atomic_file.h"
+
+using namespace cc::launch;
+namespace fs = std::filesystem;
+
+namespace {
+
+JobSpec spec_of(const std::string& yaml) {
+  auto s = parse_job_spec(yaml, "/tmp/job.yaml");
+  REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+  return *s;
+}
+
+struct LocalJob {
+  fs::path logs = fs::temp_directory_path() / ("cc-runner-test-" + random_hex(4));
+  std::string id = "t" + random_hex(6);
+  ~LocalJob() { fs::remove_all(logs); }
+
+  cc::util::Result<JobOutcome> run(const JobSpec& spec, int hosts) {
+    WorldPlan plan;
+    for (int h = 0; h < hosts; ++h) plan.hosts.push_back({"local" + std::to_string(h), "127.0.0.1"});
+    plan.ranks_per_host = spec.ranks_per_host;
+    plan.runtime = spec.runtime;
+    plan.env = spec.env;
+    plan.token = "tok";
+    OutputOptions o;
+    o.out = nullptr;
+    o.err = nullptr;
+    std::vector<std::string> labels;
+    for (int r = 0; r < plan.world_size(); ++r) labels.push_back(plan.hosts[plan.host_of(r)].name);
+    auto mux = OutputMux::open(logs, labels, o);
+    REQUIRE(mux.ok());
+    RunnerOptions ro;
+    ro.job_id = id;
+    ExecutorFactory connect = [](size_t h) -> cc::util::Result<std::unique_ptr<cc::remote::Executor>> {
+      return std::unique_ptr<cc::remote::Executor>(
+          std::make_unique<cc::remote::LocalExecutor>("local" + std::to_string(h)));
+    };
+    return run_job(spec, plan, **mux, connect, ro);
+  }
+  bool dirs_left(int hosts) const {
+    for (int h = 0; h < hosts; ++h) {
+      if (fs::exists(job_dir(id, static_cast<size_t>(h)))) return true;
+    }
+    return false;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("runner: every rank exits 0 -> ok, per-rank logs, job directories removed") {
+  JobSpec spec = spec_of(
+      "name: ok\nhosts: [a, b]\nranks_per_host: 2\n"
+      "command: {shell: 'echo \"rank $CLUSTERCOMM_RANK of $CLUSTERCOMM_SIZE $X\"; echo e >&2'}\n"
+      "env: {X: \"x y\"}\n");
+  LocalJob job;
+  auto out = job.run(spec, 2);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kOk);
+  REQUIRE(out->ranks.size() == 4);
+  for (int r = 0; r < 4; ++r) {
+    CHECK(out->ranks[static_cast<size_t>(r)].exit_status == 0);
+    CHECK(out->ranks[static_cast<size_t>(r)].started);
+    CHECK(*cc::util::read_file(job.logs / fmt::format("rank-{}.out", r)) ==
+          fmt::format("rank {} of 4 x y\n", r));
+    CHECK(*cc::util::read_file(job.logs / fmt::format("rank-{}.err", r)) == "e\n");
+  }
+  CHECK(out->ranks[3].host == "local1");
+  CHECK(out->first_failed == -1);
+  CHECK_FALSE(job.dirs_left(2));
+  CHECK(render_summary(*out).find("job succeeded: 4 ranks exited 0") != std::string::npos);
+}
+
+TEST_CASE("runner: the first failing rank ends the others (SIGTERM) -> job failed, named") {
+  JobSpec spec = spec_of(
+      "name: fail\nhosts: [a, b, c]\n"
+      "command: {shell: 'if [ $CLUSTERCOMM_RANK = 1 ]; then sleep 0.3; exit 3; fi; exec sleep 60'}\n"
+      "timeouts: {grace: 2}\n");
+  LocalJob job;
+  auto out = job.run(spec, 3);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  CHECK(out->first_failed == 1);
+  CHECK(out->ranks[1].exit_status == 3);
+  CHECK(out->ranks[0].exit_status == 128 + 15);
+  CHECK(out->ranks[0].ended_by_us);
+  CHECK(out->ranks[2].exit_status == 128 + 15);
+  CHECK(out->duration < std::chrono::seconds(10));
+  CHECK_FALSE(job.dirs_left(3));
+  std::string summary = render_summary(*out);
+  CHECK(summary.find("rank 1 on local1 failed (exit 3)") != std::string::npos);
+  CHECK(summary.find("<- failed first") != std::string::npos);
+  CHECK(summary.find("SIGTERM") != std::string::npos);
+}
+
+TEST_CASE("runner: a rank that ignores SIGTERM gets SIGKILL after the grace period") {
+  JobSpec spec = spec_of(
+      "name: stubborn\nhosts: [a, b]\n"
+      "command: {shell: 'if [ $CLUSTERCOMM_RANK = 0 ]; then exit 1; fi; trap \"\" TERM; "
+      "while :; do sleep 0.1; done'}\n"
+      "timeouts: {grace: 1}\n");
+  LocalJob job;
+  auto out = job.run(spec, 2);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  CHECK(out->first_failed == 0);
+  CHECK(out->ranks[1].exit_status == 128 + 9);
+  CHECK_FALSE(job.dirs_left(2));
+}
+
+TEST_CASE("runner: uploads land in the job directory, the rank's working directory") {
+  auto src = fs::temp_directory_path() / ("cc-upload-" + random_hex(4));
+  REQUIRE(cc::util::write_file_atomic(src, "payload\n", 0600).ok());
+  JobSpec spec = spec_of(fmt::format(
+      "name: up\nhosts: [a]\ncommand: [cat, data.txt]\n"
+      "upload: [{{src: {}, dest: data.txt, mode: \"0640\"}}]\n",
+      src.string()));
+  LocalJob job;
+  auto out = job.run(spec, 1);
+  fs::remove(src);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kOk);
+  CHECK(*cc::util::read_file(job.logs / "rank-0.out") == "payload\n");
+  CHECK_FALSE(job.dirs_left(1));
+}

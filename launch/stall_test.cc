@@ -1,0 +1,38 @@
+#include "launch/stall.h"
+
+#include <doctest/doctest.h>
+
+using namespace cc::launch;
+using namespace std::chrono_literals;
+
+TEST_CASE("stall: ps TIME formats of Linux and macOS") {
+  CHECK(parse_cpu_time("00:01:05") == 65000ms);
+  CHECK(parse_cpu_time(" 1-02:03:04\n") == (86400 + 2 * 3600 + 3 * 60 + 4) * 1000ms);
+  CHECK(parse_cpu_time("0:05.12") == 5120ms);
+  CHECK(parse_cpu_time("12:00.5") == 720500ms);
+  CHECK_FALSE(parse_cpu_time("-"));
+  CHECK_FALSE(parse_cpu_time(""));
+  CHECK_FALSE(parse_cpu_time("5"));
+  CHECK_FALSE(parse_cpu_time("a:b"));
+}
+
+TEST_CASE("stall: warns once a silent rank keeps a core busy, again after it spoke") {
+  StallWatch w(10s);
+  CHECK(w.interval() == 5000ms);
+  auto t = std::chrono::steady_clock::time_point{} + 100s;
+  CHECK_FALSE(w.sample(t, 0ms, 8s));             // first sample: no rate yet
+  CHECK(w.sample(t + 5s, 4900ms, 13s));         // 98% for 5 s, silent 13 s
+  CHECK(w.last_load() == doctest::Approx(0.98));
+  CHECK_FALSE(w.sample(t + 10s, 9800ms, 18s));   // already warned for this silence
+  CHECK_FALSE(w.sample(t + 15s, 14700ms, 1s));   // it printed: a new silent period begins
+  CHECK(w.sample(t + 30s, 29000ms, 11s));
+}
+
+TEST_CASE("stall: an idle silent rank (blocked, 0% CPU) draws no warning") {
+  StallWatch w(4s);
+  CHECK(w.interval() == 2000ms);
+  auto t = std::chrono::steady_clock::time_point{} + 100s;
+  CHECK_FALSE(w.sample(t, 100ms, 5s));
+  CHECK_FALSE(w.sample(t + 2s, 150ms, 7s));
+  CHECK(w.last_load() == doctest::Approx(0.025));
+}

@@ -1,0 +1,83 @@
+// The end-of-job summary table.
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "launch/runner.h"
+
+namespace cc::launch {
+namespace {
+
+// POSIX signal names by number (the ones numbered alike on Linux and macOS).
+std::string signal_name(int n) {
+  static constexpr std::array<std::pair<int, const char*>, 12> kNames = {{{1, "SIGHUP"},
+                                                                          {2, "SIGINT"},
+                                                                          {3, "SIGQUIT"},
+                                                                          {4, "SIGILL"},
+                                                                          {5, "SIGTRAP"},
+                                                                          {6, "SIGABRT"},
+                                                                          {8, "SIGFPE"},
+                                                                          {9, "SIGKILL"},
+                                                                          {11, "SIGSEGV"},
+                                                                          {13, "SIGPIPE"},
+                                                                          {14, "SIGALRM"},
+                                                                          {15, "SIGTERM"}}};
+  for (const auto& [v, name] : kNames) {
+    if (v == n) return name;
+  }
+  return fmt::format("signal {}", n);
+}
+
+std::string seconds(std::chrono::milliseconds d) {
+  return fmt::format("{:.1f} s", static_cast<double>(d.count()) / 1000.0);
+}
+
+}  // namespace
+
+std::string describe_status(const RankOutcome& r) {
+  if (r.exit_status < 0) return r.problem.empty() ? "unknown" : r.problem;
+  if (r.exit_status > 128 && r.exit_status < 128 + 32) return signal_name(r.exit_status - 128);
+  return fmt::format("exit {}", r.exit_status);
+}
+
+std::string render_summary(const JobOutcome& o) {
+  std::string out = fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", "rank", "host", "status",
+                                "duration", "");
+  for (const auto& r : o.ranks) {
+    std::string status = describe_status(r);
+    std::string note;
+    if (r.rank == o.first_failed) {
+      note = "<- failed first";
+    } else if (r.ended_by_us) {
+      note = "ended by clusterctl";
+    } else if (!r.started && r.exit_status != 0) {
+      note = "never started";
+    }
+    std::string shown = status.size() > 22 ? status.substr(0, 22) : status;
+    out += fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", r.rank, r.host, shown,
+                       seconds(r.duration), note);
+    if (status.size() > 22) out += fmt::format("       {}\n", status);
+  }
+  size_t ok = 0;
+  for (const auto& r : o.ranks) ok += r.exit_status == 0 ? 1 : 0;
+  if (o.code == util::ExitCode::kOk) {
+    out += fmt::format("job succeeded: {} ranks exited 0 in {}\n", o.ranks.size(),
+                       seconds(o.duration));
+  } else {
+    std::string why = o.reason;
+    if (why.empty() && o.first_failed >= 0) {
+      const auto& r = o.ranks[static_cast<size_t>(o.first_failed)];
+      why = fmt::format("rank {} on {} failed first ({})", r.rank, r.host, describe_status(r));
+    }
+    out += fmt::format("job {}: {}; {}/{} ranks exited 0\n",
+                       o.code == util::ExitCode::kInterrupted ? "interrupted" : "failed", why, ok,
+                       o.ranks.size());
+  }
+  for (const auto& p : o.cleanup_problems) {
+    out += fmt::format("warning: the job directory may remain: {}\n", p);
+  }
+  return out;
+}
+
+}  // namespace cc::launch

@@ -1,0 +1,167 @@
+#include "launch/wrapper.h"
+
+#include <charconv>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "remote/quote.h"
+
+namespace cc::launch {
+namespace {
+
+// $1 job dir, $2 rank, $3 cwd ('' = job dir; relative = inside it), $4 grace seconds, $5 nonce,
+// then the rank's argv. See wrapper.h for the protocol. `kill -SIG -PID` signals a process
+// group in sh, dash, bash and zsh (dash's kill takes no "--" and reads `-s SIG -PID`'s -PID
+// as an option).
+constexpr std::string_view kWrapper = R"SH(d=$1 r=$2 c=$3 g=$4 m=$5 c0=$3
+shift 5
+e=
+l=
+while IFS= read -r l; do
+  [ "$l" = "$m" ] && break
+  e="$e$l
+"
+done
+if [ "$l" != "$m" ]; then
+  echo "clusterctl: rank $r: the environment did not arrive (connection lost?)" >&2
+  exit 125
+fi
+eval "$e"
+unset e l
+cd "$d" || exit 126
+if [ -n "$c" ]; then
+  case $c in /*) ;; *) c=./$c ;; esac
+  if ! cd "$c"; then
+    echo "clusterctl: rank $r: cannot enter the working directory $c0 on $(uname -n)" >&2
+    exit 126
+  fi
+fi
+st() {
+  if command -v setsid >/dev/null 2>&1; then exec setsid "$@"; fi
+  exec perl -MPOSIX -e 'POSIX::setsid() > 0 or die "setsid: $!\n"; exec { $ARGV[0] } @ARGV or die "$ARGV[0]: $!\n"' "$@"
+}
+exec 3<&0
+st sh -c 'printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$m" "$@" </dev/null 3<&- &
+p=$!
+echo "$p" >"$d/rank-$r.pid"
+(
+  while IFS= read -r l; do :; done
+  : >"$d/lost-$r"
+  kill -TERM -"$p" 2>/dev/null
+  i=0
+  while kill -0 -"$p" 2>/dev/null && [ "$i" -lt $((g * 10)) ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  kill -KILL -"$p" 2>/dev/null
+  rm -rf "$d"
+) <&3 >/dev/null 2>&1 &
+w=$!
+exec 3<&-
+wait "$p"
+s=$?
+kill -KILL -"$p" 2>/dev/null
+if [ -e "$d/lost-$r" ]; then
+  wait "$w"
+else
+  kill "$w" 2>/dev/null
+  rm -f "$d/rank-$r.pid"
+fi
+exit "$s"
+)SH";
+
+constexpr std::string_view kSetup = R"SH(umask 077
+if ! mkdir -p "$1"; then echo "cannot create the job directory $1 on $(uname -n)" >&2; exit 1; fi
+chmod 700 "$1")SH";
+
+constexpr std::string_view kWriteFile = R"SH(umask 077
+cat >"$1")SH";
+
+constexpr std::string_view kSignal = R"SH(for f in "$1"/rank-*.pid; do
+  [ -f "$f" ] && kill -"$2" -"$(cat "$f")" 2>/dev/null
+done
+exit 0)SH";
+
+constexpr std::string_view kCleanup = R"SH(for f in "$1"/rank-*.pid; do
+  [ -f "$f" ] && kill -KILL -"$(cat "$f")" 2>/dev/null
+done
+rm -rf "$1")SH";
+
+std::vector<std::string> script(std::string_view text, std::vector<std::string> args) {
+  std::vector<std::string> argv{"sh", "-c", std::string(text), "clusterctl-job"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+}  // namespace
+
+std::vector<std::string> wrapper_argv(const WrapperArgs& a) {
+  std::vector<std::string> argv{"sh",   "-c",  std::string(kWrapper), "clusterctl-rank",
+                                a.job_dir, std::to_string(a.rank), a.cwd,
+                                std::to_string(a.grace_s), a.nonce};
+  argv.insert(argv.end(), a.command.begin(), a.command.end());
+  return argv;
+}
+
+std::string env_payload(const std::vector<EnvVar>& env, std::string_view nonce) {
+  std::string out;
+  for (const auto& [name, value] : env) {
+    out += fmt::format("export {}={}\n", name, remote::shell_quote_arg(value));
+  }
+  out += nonce;
+  out += '\n';
+  return out;
+}
+
+std::vector<std::string> setup_argv(const std::string& job_dir) { return script(kSetup, {job_dir}); }
+
+std::vector<std::string> write_file_argv(const std::string& path) {
+  return script(kWriteFile, {path});
+}
+
+std::vector<std::string> signal_argv(const std::string& job_dir, std::string_view signal) {
+  return script(kSignal, {job_dir, std::string(signal)});
+}
+
+std::vector<std::string> cleanup_argv(const std::string& job_dir) {
+  return script(kCleanup, {job_dir});
+}
+
+std::string StartMarker::feed(std::string_view bytes) {
+  if (pid_ > 0) return std::string(bytes);
+  held_.append(bytes);
+  std::string prefix = nonce_ + " ";
+  size_t at = 0;
+  for (;;) {
+    size_t nl = held_.find('\n', at);
+    if (nl == std::string::npos) return {};
+    if (held_.compare(at, prefix.size(), prefix) == 0) {
+      long pid = 0;
+      const char* first = held_.data() + at + prefix.size();
+      auto [end, ec] = std::from_chars(first, held_.data() + nl, pid);
+      if (ec == std::errc() && end == held_.data() + nl && pid > 0) {
+        pid_ = pid;
+        std::string out = held_.substr(0, at) + held_.substr(nl + 1);
+        held_.clear();
+        return out;
+      }
+    }
+    at = nl + 1;
+  }
+}
+
+std::string StartMarker::flush() {
+  std::string out;
+  out.swap(held_);
+  return out;
+}
+
+std::string random_hex(size_t bytes) {
+  std::random_device rd;
+  std::string out;
+  for (size_t i = 0; i < bytes; ++i) out += fmt::format("{:02x}", rd() & 0xff);
+  return out;
+}
+
+}  // namespace cc::launch

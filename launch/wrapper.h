@@ -1,0 +1,78 @@
+// The remote side of a launch: a small POSIX sh script that runs one rank on its host, and
+// the scripts that set up and clean a host's job directory. Every value reaches the remote
+// shell as a positional argument quoted by remote::shell_quote, or through stdin; the script
+// texts themselves are constants.
+//
+// The rank wrapper (argv from wrapper_argv()):
+//   - reads the rank's environment from stdin: `export NAME='value'` lines (quoted by
+//     remote::shell_quote_arg) ended by a line holding the launch's nonce, so secrets never
+//     appear on a command line or in a file;
+//   - enters the working directory and starts the command in its own session and process
+//     group (setsid(1); on macOS, which has no setsid command, perl's POSIX::setsid), stdin
+//     from /dev/null; the rank first prints "NONCE PID" on stderr (StartMarker removes it),
+//     and its pid goes to JOBDIR/rank-R.pid for `kill -- -PID` of its whole group;
+//   - watchdog: stdin then stays open (RunOptions::keep_stdin_open). Its end means the SSH
+//     connection to clusterctl is gone: the watchdog sends SIGTERM to the rank's group, SIGKILL
+//     after the grace period, and removes the job directory;
+//   - when the rank exits, kills what is left in its group and exits with the rank's status
+//     (128+N after death by signal N, as sh reports it).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cc::launch {
+
+/// One environment variable of a rank (name valid for sh, value any bytes but NUL).
+using EnvVar = std::pair<std::string, std::string>;
+
+struct WrapperArgs {
+  std::string job_dir;  // the job's directory on the host (absolute)
+  int rank = 0;
+  std::string cwd;  // the rank's working directory; empty: job_dir
+  int grace_s = 30;  // watchdog: SIGTERM to SIGKILL, seconds
+  std::string nonce;  // ends the environment on stdin and marks the start line; [0-9a-f]+
+  std::vector<std::string> command;  // the rank's argv (not empty)
+};
+
+/// {"sh", "-c", WRAPPER, "clusterctl-rank", job_dir, rank, cwd, grace, nonce, command...}: run
+/// it as a remote::Command argv (shell_quote'd for the remote login shell).
+std::vector<std::string> wrapper_argv(const WrapperArgs& args);
+
+/// What the wrapper reads on stdin: one `export NAME=VALUE` per variable (value shell-quoted),
+/// then the nonce line.
+std::string env_payload(const std::vector<EnvVar>& env, std::string_view nonce);
+
+/// A script (argv for remote::Command) that creates the job directory, mode 0700.
+std::vector<std::string> setup_argv(const std::string& job_dir);
+/// A script that writes its stdin to `path` (mode 0600 under the wrapper's umask).
+std::vector<std::string> write_file_argv(const std::string& path);
+/// Sends `signal` ("TERM" or "KILL") to every rank's process group listed in job_dir.
+std::vector<std::string> signal_argv(const std::string& job_dir, std::string_view signal);
+/// SIGKILL to every rank group still listed, then removes the job directory.
+std::vector<std::string> cleanup_argv(const std::string& job_dir);
+
+/// Removes the wrapper's start line ("NONCE PID") from a rank's stderr stream as it arrives.
+/// Until the line came, stderr is held back (the wrapper's own messages come before it).
+class StartMarker {
+ public:
+  explicit StartMarker(std::string nonce) : nonce_(std::move(nonce)) {}
+  /// The bytes to pass on (possibly empty) for the `bytes` just received.
+  std::string feed(std::string_view bytes);
+  /// What is still held back (the stream ended before the marker).
+  std::string flush();
+  bool started() const { return pid_ > 0; }
+  long pid() const { return pid_; }
+
+ private:
+  std::string nonce_;
+  std::string held_;
+  long pid_ = 0;
+};
+
+/// A fresh random nonce: 32 hex digits from std::random_device.
+std::string random_hex(size_t bytes);
+
+}  // namespace cc::launch

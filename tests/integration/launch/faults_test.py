@@ -1,0 +1,123 @@
+"""A job ends cleanly whatever ends it, on a 4-host lab:
+  - kill -9 of one rank mid-run: every rank on every host gone within grace + 2 s, exit 4, the
+    summary names that rank as the first failure;
+  - a host cut off mid-run (every sshd process of h4 killed, so its connections drop): the job
+    fails (exit 4) naming rank 3, and h4's rank is ended by its own watchdog within grace + 2 s;
+  - Ctrl-C on a pty: exit 130, every rank gone.
+Rank 0 ignores SIGTERM throughout, so the SIGKILL after the grace period is exercised too.
+Afterwards no process and no job directory is left on any host."""
+import os
+import signal
+import subprocess
+import time
+
+from lablib import CLUSTERCTL, Lab, Pty, fail
+
+GRACE = 3
+COMMAND = ("echo ready; if [ \"$CLUSTERCOMM_RANK\" = 0 ]; then trap '' TERM; fi; "
+           "exec sleep 300")
+
+
+def ranks_alive(lab):
+    return {h: [p for p in lab.processes(h) if p[2].startswith("sleep 300")] for h in lab.hosts}
+
+
+def wait_all_ready(proc_out, count, timeout):
+    deadline = time.time() + timeout
+    text = ""
+    while time.time() < deadline and text.count("ready") < count:
+        line = proc_out.readline()
+        if not line:
+            break
+        text += line
+    return text.count("ready") >= count
+
+
+def wait_gone(lab, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if not any(ranks_alive(lab).values()):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def start(lab, name):
+    job = lab.job(name, command={"shell": COMMAND}, timeouts={"grace": GRACE, "startup": 30,
+                                                              "total": 120})
+    p = subprocess.Popen([CLUSTERCTL, "launch", job], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    if not wait_all_ready(p.stdout, 4, 30):
+        p.kill()
+        fail(f"{name}: the 4 ranks did not print ready: {p.communicate()}")
+    return p
+
+
+def check_clean(lab, name):
+    if not lab.wait_no_strays(3):
+        fail(f"{name}: processes left on the hosts: {lab.strays()}")
+    if lab.job_dirs():
+        fail(f"{name}: job directories left: {lab.job_dirs()}")
+
+
+def kill9(lab):
+    p = start(lab, "kill9")
+    victims = ranks_alive(lab)["h3"]
+    if len(victims) != 1:
+        fail(f"kill9: expected rank 2's sleep on h3, found {victims}")
+    t0 = time.time()
+    os.kill(victims[0][0], signal.SIGKILL)
+    if not wait_gone(lab, GRACE + 2):
+        fail(f"kill9: ranks alive {GRACE + 2} s after kill -9: {ranks_alive(lab)}")
+    gone = time.time() - t0
+    out, err = p.communicate(timeout=30)
+    if p.returncode != 4:
+        fail(f"kill9: exit {p.returncode}, expected 4\n{err}")
+    if "rank 2 on h3 failed (SIGKILL)" not in err or "<- failed first" not in err:
+        fail(f"kill9: the summary does not name rank 2:\n{err}")
+    check_clean(lab, "kill9")
+    print(f"kill9: every rank gone {gone:.1f} s after kill -9 (grace {GRACE} s), exit 4")
+
+
+def cut_off(lab):
+    p = start(lab, "cutoff")
+    sshd = [pid for pid in subprocess.run(["ip", "netns", "pids", lab.netns("h4")],
+                                          capture_output=True, text=True).stdout.split()
+            if open(f"/proc/{pid}/comm").read().strip() == "sshd"]
+    t0 = time.time()
+    for pid in sshd:
+        os.kill(int(pid), signal.SIGKILL)
+    if not wait_gone(lab, GRACE + 2):
+        fail(f"cutoff: ranks alive {GRACE + 2} s after h4 was cut off: {ranks_alive(lab)}")
+    gone = time.time() - t0
+    out, err = p.communicate(timeout=60)
+    if p.returncode != 4:
+        fail(f"cutoff: exit {p.returncode}, expected 4\n{err}")
+    if "rank 3 on h4 failed (connection lost" not in err:
+        fail(f"cutoff: the summary does not name rank 3's lost connection:\n{err}")
+    check_clean(lab, "cutoff")
+    print(f"cutoff: h4's rank ended by its watchdog, all gone {gone:.1f} s after the cut, exit 4")
+
+
+def ctrl_c(lab):
+    job = lab.job("ctrlc", command={"shell": COMMAND}, timeouts={"grace": GRACE})
+    t = Pty([CLUSTERCTL, "launch", job])
+    if not t.read_until("ready", 4, 30):
+        fail(f"ctrlc: the ranks did not start:\n{t.text()}")
+    t0 = time.time()
+    t.send(b"\x03")
+    rc = t.wait(GRACE + 20)
+    if rc != 130:
+        fail(f"ctrlc: exit {rc}, expected 130\n{t.text()}")
+    if any(ranks_alive(lab).values()):
+        fail(f"ctrlc: ranks alive after exit: {ranks_alive(lab)}")
+    check_clean(lab, "ctrlc")
+    print(f"ctrlc: exit 130 after {time.time() - t0:.1f} s, nothing left")
+
+
+with Lab("f") as lab:
+    kill9(lab)
+    ctrl_c(lab)
+with Lab("c") as lab:  # a fresh lab: cut_off kills h4's sshd for good
+    cut_off(lab)
+print("PASS")

@@ -1,0 +1,52 @@
+"""A job seen from another terminal, on a 4-host lab: `launch --detach` prints the job id and
+returns at once; `jobs` lists it running; `logs JOB --rank R` shows that rank's lines and
+`logs -f` follows; `stop JOB` ends it as Ctrl-C would (state interrupted, exit code 130 in the
+record, the summary in the log directory); nothing is left on the hosts."""
+import json
+import subprocess
+import time
+
+from lablib import CLUSTERCTL, Lab, fail
+
+
+def cc(*args, timeout=60):
+    return subprocess.run([CLUSTERCTL, *args], capture_output=True, text=True, timeout=timeout)
+
+
+with Lab("j") as lab:
+    job = lab.job("bg", command={"shell": "i=0; while :; do echo \"tick $CLUSTERCOMM_RANK $i\"; "
+                                          "i=$((i+1)); sleep 0.2; done"},
+                  timeouts={"grace": 3})
+    t0 = time.time()
+    r = cc("launch", "--detach", job)
+    if r.returncode != 0:
+        fail(f"launch --detach: exit {r.returncode}\n{r.stderr}")
+    job_id = r.stdout.strip()
+    if time.time() - t0 > 5 or not job_id.startswith(f"{lab.name}-bg-"):
+        fail(f"launch --detach did not return the id at once: {r.stdout!r}")
+    listed = {j["id"]: j for j in json.loads(cc("--json", "jobs").stdout)}
+    if listed.get(job_id, {}).get("state") != "running":
+        fail(f"jobs does not list {job_id} running: {listed}")
+    time.sleep(1.5)
+    logs = cc("logs", job_id, "--rank", "2").stdout.splitlines()
+    if not logs or not all(l.startswith("tick 2 ") for l in logs):
+        fail(f"logs --rank 2: {logs}")
+    follow = subprocess.Popen([CLUSTERCTL, "logs", job_id, "-f"], stdout=subprocess.PIPE,
+                              text=True)
+    time.sleep(1)
+    r = cc("stop", job_id)
+    if r.returncode != 0:
+        fail(f"stop: exit {r.returncode}\n{r.stderr}")
+    out, _ = follow.communicate(timeout=20)
+    if follow.returncode != 0 or "[3 h4] tick 3 " not in out:
+        fail(f"logs -f: exit {follow.returncode}, output:\n{out}")
+    listed = {j["id"]: j for j in json.loads(cc("--json", "jobs").stdout)}
+    if listed[job_id]["state"] != "interrupted" or listed[job_id]["exit_code"] != 130:
+        fail(f"after stop: {listed[job_id]}")
+    with open(f"{lab.logs('bg')}/summary.txt") as f:
+        if "job interrupted" not in f.read():
+            fail("no summary in the log directory")
+    if not lab.wait_no_strays(3) or lab.job_dirs():
+        fail(f"left behind: {lab.strays()} {lab.job_dirs()}")
+    print(f"detach, jobs, logs --rank, logs -f, stop: job {job_id} ended, nothing left")
+print("PASS")

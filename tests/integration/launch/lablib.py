@@ -1,0 +1,137 @@
+"""Helpers shared by the launch lab tests: a 4-host lab that is removed whatever happens, job
+files, and the counts the tests assert on (processes on the lab hosts, job directories)."""
+import glob
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+
+CLUSTERCTL = os.environ["CLUSTERCTL"]
+SUFFIX = os.environ.get("CLUSTERCTL_TEST_SUFFIX", "")
+PERF = sys.argv[1] if len(sys.argv) > 1 else ""  # bench/clustercomm-perf, when a test needs it
+
+
+def fail(message):
+    print(f"FAIL: {message}", file=sys.stderr)
+    sys.exit(1)
+
+
+class Lab:
+    """`lab up` on enter, `lab down` on exit (also after a failure)."""
+
+    def __init__(self, tag, hosts=4, up_args=()):
+        self.up_args = list(up_args)
+        self.name = f"ln{SUFFIX}{tag}"
+        self.hosts = [f"h{i + 1}" for i in range(hosts)]
+        self.workdir = f"/tmp/clusterctl-launch-test-{self.name}"
+
+    def __enter__(self):
+        subprocess.run([CLUSTERCTL, "lab", "down", "--name", self.name], capture_output=True)
+        subprocess.run([CLUSTERCTL, "lab", "up", "--hosts", str(len(self.hosts)), "--name",
+                        self.name, *self.up_args], check=True, stdout=subprocess.DEVNULL)
+        os.makedirs(self.workdir, exist_ok=True)
+        return self
+
+    def __exit__(self, *exc):
+        subprocess.run([CLUSTERCTL, "lab", "down", "--name", self.name], capture_output=True)
+        subprocess.run(["rm", "-rf", self.workdir])
+
+    def netns(self, host):
+        return f"cc-{self.name}-{host}"
+
+    def processes(self, host):
+        """(pid, comm, args) of every process in the host's namespace but its sshd's."""
+        out = subprocess.run(["ip", "netns", "pids", self.netns(host)], capture_output=True,
+                             text=True).stdout.split()
+        procs = []
+        for pid in out:
+            try:
+                with open(f"/proc/{pid}/comm") as f:
+                    comm = f.read().strip()
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    args = f.read().replace(b"\0", b" ").decode(errors="replace")
+                with open(f"/proc/{pid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if comm == "sshd" or state == "Z":
+                continue
+            procs.append((int(pid), comm, args))
+        return procs
+
+    def strays(self):
+        return {h: self.processes(h) for h in self.hosts if self.processes(h)}
+
+    def wait_no_strays(self, seconds):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if not self.strays():
+                return True
+            time.sleep(0.1)
+        return not self.strays()
+
+    def job(self, name, **fields):
+        """Writes a job file (JSON is YAML) with cluster lab:NAME and logs in the work dir."""
+        job = {"name": f"{self.name}-{name}", "cluster": f"lab:{self.name}",
+               "logs": self.logs(name)}
+        job.update(fields)
+        path = f"{self.workdir}/{name}.yaml"
+        with open(path, "w") as f:
+            json.dump(job, f)
+        return path
+
+    def logs(self, name):
+        return f"{self.workdir}/logs/{name}"
+
+
+    def job_dirs(self):
+        """This lab's job directories (the lab hosts share this machine's /tmp)."""
+        return glob.glob(f"/tmp/clusterctl-job-{self.name}-*")
+
+
+def launch(job, *args, timeout=120, env=None):
+    return subprocess.run([CLUSTERCTL, "launch", job, *args], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+
+
+class Pty:
+    """clusterctl on a new pty that is its controlling terminal, so ^C sends SIGINT."""
+
+    def __init__(self, args):
+        self.buf = b""
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execv(args[0], args)
+
+    def read_until(self, pattern, count, timeout):
+        deadline = time.time() + timeout
+        while self.text().count(pattern) < count and time.time() < deadline:
+            r, _, _ = select.select([self.fd], [], [], 0.1)
+            if r:
+                try:
+                    self.buf += os.read(self.fd, 65536)
+                except OSError:
+                    break
+        return self.text().count(pattern) >= count
+
+    def text(self):
+        return self.buf.decode(errors="replace")
+
+    def send(self, data):
+        os.write(self.fd, data)
+
+    def wait(self, timeout):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            self.read_until("\0never", 1, 0.1)
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid == self.pid:
+                self.read_until("\0never", 1, 0.2)
+                return os.waitstatus_to_exitcode(status)
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        fail(f"clusterctl did not exit within {timeout} s; output:\n{self.text()}")
