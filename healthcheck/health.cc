@@ -1,7 +1,9 @@
 #include "healthcheck/health.h"
 
 #include <chrono>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -86,6 +88,19 @@ void link_checks(const discovery::ClusterState& live, std::span<remote::Executor
   }
 }
 
+// The cluster-wide all-reduce check, failed before any figure could be judged.
+CheckResult all_reduce_failed(std::string measured, std::string detail, std::string fix) {
+  CheckResult r;
+  r.scope = Scope::kCluster;
+  r.subject = "cluster";
+  r.check = "all-reduce";
+  r.status = Status::kFail;
+  r.measured = std::move(measured);
+  r.detail = std::move(detail);
+  r.fix = std::move(fix);
+  return r;
+}
+
 }  // namespace
 
 const char* to_string(Level l) {
@@ -130,30 +145,19 @@ Report run_health(const discovery::ClusterState& expected,
       std::vector<remote::Executor*> ranks;
       for (const auto& h : live.hosts) ranks.push_back(executor_of(executors, h.host));
       if (live.hosts.size() != names.size()) {
-        CheckResult r;
-        r.scope = Scope::kCluster;
-        r.subject = "cluster";
-        r.check = "all-reduce";
-        r.status = Status::kFail;
-        r.measured = "not run";
-        r.detail = fmt::format("the all_reduce needs every host: {} of {} were probed",
-                               live.hosts.size(), names.size());
-        r.fix = "bring every host back, then run `clusterctl health --full` again";
-        report.add(r);
+        report.add(all_reduce_failed(
+            "not run",
+            fmt::format("the all_reduce needs every host: {} of {} were probed",
+                        live.hosts.size(), names.size()),
+            "bring every host back, then run `clusterctl health --full` again"));
       } else {
         auto f = measure_all_reduce(ranks, live,
                                     static_cast<std::size_t>(opts.thresholds.all_reduce_size_bytes),
                                     opts.perf, opts.soak_s);
         if (!f) {
-          CheckResult r;
-          r.scope = Scope::kCluster;
-          r.subject = "cluster";
-          r.check = "all-reduce";
-          r.status = Status::kFail;
-          r.measured = "failed";
-          r.detail = f.error().message;
-          r.fix = "run `clusterctl health` (per cable) to find the failing cable or host";
-          report.add(r);
+          report.add(all_reduce_failed(
+              "failed", f.error().message,
+              "run `clusterctl health` (per cable) to find the failing cable or host"));
         } else {
           for (auto& r : judge_all_reduce(*f, static_cast<int>(live.hosts.size()),
                                           opts.thresholds,
