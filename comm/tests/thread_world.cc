@@ -47,4 +47,29 @@ std::vector<std::string> run_threads(int n, const std::function<void(Communicato
   return errors;
 }
 
+std::vector<std::string> run_threads_over(std::vector<std::unique_ptr<Transport>> transports,
+                                          const std::function<void(Communicator&)>& body,
+                                          Config base) {
+  const int n = static_cast<int>(transports.size());
+  base.size = n;
+  std::mutex mu;
+  std::vector<std::string> errors;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        Config c = base;
+        c.rank = r;
+        Communicator comm(c, std::move(transports[static_cast<size_t>(r)]));
+        body(comm);
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mu);
+        errors.push_back("rank " + std::to_string(r) + ": " + e.what());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
 }  // namespace cc::comm::test
