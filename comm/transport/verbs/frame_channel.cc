@@ -170,7 +170,10 @@ bool FrameChannel::progress() {
   Completion cs[32];
   for (;;) {
     const size_t n = link_.poll(cs, 32);
-    for (size_t i = 0; i < n; ++i) any = on_completion(cs[i]) || any;
+    for (size_t i = 0; i < n; ++i) {
+      any = on_completion(cs[i]) || any;
+      if (!cs[i].is_send) last_arrival_ = Clock::now();
+    }
     if (n < 32) break;
   }
   if (!arrived_.empty() && !recvq_.empty()) any = match() || any;

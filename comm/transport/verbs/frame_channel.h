@@ -63,6 +63,8 @@ class FrameChannel {
     uint64_t data_frames = 0, credit_frames = 0, stalls_no_credit = 0;
   };
   const Stats& stats() const { return stats_; }
+  /// When the last frame from the peer arrived (construction time before the first).
+  Clock::time_point last_arrival() const { return last_arrival_; }
 
  private:
   struct SendPart {
@@ -101,6 +103,7 @@ class FrameChannel {
   std::deque<RecvPart> recvq_;
   std::deque<Arrived> arrived_;
   Stats stats_;
+  Clock::time_point last_arrival_ = Clock::now();
 };
 
 }  // namespace cc::comm::verbs

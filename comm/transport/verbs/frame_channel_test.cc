@@ -159,3 +159,41 @@ TEST_CASE("frames: too few receive frames are refused") {
 
 }  // namespace
 }  // namespace cc::comm::verbs
+
+namespace cc::comm::verbs {
+namespace {
+
+TEST_CASE("transport: a silent peer is a timeout naming the rank and its devices") {
+  VerbsOptions o;
+  o.close_timeout = std::chrono::milliseconds(200);
+  auto w = test::make_fake_verbs_world(2, 2, FakeMode::kUcDrop, 4096, 4, o);
+  std::vector<char> buf(10);
+  Request r;
+  w.transports[0]->irecv(1, buf.data(), buf.size(), r);
+  try {
+    w.transports[0]->wait(r, Clock::now() + std::chrono::milliseconds(50));
+    FAIL("no timeout");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kTimeout);
+    CHECK(e.ranks() == std::vector<int>{1});
+    CHECK(e.message().find("timed out waiting for rank 1 on fake0_1.0 port 1, fake0_1.1 port 1 "
+                           "(no frame for ") != std::string::npos);
+  }
+  // Rank 0 aborted: rank 1 hears it on the control connection.
+  Request s;
+  w.transports[1]->isend(0, buf.data(), buf.size(), s);
+  try {
+    w.transports[1]->wait(s, Clock::now() + std::chrono::milliseconds(2000));
+    // the send may complete locally (UC: no acknowledgement); the abort shows on the next wait
+    Request r2;
+    w.transports[1]->irecv(0, buf.data(), buf.size(), r2);
+    w.transports[1]->wait(r2, Clock::now() + std::chrono::milliseconds(2000));
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kPeerLost);
+    CHECK(e.message().find("rank 0 gave up waiting for this rank (1)") != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace cc::comm::verbs

@@ -54,7 +54,8 @@ class Setup final : public VerbsSetup {
     for (size_t p = 0; p < n; ++p) {
       if (static_cast<int>(p) == cfg.rank) continue;
       const std::string who = "rank " + std::to_string(p);
-      WireReader r(recv_msg(conns[p][0].get(), deadline, who));
+      const std::string table = recv_msg(conns[p][0].get(), deadline, who);
+      WireReader r(table);
       if (r.u32() != kQpMagic) throw Error(ErrorKind::kProtocol, who + " sent no QP table", {static_cast<int>(p)});
       const uint32_t cables = r.u32();
       if (cables != links[p].size()) {

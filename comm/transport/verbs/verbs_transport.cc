@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -192,11 +193,12 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
     }
     if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kMagic | kAbort)) {
       p.closed = true;
-      const std::string why = h.aux >= 0 && h.aux != rank_
-                                  ? " because it lost rank " + std::to_string(h.aux)
-                                  : "";
-      fail(Error(ErrorKind::kPeerLost,
-                 "rank " + std::to_string(peer) + " gave up" + why, {h.aux >= 0 && h.aux != rank_ ? h.aux : peer}));
+      const bool other = h.aux >= 0 && h.aux != rank_;
+      const std::string why = other ? " because it lost rank " + std::to_string(h.aux)
+                              : h.aux == rank_ ? " waiting for this rank (" + std::to_string(rank_) + ")"
+                                               : "";
+      fail(Error(ErrorKind::kPeerLost, "rank " + std::to_string(peer) + " gave up" + why,
+                 {other ? h.aux : peer}));
     }
     p.closed = true;
     if (p.bye && !busy) continue;  // clean close, nothing owed: not an error
@@ -217,18 +219,32 @@ void VerbsTransport::poll() {
   }
 }
 
-std::string VerbsTransport::waiting_on(Request& req) const {
-  std::string s;
-  std::vector<int> ranks;
+// The peers this rank still waits on, the longest-silent first: when one rank stops (SIGSTOP,
+// a pulled cable), the others stall a little later, so the first named is the likely culprit.
+std::vector<int> VerbsTransport::waiting_on(const Request& req, std::string& text) const {
+  std::vector<std::pair<Clock::time_point, int>> busy;
   for (size_t i = 0; i < peers_.size(); ++i) {
     const Peer& p = peers_[i];
-    bool busy = static_cast<int>(i) == req.peer;
-    for (const auto& c : p.channels) busy = busy || !c->idle();
-    if (!busy || p.links.empty()) continue;
-    s += (s.empty() ? "" : "; ") + std::string("rank ") + std::to_string(i) + " on " +
-         devices_of(p.links);
+    if (p.channels.empty()) continue;
+    bool b = static_cast<int>(i) == req.peer;
+    Clock::time_point last = p.channels.front()->last_arrival();
+    for (const auto& c : p.channels) {
+      b = b || !c->idle();
+      last = std::max(last, c->last_arrival());
+    }
+    if (b) busy.emplace_back(last, static_cast<int>(i));
   }
-  return s;
+  std::sort(busy.begin(), busy.end());
+  const auto now = Clock::now();
+  std::vector<int> ranks;
+  for (const auto& [last, r] : busy) {
+    const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - last);
+    text += (text.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " on " +
+            devices_of(peers_[static_cast<size_t>(r)].links) + " (no frame for " +
+            std::to_string(silent.count()) + " ms)";
+    ranks.push_back(r);
+  }
+  return ranks;
 }
 
 void VerbsTransport::wait(Request& req, Deadline deadline) {
@@ -247,14 +263,10 @@ void VerbsTransport::wait(Request& req, Deadline deadline) {
       }
       if ((++spins & 1023u) == 0) read_control(false, deadline);
       if (Clock::now() >= deadline) {
-        std::vector<int> ranks;
-        for (size_t i = 0; i < peers_.size(); ++i) {
-          bool busy = static_cast<int>(i) == req.peer;
-          for (const auto& c : peers_[i].channels) busy = busy || !c->idle();
-          if (busy && static_cast<int>(i) != rank_) ranks.push_back(static_cast<int>(i));
-        }
+        std::string text;
+        const std::vector<int> ranks = waiting_on(req, text);
         fail(Error(ErrorKind::kTimeout,
-                   "timed out waiting for " + waiting_on(req) +
+                   "timed out waiting for " + text +
                        " (no frame arrived: on UC a dead or stopped peer sends no error "
                        "completion; check that the rank is alive and the cable is up)",
                    ranks));

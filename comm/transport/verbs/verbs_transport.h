@@ -71,7 +71,7 @@ class VerbsTransport final : public Transport {
   bool progress_channels();
   void read_control(bool block, Deadline deadline);
   [[noreturn]] void fail(Error e);
-  std::string waiting_on(Request& req) const;
+  std::vector<int> waiting_on(const Request& req, std::string& text) const;
 
   std::shared_ptr<void> keepalive_;  // declared first: destroyed after the links
   int rank_;
