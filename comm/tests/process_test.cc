@@ -278,7 +278,7 @@ size_t count_lines(const std::string& log, const std::string& what) {
 // A binary built with the verbs transport, started as an MLX jaccl job on a host without
 // RDMA (this one: no RDMA stack in the kernel): it runs on TCP and says why in one line; with
 // CLUSTERCOMM_TRANSPORT=verbs it fails instead, naming the rank and the reason.
-TEST_CASE("MLX jaccl job without RDMA: auto falls back to TCP in one line; verbs fails") {
+TEST_CASE("MLX jaccl job without RDMA: auto falls back to TCP in one line, verbs fails") {
   const std::string matrix = "/tmp/clustercomm-ibv-" + std::to_string(getpid()) + ".json";
   std::ofstream(matrix) << R"([[null, "rdma_en2"], ["rdma_en3", null]])";
   for (const std::string kind : {"auto", "verbs"}) {

@@ -92,7 +92,7 @@ TEST_CASE("frames: the receiver's queue runs dry - the sender stalls on credits,
   CHECK(p.b->stats().credit_frames > 0);  // one-way traffic: credits went back in CREDIT frames
 }
 
-TEST_CASE("frames: both ends send before receiving; credits never deadlock, nothing dropped") {
+TEST_CASE("frames: both ends send before receiving - credits never deadlock, nothing dropped") {
   // a: send X, then recv; b: send Y and wait for it to complete before posting its receive.
   // b's send can finish only if a returns credits while a's own data fills b's frames.
   for (uint32_t slots : {4u, 5u, 8u, 63u}) {
