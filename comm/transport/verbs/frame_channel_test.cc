@@ -177,7 +177,7 @@ TEST_CASE("transport: a silent peer is a timeout naming the rank and its devices
     CHECK(e.kind() == ErrorKind::kTimeout);
     CHECK(e.ranks() == std::vector<int>{1});
     CHECK(e.message().find("timed out waiting for rank 1 on fake0_1.0 port 1, fake0_1.1 port 1 "
-                           "(no frame for ") != std::string::npos);
+                           "(silent for ") != std::string::npos);
   }
   // Rank 0 aborted: rank 1 hears it on the control connection.
   Request s;

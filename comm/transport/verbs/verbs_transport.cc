@@ -12,7 +12,10 @@ namespace cc::comm::verbs {
 namespace {
 
 constexpr uint32_t kMagic = 0x43560000u;  // "CV"
-constexpr uint32_t kAbort = 2, kBye = 3;
+constexpr uint32_t kAbort = 2, kBye = 3, kAlive = 4;
+// A waiting rank says it is alive this often on every control connection, so a timeout can
+// tell a stopped rank (silent everywhere) from ranks that merely wait on it.
+constexpr auto kAliveEvery = std::chrono::milliseconds(200);
 
 struct ControlHeader {
   uint32_t magic_type;
@@ -180,33 +183,49 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
   if (r <= 0) return;
   for (size_t i = 0; i < peers_.size(); ++i) {
     Peer& p = peers_[i];
-    if (!p.control.valid() || p.closed) continue;
-    ControlHeader h{};
-    const ssize_t n = ::recv(p.control.get(), &h, sizeof(h), MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) continue;
-    const int peer = static_cast<int>(i);
-    bool busy = false;
-    for (const auto& c : p.channels) busy = busy || !c->idle();
-    if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kMagic | kBye)) {
-      p.bye = true;  // the peer finished cleanly; its EOF follows
-      continue;
-    }
-    if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kMagic | kAbort)) {
+    while (p.control.valid() && !p.closed) {
+      ControlHeader h{};
+      const ssize_t n = ::recv(p.control.get(), &h, sizeof(h), MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+      const int peer = static_cast<int>(i);
+      if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kMagic | kAlive)) {
+        p.last_heard = Clock::now();
+        continue;
+      }
+      if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kMagic | kBye)) {
+        p.bye = true;  // the peer finished cleanly; its EOF follows
+        continue;
+      }
+      if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kMagic | kAbort)) {
+        p.closed = true;
+        const bool other = h.aux >= 0 && h.aux != rank_;
+        const std::string why = other ? " because it lost rank " + std::to_string(h.aux)
+                                : h.aux == rank_ ? " waiting for this rank (" + std::to_string(rank_) + ")"
+                                                 : "";
+        fail(Error(ErrorKind::kPeerLost, "rank " + std::to_string(peer) + " gave up" + why,
+                   {other ? h.aux : peer}));
+      }
       p.closed = true;
-      const bool other = h.aux >= 0 && h.aux != rank_;
-      const std::string why = other ? " because it lost rank " + std::to_string(h.aux)
-                              : h.aux == rank_ ? " waiting for this rank (" + std::to_string(rank_) + ")"
-                                               : "";
-      fail(Error(ErrorKind::kPeerLost, "rank " + std::to_string(peer) + " gave up" + why,
-                 {other ? h.aux : peer}));
+      // After BYE the peer has finished every call: the frames it owes this rank were all
+      // posted before it, and it keeps its queue pairs until this rank says BYE too.
+      if (p.bye) break;
+      fail(Error(ErrorKind::kPeerLost,
+                 "lost rank " + std::to_string(peer) + ": its control connection closed (process "
+                 "died?) while " + devices_of(p.links) + " had work queued",
+                 {peer}));
     }
-    p.closed = true;
-    if (p.bye && !busy) continue;  // clean close, nothing owed: not an error
-    fail(Error(ErrorKind::kPeerLost,
-               "lost rank " + std::to_string(peer) + ": its control connection closed (process "
-               "died?) while " + devices_of(p.links) + " had work queued",
-               {peer}));
   }
+}
+
+void VerbsTransport::send_alive() {
+  const ControlHeader h{kMagic | kAlive, rank_, 0};
+  for (Peer& p : peers_) {
+    if (p.control.valid() && !p.closed && !p.bye) {
+      [[maybe_unused]] ssize_t n =
+          ::send(p.control.get(), &h, sizeof(h), tcp::send_flags() | MSG_DONTWAIT);
+    }
+  }
+  last_alive_ = Clock::now();
 }
 
 void VerbsTransport::poll() {
@@ -227,7 +246,7 @@ std::vector<int> VerbsTransport::waiting_on(const Request& req, std::string& tex
     const Peer& p = peers_[i];
     if (p.channels.empty()) continue;
     bool b = static_cast<int>(i) == req.peer;
-    Clock::time_point last = p.channels.front()->last_arrival();
+    Clock::time_point last = std::max(p.channels.front()->last_arrival(), p.last_heard);
     for (const auto& c : p.channels) {
       b = b || !c->idle();
       last = std::max(last, c->last_arrival());
@@ -240,7 +259,7 @@ std::vector<int> VerbsTransport::waiting_on(const Request& req, std::string& tex
   for (const auto& [last, r] : busy) {
     const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(now - last);
     text += (text.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + " on " +
-            devices_of(peers_[static_cast<size_t>(r)].links) + " (no frame for " +
+            devices_of(peers_[static_cast<size_t>(r)].links) + " (silent for " +
             std::to_string(silent.count()) + " ms)";
     ranks.push_back(r);
   }
@@ -260,8 +279,12 @@ void VerbsTransport::wait(Request& req, Deadline deadline) {
         last = now;
       } else if (now - last > options_.spin) {
         read_control(true, deadline);
+        if (Clock::now() - last_alive_ > kAliveEvery) send_alive();
       }
-      if ((++spins & 1023u) == 0) read_control(false, deadline);
+      if ((++spins & 1023u) == 0) {
+        read_control(false, deadline);
+        if (Clock::now() - last_alive_ > kAliveEvery) send_alive();
+      }
       if (Clock::now() >= deadline) {
         std::string text;
         const std::vector<int> ranks = waiting_on(req, text);

@@ -8,7 +8,10 @@
 // when a rank gives up, BYE on a clean close, and its EOF tells at once that a peer process
 // died (kill -9). A peer that is alive but silent (SIGSTOP, a pulled cable) produces nothing
 // at all on UC - not even an error completion (Apple TN3205) - so it is found by the call's
-// timeout, like on TCP, and the error names the rank and the devices it was waited on.
+// timeout, like on TCP, and the error names the rank and the devices it was waited on. A
+// rank that is waiting sends ALIVE on its control connections every 200 ms, so the timeout
+// names first the rank silent longest (frames and ALIVE): the stopped one, not the ranks
+// that merely wait on it.
 //
 // Progress only inside wait()/poll() on the caller's thread: wait() busy-polls the
 // completion queues for `spin`, then alternates polling with 1 ms poll() naps on the control
@@ -65,12 +68,14 @@ class VerbsTransport final : public Transport {
     tcp::Fd control;
     bool bye = false;
     bool closed = false;
+    Clock::time_point last_heard = Clock::now();  // last ALIVE on the control connection
   };
   template <class F>
   void split(int peer, size_t bytes, Request& req, F part);
   bool progress_channels();
   void read_control(bool block, Deadline deadline);
   [[noreturn]] void fail(Error e);
+  void send_alive();
   std::vector<int> waiting_on(const Request& req, std::string& text) const;
 
   std::shared_ptr<void> keepalive_;  // declared first: destroyed after the links
@@ -80,6 +85,7 @@ class VerbsTransport final : public Transport {
   std::vector<Peer> peers_;
   std::vector<pollfd> pfds_;
   bool aborted_ = false;
+  Clock::time_point last_alive_{};
 };
 
 }  // namespace cc::comm::verbs
