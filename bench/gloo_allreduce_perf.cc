@@ -3,11 +3,16 @@
 // facts.md; the newer gloo::allreduce stalls on loopback from 16 KiB, facts.md), reporting
 // the faster per size. Ranks come from RANK/SIZE, rendezvous through a FileStore in
 // GLOO_STORE_DIR. Prints "size time_us busbw" from rank 0 (time = max over ranks).
+// With GLOO_IBV_DEVICE (bench/compare-rdma) it uses Gloo's ibverbs transport on that device
+// (port 1, GID index GLOO_IBV_GID, default 1) and AllreduceRing only: the only algorithm that
+// works over Gloo's ibverbs (facts.md); a barrier before teardown avoids its abort.
 #include <gloo/allreduce_halving_doubling.h>
 #include <gloo/allreduce_ring.h>
+#include <gloo/barrier_all_to_all.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/ibverbs/device.h>
 #include <gloo/transport/tcp/device.h>
 
 #include <chrono>
@@ -44,8 +49,16 @@ int main(int argc, char** argv) {
   const int n = std::atoi(std::getenv("SIZE"));
   bench::Sweep sw;
   for (int i = 1; i < argc; ++i) sw.parse(i, argc, argv);
-  gloo::transport::tcp::attr attr("127.0.0.1");
-  auto dev = gloo::transport::tcp::CreateDevice(attr);
+  const char* ibv = std::getenv("GLOO_IBV_DEVICE");
+  std::shared_ptr<gloo::transport::Device> dev;
+  if (ibv != nullptr) {
+    const char* gid = std::getenv("GLOO_IBV_GID");
+    dev = gloo::transport::ibverbs::CreateDevice(
+        gloo::transport::ibverbs::attr{ibv, 1, gid != nullptr ? std::atoi(gid) : 1});
+  } else {
+    gloo::transport::tcp::attr attr("127.0.0.1");
+    dev = gloo::transport::tcp::CreateDevice(attr);
+  }
   gloo::rendezvous::FileStore store(std::getenv("GLOO_STORE_DIR"));
   gloo::rendezvous::PrefixStore prefix("bench", store);
   auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, n);
@@ -54,7 +67,9 @@ int main(int argc, char** argv) {
   std::vector<float> buf(sw.max_bytes / 4 + 1, 1.0f);
   for (size_t bytes : sw.sizes()) {
     const double ring = time_us<gloo::AllreduceRing<float>>(ctx, buf.data(), bytes, sw);
-    const double hd = time_us<gloo::AllreduceHalvingDoubling<float>>(ctx, buf.data(), bytes, sw);
+    const double hd = ibv != nullptr
+                          ? ring
+                          : time_us<gloo::AllreduceHalvingDoubling<float>>(ctx, buf.data(), bytes, sw);
     const double best = ring < hd ? ring : hd;
     if (rank == 0) {
       const double busbw = static_cast<double>(bytes) / best / 1e3 * 2.0 * (n - 1) / n;
@@ -62,5 +77,6 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
+  gloo::BarrierAllToAll(ctx).run();
   return 0;
 }

@@ -39,6 +39,10 @@ class Communicator {
   /// duplicate rank), kAuth (wrong token), kInvalidArgument (malformed variable), kSystem.
   static Communicator from_env();
   explicit Communicator(const Config& config);
+  /// A communicator over a transport that is already connected (tests run the collectives
+  /// over the verbs frame protocol on fake links this way). transport->rank() and size() must
+  /// equal config.rank and config.size; config's topology and tuning apply as given.
+  Communicator(const Config& config, std::unique_ptr<Transport> transport);
   /// Waits (up to the timeout) for the peers to close too, so nothing in flight is lost.
   ~Communicator();
   Communicator(Communicator&&) noexcept;

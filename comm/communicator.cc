@@ -7,6 +7,7 @@
 #include "comm/algorithms/algorithm.h"
 #include "comm/clustercomm.h"
 #include "comm/rendezvous/bootstrap.h"
+#include "comm/transport/select.h"
 #include "comm/transport/transport.h"
 
 namespace cc::comm {
@@ -80,7 +81,20 @@ Communicator::Communicator(const Config& config) : impl_(std::make_unique<Impl>(
   impl_->config = config;
   impl_->settings.topology = config.topology;
   impl_->settings.tuning = config.tuning;
-  if (config.size > 1) impl_->transport = bootstrap_tcp(config, impl_->settings);
+  if (config.size > 1) {
+    impl_->transport = select_transport(config, bootstrap_connections(config, impl_->settings));
+  }
+}
+
+Communicator::Communicator(const Config& config, std::unique_ptr<Transport> transport)
+    : impl_(std::make_unique<Impl>()) {
+  if (!transport || transport->rank() != config.rank || transport->size() != config.size) {
+    throw Error(ErrorKind::kInvalidArgument, "the transport does not match the config's world");
+  }
+  impl_->config = config;
+  impl_->settings.topology = config.topology;
+  impl_->settings.tuning = config.tuning;
+  impl_->transport = std::move(transport);
 }
 
 Communicator::~Communicator() = default;

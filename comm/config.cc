@@ -71,10 +71,32 @@ void from_mlx_hostfile(Config& c, const char* path) {
   c.connections_per_peer = static_cast<int>(hosts[0].size());
 }
 
+// A cell of the device matrix: null, "dev" or ["dev", ...] (one per cable).
+std::vector<std::string> device_cell(const nlohmann::json& cell) {
+  std::vector<std::string> out;
+  if (cell.is_string()) {
+    out.push_back(cell.get<std::string>());
+  } else if (cell.is_array()) {
+    for (const auto& d : cell) {
+      if (!d.is_string()) throw bad("MLX_IBV_DEVICES", "cells must be null, a name or a list of names");
+      out.push_back(d.get<std::string>());
+    }
+  } else if (!cell.is_null()) {
+    throw bad("MLX_IBV_DEVICES", "cells must be null, a name or a list of names");
+  }
+  return out;
+}
+
 // MLX jaccl: an N x N matrix of RDMA device names (null on the diagonal).
-void from_mlx_jaccl(Config& c, const char* path, const GetEnv& env) {
+void from_mlx_jaccl(Config& c, const char* path, const GetEnv& env, bool set_size) {
   const nlohmann::json j = read_json("MLX_IBV_DEVICES", path);
   if (!j.is_array() || j.empty()) throw bad("MLX_IBV_DEVICES", "must hold an N x N JSON matrix");
+  if (!set_size) {
+    if (j.size() != static_cast<size_t>(c.size)) {
+      throw bad("MLX_IBV_DEVICES", "has " + std::to_string(j.size()) + " rows but the world size is " +
+                                       std::to_string(c.size));
+    }
+  }
   c.size = static_cast<int>(j.size());
   bool ring_only = true;
   for (size_t i = 0; i < j.size(); ++i) {
@@ -87,6 +109,15 @@ void from_mlx_jaccl(Config& c, const char* path, const GetEnv& env) {
       if (i != k && !j[i][k].is_null() && !neighbour) ring_only = false;
     }
   }
+  if (c.rank < c.size) {
+    c.devices.clear();
+    for (size_t k = 0; k < j.size(); ++k) {
+      c.devices.push_back(static_cast<int>(k) == c.rank
+                              ? std::vector<std::string>{}
+                              : device_cell(j[static_cast<size_t>(c.rank)][k]));
+    }
+  }
+  if (!set_size) return;
   const char* coord = env("MLX_JACCL_COORDINATOR");
   if (coord == nullptr || *coord == '\0') {
     throw bad("MLX_JACCL_COORDINATOR", "must be set (ip:port of rank 0) with MLX_IBV_DEVICES");
@@ -116,12 +147,13 @@ Config config_from_env(const GetEnv& getenv_in) {
     c.size = static_cast<int>(to_int("CLUSTERCOMM_SIZE", s, 1, 1 << 20));
     if (c.rank >= c.size) throw bad("CLUSTERCOMM_RANK", "must be below CLUSTERCOMM_SIZE");
     if (const char* co = get("CLUSTERCOMM_COORDINATOR")) c.coordinator = co;
+    if (const char* dev = get("MLX_IBV_DEVICES")) from_mlx_jaccl(c, dev, env, false);
   } else if (const char* m = get("MLX_RANK")) {
     c.rank = static_cast<int>(to_int("MLX_RANK", m, 0, 1 << 20));
     if (const char* hf = get("MLX_HOSTFILE")) {
       from_mlx_hostfile(c, hf);
     } else if (const char* dev = get("MLX_IBV_DEVICES")) {
-      from_mlx_jaccl(c, dev, env);
+      from_mlx_jaccl(c, dev, env, true);
     } else {
       throw bad("MLX_RANK", "is set but neither MLX_HOSTFILE nor MLX_IBV_DEVICES is");
     }
@@ -176,6 +208,28 @@ Config config_from_env(const GetEnv& getenv_in) {
   }
   if (const char* v = get("CLUSTERCOMM_SPIN_US")) {
     c.tuning.spin = std::chrono::microseconds(to_int("CLUSTERCOMM_SPIN_US", v, 0, 10000000));
+  }
+  if (const char* v = get("CLUSTERCOMM_TRANSPORT")) {
+    const std::string t = v;
+    if (t == "auto") {
+      c.transport = TransportKind::kAuto;
+    } else if (t == "tcp") {
+      c.transport = TransportKind::kTcp;
+    } else if (t == "verbs") {
+      c.transport = TransportKind::kVerbs;
+    } else {
+      throw bad("CLUSTERCOMM_TRANSPORT", "is '" + t + "', expected tcp, verbs or auto");
+    }
+  }
+  if (const char* v = get("CLUSTERCOMM_IBV_FRAME_BYTES")) {
+    const auto f = static_cast<size_t>(to_int("CLUSTERCOMM_IBV_FRAME_BYTES", v, 4096, 8 << 20));
+    if ((f & (f - 1)) != 0) {
+      throw bad("CLUSTERCOMM_IBV_FRAME_BYTES", "must be a power of two (4096 .. 8388608)");
+    }
+    c.ibv_frame_bytes = f;
+  }
+  if (const char* v = get("CLUSTERCOMM_IBV_RECV_FRAMES")) {
+    c.ibv_recv_frames = static_cast<uint32_t>(to_int("CLUSTERCOMM_IBV_RECV_FRAMES", v, 4, 63));
   }
   return c;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -31,6 +32,11 @@ struct Tuning {
   std::chrono::microseconds spin{200};    // busy-poll before blocking in poll()
 };
 
+/// Which transport carries the data (CLUSTERCOMM_TRANSPORT). kAuto: RDMA verbs when a device
+/// matrix is given and every rank can load the verbs library and open its devices, else TCP
+/// (each rank prints one line saying why). kVerbs: verbs or fail. kTcp: TCP only.
+enum class TransportKind { kAuto, kTcp, kVerbs };
+
 struct Config {
   int rank = 0;
   int size = 1;
@@ -49,12 +55,23 @@ struct Config {
   int connections_per_peer = 1;
   Topology topology = Topology::kMesh;
   Tuning tuning;
+  TransportKind transport = TransportKind::kAuto;
+  /// This rank's row of the MLX device matrix (MLX_IBV_DEVICES): devices[p] = the RDMA
+  /// devices on this host for the cable(s) to rank p, one per cable, the k-th being the same
+  /// physical cable on both ends (striped); empty = none. Empty altogether = no RDMA.
+  std::vector<std::vector<std::string>> devices;
+  /// Verbs frame size in bytes: a power of two from 4096 to 8 MiB (Apple TN3205: a message
+  /// is at most 16,773,120 bytes); both ends use the smaller of their values.
+  size_t ibv_frame_bytes = 64 * 1024;
+  /// Receive frames posted per link, 4..63 (Apple: about 63 posted receives at most).
+  uint32_t ibv_recv_frames = 32;
 };
 
 using GetEnv = std::function<const char*(const char*)>;
 
 /// Reads CLUSTERCOMM_* (or, without CLUSTERCOMM_RANK, MLX_RANK with MLX_HOSTFILE or
 /// MLX_IBV_DEVICES + MLX_JACCL_COORDINATOR). With none of them: a world of size 1.
+/// MLX_IBV_DEVICES also gives the device row with CLUSTERCOMM_RANK (its size must match).
 /// Throws Error(kInvalidArgument) naming the variable that is malformed.
 Config config_from_env(const GetEnv& getenv = nullptr);
 

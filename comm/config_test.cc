@@ -104,4 +104,41 @@ TEST_CASE("MLX jaccl device matrix") {
   std::remove(ring.c_str());
 }
 
+TEST_CASE("transport choice, device rows and verbs frames from the environment") {
+  const std::string m = temp_file(
+      R"([[null, "rxe0_1", ["rxe0_2a", "rxe0_2b"]], ["rxe1_0", null, null], ["x", "y", null]])");
+  const Config c = config_from_env(
+      env_of({{"MLX_RANK", "0"}, {"MLX_IBV_DEVICES", m}, {"MLX_JACCL_COORDINATOR", "h:1"}}));
+  CHECK(c.transport == TransportKind::kAuto);
+  REQUIRE(c.devices.size() == 3);
+  CHECK(c.devices[0].empty());
+  CHECK(c.devices[1] == std::vector<std::string>{"rxe0_1"});
+  CHECK(c.devices[2] == std::vector<std::string>{"rxe0_2a", "rxe0_2b"});
+  const Config d = config_from_env(env_of({{"CLUSTERCOMM_RANK", "1"},
+                                           {"CLUSTERCOMM_SIZE", "3"},
+                                           {"CLUSTERCOMM_COORDINATOR", "h:1"},
+                                           {"MLX_IBV_DEVICES", m},
+                                           {"CLUSTERCOMM_TRANSPORT", "verbs"},
+                                           {"CLUSTERCOMM_IBV_FRAME_BYTES", "8192"},
+                                           {"CLUSTERCOMM_IBV_RECV_FRAMES", "63"}}));
+  CHECK(d.transport == TransportKind::kVerbs);
+  CHECK(d.devices[0] == std::vector<std::string>{"rxe1_0"});
+  CHECK(d.devices[2].empty());
+  CHECK(d.ibv_frame_bytes == 8192);
+  CHECK(d.ibv_recv_frames == 63);
+  const auto base = std::map<std::string, std::string>{
+      {"CLUSTERCOMM_RANK", "0"}, {"CLUSTERCOMM_SIZE", "2"}, {"CLUSTERCOMM_COORDINATOR", "h:1"}};
+  auto with = [&](const char* k, const char* v) {
+    auto e = base;
+    e[k] = v;
+    return e;
+  };
+  CHECK_THROWS_AS(config_from_env(env_of(with("CLUSTERCOMM_TRANSPORT", "rdma"))), Error);
+  CHECK_THROWS_AS(config_from_env(env_of(with("CLUSTERCOMM_IBV_FRAME_BYTES", "6000"))), Error);
+  CHECK_THROWS_AS(config_from_env(env_of(with("CLUSTERCOMM_IBV_FRAME_BYTES", "16777216"))), Error);
+  CHECK_THROWS_AS(config_from_env(env_of(with("CLUSTERCOMM_IBV_RECV_FRAMES", "64"))), Error);
+  CHECK_THROWS_AS(config_from_env(env_of(with("MLX_IBV_DEVICES", m.c_str()))), Error);  // 3 rows, size 2
+  std::remove(m.c_str());
+}
+
 }  // namespace cc::comm

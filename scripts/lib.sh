@@ -8,6 +8,10 @@ CLUSTERCTL_PACKAGES=(
   libcli11-dev libssh-dev libyaml-cpp-dev nlohmann-json3-dev libibverbs-dev libfmt-dev doctest-dev
   openssh-server openssh-client iproute2 iputils-ping procps util-linux python3
   libxml2-utils  # xmllint: the health tests validate the JUnit reports
+  # The Soft-RoCE guest (tests/rdma-vm): QEMU, what its image is built with, and the RDMA
+  # userland that runs in it from the host's root (providers, tools, perftest as a peer).
+  qemu-system-x86 busybox-static cpio kmod xz-utils
+  ibverbs-providers ibverbs-utils rdmacm-utils perftest
 )
 
 as_root() {

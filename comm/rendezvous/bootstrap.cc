@@ -208,7 +208,7 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
 
 }  // namespace
 
-std::unique_ptr<Transport> bootstrap_tcp(const Config& cfg, JobSettings& settings) {
+std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSettings& settings) {
   const Deadline deadline = Clock::now() + cfg.timeout;
   const size_t n = static_cast<size_t>(cfg.size);
   if (cfg.coordinator.empty()) {
@@ -331,10 +331,19 @@ std::unique_ptr<Transport> bootstrap_tcp(const Config& cfg, JobSettings& setting
   for (size_t j = 0; j < n; ++j) {
     for (Fd& f : incoming[j]) conns[j].push_back(std::move(f));
   }
+  return conns;
+}
+
+std::unique_ptr<Transport> make_tcp_transport(const Config& cfg,
+                                              std::vector<std::vector<tcp::Fd>> conns) {
   tcp::TcpOptions opts;
   opts.spin = cfg.tuning.spin;
   opts.close_timeout = cfg.timeout;
   return std::make_unique<tcp::TcpTransport>(cfg.rank, cfg.size, std::move(conns), opts);
+}
+
+std::unique_ptr<Transport> bootstrap_tcp(const Config& cfg, JobSettings& settings) {
+  return make_tcp_transport(cfg, bootstrap_connections(cfg, settings));
 }
 
 }  // namespace cc::comm

@@ -10,8 +10,10 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "comm/config.h"
+#include "comm/transport/tcp/socket.h"
 #include "comm/transport/transport.h"
 
 namespace cc::comm {
@@ -27,5 +29,13 @@ struct JobSettings {
 /// rank 0's choices. Throws Error: kTimeout (naming ranks that never arrived), kWorld, kAuth,
 /// kSystem, kInvalidArgument.
 std::unique_ptr<Transport> bootstrap_tcp(const Config& config, JobSettings& settings);
+
+/// The same world formation, returning the connections instead: conns[p] = the data
+/// connections to peer p, then its control connection (empty for p == rank).
+std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& config,
+                                                        JobSettings& settings);
+/// The TCP transport over bootstrap_connections()'s result.
+std::unique_ptr<Transport> make_tcp_transport(const Config& config,
+                                              std::vector<std::vector<tcp::Fd>> conns);
 
 }  // namespace cc::comm

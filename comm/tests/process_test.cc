@@ -261,3 +261,58 @@ TEST_CASE("world formation fails loudly on a size disagreement and on a duplicat
 }
 
 }  // namespace cc::comm::test
+
+namespace cc::comm::test {
+namespace {
+
+// Counts the lines of `log` that contain `what`.
+size_t count_lines(const std::string& log, const std::string& what) {
+  size_t n = 0;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);) n += line.find(what) != std::string::npos;
+  return n;
+}
+
+}  // namespace
+
+// A binary built with the verbs transport, started as an MLX jaccl job on a host without
+// RDMA (this one: no RDMA stack in the kernel): it runs on TCP and says why in one line; with
+// CLUSTERCOMM_TRANSPORT=verbs it fails instead, naming the rank and the reason.
+TEST_CASE("MLX jaccl job without RDMA: auto falls back to TCP in one line; verbs fails") {
+  const std::string matrix = "/tmp/clustercomm-ibv-" + std::to_string(getpid()) + ".json";
+  std::ofstream(matrix) << R"([[null, "rdma_en2"], ["rdma_en3", null]])";
+  for (const std::string kind : {"auto", "verbs"}) {
+    CAPTURE(kind);
+    const int port = free_port();
+    std::vector<Rank> ranks;
+    for (int r = 0; r < 2; ++r) {
+      ranks.push_back(spawn("collectives", {{"MLX_RANK", std::to_string(r)},
+                                            {"MLX_IBV_DEVICES", matrix},
+                                            {"MLX_JACCL_COORDINATOR", "127.0.0.1:" + std::to_string(port)},
+                                            {"CLUSTERCOMM_TOKEN", "jaccl"},
+                                            {"CLUSTERCOMM_TIMEOUT_MS", "20000"},
+                                            {"CLUSTERCOMM_TRANSPORT", kind}}));
+    }
+    wait_all(ranks, Clock::now() + milliseconds(120000));
+    for (int r = 0; r < 2; ++r) {
+      const std::string log = read_file(ranks[static_cast<size_t>(r)].log);
+      INFO("rank ", r, " stderr: ", log);
+      if (kind == "auto") {
+        CHECK(ranks[static_cast<size_t>(r)].status == 0);
+        CHECK(count_lines(log, "using TCP, not RDMA") == 1);
+        CHECK(count_lines(log, "clustercomm: rank " + std::to_string(r) +
+                                   ": using TCP, not RDMA: rank 0: ") == 1);
+      } else {
+        CHECK(ranks[static_cast<size_t>(r)].status != 0);
+        CHECK(log.find("CLUSTERCOMM_TRANSPORT=verbs, but rank 0: ") != std::string::npos);
+        CHECK(count_lines(log, "using TCP") == 0);
+      }
+      // The reason names rank 0's device, rdma_en2 (no RDMA stack here, or no such device).
+      CHECK(log.find("rdma_en2") != std::string::npos);
+      ::unlink(ranks[static_cast<size_t>(r)].log.c_str());
+    }
+  }
+  ::unlink(matrix.c_str());
+}
+
+}  // namespace cc::comm::test

@@ -3,10 +3,20 @@
 // wrong, 3 when the library threw (the message on stderr).
 //   collectives   a subset of the collective matrix, checked against references
 //   join          form the world, barrier, one small all_reduce
-//   loop          all_reduce 4 MiB f32 until something fails; prints "looping" once going
+//   loop          all_reduce 4 MiB f32 (CLUSTERCOMM_TEST_LOOP_BYTES) until something fails; prints "looping" once going
+//   digest        all_reduce/reduce_scatter/all_gather of seeded random floats (sums depend on
+//                 the fold order), prints "digest <hex>" of all results: equal digests over
+//                 TCP and verbs = bitwise identical results
+//   dry           rank 0 sends rank 1 (and only it) 300 messages of 64 KiB + odd sizes while
+//                 rank 1 posts no receive for 2 s: its receive queue runs dry (on verbs the
+//                 sender must stall on credits, not lose frames); every payload is checked
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "comm/clustercomm.h"
@@ -81,8 +91,53 @@ int main(int argc, char** argv) {
   try {
     Communicator c = Communicator::from_env();
     if (mode == "collectives") return collectives(c);
+    if (mode == "digest") {
+      uint64_t h = 1469598103934665603ull;  // FNV-1a over every result byte
+      auto mix = [&](const void* p, size_t bytes) {
+        const auto* b = static_cast<const unsigned char*>(p);
+        for (size_t i = 0; i < bytes; ++i) h = (h ^ b[i]) * 1099511628211ull;
+      };
+      const size_t un = static_cast<size_t>(c.size());
+      for (size_t count : {size_t{1}, size_t{1000}, size_t{70000}, size_t{300000}}) {
+        std::vector<float> in(count * un), out(count * un);
+        uint32_t x = 12345u + static_cast<uint32_t>(c.rank()) * 7919u + static_cast<uint32_t>(count);
+        for (float& f : in) {
+          x = x * 1664525u + 1013904223u;
+          f = static_cast<float>(x >> 8) / 16777216.0f - 0.5f;
+        }
+        c.all_reduce(in.data(), out.data(), count, DataType::kF32, ReduceOp::kSum);
+        mix(out.data(), count * 4);
+        c.reduce_scatter(in.data(), out.data(), count, DataType::kF32, ReduceOp::kSum);
+        mix(out.data(), count * 4);
+        c.all_gather(in.data(), out.data(), count, DataType::kF32);
+        mix(out.data(), count * un * 4);
+      }
+      std::printf("digest %016llx\n", static_cast<unsigned long long>(h));
+      return 0;
+    }
+    if (mode == "dry") {
+      if (c.rank() > 1) return 0;
+      int bad = 0;
+      for (int i = 0; i < 300; ++i) {
+        const size_t bytes = (size_t{64} << 10) + static_cast<size_t>(i * 13);
+        std::vector<unsigned char> m(bytes);
+        for (size_t k = 0; k < bytes; ++k) m[k] = static_cast<unsigned char>(k * 31 + static_cast<size_t>(i));
+        if (c.rank() == 0) {
+          c.send(m.data(), bytes, 1);
+        } else {
+          if (i == 0) std::this_thread::sleep_for(std::chrono::seconds(2));
+          std::vector<unsigned char> got(bytes);
+          c.recv(got.data(), bytes, 0);
+          bad += got != m;
+        }
+      }
+      if (bad != 0) std::fprintf(stderr, "rank %d: %d payloads differ\n", c.rank(), bad);
+      return bad == 0 ? 0 : 1;
+    }
     if (mode == "loop") {
-      std::vector<float> v((size_t{4} << 20) / 4, 1.0f);
+      const char* lb = std::getenv("CLUSTERCOMM_TEST_LOOP_BYTES");
+      const size_t loop_bytes = lb != nullptr ? std::strtoull(lb, nullptr, 10) : size_t{4} << 20;
+      std::vector<float> v(loop_bytes / 4, 1.0f);
       for (long i = 0;; ++i) {
         c.all_reduce(v.data(), v.data(), v.size(), DataType::kF32, ReduceOp::kMax);
         if (i == 0) {

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <mutex>
 #include <thread>
 
@@ -22,6 +23,24 @@ int free_port() {
   return ntohs(a.sin_port);
 }
 
+// CLUSTERCOMM_TEST_IBV_DEVICES = an MLX device matrix of at least n hosts (the rdma-vm
+// guest's): rank r runs on verbs with row r of its top-left n x n corner.
+void use_verbs_if_asked(Config& c) {
+  const char* path = std::getenv("CLUSTERCOMM_TEST_IBV_DEVICES");
+  if (path == nullptr || *path == '\0' || c.size < 2) return;
+  const std::string rank = std::to_string(c.rank);
+  const Config m = config_from_env([&](const char* k) -> const char* {
+    const std::string key = k;
+    if (key == "MLX_RANK") return rank.c_str();
+    if (key == "MLX_IBV_DEVICES") return path;
+    if (key == "MLX_JACCL_COORDINATOR") return "127.0.0.1:1";
+    return nullptr;
+  });
+  if (m.size < c.size) return;
+  c.devices.assign(m.devices.begin(), m.devices.begin() + c.size);
+  c.transport = TransportKind::kVerbs;
+}
+
 std::vector<std::string> run_threads(int n, const std::function<void(Communicator&)>& body,
                                      Config base) {
   base.size = n;
@@ -35,7 +54,33 @@ std::vector<std::string> run_threads(int n, const std::function<void(Communicato
       try {
         Config c = base;
         c.rank = r;
+        use_verbs_if_asked(c);
         Communicator comm(c);
+        body(comm);
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mu);
+        errors.push_back("rank " + std::to_string(r) + ": " + e.what());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
+std::vector<std::string> run_threads_over(std::vector<std::unique_ptr<Transport>> transports,
+                                          const std::function<void(Communicator&)>& body,
+                                          Config base) {
+  const int n = static_cast<int>(transports.size());
+  base.size = n;
+  std::mutex mu;
+  std::vector<std::string> errors;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        Config c = base;
+        c.rank = r;
+        Communicator comm(c, std::move(transports[static_cast<size_t>(r)]));
         body(comm);
       } catch (const std::exception& e) {
         std::lock_guard lock(mu);

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "comm/clustercomm.h"
+#include "comm/transport/transport.h"
 
 namespace cc::comm::test {
 
@@ -17,5 +19,11 @@ int free_port();
 /// Returns one line per rank that threw ("rank 2: ..."), empty when all passed.
 std::vector<std::string> run_threads(int n, const std::function<void(Communicator&)>& body,
                                      Config base = {});
+
+/// Like run_threads, but rank r's Communicator runs over transports[r] (already connected;
+/// e.g. the verbs frame protocol on fake links).
+std::vector<std::string> run_threads_over(std::vector<std::unique_ptr<Transport>> transports,
+                                          const std::function<void(Communicator&)>& body,
+                                          Config base = {});
 
 }  // namespace cc::comm::test

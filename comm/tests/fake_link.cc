@@ -1,0 +1,175 @@
+#include "comm/tests/fake_link.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace cc::comm::test {
+
+FakeLink::FakeLink(std::shared_ptr<FakeWire> wire, int side, size_t frame_bytes,
+                   uint32_t send_slots, uint32_t recv_slots, std::string name)
+    : wire_(std::move(wire)),
+      side_(side),
+      frame_bytes_(frame_bytes),
+      send_slots_(send_slots),
+      recv_slots_(recv_slots),
+      name_(std::move(name)),
+      send_ring_(frame_bytes * send_slots),
+      recv_ring_(frame_bytes * recv_slots) {
+  std::lock_guard lock(wire_->mu);
+  wire_->side[side].link = this;
+}
+
+std::byte* FakeLink::send_frame(uint32_t slot) {
+  return send_ring_.data() + size_t{slot} * frame_bytes_;
+}
+
+const std::byte* FakeLink::recv_frame(uint32_t slot) const {
+  return recv_ring_.data() + size_t{slot} * frame_bytes_;
+}
+
+void FakeWire::deliver(int to, const std::byte* data, uint32_t bytes) {
+  Side& s = side[to];
+  const uint32_t slot = s.posted.front();
+  s.posted.pop_front();
+  std::memcpy(s.link->recv_ring_.data() + size_t{slot} * s.link->frame_bytes_, data, bytes);
+  verbs::Completion c;
+  c.slot = slot;
+  c.bytes = bytes;
+  if (fail_next_recv[to]) {
+    fail_next_recv[to] = false;
+    c.ok = false;
+    c.status = 4;  // IBV_WC_LOC_PROT_ERR
+  }
+  s.cq.push_back(c);
+  ++delivered;
+}
+
+void FakeLink::post_recv(uint32_t slot) {
+  std::lock_guard lock(wire_->mu);
+  FakeWire::Side& s = wire_->side[side_];
+  if (slot >= recv_slots_) throw std::logic_error("fake: bad receive slot");
+  for (uint32_t p : s.posted) {
+    if (p == slot) throw std::logic_error("fake: receive slot posted twice");
+  }
+  s.posted.push_back(slot);
+  if (s.posted.size() > s.max_posted) s.max_posted = s.posted.size();
+  if (!s.in_flight.empty()) {
+    std::vector<std::byte> m = std::move(s.in_flight.front());
+    s.in_flight.pop_front();
+    wire_->deliver(side_, m.data(), static_cast<uint32_t>(m.size()));
+  }
+}
+
+void FakeLink::post_send(uint32_t slot, uint32_t bytes) {
+  std::lock_guard lock(wire_->mu);
+  if (slot >= send_slots_ || bytes > frame_bytes_) throw std::logic_error("fake: bad send");
+  const int to = 1 - side_;
+  FakeWire::Side& peer = wire_->side[to];
+  const std::byte* data = send_frame(slot);
+  if (!peer.posted.empty() && peer.in_flight.empty()) {
+    wire_->deliver(to, data, bytes);
+  } else if (wire_->mode == FakeMode::kUcDrop) {
+    ++wire_->drops;
+  } else {
+    peer.in_flight.emplace_back(data, data + bytes);
+  }
+  verbs::Completion c;
+  c.is_send = true;
+  c.slot = slot;
+  wire_->side[side_].cq.push_back(c);
+}
+
+size_t FakeLink::poll(verbs::Completion* out, size_t max) {
+  std::lock_guard lock(wire_->mu);
+  auto& cq = wire_->side[side_].cq;
+  size_t n = 0;
+  while (n < max && !cq.empty()) {
+    out[n++] = cq.front();
+    cq.pop_front();
+  }
+  return n;
+}
+
+std::string FakeLink::status_text(int status) const {
+  return status == 4 ? "local protection error" : "status " + std::to_string(status);
+}
+
+std::pair<std::unique_ptr<FakeLink>, std::unique_ptr<FakeLink>> make_fake_pair(
+    std::shared_ptr<FakeWire> wire, size_t frame_bytes, uint32_t slots, const std::string& name0,
+    const std::string& name1) {
+  auto a = std::make_unique<FakeLink>(wire, 0, frame_bytes, slots, slots, name0);
+  auto b = std::make_unique<FakeLink>(wire, 1, frame_bytes, slots, slots, name1);
+  return {std::move(a), std::move(b)};
+}
+
+}  // namespace cc::comm::test
+
+#include <sys/socket.h>
+
+namespace cc::comm::test {
+
+uint64_t FakeVerbsWorld::drops() const {
+  uint64_t d = 0;
+  for (const auto& w : wires) {
+    std::lock_guard lock(w->mu);
+    d += w->drops;
+  }
+  return d;
+}
+
+uint64_t FakeVerbsWorld::delivered() const {
+  uint64_t d = 0;
+  for (const auto& w : wires) {
+    std::lock_guard lock(w->mu);
+    d += w->delivered;
+  }
+  return d;
+}
+
+size_t FakeVerbsWorld::max_posted() const {
+  size_t m = 0;
+  for (const auto& w : wires) {
+    std::lock_guard lock(w->mu);
+    for (const auto& s : w->side) m = std::max(m, s.max_posted);
+  }
+  return m;
+}
+
+FakeVerbsWorld make_fake_verbs_world(int n, int cables, FakeMode mode, size_t frame_bytes,
+                                     uint32_t slots, verbs::VerbsOptions options) {
+  const size_t un = static_cast<size_t>(n);
+  std::vector<std::vector<std::vector<std::unique_ptr<verbs::FrameLink>>>> links(un);
+  std::vector<std::vector<tcp::Fd>> control(un);
+  for (size_t r = 0; r < un; ++r) {
+    links[r].resize(un);
+    control[r].resize(un);
+  }
+  FakeVerbsWorld w;
+  for (size_t a = 0; a < un; ++a) {
+    for (size_t b = a + 1; b < un; ++b) {
+      for (int k = 0; k < cables; ++k) {
+        auto wire = std::make_shared<FakeWire>();
+        wire->mode = mode;
+        const std::string sk = "." + std::to_string(k) + " port 1";
+        auto [la, lb] = make_fake_pair(wire, frame_bytes, slots,
+                                       "fake" + std::to_string(a) + "_" + std::to_string(b) + sk,
+                                       "fake" + std::to_string(b) + "_" + std::to_string(a) + sk);
+        links[a][b].push_back(std::move(la));
+        links[b][a].push_back(std::move(lb));
+        w.wires.push_back(std::move(wire));
+      }
+      int sv[2];
+      if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) throw std::runtime_error("socketpair");
+      control[a][b] = tcp::Fd(sv[0]);
+      control[b][a] = tcp::Fd(sv[1]);
+    }
+  }
+  for (size_t r = 0; r < un; ++r) {
+    w.transports.push_back(std::make_unique<verbs::VerbsTransport>(
+        static_cast<int>(r), n, std::move(links[r]), std::move(control[r]), options));
+  }
+  return w;
+}
+
+}  // namespace cc::comm::test

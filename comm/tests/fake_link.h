@@ -1,0 +1,89 @@
+// In-memory FrameLinks for the frame protocol's unit tests: a pair of links joined by a
+// mutex-protected "wire", usable from two threads. Two behaviours:
+// - kLossFree: a send that finds no posted receive waits on the wire until one is posted.
+// - kUcDrop: like Apple's UC queue pairs (TN3205), such a send is dropped silently and
+//   counted in drops(): a correct protocol keeps drops() at 0.
+// Completions can be made to fail (fail_next_recv) to test error reporting.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "comm/transport/verbs/frame_link.h"
+
+namespace cc::comm::test {
+
+enum class FakeMode { kLossFree, kUcDrop };
+
+struct FakeWire;
+
+class FakeLink final : public verbs::FrameLink {
+ public:
+  FakeLink(std::shared_ptr<FakeWire> wire, int side, size_t frame_bytes, uint32_t send_slots,
+           uint32_t recv_slots, std::string name);
+  size_t frame_bytes() const override { return frame_bytes_; }
+  uint32_t send_slots() const override { return send_slots_; }
+  uint32_t recv_slots() const override { return recv_slots_; }
+  std::byte* send_frame(uint32_t slot) override;
+  const std::byte* recv_frame(uint32_t slot) const override;
+  void post_recv(uint32_t slot) override;
+  void post_send(uint32_t slot, uint32_t bytes) override;
+  size_t poll(verbs::Completion* out, size_t max) override;
+  std::string status_text(int status) const override;
+  std::string name() const override { return name_; }
+
+ private:
+  friend struct FakeWire;
+  std::shared_ptr<FakeWire> wire_;
+  int side_;
+  size_t frame_bytes_;
+  uint32_t send_slots_, recv_slots_;
+  std::string name_;
+  std::vector<std::byte> send_ring_, recv_ring_;
+};
+
+struct FakeWire {
+  std::mutex mu;
+  FakeMode mode = FakeMode::kLossFree;
+  struct Side {
+    FakeLink* link = nullptr;
+    std::deque<uint32_t> posted;                    // receive slots, posting order
+    std::deque<verbs::Completion> cq;
+    std::deque<std::vector<std::byte>> in_flight;   // kLossFree: waiting for a receive
+    size_t max_posted = 0;
+  } side[2];
+  uint64_t drops = 0;
+  uint64_t delivered = 0;
+  bool fail_next_recv[2] = {false, false};
+  void deliver(int to, const std::byte* data, uint32_t bytes);  // mu held
+};
+
+/// A connected pair: first is side 0 (for the lower rank), second side 1.
+std::pair<std::unique_ptr<FakeLink>, std::unique_ptr<FakeLink>> make_fake_pair(
+    std::shared_ptr<FakeWire> wire, size_t frame_bytes, uint32_t slots, const std::string& name0,
+    const std::string& name1);
+
+}  // namespace cc::comm::test
+
+#include "comm/transport/verbs/verbs_transport.h"
+
+namespace cc::comm::test {
+
+/// n VerbsTransports over fake links: `cables` links per pair, named "fake<r>_<p>.<k> port 1",
+/// and real socketpairs as control connections.
+struct FakeVerbsWorld {
+  std::vector<std::shared_ptr<FakeWire>> wires;
+  std::vector<std::unique_ptr<verbs::VerbsTransport>> transports;  // by rank
+  uint64_t drops() const;
+  uint64_t delivered() const;
+  size_t max_posted() const;  // the most receives ever posted on one link
+};
+FakeVerbsWorld make_fake_verbs_world(int n, int cables, FakeMode mode, size_t frame_bytes,
+                                     uint32_t slots, verbs::VerbsOptions options = {});
+
+}  // namespace cc::comm::test

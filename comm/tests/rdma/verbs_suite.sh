@@ -1,0 +1,177 @@
+#!/bin/bash
+# The verbs transport on real kernel verbs: runs inside the rdma-vm guest (tests/rdma-vm/run,
+# Soft-RoCE on an emulated Thunderbolt mesh of RDMA_VM_HOSTS >= 4 hosts, RDMA_VM_CABLES_PER_PAIR
+# cables a pair), every rank on CLUSTERCOMM_TRANSPORT=verbs (UC queue pairs, Apple profile):
+#   1. the collective matrix (clustercomm_tests, ranks as threads) for n = 2, 3, 4
+#   2. the collectives as processes, started with MLX jaccl variables, n = 3 (4 in 3-6)
+#   3. QPs per device while a 4-rank job runs: exactly one per cable end, <= 10 (Apple)
+#   4. kill -9 of rank 2 and SIGSTOP of rank 2: survivors fail within timeout + 1 s naming it
+#   5. a receive queue that runs dry: data still correct
+#   6. results bitwise identical to the TCP transport's (digests of random-float collectives)
+# Usage: verbs_suite.sh BUILD_DIR (the comm build: clustercomm_tests, clustercomm_test_rank).
+# Prints PASS/FAIL per check; exit 0 only when all pass.
+set -u
+build=${1:?usage: verbs_suite.sh BUILD_DIR}
+tests=$build/clustercomm_tests
+rank_bin=$build/clustercomm_test_rank
+[ -x "$tests" ] || tests=$build/comm/clustercomm_tests
+[ -x "$rank_bin" ] || rank_bin=$build/comm/clustercomm_test_rank
+out=${RDMA_VM_OUT:-/tmp}/verbs-suite
+mkdir -p "$out"
+ip link set lo up 2>/dev/null  # the guest starts with lo down
+failures=0
+pass() { echo "PASS: $* [${SECONDS} s]"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# The top-left n x n corner of the mesh's device matrix, as MLX_IBV_DEVICES JSON.
+matrix() {
+  local n=$1 f=$out/matrix-$1.json row cell i j d
+  {
+    printf '['
+    for ((i = 0; i < n; i++)); do
+      ((i > 0)) && printf ', '
+      printf '['
+      for ((j = 0; j < n; j++)); do
+        ((j > 0)) && printf ', '
+        if ((i == j)); then printf 'null'; continue; fi
+        local var=RDMA_VM_DEV_${i}_${j}
+        cell=''
+        for d in ${!var}; do cell+="${cell:+, }\"$d\""; done
+        printf '[%s]' "$cell"
+      done
+      printf ']'
+    done
+    printf ']\n'
+  } > "$f"
+  echo "$f"
+}
+
+port=33000
+# start_ranks MODE N TIMEOUT_MS: starts N rank processes in the background, pids in $pids.
+start_ranks() {
+  local mode=$1 n=$2 t=$3 r
+  port=$((port + 1))
+  local m
+  m=$(matrix "$n")
+  pids=()
+  for ((r = 0; r < n; r++)); do
+    MLX_RANK=$r MLX_IBV_DEVICES=$m MLX_JACCL_COORDINATOR=127.0.0.1:$port \
+      CLUSTERCOMM_TOKEN=rdma-suite CLUSTERCOMM_TRANSPORT=verbs CLUSTERCOMM_TIMEOUT_MS=$t \
+      CLUSTERCOMM_TEST_LOOP_BYTES=262144 \
+      "$rank_bin" "$mode" > "$out/$mode-$n-$r.log" 2>&1 &
+    pids+=($!)
+  done
+}
+
+echo "== 1. collective matrix as threads over verbs, n = 2, 3, 4"
+for n in 2 3 4; do
+  if CLUSTERCOMM_TEST_IBV_DEVICES=$(matrix 4) "$tests" -tc="collectives as threads*n=$n" \
+      > "$out/matrix-$n.log" 2>&1 && grep -q "1 passed" "$out/matrix-$n.log"; then
+    pass "collective matrix n=$n (threads, verbs)"
+  else
+    fail "collective matrix n=$n"; tail -20 "$out/matrix-$n.log"
+  fi
+done
+
+echo "== 2. collectives as processes (MLX jaccl variables, verbs), n = 3"
+for n in 3; do
+  start_ranks collectives "$n" 60000
+  ok=1
+  for ((r = 0; r < n; r++)); do wait "${pids[$r]}" || ok=0; done
+  if ((ok)); then pass "processes n=$n"; else fail "processes n=$n"; tail -n 5 "$out"/collectives-$n-*.log; fi
+done
+
+echo "== 3. QPs per device during a 4-rank job"
+start_ranks loop 4 8000
+for _ in $(seq 1 300); do
+  ((n_loop = 0))
+  for r in 0 1 2 3; do grep -q looping "$out/loop-4-$r.log" 2>/dev/null && n_loop=$((n_loop + 1)); done
+  ((n_loop == 4)) && break
+  sleep 0.1
+done
+qps=$(rdma res show qp 2>/dev/null | grep -c 'type UC')
+devices=$(rdma link show | grep -c '^link rxe')
+max_per_dev=$(rdma res show qp 2>/dev/null | grep 'type UC' | awk '{print $2}' | sort | uniq -c | sort -rn | head -1 | awk '{print $1}')
+echo "UC QPs: $qps on $devices rxe devices; most on one device: ${max_per_dev:-0}"
+# Ranks 0..3 of a 4-host mesh use every cable end: one UC QP on each of the 12*K devices.
+if ((qps == devices && ${max_per_dev:-99} <= 10 && qps > 0)); then
+  pass "one UC QP per cable end ($qps), <= 10 per device"
+else
+  fail "QP count: $qps UC QPs on $devices devices, max ${max_per_dev:-?} per device"
+  rdma res show qp | head -30
+fi
+
+echo "== 4a. kill -9 of rank 2 during all_reduce (timeout 8000 ms): found at once (control connection EOF)"
+killed=$(ms)
+kill -9 "${pids[2]}"
+for r in 0 1 3; do
+  wait "${pids[$r]}"; st=$?
+  el=$(($(ms) - killed))
+  log=$(cat "$out/loop-4-$r.log")
+  # A killed process closes its control connection: survivors know within timeout + 1 s.
+  if ((st == 3 && el <= 9000)) && [[ $log == *"rank 2"* ]]; then
+    pass "rank $r failed after ${el} ms naming rank 2: $(tail -1 "$out/loop-4-$r.log")"
+  else
+    fail "rank $r after kill: status $st after ${el} ms: $log"
+  fi
+done
+wait "${pids[2]}" 2>/dev/null
+
+echo "== 4b. SIGSTOP of rank 2 during all_reduce (timeout 8000 ms): found by the timeout"
+start_ranks loop 4 8000
+for _ in $(seq 1 300); do
+  ((n_loop = 0))
+  for r in 0 1 2 3; do grep -q looping "$out/loop-4-$r.log" 2>/dev/null && n_loop=$((n_loop + 1)); done
+  ((n_loop == 4)) && break
+  sleep 0.1
+done
+stopped=$(ms)
+kill -STOP "${pids[2]}"
+named_device=0
+for r in 0 1 3; do
+  wait "${pids[$r]}"; st=$?
+  el=$(($(ms) - stopped))
+  log=$(cat "$out/loop-4-$r.log")
+  # Survivors that timed out themselves name rank 2 first, with its devices; the others hear
+  # "rank X gave up because it lost rank 2".
+  [[ $log == *"waiting for rank 2 on rxe"* ]] && named_device=1
+  # Bound: the timeout from the start of the call in flight (which may have begun just after
+  # the stop), plus one all_reduce under emulation: 1.5 x timeout.
+  if ((st == 3 && el <= 12000)) && [[ $log == *"rank 2"* ]]; then
+    pass "rank $r failed after ${el} ms naming rank 2: $(tail -1 "$out/loop-4-$r.log")"
+  else
+    fail "rank $r after SIGSTOP: status $st after ${el} ms: $log"
+  fi
+done
+if ((named_device)); then pass "a survivor named rank 2 and its device first"; else fail "no survivor named rank 2's device"; fi
+kill -9 "${pids[2]}"; kill -CONT "${pids[2]}" 2>/dev/null; wait "${pids[2]}" 2>/dev/null
+
+echo "== 5. a receive queue runs dry (rank 1 posts nothing for 2 s)"
+start_ranks dry 2 30000
+ok=1
+for r in 0 1; do wait "${pids[$r]}" || ok=0; done
+if ((ok)); then pass "300 messages correct after the receiver's queue ran dry"; else fail "dry queue"; cat "$out"/dry-2-*.log; fi
+
+echo "== 6. bitwise identical to TCP: digests of random-float collectives, n = 4"
+for tr in tcp verbs; do
+  port=$((port + 1))
+  m=$(matrix 4)
+  pids=()
+  for r in 0 1 2 3; do
+    MLX_RANK=$r MLX_IBV_DEVICES=$m MLX_JACCL_COORDINATOR=127.0.0.1:$port \
+      CLUSTERCOMM_TOKEN=rdma-suite CLUSTERCOMM_TRANSPORT=$tr CLUSTERCOMM_TIMEOUT_MS=60000 \
+      "$rank_bin" digest > "$out/digest-$tr-$r.log" 2>&1 &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p"; done
+done
+digests=$(cat "$out"/digest-*-*.log | grep '^digest' | sort -u)
+if [ "$(echo "$digests" | wc -l)" = 1 ] && [ -n "$digests" ]; then
+  pass "TCP and verbs give the same $digests on every rank"
+else
+  fail "digests differ: $(cat "$out"/digest-*-*.log)"
+fi
+
+echo "== $failures failure(s)"
+exit $((failures > 0))

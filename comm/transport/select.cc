@@ -1,0 +1,78 @@
+#include "comm/transport/select.h"
+
+#include <cstdio>
+
+#include "comm/error.h"
+#include "comm/rendezvous/bootstrap.h"
+#include "comm/rendezvous/wire.h"
+#include "comm/transport/verbs/verbs_setup.h"
+
+namespace cc::comm {
+namespace {
+
+constexpr uint32_t kVerbsHello = 0x42564343u;  // "CCVB"
+
+}  // namespace
+
+std::unique_ptr<Transport> select_transport(const Config& cfg,
+                                            std::vector<std::vector<tcp::Fd>> conns,
+                                            std::string* fallback_line) {
+  if (cfg.transport == TransportKind::kTcp ||
+      (cfg.transport == TransportKind::kAuto && cfg.devices.empty())) {
+    return make_tcp_transport(cfg, std::move(conns));
+  }
+  std::string why;
+  std::unique_ptr<verbs::VerbsSetup> setup;
+  if (cfg.devices.empty()) {
+    why = "no device matrix was given (set MLX_IBV_DEVICES)";
+  } else {
+    setup = verbs::prepare_verbs(cfg, why);
+  }
+  // Agree job-wide: tell every peer, hear from every peer.
+  const Deadline deadline = Clock::now() + cfg.timeout;
+  WireWriter w;
+  w.u32(kVerbsHello).u32(setup ? 1 : 0).str(setup ? "" : why);
+  const std::string framed = WireWriter().str(w.data()).data();
+  const size_t n = static_cast<size_t>(cfg.size);
+  for (size_t p = 0; p < n; ++p) {
+    if (static_cast<int>(p) == cfg.rank) continue;
+    tcp::write_all(conns[p][0].get(), framed.data(), framed.size(), deadline,
+                   "rank " + std::to_string(p));
+  }
+  std::string first_no =
+      setup ? "" : (why.rfind("rank ", 0) == 0 ? why : "rank " + std::to_string(cfg.rank) + ": " + why);
+  int first_no_rank = setup ? -1 : cfg.rank;
+  for (size_t p = 0; p < n; ++p) {
+    if (static_cast<int>(p) == cfg.rank) continue;
+    const std::string who = "rank " + std::to_string(p);
+    char len_buf[4];
+    tcp::read_exact(conns[p][0].get(), len_buf, 4, deadline, who);
+    const uint32_t len = WireReader(std::string_view(len_buf, 4)).u32();
+    if (len > 64 * 1024) throw Error(ErrorKind::kProtocol, who + " sent an oversized verbs hello");
+    std::string msg(len, '\0');
+    tcp::read_exact(conns[p][0].get(), msg.data(), len, deadline, who);
+    WireReader r(msg);
+    if (r.u32() != kVerbsHello) throw Error(ErrorKind::kProtocol, who + " sent no verbs hello");
+    const bool ok = r.u32() == 1;
+    const std::string their = r.str();
+    if (!ok && (first_no_rank < 0 || static_cast<int>(p) < first_no_rank)) {
+      first_no_rank = static_cast<int>(p);
+      first_no = their.rfind("rank ", 0) == 0 ? their : who + ": " + their;
+    }
+  }
+  if (first_no_rank < 0) return setup->connect(cfg, std::move(conns));
+  setup.reset();
+  if (cfg.transport == TransportKind::kVerbs) {
+    throw Error(ErrorKind::kSystem,
+                "CLUSTERCOMM_TRANSPORT=verbs, but " + first_no +
+                    " (unset CLUSTERCOMM_TRANSPORT to fall back to TCP)",
+                {first_no_rank});
+  }
+  const std::string line =
+      "clustercomm: rank " + std::to_string(cfg.rank) + ": using TCP, not RDMA: " + first_no;
+  std::fprintf(stderr, "%s\n", line.c_str());
+  if (fallback_line != nullptr) *fallback_line = line;
+  return make_tcp_transport(cfg, std::move(conns));
+}
+
+}  // namespace cc::comm

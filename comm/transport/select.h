@@ -1,0 +1,24 @@
+// Choosing the transport of a job (CLUSTERCOMM_TRANSPORT, README.md "Transport selection").
+// All ranks must choose alike, so the choice is agreed: after the TCP mesh is up, every rank
+// prepares verbs (verbs_setup.h) if asked to, and sends every peer one small message over
+// the data connection {u32 "CCVB", u32 ok, string why-not}. If all ranks said yes, the job
+// runs on verbs; otherwise on TCP over the same connections (they are at a message
+// boundary), and every rank prints one line to stderr naming the first rank that could not
+// and why - or, with CLUSTERCOMM_TRANSPORT=verbs, every rank fails with that reason.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "comm/config.h"
+#include "comm/transport/tcp/socket.h"
+#include "comm/transport/transport.h"
+
+namespace cc::comm {
+
+/// `fallback_line` receives the line printed when auto mode falls back (tests read it).
+std::unique_ptr<Transport> select_transport(const Config& cfg,
+                                            std::vector<std::vector<tcp::Fd>> conns,
+                                            std::string* fallback_line = nullptr);
+
+}  // namespace cc::comm

@@ -1,0 +1,184 @@
+#include "comm/transport/verbs/frame_channel.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace cc::comm::verbs {
+namespace {
+
+constexpr uint32_t kMagic = 0xCC000000u;
+constexpr uint32_t kData = 1, kCredit = 2;
+constexpr uint32_t kFirst = 1;
+
+void put32(std::byte* p, uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xffu);
+}
+void put64(std::byte* p, uint64_t v) {
+  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xffu);
+}
+uint32_t get32(const std::byte* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
+  return v;
+}
+uint64_t get64(const std::byte* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+FrameChannel::FrameChannel(FrameLink& link, int peer)
+    : link_(link),
+      peer_(peer),
+      credits_(link.recv_slots()),
+      credit_threshold_(std::max<uint32_t>(1, link.recv_slots() / 2)) {
+  if (link.recv_slots() < 4 || link.frame_bytes() <= kFrameHeaderBytes) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "a verbs link needs at least 4 receive frames longer than the frame header");
+  }
+  for (uint32_t s = link.send_slots(); s > 0; --s) free_send_.push_back(s - 1);
+  for (uint32_t s = 0; s < link.recv_slots(); ++s) link.post_recv(s);
+}
+
+void FrameChannel::fail(ErrorKind kind, const std::string& what) const {
+  throw Error(kind, "rank " + std::to_string(peer_) + " on " + link_.name() + ": " + what,
+              {peer_});
+}
+
+void FrameChannel::clear() {
+  sendq_.clear();
+  recvq_.clear();
+}
+
+void FrameChannel::send(const char* data, size_t bytes, Request& req) {
+  sendq_.push_back(SendPart{data, bytes, 0, &req});
+  send_frames();
+}
+
+void FrameChannel::recv(char* data, size_t bytes, Request& req) {
+  recvq_.push_back(RecvPart{data, bytes, 0, &req});
+  if (!arrived_.empty()) match();
+}
+
+void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t payload_bytes,
+                              bool first, uint64_t msg_bytes) {
+  const uint32_t slot = free_send_.back();
+  std::byte* f = link_.send_frame(slot);
+  put32(f, kMagic | type);
+  put32(f + 4, owed_);
+  put32(f + 8, payload_bytes);
+  put32(f + 12, first ? kFirst : 0);
+  put64(f + 16, msg_bytes);
+  if (payload_bytes > 0) std::memcpy(f + kFrameHeaderBytes, payload, payload_bytes);
+  link_.post_send(slot, static_cast<uint32_t>(kFrameHeaderBytes) + payload_bytes);
+  free_send_.pop_back();
+  owed_ = 0;
+  --credits_;
+}
+
+bool FrameChannel::send_frames() {
+  bool any = false;
+  const size_t max_payload = link_.frame_bytes() - kFrameHeaderBytes;
+  while (!sendq_.empty() && !free_send_.empty()) {
+    if (credits_ < 2) {  // the last credit is kept for returning credits
+      ++stats_.stalls_no_credit;
+      break;
+    }
+    SendPart& p = sendq_.front();
+    const bool first = p.sent == 0;
+    const size_t n = std::min(max_payload, p.bytes - p.sent);
+    post_frame(kData, p.data + p.sent, static_cast<uint32_t>(n), first, p.bytes);
+    ++stats_.data_frames;
+    p.sent += n;
+    any = true;
+    if (p.sent == p.bytes) {
+      --p.req->parts_left;
+      sendq_.pop_front();
+    }
+  }
+  if (owed_ >= credit_threshold_ && credits_ >= 1 && !free_send_.empty()) {
+    post_frame(kCredit, nullptr, 0, false, 0);
+    ++stats_.credit_frames;
+    any = true;
+  }
+  return any;
+}
+
+bool FrameChannel::on_completion(const Completion& c) {
+  if (!c.ok) {
+    fail(ErrorKind::kSystem, std::string(c.is_send ? "a send" : "a receive") +
+                                 " completed with error '" + link_.status_text(c.status) +
+                                 "' (frame sizes must agree on both ends; check the cable and "
+                                 "that the peer runs the same clustercomm)");
+  }
+  if (c.is_send) {
+    free_send_.push_back(c.slot);
+    return true;
+  }
+  const std::byte* f = link_.recv_frame(c.slot);
+  if (c.bytes < kFrameHeaderBytes || (get32(f) & 0xff000000u) != kMagic ||
+      get32(f + 8) + kFrameHeaderBytes != c.bytes) {
+    fail(ErrorKind::kProtocol, "received a malformed frame (" + std::to_string(c.bytes) +
+                                   " bytes): is the peer a clustercomm rank of this job?");
+  }
+  const uint32_t type = get32(f) & 0xffu;
+  credits_ += get32(f + 4);
+  if (credits_ > link_.recv_slots()) fail(ErrorKind::kProtocol, "returned more credits than frames");
+  if (type == kCredit) {
+    link_.post_recv(c.slot);
+    ++owed_;
+  } else if (type == kData) {
+    arrived_.push_back(Arrived{c.slot, get32(f + 8), (get32(f + 12) & kFirst) != 0, get64(f + 16)});
+  } else {
+    fail(ErrorKind::kProtocol, "received a frame of unknown type " + std::to_string(type));
+  }
+  return true;
+}
+
+bool FrameChannel::match() {
+  bool any = false;
+  while (!arrived_.empty() && !recvq_.empty()) {
+    const Arrived a = arrived_.front();
+    RecvPart& p = recvq_.front();
+    if (a.first != (p.got == 0) || (a.first && a.msg_bytes != p.bytes) ||
+        a.payload > p.bytes - p.got) {
+      fail(ErrorKind::kProtocol,
+           "sent a message of " + std::to_string(a.first ? a.msg_bytes : p.bytes) +
+               " bytes where this rank expects " + std::to_string(p.bytes) +
+               ": the ranks called different collectives or counts");
+    }
+    if (a.payload > 0) {
+      std::memcpy(p.data + p.got, link_.recv_frame(a.slot) + kFrameHeaderBytes, a.payload);
+    }
+    p.got += a.payload;
+    arrived_.pop_front();
+    link_.post_recv(a.slot);
+    ++owed_;
+    any = true;
+    if (p.got == p.bytes) {
+      --p.req->parts_left;
+      recvq_.pop_front();
+    }
+  }
+  return any;
+}
+
+bool FrameChannel::progress() {
+  bool any = false;
+  Completion cs[32];
+  for (;;) {
+    const size_t n = link_.poll(cs, 32);
+    for (size_t i = 0; i < n; ++i) {
+      any = on_completion(cs[i]) || any;
+      if (!cs[i].is_send) last_arrival_ = Clock::now();
+    }
+    if (n < 32) break;
+  }
+  if (!arrived_.empty() && !recvq_.empty()) any = match() || any;
+  any = send_frames() || any;
+  return any;
+}
+
+}  // namespace cc::comm::verbs

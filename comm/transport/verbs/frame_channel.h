@@ -1,0 +1,109 @@
+// FrameChannel: the protocol of one (peer, cable) link - framing, credits and matching - on
+// top of a FrameLink. No verbs calls here (they are behind FrameLink).
+//
+// Framing. A message of S bytes travels as ceil(S / P) frames (at least one), P = frame
+// bytes - 24: each frame is a 24-byte little-endian header {u32 0xCC000000 | type,
+// u32 credits returned, u32 payload bytes, u32 flags (bit 0: first frame of a message),
+// u64 message bytes} and its payload. Types: DATA, CREDIT (header only).
+//
+// Credits. Each end posts all R receive frames at connect, before the peer may send
+// (verbs_setup.cc exchanges "ready" only after that), so the sender starts with R credits:
+// one credit = one posted receive on the other side. A frame is sent only against a credit,
+// so a UC send never meets an empty receive queue (it would be dropped silently). The
+// receiver reposts a frame once its payload is copied out (or at once for CREDIT) and
+// returns the credit in the header of its next frame to that peer; when R/2 credits are owed
+// and nothing goes the other way, it sends a CREDIT frame. DATA needs 2 credits and CREDIT
+// needs 1: the last credit is kept for returning credits, and every CREDIT frame returns at
+// least R/2 >= 2 credits, so neither end can be left with credits owed and none to send them
+// with (the fake-link tests drive both ends to exhaustion to show it).
+//
+// Matching. DATA frames wait in the order they arrived (in their receive frames, which stay
+// posted-out: that is the back-pressure) until the next posted irecv takes them; the first
+// frame's message size must equal the irecv's byte count (else kProtocol). Costs: one copy
+// into the send frame, one copy out of the receive frame; one work request per frame; one
+// CREDIT frame per R/2 frames only when traffic is one-way.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "comm/error.h"
+#include "comm/transport/transport.h"
+#include "comm/transport/verbs/frame_link.h"
+
+namespace cc::comm::verbs {
+
+inline constexpr size_t kFrameHeaderBytes = 24;
+
+class FrameChannel {
+ public:
+  /// `link` stays owned by the caller. `peer` names the other rank in errors. Posts all
+  /// receive frames (the caller then tells the peer it is ready).
+  FrameChannel(FrameLink& link, int peer);
+
+  /// Queues a message part; the request's parts_left is decremented when its last frame is
+  /// posted (the data then sits in registered frames: the user buffer is free again).
+  void send(const char* data, size_t bytes, Request& req);
+  /// Queues a receive part of exactly `bytes`.
+  void recv(char* data, size_t bytes, Request& req);
+  /// Polls completions, matches arrived frames, sends what credits allow. Returns whether
+  /// anything happened. Throws Error: kProtocol (size mismatch, bad frame), kSystem (a
+  /// completion with an error status), naming the peer and the link's device.
+  bool progress();
+  /// Parts still queued (for the timeout message and clean close).
+  bool idle() const { return sendq_.empty() && recvq_.empty(); }
+  bool has_sends() const { return !sendq_.empty(); }
+  int peer() const { return peer_; }
+  FrameLink& link() { return link_; }
+  void clear();
+
+  struct Stats {
+    uint64_t data_frames = 0, credit_frames = 0, stalls_no_credit = 0;
+  };
+  const Stats& stats() const { return stats_; }
+  /// When the last frame from the peer arrived (construction time before the first).
+  Clock::time_point last_arrival() const { return last_arrival_; }
+
+ private:
+  struct SendPart {
+    const char* data;
+    size_t bytes;
+    size_t sent;
+    Request* req;
+  };
+  struct RecvPart {
+    char* data;
+    size_t bytes;
+    size_t got;
+    Request* req;
+  };
+  struct Arrived {
+    uint32_t slot;
+    uint32_t payload;
+    bool first;
+    uint64_t msg_bytes;
+  };
+
+  bool on_completion(const Completion& c);
+  bool match();
+  bool send_frames();
+  void post_frame(uint32_t type, const char* payload, uint32_t payload_bytes, bool first,
+                  uint64_t msg_bytes);
+  [[noreturn]] void fail(ErrorKind kind, const std::string& what) const;
+
+  FrameLink& link_;
+  int peer_;
+  uint32_t credits_;
+  uint32_t owed_ = 0;  // receive frames reposted, not yet reported to the peer
+  uint32_t credit_threshold_;
+  std::vector<uint32_t> free_send_;
+  std::deque<SendPart> sendq_;
+  std::deque<RecvPart> recvq_;
+  std::deque<Arrived> arrived_;
+  Stats stats_;
+  Clock::time_point last_arrival_ = Clock::now();
+};
+
+}  // namespace cc::comm::verbs

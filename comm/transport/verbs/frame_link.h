@@ -1,0 +1,50 @@
+// FrameLink: the boundary between the frame protocol (frame_channel.h) and the verbs calls
+// (verbs_link.h). One link is one queue pair's worth of state: a ring of registered send
+// frames, a ring of registered receive frames, and its completions. The protocol never sees a
+// verbs object, so it is unit-tested on a host without RDMA against fakes (tests/fake_link.h).
+//
+// Contract, taken from Apple's rules for UC over Thunderbolt (facts.md, TN3205):
+// - post_send(slot, n) sends the first n bytes of send frame `slot` as one message. On UC a
+//   send that finds no posted receive on the other side is dropped silently, and a send
+//   completion does not mean the data arrived: the caller must only send against a credit.
+// - post_recv(slot) posts receive frame `slot` (frame_bytes() long). A message lands in the
+//   oldest posted receive (posting order).
+// - poll() returns completions without blocking; a dead peer produces none (UC).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace cc::comm::verbs {
+
+struct Completion {
+  bool is_send = false;
+  bool ok = true;       // wc.status == IBV_WC_SUCCESS
+  uint32_t slot = 0;    // frame index in the send or receive ring
+  uint32_t bytes = 0;   // receive: bytes that arrived
+  int status = 0;       // wc.status when !ok (describe with FrameLink::status_text)
+};
+
+class FrameLink {
+ public:
+  virtual ~FrameLink() = default;
+  /// Bytes per frame, agreed by both ends at connect (a power of two >= 4 KiB; Apple: a
+  /// message is at most 16,773,120 bytes).
+  virtual size_t frame_bytes() const = 0;
+  virtual uint32_t send_slots() const = 0;
+  /// Receive frames; the same number on both ends (Apple: ~63 posted receives at most).
+  virtual uint32_t recv_slots() const = 0;
+  virtual std::byte* send_frame(uint32_t slot) = 0;
+  virtual const std::byte* recv_frame(uint32_t slot) const = 0;
+  /// Throw Error(kSystem) naming the device when the provider refuses.
+  virtual void post_recv(uint32_t slot) = 0;
+  virtual void post_send(uint32_t slot, uint32_t bytes) = 0;
+  /// Up to `max` completions, in completion order; never blocks.
+  virtual size_t poll(Completion* out, size_t max) = 0;
+  virtual std::string status_text(int status) const = 0;
+  /// For errors: "rxe0_1 port 1" (the device and port this link uses).
+  virtual std::string name() const = 0;
+};
+
+}  // namespace cc::comm::verbs

@@ -1,0 +1,56 @@
+// The verbs library, opened at run time with dlopen: a binary built with RDMA support still
+// starts on a machine without it (and the communicator falls back to TCP, saying why).
+//
+// Compiled against libibverbs-dev's <infiniband/verbs.h> only; nothing links libibverbs.
+// Library names: "libibverbs.so.1" on Linux (rdma-core), "librdma.dylib" on macOS (facts.md:
+// Apple ships verbs as librdma.dylib with infiniband/verbs.h in the SDK).
+//
+// Which ibv_* are real exports (resolved here with dlsym) and which are not:
+// - exports: ibv_get_device_list, ibv_free_device_list, ibv_get_device_name,
+//   ibv_open_device, ibv_close_device, ibv_query_device, ibv_query_port (the compat entry
+//   point; verbs.h wraps it in a macro that prefers the context's op), ibv_query_gid,
+//   ibv_alloc_pd, ibv_dealloc_pd, ibv_reg_mr (a macro in verbs.h over the export of the same
+//   name), ibv_dereg_mr, ibv_create_cq, ibv_destroy_cq, ibv_create_qp, ibv_destroy_qp,
+//   ibv_modify_qp, ibv_wc_status_str.
+// - static inlines through the context's op table, needing no symbol: ibv_post_send,
+//   ibv_post_recv, ibv_poll_cq (qp->context->ops.post_send, ... cq->context->ops.poll_cq).
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <string>
+
+namespace cc::comm::verbs {
+
+struct IbvApi {
+  ibv_device** (*get_device_list)(int* num_devices);
+  void (*free_device_list)(ibv_device** list);
+  const char* (*get_device_name)(ibv_device* device);
+  ibv_context* (*open_device)(ibv_device* device);
+  int (*close_device)(ibv_context* context);
+  int (*query_port)(ibv_context* context, uint8_t port_num, ibv_port_attr* attr);
+  int (*query_gid)(ibv_context* context, uint8_t port_num, int index, ibv_gid* gid);
+  ibv_pd* (*alloc_pd)(ibv_context* context);
+  int (*dealloc_pd)(ibv_pd* pd);
+  ibv_mr* (*reg_mr)(ibv_pd* pd, void* addr, size_t length, int access);
+  int (*dereg_mr)(ibv_mr* mr);
+  ibv_cq* (*create_cq)(ibv_context* context, int cqe, void* cq_context,
+                       ibv_comp_channel* channel, int comp_vector);
+  int (*destroy_cq)(ibv_cq* cq);
+  ibv_qp* (*create_qp)(ibv_pd* pd, ibv_qp_init_attr* attr);
+  int (*destroy_qp)(ibv_qp* qp);
+  int (*modify_qp)(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask);
+  const char* (*wc_status_str)(ibv_wc_status status);
+};
+
+/// The library name tried first on this platform ("libibverbs.so.1" or "librdma.dylib").
+const char* ibverbs_library_name();
+
+/// Loads the library once per process and resolves every entry point. Returns nullptr and
+/// sets `why` (dlerror() or the missing symbol) when that fails; thread-safe. The library
+/// stays loaded until exit (providers register themselves with it).
+/// `library` overrides the name (tests use a path that does not exist).
+const IbvApi* load_ibverbs(std::string& why, const char* library = nullptr);
+
+}  // namespace cc::comm::verbs

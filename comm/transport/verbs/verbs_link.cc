@@ -1,0 +1,179 @@
+#include "comm/transport/verbs/verbs_link.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "comm/error.h"
+
+namespace cc::comm::verbs {
+
+void VerbsLink::Free::operator()(std::byte* p) const {
+  std::free(p);
+}
+
+void VerbsLink::fail(const std::string& what, int err) const {
+  throw Error(ErrorKind::kSystem,
+              "rank " + std::to_string(rank_) + ", link to rank " + std::to_string(peer_) +
+                  " on " + dev_->where() + ": " + what +
+                  (err != 0 ? std::string(" (") + std::strerror(err) + ")" : std::string()),
+              {peer_});
+}
+
+VerbsLink::VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint32_t send_frames,
+                     uint32_t recv_frames)
+    : dev_(std::move(dev)),
+      rank_(rank),
+      peer_(peer_rank),
+      psn_(0),
+      send_frames_(send_frames),
+      recv_frames_(recv_frames) {
+  const IbvApi& api = *dev_->api;
+  if (dev_->qps >= kMaxQpsPerDevice) {
+    fail("would be queue pair number " + std::to_string(dev_->qps + 1) +
+             " on this device; Apple TN3205 allows at most " + std::to_string(kMaxQpsPerDevice) +
+             " UC QPs per device: use fewer cables per device in the device matrix",
+         0);
+  }
+  std::random_device rd;
+  psn_ = rd() & 0xffffffu;
+  cq_ = CqOwner(api.create_cq(dev_->context.get(), static_cast<int>(send_frames + recv_frames),
+                              nullptr, nullptr, 0),
+                {&api});
+  if (!cq_) fail("cannot create a completion queue", errno);
+  ibv_qp_init_attr init{};
+  init.send_cq = cq_.get();
+  init.recv_cq = cq_.get();
+  init.qp_type = IBV_QPT_UC;
+  init.cap.max_send_wr = send_frames;
+  init.cap.max_recv_wr = recv_frames;
+  init.cap.max_send_sge = 1;
+  init.cap.max_recv_sge = 1;
+  init.sq_sig_all = 1;
+  qp_ = QpOwner(api.create_qp(dev_->pd.get(), &init), {&api});
+  if (!qp_) fail("cannot create a UC queue pair", errno);
+  ++dev_->qps;
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.pkey_index = 0;
+  a.port_num = dev_->port;
+  a.qp_access_flags = 0;  // SEND/RECV only: no remote access (Apple: no RDMA WRITE/READ)
+  const int err = api.modify_qp(qp_.get(), &a,
+                                IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+  if (err != 0) fail("cannot move the queue pair to INIT", err);
+}
+
+VerbsLink::~VerbsLink() {
+  if (qp_) --dev_->qps;
+}
+
+QpInfo VerbsLink::local_info(uint32_t frame_bytes) const {
+  QpInfo q;
+  q.qpn = qp_->qp_num;
+  q.psn = psn_;
+  std::memcpy(q.gid, dev_->gid.raw, 16);
+  q.frame_bytes = frame_bytes;
+  q.recv_frames = recv_frames_;
+  q.mtu = static_cast<uint32_t>(dev_->port_attr.active_mtu);
+  return q;
+}
+
+void VerbsLink::connect(const QpInfo& remote, uint32_t frame_bytes, uint32_t recv_frames) {
+  const IbvApi& api = *dev_->api;
+  frame_bytes_ = frame_bytes;
+  recv_frames_ = recv_frames;
+  const size_t send_bytes = size_t{send_frames_} * frame_bytes_;
+  const size_t recv_bytes = size_t{recv_frames_} * frame_bytes_;
+  send_ring_.reset(static_cast<std::byte*>(std::aligned_alloc(4096, send_bytes)));
+  recv_ring_.reset(static_cast<std::byte*>(std::aligned_alloc(4096, recv_bytes)));
+  if (!send_ring_ || !recv_ring_) fail("cannot allocate the frame rings", ENOMEM);
+  std::memset(send_ring_.get(), 0, send_bytes);
+  std::memset(recv_ring_.get(), 0, recv_bytes);
+  send_mr_ = MrOwner(api.reg_mr(dev_->pd.get(), send_ring_.get(), send_bytes, IBV_ACCESS_LOCAL_WRITE),
+                     {&api});
+  recv_mr_ = MrOwner(api.reg_mr(dev_->pd.get(), recv_ring_.get(), recv_bytes, IBV_ACCESS_LOCAL_WRITE),
+                     {&api});
+  if (!send_mr_ || !recv_mr_) {
+    fail("cannot register the frame rings (Apple allows about 100 memory regions per device)",
+         errno);
+  }
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTR;
+  const uint32_t mtu = std::min(remote.mtu, static_cast<uint32_t>(dev_->port_attr.active_mtu));
+  a.path_mtu = static_cast<ibv_mtu>(mtu);
+  a.dest_qp_num = remote.qpn;
+  a.rq_psn = remote.psn;
+  a.ah_attr.is_global = 1;
+  std::memcpy(a.ah_attr.grh.dgid.raw, remote.gid, 16);
+  a.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev_->gid_index);
+  a.ah_attr.grh.hop_limit = 64;
+  a.ah_attr.port_num = dev_->port;
+  int err = api.modify_qp(qp_.get(), &a,
+                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                              IBV_QP_RQ_PSN);
+  if (err != 0) {
+    fail("cannot move the queue pair to RTR (errno 22 on a Mac: the port's interface has no "
+         "IPv4 address; run `clusterctl network apply`)",
+         err);
+  }
+  ibv_qp_attr s{};
+  s.qp_state = IBV_QPS_RTS;
+  s.sq_psn = psn_;
+  err = api.modify_qp(qp_.get(), &s, IBV_QP_STATE | IBV_QP_SQ_PSN);
+  if (err != 0) fail("cannot move the queue pair to RTS", err);
+}
+
+void VerbsLink::post_recv(uint32_t slot) {
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(recv_ring_.get() + size_t{slot} * frame_bytes_);
+  sge.length = static_cast<uint32_t>(frame_bytes_);
+  sge.lkey = recv_mr_->lkey;
+  ibv_recv_wr wr{};
+  wr.wr_id = wr_id(false, slot);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  ibv_recv_wr* bad = nullptr;
+  const int err = ibv_post_recv(qp_.get(), &wr, &bad);  // inline: through the context's ops
+  if (err != 0) fail("cannot post a receive", err);
+}
+
+void VerbsLink::post_send(uint32_t slot, uint32_t bytes) {
+  ibv_sge sge{};
+  sge.addr = reinterpret_cast<uintptr_t>(send_ring_.get() + size_t{slot} * frame_bytes_);
+  sge.length = bytes;
+  sge.lkey = send_mr_->lkey;
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id(true, slot);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  const int err = ibv_post_send(qp_.get(), &wr, &bad);
+  if (err != 0) fail("cannot post a send", err);
+}
+
+size_t VerbsLink::poll(Completion* out, size_t max) {
+  ibv_wc wc[32];
+  const int want = static_cast<int>(std::min<size_t>(max, 32));
+  const int n = ibv_poll_cq(cq_.get(), want, wc);
+  if (n < 0) fail("polling the completion queue failed", 0);
+  for (int i = 0; i < n; ++i) {
+    const ibv_wc& w = wc[i];
+    if ((w.wr_id & (uint64_t{0xff} << 56)) != kWrTag) fail("a completion with a foreign wr_id", 0);
+    Completion& c = out[i];
+    c.is_send = (w.wr_id & kWrSend) != 0;
+    c.slot = static_cast<uint32_t>(w.wr_id & 0xffffffffu);
+    c.ok = w.status == IBV_WC_SUCCESS;
+    c.status = static_cast<int>(w.status);
+    c.bytes = w.byte_len;
+  }
+  return static_cast<size_t>(n);
+}
+
+std::string VerbsLink::status_text(int status) const {
+  return dev_->api->wc_status_str(static_cast<ibv_wc_status>(status));
+}
+
+}  // namespace cc::comm::verbs

@@ -1,0 +1,73 @@
+// VerbsLink: a FrameLink on one UC queue pair (Apple profile: unreliable connected, SEND/RECV
+// only; no RDMA WRITE/READ). It owns its completion queue, its queue pair and two registered
+// frame rings (send and receive: 2 memory regions a link, so <= 20 per device with Apple's
+// 10 QPs, well under the ~100 MRs Apple allows). Every completion's wc.status is reported.
+//
+// Life cycle: create() makes the CQ and a QP in INIT; the caller exchanges QpInfo with the
+// peer (verbs_setup.cc), then connect() registers the rings at the agreed frame size and moves
+// the QP to RTR and RTS. Receives are posted by FrameChannel after that, and the peer is told
+// "ready" only then: no frame can arrive before its receive is posted.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "comm/transport/verbs/frame_link.h"
+#include "comm/transport/verbs/verbs_objects.h"
+
+namespace cc::comm::verbs {
+
+/// What a peer needs to reach a queue pair; sent in the bootstrap (little-endian, fixed size).
+struct QpInfo {
+  uint32_t qpn = 0;
+  uint32_t psn = 0;  // 24 bits
+  uint8_t gid[16] = {};
+  uint32_t frame_bytes = 0;
+  uint32_t recv_frames = 0;
+  uint32_t mtu = 0;  // enum ibv_mtu of the port's active MTU
+};
+
+class VerbsLink final : public FrameLink {
+ public:
+  /// CQ + UC QP in INIT on `dev` (counted against Apple's 10 QPs per device). `peer_rank`
+  /// names the other end in errors.
+  VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint32_t send_frames,
+            uint32_t recv_frames);
+  ~VerbsLink() override;
+  QpInfo local_info(uint32_t frame_bytes) const;
+  /// Registers the rings (frame_bytes each frame) and moves the QP to RTR then RTS.
+  void connect(const QpInfo& remote, uint32_t frame_bytes, uint32_t recv_frames);
+
+  size_t frame_bytes() const override { return frame_bytes_; }
+  uint32_t send_slots() const override { return send_frames_; }
+  uint32_t recv_slots() const override { return recv_frames_; }
+  std::byte* send_frame(uint32_t slot) override { return send_ring_.get() + size_t{slot} * frame_bytes_; }
+  const std::byte* recv_frame(uint32_t slot) const override {
+    return recv_ring_.get() + size_t{slot} * frame_bytes_;
+  }
+  void post_recv(uint32_t slot) override;
+  void post_send(uint32_t slot, uint32_t bytes) override;
+  size_t poll(Completion* out, size_t max) override;
+  std::string status_text(int status) const override;
+  std::string name() const override { return dev_->where(); }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
+  [[noreturn]] void fail(const std::string& what, int err) const;
+
+  // Declaration order = reverse release order: QP, MRs, CQ, rings, then the device.
+  std::shared_ptr<Device> dev_;
+  int rank_, peer_;
+  uint32_t psn_;
+  uint32_t send_frames_, recv_frames_;
+  size_t frame_bytes_ = 0;
+  std::unique_ptr<std::byte, Free> send_ring_, recv_ring_;
+  CqOwner cq_;
+  MrOwner send_mr_, recv_mr_;
+  QpOwner qp_;
+};
+
+}  // namespace cc::comm::verbs

@@ -1,0 +1,115 @@
+#include "comm/transport/verbs/verbs_objects.h"
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "comm/error.h"
+
+namespace cc::comm::verbs {
+
+template <>
+void VerbsDeleter<ibv_context>::operator()(ibv_context* p) const {
+  if (p != nullptr) api->close_device(p);
+}
+template <>
+void VerbsDeleter<ibv_pd>::operator()(ibv_pd* p) const {
+  if (p != nullptr) api->dealloc_pd(p);
+}
+template <>
+void VerbsDeleter<ibv_cq>::operator()(ibv_cq* p) const {
+  if (p != nullptr) api->destroy_cq(p);
+}
+template <>
+void VerbsDeleter<ibv_mr>::operator()(ibv_mr* p) const {
+  if (p != nullptr) api->dereg_mr(p);
+}
+template <>
+void VerbsDeleter<ibv_qp>::operator()(ibv_qp* p) const {
+  if (p != nullptr) api->destroy_qp(p);
+}
+
+int find_ipv4_mapped(const ibv_gid* gids, int count) {
+  for (int i = 0; i < count; ++i) {
+    const uint8_t* r = gids[i].raw;
+    bool zero = true;
+    for (int b = 0; b < 10; ++b) zero = zero && r[b] == 0;
+    if (zero && r[10] == 0xff && r[11] == 0xff) return i;
+  }
+  return -1;
+}
+
+std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, int rank) {
+  const std::string who = "rank " + std::to_string(rank) + ": ";
+  int n = 0;
+  ibv_device** list = api.get_device_list(&n);
+  if (list == nullptr) {
+    throw Error(ErrorKind::kSystem, who + "cannot list RDMA devices to find " + name + " (" +
+                                        std::strerror(errno) +
+                                        "): this host has no RDMA stack or RDMA is not enabled");
+  }
+  std::unique_ptr<ibv_device*, void (*)(ibv_device**)> guard(list, nullptr);
+  ibv_device* found = nullptr;
+  std::string names;
+  for (int i = 0; i < n; ++i) {
+    const std::string d = api.get_device_name(list[i]);
+    names += (names.empty() ? "" : ", ") + d;
+    if (d == name) found = list[i];
+  }
+  auto dev = std::make_shared<Device>();
+  dev->api = &api;
+  dev->name = name;
+  if (found != nullptr) {
+    dev->context = ContextOwner(api.open_device(found), {&api});
+  }
+  api.free_device_list(list);
+  guard.release();
+  if (found == nullptr) {
+    throw Error(ErrorKind::kSystem,
+                who + "RDMA device " + name + " does not exist on this host (" +
+                    (n == 0 ? std::string("there are none: is RDMA enabled (rdma_ctl enable) "
+                                          "and the cable connected?")
+                            : "it has " + names + "): check the device matrix (MLX_IBV_DEVICES)") +
+                    ")");
+  }
+  if (!dev->context) {
+    throw Error(ErrorKind::kSystem, who + "cannot open " + name + " (" + std::strerror(errno) + ")");
+  }
+  dev->pd = PdOwner(api.alloc_pd(dev->context.get()), {&api});
+  if (!dev->pd) {
+    throw Error(ErrorKind::kSystem,
+                who + "cannot allocate a protection domain on " + name + " (" +
+                    std::strerror(errno) +
+                    "): stale RDMA state after a crash is cleared only by a reboot (facts.md)");
+  }
+  std::memset(&dev->port_attr, 0, sizeof(dev->port_attr));
+  if (api.query_port(dev->context.get(), dev->port, &dev->port_attr) != 0) {
+    throw Error(ErrorKind::kSystem, who + "cannot query " + dev->where());
+  }
+  if (dev->port_attr.state != IBV_PORT_ACTIVE) {
+    throw Error(ErrorKind::kSystem,
+                who + dev->where() + " is not active (state " +
+                    std::to_string(static_cast<int>(dev->port_attr.state)) +
+                    "): the peer at the other end of that cable must have RDMA enabled, and "
+                    "the link must be up");
+  }
+  const int len = dev->port_attr.gid_tbl_len;
+  std::vector<ibv_gid> gids(static_cast<size_t>(len > 0 ? len : 0));
+  for (int i = 0; i < len; ++i) {
+    if (api.query_gid(dev->context.get(), dev->port, i, &gids[static_cast<size_t>(i)]) != 0) {
+      std::memset(&gids[static_cast<size_t>(i)], 0, sizeof(ibv_gid));
+    }
+  }
+  dev->gid_index = find_ipv4_mapped(gids.data(), len);
+  if (dev->gid_index < 0) {
+    std::string iface = name;
+    if (iface.rfind("rdma_", 0) == 0) iface = iface.substr(5);
+    throw Error(ErrorKind::kSystem, who + name + " has no IPv4 address, so no IPv4-mapped GID: "
+                                    "run `clusterctl network apply` (" + dev->where() +
+                                    "; the GID needs an IPv4 address on " + iface + ")");
+  }
+  dev->gid = gids[static_cast<size_t>(dev->gid_index)];
+  return dev;
+}
+
+}  // namespace cc::comm::verbs

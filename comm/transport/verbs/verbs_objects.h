@@ -1,0 +1,67 @@
+// RAII owners of verbs objects, created in the usual order device -> PD -> CQ -> MR -> QP
+// and released in reverse, each through the dlopen'ed table (ibverbs_api.h), plus the port
+// facts a queue pair needs (GID, MTU, state).
+//
+// wr_id layout (one completion queue per queue pair, so the channel is implied):
+//   bits 63..56  0xCC          a tag: any other value is a provider bug, reported as such
+//   bit  32      1 = send, 0 = receive
+//   bits 31..0   frame slot    index into the link's send or receive ring
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "comm/transport/verbs/ibverbs_api.h"
+
+namespace cc::comm::verbs {
+
+inline constexpr uint64_t kWrTag = uint64_t{0xCC} << 56;
+inline constexpr uint64_t kWrSend = uint64_t{1} << 32;
+inline uint64_t wr_id(bool send, uint32_t slot) { return kWrTag | (send ? kWrSend : 0) | slot; }
+
+/// Apple TN3205 (facts.md): at most 10 UC QPs per device (the 11th create fails EBUSY).
+inline constexpr int kMaxQpsPerDevice = 10;
+/// Apple TN3205: a message is at most 4095 x 4 KiB = 16,773,120 bytes.
+inline constexpr size_t kMaxMessageBytes = 16773120;
+/// Apple: about 63 posted receives in practice.
+inline constexpr uint32_t kMaxPostedReceives = 63;
+
+template <class T>
+struct VerbsDeleter {
+  const IbvApi* api = nullptr;
+  void operator()(T* p) const;
+};
+template <class T>
+using Owned = std::unique_ptr<T, VerbsDeleter<T>>;
+
+using ContextOwner = Owned<ibv_context>;
+using PdOwner = Owned<ibv_pd>;
+using CqOwner = Owned<ibv_cq>;
+using MrOwner = Owned<ibv_mr>;
+using QpOwner = Owned<ibv_qp>;
+
+/// One opened device: context, protection domain and the port-1 facts (Apple: the port
+/// number is always 1; rxe likewise). Shared by every link on it.
+struct Device {
+  const IbvApi* api = nullptr;
+  std::string name;
+  uint8_t port = 1;
+  ContextOwner context;
+  PdOwner pd;
+  ibv_port_attr port_attr{};
+  ibv_gid gid{};
+  int gid_index = -1;
+  int qps = 0;  // queue pairs created on it
+  std::string where() const { return name + " port " + std::to_string(port); }
+};
+
+/// Opens `name` among the listed devices, allocates its PD, checks the port is ACTIVE and
+/// finds its IPv4-mapped GID (::ffff:a.b.c.d). Throws Error(kSystem) with what to do, e.g.
+/// "rdma_en3 has no IPv4 address, so no IPv4-mapped GID: run `clusterctl network apply`".
+std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, int rank);
+
+/// Index of the first IPv4-mapped GID (bytes 0-9 zero, 10-11 0xff) in `gids`, or -1.
+int find_ipv4_mapped(const ibv_gid* gids, int count);
+
+}  // namespace cc::comm::verbs

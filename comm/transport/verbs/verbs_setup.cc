@@ -1,0 +1,165 @@
+#include "comm/transport/verbs/verbs_setup.h"
+
+#include <map>
+
+#include "comm/error.h"
+#include "comm/rendezvous/wire.h"
+#include "comm/transport/verbs/ibverbs_api.h"
+#include "comm/transport/verbs/verbs_link.h"
+#include "comm/transport/verbs/verbs_transport.h"
+
+namespace cc::comm::verbs {
+namespace {
+
+constexpr uint32_t kQpMagic = 0x50514343u;     // "CCQP"
+constexpr uint32_t kReadyMagic = 0x44524343u;  // "CCRD"
+constexpr uint32_t kSendFrames = 16;
+
+void send_msg(int fd, const std::string& payload, Deadline d, const std::string& who) {
+  const std::string framed = WireWriter().str(payload).data();
+  tcp::write_all(fd, framed.data(), framed.size(), d, who);
+}
+
+std::string recv_msg(int fd, Deadline d, const std::string& who) {
+  char len_buf[4];
+  tcp::read_exact(fd, len_buf, 4, d, who);
+  const uint32_t len = WireReader(std::string_view(len_buf, 4)).u32();
+  if (len > 64 * 1024) throw Error(ErrorKind::kProtocol, who + " sent an oversized setup message");
+  std::string msg(len, '\0');
+  tcp::read_exact(fd, msg.data(), len, d, who);
+  return msg;
+}
+
+class Setup final : public VerbsSetup {
+ public:
+  std::vector<std::vector<std::unique_ptr<VerbsLink>>> links;  // [peer][cable]
+
+  std::unique_ptr<Transport> connect(const Config& cfg,
+                                     std::vector<std::vector<tcp::Fd>> conns) override {
+    const Deadline deadline = Clock::now() + cfg.timeout;
+    const size_t n = static_cast<size_t>(cfg.size);
+    const auto frame = static_cast<uint32_t>(cfg.ibv_frame_bytes);
+    for (size_t p = 0; p < n; ++p) {
+      if (static_cast<int>(p) == cfg.rank) continue;
+      WireWriter w;
+      w.u32(kQpMagic).u32(static_cast<uint32_t>(links[p].size()));
+      for (const auto& l : links[p]) {
+        const QpInfo q = l->local_info(frame);
+        w.u32(q.qpn).u32(q.psn).str(std::string_view(reinterpret_cast<const char*>(q.gid), 16));
+        w.u32(q.frame_bytes).u32(q.recv_frames).u32(q.mtu);
+      }
+      send_msg(conns[p][0].get(), w.data(), deadline, "rank " + std::to_string(p));
+    }
+    std::vector<std::vector<std::unique_ptr<FrameLink>>> frame_links(n);
+    for (size_t p = 0; p < n; ++p) {
+      if (static_cast<int>(p) == cfg.rank) continue;
+      const std::string who = "rank " + std::to_string(p);
+      const std::string table = recv_msg(conns[p][0].get(), deadline, who);
+      WireReader r(table);
+      if (r.u32() != kQpMagic) throw Error(ErrorKind::kProtocol, who + " sent no QP table", {static_cast<int>(p)});
+      const uint32_t cables = r.u32();
+      if (cables != links[p].size()) {
+        throw Error(ErrorKind::kProtocol,
+                    "the device matrix gives rank " + std::to_string(cfg.rank) + " " +
+                        std::to_string(links[p].size()) + " cable(s) to " + who + " but " + who +
+                        " " + std::to_string(cables) +
+                        ": every rank must use the same MLX_IBV_DEVICES matrix",
+                    {static_cast<int>(p)});
+      }
+      for (uint32_t k = 0; k < cables; ++k) {
+        QpInfo q;
+        q.qpn = r.u32();
+        q.psn = r.u32();
+        const std::string gid = r.str();
+        if (gid.size() != 16) throw Error(ErrorKind::kProtocol, who + " sent a bad GID");
+        std::copy(gid.begin(), gid.end(), reinterpret_cast<char*>(q.gid));
+        q.frame_bytes = r.u32();
+        q.recv_frames = r.u32();
+        q.mtu = r.u32();
+        const uint32_t f = std::min(frame, q.frame_bytes);
+        const uint32_t rf = std::min(cfg.ibv_recv_frames, q.recv_frames);
+        if (f < 4096 || (f & (f - 1)) != 0 || rf < 4 || rf > kMaxPostedReceives) {
+          throw Error(ErrorKind::kProtocol, who + " proposed frames of " + std::to_string(f) +
+                                                " bytes x " + std::to_string(rf) +
+                                                ": not a power of two >= 4096 and 4..63 frames");
+        }
+        links[p][k]->connect(q, f, rf);
+        frame_links[p].push_back(std::move(links[p][k]));
+      }
+    }
+    std::vector<tcp::Fd> control(n);
+    for (size_t p = 0; p < n; ++p) {
+      if (static_cast<int>(p) != cfg.rank) control[p] = std::move(conns[p].back());
+    }
+    VerbsOptions opts;
+    opts.spin = cfg.tuning.spin;
+    opts.close_timeout = cfg.timeout;
+    // The transport's channels post every receive frame here, before "ready" goes out.
+    auto t = std::make_unique<VerbsTransport>(cfg.rank, cfg.size, std::move(frame_links),
+                                              std::move(control), opts);
+    const std::string ready = WireWriter().u32(kReadyMagic).data();
+    for (size_t p = 0; p < n; ++p) {
+      if (static_cast<int>(p) != cfg.rank) {
+        send_msg(conns[p][0].get(), ready, deadline, "rank " + std::to_string(p));
+      }
+    }
+    for (size_t p = 0; p < n; ++p) {
+      if (static_cast<int>(p) == cfg.rank) continue;
+      const std::string who = "rank " + std::to_string(p);
+      if (WireReader(recv_msg(conns[p][0].get(), deadline, who)).u32() != kReadyMagic) {
+        throw Error(ErrorKind::kProtocol, who + " did not report ready", {static_cast<int>(p)});
+      }
+    }
+    return t;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_not) {
+  const IbvApi* api = load_ibverbs(why_not);
+  if (api == nullptr) return nullptr;
+  const size_t n = static_cast<size_t>(cfg.size);
+  if (cfg.devices.size() != n) {
+    why_not = "the device matrix has " + std::to_string(cfg.devices.size()) + " columns, not " +
+              std::to_string(n);
+    return nullptr;
+  }
+  std::map<std::string, int> qps;
+  for (size_t p = 0; p < n; ++p) {
+    if (static_cast<int>(p) == cfg.rank) continue;
+    if (cfg.devices[p].empty()) {
+      why_not = "the device matrix names no RDMA device for the cable to rank " +
+                std::to_string(p) + " (the verbs transport needs a cable to every rank)";
+      return nullptr;
+    }
+    for (const auto& d : cfg.devices[p]) ++qps[d];
+  }
+  for (const auto& [dev, count] : qps) {
+    if (count > kMaxQpsPerDevice) {
+      why_not = "the device matrix puts " + std::to_string(count) + " queue pairs on " + dev +
+                "; Apple TN3205 allows at most " + std::to_string(kMaxQpsPerDevice) +
+                " UC QPs per device";
+      return nullptr;
+    }
+  }
+  auto setup = std::make_unique<Setup>();
+  try {
+    std::map<std::string, std::shared_ptr<Device>> devs;
+    for (const auto& [name, count] : qps) devs[name] = open_device(*api, name, cfg.rank);
+    setup->links.resize(n);
+    for (size_t p = 0; p < n; ++p) {
+      if (static_cast<int>(p) == cfg.rank) continue;
+      for (const auto& d : cfg.devices[p]) {
+        setup->links[p].push_back(std::make_unique<VerbsLink>(devs[d], cfg.rank, static_cast<int>(p),
+                                                              kSendFrames, cfg.ibv_recv_frames));
+      }
+    }
+  } catch (const Error& e) {
+    why_not = e.message();
+    return nullptr;
+  }
+  return setup;
+}
+
+}  // namespace cc::comm::verbs

@@ -1,0 +1,11 @@
+// Built without infiniband/verbs.h: the verbs transport is never available.
+#include "comm/transport/verbs/verbs_setup.h"
+
+namespace cc::comm::verbs {
+
+std::unique_ptr<VerbsSetup> prepare_verbs(const Config&, std::string& why_not) {
+  why_not = "this clustercomm was built without the verbs transport (no infiniband/verbs.h)";
+  return nullptr;
+}
+
+}  // namespace cc::comm::verbs

@@ -1,0 +1,85 @@
+// The verbs transport: the Transport interface over FrameChannels, one per (peer, cable),
+// plus one TCP control connection per peer kept from the bootstrap.
+//
+// Data goes only over the channels (UC queue pairs in the Apple profile, frame_channel.h has
+// the protocol). A message of at least `stripe_min_bytes` is split into equal parts over the
+// pair's cables, as the TCP transport does; both ends derive the split from the byte count.
+// The control connection carries 16-byte headers only: ABORT (aux = the rank that failed)
+// when a rank gives up, BYE on a clean close, and its EOF tells at once that a peer process
+// died (kill -9). A peer that is alive but silent (SIGSTOP, a pulled cable) produces nothing
+// at all on UC - not even an error completion (Apple TN3205) - so it is found by the call's
+// timeout, like on TCP, and the error names the rank and the devices it was waited on.
+//
+// Progress only inside wait()/poll() on the caller's thread: wait() busy-polls the
+// completion queues for `spin`, then alternates polling with 1 ms poll() naps on the control
+// connections (UC completions cannot wake a poll() without a completion channel).
+#pragma once
+
+#include <poll.h>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "comm/error.h"
+#include "comm/transport/tcp/socket.h"
+#include "comm/transport/transport.h"
+#include "comm/transport/verbs/frame_channel.h"
+
+namespace cc::comm::verbs {
+
+struct VerbsOptions {
+  std::chrono::microseconds spin{200};
+  /// Messages at least this long are striped over all cables of a pair.
+  size_t stripe_min_bytes = size_t{1} << 20;
+  /// How long the destructor waits for peers to close (no frame lost in flight).
+  std::chrono::milliseconds close_timeout{30000};
+};
+
+class VerbsTransport final : public Transport {
+ public:
+  /// links[p] = the links to peer p (empty for p == rank), already connected with every
+  /// receive frame postable; control[p] = the control connection to p (may be invalid in
+  /// unit tests: then no peer-death signal but the timeout). `keepalive` owns whatever the
+  /// links need to outlive (device contexts, protection domains); released last.
+  VerbsTransport(int rank, int size, std::vector<std::vector<std::unique_ptr<FrameLink>>> links,
+                 std::vector<tcp::Fd> control, VerbsOptions options,
+                 std::shared_ptr<void> keepalive = nullptr);
+  ~VerbsTransport() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void isend(int peer, const void* data, size_t bytes, Request& req) override;
+  void irecv(int peer, void* data, size_t bytes, Request& req) override;
+  void wait(Request& req, Deadline deadline) override;
+  void poll() override;
+  void abort(int failed_rank) noexcept override;
+
+  /// Summed over the channels (tests use it to see credit frames and stalls happen).
+  FrameChannel::Stats stats() const;
+
+ private:
+  struct Peer {
+    std::vector<std::unique_ptr<FrameLink>> links;
+    std::vector<std::unique_ptr<FrameChannel>> channels;
+    tcp::Fd control;
+    bool bye = false;
+    bool closed = false;
+  };
+  template <class F>
+  void split(int peer, size_t bytes, Request& req, F part);
+  bool progress_channels();
+  void read_control(bool block, Deadline deadline);
+  [[noreturn]] void fail(Error e);
+  std::vector<int> waiting_on(const Request& req, std::string& text) const;
+
+  std::shared_ptr<void> keepalive_;  // declared first: destroyed after the links
+  int rank_;
+  int size_;
+  VerbsOptions options_;
+  std::vector<Peer> peers_;
+  std::vector<pollfd> pfds_;
+  bool aborted_ = false;
+};
+
+}  // namespace cc::comm::verbs
