@@ -81,12 +81,12 @@ rvm_finish() {
 
 # rvm_wait_port PORT [SECONDS]: until a TCP socket listens on PORT (IPv4 or IPv6; default 30 s).
 rvm_wait_port() {
-  local port=$1 seconds=${2:-30} hex f sl local_addr rem st rest
+  local port=$1 seconds=${2:-30} hex f local_addr st rest
   printf -v hex '%04X' "$port"
   local deadline=$((SECONDS + seconds))
   while ((SECONDS < deadline)); do
     for f in /proc/net/tcp /proc/net/tcp6; do
-      while read -r sl local_addr rem st rest; do
+      while read -r _ local_addr _ st rest; do
         [[ $local_addr == *:"$hex" && $st == 0A ]] && return 0
       done <"$f"
     done

@@ -38,7 +38,7 @@ trace() {
 
 # The mesh's tables. Keys "i,j,k": host i's k-th cable to host j.
 declare -a C_A C_B C_K # cable c joins hosts C_A[c] < C_B[c]; it is their cable C_K[c]
-declare -A DEV NET ADDR PEER_ADDR CABLE
+declare -A DEV NET ADDR PEER_ADDR
 c=0
 for ((i = 0; i < n; i++)); do
   for ((j = i + 1; j < n; j++)); do
@@ -50,7 +50,6 @@ for ((i = 0; i < n; i++)); do
       NET[$i,$j,$k]=e${i}_$j$sfx NET[$j,$i,$k]=e${j}_$i$sfx
       ADDR[$i,$j,$k]=10.231.$c.1 ADDR[$j,$i,$k]=10.231.$c.2
       PEER_ADDR[$i,$j,$k]=10.231.$c.2 PEER_ADDR[$j,$i,$k]=10.231.$c.1
-      CABLE[$i,$j,$k]=$c CABLE[$j,$i,$k]=$c
       c=$((c + 1))
     done
   done
