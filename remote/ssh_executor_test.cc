@@ -125,7 +125,9 @@ TEST_CASE("ssh: Ctrl-C while connecting ends the attempt at once") {
   auto r = ssh.run({{"true"}}, {});
   ctrl_c.join();
   cc::util::set_interrupted(false);
-  CHECK(std::chrono::steady_clock::now() - t0 < 2s);
+  // Far below the 30 s connect timeout: the attempt ended because of Ctrl-C, not the timeout
+  // (a generous bound: CI machines are loaded).
+  CHECK(std::chrono::steady_clock::now() - t0 < 10s);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == ExitCode::kInterrupted);
 }
