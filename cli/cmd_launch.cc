@@ -90,16 +90,16 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     if (!hf) return hf.error();
     for (const auto& h : hf->hosts) {
       names.push_back(h.ssh);
-      p.hosts.push_back({h.ssh, spec.runtime == launch::Runtime::kMlxRing || h.ips.empty()
-                                     ? ""
-                                     : h.ips[0]});
+      p.hosts.push_back(
+          {h.ssh, spec.runtime == launch::Runtime::kMlxRing || h.ips.empty() ? "" : h.ips[0]});
     }
     p.mlx = std::move(*hf);
   }
   auto inv = selected_inventory(p.global);
   if (!inv) return inv.error();
   if (names.empty()) {
-    if (!*inv) return util::error(ExitCode::kUsage, fmt::format("{}: no hosts", spec.source.string()));
+    if (!*inv)
+      return util::error(ExitCode::kUsage, fmt::format("{}: no hosts", spec.source.string()));
     for (const auto& h : (*inv)->hosts) {
       names.push_back(h.name);
       p.hosts.push_back({h.name, h.address});
@@ -156,9 +156,9 @@ util::Result<std::set<int>> parse_ranks(const std::string& spec, int world) {
       r = -1;
     }
     if (r < 0 || r >= world) {
-      return util::error(ExitCode::kUsage,
-                         fmt::format("--ranks: '{}' is not a rank of this job (0..{})", item,
-                                     world - 1));
+      return util::error(
+          ExitCode::kUsage,
+          fmt::format("--ranks: '{}' is not a rank of this job (0..{})", item, world - 1));
     }
     out.insert(r);
   }

@@ -111,10 +111,10 @@ util::Result<JobRecord> find_job(const std::string& id) {
   }
   std::string known;
   for (size_t i = 0; i < jobs.size() && i < 5; ++i) known += (i ? ", " : "") + jobs[i].id;
-  return util::error(util::ExitCode::kUsage,
-                     fmt::format("no job '{}' in {}{}; `clusterctl jobs` lists them", id,
-                                 jobs_dir().string(),
-                                 known.empty() ? "" : " (recent: " + known + ")"));
+  return util::error(
+      util::ExitCode::kUsage,
+      fmt::format("no job '{}' in {}{}; `clusterctl jobs` lists them", id, jobs_dir().string(),
+                  known.empty() ? "" : " (recent: " + known + ")"));
 }
 
 std::string utc_now() {

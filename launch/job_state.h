@@ -29,7 +29,7 @@ struct JobRecord {
   std::string started_at;
   std::string logs;  // absolute
   int world_size = 0;
-  std::vector<std::string> hosts;  // per rank
+  std::vector<std::string> hosts;        // per rank
   std::vector<std::string> rank_status;  // per rank, at the end ("exit 0", "SIGKILL")
   /// "running" only while its clusterctl process lives; a record left "running" by a process
   /// that died (kill -9) reads "lost".

@@ -12,8 +12,7 @@ std::string rank_prefix(int rank, std::string_view host) {
   return fmt::format("[{} {}] ", rank, host);
 }
 
-OutputMux::OutputMux(std::filesystem::path dir, std::vector<std::string> labels,
-                     OutputOptions opts)
+OutputMux::OutputMux(std::filesystem::path dir, std::vector<std::string> labels, OutputOptions opts)
     : dir_(std::move(dir)),
       labels_(std::move(labels)),
       opts_(std::move(opts)),
@@ -47,9 +46,9 @@ util::Result<std::unique_ptr<OutputMux>> OutputMux::open(const std::filesystem::
       auto path = mux->log_path(static_cast<int>(r), fd);
       std::FILE* f = std::fopen(path.c_str(), "w");
       if (f == nullptr) {
-        return util::error(util::ExitCode::kUsage,
-                           fmt::format("cannot write the log file {}: {}", path.string(),
-                                       std::strerror(errno)));
+        return util::error(
+            util::ExitCode::kUsage,
+            fmt::format("cannot write the log file {}: {}", path.string(), std::strerror(errno)));
       }
       mux->streams_[r * 2 + static_cast<size_t>(fd - 1)].log = f;
     }
@@ -97,7 +96,8 @@ void OutputMux::status(std::string_view text) {
 void OutputMux::feed(int rank, int fd, std::string_view bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   last_[static_cast<size_t>(rank)] = std::chrono::steady_clock::now();
-  std::string& partial = streams_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(fd - 1)].partial;
+  std::string& partial =
+      streams_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(fd - 1)].partial;
   for (;;) {
     size_t nl = bytes.find('\n');
     if (nl == std::string_view::npos) break;

@@ -19,10 +19,10 @@
 namespace cc::launch {
 
 struct OutputOptions {
-  bool prefix = true;       // "[R host] " before each terminal line (--no-prefix: none)
-  std::set<int> shown;      // ranks shown on the terminal; empty = every rank (--ranks)
-  std::FILE* out = stdout;  // where stdout lines go; nullptr = nowhere (--detach)
-  std::FILE* err = stderr;  // where stderr lines go; nullptr = nowhere
+  bool prefix = true;        // "[R host] " before each terminal line (--no-prefix: none)
+  std::set<int> shown;       // ranks shown on the terminal; empty = every rank (--ranks)
+  std::FILE* out = stdout;   // where stdout lines go; nullptr = nowhere (--detach)
+  std::FILE* err = stderr;   // where stderr lines go; nullptr = nowhere
   bool status_line = false;  // a terminal: status() draws a transient line on `err`
 };
 

@@ -38,9 +38,8 @@ util::Status check_world(const WorldPlan& plan) {
   }
   const auto& hf = *plan.mlx;
   if (hf.hosts.size() != plan.hosts.size()) {
-    return util::error(ExitCode::kUsage,
-                       fmt::format("the MLX hostfile {} has {} hosts, the job {}", hf.path,
-                                   hf.hosts.size(), plan.hosts.size()));
+    return util::error(ExitCode::kUsage, fmt::format("the MLX hostfile {} has {} hosts, the job {}",
+                                                     hf.path, hf.hosts.size(), plan.hosts.size()));
   }
   if (plan.runtime != Runtime::kMlxRing) {
     if (hf.hosts[0].ips.empty()) {
@@ -120,9 +119,9 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
       const LaunchHost& h0 = plan.hosts.at(0);
       env.emplace_back("CLUSTERCOMM_RANK", r);
       env.emplace_back("CLUSTERCOMM_SIZE", std::to_string(plan.world_size()));
-      env.emplace_back("CLUSTERCOMM_COORDINATOR",
-                       fmt::format("{}:{}", h0.address.empty() ? h0.name : h0.address,
-                                   plan.coordinator_port));
+      env.emplace_back(
+          "CLUSTERCOMM_COORDINATOR",
+          fmt::format("{}:{}", h0.address.empty() ? h0.name : h0.address, plan.coordinator_port));
       env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
       break;
     }
@@ -130,9 +129,9 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
     case Runtime::kMlxJacclRing:
       env.emplace_back("MLX_RANK", r);
       env.emplace_back("MLX_IBV_DEVICES", job_dir + "/" + kIbvDevicesFile);
-      env.emplace_back("MLX_JACCL_COORDINATOR",
-                       fmt::format("{}:{}", plan.mlx->hosts.at(0).ips.at(0),
-                                   plan.coordinator_port));
+      env.emplace_back(
+          "MLX_JACCL_COORDINATOR",
+          fmt::format("{}:{}", plan.mlx->hosts.at(0).ips.at(0), plan.coordinator_port));
       if (plan.runtime == Runtime::kMlxJacclRing) env.emplace_back("MLX_JACCL_RING", "1");
       break;
     case Runtime::kMlxRing:
@@ -169,9 +168,8 @@ util::Result<std::map<std::string, std::string>> resolve_secrets(const JobSpec& 
     } else {
       auto text = util::read_file(src.value);
       if (!text) {
-        return util::error(ExitCode::kUsage,
-                           fmt::format("{}: secret_env {}: cannot read {}", spec.source.string(),
-                                       name, src.value));
+        return util::error(ExitCode::kUsage, fmt::format("{}: secret_env {}: cannot read {}",
+                                                         spec.source.string(), name, src.value));
       }
       std::string value = std::move(*text);
       while (!value.empty() && (value.back() == '\n' || value.back() == '\r')) value.pop_back();

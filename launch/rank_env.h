@@ -42,10 +42,10 @@ struct WorldPlan {
   int coordinator_port = 32323;
   int ranks_per_host = 1;
   std::vector<LaunchHost> hosts;
-  std::optional<provision::MlxHostfile> mlx;  // required for the mlx-* runtimes
-  std::string token;                          // CLUSTERCOMM_TOKEN
-  std::map<std::string, std::string> env;     // the job's env
-  std::map<std::string, std::string> secrets; // secret_env, resolved
+  std::optional<provision::MlxHostfile> mlx;   // required for the mlx-* runtimes
+  std::string token;                           // CLUSTERCOMM_TOKEN
+  std::map<std::string, std::string> env;      // the job's env
+  std::map<std::string, std::string> secrets;  // secret_env, resolved
   int world_size() const { return static_cast<int>(hosts.size()) * ranks_per_host; }
   /// Rank r runs on host r / ranks_per_host (consecutive ranks share a host).
   size_t host_of(int rank) const { return static_cast<size_t>(rank / ranks_per_host); }
@@ -53,7 +53,7 @@ struct WorldPlan {
 
 /// A file every host gets in its job directory before the ranks start.
 struct RuntimeFile {
-  std::string name;     // inside the job directory
+  std::string name;  // inside the job directory
   std::string content;
 };
 

@@ -30,7 +30,7 @@ struct Shared {
   std::mutex mu;
   std::vector<RankOutcome> ranks;
   int first_failed = -1;
-  bool ending = false;              // teardown began: later failures are its doing
+  bool ending = false;               // teardown began: later failures are its doing
   std::atomic<bool> abandon{false};  // give up on the ranks still connected
 };
 
@@ -53,8 +53,8 @@ std::vector<std::string> on_every_host(std::vector<std::unique_ptr<remote::Execu
         if (!r) {
           problems[i] = r.error().message;
         } else if (r->timed_out) {
-          problems[i] = fmt::format("{}: no answer within {} s", execs[i]->host(),
-                                    timeout.count() / 1000);
+          problems[i] =
+              fmt::format("{}: no answer within {} s", execs[i]->host(), timeout.count() / 1000);
         } else if (r->exit_status != 0) {
           problems[i] = fmt::format("{}: exit {}: {}", execs[i]->host(), r->exit_status, r->err);
         }
@@ -88,10 +88,9 @@ util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPl
       if (!ec) mode = static_cast<unsigned>(st.permissions()) & 07777;
     }
     if (auto st = ex.upload(up.src, dest, mode, timeout); !st) {
-      return util::error(st.error().code,
-                         fmt::format("{} (upload {} of {}; check `upload:` in {})",
-                                     st.error().message, up.src.string(), ex.host(),
-                                     spec.source.string()));
+      return util::error(st.error().code, fmt::format("{} (upload {} of {}; check `upload:` in {})",
+                                                      st.error().message, up.src.string(),
+                                                      ex.host(), spec.source.string()));
     }
   }
   for (const auto& f : runtime_files(plan)) {
@@ -99,8 +98,8 @@ util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPl
     auto w = ex.run(remote::Command{write_file_argv(dir + "/" + f.name)}, ro);
     if (!w) return w.error();
     if (w->exit_status != 0 || w->timed_out) {
-      return util::error(ExitCode::kUnreachable, fmt::format("{}: cannot write {}/{}: {}",
-                                                             ex.host(), dir, f.name, w->err));
+      return util::error(ExitCode::kUnreachable,
+                         fmt::format("{}: cannot write {}/{}: {}", ex.host(), dir, f.name, w->err));
     }
   }
   return {};
@@ -118,9 +117,9 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   const auto t0 = Clock::now();
   const size_t nhosts = plan.hosts.size();
   const int world = plan.world_size();
-  std::vector<std::string> command =
-      spec.command.is_shell() ? std::vector<std::string>{"sh", "-c", spec.command.shell}
-                              : spec.command.argv;
+  std::vector<std::string> command = spec.command.is_shell()
+                                         ? std::vector<std::string>{"sh", "-c", spec.command.shell}
+                                         : spec.command.argv;
 
   // One control connection per host, then every host set up at once.
   std::vector<std::unique_ptr<remote::Executor>> control(nhosts);
@@ -152,8 +151,9 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   }
   std::erase(setup_problems, std::string());
   if (!setup_problems.empty() || util::interrupted()) {
-    on_every_host(control, [&](size_t h) { return cleanup_argv(job_dir(opts.job_id, h)); },
-                  opts.control_timeout);
+    on_every_host(
+        control, [&](size_t h) { return cleanup_argv(job_dir(opts.job_id, h)); },
+        opts.control_timeout);
     if (setup_problems.empty()) return util::error(ExitCode::kInterrupted, "interrupted");
     std::string msg = "the job did not start: a host could not be set up:";
     for (const auto& p : setup_problems) msg += "\n  " + p;
@@ -212,8 +212,8 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
         }
         output.feed(r, fd, bytes);
       };
-      WrapperArgs wa{dir, r, spec.cwd, static_cast<int>(spec.timeouts.grace.count()), nonce,
-                     command};
+      WrapperArgs wa{dir,   r,      spec.cwd, static_cast<int>(spec.timeouts.grace.count()),
+                     nonce, command};
       auto res = (*ex)->run(remote::Command{wrapper_argv(wa)}, ro);
       if (!res) {
         finish(-1, fmt::format("connection lost: {}", res.error().message));
@@ -237,8 +237,9 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     output.note(fmt::format("{}: ending the job (SIGTERM, SIGKILL after {} s)", outcome.reason,
                             spec.timeouts.grace.count()));
     signaller = std::thread([&] {
-      on_every_host(control, [&](size_t h) { return signal_argv(job_dir(opts.job_id, h), "TERM"); },
-                    opts.control_timeout);
+      on_every_host(
+          control, [&](size_t h) { return signal_argv(job_dir(opts.job_id, h), "TERM"); },
+          opts.control_timeout);
       const auto kill_at = *ending_at + spec.timeouts.grace;
       while (Clock::now() < kill_at) {
         {
@@ -250,8 +251,9 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
         }
         std::this_thread::sleep_for(50ms);
       }
-      on_every_host(control, [&](size_t h) { return signal_argv(job_dir(opts.job_id, h), "KILL"); },
-                    opts.control_timeout);
+      on_every_host(
+          control, [&](size_t h) { return signal_argv(job_dir(opts.job_id, h), "KILL"); },
+          opts.control_timeout);
     });
   };
   auto last_status = Clock::now() - 1s;
@@ -294,13 +296,14 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
         if (!line.starts_with(want)) continue;
         auto cpu = parse_cpu_time(line.substr(want.size()));
         if (!cpu) break;
-        auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
-            now - output.last_output(o.rank));
+        auto silent =
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - output.last_output(o.rank));
         auto& w = stall[static_cast<size_t>(o.rank)];
         if (w.sample(now, *cpu, silent)) {
-          output.note(fmt::format("warning: rank {} on {} has printed nothing for {} s while "
-                                  "using {:.0f}% CPU: a hung collective? (timeouts.stall)",
-                                  o.rank, o.host, silent.count() / 1000, w.last_load() * 100));
+          output.note(
+              fmt::format("warning: rank {} on {} has printed nothing for {} s while "
+                          "using {:.0f}% CPU: a hung collective? (timeouts.stall)",
+                          o.rank, o.host, silent.count() / 1000, w.last_load() * 100));
         }
         break;
       }
@@ -357,16 +360,15 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     if (opts.status && Clock::now() - last_status >= 200ms) {
       last_status = Clock::now();
       opts.status(fmt::format("{}: {}/{} running, {} exited, {} s{}", spec.name, running, world,
-                              finished, since(t0).count() / 1000,
-                              ending_at ? " (ending)" : ""));
+                              finished, since(t0).count() / 1000, ending_at ? " (ending)" : ""));
     }
     std::this_thread::sleep_for(20ms);
   }
   for (auto& t : rank_threads) t.join();
   if (signaller.joinable()) signaller.join();
-  outcome.cleanup_problems =
-      on_every_host(control, [&](size_t h) { return cleanup_argv(job_dir(opts.job_id, h)); },
-                    opts.control_timeout);
+  outcome.cleanup_problems = on_every_host(
+      control, [&](size_t h) { return cleanup_argv(job_dir(opts.job_id, h)); },
+      opts.control_timeout);
   outcome.ranks = sh.ranks;
   outcome.first_failed = sh.first_failed;
   outcome.duration = since(t0);

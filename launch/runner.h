@@ -29,8 +29,7 @@ namespace cc::launch {
 
 /// A new connection to host `host` (index into WorldPlan::hosts). Called once per rank and
 /// once per host, from several threads at once.
-using ExecutorFactory =
-    std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t host)>;
+using ExecutorFactory = std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t host)>;
 
 struct RunnerOptions {
   std::string job_id;  // unique; names JOBDIR on the hosts
@@ -44,11 +43,11 @@ struct RunnerOptions {
 struct RankOutcome {
   int rank = 0;
   std::string host;
-  bool started = false;   // the rank's process ran (its start line arrived)
-  long pid = 0;           // its pid (= process group and session id) on its host, once started
-  bool finished = false;  // its exit status (or a connection loss) is known
-  int exit_status = -1;   // 0..255; 128+N: death by signal N; -1: unknown (lost, never ran)
-  std::string problem;    // why it has no status: "connection lost: ...", "never started"
+  bool started = false;      // the rank's process ran (its start line arrived)
+  long pid = 0;              // its pid (= process group and session id) on its host, once started
+  bool finished = false;     // its exit status (or a connection loss) is known
+  int exit_status = -1;      // 0..255; 128+N: death by signal N; -1: unknown (lost, never ran)
+  std::string problem;       // why it has no status: "connection lost: ...", "never started"
   bool ended_by_us = false;  // its end followed clusterctl's SIGTERM/SIGKILL
   std::chrono::milliseconds duration{0};
   bool failed() const { return exit_status != 0; }

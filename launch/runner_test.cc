@@ -30,7 +30,8 @@ struct LocalJob {
 
   cc::util::Result<JobOutcome> run(const JobSpec& spec, int hosts) {
     WorldPlan plan;
-    for (int h = 0; h < hosts; ++h) plan.hosts.push_back({"local" + std::to_string(h), "127.0.0.1"});
+    for (int h = 0; h < hosts; ++h)
+      plan.hosts.push_back({"local" + std::to_string(h), "127.0.0.1"});
     plan.ranks_per_host = spec.ranks_per_host;
     plan.runtime = spec.runtime;
     plan.env = spec.env;
@@ -44,7 +45,8 @@ struct LocalJob {
     REQUIRE(mux.ok());
     RunnerOptions ro;
     ro.job_id = id;
-    ExecutorFactory connect = [](size_t h) -> cc::util::Result<std::unique_ptr<cc::remote::Executor>> {
+    ExecutorFactory connect =
+        [](size_t h) -> cc::util::Result<std::unique_ptr<cc::remote::Executor>> {
       return std::unique_ptr<cc::remote::Executor>(
           std::make_unique<cc::remote::LocalExecutor>("local" + std::to_string(h)));
     };
@@ -86,7 +88,8 @@ TEST_CASE("runner: every rank exits 0 -> ok, per-rank logs, job directories remo
 TEST_CASE("runner: the first failing rank ends the others (SIGTERM) -> job failed, named") {
   JobSpec spec = spec_of(
       "name: fail\nhosts: [a, b, c]\n"
-      "command: {shell: 'if [ $CLUSTERCOMM_RANK = 1 ]; then sleep 0.3; exit 3; fi; exec sleep 60'}\n"
+      "command: {shell: 'if [ $CLUSTERCOMM_RANK = 1 ]; then sleep 0.3; exit 3; fi; exec sleep "
+      "60'}\n"
       "timeouts: {grace: 2}\n");
   LocalJob job;
   auto out = job.run(spec, 3);
@@ -123,10 +126,10 @@ TEST_CASE("runner: a rank that ignores SIGTERM gets SIGKILL after the grace peri
 TEST_CASE("runner: uploads land in the job directory, the rank's working directory") {
   auto src = fs::temp_directory_path() / ("cc-upload-" + random_hex(4));
   REQUIRE(cc::util::write_file_atomic(src, "payload\n", 0600).ok());
-  JobSpec spec = spec_of(fmt::format(
-      "name: up\nhosts: [a]\ncommand: [cat, data.txt]\n"
-      "upload: [{{src: {}, dest: data.txt, mode: \"0640\"}}]\n",
-      src.string()));
+  JobSpec spec =
+      spec_of(fmt::format("name: up\nhosts: [a]\ncommand: [cat, data.txt]\n"
+                          "upload: [{{src: {}, dest: data.txt, mode: \"0640\"}}]\n",
+                          src.string()));
   LocalJob job;
   auto out = job.run(spec, 1);
   fs::remove(src);

@@ -69,9 +69,9 @@ bool StallWatch::sample(std::chrono::steady_clock::time_point now, std::chrono::
   bool warn = false;
   if (at_) {
     auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(now - *at_);
-    load_ = wall.count() > 0 ? static_cast<double>((cpu - cpu_).count()) /
-                                   static_cast<double>(wall.count())
-                             : 0.0;
+    load_ = wall.count() > 0
+                ? static_cast<double>((cpu - cpu_).count()) / static_cast<double>(wall.count())
+                : 0.0;
     if (!warned_ && silent >= stall_ && load_ >= 0.75) {
       warned_ = true;
       warn = true;

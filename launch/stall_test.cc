@@ -20,11 +20,11 @@ TEST_CASE("stall: warns once a silent rank keeps a core busy, again after it spo
   StallWatch w(10s);
   CHECK(w.interval() == 5000ms);
   auto t = std::chrono::steady_clock::time_point{} + 100s;
-  CHECK_FALSE(w.sample(t, 0ms, 8s));             // first sample: no rate yet
-  CHECK(w.sample(t + 5s, 4900ms, 13s));         // 98% for 5 s, silent 13 s
+  CHECK_FALSE(w.sample(t, 0ms, 8s));     // first sample: no rate yet
+  CHECK(w.sample(t + 5s, 4900ms, 13s));  // 98% for 5 s, silent 13 s
   CHECK(w.last_load() == doctest::Approx(0.98));
-  CHECK_FALSE(w.sample(t + 10s, 9800ms, 18s));   // already warned for this silence
-  CHECK_FALSE(w.sample(t + 15s, 14700ms, 1s));   // it printed: a new silent period begins
+  CHECK_FALSE(w.sample(t + 10s, 9800ms, 18s));  // already warned for this silence
+  CHECK_FALSE(w.sample(t + 15s, 14700ms, 1s));  // it printed: a new silent period begins
   CHECK(w.sample(t + 30s, 29000ms, 11s));
 }
 

@@ -42,8 +42,8 @@ std::string describe_status(const RankOutcome& r) {
 }
 
 std::string render_summary(const JobOutcome& o) {
-  std::string out = fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", "rank", "host", "status",
-                                "duration", "");
+  std::string out =
+      fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", "rank", "host", "status", "duration", "");
   for (const auto& r : o.ranks) {
     std::string status = describe_status(r);
     std::string note;

@@ -97,9 +97,15 @@ std::vector<std::string> script(std::string_view text, std::vector<std::string> 
 }  // namespace
 
 std::vector<std::string> wrapper_argv(const WrapperArgs& a) {
-  std::vector<std::string> argv{"sh",   "-c",  std::string(kWrapper), "clusterctl-rank",
-                                a.job_dir, std::to_string(a.rank), a.cwd,
-                                std::to_string(a.grace_s), a.nonce};
+  std::vector<std::string> argv{"sh",
+                                "-c",
+                                std::string(kWrapper),
+                                "clusterctl-rank",
+                                a.job_dir,
+                                std::to_string(a.rank),
+                                a.cwd,
+                                std::to_string(a.grace_s),
+                                a.nonce};
   argv.insert(argv.end(), a.command.begin(), a.command.end());
   return argv;
 }
@@ -114,7 +120,9 @@ std::string env_payload(const std::vector<EnvVar>& env, std::string_view nonce) 
   return out;
 }
 
-std::vector<std::string> setup_argv(const std::string& job_dir) { return script(kSetup, {job_dir}); }
+std::vector<std::string> setup_argv(const std::string& job_dir) {
+  return script(kSetup, {job_dir});
+}
 
 std::vector<std::string> write_file_argv(const std::string& path) {
   return script(kWriteFile, {path});

@@ -31,8 +31,8 @@ using EnvVar = std::pair<std::string, std::string>;
 struct WrapperArgs {
   std::string job_dir;  // the job's directory on the host (absolute)
   int rank = 0;
-  std::string cwd;  // the rank's working directory; empty: job_dir
-  int grace_s = 30;  // watchdog: SIGTERM to SIGKILL, seconds
+  std::string cwd;    // the rank's working directory; empty: job_dir
+  int grace_s = 30;   // watchdog: SIGTERM to SIGKILL, seconds
   std::string nonce;  // ends the environment on stdin and marks the start line; [0-9a-f]+
   std::vector<std::string> command;  // the rank's argv (not empty)
 };

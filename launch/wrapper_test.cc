@@ -38,8 +38,9 @@ TEST_CASE("wrapper: hostile args, cwd and env reach the rank unchanged (local sh
   fs::create_directories(dir + "/" + hostile);
   cc::remote::LocalExecutor local;
   std::string nonce = random_hex(8);
-  WrapperArgs a{dir, 3, hostile, 1, nonce,
-                {"sh", "-c", "printf '%s|' \"$1\" \"$(pwd)\" \"$HOSTILE\"", "arg0", hostile}};
+  WrapperArgs a{
+      dir, 3,     hostile,
+      1,   nonce, {"sh", "-c", "printf '%s|' \"$1\" \"$(pwd)\" \"$HOSTILE\"", "arg0", hostile}};
   cc::remote::RunOptions ro;
   ro.keep_stdin_open = true;  // its end would be a lost connection: the watchdog would fire
   ro.stdin_data = env_payload({{"HOSTILE", hostile}}, nonce);
@@ -73,8 +74,7 @@ TEST_CASE("wrapper: the rank's exit status and death by signal come back") {
       ro);
   REQUIRE(r.ok());
   CHECK(r->exit_status == 128 + 9);
-  r = local.run(cc::remote::Command{wrapper_argv({dir, 0, "no-such-dir", 1, nonce, {"true"}})},
-                ro);
+  r = local.run(cc::remote::Command{wrapper_argv({dir, 0, "no-such-dir", 1, nonce, {"true"}})}, ro);
   REQUIRE(r.ok());
   CHECK(r->exit_status == 126);
   CHECK(r->err.find("cannot enter the working directory no-such-dir") != std::string::npos);
