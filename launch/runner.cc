@@ -198,6 +198,8 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
       ro.timeout = std::chrono::hours(24 * 365);
       ro.stdin_data = env_payload(rank_env(plan, r, dir), nonce);
       ro.keep_stdin_open = true;
+      ro.heartbeat = kHeartbeatInterval;
+      ro.heartbeat_timeout = kHeartbeatTimeout;
       ro.cancelled = [&] { return sh.abandon.load(); };
       ro.on_output = [&](int fd, std::string_view bytes) {
         if (fd == 2 && !marker.started()) {
@@ -213,10 +215,11 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
         output.feed(r, fd, bytes);
       };
       WrapperArgs wa{dir,   r,      spec.cwd, static_cast<int>(spec.timeouts.grace.count()),
-                     nonce, command};
+                     nonce, command, static_cast<int>(kHeartbeatTimeout.count())};
       auto res = (*ex)->run(remote::Command{wrapper_argv(wa)}, ro);
       if (!res) {
-        finish(-1, fmt::format("connection lost: {}", res.error().message));
+        finish(-1, fmt::format("connection lost: host {} lost: {}", plan.hosts[h].name,
+                               res.error().message));
       } else if (res->timed_out) {
         finish(-1, "abandoned: no exit status after SIGKILL (host unreachable?)");
       } else {

@@ -10,7 +10,10 @@
 //     timeout end it too;
 // then every other rank's process group gets SIGTERM, SIGKILL after timeouts.grace, and
 // JOBDIR is removed on every host (whatever happened). A host whose connection is lost has its
-// ranks ended by their own watchdog (wrapper.h).
+// ranks ended by their own watchdog (wrapper.h). Every rank connection carries a heartbeat
+// (kHeartbeatInterval); a host cut off without a TCP reset (link down, cable pulled) leaves
+// its heartbeats unacknowledged, so its connections fail after kHeartbeatTimeout and the job
+// fails (exit 4, "connection lost: host H lost") while the host's watchdogs end its ranks.
 #pragma once
 
 #include <chrono>

@@ -11,11 +11,14 @@ namespace cc::launch {
 namespace {
 
 // $1 job dir, $2 rank, $3 cwd ('' = job dir; relative = inside it), $4 grace seconds, $5 nonce,
-// then the rank's argv. See wrapper.h for the protocol. `kill -SIG -PID` signals a process
+// $6 heartbeat timeout seconds, then the rank's argv. The watchdog is two processes: a reader
+// that touches JOBDIR/beat-R for every heartbeat line and JOBDIR/eof-R at stdin's end, and a
+// checker that looks once a second (sleep 1: dash has no `read -t`) and ends the rank group
+// when eof-R exists or no beat came for $6 seconds. See wrapper.h for the protocol. `kill -SIG -PID` signals a process
 // group in sh, dash, bash and zsh (dash's kill takes no "--" and reads `-s SIG -PID`'s -PID
 // as an option).
-constexpr std::string_view kWrapper = R"SH(d=$1 r=$2 c=$3 g=$4 m=$5 c0=$3
-shift 5
+constexpr std::string_view kWrapper = R"SH(d=$1 r=$2 c=$3 g=$4 m=$5 h=$6 c0=$3
+shift 6
 e=
 l=
 while IFS= read -r l; do
@@ -45,18 +48,33 @@ exec 3<&0
 st sh -c 'printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$m" "$@" </dev/null 3<&- &
 p=$!
 echo "$p" >"$d/rank-$r.pid"
+{
+  while IFS= read -r l; do : >"$d/beat-$r"; done
+  : >"$d/eof-$r"
+} <&3 >/dev/null 2>&1 &
+rd=$!
 (
-  while IFS= read -r l; do :; done
+  n=0
+  while [ ! -e "$d/eof-$r" ] && [ "$n" -lt "$h" ]; do
+    sleep 1
+    if [ -e "$d/beat-$r" ]; then
+      rm -f "$d/beat-$r"
+      n=0
+    else
+      n=$((n + 1))
+    fi
+  done
   : >"$d/lost-$r"
-  kill -TERM -"$p" 2>/dev/null
+  kill "$rd"
+  kill -TERM -"$p"
   i=0
-  while kill -0 -"$p" 2>/dev/null && [ "$i" -lt $((g * 10)) ]; do
+  while kill -0 -"$p" && [ "$i" -lt $((g * 10)) ]; do
     sleep 0.1
     i=$((i + 1))
   done
-  kill -KILL -"$p" 2>/dev/null
+  kill -KILL -"$p"
   rm -rf "$d"
-) <&3 >/dev/null 2>&1 &
+) </dev/null >/dev/null 2>&1 &
 w=$!
 exec 3<&-
 wait "$p"
@@ -65,8 +83,8 @@ kill -KILL -"$p" 2>/dev/null
 if [ -e "$d/lost-$r" ]; then
   wait "$w"
 else
-  kill "$w" 2>/dev/null
-  rm -f "$d/rank-$r.pid"
+  kill "$w" "$rd" 2>/dev/null
+  rm -f "$d/rank-$r.pid" "$d/beat-$r" "$d/eof-$r"
 fi
 exit "$s"
 )SH";
@@ -105,7 +123,8 @@ std::vector<std::string> wrapper_argv(const WrapperArgs& a) {
                                 std::to_string(a.rank),
                                 a.cwd,
                                 std::to_string(a.grace_s),
-                                a.nonce};
+                                a.nonce,
+                                std::to_string(a.heartbeat_timeout_s)};
   argv.insert(argv.end(), a.command.begin(), a.command.end());
   return argv;
 }

@@ -11,19 +11,33 @@
 //     group (setsid(1); on macOS, which has no setsid command, perl's POSIX::setsid), stdin
 //     from /dev/null; the rank first prints "NONCE PID" on stderr (StartMarker removes it),
 //     and its pid goes to JOBDIR/rank-R.pid for `kill -- -PID` of its whole group;
-//   - watchdog: stdin then stays open (RunOptions::keep_stdin_open). Its end means the SSH
-//     connection to clusterctl is gone: the watchdog sends SIGTERM to the rank's group, SIGKILL
-//     after the grace period, and removes the job directory;
+//   - watchdog: stdin then stays open (RunOptions::keep_stdin_open), and clusterctl writes a
+//     heartbeat line to it every kHeartbeatInterval (RunOptions::heartbeat). Its end means the
+//     SSH connection to clusterctl is gone (sshd killed); no heartbeat for
+//     kHeartbeatTimeout means the host was cut off without either side's TCP noticing yet
+//     (`ip link set down`, a pulled cable). Either way the watchdog sends SIGTERM to the rank's
+//     group, SIGKILL after the grace period, and removes the job directory. Portable to dash
+//     and macOS's bash 3.2 /bin/sh (no `read -t`): a reader process touches JOBDIR/beat-R per
+//     heartbeat, a checker looks at it once a second;
 //   - when the rank exits, kills what is left in its group and exits with the rank's status
 //     (128+N after death by signal N, as sh reports it).
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 namespace cc::launch {
+
+/// How often clusterctl writes a heartbeat line to every rank wrapper's stdin.
+inline constexpr std::chrono::seconds kHeartbeatInterval{1};
+/// A wrapper that got no heartbeat for this long ends its rank (the host is cut off); on
+/// clusterctl's side a rank connection whose heartbeats stay unacknowledged this long is lost
+/// (TCP_USER_TIMEOUT on Linux, TCP_RXT_CONNDROPTIME on macOS), which fails the job (exit 4).
+/// Ten heartbeats: a loaded host or a brief network hiccup does not end a job.
+inline constexpr std::chrono::seconds kHeartbeatTimeout{10};
 
 /// One environment variable of a rank (name valid for sh, value any bytes but NUL).
 using EnvVar = std::pair<std::string, std::string>;
@@ -35,9 +49,11 @@ struct WrapperArgs {
   int grace_s = 30;   // watchdog: SIGTERM to SIGKILL, seconds
   std::string nonce;  // ends the environment on stdin and marks the start line; [0-9a-f]+
   std::vector<std::string> command;  // the rank's argv (not empty)
+  int heartbeat_timeout_s = static_cast<int>(kHeartbeatTimeout.count());  // watchdog, seconds
 };
 
-/// {"sh", "-c", WRAPPER, "clusterctl-rank", job_dir, rank, cwd, grace, nonce, command...}: run
+/// {"sh", "-c", WRAPPER, "clusterctl-rank", job_dir, rank, cwd, grace, nonce, heartbeat timeout,
+/// command...}: run
 /// it as a remote::Command argv (shell_quote'd for the remote login shell).
 std::vector<std::string> wrapper_argv(const WrapperArgs& args);
 

@@ -80,3 +80,31 @@ TEST_CASE("wrapper: the rank's exit status and death by signal come back") {
   CHECK(r->err.find("cannot enter the working directory no-such-dir") != std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("wrapper: heartbeats keep a quiet rank alive; without them the watchdog ends it") {
+  namespace fs = std::filesystem;
+  const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
+  fs::create_directories(dir);
+  cc::remote::LocalExecutor local;
+  std::string nonce = random_hex(8);
+  WrapperArgs a{dir, 0, "", 1, nonce, {"sh", "-c", "sleep 3; exit 5"}, 2};
+  cc::remote::RunOptions ro;
+  ro.keep_stdin_open = true;
+  ro.stdin_data = env_payload({}, nonce);
+  ro.heartbeat = std::chrono::milliseconds(300);
+  auto r = local.run(cc::remote::Command{wrapper_argv(a)}, ro);
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 5);  // 3 s of silence, yet beats every 300 ms: not lost
+  CHECK(fs::exists(dir));
+
+  // No heartbeat (stdin open but silent, as after a network cut): SIGTERM after ~2 s.
+  ro.heartbeat = std::chrono::milliseconds(0);
+  a.command = {"sh", "-c", "exec sleep 30"};
+  const auto t0 = std::chrono::steady_clock::now();
+  r = local.run(cc::remote::Command{wrapper_argv(a)}, ro);
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 128 + 15);
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
+  CHECK_FALSE(fs::exists(dir));  // the watchdog removed the job directory
+  fs::remove_all(dir);
+}

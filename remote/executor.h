@@ -37,6 +37,15 @@ struct RunOptions {
   /// Keep stdin open after stdin_data was written, until the command ends (no EOF is sent). A
   /// remote watchdog can then read stdin's end as the loss of this connection (launch/).
   bool keep_stdin_open = false;
+  /// With keep_stdin_open: once stdin_data is written, `heartbeat_data` is written to stdin
+  /// every `heartbeat` (0: never), so a remote watchdog can tell a silent network cut from a
+  /// quiet command (launch/wrapper.h).
+  std::chrono::milliseconds heartbeat{0};
+  std::string heartbeat_data = "\n";
+  /// With heartbeat (SSH only): the connection counts as lost (an error from run()) when data
+  /// sent stays unacknowledged this long (TCP_USER_TIMEOUT on Linux, TCP_RXT_CONNDROPTIME on
+  /// macOS; 0: the system's default of many minutes).
+  std::chrono::milliseconds heartbeat_timeout{0};
   /// When set, called with each piece of output as it arrives (fd 1 = stdout, 2 = stderr; any
   /// split, not whole lines), on the thread inside run(); that output is then not kept in
   /// CommandResult::out / err.

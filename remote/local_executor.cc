@@ -248,6 +248,8 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
     }
   };
 
+  const bool beating = opts.keep_stdin_open && opts.heartbeat.count() > 0;
+  auto next_beat = Clock::now() + opts.heartbeat;
   bool exited = false;
   int status = 0;
   int idle_wait_ms = 1;  // when only the exit status is missing: 1, 2, 4 ... 32 ms
@@ -275,6 +277,10 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
       if (!exited) ::waitpid(pid, &status, 0);
       result.timed_out = true;
       break;
+    }
+    if (beating && to_write.empty() && in.write.open() && now >= next_beat) {
+      to_write = opts.heartbeat_data;
+      next_beat = now + opts.heartbeat;
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
     std::array<pollfd, 3> pfds{};

@@ -9,7 +9,10 @@
 #include <fmt/format.h>
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include "remote/quote.h"
 #include "remote/ssh_session.h"
@@ -22,6 +25,20 @@ using Clock = std::chrono::steady_clock;
 using util::ExitCode;
 
 constexpr int kPollSliceMs = 50;        // longest wait between looks at Ctrl-C and the deadline
+
+// Data sent on the session's socket that stays unacknowledged for `limit` breaks the
+// connection (a heartbeat into a cut network is noticed in `limit`, not after TCP's minutes).
+void set_user_timeout(ssh_session s, std::chrono::milliseconds limit) {
+  int fd = ssh_get_fd(s);
+  if (fd < 0) return;
+#if defined(TCP_USER_TIMEOUT)
+  unsigned int ms = static_cast<unsigned int>(limit.count());
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+#elif defined(TCP_RXT_CONNDROPTIME)
+  int sec = static_cast<int>((limit.count() + 999) / 1000);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_RXT_CONNDROPTIME, &sec, sizeof sec);
+#endif
+}
 constexpr uint32_t kChunk = 32 * 1024;  // bytes per read / stdin write
 
 // Signal numbers that are the same on every POSIX system (Linux, macOS, BSD).
@@ -232,6 +249,10 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
   std::optional<util::Error> failure;
   long remote_pid = 0;  // > 0 once the remote shell reported it
 
+  const bool beating = opts.keep_stdin_open && opts.heartbeat.count() > 0;
+  auto next_beat = Clock::now() + opts.heartbeat;
+  if (beating && opts.heartbeat_timeout.count() > 0) set_user_timeout(s, opts.heartbeat_timeout);
+
   ssh_set_blocking(s, 0);
   for (;;) {
     if (opts.cancelled ? opts.cancelled() : false) {
@@ -254,6 +275,10 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
       break;
     }
     bool progress = false;
+    if (beating && to_write.empty() && Clock::now() >= next_beat) {
+      to_write = opts.heartbeat_data;
+      next_beat = Clock::now() + opts.heartbeat;
+    }
     if (!eof_sent && !to_write.empty()) {
       uint32_t window = ssh_channel_window_size(raw);
       if (window > 0) {

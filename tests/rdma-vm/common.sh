@@ -1,4 +1,5 @@
-# Shared by the host-side scripts of tests/rdma-vm. shellcheck shell=bash
+# Shared by the host-side scripts of tests/rdma-vm.
+# shellcheck shell=bash disable=SC2034
 
 RDMA_VM_CACHE=${RDMA_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/clusterctl/rdma-vm}
 RDMA_VM_EXIT_SKIP=77     # ctest SKIP_RETURN_CODE

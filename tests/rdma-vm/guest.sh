@@ -38,7 +38,7 @@ trace() {
 
 # The mesh's tables. Keys "i,j,k": host i's k-th cable to host j.
 declare -a C_A C_B C_K # cable c joins hosts C_A[c] < C_B[c]; it is their cable C_K[c]
-declare -A DEV NET ADDR PEER_ADDR CABLE
+declare -A DEV NET ADDR PEER_ADDR
 c=0
 for ((i = 0; i < n; i++)); do
   for ((j = i + 1; j < n; j++)); do
@@ -50,7 +50,6 @@ for ((i = 0; i < n; i++)); do
       NET[$i,$j,$k]=e${i}_$j$sfx NET[$j,$i,$k]=e${j}_$i$sfx
       ADDR[$i,$j,$k]=10.231.$c.1 ADDR[$j,$i,$k]=10.231.$c.2
       PEER_ADDR[$i,$j,$k]=10.231.$c.2 PEER_ADDR[$j,$i,$k]=10.231.$c.1
-      CABLE[$i,$j,$k]=$c CABLE[$j,$i,$k]=$c
       c=$((c + 1))
     done
   done
@@ -149,29 +148,48 @@ setup_mesh() {
   trace "mesh ready"
 }
 
-# The files and variables that describe the mesh (README.md, "Inside the guest").
-write_descriptions() {
-  local i j k c e cell row rows="" hosts="" cables="" devs addrs pd pa
-  for ((i = 0; i < n; i++)); do
+# matrix M CABLES: sets $matrix_rows (the JSON rows of the device matrix of the first M hosts,
+# with the first CABLES cables of each pair: a string cell for 1, a list otherwise) and
+# $matrix_hosts (the same rows as MLX hostfile host objects).
+matrix() {
+  local m=$1 cables=$2 i j k cell row
+  matrix_rows="" matrix_hosts=""
+  for ((i = 0; i < m; i++)); do
     row=""
-    for ((j = 0; j < n; j++)); do
+    for ((j = 0; j < m; j++)); do
       if ((i == j)); then
         cell=null
-      elif ((kk == 1)); then
+      elif ((cables == 1)); then
         cell="\"${DEV[$i,$j,0]}\""
       else
         cell=""
-        for ((k = 0; k < kk; k++)); do cell+="${cell:+, }\"${DEV[$i,$j,$k]}\""; done
+        for ((k = 0; k < cables; k++)); do cell+="${cell:+, }\"${DEV[$i,$j,$k]}\""; done
         cell="[$cell]"
       fi
       row+="${row:+, }$cell"
     done
-    rows+="${rows:+,$'\n'}  [$row]"
-    hosts+="${hosts:+,$'\n'}    {\"ssh\": \"h$i\", \"ips\": [\"127.0.0.1\"], \"rdma\": [$row]}"
+    matrix_rows+="${matrix_rows:+,$'\n'}  [$row]"
+    matrix_hosts+="${matrix_hosts:+,$'\n'}    {\"ssh\": \"h$i\", \"ips\": [\"127.0.0.1\"], \"rdma\": [$row]}"
   done
-  printf '[\n%s\n]\n' "$rows" >"$run/devices.json"
-  printf '{\n  "backend": "jaccl",\n  "envs": [],\n  "hosts": [\n%s\n  ]\n}\n' "$hosts" \
+}
+
+# The files and variables that describe the mesh (README.md, "Inside the guest").
+write_descriptions() {
+  local i j k c m cables="" devs addrs pd pa
+  matrix "$n" "$kk"
+  printf '[\n%s\n]\n' "$matrix_rows" >"$run/devices.json"
+  printf '{\n  "backend": "jaccl",\n  "envs": [],\n  "hosts": [\n%s\n  ]\n}\n' "$matrix_hosts" \
     >"$run/hostfile.json"
+  # Smaller worlds in the same boot: the first m hosts (devices-<m>.json), and with K > 1 also
+  # one cable per pair (devices-<m>-1.json).
+  for ((m = 2; m <= n; m++)); do
+    matrix "$m" "$kk"
+    printf '[\n%s\n]\n' "$matrix_rows" >"$run/devices-$m.json"
+    if ((kk > 1)); then
+      matrix "$m" 1
+      printf '[\n%s\n]\n' "$matrix_rows" >"$run/devices-$m-1.json"
+    fi
+  done
 
   for ((c = 0; c < ncables; c++)); do
     local a=${C_A[c]} b=${C_B[c]} k=${C_K[c]}

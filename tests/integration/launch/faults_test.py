@@ -3,6 +3,10 @@
     summary names that rank as the first failure;
   - a host cut off mid-run (every sshd process of h4 killed, so its connections drop): the job
     fails (exit 4) naming rank 3, and h4's rank is ended by its own watchdog within grace + 2 s;
+  - a network cut mid-run (`ip link set en0 down` inside h4's namespace: no TCP reset, no EOF,
+    nobody notices without the heartbeat): h4's rank is ended by its watchdog within
+    HEARTBEAT_TIMEOUT + grace + 2 s and its job directory removed; clusterctl exits 4 naming h4
+    as lost;
   - Ctrl-C on a pty: exit 130, every rank gone.
 Rank 0 ignores SIGTERM throughout, so the SIGKILL after the grace period is exercised too.
 Afterwards no process and no job directory is left on any host."""
@@ -14,6 +18,8 @@ import time
 from lablib import CLUSTERCTL, Lab, Pty, fail
 
 GRACE = 3
+HEARTBEAT_TIMEOUT = 10  # launch/wrapper.h kHeartbeatTimeout
+ONLY = os.environ.get("LAUNCH_FAULTS_ONLY", "")  # run one case while developing: "netcut"
 COMMAND = ("echo ready; if [ \"$CLUSTERCOMM_RANK\" = 0 ]; then trap '' TERM; fi; "
            "exec sleep 300")
 
@@ -99,6 +105,36 @@ def cut_off(lab):
     print(f"cutoff: h4's rank ended by its watchdog, all gone {gone:.1f} s after the cut, exit 4")
 
 
+def net_cut(lab):
+    p = start(lab, "netcut")
+    h4_dirs = [d for d in lab.job_dirs() if d.endswith("-h3")]  # host index 3 = h4
+    if len(h4_dirs) != 1:
+        fail(f"netcut: expected h4's job directory, found {lab.job_dirs()}")
+    t0 = time.time()
+    subprocess.run(["ip", "netns", "exec", lab.netns("h4"), "ip", "link", "set", "en0", "down"],
+                   check=True)
+    limit = HEARTBEAT_TIMEOUT + GRACE + 2
+    deadline = t0 + limit
+    while time.time() < deadline and ranks_alive(lab)["h4"]:
+        time.sleep(0.1)
+    if ranks_alive(lab)["h4"]:
+        fail(f"netcut: h4's rank alive {limit} s after the cut: {ranks_alive(lab)}")
+    gone = time.time() - t0
+    while time.time() < deadline and os.path.exists(h4_dirs[0]):
+        time.sleep(0.1)
+    if os.path.exists(h4_dirs[0]):
+        fail(f"netcut: h4's job directory {h4_dirs[0]} still there {limit} s after the cut")
+    out, err = p.communicate(timeout=120)
+    total = time.time() - t0
+    if p.returncode != 4:
+        fail(f"netcut: exit {p.returncode}, expected 4\n{err}")
+    if "rank 3 on h4 failed (connection lost: host h4 lost" not in err:
+        fail(f"netcut: the summary does not name h4 as lost:\n{err}")
+    check_clean(lab, "netcut")
+    print(f"netcut: h4's rank ended by its watchdog {gone:.1f} s after the cut "
+          f"(limit {limit} s), clusterctl exit 4 after {total:.1f} s")
+
+
 def ctrl_c(lab):
     job = lab.job("ctrlc", command={"shell": COMMAND}, timeouts={"grace": GRACE})
     t = Pty([CLUSTERCTL, "launch", job])
@@ -115,9 +151,13 @@ def ctrl_c(lab):
     print(f"ctrlc: exit 130 after {time.time() - t0:.1f} s, nothing left")
 
 
-with Lab("f") as lab:
-    kill9(lab)
-    ctrl_c(lab)
-with Lab("c") as lab:  # a fresh lab: cut_off kills h4's sshd for good
-    cut_off(lab)
+if not ONLY:
+    with Lab("f") as lab:
+        kill9(lab)
+        ctrl_c(lab)
+    with Lab("c") as lab:  # a fresh lab: cut_off kills h4's sshd for good
+        cut_off(lab)
+if ONLY in ("", "netcut"):
+    with Lab("n") as lab:  # a fresh lab: h4's link stays down
+        net_cut(lab)
 print("PASS")
