@@ -36,7 +36,7 @@ struct HealthCliOptions {
   std::string thresholds;
   std::string baseline;
   bool save_baseline = false;
-  std::string remote_clusterctl = "clusterctl";
+  std::string remote_clusterctl;  // empty: this binary on a lab (shared root), else "clusterctl"
   std::string perf;
   double perf_timeout_s = 60;
 };
@@ -94,6 +94,13 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   h.soak_s = o.soak_s;
   h.timeout = std::chrono::milliseconds(static_cast<long long>(o.source.timeout_s * 1000));
   h.remote_clusterctl = o.remote_clusterctl;
+  if (h.remote_clusterctl.empty()) {
+    // A lab's hosts share this machine's root, so they run this very binary.
+    const fs::path self = own_dir() / "clusterctl";
+    std::error_code ec;
+    h.remote_clusterctl =
+        !ctx.global.lab.empty() && fs::is_regular_file(self, ec) ? self.string() : "clusterctl";
+  }
   h.local_version = CLUSTERCTL_VERSION;
   h.perf.program = perf_program(o);
   h.perf.timeout = std::chrono::milliseconds(static_cast<long long>(o.perf_timeout_s * 1000));
@@ -101,6 +108,8 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
     auto t = healthcheck::load_thresholds(o.thresholds);
     if (!t) return fail(ctx, t.error());
     h.thresholds = *t;
+  } else if (!ctx.global.lab.empty()) {
+    h.thresholds = healthcheck::lab_thresholds();  // veth cables, not Thunderbolt 5
   }
   const std::string baseline_path = default_baseline(o);
   if (!o.save_baseline && !o.quick) {
@@ -186,7 +195,8 @@ void add_health_command(CLI::App& app, Context& ctx) {
   sub->add_option("--junit", opts->junit, "Also write the results as JUnit XML to FILE")
       ->type_name("FILE");
   sub->add_option("--thresholds", opts->thresholds,
-                  "Limits (YAML; templates/health-thresholds.yaml holds the defaults)")
+                  "Limits (YAML; templates/health-thresholds.yaml holds the defaults; with "
+                  "--lab the lab's own, looser limits apply unless this is given)")
       ->check(CLI::ExistingFile)
       ->type_name("FILE");
   sub->add_option("--baseline", opts->baseline,
@@ -196,7 +206,8 @@ void add_health_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--save-baseline", opts->save_baseline,
                 "Save this run's figures as the baseline (only when nothing failed)");
   sub->add_option("--remote-clusterctl", opts->remote_clusterctl,
-                  "clusterctl on the hosts, for the version check (default: on their PATH)")
+                  "clusterctl on the hosts, for the version check (default: on their PATH; "
+                  "with --lab, this binary)")
       ->type_name("PATH");
   sub->add_option("--perf", opts->perf,
                   "clustercomm-perf on the hosts (default: the one built beside this "

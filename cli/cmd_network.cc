@@ -253,18 +253,20 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
                any_mac ? "; --persist makes one network service per Thunderbolt port" : "");
   }
   if (!manual_hosts.empty() && !wait_for_enter()) return ExitCode::kInterrupted;
-  if (!o.source.state_file.empty()) {
-    auto state = discovery::load_cluster_state(o.source.state_file);
-    if (state) {
-      state->network = p->plan;
-      (void)discovery::save_cluster_state(*state, o.source.state_file);
-    }
-  }
   // Verify, never assume: the live facts again, then pings over every cable.
   NetworkOptions again = o;
   auto fresh = live_and_plan(ctx, again);
   if (!fresh) return fail(ctx, "apply", fresh.error());
   fresh->plan = p->plan;
+  if (!o.source.state_file.empty()) {
+    // The cluster state gets the facts as they are now (every cable end with its address, so
+    // `hostfile --format mlx-ring` and launch read them without a new `discover`) and the plan.
+    ClusterState saved = fresh->live;
+    saved.network = p->plan;
+    if (auto st = discovery::save_cluster_state(saved, o.source.state_file); !st) {
+      return fail(ctx, "apply", st.error());
+    }
+  }
   return run_verify_links(ctx, *fresh, *executors);
 }
 

@@ -281,7 +281,10 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
   }
 
   if (plan.walk.empty()) {
-    fmt::print("\nNo Mac needs the walkthrough.\n");
+    // "No Mac in the cluster." was already said when there is none.
+    if (!plan.enabled.empty() || !plan.blocked.empty()) {
+      fmt::print("\nNo Mac needs the walkthrough.\n");
+    }
     return rc;
   }
   std::vector<remote::Executor*> raw;

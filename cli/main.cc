@@ -8,6 +8,7 @@
 #include "cli/context.h"
 #include "cli/options.h"
 #include "util/interrupt.h"
+#include "util/suggest.h"
 
 namespace {
 
@@ -43,10 +44,33 @@ std::string usage_hint(const CLI::App* app) {
   return fmt::format("{}Run '{} --help' for the options.\n", usage, full_name(app));
 }
 
+// "did you mean ...?" lines for the unexpected words of a command line: options are matched
+// against the options of the subcommand and its parents, other words against its subcommands.
+std::string did_you_mean(const CLI::App* root, const CLI::App* sub) {
+  std::vector<std::string> options, commands;
+  for (const CLI::App* a = sub; a != nullptr; a = a->get_parent()) {
+    for (const CLI::Option* o : a->get_options()) {
+      for (const std::string& l : o->get_lnames()) options.push_back("--" + l);
+      for (const std::string& s : o->get_snames()) options.push_back("-" + s);
+    }
+  }
+  for (const CLI::App* c : sub->get_subcommands({})) commands.push_back(c->get_name());
+  std::string out;
+  for (const std::string& word : root->remaining(true)) {
+    std::string typed = word.substr(0, word.find('='));
+    const bool is_option = typed.size() > 1 && typed[0] == '-';
+    const std::string best = cc::util::closest_match(typed, is_option ? options : commands);
+    if (!best.empty()) out += fmt::format("{}: did you mean '{}'?\n", typed, best);
+  }
+  return out;
+}
+
 // A bad command line: one line naming the problem, the usage line, where to read more.
 std::string usage_error(const CLI::App* app, const CLI::Error& e) {
   const CLI::App* sub = deepest_subcommand(app);
-  return fmt::format("{}: {}\n{}", full_name(sub), e.what(), usage_hint(sub));
+  const std::string hint =
+      dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr ? did_you_mean(app, sub) : "";
+  return fmt::format("{}: {}\n{}{}", full_name(sub), e.what(), hint, usage_hint(sub));
 }
 
 int run(int argc, char** argv) {

@@ -204,4 +204,14 @@ util::Result<Thresholds> load_thresholds(const std::string& file) {
   return parse_thresholds(*text, file);
 }
 
+Thresholds lab_thresholds() {
+  Thresholds t;
+  t.latency_p99_us = {50000, 200000};
+  t.bandwidth_gbps = {0.2, 0.05};
+  t.bandwidth_baseline_percent = {50, 25};
+  t.all_reduce_size_bytes = 4 << 20;
+  t.busbw_gbps = {0.1, 0.02};
+  return t;
+}
+
 }  // namespace cc::healthcheck

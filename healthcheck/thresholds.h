@@ -53,6 +53,14 @@ struct Thresholds {
   Limit busbw_baseline_percent{90, 70};
 };
 
+/// The limits `clusterctl --lab NAME health` uses unless --thresholds is given: the built-in
+/// lab's cables are veth pairs on one shared machine, not Thunderbolt 5, so only a broken cable
+/// should fail there. Measured on the 2-core CI machine with other suites running: 6-9 Gb/s per
+/// cable, p99 one-way latency 1.6-5 ms (p50 ~0.2 ms), baseline noise up to ~30%.
+/// Latency p99 warn 50,000 / fail 200,000 µs; bandwidth warn 0.2 / fail 0.05 Gb/s; baseline
+/// 50 / 25 %; all_reduce of 4 MiB, busbw warn 0.1 / fail 0.02 Gb/s.
+Thresholds lab_thresholds();
+
 /// Thresholds from YAML text. Errors (kUsage) "FILE:LINE:COLUMN: what": a syntax error, an
 /// unknown key (with "did you mean"), a value of the wrong type or out of range, a limit whose
 /// warn is worse than its fail.

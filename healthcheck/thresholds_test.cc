@@ -41,6 +41,23 @@ TEST_CASE("thresholds: the shipped template holds exactly the built-in defaults"
   CHECK(t->busbw_baseline_percent.warn == d.busbw_baseline_percent.warn);
 }
 
+TEST_CASE("thresholds: the shipped lab template holds exactly lab_thresholds()") {
+  auto t = load_thresholds(std::string(CLUSTERCTL_TEMPLATES) + "/health-thresholds-lab.yaml");
+  REQUIRE_MESSAGE(t.ok(), t.error().message);
+  const Thresholds lab = lab_thresholds();
+  CHECK(lab.latency_p99_us.fail == 200000);
+  CHECK(t->latency_p99_us.warn == lab.latency_p99_us.warn);
+  CHECK(t->latency_p99_us.fail == lab.latency_p99_us.fail);
+  CHECK(t->bandwidth_gbps.warn == lab.bandwidth_gbps.warn);
+  CHECK(t->bandwidth_gbps.fail == lab.bandwidth_gbps.fail);
+  CHECK(t->bandwidth_baseline_percent.warn == lab.bandwidth_baseline_percent.warn);
+  CHECK(t->bandwidth_baseline_percent.fail == lab.bandwidth_baseline_percent.fail);
+  CHECK(t->all_reduce_size_bytes == lab.all_reduce_size_bytes);
+  CHECK(t->busbw_gbps.warn == lab.busbw_gbps.warn);
+  CHECK(t->busbw_gbps.fail == lab.busbw_gbps.fail);
+  CHECK(t->link_min_speed_gbps == lab.link_min_speed_gbps);
+}
+
 TEST_CASE("thresholds: values are read") {
   auto t = parse_thresholds(
       "host:\n  clock_skew_max_s: 0.25\n  rdma_required: true\n"

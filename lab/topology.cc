@@ -5,6 +5,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "util/atomic_file.h"
@@ -177,6 +178,12 @@ util::Result<Topology> resolve_topology(const TopologyRequest& request) {
     auto pair = parse_cable_pair(text, topo.hosts);
     if (!pair) return usage(fmt::format("--extra {}: {}", text, pair.error().message));
     topo.cables.push_back(*pair);
+  }
+  // The label says what the operator changed: "mesh without h1-h3, plus h1-h2".
+  if (!request.omit.empty()) topo.kind += fmt::format(" without {}", fmt::join(request.omit, ", "));
+  if (!request.extra.empty()) {
+    topo.kind += fmt::format("{} plus {}", request.omit.empty() ? "" : ",",
+                             fmt::join(request.extra, ", "));
   }
   return topo;
 }

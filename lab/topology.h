@@ -45,7 +45,7 @@ struct TopologyRequest {
 /// The resolved cable list of a lab.
 struct Topology {
   int hosts = 0;
-  std::string kind;  // "mesh", "ring" or "file:PATH"
+  std::string kind;  // "mesh", "ring" or "file:PATH", then " without hA-hB" / " plus hA-hB"
   std::vector<CablePair> cables;
   int receptacles = 0;  // ports per host (TopologyRequest::receptacles); 0 = hosts - 1
 };

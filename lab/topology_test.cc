@@ -62,7 +62,7 @@ TEST_CASE("topology: --omit removes one cable, --extra adds one") {
   req.extra = {"h1-h3"};
   auto t = resolve_topology(req);
   REQUIRE(t.ok());
-  CHECK(t->kind == "mesh");
+  CHECK(t->kind == "mesh without h2-h1, plus h1-h3");
   CHECK(t->cables == std::vector<CablePair>{{1, 3}, {1, 4}, {2, 3}, {2, 4}, {3, 4}, {1, 3}});
 
   req.extra.clear();

@@ -39,7 +39,7 @@ TEST_CASE("job templates: every templates/*.yaml parses, and each has its checks
   std::set<std::string> found;
   for (const auto& entry : fs::directory_iterator(kTemplates)) {
     if (entry.path().extension() != ".yaml") continue;
-    if (entry.path().filename() == "health-thresholds.yaml") continue;  // health's, not a job
+    if (entry.path().filename().string().rfind("health-thresholds", 0) == 0) continue;  // health's
     found.insert(entry.path().filename().string());
     auto job = cc::launch::load_job_spec(entry.path());
     if (!job) FAIL_CHECK(job.error().message);

@@ -32,6 +32,10 @@ expect 2 "bad timeout" -- "$cc" exec --hosts local --timeout abc -- true
 grep -q "not a number of seconds" <<<"$LAST" || { echo "FAIL: bad timeout message: $LAST"; fail=1; }
 expect 2 "unknown subcommand flag" -- "$cc" exec --bogus --hosts h1 -- true
 expect 2 "no subcommand" -- "$cc"
+expect 2 "misspelt flag" -- "$cc" verify-mesh --jsn
+grep -q -- "--jsn: did you mean '--json'?" <<<"$LAST" || { echo "FAIL: no did-you-mean: $LAST"; fail=1; }
+expect 2 "misspelt subcommand" -- "$cc" dicover
+grep -q "dicover: did you mean 'discover'?" <<<"$LAST" || { echo "FAIL: no did-you-mean: $LAST"; fail=1; }
 expect 2 "exec all without an inventory" -- env -u CLUSTERCTL_LAB "$cc" exec --hosts all -- true
 grep -q -- "--lab" <<<"$LAST" || { echo "FAIL: 'all' error does not mention --lab: $LAST"; fail=1; }
 [ "$fail" -eq 0 ] && echo "cli basics: ok"

@@ -84,8 +84,7 @@ std::string summary_text(const ClusterGraph& g, const Summary& s) {
   } else {
     const int others = s.fail - (s.pairs - s.pairs_cabled) - s.unreachable - s.probe_failed;
     if (others > 0) {
-      text += fmt::format("; {} other failed",
-                          plural(static_cast<std::size_t>(others), "check", "checks"));
+      text += fmt::format("; {} other {} failed", others, others == 1 ? "check" : "checks");
     }
   }
   if (s.unreachable + s.probe_failed > 0) {

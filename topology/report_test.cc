@@ -76,6 +76,10 @@ TEST_CASE("topology report: --expect-hosts") {
   CHECK(r.findings[0].check == "host-count");
   CHECK(r.findings[0].message == "expected 5 hosts, the cluster has 4: h1, h2, h3, h4");
   CHECK(exit_code(r) == util::ExitCode::kCheckFailed);
+
+  auto partial = verify_mesh(testing::lab_mesh(4, {{1, 3}}), opts);
+  CHECK(partial.summary.text ==
+        "4 hosts, 5 of 6 pairs cabled: h1-h3 missing; 1 other check failed");
 }
 
 TEST_CASE("topology report: text of the 5-host lab") {

@@ -12,7 +12,7 @@ source "$(dirname "$0")/../lab/lib.sh"
 name=hc${CLUSTERCTL_TEST_SUFFIX:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; "$CLUSTERCTL" lab down --name "$name" >/dev/null 2>&1 || true' EXIT
-limits=$HERE/../../data/health/lab-thresholds.yaml
+limits=$HERE/../../../templates/health-thresholds-lab.yaml
 "$CLUSTERCTL" lab up --name "$name" --hosts 4 >/dev/null
 ns() { echo "cc-$name-$1"; }
 "$CLUSTERCTL" --lab "$name" network apply >/dev/null || fail "network apply exited $?"
