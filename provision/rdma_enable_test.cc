@@ -77,8 +77,10 @@ class Console final : public WalkConsole {
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() / fs::path("cc-rdma-enable-" + std::to_string(std::rand()));
-    fs::create_directories(path);
+    // Unique per process: ctest runs each test case as its own process, all at once.
+    std::string tmpl = (fs::temp_directory_path() / "cc-rdma-enable-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
   }
   ~TempDir() { fs::remove_all(path); }
 };
