@@ -52,6 +52,6 @@ grep -q 'h2 tb1 has no IPv4 address' "$tmp/ring0" || fail "mlx-ring error: $(cat
   fail "apply with a state file exited $?: $(cat "$tmp/apply3")"
 "$CLUSTERCTL" hostfile --format mlx-ring "$tmp/c3.json" >"$tmp/ring" ||
   fail "mlx-ring after apply exited $?: $(cat "$tmp/ring")"
-python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); assert len(h) == 4 and all(x["ips"] for x in h), h' \
+python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["hosts"]; assert len(h) == 4 and all(x["ips"] for x in h), h' \
   "$tmp/ring" || fail "mlx-ring after apply: $(cat "$tmp/ring")"
 echo "network: ok"
