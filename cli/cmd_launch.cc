@@ -2,6 +2,7 @@
 // (launch/runner.h). Exit 0 only when every rank exited 0; 4 otherwise (summary table on
 // stderr); 130 after Ctrl-C; 2 for a bad job file; 3 when a host cannot be set up.
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <memory>
 #include <set>
@@ -23,6 +24,7 @@
 #include "launch/wrapper.h"
 #include "provision/hostfile.h"
 #include "provision/mlx_hostfile.h"
+#include "remote/local_executor.h"
 #include "topology/report.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
@@ -78,7 +80,7 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     if (!state) return state.error();
     for (const auto& h : state->hosts) {
       names.push_back(h.host);
-      p.hosts.push_back({h.host, h.management_address});
+      p.hosts.push_back({h.host, h.management_address, ""});
     }
     if (auto f = mlx_format(spec.runtime)) {
       auto hf = provision::make_mlx_hostfile(*state, *f);
@@ -91,7 +93,7 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     for (const auto& h : hf->hosts) {
       names.push_back(h.ssh);
       p.hosts.push_back(
-          {h.ssh, spec.runtime == launch::Runtime::kMlxRing || h.ips.empty() ? "" : h.ips[0]});
+          {h.ssh, spec.runtime == launch::Runtime::kMlxRing || h.ips.empty() ? "" : h.ips[0], ""});
     }
     p.mlx = std::move(*hf);
   }
@@ -102,12 +104,12 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
       return util::error(ExitCode::kUsage, fmt::format("{}: no hosts", spec.source.string()));
     for (const auto& h : (*inv)->hosts) {
       names.push_back(h.name);
-      p.hosts.push_back({h.name, h.address});
+      p.hosts.push_back({h.name, h.address, h.ssh});
     }
   } else if (p.hosts.empty()) {
     for (const auto& n : names) {
       const remote::InventoryHost* ih = *inv ? (*inv)->find(n) : nullptr;
-      p.hosts.push_back({n, ih != nullptr ? ih->address : ""});
+      p.hosts.push_back({n, ih != nullptr ? ih->address : "", ih != nullptr ? ih->ssh : ""});
     }
   }
   p.names = names;
@@ -142,6 +144,54 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
                state->hosts.size());
   }
   return {};
+}
+
+bool on_path(const std::string& program) {
+  const char* env = std::getenv("PATH");
+  std::string_view path = env != nullptr ? env : "";
+  while (!path.empty()) {
+    size_t colon = path.find(':');
+    std::string dir(path.substr(0, colon));
+    path = colon == std::string_view::npos ? std::string_view() : path.substr(colon + 1);
+    if (dir.empty()) dir = ".";
+    if (::access((std::filesystem::path(dir) / program).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+// runtime mpi: mpirun runs here and reaches the hosts over ssh with the options clusterctl's
+// own connections use (launch/mpi.h).
+util::Result<launch::MpiLaunch> mpi_settings(const launch::JobSpec& spec, const Placement& p) {
+  if (!on_path("mpirun")) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("{}: runtime mpi runs mpirun on this machine, and there is no "
+                                   "mpirun on PATH: install Open MPI here, the same version as on "
+                                   "the hosts (Debian: apt-get install openmpi-bin; macOS: brew "
+                                   "install open-mpi)",
+                                   spec.source.string()));
+  }
+  auto inv = selected_inventory(p.global);
+  if (!inv) return inv.error();
+  std::string config = p.global.ssh_config;
+  std::string known_hosts;
+  if (*inv) {
+    if (config.empty() && (*inv)->ssh_config) config = (*inv)->ssh_config->string();
+    if ((*inv)->known_hosts) known_hosts = (*inv)->known_hosts->string();
+  }
+  for (const std::string* path : {&config, &known_hosts}) {
+    if (path->find_first_of(" \t\n'\"") != std::string::npos) {
+      return util::error(ExitCode::kUsage,
+                         fmt::format("runtime mpi: mpirun cannot be given the ssh file '{}' (Open "
+                                     "MPI splits its ssh command at spaces): move it to a path "
+                                     "without spaces or quotes",
+                                     *path));
+    }
+  }
+  launch::MpiLaunch m;
+  m.rsh_agent = launch::mpi_rsh_agent(config, known_hosts);
+  m.tcp_include = launch::local_network_of(p.hosts.at(0).address);
+  m.run_as_root = ::geteuid() == 0;
+  return m;
 }
 
 util::Result<std::set<int>> parse_ranks(const std::string& spec, int world) {
@@ -184,13 +234,14 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     fmt::print(stderr, "clusterctl launch: {}\n", e.message);
     return e.code;
   };
-  if (spec->runtime == launch::Runtime::kMpi) {
-    return fail(util::error(ExitCode::kUsage,
-                            "runtime mpi is not supported by this version of launch yet: use "
-                            "runtime: none with command [mpirun, ...] on one host"));
-  }
   auto placement = place(ctx.global, *spec);
   if (!placement) return fail(placement.error());
+  launch::MpiLaunch mpi;
+  if (spec->runtime == launch::Runtime::kMpi) {
+    auto m = mpi_settings(*spec, *placement);
+    if (!m) return fail(m.error());
+    mpi = std::move(*m);
+  }
   if (auto st = preflight(ctx, *spec, *placement); !st) return fail(st.error());
   auto secrets = launch::resolve_secrets(*spec);
   if (!secrets) return fail(secrets.error());
@@ -264,6 +315,10 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
 
   launch::RunnerOptions ro;
   ro.job_id = rec.id;
+  ro.mpi = mpi;
+  ro.connect_local = []() -> util::Result<std::unique_ptr<remote::Executor>> {
+    return std::unique_ptr<remote::Executor>(std::make_unique<remote::LocalExecutor>("local"));
+  };
   ro.output = out_opts;
   launch::OutputMux& out = **mux;
   if (out_opts.status_line) ro.status = [&out](const std::string& line) { out.status(line); };

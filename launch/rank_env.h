@@ -34,6 +34,7 @@ namespace cc::launch {
 struct LaunchHost {
   std::string name;     // as shown in output and logs ("h1", "studio1")
   std::string address;  // management address (the coordinator's for rank 0); empty: name
+  std::string ssh;      // how ssh reaches it (an inventory's `ssh:`, "user@host"); empty: name
 };
 
 /// Everything that decides the ranks' environment.

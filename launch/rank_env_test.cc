@@ -26,7 +26,7 @@ cc::provision::MlxHostfile mesh3() {
 
 TEST_CASE("rank_env: clustercomm gets rank, size, rank 0's address and the token") {
   WorldPlan p;
-  p.hosts = {{"h1", "10.9.0.1"}, {"h2", "10.9.0.2"}};
+  p.hosts = {{"h1", "10.9.0.1", ""}, {"h2", "10.9.0.2", ""}};
   p.ranks_per_host = 2;
   p.coordinator_port = 4000;
   p.token = "t0k";
@@ -48,7 +48,7 @@ TEST_CASE("rank_env: clustercomm gets rank, size, rank 0's address and the token
 TEST_CASE("rank_env: mlx-jaccl as mlx.launch: MLX_RANK, device file, coordinator, envs") {
   WorldPlan p;
   p.runtime = Runtime::kMlxJaccl;
-  p.hosts = {{"mac1", ""}, {"mac2", ""}, {"mac3", ""}};
+  p.hosts = {{"mac1", "", ""}, {"mac2", "", ""}, {"mac3", "", ""}};
   p.mlx = mesh3();
   REQUIRE(check_world(p).ok());
   auto env = rank_env(p, 1, "/tmp/j");
@@ -72,7 +72,7 @@ TEST_CASE("rank_env: mlx-ring: MLX_HOSTFILE lists ip:port per rank, ports counti
   WorldPlan p;
   p.runtime = Runtime::kMlxRing;
   p.coordinator_port = 5000;
-  p.hosts = {{"a", ""}, {"b", ""}};
+  p.hosts = {{"a", "", ""}, {"b", "", ""}};
   cc::provision::MlxHostfile hf;
   hf.backend = "ring";
   hf.hosts = {{"a", {"10.1.0.1", "10.1.1.1"}, {}}, {"b", {"10.1.0.2", "10.1.1.2"}, {}}};
@@ -89,7 +89,7 @@ TEST_CASE("rank_env: mlx-ring: MLX_HOSTFILE lists ip:port per rank, ports counti
 TEST_CASE("rank_env: an mlx runtime without a hostfile is refused with what to do") {
   WorldPlan p;
   p.runtime = Runtime::kMlxJaccl;
-  p.hosts = {{"a", ""}};
+  p.hosts = {{"a", "", ""}};
   auto st = check_world(p);
   REQUIRE_FALSE(st.ok());
   CHECK(st.error().message.find("hostfile:FILE") != std::string::npos);
