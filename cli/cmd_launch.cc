@@ -50,6 +50,7 @@ struct Placement {
   std::vector<launch::LaunchHost> hosts;
   std::vector<std::string> names;  // what make_executors gets, per host
   std::optional<provision::MlxHostfile> mlx;
+  std::optional<discovery::ClusterState> state;  // `cluster: cluster.json`: its cables
 };
 
 std::optional<provision::HostfileFormat> mlx_format(launch::Runtime r) {
@@ -87,6 +88,7 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
       if (!hf) return hf.error();
       p.mlx = std::move(*hf);
     }
+    p.state = std::move(*state);
   } else {  // an MLX hostfile
     auto hf = provision::read_mlx_hostfile(spec.cluster->value);
     if (!hf) return hf.error();
@@ -255,6 +257,9 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   plan.token = launch::random_hex(32);
   plan.env = spec->env;
   plan.secrets = std::move(*secrets);
+  if (placement->state && plan.runtime == launch::Runtime::kClusterComm) {
+    launch::add_cable_links(plan, *placement->state);  // each pair over its direct cable
+  }
   if (auto st = launch::check_world(plan); !st) return fail(st.error());
 
   launch::OutputOptions out_opts;
