@@ -7,6 +7,7 @@
 
 #include "discovery/cluster_state.h"
 #include "launch/runner.h"
+#include "launch/wrapper.h"
 #include "provision/hostfile.h"
 
 #include <arpa/inet.h>
@@ -17,12 +18,14 @@ namespace cc::launch {
 namespace {
 
 // $1 prefix of the hosts' job directories (JOBDIR without the host number), $2 ranks per host,
-// $3 cwd ('' = job dir; relative = inside it), $4 nonce, then the rank's argv. Open MPI makes
+// $3 cwd ('' = job dir; relative = inside it), $4 nonce, $5 the perl waiter (wrapper.h: it tells
+// an exit with 128+N from a death by signal N; without perl, 128+N counts as a signal), then
+// the rank's argv. Open MPI makes
 // the rank (this sh) a process group leader, so "$$" in rank-R.pid is its group for kill -SIG
 // -PID. SIGTERM/SIGINT/SIGHUP are trapped (a handler, so the command gets them with the default
 // disposition) for the end marker to report the command's status after it ends.
-constexpr std::string_view kRankScript = R"SH(p=$1 n=$2 c=$3 m=$4 c0=$3
-shift 4
+constexpr std::string_view kRankScript = R"SH(p=$1 n=$2 c=$3 m=$4 W=$5 c0=$3
+shift 5
 r=${OMPI_COMM_WORLD_RANK:?clusterctl: not started by mpirun}
 d=$p$((r / n))
 if ! cd "$d"; then
@@ -39,10 +42,21 @@ fi
 echo "$$" >"$d/rank-$r.pid"
 trap 't=1' TERM INT HUP
 printf '%s start %s\n' "$m" "$$" >&2
-"$@" </dev/null
-s=$?
+how=
+if command -v perl >/dev/null 2>&1; then
+  perl -e "$W" -- "" "$d/end-$r" "" "$@" </dev/null
+  s=$?
+  how=$(cat "$d/end-$r" 2>/dev/null)
+  rm -f "$d/end-$r"
+else
+  "$@" </dev/null
+  s=$?
+fi
+if [ -z "$how" ]; then
+  if [ "$s" -gt 128 ]; then how="signal $((s - 128))"; else how="exit $s"; fi
+fi
 rm -f "$d/rank-$r.pid"
-printf '%s end %s\n' "$m" "$s" >&2
+printf '%s end %s\n' "$m" "$how" >&2
 exit "$s")SH";
 
 bool env_sets(const WorldPlan& plan, const std::string& name) {
@@ -138,7 +152,8 @@ std::vector<std::string> mpirun_argv(const WorldPlan& plan, const MpiLaunch& m) 
   std::string prefix = job_dir(m.job_id, 0);
   prefix.pop_back();  // the host number
   a.insert(a.end(), {"sh", "-c", std::string(kRankScript), "clusterctl-mpi-rank", prefix,
-                     std::to_string(plan.ranks_per_host), m.cwd, m.nonce});
+                     std::to_string(plan.ranks_per_host), m.cwd, m.nonce,
+                     std::string(waiter_perl())});
   a.insert(a.end(), m.command.begin(), m.command.end());
   return a;
 }
@@ -184,7 +199,7 @@ MpiDemux::Pending* MpiDemux::partial(int rank, int fd) {
 
 void MpiDemux::emit(int rank, int fd, std::string line, std::vector<MpiEvent>& out) const {
   if (rank < 0) {
-    out.push_back({MpiEvent::Kind::kMpirun, -1, fd, 0, std::move(line)});
+    out.push_back({MpiEvent::Kind::kMpirun, -1, fd, 0, std::move(line), false});
     return;
   }
   if (fd == 2) {
@@ -193,23 +208,29 @@ void MpiDemux::emit(int rank, int fd, std::string line, std::vector<MpiEvent>& o
     if (at != std::string::npos) {
       std::string_view rest = std::string_view(line).substr(at + mark.size());
       MpiEvent::Kind kind = MpiEvent::Kind::kLine;
+      bool signaled = false;
       if (rest.starts_with("start ")) {
         kind = MpiEvent::Kind::kStarted;
         rest.remove_prefix(6);
-      } else if (rest.starts_with("end ")) {
+      } else if (rest.starts_with("end exit ")) {
         kind = MpiEvent::Kind::kEnded;
-        rest.remove_prefix(4);
+        rest.remove_prefix(9);
+      } else if (rest.starts_with("end signal ")) {
+        kind = MpiEvent::Kind::kEnded;
+        signaled = true;
+        rest.remove_prefix(11);
       }
       long value = 0;
       auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
       if (kind != MpiEvent::Kind::kLine && ec == std::errc() && end == rest.data() + rest.size()) {
-        if (at > 0) out.push_back({MpiEvent::Kind::kLine, rank, fd, 0, line.substr(0, at)});
-        out.push_back({kind, rank, fd, value, {}});
+        if (at > 0) out.push_back({MpiEvent::Kind::kLine, rank, fd, 0, line.substr(0, at), false});
+        if (signaled) value += 128;
+        out.push_back({kind, rank, fd, value, {}, signaled});
         return;
       }
     }
   }
-  out.push_back({MpiEvent::Kind::kLine, rank, fd, 0, std::move(line)});
+  out.push_back({MpiEvent::Kind::kLine, rank, fd, 0, std::move(line), false});
 }
 
 void MpiDemux::take(int fd, bool at_end, std::vector<MpiEvent>& out) {

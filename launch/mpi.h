@@ -9,7 +9,7 @@
 // finds its host's job directory (/tmp/clusterctl-job-JOBID-hH, H = rank / ranks_per_host, as
 // `--map-by slot` places them), enters cwd, records its pid (Open MPI makes each rank a process
 // group leader) for clusterctl's SIGTERM/SIGKILL and cleanup, and prints "NONCE start PID" and
-// "NONCE end STATUS" on stderr around the command; `--tag-output` marks each line with its
+// "NONCE end exit N" / "NONCE end signal N" on stderr around the command; `--tag-output` marks each line with its
 // rank ("[JOB,RANK]<stdout>:"), and MpiDemux turns mpirun's two streams back into per-rank
 // lines and events. So per-rank logs, the first failed rank and every rank's exit status are
 // the same as for the other runtimes. Facts (../shared/docs/facts.md, rdma-lab.md):
@@ -68,7 +68,7 @@ struct MpiEvent {
   enum class Kind {
     kLine,     // a line of rank `rank` on fd (1 or 2), `text` without its newline
     kStarted,  // rank `rank` is running, pid `value` on its host
-    kEnded,    // rank `rank` ended with exit status `value` (0..255; 128+N: signal N)
+    kEnded,    // rank `rank` ended with exit status `value` (0..255; 128+N after signal N)
     kMpirun,   // a line of mpirun's own (not from a rank), `text`
   };
   Kind kind = Kind::kLine;
@@ -76,6 +76,7 @@ struct MpiEvent {
   int fd = 1;
   long value = 0;
   std::string text;
+  bool signaled = false;  // kEnded: death by signal value-128 (not an exit with 128+N)
 };
 
 /// Splits mpirun's --tag-output streams into per-rank lines and the rank markers. One per job;

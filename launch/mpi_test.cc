@@ -59,7 +59,9 @@ TEST_CASE("mpi: mpirun's argv: hostfile, -np, flags, -x names only, the rank scr
   CHECK(s.find("-x A -x OMPI_MCA_btl -x TOKEN sh -c ") != std::string::npos);
   CHECK(s.find("s3cret") == std::string::npos);  // secrets only in mpirun's environment
   CHECK(s.find("x y") == std::string::npos);
-  CHECK(s.ends_with("clusterctl-mpi-rank /tmp/clusterctl-job-j1-h 2  abc ./perf -b 8"));
+  CHECK(s.find("clusterctl-mpi-rank /tmp/clusterctl-job-j1-h 2  abc use POSIX") !=
+        std::string::npos);
+  CHECK(s.ends_with(" ./perf -b 8"));
   auto env = mpirun_env(p);
   CHECK(std::find(env.begin(), env.end(), EnvVar{"TOKEN", "s3cret"}) != env.end());
 
@@ -87,7 +89,7 @@ TEST_CASE("mpi: demux splits --tag-output into rank lines, glued partial lines, 
   add(2, "art 42\n");
   add(1, "[1,0]<stdout>:out 0\n[1,0]<stdout>:part[1,1]<stdout>:out 1\n[1,1]<stdout>:tail");
   add(2, "------\nmpirun noticed that process rank 1 exited\n");
-  add(2, "[1,1]<stderr>:boom[1,1]<stderr>:n0 end 3\n[1,0]<stderr>:n0 end 143\n");
+  add(2, "[1,1]<stderr>:boom[1,1]<stderr>:n0 end exit 3\n[1,0]<stderr>:n0 end signal 15\n");
   auto rest = d.flush();
   ev.insert(ev.end(), rest.begin(), rest.end());
   using K = MpiEvent::Kind;
@@ -101,7 +103,7 @@ TEST_CASE("mpi: demux splits --tag-output into rank lines, glued partial lines, 
         seen.push_back(fmt::format("start {} {}", e.rank, e.value));
         break;
       case K::kEnded:
-        seen.push_back(fmt::format("end {} {}", e.rank, e.value));
+        seen.push_back(fmt::format("end {} {}{}", e.rank, e.value, e.signaled ? " signal" : ""));
         break;
       case K::kMpirun:
         seen.push_back("mpirun:" + e.text);
@@ -111,13 +113,13 @@ TEST_CASE("mpi: demux splits --tag-output into rank lines, glued partial lines, 
   CHECK(seen == std::vector<std::string>{"start 0 41", "start 1 42", "0.1:out 0", "1.1:out 1",
                                          "mpirun:------",
                                          "mpirun:mpirun noticed that process rank 1 exited",
-                                         "1.2:boom", "end 1 3", "end 0 143", "0.1:part",
+                                         "1.2:boom", "end 1 3", "end 0 143 signal", "0.1:part",
                                          "1.1:tail"});
 }
 
 TEST_CASE("mpi: a marker with another nonce or no number is an ordinary line") {
   MpiDemux d("n0");
-  auto ev = d.feed(2, "[1,0]<stderr>:x1 end 3\n[1,0]<stderr>:n0 end x\n[2,0]<err>:no tag\n");
+  auto ev = d.feed(2, "[1,0]<stderr>:x1 end exit 3\n[1,0]<stderr>:n0 end x\n[2,0]<err>:no tag\n");
   REQUIRE(ev.size() == 3);
   CHECK(ev[0].kind == MpiEvent::Kind::kLine);
   CHECK(ev[1].text == "n0 end x");

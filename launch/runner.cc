@@ -249,6 +249,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
           } else if (!o.finished) {
             o.finished = true;
             o.exit_status = static_cast<int>(e.value);
+            o.signaled = e.signaled;
             o.duration = since(began[ri]);
             if (o.failed() && (sh.ending || sh.first_failed >= 0)) {
               o.ended_by_us = true;  // by clusterctl, or by mpirun after the first failure
@@ -321,13 +322,14 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
       const std::string dir = job_dir(opts.job_id, h);
       const auto start = Clock::now();
       StartMarker marker(nonce);
-      auto finish = [&](int status, std::string problem) {
+      auto finish = [&](int status, std::string problem, bool signaled = false) {
         if (auto rest = marker.flush(); !rest.empty()) output.feed(r, 2, rest);
         output.finish(r);
         std::lock_guard<std::mutex> lock(sh.mu);
         RankOutcome& o = sh.ranks[static_cast<size_t>(r)];
         o.finished = true;
         o.exit_status = status;
+        o.signaled = signaled;
         o.problem = std::move(problem);
         o.duration = since(start);
         if (sh.ending) {
@@ -370,7 +372,18 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
       } else if (res->timed_out) {
         finish(-1, "abandoned: no exit status after SIGKILL (host unreachable?)");
       } else {
-        finish(res->exit_status, "");
+        // 128+N: an exit with that status, or death by signal N? The wrapper's end record says
+        // (wrapper.h); without one (no perl on the host), as sh reports it: a signal.
+        bool signaled = res->signaled;
+        if (!signaled && res->exit_status > 128) {
+          remote::RunOptions q;
+          q.timeout = 5s;
+          q.cancelled = [] { return false; };
+          auto rec = (*ex)->run(remote::Command{end_record_argv(dir, r)}, q);
+          auto how = rec && rec->exit_status == 0 ? parse_end_record(rec->out) : std::nullopt;
+          signaled = how.value_or(true);
+        }
+        finish(res->exit_status, "", signaled);
       }
       (*ex).reset();
     });

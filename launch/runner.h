@@ -59,7 +59,8 @@ struct RankOutcome {
   bool started = false;      // the rank's process ran (its start line arrived)
   long pid = 0;              // its pid (= process group and session id) on its host, once started
   bool finished = false;     // its exit status (or a connection loss) is known
-  int exit_status = -1;      // 0..255; 128+N: death by signal N; -1: unknown (lost, never ran)
+  int exit_status = -1;      // 0..255 (128+N after death by signal N); -1: unknown (lost, never ran)
+  bool signaled = false;     // it died by signal exit_status-128 (an exit with 128+N is not)
   std::string problem;       // why it has no status: "connection lost: ...", "never started"
   bool ended_by_us = false;  // its end followed clusterctl's SIGTERM/SIGKILL
   std::chrono::milliseconds duration{0};

@@ -221,3 +221,40 @@ TEST_CASE("runner: runtime mpi: a failing rank fails the job, named, with its ex
   CHECK_FALSE(job.dirs_left(1));
   CHECK_FALSE(fs::exists(local_job_dir(job.id)));
 }
+
+TEST_CASE("runner: a rank exiting 128+N is reported as that exit, not as signal N") {
+  JobSpec spec = spec_of(
+      "name: exit130\nhosts: [a, b]\n"
+      "command: {shell: 'if [ $CLUSTERCOMM_RANK = 1 ]; then exit 130; fi; exec sleep 60'}\n"
+      "timeouts: {grace: 2}\n");
+  LocalJob job;
+  auto out = job.run(spec, 2);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  CHECK(out->first_failed == 1);
+  CHECK(out->ranks[1].exit_status == 130);
+  CHECK_FALSE(out->ranks[1].signaled);
+  CHECK(describe_status(out->ranks[1]) == "exit 130");
+  CHECK(out->ranks[0].signaled);  // ended by clusterctl's SIGTERM: a real signal
+  CHECK(describe_status(out->ranks[0]) == "SIGTERM");
+  CHECK(render_summary(*out).find("rank 1 on local1 failed (exit 130)") != std::string::npos);
+  CHECK_FALSE(job.dirs_left(2));
+}
+
+TEST_CASE("runner: runtime mpi: exit 128+N and a real signal are told apart too") {
+  if (!have_mpirun()) {
+    MESSAGE("skipped: no mpirun (apt-get install openmpi-bin)");
+    return;
+  }
+  JobSpec spec = spec_of(
+      "name: mpi137\nhosts: [localhost]\nranks_per_host: 2\nruntime: mpi\n"
+      "command: {shell: 'if [ $OMPI_COMM_WORLD_RANK = 1 ]; then exit 137; fi; exec sleep 60'}\n"
+      "timeouts: {grace: 2}\n");
+  LocalJob job;
+  auto out = run_mpi(spec, job);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  CHECK(out->first_failed == 1);
+  CHECK(describe_status(out->ranks[1]) == "exit 137");
+  CHECK(out->ranks[0].ended_by_us);  // ended by mpirun or clusterctl
+}
