@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cluster_source.h"
+#include "cli/cmd_health.h"
 #include "cli/context.h"
 #include "cli/hosts.h"
 #include "discovery/cluster_state.h"
@@ -120,18 +121,40 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
 
 // The job's preflight checks, in order, before anything is uploaded or started. verify-mesh
 // discovers the job's hosts live (as `clusterctl verify-mesh --hosts ...`) and needs the full
-// mesh; the health checks are not part of this version (a warning says they were skipped).
+// mesh; health and health-quick run `clusterctl health [--quick]` against the job's cluster
+// state file when it has one (its cables and network plan are then what is expected), else on
+// its hosts discovered live, and need every check to pass (warnings allowed).
 util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Placement& p) {
   for (launch::Preflight check : spec.preflight) {
-    if (check != launch::Preflight::kVerifyMesh) {
-      fmt::print(stderr, "clusterctl launch: warning: preflight {} is not available yet: skipped\n",
-                 launch::to_string(check));
-      continue;
-    }
     Context c = ctx;
     c.global = p.global;
     ClusterSource src;
     for (const auto& n : p.names) src.hosts += (src.hosts.empty() ? "" : ",") + n;
+    if (check != launch::Preflight::kVerifyMesh) {
+      const bool quick = check == launch::Preflight::kHealthQuick;
+      if (spec.cluster && spec.cluster->kind == launch::ClusterRef::Kind::kClusterState) {
+        src.hosts.clear();
+        src.state_file = spec.cluster->value;
+      }
+      fmt::print(stderr, "clusterctl launch: preflight {}: `clusterctl health{} {}`\n",
+                 launch::to_string(check), quick ? " --quick" : "",
+                 src.state_file.empty() ? "--hosts " + src.hosts : src.state_file);
+      std::fflush(stderr);
+      const ExitCode code = run_health_check(c, src, quick);
+      std::fflush(stdout);
+      if (code != ExitCode::kOk) {
+        return util::error(code, fmt::format("preflight {} failed (exit {}; report above): "
+                                             "nothing was started; fix what it reports (run "
+                                             "`clusterctl health{}` to check again) or remove "
+                                             "{} from `preflight:` in {}",
+                                             launch::to_string(check), util::to_int(code),
+                                             quick ? " --quick" : "", launch::to_string(check),
+                                             spec.source.string()));
+      }
+      fmt::print(stderr, "clusterctl launch: preflight {}: every check passed\n",
+                 launch::to_string(check));
+      continue;
+    }
     auto state = obtain_cluster_state(c, src);
     if (!state) return state.error();
     const topology::VerifyReport report = topology::verify_mesh(*state, {});
@@ -144,6 +167,32 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
     }
     fmt::print(stderr, "clusterctl launch: preflight verify-mesh: {} hosts, full mesh\n",
                state->hosts.size());
+  }
+  return {};
+}
+
+// Every `upload:` source is a readable local file, before anything else happens: a host cannot
+// be set up without it (exit 3, as for any host set-up failure; README "Launching a job").
+util::Status check_uploads(const launch::JobSpec& spec) {
+  for (const auto& up : spec.upload) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(up.src, ec);
+    std::string problem;
+    if (!std::filesystem::exists(st)) {
+      problem = "no such file";
+    } else if (!std::filesystem::is_regular_file(st)) {
+      problem = "not a regular file";
+    } else if (::access(up.src.c_str(), R_OK) != 0) {
+      problem = "not readable";
+    }
+    if (!problem.empty()) {
+      return util::error(ExitCode::kUnreachable,
+                         fmt::format("{}:{}:{}: upload src {}: {}: nothing was started; build or "
+                                     "copy the file there, or fix `src` (relative paths are from "
+                                     "the job file's directory)",
+                                     spec.source.string(), up.line, up.column, up.src.string(),
+                                     problem));
+    }
   }
   return {};
 }
@@ -236,6 +285,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     fmt::print(stderr, "clusterctl launch: {}\n", e.message);
     return e.code;
   };
+  if (auto st = check_uploads(*spec); !st) return fail(st.error());
   auto placement = place(ctx.global, *spec);
   if (!placement) return fail(placement.error());
   launch::MpiLaunch mpi;
