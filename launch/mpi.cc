@@ -22,8 +22,9 @@ namespace {
 // an exit with 128+N from a death by signal N; without perl, 128+N counts as a signal), then
 // the rank's argv. Open MPI makes
 // the rank (this sh) a process group leader, so "$$" in rank-R.pid is its group for kill -SIG
-// -PID. SIGTERM/SIGINT/SIGHUP are trapped (a handler, so the command gets them with the default
-// disposition) for the end marker to report the command's status after it ends.
+// -PID. Open MPI signals only this sh's pid: SIGTERM/SIGINT/SIGHUP are passed on to the whole
+// group (the command runs in the background, so the trap runs at once), and the sh waits on
+// until the command has ended, to report its status in the end marker.
 constexpr std::string_view kRankScript = R"SH(p=$1 n=$2 c=$3 m=$4 W=$5 c0=$3
 shift 5
 r=${OMPI_COMM_WORLD_RANK:?clusterctl: not started by mpirun}
@@ -40,18 +41,29 @@ if [ -n "$c" ]; then
   fi
 fi
 echo "$$" >"$d/rank-$r.pid"
-trap 't=1' TERM INT HUP
+fw() {
+  trap '' TERM INT HUP
+  kill -"$1" -$$ 2>/dev/null
+}
+trap 'fw TERM' TERM
+trap 'fw INT' INT
+trap 'fw HUP' HUP
 printf '%s start %s\n' "$m" "$$" >&2
 how=
 if command -v perl >/dev/null 2>&1; then
-  perl -e "$W" -- "" "$d/end-$r" "" "$@" </dev/null
-  s=$?
-  how=$(cat "$d/end-$r" 2>/dev/null)
-  rm -f "$d/end-$r"
+  perl -e "$W" -- "" "$d/end-$r" "" "$@" </dev/null &
 else
-  "$@" </dev/null
-  s=$?
+  "$@" </dev/null &
 fi
+k=$!
+wait "$k"
+s=$?
+while kill -0 "$k" 2>/dev/null; do
+  wait "$k"
+  s=$?
+done
+how=$(cat "$d/end-$r" 2>/dev/null)
+rm -f "$d/end-$r"
 if [ -z "$how" ]; then
   if [ "$s" -gt 128 ]; then how="signal $((s - 128))"; else how="exit $s"; fi
 fi
@@ -140,7 +152,8 @@ std::vector<std::string> mpirun_argv(const WorldPlan& plan, const MpiLaunch& m) 
                              "--tag-output"};
   if (m.run_as_root) a.emplace_back("--allow-run-as-root");
   a.insert(a.end(), {"--mca", "plm_rsh_agent", m.rsh_agent.empty() ? "ssh" : m.rsh_agent});
-  a.insert(a.end(), {"--mca", "odls_base_sigkill_timeout", std::to_string(m.grace_s)});
+  // Every daemon started from here: hosts then need no ssh keys to each other.
+  a.insert(a.end(), {"--mca", "plm_rsh_no_tree_spawn", "1"});
   if (!m.tcp_include.empty()) {
     for (const char* p : {"oob_tcp_if_include", "btl_tcp_if_include"}) {
       if (!env_sets(plan, std::string("OMPI_MCA_") + p)) {

@@ -32,7 +32,7 @@ struct MpiLaunch {
   std::string local_dir;     // this machine's job directory (holds the hostfile)
   std::string nonce;         // the rank markers' nonce ([0-9a-f]+)
   std::string cwd;           // the ranks' working directory (as JobSpec::cwd)
-  int grace_s = 30;          // SIGTERM -> SIGKILL of ranks by Open MPI (odls_base_sigkill_timeout)
+  int grace_s = 30;          // the wrapper's SIGTERM -> SIGKILL of mpirun (timeouts.grace)
   std::string rsh_agent;     // mpirun's ssh command ("ssh -F CONFIG -o ..."); empty: "ssh"
   std::string tcp_include;   // CIDR of the management network ("10.9.0.0/24"); empty: Open MPI's
   bool run_as_root = false;  // add --allow-run-as-root
@@ -46,7 +46,8 @@ inline constexpr const char* kMpiHostfile = "mpi-hostfile";
 /// writer. Hosts are named as ssh reaches them (plan.hosts[i].ssh, else .name).
 util::Result<std::string> mpi_hostfile(const WorldPlan& plan);
 
-/// mpirun's argv: --hostfile, -np, --map-by slot, --bind-to none, --tag-output, the rsh agent,
+/// mpirun's argv: --hostfile, -np, --map-by slot, --bind-to none, --tag-output, the rsh agent
+/// (and no tree spawn: only this machine starts Open MPI's daemons over ssh),
 /// -x NAME for every variable of plan.env and plan.secrets (values only in mpirun's
 /// environment, never on a command line), the TCP subnets unless the job's env sets
 /// OMPI_MCA_oob_tcp_if_include / OMPI_MCA_btl_tcp_if_include itself, then the rank script.

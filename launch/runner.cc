@@ -393,22 +393,29 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   JobOutcome outcome;
   std::optional<Clock::time_point> ending_at;
   std::thread signaller;
-  auto begin_end = [&](std::string reason, ExitCode code) {
+  // runtime mpi, after a rank failed: mpirun is ending the job itself (Open MPI aborts on the
+  // first non-zero exit), and a SIGTERM in the middle of that makes Open MPI 4.1's mpirun crash
+  // and leave its daemons behind; it gets SIGKILL only if still there after the grace period.
+  auto begin_end = [&](std::string reason, ExitCode code, bool rank_failed) {
     outcome.reason = std::move(reason);
     outcome.code = code;
     ending_at = Clock::now();
     output.note(fmt::format("{}: ending the job (SIGTERM, SIGKILL after {} s)", outcome.reason,
                             spec.timeouts.grace.count()));
-    signaller = std::thread([&] {
+    signaller = std::thread([&, rank_failed] {
       on_every_host(
-          control, [&](size_t h) { return signal_argv(dir_of(h), "TERM"); },
+          control,
+          [&](size_t h) {
+            return h >= nhosts && rank_failed ? std::vector<std::string>{"true"}
+                                              : signal_argv(dir_of(h), "TERM");
+          },
           opts.control_timeout);
       const auto kill_at = *ending_at + spec.timeouts.grace;
       while (Clock::now() < kill_at) {
         {
           std::lock_guard<std::mutex> lock(sh.mu);
-          if (std::all_of(sh.ranks.begin(), sh.ranks.end(),
-                          [](const RankOutcome& o) { return o.finished; })) {
+          if (sh.launcher_done && std::all_of(sh.ranks.begin(), sh.ranks.end(),
+                                              [](const RankOutcome& o) { return o.finished; })) {
             return;
           }
         }
@@ -491,6 +498,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     if (!ending_at) {
       std::string why;
       ExitCode code = ExitCode::kJobFailed;
+      bool rank_failed = false;
       if (util::interrupted()) {
         why = "interrupted (Ctrl-C or `clusterctl stop`)";
         code = ExitCode::kInterrupted;
@@ -498,6 +506,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
         std::lock_guard<std::mutex> lock(sh.mu);
         const RankOutcome& o = sh.ranks[static_cast<size_t>(first_failed)];
         why = fmt::format("rank {} on {} failed ({})", o.rank, o.host, describe_status(o));
+        rank_failed = true;
       } else if (started < world && Clock::now() - t0 > spec.timeouts.startup) {
         std::lock_guard<std::mutex> lock(sh.mu);
         auto it = std::find_if(sh.ranks.begin(), sh.ranks.end(),
@@ -514,7 +523,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
           std::lock_guard<std::mutex> lock(sh.mu);
           sh.ending = true;
         }
-        begin_end(why, code);
+        begin_end(why, code, rank_failed);
       }
       // runtime mpi: a rank's pid is its wrapper's (mpi.h), whose CPU time says nothing.
       if (!ending_at && !mpi && spec.timeouts.stall.count() > 0 &&
