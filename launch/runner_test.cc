@@ -258,3 +258,24 @@ TEST_CASE("runner: runtime mpi: exit 128+N and a real signal are told apart too"
   CHECK(describe_status(out->ranks[1]) == "exit 137");
   CHECK(out->ranks[0].ended_by_us);  // ended by mpirun or clusterctl
 }
+
+TEST_CASE("runner: runtime mpi: timeouts.total ends mpirun and its ranks, nothing left") {
+  if (!have_mpirun()) {
+    MESSAGE("skipped: no mpirun (apt-get install openmpi-bin)");
+    return;
+  }
+  JobSpec spec = spec_of(
+      "name: mpitotal\nhosts: [localhost]\nranks_per_host: 2\nruntime: mpi\n"
+      "command: [sleep, '61']\ntimeouts: {total: 2, grace: 3}\n");
+  LocalJob job;
+  auto out = run_mpi(spec, job);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  CHECK(out->reason.find("timeouts.total") != std::string::npos);
+  CHECK(out->duration < std::chrono::seconds(10));
+  CHECK(out->ranks[0].ended_by_us);
+  CHECK(out->ranks[1].ended_by_us);
+  CHECK(std::system("pgrep -f '^sleep 61$' >/dev/null") != 0);  // no rank left
+  CHECK_FALSE(job.dirs_left(1));
+  CHECK_FALSE(fs::exists(local_job_dir(job.id)));
+}
