@@ -1,6 +1,7 @@
 // `clusterctl launch JOB.yaml`: start a job on every host, stream its output, end it cleanly
 // (launch/runner.h). Exit 0 only when every rank exited 0; 4 otherwise (summary table on
-// stderr); 130 after Ctrl-C; 2 for a bad job file; 3 when a host cannot be set up.
+// stderr); 130 after Ctrl-C; 2 for a bad job file; 3 when a host cannot be set up (or a local
+// upload is missing); a failed preflight exits with its own code (1, or 3).
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
