@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include "cli/cmd_health.h"
 #include "cli/cluster_source.h"
 #include "cli/context.h"
 #include "cli/hosts.h"
@@ -178,6 +179,13 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
 }
 
 }  // namespace
+
+util::ExitCode run_health_check(const Context& ctx, const ClusterSource& source, bool quick) {
+  HealthCliOptions o;
+  o.source = source;
+  o.quick = quick;
+  return run_health(ctx, o);
+}
 
 void add_health_command(CLI::App& app, Context& ctx) {
   auto opts = std::make_shared<HealthCliOptions>();

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -110,6 +111,14 @@ ExitCode run_logs(const LogsCli& o) {
     ranks.push_back(o.rank);
   } else {
     for (int r = 0; r < j->world_size; ++r) ranks.push_back(r);
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(j->logs, ec)) {
+    fmt::print(stderr,
+               "clusterctl logs: job {}'s log directory {} no longer exists (deleted or moved): "
+               "there are no logs to show; `clusterctl jobs` still lists the job's outcome\n",
+               j->id, j->logs);
+    return ExitCode::kUsage;
   }
   std::vector<std::streamoff> offsets(ranks.size() * 2, 0);
   std::vector<std::string> partial(ranks.size() * 2);

@@ -1,7 +1,9 @@
 // `clusterctl launch JOB.yaml`: start a job on every host, stream its output, end it cleanly
 // (launch/runner.h). Exit 0 only when every rank exited 0; 4 otherwise (summary table on
-// stderr); 130 after Ctrl-C; 2 for a bad job file; 3 when a host cannot be set up.
+// stderr); 130 after Ctrl-C; 2 for a bad job file; 3 when a host cannot be set up (or a local
+// upload is missing); a failed preflight exits with its own code (1, or 3).
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <memory>
 #include <set>
@@ -12,6 +14,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cluster_source.h"
+#include "cli/cmd_health.h"
 #include "cli/context.h"
 #include "cli/hosts.h"
 #include "discovery/cluster_state.h"
@@ -23,6 +26,7 @@
 #include "launch/wrapper.h"
 #include "provision/hostfile.h"
 #include "provision/mlx_hostfile.h"
+#include "remote/local_executor.h"
 #include "topology/report.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
@@ -48,6 +52,7 @@ struct Placement {
   std::vector<launch::LaunchHost> hosts;
   std::vector<std::string> names;  // what make_executors gets, per host
   std::optional<provision::MlxHostfile> mlx;
+  std::optional<discovery::ClusterState> state;  // `cluster: cluster.json`: its cables
 };
 
 std::optional<provision::HostfileFormat> mlx_format(launch::Runtime r) {
@@ -78,20 +83,21 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     if (!state) return state.error();
     for (const auto& h : state->hosts) {
       names.push_back(h.host);
-      p.hosts.push_back({h.host, h.management_address});
+      p.hosts.push_back({h.host, h.management_address, ""});
     }
     if (auto f = mlx_format(spec.runtime)) {
       auto hf = provision::make_mlx_hostfile(*state, *f);
       if (!hf) return hf.error();
       p.mlx = std::move(*hf);
     }
+    p.state = std::move(*state);
   } else {  // an MLX hostfile
     auto hf = provision::read_mlx_hostfile(spec.cluster->value);
     if (!hf) return hf.error();
     for (const auto& h : hf->hosts) {
       names.push_back(h.ssh);
       p.hosts.push_back(
-          {h.ssh, spec.runtime == launch::Runtime::kMlxRing || h.ips.empty() ? "" : h.ips[0]});
+          {h.ssh, spec.runtime == launch::Runtime::kMlxRing || h.ips.empty() ? "" : h.ips[0], ""});
     }
     p.mlx = std::move(*hf);
   }
@@ -102,12 +108,12 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
       return util::error(ExitCode::kUsage, fmt::format("{}: no hosts", spec.source.string()));
     for (const auto& h : (*inv)->hosts) {
       names.push_back(h.name);
-      p.hosts.push_back({h.name, h.address});
+      p.hosts.push_back({h.name, h.address, h.ssh});
     }
   } else if (p.hosts.empty()) {
     for (const auto& n : names) {
       const remote::InventoryHost* ih = *inv ? (*inv)->find(n) : nullptr;
-      p.hosts.push_back({n, ih != nullptr ? ih->address : ""});
+      p.hosts.push_back({n, ih != nullptr ? ih->address : "", ih != nullptr ? ih->ssh : ""});
     }
   }
   p.names = names;
@@ -116,18 +122,40 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
 
 // The job's preflight checks, in order, before anything is uploaded or started. verify-mesh
 // discovers the job's hosts live (as `clusterctl verify-mesh --hosts ...`) and needs the full
-// mesh; the health checks are not part of this version (a warning says they were skipped).
+// mesh; health and health-quick run `clusterctl health [--quick]` against the job's cluster
+// state file when it has one (its cables and network plan are then what is expected), else on
+// its hosts discovered live, and need every check to pass (warnings allowed).
 util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Placement& p) {
   for (launch::Preflight check : spec.preflight) {
-    if (check != launch::Preflight::kVerifyMesh) {
-      fmt::print(stderr, "clusterctl launch: warning: preflight {} is not available yet: skipped\n",
-                 launch::to_string(check));
-      continue;
-    }
     Context c = ctx;
     c.global = p.global;
     ClusterSource src;
     for (const auto& n : p.names) src.hosts += (src.hosts.empty() ? "" : ",") + n;
+    if (check != launch::Preflight::kVerifyMesh) {
+      const bool quick = check == launch::Preflight::kHealthQuick;
+      if (spec.cluster && spec.cluster->kind == launch::ClusterRef::Kind::kClusterState) {
+        src.hosts.clear();
+        src.state_file = spec.cluster->value;
+      }
+      fmt::print(stderr, "clusterctl launch: preflight {}: `clusterctl health{} {}`\n",
+                 launch::to_string(check), quick ? " --quick" : "",
+                 src.state_file.empty() ? "--hosts " + src.hosts : src.state_file);
+      std::fflush(stderr);
+      const ExitCode code = run_health_check(c, src, quick);
+      std::fflush(stdout);
+      if (code != ExitCode::kOk) {
+        return util::error(code, fmt::format("preflight {} failed (exit {}; report above): "
+                                             "nothing was started; fix what it reports (run "
+                                             "`clusterctl health{}` to check again) or remove "
+                                             "{} from `preflight:` in {}",
+                                             launch::to_string(check), util::to_int(code),
+                                             quick ? " --quick" : "", launch::to_string(check),
+                                             spec.source.string()));
+      }
+      fmt::print(stderr, "clusterctl launch: preflight {}: every check passed\n",
+                 launch::to_string(check));
+      continue;
+    }
     auto state = obtain_cluster_state(c, src);
     if (!state) return state.error();
     const topology::VerifyReport report = topology::verify_mesh(*state, {});
@@ -142,6 +170,80 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
                state->hosts.size());
   }
   return {};
+}
+
+// Every `upload:` source is a readable local file, before anything else happens: a host cannot
+// be set up without it (exit 3, as for any host set-up failure; README "Launching a job").
+util::Status check_uploads(const launch::JobSpec& spec) {
+  for (const auto& up : spec.upload) {
+    std::error_code ec;
+    const auto st = std::filesystem::status(up.src, ec);
+    std::string problem;
+    if (!std::filesystem::exists(st)) {
+      problem = "no such file";
+    } else if (!std::filesystem::is_regular_file(st)) {
+      problem = "not a regular file";
+    } else if (::access(up.src.c_str(), R_OK) != 0) {
+      problem = "not readable";
+    }
+    if (!problem.empty()) {
+      return util::error(ExitCode::kUnreachable,
+                         fmt::format("{}:{}:{}: upload src {}: {}: nothing was started; build or "
+                                     "copy the file there, or fix `src` (relative paths are from "
+                                     "the job file's directory)",
+                                     spec.source.string(), up.line, up.column, up.src.string(),
+                                     problem));
+    }
+  }
+  return {};
+}
+
+bool on_path(const std::string& program) {
+  const char* env = std::getenv("PATH");
+  std::string_view path = env != nullptr ? env : "";
+  while (!path.empty()) {
+    size_t colon = path.find(':');
+    std::string dir(path.substr(0, colon));
+    path = colon == std::string_view::npos ? std::string_view() : path.substr(colon + 1);
+    if (dir.empty()) dir = ".";
+    if (::access((std::filesystem::path(dir) / program).c_str(), X_OK) == 0) return true;
+  }
+  return false;
+}
+
+// runtime mpi: mpirun runs here and reaches the hosts over ssh with the options clusterctl's
+// own connections use (launch/mpi.h).
+util::Result<launch::MpiLaunch> mpi_settings(const launch::JobSpec& spec, const Placement& p) {
+  if (!on_path("mpirun")) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("{}: runtime mpi runs mpirun on this machine, and there is no "
+                                   "mpirun on PATH: install Open MPI here, the same version as on "
+                                   "the hosts (Debian: apt-get install openmpi-bin; macOS: brew "
+                                   "install open-mpi)",
+                                   spec.source.string()));
+  }
+  auto inv = selected_inventory(p.global);
+  if (!inv) return inv.error();
+  std::string config = p.global.ssh_config;
+  std::string known_hosts;
+  if (*inv) {
+    if (config.empty() && (*inv)->ssh_config) config = (*inv)->ssh_config->string();
+    if ((*inv)->known_hosts) known_hosts = (*inv)->known_hosts->string();
+  }
+  for (const std::string* path : {&config, &known_hosts}) {
+    if (path->find_first_of(" \t\n'\"") != std::string::npos) {
+      return util::error(ExitCode::kUsage,
+                         fmt::format("runtime mpi: mpirun cannot be given the ssh file '{}' (Open "
+                                     "MPI splits its ssh command at spaces): move it to a path "
+                                     "without spaces or quotes",
+                                     *path));
+    }
+  }
+  launch::MpiLaunch m;
+  m.rsh_agent = launch::mpi_rsh_agent(config, known_hosts);
+  m.tcp_include = launch::local_network_of(p.hosts.at(0).address);
+  m.run_as_root = ::geteuid() == 0;
+  return m;
 }
 
 util::Result<std::set<int>> parse_ranks(const std::string& spec, int world) {
@@ -184,13 +286,15 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     fmt::print(stderr, "clusterctl launch: {}\n", e.message);
     return e.code;
   };
-  if (spec->runtime == launch::Runtime::kMpi) {
-    return fail(util::error(ExitCode::kUsage,
-                            "runtime mpi is not supported by this version of launch yet: use "
-                            "runtime: none with command [mpirun, ...] on one host"));
-  }
+  if (auto st = check_uploads(*spec); !st) return fail(st.error());
   auto placement = place(ctx.global, *spec);
   if (!placement) return fail(placement.error());
+  launch::MpiLaunch mpi;
+  if (spec->runtime == launch::Runtime::kMpi) {
+    auto m = mpi_settings(*spec, *placement);
+    if (!m) return fail(m.error());
+    mpi = std::move(*m);
+  }
   if (auto st = preflight(ctx, *spec, *placement); !st) return fail(st.error());
   auto secrets = launch::resolve_secrets(*spec);
   if (!secrets) return fail(secrets.error());
@@ -204,6 +308,9 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   plan.token = launch::random_hex(32);
   plan.env = spec->env;
   plan.secrets = std::move(*secrets);
+  if (placement->state && plan.runtime == launch::Runtime::kClusterComm) {
+    launch::add_cable_links(plan, *placement->state);  // each pair over its direct cable
+  }
   if (auto st = launch::check_world(plan); !st) return fail(st.error());
 
   launch::OutputOptions out_opts;
@@ -264,6 +371,10 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
 
   launch::RunnerOptions ro;
   ro.job_id = rec.id;
+  ro.mpi = mpi;
+  ro.connect_local = []() -> util::Result<std::unique_ptr<remote::Executor>> {
+    return std::unique_ptr<remote::Executor>(std::make_unique<remote::LocalExecutor>("local"));
+  };
   ro.output = out_opts;
   launch::OutputMux& out = **mux;
   if (out_opts.status_line) ro.status = [&out](const std::string& line) { out.status(line); };

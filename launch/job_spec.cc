@@ -1,7 +1,9 @@
 #include "launch/job_spec.h"
 
 #include <algorithm>
+#include <charconv>
 #include <system_error>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
@@ -370,6 +372,8 @@ util::Result<std::vector<Upload>> Parser::upload(const Field& f) const {
     auto fields = r_.mapping(item, kUploadKeys);
     if (!fields) return fields.error();
     Upload u;
+    u.line = item.mark().line + 1;
+    u.column = item.mark().column + 1;
     bool has_src = false;
     for (const Field& e : *fields) {
       if (e.key == "src") {
@@ -508,36 +512,60 @@ util::Result<JobSpec> Parser::parse(std::string_view text) {
                                              "command: ...), got {}",
                                              YamlReader::kind(*doc)));
   }
-  auto fields = r_.mapping(Field{"", "", doc->Mark(), *doc}, kJobKeys);
+  // Every mistake is reported, not just the first: each top-level entry is checked on its own
+  // (within one entry, the first problem), then what is missing.
+  std::vector<util::Error> errors;
+  auto fields = r_.mapping(Field{"", "", doc->Mark(), *doc}, kJobKeys, errors);
   if (!fields) return fields.error();
 
   JobSpec job;
-  bool has_command = false;
+  bool has_command = false, has_name = false;
   for (const Field& f : *fields) {
-    if (auto st = field(f, job); !st) return st.error();
+    if (auto st = field(f, job); !st) errors.push_back(st.error());
     has_command = has_command || f.key == "command";
+    has_name = has_name || f.key == "name";
   }
-  if (job.name.empty()) {
-    return r_.error(doc->Mark(),
-                    "missing 'name': every job needs one (letters, digits, '_', "
-                    "'.', '-')");
+  // In file order (the bad keys were found first): by the LINE:COLUMN after "FILE:".
+  auto where = [&](const util::Error& e) {
+    std::pair<long, long> at{0, 0};
+    std::string_view m(e.message);
+    if (!m.starts_with(r_.file() + ":")) return at;
+    m.remove_prefix(r_.file().size() + 1);
+    auto [p1, ec1] = std::from_chars(m.data(), m.data() + m.size(), at.first);
+    if (ec1 == std::errc() && p1 < m.data() + m.size() && *p1 == ':') {
+      std::from_chars(p1 + 1, m.data() + m.size(), at.second);
+    }
+    return at;
+  };
+  std::stable_sort(errors.begin(), errors.end(),
+                   [&](const util::Error& a, const util::Error& b) { return where(a) < where(b); });
+  if (!has_name) {
+    errors.push_back(r_.error(doc->Mark(),
+                              "missing 'name': every job needs one (letters, digits, '_', "
+                              "'.', '-')"));
   }
   if (!has_command) {
-    return r_.error(doc->Mark(),
-                    "missing 'command': what each rank runs, a list like "
-                    "[python3, train.py] or {shell: \"...\"}");
+    errors.push_back(r_.error(doc->Mark(),
+                              "missing 'command': what each rank runs, a list like "
+                              "[python3, train.py] or {shell: \"...\"}"));
   }
   if (!cluster_ && !hosts_) {
-    return r_.error(doc->Mark(),
-                    "missing 'cluster' or 'hosts': where the job runs (cluster: "
-                    "cluster.json, cluster: lab:NAME, or hosts: [h1, h2])");
+    errors.push_back(r_.error(doc->Mark(),
+                              "missing 'cluster' or 'hosts': where the job runs (cluster: "
+                              "cluster.json, cluster: lab:NAME, or hosts: [h1, h2])"));
   }
   for (const Field& s : secret_fields_) {
     auto e = env_marks_.find(s.key);
     if (e != env_marks_.end()) {
-      return r_.error(s.key_mark, fmt::format("'{}' is also set in env (line {}): keep one", s.path,
-                                              e->second.line + 1));
+      errors.push_back(r_.error(s.key_mark, fmt::format("'{}' is also set in env (line {}): keep "
+                                                        "one",
+                                                        s.path, e->second.line + 1)));
     }
+  }
+  if (!errors.empty()) {
+    std::string all;
+    for (const auto& e : errors) all += (all.empty() ? "" : "\n") + e.message;
+    return util::error(util::ExitCode::kUsage, all);
   }
   if (job.logs.empty()) job.logs = "logs/" + job.name;
   return job;

@@ -117,6 +117,7 @@ struct Upload {
   /// (removed at the end of the job); default: src's file name.
   std::string dest;
   std::optional<unsigned> mode;  // permission bits (0..07777) from "0755"; none: the local file's
+  int line = 0, column = 0;      // where the entry is in the job file (1-based), for errors
 };
 
 enum class Preflight {
@@ -146,7 +147,8 @@ struct JobSpec {
 
 /// Parses job.yaml text. `source_path` names the file in errors and is the base of relative
 /// local paths (cluster, secret_env from_file, upload src; resolved with
-/// std::filesystem::absolute). Errors: kUsage, "FILE:LINE:COLUMN: problem" (1-based), for YAML
+/// std::filesystem::absolute). Errors: kUsage, "FILE:LINE:COLUMN: problem" (1-based), one line
+/// per mistake (every top-level entry checked, in file order, then what is missing), for YAML
 /// syntax, an unknown key at any level (with "did you mean"), a repeated key, a value of the
 /// wrong type or out of range, a missing name or command, neither or both of cluster and
 /// hosts, an empty command, an env name that is not [A-Za-z_][A-Za-z0-9_]* or that launch

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "provision/hostfile.h"
+#include "topology/graph.h"
 #include "util/atomic_file.h"
 
 namespace cc::launch {
@@ -23,6 +25,11 @@ bool is_mlx(Runtime r) {
 
 util::Status check_world(const WorldPlan& plan) {
   if (plan.hosts.empty()) return util::error(ExitCode::kUsage, "the job has no hosts");
+  if (!plan.routes.empty() && plan.routes.size() != plan.hosts.size()) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("the cable routes cover {} hosts, the job has {}",
+                                   plan.routes.size(), plan.hosts.size()));
+  }
   if (!is_mlx(plan.runtime)) return {};
   if (!plan.mlx) {
     return util::error(ExitCode::kUsage,
@@ -99,6 +106,9 @@ std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_p
 }
 
 std::vector<RuntimeFile> runtime_files(const WorldPlan& plan) {
+  if (plan.runtime == Runtime::kClusterComm && plan.devices && plan.ranks_per_host == 1) {
+    return {{kIbvDevicesFile, mlx_ibv_devices_json(*plan.devices)}};
+  }
   if (!plan.mlx) return {};
   switch (plan.runtime) {
     case Runtime::kMlxJaccl:
@@ -123,6 +133,22 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
           "CLUSTERCOMM_COORDINATOR",
           fmt::format("{}:{}", h0.address.empty() ? h0.name : h0.address, plan.coordinator_port));
       env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
+      if (!plan.routes.empty()) {
+        const size_t me = plan.host_of(rank);
+        std::string addrs;
+        bool any = false;
+        for (int p = 0; p < plan.world_size(); ++p) {
+          const size_t peer = plan.host_of(p);
+          const std::string& route = plan.routes.at(me).at(peer);
+          if (p > 0) addrs += ',';
+          if (peer != me) addrs += route;
+          any = any || (peer != me && !route.empty());
+        }
+        if (any) env.emplace_back("CLUSTERCOMM_PEER_ADDRS", addrs);
+      }
+      if (plan.devices && plan.ranks_per_host == 1) {
+        env.emplace_back("MLX_IBV_DEVICES", job_dir + "/" + kIbvDevicesFile);
+      }
       break;
     }
     case Runtime::kMlxJaccl:
@@ -151,6 +177,33 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
   for (const auto& kv : plan.env) env.emplace_back(kv);
   for (const auto& kv : plan.secrets) env.emplace_back(kv);
   return env;
+}
+
+void add_cable_links(WorldPlan& plan, const discovery::ClusterState& state) {
+  const topology::ClusterGraph g(state);
+  const size_t n = g.size();
+  std::vector<std::vector<std::string>> routes(n, std::vector<std::string>(n));
+  bool any = false;
+  for (size_t a = 0; a < n; ++a) {
+    for (size_t b = 0; b < n; ++b) {
+      if (a == b) continue;
+      for (size_t c : g.cables_between(a, b)) {
+        auto mine = provision::cable_end_address(g, c, a);
+        auto theirs = provision::cable_end_address(g, c, b);
+        if (mine && theirs) {
+          routes[a][b] = *mine + ">" + *theirs;
+          any = true;
+          break;
+        }
+      }
+    }
+  }
+  plan.routes = any ? std::move(routes) : std::vector<std::vector<std::string>>{};
+  plan.devices.reset();
+  if (n > 1) {
+    auto hf = provision::make_mlx_hostfile(state, provision::HostfileFormat::kMlxJaccl);
+    if (hf) plan.devices = std::move(*hf);
+  }
 }
 
 util::Result<std::map<std::string, std::string>> resolve_secrets(const JobSpec& spec) {

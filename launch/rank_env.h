@@ -4,7 +4,12 @@
 // Pure: no I/O.
 //
 //   clustercomm     CLUSTERCOMM_RANK, CLUSTERCOMM_SIZE, CLUSTERCOMM_COORDINATOR=ADDR0:PORT,
-//                   CLUSTERCOMM_TOKEN (a fresh per-launch secret)
+//                   CLUSTERCOMM_TOKEN (a fresh per-launch secret); from a cluster state with
+//                   per-cable addresses (`network apply`), CLUSTERCOMM_PEER_ADDRS (comm/config.cc:
+//                   one entry per rank, "MY_ADDR>PEER_ADDR" on the pair's direct cable, "" for
+//                   ranks on the same host or without a cable); when every pair of hosts has an
+//                   RDMA cable and ranks_per_host is 1, MLX_IBV_DEVICES=JOBDIR/mlx-ibv-devices.json
+//                   (the device matrix, as for mlx-jaccl)
 //   mlx-jaccl       MLX_RANK, MLX_IBV_DEVICES=JOBDIR/mlx-ibv-devices.json (the N x N device
 //                   matrix: [[null, "rdma_en1", ...], ...], a cell with parallel cables a list),
 //                   MLX_JACCL_COORDINATOR=ips[0] of rank 0:PORT
@@ -24,6 +29,7 @@
 #include <vector>
 
 #include "launch/job_spec.h"
+#include "discovery/cluster_state.h"
 #include "launch/wrapper.h"
 #include "provision/mlx_hostfile.h"
 #include "util/result.h"
@@ -34,6 +40,7 @@ namespace cc::launch {
 struct LaunchHost {
   std::string name;     // as shown in output and logs ("h1", "studio1")
   std::string address;  // management address (the coordinator's for rank 0); empty: name
+  std::string ssh;      // how ssh reaches it (an inventory's `ssh:`, "user@host"); empty: name
 };
 
 /// Everything that decides the ranks' environment.
@@ -46,6 +53,11 @@ struct WorldPlan {
   std::string token;                           // CLUSTERCOMM_TOKEN
   std::map<std::string, std::string> env;      // the job's env
   std::map<std::string, std::string> secrets;  // secret_env, resolved
+  /// clustercomm: routes[a][b] = "A_ADDR>B_ADDR", host a's and host b's IPv4 addresses on their
+  /// first cable with one on both ends; "" when none (and on the diagonal). Empty: unknown.
+  std::vector<std::vector<std::string>> routes;
+  /// clustercomm: the RDMA device matrix (mlx-jaccl's), when every pair has an RDMA cable.
+  std::optional<provision::MlxHostfile> devices;
   int world_size() const { return static_cast<int>(hosts.size()) * ranks_per_host; }
   /// Rank r runs on host r / ranks_per_host (consecutive ranks share a host).
   size_t host_of(int rank) const { return static_cast<size_t>(rank / ranks_per_host); }
@@ -73,6 +85,11 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
 std::string mlx_ibv_devices_json(const provision::MlxHostfile& hf);
 /// The JSON list per rank of "ip:port" (MLX_HOSTFILE's file).
 std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_port);
+
+/// Fills plan.routes and plan.devices from a cluster state (its hosts in plan order): the
+/// routes when any cable end has an IPv4 address, the devices when provision can make the
+/// mlx-jaccl hostfile (every pair has an RDMA cable with a device on both ends).
+void add_cable_links(WorldPlan& plan, const discovery::ClusterState& state);
 
 /// secret_env values: from the local environment or files. Errors: kUsage naming the variable
 /// (never its value) and the missing source.

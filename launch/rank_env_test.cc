@@ -1,4 +1,5 @@
 #include "launch/rank_env.h"
+#include "provision/hostfile_test_states.h"
 
 #include <algorithm>
 #include <string>
@@ -26,7 +27,7 @@ cc::provision::MlxHostfile mesh3() {
 
 TEST_CASE("rank_env: clustercomm gets rank, size, rank 0's address and the token") {
   WorldPlan p;
-  p.hosts = {{"h1", "10.9.0.1"}, {"h2", "10.9.0.2"}};
+  p.hosts = {{"h1", "10.9.0.1", ""}, {"h2", "10.9.0.2", ""}};
   p.ranks_per_host = 2;
   p.coordinator_port = 4000;
   p.token = "t0k";
@@ -48,7 +49,7 @@ TEST_CASE("rank_env: clustercomm gets rank, size, rank 0's address and the token
 TEST_CASE("rank_env: mlx-jaccl as mlx.launch: MLX_RANK, device file, coordinator, envs") {
   WorldPlan p;
   p.runtime = Runtime::kMlxJaccl;
-  p.hosts = {{"mac1", ""}, {"mac2", ""}, {"mac3", ""}};
+  p.hosts = {{"mac1", "", ""}, {"mac2", "", ""}, {"mac3", "", ""}};
   p.mlx = mesh3();
   REQUIRE(check_world(p).ok());
   auto env = rank_env(p, 1, "/tmp/j");
@@ -72,7 +73,7 @@ TEST_CASE("rank_env: mlx-ring: MLX_HOSTFILE lists ip:port per rank, ports counti
   WorldPlan p;
   p.runtime = Runtime::kMlxRing;
   p.coordinator_port = 5000;
-  p.hosts = {{"a", ""}, {"b", ""}};
+  p.hosts = {{"a", "", ""}, {"b", "", ""}};
   cc::provision::MlxHostfile hf;
   hf.backend = "ring";
   hf.hosts = {{"a", {"10.1.0.1", "10.1.1.1"}, {}}, {"b", {"10.1.0.2", "10.1.1.2"}, {}}};
@@ -89,8 +90,57 @@ TEST_CASE("rank_env: mlx-ring: MLX_HOSTFILE lists ip:port per rank, ports counti
 TEST_CASE("rank_env: an mlx runtime without a hostfile is refused with what to do") {
   WorldPlan p;
   p.runtime = Runtime::kMlxJaccl;
-  p.hosts = {{"a", ""}};
+  p.hosts = {{"a", "", ""}};
   auto st = check_world(p);
   REQUIRE_FALSE(st.ok());
   CHECK(st.error().message.find("hostfile:FILE") != std::string::npos);
+}
+
+TEST_CASE("rank_env: clustercomm over the cables of a cluster state: peer addresses, devices") {
+  // The 3-Mac mesh of tests/data/bundles/mac-mesh3: m1-m2 doubled, addresses as link-local
+  // Thunderbolt ports hold them (169.254.<host><receptacle>.<host>).
+  const cc::discovery::ClusterState s = cc::provision::testing::mesh3();
+  WorldPlan p;
+  p.hosts = {{"m1", "10.0.0.11", ""}, {"m2", "10.0.0.12", ""}, {"m3", "10.0.0.13", ""}};
+  p.token = "t";
+  add_cable_links(p, s);
+  REQUIRE(check_world(p).ok());
+  REQUIRE(p.routes.size() == 3);
+  // Each pair's first cable in state order: m1 en2 - m2 en3, m1 en4 - m3 en2, m2 en4 - m3 en3.
+  CHECK(get(rank_env(p, 0, "/j"), "CLUSTERCOMM_PEER_ADDRS") ==
+        ",169.254.11.1>169.254.22.2,169.254.13.1>169.254.31.3");
+  CHECK(get(rank_env(p, 1, "/j"), "CLUSTERCOMM_PEER_ADDRS") ==
+        "169.254.22.2>169.254.11.1,,169.254.23.2>169.254.32.3");
+  CHECK(get(rank_env(p, 2, "/j"), "CLUSTERCOMM_PEER_ADDRS") ==
+        "169.254.31.3>169.254.13.1,169.254.32.3>169.254.23.2,");
+  CHECK(get(rank_env(p, 2, "/j"), "MLX_IBV_DEVICES") == "/j/mlx-ibv-devices.json");
+  auto files = runtime_files(p);
+  REQUIRE(files.size() == 1);
+  CHECK(files[0].content ==
+        "[[null,[\"rdma_en2\",\"rdma_en3\"],\"rdma_en4\"],[[\"rdma_en3\",\"rdma_en2\"],null,"
+        "\"rdma_en4\"],[\"rdma_en2\",\"rdma_en3\",null]]\n");
+
+  // Two ranks per host: same-host peers take the advertised address; no device matrix (its
+  // rows are hosts, the world is ranks).
+  p.ranks_per_host = 2;
+  CHECK(get(rank_env(p, 3, "/j"), "CLUSTERCOMM_PEER_ADDRS") ==
+        "169.254.22.2>169.254.11.1,169.254.22.2>169.254.11.1,,,"
+        "169.254.23.2>169.254.32.3,169.254.23.2>169.254.32.3");
+  CHECK(get(rank_env(p, 3, "/j"), "MLX_IBV_DEVICES") == "<unset>");
+  CHECK(runtime_files(p).empty());
+}
+
+TEST_CASE("rank_env: a lab without RDMA gets peer addresses only; no addresses, neither") {
+  WorldPlan p;
+  p.hosts = {{"h1", "", ""}, {"h2", "", ""}, {"h3", "", ""}};
+  add_cable_links(p, cc::provision::testing::addressed_lab(3));
+  CHECK_FALSE(p.devices);
+  CHECK(get(rank_env(p, 1, "/j"), "CLUSTERCOMM_PEER_ADDRS") ==
+        "192.0.2.21>192.0.2.11,,192.0.2.22>192.0.2.32");
+  CHECK(get(rank_env(p, 1, "/j"), "MLX_IBV_DEVICES") == "<unset>");
+  WorldPlan bare;
+  bare.hosts = p.hosts;
+  add_cable_links(bare, cc::provision::testing::macs(3, 0));
+  CHECK(bare.routes.empty());
+  CHECK(get(rank_env(bare, 1, "/j"), "CLUSTERCOMM_PEER_ADDRS") == "<unset>");
 }

@@ -32,6 +32,9 @@ struct Shared {
   int first_failed = -1;
   bool ending = false;               // teardown began: later failures are its doing
   std::atomic<bool> abandon{false};  // give up on the ranks still connected
+  bool launcher_done = true;         // runtime mpi: mpirun has ended (false while it runs)
+  int launcher_status = 0;           // mpirun's exit status (-1: unknown)
+  std::string launcher_last;         // mpirun's last line of its own
 };
 
 // One command on every control executor at once, never cut short by Ctrl-C (this is the
@@ -105,10 +108,37 @@ util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPl
   return {};
 }
 
+// runtime mpi: this machine's job directory with the Open MPI hostfile in it.
+util::Status setup_local(remote::Executor& ex, const std::string& dir, const std::string& hostfile,
+                         std::chrono::milliseconds timeout) {
+  remote::RunOptions ro;
+  ro.timeout = timeout;
+  ro.cancelled = [] { return false; };
+  auto r = ex.run(remote::Command{setup_argv(dir)}, ro);
+  if (!r) return r.error();
+  if (r->exit_status != 0 || r->timed_out) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("this machine: cannot create mpirun's job directory {}: {}",
+                                   dir, r->timed_out ? "no answer" : r->err));
+  }
+  ro.stdin_data = hostfile;
+  auto w = ex.run(remote::Command{write_file_argv(dir + "/" + kMpiHostfile)}, ro);
+  if (!w) return w.error();
+  if (w->exit_status != 0 || w->timed_out) {
+    return util::error(ExitCode::kUsage, fmt::format("this machine: cannot write {}/{}: {}", dir,
+                                                     kMpiHostfile, w->err));
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string job_dir(const std::string& job_id, size_t host) {
   return fmt::format("/tmp/clusterctl-job-{}-h{}", job_id, host);
+}
+
+std::string local_job_dir(const std::string& job_id) {
+  return fmt::format("/tmp/clusterctl-job-{}-mpirun", job_id);
 }
 
 util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, OutputMux& output,
@@ -120,23 +150,37 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   std::vector<std::string> command = spec.command.is_shell()
                                          ? std::vector<std::string>{"sh", "-c", spec.command.shell}
                                          : spec.command.argv;
+  // runtime mpi: one more control connection, to this machine, where mpirun runs.
+  const bool mpi = plan.runtime == Runtime::kMpi;
+  std::string hostfile;
+  if (mpi) {
+    if (!opts.connect_local) return util::error(ExitCode::kUsage, "runtime mpi: no local runner");
+    auto hf = mpi_hostfile(plan);
+    if (!hf) return hf.error();
+    hostfile = std::move(*hf);
+  }
+  const size_t ncontrol = nhosts + (mpi ? 1 : 0);
+  auto dir_of = [&](size_t h) {
+    return h < nhosts ? job_dir(opts.job_id, h) : local_job_dir(opts.job_id);
+  };
 
   // One control connection per host, then every host set up at once.
-  std::vector<std::unique_ptr<remote::Executor>> control(nhosts);
-  std::vector<std::string> setup_problems(nhosts);
+  std::vector<std::unique_ptr<remote::Executor>> control(ncontrol);
+  std::vector<std::string> setup_problems(ncontrol);
   ExitCode setup_code = ExitCode::kOk;
   std::mutex setup_mu;
   {
     std::vector<std::thread> threads;
-    for (size_t h = 0; h < nhosts; ++h) {
+    for (size_t h = 0; h < ncontrol; ++h) {
       threads.emplace_back([&, h] {
-        auto ex = connect(h);
+        auto ex = h < nhosts ? connect(h) : opts.connect_local();
         util::Status st;
         if (!ex) {
           st = ex.error();
         } else {
           control[h] = std::move(*ex);
-          st = setup_host(*control[h], spec, plan, job_dir(opts.job_id, h), opts.control_timeout);
+          st = h < nhosts ? setup_host(*control[h], spec, plan, dir_of(h), opts.control_timeout)
+                          : setup_local(*control[h], dir_of(h), hostfile, opts.control_timeout);
         }
         if (!st) {
           std::lock_guard<std::mutex> lock(setup_mu);
@@ -152,8 +196,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   std::erase(setup_problems, std::string());
   if (!setup_problems.empty() || util::interrupted()) {
     on_every_host(
-        control, [&](size_t h) { return cleanup_argv(job_dir(opts.job_id, h)); },
-        opts.control_timeout);
+        control, [&](size_t h) { return cleanup_argv(dir_of(h)); }, opts.control_timeout);
     if (setup_problems.empty()) return util::error(ExitCode::kInterrupted, "interrupted");
     std::string msg = "the job did not start: a host could not be set up:";
     for (const auto& p : setup_problems) msg += "\n  " + p;
@@ -168,19 +211,125 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   }
   const std::string nonce = random_hex(16);
   std::vector<std::thread> rank_threads;
-  for (int r = 0; r < world; ++r) {
+  if (mpi) {
+    sh.launcher_done = false;
+    rank_threads.emplace_back([&] {
+      MpiLaunch m = opts.mpi;
+      m.job_id = opts.job_id;
+      m.local_dir = dir_of(nhosts);
+      m.nonce = nonce;
+      m.cwd = spec.cwd;
+      m.grace_s = static_cast<int>(spec.timeouts.grace.count());
+      m.command = command;
+      std::vector<Clock::time_point> began(static_cast<size_t>(world), Clock::now());
+      MpiDemux demux(nonce);
+      StartMarker marker(nonce);
+      auto handle = [&](const std::vector<MpiEvent>& events) {
+        for (const auto& e : events) {
+          if (e.kind == MpiEvent::Kind::kMpirun) {
+            if (e.text.find_first_not_of(" -") == std::string::npos) continue;  // its rulers
+            output.note("mpirun: " + e.text);
+            std::lock_guard<std::mutex> lock(sh.mu);
+            sh.launcher_last = e.text;
+            continue;
+          }
+          if (e.rank < 0 || e.rank >= world) continue;
+          const auto ri = static_cast<size_t>(e.rank);
+          if (e.kind == MpiEvent::Kind::kLine) {
+            output.feed(e.rank, e.fd, e.text + "\n");
+            continue;
+          }
+          if (e.kind == MpiEvent::Kind::kEnded) output.finish(e.rank);
+          std::lock_guard<std::mutex> lock(sh.mu);
+          RankOutcome& o = sh.ranks[ri];
+          if (e.kind == MpiEvent::Kind::kStarted) {
+            o.started = true;
+            o.pid = e.value;
+            began[ri] = Clock::now();
+          } else if (!o.finished) {
+            o.finished = true;
+            o.exit_status = static_cast<int>(e.value);
+            o.signaled = e.signaled;
+            o.duration = since(began[ri]);
+            if (o.failed() && (sh.ending || sh.first_failed >= 0)) {
+              o.ended_by_us = true;  // by clusterctl, or by mpirun after the first failure
+            } else if (o.failed()) {
+              sh.first_failed = e.rank;
+            }
+          }
+        }
+      };
+      int status = -1;
+      std::string problem;
+      auto ex = opts.connect_local();
+      if (!ex) {
+        problem = ex.error().message;
+      } else {
+        remote::RunOptions ro;
+        ro.timeout = std::chrono::hours(24 * 365);
+        ro.stdin_data = env_payload(mpirun_env(plan), nonce);
+        ro.keep_stdin_open = true;
+        ro.heartbeat = kHeartbeatInterval;
+        ro.cancelled = [&] { return sh.abandon.load(); };
+        ro.on_output = [&](int fd, std::string_view bytes) {
+          if (fd == 2 && !marker.started()) {
+            std::string pass = marker.feed(bytes);
+            if (!pass.empty()) handle(demux.feed(2, pass));
+            return;
+          }
+          handle(demux.feed(fd, bytes));
+        };
+        WrapperArgs wa{m.local_dir, 0,       "", m.grace_s, nonce, mpirun_argv(plan, m),
+                       static_cast<int>(kHeartbeatTimeout.count())};
+        auto res = (*ex)->run(remote::Command{wrapper_argv(wa)}, ro);
+        if (!res) {
+          problem = res.error().message;
+        } else if (res->timed_out) {
+          problem = "abandoned: mpirun did not end after SIGKILL";
+        } else {
+          status = res->exit_status;
+        }
+        if (auto rest = marker.flush(); !rest.empty()) handle(demux.feed(2, rest));
+        handle(demux.flush());
+      }
+      for (int r = 0; r < world; ++r) output.finish(r);
+      std::lock_guard<std::mutex> lock(sh.mu);
+      sh.launcher_done = true;
+      sh.launcher_status = status;
+      if (problem.empty()) {
+        problem = fmt::format("mpirun ended ({})", status == 127 ? "exit 127: is Open MPI "
+                                                                   "installed on this machine?"
+                                                                 : fmt::format("exit {}", status));
+        if (!sh.launcher_last.empty()) problem += ": " + sh.launcher_last;
+      }
+      for (auto& o : sh.ranks) {
+        if (o.finished) continue;
+        o.finished = true;
+        o.exit_status = -1;
+        o.problem = o.started ? "no exit status: " + problem : "never started: " + problem;
+        o.duration = o.started ? since(began[static_cast<size_t>(o.rank)]) : o.duration;
+        if (sh.ending || sh.first_failed >= 0) {
+          o.ended_by_us = true;
+        } else {
+          sh.first_failed = o.rank;
+        }
+      }
+    });
+  }
+  for (int r = 0; r < world && !mpi; ++r) {
     rank_threads.emplace_back([&, r] {
       const size_t h = plan.host_of(r);
       const std::string dir = job_dir(opts.job_id, h);
       const auto start = Clock::now();
       StartMarker marker(nonce);
-      auto finish = [&](int status, std::string problem) {
+      auto finish = [&](int status, std::string problem, bool signaled = false) {
         if (auto rest = marker.flush(); !rest.empty()) output.feed(r, 2, rest);
         output.finish(r);
         std::lock_guard<std::mutex> lock(sh.mu);
         RankOutcome& o = sh.ranks[static_cast<size_t>(r)];
         o.finished = true;
         o.exit_status = status;
+        o.signaled = signaled;
         o.problem = std::move(problem);
         o.duration = since(start);
         if (sh.ending) {
@@ -223,7 +372,18 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
       } else if (res->timed_out) {
         finish(-1, "abandoned: no exit status after SIGKILL (host unreachable?)");
       } else {
-        finish(res->exit_status, "");
+        // 128+N: an exit with that status, or death by signal N? The wrapper's end record says
+        // (wrapper.h); without one (no perl on the host), as sh reports it: a signal.
+        bool signaled = res->signaled;
+        if (!signaled && res->exit_status > 128) {
+          remote::RunOptions q;
+          q.timeout = 5s;
+          q.cancelled = [] { return false; };
+          auto rec = (*ex)->run(remote::Command{end_record_argv(dir, r)}, q);
+          auto how = rec && rec->exit_status == 0 ? parse_end_record(rec->out) : std::nullopt;
+          signaled = how.value_or(true);
+        }
+        finish(res->exit_status, "", signaled);
       }
       (*ex).reset();
     });
@@ -233,29 +393,36 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   JobOutcome outcome;
   std::optional<Clock::time_point> ending_at;
   std::thread signaller;
-  auto begin_end = [&](std::string reason, ExitCode code) {
+  // runtime mpi, after a rank failed: mpirun is ending the job itself (Open MPI aborts on the
+  // first non-zero exit), and a SIGTERM in the middle of that makes Open MPI 4.1's mpirun crash
+  // and leave its daemons behind; it gets SIGKILL only if still there after the grace period.
+  auto begin_end = [&](std::string reason, ExitCode code, bool rank_failed) {
     outcome.reason = std::move(reason);
     outcome.code = code;
     ending_at = Clock::now();
     output.note(fmt::format("{}: ending the job (SIGTERM, SIGKILL after {} s)", outcome.reason,
                             spec.timeouts.grace.count()));
-    signaller = std::thread([&] {
+    signaller = std::thread([&, rank_failed] {
       on_every_host(
-          control, [&](size_t h) { return signal_argv(job_dir(opts.job_id, h), "TERM"); },
+          control,
+          [&](size_t h) {
+            return h >= nhosts && rank_failed ? std::vector<std::string>{"true"}
+                                              : signal_argv(dir_of(h), "TERM");
+          },
           opts.control_timeout);
       const auto kill_at = *ending_at + spec.timeouts.grace;
       while (Clock::now() < kill_at) {
         {
           std::lock_guard<std::mutex> lock(sh.mu);
-          if (std::all_of(sh.ranks.begin(), sh.ranks.end(),
-                          [](const RankOutcome& o) { return o.finished; })) {
+          if (sh.launcher_done && std::all_of(sh.ranks.begin(), sh.ranks.end(),
+                                              [](const RankOutcome& o) { return o.finished; })) {
             return;
           }
         }
         std::this_thread::sleep_for(50ms);
       }
       on_every_host(
-          control, [&](size_t h) { return signal_argv(job_dir(opts.job_id, h), "KILL"); },
+          control, [&](size_t h) { return signal_argv(dir_of(h), "KILL"); },
           opts.control_timeout);
     });
   };
@@ -278,7 +445,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     remote::for_each_host(
         raw, "stall",
         [&](size_t h) {
-          if (pids[h].empty() || control[h] == nullptr) return;
+          if (h >= nhosts || pids[h].empty() || control[h] == nullptr) return;
           remote::RunOptions sro;
           sro.timeout = 5s;
           sro.cancelled = [] { return false; };
@@ -324,10 +491,14 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
       first_failed = sh.first_failed;
       if (started == world && outcome.startup.count() == 0) outcome.startup = since(t0);
     }
-    if (finished == world) break;
+    if (finished == world) {
+      std::lock_guard<std::mutex> lock(sh.mu);
+      if (sh.launcher_done) break;
+    }
     if (!ending_at) {
       std::string why;
       ExitCode code = ExitCode::kJobFailed;
+      bool rank_failed = false;
       if (util::interrupted()) {
         why = "interrupted (Ctrl-C or `clusterctl stop`)";
         code = ExitCode::kInterrupted;
@@ -335,6 +506,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
         std::lock_guard<std::mutex> lock(sh.mu);
         const RankOutcome& o = sh.ranks[static_cast<size_t>(first_failed)];
         why = fmt::format("rank {} on {} failed ({})", o.rank, o.host, describe_status(o));
+        rank_failed = true;
       } else if (started < world && Clock::now() - t0 > spec.timeouts.startup) {
         std::lock_guard<std::mutex> lock(sh.mu);
         auto it = std::find_if(sh.ranks.begin(), sh.ranks.end(),
@@ -351,9 +523,11 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
           std::lock_guard<std::mutex> lock(sh.mu);
           sh.ending = true;
         }
-        begin_end(why, code);
+        begin_end(why, code, rank_failed);
       }
-      if (!ending_at && spec.timeouts.stall.count() > 0 && Clock::now() >= next_stall_check) {
+      // runtime mpi: a rank's pid is its wrapper's (mpi.h), whose CPU time says nothing.
+      if (!ending_at && !mpi && spec.timeouts.stall.count() > 0 &&
+          Clock::now() >= next_stall_check) {
         check_stalls();
         next_stall_check = Clock::now() + stall[0].interval();
       }
@@ -370,8 +544,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   for (auto& t : rank_threads) t.join();
   if (signaller.joinable()) signaller.join();
   outcome.cleanup_problems = on_every_host(
-      control, [&](size_t h) { return cleanup_argv(job_dir(opts.job_id, h)); },
-      opts.control_timeout);
+      control, [&](size_t h) { return cleanup_argv(dir_of(h)); }, opts.control_timeout);
   outcome.ranks = sh.ranks;
   outcome.first_failed = sh.first_failed;
   outcome.duration = since(t0);
@@ -379,6 +552,12 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     bool all_ok = std::all_of(outcome.ranks.begin(), outcome.ranks.end(),
                               [](const RankOutcome& o) { return o.exit_status == 0; });
     if (!all_ok) outcome.code = ExitCode::kJobFailed;
+  }
+  if (outcome.code == ExitCode::kOk && mpi && sh.launcher_status != 0) {
+    outcome.code = ExitCode::kJobFailed;
+    outcome.reason = fmt::format("every rank exited 0 but mpirun exited {}{}",
+                                 sh.launcher_status,
+                                 sh.launcher_last.empty() ? "" : ": " + sh.launcher_last);
   }
   if (outcome.code == ExitCode::kOk && util::interrupted()) outcome.code = ExitCode::kInterrupted;
   return outcome;

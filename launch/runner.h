@@ -14,6 +14,11 @@
 // (kHeartbeatInterval); a host cut off without a TCP reset (link down, cable pulled) leaves
 // its heartbeats unacknowledged, so its connections fail after kHeartbeatTimeout and the job
 // fails (exit 4, "connection lost: host H lost") while the host's watchdogs end its ranks.
+//
+// runtime mpi (mpi.h): mpirun runs on this machine under the same wrapper, in a job directory
+// of its own here; the hosts' job directories hold uploads and the ranks' pid files as usual,
+// each rank's start, output and exit status come back through mpirun's tagged output, and the
+// job ends with mpirun (its exit status fails the job too).
 #pragma once
 
 #include <chrono>
@@ -23,6 +28,7 @@
 #include <vector>
 
 #include "launch/job_spec.h"
+#include "launch/mpi.h"
 #include "launch/output.h"
 #include "launch/rank_env.h"
 #include "remote/executor.h"
@@ -40,6 +46,10 @@ struct RunnerOptions {
   std::chrono::milliseconds control_timeout{15'000};  // each setup/signal/cleanup command
   /// Called about every 200 ms with a status line ("4/4 running, 0 exited, 12 s"); may be empty.
   std::function<void(const std::string&)> status;
+  /// runtime mpi (mpi.h): a new connection to this machine, where mpirun runs, and mpirun's
+  /// ssh agent, TCP subnet and root flag (run_job fills in the rest of MpiLaunch).
+  std::function<util::Result<std::unique_ptr<remote::Executor>>()> connect_local;
+  MpiLaunch mpi;
 };
 
 /// How a rank ended.
@@ -49,7 +59,8 @@ struct RankOutcome {
   bool started = false;      // the rank's process ran (its start line arrived)
   long pid = 0;              // its pid (= process group and session id) on its host, once started
   bool finished = false;     // its exit status (or a connection loss) is known
-  int exit_status = -1;      // 0..255; 128+N: death by signal N; -1: unknown (lost, never ran)
+  int exit_status = -1;      // 0..255 (128+N after death by signal N); -1: unknown (lost, never ran)
+  bool signaled = false;     // it died by signal exit_status-128 (an exit with 128+N is not)
   std::string problem;       // why it has no status: "connection lost: ...", "never started"
   bool ended_by_us = false;  // its end followed clusterctl's SIGTERM/SIGKILL
   std::chrono::milliseconds duration{0};
@@ -75,6 +86,8 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
 
 /// The job directory of host `host` on that host.
 std::string job_dir(const std::string& job_id, size_t host);
+/// runtime mpi: mpirun's job directory on this machine.
+std::string local_job_dir(const std::string& job_id);
 
 /// "0", "1", "SIGKILL", "connection lost" for the summary.
 std::string describe_status(const RankOutcome& r);

@@ -3,6 +3,7 @@
 #include "launch/runner.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -11,6 +12,8 @@
 
 #include "remote/local_executor.h"
 #include "util/atomic_file.h"
+
+#include <unistd.h>
 
 using namespace cc::launch;
 namespace fs = std::filesystem;
@@ -31,7 +34,7 @@ struct LocalJob {
   cc::util::Result<JobOutcome> run(const JobSpec& spec, int hosts) {
     WorldPlan plan;
     for (int h = 0; h < hosts; ++h)
-      plan.hosts.push_back({"local" + std::to_string(h), "127.0.0.1"});
+      plan.hosts.push_back({"local" + std::to_string(h), "127.0.0.1", ""});
     plan.ranks_per_host = spec.ranks_per_host;
     plan.runtime = spec.runtime;
     plan.env = spec.env;
@@ -137,4 +140,142 @@ TEST_CASE("runner: uploads land in the job directory, the rank's working directo
   CHECK(out->code == cc::util::ExitCode::kOk);
   CHECK(*cc::util::read_file(job.logs / "rank-0.out") == "payload\n");
   CHECK_FALSE(job.dirs_left(1));
+}
+
+namespace {
+bool have_mpirun() {
+  return std::system("command -v mpirun >/dev/null 2>&1") == 0;
+}
+
+cc::util::Result<JobOutcome> run_mpi(const JobSpec& spec, LocalJob& job) {
+  WorldPlan plan;
+  plan.hosts.push_back({"localhost", "127.0.0.1", ""});  // Open MPI's own node: no ssh
+  plan.ranks_per_host = spec.ranks_per_host;
+  plan.runtime = Runtime::kMpi;
+  plan.env = spec.env;
+  OutputOptions o;
+  o.out = nullptr;
+  o.err = nullptr;
+  auto mux = OutputMux::open(job.logs, std::vector<std::string>(2, "localhost"), o);
+  REQUIRE(mux.ok());
+  RunnerOptions ro;
+  ro.job_id = job.id;
+  ro.mpi.run_as_root = ::geteuid() == 0;
+  ro.connect_local = []() -> cc::util::Result<std::unique_ptr<cc::remote::Executor>> {
+    return std::unique_ptr<cc::remote::Executor>(
+        std::make_unique<cc::remote::LocalExecutor>("local"));
+  };
+  ExecutorFactory connect = [](size_t) -> cc::util::Result<std::unique_ptr<cc::remote::Executor>> {
+    return std::unique_ptr<cc::remote::Executor>(
+        std::make_unique<cc::remote::LocalExecutor>("localhost"));
+  };
+  return run_job(spec, plan, **mux, connect, ro);
+}
+}  // namespace
+
+TEST_CASE("runner: runtime mpi runs mpirun here; per-rank logs and exit statuses come back") {
+  if (!have_mpirun()) {
+    MESSAGE("skipped: no mpirun (apt-get install openmpi-bin)");
+    return;
+  }
+  JobSpec spec = spec_of(
+      "name: mpi\nhosts: [localhost]\nranks_per_host: 2\nruntime: mpi\n"
+      "command: {shell: 'echo \"rank $OMPI_COMM_WORLD_RANK of $OMPI_COMM_WORLD_SIZE $X\"; "
+      "echo e >&2; pwd'}\n"
+      "env: {X: \"x  y\"}\n");
+  LocalJob job;
+  auto out = run_mpi(spec, job);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kOk);
+  REQUIRE(out->ranks.size() == 2);
+  for (int r = 0; r < 2; ++r) {
+    CHECK(out->ranks[static_cast<size_t>(r)].exit_status == 0);
+    CHECK(out->ranks[static_cast<size_t>(r)].started);
+    CHECK(*cc::util::read_file(job.logs / fmt::format("rank-{}.out", r)) ==
+          fmt::format("rank {} of 2 x  y\n{}\n", r, job_dir(job.id, 0)));
+    CHECK(*cc::util::read_file(job.logs / fmt::format("rank-{}.err", r)) == "e\n");
+  }
+  CHECK_FALSE(job.dirs_left(1));
+  CHECK_FALSE(fs::exists(local_job_dir(job.id)));
+}
+
+TEST_CASE("runner: runtime mpi: a failing rank fails the job, named, with its exit status") {
+  if (!have_mpirun()) {
+    MESSAGE("skipped: no mpirun (apt-get install openmpi-bin)");
+    return;
+  }
+  JobSpec spec = spec_of(
+      "name: mpifail\nhosts: [localhost]\nranks_per_host: 2\nruntime: mpi\n"
+      "command: {shell: 'if [ $OMPI_COMM_WORLD_RANK = 1 ]; then sleep 0.5; exit 3; fi; exec "
+      "sleep 60'}\n"
+      "timeouts: {grace: 2}\n");
+  LocalJob job;
+  auto out = run_mpi(spec, job);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  CHECK(out->first_failed == 1);
+  CHECK(out->ranks[1].exit_status == 3);
+  CHECK(out->ranks[0].ended_by_us);
+  CHECK(out->duration < std::chrono::seconds(10));
+  CHECK(render_summary(*out).find("rank 1 on localhost failed (exit 3)") != std::string::npos);
+  CHECK_FALSE(job.dirs_left(1));
+  CHECK_FALSE(fs::exists(local_job_dir(job.id)));
+}
+
+TEST_CASE("runner: a rank exiting 128+N is reported as that exit, not as signal N") {
+  JobSpec spec = spec_of(
+      "name: exit130\nhosts: [a, b]\n"
+      "command: {shell: 'if [ $CLUSTERCOMM_RANK = 1 ]; then exit 130; fi; exec sleep 60'}\n"
+      "timeouts: {grace: 2}\n");
+  LocalJob job;
+  auto out = job.run(spec, 2);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  CHECK(out->first_failed == 1);
+  CHECK(out->ranks[1].exit_status == 130);
+  CHECK_FALSE(out->ranks[1].signaled);
+  CHECK(describe_status(out->ranks[1]) == "exit 130");
+  CHECK(out->ranks[0].signaled);  // ended by clusterctl's SIGTERM: a real signal
+  CHECK(describe_status(out->ranks[0]) == "SIGTERM");
+  CHECK(render_summary(*out).find("rank 1 on local1 failed (exit 130)") != std::string::npos);
+  CHECK_FALSE(job.dirs_left(2));
+}
+
+TEST_CASE("runner: runtime mpi: exit 128+N and a real signal are told apart too") {
+  if (!have_mpirun()) {
+    MESSAGE("skipped: no mpirun (apt-get install openmpi-bin)");
+    return;
+  }
+  JobSpec spec = spec_of(
+      "name: mpi137\nhosts: [localhost]\nranks_per_host: 2\nruntime: mpi\n"
+      "command: {shell: 'if [ $OMPI_COMM_WORLD_RANK = 1 ]; then exit 137; fi; exec sleep 60'}\n"
+      "timeouts: {grace: 2}\n");
+  LocalJob job;
+  auto out = run_mpi(spec, job);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  CHECK(out->first_failed == 1);
+  CHECK(describe_status(out->ranks[1]) == "exit 137");
+  CHECK(out->ranks[0].ended_by_us);  // ended by mpirun or clusterctl
+}
+
+TEST_CASE("runner: runtime mpi: timeouts.total ends mpirun and its ranks, nothing left") {
+  if (!have_mpirun()) {
+    MESSAGE("skipped: no mpirun (apt-get install openmpi-bin)");
+    return;
+  }
+  JobSpec spec = spec_of(
+      "name: mpitotal\nhosts: [localhost]\nranks_per_host: 2\nruntime: mpi\n"
+      "command: [sleep, '61']\ntimeouts: {total: 2, grace: 3}\n");
+  LocalJob job;
+  auto out = run_mpi(spec, job);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  CHECK(out->reason.find("timeouts.total") != std::string::npos);
+  CHECK(out->duration < std::chrono::seconds(10));
+  CHECK(out->ranks[0].ended_by_us);
+  CHECK(out->ranks[1].ended_by_us);
+  CHECK(std::system("pgrep -f '^sleep 61$' >/dev/null") != 0);  // no rank left
+  CHECK_FALSE(job.dirs_left(1));
+  CHECK_FALSE(fs::exists(local_job_dir(job.id)));
 }

@@ -37,7 +37,10 @@ std::string seconds(std::chrono::milliseconds d) {
 
 std::string describe_status(const RankOutcome& r) {
   if (r.exit_status < 0) return r.problem.empty() ? "unknown" : r.problem;
-  if (r.exit_status > 128 && r.exit_status < 128 + 32) return signal_name(r.exit_status - 128);
+  if (r.signaled && r.exit_status > 128 && r.exit_status < 128 + 32) {
+    return signal_name(r.exit_status - 128);
+  }
+  if (r.signaled) return "killed by a signal";
   return fmt::format("exit {}", r.exit_status);
 }
 

@@ -11,14 +11,17 @@ namespace cc::launch {
 namespace {
 
 // $1 job dir, $2 rank, $3 cwd ('' = job dir; relative = inside it), $4 grace seconds, $5 nonce,
-// $6 heartbeat timeout seconds, then the rank's argv. The watchdog is two processes: a reader
+// $6 heartbeat timeout seconds, $7 the waiter (kWaiterText), then the rank's argv. With perl (every
+// macOS, Debian's perl-base) the rank is started by the waiter, so JOBDIR/end-R tells an exit
+// with 128+N from a death by signal N (the file stays until the job directory goes). The watchdog is two processes: a reader
 // that touches JOBDIR/beat-R for every heartbeat line and JOBDIR/eof-R at stdin's end, and a
 // checker that looks once a second (sleep 1: dash has no `read -t`) and ends the rank group
 // when eof-R exists or no beat came for $6 seconds. See wrapper.h for the protocol. `kill -SIG -PID` signals a process
 // group in sh, dash, bash and zsh (dash's kill takes no "--" and reads `-s SIG -PID`'s -PID
 // as an option).
-constexpr std::string_view kWrapper = R"SH(d=$1 r=$2 c=$3 g=$4 m=$5 h=$6 c0=$3
-shift 6
+constexpr std::string_view kWrapper = R"SH(W=$7
+d=$1 r=$2 c=$3 g=$4 m=$5 h=$6 c0=$3
+shift 7
 e=
 l=
 while IFS= read -r l; do
@@ -45,7 +48,11 @@ st() {
   exec perl -MPOSIX -e 'POSIX::setsid() > 0 or die "setsid: $!\n"; exec { $ARGV[0] } @ARGV or die "$ARGV[0]: $!\n"' "$@"
 }
 exec 3<&0
-st sh -c 'printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$m" "$@" </dev/null 3<&- &
+if command -v perl >/dev/null 2>&1; then
+  perl -e "$W" -- 1 "$d/end-$r" "$m" "$@" </dev/null 3<&- &
+else
+  st sh -c 'printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$m" "$@" </dev/null 3<&- &
+fi
 p=$!
 echo "$p" >"$d/rank-$r.pid"
 {
@@ -89,6 +96,30 @@ fi
 exit "$s"
 )SH";
 
+// perl: $ARGV[0] 1 = start a new session first; $ARGV[1] the file to write "exit N" or
+// "signal N" to; $ARGV[2] the start marker's nonce ("" = none), then the argv. It ignores the
+// usual termination signals itself (its child gets them with the default disposition), so it
+// outlives the rank to record how it ended, and exits with the shell's status for it.
+constexpr std::string_view kWaiterText = R"PL(use POSIX ();
+my ($new, $f, $m) = splice(@ARGV, 0, 3);
+if ($new) { POSIX::setsid() > 0 or die "clusterctl: setsid: $!\n"; }
+my @sigs = qw(TERM INT HUP QUIT PIPE ALRM USR1 USR2);
+$SIG{$_} = "IGNORE" for @sigs;
+my $c = fork();
+die "clusterctl: fork: $!\n" unless defined $c;
+if ($c == 0) {
+  $SIG{$_} = "DEFAULT" for @sigs;
+  print STDERR "$m $$\n" if length $m;
+  exec { $ARGV[0] } @ARGV;
+  print STDERR "clusterctl: cannot run $ARGV[0]: $!\n";
+  POSIX::_exit(127);
+}
+waitpid($c, 0);
+my $s = $?;
+my $how = ($s & 127) ? "signal " . ($s & 127) : "exit " . ($s >> 8);
+if (open(my $o, ">", $f)) { print $o "$how\n"; close $o; }
+POSIX::_exit(($s & 127) ? 128 + ($s & 127) : $s >> 8);)PL";
+
 constexpr std::string_view kSetup = R"SH(umask 077
 if ! mkdir -p "$1"; then echo "cannot create the job directory $1 on $(uname -n)" >&2; exit 1; fi
 chmod 700 "$1")SH";
@@ -124,7 +155,8 @@ std::vector<std::string> wrapper_argv(const WrapperArgs& a) {
                                 a.cwd,
                                 std::to_string(a.grace_s),
                                 a.nonce,
-                                std::to_string(a.heartbeat_timeout_s)};
+                                std::to_string(a.heartbeat_timeout_s),
+                                std::string(kWaiterText)};
   argv.insert(argv.end(), a.command.begin(), a.command.end());
   return argv;
 }
@@ -153,6 +185,27 @@ std::vector<std::string> signal_argv(const std::string& job_dir, std::string_vie
 
 std::vector<std::string> cleanup_argv(const std::string& job_dir) {
   return script(kCleanup, {job_dir});
+}
+
+std::string_view waiter_perl() {
+  return kWaiterText;
+}
+
+std::vector<std::string> end_record_argv(const std::string& job_dir, int rank) {
+  return script(R"SH(cat "$1/end-$2" 2>/dev/null; exit 0)SH", {job_dir, std::to_string(rank)});
+}
+
+std::optional<bool> parse_end_record(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  bool signal = text.starts_with("signal ");
+  if (!signal && !text.starts_with("exit ")) return std::nullopt;
+  text.remove_prefix(signal ? 7 : 5);
+  int n = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size() || n < 0 || n > 255) {
+    return std::nullopt;
+  }
+  return signal;
 }
 
 std::string StartMarker::feed(std::string_view bytes) {

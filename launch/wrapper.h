@@ -20,10 +20,14 @@
 //     and macOS's bash 3.2 /bin/sh (no `read -t`): a reader process touches JOBDIR/beat-R per
 //     heartbeat, a checker looks at it once a second;
 //   - when the rank exits, kills what is left in its group and exits with the rank's status
-//     (128+N after death by signal N, as sh reports it).
+//     (128+N after death by signal N, as sh reports it). Where perl exists (macOS, Debian) the
+//     rank is started by a small perl waiter (waiter_perl) that records in JOBDIR/end-R whether
+//     it exited ("exit N") or died by a signal ("signal N"), which sh cannot tell apart;
+//     end_record_argv reads it back.
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,7 +57,7 @@ struct WrapperArgs {
 };
 
 /// {"sh", "-c", WRAPPER, "clusterctl-rank", job_dir, rank, cwd, grace, nonce, heartbeat timeout,
-/// command...}: run
+/// waiter_perl(), command...}: run
 /// it as a remote::Command argv (shell_quote'd for the remote login shell).
 std::vector<std::string> wrapper_argv(const WrapperArgs& args);
 
@@ -69,6 +73,14 @@ std::vector<std::string> write_file_argv(const std::string& path);
 std::vector<std::string> signal_argv(const std::string& job_dir, std::string_view signal);
 /// SIGKILL to every rank group still listed, then removes the job directory.
 std::vector<std::string> cleanup_argv(const std::string& job_dir);
+
+/// The perl waiter's text (see above): `perl -e TEXT -- NEWSESSION FILE NONCE ARGV...`.
+std::string_view waiter_perl();
+/// A script that prints rank `rank`'s end record (JOBDIR/end-R), or nothing.
+std::vector<std::string> end_record_argv(const std::string& job_dir, int rank);
+/// The end record "exit N" / "signal N": true for a death by signal, false for an exit;
+/// nullopt for anything else (no record).
+std::optional<bool> parse_end_record(std::string_view text);
 
 /// Removes the wrapper's start line ("NONCE PID") from a rank's stderr stream as it arrives.
 /// Until the line came, stderr is held back (the wrapper's own messages come before it).

@@ -74,6 +74,16 @@ TEST_CASE("wrapper: the rank's exit status and death by signal come back") {
       ro);
   REQUIRE(r.ok());
   CHECK(r->exit_status == 128 + 9);
+  auto rec = local.run(cc::remote::Command{end_record_argv(dir, 0)}, {});
+  REQUIRE(rec.ok());
+  CHECK(rec->out == "signal 9\n");  // the end record tells the signal from an exit...
+  r = local.run(
+      cc::remote::Command{wrapper_argv({dir, 0, "", 1, nonce, {"sh", "-c", "exit 137"}})}, ro);
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 137);
+  rec = local.run(cc::remote::Command{end_record_argv(dir, 0)}, {});
+  REQUIRE(rec.ok());
+  CHECK(rec->out == "exit 137\n");  // ... with the same status
   r = local.run(cc::remote::Command{wrapper_argv({dir, 0, "no-such-dir", 1, nonce, {"true"}})}, ro);
   REQUIRE(r.ok());
   CHECK(r->exit_status == 126);
@@ -107,4 +117,13 @@ TEST_CASE("wrapper: heartbeats keep a quiet rank alive; without them the watchdo
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(8));
   CHECK_FALSE(fs::exists(dir));  // the watchdog removed the job directory
   fs::remove_all(dir);
+}
+
+TEST_CASE("wrapper: parse_end_record") {
+  CHECK(parse_end_record("signal 9\n") == std::optional<bool>(true));
+  CHECK(parse_end_record("exit 130\n") == std::optional<bool>(false));
+  CHECK(parse_end_record("exit 0") == std::optional<bool>(false));
+  CHECK_FALSE(parse_end_record(""));
+  CHECK_FALSE(parse_end_record("exit x"));
+  CHECK_FALSE(parse_end_record("signal 999"));
 }

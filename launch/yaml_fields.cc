@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
@@ -50,7 +51,8 @@ std::string_view YamlReader::kind(const YAML::Node& node) {
 }
 
 util::Result<std::vector<Field>> YamlReader::entries(const Field& f,
-                                                     const std::vector<std::string>* known) const {
+                                                     const std::vector<std::string>* known,
+                                                     std::vector<util::Error>* errors) const {
   if (!f.value.IsMap()) {
     return error(f.mark(), fmt::format("{}: expected a mapping (key: value lines), got {}",
                                        where(f), kind(f.value)));
@@ -58,21 +60,29 @@ util::Result<std::vector<Field>> YamlReader::entries(const Field& f,
   std::vector<Field> out;
   for (auto it = f.value.begin(); it != f.value.end(); ++it) {
     const YAML::Node k = it->first;  // a copy: `it->first` lives in a temporary proxy
+    std::optional<util::Error> bad;
+    std::string key;
     if (!k.IsScalar()) {
-      return error(k.Mark(),
-                   fmt::format("a key in {} must be a plain word, not {}", where(f), kind(k)));
+      bad = error(k.Mark(),
+                  fmt::format("a key in {} must be a plain word, not {}", where(f), kind(k)));
+    } else {
+      key = k.Scalar();
     }
-    const std::string key = k.Scalar();
-    if (known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
+    if (!bad && known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
       std::string hint = util::did_you_mean(key, *known);
       if (hint.empty()) hint = fmt::format("; known keys: {}", fmt::join(*known, ", "));
-      return error(k.Mark(), fmt::format("unknown key '{}' in {}{}", key, where(f), hint));
+      bad = error(k.Mark(), fmt::format("unknown key '{}' in {}{}", key, where(f), hint));
     }
     for (const Field& seen : out) {
-      if (seen.key == key) {
-        return error(k.Mark(), fmt::format("'{}' appears twice (first at line {})",
-                                           child_path(f, key), seen.key_mark.line + 1));
+      if (!bad && seen.key == key) {
+        bad = error(k.Mark(), fmt::format("'{}' appears twice (first at line {})",
+                                          child_path(f, key), seen.key_mark.line + 1));
       }
+    }
+    if (bad) {
+      if (errors == nullptr) return *bad;
+      errors->push_back(std::move(*bad));
+      continue;
     }
     out.push_back(Field{key, child_path(f, key), k.Mark(), it->second});
   }
@@ -82,6 +92,12 @@ util::Result<std::vector<Field>> YamlReader::entries(const Field& f,
 util::Result<std::vector<Field>> YamlReader::mapping(const Field& f,
                                                      const std::vector<std::string>& known) const {
   return entries(f, &known);
+}
+
+util::Result<std::vector<Field>> YamlReader::mapping(const Field& f,
+                                                     const std::vector<std::string>& known,
+                                                     std::vector<util::Error>& errors) const {
+  return entries(f, &known, &errors);
 }
 
 util::Result<std::vector<Field>> YamlReader::any_mapping(const Field& f) const {

@@ -30,6 +30,8 @@ struct Field {
 class YamlReader {
  public:
   explicit YamlReader(std::string file) : file_(std::move(file)) {}
+  /// The file name errors start with.
+  const std::string& file() const { return file_; }
 
   /// "FILE:LINE:COLUMN: what" (kUsage); "FILE: what" when yaml-cpp gave no mark.
   util::Error error(const YAML::Mark& mark, std::string_view what) const;
@@ -42,6 +44,11 @@ class YamlReader {
   /// (with "did you mean", or the known keys listed); a key appears twice.
   util::Result<std::vector<Field>> mapping(const Field& f,
                                            const std::vector<std::string>& known) const;
+  /// The same, but every bad key (not a plain scalar, unknown, repeated) is added to `errors`
+  /// and left out, so a caller can go on and report every mistake at once. Errors: only "not a
+  /// mapping".
+  util::Result<std::vector<Field>> mapping(const Field& f, const std::vector<std::string>& known,
+                                           std::vector<util::Error>& errors) const;
   /// The same for a mapping whose keys are the operator's own (env names): any key, once.
   util::Result<std::vector<Field>> any_mapping(const Field& f) const;
 
@@ -61,8 +68,8 @@ class YamlReader {
   static std::string_view kind(const YAML::Node& node);
 
  private:
-  util::Result<std::vector<Field>> entries(const Field& f,
-                                           const std::vector<std::string>* known) const;
+  util::Result<std::vector<Field>> entries(const Field& f, const std::vector<std::string>* known,
+                                           std::vector<util::Error>* errors = nullptr) const;
   std::string file_;
 };
 

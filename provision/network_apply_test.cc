@@ -149,10 +149,10 @@ TEST_CASE("network verify: pings both ways per cable, and the RDMA GID of the ad
 }
 
 TEST_CASE("network apply: privileges are root, passwordless sudo, or none") {
-  cc::remote::CommandResult root{0, false, "0\n", "", {}};
-  cc::remote::CommandResult user{0, false, "501\n", "", {}};
-  cc::remote::CommandResult sudo_ok{0, false, "", "", {}};
-  cc::remote::CommandResult sudo_no{1, false, "", "sudo: a password is required\n", {}};
+  cc::remote::CommandResult root{0, false, "0\n", "", {}, false};
+  cc::remote::CommandResult user{0, false, "501\n", "", {}, false};
+  cc::remote::CommandResult sudo_ok{0, false, "", "", {}, false};
+  cc::remote::CommandResult sudo_no{1, false, "", "sudo: a password is required\n", {}, false};
   cc::remote::FakeExecutor a("a"), b("b"), c("c");
   a.on("id -u", root);
   b.on("id -u", user);

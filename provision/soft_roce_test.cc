@@ -30,7 +30,7 @@ class SequenceExecutor final : public remote::Executor {
     const std::string line = remote::shell_quote(cmd.argv);
     calls.push_back(line);
     auto it = answers.find(line);
-    if (it == answers.end()) return CommandResult{127, false, "", line + ": not found\n", {}};
+    if (it == answers.end()) return CommandResult{127, false, "", line + ": not found\n", {}, false};
     CommandResult r = it->second.front();
     if (it->second.size() > 1) it->second.pop_front();
     return r;

@@ -64,6 +64,9 @@ struct CommandResult {
   std::string out;  // stdout bytes, kept apart from stderr
   std::string err;  // stderr bytes
   std::chrono::microseconds elapsed{0};
+  /// The command died by a signal (SSH "exit-signal", WIFSIGNALED): exit_status is then 128+N
+  /// (255 for a signal without a portable number). False for a command that exited 128+N.
+  bool signaled = false;
 };
 
 class Executor {

@@ -325,6 +325,7 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
     }
   }
   result.exit_status = result.timed_out ? -1 : decode_wait_status(status);
+  result.signaled = !result.timed_out && WIFSIGNALED(status);
   result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
   return result;
 }

@@ -77,6 +77,11 @@ TEST_CASE("local: death by signal is 128+N") {
   auto r = local.run(sh("kill -9 $$"), {});
   REQUIRE(r.ok());
   CHECK(r->exit_status == 137);
+  CHECK(r->signaled);
+  auto e = local.run(sh("exit 137"), {});  // an exit status of 137 is no signal
+  REQUIRE(e.ok());
+  CHECK(e->exit_status == 137);
+  CHECK_FALSE(e->signaled);
 }
 
 TEST_CASE("local: a missing program is 127 with a message, like a shell") {

@@ -361,6 +361,7 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
   }
   if (!result.timed_out) {
     result.exit_status = exit_state.signal >= 0 ? exit_state.signal : exit_state.status;
+    result.signaled = exit_state.signal >= 0;
   }
   result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
   return result;

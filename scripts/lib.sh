@@ -12,6 +12,7 @@ CLUSTERCTL_PACKAGES=(
   # userland that runs in it from the host's root (providers, tools, perftest as a peer).
   qemu-system-x86 busybox-static cpio kmod xz-utils
   ibverbs-providers ibverbs-utils rdmacm-utils perftest
+  openmpi-bin libopenmpi-dev  # runtime: mpi (launch runs mpirun) and its lab test
 )
 
 as_root() {

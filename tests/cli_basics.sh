@@ -38,5 +38,24 @@ expect 2 "misspelt subcommand" -- "$cc" dicover
 grep -q "dicover: did you mean 'discover'?" <<<"$LAST" || { echo "FAIL: no did-you-mean: $LAST"; fail=1; }
 expect 2 "exec all without an inventory" -- env -u CLUSTERCTL_LAB "$cc" exec --hosts all -- true
 grep -q -- "--lab" <<<"$LAST" || { echo "FAIL: 'all' error does not mention --lab: $LAST"; fail=1; }
+# launch: a missing upload is named with its job.yaml line before anything starts (exit 3, a
+# host cannot be set up without it); no job line, no host contacted.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf 'name: up\nhosts: [nowhere.invalid]\ncommand: [x]\nupload:\n  - {src: nothing-here, dest: x}\n' \
+  >"$tmp/job.yaml"
+expect 3 "launch with a missing upload" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/job.yaml"
+grep -q "$tmp/job.yaml:5:5: upload src $tmp/nothing-here: no such file" <<<"$LAST" ||
+  { echo "FAIL: missing upload not named with its line: $LAST"; fail=1; }
+grep -q "ranks on" <<<"$LAST" && { echo "FAIL: the job line came before the error: $LAST"; fail=1; }
+# logs: a job whose log directory was deleted says so, exit 2.
+mkdir -p "$tmp/state/clusterctl/jobs"
+printf '{"schema": "clusterctl.job/1", "id": "gone-1", "name": "gone", "job_file": "/j.yaml",
+  "pid": 1, "state": "succeeded", "exit_code": 0, "started_at": "2026-11-30T23:30:53Z",
+  "logs": "%s/deleted-logs", "world_size": 1, "hosts": ["h1"], "ranks": []}\n' "$tmp" \
+  >"$tmp/state/clusterctl/jobs/gone-1.json"
+expect 2 "logs of a job whose logs were deleted" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs gone-1
+grep -q "log directory $tmp/deleted-logs no longer exists" <<<"$LAST" ||
+  { echo "FAIL: deleted logs not reported: $LAST"; fail=1; }
 [ "$fail" -eq 0 ] && echo "cli basics: ok"
 exit "$fail"

@@ -1,0 +1,127 @@
+#include "launch/mpi.h"
+
+#include <algorithm>
+#include <string>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "launch/runner.h"
+
+using namespace cc::launch;
+
+namespace {
+
+WorldPlan plan4x2() {
+  WorldPlan p;
+  p.runtime = Runtime::kMpi;
+  p.ranks_per_host = 2;
+  p.hosts = {{"h1", "10.9.0.2", ""}, {"h2", "10.9.0.3", "root@h2"}, {"h3", "", ""}};
+  p.env = {{"OMPI_MCA_btl", "self,tcp"}, {"A", "x y"}};
+  p.secrets = {{"TOKEN", "s3cret"}};
+  return p;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : " ") + s;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("mpi: the hostfile is provision's Open MPI format, ssh names, slots=ranks_per_host") {
+  auto hf = mpi_hostfile(plan4x2());
+  REQUIRE(hf.ok());
+  CHECK(*hf == "h1 slots=2\nroot@h2 slots=2\nh3 slots=2\n");
+}
+
+TEST_CASE("mpi: mpirun's argv: hostfile, -np, flags, -x names only, the rank script") {
+  WorldPlan p = plan4x2();
+  MpiLaunch m;
+  m.job_id = "j1";
+  m.local_dir = "/tmp/clusterctl-job-j1-mpirun";
+  m.nonce = "abc";
+  m.grace_s = 7;
+  m.rsh_agent = mpi_rsh_agent("/lab/ssh_config", "/lab/known_hosts");
+  m.tcp_include = "10.9.0.0/24";
+  m.run_as_root = true;
+  m.command = {"./perf", "-b", "8"};
+  auto a = mpirun_argv(p, m);
+  std::string s = joined(a);
+  CHECK(s.starts_with("mpirun --hostfile /tmp/clusterctl-job-j1-mpirun/mpi-hostfile -np 6 "
+                      "--map-by slot --bind-to none --tag-output --allow-run-as-root "));
+  CHECK(s.find("--mca plm_rsh_agent ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -F "
+               "/lab/ssh_config -o UserKnownHostsFile=/lab/known_hosts --mca "
+               "plm_rsh_no_tree_spawn 1") != std::string::npos);
+  CHECK(s.find("--mca oob_tcp_if_include 10.9.0.0/24 --mca btl_tcp_if_include 10.9.0.0/24") !=
+        std::string::npos);
+  CHECK(s.find("-x A -x OMPI_MCA_btl -x TOKEN sh -c ") != std::string::npos);
+  CHECK(s.find("s3cret") == std::string::npos);  // secrets only in mpirun's environment
+  CHECK(s.find("x y") == std::string::npos);
+  CHECK(s.find("clusterctl-mpi-rank /tmp/clusterctl-job-j1-h 2  abc use POSIX") !=
+        std::string::npos);
+  CHECK(s.ends_with(" ./perf -b 8"));
+  auto env = mpirun_env(p);
+  CHECK(std::find(env.begin(), env.end(), EnvVar{"TOKEN", "s3cret"}) != env.end());
+
+  p.env["OMPI_MCA_btl_tcp_if_include"] = "eth1";  // the job's own choice wins
+  s = joined(mpirun_argv(p, m));
+  CHECK(s.find("--mca oob_tcp_if_include 10.9.0.0/24") != std::string::npos);
+  CHECK(s.find("--mca btl_tcp_if_include") == std::string::npos);
+  m.run_as_root = false;
+  CHECK(joined(mpirun_argv(p, m)).find("--allow-run-as-root") == std::string::npos);
+}
+
+TEST_CASE("mpi: the loopback address's network is found on this machine") {
+  CHECK(local_network_of("127.0.0.1") == "127.0.0.0/8");
+  CHECK(local_network_of("not-an-address").empty());
+}
+
+TEST_CASE("mpi: demux splits --tag-output into rank lines, glued partial lines, markers") {
+  MpiDemux d("n0");
+  std::vector<MpiEvent> ev;
+  auto add = [&](int fd, std::string_view bytes) {
+    auto e = d.feed(fd, bytes);
+    ev.insert(ev.end(), e.begin(), e.end());
+  };
+  add(2, "[1,0]<stderr>:n0 start 41\n[1,1]<stderr>:n0 st");
+  add(2, "art 42\n");
+  add(1, "[1,0]<stdout>:out 0\n[1,0]<stdout>:part[1,1]<stdout>:out 1\n[1,1]<stdout>:tail");
+  add(2, "------\nmpirun noticed that process rank 1 exited\n");
+  add(2, "[1,1]<stderr>:boom[1,1]<stderr>:n0 end exit 3\n[1,0]<stderr>:n0 end signal 15\n");
+  auto rest = d.flush();
+  ev.insert(ev.end(), rest.begin(), rest.end());
+  using K = MpiEvent::Kind;
+  std::vector<std::string> seen;
+  for (const auto& e : ev) {
+    switch (e.kind) {
+      case K::kLine:
+        seen.push_back(fmt::format("{}.{}:{}", e.rank, e.fd, e.text));
+        break;
+      case K::kStarted:
+        seen.push_back(fmt::format("start {} {}", e.rank, e.value));
+        break;
+      case K::kEnded:
+        seen.push_back(fmt::format("end {} {}{}", e.rank, e.value, e.signaled ? " signal" : ""));
+        break;
+      case K::kMpirun:
+        seen.push_back("mpirun:" + e.text);
+        break;
+    }
+  }
+  CHECK(seen == std::vector<std::string>{"start 0 41", "start 1 42", "0.1:out 0", "1.1:out 1",
+                                         "mpirun:------",
+                                         "mpirun:mpirun noticed that process rank 1 exited",
+                                         "1.2:boom", "end 1 3", "end 0 143 signal", "0.1:part",
+                                         "1.1:tail"});
+}
+
+TEST_CASE("mpi: a marker with another nonce or no number is an ordinary line") {
+  MpiDemux d("n0");
+  auto ev = d.feed(2, "[1,0]<stderr>:x1 end exit 3\n[1,0]<stderr>:n0 end x\n[2,0]<err>:no tag\n");
+  REQUIRE(ev.size() == 3);
+  CHECK(ev[0].kind == MpiEvent::Kind::kLine);
+  CHECK(ev[1].text == "n0 end x");
+  CHECK(ev[2].kind == MpiEvent::Kind::kMpirun);
+}

@@ -1,0 +1,57 @@
+"""clustercomm over the direct cables: on a 4-host lab after `network apply`, a job whose cluster
+is the discovered cluster.json gives every rank CLUSTERCOMM_PEER_ADDRS ("MY_ADDR>PEER_ADDR" on
+the pair's cable, empty for itself), the all-reduce runs to exit 0, and the bytes go over the
+cable interfaces (tb*), not the management network."""
+import json
+import os
+import re
+import subprocess
+
+from lablib import CLUSTERCTL, Lab, PERF, fail
+
+
+def cable_bytes(lab):
+    """Bytes sent over every host's cable interfaces."""
+    total = 0
+    for h in lab.hosts:
+        out = subprocess.run(["ip", "-n", lab.netns(h), "-j", "-s", "link", "show"],
+                             capture_output=True, text=True, check=True).stdout
+        for link in json.loads(out):
+            if link["ifname"].startswith("tb"):
+                total += link["stats64"]["tx"]["bytes"]
+    return total
+
+
+with Lab("c") as lab:
+    subprocess.run([CLUSTERCTL, "--lab", lab.name, "network", "apply"], check=True,
+                   capture_output=True)
+    state = os.path.join(lab.workdir, "cluster.json")
+    subprocess.run([CLUSTERCTL, "--lab", lab.name, "discover", "-o", state], check=True,
+                   capture_output=True)
+    job = lab.job("cables", cluster=state,
+                  command={"shell": "echo \"PEERS=$CLUSTERCOMM_PEER_ADDRS\"; exec ./clustercomm-perf "
+                                    "-o all_reduce -b 1M -e 4M -f 4 -n 5 -c 1"},
+                  env={"CLUSTERCOMM_TIMEOUT_MS": "30000"},
+                  timeouts={"startup": 60, "total": 120, "grace": 5},
+                  upload=[{"src": PERF, "dest": "clustercomm-perf", "mode": "0755"}])
+    before = cable_bytes(lab)
+    r = subprocess.run([CLUSTERCTL, "--lab", lab.name, "launch", job], capture_output=True,
+                       text=True, timeout=180)
+    sent = cable_bytes(lab) - before
+    if r.returncode != 0:
+        fail(f"exit {r.returncode}\n{r.stdout}\n{r.stderr}")
+    for rank in range(4):
+        m = re.search(rf"^\[{rank} h{rank + 1}\] PEERS=(.*)$", r.stdout, re.M)
+        if not m:
+            fail(f"rank {rank} printed no PEERS line:\n{r.stdout}")
+        entries = m.group(1).split(",")
+        if len(entries) != 4 or entries[rank] != "":
+            fail(f"rank {rank}: PEERS is not one entry per rank, its own empty: {entries}")
+        for peer, e in enumerate(entries):
+            if peer != rank and not re.fullmatch(r"\d+\.\d+\.\d+\.\d+>\d+\.\d+\.\d+\.\d+", e):
+                fail(f"rank {rank}: entry for rank {peer} is not MY_ADDR>PEER_ADDR: {e!r}")
+    # 4 ranks x (1 + 4) MiB buffers x 7 runs (warm-up and 5 timed): well over 20 MB on the cables.
+    if sent < 20_000_000:
+        fail(f"only {sent} bytes went over the cable interfaces:\n{r.stdout}")
+    print(f"4 ranks over the cables: PEERS set, exit 0, {sent} bytes on tb*")
+print("PASS")
