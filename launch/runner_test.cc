@@ -279,3 +279,34 @@ TEST_CASE("runner: runtime mpi: timeouts.total ends mpirun and its ranks, nothin
   CHECK_FALSE(job.dirs_left(1));
   CHECK_FALSE(fs::exists(local_job_dir(job.id)));
 }
+
+TEST_CASE("summary: who failed first, who we ended, who exited by itself during teardown") {
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  o.first_failed = 1;
+  o.duration = std::chrono::milliseconds(2500);
+  auto rank = [](int r, int status, bool signaled) {
+    RankOutcome x;
+    x.rank = r;
+    x.host = "h" + std::to_string(r + 1);
+    x.started = x.finished = true;
+    x.exit_status = status;
+    x.signaled = signaled;
+    x.ended_by_us = r != 1 && status != 0;
+    x.duration = std::chrono::milliseconds(1200);
+    return x;
+  };
+  o.ranks = {rank(0, 128 + 15, true), rank(1, 3, false), rank(2, 1, false), rank(3, 130, false)};
+  const std::string s = render_summary(o);
+  CHECK(
+      s.find("    0  h1                SIGTERM                     1.2 s  ended by clusterctl\n") !=
+      std::string::npos);
+  CHECK(s.find("    1  h2                exit 3                      1.2 s  <- failed first\n") !=
+        std::string::npos);
+  CHECK(s.find("    2  h3                exit 1                      1.2 s  exited during "
+               "teardown\n") != std::string::npos);
+  CHECK(s.find("    3  h4                exit 130                    1.2 s  exited during "
+               "teardown\n") != std::string::npos);
+  CHECK(s.find("job failed: rank 1 on h2 failed first (exit 3); 0/4 ranks exited 0\n") !=
+        std::string::npos);
+}

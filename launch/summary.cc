@@ -53,7 +53,9 @@ std::string render_summary(const JobOutcome& o) {
     if (r.rank == o.first_failed) {
       note = "<- failed first";
     } else if (r.ended_by_us) {
-      note = "ended by clusterctl";
+      // Only a death by signal is surely ours; a rank that exits by itself once teardown has
+      // begun may have handled our SIGTERM or failed on its own (a peer gone).
+      note = r.signaled || r.exit_status < 0 ? "ended by clusterctl" : "exited during teardown";
     } else if (!r.started && r.exit_status != 0) {
       note = "never started";
     }
