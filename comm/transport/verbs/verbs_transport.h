@@ -14,8 +14,10 @@
 // that merely wait on it.
 //
 // Progress only inside wait()/poll() on the caller's thread: wait() busy-polls the
-// completion queues for `spin`, then alternates polling with 1 ms poll() naps on the control
-// connections (UC completions cannot wake a poll() without a completion channel).
+// completion queues for `spin`, then sleeps in one poll(2) on every link's completion
+// channel and every control connection together (arm, poll the queues once more, sleep), so
+// a completion wakes it at once and a waiting rank leaves the CPU to the peer and the
+// provider (Soft-RoCE's kernel work). Links without a completion channel nap 1 ms instead.
 #pragma once
 
 #include <poll.h>
@@ -83,6 +85,7 @@ class VerbsTransport final : public Transport {
   int size_;
   VerbsOptions options_;
   std::vector<Peer> peers_;
+  std::vector<FrameLink*> links_;  // every link, in peer order (the sleep's descriptors)
   std::vector<pollfd> pfds_;
   bool aborted_ = false;
   Clock::time_point last_alive_{};
