@@ -187,8 +187,7 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
         cap_ms = 1;
         continue;
       }
-      l->consume_events();
-      l->arm();
+      l->arm();  // a wake-up already pending makes the fd readable: consumed after poll()
       pfds_.push_back(pollfd{l->event_fd(), POLLIN, 0});
     }
     if (progress_channels()) can_sleep = false;
@@ -205,10 +204,8 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
   const int r = ::poll(pfds_.data(), pfds_.size(),
                        can_sleep ? tcp::poll_timeout_ms(deadline, cap_ms) : 0);
   if (r <= 0) return;
-  if (first_control > 0) {
-    for (size_t i = 0; i < first_control; ++i) {
-      if (pfds_[i].revents != 0) links_[i]->consume_events();
-    }
+  for (size_t i = 0; i < first_control; ++i) {
+    if (pfds_[i].revents != 0) links_[i]->consume_events();
   }
   bool control = false;
   for (size_t i = first_control; i < pfds_.size(); ++i) control = control || pfds_[i].revents != 0;
@@ -302,6 +299,8 @@ void VerbsTransport::wait(Request& req, Deadline deadline) {
   if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
   try {
     Clock::time_point last = Clock::now();
+    const auto spin =
+        req.bytes <= options_.spin_max_bytes ? options_.spin : std::chrono::microseconds(0);
     uint32_t spins = 0;
     while (!req.done()) {
       const bool any = progress_channels();
@@ -309,7 +308,7 @@ void VerbsTransport::wait(Request& req, Deadline deadline) {
       const auto now = Clock::now();
       if (any) {
         last = now;
-      } else if (now - last > options_.spin) {
+      } else if (now - last >= spin) {
         read_control(true, deadline);
         if (Clock::now() - last_alive_ > kAliveEvery) send_alive();
       }
