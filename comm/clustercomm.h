@@ -14,7 +14,8 @@
 // default 30 s, CLUSTERCOMM_TIMEOUT_MS), a lost peer, a protocol mismatch - names the rank(s)
 // this rank was waiting for in the message and in Error::ranks(), and breaks the
 // communicator: later calls throw kBroken at once. Waiting busy-polls for Tuning::spin
-// (200 us), then blocks in poll().
+// (200 us; on TCP only for messages <= 64 KiB), then blocks in poll() (on verbs: on the completion
+// channels and control connections together, woken by the next completion).
 //
 // Threads: a communicator is used by one thread at a time. Ranks must call collectives in
 // the same order with the same counts, types, ops and roots.

@@ -1,5 +1,8 @@
 #include "comm/tests/fake_link.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -16,8 +19,34 @@ FakeLink::FakeLink(std::shared_ptr<FakeWire> wire, int side, size_t frame_bytes,
       name_(std::move(name)),
       send_ring_(frame_bytes * send_slots),
       recv_ring_(frame_bytes * recv_slots) {
+  if (::pipe(pipe_) != 0) throw std::runtime_error("fake: pipe");
+  for (int fd : pipe_) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   std::lock_guard lock(wire_->mu);
   wire_->side[side].link = this;
+}
+
+FakeLink::~FakeLink() {
+  ::close(pipe_[0]);
+  ::close(pipe_[1]);
+}
+
+void FakeLink::arm() {
+  std::lock_guard lock(wire_->mu);
+  wire_->side[side_].armed = true;
+}
+
+void FakeLink::consume_events() {
+  char buf[64];
+  while (::read(pipe_[0], buf, sizeof(buf)) > 0) {
+  }
+}
+
+void FakeWire::completed(int to) {
+  Side& s = side[to];
+  if (!s.armed) return;
+  s.armed = false;
+  const char b = 1;
+  [[maybe_unused]] const ssize_t n = ::write(s.link->pipe_[1], &b, 1);
 }
 
 std::byte* FakeLink::send_frame(uint32_t slot) {
@@ -42,6 +71,7 @@ void FakeWire::deliver(int to, const std::byte* data, uint32_t bytes) {
     c.status = 4;  // IBV_WC_LOC_PROT_ERR
   }
   s.cq.push_back(c);
+  completed(to);
   ++delivered;
 }
 
@@ -78,6 +108,7 @@ void FakeLink::post_send(uint32_t slot, uint32_t bytes) {
   c.is_send = true;
   c.slot = slot;
   wire_->side[side_].cq.push_back(c);
+  wire_->completed(side_);
 }
 
 size_t FakeLink::poll(verbs::Completion* out, size_t max) {

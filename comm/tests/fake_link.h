@@ -3,7 +3,9 @@
 // - kLossFree: a send that finds no posted receive waits on the wire until one is posted.
 // - kUcDrop: like Apple's UC queue pairs (TN3205), such a send is dropped silently and
 //   counted in drops(): a correct protocol keeps drops() at 0.
-// Completions can be made to fail (fail_next_recv) to test error reporting.
+// Completions can be made to fail (fail_next_recv) to test error reporting. Each link has a
+// wake-up descriptor (a non-blocking pipe) that behaves like a verbs completion channel: after
+// arm(), the next completion writes one byte; consume_events() drains it.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,9 @@ class FakeLink final : public verbs::FrameLink {
  public:
   FakeLink(std::shared_ptr<FakeWire> wire, int side, size_t frame_bytes, uint32_t send_slots,
            uint32_t recv_slots, std::string name);
+  ~FakeLink() override;
+  FakeLink(const FakeLink&) = delete;
+  FakeLink& operator=(const FakeLink&) = delete;
   size_t frame_bytes() const override { return frame_bytes_; }
   uint32_t send_slots() const override { return send_slots_; }
   uint32_t recv_slots() const override { return recv_slots_; }
@@ -36,6 +41,9 @@ class FakeLink final : public verbs::FrameLink {
   size_t poll(verbs::Completion* out, size_t max) override;
   std::string status_text(int status) const override;
   std::string name() const override { return name_; }
+  int event_fd() const override { return pipe_[0]; }
+  void arm() override;
+  void consume_events() override;
 
  private:
   friend struct FakeWire;
@@ -45,6 +53,7 @@ class FakeLink final : public verbs::FrameLink {
   uint32_t send_slots_, recv_slots_;
   std::string name_;
   std::vector<std::byte> send_ring_, recv_ring_;
+  int pipe_[2] = {-1, -1};
 };
 
 struct FakeWire {
@@ -56,11 +65,13 @@ struct FakeWire {
     std::deque<verbs::Completion> cq;
     std::deque<std::vector<std::byte>> in_flight;   // kLossFree: waiting for a receive
     size_t max_posted = 0;
+    bool armed = false;
   } side[2];
   uint64_t drops = 0;
   uint64_t delivered = 0;
   bool fail_next_recv[2] = {false, false};
   void deliver(int to, const std::byte* data, uint32_t bytes);  // mu held
+  void completed(int to);                                        // mu held: wake if armed
 };
 
 /// A connected pair: first is side 0 (for the lower rank), second side 1.

@@ -10,6 +10,11 @@
 // - post_recv(slot) posts receive frame `slot` (frame_bytes() long). A message lands in the
 //   oldest posted receive (posting order).
 // - poll() returns completions without blocking; a dead peer produces none (UC).
+// - Sleeping: event_fd() is a descriptor poll(2) reports readable once a completion arrives
+//   after arm() (a verbs completion channel: ibv_req_notify_cq); completions queued before
+//   arm() wake nobody, so the caller arms, polls once more, and only then sleeps.
+//   consume_events() takes the wake-up off the descriptor (ibv_get_cq_event + ack); after it
+//   the link must be armed again. A link without a descriptor (-1) cannot wake a sleeper.
 #pragma once
 
 #include <cstddef>
@@ -43,6 +48,12 @@ class FrameLink {
   /// Up to `max` completions, in completion order; never blocks.
   virtual size_t poll(Completion* out, size_t max) = 0;
   virtual std::string status_text(int status) const = 0;
+  /// The wake-up descriptor (see above), or -1 when this link has none.
+  virtual int event_fd() const { return -1; }
+  /// Requests one wake-up for the next completion; a no-op while one is still requested.
+  virtual void arm() {}
+  /// Reads and acknowledges the wake-ups that arrived; never blocks.
+  virtual void consume_events() {}
   /// For errors: "rxe0_1 port 1" (the device and port this link uses).
   virtual std::string name() const = 0;
 };

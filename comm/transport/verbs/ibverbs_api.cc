@@ -70,6 +70,17 @@ const IbvApi* load_ibverbs(std::string& why, const char* library) {
              resolve(lib, "ibv_modify_qp", a.modify_qp, miss) &&
              resolve(lib, "ibv_wc_status_str", a.wc_status_str, miss);
       if (!l.ok) l.why = name + " is not a usable verbs library: " + miss;
+      // Optional: without a completion channel, waiting falls back to short naps.
+      std::string none;
+      if (!(resolve(lib, "ibv_create_comp_channel", a.create_comp_channel, none) &&
+            resolve(lib, "ibv_destroy_comp_channel", a.destroy_comp_channel, none) &&
+            resolve(lib, "ibv_get_cq_event", a.get_cq_event, none) &&
+            resolve(lib, "ibv_ack_cq_events", a.ack_cq_events, none))) {
+        a.create_comp_channel = nullptr;
+        a.destroy_comp_channel = nullptr;
+        a.get_cq_event = nullptr;
+        a.ack_cq_events = nullptr;
+      }
     }
   }
   if (!l.ok) {

@@ -11,9 +11,12 @@
 //   point; verbs.h wraps it in a macro that prefers the context's op), ibv_query_gid,
 //   ibv_alloc_pd, ibv_dealloc_pd, ibv_reg_mr (a macro in verbs.h over the export of the same
 //   name), ibv_dereg_mr, ibv_create_cq, ibv_destroy_cq, ibv_create_qp, ibv_destroy_qp,
-//   ibv_modify_qp, ibv_wc_status_str.
+//   ibv_modify_qp, ibv_wc_status_str; optional (all four or none, else nullptr and waiting
+//   naps instead of sleeping on the channel): the completion channel's
+//   ibv_create_comp_channel, ibv_destroy_comp_channel, ibv_get_cq_event, ibv_ack_cq_events.
 // - static inlines through the context's op table, needing no symbol: ibv_post_send,
-//   ibv_post_recv, ibv_poll_cq (qp->context->ops.post_send, ... cq->context->ops.poll_cq).
+//   ibv_post_recv, ibv_poll_cq, ibv_req_notify_cq (qp->context->ops.post_send, ...
+//   cq->context->ops.poll_cq, cq->context->ops.req_notify_cq).
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -42,6 +45,10 @@ struct IbvApi {
   int (*destroy_qp)(ibv_qp* qp);
   int (*modify_qp)(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask);
   const char* (*wc_status_str)(ibv_wc_status status);
+  ibv_comp_channel* (*create_comp_channel)(ibv_context* context);
+  int (*destroy_comp_channel)(ibv_comp_channel* channel);
+  int (*get_cq_event)(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context);
+  void (*ack_cq_events)(ibv_cq* cq, unsigned int nevents);
 };
 
 /// The library name tried first on this platform ("libibverbs.so.1" or "librdma.dylib").

@@ -1,5 +1,7 @@
 #include "comm/transport/verbs/verbs_link.h"
 
+#include <fcntl.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -38,8 +40,16 @@ VerbsLink::VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint3
   }
   std::random_device rd;
   psn_ = rd() & 0xffffffu;
+  if (api.create_comp_channel != nullptr) {
+    channel_ = ChannelOwner(api.create_comp_channel(dev_->context.get()), {&api});
+    if (!channel_) fail("cannot create a completion channel", errno);
+    const int fl = ::fcntl(channel_->fd, F_GETFL);
+    if (fl < 0 || ::fcntl(channel_->fd, F_SETFL, fl | O_NONBLOCK) != 0) {
+      fail("cannot make the completion channel non-blocking", errno);
+    }
+  }
   cq_ = CqOwner(api.create_cq(dev_->context.get(), static_cast<int>(send_frames + recv_frames),
-                              nullptr, nullptr, 0),
+                              nullptr, channel_.get(), 0),
                 {&api});
   if (!cq_) fail("cannot create a completion queue", errno);
   ibv_qp_init_attr init{};
@@ -170,6 +180,28 @@ size_t VerbsLink::poll(Completion* out, size_t max) {
     c.bytes = w.byte_len;
   }
   return static_cast<size_t>(n);
+}
+
+void VerbsLink::arm() {
+  if (!channel_ || armed_) return;
+  const int err = ibv_req_notify_cq(cq_.get(), 0);  // inline: through the context's ops
+  if (err != 0) fail("cannot request a completion event", err);
+  armed_ = true;
+}
+
+void VerbsLink::consume_events() {
+  if (!channel_) return;
+  const IbvApi& api = *dev_->api;
+  for (;;) {
+    ibv_cq* cq = nullptr;
+    void* ctx = nullptr;
+    if (api.get_cq_event(channel_.get(), &cq, &ctx) != 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+      fail("cannot read the completion channel", errno);
+    }
+    api.ack_cq_events(cq, 1);  // at once: ibv_destroy_cq waits for every event to be acked
+    armed_ = false;
+  }
 }
 
 std::string VerbsLink::status_text(int status) const {

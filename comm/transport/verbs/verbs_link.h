@@ -1,5 +1,7 @@
 // VerbsLink: a FrameLink on one UC queue pair (Apple profile: unreliable connected, SEND/RECV
-// only; no RDMA WRITE/READ). It owns its completion queue, its queue pair and two registered
+// only; no RDMA WRITE/READ). It owns its completion channel (non-blocking descriptor, so a
+// waiting rank sleeps in poll(2) instead of spinning; none when the library lacks the
+// channel calls), its completion queue, its queue pair and two registered
 // frame rings (send and receive: 2 memory regions a link, so <= 20 per device with Apple's
 // 10 QPs, well under the ~100 MRs Apple allows). Every completion's wc.status is reported.
 //
@@ -51,6 +53,9 @@ class VerbsLink final : public FrameLink {
   size_t poll(Completion* out, size_t max) override;
   std::string status_text(int status) const override;
   std::string name() const override { return dev_->where(); }
+  int event_fd() const override { return channel_ ? channel_->fd : -1; }
+  void arm() override;
+  void consume_events() override;
 
  private:
   struct Free {
@@ -58,13 +63,15 @@ class VerbsLink final : public FrameLink {
   };
   [[noreturn]] void fail(const std::string& what, int err) const;
 
-  // Declaration order = reverse release order: QP, MRs, CQ, rings, then the device.
+  // Declaration order = reverse release order: QP, MRs, CQ, channel, rings, then the device.
   std::shared_ptr<Device> dev_;
   int rank_, peer_;
   uint32_t psn_;
   uint32_t send_frames_, recv_frames_;
   size_t frame_bytes_ = 0;
+  bool armed_ = false;
   std::unique_ptr<std::byte, Free> send_ring_, recv_ring_;
+  ChannelOwner channel_;
   CqOwner cq_;
   MrOwner send_mr_, recv_mr_;
   QpOwner qp_;

@@ -13,6 +13,10 @@ void VerbsDeleter<ibv_context>::operator()(ibv_context* p) const {
   if (p != nullptr) api->close_device(p);
 }
 template <>
+void VerbsDeleter<ibv_comp_channel>::operator()(ibv_comp_channel* p) const {
+  if (p != nullptr) api->destroy_comp_channel(p);
+}
+template <>
 void VerbsDeleter<ibv_pd>::operator()(ibv_pd* p) const {
   if (p != nullptr) api->dealloc_pd(p);
 }

@@ -1,6 +1,6 @@
-// RAII owners of verbs objects, created in the usual order device -> PD -> CQ -> MR -> QP
-// and released in reverse, each through the dlopen'ed table (ibverbs_api.h), plus the port
-// facts a queue pair needs (GID, MTU, state).
+// RAII owners of verbs objects, created in the usual order device -> PD -> completion channel
+// -> CQ -> MR -> QP and released in reverse, each through the dlopen'ed table (ibverbs_api.h),
+// plus the port facts a queue pair needs (GID, MTU, state).
 //
 // wr_id layout (one completion queue per queue pair, so the channel is implied):
 //   bits 63..56  0xCC          a tag: any other value is a provider bug, reported as such
@@ -36,6 +36,7 @@ template <class T>
 using Owned = std::unique_ptr<T, VerbsDeleter<T>>;
 
 using ContextOwner = Owned<ibv_context>;
+using ChannelOwner = Owned<ibv_comp_channel>;
 using PdOwner = Owned<ibv_pd>;
 using CqOwner = Owned<ibv_cq>;
 using MrOwner = Owned<ibv_mr>;

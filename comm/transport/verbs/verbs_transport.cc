@@ -47,6 +47,7 @@ VerbsTransport::VerbsTransport(int rank, int size,
     if (p < control.size()) peer.control = std::move(control[p]);
     for (auto& l : peer.links) {
       peer.channels.push_back(std::make_unique<FrameChannel>(*l, static_cast<int>(p)));
+      links_.push_back(l.get());
     }
     if (static_cast<int>(p) != rank && peer.links.empty()) {
       throw Error(ErrorKind::kInvalidArgument,
@@ -169,18 +170,46 @@ bool VerbsTransport::progress_channels() {
   return any;
 }
 
-// Reads ABORT/BYE/EOF from the control connections; with `block`, naps up to 1 ms first.
+// Sleeps (when `block`) until a completion may have arrived on any link, a control message
+// came, or the next ALIVE is due; then reads ABORT/BYE/ALIVE/EOF from the control connections.
+// Every link is armed before the sleep and its completion queue polled once more after the
+// arm (a completion that landed in between would wake nobody); any progress there skips the
+// sleep. Links without a completion channel (fakes, a library without the calls) cap the
+// sleep at a 1 ms nap.
 void VerbsTransport::read_control(bool block, Deadline deadline) {
   pfds_.clear();
+  const size_t nlinks = links_.size();
+  bool can_sleep = block;
+  int cap_ms = static_cast<int>(kAliveEvery.count());
+  if (block) {
+    for (FrameLink* l : links_) {
+      if (l->event_fd() < 0) {
+        cap_ms = 1;
+        continue;
+      }
+      l->arm();  // a wake-up already pending makes the fd readable: consumed after poll()
+      pfds_.push_back(pollfd{l->event_fd(), POLLIN, 0});
+    }
+    if (progress_channels()) can_sleep = false;
+  }
+  if (pfds_.size() != nlinks) pfds_.clear();  // only all-or-nothing: keep indices simple
+  const size_t first_control = pfds_.size();
   for (Peer& p : peers_) {
     if (p.control.valid() && !p.closed) pfds_.push_back(pollfd{p.control.get(), POLLIN, 0});
   }
   if (pfds_.empty()) {
-    if (block) ::usleep(1000);
+    if (can_sleep) ::usleep(1000);
     return;
   }
-  const int r = ::poll(pfds_.data(), pfds_.size(), block ? tcp::poll_timeout_ms(deadline, 1) : 0);
+  const int r = ::poll(pfds_.data(), pfds_.size(),
+                       can_sleep ? tcp::poll_timeout_ms(deadline, cap_ms) : 0);
   if (r <= 0) return;
+  for (size_t i = 0; i < first_control; ++i) {
+    if (pfds_[i].revents != 0) links_[i]->consume_events();
+  }
+  bool control = false;
+  for (size_t i = first_control; i < pfds_.size(); ++i) control = control || pfds_[i].revents != 0;
+  if (!control) return;
   for (size_t i = 0; i < peers_.size(); ++i) {
     Peer& p = peers_[i];
     while (p.control.valid() && !p.closed) {
@@ -270,6 +299,8 @@ void VerbsTransport::wait(Request& req, Deadline deadline) {
   if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
   try {
     Clock::time_point last = Clock::now();
+    const auto spin =
+        req.bytes <= options_.spin_max_bytes ? options_.spin : std::chrono::microseconds(0);
     uint32_t spins = 0;
     while (!req.done()) {
       const bool any = progress_channels();
@@ -277,7 +308,7 @@ void VerbsTransport::wait(Request& req, Deadline deadline) {
       const auto now = Clock::now();
       if (any) {
         last = now;
-      } else if (now - last > options_.spin) {
+      } else if (now - last >= spin) {
         read_control(true, deadline);
         if (Clock::now() - last_alive_ > kAliveEvery) send_alive();
       }
