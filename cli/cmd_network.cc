@@ -72,11 +72,13 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
   if (!base) return util::error(ExitCode::kUsage, "--base: " + base.error().message);
   Planned p;
   std::vector<LinkAddress> saved;
+  std::vector<discovery::Cable> file_cables;
   ClusterSource live_source = o.source;
   if (!o.source.state_file.empty()) {
     auto state = discovery::load_cluster_state(o.source.state_file);
     if (!state) return state.error();
     saved = state->network;
+    file_cables = state->cables;
     std::vector<std::string> names;
     for (const auto& h : state->hosts) names.push_back(h.host);
     live_source.state_file.clear();
@@ -85,6 +87,22 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
   auto live = obtain_cluster_state(ctx, live_source);
   if (!live) return live.error();
   p.live = std::move(*live);
+  // Every cable of the file must still be there: a port gone down or a cable pulled since
+  // the file was written is a failure naming it, never a cable silently dropped from the plan.
+  for (const auto& c : file_cables) {
+    bool present = false;
+    for (const auto& l : p.live.cables) {
+      present |= (l.a == c.a && l.b == c.b) || (l.a == c.b && l.b == c.a);
+    }
+    if (!present) {
+      return util::error(ExitCode::kCheckFailed,
+                         fmt::format("{} - {} of {} is not seen now (port down or cable "
+                                     "pulled): plug it back, or run `clusterctl discover -o {}` "
+                                     "to accept the new cabling",
+                                     discovery::end_label(c.a), discovery::end_label(c.b),
+                                     o.source.state_file, o.source.state_file));
+    }
+  }
   if (!saved.empty()) {
     for (const auto& l : saved) {
       bool present = false;

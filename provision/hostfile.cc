@@ -188,7 +188,8 @@ util::Result<MlxHostfile> make_ring(const ClusterGraph& g, MlxHostfile hf) {
   if (!unaddressed.empty()) {
     return cannot(
         HostfileFormat::kMlxRing,
-        fmt::format("{} {} no IPv4 address: run `clusterctl network apply`",
+        fmt::format("{} {} no IPv4 address in this cluster state: run `clusterctl network "
+                    "apply CLUSTER.json` (it addresses the cables and updates the file)",
                     fmt::join(unaddressed, ", "), unaddressed.size() == 1 ? "has" : "have"));
   }
   return hf;

@@ -198,11 +198,12 @@ TEST_CASE("hostfile: mlx-ring names a cable end without IPv4") {
   REQUIRE(!hf.ok());
   CHECK(hf.error().code == ExitCode::kCheckFailed);
   CHECK(hf.error().message ==
-        "no mlx-ring hostfile: h2 tb1 has no IPv4 address: run `clusterctl network apply`");
+        "no mlx-ring hostfile: h2 tb1 has no IPv4 address in this cluster state: run `clusterctl "
+        "network apply CLUSTER.json` (it addresses the cables and updates the file)");
   port(s, "h3", "tb2").interface->ipv4.clear();
   CHECK(make_mlx_hostfile(s, HostfileFormat::kMlxRing).error().message ==
-        "no mlx-ring hostfile: h2 tb1, h3 tb2 have no IPv4 address: run `clusterctl network "
-        "apply`");
+        "no mlx-ring hostfile: h2 tb1, h3 tb2 have no IPv4 address in this cluster state: run "
+        "`clusterctl network apply CLUSTER.json` (it addresses the cables and updates the file)");
 }
 
 TEST_CASE("hostfile: ring formats without a ring") {

@@ -47,11 +47,23 @@ grep -q '^5 of 6 cables' "$tmp/broken" || fail "summary: $(cat "$tmp/broken")"
 if "$CLUSTERCTL" hostfile --format mlx-ring "$tmp/c3.json" >"$tmp/ring0" 2>&1; then
   fail "mlx-ring written with an unaddressed cable end: $(cat "$tmp/ring0")"
 fi
-grep -q 'h2 tb1 has no IPv4 address' "$tmp/ring0" || fail "mlx-ring error: $(cat "$tmp/ring0")"
+grep -q "h2 tb1 has no IPv4 address in this cluster state" "$tmp/ring0" || fail "mlx-ring error: $(cat "$tmp/ring0")"
 "$CLUSTERCTL" --lab "$name" network apply "$tmp/c3.json" >"$tmp/apply3" ||
   fail "apply with a state file exited $?: $(cat "$tmp/apply3")"
 "$CLUSTERCTL" hostfile --format mlx-ring "$tmp/c3.json" >"$tmp/ring" ||
   fail "mlx-ring after apply exited $?: $(cat "$tmp/ring")"
 python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["hosts"]; assert len(h) == 4 and all(x["ips"] for x in h), h' \
   "$tmp/ring" || fail "mlx-ring after apply: $(cat "$tmp/ring")"
+# A cable of the file that went down since: verify and apply fail naming it, the file unchanged.
+cp "$tmp/c3.json" "$tmp/c3.before"
+ip -n "$(ns h1)" link set tb1 down
+for cmd in verify apply; do
+  set +e
+  "$CLUSTERCTL" --lab "$name" network "$cmd" "$tmp/c3.json" >"$tmp/down" 2>&1
+  rc=$?
+  set -e
+  [ "$rc" -eq 1 ] || fail "$cmd with a cable down exited $rc: $(cat "$tmp/down")"
+  grep -q 'h1 tb1 - h2 tb1 of .* is not seen now' "$tmp/down" || fail "$cmd: $(cat "$tmp/down")"
+  cmp -s "$tmp/c3.json" "$tmp/c3.before" || fail "$cmd with a cable down rewrote the file"
+done
 echo "network: ok"
