@@ -411,6 +411,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
           },
           opts.control_timeout);
       const auto kill_at = *ending_at + spec.timeouts.grace;
+      auto next_term = Clock::now() + 1s;
       while (Clock::now() < kill_at) {
         {
           std::lock_guard<std::mutex> lock(sh.mu);
@@ -418,6 +419,14 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
                                               [](const RankOutcome& o) { return o.finished; })) {
             return;
           }
+        }
+        if (!mpi && Clock::now() >= next_term) {
+          // A rank that was still starting at the first TERM: its group gets TERM now (the
+          // script signals each group once), well before the SIGKILL.
+          on_every_host(
+              control, [&](size_t h) { return signal_argv(dir_of(h), "TERM"); },
+              opts.control_timeout);
+          next_term = Clock::now() + 1s;
         }
         std::this_thread::sleep_for(50ms);
       }

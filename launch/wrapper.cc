@@ -47,6 +47,10 @@ st() {
   if command -v setsid >/dev/null 2>&1; then exec setsid "$@"; fi
   exec perl -MPOSIX -e 'POSIX::setsid() > 0 or die "setsid: $!\n"; exec { $ARGV[0] } @ARGV or die "$ARGV[0]: $!\n"' "$@"
 }
+if [ -e "$d/ending" ]; then
+  echo "clusterctl: rank $r: not started, the job is ending" >&2
+  exit 143
+fi
 exec 3<&0
 if command -v perl >/dev/null 2>&1; then
   perl -e "$W" -- 1 "$d/end-$r" "$m" "$@" </dev/null 3<&- &
@@ -127,8 +131,18 @@ chmod 700 "$1")SH";
 constexpr std::string_view kWriteFile = R"SH(umask 077
 cat >"$1")SH";
 
-constexpr std::string_view kSignal = R"SH(for f in "$1"/rank-*.pid; do
-  [ -f "$f" ] && kill -"$2" -"$(cat "$f")" 2>/dev/null
+// JOBDIR/ending first, so a rank not yet started never starts; TERM reaches each process group
+// once (JOBDIR/sent-PID), so the launcher repeats it for ranks whose group appeared since.
+constexpr std::string_view kSignal = R"SH([ -d "$1" ] && : >"$1/ending"
+for f in "$1"/rank-*.pid; do
+  [ -f "$f" ] || continue
+  p=$(cat "$f")
+  if [ "$2" = TERM ]; then
+    [ -e "$1/sent-$p" ] && continue
+    kill -TERM -"$p" 2>/dev/null && : >"$1/sent-$p"
+  else
+    kill -"$2" -"$p" 2>/dev/null
+  fi
 done
 exit 0)SH";
 
