@@ -77,6 +77,12 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     names = spec.hosts;
   } else if (spec.cluster->kind == Kind::kLab || spec.cluster->kind == Kind::kInventory) {
     p.global.lab = spec.cluster->kind == Kind::kLab ? spec.cluster->value : "";
+    if (spec.cluster->kind == Kind::kLab && !g.lab.empty() && g.lab != spec.cluster->value) {
+      // The command line names the lab to use (templates say lab:default).
+      fmt::print(stderr, "note: --lab {} replaces the job's cluster: lab:{}\n", g.lab,
+                 spec.cluster->value);
+      p.global.lab = g.lab;
+    }
     p.global.inventory = spec.cluster->kind == Kind::kInventory ? spec.cluster->value : "";
   } else if (spec.cluster->kind == Kind::kClusterState) {
     auto state = discovery::load_cluster_state(spec.cluster->value);

@@ -57,5 +57,14 @@ printf '{"schema": "clusterctl.job/1", "id": "gone-1", "name": "gone", "job_file
 expect 2 "logs of a job whose logs were deleted" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs gone-1
 grep -q "log directory $tmp/deleted-logs no longer exists" <<<"$LAST" ||
   { echo "FAIL: deleted logs not reported: $LAST"; fail=1; }
+job=$(mktemp --suffix=.yaml)
+printf 'name: t\ncluster: lab:default\ncommand: [true]\n' >"$job"
+expect 2 "--lab replaces a job's lab" -- env -u CLUSTERCTL_LAB "$cc" --lab nosuchlab launch "$job"
+rm -f "$job"
+if ! grep -q "note: --lab nosuchlab replaces the job's cluster: lab:default" <<<"$LAST" ||
+  ! grep -q "no lab named 'nosuchlab'" <<<"$LAST"; then
+  echo "FAIL: --lab not used for a lab job: $LAST"
+  fail=1
+fi
 [ "$fail" -eq 0 ] && echo "cli basics: ok"
 exit "$fail"
