@@ -67,18 +67,31 @@ std::vector<std::string> on_every_host(std::vector<std::unique_ptr<remote::Execu
   return problems;
 }
 
-// Sets up host i: job directory, uploads, runtime files.
-util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPlan& plan,
-                        const std::string& dir, std::chrono::milliseconds timeout) {
+// Runs one setup step (argv, with `stdin_data`, if any, on its stdin); a failure or no answer is an
+// error of `code` saying "WHERE: cannot WHAT: why".
+util::Status setup_step(remote::Executor& ex, std::vector<std::string> argv,
+                        std::optional<std::string> stdin_data, std::chrono::milliseconds timeout,
+                        ExitCode code, const std::string& where, const std::string& what) {
   remote::RunOptions ro;
   ro.timeout = timeout;
   ro.cancelled = [] { return false; };
-  auto r = ex.run(remote::Command{setup_argv(dir)}, ro);
+  ro.stdin_data = std::move(stdin_data);
+  auto r = ex.run(remote::Command{std::move(argv)}, ro);
   if (!r) return r.error();
   if (r->exit_status != 0 || r->timed_out) {
-    return util::error(ExitCode::kUnreachable,
-                       fmt::format("{}: cannot create the job directory {}: {}", ex.host(), dir,
-                                   r->timed_out ? "no answer" : r->err));
+    return util::error(
+        code, fmt::format("{}: cannot {}: {}", where, what, r->timed_out ? "no answer" : r->err));
+  }
+  return {};
+}
+
+// Sets up host i: job directory, uploads, runtime files.
+util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPlan& plan,
+                        const std::string& dir, std::chrono::milliseconds timeout) {
+  if (auto st = setup_step(ex, setup_argv(dir), std::nullopt, timeout, ExitCode::kUnreachable,
+                           ex.host(), "create the job directory " + dir);
+      !st) {
+    return st;
   }
   for (const auto& up : spec.upload) {
     std::string dest = up.dest.starts_with('/') ? up.dest : dir + "/" + up.dest;
@@ -97,12 +110,11 @@ util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPl
     }
   }
   for (const auto& f : runtime_files(plan)) {
-    ro.stdin_data = f.content;
-    auto w = ex.run(remote::Command{write_file_argv(dir + "/" + f.name)}, ro);
-    if (!w) return w.error();
-    if (w->exit_status != 0 || w->timed_out) {
-      return util::error(ExitCode::kUnreachable,
-                         fmt::format("{}: cannot write {}/{}: {}", ex.host(), dir, f.name, w->err));
+    const std::string path = dir + "/" + f.name;
+    if (auto st = setup_step(ex, write_file_argv(path), f.content, timeout, ExitCode::kUnreachable,
+                             ex.host(), "write " + path);
+        !st) {
+      return st;
     }
   }
   return {};
@@ -111,24 +123,14 @@ util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPl
 // runtime mpi: this machine's job directory with the Open MPI hostfile in it.
 util::Status setup_local(remote::Executor& ex, const std::string& dir, const std::string& hostfile,
                          std::chrono::milliseconds timeout) {
-  remote::RunOptions ro;
-  ro.timeout = timeout;
-  ro.cancelled = [] { return false; };
-  auto r = ex.run(remote::Command{setup_argv(dir)}, ro);
-  if (!r) return r.error();
-  if (r->exit_status != 0 || r->timed_out) {
-    return util::error(ExitCode::kUsage,
-                       fmt::format("this machine: cannot create mpirun's job directory {}: {}",
-                                   dir, r->timed_out ? "no answer" : r->err));
+  if (auto st = setup_step(ex, setup_argv(dir), std::nullopt, timeout, ExitCode::kUsage,
+                           "this machine", "create mpirun's job directory " + dir);
+      !st) {
+    return st;
   }
-  ro.stdin_data = hostfile;
-  auto w = ex.run(remote::Command{write_file_argv(dir + "/" + kMpiHostfile)}, ro);
-  if (!w) return w.error();
-  if (w->exit_status != 0 || w->timed_out) {
-    return util::error(ExitCode::kUsage, fmt::format("this machine: cannot write {}/{}: {}", dir,
-                                                     kMpiHostfile, w->err));
-  }
-  return {};
+  const std::string path = dir + "/" + kMpiHostfile;
+  return setup_step(ex, write_file_argv(path), hostfile, timeout, ExitCode::kUsage, "this machine",
+                    "write " + path);
 }
 
 }  // namespace
@@ -279,7 +281,12 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
           }
           handle(demux.feed(fd, bytes));
         };
-        WrapperArgs wa{m.local_dir, 0,       "", m.grace_s, nonce, mpirun_argv(plan, m),
+        WrapperArgs wa{m.local_dir,
+                       0,
+                       "",
+                       m.grace_s,
+                       nonce,
+                       mpirun_argv(plan, m),
                        static_cast<int>(kHeartbeatTimeout.count())};
         auto res = (*ex)->run(remote::Command{wrapper_argv(wa)}, ro);
         if (!res) {
@@ -363,8 +370,13 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
         }
         output.feed(r, fd, bytes);
       };
-      WrapperArgs wa{dir,   r,      spec.cwd, static_cast<int>(spec.timeouts.grace.count()),
-                     nonce, command, static_cast<int>(kHeartbeatTimeout.count())};
+      WrapperArgs wa{dir,
+                     r,
+                     spec.cwd,
+                     static_cast<int>(spec.timeouts.grace.count()),
+                     nonce,
+                     command,
+                     static_cast<int>(kHeartbeatTimeout.count())};
       auto res = (*ex)->run(remote::Command{wrapper_argv(wa)}, ro);
       if (!res) {
         finish(-1, fmt::format("connection lost: host {} lost: {}", plan.hosts[h].name,
@@ -431,8 +443,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
         std::this_thread::sleep_for(50ms);
       }
       on_every_host(
-          control, [&](size_t h) { return signal_argv(dir_of(h), "KILL"); },
-          opts.control_timeout);
+          control, [&](size_t h) { return signal_argv(dir_of(h), "KILL"); }, opts.control_timeout);
     });
   };
   auto last_status = Clock::now() - 1s;
@@ -564,8 +575,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   }
   if (outcome.code == ExitCode::kOk && mpi && sh.launcher_status != 0) {
     outcome.code = ExitCode::kJobFailed;
-    outcome.reason = fmt::format("every rank exited 0 but mpirun exited {}{}",
-                                 sh.launcher_status,
+    outcome.reason = fmt::format("every rank exited 0 but mpirun exited {}{}", sh.launcher_status,
                                  sh.launcher_last.empty() ? "" : ": " + sh.launcher_last);
   }
   if (outcome.code == ExitCode::kOk && util::interrupted()) outcome.code = ExitCode::kInterrupted;
