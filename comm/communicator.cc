@@ -31,7 +31,7 @@ struct Communicator::Impl {
                                           broken_why + ")");
     }
     if (config.size == 1) return;
-    Ctx ctx{*transport,      config.rank, config.size,  Clock::now() + config.timeout,
+    Ctx ctx{*transport,      config.rank, config.size,  deadline_in(config.timeout),
             settings.tuning, scratch,     scratch_bytes};
     try {
       body(ctx);

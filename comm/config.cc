@@ -231,6 +231,16 @@ Config config_from_env(const GetEnv& getenv_in) {
   if (const char* v = get("CLUSTERCOMM_IBV_RECV_FRAMES")) {
     c.ibv_recv_frames = static_cast<uint32_t>(to_int("CLUSTERCOMM_IBV_RECV_FRAMES", v, 4, 63));
   }
+  if (const char* v = get("CLUSTERCOMM_IBV_PROFILE")) {
+    const std::string p = v;
+    if (p == "apple" || p == "uc") {
+      c.ibv_profile = VerbsProfile::kApple;
+    } else if (p == "rc") {
+      c.ibv_profile = VerbsProfile::kRc;
+    } else {
+      throw bad("CLUSTERCOMM_IBV_PROFILE", "is '" + p + "', expected apple (UC) or rc");
+    }
+  }
   return c;
 }
 

@@ -37,6 +37,15 @@ struct Tuning {
 /// (each rank prints one line saying why). kVerbs: verbs or fail. kTcp: TCP only.
 enum class TransportKind { kAuto, kTcp, kVerbs };
 
+/// The verbs transport's queue pairs (CLUSTERCOMM_IBV_PROFILE); every rank must use the same.
+/// - kApple ("apple", the default): UC queue pairs, SEND/RECV only, <= 10 QPs per device:
+///   what RDMA over Thunderbolt on macOS allows (facts.md, Apple TN3205). Also runs on Linux
+///   NICs and Soft-RoCE. A dead or stopped peer is silent (UC): found by the call's timeout.
+/// - kRc ("rc"): the same frame protocol on RC queue pairs, for Linux RDMA NICs: the NIC
+///   retransmits lost packets, and a peer that stops answering gives an error completion
+///   ("transport retry counter exceeded") after about 0.5 s instead of silence. macOS has no RC.
+enum class VerbsProfile { kApple, kRc };
+
 struct Config {
   int rank = 0;
   int size = 1;
@@ -65,6 +74,7 @@ struct Config {
   size_t ibv_frame_bytes = 64 * 1024;
   /// Receive frames posted per link, 4..63 (Apple: about 63 posted receives at most).
   uint32_t ibv_recv_frames = 32;
+  VerbsProfile ibv_profile = VerbsProfile::kApple;
 };
 
 using GetEnv = std::function<const char*(const char*)>;

@@ -120,8 +120,11 @@ TEST_CASE("transport choice, device rows and verbs frames from the environment")
                                            {"MLX_IBV_DEVICES", m},
                                            {"CLUSTERCOMM_TRANSPORT", "verbs"},
                                            {"CLUSTERCOMM_IBV_FRAME_BYTES", "8192"},
-                                           {"CLUSTERCOMM_IBV_RECV_FRAMES", "63"}}));
+                                           {"CLUSTERCOMM_IBV_RECV_FRAMES", "63"},
+                                           {"CLUSTERCOMM_IBV_PROFILE", "rc"}}));
   CHECK(d.transport == TransportKind::kVerbs);
+  CHECK(d.ibv_profile == VerbsProfile::kRc);
+  CHECK(c.ibv_profile == VerbsProfile::kApple);  // the default
   CHECK(d.devices[0] == std::vector<std::string>{"rxe1_0"});
   CHECK(d.devices[2].empty());
   CHECK(d.ibv_frame_bytes == 8192);
@@ -137,6 +140,8 @@ TEST_CASE("transport choice, device rows and verbs frames from the environment")
   CHECK_THROWS_AS(config_from_env(env_of(with("CLUSTERCOMM_IBV_FRAME_BYTES", "6000"))), Error);
   CHECK_THROWS_AS(config_from_env(env_of(with("CLUSTERCOMM_IBV_FRAME_BYTES", "16777216"))), Error);
   CHECK_THROWS_AS(config_from_env(env_of(with("CLUSTERCOMM_IBV_RECV_FRAMES", "64"))), Error);
+  CHECK_THROWS_WITH_AS(config_from_env(env_of(with("CLUSTERCOMM_IBV_PROFILE", "ud"))),
+                       doctest::Contains("expected apple (UC) or rc"), Error);
   CHECK_THROWS_AS(config_from_env(env_of(with("MLX_IBV_DEVICES", m.c_str()))), Error);  // 3 rows, size 2
   std::remove(m.c_str());
 }

@@ -91,7 +91,7 @@ void FakeLink::post_recv(uint32_t slot) {
   }
 }
 
-void FakeLink::post_send(uint32_t slot, uint32_t bytes) {
+void FakeLink::post_send(uint32_t slot, uint32_t bytes, bool signaled) {
   std::lock_guard lock(wire_->mu);
   if (slot >= send_slots_ || bytes > frame_bytes_) throw std::logic_error("fake: bad send");
   const int to = 1 - side_;
@@ -104,6 +104,7 @@ void FakeLink::post_send(uint32_t slot, uint32_t bytes) {
   } else {
     peer.in_flight.emplace_back(data, data + bytes);
   }
+  if (!signaled) return;
   verbs::Completion c;
   c.is_send = true;
   c.slot = slot;

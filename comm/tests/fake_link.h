@@ -37,7 +37,7 @@ class FakeLink final : public verbs::FrameLink {
   std::byte* send_frame(uint32_t slot) override;
   const std::byte* recv_frame(uint32_t slot) const override;
   void post_recv(uint32_t slot) override;
-  void post_send(uint32_t slot, uint32_t bytes) override;
+  void post_send(uint32_t slot, uint32_t bytes, bool signaled) override;
   size_t poll(verbs::Completion* out, size_t max) override;
   std::string status_text(int status) const override;
   std::string name() const override { return name_; }

@@ -34,10 +34,12 @@ void use_verbs_if_asked(Config& c) {
     if (key == "MLX_RANK") return rank.c_str();
     if (key == "MLX_IBV_DEVICES") return path;
     if (key == "MLX_JACCL_COORDINATOR") return "127.0.0.1:1";
+    if (key == "CLUSTERCOMM_IBV_PROFILE") return std::getenv(k);  // the rdma suite's rc run
     return nullptr;
   });
   if (m.size < c.size) return;
   c.devices.assign(m.devices.begin(), m.devices.begin() + c.size);
+  c.ibv_profile = m.ibv_profile;
   c.transport = TransportKind::kVerbs;
 }
 

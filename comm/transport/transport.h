@@ -31,6 +31,13 @@ namespace cc::comm {
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
 
+/// Now + `timeout`, read from a coarse clock where there is one (Linux
+/// CLOCK_MONOTONIC_COARSE: the epoch of steady_clock, up to a tick (1-4 ms) behind, no
+/// hardware read), else from Clock. For per-call deadlines, which need ms: a precise read
+/// costs about 1 us where the kernel reads an HPET (the emulated rdma-vm guest), on every
+/// call on the latency path.
+Deadline deadline_in(std::chrono::milliseconds timeout);
+
 /// One posted send or receive, owned by the caller. It must not move and must outlive its
 /// completion (or the transport's abort()). A message may travel in several parts (one per
 /// connection); the request is done when all have.

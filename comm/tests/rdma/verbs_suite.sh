@@ -8,6 +8,9 @@
 #   4. kill -9 of rank 2 and SIGSTOP of rank 2: survivors fail within timeout + 1 s naming it
 #   5. a receive queue that runs dry: data still correct
 #   6. results bitwise identical to the TCP transport's (digests of random-float collectives)
+#   7. the rc profile (CLUSTERCOMM_IBV_PROFILE=rc, RC queue pairs): the thread matrix for n = 2,
+#      processes for n = 3, one RC QP per cable end, digests equal to TCP's, kill -9 found, and
+#      a rank on the other profile refused with a message naming the variable
 # Usage: verbs_suite.sh BUILD_DIR [full|quick] (BUILD_DIR: the comm build with
 # clustercomm_tests and clustercomm_test_rank; quick = the thread matrix for n = 2 only, and
 # the processes for n = 2, 3, 4 instead: for sanitizer builds).
@@ -182,6 +185,79 @@ if ((same)); then
 else
   fail "digests differ between TCP and verbs"; cat "$out"/digest-*-*.log
 fi
+
+echo "== 7. rc profile: RC queue pairs, same protocol"
+export CLUSTERCOMM_IBV_PROFILE=rc
+if CLUSTERCOMM_TEST_IBV_DEVICES=$(matrix 4) "$tests" -tc="collectives as threads*n=2" \
+    > "$out/rc-matrix-2.log" 2>&1 && grep -q "1 passed" "$out/rc-matrix-2.log"; then
+  pass "rc: collective matrix n=2 (threads)"
+else
+  fail "rc: collective matrix n=2"; tail -20 "$out/rc-matrix-2.log"
+fi
+start_ranks collectives 3 60000
+ok=1
+for ((r = 0; r < 3; r++)); do wait "${pids[$r]}" || ok=0; done
+if ((ok)); then pass "rc: processes n=3"; else fail "rc: processes n=3"; tail -n 5 "$out"/collectives-3-*.log; fi
+port=$((port + 1))
+pids=()
+for r in 0 1 2 3; do
+  MLX_RANK=$r MLX_IBV_DEVICES=$(matrix 4) MLX_JACCL_COORDINATOR=127.0.0.1:$port \
+    CLUSTERCOMM_TOKEN=rdma-suite CLUSTERCOMM_TRANSPORT=verbs CLUSTERCOMM_TIMEOUT_MS=60000 \
+    "$rank_bin" digest > "$out/digest-rc-$r.log" 2>&1 &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+same=1
+for r in 0 1 2 3; do
+  t=$(grep '^digest' "$out/digest-tcp-$r.log"); v=$(grep '^digest' "$out/digest-rc-$r.log")
+  [ -n "$t" ] && [ "$t" = "$v" ] || same=0
+done
+if ((same)); then pass "rc: every rank's results are bitwise identical to TCP's"; else fail "rc: digests differ from TCP"; cat "$out"/digest-rc-*.log; fi
+start_ranks loop 4 8000
+for _ in $(seq 1 300); do
+  ((n_loop = 0))
+  for r in 0 1 2 3; do grep -q looping "$out/loop-4-$r.log" 2>/dev/null && n_loop=$((n_loop + 1)); done
+  ((n_loop == 4)) && break
+  sleep 0.1
+done
+rc_qps=$(rdma res show qp 2>/dev/null | grep -c 'type RC')
+uc_qps=$(rdma res show qp 2>/dev/null | grep -c 'type UC')
+if ((rc_qps == devices && uc_qps == 0)); then
+  pass "rc: one RC QP per cable end ($rc_qps), no UC QP"
+else
+  fail "rc: $rc_qps RC and $uc_qps UC QPs on $devices devices"
+fi
+killed=$(ms)
+kill -9 "${pids[2]}"
+for r in 0 1 3; do
+  wait "${pids[$r]}"; st=$?
+  el=$(($(ms) - killed))
+  if ((st == 3 && el <= 9000)) && grep -q "rank 2" "$out/loop-4-$r.log"; then
+    pass "rc: rank $r failed after ${el} ms naming rank 2"
+  else
+    fail "rc: rank $r after kill: status $st after ${el} ms: $(cat "$out/loop-4-$r.log")"
+  fi
+done
+wait "${pids[2]}" 2>/dev/null
+# One rank on the other profile: refused at connect, naming the variable.
+port=$((port + 1))
+pids=()
+for r in 0 1; do
+  prof=rc
+  ((r == 1)) && prof=apple
+  MLX_RANK=$r MLX_IBV_DEVICES=$(matrix 2) MLX_JACCL_COORDINATOR=127.0.0.1:$port \
+    CLUSTERCOMM_TOKEN=rdma-suite CLUSTERCOMM_TRANSPORT=verbs CLUSTERCOMM_TIMEOUT_MS=20000 \
+    CLUSTERCOMM_IBV_PROFILE=$prof "$rank_bin" collectives > "$out/mixed-$r.log" 2>&1 &
+  pids+=($!)
+done
+ok=1
+for p in "${pids[@]}"; do wait "$p" && ok=0; done
+if ((ok)) && grep -q "set CLUSTERCOMM_IBV_PROFILE the same on every rank" "$out"/mixed-*.log; then
+  pass "rc: mixed profiles refused: $(grep -h -m1 'CLUSTERCOMM_IBV_PROFILE' "$out"/mixed-*.log | head -1)"
+else
+  fail "rc: mixed profiles not refused clearly"; cat "$out"/mixed-*.log
+fi
+unset CLUSTERCOMM_IBV_PROFILE
 
 echo "== $failures failure(s)"
 exit $((failures > 0))

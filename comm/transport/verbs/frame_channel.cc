@@ -1,6 +1,7 @@
 #include "comm/transport/verbs/frame_channel.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 namespace cc::comm::verbs {
@@ -10,22 +11,29 @@ constexpr uint32_t kMagic = 0xCC000000u;
 constexpr uint32_t kData = 1, kCredit = 2;
 constexpr uint32_t kFirst = 1;
 
-void put32(std::byte* p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xffu);
+// Little-endian on the wire; a plain copy on a little-endian host (every supported one).
+template <class T>
+void put(std::byte* p, T v) {
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(p, &v, sizeof v);
+  } else {
+    for (size_t i = 0; i < sizeof v; ++i) p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xffu);
+  }
 }
-void put64(std::byte* p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = static_cast<std::byte>((v >> (8 * i)) & 0xffu);
-}
-uint32_t get32(const std::byte* p) {
-  uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
+template <class T>
+T get(const std::byte* p) {
+  T v = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(&v, p, sizeof v);
+  } else {
+    for (size_t i = 0; i < sizeof v; ++i) v |= static_cast<T>(static_cast<T>(p[i]) << (8 * i));
+  }
   return v;
 }
-uint64_t get64(const std::byte* p) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
+void put32(std::byte* p, uint32_t v) { put(p, v); }
+void put64(std::byte* p, uint64_t v) { put(p, v); }
+uint32_t get32(const std::byte* p) { return get<uint32_t>(p); }
+uint64_t get64(const std::byte* p) { return get<uint64_t>(p); }
 
 }  // namespace
 
@@ -33,12 +41,12 @@ FrameChannel::FrameChannel(FrameLink& link, int peer)
     : link_(link),
       peer_(peer),
       credits_(link.recv_slots()),
-      credit_threshold_(std::max<uint32_t>(1, link.recv_slots() / 2)) {
+      credit_threshold_(std::max<uint32_t>(1, link.recv_slots() / 2)),
+      signal_every_(std::max<uint32_t>(1, link.send_slots() / 2)) {
   if (link.recv_slots() < 4 || link.frame_bytes() <= kFrameHeaderBytes) {
     throw Error(ErrorKind::kInvalidArgument,
                 "a verbs link needs at least 4 receive frames longer than the frame header");
   }
-  for (uint32_t s = link.send_slots(); s > 0; --s) free_send_.push_back(s - 1);
   for (uint32_t s = 0; s < link.recv_slots(); ++s) link.post_recv(s);
 }
 
@@ -64,7 +72,8 @@ void FrameChannel::recv(char* data, size_t bytes, Request& req) {
 
 void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t payload_bytes,
                               bool first, uint64_t msg_bytes) {
-  const uint32_t slot = free_send_.back();
+  const uint32_t slots = link_.send_slots();
+  const auto slot = static_cast<uint32_t>(sent_ % slots);
   std::byte* f = link_.send_frame(slot);
   put32(f, kMagic | type);
   put32(f + 4, owed_);
@@ -72,8 +81,9 @@ void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t paylo
   put32(f + 12, first ? kFirst : 0);
   put64(f + 16, msg_bytes);
   if (payload_bytes > 0) std::memcpy(f + kFrameHeaderBytes, payload, payload_bytes);
-  link_.post_send(slot, static_cast<uint32_t>(kFrameHeaderBytes) + payload_bytes);
-  free_send_.pop_back();
+  const bool signaled = (sent_ + 1) % signal_every_ == 0 || free_send() == 1;
+  link_.post_send(slot, static_cast<uint32_t>(kFrameHeaderBytes) + payload_bytes, signaled);
+  ++sent_;
   owed_ = 0;
   --credits_;
 }
@@ -81,7 +91,7 @@ void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t paylo
 bool FrameChannel::send_frames() {
   bool any = false;
   const size_t max_payload = link_.frame_bytes() - kFrameHeaderBytes;
-  while (!sendq_.empty() && !free_send_.empty()) {
+  while (!sendq_.empty() && free_send() > 0) {
     if (credits_ < 2) {  // the last credit is kept for returning credits
       ++stats_.stalls_no_credit;
       break;
@@ -98,7 +108,7 @@ bool FrameChannel::send_frames() {
       sendq_.pop_front();
     }
   }
-  if (owed_ >= credit_threshold_ && credits_ >= 1 && !free_send_.empty()) {
+  if (owed_ >= credit_threshold_ && credits_ >= 1 && free_send() > 0) {
     post_frame(kCredit, nullptr, 0, false, 0);
     ++stats_.credit_frames;
     any = true;
@@ -114,7 +124,13 @@ bool FrameChannel::on_completion(const Completion& c) {
                                  "that the peer runs the same clustercomm)");
   }
   if (c.is_send) {
-    free_send_.push_back(c.slot);
+    const uint32_t slots = link_.send_slots();
+    const uint64_t frame = done_ + (c.slot + slots - done_ % slots) % slots;
+    if (c.slot >= slots || frame >= sent_) {
+      fail(ErrorKind::kProtocol, "a send completion for frame slot " + std::to_string(c.slot) +
+                                     " that has no send outstanding");
+    }
+    done_ = frame + 1;
     return true;
   }
   const std::byte* f = link_.recv_frame(c.slot);
@@ -172,7 +188,7 @@ bool FrameChannel::progress() {
     const size_t n = link_.poll(cs, 32);
     for (size_t i = 0; i < n; ++i) {
       any = on_completion(cs[i]) || any;
-      if (!cs[i].is_send) last_arrival_ = Clock::now();
+      if (!cs[i].is_send) ++arrivals_;
     }
     if (n < 32) break;
   }

@@ -20,8 +20,9 @@
 // Matching. DATA frames wait in the order they arrived (in their receive frames, which stay
 // posted-out: that is the back-pressure) until the next posted irecv takes them; the first
 // frame's message size must equal the irecv's byte count (else kProtocol). Costs: one copy
-// into the send frame, one copy out of the receive frame; one work request per frame; one
-// CREDIT frame per R/2 frames only when traffic is one-way.
+// into the send frame, one copy out of the receive frame; one work request per frame, one
+// send completion per S/2 frames (S send frames); one CREDIT frame per R/2 frames only when
+// traffic is one-way.
 #pragma once
 
 #include <cstdint>
@@ -63,8 +64,16 @@ class FrameChannel {
     uint64_t data_frames = 0, credit_frames = 0, stalls_no_credit = 0;
   };
   const Stats& stats() const { return stats_; }
-  /// When the last frame from the peer arrived (construction time before the first).
+  /// When a frame from the peer was last seen to have arrived (construction time before the
+  /// first), as of the last stamp(): progress() reads no clock (one costs about 1 us in the
+  /// emulated guest), so the transport stamps its channels whenever it reads the clock.
   Clock::time_point last_arrival() const { return last_arrival_; }
+  void stamp(Clock::time_point now) {
+    if (arrivals_ != stamped_arrivals_) {
+      stamped_arrivals_ = arrivals_;
+      last_arrival_ = now;
+    }
+  }
 
  private:
   struct SendPart {
@@ -98,12 +107,18 @@ class FrameChannel {
   uint32_t credits_;
   uint32_t owed_ = 0;  // receive frames reposted, not yet reported to the peer
   uint32_t credit_threshold_;
-  std::vector<uint32_t> free_send_;
+  // Send frames are used in ring order: frame k (k = 0, 1, ...) in slot k % send_slots().
+  // One send in every signal_every_ is signaled (and the one taking the last free frame), and
+  // its completion frees it and every frame before it (in-order completion).
+  uint32_t free_send() const { return link_.send_slots() - static_cast<uint32_t>(sent_ - done_); }
+  uint64_t sent_ = 0, done_ = 0;  // frames posted; frames known complete
+  uint32_t signal_every_;
   std::deque<SendPart> sendq_;
   std::deque<RecvPart> recvq_;
   std::deque<Arrived> arrived_;
   Stats stats_;
   Clock::time_point last_arrival_ = Clock::now();
+  uint64_t arrivals_ = 0, stamped_arrivals_ = 0;
 };
 
 }  // namespace cc::comm::verbs

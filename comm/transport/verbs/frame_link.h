@@ -4,9 +4,11 @@
 // verbs object, so it is unit-tested on a host without RDMA against fakes (tests/fake_link.h).
 //
 // Contract, taken from Apple's rules for UC over Thunderbolt (facts.md, TN3205):
-// - post_send(slot, n) sends the first n bytes of send frame `slot` as one message. On UC a
-//   send that finds no posted receive on the other side is dropped silently, and a send
-//   completion does not mean the data arrived: the caller must only send against a credit.
+// - post_send(slot, n, signaled) sends the first n bytes of send frame `slot` as one message.
+//   On UC a send that finds no posted receive on the other side is dropped silently, and a
+//   send completion does not mean the data arrived: the caller must only send against a
+//   credit. Only a signaled send produces a completion; since a send queue completes in
+//   posting order (verbs), it also means every earlier send is done and its frame free.
 // - post_recv(slot) posts receive frame `slot` (frame_bytes() long). A message lands in the
 //   oldest posted receive (posting order).
 // - poll() returns completions without blocking; a dead peer produces none (UC).
@@ -44,7 +46,7 @@ class FrameLink {
   virtual const std::byte* recv_frame(uint32_t slot) const = 0;
   /// Throw Error(kSystem) naming the device when the provider refuses.
   virtual void post_recv(uint32_t slot) = 0;
-  virtual void post_send(uint32_t slot, uint32_t bytes) = 0;
+  virtual void post_send(uint32_t slot, uint32_t bytes, bool signaled) = 0;
   /// Up to `max` completions, in completion order; never blocks.
   virtual size_t poll(Completion* out, size_t max) = 0;
   virtual std::string status_text(int status) const = 0;

@@ -24,15 +24,16 @@ void VerbsLink::fail(const std::string& what, int err) const {
 }
 
 VerbsLink::VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint32_t send_frames,
-                     uint32_t recv_frames)
+                     uint32_t recv_frames, bool rc)
     : dev_(std::move(dev)),
       rank_(rank),
       peer_(peer_rank),
       psn_(0),
       send_frames_(send_frames),
-      recv_frames_(recv_frames) {
+      recv_frames_(recv_frames),
+      rc_(rc) {
   const IbvApi& api = *dev_->api;
-  if (dev_->qps >= kMaxQpsPerDevice) {
+  if (!rc_ && dev_->qps >= kMaxQpsPerDevice) {
     fail("would be queue pair number " + std::to_string(dev_->qps + 1) +
              " on this device; Apple TN3205 allows at most " + std::to_string(kMaxQpsPerDevice) +
              " UC QPs per device: use fewer cables per device in the device matrix",
@@ -55,15 +56,23 @@ VerbsLink::VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint3
   ibv_qp_init_attr init{};
   init.send_cq = cq_.get();
   init.recv_cq = cq_.get();
-  init.qp_type = IBV_QPT_UC;
+  init.qp_type = rc_ ? IBV_QPT_RC : IBV_QPT_UC;
   init.cap.max_send_wr = send_frames;
   init.cap.max_recv_wr = recv_frames;
   init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
-  init.sq_sig_all = 1;
+  init.sq_sig_all = 0;  // FrameChannel signals one send in send_frames / 2
+  // Small frames go inline (copied into the work request: no MR read of the send ring). A
+  // provider that refuses inline data (none is documented for Apple's) gets a QP without.
+  init.cap.max_inline_data = kInlineBytes;
   qp_ = QpOwner(api.create_qp(dev_->pd.get(), &init), {&api});
-  if (!qp_) fail("cannot create a UC queue pair", errno);
-  ++dev_->qps;
+  if (!qp_) {
+    init.cap.max_inline_data = 0;
+    qp_ = QpOwner(api.create_qp(dev_->pd.get(), &init), {&api});
+  }
+  if (!qp_) fail(rc_ ? "cannot create an RC queue pair" : "cannot create a UC queue pair", errno);
+  max_inline_ = init.cap.max_inline_data;
+  if (!rc_) ++dev_->qps;
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
   a.pkey_index = 0;
@@ -75,7 +84,7 @@ VerbsLink::VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint3
 }
 
 VerbsLink::~VerbsLink() {
-  if (qp_) --dev_->qps;
+  if (qp_ && !rc_) --dev_->qps;
 }
 
 QpInfo VerbsLink::local_info(uint32_t frame_bytes) const {
@@ -119,9 +128,15 @@ void VerbsLink::connect(const QpInfo& remote, uint32_t frame_bytes, uint32_t rec
   a.ah_attr.grh.sgid_index = static_cast<uint8_t>(dev_->gid_index);
   a.ah_attr.grh.hop_limit = 64;
   a.ah_attr.port_num = dev_->port;
-  int err = api.modify_qp(qp_.get(), &a,
-                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                              IBV_QP_RQ_PSN);
+  int rtr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+  if (rc_) {
+    // RC needs the responder's read resources (none used: SEND only) and the receiver-not-
+    // ready back-off; credits keep a receive posted for every frame, so RNR should not occur.
+    a.max_dest_rd_atomic = 1;
+    a.min_rnr_timer = 12;  // 0.64 ms
+    rtr_mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+  }
+  int err = api.modify_qp(qp_.get(), &a, rtr_mask);
   if (err != 0) {
     fail("cannot move the queue pair to RTR (errno 22 on a Mac: the port's interface has no "
          "IPv4 address; run `clusterctl network apply`)",
@@ -130,7 +145,17 @@ void VerbsLink::connect(const QpInfo& remote, uint32_t frame_bytes, uint32_t rec
   ibv_qp_attr s{};
   s.qp_state = IBV_QPS_RTS;
   s.sq_psn = psn_;
-  err = api.modify_qp(qp_.get(), &s, IBV_QP_STATE | IBV_QP_SQ_PSN);
+  int rts_mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+  if (rc_) {
+    // Retransmission: 4.096 us x 2^14 = 67 ms per try, 7 tries: a peer that stops answering
+    // gives "transport retry counter exceeded" after about 0.5 s. RNR retries: 7 = forever.
+    s.timeout = 14;
+    s.retry_cnt = 7;
+    s.rnr_retry = 7;
+    s.max_rd_atomic = 1;
+    rts_mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+  }
+  err = api.modify_qp(qp_.get(), &s, rts_mask);
   if (err != 0) fail("cannot move the queue pair to RTS", err);
 }
 
@@ -148,7 +173,7 @@ void VerbsLink::post_recv(uint32_t slot) {
   if (err != 0) fail("cannot post a receive", err);
 }
 
-void VerbsLink::post_send(uint32_t slot, uint32_t bytes) {
+void VerbsLink::post_send(uint32_t slot, uint32_t bytes, bool signaled) {
   ibv_sge sge{};
   sge.addr = reinterpret_cast<uintptr_t>(send_ring_.get() + size_t{slot} * frame_bytes_);
   sge.length = bytes;
@@ -158,7 +183,8 @@ void VerbsLink::post_send(uint32_t slot, uint32_t bytes) {
   wr.sg_list = &sge;
   wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.send_flags = (signaled ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u) |
+                  (bytes <= max_inline_ ? static_cast<unsigned>(IBV_SEND_INLINE) : 0u);
   ibv_send_wr* bad = nullptr;
   const int err = ibv_post_send(qp_.get(), &wr, &bad);
   if (err != 0) fail("cannot post a send", err);

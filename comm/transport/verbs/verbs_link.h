@@ -1,5 +1,6 @@
 // VerbsLink: a FrameLink on one UC queue pair (Apple profile: unreliable connected, SEND/RECV
-// only; no RDMA WRITE/READ). It owns its completion channel (non-blocking descriptor, so a
+// only; no RDMA WRITE/READ), or on one RC queue pair (the rc profile for Linux NICs: the same
+// SEND/RECV frames, reliable connected). It owns its completion channel (non-blocking descriptor, so a
 // waiting rank sleeps in poll(2) instead of spinning; none when the library lacks the
 // channel calls), its completion queue, its queue pair and two registered
 // frame rings (send and receive: 2 memory regions a link, so <= 20 per device with Apple's
@@ -32,10 +33,13 @@ struct QpInfo {
 
 class VerbsLink final : public FrameLink {
  public:
-  /// CQ + UC QP in INIT on `dev` (counted against Apple's 10 QPs per device). `peer_rank`
+  /// Frames up to this many bytes (header included) are sent inline when the provider allows.
+  static constexpr uint32_t kInlineBytes = 256;
+  /// CQ + QP in INIT on `dev`: UC (`rc` false, the Apple profile; counted against Apple's 10
+  /// QPs per device) or RC (`rc` true, for Linux NICs; no QP limit of ours). `peer_rank`
   /// names the other end in errors.
   VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint32_t send_frames,
-            uint32_t recv_frames);
+            uint32_t recv_frames, bool rc = false);
   ~VerbsLink() override;
   QpInfo local_info(uint32_t frame_bytes) const;
   /// Registers the rings (frame_bytes each frame) and moves the QP to RTR then RTS.
@@ -49,7 +53,7 @@ class VerbsLink final : public FrameLink {
     return recv_ring_.get() + size_t{slot} * frame_bytes_;
   }
   void post_recv(uint32_t slot) override;
-  void post_send(uint32_t slot, uint32_t bytes) override;
+  void post_send(uint32_t slot, uint32_t bytes, bool signaled) override;
   size_t poll(Completion* out, size_t max) override;
   std::string status_text(int status) const override;
   std::string name() const override { return dev_->where(); }
@@ -68,6 +72,8 @@ class VerbsLink final : public FrameLink {
   int rank_, peer_;
   uint32_t psn_;
   uint32_t send_frames_, recv_frames_;
+  uint32_t max_inline_ = 0;
+  bool rc_ = false;  // the QP's inline limit (bytes), 0 when the provider has none
   size_t frame_bytes_ = 0;
   bool armed_ = false;
   std::unique_ptr<std::byte, Free> send_ring_, recv_ring_;

@@ -15,6 +15,11 @@ constexpr uint32_t kQpMagic = 0x50514343u;     // "CCQP"
 constexpr uint32_t kReadyMagic = 0x44524343u;  // "CCRD"
 constexpr uint32_t kSendFrames = 16;
 
+uint32_t profile_code(VerbsProfile p) { return p == VerbsProfile::kRc ? 2 : 1; }
+std::string profile_name(uint32_t code) {
+  return code == 1 ? "apple" : code == 2 ? "rc" : "unknown (" + std::to_string(code) + ")";
+}
+
 void send_msg(int fd, const std::string& payload, Deadline d, const std::string& who) {
   const std::string framed = WireWriter().str(payload).data();
   tcp::write_all(fd, framed.data(), framed.size(), d, who);
@@ -42,7 +47,7 @@ class Setup final : public VerbsSetup {
     for (size_t p = 0; p < n; ++p) {
       if (static_cast<int>(p) == cfg.rank) continue;
       WireWriter w;
-      w.u32(kQpMagic).u32(static_cast<uint32_t>(links[p].size()));
+      w.u32(kQpMagic).u32(profile_code(cfg.ibv_profile)).u32(static_cast<uint32_t>(links[p].size()));
       for (const auto& l : links[p]) {
         const QpInfo q = l->local_info(frame);
         w.u32(q.qpn).u32(q.psn).str(std::string_view(reinterpret_cast<const char*>(q.gid), 16));
@@ -57,6 +62,15 @@ class Setup final : public VerbsSetup {
       const std::string table = recv_msg(conns[p][0].get(), deadline, who);
       WireReader r(table);
       if (r.u32() != kQpMagic) throw Error(ErrorKind::kProtocol, who + " sent no QP table", {static_cast<int>(p)});
+      const uint32_t profile = r.u32();
+      if (profile != profile_code(cfg.ibv_profile)) {
+        throw Error(ErrorKind::kProtocol,
+                    who + " uses the verbs profile '" + profile_name(profile) + "' and rank " +
+                        std::to_string(cfg.rank) + " '" +
+                        profile_name(profile_code(cfg.ibv_profile)) +
+                        "': set CLUSTERCOMM_IBV_PROFILE the same on every rank",
+                    {static_cast<int>(p)});
+      }
       const uint32_t cables = r.u32();
       if (cables != links[p].size()) {
         throw Error(ErrorKind::kProtocol,
@@ -136,7 +150,7 @@ std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_no
     for (const auto& d : cfg.devices[p]) ++qps[d];
   }
   for (const auto& [dev, count] : qps) {
-    if (count > kMaxQpsPerDevice) {
+    if (cfg.ibv_profile == VerbsProfile::kApple && count > kMaxQpsPerDevice) {
       why_not = "the device matrix puts " + std::to_string(count) + " queue pairs on " + dev +
                 "; Apple TN3205 allows at most " + std::to_string(kMaxQpsPerDevice) +
                 " UC QPs per device";
@@ -151,8 +165,9 @@ std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_no
     for (size_t p = 0; p < n; ++p) {
       if (static_cast<int>(p) == cfg.rank) continue;
       for (const auto& d : cfg.devices[p]) {
-        setup->links[p].push_back(std::make_unique<VerbsLink>(devs[d], cfg.rank, static_cast<int>(p),
-                                                              kSendFrames, cfg.ibv_recv_frames));
+        setup->links[p].push_back(std::make_unique<VerbsLink>(
+            devs[d], cfg.rank, static_cast<int>(p), kSendFrames, cfg.ibv_recv_frames,
+            cfg.ibv_profile == VerbsProfile::kRc));
       }
     }
   } catch (const Error& e) {

@@ -2,11 +2,13 @@
 // (transport/select.cc):
 // 1. prepare_verbs(): load the verbs library (dlopen), open the devices this rank's row of
 //    the device matrix names, check Apple's limits (<= 10 QPs per device), find each port's
-//    IPv4-mapped GID and create one UC queue pair per (peer, cable). Any failure only means
+//    IPv4-mapped GID and create one queue pair per (peer, cable): UC in the Apple profile, RC
+//    in the rc profile (Config::ibv_profile). Any failure only means
 //    "this rank cannot use verbs" (why_not says why); nothing has been sent yet.
 // 2. VerbsSetup::connect(): once every rank said yes, exchange QpInfo with each peer over
-//    the bootstrap's authenticated data connection (fixed little-endian format: per cable
-//    u32 qpn, u32 psn, 16 GID bytes, u32 frame bytes, u32 receive frames, u32 MTU), agree on
+//    the bootstrap's authenticated data connection (fixed little-endian format: u32 magic,
+//    u32 profile (1 apple, 2 rc: both ends must match), u32 cables, then per cable u32 qpn,
+//    u32 psn, 16 GID bytes, u32 frame bytes, u32 receive frames, u32 MTU), agree on
 //    the smaller frame size and receive count, register the frame rings, move every QP to
 //    RTR/RTS, post all receives, then exchange "ready": no rank sends before its peer's
 //    receives are posted. The data connections close; the control connections stay with the
