@@ -42,7 +42,10 @@ FrameChannel::FrameChannel(FrameLink& link, int peer)
       peer_(peer),
       credits_(link.recv_slots()),
       credit_threshold_(std::max<uint32_t>(1, link.recv_slots() / 2)),
-      signal_every_(std::max<uint32_t>(1, link.send_slots() / 2)) {
+      signal_every_(std::max<uint32_t>(1, link.send_slots() / 2)),
+      frame_bytes_(link.frame_bytes()),
+      send_slots_(link.send_slots()),
+      recv_slots_(link.recv_slots()) {
   if (link.recv_slots() < 4 || link.frame_bytes() <= kFrameHeaderBytes) {
     throw Error(ErrorKind::kInvalidArgument,
                 "a verbs link needs at least 4 receive frames longer than the frame header");
@@ -72,8 +75,7 @@ void FrameChannel::recv(char* data, size_t bytes, Request& req) {
 
 void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t payload_bytes,
                               bool first, uint64_t msg_bytes) {
-  const uint32_t slots = link_.send_slots();
-  const auto slot = static_cast<uint32_t>(sent_ % slots);
+  const auto slot = static_cast<uint32_t>(sent_ % send_slots_);
   std::byte* f = link_.send_frame(slot);
   put32(f, kMagic | type);
   put32(f + 4, owed_);
@@ -90,7 +92,7 @@ void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t paylo
 
 bool FrameChannel::send_frames() {
   bool any = false;
-  const size_t max_payload = link_.frame_bytes() - kFrameHeaderBytes;
+  const size_t max_payload = frame_bytes_ - kFrameHeaderBytes;
   while (!sendq_.empty() && free_send() > 0) {
     if (credits_ < 2) {  // the last credit is kept for returning credits
       ++stats_.stalls_no_credit;
@@ -124,7 +126,7 @@ bool FrameChannel::on_completion(const Completion& c) {
                                  "that the peer runs the same clustercomm)");
   }
   if (c.is_send) {
-    const uint32_t slots = link_.send_slots();
+    const uint32_t slots = send_slots_;
     const uint64_t frame = done_ + (c.slot + slots - done_ % slots) % slots;
     if (c.slot >= slots || frame >= sent_) {
       fail(ErrorKind::kProtocol, "a send completion for frame slot " + std::to_string(c.slot) +
@@ -141,7 +143,7 @@ bool FrameChannel::on_completion(const Completion& c) {
   }
   const uint32_t type = get32(f) & 0xffu;
   credits_ += get32(f + 4);
-  if (credits_ > link_.recv_slots()) fail(ErrorKind::kProtocol, "returned more credits than frames");
+  if (credits_ > recv_slots_) fail(ErrorKind::kProtocol, "returned more credits than frames");
   if (type == kCredit) {
     link_.post_recv(c.slot);
     ++owed_;

@@ -110,9 +110,13 @@ class FrameChannel {
   // Send frames are used in ring order: frame k (k = 0, 1, ...) in slot k % send_slots().
   // One send in every signal_every_ is signaled (and the one taking the last free frame), and
   // its completion frees it and every frame before it (in-order completion).
-  uint32_t free_send() const { return link_.send_slots() - static_cast<uint32_t>(sent_ - done_); }
+  uint32_t free_send() const { return send_slots_ - static_cast<uint32_t>(sent_ - done_); }
   uint64_t sent_ = 0, done_ = 0;  // frames posted; frames known complete
   uint32_t signal_every_;
+  // The link's shape, fixed once it is connected: read once, not through a virtual call per
+  // frame (an indirect call is a slow path in the emulated guest's CPU).
+  size_t frame_bytes_;
+  uint32_t send_slots_, recv_slots_;
   std::deque<SendPart> sendq_;
   std::deque<RecvPart> recvq_;
   std::deque<Arrived> arrived_;
