@@ -9,8 +9,9 @@
 #   5. a receive queue that runs dry: data still correct
 #   6. results bitwise identical to the TCP transport's (digests of random-float collectives)
 #   7. the rc profile (CLUSTERCOMM_IBV_PROFILE=rc, RC queue pairs): the thread matrix for n = 2,
-#      processes for n = 3, one RC QP per cable end, digests equal to TCP's, kill -9 found, and
-#      a rank on the other profile refused with a message naming the variable
+#      processes for n = 3, one RC QP per cable end, digests equal to TCP's, kill -9 found, a
+#      rank on the other profile refused with a message naming the variable, and a cable taken
+#      down found by an error completion long before the 30 s call timeout
 # Usage: verbs_suite.sh BUILD_DIR [full|quick] (BUILD_DIR: the comm build with
 # clustercomm_tests and clustercomm_test_rank; quick = the thread matrix for n = 2 only, and
 # the processes for n = 2, 3, 4 instead: for sanitizer builds).
@@ -257,6 +258,33 @@ if ((ok)) && grep -q "set CLUSTERCOMM_IBV_PROFILE the same on every rank" "$out"
 else
   fail "rc: mixed profiles not refused clearly"; cat "$out"/mixed-*.log
 fi
+# A cable taken down (both ends' netdevs; the control connections stay up): Soft-RoCE fails
+# the next send at once ('local QP operation error'; a NIC whose peer vanished retries for
+# about 0.5 s, 'transport retry counter exceeded'): either way an error completion names the
+# rank well before the call's 30 s timeout. (The guest kernel has no netem to drop packets.)
+start_ranks loop 2 30000
+for _ in $(seq 1 300); do
+  grep -q looping "$out/loop-2-0.log" 2>/dev/null && grep -q looping "$out/loop-2-1.log" 2>/dev/null && break
+  sleep 0.1
+done
+cut=$(ms)
+for d in $(ip -o link show | awk -F': ' '{print $2}' | grep -E '^(e0_1|e1_0)(_[0-9]+)?(@|$)' | cut -d@ -f1); do
+  ip link set "$d" down
+done
+ok=1
+for r in 0 1; do
+  wait "${pids[$r]}"; st=$?
+  el=$(($(ms) - cut))
+  ((st == 3 && el <= 10000)) || ok=0
+done
+if ((ok)) && grep -q "rank 1 on rxe0_1.* completed with error" "$out"/loop-2-*.log; then
+  pass "rc: cable down found after ${el} ms: $(grep -h -m1 'completed with error' "$out"/loop-2-*.log | head -1)"
+else
+  fail "rc: cut cable: $(cat "$out"/loop-2-*.log)"
+fi
+for d in $(ip -o link show | awk -F': ' '{print $2}' | grep -E '^(e0_1|e1_0)(_[0-9]+)?(@|$)' | cut -d@ -f1); do
+  ip link set "$d" up
+done
 unset CLUSTERCOMM_IBV_PROFILE
 
 echo "== $failures failure(s)"

@@ -122,8 +122,7 @@ bool FrameChannel::on_completion(const Completion& c) {
   if (!c.ok) {
     fail(ErrorKind::kSystem, std::string(c.is_send ? "a send" : "a receive") +
                                  " completed with error '" + link_.status_text(c.status) +
-                                 "' (frame sizes must agree on both ends; check the cable and "
-                                 "that the peer runs the same clustercomm)");
+                                 "' (" + link_.status_hint(c.status) + ")");
   }
   if (c.is_send) {
     const uint32_t slots = send_slots_;

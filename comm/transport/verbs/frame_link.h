@@ -50,6 +50,12 @@ class FrameLink {
   /// Up to `max` completions, in completion order; never blocks.
   virtual size_t poll(Completion* out, size_t max) = 0;
   virtual std::string status_text(int status) const = 0;
+  /// What an operator should check after a completion with this status: by default "frame
+  /// sizes must agree ..."; on RC a retry-exceeded status means the peer stopped answering.
+  virtual std::string status_hint(int /*status*/) const {
+    return "frame sizes must agree on both ends; check the cable and that the peer runs the "
+           "same clustercomm";
+  }
   /// The wake-up descriptor (see above), or -1 when this link has none.
   virtual int event_fd() const { return -1; }
   /// Requests one wake-up for the next completion; a no-op while one is still requested.

@@ -230,6 +230,21 @@ void VerbsLink::consume_events() {
   }
 }
 
+std::string VerbsLink::status_hint(int status) const {
+  if (status == IBV_WC_RETRY_EXC_ERR || status == IBV_WC_RNR_RETRY_EXC_ERR) {
+    return "rank " + std::to_string(peer_) + " stopped acknowledging on this RC queue pair " +
+           "(about 0.5 s of retries): check that the rank is alive and the cable is up";
+  }
+  if (status == IBV_WC_LOC_QP_OP_ERR) {
+    return "this port could not send (is its link down? `rdma link show`; check the cable to "
+           "rank " + std::to_string(peer_) + ")";
+  }
+  if (status == IBV_WC_WR_FLUSH_ERR) {
+    return "the queue pair is in the error state after an earlier failed completion";
+  }
+  return FrameLink::status_hint(status);
+}
+
 std::string VerbsLink::status_text(int status) const {
   return dev_->api->wc_status_str(static_cast<ibv_wc_status>(status));
 }

@@ -56,6 +56,7 @@ class VerbsLink final : public FrameLink {
   void post_send(uint32_t slot, uint32_t bytes, bool signaled) override;
   size_t poll(Completion* out, size_t max) override;
   std::string status_text(int status) const override;
+  std::string status_hint(int status) const override;
   std::string name() const override { return dev_->where(); }
   int event_fd() const override { return channel_ ? channel_->fd : -1; }
   void arm() override;
