@@ -97,7 +97,9 @@ void FakeLink::post_send(uint32_t slot, uint32_t bytes, bool signaled) {
   const int to = 1 - side_;
   FakeWire::Side& peer = wire_->side[to];
   const std::byte* data = send_frame(slot);
-  if (!peer.posted.empty() && peer.in_flight.empty()) {
+  if (++wire_->sends[side_] == wire_->lose_send[side_]) {
+    // lost on the wire: the sender still sees its send complete (UC has no acknowledgement)
+  } else if (!peer.posted.empty() && peer.in_flight.empty()) {
     wire_->deliver(to, data, bytes);
   } else if (wire_->mode == FakeMode::kUcDrop) {
     ++wire_->drops;

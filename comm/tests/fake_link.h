@@ -3,7 +3,9 @@
 // - kLossFree: a send that finds no posted receive waits on the wire until one is posted.
 // - kUcDrop: like Apple's UC queue pairs (TN3205), such a send is dropped silently and
 //   counted in drops(): a correct protocol keeps drops() at 0.
-// Completions can be made to fail (fail_next_recv) to test error reporting. Each link has a
+// Completions can be made to fail (fail_next_recv), and one send can be lost on the wire
+// (lose_send: what UC does to a message whose packets were lost or reordered), to test error
+// reporting. Each link has a
 // wake-up descriptor (a non-blocking pipe) that behaves like a verbs completion channel: after
 // arm(), the next completion writes one byte; consume_events() drains it.
 #pragma once
@@ -70,6 +72,8 @@ struct FakeWire {
   uint64_t drops = 0;
   uint64_t delivered = 0;
   bool fail_next_recv[2] = {false, false};
+  uint64_t lose_send[2] = {0, 0};  // side s's send number lose_send[s] (from 1) is lost
+  uint64_t sends[2] = {0, 0};      // sends posted by each side
   void deliver(int to, const std::byte* data, uint32_t bytes);  // mu held
   void completed(int to);                                        // mu held: wake if armed
 };

@@ -6,12 +6,13 @@
 #   2. the collectives as processes, started with MLX jaccl variables, n = 3 (4 in 3-6)
 #   3. QPs per device while a 4-rank job runs: exactly one per cable end, <= 10 (Apple)
 #   4. kill -9 of rank 2 and SIGSTOP of rank 2: survivors fail within timeout + 1 s naming it
-#   5. a receive queue that runs dry: data still correct
+#   5. a receive queue that runs dry: data still correct; a cable that loses packets (netem):
+#      UC drops frames, and the job fails at once naming the lost frame
 #   6. results bitwise identical to the TCP transport's (digests of random-float collectives)
 #   7. the rc profile (CLUSTERCOMM_IBV_PROFILE=rc, RC queue pairs): the thread matrix for n = 2,
 #      processes for n = 3, one RC QP per cable end, digests equal to TCP's, kill -9 found, a
 #      rank on the other profile refused with a message naming the variable, and a cable taken
-#      down found by an error completion long before the 30 s call timeout
+#      down or losing every packet found by an error completion long before the 30 s timeout
 # Usage: verbs_suite.sh BUILD_DIR [full|quick] (BUILD_DIR: the comm build with
 # clustercomm_tests and clustercomm_test_rank; quick = the thread matrix for n = 2 only, and
 # the processes for n = 2, 3, 4 instead: for sanitizer builds).
@@ -105,6 +106,20 @@ run_digest() {
   for p in "${pids[@]}"; do wait "$p"; done
 }
 
+# cable_0_1 up|down|loss PERCENT|clean: acts on every netdev (both ends) of the cables between
+# hosts 0 and 1: link up or down, or make it lose PERCENT of its packets (netem) or not.
+cable_0_1() {
+  local d
+  for d in $(ip -o link show | awk -F': ' '{print $2}' | grep -E '^(e0_1|e1_0)(_[0-9]+)?(@|$)' |
+    cut -d@ -f1); do
+    case $1 in
+      up | down) ip link set "$d" "$1" ;;
+      loss) tc qdisc replace dev "$d" root netem loss "$2%" ;;
+      clean) tc qdisc del dev "$d" root 2>/dev/null ;;
+    esac
+  done
+}
+
 echo "== 1. collective matrix as threads over verbs, n = $matrix_ns"
 for n in $matrix_ns; do
   if CLUSTERCOMM_TEST_IBV_DEVICES=$(matrix 4) "$tests" -tc="collectives as threads*n=$n" \
@@ -184,6 +199,27 @@ ok=1
 for r in 0 1; do wait "${pids[$r]}" || ok=0; done
 if ((ok)); then pass "300 messages correct after the receiver's queue ran dry"; else fail "dry queue"; cat "$out"/dry-2-*.log; fi
 
+echo "== 5b. a cable that loses packets (netem, 3%): UC drops frames, the loss is named at once"
+# UC never resends: a job on a lossy cable must fail, naming the lost frame (or, for a lost
+# last frame, a peer that is alive), well before the 30 s timeout - never a wrong result.
+start_ranks loop 2 30000
+wait_looping 2
+cut=$(ms)
+cable_0_1 loss 3
+ok=1
+for r in 0 1; do
+  wait "${pids[$r]}"; st=$?
+  el=$(($(ms) - cut))
+  ((st == 3 && el <= 10000)) || ok=0
+done
+cable_0_1 clean
+found=$(grep -h -m1 -E "frame [0-9]+ never arrived|is alive: its control connection" "$out"/loop-2-*.log | head -1)
+if ((ok)) && [ -n "$found" ]; then
+  pass "lost frames found after ${el} ms: ${found:0:220}"
+else
+  fail "lossy cable: status $st after ${el} ms: $(cat "$out"/loop-2-*.log)"
+fi
+
 echo "== 6. bitwise identical to TCP: digests of random-float collectives, n = 4"
 run_digest tcp tcp
 run_digest verbs verbs
@@ -261,14 +297,6 @@ fi
 # the next send at once ('local QP operation error'; a NIC whose peer vanished retries for
 # about 0.5 s, 'transport retry counter exceeded'): either way an error completion names the
 # rank well before the call's 30 s timeout. (The guest kernel has no netem to drop packets.)
-# cable_0_1 up|down: sets every netdev of the cables between hosts 0 and 1 up or down.
-cable_0_1() {
-  local d
-  for d in $(ip -o link show | awk -F': ' '{print $2}' | grep -E '^(e0_1|e1_0)(_[0-9]+)?(@|$)' |
-    cut -d@ -f1); do
-    ip link set "$d" "$1"
-  done
-}
 start_ranks loop 2 30000
 wait_looping 2
 cut=$(ms)
@@ -288,6 +316,25 @@ else
   fail "rc: cut cable: $(cat "$out"/loop-2-*.log)"
 fi
 cable_0_1 up
+# A cable that loses every packet while its netdevs stay up: the RC sender retries (7 x 67 ms)
+# and gets 'transport retry counter exceeded', which names the silent rank.
+start_ranks loop 2 30000
+wait_looping 2
+cut=$(ms)
+cable_0_1 loss 100
+ok=1
+for r in 0 1; do
+  wait "${pids[$r]}"; st=$?
+  el=$(($(ms) - cut))
+  ((st == 3 && el <= 10000)) || ok=0
+done
+cable_0_1 clean
+found=$(grep -h -m1 "transport retry counter exceeded" "$out"/loop-2-*.log | head -1)
+if ((ok)) && [ -n "$found" ] && [[ $found == *"stopped acknowledging"* ]]; then
+  pass "rc: a cable losing every packet found after ${el} ms: ${found:0:220}"
+else
+  fail "rc: lossy cable: status $st after ${el} ms: $(cat "$out"/loop-2-*.log)"
+fi
 unset CLUSTERCOMM_IBV_PROFILE
 
 echo "== $failures failure(s)"

@@ -10,6 +10,7 @@ namespace {
 constexpr uint32_t kMagic = 0xCC000000u;
 constexpr uint32_t kData = 1, kCredit = 2;
 constexpr uint32_t kFirst = 1;
+constexpr uint32_t kSeqShift = 8, kSeqMask = 0xffffffu;  // flags bits 8..31
 
 // Little-endian on the wire; a plain copy on a little-endian host (every supported one).
 template <class T>
@@ -80,7 +81,7 @@ void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t paylo
   put32(f, kMagic | type);
   put32(f + 4, owed_);
   put32(f + 8, payload_bytes);
-  put32(f + 12, first ? kFirst : 0);
+  put32(f + 12, (first ? kFirst : 0) | static_cast<uint32_t>((sent_ & kSeqMask) << kSeqShift));
   put64(f + 16, msg_bytes);
   if (payload_bytes > 0) std::memcpy(f + kFrameHeaderBytes, payload, payload_bytes);
   const bool signaled = (sent_ + 1) % signal_every_ == 0 || free_send() == 1;
@@ -140,6 +141,17 @@ bool FrameChannel::on_completion(const Completion& c) {
     fail(ErrorKind::kProtocol, "received a malformed frame (" + std::to_string(c.bytes) +
                                    " bytes): is the peer a clustercomm rank of this job?");
   }
+  const uint32_t seq = get32(f + 12) >> kSeqShift;
+  if (seq != (received_ & kSeqMask)) {
+    fail(ErrorKind::kSystem,
+         "frame " + std::to_string(received_) + " never arrived (frame " +
+             std::to_string(received_ + ((seq - received_) & kSeqMask)) +
+             " came next): the link lost it, and a UC queue pair never resends. UC drops a "
+             "message whose packets were lost or reordered (Soft-RoCE reorders them when the "
+             "sending process moves between CPUs): on Soft-RoCE or an Ethernet RDMA NIC set "
+             "CLUSTERCOMM_IBV_PROFILE=rc on every rank; on Thunderbolt check the cable");
+  }
+  ++received_;
   const uint32_t type = get32(f) & 0xffu;
   credits_ += get32(f + 4);
   if (credits_ > recv_slots_) fail(ErrorKind::kProtocol, "returned more credits than frames");

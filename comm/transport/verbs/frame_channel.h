@@ -3,8 +3,17 @@
 //
 // Framing. A message of S bytes travels as ceil(S / P) frames (at least one), P = frame
 // bytes - 24: each frame is a 24-byte little-endian header {u32 0xCC000000 | type,
-// u32 credits returned, u32 payload bytes, u32 flags (bit 0: first frame of a message),
-// u64 message bytes} and its payload. Types: DATA, CREDIT (header only).
+// u32 credits returned, u32 payload bytes, u32 flags (bit 0: first frame of a message; bits
+// 8..31: the frame's sequence number mod 2^24), u64 message bytes} and its payload. Types:
+// DATA, CREDIT (header only).
+//
+// Loss. Every frame (DATA or CREDIT) is numbered from 0 at connect, and the receiver checks
+// that they arrive 0, 1, 2, ...: a UC queue pair drops a whole message when one of its
+// packets is lost or arrives out of order, and never resends it (measured on Soft-RoCE: a
+// sending process that moves between CPUs reorders the packets of 256 KiB frames; RC resends
+// them). A gap fails the call at the next frame (kSystem, naming the peer, the device and the
+// frame) instead of shifting every later message by one; a lost last frame is found by the
+// timeout. There is no resend on UC.
 //
 // Credits. Each end posts all R receive frames at connect, before the peer may send
 // (verbs_setup.cc exchanges "ready" only after that), so the sender starts with R credits:
@@ -112,6 +121,7 @@ class FrameChannel {
   // its completion frees it and every frame before it (in-order completion).
   uint32_t free_send() const { return send_slots_ - static_cast<uint32_t>(sent_ - done_); }
   uint64_t sent_ = 0, done_ = 0;  // frames posted; frames known complete
+  uint64_t received_ = 0;         // frames arrived (the next one's sequence number)
   uint32_t signal_every_;
   // The link's shape, fixed once it is connected: read once, not through a virtual call per
   // frame (an indirect call is a slow path in the emulated guest's CPU).

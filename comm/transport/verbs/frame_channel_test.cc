@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <thread>
 #include <vector>
 
 #include "comm/tests/fake_link.h"
@@ -151,6 +152,35 @@ TEST_CASE("frames: an error completion names the rank, the device and the status
   }
 }
 
+TEST_CASE("frames: a frame lost on the wire fails at the next frame, not by a shifted message") {
+  // Three equal messages of one frame each; UC loses the second. Without sequence numbers the
+  // third would fill the second receive (same size) and every later message would shift by one.
+  Pair p(FakeMode::kLossFree, 4096, 8);
+  p.wire->lose_send[0] = 2;
+  std::vector<std::vector<char>> m{payload(100, 1), payload(100, 2), payload(100, 3)};
+  std::vector<std::vector<char>> g(3, std::vector<char>(100));
+  std::vector<Request> s(3), r(3);
+  for (size_t i = 0; i < 3; ++i) {
+    s[i].parts_left = r[i].parts_left = 1;
+    p.a->send(m[i].data(), 100, s[i]);
+    p.b->recv(g[i].data(), 100, r[i]);
+  }
+  try {
+    p.drive([&] { return r[2].done(); });
+    FAIL("the lost frame went unnoticed");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kSystem);
+    CHECK(e.ranks() == std::vector<int>{0});
+    CHECK(e.message().find("rank 0 on fakeB port 1: frame 1 never arrived (frame 2 came next)") !=
+          std::string::npos);
+    CHECK(e.message().find("CLUSTERCOMM_IBV_PROFILE=rc") != std::string::npos);
+  }
+  // Nothing reached the second and third receives.
+  CHECK_FALSE(r[1].done());
+  CHECK_FALSE(r[2].done());
+  CHECK(g[1] == std::vector<char>(100, 0));
+}
+
 TEST_CASE("frames: too few receive frames are refused") {
   auto wire = std::make_shared<FakeWire>();
   auto [x, y] = test::make_fake_pair(wire, 4096, 3, "a", "b");
@@ -193,6 +223,35 @@ TEST_CASE("transport: a silent peer is a timeout naming the rank and its devices
     CHECK(e.kind() == ErrorKind::kPeerLost);
     CHECK(e.message().find("rank 0 gave up waiting for this rank (1)") != std::string::npos);
   }
+}
+
+TEST_CASE("transport: a timeout on a peer that is still alive says so and points at loss") {
+  // Both ranks wait to receive from each other (as after a lost frame): rank 1 keeps sending
+  // ALIVE, so rank 0's timeout names it as alive, not as dead or stopped.
+  VerbsOptions o;
+  o.close_timeout = std::chrono::milliseconds(200);
+  auto w = test::make_fake_verbs_world(2, 1, FakeMode::kUcDrop, 4096, 4, o);
+  std::vector<char> b0(10), b1(10);
+  std::thread other([&] {
+    Request r;
+    w.transports[1]->irecv(0, b1.data(), b1.size(), r);
+    try {
+      w.transports[1]->wait(r, Clock::now() + std::chrono::milliseconds(5000));
+    } catch (const Error&) {  // rank 0 gives up first
+    }
+  });
+  Request r;
+  w.transports[0]->irecv(1, b0.data(), b0.size(), r);
+  try {
+    w.transports[0]->wait(r, Clock::now() + std::chrono::milliseconds(900));
+    FAIL("no timeout");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kTimeout);
+    CHECK(e.ranks() == std::vector<int>{1});
+    CHECK(e.message().find("(rank 1 is alive: its control connection spoke ") != std::string::npos);
+    CHECK(e.message().find("CLUSTERCOMM_IBV_PROFILE=rc") != std::string::npos);
+  }
+  other.join();
 }
 
 }  // namespace

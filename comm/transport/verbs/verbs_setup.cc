@@ -108,6 +108,7 @@ class Setup final : public VerbsSetup {
     VerbsOptions opts;
     opts.spin = cfg.tuning.spin;
     opts.close_timeout = cfg.timeout;
+    opts.resends = cfg.ibv_profile == VerbsProfile::kRc;
     // The transport's channels post every receive frame here, before "ready" goes out.
     auto t = std::make_unique<VerbsTransport>(cfg.rank, cfg.size, std::move(frame_links),
                                               std::move(control), opts);

@@ -219,6 +219,7 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
       const int peer = static_cast<int>(i);
       if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kMagic | kAlive)) {
         p.last_heard = Clock::now();
+        p.alive_heard = true;
         continue;
       }
       if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kMagic | kBye)) {
@@ -333,11 +334,28 @@ void VerbsTransport::wait(Request& req, Deadline deadline) {
       if (now >= deadline) {
         std::string text;
         const std::vector<int> ranks = waiting_on(req, text);
-        fail(Error(ErrorKind::kTimeout,
-                   "timed out waiting for " + text +
-                       " (no frame arrived: on UC a dead or stopped peer sends no error "
-                       "completion; check that the rank is alive and the cable is up)",
-                   ranks));
+        // The first named rank still sends ALIVE on its control connection: it is not dead
+        // or stopped, so it waits in another call or one of its frames was lost.
+        std::string why =
+            " (no frame arrived: on UC a dead or stopped peer sends no error completion; check "
+            "that the rank is alive and the cable is up)";
+        if (!ranks.empty()) {
+          const Peer& first = peers_[static_cast<size_t>(ranks.front())];
+          const auto heard =
+              std::chrono::duration_cast<std::chrono::milliseconds>(now - first.last_heard);
+          if (first.alive_heard && heard < 3 * kAliveEvery) {
+            why = " (rank " + std::to_string(ranks.front()) + " is alive: its control connection "
+                  "spoke " + std::to_string(heard.count()) + " ms ago. It waits in another "
+                  "call, or " +
+                  (options_.resends
+                       ? std::string("its frames do not get through: check the cable")
+                       : std::string("the link lost its last frame: a UC queue pair never "
+                                     "resends; on Soft-RoCE or an Ethernet RDMA NIC set "
+                                     "CLUSTERCOMM_IBV_PROFILE=rc on every rank")) +
+                  ")";
+          }
+        }
+        fail(Error(ErrorKind::kTimeout, "timed out waiting for " + text + why, ranks));
       }
     }
   } catch (Error& e) {

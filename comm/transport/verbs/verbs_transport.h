@@ -44,6 +44,9 @@ struct VerbsOptions {
   size_t stripe_min_bytes = size_t{1} << 20;
   /// How long the destructor waits for peers to close (no frame lost in flight).
   std::chrono::milliseconds close_timeout{30000};
+  /// The links resend lost packets (RC queue pairs); UC does not. Only the advice in a
+  /// timeout's message depends on it.
+  bool resends = false;
 };
 
 class VerbsTransport final : public Transport {
@@ -76,6 +79,7 @@ class VerbsTransport final : public Transport {
     bool bye = false;
     bool closed = false;
     Clock::time_point last_heard = Clock::now();  // last ALIVE on the control connection
+    bool alive_heard = false;                     // an ALIVE came at all
   };
   template <class F>
   void split(int peer, size_t bytes, Request& req, F part);
