@@ -198,8 +198,9 @@ int run_rank(Communicator& c, const Options& o) {
   size_t total_wrong = 0;
   for (const std::string& op : ops) {
     if (lead) {
-      std::printf("# clustercomm-perf %s: nranks %d type %s redop %s\n", op.c_str(), c.size(),
-                  std::string(to_string(o.type)).c_str(), std::string(to_string(o.redop)).c_str());
+      std::printf("# clustercomm-perf %s: nranks %d type %s redop %s transport %s\n", op.c_str(),
+                  c.size(), std::string(to_string(o.type)).c_str(),
+                  std::string(to_string(o.redop)).c_str(), c.transport_name().c_str());
       std::printf("#%61s%s\n", "", "out-of-place                       in-place");
       std::printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s\n", "size", "count",
                   "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",

@@ -53,6 +53,10 @@ class Communicator {
   int size() const;
   /// True after a call failed; every later call throws kBroken.
   bool broken() const;
+  /// What the calls run on: "tcp", "verbs (apple profile: UC queue pairs)", "verbs (rc
+  /// profile: RC queue pairs)", or "none (world size 1)". After an automatic fallback to TCP
+  /// (CLUSTERCOMM_TRANSPORT unset), "tcp".
+  std::string transport_name() const;
   /// The job-wide settings rank 0 chose (topology and tuning).
   const Tuning& tuning() const;
   Topology topology() const;

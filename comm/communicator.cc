@@ -9,6 +9,7 @@
 #include "comm/rendezvous/bootstrap.h"
 #include "comm/transport/select.h"
 #include "comm/transport/transport.h"
+#include "comm/transport/verbs/verbs_transport.h"
 
 namespace cc::comm {
 
@@ -110,6 +111,13 @@ int Communicator::size() const {
 bool Communicator::broken() const {
   return impl_->broken;
 }
+std::string Communicator::transport_name() const {
+  if (!impl_->transport) return "none (world size 1)";
+  if (dynamic_cast<const verbs::VerbsTransport*>(impl_->transport.get()) == nullptr) return "tcp";
+  return impl_->config.ibv_profile == VerbsProfile::kRc ? "verbs (rc profile: RC queue pairs)"
+                                                        : "verbs (apple profile: UC queue pairs)";
+}
+
 const Tuning& Communicator::tuning() const {
   return impl_->settings.tuning;
 }

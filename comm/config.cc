@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -37,7 +38,11 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 nlohmann::json read_json(const std::string& var, const char* path) {
   std::ifstream in(path);
-  if (!in) throw bad(var, "names '" + std::string(path) + "', which cannot be read");
+  if (!in) {
+    const std::string why = std::strerror(errno);
+    throw bad(var, "names '" + std::string(path) + "', which cannot be read (" + why +
+                       "): it must be the path of a JSON file");
+  }
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {

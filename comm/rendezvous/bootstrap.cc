@@ -87,7 +87,9 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, Acceptor& ac
       }
       fail_all(Error(ErrorKind::kTimeout,
                      describe_ranks(missing) + " never joined the coordinator within " +
-                         std::to_string(cfg.timeout.count()) + " ms",
+                         std::to_string(cfg.timeout.count()) + " ms (are they running, with " +
+                         "this coordinator's address " + cfg.coordinator + " and the same job " +
+                         "token?)",
                      missing));
     }
     try {
@@ -158,7 +160,15 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
                                            Deadline deadline) {
   const std::string who = "the coordinator (rank 0) at " + cfg.coordinator;
   const Address coord = tcp::resolve(cfg.coordinator);
-  Fd fd = tcp::connect_to(coord, nullptr, deadline, who);
+  Fd fd;
+  try {
+    fd = tcp::connect_to(coord, nullptr, deadline, "the coordinator (rank 0)");
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.message() + ": is rank 0 running, and do all ranks name the same "
+                                        "coordinator (CLUSTERCOMM_COORDINATOR or "
+                                        "MLX_JACCL_COORDINATOR)?",
+                e.ranks());
+  }
   WireWriter hello;
   hello.u32(kJoin).u32(static_cast<uint32_t>(cfg.rank)).u32(static_cast<uint32_t>(cfg.size));
   hello.u32(static_cast<uint32_t>(own.size()));

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "comm/tests/fake_link.h"
@@ -285,6 +286,7 @@ TEST_CASE("size 1 needs no environment and copies out of place") {
   Communicator c{Config{}};
   CHECK(c.rank() == 0);
   CHECK(c.size() == 1);
+  CHECK(c.transport_name() == "none (world size 1)");
   std::vector<double> in{1.5, -2.0}, out(2);
   c.all_reduce(in.data(), out.data(), 2, DataType::kF64, ReduceOp::kMax);
   CHECK(out == in);
@@ -317,6 +319,29 @@ TEST_CASE("mismatched counts are a protocol error naming the peer, then the comm
 // that drop a frame when no receive is posted, as Apple's UC queue pairs do: the results must
 // match the references (as over TCP) and not one frame may be dropped. Two cables per pair
 // (striping), small frames and few receive slots so credits run out all the time.
+TEST_CASE("transport_name says what the calls run on: tcp, verbs apple or verbs rc") {
+  std::mutex mu;
+  std::set<std::string> names;
+  auto record = [&](Communicator& c) {
+    std::lock_guard lock(mu);
+    names.insert(c.transport_name());
+  };
+  CHECK(run_threads(2, record).empty());
+  CHECK(names == std::set<std::string>{"tcp"});
+  for (const VerbsProfile p : {VerbsProfile::kApple, VerbsProfile::kRc}) {
+    names.clear();
+    auto world = make_fake_verbs_world(2, 1, FakeMode::kUcDrop, 4096, 8);
+    std::vector<std::unique_ptr<Transport>> ts;
+    for (auto& t : world.transports) ts.push_back(std::move(t));
+    Config base;
+    base.ibv_profile = p;
+    CHECK(run_threads_over(std::move(ts), record, base).empty());
+    CHECK(names == std::set<std::string>{p == VerbsProfile::kRc
+                                             ? "verbs (rc profile: RC queue pairs)"
+                                             : "verbs (apple profile: UC queue pairs)"});
+  }
+}
+
 TEST_CASE("collectives over the verbs frame protocol on UC-like fake links, n=2,3,4") {
   for (int n : {2, 3, 4}) {
     CAPTURE(n);

@@ -70,11 +70,10 @@ std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, 
   guard.release();
   if (found == nullptr) {
     throw Error(ErrorKind::kSystem,
-                who + "RDMA device " + name + " does not exist on this host (" +
-                    (n == 0 ? std::string("there are none: is RDMA enabled (rdma_ctl enable) "
-                                          "and the cable connected?")
-                            : "it has " + names + "): check the device matrix (MLX_IBV_DEVICES)") +
-                    ")");
+                who + "RDMA device " + name + " does not exist on this host " +
+                    (n == 0 ? std::string("(there are none: is RDMA enabled (rdma_ctl enable) "
+                                          "and the cable connected?)")
+                            : "(it has " + names + "): check the device matrix (MLX_IBV_DEVICES)"));
   }
   if (!dev->context) {
     throw Error(ErrorKind::kSystem, who + "cannot open " + name + " (" + std::strerror(errno) + ")");
