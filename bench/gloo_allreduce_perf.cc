@@ -5,7 +5,11 @@
 // GLOO_STORE_DIR. Prints "size time_us busbw" from rank 0 (time = max over ranks).
 // With GLOO_IBV_DEVICE (bench/compare-rdma) it uses Gloo's ibverbs transport on that device
 // (port 1, GID index GLOO_IBV_GID, default 1) and AllreduceRing only: the only algorithm that
-// works over Gloo's ibverbs (facts.md); a barrier before teardown avoids its abort.
+// works over Gloo's ibverbs (facts.md). Gloo's ibverbs buffers abort in their destructor
+// ("Destructing buffer expecting completions") when a send's completion is still unhandled,
+// which a rank that finished first hits: every algorithm object is kept until a final barrier,
+// and the process then exits without running destructors.
+#include <gloo/algorithm.h>
 #include <gloo/allreduce_halving_doubling.h>
 #include <gloo/allreduce_ring.h>
 #include <gloo/barrier_all_to_all.h>
@@ -25,21 +29,26 @@
 
 namespace {
 
+// Algorithm objects live until the end of the process (see above).
+std::vector<std::unique_ptr<gloo::Algorithm>> keep;
+std::vector<std::unique_ptr<double>> keep_us;
+
 template <class Algo>
 double time_us(const std::shared_ptr<gloo::Context>& ctx, float* buf, size_t bytes,
                const bench::Sweep& sw) {
-  Algo algo(ctx, std::vector<float*>{buf}, static_cast<int>(bytes / 4));
-  for (int w = 0; w < sw.warmup_for(bytes); ++w) algo.run();
+  auto& algo = keep.emplace_back(
+      std::make_unique<Algo>(ctx, std::vector<float*>{buf}, static_cast<int>(bytes / 4)));
+  for (int w = 0; w < sw.warmup_for(bytes); ++w) algo->run();
   const int iters = sw.iters_for(bytes);
   const auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < iters; ++i) algo.run();
-  double us =
+  for (int i = 0; i < iters; ++i) algo->run();
+  double* us = keep_us.emplace_back(std::make_unique<double>(
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
-      iters;
-  gloo::AllreduceRing<double> mx(ctx, std::vector<double*>{&us}, 1,
-                                 gloo::ReductionFunction<double>::max);
-  mx.run();
-  return us;
+      iters)).get();
+  auto& mx = keep.emplace_back(std::make_unique<gloo::AllreduceRing<double>>(
+      ctx, std::vector<double*>{us}, 1, gloo::ReductionFunction<double>::max));
+  mx->run();
+  return *us;
 }
 
 }  // namespace
@@ -77,6 +86,7 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
-  gloo::BarrierAllToAll(ctx).run();
-  return 0;
+  keep.emplace_back(std::make_unique<gloo::BarrierAllToAll>(ctx))->run();
+  std::fflush(stdout);
+  std::_Exit(0);
 }

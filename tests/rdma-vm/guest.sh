@@ -7,7 +7,10 @@
 #
 # The mesh (rdma-lab.md): all in the initial network namespace (rxe QPs fail inside a netns on
 # 6.1). Cables are numbered c = 0, 1, ... over the pairs i < j, then the K cables k of a pair.
-# Cable c is one veth pair e<i>_<j> <-> e<j>_<i> (suffix _<k> when K > 1), one rxe device per
+# Cable c is one veth pair e<i>_<j> <-> e<j>_<i> (suffix _<k> when K > 1; MTU RDMA_VM_MTU, 9000 by
+# default: rxe derives a port's active_mtu from its netdev's MTU less about 80 bytes of headers,
+# so 1500 gives 1024 and 4200 or more gives 4096, which the Macs' RDMA ports report, fixture
+# macos/pair-b.ibv_devinfo.txt), one rxe device per
 # end (rxe<i>_<j>[_<k>] on host i), addresses 10.231.<c>.1/30 (host i) and 10.231.<c>.2/30
 # (host j), and policy routing so that traffic from one end to the other crosses the veth
 # instead of the loopback (which rxe drops): the `local` table moves after per-interface rules
@@ -19,7 +22,7 @@ set -uo pipefail
 run=$1
 read -r t_start _ </proc/uptime
 # shellcheck disable=SC1091
-source "$run/config" # RDMA_VM_HOSTS, RDMA_VM_CABLES_PER_PAIR, RDMA_VM_CWD
+source "$run/config" # RDMA_VM_HOSTS, RDMA_VM_CABLES_PER_PAIR, RDMA_VM_MTU, RDMA_VM_CWD
 n=$RDMA_VM_HOSTS
 kk=$RDMA_VM_CABLES_PER_PAIR
 
@@ -114,7 +117,7 @@ setup_mesh() {
     iface=${NET[$e]}
     {
       echo "addr add ${ADDR[$e]}/30 dev $iface"
-      echo "link set $iface up"
+      echo "link set $iface mtu $RDMA_VM_MTU up"
       echo "route add ${PEER_ADDR[$e]}/32 dev $iface table $table"
       echo "rule add pref 100 oif $iface lookup $table"
     } >>"$addrs"
@@ -203,6 +206,7 @@ write_descriptions() {
 
   {
     echo "export RDMA_VM=1 RDMA_VM_HOSTS=$n RDMA_VM_CABLES_PER_PAIR=$kk RDMA_VM_GID_INDEX=1"
+    echo "export RDMA_VM_MTU=$RDMA_VM_MTU"
     echo "export RDMA_VM_OUT=$run RDMA_VM_DEVICES_FILE=$run/devices.json"
     echo "export RDMA_VM_HOSTFILE=$run/hostfile.json RDMA_VM_MESH_FILE=$run/mesh.json"
     for ((i = 0; i < n; i++)); do

@@ -120,6 +120,26 @@ cable_0_1() {
   done
 }
 
+# break_cable_0_1 TIMEOUT_MS ACTION...: starts a 2-rank loop job (call timeout TIMEOUT_MS), waits
+# until it runs, then breaks the cable between hosts 0 and 1 (cable_0_1 ACTION...) and waits for
+# both ranks. Sets st (the last rank's exit status), el (ms from the break to the last exit) and
+# ok (1 when both ranks exited with status 3 within 10 s of the break). The caller repairs the
+# cable.
+break_cable_0_1() {
+  local t=$1 r cut
+  shift
+  start_ranks loop 2 "$t"
+  wait_looping 2
+  cut=$(ms)
+  cable_0_1 "$@"
+  ok=1
+  for r in 0 1; do
+    wait "${pids[$r]}"; st=$?
+    el=$(($(ms) - cut))
+    ((st == 3 && el <= 10000)) || ok=0
+  done
+}
+
 echo "== 1. collective matrix as threads over verbs, n = $matrix_ns"
 for n in $matrix_ns; do
   if CLUSTERCOMM_TEST_IBV_DEVICES=$(matrix 4) "$tests" -tc="collectives as threads*n=$n" \
@@ -203,16 +223,7 @@ echo "== 5b. a cable that loses packets (netem, 3%): UC drops frames, the loss i
 # UC never resends: a job on a lossy cable must fail, never give a wrong result. Usually the
 # next frame shows the gap at once; when both ranks lost the last frame of a message to each
 # other, nothing follows and the 5 s call timeout names a peer that is alive.
-start_ranks loop 2 5000
-wait_looping 2
-cut=$(ms)
-cable_0_1 loss 3
-ok=1
-for r in 0 1; do
-  wait "${pids[$r]}"; st=$?
-  el=$(($(ms) - cut))
-  ((st == 3 && el <= 10000)) || ok=0
-done
+break_cable_0_1 5000 loss 3
 cable_0_1 clean
 found=$(grep -h -m1 -E "frame [0-9]+ never arrived|is alive: its control connection" "$out"/loop-2-*.log | head -1)
 if ((ok)) && [ -n "$found" ]; then
@@ -298,16 +309,7 @@ fi
 # the next send at once ('local QP operation error'; a NIC whose peer vanished retries for
 # about 0.5 s, 'transport retry counter exceeded'): either way an error completion names the
 # rank well before the call's 30 s timeout.
-start_ranks loop 2 30000
-wait_looping 2
-cut=$(ms)
-cable_0_1 down
-ok=1
-for r in 0 1; do
-  wait "${pids[$r]}"; st=$?
-  el=$(($(ms) - cut))
-  ((st == 3 && el <= 10000)) || ok=0
-done
+break_cable_0_1 30000 down
 # Either end may see its error completion first (the other then hears that it gave up).
 found=$(grep -h -m1 -E "rank [01] on rxe[01]_[01]_[0-9]+ port [0-9]+: a (send|receive) completed with error" \
   "$out"/loop-2-*.log | head -1)
@@ -320,16 +322,7 @@ cable_0_1 up
 # A cable that loses every packet while its netdevs stay up: the RC sender retries (1 + 6 tries
 # of 67 ms)
 # and gets 'transport retry counter exceeded', which names the silent rank.
-start_ranks loop 2 30000
-wait_looping 2
-cut=$(ms)
-cable_0_1 loss 100
-ok=1
-for r in 0 1; do
-  wait "${pids[$r]}"; st=$?
-  el=$(($(ms) - cut))
-  ((st == 3 && el <= 10000)) || ok=0
-done
+break_cable_0_1 30000 loss 100
 cable_0_1 clean
 found=$(grep -h -m1 "transport retry counter exceeded" "$out"/loop-2-*.log | head -1)
 if ((ok)) && [ -n "$found" ] && [[ $found == *"stopped acknowledging"* ]]; then

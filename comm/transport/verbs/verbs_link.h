@@ -10,6 +10,11 @@
 // peer (verbs_setup.cc), then connect() registers the rings at the agreed frame size and moves
 // the QP to RTR and RTS. Receives are posted by FrameChannel after that, and the peer is told
 // "ready" only then: no frame can arrive before its receive is posted.
+//
+// Path MTU: the smaller of the two ports' active_mtu (exchanged in QpInfo). A Mac's RDMA port
+// reports 4096 (shared fixture macos/pair-b.ibv_devinfo.txt); rxe reports its netdev's MTU less
+// its headers (1500 gives 1024). A 64 KiB frame is then 17 packets of 4 KiB (24 header bytes
+// spill over), against 65 of 1 KiB.
 #pragma once
 
 #include <cstdint>
