@@ -120,6 +120,20 @@ ExitCode run_logs(const LogsCli& o) {
                j->id, j->logs);
     return ExitCode::kUsage;
   }
+  // Every run of a job.yaml writes its `logs:` directory afresh: once a later run of the
+  // same directory started, this job's own logs are gone. Say so instead of showing the
+  // later run's output under this job's id.
+  for (const auto& later : launch::list_jobs()) {
+    if (later.id != j->id && later.logs == j->logs && later.started_at > j->started_at) {
+      fmt::print(stderr,
+                 "clusterctl logs: job {}'s log directory {} now holds the logs of the later run "
+                 "{} (every run of a job rewrites its `logs:` directory): job {}'s own output "
+                 "is gone; `clusterctl logs {}` shows the later run's, and `clusterctl jobs` "
+                 "still lists {}'s outcome\n",
+                 j->id, j->logs, later.id, j->id, later.id, j->id);
+      return ExitCode::kUsage;
+    }
+  }
   std::vector<std::streamoff> offsets(ranks.size() * 2, 0);
   std::vector<std::string> partial(ranks.size() * 2);
   print_new(*j, ranks, offsets, partial);

@@ -57,6 +57,19 @@ printf '{"schema": "clusterctl.job/1", "id": "gone-1", "name": "gone", "job_file
 expect 2 "logs of a job whose logs were deleted" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs gone-1
 grep -q "log directory $tmp/deleted-logs no longer exists" <<<"$LAST" ||
   { echo "FAIL: deleted logs not reported: $LAST"; fail=1; }
+# logs: an older run whose log directory a later run of the same job rewrote says so, exit 2,
+# and names the later run, whose logs show.
+mkdir -p "$tmp/shared-logs"
+for id in old-1:23:30:53 new-1:23:40:00; do
+  printf '{"schema": "clusterctl.job/1", "id": "%s", "name": "twice", "job_file": "/j.yaml",
+    "pid": 1, "state": "succeeded", "exit_code": 0, "started_at": "2026-11-30T%sZ",
+    "logs": "%s/shared-logs", "world_size": 1, "hosts": ["h1"], "ranks": []}\n' \
+    "${id%%:*}" "${id#*:}" "$tmp" >"$tmp/state/clusterctl/jobs/${id%%:*}.json"
+done
+expect 2 "logs of a run whose logs a later run rewrote" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs old-1
+grep -q "log directory $tmp/shared-logs now holds the logs of the later run new-1" <<<"$LAST" ||
+  { echo "FAIL: overwritten logs not reported: $LAST"; fail=1; }
+expect 0 "logs of the later run" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs new-1
 job=$(mktemp --suffix=.yaml)
 printf 'name: t\ncluster: lab:default\ncommand: [true]\n' >"$job"
 expect 2 "--lab replaces a job's lab" -- env -u CLUSTERCTL_LAB "$cc" --lab nosuchlab launch "$job"

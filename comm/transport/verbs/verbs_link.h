@@ -13,8 +13,8 @@
 //
 // Path MTU: the smaller of the two ports' active_mtu (exchanged in QpInfo). A Mac's RDMA port
 // reports 4096 (shared fixture macos/pair-b.ibv_devinfo.txt); rxe reports its netdev's MTU less
-// its headers (1500 gives 1024). A 64 KiB frame is then 17 packets of 4 KiB (24 header bytes
-// spill over), against 65 of 1 KiB.
+// its headers (1500 gives 1024). A 64 KiB frame (header included) is then 16 packets of 4 KiB,
+// against 64 of 1 KiB.
 #pragma once
 
 #include <cstdint>
