@@ -11,6 +11,9 @@ namespace cc::comm {
 namespace {
 
 constexpr uint32_t kVerbsHello = 0x42564343u;  // "CCVB"
+// A rank's answer in the hello: it can use verbs, it cannot (RDMA not usable on its host), or
+// its row of the device matrix is wrong (fatal for every rank, whatever CLUSTERCOMM_TRANSPORT).
+constexpr uint32_t kVerbsNo = 0, kVerbsYes = 1, kVerbsMatrixWrong = 2;
 
 }  // namespace
 
@@ -22,16 +25,19 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
     return make_tcp_transport(cfg, std::move(conns));
   }
   std::string why;
+  bool matrix_wrong = false;
   std::unique_ptr<verbs::VerbsSetup> setup;
   if (cfg.devices.empty()) {
     why = "no device matrix was given (set MLX_IBV_DEVICES)";
   } else {
-    setup = verbs::prepare_verbs(cfg, why);
+    setup = verbs::prepare_verbs(cfg, why, matrix_wrong);
   }
   // Agree job-wide: tell every peer, hear from every peer.
   const Deadline deadline = Clock::now() + cfg.timeout;
   WireWriter w;
-  w.u32(kVerbsHello).u32(setup ? 1 : 0).str(setup ? "" : why);
+  w.u32(kVerbsHello)
+      .u32(setup ? kVerbsYes : (matrix_wrong ? kVerbsMatrixWrong : kVerbsNo))
+      .str(setup ? "" : why);
   const std::string framed = WireWriter().str(w.data()).data();
   const size_t n = static_cast<size_t>(cfg.size);
   for (size_t p = 0; p < n; ++p) {
@@ -42,6 +48,8 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
   std::string first_no =
       setup ? "" : (why.rfind("rank ", 0) == 0 ? why : "rank " + std::to_string(cfg.rank) + ": " + why);
   int first_no_rank = setup ? -1 : cfg.rank;
+  int wrong_rank = matrix_wrong ? cfg.rank : -1;
+  std::string wrong = matrix_wrong ? first_no : "";
   for (size_t p = 0; p < n; ++p) {
     if (static_cast<int>(p) == cfg.rank) continue;
     const std::string who = "rank " + std::to_string(p);
@@ -53,8 +61,13 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
     tcp::read_exact(conns[p][0].get(), msg.data(), len, deadline, who);
     WireReader r(msg);
     if (r.u32() != kVerbsHello) throw Error(ErrorKind::kProtocol, who + " sent no verbs hello");
-    const bool ok = r.u32() == 1;
+    const uint32_t answer = r.u32();
+    const bool ok = answer == kVerbsYes;
     const std::string their = r.str();
+    if (answer == kVerbsMatrixWrong && (wrong_rank < 0 || static_cast<int>(p) < wrong_rank)) {
+      wrong_rank = static_cast<int>(p);
+      wrong = their.rfind("rank ", 0) == 0 ? their : who + ": " + their;
+    }
     if (!ok && (first_no_rank < 0 || static_cast<int>(p) < first_no_rank)) {
       first_no_rank = static_cast<int>(p);
       first_no = their.rfind("rank ", 0) == 0 ? their : who + ": " + their;
@@ -62,6 +75,12 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
   }
   if (first_no_rank < 0) return setup->connect(cfg, std::move(conns));
   setup.reset();
+  if (wrong_rank >= 0) {
+    throw Error(ErrorKind::kInvalidArgument,
+                wrong + ": fix the device matrix (MLX_IBV_DEVICES) on every rank, or unset "
+                        "MLX_IBV_DEVICES to run on TCP",
+                {wrong_rank});
+  }
   if (cfg.transport == TransportKind::kVerbs) {
     throw Error(ErrorKind::kSystem,
                 "CLUSTERCOMM_TRANSPORT=verbs, but " + first_no +

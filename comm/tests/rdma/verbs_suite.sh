@@ -3,7 +3,8 @@
 # Soft-RoCE on an emulated Thunderbolt mesh of RDMA_VM_HOSTS >= 4 hosts, RDMA_VM_CABLES_PER_PAIR
 # cables a pair), every rank on CLUSTERCOMM_TRANSPORT=verbs (UC queue pairs, Apple profile):
 #   1. the collective matrix (clustercomm_tests, ranks as threads) for n = 2, 3, 4
-#   2. the collectives as processes, started with MLX jaccl variables, n = 3 (4 in 3-6)
+#   2. the collectives as processes, started with MLX jaccl variables, n = 3 (4 in 3-6); a
+#      mistyped device in the matrix fails every rank (never a quiet fall back to TCP)
 #   3. QPs per device while a 4-rank job runs: exactly one per cable end, <= 10 (Apple)
 #   4. kill -9 of rank 2 and SIGSTOP of rank 2: survivors fail within timeout + 1 s naming it
 #   5. a receive queue that runs dry: data still correct; a cable that loses packets (netem):
@@ -157,6 +158,29 @@ for n in $process_ns; do
   for ((r = 0; r < n; r++)); do wait "${pids[$r]}" || ok=0; done
   if ((ok)); then pass "processes n=$n"; else fail "processes n=$n"; tail -n 5 "$out"/collectives-$n-*.log; fi
 done
+
+echo "== 2b. a mistyped device in the matrix (transport auto): every rank fails, none uses TCP"
+port=$((port + 1))
+printf '[[null, "rxe0_9"], ["%s", null]]\n' "${RDMA_VM_DEV_1_0%% *}" >"$out/typo.json"
+pids=()
+for r in 0 1; do
+  MLX_RANK=$r MLX_IBV_DEVICES=$out/typo.json MLX_JACCL_COORDINATOR=127.0.0.1:$port \
+    CLUSTERCOMM_TOKEN=rdma-suite CLUSTERCOMM_TIMEOUT_MS=20000 \
+    "$rank_bin" collectives >"$out/typo-$r.log" 2>&1 &
+  pids+=($!)
+done
+ok=1
+for p in "${pids[@]}"; do wait "$p" && ok=0; done
+for r in 0 1; do
+  grep -q "rank 0: RDMA device rxe0_9 does not exist on this host (it has .*): fix the device matrix (MLX_IBV_DEVICES) on every rank" \
+    "$out/typo-$r.log" || ok=0
+  grep -q "using TCP" "$out/typo-$r.log" && ok=0
+done
+if ((ok)); then
+  pass "mistyped device refused on both ranks: $(grep -h -m1 rxe0_9 "$out/typo-1.log" | cut -c1-200)"
+else
+  fail "mistyped device: $(cat "$out"/typo-*.log)"
+fi
 
 echo "== 3. QPs per device during a 4-rank job"
 start_ranks loop 4 8000

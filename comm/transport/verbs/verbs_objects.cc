@@ -69,11 +69,12 @@ std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, 
   api.free_device_list(list);
   guard.release();
   if (found == nullptr) {
-    throw Error(ErrorKind::kSystem,
+    // Devices but not this one: the device matrix is wrong, not the host (kInvalidArgument).
+    throw Error(n == 0 ? ErrorKind::kSystem : ErrorKind::kInvalidArgument,
                 who + "RDMA device " + name + " does not exist on this host " +
                     (n == 0 ? std::string("(there are none: is RDMA enabled (rdma_ctl enable) "
                                           "and the cable connected?)")
-                            : "(it has " + names + "): check the device matrix (MLX_IBV_DEVICES)"));
+                            : "(it has " + names + ")"));
   }
   if (!dev->context) {
     throw Error(ErrorKind::kSystem, who + "cannot open " + name + " (" + std::strerror(errno) + ")");

@@ -59,7 +59,9 @@ struct Device {
 
 /// Opens `name` among the listed devices, allocates its PD, checks the port is ACTIVE and
 /// finds its IPv4-mapped GID (::ffff:a.b.c.d). Throws Error(kSystem) with what to do, e.g.
-/// "rdma_en3 has no IPv4 address, so no IPv4-mapped GID: run `clusterctl network apply`".
+/// "rdma_en3 has no IPv4 address, so no IPv4-mapped GID: run `clusterctl network apply`";
+/// Error(kInvalidArgument) when the host has RDMA devices but none named `name` (a mistyped
+/// device matrix: the message lists the host's devices).
 std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, int rank);
 
 /// Index of the first IPv4-mapped GID (bytes 0-9 zero, 10-11 0xff) in `gids`, or -1.

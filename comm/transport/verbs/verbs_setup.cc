@@ -131,7 +131,9 @@ class Setup final : public VerbsSetup {
 
 }  // namespace
 
-std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_not) {
+std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_not,
+                                          bool& matrix_wrong) {
+  matrix_wrong = false;
   const IbvApi* api = load_ibverbs(why_not);
   if (api == nullptr) return nullptr;
   const size_t n = static_cast<size_t>(cfg.size);
@@ -173,6 +175,7 @@ std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_no
     }
   } catch (const Error& e) {
     why_not = e.message();
+    matrix_wrong = e.kind() == ErrorKind::kInvalidArgument;
     return nullptr;
   }
   return setup;

@@ -34,7 +34,10 @@ class VerbsSetup {
                                              std::vector<std::vector<tcp::Fd>> conns) = 0;
 };
 
-/// nullptr with `why_not` set when this rank cannot use verbs.
-std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_not);
+/// nullptr with `why_not` set when this rank cannot use verbs; `matrix_wrong` is then true when
+/// the cause is the device matrix itself (it names a device this host lacks while the host has
+/// others: a typo, which must not quietly become TCP), false when RDMA is not usable here.
+std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_not,
+                                          bool& matrix_wrong);
 
 }  // namespace cc::comm::verbs
