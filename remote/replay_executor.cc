@@ -72,32 +72,39 @@ util::Result<CommandResult> ReplayExecutor::run(const Command& cmd, const RunOpt
   if (cmd.argv.empty()) return util::error(ExitCode::kUsage, "empty command: nothing to run");
   std::filesystem::path dir = bundle_ / host_;
   std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
+  // One command sees one state of the host: the host's entry is resolved once (a test may
+  // swap or remove a symlinked host between two commands, as a Mac shuts down or comes back;
+  // a command that started reads the state it started on, as on a real host).
+  // Files are read under `src`; messages name `dir`, the path the bundle gives.
+  std::filesystem::path src = std::filesystem::canonical(dir, ec);
+  if (ec) src = dir;
+  if (!std::filesystem::is_directory(src, ec)) {
     return util::error(ExitCode::kUnreachable,
                        fmt::format("{}: no recordings for this host in bundle {} (expected the "
                                    "directory {})",
                                    host_, bundle_.string(), dir.string()));
   }
   std::string key = replay_key(cmd);
-  std::filesystem::path out = dir / (key + ".out");
+  std::filesystem::path out = src / (key + ".out");
   if (!std::filesystem::is_regular_file(out, ec)) {
-    return util::error(ExitCode::kUsage,
-                       fmt::format("{}: no recording of `{}`: expected the file {} (with "
-                                   "optional {}.err and {}.exit beside it)",
-                                   host_, command_line(cmd), out.string(), key, key));
+    return util::error(
+        ExitCode::kUsage,
+        fmt::format("{}: no recording of `{}`: expected the file {} (with "
+                    "optional {}.err and {}.exit beside it)",
+                    host_, command_line(cmd), (dir / (key + ".out")).string(), key, key));
   }
   CommandResult r;
   auto text = util::read_file(out);
   if (!text) return text.error();
   r.out = std::move(*text);
-  std::filesystem::path err = dir / (key + ".err");
+  std::filesystem::path err = src / (key + ".err");
   if (std::filesystem::exists(err, ec)) {
     auto e = util::read_file(err);
     if (!e) return e.error();
     r.err = std::move(*e);
   }
   r.exit_status = 0;
-  std::filesystem::path exit_file = dir / (key + ".exit");
+  std::filesystem::path exit_file = src / (key + ".exit");
   if (std::filesystem::exists(exit_file, ec)) {
     auto x = util::read_file(exit_file);
     if (!x) return x.error();
@@ -105,9 +112,9 @@ util::Result<CommandResult> ReplayExecutor::run(const Command& cmd, const RunOpt
     int status = -1;
     auto [end, rc] = std::from_chars(s.data(), s.data() + s.size(), status);
     if (rc != std::errc() || end != s.data() + s.size() || status < 0 || status > 255) {
-      return util::error(
-          ExitCode::kUsage,
-          fmt::format("{}: expected an exit status 0..255, found '{}'", exit_file.string(), s));
+      return util::error(ExitCode::kUsage,
+                         fmt::format("{}: expected an exit status 0..255, found '{}'",
+                                     (dir / (key + ".exit")).string(), s));
     }
     r.exit_status = status;
   }
