@@ -64,13 +64,14 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
     const uint32_t answer = r.u32();
     const bool ok = answer == kVerbsYes;
     const std::string their = r.str();
+    const std::string said = their.rfind("rank ", 0) == 0 ? their : who + ": " + their;
     if (answer == kVerbsMatrixWrong && (wrong_rank < 0 || static_cast<int>(p) < wrong_rank)) {
       wrong_rank = static_cast<int>(p);
-      wrong = their.rfind("rank ", 0) == 0 ? their : who + ": " + their;
+      wrong = said;
     }
     if (!ok && (first_no_rank < 0 || static_cast<int>(p) < first_no_rank)) {
       first_no_rank = static_cast<int>(p);
-      first_no = their.rfind("rank ", 0) == 0 ? their : who + ": " + their;
+      first_no = said;
     }
   }
   if (first_no_rank < 0) return setup->connect(cfg, std::move(conns));
