@@ -21,6 +21,7 @@
 #include "healthcheck/quick_checks.h"
 #include "healthcheck/render.h"
 #include "provision/network_plan.h"
+#include "util/state_dir.h"
 
 namespace cc::cli {
 namespace {
@@ -73,10 +74,7 @@ std::string default_baseline(const HealthCliOptions& o) {
   if (!o.source.state_file.empty()) {
     return (fs::path(o.source.state_file).parent_path() / "health-baseline.json").string();
   }
-  const char* xdg = std::getenv("XDG_STATE_HOME");
-  const char* home = std::getenv("HOME");
-  fs::path base = xdg && *xdg ? fs::path(xdg) : fs::path(home ? home : ".") / ".local" / "state";
-  return (base / "clusterctl" / "health-baseline.json").string();
+  return (util::state_dir() / "health-baseline.json").string();
 }
 
 ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,8 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/context.h"
+#include "cli/hosts.h"
 #include "launch/job_state.h"
 #include "launch/output.h"
+#include "launch/runner.h"
+#include "remote/fan_out.h"
 #include "util/interrupt.h"
 
 namespace cc::cli {
@@ -25,8 +29,65 @@ namespace {
 using util::ExitCode;
 using namespace std::chrono_literals;
 
-ExitCode run_jobs(const Context& ctx) {
-  auto jobs = launch::list_jobs();
+// `jobs --gc`: the janitor on the chosen hosts (default: every host of this machine's job
+// records), as a launch to them runs it.
+ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
+                const std::vector<launch::JobRecord>& jobs) {
+  std::string spec = hosts_spec;
+  if (spec.empty()) {
+    std::set<std::string> names;
+    for (const auto& j : jobs) names.insert(j.hosts.begin(), j.hosts.end());
+    for (const auto& n : names) spec += (spec.empty() ? "" : ",") + n;
+    if (spec.empty()) {
+      fmt::print(stderr, "clusterctl jobs --gc: no job records name a host: give --hosts\n");
+      return ExitCode::kUsage;
+    }
+  }
+  auto executors = make_executors(ctx.global, spec);
+  if (!executors) {
+    fmt::print(stderr, "clusterctl jobs --gc: {}\n", executors.error().message);
+    return executors.error().code;
+  }
+  std::vector<remote::Executor*> raw;
+  for (auto& e : *executors) raw.push_back(e.get());
+  std::vector<std::vector<std::string>> removed(raw.size());
+  std::vector<std::string> silent(raw.size());
+  remote::for_each_host(
+      raw, "gc",
+      [&](size_t i) {
+        remote::RunOptions ro;
+        ro.timeout = 15s;
+        auto probe = raw[i]->run(remote::Command{{"true"}}, ro);
+        if (!probe || probe->timed_out) {
+          silent[i] = probe ? raw[i]->host() + ": no answer" : probe.error().message;
+          return;
+        }
+        removed[i] = launch::sweep_leftovers(*raw[i], 15s);
+      },
+      ctx.style);
+  size_t n = 0;
+  for (const auto& r : removed) {
+    for (const auto& d : r) fmt::print("removed {}\n", d);
+    n += r.size();
+  }
+  fmt::print("{} job director{} of launchers that are gone removed\n", n, n == 1 ? "y" : "ies");
+  bool unreachable = false;
+  for (const auto& s : silent) {
+    if (s.empty()) continue;
+    fmt::print(stderr, "clusterctl jobs --gc: {}\n", s);
+    unreachable = true;
+  }
+  return unreachable ? ExitCode::kUnreachable : ExitCode::kOk;
+}
+
+ExitCode run_jobs(const Context& ctx, bool gc, const std::string& gc_hosts) {
+  auto listed = launch::list_jobs();
+  if (!listed) {
+    fmt::print(stderr, "clusterctl jobs: {}\n", listed.error().message);
+    return listed.error().code;
+  }
+  const auto& jobs = *listed;
+  if (gc) return run_gc(ctx, gc_hosts, jobs);
   if (ctx.global.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& j : jobs) {
@@ -120,10 +181,16 @@ ExitCode run_logs(const LogsCli& o) {
                j->id, j->logs);
     return ExitCode::kUsage;
   }
-  // Every run of a job.yaml writes its `logs:` directory afresh: once a later run of the
-  // same directory started, this job's own logs are gone. Say so instead of showing the
-  // later run's output under this job's id.
-  for (const auto& later : launch::list_jobs()) {
+  // Records of versions before per-run log directories (logs/NAME/JOBID): every run of a
+  // job.yaml wrote its `logs:` directory afresh, so once a later run of the same directory
+  // started, this job's own logs are gone. Say so instead of showing the later run's output
+  // under this job's id.
+  auto listed = launch::list_jobs();
+  if (!listed) {
+    fmt::print(stderr, "clusterctl logs: {}\n", listed.error().message);
+    return listed.error().code;
+  }
+  for (const auto& later : *listed) {
     if (later.id != j->id && later.logs == j->logs && later.started_at > j->started_at) {
       fmt::print(stderr,
                  "clusterctl logs: job {}'s log directory {} now holds the logs of the later run "
@@ -153,6 +220,21 @@ ExitCode run_stop(const std::string& id) {
     fmt::print(stderr, "clusterctl stop: {}\n", j.error().message);
     return j.error().code;
   }
+  if (j->state == "running" && j->pid_start.empty()) {
+    fmt::print(stderr,
+               "clusterctl stop: job {}'s record (from an older clusterctl) has no start time for "
+               "its launcher (pid {}), so a reused pid cannot be told from it: not signalling; "
+               "if `ps -p {}` shows its clusterctl, end it with `kill {}`\n",
+               j->id, j->pid, j->pid, j->pid);
+    return ExitCode::kCheckFailed;
+  }
+  if (j->state == "running" && !j->launcher_alive()) {
+    fmt::print(stderr,
+               "clusterctl stop: job {}'s launcher (pid {}) is gone; its record is stale "
+               "(`clusterctl jobs` shows it as lost); nothing was signalled\n",
+               j->id, j->pid);
+    return ExitCode::kCheckFailed;
+  }
   if (j->live_state() != "running") {
     fmt::print(stderr, "clusterctl stop: job {} is not running ({})\n", j->id, j->live_state());
     return ExitCode::kCheckFailed;
@@ -180,8 +262,19 @@ ExitCode run_stop(const std::string& id) {
 }  // namespace
 
 void add_jobs_commands(CLI::App& app, Context& ctx) {
+  struct JobsCli {
+    bool gc = false;
+    std::string hosts;
+  };
+  auto jo = std::make_shared<JobsCli>();
   CLI::App* jobs = app.add_subcommand("jobs", "List launched jobs, newest first (--json)");
-  jobs->callback([&ctx] { ctx.action = [&ctx] { return run_jobs(ctx); }; });
+  jobs->add_flag("--gc", jo->gc,
+                 "Remove the job directories (and upload temporaries in them) that launchers "
+                 "from this machine left on hosts when they were killed, and say which");
+  jobs->add_option("--hosts", jo->hosts,
+                   "With --gc: the hosts to clean (as for exec; default: every host named in "
+                   "this machine's job records)");
+  jobs->callback([&ctx, jo] { ctx.action = [&ctx, jo] { return run_jobs(ctx, jo->gc, jo->hosts); }; });
 
   auto lo = std::make_shared<LogsCli>();
   CLI::App* logs = app.add_subcommand("logs", "Show a job's rank output from its log files");

@@ -30,6 +30,7 @@
 #include "topology/report.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
+#include "util/process.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -279,7 +280,7 @@ std::string new_job_id(const std::string& name) {
   gmtime_r(&now, &tm);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return fmt::format("{}-{}-{}", name, stamp, launch::random_hex(3));
+  return fmt::format("{}-{}-{}", name, stamp, util::random_hex(3));
 }
 
 ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
@@ -311,7 +312,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   plan.ranks_per_host = spec->ranks_per_host;
   plan.hosts = placement->hosts;
   plan.mlx = placement->mlx;
-  plan.token = launch::random_hex(32);
+  plan.token = util::random_hex(32);
   plan.env = spec->env;
   plan.secrets = std::move(*secrets);
   if (placement->state && plan.runtime == launch::Runtime::kClusterComm) {
@@ -333,16 +334,21 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   }
   std::vector<std::string> labels;
   for (int r = 0; r < plan.world_size(); ++r) labels.push_back(plan.hosts[plan.host_of(r)].name);
-  auto mux = launch::OutputMux::open(spec->logs, labels, out_opts);
-  if (!mux) return fail(mux.error());
-
+  // Every run has a log directory of its own (LOGS/JOBID, LOGS/latest naming the newest), so
+  // two runs of one job, at once or one after the other, never share a file.
   launch::JobRecord rec;
   rec.id = new_job_id(spec->name);
+  const std::filesystem::path run_logs = std::filesystem::path(spec->logs) / rec.id;
+  auto mux = launch::OutputMux::open(run_logs, labels, out_opts);
+  if (!mux) return fail(mux.error());
+  if (auto st = launch::link_latest(run_logs); !st) (*mux)->note(st.error().message);
+
   rec.name = spec->name;
   rec.job_file = std::filesystem::absolute(o.job_file).lexically_normal().string();
   rec.pid = ::getpid();
+  rec.pid_start = util::process_start_time(rec.pid).value_or("");
   rec.started_at = launch::utc_now();
-  rec.logs = std::filesystem::absolute(spec->logs).lexically_normal().string();
+  rec.logs = std::filesystem::absolute(run_logs).lexically_normal().string();
   rec.world_size = plan.world_size();
   rec.hosts = labels;
   if (o.detach) {
@@ -354,6 +360,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     }
     if (child > 0) {
       rec.pid = child;
+      rec.pid_start = util::process_start_time(child).value_or("");
       if (auto st = launch::save_job(rec); !st) return fail(st.error());
       fmt::print("{}\n", rec.id);
       fmt::print(stderr,
@@ -371,6 +378,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
       if (devnull > 2) ::close(devnull);
     }
     rec.pid = ::getpid();
+    rec.pid_start = util::process_start_time(rec.pid).value_or("");
   } else if (auto st = launch::save_job(rec); !st) {
     return fail(st.error());
   }
@@ -395,7 +403,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     return std::move(ex->front());
   };
   out.note(fmt::format("job {}: {} ranks on {} hosts, logs in {}", rec.id, plan.world_size(),
-                       plan.hosts.size(), spec->logs));
+                       plan.hosts.size(), run_logs.string()));
   // restart: on-failure starts the whole job again, up to max_attempts starts in all; each
   // attempt has its own job directories, and the logs keep every attempt's lines.
   const int attempts =
@@ -427,7 +435,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
               : code == ExitCode::kInterrupted ? "interrupted"
                                                : "failed";
   (void)launch::save_job(rec);  // best effort: the job itself is over
-  (void)util::write_file_atomic(std::filesystem::path(spec->logs) / "summary.txt", summary);
+  (void)util::write_file_atomic(run_logs / "summary.txt", summary);
   std::fflush(stdout);
   if (!o.detach) fmt::print(stderr, "{}", summary);
   return code;

@@ -1,6 +1,7 @@
 #include "discovery/cluster_state.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -158,6 +159,8 @@ util::Result<ClusterState> cluster_state_from_json(const json& j) {
 util::Result<ClusterState> load_cluster_state(const std::string& path) {
   auto text = util::read_file(path);
   if (!text) {
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) return text.error();  // there, but not a state file
     return util::error(util::ExitCode::kUsage,
                        fmt::format("{} (make one with `clusterctl discover -o {}`)",
                                    text.error().message, path));

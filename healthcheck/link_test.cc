@@ -11,6 +11,7 @@
 
 #include "discovery/text.h"
 #include "remote/quote.h"
+#include "util/atomic_file.h"
 
 namespace cc::healthcheck {
 namespace {
@@ -24,11 +25,6 @@ struct Rank {
   std::vector<std::string> args;
 };
 
-std::string random_hex() {
-  std::random_device rd;
-  return fmt::format("{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
-}
-
 int random_port() {
   std::random_device rd;
   return 40000 + static_cast<int>(rd() % 20000);
@@ -38,7 +34,7 @@ int random_port() {
 // by the remote shell, so it never appears in a process listing.
 std::vector<util::Result<remote::CommandResult>> run_ranks(const std::vector<Rank>& ranks,
                                                            const PerfOptions& opts) {
-  const std::string token = random_hex();
+  const std::string token = util::random_hex(16);
   std::vector<util::Result<remote::CommandResult>> results(
       ranks.size(), util::Error{ExitCode::kCheckFailed, "not run"});
   std::vector<std::thread> threads;

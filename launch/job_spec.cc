@@ -27,6 +27,13 @@ const std::vector<std::string> kTimeoutKeys = {"startup", "total", "grace", "sta
 const std::vector<std::string> kRestartKeys = {"policy", "max_attempts"};
 const std::vector<std::string> kUploadKeys = {"src", "dest", "mode"};
 
+// A relative upload destination that names the job directory itself or a place outside it
+// ("..", "a/../../x").
+bool escapes_job_dir(const std::string& dest) {
+  const fs::path p = fs::path(dest).lexically_normal();
+  return p.empty() || p == "." || *p.begin() == "..";
+}
+
 // Variables launch sets per rank (facts.md, "MLX interoperability"; comm/config.cc): a job-wide
 // value would be wrong on every rank but one.
 const std::vector<std::string> kLaunchEnv = {"CLUSTERCOMM_RANK",
@@ -384,6 +391,11 @@ util::Result<std::vector<Upload>> Parser::upload(const Field& f) const {
       } else if (e.key == "dest") {
         auto d = r_.nonempty_string(e);
         if (!d) return d.error();
+        if (!d->starts_with('/') && escapes_job_dir(*d)) {
+          return r_.error(e.mark(), fmt::format("'{}': '{}' leaves the job directory: give a "
+                                                "path inside it, or an absolute path",
+                                                e.path, *d));
+        }
         u.dest = std::move(*d);
       } else {
         auto m = r_.string(e);

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "util/atomic_file.h"
+#include "util/process.h"
+#include "util/state_dir.h"
 
 namespace cc::launch {
 namespace {
@@ -28,6 +30,7 @@ nlohmann::json to_json(const JobRecord& r) {
           {"name", r.name},
           {"job_file", r.job_file},
           {"pid", r.pid},
+          {"pid_start", r.pid_start},
           {"state", r.state},
           {"exit_code", r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json()},
           {"started_at", r.started_at},
@@ -44,6 +47,7 @@ std::optional<JobRecord> from_json(const nlohmann::json& j) {
     r.name = j.at("name");
     r.job_file = j.at("job_file");
     r.pid = j.at("pid");
+    r.pid_start = j.value("pid_start", "");
     r.state = j.at("state");
     if (!j.at("exit_code").is_null()) r.exit_code = j.at("exit_code").get<int>();
     r.started_at = j.at("started_at");
@@ -63,31 +67,31 @@ std::optional<JobRecord> from_json(const nlohmann::json& j) {
 
 std::string JobRecord::live_state() const {
   if (state != "running") return state;
-  if (pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM)) return state;
-  return "lost";
+  return launcher_alive() ? state : "lost";
+}
+
+bool JobRecord::launcher_alive() const {
+  if (pid <= 0) return false;
+  if (pid_start.empty()) return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+  return util::process_start_time(pid) == pid_start;
 }
 
 std::filesystem::path jobs_dir() {
-  const char* xdg = std::getenv("XDG_STATE_HOME");
-  std::filesystem::path base;
-  if (xdg != nullptr && *xdg != '\0') {
-    base = xdg;
-  } else {
-    const char* home = std::getenv("HOME");
-    base = std::filesystem::path(home != nullptr ? home : "/") / ".local" / "state";
-  }
-  return base / "clusterctl" / "jobs";
+  return util::state_dir() / "jobs";
 }
 
 util::Status save_job(const JobRecord& rec) {
-  return util::write_file_atomic(jobs_dir() / (rec.id + ".json"), to_json(rec).dump(2) + "\n",
-                                 0600);
+  auto dir = util::private_state_dir("jobs");
+  if (!dir) return dir.error();
+  return util::write_file_atomic(*dir / (rec.id + ".json"), to_json(rec).dump(2) + "\n", 0600);
 }
 
-std::vector<JobRecord> list_jobs() {
+util::Result<std::vector<JobRecord>> list_jobs() {
+  auto dir = util::private_state_dir("jobs");
+  if (!dir) return dir.error();
   std::vector<JobRecord> out;
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(jobs_dir(), ec)) {
+  for (const auto& e : std::filesystem::directory_iterator(*dir, ec)) {
     if (e.path().extension() != ".json") continue;
     auto text = util::read_file(e.path());
     if (!text) continue;
@@ -102,7 +106,9 @@ std::vector<JobRecord> list_jobs() {
 }
 
 util::Result<JobRecord> find_job(const std::string& id) {
-  auto jobs = list_jobs();
+  auto listed = list_jobs();
+  if (!listed) return listed.error();
+  const auto& jobs = *listed;
   for (const auto& j : jobs) {
     if (j.id == id) return j;
   }

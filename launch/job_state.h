@@ -2,11 +2,16 @@
 // One JSON file per job, written atomically (util::write_file_atomic) when the job starts and
 // again when it ends:
 //   ${XDG_STATE_HOME:-$HOME/.local/state}/clusterctl/jobs/JOBID.json
+// The directory is private (util::private_state_dir: mode 0700, owned by the user, writable by
+// no one else, or every command that uses it refuses with exit 2), so no other user can plant
+// a record; and a record names its launcher by pid and start time, so a reused pid is never
+// taken for it.
 //   {"schema": "clusterctl.job/1", "id": "smoke-20261130-233053-1c3456", "name": "smoke",
 //    "job_file": "/abs/job.yaml", "pid": 1234,            // the clusterctl process running it
+//    "pid_start": "linux:BOOTID:TICKS",                  // util::process_start_time(pid)
 //    "state": "running" | "succeeded" | "failed" | "interrupted",
 //    "exit_code": null | 0 | 4 | 130, "started_at": "2026-11-30T23:30:53Z",
-//    "logs": "/abs/logs/smoke", "world_size": 4, "hosts": ["h1", ...],
+//    "logs": "/abs/logs/smoke/ID", "world_size": 4, "hosts": ["h1", ...],
 //    "ranks": [{"rank": 0, "host": "h1", "status": "exit 0"}, ...]}   // filled at the end
 #pragma once
 
@@ -24,6 +29,8 @@ struct JobRecord {
   std::string name;
   std::string job_file;
   long pid = 0;
+  std::string pid_start;  // util::process_start_time(pid) when the record was written; "" in
+                          // records of older versions
   std::string state = "running";
   std::optional<int> exit_code;
   std::string started_at;
@@ -32,18 +39,23 @@ struct JobRecord {
   std::vector<std::string> hosts;        // per rank
   std::vector<std::string> rank_status;  // per rank, at the end ("exit 0", "SIGKILL")
   /// "running" only while its clusterctl process lives; a record left "running" by a process
-  /// that died (kill -9) reads "lost".
+  /// that died (kill -9), or whose pid now names another process, reads "lost".
   std::string live_state() const;
+  /// The launcher still runs: its pid names a process with the recorded start time (records
+  /// without one: a process with that pid exists).
+  bool launcher_alive() const;
 };
 
 /// The jobs directory: ${XDG_STATE_HOME:-$HOME/.local/state}/clusterctl/jobs.
 std::filesystem::path jobs_dir();
 
-/// Writes the record atomically to jobs_dir()/ID.json. Errors: kUsage naming the file.
+/// Writes the record atomically to jobs_dir()/ID.json. Errors: kUsage naming the file, or the
+/// jobs directory when it is not private (util::private_state_dir).
 util::Status save_job(const JobRecord& rec);
 
-/// Every record, newest first. Unreadable files are skipped.
-std::vector<JobRecord> list_jobs();
+/// Every record, newest first. Unreadable files are skipped. Errors: kUsage when the jobs
+/// directory is not private.
+util::Result<std::vector<JobRecord>> list_jobs();
 
 /// The record whose id is `id`, or else the newest whose name is `id`. Errors: kUsage saying
 /// which jobs exist (`clusterctl jobs`).

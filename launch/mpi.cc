@@ -29,8 +29,8 @@ constexpr std::string_view kRankScript = R"SH(p=$1 n=$2 c=$3 m=$4 W=$5 c0=$3
 shift 5
 r=${OMPI_COMM_WORLD_RANK:?clusterctl: not started by mpirun}
 d=$p$((r / n))
-if ! cd "$d"; then
-  echo "clusterctl: rank $r: no job directory $d on $(uname -n): the hostfile's order is not the job's" >&2
+if ! ours "$d" || ! cd "$d"; then
+  echo "clusterctl: rank $r: no job directory $d on $(uname -n) (or not this job's): the hostfile's order is not the job's" >&2
   exit 126
 fi
 if [ -n "$c" ]; then
@@ -40,7 +40,7 @@ if [ -n "$c" ]; then
     exit 126
   fi
 fi
-echo "$$" >"$d/rank-$r.pid"
+pidfile "$d/rank-$r.pid" "$$"
 fw() {
   trap '' TERM INT HUP
   kill -"$1" -$$ 2>/dev/null
@@ -164,7 +164,8 @@ std::vector<std::string> mpirun_argv(const WorldPlan& plan, const MpiLaunch& m) 
   for (const auto& [name, value] : mpirun_env(plan)) a.insert(a.end(), {"-x", name});
   std::string prefix = job_dir(m.job_id, 0);
   prefix.pop_back();  // the host number
-  a.insert(a.end(), {"sh", "-c", std::string(kRankScript), "clusterctl-mpi-rank", prefix,
+  a.insert(a.end(), {"sh", "-c", std::string(trust_functions()) + std::string(kRankScript),
+                     "clusterctl-mpi-rank", prefix,
                      std::to_string(plan.ranks_per_host), m.cwd, m.nonce,
                      std::string(waiter_perl())});
   a.insert(a.end(), m.command.begin(), m.command.end());

@@ -1,10 +1,15 @@
 #include "launch/output.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <system_error>
 
 #include <fmt/format.h>
+
+#include "util/atomic_file.h"
 
 namespace cc::launch {
 
@@ -33,27 +38,60 @@ util::Result<std::unique_ptr<OutputMux>> OutputMux::open(const std::filesystem::
                                                          std::vector<std::string> labels,
                                                          OutputOptions opts) {
   std::error_code ec;
-  std::filesystem::create_directories(log_dir, ec);
+  if (log_dir.has_parent_path()) std::filesystem::create_directories(log_dir.parent_path(), ec);
   if (ec) {
     return util::error(util::ExitCode::kUsage,
                        fmt::format("cannot create the log directory {}: {}; set `logs:` in the "
                                    "job file to a writable directory",
-                                   log_dir.string(), ec.message()));
+                                   log_dir.parent_path().string(), ec.message()));
+  }
+  if (::mkdir(log_dir.c_str(), 0755) != 0) {
+    return util::error(util::ExitCode::kUsage,
+                       fmt::format("cannot create this run's log directory {}: {}; set `logs:` "
+                                   "in the job file to a writable directory",
+                                   log_dir.string(),
+                                   errno == EEXIST ? "it already exists" : std::strerror(errno)));
   }
   std::unique_ptr<OutputMux> mux(new OutputMux(log_dir, std::move(labels), std::move(opts)));
   for (size_t r = 0; r < mux->labels_.size(); ++r) {
     for (int fd = 1; fd <= 2; ++fd) {
-      auto path = mux->log_path(static_cast<int>(r), fd);
-      std::FILE* f = std::fopen(path.c_str(), "w");
+      auto file = util::create_new_file(mux->log_path(static_cast<int>(r), fd), 0644);
+      if (!file) return file.error();
+      std::FILE* f = ::fdopen(file->get(), "w");
       if (f == nullptr) {
-        return util::error(
-            util::ExitCode::kUsage,
-            fmt::format("cannot write the log file {}: {}", path.string(), std::strerror(errno)));
+        return util::error(util::ExitCode::kUsage,
+                           fmt::format("cannot write the log file {}: {}",
+                                       mux->log_path(static_cast<int>(r), fd).string(),
+                                       std::strerror(errno)));
       }
+      file->release();
       mux->streams_[r * 2 + static_cast<size_t>(fd - 1)].log = f;
     }
   }
   return mux;
+}
+
+util::Status link_latest(const std::filesystem::path& log_dir) {
+  const std::filesystem::path base = log_dir.parent_path();
+  const std::filesystem::path link = base / "latest";
+  struct stat st {};
+  if (::lstat(link.c_str(), &st) == 0 && !S_ISLNK(st.st_mode)) {
+    return util::error(util::ExitCode::kUsage,
+                       fmt::format("{} is not a symbolic link: left as it is (the newest run's "
+                                   "logs are in {})",
+                                   link.string(), log_dir.string()));
+  }
+  // A new link beside it, renamed over the old one: `latest` always names a whole run.
+  const std::filesystem::path tmp = base / fmt::format(".latest.{}", util::random_hex(6));
+  if (::symlink(log_dir.filename().c_str(), tmp.c_str()) != 0 ||
+      ::rename(tmp.c_str(), link.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return util::error(util::ExitCode::kUsage, fmt::format("cannot point {} at {}: {}",
+                                                           link.string(), log_dir.string(),
+                                                           std::strerror(err)));
+  }
+  return {};
 }
 
 void OutputMux::emit(int rank, int fd, std::string_view line) {

@@ -1,5 +1,6 @@
 // The ranks' output: stdout and stderr kept apart, cut into lines, written unprefixed to one
-// log file per rank and stream (LOGDIR/rank-R.out, LOGDIR/rank-R.err), and shown on the
+// log file per rank and stream (LOGDIR/rank-R.out, LOGDIR/rank-R.err; LOGDIR is one run's own
+// directory, logs/NAME/JOBID, with logs/NAME/latest pointing at the newest), and shown on the
 // terminal prefixed "[R host] " (stdout lines on stdout, stderr lines on stderr), one whole
 // line at a time and flushed at once (line-buffered), optionally only for some ranks.
 #pragma once
@@ -29,8 +30,9 @@ struct OutputOptions {
 /// Thread-safe: ranks' threads feed it at once; each line is written whole.
 class OutputMux {
  public:
-  /// `labels[r]` is rank r's host name. Opens (truncates) the log files in `log_dir`, creating
-  /// it. Errors: kUsage naming the file that cannot be written.
+  /// `labels[r]` is rank r's host name. Creates `log_dir` (its parents as needed), which must
+  /// not exist yet, and the log files in it (util::create_new_file: nothing is followed or
+  /// truncated, so two runs never share a file). Errors: kUsage naming the directory or file.
   static util::Result<std::unique_ptr<OutputMux>> open(const std::filesystem::path& log_dir,
                                                        std::vector<std::string> labels,
                                                        OutputOptions opts);
@@ -70,6 +72,10 @@ class OutputMux {
   std::vector<std::chrono::steady_clock::time_point> last_;
   std::string status_;  // drawn now on opts_.err when not empty
 };
+
+/// Points LOGDIR's parent's `latest` at LOGDIR (a relative symbolic link, replaced
+/// atomically). Errors: kUsage when `latest` exists and is not a symbolic link (left alone).
+util::Status link_latest(const std::filesystem::path& log_dir);
 
 /// "[R host] " as shown before each line.
 std::string rank_prefix(int rank, std::string_view host);

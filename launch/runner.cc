@@ -87,8 +87,9 @@ util::Status setup_step(remote::Executor& ex, std::vector<std::string> argv,
 
 // Sets up host i: job directory, uploads, runtime files.
 util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPlan& plan,
-                        const std::string& dir, std::chrono::milliseconds timeout) {
-  if (auto st = setup_step(ex, setup_argv(dir), std::nullopt, timeout, ExitCode::kUnreachable,
+                        const std::string& dir, const std::string& launcher,
+                        std::chrono::milliseconds timeout) {
+  if (auto st = setup_step(ex, setup_argv(dir, launcher), std::nullopt, timeout, ExitCode::kUnreachable,
                            ex.host(), "create the job directory " + dir);
       !st) {
     return st;
@@ -122,8 +123,8 @@ util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPl
 
 // runtime mpi: this machine's job directory with the Open MPI hostfile in it.
 util::Status setup_local(remote::Executor& ex, const std::string& dir, const std::string& hostfile,
-                         std::chrono::milliseconds timeout) {
-  if (auto st = setup_step(ex, setup_argv(dir), std::nullopt, timeout, ExitCode::kUsage,
+                         const std::string& launcher, std::chrono::milliseconds timeout) {
+  if (auto st = setup_step(ex, setup_argv(dir, launcher), std::nullopt, timeout, ExitCode::kUsage,
                            "this machine", "create mpirun's job directory " + dir);
       !st) {
     return st;
@@ -134,6 +135,27 @@ util::Status setup_local(remote::Executor& ex, const std::string& dir, const std
 }
 
 }  // namespace
+
+std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::milliseconds timeout) {
+  remote::RunOptions ro;
+  ro.timeout = timeout;
+  ro.cancelled = [] { return false; };
+  auto listed = ex.run(remote::Command{leftovers_argv()}, ro);
+  std::vector<std::string> removed;
+  if (!listed || listed->timed_out || listed->exit_status != 0) return removed;
+  std::string_view rest = listed->out;
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    const std::string_view line = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    const size_t sp = line.find(' ');
+    if (sp == std::string_view::npos || !launcher_gone(line.substr(sp + 1))) continue;
+    const std::string dir(line.substr(0, sp));
+    auto r = ex.run(remote::Command{cleanup_argv(dir)}, ro);
+    if (r && !r->timed_out && r->exit_status == 0) removed.push_back(ex.host() + ":" + dir);
+  }
+  return removed;
+}
 
 std::string job_dir(const std::string& job_id, size_t host) {
   return fmt::format("/tmp/clusterctl-job-{}-h{}", job_id, host);
@@ -162,13 +184,18 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     hostfile = std::move(*hf);
   }
   const size_t ncontrol = nhosts + (mpi ? 1 : 0);
+  // This run's job directories: the job id and a part no one can predict, new for every run
+  // and every restart attempt (wrapper.h, "Trust").
+  const std::string run_id = fmt::format("{}-{}", opts.job_id, util::random_hex(8));
+  const std::string launcher = launcher_record(opts.job_id);
   auto dir_of = [&](size_t h) {
-    return h < nhosts ? job_dir(opts.job_id, h) : local_job_dir(opts.job_id);
+    return h < nhosts ? job_dir(run_id, h) : local_job_dir(run_id);
   };
 
   // One control connection per host, then every host set up at once.
   std::vector<std::unique_ptr<remote::Executor>> control(ncontrol);
   std::vector<std::string> setup_problems(ncontrol);
+  std::vector<std::string> swept;
   ExitCode setup_code = ExitCode::kOk;
   std::mutex setup_mu;
   {
@@ -181,8 +208,15 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
           st = ex.error();
         } else {
           control[h] = std::move(*ex);
-          st = h < nhosts ? setup_host(*control[h], spec, plan, dir_of(h), opts.control_timeout)
-                          : setup_local(*control[h], dir_of(h), hostfile, opts.control_timeout);
+          auto removed = sweep_leftovers(*control[h], opts.control_timeout);
+          if (!removed.empty()) {
+            std::lock_guard<std::mutex> lock(setup_mu);
+            swept.insert(swept.end(), removed.begin(), removed.end());
+          }
+          st = h < nhosts ? setup_host(*control[h], spec, plan, dir_of(h), launcher,
+                                       opts.control_timeout)
+                          : setup_local(*control[h], dir_of(h), hostfile, launcher,
+                                        opts.control_timeout);
         }
         if (!st) {
           std::lock_guard<std::mutex> lock(setup_mu);
@@ -196,6 +230,13 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     for (auto& t : threads) t.join();
   }
   std::erase(setup_problems, std::string());
+  if (!swept.empty()) {
+    std::sort(swept.begin(), swept.end());
+    std::string list;
+    for (const auto& d : swept) list += "\n  " + d;
+    output.note(fmt::format("removed {} job director{} left by launchers that are gone (killed?):{}",
+                            swept.size(), swept.size() == 1 ? "y" : "ies", list));
+  }
   if (!setup_problems.empty() || util::interrupted()) {
     on_every_host(
         control, [&](size_t h) { return cleanup_argv(dir_of(h)); }, opts.control_timeout);
@@ -217,7 +258,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     sh.launcher_done = false;
     rank_threads.emplace_back([&] {
       MpiLaunch m = opts.mpi;
-      m.job_id = opts.job_id;
+      m.job_id = run_id;
       m.local_dir = dir_of(nhosts);
       m.nonce = nonce;
       m.cwd = spec.cwd;
@@ -326,7 +367,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   for (int r = 0; r < world && !mpi; ++r) {
     rank_threads.emplace_back([&, r] {
       const size_t h = plan.host_of(r);
-      const std::string dir = job_dir(opts.job_id, h);
+      const std::string dir = job_dir(run_id, h);
       const auto start = Clock::now();
       StartMarker marker(nonce);
       auto finish = [&](int status, std::string problem, bool signaled = false) {

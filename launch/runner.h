@@ -1,8 +1,9 @@
 // Running a job: every rank started in parallel through remote/ (one SSH connection per rank,
 // one more per host for setup, signals and cleanup), watched, and ended cleanly.
 //
-// On each host: a job directory JOBDIR = /tmp/clusterctl-job-JOBID-hHOST (mode 0700) holding
-// the uploads, the runtime's files and the ranks' pid files; each rank runs under the wrapper
+// On each host: a job directory JOBDIR = /tmp/clusterctl-job-JOBID-RANDOM-hHOST (mode 0700,
+// new for every run and restart attempt; wrapper.h, "Trust") holding the uploads, the
+// runtime's files and the ranks' pid files; each rank runs under the wrapper
 // of wrapper.h in its own session and process group, with its environment sent on stdin. The
 // job ends when every rank has exited, or early:
 //   - the first rank to exit non-zero, be killed, or lose its host's connection fails the job;
@@ -14,6 +15,8 @@
 // (kHeartbeatInterval); a host cut off without a TCP reset (link down, cable pulled) leaves
 // its heartbeats unacknowledged, so its connections fail after kHeartbeatTimeout and the job
 // fails (exit 4, "connection lost: host H lost") while the host's watchdogs end its ranks.
+// Before setting a host up, the janitor removes the job directories there that a launcher on
+// this machine left when it was killed (kill -9) and is gone, and says which.
 //
 // runtime mpi (mpi.h): mpirun runs on this machine under the same wrapper, in a job directory
 // of its own here; the hosts' job directories hold uploads and the ranks' pid files as usual,
@@ -84,10 +87,17 @@ struct JobOutcome {
 util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, OutputMux& output,
                                  const ExecutorFactory& connect, const RunnerOptions& opts);
 
-/// The job directory of host `host` on that host.
-std::string job_dir(const std::string& job_id, size_t host);
+/// The job directory of host `host` on that host, for the run `run_id` (JOBID-RANDOM).
+std::string job_dir(const std::string& run_id, size_t host);
 /// runtime mpi: mpirun's job directory on this machine.
-std::string local_job_dir(const std::string& job_id);
+std::string local_job_dir(const std::string& run_id);
+
+/// The janitor: removes this user's job directories on the host whose launcher (a clusterctl on
+/// this machine) is gone, e.g. killed with -9 during an upload (wrapper.h, leftovers_argv,
+/// launcher_gone), killing what still runs there; returns "HOST:DIR" for each removed.
+/// Directories of live launchers and of other machines' are left alone. A host that does not
+/// answer within `timeout` is skipped.
+std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::milliseconds timeout);
 
 /// "0", "1", "SIGKILL", "connection lost" for the summary.
 std::string describe_status(const RankOutcome& r);

@@ -1,11 +1,13 @@
 #include "launch/wrapper.h"
 
 #include <charconv>
-#include <random>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "remote/quote.h"
+#include "util/process.h"
 
 namespace cc::launch {
 namespace {
@@ -19,6 +21,24 @@ namespace {
 // when eof-R exists or no beat came for $6 seconds. See wrapper.h for the protocol. `kill -SIG -PID` signals a process
 // group in sh, dash, bash and zsh (dash's kill takes no "--" and reads `-s SIG -PID`'s -PID
 // as an option).
+// Shell functions every script that trusts JOBDIR starts with. ours DIR: DIR is a real
+// directory (not a symbolic link) owned by this user: one the setup script created (mkdir in
+// the sticky /tmp, so no one else can swap it) and not one another user planted under a name
+// they saw in `ps` after ours was removed. ident PID: the process's start time as ps prints it
+// ("Tue Dec  1 21:14:30 2026", spaces squeezed), empty when there is no such process; a pid
+// file holds "PID IDENT", and a group is signalled only while its leader's ident still matches,
+// never a later process that was given the same pid.
+constexpr std::string_view kTrust = R"SH(ours() { [ -d "$1" ] && [ ! -L "$1" ] && [ -O "$1" ]; }
+ident() { ps -o lstart= -p "$1" 2>/dev/null | tr -s ' ' | sed 's/^ //; s/ $//'; }
+pidfile() { printf '%s %s\n' "$2" "$(ident "$2")" >"$1.tmp" && mv -f "$1.tmp" "$1"; }
+live() {
+  [ -f "$1" ] && [ ! -L "$1" ] || return 1
+  read -r p t <"$1" || return 1
+  case $p in '' | *[!0-9]*) return 1 ;; esac
+  [ "$(ident "$p")" = "$t" ]
+}
+)SH";
+
 constexpr std::string_view kWrapper = R"SH(W=$7
 d=$1 r=$2 c=$3 g=$4 m=$5 h=$6 c0=$3
 shift 7
@@ -35,6 +55,10 @@ if [ "$l" != "$m" ]; then
 fi
 eval "$e"
 unset e l
+if ! ours "$d"; then
+  echo "clusterctl: rank $r: $d on $(uname -n) is not this job's directory (missing, a link, or another user's): not started" >&2
+  exit 126
+fi
 cd "$d" || exit 126
 if [ -n "$c" ]; then
   case $c in /*) ;; *) c=./$c ;; esac
@@ -58,7 +82,7 @@ else
   st sh -c 'printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$m" "$@" </dev/null 3<&- &
 fi
 p=$!
-echo "$p" >"$d/rank-$r.pid"
+pidfile "$d/rank-$r.pid" "$p"
 {
   while IFS= read -r l; do : >"$d/beat-$r"; done
   : >"$d/eof-$r"
@@ -124,19 +148,29 @@ my $how = ($s & 127) ? "signal " . ($s & 127) : "exit " . ($s >> 8);
 if (open(my $o, ">", $f)) { print $o "$how\n"; close $o; }
 POSIX::_exit(($s & 127) ? 128 + ($s & 127) : $s >> 8);)PL";
 
+// $1 the job directory (a name no one can predict), $2 the launcher record. mkdir, not
+// mkdir -p: the directory must be new, never one that already exists (another user's, or a
+// link), and umask 077 makes it 0700 from the start.
 constexpr std::string_view kSetup = R"SH(umask 077
-if ! mkdir -p "$1"; then echo "cannot create the job directory $1 on $(uname -n)" >&2; exit 1; fi
-chmod 700 "$1")SH";
+if ! e=$(mkdir "$1" 2>&1); then
+  if [ -e "$1" ] || [ -L "$1" ]; then
+    echo "the job directory $1 already exists on $(uname -n): refusing to use a directory this launch did not create" >&2
+  else
+    echo "cannot create the job directory $1 on $(uname -n): $e" >&2
+  fi
+  exit 1
+fi
+printf '%s\n' "$2" >"$1/launcher")SH";
 
 constexpr std::string_view kWriteFile = R"SH(umask 077
 cat >"$1")SH";
 
 // JOBDIR/ending first, so a rank not yet started never starts; TERM reaches each process group
 // once (JOBDIR/sent-PID), so the launcher repeats it for ranks whose group appeared since.
-constexpr std::string_view kSignal = R"SH([ -d "$1" ] && : >"$1/ending"
+constexpr std::string_view kSignal = R"SH(ours "$1" || exit 0
+: >"$1/ending"
 for f in "$1"/rank-*.pid; do
-  [ -f "$f" ] || continue
-  p=$(cat "$f")
+  live "$f" || continue
   if [ "$2" = TERM ]; then
     [ -e "$1/sent-$p" ] && continue
     kill -TERM -"$p" 2>/dev/null && : >"$1/sent-$p"
@@ -146,13 +180,25 @@ for f in "$1"/rank-*.pid; do
 done
 exit 0)SH";
 
-constexpr std::string_view kCleanup = R"SH(for f in "$1"/rank-*.pid; do
-  [ -f "$f" ] && kill -KILL -"$(cat "$f")" 2>/dev/null
+constexpr std::string_view kCleanup = R"SH(ours "$1" || exit 0
+for f in "$1"/rank-*.pid; do
+  live "$f" && kill -KILL -"$p" 2>/dev/null
 done
 rm -rf "$1")SH";
 
+// The janitor's list: every job directory of this user on the host with its launcher record,
+// one "DIR RECORD" line each (the launching side decides which launchers are gone).
+constexpr std::string_view kLeftovers = R"SH(for d in /tmp/clusterctl-job-*; do
+  ours "$d" || continue
+  [ -f "$d/launcher" ] && [ ! -L "$d/launcher" ] || continue
+  IFS= read -r l <"$d/launcher" || continue
+  printf '%s %s\n' "$d" "$l"
+done
+exit 0)SH";
+
 std::vector<std::string> script(std::string_view text, std::vector<std::string> args) {
-  std::vector<std::string> argv{"sh", "-c", std::string(text), "clusterctl-job"};
+  std::vector<std::string> argv{"sh", "-c", std::string(kTrust) + std::string(text),
+                                "clusterctl-job"};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -162,7 +208,7 @@ std::vector<std::string> script(std::string_view text, std::vector<std::string> 
 std::vector<std::string> wrapper_argv(const WrapperArgs& a) {
   std::vector<std::string> argv{"sh",
                                 "-c",
-                                std::string(kWrapper),
+                                std::string(kTrust) + std::string(kWrapper),
                                 "clusterctl-rank",
                                 a.job_dir,
                                 std::to_string(a.rank),
@@ -185,8 +231,12 @@ std::string env_payload(const std::vector<EnvVar>& env, std::string_view nonce) 
   return out;
 }
 
-std::vector<std::string> setup_argv(const std::string& job_dir) {
-  return script(kSetup, {job_dir});
+std::vector<std::string> setup_argv(const std::string& job_dir, const std::string& launcher) {
+  return script(kSetup, {job_dir, launcher});
+}
+
+std::vector<std::string> leftovers_argv() {
+  return script(kLeftovers, {});
 }
 
 std::vector<std::string> write_file_argv(const std::string& path) {
@@ -199,6 +249,32 @@ std::vector<std::string> signal_argv(const std::string& job_dir, std::string_vie
 
 std::vector<std::string> cleanup_argv(const std::string& job_dir) {
   return script(kCleanup, {job_dir});
+}
+
+std::string launcher_record(const std::string& job_id) {
+  const long pid = static_cast<long>(::getpid());
+  return fmt::format("{} {} {} {}", util::host_name(), pid,
+                     util::process_start_time(pid).value_or("-"), job_id);
+}
+
+bool launcher_gone(std::string_view record) {
+  // HOST PID START JOBID
+  std::vector<std::string_view> f;
+  while (!record.empty() && f.size() < 3) {
+    size_t sp = record.find(' ');
+    f.push_back(record.substr(0, sp));
+    record = sp == std::string_view::npos ? std::string_view() : record.substr(sp + 1);
+  }
+  if (f.size() < 3 || f[0] != util::host_name()) return false;
+  long pid = 0;
+  auto [end, ec] = std::from_chars(f[1].data(), f[1].data() + f[1].size(), pid);
+  if (ec != std::errc() || end != f[1].data() + f[1].size() || pid <= 0) return false;
+  auto now = util::process_start_time(pid);
+  return !now || *now != f[2];
+}
+
+std::string_view trust_functions() {
+  return kTrust;
 }
 
 std::string_view waiter_perl() {
@@ -248,13 +324,6 @@ std::string StartMarker::feed(std::string_view bytes) {
 std::string StartMarker::flush() {
   std::string out;
   out.swap(held_);
-  return out;
-}
-
-std::string random_hex(size_t bytes) {
-  std::random_device rd;
-  std::string out;
-  for (size_t i = 0; i < bytes; ++i) out += fmt::format("{:02x}", rd() & 0xff);
   return out;
 }
 

@@ -10,7 +10,8 @@
 //   - enters the working directory and starts the command in its own session and process
 //     group (setsid(1); on macOS, which has no setsid command, perl's POSIX::setsid), stdin
 //     from /dev/null; the rank first prints "NONCE PID" on stderr (StartMarker removes it),
-//     and its pid goes to JOBDIR/rank-R.pid for `kill -- -PID` of its whole group;
+//     and its pid goes to JOBDIR/rank-R.pid with its start time ("PID IDENT", see below) for
+//     `kill -PID` of its whole group;
 //   - watchdog: stdin then stays open (RunOptions::keep_stdin_open), and clusterctl writes a
 //     heartbeat line to it every kHeartbeatInterval (RunOptions::heartbeat). Its end means the
 //     SSH connection to clusterctl is gone (sshd killed); no heartbeat for
@@ -24,6 +25,15 @@
 //     rank is started by a small perl waiter (waiter_perl) that records in JOBDIR/end-R whether
 //     it exited ("exit N") or died by a signal ("signal N"), which sh cannot tell apart;
 //     end_record_argv reads it back.
+//
+// Trust. JOBDIR (/tmp/clusterctl-job-JOBID-RANDOM-hH) has a random part no one can predict,
+// and setup_argv creates it with mkdir (never -p, never reused: an existing path is an error)
+// under umask 077. Every script that reads a file in it first checks that JOBDIR is a real
+// directory owned by this user (not a link, not planted by another user after ours was
+// removed), and signals a pid file's group only while the pid's start time still matches the
+// one recorded beside it, so neither a forged nor a stale pid file can aim a signal. JOBDIR
+// also holds `launcher` ("HOST PID START JOBID": the clusterctl that made it), which the
+// janitor (leftovers_argv) reads to remove what a launcher killed with -9 left behind.
 #pragma once
 
 #include <chrono>
@@ -32,6 +42,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "util/atomic_file.h"
 
 namespace cc::launch {
 
@@ -65,14 +77,29 @@ std::vector<std::string> wrapper_argv(const WrapperArgs& args);
 /// then the nonce line.
 std::string env_payload(const std::vector<EnvVar>& env, std::string_view nonce);
 
-/// A script (argv for remote::Command) that creates the job directory, mode 0700.
-std::vector<std::string> setup_argv(const std::string& job_dir);
+/// A script (argv for remote::Command) that creates the job directory, mode 0700, which must
+/// not exist yet, and writes `launcher` (one line, see launcher_record) into it.
+std::vector<std::string> setup_argv(const std::string& job_dir, const std::string& launcher);
+/// This process's launcher record: "HOST PID START JOBID" (util::host_name,
+/// util::process_start_time).
+std::string launcher_record(const std::string& job_id);
+/// True when `record` names a launcher on this machine that is no longer running (its pid is
+/// gone or names a later process); false for a live one, another machine's, or a malformed
+/// record.
+bool launcher_gone(std::string_view record);
+/// A script printing "DIR RECORD" for each of this user's job directories on the host, RECORD
+/// being its launcher record.
+std::vector<std::string> leftovers_argv();
 /// A script that writes its stdin to `path` (mode 0600 under the wrapper's umask).
 std::vector<std::string> write_file_argv(const std::string& path);
 /// Sends `signal` ("TERM" or "KILL") to every rank's process group listed in job_dir.
 std::vector<std::string> signal_argv(const std::string& job_dir, std::string_view signal);
 /// SIGKILL to every rank group still listed, then removes the job directory.
 std::vector<std::string> cleanup_argv(const std::string& job_dir);
+
+/// The shell functions that check JOBDIR and pid files (ours, ident, pidfile, live), for
+/// scripts run on hosts (mpi.cc's rank script starts with them too).
+std::string_view trust_functions();
 
 /// The perl waiter's text (see above): `perl -e TEXT -- NEWSESSION FILE NONCE ARGV...`.
 std::string_view waiter_perl();
@@ -100,7 +127,7 @@ class StartMarker {
   long pid_ = 0;
 };
 
-/// A fresh random nonce: 32 hex digits from std::random_device.
-std::string random_hex(size_t bytes);
+/// Random hex digits from the OS CSPRNG (nonces, tokens, names no one can predict).
+using util::random_hex;
 
 }  // namespace cc::launch

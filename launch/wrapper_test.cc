@@ -1,11 +1,18 @@
 #include "launch/wrapper.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "remote/local_executor.h"
+#include "util/atomic_file.h"
+#include "util/process.h"
 
 using namespace cc::launch;
 
@@ -126,4 +133,144 @@ TEST_CASE("wrapper: parse_end_record") {
   CHECK_FALSE(parse_end_record(""));
   CHECK_FALSE(parse_end_record("exit x"));
   CHECK_FALSE(parse_end_record("signal 999"));
+}
+
+namespace {
+
+// A `sleep 60` in a session (and process group) of its own, as a rank's group is.
+pid_t spawn_group() {
+  pid_t p = ::fork();
+  if (p == 0) {
+    ::setsid();
+    ::execlp("sleep", "sleep", "60", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  return p;
+}
+
+bool alive(pid_t p) {
+  int status = 0;
+  return ::waitpid(p, &status, WNOHANG) == 0;
+}
+
+// Runs a script of trust_functions() + `text` with `args` here.
+cc::remote::CommandResult sh(const std::string& text, std::vector<std::string> args) {
+  std::vector<std::string> argv{"sh", "-c", std::string(trust_functions()) + text, "test"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  cc::remote::LocalExecutor local;
+  auto r = local.run(cc::remote::Command{argv}, {});
+  REQUIRE(r.ok());
+  return *r;
+}
+
+}  // namespace
+
+TEST_CASE("wrapper: setup creates a new job directory and refuses one that exists or is a link") {
+  namespace fs = std::filesystem;
+  const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
+  cc::remote::LocalExecutor local;
+  auto r = local.run(cc::remote::Command{setup_argv(dir, "host 1 t job")}, {});
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 0);
+  CHECK((fs::status(dir).permissions() & fs::perms::all) == fs::perms::owner_all);
+  CHECK(*cc::util::read_file(dir + "/launcher") == "host 1 t job\n");
+  // Already there (pre-created by anyone, even by us): never reused.
+  r = local.run(cc::remote::Command{setup_argv(dir, "host 1 t job")}, {});
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 1);
+  CHECK(r->err.find("already exists") != std::string::npos);
+  // A symbolic link planted at the name: refused, its target untouched.
+  const std::string target = dir + "-target";
+  const std::string link = dir + "-link";
+  fs::create_directories(target);
+  fs::create_symlink(target, link);
+  r = local.run(cc::remote::Command{setup_argv(link, "host 1 t job")}, {});
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 1);
+  CHECK(fs::is_empty(target));
+  CHECK((fs::status(target).permissions() & fs::perms::all) != fs::perms::owner_all);
+  fs::remove(link);
+  fs::remove_all(target);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("wrapper: signal and cleanup aim only at live groups of a directory that is ours") {
+  namespace fs = std::filesystem;
+  const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
+  fs::create_directories(dir);
+  const pid_t victim = spawn_group();
+  REQUIRE(victim > 0);
+  const std::string pid = std::to_string(victim);
+  cc::remote::LocalExecutor local;
+
+  // A forged pid file: the pid of a live process group with another start time.
+  REQUIRE(cc::util::write_file_atomic(dir + "/rank-0.pid", pid + " Thu Jan 1 00:00:00 1970\n")
+              .ok());
+  for (auto argv : {signal_argv(dir, "TERM"), signal_argv(dir, "KILL")}) {
+    auto r = local.run(cc::remote::Command{argv}, {});
+    REQUIRE(r.ok());
+    CHECK(r->exit_status == 0);
+  }
+  CHECK(alive(victim));
+  // A bare pid (the old format, or a planted file): no start time, no signal.
+  REQUIRE(cc::util::write_file_atomic(dir + "/rank-0.pid", pid + "\n").ok());
+  REQUIRE(local.run(cc::remote::Command{signal_argv(dir, "KILL")}, {}).ok());
+  CHECK(alive(victim));
+
+  // The right pid file, written by the wrapper's own function, in a directory of another
+  // user's (as root: chown to nobody): not ours, nothing signalled, nothing removed.
+  CHECK(sh(R"(pidfile "$1/rank-0.pid" "$2")", {dir, pid}).exit_status == 0);
+  if (::geteuid() == 0) {
+    REQUIRE(::chown(dir.c_str(), 65534, 65534) == 0);
+    auto r = local.run(cc::remote::Command{cleanup_argv(dir)}, {});
+    REQUIRE(r.ok());
+    CHECK(alive(victim));
+    CHECK(fs::exists(dir));
+    REQUIRE(::chown(dir.c_str(), 0, 0) == 0);
+  } else {
+    MESSAGE("skipped the foreign-owner case: needs root to chown");
+  }
+  // A symbolic link to the directory: not ours either.
+  const std::string link = dir + "-link";
+  fs::create_symlink(dir, link);
+  REQUIRE(local.run(cc::remote::Command{cleanup_argv(link)}, {}).ok());
+  CHECK(alive(victim));
+  CHECK(fs::exists(dir));
+  fs::remove(link);
+
+  // Ours and matching: the group is killed and the directory removed (the control case).
+  auto r = local.run(cc::remote::Command{cleanup_argv(dir)}, {});
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 0);
+  int status = 0;
+  CHECK(::waitpid(victim, &status, 0) == victim);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+  CHECK_FALSE(fs::exists(dir));
+  if (alive(victim)) ::kill(victim, SIGKILL);
+}
+
+TEST_CASE("wrapper: launcher records tell a gone launcher from a live or foreign one") {
+  const std::string me = launcher_record("job-1");
+  CHECK(me.starts_with(cc::util::host_name() + " " + std::to_string(::getpid()) + " "));
+  CHECK(me.ends_with(" job-1"));
+  CHECK_FALSE(launcher_gone(me));  // this process
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  std::string rec;
+  {
+    // The child's record, taken while it is a zombie (it exists), then reaped: gone.
+    auto start = cc::util::process_start_time(child);
+    REQUIRE(start.has_value());
+    rec = fmt::format("{} {} {} job-2", cc::util::host_name(), child, *start);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+  }
+  CHECK(launcher_gone(rec));
+  // The same pid with another start time (a reused pid): gone.
+  CHECK(launcher_gone(fmt::format("{} {} linux:x:1 job", cc::util::host_name(), ::getpid())));
+  // Another machine's launcher cannot be judged from here; malformed records are kept.
+  CHECK_FALSE(launcher_gone("another-host-xyz 1 t job"));
+  CHECK_FALSE(launcher_gone(""));
+  CHECK_FALSE(launcher_gone(cc::util::host_name() + " notapid t job"));
 }

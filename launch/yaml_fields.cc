@@ -109,7 +109,13 @@ util::Result<std::string> YamlReader::string(const Field& f) const {
     return error(f.mark(), fmt::format("'{}': expected a single value (a string), got {}", f.path,
                                        kind(f.value)));
   }
-  return f.value.Scalar();
+  const std::string& text = f.value.Scalar();
+  if (text.find('\0') != std::string::npos) {
+    return error(f.mark(), fmt::format("'{}' holds a NUL byte (\\0), which no environment "
+                                       "variable, argument or path can carry: remove it",
+                                       f.path));
+  }
+  return text;
 }
 
 util::Result<std::string> YamlReader::nonempty_string(const Field& f) const {

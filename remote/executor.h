@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -82,11 +83,16 @@ class Executor {
   /// the host and what to do; ExitCode::kUsage for a malformed Command or a missing recording.
   virtual util::Result<CommandResult> run(const Command& cmd, const RunOptions& opts) = 0;
 
-  /// Copies a local file to `remote_path` with permission bits `mode`, atomically (written
-  /// to a temporary name, then renamed). Errors as for run(), plus kUsage for a local file
-  /// that cannot be read.
+  /// Copies a local regular file of at most kMaxUploadBytes to `remote_path` with permission
+  /// bits `mode`, atomically (written to a temporary name, then renamed). The file is read
+  /// whole into memory first. Errors as for run(), plus kUsage for a local file that cannot
+  /// be read, is not a regular file or is larger.
   virtual util::Status upload(const std::filesystem::path& local, const std::string& remote_path,
                               unsigned mode, std::chrono::milliseconds timeout) = 0;
 };
+
+/// The size cap of one uploaded file: 4 GiB (uploads are programs and inputs; model weights
+/// belong to a bulk copy, not to a job's upload list).
+inline constexpr std::uintmax_t kMaxUploadBytes = 4ull << 30;
 
 }  // namespace cc::remote

@@ -66,7 +66,7 @@ void for_each_host(std::span<Executor* const> executors, std::string_view label,
     while (done < n) {
       std::vector<std::string> waiting;
       for (size_t i = 0; i < n; ++i) {
-        if (!finished[i]) waiting.push_back(executors[i]->host());
+        if (!finished[i]) waiting.push_back(executors[i] != nullptr ? executors[i]->host() : "?");
       }
       std::string text = fan_out_progress(label, done, n, waiting);
       if (text != shown) progress.update(text);  // redraw only what changed

@@ -32,7 +32,8 @@ std::vector<HostOutcome> fan_out(std::span<Executor* const> executors, const Com
 /// have finished; the general form of fan_out() for per-host work of several steps (discovery's
 /// probes). Progress and Ctrl-C as for fan_out(), with `label` leading the progress line. When
 /// no thread can be started, work(i) runs on the calling thread. An exception thrown by work
-/// is re-thrown here after every thread ended.
+/// is re-thrown here after every thread ended. A null entry (a host never connected) is
+/// allowed: work(i) still runs for it, and must expect it.
 void for_each_host(std::span<Executor* const> executors, std::string_view label,
                    const std::function<void(size_t)>& work, const util::OutputStyle& style);
 

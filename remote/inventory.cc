@@ -10,6 +10,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "util/atomic_file.h"
+#include "util/state_dir.h"
 #include "util/suggest.h"
 
 namespace cc::remote {
@@ -247,19 +248,7 @@ util::Result<std::vector<InventoryHost>> select_hosts(const Inventory& inv, std:
 }
 
 std::filesystem::path lab_dir(const std::string& name) {
-  std::filesystem::path state;
-  const char* xdg = std::getenv("XDG_STATE_HOME");
-  if (xdg != nullptr && xdg[0] == '/') {
-    state = xdg;
-  } else {
-    const char* home = std::getenv("HOME");
-    if (home == nullptr || home[0] == '\0') {
-      const passwd* pw = ::getpwuid(::getuid());
-      home = pw != nullptr ? pw->pw_dir : "/tmp";
-    }
-    state = std::filesystem::path(home) / ".local" / "state";
-  }
-  return state / "clusterctl" / "labs" / name;
+  return util::state_dir() / "labs" / name;
 }
 
 }  // namespace cc::remote

@@ -333,7 +333,7 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
 util::Status LocalExecutor::upload(const std::filesystem::path& local,
                                    const std::string& remote_path, unsigned mode,
                                    std::chrono::milliseconds /*timeout*/) {
-  auto content = util::read_file(local);
+  auto content = util::read_file(local, kMaxUploadBytes);
   if (!content) return content.error();
   return util::write_file_atomic(remote_path, *content, mode);
 }

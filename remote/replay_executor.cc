@@ -124,7 +124,7 @@ util::Result<CommandResult> ReplayExecutor::run(const Command& cmd, const RunOpt
 util::Status ReplayExecutor::upload(const std::filesystem::path& local,
                                     const std::string& /*remote_path*/, unsigned /*mode*/,
                                     std::chrono::milliseconds /*timeout*/) {
-  auto content = util::read_file(local);
+  auto content = util::read_file(local, kMaxUploadBytes);
   if (!content) return content.error();
   return {};
 }

@@ -1,6 +1,4 @@
 // SshExecutor::upload: a file to the host over SFTP, written under a temporary name and renamed.
-#include <random>
-
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <libssh/libssh.h>
@@ -69,17 +67,12 @@ struct SftpGuard {
   sftp_session sftp = nullptr;
 };
 
-std::string random_suffix() {
-  std::random_device rd;
-  return fmt::format("{:08x}", rd());
-}
-
 }  // namespace
 
 util::Status SshExecutor::upload(const std::filesystem::path& local, const std::string& remote_path,
                                  unsigned mode, std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
-  auto content = util::read_file(local);
+  auto content = util::read_file(local, kMaxUploadBytes);
   if (!content) return content.error();
   if (remote_path.empty()) {
     return util::error(ExitCode::kUsage,
@@ -116,11 +109,20 @@ util::Status SshExecutor::upload(const std::filesystem::path& local, const std::
                                    what, code != 0 ? sftp_status(code) : ssh_get_error(s)));
   }
   sftp_session sftp = guard.sftp;
-  const std::string tmp = remote_path + ".clusterctl-tmp-" + random_suffix();
+  const std::string tmp = remote_path + ".clusterctl-tmp-" + util::random_hex(8);
 
   auto remote_error = [&](std::string_view step) {
     int code = sftp_get_error(sftp);
     sftp_unlink(sftp, tmp.c_str());
+    // SFTP v3 has no "disk full" status: OpenSSH's sftp-server answers ENOSPC with
+    // SSH_FX_FAILURE, and a write that fails may leave no status at all (SSH_FX_OK). Either way
+    // the host, not the input, is at fault: exit 3, as for a host that cannot be set up.
+    if (step == "writing" && (code == SSH_FX_OK || code == SSH_FX_FAILURE)) {
+      return util::error(ExitCode::kUnreachable,
+                         fmt::format("{} failed (writing {}): no space left on device? the host "
+                                     "refused the data: check `df` on {}",
+                                     what, tmp, host_));
+    }
     return util::error(ExitCode::kUsage,
                        fmt::format("{} failed ({} {}): {}", what, step, tmp, sftp_status(code)));
   };

@@ -1,22 +1,40 @@
 #include "util/atomic_file.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <new>
+#include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
 namespace cc::util {
 namespace {
 
+// A write through a FIFO or a terminal waits at most this long for the reader to make room.
+constexpr int kWriteThroughTimeoutMs = 30'000;
+
 Error os_error(const std::filesystem::path& path, std::string_view what, int err) {
   return error(ExitCode::kUsage,
                fmt::format("{}: cannot {}: {}", path.string(), what, std::strerror(err)));
+}
+
+// "a FIFO", "a directory", ... for messages.
+std::string_view kind_of(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
 }
 
 // Closes a descriptor and unlinks the temporary file unless released.
@@ -42,10 +60,45 @@ class TempFile {
   std::string path_;
 };
 
-}  // namespace
+// Writes all of `content` to `fd`; a non-blocking descriptor that stays full for
+// kWriteThroughTimeoutMs is an error (ETIMEDOUT).
+int write_all(int fd, std::string_view content) {
+  const char* p = content.data();
+  size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd pfd{fd, POLLOUT, 0};
+      int rc = ::poll(&pfd, 1, kWriteThroughTimeoutMs);
+      if (rc == 0) return ETIMEDOUT;
+      if (rc < 0 && errno != EINTR) return errno;
+      continue;
+    }
+    if (n < 0) return errno;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return 0;
+}
 
-Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
-                         unsigned mode) {
+// A character device or FIFO: written through, never replaced.
+Status write_through(const std::filesystem::path& path, std::string_view content, mode_t kind) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENXIO && S_ISFIFO(kind)) {
+    return error(ExitCode::kUsage,
+                 fmt::format("{}: is a FIFO with no reader: start the reader first, or give a "
+                             "regular file",
+                             path.string()));
+  }
+  if (fd < 0) return os_error(path, "open for writing", errno);
+  UniqueFd owner(fd);
+  if (int err = write_all(fd, content); err != 0) return os_error(path, "write", err);
+  return {};
+}
+
+Status write_replacing(const std::filesystem::path& path, std::string_view content,
+                       unsigned mode) {
   std::filesystem::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
   std::error_code ec;
@@ -58,21 +111,13 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view con
   int fd = ::mkstemp(tmpl.data());
   if (fd < 0) return os_error(path, "create a temporary file beside", errno);
   TempFile tmp(fd, tmpl);
-  const char* p = content.data();
-  size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = ::write(tmp.fd(), p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return os_error(path, "write", errno);
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+  if (int err = write_all(tmp.fd(), content); err != 0) return os_error(path, "write", err);
   if (::fchmod(tmp.fd(), static_cast<mode_t>(mode)) != 0) return os_error(path, "chmod", errno);
   if (::fsync(tmp.fd()) != 0) return os_error(path, "fsync", errno);
   if (tmp.close() != 0) return os_error(path, "close", errno);
   if (::rename(tmpl.c_str(), path.c_str()) != 0) return os_error(path, "rename into place", errno);
   tmp.release();
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
     ::fsync(dfd);
     ::close(dfd);
@@ -80,12 +125,189 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view con
   return {};
 }
 
-Result<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return os_error(path, "read", errno ? errno : ENOENT);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+Status check_private(const std::filesystem::path& p) {
+  struct stat st {};
+  if (::lstat(p.c_str(), &st) != 0) return os_error(p, "inspect", errno);
+  if (!S_ISDIR(st.st_mode)) {
+    return error(ExitCode::kUsage,
+                 fmt::format("{}: is {}, not a directory: it holds clusterctl's private state; "
+                             "move it away",
+                             p.string(), kind_of(st.st_mode)));
+  }
+  const unsigned perm = st.st_mode & 07777;
+  if (st.st_uid != ::geteuid() || (perm & 022) != 0) {
+    return error(ExitCode::kUsage,
+                 fmt::format("{}: owned by uid {} with mode {:04o}; clusterctl keeps private "
+                             "state there and needs it owned by you (uid {}) and writable by "
+                             "no one else: `chmod go-w {}` if it is yours, else set "
+                             "XDG_STATE_HOME to a directory of your own",
+                             p.string(), st.st_uid, perm, ::geteuid(), p.string()));
+  }
+  return {};
+}
+
+}  // namespace
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.release();
+  }
+  return *this;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
+                         unsigned mode) {
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) != 0) {
+    if (errno != ENOENT) return os_error(path, "inspect", errno);
+    return write_replacing(path, content, mode);
+  }
+  std::filesystem::path target = path;
+  struct stat st = lst;
+  if (S_ISLNK(lst.st_mode)) {
+    if (::stat(path.c_str(), &st) != 0) {
+      return error(ExitCode::kUsage,
+                   fmt::format("{}: is a symbolic link to a missing file: refusing to create "
+                               "its target; remove the link or give another path",
+                               path.string()));
+    }
+    if (S_ISREG(st.st_mode)) {
+      std::error_code ec;
+      target = std::filesystem::canonical(path, ec);
+      if (ec) return os_error(path, "resolve the symbolic link", ec.value());
+    }
+  }
+  if (S_ISREG(st.st_mode)) return write_replacing(target, content, mode);
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return write_through(path, content, st.st_mode);
+  return error(ExitCode::kUsage,
+               fmt::format("{}: is {}: refusing to write there; give the path of a file",
+                           path.string(), kind_of(st.st_mode)));
+}
+
+Result<std::string> read_file(const std::filesystem::path& path, std::uintmax_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return os_error(path, "read", errno);
+  UniqueFd owner(fd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return os_error(path, "read", errno);
+  if (!S_ISREG(st.st_mode)) {
+    return error(ExitCode::kUsage,
+                 fmt::format("{}: is {}, not a regular file: give the path of a file",
+                             path.string(), kind_of(st.st_mode)));
+  }
+  const auto too_big = [&](std::uintmax_t size) {
+    return error(ExitCode::kUsage,
+                 fmt::format("{}: is {} bytes, more than the {} bytes clusterctl reads from one "
+                             "file: is it the right file?",
+                             path.string(), size, max_bytes));
+  };
+  if (static_cast<std::uintmax_t>(st.st_size) > max_bytes) {
+    return too_big(static_cast<std::uintmax_t>(st.st_size));
+  }
+  std::string out;
+  try {
+    out.resize(static_cast<size_t>(st.st_size));
+  } catch (const std::bad_alloc&) {
+    return error(ExitCode::kUsage, fmt::format("{}: is {} bytes, more than this machine's free "
+                                               "memory can hold",
+                                               path.string(), st.st_size));
+  }
+  size_t got = 0;
+  char extra[4096];
+  for (;;) {
+    char* into = got < out.size() ? out.data() + got : extra;
+    size_t room = got < out.size() ? out.size() - got : sizeof extra;
+    ssize_t n = ::read(fd, into, room);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return os_error(path, "read", errno);
+    if (n == 0) break;
+    if (into == extra) {  // the file grew while being read
+      if (out.size() + static_cast<size_t>(n) > max_bytes) return too_big(out.size() + static_cast<size_t>(n));
+      out.append(extra, static_cast<size_t>(n));
+      got = out.size();
+    } else {
+      got += static_cast<size_t>(n);
+    }
+  }
+  out.resize(got);
+  return out;
+}
+
+Result<UniqueFd> create_new_file(const std::filesystem::path& path, unsigned mode) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+                  static_cast<mode_t>(mode));
+  if (fd < 0 && errno == EEXIST) {
+    return error(ExitCode::kUsage,
+                 fmt::format("{}: already exists: refusing to overwrite or follow it",
+                             path.string()));
+  }
+  if (fd < 0) return os_error(path, "create", errno);
+  return UniqueFd(fd);
+}
+
+Status create_private_dir(const std::filesystem::path& path) {
+  if (::mkdir(path.c_str(), 0700) != 0) {
+    if (errno == EEXIST) {
+      return error(ExitCode::kUsage,
+                   fmt::format("{}: already exists: refusing to reuse it", path.string()));
+    }
+    return os_error(path, "create directory", errno);
+  }
+  return {};
+}
+
+Status ensure_private_dir(const std::filesystem::path& path, const std::filesystem::path& home) {
+  const std::filesystem::path dir = path.lexically_normal();
+  std::vector<std::filesystem::path> missing;
+  for (std::filesystem::path p = dir; !p.empty(); p = p.parent_path()) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0) break;
+    if (errno != ENOENT) return os_error(p, "inspect", errno);
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0700) != 0 && errno != EEXIST) {
+      return os_error(*it, "create directory", errno);
+    }
+  }
+  if (auto st = check_private(dir); !st) return st;
+  const std::filesystem::path h = home.lexically_normal();
+  if (h.empty() || h == "/") return {};
+  // Each parent strictly below `home`: a writable one would let another user swap the path.
+  auto [hi, di] = std::mismatch(h.begin(), h.end(), dir.begin(), dir.end());
+  if (hi != h.end()) return {};  // not under home
+  std::filesystem::path p = h;
+  for (auto it = di; it != dir.end(); ++it) {
+    p /= *it;
+    if (p == dir) break;
+    if (auto st = check_private(p); !st) return st;
+  }
+  return {};
+}
+
+std::string random_hex(size_t bytes) {
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(fmt::format("/dev/urandom: {}", std::strerror(errno)));
+  UniqueFd owner(fd);
+  std::string raw(bytes, '\0');
+  size_t got = 0;
+  while (got < bytes) {
+    ssize_t n = ::read(fd, raw.data() + got, bytes - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error("/dev/urandom: short read");
+    got += static_cast<size_t>(n);
+  }
+  std::string out;
+  out.reserve(bytes * 2);
+  for (char c : raw) out += fmt::format("{:02x}", static_cast<unsigned char>(c));
+  return out;
 }
 
 }  // namespace cc::util

@@ -1,22 +1,85 @@
-// Atomic file writes: every file clusterctl writes goes through here, so a crash or Ctrl-C
-// never leaves a half-written state file, key or inventory behind.
+// The file policy: every file clusterctl reads or writes goes through here.
+//
+// Writing a path (write_file_atomic):
+//   - nothing there, or a regular file: a temporary file in the same directory, fsync, rename
+//     into place, so a crash or Ctrl-C never leaves a half-written state file, key or inventory;
+//   - a symbolic link: followed (to its final target, however many links) and the target gets
+//     this same policy. A dangling link is refused: writing would create a file where the link
+//     points, outside where the operator looked;
+//   - a character device or a FIFO (`-o /dev/null`, `-o /dev/stdout`, a pipe): written through,
+//     never renamed over, so a device node is never replaced by a regular file. A FIFO with no
+//     reader is refused at once rather than waited on;
+//   - a directory, a block device or a socket: refused (exit 2, naming the path and its kind).
+// Files that must be new (logs, job records) are created by create_new_file: O_EXCL|O_NOFOLLOW,
+// so nothing existing is ever truncated or followed.
+//
+// Reading a path (read_file): it must be a regular file (a FIFO, a device or a directory is
+// refused, so `/dev/zero` or a FIFO can neither hang nor exhaust memory) and at most
+// `max_bytes` long (kMaxInputBytes unless the caller says otherwise).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "util/result.h"
 
 namespace cc::util {
 
-/// Writes `content` to `path` atomically: a temporary file in the same directory, fsync, chmod
-/// to `mode`, rename over `path`, fsync of the directory. Creates missing parent directories
-/// (mode 0700). Errors: ExitCode::kUsage with the path and the OS error (e.g. "permission
-/// denied"); the temporary file is removed on failure.
+/// The size cap of every input file we read (job files, inventories, cluster states,
+/// thresholds, hostfiles, records): 64 MiB. A 1,000-host cluster state is about 2 MiB.
+inline constexpr std::uintmax_t kMaxInputBytes = 64ull << 20;
+
+/// Writes `content` to `path` by the policy above. Creates missing parent directories (mode
+/// 0700). `mode` applies to a file this call creates or replaces, not to a device written
+/// through. Errors: ExitCode::kUsage with the path and the OS error (e.g. "permission denied"),
+/// or the reason it was refused; the temporary file is removed on failure.
 Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
                          unsigned mode = 0644);
 
-/// Reads a whole file. Errors: ExitCode::kUsage naming the path and the OS error.
-Result<std::string> read_file(const std::filesystem::path& path);
+/// Reads a whole regular file of at most `max_bytes` bytes. Errors: ExitCode::kUsage naming
+/// the path and the OS error, its kind when it is not a regular file, or its size and the cap.
+Result<std::string> read_file(const std::filesystem::path& path,
+                              std::uintmax_t max_bytes = kMaxInputBytes);
+
+/// An open file descriptor, closed when it goes.
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  ~UniqueFd();
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+/// Creates `path` for writing; it must not exist (O_CREAT|O_EXCL|O_NOFOLLOW: an existing file,
+/// link or device there is an error, never truncated or followed). Errors: kUsage naming the
+/// path ("already exists" / the OS error).
+Result<UniqueFd> create_new_file(const std::filesystem::path& path, unsigned mode = 0644);
+
+/// Creates the directory `path` (mode 0700); it must not exist. Errors: kUsage naming it.
+Status create_private_dir(const std::filesystem::path& path);
+
+/// A directory that holds private state (job records, labs): created (with its missing
+/// parents) mode 0700 if absent; then it, and each parent below `home` (when it lies under
+/// `home`), must be a real directory (not a symbolic link) owned by this user and not writable
+/// by group or others. Errors: kUsage naming the path, its owner and mode, and the fix.
+Status ensure_private_dir(const std::filesystem::path& path, const std::filesystem::path& home);
+
+/// `bytes` random bytes from the OS CSPRNG (/dev/urandom), as 2*bytes hex digits. Throws
+/// std::runtime_error if the OS source cannot be read (a broken system, not an input error).
+std::string random_hex(size_t bytes);
 
 }  // namespace cc::util

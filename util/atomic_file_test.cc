@@ -1,9 +1,13 @@
 #include "util/atomic_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <string>
 
 #include <doctest/doctest.h>
 
@@ -45,4 +49,130 @@ TEST_CASE("read_file of a missing file names it") {
   auto r = cc::util::read_file("/nonexistent/clusterctl.yaml");
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.find("/nonexistent/clusterctl.yaml") != std::string::npos);
+}
+
+TEST_CASE("write_file_atomic never replaces a device or a FIFO: it writes through them") {
+  // /dev/null stays the character device it is (a rename over it would break the machine).
+  REQUIRE(cc::util::write_file_atomic("/dev/null", "data\n").ok());
+  struct stat st {};
+  REQUIRE(::stat("/dev/null", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+
+  fs::path dir = temp_dir();
+  const fs::path fifo = dir / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // No reader: refused at once, not waited on.
+  auto no_reader = cc::util::write_file_atomic(fifo, "x");
+  REQUIRE_FALSE(no_reader.ok());
+  CHECK(no_reader.error().message.find("FIFO with no reader") != std::string::npos);
+  // With a reader: written through, and the FIFO is still a FIFO.
+  int rd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(rd >= 0);
+  REQUIRE(cc::util::write_file_atomic(fifo, "through\n").ok());
+  char buf[32] = {};
+  CHECK(::read(rd, buf, sizeof buf) == 8);
+  CHECK(std::string(buf) == "through\n");
+  ::close(rd);
+  REQUIRE(::lstat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_file_atomic follows a link to its target and refuses a dangling one") {
+  fs::path dir = temp_dir();
+  REQUIRE(cc::util::write_file_atomic(dir / "real", "old").ok());
+  fs::create_symlink("real", dir / "link");
+  REQUIRE(cc::util::write_file_atomic(dir / "link", "new").ok());
+  CHECK(fs::is_symlink(dir / "link"));  // the link stays a link...
+  CHECK(*cc::util::read_file(dir / "real") == "new");  // ...and its target has the content
+  fs::create_symlink(dir / "missing", dir / "dangling");
+  auto st = cc::util::write_file_atomic(dir / "dangling", "x");
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message.find("symbolic link to a missing file") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir / "missing"));
+  // A directory is refused, not renamed over.
+  fs::create_directories(dir / "sub");
+  auto d = cc::util::write_file_atomic(dir / "sub", "x");
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.error().message.find("is a directory") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("read_file takes only regular files below the cap: no hang, no huge allocation") {
+  fs::path dir = temp_dir();
+  const fs::path fifo = dir / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto f = cc::util::read_file(fifo);  // would block forever if opened blocking
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().message.find("is a FIFO, not a regular file") != std::string::npos);
+  auto z = cc::util::read_file("/dev/zero");
+  REQUIRE_FALSE(z.ok());
+  CHECK(z.error().message.find("/dev/zero: is a character device") != std::string::npos);
+  auto d = cc::util::read_file(dir);
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.error().message.find("is a directory") != std::string::npos);
+  // 100 MB (sparse: no disk used) against the 64 MiB cap.
+  const fs::path big = dir / "big.json";
+  { std::ofstream(big.string()).put('{'); }
+  fs::resize_file(big, 100'000'000);
+  auto b = cc::util::read_file(big);
+  REQUIRE_FALSE(b.ok());
+  CHECK(b.error().code == cc::util::ExitCode::kUsage);
+  CHECK(b.error().message.find("is 100000000 bytes, more than the 67108864 bytes") !=
+        std::string::npos);
+  CHECK(cc::util::read_file(big, 200'000'000).ok());  // a caller may allow more
+  fs::remove_all(dir);
+}
+
+TEST_CASE("create_new_file creates only what does not exist, and follows no link") {
+  fs::path dir = temp_dir();
+  {
+    auto fd = cc::util::create_new_file(dir / "log", 0600);
+    REQUIRE(fd.ok());
+    CHECK(::write(fd->get(), "a", 1) == 1);
+  }
+  auto again = cc::util::create_new_file(dir / "log");
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.error().message.find("already exists") != std::string::npos);
+  CHECK(*cc::util::read_file(dir / "log") == "a");  // not truncated
+  fs::create_symlink(dir / "elsewhere", dir / "dangling");
+  REQUIRE_FALSE(cc::util::create_new_file(dir / "dangling").ok());
+  CHECK_FALSE(fs::exists(dir / "elsewhere"));  // a dangling link does not create its target
+  fs::remove_all(dir);
+}
+
+TEST_CASE("ensure_private_dir creates 0700 and refuses a directory others can write or own") {
+  fs::path home = temp_dir();
+  const fs::path state = home / ".local/state/clusterctl/jobs";
+  REQUIRE(cc::util::ensure_private_dir(state, home).ok());
+  struct stat st {};
+  REQUIRE(::stat(state.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  REQUIRE(::stat((home / ".local").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  REQUIRE(cc::util::ensure_private_dir(state, home).ok());  // again: fine
+
+  ::chmod((home / ".local/state").c_str(), 0777);  // a parent under $HOME open to everyone
+  auto open = cc::util::ensure_private_dir(state, home);
+  REQUIRE_FALSE(open.ok());
+  CHECK(open.error().message.find((home / ".local/state").string() + ": owned by uid") !=
+        std::string::npos);
+  CHECK(open.error().message.find("mode 0777") != std::string::npos);
+  ::chmod((home / ".local/state").c_str(), 0700);
+  if (::geteuid() == 0) {
+    REQUIRE(::chown(state.c_str(), 65534, 65534) == 0);  // another user's
+    auto foreign = cc::util::ensure_private_dir(state, home);
+    REQUIRE_FALSE(foreign.ok());
+    CHECK(foreign.error().message.find("owned by uid 65534") != std::string::npos);
+  } else {
+    MESSAGE("skipped the foreign-owner case: needs root to chown");
+  }
+  fs::remove_all(home);
+}
+
+TEST_CASE("random_hex gives fresh digits of the asked length") {
+  const std::string a = cc::util::random_hex(8), b = cc::util::random_hex(8);
+  CHECK(a.size() == 16);
+  CHECK(a.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(a != b);
 }

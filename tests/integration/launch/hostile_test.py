@@ -45,7 +45,7 @@ with Lab("h") as lab:
         fail(f"exit {p.returncode}\n{out}\n{err}")
     want_digest = hashlib.sha256(secret.encode()).hexdigest()
     for rank in range(4):
-        with open(f"{lab.logs('hostile')}/rank-{rank}.out") as f:
+        with open(f"{lab.latest('hostile')}/rank-{rank}.out") as f:
             got = json.loads(f.read())
         if got["argv"] != HOSTILE:
             fail(f"rank {rank}: argv {got['argv']!r} != {HOSTILE!r}")

@@ -43,7 +43,7 @@ with Lab("j") as lab:
     listed = {j["id"]: j for j in json.loads(cc("--json", "jobs").stdout)}
     if listed[job_id]["state"] != "interrupted" or listed[job_id]["exit_code"] != 130:
         fail(f"after stop: {listed[job_id]}")
-    with open(f"{lab.logs('bg')}/summary.txt") as f:
+    with open(f"{lab.latest('bg')}/summary.txt") as f:
         if "job interrupted" not in f.read():
             fail("no summary in the log directory")
     if not lab.wait_no_strays(3) or lab.job_dirs():

@@ -85,7 +85,12 @@ class Lab:
         return path
 
     def logs(self, name):
+        """The job's `logs:` directory; each run writes its own JOBID/ in it."""
         return f"{self.workdir}/logs/{name}"
+
+    def latest(self, name):
+        """The newest run's log directory (LOGS/latest)."""
+        return f"{self.logs(name)}/latest"
 
 
     def job_dirs(self):

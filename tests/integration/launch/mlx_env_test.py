@@ -73,7 +73,7 @@ with Lab("m") as lab:
         if r.returncode != 0:
             fail(f"{name}: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
         for rank in range(4):
-            with open(f"{lab.logs(name)}/rank-{rank}.out") as f:
+            with open(f"{lab.latest(name)}/rank-{rank}.out") as f:
                 lines = f.read().splitlines()
             env = dict(l.split("=", 1) for l in lines if l.startswith("MLX_"))
             files = {l.split("=", 1)[0][5:]: json.loads(l.split("=", 1)[1])

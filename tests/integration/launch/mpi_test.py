@@ -47,7 +47,7 @@ def run_ok(lab, ranks_per_host):
         fail(f"{name}: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
     if f"job succeeded: {world} ranks exited 0" not in r.stderr:
         fail(f"{name}: no success line:\n{r.stderr}")
-    logs = lab.logs(name)
+    logs = lab.latest(name)
     for rank in range(world):
         for stream in ("out", "err"):
             if not os.path.exists(f"{logs}/rank-{rank}.{stream}"):

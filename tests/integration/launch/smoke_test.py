@@ -25,7 +25,7 @@ def smoke(lab, ranks_per_host):
         fail(f"{name}: rank 0's table is not 9 checked rows:\n{r.stdout}")
     if f"nranks {world}" not in r.stdout:
         fail(f"{name}: not {world} ranks:\n{r.stdout}")
-    logs = lab.logs(name)
+    logs = lab.latest(name)
     for rank in range(world):
         for stream in ("out", "err"):
             if not os.path.exists(f"{logs}/rank-{rank}.{stream}"):
