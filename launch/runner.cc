@@ -27,6 +27,7 @@ std::chrono::milliseconds since(Clock::time_point t) {
 
 // What the rank threads and the watching thread share.
 struct Shared {
+  explicit Shared(size_t hosts) : lost(hosts), control_mu(hosts) {}
   std::mutex mu;
   std::vector<RankOutcome> ranks;
   int first_failed = -1;
@@ -35,13 +36,22 @@ struct Shared {
   bool launcher_done = true;         // runtime mpi: mpirun has ended (false while it runs)
   int launcher_status = 0;           // mpirun's exit status (-1: unknown)
   std::string launcher_last;         // mpirun's last line of its own
+  // Per control host: known lost (a rank connection or a control command to it failed), so
+  // no later control command waits on it; its ranks are ended by their own watchdog.
+  std::vector<std::atomic<bool>> lost;
+  // Per control host: held while a command runs on its control connection, which the stall
+  // sampler and the signaller share.
+  std::vector<std::mutex> control_mu;
 };
 
 // One command on every control executor at once, never cut short by Ctrl-C (this is the
-// cleanup that Ctrl-C asks for). Returns "host: problem" for each host where it failed.
+// cleanup that Ctrl-C asks for). Returns "host: problem" for each host where it failed. With
+// `lost`, a host marked there is skipped (said so once in the problems), and a host that does
+// not answer, or whose connection fails, is marked: the next command does not wait for it.
 std::vector<std::string> on_every_host(std::vector<std::unique_ptr<remote::Executor>>& execs,
                                        const std::function<std::vector<std::string>(size_t)>& argv,
-                                       std::chrono::milliseconds timeout) {
+                                       std::chrono::milliseconds timeout,
+                                       std::vector<std::atomic<bool>>* lost = nullptr) {
   std::vector<std::string> problems(execs.size());
   std::vector<remote::Executor*> raw;
   for (auto& e : execs) raw.push_back(e.get());
@@ -49,15 +59,23 @@ std::vector<std::string> on_every_host(std::vector<std::unique_ptr<remote::Execu
       raw, "launch",
       [&](size_t i) {
         if (execs[i] == nullptr) return;
+        if (lost != nullptr && (*lost)[i]) {
+          problems[i] = fmt::format("{}: lost, not waited for (its ranks' watchdog ends them "
+                                    "and removes its job directory)",
+                                    execs[i]->host());
+          return;
+        }
         remote::RunOptions ro;
         ro.timeout = timeout;
         ro.cancelled = [] { return false; };
         auto r = execs[i]->run(remote::Command{argv(i)}, ro);
         if (!r) {
           problems[i] = r.error().message;
+          if (lost != nullptr) (*lost)[i] = true;
         } else if (r->timed_out) {
           problems[i] =
               fmt::format("{}: no answer within {} s", execs[i]->host(), timeout.count() / 1000);
+          if (lost != nullptr) (*lost)[i] = true;
         } else if (r->exit_status != 0) {
           problems[i] = fmt::format("{}: exit {}: {}", execs[i]->host(), r->exit_status, r->err);
         }
@@ -151,8 +169,8 @@ std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::mill
     const size_t sp = line.find(' ');
     if (sp == std::string_view::npos || !launcher_gone(line.substr(sp + 1))) continue;
     const std::string dir(line.substr(0, sp));
-    auto r = ex.run(remote::Command{cleanup_argv(dir)}, ro);
-    if (r && !r->timed_out && r->exit_status == 0) removed.push_back(ex.host() + ":" + dir);
+    auto r = ex.run(remote::Command{sweep_argv(dir)}, ro);
+    if (r && !r->timed_out && r->out.starts_with("removed")) removed.push_back(ex.host() + ":" + dir);
   }
   return removed;
 }
@@ -246,7 +264,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     return util::error(setup_code, msg);
   }
 
-  Shared sh;
+  Shared sh(ncontrol);
   sh.ranks.resize(static_cast<size_t>(world));
   for (int r = 0; r < world; ++r) {
     sh.ranks[static_cast<size_t>(r)].rank = r;
@@ -420,6 +438,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
                      static_cast<int>(kHeartbeatTimeout.count())};
       auto res = (*ex)->run(remote::Command{wrapper_argv(wa)}, ro);
       if (!res) {
+        sh.lost[h] = true;  // teardown does not wait for it
         finish(-1, fmt::format("connection lost: host {} lost: {}", plan.hosts[h].name,
                                res.error().message));
       } else if (res->timed_out) {
@@ -455,41 +474,48 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     ending_at = Clock::now();
     output.note(fmt::format("{}: ending the job (SIGTERM, SIGKILL after {} s)", outcome.reason,
                             spec.timeouts.grace.count()));
+    // One signaller per host, so a host that does not answer delays no other host's SIGTERM
+    // or SIGKILL (and, once marked lost, is not asked again).
     signaller = std::thread([&, rank_failed] {
-      on_every_host(
-          control,
-          [&](size_t h) {
-            return h >= nhosts && rank_failed ? std::vector<std::string>{"true"}
-                                              : signal_argv(dir_of(h), "TERM");
-          },
-          opts.control_timeout);
       const auto kill_at = *ending_at + spec.timeouts.grace;
-      auto next_term = Clock::now() + 1s;
-      while (Clock::now() < kill_at) {
-        {
-          std::lock_guard<std::mutex> lock(sh.mu);
-          if (sh.launcher_done && std::all_of(sh.ranks.begin(), sh.ranks.end(),
-                                              [](const RankOutcome& o) { return o.finished; })) {
-            return;
+      auto all_over = [&] {
+        std::lock_guard<std::mutex> lock(sh.mu);
+        return sh.launcher_done && std::all_of(sh.ranks.begin(), sh.ranks.end(),
+                                               [](const RankOutcome& o) { return o.finished; });
+      };
+      auto signal_host = [&](size_t h, std::vector<std::string> argv) {
+        if (control[h] == nullptr || sh.lost[h]) return;
+        remote::RunOptions ro;
+        ro.timeout = opts.control_timeout;
+        ro.cancelled = [] { return false; };
+        std::lock_guard<std::mutex> lock(sh.control_mu[h]);
+        auto r = control[h]->run(remote::Command{std::move(argv)}, ro);
+        if (!r || r->timed_out) sh.lost[h] = true;
+      };
+      std::vector<std::thread> per_host;
+      for (size_t h = 0; h < ncontrol; ++h) {
+        per_host.emplace_back([&, h] {
+          if (!(h >= nhosts && rank_failed)) signal_host(h, signal_argv(dir_of(h), "TERM"));
+          auto next_term = Clock::now() + 1s;
+          while (Clock::now() < kill_at) {
+            if (all_over()) return;
+            if (!mpi && Clock::now() >= next_term) {
+              // A rank that was still starting at the first TERM: its group gets TERM now
+              // (the script signals each group once), well before the SIGKILL.
+              signal_host(h, signal_argv(dir_of(h), "TERM"));
+              next_term = Clock::now() + 1s;
+            }
+            std::this_thread::sleep_for(50ms);
           }
-        }
-        if (!mpi && Clock::now() >= next_term) {
-          // A rank that was still starting at the first TERM: its group gets TERM now (the
-          // script signals each group once), well before the SIGKILL.
-          on_every_host(
-              control, [&](size_t h) { return signal_argv(dir_of(h), "TERM"); },
-              opts.control_timeout);
-          next_term = Clock::now() + 1s;
-        }
-        std::this_thread::sleep_for(50ms);
+          signal_host(h, signal_argv(dir_of(h), "KILL"));
+        });
       }
-      on_every_host(
-          control, [&](size_t h) { return signal_argv(dir_of(h), "KILL"); }, opts.control_timeout);
+      for (auto& t : per_host) t.join();
     });
   };
   auto last_status = Clock::now() - 1s;
   std::vector<StallWatch> stall(static_cast<size_t>(world), StallWatch(spec.timeouts.stall));
-  auto next_stall_check = t0 + stall[0].interval();
+  std::atomic<bool> sampling{true};
   // Samples every running rank's CPU time (one round trip per host) and warns about the silent
   // ones that keep a core busy.
   auto check_stalls = [&] {
@@ -506,10 +532,11 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     remote::for_each_host(
         raw, "stall",
         [&](size_t h) {
-          if (h >= nhosts || pids[h].empty() || control[h] == nullptr) return;
+          if (h >= nhosts || pids[h].empty() || control[h] == nullptr || sh.lost[h]) return;
           remote::RunOptions sro;
-          sro.timeout = 5s;
+          sro.timeout = 2s;  // ps answers in milliseconds; a host that does not is not waited on
           sro.cancelled = [] { return false; };
+          std::lock_guard<std::mutex> lock(sh.control_mu[h]);
           auto res = control[h]->run(remote::Command{cpu_time_argv(pids[h])}, sro);
           if (res && res->exit_status == 0) answers[h] = res->out;
         },
@@ -540,6 +567,22 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
       }
     }
   };
+  // The stall sampler runs beside the watch loop, so a host slow to answer its sample never
+  // delays noticing a failure. runtime mpi: a rank's pid is its wrapper's (mpi.h), whose CPU
+  // time says nothing.
+  std::thread sampler;
+  if (!mpi && spec.timeouts.stall.count() > 0) {
+    sampler = std::thread([&] {
+      auto next = t0 + stall[0].interval();
+      while (sampling) {
+        if (Clock::now() >= next) {
+          check_stalls();
+          next = Clock::now() + stall[0].interval();
+        }
+        std::this_thread::sleep_for(50ms);
+      }
+    });
+  }
   for (;;) {
     int running = 0, finished = 0, started = 0, first_failed = -1;
     {
@@ -584,13 +627,8 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
           std::lock_guard<std::mutex> lock(sh.mu);
           sh.ending = true;
         }
+        sampling = false;  // no stall warnings during teardown
         begin_end(why, code, rank_failed);
-      }
-      // runtime mpi: a rank's pid is its wrapper's (mpi.h), whose CPU time says nothing.
-      if (!ending_at && !mpi && spec.timeouts.stall.count() > 0 &&
-          Clock::now() >= next_stall_check) {
-        check_stalls();
-        next_stall_check = Clock::now() + stall[0].interval();
       }
     } else if (Clock::now() - *ending_at > spec.timeouts.grace + opts.control_timeout + 5s) {
       sh.abandon = true;  // the ranks still connected belong to unreachable hosts
@@ -602,10 +640,13 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     }
     std::this_thread::sleep_for(20ms);
   }
+  sampling = false;
+  if (sampler.joinable()) sampler.join();
   for (auto& t : rank_threads) t.join();
   if (signaller.joinable()) signaller.join();
   outcome.cleanup_problems = on_every_host(
-      control, [&](size_t h) { return cleanup_argv(dir_of(h)); }, opts.control_timeout);
+      control, [&](size_t h) { return cleanup_argv(dir_of(h)); }, opts.control_timeout,
+      &sh.lost);
   outcome.ranks = sh.ranks;
   outcome.first_failed = sh.first_failed;
   outcome.duration = since(t0);

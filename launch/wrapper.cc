@@ -196,6 +196,18 @@ constexpr std::string_view kLeftovers = R"SH(for d in /tmp/clusterctl-job-*; do
 done
 exit 0)SH";
 
+// The janitor's removal of one job directory: claimed first by a rename (of several janitors
+// sharing a /tmp, as a lab's hosts do, one wins), its live groups killed, then removed; prints
+// "removed" when this call removed it.
+constexpr std::string_view kSweep = R"SH(ours "$1" || exit 0
+g=$(dirname "$1")/.clusterctl-gone-$(basename "$1")
+mv "$1" "$g" 2>/dev/null || exit 0
+for f in "$g"/rank-*.pid; do
+  live "$f" && kill -KILL -"$p" 2>/dev/null
+done
+rm -rf "$g"
+echo removed)SH";
+
 std::vector<std::string> script(std::string_view text, std::vector<std::string> args) {
   std::vector<std::string> argv{"sh", "-c", std::string(kTrust) + std::string(text),
                                 "clusterctl-job"};
@@ -237,6 +249,10 @@ std::vector<std::string> setup_argv(const std::string& job_dir, const std::strin
 
 std::vector<std::string> leftovers_argv() {
   return script(kLeftovers, {});
+}
+
+std::vector<std::string> sweep_argv(const std::string& job_dir) {
+  return script(kSweep, {job_dir});
 }
 
 std::vector<std::string> write_file_argv(const std::string& path) {

@@ -90,6 +90,9 @@ bool launcher_gone(std::string_view record);
 /// A script printing "DIR RECORD" for each of this user's job directories on the host, RECORD
 /// being its launcher record.
 std::vector<std::string> leftovers_argv();
+/// Removes one job directory the janitor found (killing its live groups); prints "removed"
+/// when this call removed it (another janitor sharing the host's /tmp may have first).
+std::vector<std::string> sweep_argv(const std::string& job_dir);
 /// A script that writes its stdin to `path` (mode 0600 under the wrapper's umask).
 std::vector<std::string> write_file_argv(const std::string& path);
 /// Sends `signal` ("TERM" or "KILL") to every rank's process group listed in job_dir.

@@ -147,8 +147,16 @@ util::Status SshExecutor::connect() {
   ssh_session s = session->ssh;
 
   if (ssh_options_set(s, SSH_OPTIONS_HOST, destination_.c_str()) != SSH_OK) {
-    return fail(ExitCode::kUsage, fmt::format("'{}' is not a valid SSH destination: {}",
-                                              destination_, ssh_get_error(s)));
+    // libssh often gives no reason here (ssh_get_error is empty).
+    std::string why = ssh_get_error(s);
+    if (why.empty()) {
+      why = "expected HOST or USER@HOST: a host name without spaces or shell characters, an "
+            "IPv4 address, or an IPv6 address in brackets";
+    }
+    return fail(ExitCode::kUsage,
+                fmt::format("'{}' is not a valid SSH destination: {}; fix it in --hosts, the "
+                            "inventory's ssh: or the SSH config",
+                            destination_, why));
   }
   // The config is applied after the destination (Host blocks match it) and before the
   // overrides below (which must win). Parsing marks the config as done, so ssh_connect does

@@ -198,7 +198,12 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
     }
     ssh_session s = session_->ssh;
     ssh_set_blocking(s, 1);
-    set_round_trip_timeout(s, options_.connect_timeout);
+    // Opening the channel is a round trip on a session that may be dead (a host cut off):
+    // it may take no longer than the command's own timeout.
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        start + opts.timeout - Clock::now());
+    set_round_trip_timeout(s, std::clamp(left, std::chrono::milliseconds(1),
+                                         options_.connect_timeout));
     raw = ssh_channel_new(s);
     if (raw != nullptr && ssh_channel_open_session(raw) != SSH_OK) {
       ssh_channel_free(raw);
@@ -208,7 +213,7 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
       std::string why = ssh_get_error(s);
       std::string target = session_->target;
       disconnect(/*broken=*/true);
-      if (fresh || attempt == 1) {
+      if (fresh || attempt == 1 || Clock::now() >= start + opts.timeout) {
         return util::error(ExitCode::kUnreachable,
                            fmt::format("{}: cannot open a session channel on {}: {}. The "
                                        "connection was lost or sshd refused (MaxSessions?)",

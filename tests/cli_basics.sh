@@ -38,6 +38,10 @@ expect 2 "misspelt subcommand" -- "$cc" dicover
 grep -q "dicover: did you mean 'discover'?" <<<"$LAST" || { echo "FAIL: no did-you-mean: $LAST"; fail=1; }
 expect 2 "exec all without an inventory" -- env -u CLUSTERCTL_LAB "$cc" exec --hosts all -- true
 grep -q -- "--lab" <<<"$LAST" || { echo "FAIL: 'all' error does not mention --lab: $LAST"; fail=1; }
+# An invalid SSH destination says what a valid one looks like (libssh gives no reason).
+expect 2 "invalid SSH destination" -- "$cc" exec --hosts 'user@' -- true
+grep -q "is not a valid SSH destination: expected HOST or USER@HOST" <<<"$LAST" ||
+  { echo "FAIL: invalid destination without a reason: $LAST"; fail=1; }
 # launch: a missing upload is named with its job.yaml line before anything starts (exit 3, a
 # host cannot be set up without it); no job line, no host contacted.
 tmp=$(mktemp -d)

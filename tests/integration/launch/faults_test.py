@@ -6,13 +6,15 @@
   - a network cut mid-run (`ip link set en0 down` inside h4's namespace: no TCP reset, no EOF,
     nobody notices without the heartbeat): h4's rank is ended by its watchdog within
     HEARTBEAT_TIMEOUT + grace + 2 s and its job directory removed; clusterctl exits 4 naming h4
-    as lost;
+    as lost, within grace + 2 s of noticing (the other hosts' ranks get SIGTERM at once, and
+    teardown does not wait for h4);
   - Ctrl-C on a pty: exit 130, every rank gone.
 Rank 0 ignores SIGTERM throughout, so the SIGKILL after the grace period is exercised too.
 Afterwards no process and no job directory is left on any host."""
 import os
 import signal
 import subprocess
+import threading
 import time
 
 from lablib import CLUSTERCTL, Lab, Pty, fail
@@ -107,6 +109,13 @@ def cut_off(lab):
 
 def net_cut(lab):
     p = start(lab, "netcut")
+    lines = []  # (time, line) of clusterctl's stderr as it arrives
+
+    def read_err():
+        for line in p.stderr:
+            lines.append((time.time(), line))
+    reader = threading.Thread(target=read_err, daemon=True)
+    reader.start()
     h4_dirs = [d for d in lab.job_dirs() if d.endswith("-h3")]  # host index 3 = h4
     if len(h4_dirs) != 1:
         fail(f"netcut: expected h4's job directory, found {lab.job_dirs()}")
@@ -124,15 +133,28 @@ def net_cut(lab):
         time.sleep(0.1)
     if os.path.exists(h4_dirs[0]):
         fail(f"netcut: h4's job directory {h4_dirs[0]} still there {limit} s after the cut")
-    out, err = p.communicate(timeout=120)
+    # Failover: once h4 is known lost (clusterctl says "ending the job"), the healthy hosts'
+    # ranks get SIGTERM at once (rank 0 ignores it: SIGKILL after the grace period) and
+    # clusterctl does not wait for h4 again: it exits within detection + grace + 2 s.
+    p.wait(timeout=120)
     total = time.time() - t0
+    reader.join(timeout=10)
+    err = "".join(line for _, line in lines)
+    noticed = [at for at, line in lines if "ending the job" in line]
+    if not noticed:
+        fail(f"netcut: clusterctl never said it was ending the job:\n{err}")
+    detection = noticed[0] - t0
+    if total > detection + GRACE + 2:
+        fail(f"netcut: clusterctl exited {total:.1f} s after the cut, more than detection "
+             f"({detection:.1f} s) + grace ({GRACE} s) + 2 s:\n{err}")
     if p.returncode != 4:
         fail(f"netcut: exit {p.returncode}, expected 4\n{err}")
     if "rank 3 on h4 failed (connection lost: host h4 lost" not in err:
         fail(f"netcut: the summary does not name h4 as lost:\n{err}")
     check_clean(lab, "netcut")
     print(f"netcut: h4's rank ended by its watchdog {gone:.1f} s after the cut "
-          f"(limit {limit} s), clusterctl exit 4 after {total:.1f} s")
+          f"(limit {limit} s), h4 known lost after {detection:.1f} s, clusterctl exit 4 after "
+          f"{total:.1f} s (limit {detection + GRACE + 2:.1f} s)")
 
 
 def ctrl_c(lab):
