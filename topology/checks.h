@@ -29,6 +29,9 @@
 //     rdma-unknown       warn  the RDMA state was not probed
 //     rdma-port-down     fail  a cabled port's RDMA device is PORT_DOWN; when the peer has
 //                              RDMA disabled (its own rdma_ctl, or the Thunderbolt peer item
+//     tb4-only           fail  RDMA enabled, no RDMA device, every link below 80 Gb/s: the Mac
+//                              has Thunderbolt 4 hardware only (rdma_port.h,
+//                              thunderbolt4_only); it can use TCP over the cables, never RDMA
 //                              without the "rdma" XDomain service) the message names it ("A
 //                              port is PORT_ACTIVE only when the Mac at the other end ...")
 //     tb4-link           fail  a cable below 80 Gb/s (or generation 3/4): "TB4 link, RDMA

@@ -29,6 +29,20 @@ void check_rdma_state(const HostNode& h, std::vector<Finding>& out) {
   const HostFacts& f = *h.facts;
   switch (f.rdma.state) {
     case RdmaState::kEnabled:
+      if (thunderbolt4_only(f)) {
+        out.push_back(
+            {"tb4-only",
+             Severity::kFail,
+             {h.name()},
+             {},
+             fmt::format("{}: Thunderbolt 4 hardware only: RDMA is enabled, but there is no RDMA "
+                         "device and every Thunderbolt link is below 80 Gb/s; RDMA over "
+                         "Thunderbolt needs Thunderbolt 5 ports (enabling it again cannot help)",
+                         h.name()),
+             fmt::format("{} can use TCP over its cables (`clusterctl network apply` addresses "
+                         "them); for RDMA, use a Mac with Thunderbolt 5 ports",
+                         h.name())});
+      }
       return;
     case RdmaState::kDisabled:
       out.push_back({"rdma-disabled",
@@ -63,10 +77,10 @@ void check_rdma_state(const HostNode& h, std::vector<Finding>& out) {
 // A cabled port of an RDMA-enabled Mac whose device is down, with the reason when known.
 void check_port_states(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& out) {
   const HostNode& h = g.host(hi);
-  if (h.facts->rdma.state != RdmaState::kEnabled) return;
+  if (h.facts->rdma.state != RdmaState::kEnabled || thunderbolt4_only(*h.facts)) return;
   for (const auto& p : h.ports) {
     const auto peer = cabled_peer(g, hi, p);
-    if (!peer) continue;
+    if (!peer || below_tb5(g.cable(peer->cable))) continue;  // tb4-link explains a slow one
     const std::size_t cable = peer->cable, qi = peer->host;
     const HostFacts& q = *g.host(qi).facts;
     const bool peer_disabled = peer_rdma_off(q, p.host_peer());
@@ -86,7 +100,7 @@ void check_port_states(const ClusterGraph& g, std::size_t hi, std::vector<Findin
       message = fmt::format("{}: its peer {} has RDMA disabled, so this cable carries no RDMA",
                             discovery::end_label(p.end), q.host);
       fix = fmt::format("enable RDMA on {} (see rdma-disabled)", q.host);
-    } else if (down && !below_tb5(g.cable(cable))) {  // tb4-link explains a slow one
+    } else if (down) {
       message = fmt::format("{} {} is {} although its peer {} has RDMA {}", h.name(), dev->name,
                             port_state, q.host, discovery::to_string(q.rdma.state));
       fix = fmt::format("reseat the cable {}, then run `clusterctl discover` again",
@@ -109,12 +123,22 @@ void check_links(const ClusterGraph& g, std::vector<Finding>& out) {
     if (!below_tb5(c)) continue;
     std::string detail = fmt::format("{} Gb/s", c.link_speed_gbps);
     if (c.generation > 0) detail += fmt::format(", Thunderbolt {}", c.generation);
-    out.push_back({"tb4-link",
-                   Severity::kFail,
-                   {c.a.host, c.b.host},
-                   {c.a, c.b},
-                   fmt::format("{}: TB4 link, RDMA impossible ({})", cable_label(g, i), detail),
-                   "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s)"});
+    std::vector<std::string> tb4_only;
+    for (std::size_t h : {*e.a_host, *e.b_host}) {
+      if (thunderbolt4_only(*g.host(h).facts)) tb4_only.push_back(g.host(h).name());
+    }
+    out.push_back(
+        {"tb4-link",
+         Severity::kFail,
+         {c.a.host, c.b.host},
+         {c.a, c.b},
+         fmt::format("{}: TB4 link, RDMA impossible ({})", cable_label(g, i), detail),
+         tb4_only.empty()
+             ? std::string("use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs "
+                           "(80 Gb/s)")
+             : fmt::format("{} {} Thunderbolt 4 hardware only (see tb4-only): this cable can "
+                           "carry TCP, never RDMA",
+                           fmt::join(tb4_only, " and "), tb4_only.size() == 1 ? "has" : "have")});
   }
 }
 
