@@ -36,7 +36,9 @@
 //                              port is PORT_ACTIVE only when the Mac at the other end ...")
 //     tb4-link           fail  a cable below 80 Gb/s (or generation 3/4): "TB4 link, RDMA
 //                              impossible"; link_speed_gbps 0 is unknown: no finding
-//     thunderbolt-bridge fail  bridge0 up with port interfaces as members (frames loop)
+//     thunderbolt-bridge fail  a bridge that is up (bridge0, the Thunderbolt Bridge) with cabled
+//                              port interfaces as members (frames loop); exactly the ports
+//                              `network apply` takes out of it (bridged_cabled_ports)
 //     no-ipv4            fail  a cabled port whose interface has no IPv4: no IPv4-mapped GID
 //                              (GID[1]), so moving a QP to RTR fails with errno 22
 //     studio-en2         warn  a cable on a Mac Studio's en2 (reported by exo, not Apple)
@@ -46,6 +48,7 @@
 #include <optional>
 #include <vector>
 
+#include <string>
 #include "topology/finding.h"
 #include "topology/graph.h"
 
@@ -65,6 +68,18 @@ void run_mac_checks(const ClusterGraph& g, std::vector<Finding>& out);
 
 /// "h1 tb1 - h2 tb1": both ends of cable `i` (discovery::end_label).
 std::string cable_label(const ClusterGraph& g, std::size_t i);
+/// A cabled port of a Mac that is a member of a bridge that is up (on macOS the Thunderbolt
+/// Bridge, bridge0): frames loop between the Macs of a mesh. What the thunderbolt-bridge check
+/// fails on, and exactly what `clusterctl network apply` takes out of the bridge, so that the
+/// check passes after it. A port without a cable may stay in the bridge (nothing loops there).
+struct BridgedPort {
+  std::string bridge;     // "bridge0"
+  std::string interface;  // "en6"
+  discovery::CableEnd end;
+};
+/// Host `h`'s bridged cabled ports, in port order; empty for a host that is not a Mac.
+std::vector<BridgedPort> bridged_cabled_ports(const ClusterGraph& g, std::size_t h);
+
 
 /// The host at the other end of cable `i` from host `h`, or nullopt when the cable does not
 /// join `h` to another host of the cluster.

@@ -142,33 +142,36 @@ void check_links(const ClusterGraph& g, std::vector<Finding>& out) {
   }
 }
 
-void check_bridge(const HostNode& h, std::vector<Finding>& out) {
-  const NetInterface* bridge = nullptr;
-  for (const auto& i : h.facts->interfaces) {
-    if (i.name == "bridge0") bridge = &i;
-  }
-  if (bridge == nullptr || !bridge->up) return;
+void check_bridge(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& out) {
+  const auto bridged = bridged_cabled_ports(g, hi);
+  if (bridged.empty()) return;
+  const HostNode& h = g.host(hi);
   std::vector<discovery::CableEnd> ports;
+  std::vector<std::string> bridges;
   std::vector<std::string> names;
-  for (const auto& p : h.ports) {
-    if (!p.port->interface) continue;
-    const std::string& name = p.port->interface->name;
-    if (std::find(bridge->members.begin(), bridge->members.end(), name) == bridge->members.end())
-      continue;
-    ports.push_back(p.end);
-    names.push_back(name);
+  for (const auto& b : bridged) {
+    ports.push_back(b.end);
+    names.push_back(b.interface);
+    if (std::find(bridges.begin(), bridges.end(), b.bridge) == bridges.end()) {
+      bridges.push_back(b.bridge);
+    }
   }
-  if (ports.empty()) return;
   discovery::natural_sort(names);
+  const std::string which = bridges == std::vector<std::string>{"bridge0"}
+                                ? std::string("the Thunderbolt Bridge (bridge0) is")
+                                : fmt::format("{} {}", fmt::join(bridges, ", "),
+                                              bridges.size() == 1 ? "is" : "are");
   out.push_back({"thunderbolt-bridge",
                  Severity::kFail,
                  {h.name()},
                  ports,
-                 fmt::format("{}: the Thunderbolt Bridge (bridge0) is active with {} as "
-                             "members: frames loop between the Macs of a mesh",
-                             h.name(), fmt::join(names, ", ")),
-                 "make it inactive (System Settings > Network > Thunderbolt Bridge > Make "
-                 "Inactive), or run `clusterctl network apply`"});
+                 fmt::format("{}: {} active with {} as {}: frames loop between the Macs of a mesh",
+                             h.name(), which, fmt::join(names, ", "),
+                             names.size() == 1 ? "a member" : "members"),
+                 fmt::format("run `clusterctl network apply` (it takes {} out of the bridge), or "
+                             "make the bridge inactive (System Settings > Network > Thunderbolt "
+                             "Bridge > Make Inactive)",
+                             fmt::join(names, ", "))});
 }
 
 void check_ports(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& out) {
@@ -233,6 +236,23 @@ void check_builds(const ClusterGraph& g, std::vector<Finding>& out) {
 
 }  // namespace
 
+std::vector<BridgedPort> bridged_cabled_ports(const ClusterGraph& g, std::size_t hi) {
+  std::vector<BridgedPort> out;
+  const HostNode& h = g.host(hi);
+  if (!is_mac(*h.facts)) return out;
+  for (const auto& p : h.ports) {
+    if (!p.cabled() || !p.port->interface) continue;
+    const std::string& name = p.port->interface->name;
+    for (const NetInterface& i : h.facts->interfaces) {
+      if (!i.up || std::find(i.members.begin(), i.members.end(), name) == i.members.end()) {
+        continue;
+      }
+      out.push_back({i.name, name, p.end});
+    }
+  }
+  return out;
+}
+
 void run_mac_checks(const ClusterGraph& g, std::vector<Finding>& out) {
   for (std::size_t i = 0; i < g.size(); ++i) {
     if (is_mac(*g.host(i).facts)) check_rdma_state(g.host(i), out);
@@ -243,7 +263,7 @@ void run_mac_checks(const ClusterGraph& g, std::vector<Finding>& out) {
   check_links(g, out);
   for (std::size_t i = 0; i < g.size(); ++i) {
     if (!is_mac(*g.host(i).facts)) continue;
-    check_bridge(g.host(i), out);
+    check_bridge(g, i, out);
     check_ports(g, i, out);
   }
   check_builds(g, out);
