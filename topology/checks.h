@@ -17,8 +17,10 @@
 //                              used for some cable of the state (so it could have seen it)
 //     foreign-host       warn  a port cabled to a Thunderbolt host outside the cluster (a
 //                              depth-1 host peer whose domain UUID is no port of any host)
-//     behind-hub         warn  a host peer at depth >= 2: behind a hub or dock ("hub-mediated
-//                              links are not supported for RDMA")
+//     behind-hub         fail  a cable of the cluster through a hub or dock (through_hub): not
+//                              a direct link ("hub-mediated links are not supported for
+//                              RDMA"); one finding per cable, naming both ends
+//                        warn  a host peer at depth >= 2 on a port with no such cable
 //     no-rdma            warn  a non-Mac host without RDMA devices: collectives fall back to
 //                              TCP (Soft-RoCE can add devices: facts.md, "Linux")
 //     multi-rail         info  two or more cables between one pair (allowed)
@@ -27,11 +29,11 @@
 //     rdma-disabled      fail  `rdma_ctl status` says disabled (enable from macOS Recovery)
 //     rdma-unsupported   fail  no rdma_ctl: macOS older than 26.2 ("needs macOS 26.2 or later")
 //     rdma-unknown       warn  the RDMA state was not probed
-//     rdma-port-down     fail  a cabled port's RDMA device is PORT_DOWN; when the peer has
-//                              RDMA disabled (its own rdma_ctl, or the Thunderbolt peer item
 //     tb4-only           fail  RDMA enabled, no RDMA device, every link below 80 Gb/s: the Mac
 //                              has Thunderbolt 4 hardware only (rdma_port.h,
 //                              thunderbolt4_only); it can use TCP over the cables, never RDMA
+//     rdma-port-down     fail  a cabled port's RDMA device is PORT_DOWN; when the peer has
+//                              RDMA disabled (its own rdma_ctl, or the Thunderbolt peer item
 //                              without the "rdma" XDomain service) the message names it ("A
 //                              port is PORT_ACTIVE only when the Mac at the other end ...")
 //     tb4-link           fail  a cable below 80 Gb/s (or generation 3/4): "TB4 link, RDMA
@@ -46,9 +48,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
-#include <string>
 #include "topology/finding.h"
 #include "topology/graph.h"
 
@@ -66,8 +68,12 @@ std::vector<Finding> run_checks(const ClusterGraph& g, const CheckOptions& opts 
 /// The per-Mac checks alone (mac_checks.cc), appended to `out`.
 void run_mac_checks(const ClusterGraph& g, std::vector<Finding>& out);
 
-/// "h1 tb1 - h2 tb1": both ends of cable `i` (discovery::end_label).
-std::string cable_label(const ClusterGraph& g, std::size_t i);
+/// True when cable `i` joins two hosts through a hub or dock: the port at one of its ends has
+/// no host on the cable itself (depth 1) but a host behind a hub or dock (depth >= 2). Such a
+/// cable is no direct link: it carries no RDMA, and verify-mesh and the hostfiles do not count
+/// it as cabling its pair.
+bool through_hub(const ClusterGraph& g, std::size_t i);
+
 /// A cabled port of a Mac that is a member of a bridge that is up (on macOS the Thunderbolt
 /// Bridge, bridge0): frames loop between the Macs of a mesh. What the thunderbolt-bridge check
 /// fails on, and exactly what `clusterctl network apply` takes out of the bridge, so that the
@@ -80,6 +86,8 @@ struct BridgedPort {
 /// Host `h`'s bridged cabled ports, in port order; empty for a host that is not a Mac.
 std::vector<BridgedPort> bridged_cabled_ports(const ClusterGraph& g, std::size_t h);
 
+/// "h1 tb1 - h2 tb1": both ends of cable `i` (discovery::end_label).
+std::string cable_label(const ClusterGraph& g, std::size_t i);
 
 /// The host at the other end of cable `i` from host `h`, or nullopt when the cable does not
 /// join `h` to another host of the cluster.
