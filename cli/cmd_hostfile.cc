@@ -46,8 +46,10 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
   if (auto st = provision::check_envs(o.envs); !st) return fail(ctx, st.error());
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return fail(ctx, state.error());
-  auto text = provision::render_hostfile(*state, opts);
+  std::vector<std::string> notes;
+  auto text = provision::render_hostfile(*state, opts, &notes);
   if (!text) return fail(ctx, text.error());
+  for (const auto& n : notes) fmt::print(stderr, "clusterctl hostfile: note: {}\n", n);
   if (o.output.empty()) {
     fmt::print("{}", *text);
     return util::ExitCode::kOk;

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "provision/network_plan.h"
+#include "topology/checks.h"
 #include "topology/ring.h"
 
 namespace cc::provision {
@@ -54,18 +55,47 @@ MlxCell cell(const ClusterGraph& g, std::size_t i, std::size_t j) {
   return out;
 }
 
-// The rank-0 coordinator and every rank's ips for the jaccl formats.
-util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::size_t>& order,
-                                HostfileFormat f, MlxHostfile& hf) {
-  const auto& first = *g.host(order.front()).facts;
-  if (first.management_address.empty()) {
-    return cannot(f, fmt::format("rank 0 ({}) has no management address, and its ips[0] is the "
-                                 "coordinator's: discover it over SSH (`clusterctl discover`)",
-                                 first.host));
+// The IPv4 address of interface `name` of host `f` (outside 169.254.0.0/16 first), or "".
+std::string interface_address(const discovery::HostFacts& f, const std::string& name) {
+  const discovery::NetInterface* itf = nullptr;
+  for (const auto& i : f.interfaces) {
+    if (i.name == name) itf = &i;
   }
+  for (const auto& p : f.ports) {
+    if (itf == nullptr && p.interface && p.interface->name == name) itf = &*p.interface;
+  }
+  if (itf == nullptr || itf->ipv4.empty()) return "";
+  auto routable = std::find_if(itf->ipv4.begin(), itf->ipv4.end(),
+                               [](const std::string& ip) { return !link_local(ip); });
+  return routable != itf->ipv4.end() ? *routable : itf->ipv4.front();
+}
+
+// The rank-0 coordinator and every rank's ips for the jaccl formats: the management address
+// (the address SSH reached the host on, from SSH_CONNECTION), else on a Mac en0's address, as
+// MLX itself takes (with a note saying so).
+util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::size_t>& order,
+                                HostfileFormat f, MlxHostfile& hf,
+                                std::vector<std::string>* notes) {
   for (std::size_t r = 0; r < order.size(); ++r) {
-    const auto& addr = g.host(order[r]).facts->management_address;
-    if (!addr.empty()) hf.hosts[r].ips = {addr};
+    const auto& facts = *g.host(order[r]).facts;
+    std::string addr = facts.management_address;
+    if (addr.empty() && topology::is_mac(facts)) {
+      addr = interface_address(facts, "en0");
+      if (!addr.empty() && notes != nullptr) {
+        notes->push_back(fmt::format("rank {} ({}): no management address was recorded (no "
+                                     "SSH_CONNECTION), so its ips are en0's address {}",
+                                     r, facts.host, addr));
+      }
+    }
+    if (!addr.empty()) {
+      hf.hosts[r].ips = {addr};
+    } else if (r == 0) {
+      return cannot(f, fmt::format("rank 0 ({}) has no management address (no SSH_CONNECTION "
+                                   "was recorded){}, and its ips[0] is the coordinator's: "
+                                   "discover it over SSH (`clusterctl discover`)",
+                                   facts.host,
+                                   topology::is_mac(facts) ? " and no IPv4 address on en0" : ""));
+    }
   }
   return {};
 }
@@ -97,7 +127,8 @@ util::Result<topology::Ring> ring_or_error(const ClusterGraph& g,
                                g.size(), over, fmt::join(missing, ", ")));
 }
 
-util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf) {
+util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
+                                     std::vector<std::string>* notes) {
   const std::size_t n = g.size();
   std::vector<std::string> missing, no_rdma;
   for (std::size_t a = 0; a < n; ++a) {
@@ -135,13 +166,14 @@ util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf) {
     for (std::size_t j = 0; j < n; ++j)
       hf.hosts[i].rdma.push_back(i == j ? MlxCell{} : cell(g, i, j));
   }
-  if (auto st = add_management_ips(g, order, HostfileFormat::kMlxJaccl, hf); !st) {
+  if (auto st = add_management_ips(g, order, HostfileFormat::kMlxJaccl, hf, notes); !st) {
     return st.error();
   }
   return hf;
 }
 
-util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf) {
+util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
+                                          std::vector<std::string>* notes) {
   const std::size_t n = g.size();
   std::vector<std::vector<int>> m(n, std::vector<int>(n, 0));
   for (std::size_t a = 0; a < n; ++a) {
@@ -159,7 +191,7 @@ util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf)
       hf.hosts[r].rdma[s] = cell(g, order[r], order[s]);
     }
   }
-  if (auto st = add_management_ips(g, order, HostfileFormat::kMlxJacclRing, hf); !st) {
+  if (auto st = add_management_ips(g, order, HostfileFormat::kMlxJacclRing, hf, notes); !st) {
     return st.error();
   }
   return hf;
@@ -263,7 +295,7 @@ std::vector<std::size_t> rdma_cables(const ClusterGraph& g, std::size_t a, std::
 }
 
 util::Status check_complete(const ClusterState& state) {
-  if (state.hosts.empty()) {
+  if (state.hosts.empty() && state.problems.empty()) {
     return util::error(ExitCode::kUsage,
                        "the cluster state has no hosts: discover some (`clusterctl discover`)");
   }
@@ -274,15 +306,34 @@ util::Status check_complete(const ClusterState& state) {
     code = util::worst(code, static_cast<ExitCode>(p.exit_code));
     lines.push_back(p.message);
   }
+  const char* which = state.hosts.empty() ? "none" : lines.size() == 1 ? "one" : "some";
   return util::error(code,
-                     fmt::format("a hostfile needs every host, and {} could not be "
+                     fmt::format("a hostfile needs every host, and {} could {}be "
                                  "probed:\n  {}",
-                                 lines.size() == 1 ? "one" : "some", fmt::join(lines, "\n  ")));
+                                 which, state.hosts.empty() ? "" : "not ",
+                                 fmt::join(lines, "\n  ")));
+}
+
+util::Status check_direct(const ClusterState& state, HostfileFormat format) {
+  const ClusterGraph g(state);
+  std::vector<std::string> hub;
+  for (std::size_t i = 0; i < g.edges().size(); ++i) {
+    if (topology::through_hub(g, i)) hub.push_back(topology::cable_label(g, i));
+  }
+  if (hub.empty()) return {};
+  return cannot(format,
+                fmt::format("{} {} through a hub or dock, which is not a direct link (no RDMA, "
+                            "not part of the mesh): plug {} directly between the two hosts, then "
+                            "run `clusterctl discover` again",
+                            fmt::join(hub, ", "), hub.size() == 1 ? "runs" : "run",
+                            hub.size() == 1 ? "it" : "each"));
 }
 
 util::Result<MlxHostfile> make_mlx_hostfile(const ClusterState& state, HostfileFormat format,
-                                            const std::vector<std::string>& envs) {
+                                            const std::vector<std::string>& envs,
+                                            std::vector<std::string>* notes) {
   if (auto st = check_complete(state); !st) return st.error();
+  if (auto st = check_direct(state, format); !st) return st.error();
   if (auto st = check_envs(envs); !st) return st.error();
   const ClusterGraph g(state);
   MlxHostfile hf;
@@ -290,10 +341,10 @@ util::Result<MlxHostfile> make_mlx_hostfile(const ClusterState& state, HostfileF
   switch (format) {
     case HostfileFormat::kMlxJaccl:
       hf.backend = "jaccl";
-      return make_jaccl(g, std::move(hf));
+      return make_jaccl(g, std::move(hf), notes);
     case HostfileFormat::kMlxJacclRing:
       hf.backend = "jaccl-ring";
-      return make_jaccl_ring(g, std::move(hf));
+      return make_jaccl_ring(g, std::move(hf), notes);
     case HostfileFormat::kMlxRing:
       hf.backend = "ring";
       return make_ring(g, std::move(hf));
@@ -304,14 +355,15 @@ util::Result<MlxHostfile> make_mlx_hostfile(const ClusterState& state, HostfileF
       fmt::format("make_mlx_hostfile: {} is not an MLX format", to_string(format)));
 }
 
-util::Result<std::string> render_hostfile(const ClusterState& state, const HostfileOptions& opts) {
+util::Result<std::string> render_hostfile(const ClusterState& state, const HostfileOptions& opts,
+                                          std::vector<std::string>* notes) {
   switch (opts.format) {
     case HostfileFormat::kClusterctl:
       return render_clusterctl_hostfile(state, opts.envs);
     case HostfileFormat::kMlxJaccl:
     case HostfileFormat::kMlxJacclRing:
     case HostfileFormat::kMlxRing: {
-      auto hf = make_mlx_hostfile(state, opts.format, opts.envs);
+      auto hf = make_mlx_hostfile(state, opts.format, opts.envs, notes);
       if (!hf) return hf.error();
       return render_mlx_hostfile(*hf);
     }

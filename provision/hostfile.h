@@ -10,7 +10,9 @@
 //                   rdma[i][j] = the device on host i of every cable to host j that has an RDMA
 //                   device on both ends, in ClusterState::cables order, so the k-th entry of
 //                   rdma[i][j] and of rdma[j][i] is the same physical cable; null on the
-//                   diagonal. ips = [management address]; ips[0] of rank 0 is the coordinator.
+//                   diagonal. ips = [management address] (the address SSH reached the host
+//                   on, SSH_CONNECTION; when none was recorded, a Mac's en0 address, as MLX
+//                   takes, with a note); ips[0] of rank 0 is the coordinator.
 //   mlx-jaccl-ring  MLX, backend "jaccl-ring": hosts in ring order over the pairs with an RDMA
 //                   cable; only the two ring neighbours' cells set; ips as mlx-jaccl.
 //   mlx-ring        MLX, backend "ring" (TCP): hosts in ring order over the cabled pairs; ips =
@@ -46,8 +48,9 @@
 // a hostfile for part of the cluster would start a job without some ranks; kCheckFailed when the
 // cluster cannot give the format: a missing pair or a pair without an RDMA cable (jaccl; the
 // message names the pairs), no ring (ring formats), a cable end without IPv4 (mlx-ring: "h2 tb1
-// has no IPv4 address: run `clusterctl network apply`"), no management address on rank 0
-// (jaccl formats: no coordinator).
+// has no IPv4 address: run `clusterctl network apply`"), no management address (nor en0 on a
+// Mac) on rank 0 (jaccl formats: no coordinator), a cable through a hub or dock (clusterctl
+// and MLX formats: check_direct).
 #pragma once
 
 #include <optional>
@@ -79,15 +82,19 @@ struct HostfileOptions {
   int slots = 1;                  // mpi, mpich: processes per host (>= 1)
 };
 
-/// The hostfile's text, ending in a newline (JSON pretty-printed with 2 spaces).
+/// The hostfile's text, ending in a newline (JSON pretty-printed with 2 spaces). `notes`, when
+/// given, receives what the operator should know about a written hostfile (a rank whose ips
+/// came from en0, not from SSH_CONNECTION).
 util::Result<std::string> render_hostfile(const discovery::ClusterState& state,
-                                          const HostfileOptions& opts);
+                                          const HostfileOptions& opts,
+                                          std::vector<std::string>* notes = nullptr);
 
 /// The MLX hostfile for format kMlxJaccl, kMlxJacclRing or kMlxRing (throws
 /// std::invalid_argument for another format). Errors as render_hostfile.
 util::Result<MlxHostfile> make_mlx_hostfile(const discovery::ClusterState& state,
                                             HostfileFormat format,
-                                            const std::vector<std::string>& envs = {});
+                                            const std::vector<std::string>& envs = {},
+                                            std::vector<std::string>* notes = nullptr);
 
 /// The clusterctl.hostfile/1 document. Errors as render_hostfile.
 util::Result<std::string> render_clusterctl_hostfile(const discovery::ClusterState& state,
@@ -107,6 +114,11 @@ std::vector<std::size_t> rdma_cables(const topology::ClusterGraph& g, std::size_
 
 /// Ok when every entry is "NAME=VALUE" (valid_env_entry); else kUsage naming the entry.
 util::Status check_envs(const std::vector<std::string>& envs);
+
+/// Ok when no cable of the state runs through a hub or dock (topology::through_hub); else
+/// kCheckFailed naming each such cable and saying to plug it directly: the formats built from
+/// the cables (clusterctl, mlx-*) refuse them, since such a cable is no direct link.
+util::Status check_direct(const discovery::ClusterState& state, HostfileFormat format);
 
 /// Ok when a hostfile can cover the whole state: it has hosts (else kUsage) and no host
 /// problems (else the worst problem's code, every problem's message).

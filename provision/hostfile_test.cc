@@ -124,7 +124,8 @@ TEST_CASE("hostfile: jaccl formats need rank 0's management address for the coor
     REQUIRE(!hf.ok());
     CHECK(hf.error().code == ExitCode::kCheckFailed);
     CHECK(hf.error().message ==
-          fmt::format("no {} hostfile: rank 0 (m1) has no management address, and its ips[0] "
+          fmt::format("no {} hostfile: rank 0 (m1) has no management address (no "
+                      "SSH_CONNECTION was recorded) and no IPv4 address on en0, and its ips[0] "
                       "is the coordinator's: discover it over SSH (`clusterctl discover`)",
                       to_string(f)));
   }
@@ -133,6 +134,63 @@ TEST_CASE("hostfile: jaccl formats need rank 0's management address for the coor
   auto hf = make_mlx_hostfile(s, HostfileFormat::kMlxJaccl);
   REQUIRE(hf.ok());
   CHECK(hf->hosts[2].ips.empty());
+}
+
+TEST_CASE("hostfile: jaccl ips fall back to a Mac's en0 address, with a note") {
+  // A recorded Mac without SSH_CONNECTION: MLX itself would take en0's address.
+  ClusterState s = mesh3();
+  s.hosts[0].management_address.clear();
+  discovery::NetInterface en0;
+  en0.name = "en0";
+  en0.up = true;
+  en0.ipv4 = {"169.254.3.3", "10.0.0.21"};
+  s.hosts[0].interfaces.push_back(en0);
+  for (auto f : {HostfileFormat::kMlxJaccl, HostfileFormat::kMlxJacclRing}) {
+    std::vector<std::string> notes;
+    auto hf = make_mlx_hostfile(s, f, {}, &notes);
+    REQUIRE(hf.ok());
+    bool found = false;
+    for (const auto& h : hf->hosts) {
+      if (h.ssh != "m1") continue;
+      found = true;
+      CHECK(h.ips == std::vector<std::string>{"10.0.0.21"});
+    }
+    CHECK(found);
+    REQUIRE(notes.size() == 1);
+    CHECK(notes[0].find("(m1): no management address was recorded (no SSH_CONNECTION), so its "
+                        "ips are en0's address 10.0.0.21") != std::string::npos);
+  }
+  std::vector<std::string> notes;
+  auto text = render_hostfile(s, {HostfileFormat::kMlxJaccl, {}, 1}, &notes);
+  REQUIRE(text.ok());
+  CHECK(nlohmann::json::parse(*text)["hosts"][0]["ips"] == nlohmann::json::array({"10.0.0.21"}));
+  CHECK(notes == std::vector<std::string>{"rank 0 (m1): no management address was recorded (no "
+                                          "SSH_CONNECTION), so its ips are en0's address "
+                                          "10.0.0.21"});
+  // With a management address, it wins and there is no note.
+  notes.clear();
+  CHECK(render_hostfile(mesh3(), {HostfileFormat::kMlxJaccl, {}, 1}, &notes).ok());
+  CHECK(notes.empty());
+}
+
+TEST_CASE("hostfile: a cable through a hub or dock is refused, naming it") {
+  ClusterState s = macs(2, 2);
+  cable_macs(s, "m1", 1, "m2", 1);
+  topology::testing::through_dock(s, 0);
+  for (auto f : {HostfileFormat::kClusterctl, HostfileFormat::kMlxJaccl,
+                 HostfileFormat::kMlxJacclRing, HostfileFormat::kMlxRing}) {
+    auto r = render_hostfile(s, {f, {}, 1});
+    REQUIRE(!r.ok());
+    CHECK(r.error().code == ExitCode::kCheckFailed);
+    CHECK(r.error().message ==
+          fmt::format("no {} hostfile: m1 receptacle 1 (en2) - m2 receptacle 1 (en2) runs through "
+                      "a hub or dock, which is not a direct link (no RDMA, not part of the mesh): "
+                      "plug it directly between the two hosts, then run `clusterctl discover` "
+                      "again",
+                      to_string(f)));
+  }
+  // mpi lists hosts only (no cable in it): still written.
+  CHECK(render_hostfile(s, {HostfileFormat::kMpi, {}, 1}).ok());
 }
 
 TEST_CASE("hostfile: mlx-jaccl-ring lists hosts in ring order, neighbours' cells only") {
@@ -286,6 +344,20 @@ TEST_CASE("hostfile: every format refuses a cluster with unreachable hosts") {
           "  m4: cannot connect to 10.0.0.14:22 (connection refused)");
   }
   CHECK(render_hostfile(ClusterState{}, {}).error().code == ExitCode::kUsage);
+
+  // Every host unreachable (`hostfile --hosts a,b`): exit 3 naming them, not "no hosts" (2).
+  ClusterState none;
+  none.problems = {{"a", 3, "a: cannot connect to a:22 (connection refused)"},
+                   {"b", 3, "b: cannot connect to b:22 (timed out after 10 s)"}};
+  for (const auto& name : hostfile_format_names()) {
+    auto r = render_hostfile(none, {*hostfile_format(name), {}, 1});
+    REQUIRE(!r.ok());
+    CHECK(r.error().code == ExitCode::kUnreachable);
+    CHECK(r.error().message ==
+          "a hostfile needs every host, and none could be probed:\n"
+          "  a: cannot connect to a:22 (connection refused)\n"
+          "  b: cannot connect to b:22 (timed out after 10 s)");
+  }
 }
 
 TEST_CASE("hostfile: clusterctl.hostfile/1") {

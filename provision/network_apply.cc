@@ -8,6 +8,7 @@
 
 #include "discovery/text.h"
 #include "provision/network_plan.h"
+#include "topology/checks.h"
 
 namespace cc::provision {
 namespace {
@@ -62,18 +63,14 @@ void linux_changes(const HostFacts& h, const std::vector<EndAddress>& ends,
 }
 
 void macos_changes(const HostFacts& h, const std::vector<EndAddress>& ends,
-                   const util::Ipv4Prefix& base, bool persist, std::vector<HostCommand>& out) {
-  // The Thunderbolt Bridge: take every cabled port out of it (or disable it for good).
-  for (const auto& i : h.interfaces) {
-    if (!i.members.empty() && i.up) {
-      for (const auto& e : ends) {
-        if (contains(i.members, e.interface)) {
-          out.push_back({{"ifconfig", i.name, "deletem", e.interface},
-                         {"ifconfig", i.name, "addm", e.interface},
-                         fmt::format("{}: leave the Thunderbolt Bridge {}", e.interface, i.name)});
-        }
-      }
-    }
+                   const std::vector<topology::BridgedPort>& bridged, const util::Ipv4Prefix& base,
+                   bool persist, std::vector<HostCommand>& out) {
+  // The Thunderbolt Bridge: take every cabled port out of it (or disable it for good): the
+  // ports verify-mesh's thunderbolt-bridge check fails on, planned or not.
+  for (const auto& b : bridged) {
+    out.push_back({{"ifconfig", b.bridge, "deletem", b.interface},
+                   {"ifconfig", b.bridge, "addm", b.interface},
+                   fmt::format("{}: leave the Thunderbolt Bridge {}", b.interface, b.bridge)});
   }
   if (persist) {
     out.push_back({{"networksetup", "-setnetworkserviceenabled", "Thunderbolt Bridge", "off"},
@@ -116,13 +113,15 @@ std::vector<HostChanges> network_changes(const ClusterState& live,
                                          const std::vector<LinkAddress>& plan,
                                          const util::Ipv4Prefix& base, bool persist) {
   std::vector<HostChanges> result;
-  for (const auto& h : live.hosts) {
+  const topology::ClusterGraph g(live);
+  for (std::size_t hi = 0; hi < live.hosts.size(); ++hi) {
+    const HostFacts& h = live.hosts[hi];
     HostChanges c;
     c.host = h.host;
     c.macos = h.os.name == "macOS";
     auto ends = addresses_of(plan, h.host);
     if (c.macos) {
-      macos_changes(h, ends, base, persist, c.commands);
+      macos_changes(h, ends, topology::bridged_cabled_ports(g, hi), base, persist, c.commands);
     } else {
       linux_changes(h, ends, base, c.commands);
     }

@@ -4,8 +4,12 @@
 
 #include <doctest/doctest.h>
 
+#include "discovery/discover.h"
 #include "provision/network_plan.h"
 #include "remote/fake_executor.h"
+#include "remote/replay_executor.h"
+#include "topology/checks.h"
+#include "topology/test_states.h"
 
 using namespace cc::provision;
 using cc::discovery::Cable;
@@ -40,6 +44,39 @@ ClusterState pair(const char* os) {
 
 std::vector<LinkAddress> plan_of(const ClusterState& s) {
   return *plan_network(s, {});
+}
+
+// The two MacBook Pros of tests/data/bundles/mac-pair: bridge0 up with en1, en2 and en6 as
+// members (the macOS default), one cable en6 - en6.
+ClusterState mac_pair_bundle() {
+  const std::string bundle = std::string(CLUSTERCTL_TEST_DATA) + "/bundles/mac-pair";
+  cc::remote::ReplayExecutor a(bundle, "a"), b(bundle, "b");
+  std::vector<cc::discovery::DiscoverTarget> targets{{&a, ""}, {&b, ""}};
+  cc::discovery::DiscoverOptions opts;
+  opts.mode = cc::discovery::ProbeMode::kEach;
+  return cc::discovery::discover(targets, opts, cc::util::OutputStyle{});
+}
+
+// What the commands do to the facts, as macOS would: bridge members leave, aliases appear.
+void simulate(ClusterState& s, const std::vector<HostChanges>& changes) {
+  for (const auto& hc : changes) {
+    auto& h = cc::topology::testing::host(s, hc.host);
+    for (const auto& c : hc.commands) {
+      const auto& a = c.argv;
+      if (a.size() == 4 && a[0] == "ifconfig" && a[2] == "deletem") {
+        for (auto& i : h.interfaces) {
+          if (i.name == a[1]) std::erase(i.members, a[3]);
+        }
+      } else if (a.size() == 7 && a[0] == "ifconfig" && a[2] == "inet" && a[6] == "alias") {
+        cc::topology::testing::port(s, hc.host, a[1]).interface->ipv4.push_back(a[3]);
+      }
+    }
+  }
+}
+
+std::vector<cc::topology::Finding> bridge_findings(const ClusterState& s) {
+  cc::topology::ClusterGraph g(s);
+  return cc::topology::testing::of_check(cc::topology::run_checks(g), "thunderbolt-bridge");
 }
 
 }  // namespace
@@ -88,6 +125,53 @@ TEST_CASE("network apply: macOS leaves the Thunderbolt Bridge and aliases a /30;
   CHECK(persistent[1].argv[0] == "networksetup");
   CHECK(persistent[3].argv == std::vector<std::string>{"networksetup", "-createnetworkservice",
                                                        "clusterctl en6", "en6"});
+}
+
+TEST_CASE("network apply: after apply the thunderbolt-bridge check passes (mac-pair bundle)") {
+  ClusterState s = mac_pair_bundle();
+  REQUIRE(s.hosts.size() == 2);
+  REQUIRE(s.cables.size() == 1);
+  // Before: only the cabled en6 loops; en1 and en2 (no cable) may stay in the bridge.
+  auto before = bridge_findings(s);
+  REQUIRE(before.size() == 2);
+  CHECK(before[0].message ==
+        "a: the Thunderbolt Bridge (bridge0) is active with en6 as a member: frames loop between "
+        "the Macs of a mesh");
+  CHECK(before[0].fix ==
+        "run `clusterctl network apply` (it takes en6 out of the bridge), or make the bridge "
+        "inactive (System Settings > Network > Thunderbolt Bridge > Make Inactive)");
+  const auto plan = plan_of(s);
+  auto changes = network_changes(s, plan, kBase, false);
+  REQUIRE(changes.size() == 2);
+  for (const auto& hc : changes) {
+    REQUIRE(!hc.commands.empty());
+    CHECK(hc.commands[0].argv == std::vector<std::string>{"ifconfig", "bridge0", "deletem", "en6"});
+  }
+  simulate(s, changes);
+  CHECK(bridge_findings(s).empty());  // the advice was right: nothing left to fix
+  for (const auto& hc : network_changes(s, plan, kBase, false)) CHECK(hc.commands.empty());
+}
+
+TEST_CASE("network apply: a cabled port in the bridge leaves it even when it is not planned") {
+  auto s = pair("macOS");
+  cc::discovery::NetInterface bridge;
+  bridge.name = "bridge0";
+  bridge.up = true;
+  bridge.members = {"en6"};
+  s.hosts[1].interfaces.push_back(bridge);
+  REQUIRE(bridge_findings(s).size() == 1);
+  auto changes = network_changes(s, {}, kBase, false);  // a plan without this cable
+  REQUIRE(changes[1].commands.size() == 1);
+  CHECK(changes[1].commands[0].argv ==
+        std::vector<std::string>{"ifconfig", "bridge0", "deletem", "en6"});
+  CHECK(changes[1].commands[0].undo ==
+        std::vector<std::string>{"ifconfig", "bridge0", "addm", "en6"});
+  simulate(s, changes);
+  CHECK(bridge_findings(s).empty());
+  // Linux hosts have no Thunderbolt Bridge: never a bridge command.
+  auto l = pair("Debian GNU/Linux");
+  l.hosts[1].interfaces.push_back(bridge);
+  for (const auto& c : network_changes(l, {}, kBase, false)) CHECK(c.commands.empty());
 }
 
 TEST_CASE("network apply: a failed command rolls the host back, in reverse order") {

@@ -74,7 +74,8 @@ struct EnablePlan {
     std::string host;
     std::string reason;  // "macOS 15.6 is older than 26.2: update it first"
   };
-  std::vector<Blocked> blocked;  // Macs that cannot be enabled: OS too old, no rdma_ctl, unknown
+  std::vector<Blocked> blocked;  // Macs that cannot be enabled: OS too old, no rdma_ctl,
+                                 // unknown, Thunderbolt 4 only (enabled, no use)
   std::vector<discovery::HostProblem> unreachable;  // not probed and not resumed
   std::vector<std::string> linux_hosts;             // non-Mac hosts (for --soft-roce)
 };

@@ -9,6 +9,7 @@
 #include "provision/rdma_enable.h"
 #include "provision/rdma_status.h"
 #include "topology/graph.h"
+#include "topology/rdma_port.h"
 #include "util/atomic_file.h"
 
 namespace cc::provision {
@@ -133,7 +134,15 @@ EnablePlan plan_enable(const discovery::ClusterState& state, const EnableState& 
         plan.walk.push_back(h.host);
         break;
       case discovery::RdmaState::kEnabled:
-        plan.enabled.push_back(h.host);
+        if (topology::thunderbolt4_only(h)) {
+          plan.blocked.push_back(
+              {h.host,
+               "Thunderbolt 4 hardware only (RDMA enabled, no RDMA device, every link below 80 "
+               "Gb/s): RDMA over Thunderbolt needs Thunderbolt 5, so macOS Recovery cannot help; "
+               "it can use TCP over its cables"});
+        } else {
+          plan.enabled.push_back(h.host);
+        }
         break;
       case discovery::RdmaState::kUnsupported:
         plan.blocked.push_back(

@@ -230,6 +230,18 @@ TEST_CASE("rdma enable: the plan walks only disabled Macs, resumed ones first") 
   CHECK(plan.linux_hosts == std::vector<std::string>{"h9"});
 }
 
+TEST_CASE("rdma enable: a Mac with Thunderbolt 4 only is blocked, not walked or 'enabled'") {
+  const EnablePlan plan = plan_enable(t::tb4_only_pair(), EnableState{});
+  CHECK(plan.walk.empty());
+  CHECK(plan.enabled == std::vector<std::string>{"m2"});
+  REQUIRE(plan.blocked.size() == 1);
+  CHECK(plan.blocked[0].host == "m1");
+  CHECK(plan.blocked[0].reason ==
+        "Thunderbolt 4 hardware only (RDMA enabled, no RDMA device, every link below 80 Gb/s): "
+        "RDMA over Thunderbolt needs Thunderbolt 5, so macOS Recovery cannot help; it can use "
+        "TCP over its cables");
+}
+
 TEST_CASE("rdma enable: the state file: missing, saved, refused when foreign") {
   TempDir dir;
   const fs::path path = dir.path / "sub" / "state.json";

@@ -67,6 +67,18 @@ void classify_mac(const HostFacts& f, HostRdmaStatus& h) {
     case RdmaState::kEnabled:
       break;
   }
+  if (topology::thunderbolt4_only(f)) {
+    h.state = R::kTb4Only;
+    h.detail =
+        "rdma_ctl status: enabled, but no RDMA device and every Thunderbolt link is below 80 "
+        "Gb/s: Thunderbolt 4 hardware only";
+    h.fix = fmt::format(
+        "RDMA over Thunderbolt needs Thunderbolt 5 ports, which {} does not have (enabling RDMA "
+        "again cannot help): it can use TCP over its cables (`clusterctl network apply`); for "
+        "RDMA, use a Mac with Thunderbolt 5 ports",
+        f.host);
+    return;
+  }
   if (f.rdma.devices.empty()) {
     h.state = R::kEnabledNoDevices;
     h.detail = "rdma_ctl status: enabled, but ibv_devices lists no device";
@@ -134,7 +146,16 @@ PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
     s.detail = fmt::format("{} Gb/s", cable.link_speed_gbps);
     if (cable.generation > 0) s.detail += fmt::format(", Thunderbolt {}", cable.generation);
     s.detail += ": TB4 link, RDMA impossible on this cable";
-    s.fix = "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s)";
+    std::vector<std::string> tb4_only;
+    for (const HostFacts* x : {&f, &q}) {
+      if (topology::thunderbolt4_only(*x)) tb4_only.push_back(x->host);
+    }
+    s.fix = tb4_only.empty()
+                ? std::string("use a Thunderbolt 5 cable between Thunderbolt 5 ports on both "
+                              "Macs (80 Gb/s)")
+                : fmt::format("{} {} Thunderbolt 4 hardware only: this cable can carry TCP, "
+                              "never RDMA",
+                              fmt::join(tb4_only, " and "), tb4_only.size() == 1 ? "has" : "have");
     return s;
   }
   if (host.state != R::kReady) {
@@ -214,6 +235,8 @@ const char* to_string(RdmaReadiness r) {
       return "disabled";
     case R::kEnabledNoDevices:
       return "enabled-but-no-devices";
+    case R::kTb4Only:
+      return "tb4-only";
     case R::kOsTooOld:
       return "os-too-old";
     case R::kUnsupported:

@@ -8,6 +8,9 @@
 //   host (Mac)     ready                   rdma_ctl says enabled and ibv_devices lists devices
 //                  disabled                `rdma_ctl status` says disabled: `rdma enable`
 //                  enabled-but-no-devices  enabled, but ibv_devices lists nothing: reboot
+//                  tb4-only                enabled, no devices, every link below 80 Gb/s: the
+//                                          Mac has Thunderbolt 4 hardware only; RDMA needs
+//                                          Thunderbolt 5 (TCP over the cables still works)
 //                  os-too-old              macOS before 26.2 (RDMA needs 26.2 or later)
 //                  unsupported             no rdma_ctl on macOS 26.2+ (not Apple silicon/TB5)
 //                  unknown                 the RDMA state was not probed
@@ -67,6 +70,7 @@ enum class RdmaReadiness {
   kReady,
   kDisabled,
   kEnabledNoDevices,
+  kTb4Only,
   kOsTooOld,
   kUnsupported,
   kUnknown,
@@ -79,9 +83,9 @@ enum class RdmaReadiness {
   kProbeFailed,
 };
 
-/// "ready", "disabled", "enabled-but-no-devices", "os-too-old", "unsupported", "unknown",
-/// "no-device", "tb4-link", "waiting-for-peer", "port-down", "no-ipv4", "unreachable",
-/// "probe-failed".
+/// "ready", "disabled", "enabled-but-no-devices", "tb4-only", "os-too-old", "unsupported",
+/// "unknown", "no-device", "tb4-link", "waiting-for-peer", "port-down", "no-ipv4",
+/// "unreachable", "probe-failed".
 const char* to_string(RdmaReadiness r);
 
 struct PortRdmaStatus {

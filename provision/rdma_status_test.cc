@@ -118,6 +118,43 @@ TEST_CASE("rdma status: a 40 Gb/s cable is a TB4 link, even next to a disabled M
   CHECK(st.hosts[1].ports[1].state == R::kDisabled);
 }
 
+TEST_CASE("rdma status: a Mac with Thunderbolt 4 only is tb4-only, never sent to Recovery") {
+  const RdmaStatus st = rdma_status(t::tb4_only_pair());
+  REQUIRE(st.hosts.size() == 2);
+  const HostRdmaStatus& m1 = st.hosts[0];
+  CHECK(m1.state == R::kTb4Only);
+  CHECK(to_string(m1.state) == std::string("tb4-only"));
+  CHECK(m1.detail ==
+        "rdma_ctl status: enabled, but no RDMA device and every Thunderbolt link is below 80 "
+        "Gb/s: Thunderbolt 4 hardware only");
+  CHECK(m1.fix ==
+        "RDMA over Thunderbolt needs Thunderbolt 5 ports, which m1 does not have (enabling RDMA "
+        "again cannot help): it can use TCP over its cables (`clusterctl network apply`); for "
+        "RDMA, use a Mac with Thunderbolt 5 ports");
+  CHECK(only_port(m1).state == R::kTb4Link);
+  CHECK(only_port(m1).fix ==
+        "m1 has Thunderbolt 4 hardware only: this cable can carry TCP, never RDMA");
+  CHECK(st.hosts[1].state == R::kReady);
+  CHECK(only_port(st.hosts[1]).state == R::kTb4Link);
+  CHECK(only_port(st.hosts[1]).fix ==
+        "m1 has Thunderbolt 4 hardware only: this cable can carry TCP, never RDMA");
+  CHECK(exit_code(st) == util::ExitCode::kCheckFailed);
+  const std::string text = render_text(st, util::OutputStyle{});
+  CHECK(text.find("Recovery") == std::string::npos);
+  CHECK(text.find("reboot") == std::string::npos);
+  CHECK(text.find("tb4-only") != std::string::npos);
+  CHECK(nlohmann::json::parse(render_json(st))["hosts"][0]["state"] == "tb4-only");
+
+  // One Thunderbolt 5 link (or no link at all) and no device: stale state, reboot as before.
+  auto s = t::tb4_only_pair();
+  t::port(s, "m1", "en2").link_speed_gbps = 80;
+  t::port(s, "m1", "en2").generation = 5;
+  CHECK(rdma_status(s).hosts[0].state == R::kEnabledNoDevices);
+  t::port(s, "m1", "en2").link_speed_gbps = 0;
+  t::port(s, "m1", "en2").generation = 0;
+  CHECK(rdma_status(s).hosts[0].state == R::kEnabledNoDevices);
+}
+
 TEST_CASE("rdma status: a port down although both Macs have RDMA") {
   auto s = t::mac_mesh(2, 1);
   auto& rp = t::host(s, "m1").rdma.devices[0].ports[0];

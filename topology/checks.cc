@@ -179,6 +179,42 @@ void check_sightings(const ClusterGraph& g, std::vector<Finding>& out) {
   }
 }
 
+// True when port `p` reaches a host only through a hub or dock.
+bool hub_port(const PortNode& p) {
+  if (p.host_peer() != nullptr) return false;
+  return std::any_of(p.port->peers.begin(), p.port->peers.end(),
+                     [](const Peer& q) { return q.kind == Peer::Kind::kHost && q.depth >= 2; });
+}
+
+// The peers on the port's cable, "SB-XTM5 (Sabrent), MacBook Pro (Mac17,6)".
+std::string chain_label(const PortNode& p) {
+  std::vector<std::string> names;
+  for (const auto& q : p.port->peers) names.push_back(peer_label(q));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+void check_hub_cables(const ClusterGraph& g, std::vector<Finding>& out) {
+  for (std::size_t i = 0; i < g.edges().size(); ++i) {
+    if (!through_hub(g, i)) continue;
+    const auto& e = g.edges()[i];
+    const Cable& c = g.cable(i);
+    const PortNode& pa = g.host(*e.a_host).ports[*e.a_port];
+    const PortNode& pb = g.host(*e.b_host).ports[*e.b_port];
+    const PortNode& seen = hub_port(pa) ? pa : pb;
+    out.push_back(
+        {"behind-hub",
+         Severity::kFail,
+         {c.a.host, c.b.host},
+         {c.a, c.b},
+         fmt::format("{} runs through a hub or dock ({} sees {}): it is not a direct link, and "
+                     "hub-mediated links do not carry RDMA",
+                     cable_label(g, i), discovery::end_label(seen.end), chain_label(seen)),
+         fmt::format("plug {} directly into {} (no hub or dock between them), then run "
+                     "`clusterctl discover` again",
+                     discovery::end_label(c.a), discovery::end_label(c.b))});
+  }
+}
+
 void check_peers(const ClusterGraph& g, std::vector<Finding>& out) {
   std::set<std::string> domains;
   for (const auto& h : g.hosts()) {
@@ -200,6 +236,9 @@ void check_peers(const ClusterGraph& g, std::vector<Finding>& out) {
                                      peer_label(peer)),
                          "add that host to the host list, or unplug the cable to free the port"});
         } else if (peer.kind == Peer::Kind::kHost) {
+          const bool hub_cable = std::any_of(p.cables.begin(), p.cables.end(),
+                                             [&](std::size_t i) { return through_hub(g, i); });
+          if (hub_cable) continue;  // check_hub_cables: one fail per cable
           out.push_back({"behind-hub",
                          Severity::kWarn,
                          {h.name()},
@@ -241,6 +280,13 @@ std::string cable_label(const ClusterGraph& g, std::size_t i) {
   return fmt::format("{} - {}", discovery::end_label(c.a), discovery::end_label(c.b));
 }
 
+bool through_hub(const ClusterGraph& g, std::size_t i) {
+  const auto& e = g.edges().at(i);
+  if (!e.joins_two_hosts() || !e.a_port || !e.b_port) return false;
+  return hub_port(g.host(*e.a_host).ports[*e.a_port]) ||
+         hub_port(g.host(*e.b_host).ports[*e.b_port]);
+}
+
 std::optional<std::size_t> other_host(const ClusterGraph& g, std::size_t i, std::size_t h) {
   const auto& e = g.edges().at(i);
   if (!e.joins_two_hosts()) return std::nullopt;
@@ -256,6 +302,7 @@ std::vector<Finding> run_checks(const ClusterGraph& g, const CheckOptions& opts)
   check_port_counts(g, out);
   check_pairs(g, out);
   check_sightings(g, out);
+  check_hub_cables(g, out);
   check_peers(g, out);
   check_linux_rdma(g, out);
   check_multi_rail(g, out);

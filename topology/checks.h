@@ -17,8 +17,10 @@
 //                              used for some cable of the state (so it could have seen it)
 //     foreign-host       warn  a port cabled to a Thunderbolt host outside the cluster (a
 //                              depth-1 host peer whose domain UUID is no port of any host)
-//     behind-hub         warn  a host peer at depth >= 2: behind a hub or dock ("hub-mediated
-//                              links are not supported for RDMA")
+//     behind-hub         fail  a cable of the cluster through a hub or dock (through_hub): not
+//                              a direct link ("hub-mediated links are not supported for
+//                              RDMA"); one finding per cable, naming both ends
+//                        warn  a host peer at depth >= 2 on a port with no such cable
 //     no-rdma            warn  a non-Mac host without RDMA devices: collectives fall back to
 //                              TCP (Soft-RoCE can add devices: facts.md, "Linux")
 //     multi-rail         info  two or more cables between one pair (allowed)
@@ -27,13 +29,18 @@
 //     rdma-disabled      fail  `rdma_ctl status` says disabled (enable from macOS Recovery)
 //     rdma-unsupported   fail  no rdma_ctl: macOS older than 26.2 ("needs macOS 26.2 or later")
 //     rdma-unknown       warn  the RDMA state was not probed
+//     tb4-only           fail  RDMA enabled, no RDMA device, every link below 80 Gb/s: the Mac
+//                              has Thunderbolt 4 hardware only (rdma_port.h,
+//                              thunderbolt4_only); it can use TCP over the cables, never RDMA
 //     rdma-port-down     fail  a cabled port's RDMA device is PORT_DOWN; when the peer has
 //                              RDMA disabled (its own rdma_ctl, or the Thunderbolt peer item
 //                              without the "rdma" XDomain service) the message names it ("A
 //                              port is PORT_ACTIVE only when the Mac at the other end ...")
 //     tb4-link           fail  a cable below 80 Gb/s (or generation 3/4): "TB4 link, RDMA
 //                              impossible"; link_speed_gbps 0 is unknown: no finding
-//     thunderbolt-bridge fail  bridge0 up with port interfaces as members (frames loop)
+//     thunderbolt-bridge fail  a bridge that is up (bridge0, the Thunderbolt Bridge) with cabled
+//                              port interfaces as members (frames loop); exactly the ports
+//                              `network apply` takes out of it (bridged_cabled_ports)
 //     no-ipv4            fail  a cabled port whose interface has no IPv4: no IPv4-mapped GID
 //                              (GID[1]), so moving a QP to RTR fails with errno 22
 //     studio-en2         warn  a cable on a Mac Studio's en2 (reported by exo, not Apple)
@@ -41,6 +48,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "topology/finding.h"
@@ -59,6 +67,24 @@ std::vector<Finding> run_checks(const ClusterGraph& g, const CheckOptions& opts 
 
 /// The per-Mac checks alone (mac_checks.cc), appended to `out`.
 void run_mac_checks(const ClusterGraph& g, std::vector<Finding>& out);
+
+/// True when cable `i` joins two hosts through a hub or dock: the port at one of its ends has
+/// no host on the cable itself (depth 1) but a host behind a hub or dock (depth >= 2). Such a
+/// cable is no direct link: it carries no RDMA, and verify-mesh and the hostfiles do not count
+/// it as cabling its pair.
+bool through_hub(const ClusterGraph& g, std::size_t i);
+
+/// A cabled port of a Mac that is a member of a bridge that is up (on macOS the Thunderbolt
+/// Bridge, bridge0): frames loop between the Macs of a mesh. What the thunderbolt-bridge check
+/// fails on, and exactly what `clusterctl network apply` takes out of the bridge, so that the
+/// check passes after it. A port without a cable may stay in the bridge (nothing loops there).
+struct BridgedPort {
+  std::string bridge;     // "bridge0"
+  std::string interface;  // "en6"
+  discovery::CableEnd end;
+};
+/// Host `h`'s bridged cabled ports, in port order; empty for a host that is not a Mac.
+std::vector<BridgedPort> bridged_cabled_ports(const ClusterGraph& g, std::size_t h);
 
 /// "h1 tb1 - h2 tb1": both ends of cable `i` (discovery::end_label).
 std::string cable_label(const ClusterGraph& g, std::size_t i);

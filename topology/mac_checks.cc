@@ -29,6 +29,20 @@ void check_rdma_state(const HostNode& h, std::vector<Finding>& out) {
   const HostFacts& f = *h.facts;
   switch (f.rdma.state) {
     case RdmaState::kEnabled:
+      if (thunderbolt4_only(f)) {
+        out.push_back(
+            {"tb4-only",
+             Severity::kFail,
+             {h.name()},
+             {},
+             fmt::format("{}: Thunderbolt 4 hardware only: RDMA is enabled, but there is no RDMA "
+                         "device and every Thunderbolt link is below 80 Gb/s; RDMA over "
+                         "Thunderbolt needs Thunderbolt 5 ports (enabling it again cannot help)",
+                         h.name()),
+             fmt::format("{} can use TCP over its cables (`clusterctl network apply` addresses "
+                         "them); for RDMA, use a Mac with Thunderbolt 5 ports",
+                         h.name())});
+      }
       return;
     case RdmaState::kDisabled:
       out.push_back({"rdma-disabled",
@@ -63,10 +77,10 @@ void check_rdma_state(const HostNode& h, std::vector<Finding>& out) {
 // A cabled port of an RDMA-enabled Mac whose device is down, with the reason when known.
 void check_port_states(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& out) {
   const HostNode& h = g.host(hi);
-  if (h.facts->rdma.state != RdmaState::kEnabled) return;
+  if (h.facts->rdma.state != RdmaState::kEnabled || thunderbolt4_only(*h.facts)) return;
   for (const auto& p : h.ports) {
     const auto peer = cabled_peer(g, hi, p);
-    if (!peer) continue;
+    if (!peer || below_tb5(g.cable(peer->cable))) continue;  // tb4-link explains a slow one
     const std::size_t cable = peer->cable, qi = peer->host;
     const HostFacts& q = *g.host(qi).facts;
     const bool peer_disabled = peer_rdma_off(q, p.host_peer());
@@ -86,7 +100,7 @@ void check_port_states(const ClusterGraph& g, std::size_t hi, std::vector<Findin
       message = fmt::format("{}: its peer {} has RDMA disabled, so this cable carries no RDMA",
                             discovery::end_label(p.end), q.host);
       fix = fmt::format("enable RDMA on {} (see rdma-disabled)", q.host);
-    } else if (down && !below_tb5(g.cable(cable))) {  // tb4-link explains a slow one
+    } else if (down) {
       message = fmt::format("{} {} is {} although its peer {} has RDMA {}", h.name(), dev->name,
                             port_state, q.host, discovery::to_string(q.rdma.state));
       fix = fmt::format("reseat the cable {}, then run `clusterctl discover` again",
@@ -109,42 +123,55 @@ void check_links(const ClusterGraph& g, std::vector<Finding>& out) {
     if (!below_tb5(c)) continue;
     std::string detail = fmt::format("{} Gb/s", c.link_speed_gbps);
     if (c.generation > 0) detail += fmt::format(", Thunderbolt {}", c.generation);
-    out.push_back({"tb4-link",
-                   Severity::kFail,
-                   {c.a.host, c.b.host},
-                   {c.a, c.b},
-                   fmt::format("{}: TB4 link, RDMA impossible ({})", cable_label(g, i), detail),
-                   "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s)"});
+    std::vector<std::string> tb4_only;
+    for (std::size_t h : {*e.a_host, *e.b_host}) {
+      if (thunderbolt4_only(*g.host(h).facts)) tb4_only.push_back(g.host(h).name());
+    }
+    out.push_back(
+        {"tb4-link",
+         Severity::kFail,
+         {c.a.host, c.b.host},
+         {c.a, c.b},
+         fmt::format("{}: TB4 link, RDMA impossible ({})", cable_label(g, i), detail),
+         tb4_only.empty()
+             ? std::string("use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs "
+                           "(80 Gb/s)")
+             : fmt::format("{} {} Thunderbolt 4 hardware only (see tb4-only): this cable can "
+                           "carry TCP, never RDMA",
+                           fmt::join(tb4_only, " and "), tb4_only.size() == 1 ? "has" : "have")});
   }
 }
 
-void check_bridge(const HostNode& h, std::vector<Finding>& out) {
-  const NetInterface* bridge = nullptr;
-  for (const auto& i : h.facts->interfaces) {
-    if (i.name == "bridge0") bridge = &i;
-  }
-  if (bridge == nullptr || !bridge->up) return;
+void check_bridge(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& out) {
+  const auto bridged = bridged_cabled_ports(g, hi);
+  if (bridged.empty()) return;
+  const HostNode& h = g.host(hi);
   std::vector<discovery::CableEnd> ports;
+  std::vector<std::string> bridges;
   std::vector<std::string> names;
-  for (const auto& p : h.ports) {
-    if (!p.port->interface) continue;
-    const std::string& name = p.port->interface->name;
-    if (std::find(bridge->members.begin(), bridge->members.end(), name) == bridge->members.end())
-      continue;
-    ports.push_back(p.end);
-    names.push_back(name);
+  for (const auto& b : bridged) {
+    ports.push_back(b.end);
+    names.push_back(b.interface);
+    if (std::find(bridges.begin(), bridges.end(), b.bridge) == bridges.end()) {
+      bridges.push_back(b.bridge);
+    }
   }
-  if (ports.empty()) return;
   discovery::natural_sort(names);
+  const std::string which = bridges == std::vector<std::string>{"bridge0"}
+                                ? std::string("the Thunderbolt Bridge (bridge0) is")
+                                : fmt::format("{} {}", fmt::join(bridges, ", "),
+                                              bridges.size() == 1 ? "is" : "are");
   out.push_back({"thunderbolt-bridge",
                  Severity::kFail,
                  {h.name()},
                  ports,
-                 fmt::format("{}: the Thunderbolt Bridge (bridge0) is active with {} as "
-                             "members: frames loop between the Macs of a mesh",
-                             h.name(), fmt::join(names, ", ")),
-                 "make it inactive (System Settings > Network > Thunderbolt Bridge > Make "
-                 "Inactive), or run `clusterctl network apply`"});
+                 fmt::format("{}: {} active with {} as {}: frames loop between the Macs of a mesh",
+                             h.name(), which, fmt::join(names, ", "),
+                             names.size() == 1 ? "a member" : "members"),
+                 fmt::format("run `clusterctl network apply` (it takes {} out of the bridge), or "
+                             "make the bridge inactive (System Settings > Network > Thunderbolt "
+                             "Bridge > Make Inactive)",
+                             fmt::join(names, ", "))});
 }
 
 void check_ports(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& out) {
@@ -209,6 +236,23 @@ void check_builds(const ClusterGraph& g, std::vector<Finding>& out) {
 
 }  // namespace
 
+std::vector<BridgedPort> bridged_cabled_ports(const ClusterGraph& g, std::size_t hi) {
+  std::vector<BridgedPort> out;
+  const HostNode& h = g.host(hi);
+  if (!is_mac(*h.facts)) return out;
+  for (const auto& p : h.ports) {
+    if (!p.cabled() || !p.port->interface) continue;
+    const std::string& name = p.port->interface->name;
+    for (const NetInterface& i : h.facts->interfaces) {
+      if (!i.up || std::find(i.members.begin(), i.members.end(), name) == i.members.end()) {
+        continue;
+      }
+      out.push_back({i.name, name, p.end});
+    }
+  }
+  return out;
+}
+
 void run_mac_checks(const ClusterGraph& g, std::vector<Finding>& out) {
   for (std::size_t i = 0; i < g.size(); ++i) {
     if (is_mac(*g.host(i).facts)) check_rdma_state(g.host(i), out);
@@ -219,7 +263,7 @@ void run_mac_checks(const ClusterGraph& g, std::vector<Finding>& out) {
   check_links(g, out);
   for (std::size_t i = 0; i < g.size(); ++i) {
     if (!is_mac(*g.host(i).facts)) continue;
-    check_bridge(g.host(i), out);
+    check_bridge(g, i, out);
     check_ports(g, i, out);
   }
   check_builds(g, out);

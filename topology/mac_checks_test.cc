@@ -105,6 +105,24 @@ TEST_CASE("topology mac checks: a 40 Gb/s cable is a TB4 link, RDMA impossible")
   CHECK(check_ids(checks_of(u)) == Strings{"tb4-link"});
 }
 
+TEST_CASE("topology mac checks: a Mac with Thunderbolt 4 only: tb4-only, TCP, no Recovery") {
+  auto f = checks_of(testing::tb4_only_pair());
+  CHECK(check_ids(f) == Strings{"tb4-only", "tb4-link"});
+  REQUIRE(f.size() == 2);
+  CHECK(f[0].severity == Severity::kFail);
+  CHECK(f[0].hosts == Strings{"m1"});
+  CHECK(f[0].message ==
+        "m1: Thunderbolt 4 hardware only: RDMA is enabled, but there is no RDMA device and every "
+        "Thunderbolt link is below 80 Gb/s; RDMA over Thunderbolt needs Thunderbolt 5 ports "
+        "(enabling it again cannot help)");
+  CHECK(f[0].fix ==
+        "m1 can use TCP over its cables (`clusterctl network apply` addresses them); for RDMA, "
+        "use a Mac with Thunderbolt 5 ports");
+  CHECK(f[1].fix == "m1 has Thunderbolt 4 hardware only (see tb4-only): this cable can carry "
+                    "TCP, never RDMA");
+  for (const auto& x : f) CHECK(x.fix.find("Recovery") == std::string::npos);
+}
+
 TEST_CASE("topology mac checks: Thunderbolt Bridge active with the ports as members") {
   auto s = mac_mesh(3, 2);
   s.hosts[1].interfaces[0].up = true;

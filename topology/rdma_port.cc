@@ -18,6 +18,19 @@ bool below_tb5(const discovery::Cable& c) {
   return c.link_speed_gbps < 80 || c.generation == 3 || c.generation == 4;
 }
 
+bool thunderbolt4_only(const discovery::HostFacts& f) {
+  if (!is_mac(f) || f.rdma.state != discovery::RdmaState::kEnabled || !f.rdma.devices.empty()) {
+    return false;
+  }
+  bool linked = false;
+  for (const auto& p : f.ports) {
+    if (p.link_speed_gbps <= 0) continue;
+    linked = true;
+    if (p.link_speed_gbps >= 80 && p.generation != 3 && p.generation != 4) return false;
+  }
+  return linked;
+}
+
 std::optional<CabledPeer> cabled_peer(const ClusterGraph& g, std::size_t h, const PortNode& p) {
   for (std::size_t i : p.cables) {
     if (auto q = other_host(g, i, h)) return CabledPeer{i, *q};

@@ -22,6 +22,13 @@ const discovery::RdmaDevice* rdma_device_of(const discovery::HostFacts& f,
 /// ("Thunderbolt 4/3 links (40 Gb/s) never get RDMA"). Speed 0 is unknown (a lab veth): false.
 bool below_tb5(const discovery::Cable& c);
 
+/// True when Mac `f` has Thunderbolt 4 (or 3) hardware only: `rdma_ctl` says enabled, yet
+/// ibv_devices lists no RDMA device, and every port with a link runs below Thunderbolt 5 (at
+/// least one port has a link). A Mac with Thunderbolt 5 ports lists an rdma_enX device per port
+/// once RDMA is enabled, so enabling it again (macOS Recovery) cannot help: RDMA over
+/// Thunderbolt needs Thunderbolt 5. Its cables still carry TCP.
+bool thunderbolt4_only(const discovery::HostFacts& f);
+
 /// The first cable on port `p` of host `h` that joins `h` to another host of the cluster.
 struct CabledPeer {
   std::size_t cable = 0;  // index in ClusterState::cables

@@ -32,10 +32,72 @@ void attach_plan(std::vector<Finding>& findings, const CablingPlan& plan) {
   }
 }
 
-std::string summary_text(const ClusterGraph& g, const Summary& s) {
+// Cables between a and b that are direct links (not through a hub or dock).
+int direct_cables(const ClusterGraph& g, std::size_t a, std::size_t b) {
+  int n = 0;
+  for (std::size_t i : g.cables_between(a, b)) n += through_hub(g, i) ? 0 : 1;
+  return n;
+}
+
+// The probed pairs without a direct cable: with no cable at all ("h2-h4"), and with cables
+// only through a hub or dock.
+struct Undirect {
+  std::vector<std::string> missing;
+  std::vector<std::string> hub;
+};
+Undirect undirect_pairs(const ClusterGraph& g) {
+  Undirect out;
+  for (std::size_t a = 0; a < g.size(); ++a) {
+    for (std::size_t b = a + 1; b < g.size(); ++b) {
+      if (direct_cables(g, a, b) > 0) continue;
+      (g.multiplicity(a, b) > 0 ? out.hub : out.missing).push_back(pair_label(g, a, b));
+    }
+  }
+  return out;
+}
+
+// "h1-h2, h1-h3, h1-h4, h2-h3 and 2 more"
+std::string shortened(const std::vector<std::string>& v) {
+  constexpr std::size_t kShown = 4;
+  if (v.size() > kShown) {
+    return fmt::format("{} and {} more", fmt::join(v.begin(), v.begin() + kShown, ", "),
+                       v.size() - kShown);
+  }
+  return fmt::format("{}", fmt::join(v, ", "));
+}
+
+// Failed checks the headline does not already name: not the missing pairs (missing-cable, and
+// behind-hub on a pair without a direct cable) nor the hosts not probed.
+int other_fails(const ClusterGraph& g, const std::vector<Finding>& findings) {
+  int n = 0;
+  for (const auto& f : findings) {
+    if (f.severity != Severity::kFail || f.check == "missing-cable" || f.check == "unreachable" ||
+        f.check == "probe-failed") {
+      continue;
+    }
+    if (f.check == "behind-hub" && f.hosts.size() == 2) {
+      auto a = g.host_index(f.hosts[0]), b = g.host_index(f.hosts[1]);
+      if (a && b && direct_cables(g, *a, *b) == 0) continue;
+    }
+    ++n;
+  }
+  return n;
+}
+
+std::string summary_text(const ClusterGraph& g, const Summary& s,
+                         const std::vector<Finding>& findings, bool expected_given) {
   std::string text;
+  const bool incomplete = s.expected_hosts > s.hosts;
+  const std::string cabled =
+      s.cables == s.pairs_cabled && s.hub_cables == 0
+          ? fmt::format("{} of {} cables", s.pairs_cabled, s.pairs)
+          : fmt::format("{} of {} pairs cabled", s.pairs_cabled, s.pairs);
   if (s.hosts == 0) {
-    text = "no hosts";
+    text = s.expected_hosts == 0 ? "no hosts" : "no host probed";
+  } else if (incomplete) {
+    // Not every host of the cluster was probed (or found): its mesh cannot be full.
+    text = fmt::format("{} hosts{}, {} probed, {}: not a full mesh", s.expected_hosts,
+                       expected_given ? " expected" : "", s.hosts, cabled);
   } else if (s.hosts == 1) {
     text = fmt::format("1 host ({}): nothing to cable", g.host(0).name());
   } else if (s.full_mesh) {
@@ -44,19 +106,18 @@ std::string summary_text(const ClusterGraph& g, const Summary& s) {
                : fmt::format("{} hosts, {} of {} pairs cabled ({} cables): full mesh", s.hosts,
                              s.pairs, s.pairs, s.cables);
   } else {
-    std::vector<std::string> missing;
-    for (auto [a, b] : g.missing_pairs()) missing.push_back(pair_label(g, a, b));
-    constexpr std::size_t kShown = 4;
-    std::string list;
-    if (missing.size() > kShown) {
-      list =
-          fmt::format("{} and {} more", fmt::join(missing.begin(), missing.begin() + kShown, ", "),
-                      missing.size() - kShown);
-    } else {
-      list = fmt::format("{}", fmt::join(missing, ", "));
+    text = fmt::format("{} hosts, {} of {} pairs cabled", s.hosts, s.pairs_cabled, s.pairs);
+  }
+  if (s.hosts >= 2 && !s.full_mesh) {
+    const Undirect u = undirect_pairs(g);
+    const char* sep = incomplete ? "; " : ": ";
+    if (!u.missing.empty()) {
+      text += fmt::format("{}{} missing", sep, shortened(u.missing));
+      sep = "; ";
     }
-    text = fmt::format("{} hosts, {} of {} pairs cabled: {} missing", s.hosts, s.pairs_cabled,
-                       s.pairs, list);
+    if (!u.hub.empty()) {
+      text += fmt::format("{}{} only through a hub or dock", sep, shortened(u.hub));
+    }
   }
   if (s.multi_rail_pairs > 0) {
     int most = 0;
@@ -67,7 +128,7 @@ std::string summary_text(const ClusterGraph& g, const Summary& s) {
                           most == 2 ? "doubled pair" : "multi-rail pair",
                           most == 2 ? "doubled pairs" : "multi-rail pairs");
   }
-  if (s.full_mesh || s.hosts == 1) {
+  if (s.full_mesh || (s.hosts == 1 && !incomplete)) {
     std::size_t without = 0;
     for (const auto& h : g.hosts()) {
       without += h.facts->rdma.state != discovery::RdmaState::kEnabled ? 1 : 0;
@@ -82,7 +143,7 @@ std::string summary_text(const ClusterGraph& g, const Summary& s) {
                           plural(g.size(), "host", "hosts"));
     }
   } else {
-    const int others = s.fail - (s.pairs - s.pairs_cabled) - s.unreachable - s.probe_failed;
+    const int others = other_fails(g, findings);
     if (others > 0) {
       text += fmt::format("; {} other {} failed", others, others == 1 ? "check" : "checks");
     }
@@ -117,24 +178,38 @@ VerifyReport verify_mesh(const discovery::ClusterState& state, const VerifyOptio
   const std::size_t n = g.size();
   s.hosts = static_cast<int>(n);
   for (const auto& p : state.problems) ++(p.exit_code == 3 ? s.unreachable : s.probe_failed);
-  s.pairs = static_cast<int>(n * (n - (n > 0 ? 1 : 0)) / 2);
+  // The cluster: the probed hosts, those that could not be probed, and --expect-hosts.
+  std::size_t named = n;
+  for (std::size_t i = 0; i < state.problems.size(); ++i) {
+    const auto& p = state.problems[i];
+    bool seen = g.host_index(p.host).has_value();
+    for (std::size_t j = 0; j < i && !seen; ++j) seen = state.problems[j].host == p.host;
+    named += seen ? 0 : 1;
+  }
+  const std::size_t cluster =
+      std::max(named, static_cast<std::size_t>(std::max(0, opts.expect_hosts.value_or(0))));
+  s.expected_hosts = static_cast<int>(cluster);
+  s.pairs = static_cast<int>(cluster * (cluster - (cluster > 0 ? 1 : 0)) / 2);
   for (std::size_t a = 0; a < n; ++a) {
     for (std::size_t b = a + 1; b < n; ++b) {
       const int m = g.multiplicity(a, b);
-      s.pairs_cabled += m > 0 ? 1 : 0;
+      s.pairs_cabled += direct_cables(g, a, b) > 0 ? 1 : 0;
       s.multi_rail_pairs += m > 1 ? 1 : 0;
       s.cables += m;
     }
   }
+  for (std::size_t i = 0; i < g.edges().size(); ++i) s.hub_cables += through_hub(g, i) ? 1 : 0;
   for (const auto& f : r.findings) {
     ++(f.severity == Severity::kFail ? s.fail : f.severity == Severity::kWarn ? s.warn : s.info);
   }
-  s.full_mesh = n >= 2 && s.pairs_cabled == s.pairs;
+  s.full_mesh = n >= 2 && cluster == n && s.pairs_cabled == s.pairs;
   s.rdma_ready = s.full_mesh && s.fail == 0 && s.unreachable + s.probe_failed == 0 &&
                  std::all_of(state.hosts.begin(), state.hosts.end(), [](const auto& h) {
                    return h.rdma.state == discovery::RdmaState::kEnabled;
                  });
-  s.text = summary_text(g, s);
+  s.text = summary_text(g, s, r.findings,
+                        opts.expect_hosts && static_cast<std::size_t>(std::max(
+                                                 0, *opts.expect_hosts)) == cluster);
   return r;
 }
 

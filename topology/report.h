@@ -7,8 +7,9 @@
 //   {"schema": "clusterctl.verify-mesh/1",
 //    "exit_code": 1,                                  // see exit_code() below
 //    "summary": {"text": "5 hosts, 9 of 10 pairs cabled: h2-h4 missing; 1 doubled pair",
-//                "hosts": 5, "unreachable": 0, "probe_failed": 0,
-//                "pairs": 10, "pairs_cabled": 9, "cables": 10, "missing_pairs": 1,
+//                "hosts": 5, "expected_hosts": 5, "unreachable": 0, "probe_failed": 0,
+//                "pairs": 10, "pairs_cabled": 9, "cables": 10, "hub_cables": 0,
+//                "missing_pairs": 1,                   // see Summary below for each count
 //                "multi_rail_pairs": 1, "full_mesh": false, "rdma_ready": false,
 //                "fail": 1, "warn": 5, "info": 1},
 //    "hosts": ["h1", "h2", "h3", "h4", "h5"],          // cluster order (probed hosts only)
@@ -56,18 +57,23 @@ inline constexpr const char* kVerifyMeshSchema = "clusterctl.verify-mesh/1";
 
 struct Summary {
   int hosts = 0;             // probed hosts (ClusterState::hosts)
+  int expected_hosts = 0;    // the cluster's hosts: probed and not probed, or --expect-hosts
+                             // when that is more
   int unreachable = 0;       // problems with exit code 3
   int probe_failed = 0;      // other problems
-  int pairs = 0;             // n(n-1)/2
-  int pairs_cabled = 0;      // pairs with at least one cable
+  int pairs = 0;             // n(n-1)/2 over expected_hosts
+  int pairs_cabled = 0;      // probed pairs with at least one direct cable (not through a hub)
   int cables = 0;            // cables joining two different hosts of the cluster
+  int hub_cables = 0;        // of those, cables through a hub or dock (checks.h, through_hub)
   int multi_rail_pairs = 0;  // pairs with two or more cables
   int fail = 0;              // findings per severity
   int warn = 0;
   int info = 0;
-  bool full_mesh = false;   // at least 2 hosts and every pair cabled
+  bool full_mesh = false;   // at least 2 hosts, all of them probed, every pair directly cabled
   bool rdma_ready = false;  // full mesh, RDMA enabled on every host, no host unprobed, no fail
-  std::string text;         // "4 hosts, 6 of 6 cables: full mesh, RDMA ready"
+  std::string text;         // "4 hosts, 6 of 6 cables: full mesh, RDMA ready";
+                            // "3 hosts expected, 2 probed, 1 of 3 cables: not a full mesh; 1
+                            // host not probed: h3"
 };
 
 struct VerifyReport {

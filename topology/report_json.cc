@@ -10,11 +10,13 @@ nlohmann::json report_json(const VerifyReport& r) {
   const Summary& s = r.summary;
   json summary = {{"text", s.text},
                   {"hosts", s.hosts},
+                  {"expected_hosts", s.expected_hosts},
                   {"unreachable", s.unreachable},
                   {"probe_failed", s.probe_failed},
                   {"pairs", s.pairs},
                   {"pairs_cabled", s.pairs_cabled},
                   {"cables", s.cables},
+                  {"hub_cables", s.hub_cables},
                   {"missing_pairs", s.pairs - s.pairs_cabled},
                   {"multi_rail_pairs", s.multi_rail_pairs},
                   {"full_mesh", s.full_mesh},

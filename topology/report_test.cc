@@ -58,8 +58,10 @@ TEST_CASE("topology report: summary lines and exit codes") {
   auto r = verify_mesh(gone);
   CHECK(exit_code(r) == util::ExitCode::kUnreachable);
   CHECK(r.summary.text ==
-        "3 hosts, 3 of 3 cables: full mesh, not ready: 1 check failed; 1 "
-        "host not probed: m4");
+        "4 hosts, 3 probed, 3 of 6 cables: not a full mesh; 1 host not probed: m4");
+  CHECK_FALSE(r.summary.full_mesh);
+  CHECK(r.summary.expected_hosts == 4);
+  CHECK(r.summary.pairs == 6);
   gone.problems[0].exit_code = 1;
   CHECK(exit_code(verify_mesh(gone)) == util::ExitCode::kCheckFailed);
 
@@ -79,7 +81,71 @@ TEST_CASE("topology report: --expect-hosts") {
 
   auto partial = verify_mesh(testing::lab_mesh(4, {{1, 3}}), opts);
   CHECK(partial.summary.text ==
-        "4 hosts, 5 of 6 pairs cabled: h1-h3 missing; 1 other check failed");
+        "5 hosts expected, 4 probed, 5 of 10 cables: not a full mesh; h1-h3 missing; 1 other "
+        "check failed");
+}
+
+TEST_CASE("topology report: a host not probed: the expected hosts' mesh is not full") {
+  // The trial: 3 hosts named, h3 not probed; the headline said "2 hosts, 1 of 1 cables: full
+  // mesh".
+  auto s = testing::lab_mesh(2);
+  s.problems.push_back({"h3", 1, "h3: the probe failed: rerun `clusterctl discover`"});
+  VerifyOptions opts;
+  opts.expect_hosts = 3;
+  auto r = verify_mesh(s, opts);
+  CHECK(r.summary.text ==
+        "3 hosts expected, 2 probed, 1 of 3 cables: not a full mesh; 1 host not probed: h3");
+  CHECK_FALSE(r.summary.full_mesh);
+  CHECK_FALSE(r.summary.rdma_ready);
+  CHECK(r.summary.hosts == 2);
+  CHECK(r.summary.expected_hosts == 3);
+  CHECK(r.summary.pairs == 3);
+  CHECK(r.summary.pairs_cabled == 1);
+  CHECK(exit_code(r) == util::ExitCode::kCheckFailed);
+  CHECK(testing::of_check(r.findings, "host-count").empty());  // 3 named: the count is right
+  // Without --expect-hosts the cluster is still the 3 hosts named.
+  CHECK(verify_mesh(s).summary.text ==
+        "3 hosts, 2 probed, 1 of 3 cables: not a full mesh; 1 host not probed: h3");
+  const auto j = report_json(verify_mesh(s, opts));
+  CHECK(j["summary"]["expected_hosts"] == 3);
+  CHECK(j["summary"]["full_mesh"] == false);
+  CHECK(j["summary"]["missing_pairs"] == 2);
+  // Every host unreachable: nothing probed.
+  discovery::ClusterState none;
+  none.problems = {{"a", 3, "a: unreachable"}, {"b", 3, "b: unreachable"}};
+  CHECK(verify_mesh(none).summary.text == "no host probed; 2 hosts not probed: a, b");
+}
+
+TEST_CASE("topology report: a cable through a dock is no direct link: not RDMA ready, exit 1") {
+  auto s = testing::mac_mesh(2, 1);
+  testing::through_dock(s, 0);
+  auto r = verify_mesh(s);
+  CHECK(r.summary.text == "2 hosts, 0 of 1 pairs cabled: m1-m2 only through a hub or dock");
+  CHECK_FALSE(r.summary.full_mesh);
+  CHECK_FALSE(r.summary.rdma_ready);
+  CHECK(r.summary.hub_cables == 1);
+  CHECK(exit_code(r) == util::ExitCode::kCheckFailed);
+  auto hub = testing::of_check(r.findings, "behind-hub");
+  REQUIRE(hub.size() == 1);  // one per cable, not one per end
+  CHECK(hub[0].severity == Severity::kFail);
+  CHECK(hub[0].hosts == Strings{"m1", "m2"});
+  CHECK(hub[0].message ==
+        "m1 receptacle 1 (en2) - m2 receptacle 1 (en2) runs through a hub or dock (m1 receptacle "
+        "1 (en2) sees SB-XTM5 (Sabrent), Mac (Mac16,11)): it is not a direct link, and "
+        "hub-mediated links do not carry RDMA");
+  CHECK(hub[0].fix ==
+        "plug m1 receptacle 1 (en2) directly into m2 receptacle 1 (en2) (no hub or dock between "
+        "them), then run `clusterctl discover` again");
+
+  // Beside a direct cable, the hub cable still fails, and the mesh is full but not ready.
+  auto two = testing::mac_mesh(2, 2);
+  testing::cable_macs(two, "m1", 2, "m2", 2);
+  testing::through_dock(two, 1);
+  auto r2 = verify_mesh(two);
+  CHECK(r2.summary.text ==
+        "2 hosts, 1 of 1 pairs cabled (2 cables): full mesh; 1 doubled pair, not ready: 1 check "
+        "failed");
+  CHECK(exit_code(r2) == util::ExitCode::kCheckFailed);
 }
 
 TEST_CASE("topology report: text of the 5-host lab") {

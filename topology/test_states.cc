@@ -245,6 +245,33 @@ void disable_rdma(ClusterState& s, const std::string& name) {
   }
 }
 
+ClusterState tb4_only_pair() {
+  ClusterState s;
+  s.created_at = "2026-11-30T18:00:00Z";
+  s.hosts = {mac_host("m1", 1, "Mac14,2"), mac_host("m2", 1)};
+  cable_macs(s, "m1", 1, "m2", 1, 40, 4);
+  disable_rdma(s, "m1");  // no devices, as on Thunderbolt 4 hardware ...
+  host(s, "m1").rdma.state = RdmaState::kEnabled;  // ... although rdma_ctl says enabled
+  return s;
+}
+
+void through_dock(ClusterState& s, std::size_t i) {
+  Cable& c = s.cables.at(i);
+  for (const auto* end : {&c.a, &c.b}) {
+    Port& p = port(s, end->host, end->interface);
+    Peer dock;
+    dock.name = "SB-XTM5";
+    dock.vendor = "Sabrent";
+    std::vector<Peer> peers{dock};
+    for (Peer q : p.peers) {
+      q.depth = 2;
+      peers.push_back(q);
+    }
+    p.peers = peers;
+  }
+  c.sources = {CableSource::kNeighbour};
+}
+
 std::vector<Finding> of_check(const std::vector<Finding>& all, const std::string& check) {
   std::vector<Finding> out;
   for (const auto& f : all) {

@@ -43,6 +43,16 @@ discovery::ClusterState mac_mesh(int n, int ports);
 /// peers' items stop advertising RDMA, the other ends' RDMA ports go PORT_DOWN.
 void disable_rdma(discovery::ClusterState& s, const std::string& name);
 
+/// Two Macs cabled at 40 Gb/s (Thunderbolt 4), one port each: m1 has Thunderbolt 4 hardware
+/// only (a MacBook Air M2: `rdma_ctl` says enabled, ibv_devices lists nothing), m2 is a
+/// Thunderbolt 5 Mac.
+discovery::ClusterState tb4_only_pair();
+
+/// Puts a dock between the two Macs of cable `i`, as a trial found one: each end sees the
+/// dock on its cable (depth 1) and the other Mac behind it (depth 2); only neighbour probing
+/// (IP through the dock) saw the cable.
+void through_dock(discovery::ClusterState& s, std::size_t i);
+
 /// Sorts cables as ClusterState documents (host index, then port order).
 void sort_cables(discovery::ClusterState& s);
 

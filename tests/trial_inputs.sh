@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Regressions from a trial on real-world inputs, through the real binary on the replayed Macs
+# (tests/data/bundles) and cluster states derived from them:
+#  1. a Mac with Thunderbolt 4 only (RDMA enabled, no device, every link 40 Gb/s) is tb4-only,
+#     never told to enable RDMA from Recovery;
+#  2. network apply takes exactly the ports out of the Thunderbolt Bridge that verify-mesh's
+#     thunderbolt-bridge check names (mac-pair: en6, not the uncabled en1 and en2);
+#  3. a cable through a dock: verify-mesh exits 1 naming it, the hostfile is refused;
+#  4. a host not probed: the headline says the expected mesh is not full;
+#  5. hostfile with every host unreachable: exit 3 naming them;
+#  6. a recorded Mac without SSH_CONNECTION: the jaccl ips fall back to its en0 address.
+set -uo pipefail
+cc=${CLUSTERCTL:?set CLUSTERCTL to the clusterctl binary}
+data=$(cd "$(dirname "$0")/data" && pwd)
+pair=$data/bundles/mac-pair
+mesh3=$data/bundles/mac-mesh3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+expect() {  # expect CODE DESCRIPTION -- CMD...
+  local want=$1 what=$2; shift 3
+  local rc
+  "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    echo "FAIL: $what: exit $rc, want $want"; head -30 "$tmp/out" "$tmp/err"; fail=1
+  fi
+}
+has() {  # has DESCRIPTION FILE TEXT: FILE holds TEXT (fixed string)
+  grep -qF -- "$3" "$2" || { echo "FAIL: $1: no '$3' in:"; cat "$2"; fail=1; }
+}
+hasnt() {  # hasnt DESCRIPTION FILE TEXT
+  if grep -qF -- "$3" "$2"; then echo "FAIL: $1: '$3' in:"; cat "$2"; fail=1; fi
+}
+
+# 1. Mac b of mac-pair turned into a Thunderbolt 4 Mac: enabled, no device, 40 Gb/s links.
+"$cc" --json discover --from "$pair" >"$tmp/pair.json" || { echo "FAIL: discover mac-pair"; fail=1; }
+python3 - "$tmp/pair.json" "$tmp/tb4.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+b = next(h for h in s["hosts"] if h["host"] == "b")
+b["rdma"]["devices"] = []
+for p in b["ports"]:
+    p["rdma_device"] = None
+    if p.get("link_speed_gbps", 0) > 0:
+        p["link_speed_gbps"], p["generation"] = 40, 4
+for c in s["cables"]:
+    c["link_speed_gbps"], c["generation"] = 40, 4
+    for end in (c["a"], c["b"]):
+        if end["host"] == "b":
+            end["rdma_device"] = None
+json.dump(s, open(sys.argv[2], "w"))
+PY
+expect 1 "rdma status, Thunderbolt 4 Mac" -- "$cc" rdma status "$tmp/tb4.json"
+has "rdma status: b's state" "$tmp/out" "Thunderbolt 4 hardware only"
+grep -E '^b +- ' "$tmp/out" | grep -q "tb4-only" || { echo "FAIL: b not tb4-only:"; cat "$tmp/out"; fail=1; }
+grep -E '^  b: ' "$tmp/out" >"$tmp/b-fix"
+has "rdma status: b's fix" "$tmp/b-fix" "needs Thunderbolt 5 ports"
+hasnt "rdma status: b's fix" "$tmp/b-fix" "Recovery"
+expect 1 "verify-mesh, Thunderbolt 4 Mac" -- "$cc" verify-mesh "$tmp/tb4.json"
+has "verify-mesh: tb4-only" "$tmp/out" "tb4-only: b: Thunderbolt 4 hardware only"
+has "verify-mesh: tb4-only fix" "$tmp/out" "b can use TCP over its cables"
+
+# 2. The Thunderbolt Bridge of mac-pair: en1, en2 and en6 are members, only en6 is cabled.
+expect 1 "verify-mesh mac-pair" -- "$cc" verify-mesh --from "$pair"
+has "bridge check" "$tmp/out" "a: the Thunderbolt Bridge (bridge0) is active with en6 as a member"
+has "bridge fix" "$tmp/out" "run \`clusterctl network apply\` (it takes en6 out of the bridge)"
+expect 0 "network apply --dry-run mac-pair" -- "$cc" network apply --dry-run --from "$pair"
+[ "$(grep -c "ifconfig bridge0 deletem en6" "$tmp/out")" -eq 2 ] ||
+  { echo "FAIL: apply does not take en6 out on both Macs:"; cat "$tmp/out"; fail=1; }
+
+# 3. mac-mesh3 with a dock on the mac1 - mac3 cable.
+expect 0 "discover mac-mesh3 -o" -- "$cc" discover --from "$mesh3" -o "$tmp/mesh3.json"
+python3 - "$tmp/mesh3.json" "$tmp/hub.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+hosts = {h["host"]: h for h in s["hosts"]}
+cable = next(c for c in s["cables"] if {c["a"]["host"], c["b"]["host"]} == {"mac1", "mac3"})
+for end in (cable["a"], cable["b"]):
+    port = next(p for p in hosts[end["host"]]["ports"]
+                if (p["interface"] or {}).get("name") == end["interface"])
+    dock = {"kind": "device", "name": "SB-XTM5", "model": "", "vendor": "Sabrent",
+            "domain_uuid": None, "rdma_enabled": False, "depth": 1}
+    for q in port["peers"]:
+        q["depth"] = 2
+    port["peers"] = [dock] + port["peers"]
+cable["sources"] = ["neighbour"]
+json.dump(s, open(sys.argv[2], "w"))
+PY
+expect 1 "verify-mesh, a cable through a dock" -- "$cc" verify-mesh "$tmp/hub.json"
+head -1 "$tmp/out" >"$tmp/headline"
+hasnt "hub headline" "$tmp/headline" "RDMA ready"
+has "hub headline" "$tmp/headline" "mac1-mac3 only through a hub or dock"
+has "hub finding" "$tmp/out" "FAIL behind-hub: mac1 "
+has "hub fix" "$tmp/out" "directly into mac3"
+expect 1 "hostfile, a cable through a dock" -- "$cc" hostfile "$tmp/hub.json" --format mlx-jaccl \
+  -o "$tmp/hub-hosts.json"
+has "hostfile hub message" "$tmp/err" "runs through a hub or dock, which is not a direct link"
+[ ! -e "$tmp/hub-hosts.json" ] || { echo "FAIL: a hostfile was written over a hub"; fail=1; }
+
+# 4. One of 3 hosts not probed (mac4 has no recording: unreachable).
+expect 3 "verify-mesh, a host not probed" -- "$cc" verify-mesh --from "$mesh3" \
+  --hosts mac1,mac2,mac4 --expect-hosts 3
+head -1 "$tmp/out" >"$tmp/headline"
+has "not-probed headline" "$tmp/headline" "3 hosts expected, 2 probed, 1 of 3 pairs cabled: not a full mesh"
+has "not-probed headline" "$tmp/headline" "1 host not probed: mac4"
+
+# 5. Every host unreachable.
+expect 3 "hostfile, no host reachable" -- "$cc" hostfile --format mpi --from "$mesh3" \
+  --hosts mac4,mac5
+has "hostfile unreachable" "$tmp/err" "none could be probed"
+has "hostfile unreachable" "$tmp/err" "mac4"
+has "hostfile unreachable" "$tmp/err" "mac5"
+hasnt "hostfile unreachable" "$tmp/err" "has no hosts"
+
+# 6. mac1 recorded without SSH_CONNECTION: ips[0] is its en0 address 10.0.0.11, with a note.
+cp -r "$mesh3" "$tmp/nossh"
+rm -f "$tmp/nossh/mac1/printenv_SSH_CONNECTION".*
+expect 0 "hostfile without SSH_CONNECTION" -- "$cc" hostfile --format mlx-jaccl --from "$tmp/nossh"
+python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["hosts"][0]; assert h["ssh"]=="mac1" and h["ips"]==["10.0.0.11"], h' \
+  "$tmp/out" || { echo "FAIL: ips of mac1:"; cat "$tmp/out"; fail=1; }
+has "en0 note" "$tmp/err" "rank 0 (mac1): no management address was recorded (no SSH_CONNECTION), so its ips are en0's address 10.0.0.11"
+
+[ "$fail" -eq 0 ] && echo "trial inputs: ok"
+exit "$fail"
