@@ -195,6 +195,24 @@ else
   [ -e "$left" ] && { echo "FAIL: $left is still there"; fail=1; }
 fi
 rm -f "$tmp/weights.bin"
+
+# --- another user plants a job directory for the janitor ------------------------------------
+# nobody (uid 65534) makes a directory named like ours, with a launcher record naming a dead
+# launcher of this machine and a pid file aimed at a root process with its true start time.
+# The janitor (launch and jobs --gc) must leave both alone: the directory is not ours.
+sleep 300 &
+victim=$!
+evil=/tmp/clusterctl-job-evil-$$-h0
+setpriv --reuid=65534 --regid=65534 --clear-groups sh -c '
+  umask 022; mkdir "$1" && printf "%s 999999 x evil\n" "$(uname -n)" >"$1/launcher" &&
+  printf "%s %s\n" "$2" "$(ps -o lstart= -p "$2" | tr -s " " | sed "s/^ //; s/ $//")" >"$1/rank-0.pid"' \
+  sh "$evil" "$victim" || { echo "FAIL: nobody could not plant $evil"; fail=1; }
+expect 0 "a launch beside another user's planted directory" -- "$cc" launch up2.yaml
+expect 0 "jobs --gc beside another user's planted directory" -- "$cc" jobs --gc --hosts local
+kill -0 "$victim" 2>/dev/null || { echo "FAIL: the janitor killed root's process $victim"; fail=1; }
+[ -d "$evil" ] || { echo "FAIL: the janitor removed another user's directory"; fail=1; }
+kill "$victim"; wait "$victim" 2>/dev/null
+rm -rf "$evil"
 leftover=$(ls -d /tmp/clusterctl-job-upkill-* /tmp/clusterctl-job-twice-* /tmp/clusterctl-job-long-* 2>/dev/null)
 [ -z "$leftover" ] || { echo "FAIL: job directories left: $leftover"; fail=1; }
 
