@@ -36,11 +36,12 @@ void add_cluster_source_options(CLI::App* cmd, ClusterSource& src, bool position
 
 util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
                                                            const ClusterSource& src) {
-  int sources = !src.state_file.empty() + !src.hostfile.empty() + !src.from_dir.empty();
-  if (sources > 1 || (!src.state_file.empty() && !src.hosts.empty())) {
+  // --hostfile names hosts and --from says where their answers come from: they combine.
+  if (!src.state_file.empty() &&
+      (!src.hostfile.empty() || !src.from_dir.empty() || !src.hosts.empty())) {
     return util::error(ExitCode::kUsage,
-                       "give one of: a cluster state file, --hostfile FILE, --from DIR (with "
-                       "--hosts to narrow a discovery)");
+                       "give a cluster state file, or discover: --hostfile FILE or --hosts to "
+                       "name the hosts, --from DIR to replay their answers");
   }
   if (!src.state_file.empty()) return discovery::load_cluster_state(src.state_file);
 

@@ -179,6 +179,32 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
   return {};
 }
 
+// `cluster: hostfile:FILE`: the hostfile's rank order and devices must match the cabling its
+// hosts report (MLX would otherwise run N groups of one without a word), so its hosts are
+// discovered first and compared (provision::check_against). Nothing is started on a mismatch.
+util::Status check_hostfile_cabling(const Context& ctx, const launch::JobSpec& spec,
+                                    const Placement& p) {
+  if (!spec.cluster || spec.cluster->kind != launch::ClusterRef::Kind::kMlxHostfile || !p.mlx) {
+    return {};
+  }
+  Context c = ctx;
+  c.global = p.global;
+  ClusterSource src;
+  src.hostfile = spec.cluster->value;
+  auto state = obtain_cluster_state(c, src);
+  if (!state) return state.error();
+  if (auto st = provision::check_against(*p.mlx, *state); !st) {
+    return util::error(
+        st.error().code,
+        fmt::format("{}: the hostfile {} does not match the cabling its hosts report:\n{}\n"
+                    "nothing was started; write it again from the cabling (`clusterctl hostfile "
+                    "--hostfile {} --format {} -o FILE`)",
+                    spec.source.string(), spec.cluster->value, st.error().message,
+                    spec.cluster->value, launch::to_string(spec.runtime)));
+  }
+  return {};
+}
+
 // Every `upload:` source is a readable local file, before anything else happens: a host cannot
 // be set up without it (exit 3, as for any host set-up failure; README "Launching a job").
 util::Status check_uploads(const launch::JobSpec& spec) {
@@ -302,6 +328,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     if (!m) return fail(m.error());
     mpi = std::move(*m);
   }
+  if (auto st = check_hostfile_cabling(ctx, *spec, *placement); !st) return fail(st.error());
   if (auto st = preflight(ctx, *spec, *placement); !st) return fail(st.error());
   auto secrets = launch::resolve_secrets(*spec);
   if (!secrets) return fail(secrets.error());

@@ -61,5 +61,28 @@ grep -q "no mlx-jaccl hostfile: no RDMA cable between a-b" "$tmp/err" ||
 expect 3 "unreachable host" -- "$cc" hostfile --format mpi --from "$bundle" \
   --hosts mac1,mac2,mac3,mac4
 
+# --from combines with --hostfile: the hostfile names the hosts, the bundle answers for them.
+expect 0 "discover --from with --hostfile" -- "$cc" discover --from "$bundle" \
+  --hostfile "$expected/mac-mesh3.mlx-jaccl.json"
+grep -q "^3 hosts, 4 cables$" "$tmp/out" || { echo "FAIL: --from --hostfile: $(cat "$tmp/out")"; fail=1; }
+# A hostfile whose rank order disagrees with the cabling (mac1 and mac2 swapped) is refused by
+# launch before anything starts (exit 1, naming the mismatch); the right one gets past the check.
+python3 - "$expected/mac-mesh3.mlx-jaccl.json" "$tmp/swapped.json" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+a, b = h["hosts"][0], h["hosts"][1]
+a["ssh"], b["ssh"] = b["ssh"], a["ssh"]
+a["ips"], b["ips"] = b["ips"], a["ips"]
+json.dump(h, open(sys.argv[2], "w"), indent=2)
+PY
+printf 'name: swapped\ncluster: hostfile:%s\nruntime: mlx-jaccl\ncommand: [true]\nlogs: %s/logs\n' \
+  "$tmp/swapped.json" "$tmp" >"$tmp/swapped.yaml"
+expect 1 "launch with a swapped jaccl hostfile" -- env XDG_STATE_HOME="$tmp/state" "$cc" \
+  --replay "$bundle" launch "$tmp/swapped.yaml"
+grep -q "does not match the cabling its hosts report" "$tmp/err" ||
+  { echo "FAIL: swapped hostfile not refused: $(cat "$tmp/err")"; fail=1; }
+grep -q "ranks on" "$tmp/err" && { echo "FAIL: the swapped job started: $(cat "$tmp/err")"; fail=1; }
+[ -d "$tmp/logs" ] && { echo "FAIL: the refused job wrote logs"; fail=1; }
+
 [ "$fail" -eq 0 ] && echo "hostfile mac-mesh3: ok"
 exit "$fail"
