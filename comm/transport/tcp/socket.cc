@@ -69,6 +69,17 @@ bool Address::is_any() const {
   return IN6_IS_ADDR_UNSPECIFIED(&a->sin6_addr);
 }
 
+bool Address::is_loopback() const {
+  if (storage.ss_family == AF_INET) {
+    const uint32_t a = ntohl(reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr.s_addr);
+    return (a >> 24) == 127;
+  }
+  if (storage.ss_family != AF_INET6) return false;
+  const auto* a = reinterpret_cast<const sockaddr_in6*>(&storage);
+  return IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) ||
+         (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127);
+}
+
 void split_host_port(std::string_view s, std::string& host, int& port, int default_port) {
   std::string_view port_part;
   if (!s.empty() && s.front() == '[') {

@@ -45,6 +45,7 @@ struct Address {
   int port() const;
   void set_port(int port);
   bool is_any() const;  // 0.0.0.0 or ::
+  bool is_loopback() const;  // 127.0.0.0/8, ::1 or ::ffff:127.x.y.z
 };
 
 /// Splits "host:port" / "[v6]:port" / "host" (port = default_port). Throws kInvalidArgument.
