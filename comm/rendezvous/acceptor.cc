@@ -153,7 +153,7 @@ void Acceptor::run() {
           pending.push_back(Pending{
               std::make_unique<ServerHandshake>(std::move(conn), token_, now + handshake_timeout_),
               peer, now});
-        } catch (const Error&) {
+        } catch (const std::exception&) {  // Error, or std::random_device out of descriptors
           ++rejected_;
         }
       }
