@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -210,7 +211,13 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
   int last_err = 0;
   while (true) {
     Fd fd(::socket(to.storage.ss_family, SOCK_STREAM, 0));
-    if (!fd.valid()) throw_system("socket", errno);
+    if (!fd.valid() && errno != EMFILE && errno != ENFILE) throw_system("socket", errno);
+    if (!fd.valid()) {  // out of descriptors for now: retry (the message says so at the end)
+      last_err = errno;
+      if (Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
     fcntl(fd.get(), F_SETFD, FD_CLOEXEC);
     if (from != nullptr &&
         ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&from->storage), from->len) != 0) {
@@ -219,10 +226,13 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
     configure_stream(fd.get());
     int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to.storage), to.len);
     if (rc != 0 && errno == EINPROGRESS) {
+      // At most 1 s per attempt: a listener whose queue is full (a flood) drops the SYN, and
+      // the kernel would resend it only after 1, 3, 7, 15 s; a fresh attempt goes at once.
+      const Deadline attempt = std::min(deadline, Clock::now() + std::chrono::seconds(1));
       pollfd p{fd.get(), POLLOUT, 0};
       while (true) {
-        rc = ::poll(&p, 1, poll_timeout_ms(deadline, 100));
-        if (rc > 0 || Clock::now() >= deadline) break;
+        rc = ::poll(&p, 1, poll_timeout_ms(attempt, 100));
+        if (rc > 0 || Clock::now() >= attempt) break;
       }
       if (rc > 0) {
         int err = 0;

@@ -62,7 +62,8 @@ Address local_address(int fd);
 Address peer_address(int fd);
 
 /// Connects to `to` (from `from` when given), retrying refused connections until `deadline`
-/// (the listener may not be up yet). Returns a configured non-blocking stream.
+/// (the listener may not be up yet), each attempt waiting at most 1 s for an answer, and
+/// retrying when out of descriptors (EMFILE). Returns a configured non-blocking stream.
 Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who);
 
 /// Reads or writes exactly `bytes` on a non-blocking fd, polling until `deadline`.
