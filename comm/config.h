@@ -49,8 +49,9 @@ enum class VerbsProfile { kApple, kRc };
 struct Config {
   int rank = 0;
   int size = 1;
-  /// "ip:port" of rank 0's coordinator. Needed when size > 1. Rank 0 listens on exactly
-  /// this address (on every address only when it is 0.0.0.0:port or [::]:port).
+  /// "ip:port" of rank 0's coordinator. Needed when size > 1. Rank 0's coordinator listens
+  /// on exactly this address (on every address only when it is 0.0.0.0:port or [::]:port);
+  /// its peers connect to its `listen` addresses, as for every rank.
   std::string coordinator;
   /// Shared secret of the job; every connection proves it (HMAC-SHA-256 challenge). Never
   /// logged. Empty only for a world on one host: then the coordinator, listen and peer

@@ -264,20 +264,21 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
 
   check_tokenless(cfg);
 
-  // Listeners. Rank 0 listens on the coordinator address itself (all addresses only when
-  // told 0.0.0.0 or ::). By default the others listen on all addresses, or on loopback when
-  // the coordinator is loopback (then the whole world is on this host).
+  // Listeners. By default every rank accepts its peers on all addresses (the per-cable routes
+  // reach it there), or on loopback when the coordinator is loopback (the whole world is on
+  // this host). Rank 0 listens on the coordinator address itself as well (on all addresses
+  // only when told 0.0.0.0 or ::), after its peer listener: peers reach rank 0 on the first.
   const Address coord = tcp::resolve(cfg.coordinator);
   std::vector<std::string> listen = cfg.listen;
-  if (cfg.rank == 0) {
-    bool has = false;
-    for (const auto& l : listen) has = has || tcp::resolve(l, 0).port() == coord.port();
-    if (!has) listen.push_back(coord.to_string());
-  }
   if (listen.empty()) {
     const bool v6 = coord.storage.ss_family == AF_INET6;
     listen.emplace_back(!coord.is_loopback() ? (v6 ? "[::]:0" : "0.0.0.0:0")
                                              : (v6 ? "[::1]:0" : "127.0.0.1:0"));
+  }
+  if (cfg.rank == 0) {
+    bool has = false;
+    for (const auto& l : listen) has = has || tcp::resolve(l, 0).port() == coord.port();
+    if (!has) listen.push_back(coord.to_string());
   }
   std::vector<Fd> listeners;
   for (const auto& l : listen) {
@@ -334,7 +335,8 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
         if (!route.local.empty()) local = tcp::resolve(route.local, 0);
       }
       const std::string who = "rank " + std::to_string(j) + " at " + remote;
-      Fd fd = tcp::connect_to(tcp::resolve(remote), local ? &*local : nullptr, deadline, who);
+      Fd fd = tcp::connect_to(tcp::resolve(remote), local ? &*local : nullptr, deadline,
+                              "rank " + std::to_string(j));  // it adds " at <address>"
       WireWriter hello;
       hello.u32(kConnect).u64(world_id).u32(static_cast<uint32_t>(cfg.rank));
       hello.u32(static_cast<uint32_t>(k));
