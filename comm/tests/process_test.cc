@@ -458,7 +458,8 @@ TEST_CASE("without a token: loopback works, any other address is refused naming 
   }
 }
 
-TEST_CASE("rank 0 listens on the coordinator address only, on every address when told 0.0.0.0") {
+TEST_CASE(
+    "rank 0 listens on the coordinator address only (all when told 0.0.0.0); routes reach its peer listener") {
   const std::vector<std::string> ips = non_loopback_ipv4();
   // Other local addresses: 127.0.0.2 is this host on Linux (all of 127/8), and its interfaces.
   std::vector<std::string> others{"127.0.0.2"};
@@ -501,6 +502,21 @@ TEST_CASE("rank 0 listens on the coordinator address only, on every address when
     tcp::connect_to(tcp::resolve(ips[0] + ":" + std::to_string(port)), nullptr,
                     Clock::now() + milliseconds(10000), "rank 0");
     for (int r = 1; r < 3; ++r) ranks.push_back(spawn("join", env_for(r, 3, port)));
+    wait_all(ranks, Clock::now() + milliseconds(30000));
+    require_success(ranks);
+  }
+  {
+    // Coordinator on this host's address, but rank 2 reaches ranks 0 and 1 over another
+    // ("cable") address, 127.0.0.1, as CLUSTERCOMM_PEER_ADDRS routes do: rank 0's peer
+    // listener is not the coordinator's.
+    const int port = free_port();
+    std::vector<Rank> ranks;
+    for (int r = 0; r < 3; ++r) {
+      auto env = env_for(r, 3, port);
+      env["CLUSTERCOMM_COORDINATOR"] = ips[0] + ":" + std::to_string(port);
+      if (r == 2) env["CLUSTERCOMM_PEER_ADDRS"] = "127.0.0.1,127.0.0.1,";
+      ranks.push_back(spawn("join", env));
+    }
     wait_all(ranks, Clock::now() + milliseconds(30000));
     require_success(ranks);
   }
