@@ -49,14 +49,19 @@ enum class VerbsProfile { kApple, kRc };
 struct Config {
   int rank = 0;
   int size = 1;
-  /// "ip:port" of rank 0's coordinator (rank 0 listens there). Needed when size > 1.
+  /// "ip:port" of rank 0's coordinator. Needed when size > 1. Rank 0's coordinator listens
+  /// on exactly this address (on every address only when it is 0.0.0.0:port or [::]:port);
+  /// its peers connect to its `listen` addresses, as for every rank.
   std::string coordinator;
   /// Shared secret of the job; every connection proves it (HMAC-SHA-256 challenge). Never
-  /// logged. Empty is allowed but then anyone who can connect can join.
+  /// logged. Empty only for a world on one host: then the coordinator, listen and peer
+  /// addresses must all be loopback (else start-up throws kInvalidArgument naming
+  /// CLUSTERCOMM_TOKEN) and connections from other addresses are closed unanswered.
   std::string token;
   /// Every call (and start-up) fails after this long without completing.
   std::chrono::milliseconds timeout{30000};
-  /// Local "ip:port" addresses to accept peers on (port 0 = any); default "0.0.0.0:0".
+  /// Local "ip:port" addresses to accept peers on (port 0 = any); default "0.0.0.0:0", or
+  /// "127.0.0.1:0" when the coordinator is loopback (the world is on this host).
   std::vector<std::string> listen;
   /// Per peer, indexed by rank; empty, or size entries (this rank's own is ignored).
   std::vector<PeerRoute> routes;

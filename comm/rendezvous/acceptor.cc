@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <memory>
 
@@ -12,15 +14,35 @@
 #include "comm/rendezvous/handshake.h"
 
 namespace cc::comm {
+namespace {
+
+// Descriptors left to the rest of the process when accept() hits the limit.
+constexpr size_t kFdReserve = 4;
+
+size_t default_max_pending() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 64;
+  return std::clamp(static_cast<size_t>(rl.rlim_cur / 4), size_t{4}, size_t{64});
+}
+
+struct Pending {
+  std::unique_ptr<ServerHandshake> handshake;
+  tcp::Address peer;
+  Clock::time_point since;
+};
+
+}  // namespace
 
 Acceptor::Acceptor(std::vector<tcp::Fd> listeners, std::string token,
-                   std::chrono::milliseconds handshake_timeout)
+                   std::chrono::milliseconds handshake_timeout, AcceptorLimits limits)
     : listeners_(std::move(listeners)),
       token_(std::move(token)),
-      handshake_timeout_(handshake_timeout) {
+      handshake_timeout_(handshake_timeout),
+      limits_(limits) {
   for (const tcp::Fd& l : listeners_) addresses_.push_back(tcp::local_address(l.get()));
+  max_pending_ = limits_.max_pending > 0 ? limits_.max_pending : default_max_pending();
   int p[2];
-  if (::pipe(p) != 0) throw_system("pipe", errno);
+  if (::pipe(p) != 0) throw_system("pipe for the bootstrap acceptor", errno);
   wake_read_ = tcp::Fd(p[0]);
   wake_write_ = tcp::Fd(p[1]);
   fcntl(p[0], F_SETFL, O_NONBLOCK);
@@ -45,42 +67,24 @@ std::optional<Accepted> Acceptor::next(Deadline deadline) {
 }
 
 void Acceptor::run() {
-  std::vector<std::unique_ptr<ServerHandshake>> pending;
+  std::vector<Pending> pending;  // oldest first
   std::vector<pollfd> pfds;
-  while (!stop_) {
-    pfds.clear();
-    pfds.push_back(pollfd{wake_read_.get(), POLLIN, 0});
-    for (const tcp::Fd& l : listeners_) pfds.push_back(pollfd{l.get(), POLLIN, 0});
-    for (const auto& h : pending) pfds.push_back(pollfd{h->fd(), POLLIN, 0});
-    ::poll(pfds.data(), pfds.size(), 100);
-    if (stop_) break;
-    for (const tcp::Fd& l : listeners_) {
-      while (true) {
-        const int fd = ::accept(l.get(), nullptr, nullptr);
-        if (fd < 0) break;
-        try {
-          tcp::configure_stream(fd);
-          fcntl(fd, F_SETFD, FD_CLOEXEC);
-          pending.push_back(std::make_unique<ServerHandshake>(tcp::Fd(fd), token_,
-                                                              Clock::now() + handshake_timeout_));
-        } catch (const Error&) {
-          ::close(fd);
-          ++rejected_;
-        }
-      }
-    }
-    const Clock::time_point now = Clock::now();
+  Clock::time_point paused_until{};  // no accept() before this (after EMFILE/ENFILE)
+  const bool loopback_only = token_.empty();
+  // Steps every handshake: hands on the authenticated, closes the failed and the expired.
+  const auto step_all = [&](Clock::time_point now) {
     for (size_t i = 0; i < pending.size();) {
-      const ServerHandshake::State s = pending[i]->step();
-      if (s == ServerHandshake::State::kPending && now < pending[i]->deadline()) {
+      ServerHandshake& h = *pending[i].handshake;
+      const ServerHandshake::State s = h.step();
+      if (s == ServerHandshake::State::kPending && now < h.deadline()) {
         ++i;
         continue;
       }
       if (s == ServerHandshake::State::kDone) {
         Accepted a;
-        a.hello = pending[i]->hello();
-        a.fd = pending[i]->take_fd();
-        a.peer = tcp::peer_address(a.fd.get());
+        a.hello = h.hello();
+        a.fd = h.take_fd();
+        a.peer = pending[i].peer;
         {
           std::lock_guard lock(mu_);
           ready_.push_back(std::move(a));
@@ -91,6 +95,70 @@ void Acceptor::run() {
       }
       pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
     }
+  };
+  while (!stop_) {
+    Clock::time_point now = Clock::now();
+    size_t cap = max_pending_.load();
+    step_all(now);
+    // At the cap: close the oldest handshakes that had their grace, to make room.
+    while (!pending.empty() && pending.size() >= cap &&
+           now - pending.front().since >= limits_.grace) {
+      pending.erase(pending.begin());
+      ++rejected_;
+    }
+    const bool accepting = now >= paused_until && pending.size() < cap;
+    // Not accepting: sleep until the pause ends or the oldest handshake may be shed.
+    Deadline wake = now + std::chrono::milliseconds(100);
+    if (!accepting) {
+      if (now < paused_until) wake = std::min(wake, paused_until);
+      if (!pending.empty() && pending.size() >= cap) {
+        wake = std::min(wake, pending.front().since + limits_.grace);
+      }
+    }
+    pfds.clear();
+    pfds.push_back(pollfd{wake_read_.get(), POLLIN, 0});
+    if (accepting) {
+      for (const tcp::Fd& l : listeners_) pfds.push_back(pollfd{l.get(), POLLIN, 0});
+    }
+    for (const Pending& h : pending) pfds.push_back(pollfd{h.handshake->fd(), POLLIN, 0});
+    ::poll(pfds.data(), static_cast<nfds_t>(pfds.size()),
+           std::max(1, tcp::poll_timeout_ms(wake, 100)));
+    if (stop_) break;
+    now = Clock::now();
+    for (size_t li = 0; accepting && li < listeners_.size(); ++li) {
+      while (pending.size() < cap && now >= paused_until) {
+        const int fd = ::accept(listeners_[li].get(), nullptr, nullptr);
+        if (fd < 0) {
+          if (errno == EINTR || errno == ECONNABORTED) continue;
+          if (errno == EMFILE || errno == ENFILE) {
+            // Out of descriptors: leave some to the rest of the process, pause, go on.
+            ++fd_limit_hits_;
+            cap = pending.size() > kFdReserve ? pending.size() - kFdReserve : 1;
+            max_pending_ = std::min(max_pending_.load(), cap);
+            paused_until = now + limits_.backoff;
+          } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            paused_until = now + limits_.backoff;  // ENOBUFS, ENOMEM, ...: the same pause
+          }
+          break;
+        }
+        tcp::Fd conn(fd);
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+        const tcp::Address peer = tcp::peer_address(fd);
+        if (loopback_only && !peer.is_loopback()) {
+          ++rejected_;  // no token: only this host's processes may join
+          continue;
+        }
+        try {
+          tcp::configure_stream(fd);
+          pending.push_back(Pending{
+              std::make_unique<ServerHandshake>(std::move(conn), token_, now + handshake_timeout_),
+              peer, now});
+        } catch (const std::exception&) {  // Error, or std::random_device out of descriptors
+          ++rejected_;
+        }
+      }
+    }
+    step_all(now);
   }
 }
 

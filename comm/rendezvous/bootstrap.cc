@@ -38,6 +38,35 @@ std::string with_host(const Address& a, const std::string& host) {
          std::to_string(a.port());
 }
 
+// Without a token every address of the world must be loopback: the empty token is known to
+// any process that reaches a listener, so only this host's processes may take part.
+void check_tokenless(const Config& cfg) {
+  if (!cfg.token.empty()) return;
+  const std::string me = "rank " + std::to_string(cfg.rank);
+  const auto refuse = [&](const std::string& what, const std::string& addr) {
+    throw Error(ErrorKind::kInvalidArgument,
+                me + ": CLUSTERCOMM_TOKEN is unset or empty, but " + what + " " + addr +
+                    " is not a loopback address: without a token any process that reaches the "
+                    "job could join it. Set CLUSTERCOMM_TOKEN to the same secret on every rank "
+                    "(clusterctl launch does), or run every rank on this host with a 127.0.0.1 "
+                    "coordinator");
+  };
+  if (!tcp::resolve(cfg.coordinator).is_loopback()) {
+    refuse("the coordinator address (CLUSTERCOMM_COORDINATOR)", cfg.coordinator);
+  }
+  for (const std::string& l : cfg.listen) {
+    if (!tcp::resolve(l, 0).is_loopback()) refuse("the listen address (CLUSTERCOMM_LISTEN)", l);
+  }
+  for (const PeerRoute& r : cfg.routes) {
+    if (!r.remote.empty() && !tcp::resolve(r.remote, 0).is_loopback()) {
+      refuse("the peer address (CLUSTERCOMM_PEER_ADDRS)", r.remote);
+    }
+    if (!r.local.empty() && !tcp::resolve(r.local, 0).is_loopback()) {
+      refuse("the local address (CLUSTERCOMM_PEER_ADDRS)", r.local);
+    }
+  }
+}
+
 std::string encode_error(const Error& e) {
   WireWriter w;
   w.u32(static_cast<uint32_t>(e.kind()) + 1).str(e.message());
@@ -213,6 +242,8 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
     for (auto& s : row) s = r.str();
     if (row.empty()) throw Error(ErrorKind::kProtocol, who + " sent an empty address list");
   }
+  // Rank 0 listening on all addresses (coordinator 0.0.0.0:P) is reached where we reached it.
+  for (auto& s : table[0]) s = with_host(tcp::resolve(s), host_of(cfg.coordinator));
   return table;
 }
 
@@ -231,17 +262,38 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
   settings.tuning = cfg.tuning;
   settings.connections_per_peer = std::max(1, cfg.connections_per_peer);
 
-  // Listeners.
+  check_tokenless(cfg);
+
+  // Listeners. By default every rank accepts its peers on all addresses (the per-cable routes
+  // reach it there), or on loopback when the coordinator is loopback (the whole world is on
+  // this host). Rank 0 listens on the coordinator address itself as well (on all addresses
+  // only when told 0.0.0.0 or ::), after its peer listener: peers reach rank 0 on the first.
+  const Address coord = tcp::resolve(cfg.coordinator);
   std::vector<std::string> listen = cfg.listen;
+  if (listen.empty()) {
+    const bool v6 = coord.storage.ss_family == AF_INET6;
+    listen.emplace_back(!coord.is_loopback() ? (v6 ? "[::]:0" : "0.0.0.0:0")
+                                             : (v6 ? "[::1]:0" : "127.0.0.1:0"));
+  }
   if (cfg.rank == 0) {
-    const Address coord = tcp::resolve(cfg.coordinator);
     bool has = false;
     for (const auto& l : listen) has = has || tcp::resolve(l, 0).port() == coord.port();
-    if (!has) listen.push_back("0.0.0.0:" + std::to_string(coord.port()));
+    if (!has) listen.push_back(coord.to_string());
   }
-  if (listen.empty()) listen.push_back("0.0.0.0:0");
   std::vector<Fd> listeners;
-  for (const auto& l : listen) listeners.push_back(tcp::listen_on(tcp::resolve(l, 0)));
+  for (const auto& l : listen) {
+    const Address a = tcp::resolve(l, 0);
+    try {
+      listeners.push_back(tcp::listen_on(a));
+    } catch (const Error& e) {
+      const bool is_coord = cfg.rank == 0 && a.port() == coord.port();
+      throw Error(e.kind(),
+                  "rank " + std::to_string(cfg.rank) + ": " + e.message() +
+                      (is_coord ? ": CLUSTERCOMM_COORDINATOR must name an address of rank 0's "
+                                  "host and a free port (0.0.0.0:port on rank 0 listens on all)"
+                                : ": CLUSTERCOMM_LISTEN must name addresses of this host"));
+    }
+  }
   Acceptor acc(std::move(listeners), cfg.token,
                std::min(cfg.timeout, std::chrono::milliseconds(10000)));
   std::vector<std::string> own;
@@ -283,7 +335,8 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
         if (!route.local.empty()) local = tcp::resolve(route.local, 0);
       }
       const std::string who = "rank " + std::to_string(j) + " at " + remote;
-      Fd fd = tcp::connect_to(tcp::resolve(remote), local ? &*local : nullptr, deadline, who);
+      Fd fd = tcp::connect_to(tcp::resolve(remote), local ? &*local : nullptr, deadline,
+                              "rank " + std::to_string(j));  // it adds " at <address>"
       WireWriter hello;
       hello.u32(kConnect).u64(world_id).u32(static_cast<uint32_t>(cfg.rank));
       hello.u32(static_cast<uint32_t>(k));

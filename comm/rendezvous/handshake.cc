@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <random>
 
 #include "comm/error.h"
@@ -43,7 +44,11 @@ Digest server_mac(std::string_view token, std::string_view nc, std::string_view 
 }  // namespace
 
 std::string random_nonce() {
-  std::random_device rd;
+  // One device for the process, opened at the first handshake: where it reads /dev/urandom,
+  // a rank at its descriptor limit (a flood of connections) still makes nonces.
+  static std::mutex mu;
+  static std::random_device rd;
+  std::lock_guard lock(mu);
   std::string s(kNonce, '\0');
   for (size_t i = 0; i < kNonce; i += 4) {
     const unsigned v = rd();

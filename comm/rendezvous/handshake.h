@@ -45,7 +45,7 @@ class ServerHandshake {
   State state_ = State::kPending;
 };
 
-/// 32 random bytes (std::random_device).
+/// 32 random bytes (one std::random_device for the process, so no descriptor per call).
 std::string random_nonce();
 
 }  // namespace cc::comm

@@ -2,16 +2,21 @@
 // plus the fault cases of issue #4: kill -9 of a rank inside all_reduce, a rank that never
 // arrives, connections with a wrong token, disagreeing world sizes and duplicate ranks.
 // The only timing assertion is the bound "fail within timeout + 1 s".
+// Then the hostile-input cases of rendezvous security: a flood of 200 silent, garbage and
+// wrong-token connections at rank 0 under RLIMIT_NOFILE 64 and 1024 and at its descriptor
+// limit, a token-less world outside loopback, and the coordinator's bind address.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -34,7 +39,8 @@ struct Rank {
   pid_t pid = -1;
   std::string log;
   int status = -1;  // exit code once reaped, 128+signal when killed
-  Clock::time_point exited;
+  Clock::time_point started, exited;
+  double cpu_seconds = -1;  // user + system, once reaped
 };
 
 std::string read_file(const std::string& path) {
@@ -64,6 +70,7 @@ Rank spawn(const std::string& mode, const std::map<std::string, std::string>& en
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 2, r.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  r.started = Clock::now();
   const int rc = posix_spawn(&r.pid, prog.c_str(), &fa, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   REQUIRE(rc == 0);
@@ -77,9 +84,12 @@ void wait_all(std::vector<Rank>& ranks, Clock::time_point deadline) {
     for (Rank& r : ranks) {
       if (r.status != -1 || r.pid < 0) continue;
       int st = 0;
-      if (waitpid(r.pid, &st, WNOHANG) == r.pid) {
+      rusage ru{};
+      if (wait4(r.pid, &st, WNOHANG, &ru) == r.pid) {
         r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
         r.exited = Clock::now();
+        r.cpu_seconds = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                        static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
         --left;
       }
     }
@@ -313,6 +323,203 @@ TEST_CASE("MLX jaccl job without RDMA: auto falls back to TCP in one line, verbs
     }
   }
   ::unlink(matrix.c_str());
+}
+
+}  // namespace cc::comm::test
+
+namespace cc::comm::test {
+namespace {
+
+// Opens `count` hostile connections at `to` from 4 threads, by i % 4: silent; 2000 bytes of
+// garbage; a well-formed answer to the challenge under another token (nonce, MAC, hello:
+// rank 0 reads it all and the MAC does not match); half an answer, then silence. All stay
+// open (the caller holds them). Returns those that connected before `deadline`.
+std::vector<tcp::Fd> flood(const tcp::Address& to, int count, Deadline deadline) {
+  std::mutex mu;
+  std::vector<tcp::Fd> out;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = t; i < count; i += 4) {
+        try {
+          tcp::Fd fd = tcp::connect_to(to, nullptr, deadline, "rank 0");
+          std::string bytes;
+          if (i % 4 == 1) bytes.assign(2000, 'x');
+          if (i % 4 == 2) bytes = std::string(64, 'w') + std::string("\x05\0\0\0hello", 9);
+          if (i % 4 == 3) bytes.assign(40, 'h');
+          // The kernel's socket buffer takes these few bytes at once, or rank 0 closed it.
+          if (!bytes.empty()) {
+            [[maybe_unused]] const ssize_t n =
+                ::send(fd.get(), bytes.data(), bytes.size(), tcp::send_flags());
+          }
+          std::lock_guard lock(mu);
+          out.push_back(std::move(fd));
+        } catch (const Error&) {
+          // not connected before the deadline: counted by the caller
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  return out;
+}
+
+}  // namespace
+
+// The hostile-input trial: rank 0 at RLIMIT_NOFILE 64 spun at 100% in accept() (EMFILE) and
+// the real rank 1 was refused. Now 200 hostile connections opened before rank 1 starts must
+// neither keep it out nor make rank 0 spin, at 64 and 1024 descriptors and with rank 0 started
+// at its limit (16 descriptors free: accept() hits EMFILE).
+TEST_CASE("a flood of 200 silent, garbage and wrong-token connections: the real world of 2 forms") {
+  struct Case {
+    std::string nofile, free_fds;
+  };
+  for (const Case& c : {Case{"64", ""}, Case{"1024", ""}, Case{"64", "16"}}) {
+    CAPTURE(c.nofile);
+    CAPTURE(c.free_fds);
+    const int port = free_port();
+    const auto timeout = milliseconds(20000);
+    auto env0 = env_for(0, 2, port, std::to_string(timeout.count()));
+    env0["CLUSTERCOMM_TRANSPORT"] = "tcp";
+    env0["CLUSTERCOMM_TEST_NOFILE"] = c.nofile;
+    if (!c.free_fds.empty()) env0["CLUSTERCOMM_TEST_FREE_FDS"] = c.free_fds;
+    std::vector<Rank> ranks;
+    ranks.push_back(spawn("join", env0));
+    const tcp::Address coord = tcp::resolve("127.0.0.1:" + std::to_string(port));
+    {
+      // Rank 0 is up once its coordinator port accepts.
+      tcp::Fd probe = tcp::connect_to(coord, nullptr, Clock::now() + milliseconds(10000), "rank 0");
+    }
+    const std::vector<tcp::Fd> hostile = flood(coord, 200, Clock::now() + milliseconds(8000));
+    auto env1 = env_for(1, 2, port, std::to_string(timeout.count()));
+    env1["CLUSTERCOMM_TRANSPORT"] = "tcp";
+    ranks.push_back(spawn("join", env1));
+    wait_all(ranks, Clock::now() + timeout + milliseconds(10000));
+    const std::string at_limit = c.free_fds.empty() ? "" : ", at the limit";
+    MESSAGE("RLIMIT_NOFILE ", c.nofile, at_limit, ": ",
+            hostile.size(), " of 200 hostile connections opened; rank 0 used ",
+            ranks[0].cpu_seconds, " s CPU in ",
+            std::chrono::duration<double>(ranks[0].exited - ranks[0].started).count(), " s");
+    CHECK(hostile.size() >= 150);  // the flood did reach rank 0
+    // join: barrier, then all_reduce of the ranks' numbers checked against 0 + 1 (exit 1 if not)
+    require_success(ranks);
+    CHECK(ranks[1].exited - ranks[1].started < timeout);
+    // No spin: a core at 100% in accept() would make this close to 1.
+    const double wall = std::chrono::duration<double>(ranks[0].exited - ranks[0].started).count();
+    CHECK(ranks[0].cpu_seconds < 0.5 * wall);
+  }
+}
+
+TEST_CASE("without a token: loopback works, any other address is refused naming CLUSTERCOMM_TOKEN") {
+  {
+    const int port = free_port();
+    std::vector<Rank> ranks;
+    for (int r = 0; r < 2; ++r) ranks.push_back(spawn("join", env_for(r, 2, port, "20000", "")));
+    wait_all(ranks, Clock::now() + milliseconds(30000));
+    require_success(ranks);
+  }
+  {
+    // A coordinator outside loopback (TEST-NET-1: refused before anything is bound or sent).
+    const int port = free_port();
+    std::vector<Rank> ranks;
+    const auto started = Clock::now();
+    for (int r = 0; r < 2; ++r) {
+      auto env = env_for(r, 2, port, "20000", "");
+      env["CLUSTERCOMM_COORDINATOR"] = "192.0.2.1:" + std::to_string(port);
+      ranks.push_back(spawn("join", env));
+    }
+    wait_all(ranks, Clock::now() + milliseconds(30000));
+    for (Rank& r : ranks) {
+      const std::string log = read_file(r.log);
+      INFO("stderr: ", log);
+      CHECK(r.status == 3);
+      CHECK(log.find("CLUSTERCOMM_TOKEN is unset or empty") != std::string::npos);
+      CHECK(log.find("coordinator address (CLUSTERCOMM_COORDINATOR) 192.0.2.1:") !=
+            std::string::npos);
+      CHECK(log.find("Set CLUSTERCOMM_TOKEN") != std::string::npos);
+      CHECK(r.exited - started < milliseconds(10000));  // at once, not at the timeout
+      ::unlink(r.log.c_str());
+    }
+  }
+  {
+    // A loopback coordinator, but a rank that would accept peers on every address.
+    const int port = free_port();
+    auto env = env_for(1, 2, port, "20000", "");
+    env["CLUSTERCOMM_LISTEN"] = "0.0.0.0:0";
+    std::vector<Rank> ranks{spawn("join", env)};
+    wait_all(ranks, Clock::now() + milliseconds(30000));
+    const std::string log = read_file(ranks[0].log);
+    INFO("stderr: ", log);
+    CHECK(ranks[0].status == 3);
+    CHECK(log.find("rank 1: CLUSTERCOMM_TOKEN is unset or empty, but the listen address "
+                   "(CLUSTERCOMM_LISTEN) 0.0.0.0:0 is not a loopback address") !=
+          std::string::npos);
+    ::unlink(ranks[0].log.c_str());
+  }
+}
+
+TEST_CASE(
+    "rank 0 listens on the coordinator address only (all when told 0.0.0.0); routes reach its peer listener") {
+  const std::vector<std::string> ips = non_loopback_ipv4();
+  // Other local addresses: 127.0.0.2 is this host on Linux (all of 127/8), and its interfaces.
+  std::vector<std::string> others{"127.0.0.2"};
+  others.insert(others.end(), ips.begin(), ips.end());
+  const auto reachable = [](const std::string& host, int port) {
+    try {
+      tcp::connect_to(tcp::resolve(host + ":" + std::to_string(port)), nullptr,
+                      Clock::now() + milliseconds(300), "rank 0");
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+  {
+    const int port = free_port();
+    std::vector<Rank> ranks;
+    ranks.push_back(spawn("join", env_for(0, 2, port)));
+    tcp::connect_to(tcp::resolve("127.0.0.1:" + std::to_string(port)), nullptr,
+                    Clock::now() + milliseconds(10000), "rank 0");
+    for (const std::string& host : others) {
+      CAPTURE(host);
+      CHECK(!reachable(host, port));
+    }
+    ranks.push_back(spawn("join", env_for(1, 2, port)));
+    wait_all(ranks, Clock::now() + milliseconds(30000));
+    require_success(ranks);
+  }
+  if (ips.empty()) {
+    MESSAGE("skipped the 0.0.0.0 half: this host has no IPv4 address but loopback");
+    return;
+  }
+  {
+    // Rank 0 told 0.0.0.0:P; the others name it 127.0.0.1:P. Rank 2 connects to rank 0's
+    // advertised 0.0.0.0:P, which it must read as the coordinator's host.
+    const int port = free_port();
+    std::vector<Rank> ranks;
+    auto env0 = env_for(0, 3, port);
+    env0["CLUSTERCOMM_COORDINATOR"] = "0.0.0.0:" + std::to_string(port);
+    ranks.push_back(spawn("join", env0));
+    tcp::connect_to(tcp::resolve(ips[0] + ":" + std::to_string(port)), nullptr,
+                    Clock::now() + milliseconds(10000), "rank 0");
+    for (int r = 1; r < 3; ++r) ranks.push_back(spawn("join", env_for(r, 3, port)));
+    wait_all(ranks, Clock::now() + milliseconds(30000));
+    require_success(ranks);
+  }
+  {
+    // Coordinator on this host's address, but rank 2 reaches ranks 0 and 1 over another
+    // ("cable") address, 127.0.0.1, as CLUSTERCOMM_PEER_ADDRS routes do: rank 0's peer
+    // listener is not the coordinator's.
+    const int port = free_port();
+    std::vector<Rank> ranks;
+    for (int r = 0; r < 3; ++r) {
+      auto env = env_for(r, 3, port);
+      env["CLUSTERCOMM_COORDINATOR"] = ips[0] + ":" + std::to_string(port);
+      if (r == 2) env["CLUSTERCOMM_PEER_ADDRS"] = "127.0.0.1,127.0.0.1,";
+      ranks.push_back(spawn("join", env));
+    }
+    wait_all(ranks, Clock::now() + milliseconds(30000));
+    require_success(ranks);
+  }
 }
 
 }  // namespace cc::comm::test

@@ -10,6 +10,14 @@
 //   dry           rank 0 sends rank 1 (and only it) 300 messages of 64 KiB + odd sizes while
 //                 rank 1 posts no receive for 2 s: its receive queue runs dry (on verbs the
 //                 sender must stall on credits, not lose frames); every payload is checked
+// Before anything else, for the flood tests: CLUSTERCOMM_TEST_NOFILE = the soft RLIMIT_NOFILE
+// to set (setrlimit), CLUSTERCOMM_TEST_FREE_FDS = open /dev/null until only that many
+// descriptors are left (the rank starts at its descriptor limit).
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -84,10 +92,39 @@ int collectives(Communicator& c) {
   return bad == 0 ? 0 : 1;
 }
 
+// Applies CLUSTERCOMM_TEST_NOFILE and CLUSTERCOMM_TEST_FREE_FDS; false (and a message) when
+// it cannot.
+bool limit_descriptors() {
+  if (const char* v = std::getenv("CLUSTERCOMM_TEST_NOFILE")) {
+    rlimit rl{};
+    getrlimit(RLIMIT_NOFILE, &rl);
+    rl.rlim_cur = static_cast<rlim_t>(std::strtoull(v, nullptr, 10));
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+      std::fprintf(stderr, "setrlimit(RLIMIT_NOFILE, %s): %s\n", v, std::strerror(errno));
+      return false;
+    }
+  }
+  if (const char* v = std::getenv("CLUSTERCOMM_TEST_FREE_FDS")) {
+    std::vector<int> fds;
+    for (int fd; (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;) fds.push_back(fd);
+    if (errno != EMFILE) {
+      std::fprintf(stderr, "filling descriptors: %s\n", std::strerror(errno));
+      return false;
+    }
+    for (size_t k = std::strtoull(v, nullptr, 10); k > 0 && !fds.empty(); --k) {
+      close(fds.back());
+      fds.pop_back();
+    }
+    std::fprintf(stderr, "descriptors taken: %zu\n", fds.size());  // the rest stay open
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "join";
+  if (!limit_descriptors()) return 2;
   try {
     Communicator c = Communicator::from_env();
     if (mode == "collectives") return collectives(c);

@@ -1,11 +1,13 @@
 #include "comm/tests/thread_world.h"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -21,6 +23,23 @@ int free_port() {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
   ::close(fd);
   return ntohs(a.sin_port);
+}
+
+std::vector<std::string> non_loopback_ipv4() {
+  std::vector<std::string> out;
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return out;
+  for (const ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    sockaddr_in a{};
+    std::memcpy(&a, i->ifa_addr, sizeof(a));
+    if ((ntohl(a.sin_addr.s_addr) >> 24) == 127) continue;
+    char host[INET_ADDRSTRLEN] = "";
+    ::inet_ntop(AF_INET, &a.sin_addr, host, sizeof(host));
+    out.emplace_back(host);
+  }
+  ::freeifaddrs(list);
+  return out;
 }
 
 // CLUSTERCOMM_TEST_IBV_DEVICES = an MLX device matrix of at least n hosts (the rdma-vm

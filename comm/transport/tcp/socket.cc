@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -67,6 +68,17 @@ bool Address::is_any() const {
   }
   const auto* a = reinterpret_cast<const sockaddr_in6*>(&storage);
   return IN6_IS_ADDR_UNSPECIFIED(&a->sin6_addr);
+}
+
+bool Address::is_loopback() const {
+  if (storage.ss_family == AF_INET) {
+    const uint32_t a = ntohl(reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr.s_addr);
+    return (a >> 24) == 127;
+  }
+  if (storage.ss_family != AF_INET6) return false;
+  const auto* a = reinterpret_cast<const sockaddr_in6*>(&storage);
+  return IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) ||
+         (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127);
 }
 
 void split_host_port(std::string_view s, std::string& host, int& port, int default_port) {
@@ -199,7 +211,13 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
   int last_err = 0;
   while (true) {
     Fd fd(::socket(to.storage.ss_family, SOCK_STREAM, 0));
-    if (!fd.valid()) throw_system("socket", errno);
+    if (!fd.valid() && errno != EMFILE && errno != ENFILE) throw_system("socket", errno);
+    if (!fd.valid()) {  // out of descriptors for now: retry (the message says so at the end)
+      last_err = errno;
+      if (Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
     fcntl(fd.get(), F_SETFD, FD_CLOEXEC);
     if (from != nullptr &&
         ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&from->storage), from->len) != 0) {
@@ -208,10 +226,13 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
     configure_stream(fd.get());
     int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to.storage), to.len);
     if (rc != 0 && errno == EINPROGRESS) {
+      // At most 1 s per attempt: a listener whose queue is full (a flood) drops the SYN, and
+      // the kernel would resend it only after 1, 3, 7, 15 s; a fresh attempt goes at once.
+      const Deadline attempt = std::min(deadline, Clock::now() + std::chrono::seconds(1));
       pollfd p{fd.get(), POLLOUT, 0};
       while (true) {
-        rc = ::poll(&p, 1, poll_timeout_ms(deadline, 100));
-        if (rc > 0 || Clock::now() >= deadline) break;
+        rc = ::poll(&p, 1, poll_timeout_ms(attempt, 100));
+        if (rc > 0 || Clock::now() >= attempt) break;
       }
       if (rc > 0) {
         int err = 0;

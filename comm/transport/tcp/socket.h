@@ -45,6 +45,7 @@ struct Address {
   int port() const;
   void set_port(int port);
   bool is_any() const;  // 0.0.0.0 or ::
+  bool is_loopback() const;  // 127.0.0.0/8, ::1 or ::ffff:127.x.y.z
 };
 
 /// Splits "host:port" / "[v6]:port" / "host" (port = default_port). Throws kInvalidArgument.
@@ -61,7 +62,8 @@ Address local_address(int fd);
 Address peer_address(int fd);
 
 /// Connects to `to` (from `from` when given), retrying refused connections until `deadline`
-/// (the listener may not be up yet). Returns a configured non-blocking stream.
+/// (the listener may not be up yet), each attempt waiting at most 1 s for an answer, and
+/// retrying when out of descriptors (EMFILE). Returns a configured non-blocking stream.
 Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who);
 
 /// Reads or writes exactly `bytes` on a non-blocking fd, polling until `deadline`.
