@@ -159,10 +159,14 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
           "MLX_JACCL_COORDINATOR",
           fmt::format("{}:{}", plan.mlx->hosts.at(0).ips.at(0), plan.coordinator_port));
       if (plan.runtime == Runtime::kMlxJacclRing) env.emplace_back("MLX_JACCL_RING", "1");
+      // MLX ignores it; a libclustercomm program reading MLX's variables needs it to form a
+      // world across hosts (comm/README.md, "Token").
+      env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
       break;
     case Runtime::kMlxRing:
       env.emplace_back("MLX_RANK", r);
       env.emplace_back("MLX_HOSTFILE", job_dir + "/" + kRingHostfile);
+      env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
       break;
     case Runtime::kMpi:
     case Runtime::kNone:

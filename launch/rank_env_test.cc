@@ -58,6 +58,8 @@ TEST_CASE("rank_env: mlx-jaccl as mlx.launch: MLX_RANK, device file, coordinator
   CHECK(get(env, "MLX_JACCL_COORDINATOR") == "10.0.0.11:32323");
   CHECK(get(env, "MLX_JACCL_RING") == "<unset>");
   CHECK(get(env, "MLX_METAL_FAST_SYNCH") == "1");
+  p.token = "t0k";
+  CHECK(get(rank_env(p, 1, "/tmp/j"), "CLUSTERCOMM_TOKEN") == "t0k");  // for libclustercomm jobs
   auto files = runtime_files(p);
   REQUIRE(files.size() == 1);
   CHECK(files[0].content ==

@@ -1,5 +1,8 @@
 #include "comm/rendezvous/bootstrap.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <optional>
 #include <random>
@@ -30,6 +33,13 @@ std::string host_of(const std::string& host_port) {
   int port = 0;
   tcp::split_host_port(host_port, host, port, 0);
   return host;
+}
+
+// An IPv4 or IPv6 literal, not a name to resolve.
+bool is_numeric_host(const std::string& host) {
+  unsigned char buf[sizeof(in6_addr)];
+  return ::inet_pton(AF_INET, host.c_str(), buf) == 1 ||
+         ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
 std::string with_host(const Address& a, const std::string& host) {
@@ -278,7 +288,15 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
   if (cfg.rank == 0) {
     bool has = false;
     for (const auto& l : listen) has = has || tcp::resolve(l, 0).port() == coord.port();
-    if (!has) listen.push_back(coord.to_string());
+    // A coordinator given by name: what the name means on rank 0's own host (Debian maps its
+    // host name to 127.0.1.1) is not where the others reach it, so rank 0 listens on every
+    // address of the name's family at that port (peers without the token are refused).
+    const bool named = !is_numeric_host(host_of(cfg.coordinator));
+    const bool v6 = coord.storage.ss_family == AF_INET6;
+    if (!has) {
+      listen.push_back(named ? (v6 ? "[::]:" : "0.0.0.0:") + std::to_string(coord.port())
+                             : coord.to_string());
+    }
   }
   std::vector<Fd> listeners;
   for (const auto& l : listen) {

@@ -520,6 +520,21 @@ TEST_CASE(
     wait_all(ranks, Clock::now() + milliseconds(30000));
     require_success(ranks);
   }
+  {
+    // Rank 0 told a host name ("localhost", which means loopback on rank 0's own host, as a
+    // Mac's or Debian's own name may), the others its real address: a name is not where the
+    // others reach it, so rank 0 listens on every address at the port.
+    const int port = free_port();
+    std::vector<Rank> ranks;
+    for (int r = 0; r < 2; ++r) {
+      auto env = env_for(r, 2, port);
+      env["CLUSTERCOMM_COORDINATOR"] =
+          (r == 0 ? std::string("localhost") : ips[0]) + ":" + std::to_string(port);
+      ranks.push_back(spawn("join", env));
+    }
+    wait_all(ranks, Clock::now() + milliseconds(30000));
+    require_success(ranks);
+  }
 }
 
 }  // namespace cc::comm::test
