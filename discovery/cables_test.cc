@@ -60,7 +60,7 @@ TEST_CASE("cables: the Mac pair's one cable, from the Thunderbolt identities, do
   CHECK(end_label(c.a) == "a receptacle 2 (en6)");
 }
 
-TEST_CASE("cables: neighbour answers become cables; self, shared segments and strangers don't") {
+TEST_CASE("cables: neighbour answers become cables, self, shared segments and strangers don't") {
   std::vector<HostFacts> hosts{linux_host(1, 3), linux_host(2, 3), linux_host(3, 3)};
   std::vector<std::vector<NeighbourAnswers>> answers(3);
   answers[0] = {{"tb1", {ll(1, 1), ll(2, 1)}},            // h1 tb1 - h2 tb1

@@ -38,7 +38,7 @@ TEST_CASE("ibv_devices: M3 Ultra, tab-separated and unsorted, after a prompt lin
   CHECK((*r)[3].node_guid == "8396a9d9edbaac05");  // rdma_en5
 }
 
-TEST_CASE("ibv_devices: rdma-core layouts with a type column; en10 and above") {
+TEST_CASE("ibv_devices: rdma-core layouts with a type column, en10 and above") {
   auto r = parse_ibv_devices(fixture("linux/ibv_devices.txt"));  // two tables
   REQUIRE(r.ok());
   CHECK(names(*r) == std::vector<std::string>{"mlx4_0", "mlx4_0", "mlx4_1", "mlx4_2"});

@@ -210,7 +210,7 @@ TEST_CASE("sysfs thunderbolt: several domains, natural order, first line of a fi
   CHECK(r->xdomains[2].unique_id == "peer-10-1");
 }
 
-TEST_CASE("sysfs thunderbolt: empty dump is no Thunderbolt; malformed lines are errors") {
+TEST_CASE("sysfs thunderbolt: empty dump is no Thunderbolt, malformed lines are errors") {
   auto empty = parse_sysfs_thunderbolt("");
   REQUIRE(empty.ok());
   CHECK(empty->host_uuids.empty());
@@ -341,7 +341,7 @@ TEST_CASE("sysfs infiniband: InfiniBand ports, iWARP, multi-port, missing files,
   CHECK(odd.ports.empty());
 }
 
-TEST_CASE("sysfs infiniband: empty dump is no devices; malformed lines are errors") {
+TEST_CASE("sysfs infiniband: empty dump is no devices, malformed lines are errors") {
   auto empty = parse_sysfs_infiniband("");
   REQUIRE(empty.ok());
   CHECK(empty->empty());

@@ -31,7 +31,7 @@ TEST_CASE("networksetup: the pair's table maps receptacle N to enX (N is not X)"
   CHECK_FALSE(interface_for_receptacle(ports, 4));
 }
 
-TEST_CASE("networksetup: dock NICs are not peer ports; en10 and above; missing Device") {
+TEST_CASE("networksetup: dock NICs are not peer ports, en10 and above, missing Device") {
   auto r = parse_networksetup_hardware_ports(
       "Hardware Port: Thunderbolt Ethernet Slot 0\n"
       "Device: en12\n"

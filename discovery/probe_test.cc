@@ -79,7 +79,7 @@ TEST_CASE("probe: the Linux probe runs as one sh script on this machine") {
   for (const auto& p : facts->ports) CHECK(p.interface->name != "lo");
 }
 
-TEST_CASE("probe: parallel commands keep their own outputs; a missing one exits 127") {
+TEST_CASE("probe: parallel commands keep their own outputs, a missing one exits 127") {
   cc::remote::LocalExecutor local;
   std::vector<ProbeCommand> cmds{{"printf one", {"printf", "one"}},
                                  {"sh -c 'printf two >&2; exit 4'",

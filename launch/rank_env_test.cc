@@ -132,7 +132,7 @@ TEST_CASE("rank_env: clustercomm over the cables of a cluster state: peer addres
   CHECK(runtime_files(p).empty());
 }
 
-TEST_CASE("rank_env: a lab without RDMA gets peer addresses only; no addresses, neither") {
+TEST_CASE("rank_env: a lab without RDMA gets peer addresses only, no addresses, neither") {
   WorldPlan p;
   p.hosts = {{"h1", "", ""}, {"h2", "", ""}, {"h3", "", ""}};
   add_cable_links(p, cc::provision::testing::addressed_lab(3));

@@ -182,7 +182,7 @@ cc::util::Result<JobOutcome> run_mpi(const JobSpec& spec, LocalJob& job) {
 }
 }  // namespace
 
-TEST_CASE("runner: runtime mpi runs mpirun here; per-rank logs and exit statuses come back") {
+TEST_CASE("runner: runtime mpi runs mpirun here, per-rank logs and exit statuses come back") {
   if (!have_mpirun()) {
     MESSAGE("skipped: no mpirun (apt-get install openmpi-bin)");
     return;

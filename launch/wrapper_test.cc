@@ -98,7 +98,7 @@ TEST_CASE("wrapper: the rank's exit status and death by signal come back") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("wrapper: heartbeats keep a quiet rank alive; without them the watchdog ends it") {
+TEST_CASE("wrapper: heartbeats keep a quiet rank alive, without them the watchdog ends it") {
   namespace fs = std::filesystem;
   const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
   fs::create_directories(dir);

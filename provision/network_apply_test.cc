@@ -81,7 +81,7 @@ std::vector<cc::topology::Finding> bridge_findings(const ClusterState& s) {
 
 }  // namespace
 
-TEST_CASE("network apply: Linux changes, then none once applied; stale addresses removed") {
+TEST_CASE("network apply: Linux changes, then none once applied, stale addresses removed") {
   auto s = pair("Debian GNU/Linux");
   auto plan = plan_of(s);
   auto changes = network_changes(s, plan, kBase, false);
@@ -107,7 +107,7 @@ TEST_CASE("network apply: Linux changes, then none once applied; stale addresses
   CHECK(h2[2].argv == std::vector<std::string>{"ip", "link", "set", "tb1", "up"});
 }
 
-TEST_CASE("network apply: macOS leaves the Thunderbolt Bridge and aliases a /30; --persist") {
+TEST_CASE("network apply: macOS leaves the Thunderbolt Bridge and aliases a /30, --persist") {
   auto s = pair("macOS");
   cc::discovery::NetInterface bridge;
   bridge.name = "bridge0";

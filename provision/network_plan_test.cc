@@ -91,7 +91,7 @@ TEST_CASE("network plan: re-plugging one cable changes only that cable's subnet"
   }
 }
 
-TEST_CASE("network plan: addresses in use elsewhere are avoided; the cable's own are kept") {
+TEST_CASE("network plan: addresses in use elsewhere are avoided, the cable's own are kept") {
   auto s = mesh(2);
   auto first = plan_network(s, {cc::util::Ipv4Prefix{(10u << 24) | (231u << 16), 29}});
   REQUIRE(first.ok());

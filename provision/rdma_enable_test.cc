@@ -103,7 +103,7 @@ struct Rig {
   }
 };
 
-TEST_CASE("rdma enable: a disabled Mac is walked down, up, verified; the next one too") {
+TEST_CASE("rdma enable: a disabled Mac is walked down, up, verified, the next one too") {
   Rig rig;
   rig.prober.script["a"] = {disabled(), disabled(), disabled(), down(), down(), enabled()};
   rig.prober.script["c"] = {disabled(), down(), enabled()};
@@ -188,7 +188,7 @@ TEST_CASE("rdma enable: every wait has a timeout with a message") {
   CHECK(rig.saved_phase("a") == MacPhase::kWaitingUp);
 }
 
-TEST_CASE("rdma enable: back with RDMA still disabled: the steps again; no devices: failed") {
+TEST_CASE("rdma enable: back with RDMA still disabled: the steps again, no devices: failed") {
   Rig rig;
   rig.prober.script["a"] = {disabled(), down(), disabled(), down(), enabled()};
   EnableState state;

@@ -72,7 +72,7 @@ TEST_CASE("rdma status: the Mac pair bundle: a disabled, b's cabled port waiting
   CHECK(j["hosts"][1]["ports"][0]["gid"].is_null());
 }
 
-TEST_CASE("rdma status: a healthy Mac mesh is ready; GIDs read or IPv4 on the interface") {
+TEST_CASE("rdma status: a healthy Mac mesh is ready, GIDs read or IPv4 on the interface") {
   auto s = t::mac_mesh(3, 2);
   RdmaStatus st = rdma_status(s);
   CHECK(exit_code(st) == util::ExitCode::kOk);
@@ -185,7 +185,7 @@ TEST_CASE("rdma status: host states of a Mac") {
   CHECK(to_string(st.hosts[0].state) == std::string("enabled-but-no-devices"));
 }
 
-TEST_CASE("rdma status: Linux hosts: no device, ready, port down; unreachable hosts exit 3") {
+TEST_CASE("rdma status: Linux hosts: no device, ready, port down, unreachable hosts exit 3") {
   auto s = t::lab_mesh(2);
   RdmaStatus st = rdma_status(s);
   CHECK(st.hosts[0].state == R::kNoDevice);

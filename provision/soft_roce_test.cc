@@ -100,7 +100,7 @@ TEST_CASE("rdma soft-roce: as root: modprobe, one rdma link add per interface, v
   CHECK(ex.calls == Strings{"rdma -j link"});
 }
 
-TEST_CASE("rdma soft-roce: through sudo -n; dry run; no privileges") {
+TEST_CASE("rdma soft-roce: through sudo -n, dry run, no privileges") {
   SequenceExecutor ex("h1");
   ex.answers["rdma -j link"] = {ok(kRxeTb1), ok(kRxeBoth)};
   ex.answers["id -u"] = {ok("1000\n")};

@@ -176,7 +176,7 @@ TEST_CASE("local: upload copies atomically with the mode") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("local: on_output streams stdout and stderr apart; the result keeps none of it") {
+TEST_CASE("local: on_output streams stdout and stderr apart, the result keeps none of it") {
   LocalExecutor local;
   std::string out, err;
   RunOptions opts;

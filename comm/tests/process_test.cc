@@ -202,7 +202,7 @@ TEST_CASE("a rank that never arrives: the others fail at start-up naming it") {
   }
 }
 
-TEST_CASE("wrong-token, garbage and silent connections are refused; the job goes on") {
+TEST_CASE("wrong-token, garbage and silent connections are refused, the job goes on") {
   const int port = free_port();
   std::vector<Rank> ranks;
   ranks.push_back(spawn("join", env_for(0, 2, port)));
@@ -459,7 +459,7 @@ TEST_CASE("without a token: loopback works, any other address is refused naming 
 }
 
 TEST_CASE(
-    "rank 0 listens on the coordinator address only (all when told 0.0.0.0); routes reach its peer listener") {
+    "rank 0 listens on the coordinator address only (all when told 0.0.0.0), routes reach its peer listener") {
   const std::vector<std::string> ips = non_loopback_ipv4();
   // Other local addresses: 127.0.0.2 is this host on Linux (all of 127/8), and its interfaces.
   std::vector<std::string> others{"127.0.0.2"};

@@ -77,7 +77,7 @@ TEST_CASE("cli: --json gives one object per host in order") {
   CHECK(j[1]["stdout"] == "h1\n");
 }
 
-TEST_CASE("cli: exit status is the worst remote one; 124 on timeout; 3 when unreachable") {
+TEST_CASE("cli: exit status is the worst remote one, 124 on timeout, 3 when unreachable") {
   Lab lab;
   auto r = clusterctl({"--lab", lab.name, "exec", "--hosts", "h1,h2", "--shell", "--",
                        "test \"$(uname -n)\" = h2 && exit 7; exit 0"});
