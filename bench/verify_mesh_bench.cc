@@ -1,7 +1,8 @@
 // verify-mesh-bench: times `clusterctl verify-mesh` on a generated 64-host cluster state, in
-// memory (no hosts, no files), against issue 3's goal of under 1 s.
+// memory (no hosts, no files), against issue 3's goal of under 1 s; then on 1,000 hosts (-N)
+// without cables and with a sparse cabling (make_large), against the goal of under 2 s.
 //
-//   verify-mesh-bench [-n hosts] [-r runs] [-o DIR]
+//   verify-mesh-bench [-n hosts] [-N large-hosts] [-r runs] [-o DIR]
 // The state: n Macs (default 64), each with n - 1 Thunderbolt 5 ports (receptacle r = en<r> =
 // rdma_en<r>, random domain UUIDs), every pair cabled once at 80 Gb/s, RDMA enabled, every port
 // PORT_ACTIVE with its GID table and an IPv4 address; and a variant with 5 cables pulled (5
@@ -10,8 +11,9 @@
 //                cluster.json` pays to read its input);
 //   analysis     topology::verify_mesh: graph, checks, ring search, cabling plan;
 //   render       text + JSON + DOT renderings of the report.
-// -o DIR also writes both states as DIR/full.json and DIR/missing.json, for trying
-// `clusterctl verify-mesh DIR/missing.json` by hand.
+// -o DIR also writes both states as DIR/full.json and DIR/missing.json (and the large ones as
+// DIR/large-no-cables.json, DIR/large-cabled.json), for trying `clusterctl verify-mesh
+// DIR/missing.json` by hand.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,6 +42,7 @@ using cc::discovery::Port;
 using cc::discovery::RdmaState;
 
 constexpr double kGoalMs = 1000;
+constexpr double kLargeGoalMs = 2000;  // verify-mesh on 1,000 hosts
 
 std::string uuid(std::mt19937_64& rng) {
   std::uniform_int_distribution<unsigned long long> d;
@@ -169,6 +172,36 @@ ClusterState pull_five(ClusterState s) {
   return s;
 }
 
+// The scale case: n Macs with 4 TB5 ports each (a Mac Studio M4 Max), either without any cable
+// or cabled as a ring (host i port 2 - host i+1 port 1) plus a chord from each host i < n/2 to
+// host i + n/2 on port 3 (a Moebius ladder: 3 cables per host, port 4 free, n/2 + n cables).
+// Nearly every pair is missing, so the report holds ~n^2/2 missing-cable findings and as many
+// unplanned pairs.
+ClusterState make_large(std::size_t n, bool cabled) {
+  std::mt19937_64 rng(20261201);
+  ClusterState s;
+  s.created_at = "2026-12-01T18:00:00Z";
+  for (std::size_t i = 0; i < n; ++i) s.hosts.push_back(make_mac(i, 4, rng));
+  if (!cabled) return s;
+  auto cable = [&](std::size_t a, int pa, std::size_t b, int pb) {
+    if (b < a) {
+      std::swap(a, b);
+      std::swap(pa, pb);
+    }
+    Cable c;
+    c.a = cc::discovery::end_of(s.hosts[a], s.hosts[a].ports[static_cast<std::size_t>(pa - 1)]);
+    c.b = cc::discovery::end_of(s.hosts[b], s.hosts[b].ports[static_cast<std::size_t>(pb - 1)]);
+    c.link_speed_gbps = 80;
+    c.generation = 5;
+    c.sources = {CableSource::kThunderbolt, CableSource::kNeighbour};
+    c.seen_from_a = c.seen_from_b = true;
+    s.cables.push_back(c);
+  };
+  for (std::size_t i = 0; i < n; ++i) cable(i, 2, (i + 1) % n, 1);
+  for (std::size_t i = 0; i < n / 2; ++i) cable(i, 3, i + n / 2, 3);
+  return s;
+}
+
 double median_ms(int runs, const std::function<void()>& f) {
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i) {
@@ -218,15 +251,19 @@ Figures measure(const ClusterState& state, int runs) {
 
 int main(int argc, char** argv) {
   std::size_t hosts = 64;
+  std::size_t large = 1000;  // -N: the scale case (0 = skip it)
   int runs = 5;
   std::string out_dir;
   for (int i = 1; i < argc; i += 2) {
     const std::string opt = argv[i];
-    if (i + 1 == argc || (opt != "-n" && opt != "-o" && opt != "-r")) {
-      fmt::print(stderr, "usage: verify-mesh-bench [-n hosts] [-r runs] [-o DIR]\n");
+    if (i + 1 == argc || (opt != "-n" && opt != "-N" && opt != "-o" && opt != "-r")) {
+      fmt::print(stderr,
+                 "usage: verify-mesh-bench [-n hosts] [-N large-hosts] [-r runs] [-o DIR]\n");
       return 2;
     }
-    if (opt == "-n") {
+    if (opt == "-N") {
+      large = static_cast<std::size_t>(std::max(0L, std::strtol(argv[i + 1], nullptr, 10)));
+    } else if (opt == "-n") {
       hosts = static_cast<std::size_t>(std::max(2L, std::strtol(argv[i + 1], nullptr, 10)));
     } else if (opt == "-o") {
       out_dir = argv[i + 1];
@@ -266,5 +303,35 @@ int main(int argc, char** argv) {
              a.total() / kGoalMs, pulled, b.total() / kGoalMs);
   fmt::print("full mesh: exit {}, {}\n", a.exit_code, a.summary);
   fmt::print("{}: exit {}, {}\n", pulled, b.exit_code, b.summary);
+  if (large == 0) return 0;
+
+  const ClusterState bare = make_large(large, false);
+  const ClusterState ladder = make_large(large, true);
+  if (!out_dir.empty()) {
+    for (const auto& [state, name] :
+         {std::pair{&bare, "large-no-cables.json"}, {&ladder, "large-cabled.json"}}) {
+      auto st = cc::discovery::save_cluster_state(*state, out_dir + "/" + name);
+      if (!st) {
+        fmt::print(stderr, "verify-mesh-bench: {}\n", st.error().message);
+        return 1;
+      }
+    }
+  }
+  const Figures c = measure(bare, runs);
+  const Figures d = measure(ladder, runs);
+  fmt::print(
+      "\nverify-mesh-bench: {} Macs, 4 TB5 ports each; without cables, and with {} cables (a "
+      "ring plus chords); state JSON {:.1f} / {:.1f} MB; median of {} runs\n\n",
+      large, ladder.cables.size(), static_cast<double>(c.json_bytes) / 1e6,
+      static_cast<double>(d.json_bytes) / 1e6, runs);
+  fmt::print("{:<30} {:>12} {:>18}\n", "", "no cables", "with cables");
+  row("state JSON serialise + parse", c.json, d.json);
+  row("graph + checks + ring + plan", c.analysis, d.analysis);
+  row("render text + json + dot", c.render, d.render);
+  row("total", c.total(), d.total());
+  fmt::print("\ngoal: < {:.0f} ms; no cables at {:.2f}x the goal, with cables at {:.2f}x\n",
+             kLargeGoalMs, c.total() / kLargeGoalMs, d.total() / kLargeGoalMs);
+  fmt::print("no cables: exit {}, {}\n", c.exit_code, c.summary);
+  fmt::print("with cables: exit {}, {}\n", d.exit_code, d.summary);
   return 0;
 }

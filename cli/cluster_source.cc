@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
@@ -78,17 +80,35 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
   if (!executors) return executors.error();
   if (fallback.empty()) {
     auto inv = selected_inventory(g);
+    // By name through a hash map (Inventory::find is a linear scan: quadratic here).
+    std::unordered_map<std::string, const remote::InventoryHost*> by_name;
+    if (inv && inv->has_value()) {
+      for (const auto& h : (*inv)->hosts) by_name.emplace(h.name, &h);
+    }
     for (const auto& ex : *executors) {
-      const remote::InventoryHost* h = (inv && inv->has_value()) ? (*inv)->find(ex->host())
-                                                                 : nullptr;
-      fallback.push_back(h != nullptr ? h->address : std::string());
+      auto h = by_name.find(ex->host());
+      fallback.push_back(h != by_name.end() ? h->second->address : std::string());
     }
   }
   std::vector<discovery::DiscoverTarget> targets;
   for (size_t i = 0; i < executors->size(); ++i) {
     targets.push_back({(*executors)[i].get(), fallback[i]});
   }
-  return discovery::discover(targets, opts, ctx.style);
+  discovery::ClusterState state = discovery::discover(targets, opts, ctx.style);
+  // One machine under two names (an alias and its .local name, say) would be cabled to itself
+  // in the plan and counted twice in every hostfile: refuse it, naming both.
+  if (auto same = discovery::same_machines(state.hosts); !same.empty()) {
+    std::vector<std::string> lines;
+    for (const auto& m : same) {
+      lines.push_back(fmt::format("{} and {} are the same machine ({})",
+                                  state.hosts[m.first].host, state.hosts[m.second].host, m.why));
+    }
+    return util::error(ExitCode::kUsage,
+                       fmt::format("{}: list each machine once, under one name (--hosts, the "
+                                   "inventory, the hostfile or the bundle's host directories)",
+                                   fmt::join(lines, "; ")));
+  }
+  return state;
 }
 
 }  // namespace cc::cli

@@ -11,6 +11,7 @@
 #include "cli/cluster_source.h"
 #include "cli/context.h"
 #include "topology/report.h"
+#include "util/interrupt.h"
 
 namespace cc::cli {
 namespace {
@@ -34,6 +35,10 @@ util::ExitCode run_verify_mesh(const Context& ctx, const VerifyMeshOptions& o) {
   topology::VerifyOptions opts;
   if (o.expect_hosts > 0) opts.expect_hosts = o.expect_hosts;
   const topology::VerifyReport report = topology::verify_mesh(*state, opts);
+  if (util::interrupted()) {  // the report is partial: say so, print nothing of it
+    fmt::print(stderr, "clusterctl verify-mesh: interrupted\n");
+    return util::ExitCode::kInterrupted;
+  }
   if (ctx.style.json) {
     fmt::print("{}", topology::render_json(report));
   } else if (o.dot) {

@@ -2,8 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "discovery/json_fields.h"
@@ -129,6 +135,205 @@ void to_json(json& j, const ClusterState& v) {
            {"network", v.network}};
 }
 
+std::vector<SameMachine> same_machines(const std::vector<HostFacts>& hosts) {
+  std::vector<SameMachine> out;
+  std::set<std::pair<std::size_t, std::size_t>> seen;
+  auto add = [&](std::size_t a, std::size_t b, std::string why) {
+    if (a == b || !seen.emplace(std::min(a, b), std::max(a, b)).second) return;
+    out.push_back({std::min(a, b), std::max(a, b), std::move(why)});
+  };
+  std::map<std::string, std::pair<std::size_t, std::string>> uuid_at;  // uuid -> host, port
+  std::vector<std::set<std::string>> uuids(hosts.size());
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    for (const Port& p : hosts[i].ports) {
+      if (p.domain_uuid.empty()) continue;
+      uuids[i].insert(p.domain_uuid);
+      const std::string where = port_label(end_of(hosts[i], p));
+      auto [it, fresh] = uuid_at.emplace(p.domain_uuid, std::make_pair(i, where));
+      if (!fresh) {
+        add(it->second.first, i,
+            fmt::format("both have Thunderbolt domain UUID {} ({} on {}, {} on {})", p.domain_uuid,
+                        it->second.second, hosts[it->second.first].host, where, hosts[i].host));
+      }
+    }
+  }
+  std::map<std::string, std::size_t> address_at;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    const std::string& addr = hosts[i].management_address;
+    if (addr.empty()) continue;
+    auto [it, fresh] = address_at.emplace(addr, i);
+    if (fresh || uuids[it->second] != uuids[i]) continue;
+    add(it->second, i, fmt::format("both have the management address {}", addr));
+  }
+  std::sort(out.begin(), out.end(), [](const SameMachine& x, const SameMachine& y) {
+    return std::tie(x.first, x.second) < std::tie(y.first, y.second);
+  });
+  return out;
+}
+
+namespace {
+
+// Reads the list j[key] element by element, so a bad field's message names its index
+// ("cables[3].a.receptacle: ...").
+template <class T>
+void read_list(const json& j, const char* key, std::vector<T>& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  if (!it->is_array()) {
+    throw BadField(fmt::format("{}: must be a list, but is {}", key, it->type_name()));
+  }
+  out.reserve(it->size());
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    try {
+      out.push_back((*it)[i].template get<T>());
+    } catch (const json::exception& e) {
+      throw BadField(fmt::format("{}[{}]: {}", key, i, json_error_text(e)));
+    } catch (const BadField& e) {
+      throw BadField(fmt::format("{}[{}].{}", key, i, e.what()));
+    }
+  }
+}
+
+// A port of `host` as a cable end names it: by interface when it has one, else by receptacle
+// (topology's ClusterGraph::port_index rule); with both, they must be the same port.
+std::optional<std::string> end_problem(const HostFacts& host, const CableEnd& end) {
+  if (end.receptacle && *end.receptacle < 1) {
+    return fmt::format("receptacle {} is not a receptacle number (they count from 1)",
+                       *end.receptacle);
+  }
+  std::vector<std::string> names;
+  for (const Port& p : host.ports) names.push_back(port_label(end_of(host, p)));
+  const std::string its = names.empty() ? std::string("it has no ports")
+                                        : fmt::format("its ports: {}", fmt::join(names, ", "));
+  if (end.interface.empty() && !end.receptacle) {
+    return fmt::format("names no port (neither an interface nor a receptacle) of {}", host.host);
+  }
+  if (!end.interface.empty()) {
+    auto p = std::find_if(host.ports.begin(), host.ports.end(), [&](const Port& q) {
+      return q.interface && q.interface->name == end.interface;
+    });
+    if (p == host.ports.end()) {
+      return fmt::format("interface \"{}\" is not a port of {} ({})", end.interface, host.host,
+                         its);
+    }
+    if (end.receptacle && p->receptacle != end.receptacle) {
+      return fmt::format("receptacle {} is not {}'s receptacle of {} ({})", *end.receptacle,
+                         host.host, end.interface, its);
+    }
+    return std::nullopt;
+  }
+  if (std::none_of(host.ports.begin(), host.ports.end(),
+                   [&](const Port& q) { return q.receptacle == end.receptacle; })) {
+    return fmt::format("receptacle {} is not a port of {} ({})", *end.receptacle, host.host, its);
+  }
+  return std::nullopt;
+}
+
+// The port an end names, as a key for finding duplicates: interface, else #receptacle.
+std::string end_key(const CableEnd& e) {
+  return e.interface.empty() ? fmt::format("{}\n#{}", e.host, e.receptacle.value_or(0))
+                             : fmt::format("{}\n{}", e.host, e.interface);
+}
+
+// Referential integrity: every message is "PATH: problem". All of them, in file order.
+std::vector<std::string> reference_problems(const ClusterState& s) {
+  std::vector<std::string> out;
+  std::map<std::string, std::size_t> host_at;
+  std::vector<std::string> names;  // each once, in host order
+  for (std::size_t i = 0; i < s.hosts.size(); ++i) {
+    const std::string& name = s.hosts[i].host;
+    if (name.empty()) {
+      out.push_back(
+          fmt::format("hosts[{}].host: missing, null or empty: every host needs the "
+                      "name it is reached by (its SSH name)",
+                      i));
+      continue;
+    }
+    auto [it, fresh] = host_at.emplace(name, i);
+    if (fresh) names.push_back(name);
+    if (!fresh) {
+      out.push_back(
+          fmt::format("hosts[{}].host: \"{}\" is already hosts[{}]: a host is listed "
+                      "once; remove one of them",
+                      i, name, it->second));
+    }
+  }
+  for (const SameMachine& m : same_machines(s.hosts)) {
+    if (s.hosts[m.first].host == s.hosts[m.second].host) continue;  // named twice: said above
+    out.push_back(
+        fmt::format("hosts[{}].host: \"{}\" is the same machine as hosts[{}] (\"{}\": "
+                    "{}): list each machine once, under one name",
+                    m.second, s.hosts[m.second].host, m.first, s.hosts[m.first].host, m.why));
+  }
+  const std::string hosts_list = names.empty()
+                                     ? std::string("it has none")
+                                     : fmt::format("its hosts: {}", fmt::join(names, ", "));
+  // Checks one end; true when it names a port of a host of the state.
+  auto check_end = [&](const std::string& path, const CableEnd& e) {
+    if (e.host.empty()) {
+      out.push_back(fmt::format("{}.host: missing, null or empty: name a host of this state ({})",
+                                path, hosts_list));
+      return false;
+    }
+    auto h = host_at.find(e.host);
+    if (h == host_at.end()) {
+      out.push_back(fmt::format("{}.host: \"{}\" is not a host of this state ({})", path, e.host,
+                                hosts_list));
+      return false;
+    }
+    if (auto why = end_problem(s.hosts[h->second], e)) {
+      out.push_back(fmt::format("{}: {}", path, *why));
+      return false;
+    }
+    return true;
+  };
+  std::map<std::pair<std::string, std::string>, std::size_t> cable_at;
+  for (std::size_t i = 0; i < s.cables.size(); ++i) {
+    const Cable& c = s.cables[i];
+    const std::string at = fmt::format("cables[{}]", i);
+    const bool a = check_end(at + ".a", c.a), b = check_end(at + ".b", c.b);
+    if (!a || !b) continue;
+    if (c.a.host == c.b.host) {
+      out.push_back(
+          fmt::format("{}: joins {} to itself ({} and {}): a cable joins two hosts; "
+                      "remove it",
+                      at, c.a.host, port_label(c.a), port_label(c.b)));
+      continue;
+    }
+    auto ka = end_key(c.a), kb = end_key(c.b);
+    if (kb < ka) std::swap(ka, kb);
+    auto [it, fresh] = cable_at.emplace(std::make_pair(ka, kb), i);
+    if (!fresh) {
+      out.push_back(
+          fmt::format("{}: the same cable as cables[{}] ({} - {}): list each cable "
+                      "once; remove one of them",
+                      at, it->second, end_label(c.a), end_label(c.b)));
+    }
+    if (c.sources.empty()) {
+      out.push_back(
+          fmt::format("{}.sources: empty: say which source saw the cable "
+                      "(\"thunderbolt\", \"neighbour\")",
+                      at));
+    }
+  }
+  for (std::size_t i = 0; i < s.network.size(); ++i) {
+    const std::string at = fmt::format("network[{}]", i);
+    check_end(at + ".a", s.network[i].a);
+    check_end(at + ".b", s.network[i].b);
+  }
+  for (std::size_t i = 0; i < s.problems.size(); ++i) {
+    if (s.problems[i].host.empty()) {
+      out.push_back(
+          fmt::format("problems[{}].host: missing, null or empty: name the host that "
+                      "could not be probed",
+                      i));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 util::Result<ClusterState> cluster_state_from_json(const json& j) {
   if (!j.is_object()) {
     return util::error(util::ExitCode::kUsage, "cluster state: expected a JSON object");
@@ -143,10 +348,19 @@ util::Result<ClusterState> cluster_state_from_json(const json& j) {
   try {
     ClusterState state;
     read(j, "created_at", state.created_at);
-    read(j, "hosts", state.hosts);
-    read(j, "cables", state.cables);
-    read(j, "problems", state.problems);
-    read(j, "network", state.network);
+    read_list(j, "hosts", state.hosts);
+    read_list(j, "cables", state.cables);
+    read_list(j, "problems", state.problems);
+    read_list(j, "network", state.network);
+    auto problems = reference_problems(state);
+    if (problems.size() == 1) {
+      return util::error(util::ExitCode::kUsage, fmt::format("cluster state: {}", problems[0]));
+    }
+    if (!problems.empty()) {
+      return util::error(util::ExitCode::kUsage,
+                         fmt::format("cluster state: {} problems:\n  {}", problems.size(),
+                                     fmt::join(problems, "\n  ")));
+    }
     return state;
   } catch (const json::exception& e) {
     return util::error(util::ExitCode::kUsage,
@@ -169,9 +383,13 @@ util::Result<ClusterState> load_cluster_state(const std::string& path) {
   if (!j) return util::error(util::ExitCode::kUsage, j.error().message);
   auto state = cluster_state_from_json(*j);
   if (!state) {
+    std::string_view message = state.error().message;
+    if (message.starts_with("cluster state: ")) message.remove_prefix(15);
+    const bool many = message.find('\n') != std::string_view::npos;
     return util::error(util::ExitCode::kUsage,
-                       fmt::format("{}: {} (write it again with `clusterctl discover -o {}`)",
-                                   path, state.error().message, path));
+                       fmt::format("{}: {}{}(fix it, or write it again with `clusterctl discover "
+                                   "-o {}`)",
+                                   path, message, many ? "\n" : " ", path));
   }
   return state;
 }

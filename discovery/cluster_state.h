@@ -97,6 +97,19 @@ std::string end_label(const CableEnd& end);
 /// The end for `port` of `host` (interface, receptacle and RDMA device copied).
 CableEnd end_of(const HostFacts& host, const Port& port);
 
+/// Two host entries that are one machine under two names ("studio1" and "studio1.local").
+struct SameMachine {
+  std::size_t first = 0, second = 0;  // indices into the host list, first < second
+  std::string why;  // "both have Thunderbolt domain UUID 0000...0001 (receptacle 1 (en1))"
+};
+
+/// Pairs of hosts that are the same machine: they share a Thunderbolt domain UUID (each port
+/// has its own, unique to the machine), or they have the same management address and no
+/// Thunderbolt identity tells them apart (both have none, or the same). Two machines behind
+/// different NATs that report the same private address but own different domain UUIDs are
+/// not flagged. Each pair once, in host order. Cost: linear in hosts and ports.
+std::vector<SameMachine> same_machines(const std::vector<HostFacts>& hosts);
+
 void to_json(nlohmann::json& j, const CableEnd& v);
 void to_json(nlohmann::json& j, const Cable& v);
 void to_json(nlohmann::json& j, const HostProblem& v);
@@ -104,7 +117,14 @@ void to_json(nlohmann::json& j, const LinkAddress& v);
 void to_json(nlohmann::json& j, const ClusterState& v);
 
 /// The state back from its JSON. Errors (kUsage): another schema, a wrong field type, an
-/// unknown source; the message names the field.
+/// unknown source; and the references between its parts: a host without a name or named
+/// twice, two hosts that are one machine (same_machines), a cable or network entry whose end
+/// names no host or no port of that host (an interface it does not have, a receptacle < 1 or
+/// not its own), a cable from a host to itself, the same cable twice (either way round), a
+/// cable without sources, a problem without a host. The message starts "cluster state: ",
+/// names each bad value by its JSON path ("cables[3].b.host: \"ghost\" is not a host of this
+/// state (its hosts: a, b)") and lists every such problem of the file ("N problems:" and one
+/// per line) when there are several.
 util::Result<ClusterState> cluster_state_from_json(const nlohmann::json& j);
 
 /// Reads a cluster state file. Errors (kUsage): unreadable file, invalid JSON (with line and

@@ -136,13 +136,19 @@ std::string lab_mac(std::string_view tag, int host, int port) {
                      host, port);
 }
 
+Ipv4Prefix subnet_candidate(std::string_view name, int k) {
+  std::uint32_t h = fnv1a(fmt::format("subnet:{}:{}", name, k));
+  return Ipv4Prefix{(10u << 24) | (((h >> 8) & 0xffu) << 16) | ((h & 0xffu) << 8), 24};
+}
+
 util::Result<Ipv4Prefix> choose_subnet(std::string_view name, const std::vector<Ipv4Prefix>& used) {
+  auto collides = [](const Ipv4Prefix& candidate, const auto& prefixes) {
+    return std::any_of(std::begin(prefixes), std::end(prefixes),
+                       [&](const Ipv4Prefix& u) { return overlaps(candidate, u); });
+  };
   for (int k = 0; k < kSubnetCandidates; ++k) {
-    std::uint32_t h = fnv1a(fmt::format("subnet:{}:{}", name, k));
-    Ipv4Prefix candidate{(10u << 24) | (((h >> 8) & 0xffu) << 16) | ((h & 0xffu) << 8), 24};
-    bool taken = std::any_of(used.begin(), used.end(),
-                             [&](const Ipv4Prefix& u) { return overlaps(candidate, u); });
-    if (!taken) return candidate;
+    const Ipv4Prefix candidate = subnet_candidate(name, k);
+    if (!collides(candidate, kReservedPrefixes) && !collides(candidate, used)) return candidate;
   }
   return util::error(ExitCode::kUsage,
                      fmt::format("no free 10.X.Y.0/24 subnet found for lab '{}' after {} tries: "

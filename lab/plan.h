@@ -66,10 +66,23 @@ std::string lab_mac(std::string_view tag, int host, int port);
 /// The management interface's name inside every host.
 inline constexpr std::string_view kMgmtInterface = "en0";
 
+/// The prefixes a lab's management subnet never overlaps, whatever the machine's routes say:
+/// the default base of `clusterctl network plan` (provision/network_plan.h,
+/// kDefaultNetworkBase; a unit test keeps the two equal). A lab managed from inside it makes
+/// `network apply` refuse the plan (a cable subnet would overlap the management network).
+inline constexpr Ipv4Prefix kReservedPrefixes[] = {
+    {(10u << 24) | (231u << 16), 16},  // 10.231.0.0/16
+};
+
+/// Candidate k (0, 1, ...) of lab `name`'s management subnet: 10.X.Y.0/24, X and Y from a
+/// hash of the name and k. choose_subnet takes the first one that is free.
+Ipv4Prefix subnet_candidate(std::string_view name, int k);
+
 /// Chooses the lab's management /24: 10.X.Y.0/24 with X, Y from a hash of the name, so a lab
 /// gets the same subnet every time unless that one is taken; on a collision with any `used`
-/// prefix, the next candidate of the same deterministic sequence is tried. The bridge takes
-/// .254 and hosts .1 .. .N. Errors (kUsage) when 1000 candidates all collide.
+/// prefix or with kReservedPrefixes, the next candidate of the same deterministic sequence is
+/// tried. The bridge takes .254 and hosts .1 .. .N. Errors (kUsage) when 1000 candidates all
+/// collide.
 util::Result<Ipv4Prefix> choose_subnet(std::string_view name, const std::vector<Ipv4Prefix>& used);
 
 /// One end of a cable.

@@ -1,10 +1,14 @@
 #include "lab/plan.h"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 #include <string>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "provision/network_plan.h"
 
 using namespace cc::lab;
 
@@ -113,6 +117,40 @@ TEST_CASE("plan: the subnet is a deterministic 10.X.Y.0/24 that avoids used pref
   // A route covering all of 10/8 leaves nothing.
   auto none = choose_subnet("ct8", {*parse_ipv4_prefix("10.0.0.0/8")});
   CHECK_FALSE(none.ok());
+}
+
+TEST_CASE("plan: the subnet never overlaps the default cable plan base 10.231.0.0/16") {
+  const auto base = *parse_ipv4_prefix(cc::provision::kDefaultNetworkBase);
+  REQUIRE(std::size(kReservedPrefixes) == 1);
+  CHECK(kReservedPrefixes[0] == base);  // lab/ cannot use provision/: the two must agree
+  // A name whose first candidate falls inside the base (about 1 name in 256): the chooser
+  // moves on to the next candidate of the sequence.
+  std::string inside;
+  for (int i = 0; i < 100000 && inside.empty(); ++i) {
+    const std::string name = fmt::format("ct8{:04x}", i);  // test labs' names (tests/CMakeLists)
+    if (overlaps(subnet_candidate(name, 0), base)) inside = name;
+  }
+  REQUIRE(!inside.empty());
+  auto chosen = choose_subnet(inside, {});
+  REQUIRE(chosen.ok());
+  CHECK_FALSE(overlaps(*chosen, base));
+  int k = 1;
+  while (overlaps(subnet_candidate(inside, k), base)) ++k;
+  CHECK(*chosen == subnet_candidate(inside, k));
+  // Every test lab name (ct8 + 4 hex digits of the build tree's hash) and a sweep of others,
+  // with and without used prefixes.
+  for (int i = 0; i < 0x10000; ++i) {
+    const std::string name = fmt::format("ct8{:04x}", i);
+    auto s = choose_subnet(name, {});
+    REQUIRE(s.ok());
+    if (overlaps(*s, base)) FAIL_CHECK(name << " gets " << format_prefix(*s));
+  }
+  for (int i = 0; i < 2000; ++i) {
+    const std::string name = fmt::format("lab{}", i);
+    auto s = choose_subnet(name, {subnet_candidate(name, 0)});
+    REQUIRE(s.ok());
+    if (overlaps(*s, base)) FAIL_CHECK(name << " gets " << format_prefix(*s));
+  }
 }
 
 TEST_CASE("plan: mesh ports go to peers in ascending order") {

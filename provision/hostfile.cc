@@ -185,10 +185,16 @@ util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
                             "pairs with an RDMA device on both ends of a cable");
   if (!ring) return ring.error();
   const auto& order = ring->order;
+  // JACCL's ring needs every neighbour cell of one length (Config::is_valid_ring): the ring's
+  // smallest RDMA cable count, the first that many cables of each pair, as
+  // mlx.distributed_config writes it. Both ends list a pair's cables in the same order.
+  const auto count = static_cast<std::size_t>(ring->min_cables);
   for (std::size_t r = 0; r < n; ++r) {
     hf.hosts.push_back({g.host(order[r]).name(), {}, std::vector<MlxCell>(n)});
     for (std::size_t s : {(r + n - 1) % n, (r + 1) % n}) {
-      hf.hosts[r].rdma[s] = cell(g, order[r], order[s]);
+      MlxCell c = cell(g, order[r], order[s]);
+      if (c.size() > count) c.resize(count);
+      hf.hosts[r].rdma[s] = std::move(c);
     }
   }
   if (auto st = add_management_ips(g, order, HostfileFormat::kMlxJacclRing, hf, notes); !st) {
@@ -338,21 +344,32 @@ util::Result<MlxHostfile> make_mlx_hostfile(const ClusterState& state, HostfileF
   const ClusterGraph g(state);
   MlxHostfile hf;
   hf.envs = envs;
+  util::Result<MlxHostfile> made = util::error(ExitCode::kUsage, "");
   switch (format) {
     case HostfileFormat::kMlxJaccl:
       hf.backend = "jaccl";
-      return make_jaccl(g, std::move(hf), notes);
+      made = make_jaccl(g, std::move(hf), notes);
+      break;
     case HostfileFormat::kMlxJacclRing:
       hf.backend = "jaccl-ring";
-      return make_jaccl_ring(g, std::move(hf), notes);
+      made = make_jaccl_ring(g, std::move(hf), notes);
+      break;
     case HostfileFormat::kMlxRing:
       hf.backend = "ring";
-      return make_ring(g, std::move(hf));
-    default:
+      made = make_ring(g, std::move(hf));
       break;
+    default:
+      throw std::invalid_argument(
+          fmt::format("make_mlx_hostfile: {} is not an MLX format", to_string(format)));
   }
-  throw std::invalid_argument(
-      fmt::format("make_mlx_hostfile: {} is not an MLX format", to_string(format)));
+  if (!made) return made;
+  // What we write passes the same checks as what we read (JACCL's rules among them): a
+  // cluster state that gives an invalid matrix (one device named for two cables, say) is
+  // refused here, not by a silent fallback on the ranks.
+  if (auto st = validate_mlx_hostfile(*made); !st) {
+    return cannot(format, st.error().message);
+  }
+  return made;
 }
 
 util::Result<std::string> render_hostfile(const ClusterState& state, const HostfileOptions& opts,

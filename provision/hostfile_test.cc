@@ -1,5 +1,6 @@
 #include "provision/hostfile.h"
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "provision/hostfile_test_states.h"
+#include "provision/mlx_hostfile.h"
 #include "topology/test_states.h"
 
 namespace cc::provision {
@@ -212,6 +214,53 @@ TEST_CASE("hostfile: mlx-jaccl-ring lists hosts in ring order, neighbours' cells
   CHECK(hf->hosts[2].rdma == Cells{{}, {"rdma_en2"}, {}, {"rdma_en3"}});
   CHECK(hf->hosts[3].rdma == Cells{{"rdma_en3"}, {}, {"rdma_en2"}, {}});
   CHECK(check_against(*hf, s).ok());
+}
+
+TEST_CASE("hostfile: mlx-jaccl-ring lists the ring's smallest cable count in every cell") {
+  // The ring m1 - m2 - m3 - m4 - m1 with m1-m2 doubled: JACCL's ring needs every neighbour
+  // cell of one length, so each lists one device (the first of m1-m2's two cables).
+  ClusterState s = macs(4, 3);
+  cable_macs(s, "m1", 1, "m2", 1);
+  cable_macs(s, "m1", 2, "m2", 2);
+  cable_macs(s, "m2", 3, "m3", 1);
+  cable_macs(s, "m3", 2, "m4", 1);
+  cable_macs(s, "m4", 2, "m1", 3);
+  auto hf = make_mlx_hostfile(s, HostfileFormat::kMlxJacclRing);
+  REQUIRE(hf.ok());
+  CHECK(ssh_names(*hf) == std::vector<std::string>{"m1", "m2", "m3", "m4"});
+  CHECK(hf->hosts[0].rdma == Cells{{}, {"rdma_en2"}, {}, {"rdma_en4"}});
+  CHECK(hf->hosts[1].rdma == Cells{{"rdma_en2"}, {}, {"rdma_en4"}, {}});
+  CHECK(hf->hosts[2].rdma == Cells{{}, {"rdma_en2"}, {}, {"rdma_en3"}});
+  CHECK(hf->hosts[3].rdma == Cells{{"rdma_en3"}, {}, {"rdma_en2"}, {}});
+  CHECK(validate_mlx_hostfile(*hf).ok());
+  CHECK(check_against(*hf, s).ok());
+  // The 3-Mac mesh: m1-m2 doubled, the other pairs single: one device per neighbour, and the
+  // first cable's two ends.
+  auto three = make_mlx_hostfile(mesh3(), HostfileFormat::kMlxJacclRing);
+  REQUIRE(three.ok());
+  for (const auto& h : three->hosts) {
+    for (std::size_t j = 0; j < h.rdma.size(); ++j)
+      CHECK(h.rdma[j].size() == (h.ssh == three->hosts[j].ssh ? 0u : 1u));
+  }
+  CHECK(check_against(*three, mesh3()).ok());
+}
+
+TEST_CASE("hostfile: every mlx-jaccl* file in tests/data/expected passes JACCL's rules") {
+  int seen = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(CLUSTERCTL_TEST_DATA) + "/expected")) {
+    const std::string path = e.path().string();
+    if (e.path().extension() != ".json") continue;
+    ++seen;
+    auto hf = read_mlx_hostfile(path);
+    REQUIRE_MESSAGE(hf.ok(), (hf.ok() ? "" : hf.error().message));
+    CHECK(validate_mlx_hostfile(*hf).ok());
+    std::vector<std::vector<MlxCell>> m;
+    for (const auto& h : hf->hosts) m.push_back(h.rdma);
+    const auto want = hf->backend == "jaccl-ring" ? JacclGroup::kRing : JacclGroup::kMesh;
+    CHECK_MESSAGE(check_jaccl_devices(m, want, path).ok(), path);
+  }
+  CHECK(seen >= 2);
 }
 
 TEST_CASE("hostfile: mlx-jaccl-ring on a mesh of 4 keeps the non-neighbours null") {

@@ -25,6 +25,7 @@ constexpr const char* kShape =
     "\"ips\": [...], \"rdma\": [...]}, ...]} or a list of host objects";
 
 util::Error bad(const std::string& path, const std::string& message) {
+  if (path.empty()) return util::error(ExitCode::kUsage, message);  // built, not read
   return util::error(ExitCode::kUsage, fmt::format("{}: {}", path, message));
 }
 
@@ -100,7 +101,84 @@ util::Result<MlxHost> parse_host(const json& h, std::size_t rank, const std::str
   return host;
 }
 
-// The matrix rules of parse_mlx_hostfile's contract.
+// "rank 1 (mac2)", or "rank 1" when the ranks have no names.
+std::string ranked(const std::vector<std::string>& names, std::size_t rank) {
+  return rank < names.size() ? fmt::format("rank {} ({})", rank, names[rank])
+                             : fmt::format("rank {}", rank);
+}
+
+std::string where_prefix(std::string_view where) {
+  return where.empty() ? std::string() : fmt::format("{}: ", where);
+}
+
+// JACCL's Config::is_valid_mesh: every off-diagonal cell names a device, the diagonal is null.
+// The first violation, or nullopt.
+std::optional<std::string> mesh_problem(const std::vector<std::vector<MlxCell>>& m,
+                                        const std::vector<std::string>& names) {
+  const std::size_t n = m.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j && !m[i][j].empty()) {
+        return fmt::format("{}: {} must be null (a host has no cable to itself)", ranked(names, i),
+                           cell_name(i, j));
+      }
+      if (i != j && m[i][j].empty()) {
+        return fmt::format(
+            "{} and {}: {} is null, but a JACCL mesh needs a device in every "
+            "off-diagonal cell (a direct RDMA cable between every pair)",
+            ranked(names, i), ranked(names, j), cell_name(i, j));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// JACCL's Config::is_valid_ring, made strict: the cells of each rank's two ring neighbours
+// (rank - 1 and rank + 1, wrapping) all have the length of rdma[0][1] (at least 1), and every
+// other cell is null. The first violation, or nullopt.
+std::optional<std::string> ring_problem(const std::vector<std::vector<MlxCell>>& m,
+                                        const std::vector<std::string>& names) {
+  const std::size_t n = m.size();
+  const std::size_t want = m[0][1].size();
+  if (want == 0) {
+    return fmt::format(
+        "{} and {}: {} is null, but in a JACCL ring every rank has a device to "
+        "each ring neighbour: list the hosts in ring order",
+        ranked(names, 0), ranked(names, 1), cell_name(0, 1));
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t left = (i + n - 1) % n, right = (i + 1) % n;
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t got = m[i][j].size();
+      if (j == left || j == right) {
+        if (got == 0) {
+          return fmt::format(
+              "{} and {}: {} is null, but a JACCL ring needs a device to each "
+              "ring neighbour ({} and {}): list the hosts in ring order",
+              ranked(names, i), ranked(names, j), cell_name(i, j), ranked(names, left), ranked(names, right));
+        }
+        if (got != want) {
+          return fmt::format(
+              "{} and {}: {} lists {} device(s) but {} lists {}: a JACCL ring "
+              "needs the same number of cables in every neighbour cell; list "
+              "only {} per neighbour (the ring's smallest cable count, as "
+              "mlx.distributed_config does)",
+              ranked(names, i), ranked(names, j), cell_name(i, j), got, cell_name(0, 1), want,
+              std::min(got, want));
+        }
+      } else if (got != 0) {
+        return fmt::format(
+            "{} and {}: {} is set, but they are not ring neighbours: in a JACCL "
+            "ring only the cells of rank - 1 and rank + 1 name devices",
+            ranked(names, i), ranked(names, j), cell_name(i, j));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// The structural matrix rules of parse_mlx_hostfile's contract; JACCL's own rules follow in
+// validate_mlx_hostfile.
 util::Status check_matrix(const MlxHostfile& hf) {
   const auto& hosts = hf.hosts;
   const std::size_t n = hosts.size();
@@ -149,26 +227,6 @@ util::Status check_matrix(const MlxHostfile& hf) {
                                         cell_name(i, j), a.size(), cell_name(j, i), b.size(),
                                         label(hosts, i), label(hosts, j)));
       }
-      if (jaccl && a.empty()) {
-        return bad(hf.path,
-                   fmt::format("{} and {} have no cable between them ({} and {} are "
-                               "null): jaccl needs a cable between every pair",
-                               label(hosts, i), label(hosts, j), cell_name(i, j), cell_name(j, i)));
-      }
-    }
-  }
-  if (ring && n >= 2) {
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j : {(i + n - 1) % n, (i + 1) % n}) {
-        if (hosts[i].rdma[j].empty()) {
-          return bad(hf.path,
-                     fmt::format("{}: {} is null, but jaccl-ring needs a cable to each "
-                                 "ring neighbour ({} and {}): list the hosts in ring "
-                                 "order",
-                                 label(hosts, i), cell_name(i, j), label(hosts, (i + n - 1) % n),
-                                 label(hosts, (i + 1) % n)));
-        }
-      }
     }
   }
   return {};
@@ -184,6 +242,77 @@ bool valid_env_entry(std::string_view entry) {
   if (!alpha(entry[0])) return false;
   return std::all_of(entry.begin() + 1, entry.begin() + static_cast<std::ptrdiff_t>(eq),
                      [&](char c) { return alpha(c) || digit(c); });
+}
+
+const char* to_string(JacclGroup g) {
+  switch (g) {
+    case JacclGroup::kMesh:
+      return "mesh";
+    case JacclGroup::kRing:
+      return "ring";
+    case JacclGroup::kMeshOrRing:
+      return "mesh or ring";
+  }
+  return "unknown";
+}
+
+util::Status check_jaccl_devices(const std::vector<std::vector<MlxCell>>& rdma, JacclGroup want,
+                                 std::string_view where, const std::vector<std::string>& names) {
+  const std::size_t n = rdma.size();
+  const std::string at = where_prefix(where);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (rdma[i].size() != n) {
+      return util::error(ExitCode::kUsage,
+                         fmt::format("{}{}: the device matrix row has {} cells, want {} (one per "
+                                     "rank): JACCL needs the full N x N matrix",
+                                     at, ranked(names, i), rdma[i].size(), n));
+    }
+  }
+  if (n < 2) return {};  // one rank: JACCL forms no group, and none is needed
+  auto mesh = want == JacclGroup::kRing ? std::nullopt : mesh_problem(rdma, names);
+  auto ring = want == JacclGroup::kMesh ? std::nullopt : ring_problem(rdma, names);
+  const char* fallback =
+      "JACCL's init() would otherwise fall back to a group of one rank without a word";
+  switch (want) {
+    case JacclGroup::kMesh:
+      if (!mesh) return {};
+      return util::error(ExitCode::kUsage,
+                         fmt::format("{}not a valid JACCL mesh: {} ({}); write the file with "
+                                     "`clusterctl hostfile --format mlx-jaccl` on a full mesh",
+                                     at, *mesh, fallback));
+    case JacclGroup::kRing:
+      if (!ring) return {};
+      return util::error(ExitCode::kUsage,
+                         fmt::format("{}not a valid JACCL ring: {} ({}); write the file with "
+                                     "`clusterctl hostfile --format mlx-jaccl-ring`",
+                                     at, *ring, fallback));
+    case JacclGroup::kMeshOrRing:
+      if (!mesh || !ring) return {};
+      return util::error(ExitCode::kUsage,
+                         fmt::format("{}the device matrix is neither a valid JACCL mesh ({}) nor "
+                                     "a valid JACCL ring ({}) ({}); write the file with "
+                                     "`clusterctl hostfile --format mlx-jaccl` or "
+                                     "`--format mlx-jaccl-ring`",
+                                     at, *mesh, *ring, fallback));
+  }
+  return {};
+}
+
+util::Status validate_mlx_hostfile(const MlxHostfile& hf) {
+  if (auto st = check_matrix(hf); !st) return st;
+  const bool any = std::any_of(hf.hosts.begin(), hf.hosts.end(),
+                               [](const MlxHost& h) { return !h.rdma.empty(); });
+  if (!any || hf.backend == "ring") return {};  // no matrix, or TCP ring (the matrix unused)
+  const JacclGroup want = hf.backend == "jaccl"        ? JacclGroup::kMesh
+                          : hf.backend == "jaccl-ring" ? JacclGroup::kRing
+                                                       : JacclGroup::kMeshOrRing;
+  std::vector<std::vector<MlxCell>> matrix;
+  std::vector<std::string> names;
+  for (const MlxHost& h : hf.hosts) {
+    matrix.push_back(h.rdma);
+    names.push_back(h.ssh);
+  }
+  return check_jaccl_devices(matrix, want, hf.path, names);
 }
 
 std::string rank_label(const MlxHostfile& hf, std::size_t rank) {
@@ -258,7 +387,7 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
     }
     hf.hosts.push_back(std::move(*h));
   }
-  if (auto st = check_matrix(hf); !st) return st.error();
+  if (auto st = validate_mlx_hostfile(hf); !st) return st.error();
   return hf;
 }
 

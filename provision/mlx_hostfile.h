@@ -9,7 +9,8 @@
 //   CELL = null | "rdma_enX" | ["rdma_enX", "rdma_enY"]: rdma[i][j] is the device on host i for
 //   each cable to host j; with parallel cables the k-th entry on both ends is the same cable.
 //   - jaccl: every off-diagonal cell set (a full mesh); ips[0] of rank 0 is the coordinator.
-//   - jaccl-ring: hosts in ring order; the cells of the two ring neighbours set.
+//   - jaccl-ring: hosts in ring order; only the cells of the two ring neighbours set, all of
+//     one length (the ring's smallest cable count, as mlx.distributed_config writes it).
 //   - ring (TCP): hosts in ring order; ips = this host's addresses on the cables to its left
 //     neighbour (rank - 1, wrapping); rdma = [].
 //
@@ -47,6 +48,41 @@ struct MlxHostfile {
 /// "NAME=VALUE" with NAME a shell variable name ([A-Za-z_][A-Za-z0-9_]*); VALUE may be empty.
 bool valid_env_entry(std::string_view entry);
 
+/// The group a JACCL device matrix must form. JACCL (mlx/distributed/jaccl, Config::
+/// is_valid_mesh / is_valid_ring, and init()) builds a ring when MLX_JACCL_RING is set and the
+/// matrix is a valid ring, else a mesh when it is a valid mesh, else a ring when it is one, and
+/// otherwise returns no group: MLX then runs every rank alone, without a word.
+enum class JacclGroup {
+  kMesh,        // backend jaccl
+  kRing,        // backend jaccl-ring (MLX_JACCL_RING)
+  kMeshOrRing,  // no backend given: either is accepted
+};
+
+/// "mesh", "ring", "mesh or ring".
+const char* to_string(JacclGroup g);
+
+/// JACCL's own validity rules on an N x N device matrix (rdma[i][j]: rank i's devices for its
+/// cables to rank j), the one check of every matrix we write, read or hand to ranks:
+///   mesh: every off-diagonal cell names a device, the diagonal is null;
+///   ring: the cells of each rank's neighbours (rank - 1 and rank + 1, wrapping) name devices,
+///         all as many as rdma[0][1] (JACCL's num_connections); every other cell is null
+///         (stricter than JACCL, which ignores them: a set non-neighbour cell is a mesh written
+///         under the ring backend).
+/// A matrix of one rank passes (JACCL forms no group and none is needed). Errors (kUsage; the
+/// message starts with `where` when given, names the rank pair, ranks labelled with `names`
+/// when given, and says which command writes a valid file): a row that is not N cells, and the
+/// first rule broken. launch/ can call it on the MLX_IBV_DEVICES matrix it writes.
+util::Status check_jaccl_devices(const std::vector<std::vector<MlxCell>>& rdma, JacclGroup want,
+                                 std::string_view where = {},
+                                 const std::vector<std::string>& names = {});
+
+/// The whole validation of a hostfile (what parse_mlx_hostfile applies after reading it and
+/// make_mlx_hostfile after building one): the structural rules of parse_mlx_hostfile below,
+/// then check_jaccl_devices on the matrix (jaccl: kMesh, jaccl-ring: kRing, no backend with a
+/// matrix: kMeshOrRing; the TCP ring backend has no matrix to check). Errors: kUsage, the
+/// message starting with hf.path when it is not empty.
+util::Status validate_mlx_hostfile(const MlxHostfile& hf);
+
 /// "rank 1 (mac2)".
 std::string rank_label(const MlxHostfile& hf, std::size_t rank);
 
@@ -60,8 +96,8 @@ std::string render_mlx_hostfile(const MlxHostfile& hf);
 /// '=', a host without "ssh", a host named twice, a cell that is not null / a device name / a
 /// list of names, a matrix that is not n x n, a non-null diagonal, cells (i,j) and (j,i) that
 /// disagree (null on one side only, or a different cable count), one device named for two
-/// cells of a row, and per backend: jaccl with a null off-diagonal cell (a missing pair) or no
-/// matrix; jaccl-ring with a ring neighbour's cell null.
+/// cells of a row, a jaccl or jaccl-ring backend without a matrix, and JACCL's rules
+/// (check_jaccl_devices, through validate_mlx_hostfile).
 util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::string& path);
 
 /// Reads and validates a hostfile (parse_mlx_hostfile). Errors (kUsage): unreadable file, and

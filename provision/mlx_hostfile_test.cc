@@ -79,9 +79,9 @@ TEST_CASE("mlx hostfile: bare list, ring, and an empty list cell read as null") 
 
 TEST_CASE("mlx hostfile: render then parse gives the same hostfile") {
   MlxHostfile hf{"jaccl-ring", {"A=1"}, {}, ""};
-  hf.hosts.push_back({"a", {"10.0.0.1"}, {{}, {"x1", "x2"}, {"x3"}}});
-  hf.hosts.push_back({"b", {}, {{"y1", "y2"}, {}, {"y3"}}});
-  hf.hosts.push_back({"c", {"10.0.0.3"}, {{"z1"}, {"z2"}, {}}});
+  hf.hosts.push_back({"a", {"10.0.0.1"}, {{}, {"x1", "x2"}, {"x3", "x4"}}});
+  hf.hosts.push_back({"b", {}, {{"y1", "y2"}, {}, {"y3", "y4"}}});
+  hf.hosts.push_back({"c", {"10.0.0.3"}, {{"z1", "z2"}, {"z3", "z4"}, {}}});
   auto back = parse_mlx_hostfile(render_mlx_hostfile(hf), "h.json");
   REQUIRE(back.ok());
   CHECK(back->backend == hf.backend);
@@ -148,8 +148,10 @@ TEST_CASE("mlx hostfile: backend rules (jaccl mesh, jaccl-ring neighbours)") {
           {"ssh": "a", "rdma": [null, "a1", null]},
           {"ssh": "b", "rdma": ["b1", null, "b2"]},
           {"ssh": "c", "rdma": [null, "c1", null]}]})") ==
-        "h.json: rank 0 (a) and rank 2 (c) have no cable between them (rdma[0][2] and "
-        "rdma[2][0] are null): jaccl needs a cable between every pair");
+        "h.json: not a valid JACCL mesh: rank 0 (a) and rank 2 (c): rdma[0][2] is null, but a "
+        "JACCL mesh needs a device in every off-diagonal cell (a direct RDMA cable between "
+        "every pair) (JACCL's init() would otherwise fall back to a group of one rank without "
+        "a word); write the file with `clusterctl hostfile --format mlx-jaccl` on a full mesh");
   CHECK(parse_error(R"({"backend": "jaccl", "hosts": [{"ssh": "a"}, {"ssh": "b"}]})") ==
         "h.json: backend jaccl needs the \"rdma\" device matrix, and no host has one: write it "
         "with `clusterctl hostfile --format mlx-jaccl`");
@@ -159,15 +161,76 @@ TEST_CASE("mlx hostfile: backend rules (jaccl mesh, jaccl-ring neighbours)") {
           {"ssh": "b", "rdma": ["b1", null, "b2", null]},
           {"ssh": "c", "rdma": [null, "c1", null, "c2"]},
           {"ssh": "d", "rdma": [null, null, "d1", null]}]})") ==
-        "h.json: rank 0 (a): rdma[0][3] is null, but jaccl-ring needs a cable to each ring "
-        "neighbour (rank 3 (d) and rank 1 (b)): list the hosts in ring order");
-  // The same matrix is fine without a backend (mlx.launch picks one) or for a mesh subset.
-  CHECK(parse_mlx_hostfile(R"([{"ssh": "a", "rdma": [null, "a1", null, null]},
+        "h.json: not a valid JACCL ring: rank 0 (a) and rank 3 (d): rdma[0][3] is null, but a "
+        "JACCL ring needs a device to each ring neighbour (rank 3 (d) and rank 1 (b)): list the "
+        "hosts in ring order (JACCL's init() would otherwise fall back to a group of one rank "
+        "without a word); write the file with `clusterctl hostfile --format mlx-jaccl-ring`");
+  // Without a backend, JACCL takes a mesh or a ring: this chain is neither (JACCL would
+  // silently run every rank alone), so it is refused too.
+  CHECK(parse_error(R"([{"ssh": "a", "rdma": [null, "a1", null, null]},
           {"ssh": "b", "rdma": ["b1", null, "b2", null]},
           {"ssh": "c", "rdma": [null, "c1", null, "c2"]},
-          {"ssh": "d", "rdma": [null, null, "d1", null]}])",
+          {"ssh": "d", "rdma": [null, null, "d1", null]}])")
+            .find("h.json: the device matrix is neither a valid JACCL mesh (rank 0 (a) and rank 2 "
+                  "(c): rdma[0][2] is null") == 0);
+}
+
+TEST_CASE("mlx hostfile: JACCL's ring rule, every neighbour cell the same length") {
+  // 4 hosts in a ring, a-b doubled, and every cable listed: JACCL's is_valid_ring fails
+  // (rdma[1][2] has 1 device, rdma[0][1] 2) and so does is_valid_mesh (a-c is null).
+  const std::string all_cables = R"({"backend": "jaccl-ring", "hosts": [
+          {"ssh": "a", "rdma": [null, ["a1", "a2"], null, "a3"]},
+          {"ssh": "b", "rdma": [["b1", "b2"], null, "b3", null]},
+          {"ssh": "c", "rdma": [null, "c1", null, "c2"]},
+          {"ssh": "d", "rdma": ["d1", null, "d2", null]}]})";
+  CHECK(parse_error(all_cables) ==
+        "h.json: not a valid JACCL ring: rank 0 (a) and rank 3 (d): rdma[0][3] lists 1 device(s) "
+        "but rdma[0][1] lists 2: a JACCL ring needs the same number of cables in every "
+        "neighbour cell; list only 1 per neighbour (the ring's smallest cable count, as "
+        "mlx.distributed_config does) (JACCL's init() would otherwise fall back to a group of "
+        "one rank without a word); write the file with `clusterctl hostfile --format "
+        "mlx-jaccl-ring`");
+  // One device per neighbour: valid.
+  CHECK(parse_mlx_hostfile(R"({"backend": "jaccl-ring", "hosts": [
+          {"ssh": "a", "rdma": [null, "a1", null, "a3"]},
+          {"ssh": "b", "rdma": ["b1", null, "b3", null]},
+          {"ssh": "c", "rdma": [null, "c1", null, "c2"]},
+          {"ssh": "d", "rdma": ["d1", null, "d2", null]}]})",
                            "h.json")
             .ok());
+  // A non-neighbour cell set under the ring backend (a mesh of 4 written as a ring).
+  CHECK(parse_error(R"({"backend": "jaccl-ring", "hosts": [
+          {"ssh": "a", "rdma": [null, "a1", "a2", "a3"]},
+          {"ssh": "b", "rdma": ["b1", null, "b2", "b3"]},
+          {"ssh": "c", "rdma": ["c1", "c2", null, "c3"]},
+          {"ssh": "d", "rdma": ["d1", "d2", "d3", null]}]})") ==
+        "h.json: not a valid JACCL ring: rank 0 (a) and rank 2 (c): rdma[0][2] is set, but they "
+        "are not ring neighbours: in a JACCL ring only the cells of rank - 1 and rank + 1 name "
+        "devices (JACCL's init() would otherwise fall back to a group of one rank without a "
+        "word); write the file with `clusterctl hostfile --format mlx-jaccl-ring`");
+}
+
+TEST_CASE("mlx hostfile: check_jaccl_devices on a bare matrix, as launch/ hands to ranks") {
+  using M = std::vector<std::vector<MlxCell>>;
+  const M mesh = {{{}, {"x"}, {"y"}}, {{"x"}, {}, {"z"}}, {{"y"}, {"z"}, {}}};
+  CHECK(check_jaccl_devices(mesh, JacclGroup::kMesh).ok());
+  CHECK(check_jaccl_devices(mesh, JacclGroup::kRing).ok());  // 3 hosts: every pair neighbours
+  CHECK(check_jaccl_devices(mesh, JacclGroup::kMeshOrRing).ok());
+  CHECK(check_jaccl_devices(M{{{}}}, JacclGroup::kMesh).ok());  // one rank
+  const M chain = {{{}, {"x"}, {}}, {{"x"}, {}, {"z"}}, {{}, {"z"}, {}}};
+  auto st = check_jaccl_devices(chain, JacclGroup::kMesh, "devices.json", {"h1", "h2", "h3"});
+  REQUIRE(!st.ok());
+  CHECK(st.error().code == ExitCode::kUsage);
+  CHECK(st.error().message.find("devices.json: not a valid JACCL mesh: rank 0 (h1) and rank 2 "
+                                "(h3): rdma[0][2] is null") == 0);
+  st = check_jaccl_devices(chain, JacclGroup::kRing);
+  REQUIRE(!st.ok());
+  CHECK(st.error().message.find("not a valid JACCL ring: rank 0 and rank 2: rdma[0][2] is null") ==
+        0);
+  st = check_jaccl_devices(M{{{}, {"x"}}, {{"y"}}}, JacclGroup::kMesh);
+  REQUIRE(!st.ok());
+  CHECK(st.error().message.find("rank 1: the device matrix row has 1 cells, want 2") == 0);
+  CHECK(std::string(to_string(JacclGroup::kMeshOrRing)) == "mesh or ring");
 }
 
 TEST_CASE("mlx hostfile: read_mlx_hostfile reads a file and names a missing one") {

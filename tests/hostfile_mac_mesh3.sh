@@ -43,6 +43,47 @@ expect 0 "hostfile --hostfile" -- "$cc" --replay "$bundle" hostfile --format mlx
   --hostfile "$expected/mac-mesh3.mlx-jaccl.json"
 same "hostfile --hostfile" "$expected/mac-mesh3.mlx-jaccl.json" "$tmp/out"
 
+# A cluster state whose cables name unknown hosts or ports is refused on loading (exit 2),
+# every problem named by its JSON path, before verify-mesh or hostfile use it.
+python3 - "$tmp/cluster.json" "$tmp/bad-state.json" <<'PY'
+import copy, json, sys
+s = json.load(open(sys.argv[1]))
+c = s["cables"]
+c[3]["b"]["host"] = "ghost"
+c[2]["a"]["interface"] = "en99"
+c[1]["b"]["receptacle"] = -5
+c[1]["b"]["interface"] = ""
+c.append(copy.deepcopy(c[0]))
+s["hosts"].append(copy.deepcopy(s["hosts"][0]))
+json.dump(s, open(sys.argv[2], "w"))
+PY
+for cmd in verify-mesh "hostfile --format mpi"; do
+  # shellcheck disable=SC2086
+  expect 2 "$cmd on a state with bad references" -- "$cc" $cmd "$tmp/bad-state.json"
+  for want in "bad-state.json: 5 problems:" \
+      'hosts\[3\].host: "mac1" is already hosts\[0\]' \
+      'cables\[3\].b.host: "ghost" is not a host of this state (its hosts: mac1, mac2, mac3)' \
+      'cables\[2\].a: interface "en99" is not a port of mac' \
+      'cables\[1\].b: receptacle -5 is not a receptacle number' \
+      'cables\[4\]: the same cable as cables\[0\]'; do
+    grep -q "$want" "$tmp/err" || { echo "FAIL: $cmd: no '$want' in: $(cat "$tmp/err")"; fail=1; }
+  done
+done
+
+# The same Mac under a second name (same address, same Thunderbolt domain UUIDs): discovery
+# refuses it (exit 2, naming both) instead of planning a cable from mac1 to itself.
+cp -R "$bundle" "$tmp/twice"
+cp -R "$bundle/mac1" "$tmp/twice/studio1.local"
+for cmd in discover verify-mesh "hostfile --format mpi"; do
+  # shellcheck disable=SC2086
+  expect 2 "$cmd with one Mac under two names" -- "$cc" $cmd --from "$tmp/twice" \
+    --hosts mac1,mac2,mac3,studio1.local
+  grep -q "mac1 and studio1.local are the same machine (both have Thunderbolt domain UUID" \
+    "$tmp/err" || { echo "FAIL: $cmd: same machine not named: $(cat "$tmp/err")"; fail=1; }
+  grep -q "list each machine once, under one name" "$tmp/err" ||
+    { echo "FAIL: $cmd: no fix: $(cat "$tmp/err")"; fail=1; }
+done
+
 # Exit statuses: 2 usage, 1 the cluster cannot give the format, 3 a host unreachable.
 expect 2 "unknown format" -- "$cc" hostfile --format slurm --from "$bundle"
 expect 2 "--slots with an MLX format" -- "$cc" hostfile --format mlx-jaccl --slots 2 --from "$bundle"

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "util/interrupt.h"
+
 namespace cc::topology {
 namespace {
 
@@ -82,7 +84,9 @@ void check_port_counts(const ClusterGraph& g, std::vector<Finding>& out) {
 }
 
 void check_pairs(const ClusterGraph& g, std::vector<Finding>& out) {
-  for (auto [a, b] : g.missing_pairs()) {
+  const auto missing = g.missing_pairs();
+  for (std::size_t i = 0; i < missing.size() && i < kListedPairs; ++i) {
+    const auto [a, b] = missing[i];
     const std::string& ha = g.host(a).name();
     const std::string& hb = g.host(b).name();
     out.push_back({"missing-cable",
@@ -93,6 +97,19 @@ void check_pairs(const ClusterGraph& g, std::vector<Finding>& out) {
                                "of a mesh needs its own cable)",
                                ha, hb),
                    fmt::format("cable {} to {} (see the cabling plan)", ha, hb)});
+  }
+  if (missing.size() > kListedPairs) {
+    const std::size_t n = g.size();
+    out.push_back(
+        {"missing-cable",
+         Severity::kFail,
+         {},
+         {},
+         fmt::format("{} more pairs have no direct cable ({} of {} pairs missing; the "
+                     "first {} are listed)",
+                     missing.size() - kListedPairs, missing.size(), n * (n - 1) / 2, kListedPairs),
+         "cable every pair, or use fewer hosts: a full mesh of n hosts needs n - 1 "
+         "ports per host"});
   }
   for (std::size_t i = 0; i < g.edges().size(); ++i) {
     const auto& e = g.edges()[i];

@@ -29,13 +29,22 @@ bool PortNode::free() const {
 ClusterGraph::ClusterGraph(const discovery::ClusterState& state) : state_(&state) {
   const std::size_t n = state.hosts.size();
   hosts_.reserve(n);
-  for (const auto& h : state.hosts) {
+  port_at_.resize(n);
+  host_at_.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& h = state.hosts[i];
+    host_at_.emplace(h.host, i);
     HostNode node{&h, {}};
     node.ports.reserve(h.ports.size());
-    for (const auto& p : h.ports) node.ports.push_back(PortNode{discovery::end_of(h, p), &p, {}});
+    for (const auto& p : h.ports) {
+      PortNode pn{discovery::end_of(h, p), &p, {}};
+      const std::size_t k = node.ports.size();
+      if (!pn.end.interface.empty()) port_at_[i].by_interface.emplace(pn.end.interface, k);
+      if (pn.end.receptacle) port_at_[i].by_receptacle.emplace(*pn.end.receptacle, k);
+      node.ports.push_back(std::move(pn));
+    }
     hosts_.push_back(std::move(node));
   }
-  pairs_.assign(n * n, {});
   edges_.reserve(state.cables.size());
   for (std::size_t i = 0; i < state.cables.size(); ++i) {
     const auto& c = state.cables[i];
@@ -55,28 +64,28 @@ ClusterGraph::ClusterGraph(const discovery::ClusterState& state) : state_(&state
 }
 
 std::optional<std::size_t> ClusterGraph::host_index(std::string_view name) const {
-  for (std::size_t i = 0; i < hosts_.size(); ++i) {
-    if (hosts_[i].name() == name) return i;
-  }
-  return std::nullopt;
+  auto it = host_at_.find(std::string(name));
+  if (it == host_at_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<std::size_t> ClusterGraph::port_index(std::size_t h, const CableEnd& end) const {
-  const auto& ports = hosts_.at(h).ports;
-  for (std::size_t i = 0; i < ports.size(); ++i) {
-    const CableEnd& mine = ports[i].end;
-    if (!end.interface.empty()) {
-      if (mine.interface == end.interface) return i;
-    } else if (end.receptacle && mine.receptacle == end.receptacle) {
-      return i;
-    }
+  const PortIndex& idx = port_at_.at(h);
+  if (!end.interface.empty()) {
+    auto it = idx.by_interface.find(end.interface);
+    if (it != idx.by_interface.end()) return it->second;
+  } else if (end.receptacle) {
+    auto it = idx.by_receptacle.find(*end.receptacle);
+    if (it != idx.by_receptacle.end()) return it->second;
   }
   return std::nullopt;
 }
 
 const std::vector<std::size_t>& ClusterGraph::cables_between(std::size_t a, std::size_t b) const {
+  static const std::vector<std::size_t> kNone;
   if (a >= size() || b >= size()) throw std::out_of_range("ClusterGraph: host index");
-  return pairs_[a * size() + b];
+  auto it = pairs_.find(a * size() + b);
+  return it == pairs_.end() ? kNone : it->second;
 }
 
 int ClusterGraph::multiplicity(std::size_t a, std::size_t b) const {
@@ -86,8 +95,8 @@ int ClusterGraph::multiplicity(std::size_t a, std::size_t b) const {
 std::vector<std::vector<int>> ClusterGraph::matrix() const {
   const std::size_t n = size();
   std::vector<std::vector<int>> m(n, std::vector<int>(n, 0));
-  for (std::size_t a = 0; a < n; ++a) {
-    for (std::size_t b = 0; b < n; ++b) m[a][b] = a == b ? 0 : multiplicity(a, b);
+  for (const auto& [key, cables] : pairs_) {
+    m[key / n][key % n] = static_cast<int>(cables.size());
   }
   return m;
 }

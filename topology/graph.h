@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -53,7 +54,8 @@ struct CableEdge {
 
 class ClusterGraph {
  public:
-  /// Keeps a reference to `state`, which must outlive the graph. Cost: O(cables x ports).
+  /// Keeps a reference to `state`, which must outlive the graph. Cost: O(hosts + ports +
+  /// cables) (hash indices of host names and of each host's interfaces and receptacles).
   explicit ClusterGraph(const discovery::ClusterState& state);
   ClusterGraph(discovery::ClusterState&&) = delete;
 
@@ -82,7 +84,15 @@ class ClusterGraph {
   const discovery::ClusterState* state_;
   std::vector<HostNode> hosts_;
   std::vector<CableEdge> edges_;
-  std::vector<std::vector<std::size_t>> pairs_;  // n x n, row-major; both (a,b) and (b,a)
+  struct PortIndex {
+    std::unordered_map<std::string, std::size_t> by_interface;  // first port with the name
+    std::unordered_map<int, std::size_t> by_receptacle;         // first port with the number
+  };
+  std::unordered_map<std::string, std::size_t> host_at_;  // first host with the name
+  std::vector<PortIndex> port_at_;                        // per host
+  // Cabled pairs only (sparse: a cluster of n hosts has n^2 pairs but few cables), keyed
+  // a * n + b; both (a,b) and (b,a).
+  std::unordered_map<std::size_t, std::vector<std::size_t>> pairs_;
 };
 
 /// os.name is "macOS".

@@ -6,6 +6,9 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "topology/checks.h"
+#include "util/interrupt.h"
+
 namespace cc::topology {
 namespace {
 
@@ -69,14 +72,21 @@ CablingPlan plan_cabling(const ClusterGraph& g) {
   for (std::size_t h = 0; h < n; ++h) sort_by_preference(g.host(h), free[h]);
 
   std::vector<std::size_t> used(n, 0);
-  for (auto [a, b] : missing) {
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    if (i % 4096 == 0 && util::interrupted()) break;  // the caller reports the interruption
+    const auto [a, b] = missing[i];
     const bool ok_a = used[a] < free[a].size();
     const bool ok_b = used[b] < free[b].size();
     if (!ok_a || !ok_b) {
+      if (plan.unplanned_total >= kListedPairs) {
+        ++plan.unplanned_total;
+        continue;
+      }
       std::string reason =
           !ok_a && !ok_b
               ? fmt::format("no free port left on {} and {}", g.host(a).name(), g.host(b).name())
               : fmt::format("no free port left on {}", (ok_a ? g.host(b) : g.host(a)).name());
+      ++plan.unplanned_total;
       plan.unplanned.push_back({g.host(a).name(), g.host(b).name(), reason});
       continue;
     }
@@ -128,7 +138,10 @@ void to_json(nlohmann::json& j, const PortShortage& s) {
 }
 
 void to_json(nlohmann::json& j, const CablingPlan& p) {
-  j = nlohmann::json{{"steps", p.steps}, {"unplanned", p.unplanned}, {"shortages", p.shortages}};
+  j = nlohmann::json{{"steps", p.steps},
+                     {"unplanned", p.unplanned},
+                     {"unplanned_total", p.unplanned_total},
+                     {"shortages", p.shortages}};
 }
 
 }  // namespace cc::topology

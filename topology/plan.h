@@ -13,8 +13,9 @@
 //   - When a host has fewer free ports than missing cables, redundant parallel cables
 //     (multi-rail) of that host are unplugged first, last cable of a pair first, while the
 //     pair keeps at least one cable; each unplug frees a port on both ends.
-//   - Missing pairs still without ports are listed as unplanned, and each host short of
-//     ports gets a shortage line saying how many more it needs.
+//   - Missing pairs still without ports are listed as unplanned (the first kListedPairs of
+//     them; unplanned_total counts all), and each host short of ports gets a shortage line
+//     saying how many more it needs.
 #pragma once
 
 #include <string>
@@ -51,8 +52,9 @@ struct PortShortage {
 };
 
 struct CablingPlan {
-  std::vector<PlanStep> steps;  // unplug steps first, then plug steps in pair order
-  std::vector<UnplannedPair> unplanned;
+  std::vector<PlanStep> steps;           // unplug steps first, then plug steps in pair order
+  std::vector<UnplannedPair> unplanned;  // at most kListedPairs (checks.h), in pair order
+  std::size_t unplanned_total = 0;       // all missing pairs the plan could not serve
   std::vector<PortShortage> shortages;
 };
 

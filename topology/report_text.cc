@@ -34,6 +34,9 @@ std::string findings_text(const VerifyReport& r, const util::OutputStyle& style)
   return out;
 }
 
+// Beyond this many hosts the n x n matrix is unreadable (and a 1,000-host one is 4 MB).
+constexpr std::size_t kMatrixHosts = 64;
+
 std::string cell(const VerifyReport& r, std::size_t a, std::size_t b) {
   if (a == b) return "-";
   return r.matrix[a][b] == 0 ? "." : fmt::format("{}", r.matrix[a][b]);
@@ -42,6 +45,12 @@ std::string cell(const VerifyReport& r, std::size_t a, std::size_t b) {
 std::string matrix_text(const VerifyReport& r) {
   const std::size_t n = r.hosts.size();
   if (n < 2) return "";
+  if (n > kMatrixHosts) {
+    return fmt::format(
+        "Cables per pair: not shown for {} hosts (more than {}); the JSON report "
+        "(--json) has the matrix\n",
+        n, kMatrixHosts);
+  }
   std::size_t name_width = 0;
   for (const auto& h : r.hosts) name_width = std::max(name_width, h.size());
   std::size_t cell_width = 1;
@@ -124,6 +133,10 @@ std::string plan_text(const VerifyReport& r) {
   }
   for (const auto& u : p.unplanned) {
     out += fmt::format("  not planned: {}-{} ({})\n", u.a, u.b, u.reason);
+  }
+  if (p.unplanned_total > p.unplanned.size()) {
+    out += fmt::format("  not planned: {} more pairs (no free ports left)\n",
+                       p.unplanned_total - p.unplanned.size());
   }
   for (const auto& s : p.shortages) out += fmt::format("  {}\n", s.text);
   return out;

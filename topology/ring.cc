@@ -4,6 +4,8 @@
 #include <functional>
 #include <stdexcept>
 
+#include "util/interrupt.h"
+
 namespace cc::topology {
 namespace {
 
@@ -119,7 +121,10 @@ class Search {
     const std::size_t c = path_.back();
     if (path_.size() == n_) return adjacent(c, 0) ? Outcome::kFound : Outcome::kExhausted;
     for (std::size_t v : candidates(c)) {
-      if (steps_ == budget_) return Outcome::kBudget;
+      // Ctrl-C / SIGTERM ends the search as a spent budget does ("gave up").
+      if (steps_ == budget_ || (steps_ % 1024 == 0 && util::interrupted())) {
+        return Outcome::kBudget;
+      }
       ++steps_;
       path_.push_back(v);
       take(v);
@@ -154,9 +159,14 @@ void score(const Matrix& m, Ring& r) {
 
 // 2-opt: replace pairs (a,b) and (c,d) with (a,c) and (b,d) when that raises the total and
 // keeps both new pairs at >= k cables. Position 0 (host 0) never moves.
+// Each pass costs O(n^2) and raises the total by at least 1; at most kMaxPasses of them (best
+// effort), and none once interrupted.
+constexpr int kMaxPasses = 16;
+
 void improve_total(const Matrix& m, int k, std::vector<std::size_t>& o) {
   const std::size_t n = o.size();
-  for (bool improved = true; improved;) {
+  int passes = 0;
+  for (bool improved = true; improved && passes < kMaxPasses && !util::interrupted(); ++passes) {
     improved = false;
     for (std::size_t i = 0; i + 2 < n; ++i) {
       for (std::size_t j = i + 2; j < n; ++j) {

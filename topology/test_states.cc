@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -51,24 +53,32 @@ HostFacts lab_host(const std::string& name, int ports) {
 }
 
 void sort_cables(ClusterState& s) {
+  // Keys computed once per cable (hash lookups), so tests with 1,000 hosts stay fast.
+  std::unordered_map<std::string, std::size_t> host_at;
+  for (std::size_t i = 0; i < s.hosts.size(); ++i) host_at.emplace(s.hosts[i].host, i);
   auto host_index = [&](const std::string& n) {
-    for (std::size_t i = 0; i < s.hosts.size(); ++i) {
-      if (s.hosts[i].host == n) return i;
-    }
-    return s.hosts.size();
+    auto it = host_at.find(n);
+    return it == host_at.end() ? s.hosts.size() : it->second;
   };
   auto port_index = [&](const discovery::CableEnd& e) {
-    const auto* h = s.find_host(e.host);
+    const std::size_t hi = host_index(e.host);
+    const auto* h = hi < s.hosts.size() ? &s.hosts[hi] : nullptr;
     for (std::size_t i = 0; h != nullptr && i < h->ports.size(); ++i) {
       if (discovery::end_of(*h, h->ports[i]) == e) return i;
     }
     return std::size_t{999};
   };
-  std::sort(s.cables.begin(), s.cables.end(), [&](const Cable& x, const Cable& y) {
-    return std::tuple(host_index(x.a.host), port_index(x.a), host_index(x.b.host),
-                      port_index(x.b)) <
-           std::tuple(host_index(y.a.host), port_index(y.a), host_index(y.b.host), port_index(y.b));
-  });
+  using Key = std::tuple<std::size_t, std::size_t, std::size_t, std::size_t>;
+  std::vector<std::pair<Key, Cable>> keyed;
+  keyed.reserve(s.cables.size());
+  for (auto& c : s.cables) {
+    Key k{host_index(c.a.host), port_index(c.a), host_index(c.b.host), port_index(c.b)};
+    keyed.emplace_back(k, std::move(c));
+  }
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  s.cables.clear();
+  for (auto& [k, c] : keyed) s.cables.push_back(std::move(c));
 }
 
 ClusterState lab_mesh(int n, const std::vector<std::pair<int, int>>& omit,

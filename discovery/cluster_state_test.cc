@@ -1,0 +1,205 @@
+#include "discovery/cluster_state.h"
+
+#include <unistd.h>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "util/atomic_file.h"
+
+using namespace cc::discovery;
+using nlohmann::json;
+
+namespace {
+
+// Two Macs a and b, receptacles 1 and 2 (en1, en2) each, one cable a:1 - b:1; `edit` changes it.
+json state_json() {
+  auto mac = [](const char* name) {
+    json ports = json::array();
+    for (int r = 1; r <= 2; ++r) {
+      ports.push_back({{"receptacle", r},
+                       {"interface", {{"name", "en" + std::to_string(r)}}},
+                       {"rdma_device", "rdma_en" + std::to_string(r)}});
+    }
+    return json{{"host", name}, {"os", {{"name", "macOS"}}}, {"ports", ports}};
+  };
+  auto end = [](const char* host, int r) {
+    return json{{"host", host},
+                {"interface", "en" + std::to_string(r)},
+                {"receptacle", r},
+                {"rdma_device", "rdma_en" + std::to_string(r)}};
+  };
+  return json{{"schema", kClusterSchema},
+              {"hosts", {mac("a"), mac("b")}},
+              {"cables", {{{"a", end("a", 1)}, {"b", end("b", 1)}, {"sources", {"thunderbolt"}}}}},
+              {"problems", json::array()},
+              {"network", json::array()}};
+}
+
+std::string error_of(const json& j) {
+  auto s = cluster_state_from_json(j);
+  REQUIRE(!s.ok());
+  CHECK(s.error().code == cc::util::ExitCode::kUsage);
+  return s.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("cluster state: a consistent state reads, and survives a round trip") {
+  auto s = cluster_state_from_json(state_json());
+  REQUIRE_MESSAGE(s.ok(), (s.ok() ? "" : s.error().message));
+  CHECK(s->hosts.size() == 2);
+  REQUIRE(s->cables.size() == 1);
+  CHECK(s->cables[0].b.host == "b");
+  CHECK(cluster_state_from_json(json(*s)).ok());
+}
+
+TEST_CASE("cluster state: cables must name hosts and ports of the state") {
+  json j = state_json();
+  j["cables"][0]["b"]["host"] = "ghost";
+  CHECK(error_of(j) ==
+        "cluster state: cables[0].b.host: \"ghost\" is not a host of this state (its hosts: a, b)");
+
+  j = state_json();
+  j["cables"][0]["a"]["interface"] = "en99";
+  CHECK(error_of(j) ==
+        "cluster state: cables[0].a: interface \"en99\" is not a port of a (its ports: "
+        "receptacle 1 (en1), receptacle 2 (en2))");
+
+  j = state_json();
+  j["cables"][0]["a"]["interface"] = "";
+  j["cables"][0]["a"]["receptacle"] = -5;
+  CHECK(error_of(j) ==
+        "cluster state: cables[0].a: receptacle -5 is not a receptacle number (they count from 1)");
+
+  j = state_json();
+  j["cables"][0]["a"]["interface"] = "";
+  j["cables"][0]["a"]["receptacle"] = 7;
+  CHECK(error_of(j) ==
+        "cluster state: cables[0].a: receptacle 7 is not a port of a (its ports: receptacle 1 "
+        "(en1), receptacle 2 (en2))");
+
+  j = state_json();
+  j["cables"][0]["a"]["receptacle"] = 2;  // en1 is receptacle 1
+  CHECK(error_of(j) ==
+        "cluster state: cables[0].a: receptacle 2 is not a's receptacle of en1 (its ports: "
+        "receptacle 1 (en1), receptacle 2 (en2))");
+
+  j = state_json();
+  j["cables"][0]["b"] = j["cables"][0]["a"];
+  j["cables"][0]["b"]["interface"] = "en2";
+  j["cables"][0]["b"]["receptacle"] = 2;
+  CHECK(error_of(j) ==
+        "cluster state: cables[0]: joins a to itself (receptacle 1 (en1) and receptacle 2 (en2)): "
+        "a cable joins two hosts; remove it");
+}
+
+TEST_CASE("cluster state: duplicate cables and hosts, null names, every problem at once") {
+  json j = state_json();
+  json swapped = j["cables"][0];
+  std::swap(swapped["a"], swapped["b"]);
+  j["cables"].push_back(swapped);  // the same cable, ends the other way round
+  CHECK(error_of(j) ==
+        "cluster state: cables[1]: the same cable as cables[0] (b receptacle 1 (en1) - a "
+        "receptacle 1 (en1)): list each cable once; remove one of them");
+
+  j = state_json();
+  j["hosts"].push_back(j["hosts"][0]);
+  CHECK(error_of(j) ==
+        "cluster state: hosts[2].host: \"a\" is already hosts[0]: a host is "
+        "listed once; remove one of them");
+
+  j = state_json();
+  j["hosts"][1]["host"] = nullptr;
+  j["cables"][0]["a"]["host"] = "ghost";
+  j["cables"].push_back(j["cables"][0]);
+  j["cables"][1]["a"]["host"] = "a";
+  j["cables"][1]["a"]["interface"] = "en99";
+  j["network"].push_back({{"a", {{"host", "a"}, {"interface", "en1"}}},
+                          {"b", {{"host", nullptr}, {"interface", "en1"}}}});
+  CHECK(error_of(j) ==
+        "cluster state: 6 problems:\n"
+        "  hosts[1].host: missing, null or empty: every host needs the name it is reached by "
+        "(its SSH name)\n"
+        "  cables[0].a.host: \"ghost\" is not a host of this state (its hosts: a)\n"
+        "  cables[0].b.host: \"b\" is not a host of this state (its hosts: a)\n"
+        "  cables[1].a: interface \"en99\" is not a port of a (its ports: receptacle 1 (en1), "
+        "receptacle 2 (en2))\n"
+        "  cables[1].b.host: \"b\" is not a host of this state (its hosts: a)\n"
+        "  network[0].b.host: missing, null or empty: name a host of this state (its hosts: a)");
+}
+
+TEST_CASE("cluster state: a wrong field type names its index") {
+  json j = state_json();
+  j["cables"][0]["a"]["receptacle"] = "one";
+  CHECK(error_of(j).find("cluster state: cables[0].a.receptacle: ") == 0);
+  j = state_json();
+  j["hosts"] = 3;
+  CHECK(error_of(j) == "cluster state: hosts: must be a list, but is number");
+}
+
+TEST_CASE("cluster state: load_cluster_state names the file and the JSON path") {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("cc-cluster-state-test-" + std::to_string(::getpid()) + ".json");
+  json j = state_json();
+  j["cables"][0]["b"]["host"] = "ghost";
+  REQUIRE(cc::util::write_file_atomic(path.string(), j.dump(2)).ok());
+  auto s = load_cluster_state(path.string());
+  std::filesystem::remove(path);
+  REQUIRE(!s.ok());
+  CHECK(s.error().code == cc::util::ExitCode::kUsage);
+  CHECK(s.error().message ==
+        path.string() +
+            ": cables[0].b.host: \"ghost\" is not a host of this state (its hosts: a, b) (fix it, "
+            "or write it again with `clusterctl discover -o " +
+            path.string() + "`)");
+}
+
+TEST_CASE("cluster state: same_machines finds one machine under two names") {
+  auto mac = [](const char* name, const char* addr, std::vector<std::string> uuids) {
+    HostFacts h;
+    h.host = name;
+    h.management_address = addr;
+    int r = 0;
+    for (auto& u : uuids) {
+      Port p;
+      p.receptacle = ++r;
+      p.domain_uuid = u;
+      h.ports.push_back(p);
+    }
+    return h;
+  };
+  const std::string u1 = "00000001-0000-4000-8000-000000000001";
+  const std::string u2 = "00000002-0000-4000-8000-000000000002";
+  const std::string u3 = "00000003-0000-4000-8000-000000000003";
+  // studio1.local is studio1: the same UUIDs and address.
+  std::vector<HostFacts> hosts = {mac("studio1", "10.0.0.11", {u1, u2}),
+                                  mac("studio2", "10.0.0.12", {u3}),
+                                  mac("studio1.local", "10.0.0.11", {u1, u2})};
+  auto same = same_machines(hosts);
+  REQUIRE(same.size() == 1);
+  CHECK(same[0].first == 0);
+  CHECK(same[0].second == 2);
+  CHECK(same[0].why == "both have Thunderbolt domain UUID " + u1 +
+                           " (receptacle 1 on studio1, receptacle 1 on studio1.local)");
+  // Same address, different machines by their Thunderbolt identity (two NATs): not flagged.
+  hosts[2] = mac("other", "10.0.0.11", {"00000009-0000-4000-8000-000000000009"});
+  CHECK(same_machines(hosts).empty());
+  // Same address, no Thunderbolt identity on either (Linux hosts): the same machine.
+  hosts = {mac("h1", "10.0.0.1", {}), mac("h1-alias", "10.0.0.1", {}), mac("h2", "", {}),
+           mac("h3", "", {})};
+  same = same_machines(hosts);
+  REQUIRE(same.size() == 1);
+  CHECK(same[0].why == "both have the management address 10.0.0.1");
+  // In a state file: refused with both paths.
+  json j = state_json();
+  j["hosts"][0]["management_address"] = "10.0.0.11";
+  j["hosts"].push_back(j["hosts"][0]);
+  j["hosts"][2]["host"] = "a.local";
+  CHECK(error_of(j) ==
+        "cluster state: hosts[2].host: \"a.local\" is the same machine as hosts[0] (\"a\": both "
+        "have the management address 10.0.0.11): list each machine once, under one name");
+}
