@@ -83,8 +83,10 @@ void client_handshake(int fd, std::string_view token, std::string_view hello, De
     if (e.kind() == ErrorKind::kPeerLost) {
       throw Error(ErrorKind::kAuth,
                   who +
-                      " refused this rank: the job tokens differ (check CLUSTERCOMM_TOKEN) or "
-                      "the hello was rejected");
+                      " refused this rank: it is another job's endpoint or the job tokens differ "
+                      "(an endpoint of another job may hold that port, e.g. when rank 0 could "
+                      "not bind it: look at rank 0's own error first; else check that every "
+                      "rank has the same CLUSTERCOMM_TOKEN), or the hello was rejected");
     }
     throw;
   }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/socket.h>
 
+#include <string>
 #include <thread>
 
 #include "comm/error.h"
@@ -48,17 +49,24 @@ TEST_CASE("handshake: a wrong token is refused on both sides") {
   const Deadline d = Clock::now() + std::chrono::seconds(5);
   ServerHandshake server(std::move(b), "token", d);
   bool client_failed = false;
+  std::string message;
   std::thread client([&, fd = a.get()] {
     try {
       client_handshake(fd, "other", "hello", d, "server");
     } catch (const Error& e) {
       client_failed = e.kind() == ErrorKind::kAuth;
+      message = e.message();
     }
   });
   CHECK(drive(server) == ServerHandshake::State::kFailed);
   server.take_fd().reset();  // closing tells the client
   client.join();
   CHECK(client_failed);
+  // Another job's coordinator on the port looks the same: the message sends the operator to
+  // rank 0's own error (it could not bind) before the tokens.
+  CHECK(message.find("server refused this rank: it is another job's endpoint or the job "
+                     "tokens differ") != std::string::npos);
+  CHECK(message.find("look at rank 0's own error first") != std::string::npos);
 }
 
 }  // namespace cc::comm
