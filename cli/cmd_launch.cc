@@ -45,6 +45,7 @@ struct LaunchCli {
   bool no_prefix = false;
   std::string ranks;  // "0,2"
   bool detach = false;
+  bool unchecked_hostfile = false;  // --unchecked-hostfile: no comparison with the cabling
 };
 
 // Where the job's hosts are, how to reach them, and (for MLX runtimes) the MLX hostfile.
@@ -328,7 +329,9 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     if (!m) return fail(m.error());
     mpi = std::move(*m);
   }
-  if (auto st = check_hostfile_cabling(ctx, *spec, *placement); !st) return fail(st.error());
+  if (!o.unchecked_hostfile) {
+    if (auto st = check_hostfile_cabling(ctx, *spec, *placement); !st) return fail(st.error());
+  }
   if (auto st = preflight(ctx, *spec, *placement); !st) return fail(st.error());
   auto secrets = launch::resolve_secrets(*spec);
   if (!secrets) return fail(secrets.error());
@@ -481,6 +484,9 @@ void add_launch_command(CLI::App& app, Context& ctx) {
       ->check(CLI::ExistingFile);
   cmd->add_flag("--no-prefix", o->no_prefix, "Show ranks' lines without the [rank host] prefix");
   cmd->add_option("--ranks", o->ranks, "Show only these ranks' output (e.g. 0,2); logs keep all");
+  cmd->add_flag("--unchecked-hostfile", o->unchecked_hostfile,
+                "With `cluster: hostfile:FILE`: launch without first comparing the hostfile's "
+                "rank order and devices with the cabling its hosts report");
   cmd->add_flag("--detach", o->detach,
                 "Run in the background: print the job id and return; see `clusterctl jobs`, "
                 "`logs JOB -f`, `stop JOB`");
