@@ -1,6 +1,7 @@
 #include <mach-o/dyld.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <system_error>
 
@@ -14,7 +15,7 @@ std::filesystem::path executable_path() {
   if (size == 0) return {};
   std::string buf(size, '\0');
   if (::_NSGetExecutablePath(buf.data(), &size) != 0) return {};
-  buf.resize(buf.find('\0'));
+  buf.resize(std::strlen(buf.c_str()));
   // The path the program was started by: it may hold symbolic links and "..".
   std::error_code ec;
   std::filesystem::path p = std::filesystem::canonical(buf, ec);
