@@ -150,7 +150,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 comm_build="$root/build/libcxx-comm"
 cmake -S "$root/comm" -B "$comm_build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O2 -DCLUSTERCOMM_WERROR=ON \
-  -DCMAKE_CXX_FLAGS="-stdlib=libc++ -include $prelude" \
+  -DCMAKE_CXX_FLAGS="-stdlib=libc++ -include $prelude -DCLUSTERCTL_KEEP_MSG_NOSIGNAL" \
   -DCMAKE_EXE_LINKER_FLAGS=-stdlib=libc++ -DCMAKE_SHARED_LINKER_FLAGS=-stdlib=libc++ >/dev/null
 if ! cmake --build "$comm_build" -j"$jobs"; then
   echo "libc++: comm/ does not build with clang++ -stdlib=libc++ (errors above): fix them, or" \

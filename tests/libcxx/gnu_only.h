@@ -16,7 +16,12 @@
 #pragma once
 
 // Renamed while glibc declares them (enum { MSG_NOSIGNAL = 0x4000, ... } in bits/socket.h).
+// MSG_NOSIGNAL stays in a build that runs (tests/check_libcxx.sh's comm/ build defines
+// CLUSTERCTL_KEEP_MSG_NOSIGNAL): a Mac replaces it with SO_NOSIGPIPE, which Linux has not, so
+// without it a send to a dead peer is a SIGPIPE that kills the rank (comm's kill -9 test).
+#ifndef CLUSTERCTL_KEEP_MSG_NOSIGNAL
 #define MSG_NOSIGNAL clusterctl_linux_only_MSG_NOSIGNAL
+#endif
 #define MSG_MORE clusterctl_linux_only_MSG_MORE
 #define MSG_CMSG_CLOEXEC clusterctl_linux_only_MSG_CMSG_CLOEXEC
 #define SOCK_CLOEXEC clusterctl_linux_only_SOCK_CLOEXEC
@@ -25,7 +30,9 @@
 #pragma clang diagnostic ignored "-Wmacro-redefined"
 #include <sys/socket.h>
 #pragma clang diagnostic pop
+#ifndef CLUSTERCTL_KEEP_MSG_NOSIGNAL
 #undef MSG_NOSIGNAL
+#endif
 #undef MSG_MORE
 #undef MSG_CMSG_CLOEXEC
 #undef SOCK_CLOEXEC
