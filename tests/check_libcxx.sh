@@ -167,4 +167,10 @@ if ! ctest --test-dir "$comm_build" -LE rdma --output-on-failure --timeout 600 -
        "build/test: look for behaviour that differs between the two C++ libraries" >&2
   exit 1
 fi
+# What a Mac user does with it: install it, build a job against it (CMake package and
+# pkg-config), run it as 2 and 4 ranks.
+if ! "$here/install_test.sh" "$comm_build" clang++ -stdlib=libc++; then
+  echo "libc++: the installed libclustercomm does not serve a libc++ program (above)" >&2
+  exit 1
+fi
 exit "$status"
