@@ -133,7 +133,13 @@ const IbvApi* load_ibverbs(std::string& why, const char* library) {
   Loaded& l = it->second;
   if (fresh) {
     void* lib = open_verbs_library(names, l.why);
-    if (lib != nullptr) {
+    if (lib == nullptr) {
+#ifdef __APPLE__
+      l.why += ": RDMA over Thunderbolt needs macOS 26.2 or later (see clusterctl rdma status)";
+#else
+      l.why += ": install the verbs library (Debian: libibverbs1 and ibverbs-providers)";
+#endif
+    } else {
       IbvApi& a = l.api;
       std::string miss;
       l.ok = resolve(lib, "ibv_get_device_list", a.get_device_list, miss) &&

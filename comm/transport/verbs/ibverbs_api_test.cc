@@ -25,6 +25,14 @@ TEST_CASE("ibverbs: every name tried is in the error, with why it did not load")
         nullptr);
   CHECK(why.rfind("cannot load /nonexistent/librdma.dylib (", 0) == 0);
   CHECK(why.find("), nor librdma-not-here.dylib (") != std::string::npos);
+  // load_ibverbs adds what to do.
+  CHECK(load_ibverbs(why, "/nonexistent/libibverbs.so.1") == nullptr);
+  CHECK(why.rfind("cannot load /nonexistent/libibverbs.so.1 (", 0) == 0);
+#ifdef __APPLE__
+  CHECK(why.find(": RDMA over Thunderbolt needs macOS 26.2") != std::string::npos);
+#else
+  CHECK(why.find(": install the verbs library (Debian: libibverbs1") != std::string::npos);
+#endif
 }
 
 TEST_CASE("ibverbs: a library that exports the data path is called directly") {
