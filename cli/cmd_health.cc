@@ -21,6 +21,7 @@
 #include "healthcheck/quick_checks.h"
 #include "healthcheck/render.h"
 #include "provision/network_plan.h"
+#include "util/self_exe.h"
 #include "util/state_dir.h"
 
 namespace cc::cli {
@@ -48,12 +49,8 @@ ExitCode fail(const Context& ctx, const util::Error& e) {
   return e.code;
 }
 
-// This program's own directory (Linux /proc/self/exe; elsewhere none).
-fs::path own_dir() {
-  std::error_code ec;
-  fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : p.parent_path();
-}
+// This program's own directory (util/self_exe.h); empty when the system cannot say.
+fs::path own_dir() { return util::executable_path().parent_path(); }
 
 // clustercomm-perf: --perf, else beside this binary (an install) or in the build tree's bench/,
 // else the name alone (the hosts' PATH).

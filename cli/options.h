@@ -1,11 +1,11 @@
 // Option checks shared by the subcommands, with messages an operator can act on.
 #pragma once
 
-#include <charconv>
-#include <cmath>
 #include <string>
 
 #include <CLI/CLI.hpp>
+
+#include "util/number.h"
 
 namespace cc::cli {
 
@@ -13,12 +13,9 @@ namespace cc::cli {
 inline CLI::Validator seconds_validator() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        double v = 0;
-        const char* end = text.data() + text.size();
-        auto [ptr, ec] = std::from_chars(text.data(), end, v);
-        if (ec != std::errc() || ptr != end || !std::isfinite(v)) {
-          return "'" + text + "' is not a number of seconds (e.g. 5 or 0.5)";
-        }
+        const auto parsed = util::parse_double(text);
+        if (!parsed) return "'" + text + "' is not a number of seconds (e.g. 5 or 0.5)";
+        const double v = *parsed;
         if (v <= 0 || v > 86400) {
           return "'" + text + "' seconds is out of range: give more than 0 and at most 86400";
         }

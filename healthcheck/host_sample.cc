@@ -7,6 +7,7 @@
 
 #include "discovery/linux_system.h"
 #include "discovery/text.h"
+#include "util/number.h"
 
 namespace cc::healthcheck {
 namespace {
@@ -62,11 +63,8 @@ discovery::ProbeExtras health_extras(const std::string& remote_clusterctl) {
 }
 
 std::optional<double> parse_clock(std::string_view out) {
-  const std::string s(discovery::trim(out));
-  if (s.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double d = std::strtod(s.c_str(), &end);
-  if (end == nullptr || *end != '\0' || d <= 0) return std::nullopt;
+  const auto d = util::parse_double(discovery::trim(out));
+  if (!d || *d <= 0) return std::nullopt;
   return d;
 }
 

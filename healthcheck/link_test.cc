@@ -12,6 +12,7 @@
 #include "discovery/text.h"
 #include "remote/quote.h"
 #include "util/atomic_file.h"
+#include "util/number.h"
 
 namespace cc::healthcheck {
 namespace {
@@ -104,8 +105,8 @@ util::Result<std::vector<PerfRow>> parse_perf_output(std::string_view out) {
       std::string size(w[3]);
       if (!size.empty() && size.back() == ':') size.pop_back();
       if (discovery::parse_u64(size) != rows.back().bytes) continue;
-      rows.back().p50_us = std::strtod(std::string(w[5]).c_str(), nullptr);
-      rows.back().p99_us = std::strtod(std::string(w[8]).c_str(), nullptr);
+      rows.back().p50_us = util::parse_double(w[5]).value_or(0.0);
+      rows.back().p99_us = util::parse_double(w[8]).value_or(0.0);
       continue;
     }
     if (t.front() == '#') continue;
@@ -117,9 +118,9 @@ util::Result<std::vector<PerfRow>> parse_perf_output(std::string_view out) {
     if (!bytes || !wrong_a || !wrong_b) continue;
     PerfRow r;
     r.bytes = *bytes;
-    r.time_us = std::strtod(std::string(w[5]).c_str(), nullptr);
-    r.algbw_gbytes = std::strtod(std::string(w[6]).c_str(), nullptr);
-    r.busbw_gbytes = std::strtod(std::string(w[7]).c_str(), nullptr);
+    r.time_us = util::parse_double(w[5]).value_or(0.0);
+    r.algbw_gbytes = util::parse_double(w[6]).value_or(0.0);
+    r.busbw_gbytes = util::parse_double(w[7]).value_or(0.0);
     r.wrong = *wrong_a + *wrong_b;
     rows.push_back(r);
   }

@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "util/atomic_file.h"
+#include "util/number.h"
 #include "util/suggest.h"
 
 namespace cc::healthcheck {
@@ -52,11 +53,11 @@ class Reader {
                               double max) const {
     if (!v.IsScalar()) return error(v.Mark(), fmt::format("'{}': expected a number", path));
     const std::string s = v.Scalar();
-    char* end = nullptr;
-    const double d = std::strtod(s.c_str(), &end);
-    if (s.empty() || end == nullptr || *end != '\0' || !std::isfinite(d)) {
+    const auto parsed = util::parse_double(s);
+    if (!parsed) {
       return error(v.Mark(), fmt::format("'{}': expected a number, got '{}'", path, s));
     }
+    const double d = *parsed;
     if (d < min || d > max) {
       return error(v.Mark(),
                    fmt::format("'{}': {} is out of range ({} to {})", path, s, min, max));

@@ -37,6 +37,8 @@ void set_user_timeout(ssh_session s, std::chrono::milliseconds limit) {
 #elif defined(TCP_RXT_CONNDROPTIME)
   int sec = static_cast<int>((limit.count() + 999) / 1000);
   ::setsockopt(fd, IPPROTO_TCP, TCP_RXT_CONNDROPTIME, &sec, sizeof sec);
+#else
+  (void)limit;  // neither option: TCP's own retransmission timeout applies
 #endif
 }
 constexpr uint32_t kChunk = 32 * 1024;  // bytes per read / stdin write

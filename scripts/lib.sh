@@ -5,6 +5,7 @@
 CLUSTERCTL_PACKAGES=(
   build-essential cmake ninja-build pkg-config clang
   libclang-rt-dev  # clang's sanitizer and libFuzzer runtimes (only recommended by clang)
+  libc++-dev libc++abi-dev  # LLVM's C++ library, every Mac's: tests/check_libcxx.sh
   libcli11-dev libssh-dev libyaml-cpp-dev nlohmann-json3-dev libibverbs-dev libfmt-dev doctest-dev
   openssh-server openssh-client iproute2 iputils-ping procps util-linux python3
   libxml2-utils  # xmllint: the health tests validate the JUnit reports

@@ -11,12 +11,15 @@ if [ "${1:-}" = "--self-test" ]; then
   printf '#include <linux/if.h>\n' >"$tmp/lab/ok.cc" "$tmp/remote/poller_linux.cc"
   if "$0" "$tmp" >/dev/null; then echo "self-test: the check missed remote/poller.cc"; exit 1; fi
   rm "$tmp/remote/poller.cc"
+  printf 'auto p = "/proc/self/exe";\n' >"$tmp/remote/self.cc"
+  if "$0" "$tmp" >/dev/null; then echo "self-test: the check missed remote/self.cc"; exit 1; fi
+  rm "$tmp/remote/self.cc"
   "$0" "$tmp" >/dev/null || { echo "self-test: allowed files were flagged"; exit 1; }
   echo "self-test: ok"; exit 0
 fi
 root=${1:-$(dirname "$0")/..}
 cd "$root"
-pattern='^[[:space:]]*#[[:space:]]*include[[:space:]]*<(linux/|sys/(epoll|prctl|signalfd|eventfd|inotify|timerfd|sysinfo|sendfile|vfs|statfs)\.h|asm/|netlink/|mntent\.h|features\.h|gnu/|sys/capability\.h)'
+pattern='^[[:space:]]*#[[:space:]]*include[[:space:]]*<(linux/|sys/(epoll|prctl|signalfd|eventfd|inotify|timerfd|sysinfo|sendfile|vfs|statfs)\.h|asm/|netlink/|mntent\.h|features\.h|gnu/|sys/capability\.h|endian\.h|byteswap\.h)'
 bad=$(grep -rEn "$pattern" --include='*.h' --include='*.cc' --include='*.cpp' --include='*.hpp' \
   --exclude='*_linux.*' --exclude-dir=lab --exclude-dir=build --exclude-dir='build-*' . || true)
 if [ -n "$bad" ]; then
@@ -24,4 +27,13 @@ if [ -n "$bad" ]; then
   echo "$bad"
   exit 1
 fi
-echo "portability: no Linux-only header outside lab/ and *_linux.* files"
+# This process's own /proc entries (macOS has no /proc; /proc/meminfo in a command run on a
+# Linux host is fine): use util/self_exe.h and friends, or a *_linux.cc file.
+bad=$(grep -rEn '"/proc/self/' --include='*.h' --include='*.cc' --include='*.cpp' --include='*.hpp' \
+  --exclude='*_linux.*' --exclude-dir=lab --exclude-dir=build --exclude-dir='build-*' . || true)
+if [ -n "$bad" ]; then
+  echo "/proc/self outside lab/ and *_linux.* files (macOS has no /proc):"
+  echo "$bad"
+  exit 1
+fi
+echo "portability: no Linux-only header or /proc/self outside lab/ and *_linux.* files"

@@ -84,10 +84,9 @@ expect 2 "logs of a run whose logs a later run rewrote" -- env XDG_STATE_HOME="$
 grep -q "log directory $tmp/shared-logs now holds the logs of the later run new-1" <<<"$LAST" ||
   { echo "FAIL: overwritten logs not reported: $LAST"; fail=1; }
 expect 0 "logs of the later run" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs new-1
-job=$(mktemp --suffix=.yaml)
+job="$tmp/lab-job.yaml"  # in the scratch directory (mktemp --suffix is GNU-only)
 printf 'name: t\ncluster: lab:default\ncommand: [true]\n' >"$job"
 expect 2 "--lab replaces a job's lab" -- env -u CLUSTERCTL_LAB "$cc" --lab nosuchlab launch "$job"
-rm -f "$job"
 if ! grep -q "note: --lab nosuchlab replaces the job's cluster: lab:default" <<<"$LAST" ||
   ! grep -q "no lab named 'nosuchlab'" <<<"$LAST"; then
   echo "FAIL: --lab not used for a lab job: $LAST"

@@ -2,8 +2,10 @@
 // starts on a machine without it (and the communicator falls back to TCP, saying why).
 //
 // Compiled against libibverbs-dev's <infiniband/verbs.h> only; nothing links libibverbs.
-// Library names: "libibverbs.so.1" on Linux (rdma-core), "librdma.dylib" on macOS (facts.md:
-// Apple ships verbs as librdma.dylib with infiniband/verbs.h in the SDK).
+// Library names: "libibverbs.so.1" on Linux (rdma-core), "/usr/lib/librdma.dylib" on macOS
+// (facts.md: Apple ships verbs as librdma.dylib with infiniband/verbs.h in the SDK), opened by
+// its absolute path first so that DYLD_* search paths cannot substitute another library, then
+// by its leaf name.
 //
 // Which ibv_* are real exports (resolved here with dlsym) and which are not:
 // - exports: ibv_get_device_list, ibv_free_device_list, ibv_get_device_name,
@@ -14,15 +16,20 @@
 //   ibv_modify_qp, ibv_wc_status_str; optional (all four or none, else nullptr and waiting
 //   naps instead of sleeping on the channel): the completion channel's
 //   ibv_create_comp_channel, ibv_destroy_comp_channel, ibv_get_cq_event, ibv_ack_cq_events.
-// - static inlines through the context's op table, needing no symbol: ibv_post_send,
-//   ibv_post_recv, ibv_poll_cq, ibv_req_notify_cq (qp->context->ops.post_send, ...
-//   cq->context->ops.poll_cq, cq->context->ops.req_notify_cq).
+// - the data path: ibv_post_send, ibv_post_recv, ibv_poll_cq, ibv_req_notify_cq. rdma-core's
+//   verbs.h makes them static inlines through the context's op table
+//   (qp->context->ops.post_send, ... cq->context->ops.req_notify_cq) and exports no symbol;
+//   another platform's header may declare them extern instead. The code never calls the
+//   header's versions (an extern one would need linking): IbvApi's four pointers are the
+//   library's exports when it has all four, else wrappers that call through the context's
+//   op table (compiled only where verbs.h's ibv_context_ops has those members).
 #pragma once
 
 #include <infiniband/verbs.h>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace cc::comm::verbs {
 
@@ -49,15 +56,37 @@ struct IbvApi {
   int (*destroy_comp_channel)(ibv_comp_channel* channel);
   int (*get_cq_event)(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context);
   void (*ack_cq_events)(ibv_cq* cq, unsigned int nevents);
+  // The data path (see above); never null once loaded. Return values as in verbs.h: 0 or an
+  // errno value for the posts and req_notify_cq, the number of completions or < 0 for poll_cq.
+  int (*post_send)(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
+  int (*post_recv)(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+  int (*poll_cq)(ibv_cq* cq, int num_entries, ibv_wc* wc);
+  int (*req_notify_cq)(ibv_cq* cq, int solicited_only);
+  /// Where the data path came from: "exports" or "context ops".
+  const char* data_path;
 };
 
-/// The library name tried first on this platform ("libibverbs.so.1" or "librdma.dylib").
+/// The library name tried first on this platform ("libibverbs.so.1" or
+/// "/usr/lib/librdma.dylib").
 const char* ibverbs_library_name();
 
+/// Every name tried, in order: on macOS the absolute path, then the leaf "librdma.dylib".
+std::vector<std::string> ibverbs_library_names();
+
 /// Loads the library once per process and resolves every entry point. Returns nullptr and
-/// sets `why` (dlerror() or the missing symbol) when that fails; thread-safe. The library
-/// stays loaded until exit (providers register themselves with it).
-/// `library` overrides the name (tests use a path that does not exist).
+/// sets `why` (each name tried with its dlerror(), or the missing symbol) when that fails;
+/// thread-safe. The library stays loaded until exit (providers register themselves with it).
+/// `library` overrides the names (tests use a path that does not exist).
 const IbvApi* load_ibverbs(std::string& why, const char* library = nullptr);
+
+/// dlopen()s the first of `names` that loads (RTLD_NOW | RTLD_LOCAL). nullptr when none does,
+/// `why` then naming each with its dlerror(): "cannot load A (...), nor B (...)".
+void* open_verbs_library(const std::vector<std::string>& names, std::string& why);
+
+/// Fills the data path of `api` (post_send, post_recv, poll_cq, req_notify_cq, data_path)
+/// from `lib` (a dlopen handle): its exports when it has all four, else the context-op
+/// wrappers. False, with `why` naming the missing symbols, when neither is possible.
+/// load_ibverbs calls it; tests call it on other handles.
+bool resolve_data_path(void* lib, IbvApi& api, std::string& why);
 
 }  // namespace cc::comm::verbs

@@ -171,7 +171,7 @@ void VerbsLink::post_recv(uint32_t slot) {
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
-  const int err = ibv_post_recv(qp_.get(), &wr, &bad);  // inline: through the context's ops
+  const int err = dev_->api->post_recv(qp_.get(), &wr, &bad);
   if (err != 0) fail("cannot post a receive", err);
 }
 
@@ -188,14 +188,14 @@ void VerbsLink::post_send(uint32_t slot, uint32_t bytes, bool signaled) {
   wr.send_flags = (signaled ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u) |
                   (bytes <= max_inline_ ? static_cast<unsigned>(IBV_SEND_INLINE) : 0u);
   ibv_send_wr* bad = nullptr;
-  const int err = ibv_post_send(qp_.get(), &wr, &bad);
+  const int err = dev_->api->post_send(qp_.get(), &wr, &bad);
   if (err != 0) fail("cannot post a send", err);
 }
 
 size_t VerbsLink::poll(Completion* out, size_t max) {
   ibv_wc wc[32];
   const int want = static_cast<int>(std::min<size_t>(max, 32));
-  const int n = ibv_poll_cq(cq_.get(), want, wc);
+  const int n = dev_->api->poll_cq(cq_.get(), want, wc);
   if (n < 0) fail("polling the completion queue failed", 0);
   for (int i = 0; i < n; ++i) {
     const ibv_wc& w = wc[i];
@@ -212,7 +212,7 @@ size_t VerbsLink::poll(Completion* out, size_t max) {
 
 void VerbsLink::arm() {
   if (!channel_ || armed_) return;
-  const int err = ibv_req_notify_cq(cq_.get(), 0);  // inline: through the context's ops
+  const int err = dev_->api->req_notify_cq(cq_.get(), 0);
   if (err != 0) fail("cannot request a completion event", err);
   armed_ = true;
 }
