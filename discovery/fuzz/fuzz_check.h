@@ -15,6 +15,12 @@ inline std::string_view text(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};  // NOLINT: bytes as text
 }
 
+/// Reports a broken property (what, then the detail) and aborts: a finding for libFuzzer.
+[[noreturn]] inline void fail(const char* what, std::string_view detail) {
+  std::fprintf(stderr, "%s: %.*s\n", what, static_cast<int>(detail.size()), detail.data());
+  std::abort();
+}
+
 /// Aborts (a finding for libFuzzer) when `r` is an error whose message does not name
 /// `command` as "`COMMAND` output: ...".
 template <class R>

@@ -14,17 +14,9 @@
 #include "discovery/fuzz/fuzz_check.h"
 #include "discovery/json_util.h"
 
-namespace {
-
-[[noreturn]] void fail(const char* what, std::string_view detail) {
-  std::fprintf(stderr, "%s: %.*s\n", what, static_cast<int>(detail.size()), detail.data());
-  std::abort();
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace cc::discovery;
+  using fuzz::fail;
   constexpr std::string_view kFile = "cluster.json";
   auto j = parse_json_output(kFile, fuzz::text(data, size));
   fuzz::check(j, kFile);

@@ -12,22 +12,15 @@
 #include <string>
 #include <string_view>
 
+#include "discovery/fuzz/fuzz_check.h"
 #include "launch/job_spec.h"
 #include "launch/rank_env.h"
 
-namespace {
-
-[[noreturn]] void fail(const char* what, std::string_view detail) {
-  std::fprintf(stderr, "%s: %.*s\n", what, static_cast<int>(detail.size()), detail.data());
-  std::abort();
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace cc::launch;
+  using cc::discovery::fuzz::fail;
   constexpr const char* kFile = "/fuzz/job.yaml";
-  const std::string_view text(reinterpret_cast<const char*>(data), size);  // NOLINT: bytes
+  const std::string_view text = cc::discovery::fuzz::text(data, size);
   try {
     auto spec = parse_job_spec(text, kFile);
     if (!spec.ok()) {

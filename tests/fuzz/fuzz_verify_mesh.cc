@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "discovery/cluster_state.h"
+#include "discovery/fuzz/fuzz_check.h"
 #include "discovery/json_util.h"
 #include "provision/hostfile.h"
 #include "topology/report.h"
@@ -18,7 +19,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace cc;
-  const std::string_view text(reinterpret_cast<const char*>(data), size);  // NOLINT: bytes
+  const std::string_view text = discovery::fuzz::text(data, size);
   try {
     auto j = discovery::parse_json_output("cluster.json", text);
     if (!j.ok()) return 0;
@@ -35,8 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       (void)provision::render_hostfile(*state, opts);
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "exception: %s\n", e.what());
-    std::abort();
+    discovery::fuzz::fail("exception", e.what());
   }
   return 0;
 }
