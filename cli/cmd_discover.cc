@@ -93,7 +93,7 @@ std::string report(const ClusterState& state, const util::OutputStyle& style) {
 util::ExitCode exit_code_of(const ClusterState& state) {
   util::ExitCode rc = util::ExitCode::kOk;
   for (const auto& p : state.problems) {
-    rc = util::worst(rc, p.exit_code == 3 ? util::ExitCode::kUnreachable
+    rc = util::worst(rc, p.unreachable() ? util::ExitCode::kUnreachable
                                           : util::ExitCode::kCheckFailed);
   }
   return rc;

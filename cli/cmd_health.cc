@@ -21,6 +21,7 @@
 #include "healthcheck/quick_checks.h"
 #include "healthcheck/render.h"
 #include "provision/network_plan.h"
+#include "util/clock.h"
 #include "util/self_exe.h"
 #include "util/state_dir.h"
 
@@ -162,7 +163,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
                  report.count(healthcheck::Status::kFail));
       return util::worst(rc, ExitCode::kCheckFailed);
     }
-    auto b = healthcheck::baseline_from(report, discovery::utc_now_iso8601(),
+    auto b = healthcheck::baseline_from(report, util::utc_now_iso(),
                                         h.thresholds.all_reduce_size_bytes);
     if (auto st = healthcheck::save_baseline(b, baseline_path); !st) return fail(ctx, st.error());
     if (!ctx.style.json) {

@@ -93,7 +93,7 @@ ExitCode run_jobs(const Context& ctx, bool gc, const std::string& gc_hosts) {
     for (const auto& j : jobs) {
       out.push_back({{"id", j.id},
                      {"name", j.name},
-                     {"state", j.live_state()},
+                     {"state", launch::to_string(j.live_state())},
                      {"exit_code", j.exit_code ? nlohmann::json(*j.exit_code) : nlohmann::json()},
                      {"started_at", j.started_at},
                      {"ranks", j.world_size},
@@ -110,7 +110,7 @@ ExitCode run_jobs(const Context& ctx, bool gc, const std::string& gc_hosts) {
   fmt::print("{:<40}  {:<11}  {:>4}  {:>5}  {:<20}  {}\n", "job", "state", "exit", "ranks",
              "started", "logs");
   for (const auto& j : jobs) {
-    fmt::print("{:<40}  {:<11}  {:>4}  {:>5}  {:<20}  {}\n", j.id, j.live_state(),
+    fmt::print("{:<40}  {:<11}  {:>4}  {:>5}  {:<20}  {}\n", j.id, launch::to_string(j.live_state()),
                j.exit_code ? std::to_string(*j.exit_code) : "-", j.world_size, j.started_at,
                j.logs);
   }
@@ -206,7 +206,7 @@ ExitCode run_logs(const LogsCli& o) {
   print_new(*j, ranks, offsets, partial);
   while (o.follow && !util::interrupted()) {
     auto now = launch::find_job(j->id);
-    bool over = !now || now->live_state() != "running";
+    bool over = !now || now->live_state() != launch::JobState::kRunning;
     std::this_thread::sleep_for(200ms);
     print_new(*j, ranks, offsets, partial);
     if (over) break;
@@ -220,7 +220,7 @@ ExitCode run_stop(const std::string& id) {
     fmt::print(stderr, "clusterctl stop: {}\n", j.error().message);
     return j.error().code;
   }
-  if (j->state == "running" && j->pid_start.empty()) {
+  if (j->state == launch::JobState::kRunning && j->pid_start.empty()) {
     fmt::print(stderr,
                "clusterctl stop: job {}'s record (from an older clusterctl) has no start time for "
                "its launcher (pid {}), so a reused pid cannot be told from it: not signalling; "
@@ -228,15 +228,16 @@ ExitCode run_stop(const std::string& id) {
                j->id, j->pid, j->pid, j->pid);
     return ExitCode::kCheckFailed;
   }
-  if (j->state == "running" && !j->launcher_alive()) {
+  if (j->state == launch::JobState::kRunning && !j->launcher_alive()) {
     fmt::print(stderr,
                "clusterctl stop: job {}'s launcher (pid {}) is gone; its record is stale "
                "(`clusterctl jobs` shows it as lost); nothing was signalled\n",
                j->id, j->pid);
     return ExitCode::kCheckFailed;
   }
-  if (j->live_state() != "running") {
-    fmt::print(stderr, "clusterctl stop: job {} is not running ({})\n", j->id, j->live_state());
+  if (j->live_state() != launch::JobState::kRunning) {
+    fmt::print(stderr, "clusterctl stop: job {} is not running ({})\n", j->id,
+               launch::to_string(j->live_state()));
     return ExitCode::kCheckFailed;
   }
   // The launching process ends the job as on Ctrl-C: SIGTERM, then SIGKILL after the grace
@@ -249,9 +250,9 @@ ExitCode run_stop(const std::string& id) {
   const auto deadline = std::chrono::steady_clock::now() + 3600s;
   while (std::chrono::steady_clock::now() < deadline && !util::interrupted()) {
     auto now = launch::find_job(j->id);
-    if (!now || now->live_state() != "running") {
+    if (!now || now->live_state() != launch::JobState::kRunning) {
       fmt::print(stderr, "clusterctl stop: job {} ended ({})\n", j->id,
-                 now ? now->live_state() : "gone");
+                 now ? launch::to_string(now->live_state()) : "gone");
       return ExitCode::kOk;
     }
     std::this_thread::sleep_for(100ms);

@@ -2,9 +2,9 @@
 // (launch/runner.h). Exit 0 only when every rank exited 0; 4 otherwise (summary table on
 // stderr); 130 after Ctrl-C; 2 for a bad job file; 3 when a host cannot be set up (or a local
 // upload is missing); a failed preflight exits with its own code (1, or 3).
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <memory>
 #include <set>
 #include <string>
@@ -29,6 +29,7 @@
 #include "remote/local_executor.h"
 #include "topology/report.h"
 #include "util/atomic_file.h"
+#include "util/clock.h"
 #include "util/interrupt.h"
 #include "util/process.h"
 
@@ -302,12 +303,8 @@ util::Result<std::set<int>> parse_ranks(const std::string& spec, int world) {
 }
 
 std::string new_job_id(const std::string& name) {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return fmt::format("{}-{}-{}", name, stamp, util::random_hex(3));
+  return fmt::format("{}-{}-{}", name, util::utc_compact(std::chrono::system_clock::now()),
+                     util::random_hex(3));
 }
 
 ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
@@ -377,7 +374,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   rec.job_file = std::filesystem::absolute(o.job_file).lexically_normal().string();
   rec.pid = ::getpid();
   rec.pid_start = util::process_start_time(rec.pid).value_or("");
-  rec.started_at = launch::utc_now();
+  rec.started_at = util::utc_now_iso();
   rec.logs = std::filesystem::absolute(run_logs).lexically_normal().string();
   rec.world_size = plan.world_size();
   rec.hosts = labels;
@@ -461,9 +458,9 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     for (const auto& r : outcome->ranks) rec.rank_status.push_back(launch::describe_status(r));
   }
   rec.exit_code = util::to_int(code);
-  rec.state = code == ExitCode::kOk            ? "succeeded"
-              : code == ExitCode::kInterrupted ? "interrupted"
-                                               : "failed";
+  rec.state = code == ExitCode::kOk            ? launch::JobState::kSucceeded
+              : code == ExitCode::kInterrupted ? launch::JobState::kInterrupted
+                                               : launch::JobState::kFailed;
   (void)launch::save_job(rec);  // best effort: the job itself is over
   (void)util::write_file_atomic(run_logs / "summary.txt", summary);
   std::fflush(stdout);

@@ -53,7 +53,7 @@ util::Status require_all_hosts(const ClusterState& s) {
   ExitCode code = ExitCode::kCheckFailed;
   for (const auto& p : s.problems) {
     lines += "\n  " + p.message;
-    if (p.exit_code == 3) code = ExitCode::kUnreachable;
+    if (p.unreachable()) code = ExitCode::kUnreachable;
   }
   return util::Error{code, fmt::format("{} host(s) could not be probed; nothing was changed:{}",
                                        s.problems.size(), lines)};

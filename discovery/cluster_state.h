@@ -62,8 +62,10 @@ struct Cable {
 /// A host that was not probed (unreachable: exit_code 3) or whose probe failed (1).
 struct HostProblem {
   std::string host;
-  int exit_code = 1;
+  int exit_code = 1;    // util::ExitCode as a number: kUnreachable (3) or kCheckFailed (1)
   std::string message;  // starts with the host, says what to do
+  /// Not reached at all (SSH failed, timed out), as opposed to reached with a probe that failed.
+  bool unreachable() const { return exit_code == util::to_int(util::ExitCode::kUnreachable); }
 };
 
 /// The addresses `clusterctl network plan` gave one cable: a point-to-point subnet, one address

@@ -1,6 +1,5 @@
 #include "discovery/discover.h"
 
-#include <ctime>
 #include <optional>
 #include <vector>
 
@@ -8,6 +7,7 @@
 
 #include "discovery/cables.h"
 #include "remote/fan_out.h"
+#include "util/clock.h"
 
 namespace cc::discovery {
 namespace {
@@ -71,14 +71,6 @@ HostResult probe_host(const DiscoverTarget& t, const DiscoverOptions& opts) {
 
 }  // namespace
 
-std::string utc_now_iso8601() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-}
-
 ClusterState discover(std::span<const DiscoverTarget> targets, const DiscoverOptions& opts,
                       const util::OutputStyle& style) {
   std::vector<remote::Executor*> executors;
@@ -88,7 +80,7 @@ ClusterState discover(std::span<const DiscoverTarget> targets, const DiscoverOpt
       executors, "discover", [&](size_t i) { results[i] = probe_host(targets[i], opts); }, style);
 
   ClusterState state;
-  state.created_at = utc_now_iso8601();
+  state.created_at = util::utc_now_iso();
   std::vector<std::vector<NeighbourAnswers>> answers;
   for (auto& r : results) {
     if (r.problem) state.problems.push_back(std::move(*r.problem));

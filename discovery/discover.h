@@ -39,7 +39,4 @@ struct DiscoverOptions {
 ClusterState discover(std::span<const DiscoverTarget> targets, const DiscoverOptions& opts,
                       const util::OutputStyle& style);
 
-/// The current time as ISO 8601 UTC with second precision ("2026-11-30T18:00:00Z").
-std::string utc_now_iso8601();
-
 }  // namespace cc::discovery

@@ -1,77 +1,11 @@
 #include "discovery/text.h"
 
-#include <charconv>
-#include <limits>
-
 #include <fmt/format.h>
 
 namespace cc::discovery {
 
-namespace {
-bool is_space(char c) {
-  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
-}
-}  // namespace
-
 util::Error parse_error(std::string_view command, std::string_view what) {
   return util::error(util::ExitCode::kCheckFailed, fmt::format("`{}` output: {}", command, what));
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split_lines(std::string_view s) {
-  std::vector<std::string_view> lines;
-  while (!s.empty()) {
-    std::size_t nl = s.find('\n');
-    std::string_view line = s.substr(0, nl);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-    if (nl == std::string_view::npos) break;
-    s.remove_prefix(nl + 1);
-  }
-  return lines;
-}
-
-std::vector<std::string_view> split_words(std::string_view s) {
-  std::vector<std::string_view> words;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && is_space(s[i])) ++i;
-    std::size_t start = i;
-    while (i < s.size() && !is_space(s[i])) ++i;
-    if (i > start) words.push_back(s.substr(start, i - start));
-  }
-  return words;
-}
-
-std::optional<std::uint64_t> parse_u64(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-  }
-  std::uint64_t v = 0;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-std::optional<int> parse_int(std::string_view s) {
-  auto v = parse_u64(s);
-  if (!v || *v > static_cast<std::uint64_t>(std::numeric_limits<int>::max())) return std::nullopt;
-  return static_cast<int>(*v);
-}
-
-std::string excerpt(std::string_view s, std::size_t max) {
-  if (s.size() <= max) return fmt::format("\"{}\"", s);
-  return fmt::format("\"{}...\"", s.substr(0, max));
-}
-
-bool blank(std::string_view s) {
-  return trim(s).empty();
 }
 
 }  // namespace cc::discovery

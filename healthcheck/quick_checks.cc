@@ -148,6 +148,342 @@ discovery::ClusterState live_state(const discovery::ClusterState& expected,
   return live;
 }
 
+namespace {
+
+// What the host checks read beside the host's own sample.
+struct Context {
+  const provision::RdmaStatus& rdma;                   // of the hosts as probed now
+  const std::vector<topology::Finding>& mac_findings;  // topology::run_mac_checks
+  const Thresholds& t;
+};
+
+CheckResult reachable_check(const HostOutcome& o, Report& report) {
+  CheckResult r = host_check(o.host, "reachable");
+  if (o.sample) {
+    r.measured = fmt::format("{:.2f} s", o.sample->probe_s);
+    r.value = o.sample->probe_s;
+    r.unit = "s";
+    r.detail = fmt::format("probed {} in one round trip", o.host);
+    return r;
+  }
+  const bool unreachable = o.problem && o.problem->unreachable();
+  r.status = Status::kFail;
+  r.measured = unreachable ? "unreachable" : "probe failed";
+  r.detail = o.problem ? o.problem->message : o.host + ": not probed";
+  r.fix =
+      unreachable
+          ? fmt::format("check that {} is up and that `ssh {}` works", o.host, o.host)
+          : fmt::format("run `clusterctl collect --hosts {}` and read the failing output", o.host);
+  if (unreachable) report.unreachable.push_back(o.host);
+  return r;
+}
+
+CheckResult macos_version_check(const std::string& host, const HostSample& s, const Thresholds& t) {
+  CheckResult r = host_check(host, "macos-version");
+  r.measured = s.facts.os.version;
+  r.threshold = ">= " + t.macos_min_version;
+  int major = 0, minor = 0;
+  std::sscanf(t.macos_min_version.c_str(), "%d.%d", &major, &minor);
+  if (!provision::macos_at_least(s.facts.os.version, major, minor)) {
+    r.status = Status::kFail;
+    r.detail = fmt::format("{} runs macOS {}: RDMA over Thunderbolt needs {} or later", host,
+                           s.facts.os.version, t.macos_min_version);
+    r.fix = fmt::format("update macOS on {} (System Settings > General > Software Update)", host);
+  }
+  return r;
+}
+
+CheckResult host_rdma_check(const provision::HostRdmaStatus& h, const Thresholds& t) {
+  CheckResult r = host_check(h.host, "rdma");
+  r.measured = provision::to_string(h.state);
+  r.threshold = "ready";
+  r.status = rdma_status_of(h.state, t);
+  r.detail = fmt::format("{}: {}", h.host, h.detail);
+  if (r.status == Status::kPass && h.state != provision::RdmaReadiness::kReady) {
+    r.measured += " (TCP)";
+    r.threshold = "ready, or no device (rdma_required: false)";
+  }
+  if (r.status != Status::kPass) r.fix = h.fix;
+  return r;
+}
+
+CheckResult bridge_check(const std::string& host, const std::vector<topology::Finding>& findings) {
+  CheckResult r = host_check(host, "thunderbolt-bridge");
+  r.measured = "inactive";
+  r.threshold = "inactive";
+  for (const auto& f : findings) {
+    if (f.check != "thunderbolt-bridge" || f.hosts.empty() || f.hosts[0] != host) continue;
+    r.status = Status::kFail;
+    r.measured = "active";
+    r.detail = f.message;
+    r.fix = f.fix;
+  }
+  return r;
+}
+
+CheckResult sleep_check(const std::string& host, const HostSample& s) {
+  CheckResult r = host_check(host, "sleep");
+  r.threshold = "never (sleep 0)";
+  if (!s.sleep) {
+    r.status = Status::kWarn;
+    r.measured = "unknown";
+    r.detail = fmt::format("{}: `pmset -g` was not run", host);
+    return r;
+  }
+  r.measured = s.sleep->detail;
+  r.detail = fmt::format("{}: {}", host, s.sleep->detail);
+  if (s.sleep->status == provision::HygieneItem::Status::kFix) {
+    r.status = Status::kFail;
+    r.fix = s.sleep->fix;
+  } else if (s.sleep->status != provision::HygieneItem::Status::kOk) {
+    r.status = Status::kWarn;
+  }
+  return r;
+}
+
+// `median`: the median clock offset of the sampled hosts, which each host is compared with.
+CheckResult clock_skew_check(const std::string& host, const HostSample& s, double median,
+                             const Thresholds& t) {
+  CheckResult r = host_check(host, "clock-skew");
+  r.threshold = fmt::format("< {:g} s", t.clock_skew_max_s);
+  r.unit = "s";
+  if (!s.clock_offset_s) {
+    r.status = Status::kWarn;
+    r.measured = "unknown";
+    r.detail = fmt::format("{}: the remote clock could not be read", host);
+    return r;
+  }
+  const double skew = *s.clock_offset_s - median;
+  r.value = skew;
+  r.measured = fmt::format("{:+.3f} s (+-{:.3f})", skew, s.clock_uncertainty_s);
+  r.detail = fmt::format("{}: clock {:+.3f} s from the hosts' median", host, skew);
+  if (std::abs(skew) - s.clock_uncertainty_s > t.clock_skew_max_s) {
+    r.status = Status::kFail;
+  } else if (std::abs(skew) + s.clock_uncertainty_s > t.clock_skew_max_s) {
+    r.status = Status::kWarn;
+    r.detail += " (within the measurement's uncertainty of the limit)";
+  }
+  if (r.status != Status::kPass)
+    r.fix = fmt::format("enable time synchronisation (NTP) on {}", host);
+  return r;
+}
+
+// free-memory or disk-space: `bytes` free against `min_gib`.
+CheckResult space_check(const std::string& host, const char* check,
+                        std::optional<std::uint64_t> bytes, double min_gib, const std::string& what,
+                        const std::string& fix) {
+  CheckResult r = host_check(host, check);
+  r.threshold = fmt::format(">= {:g} GiB", min_gib);
+  r.unit = "GiB";
+  if (!bytes) {
+    r.status = Status::kWarn;
+    r.measured = "unknown";
+    r.detail = fmt::format("{}: {} could not be read", host, what);
+    return r;
+  }
+  const double gib = static_cast<double>(*bytes) / kGiB;
+  r.value = gib;
+  r.measured = fmt::format("{:.1f} GiB", gib);
+  r.detail = fmt::format("{}: {} {:.1f} GiB", host, what, gib);
+  if (gib < min_gib) {
+    r.status = Status::kFail;
+    r.fix = fix;
+  }
+  return r;
+}
+
+// Every check of one probed host, in report order.
+std::vector<CheckResult> sampled_host_checks(const HostOutcome& o, double median,
+                                             const Context& ctx) {
+  const HostSample& s = *o.sample;
+  const bool mac = topology::is_mac(s.facts);
+  std::vector<CheckResult> out;
+  if (mac) out.push_back(macos_version_check(o.host, s, ctx.t));
+  for (const auto& h : ctx.rdma.hosts) {
+    if (h.host == o.host) out.push_back(host_rdma_check(h, ctx.t));
+  }
+  if (mac) {
+    out.push_back(bridge_check(o.host, ctx.mac_findings));
+    out.push_back(sleep_check(o.host, s));
+  }
+  out.push_back(clock_skew_check(o.host, s, median, ctx.t));
+  out.push_back(space_check(o.host, "free-memory", s.memory_available_bytes,
+                            ctx.t.free_memory_min_gib, "available memory",
+                            fmt::format("stop what uses memory on {}", o.host)));
+  out.push_back(space_check(
+      o.host, "disk-space", s.disk_free_bytes, ctx.t.free_disk_min_gib,
+      fmt::format("free disk space for logs ({})", s.disk_path.empty() ? "~" : s.disk_path),
+      fmt::format("free disk space on {} ({})", o.host, s.disk_path)));
+  return out;
+}
+
+CheckResult cable_check(const discovery::Cable& c, const char* check) {
+  CheckResult r;
+  r.scope = Scope::kCable;
+  r.subject = cable_label(c.a, c.b);
+  r.check = check;
+  return r;
+}
+
+// A cable with an end on a host that was not probed: it cannot be checked, and is not usable.
+CheckResult unprobed_cable_check(const discovery::Cable& c, const discovery::ClusterState& live) {
+  std::vector<std::string> gone;
+  for (const auto* h : {&c.a.host, &c.b.host}) {
+    if (live.find_host(*h) == nullptr) gone.push_back(*h);
+  }
+  CheckResult r = cable_check(c, "link-up");
+  r.status = Status::kFail;
+  r.measured = "unknown";
+  r.threshold = "carrier on both ends";
+  r.detail = fmt::format("cable {} - {} not checked: {} not probed", discovery::end_label(c.a),
+                         discovery::end_label(c.b), fmt::join(gone, ", "));
+  r.fix = fmt::format("make {} reachable (see its reachable check)", fmt::join(gone, ", "));
+  return r;
+}
+
+CheckResult link_up_check(const discovery::Cable& c, const HostFacts& ha, const HostFacts& hb) {
+  CheckResult r = cable_check(c, "link-up");
+  r.threshold = "carrier on both ends";
+  std::vector<std::string> bad;
+  for (auto [end, h] : {std::pair{&c.a, &ha}, std::pair{&c.b, &hb}}) {
+    const std::string name = discovery::end_label(*end);
+    const discovery::Port* p = find_port(*h, *end);
+    if (p == nullptr || !p->interface) {
+      bad.push_back(fmt::format("{}: port missing", name));
+    } else if (!p->interface->up) {
+      bad.push_back(fmt::format("{}: administratively down", name));
+    } else if (!p->interface->running) {
+      bad.push_back(fmt::format("{}: no carrier", name));
+    }
+  }
+  r.measured = bad.empty() ? "up" : "down";
+  if (bad.empty()) {
+    r.detail = fmt::format("{} - {}: carrier on both ends", discovery::end_label(c.a),
+                           discovery::end_label(c.b));
+    return r;
+  }
+  r.status = Status::kFail;
+  r.detail = fmt::format("cable {} - {} is down: {}", discovery::end_label(c.a),
+                         discovery::end_label(c.b), fmt::join(bad, "; "));
+  r.fix = fmt::format("reseat the cable between {} and {} and bring both interfaces up",
+                      discovery::end_label(c.a), discovery::end_label(c.b));
+  return r;
+}
+
+CheckResult addresses_check(const discovery::Cable& c, const HostFacts& ha, const HostFacts& hb,
+                            const std::vector<discovery::LinkAddress>& network) {
+  CheckResult r = cable_check(c, "addresses");
+  const discovery::LinkAddress* plan = nullptr;
+  for (const auto& l : network) {
+    if (l.a == c.a && l.b == c.b) plan = &l;
+  }
+  if (plan == nullptr) {
+    r.status = Status::kWarn;
+    r.measured = "no plan";
+    r.threshold = "planned addresses";
+    r.detail = fmt::format("no network plan for cable {} - {}", discovery::end_label(c.a),
+                           discovery::end_label(c.b));
+    r.fix = "run `clusterctl network plan CLUSTER.json` and `clusterctl network apply`";
+    return r;
+  }
+  r.threshold = plan->a_address + ", " + plan->b_address;
+  std::vector<std::string> missing, present;
+  for (auto [end, h, addr] :
+       {std::tuple{&c.a, &ha, &plan->a_address}, std::tuple{&c.b, &hb, &plan->b_address}}) {
+    const discovery::NetInterface* i = find_interface(*h, end->interface);
+    const bool has =
+        i != nullptr && std::find(i->ipv4.begin(), i->ipv4.end(), *addr) != i->ipv4.end();
+    (has ? present : missing).push_back(fmt::format("{} {}", discovery::end_label(*end), *addr));
+  }
+  r.measured = missing.empty() ? "present" : fmt::format("{} missing", missing.size());
+  if (missing.empty()) {
+    r.detail = fmt::format("{}", fmt::join(present, ", "));
+    return r;
+  }
+  r.status = Status::kFail;
+  r.detail = fmt::format("cable {} - {}: planned address missing on {}", discovery::end_label(c.a),
+                         discovery::end_label(c.b), fmt::join(missing, ", "));
+  r.fix = "run `clusterctl network apply`";
+  return r;
+}
+
+// link-speed, only when a Thunderbolt speed is reported (nullopt otherwise).
+std::optional<CheckResult> link_speed_check(const discovery::Cable& c, const HostFacts& ha,
+                                            const HostFacts& hb, const Thresholds& t) {
+  int speed = 0;
+  for (auto [end, h] : {std::pair{&c.a, &ha}, std::pair{&c.b, &hb}}) {
+    const discovery::Port* p = find_port(*h, *end);
+    if (p != nullptr && p->link_speed_gbps > 0) {
+      speed = speed == 0 ? p->link_speed_gbps : std::min(speed, p->link_speed_gbps);
+    }
+  }
+  if (speed == 0) return std::nullopt;
+  CheckResult r = cable_check(c, "link-speed");
+  r.value = speed;
+  r.unit = "Gb/s";
+  r.measured = fmt::format("{} Gb/s", speed);
+  r.threshold = fmt::format(">= {} Gb/s", t.link_min_speed_gbps);
+  r.detail =
+      fmt::format("{} - {}: {} Gb/s", discovery::end_label(c.a), discovery::end_label(c.b), speed);
+  if (speed < t.link_min_speed_gbps) {
+    r.status = Status::kFail;
+    r.detail += ": TB4 link, RDMA impossible";
+    r.fix = "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both ends";
+  }
+  return r;
+}
+
+// How a cable carries a job: RDMA on both ends, TCP because an end has no RDMA device (allowed
+// unless rdma_required), or not at all.
+enum class CableTransport { kRdma, kTcpOnly, kNotReady };
+
+CheckResult cable_rdma_check(const discovery::Cable& c, const provision::RdmaStatus& rdma,
+                             const Thresholds& t) {
+  CheckResult r = cable_check(c, "rdma");
+  r.threshold = "ready on both ends";
+  std::vector<std::string> states;
+  Status worst = Status::kPass;
+  bool no_device = false;
+  std::string fix;
+  for (const auto* end : {&c.a, &c.b}) {
+    const provision::PortRdmaStatus* ps = nullptr;
+    for (const auto& h : rdma.hosts) {
+      for (const auto& p : h.ports) {
+        if (p.end.host == end->host && p.end.interface == end->interface &&
+            p.end.receptacle == end->receptacle) {
+          ps = &p;
+        }
+      }
+    }
+    if (ps == nullptr) {
+      states.push_back(fmt::format("{} not probed", discovery::end_label(*end)));
+      worst = std::max(worst, t.rdma_required ? Status::kFail : Status::kWarn);
+      continue;
+    }
+    states.push_back(
+        fmt::format("{} {}", discovery::end_label(*end), provision::to_string(ps->state)));
+    no_device = no_device || ps->state == provision::RdmaReadiness::kNoDevice;
+    const Status st = rdma_status_of(ps->state, t);
+    if (st != Status::kPass && fix.empty()) fix = ps->fix;
+    worst = std::max(worst, st);
+  }
+  const CableTransport transport = worst != Status::kPass ? CableTransport::kNotReady
+                                   : no_device            ? CableTransport::kTcpOnly
+                                                          : CableTransport::kRdma;
+  r.status = worst;
+  r.measured = transport == CableTransport::kNotReady  ? "not ready"
+               : transport == CableTransport::kTcpOnly ? "TCP only"
+                                                       : "ready";
+  if (transport == CableTransport::kTcpOnly) {
+    r.threshold = "ready, or no device (rdma_required: false)";
+  }
+  r.detail = fmt::format("{}", fmt::join(states, ", "));
+  r.fix = fix;
+  return r;
+}
+
+}  // namespace
+
 void quick_checks(const discovery::ClusterState& expected, const std::vector<HostOutcome>& outcomes,
                   const Thresholds& t, const std::string& local_version, Report& report) {
   report.local_version = local_version;
@@ -156,314 +492,40 @@ void quick_checks(const discovery::ClusterState& expected, const std::vector<Hos
   const topology::ClusterGraph graph(live);
   std::vector<topology::Finding> mac_findings;
   topology::run_mac_checks(graph, mac_findings);
+  const Context ctx{rdma, mac_findings, t};
 
   std::map<std::string, std::vector<CheckResult>> by_host;
-  for (const auto& o : outcomes) {
-    CheckResult r = host_check(o.host, "reachable");
-    if (o.sample) {
-      r.measured = fmt::format("{:.2f} s", o.sample->probe_s);
-      r.value = o.sample->probe_s;
-      r.unit = "s";
-      r.detail = fmt::format("probed {} in one round trip", o.host);
-    } else {
-      r.status = Status::kFail;
-      r.measured = o.problem && o.problem->exit_code == 3 ? "unreachable" : "probe failed";
-      r.detail = o.problem ? o.problem->message : o.host + ": not probed";
-      r.fix = o.problem && o.problem->exit_code == 3
-                  ? fmt::format("check that {} is up and that `ssh {}` works", o.host, o.host)
-                  : fmt::format("run `clusterctl collect --hosts {}` and read the failing output",
-                                o.host);
-      if (o.problem && o.problem->exit_code == 3) report.unreachable.push_back(o.host);
-    }
-    by_host[o.host].push_back(r);
-  }
+  for (const auto& o : outcomes) by_host[o.host].push_back(reachable_check(o, report));
   version_checks(outcomes, local_version, report, by_host);
 
-  // The median clock offset of the sampled hosts.
   std::vector<double> offsets;
   for (const auto& o : outcomes) {
     if (o.sample && o.sample->clock_offset_s) offsets.push_back(*o.sample->clock_offset_s);
   }
   std::sort(offsets.begin(), offsets.end());
   const double median = offsets.empty() ? 0 : offsets[offsets.size() / 2];
-
   for (const auto& o : outcomes) {
     if (!o.sample) continue;
-    const HostSample& s = *o.sample;
-    const bool mac = topology::is_mac(s.facts);
+    auto more = sampled_host_checks(o, median, ctx);
     auto& out = by_host[o.host];
-    if (mac) {
-      CheckResult r = host_check(o.host, "macos-version");
-      r.measured = s.facts.os.version;
-      r.threshold = ">= " + t.macos_min_version;
-      int major = 0, minor = 0;
-      std::sscanf(t.macos_min_version.c_str(), "%d.%d", &major, &minor);
-      if (!provision::macos_at_least(s.facts.os.version, major, minor)) {
-        r.status = Status::kFail;
-        r.detail = fmt::format("{} runs macOS {}: RDMA over Thunderbolt needs {} or later",
-                               o.host, s.facts.os.version, t.macos_min_version);
-        r.fix = fmt::format("update macOS on {} (System Settings > General > Software Update)",
-                            o.host);
-      }
-      out.push_back(r);
-    }
-    for (const auto& h : rdma.hosts) {
-      if (h.host != o.host) continue;
-      CheckResult r = host_check(o.host, "rdma");
-      r.measured = provision::to_string(h.state);
-      r.threshold = "ready";
-      r.status = rdma_status_of(h.state, t);
-      r.detail = fmt::format("{}: {}", o.host, h.detail);
-      if (r.status == Status::kPass && h.state != provision::RdmaReadiness::kReady) {
-        r.measured += " (TCP)";
-        r.threshold = "ready, or no device (rdma_required: false)";
-      }
-      if (r.status != Status::kPass) r.fix = h.fix;
-      out.push_back(r);
-    }
-    if (mac) {
-      CheckResult r = host_check(o.host, "thunderbolt-bridge");
-      r.measured = "inactive";
-      r.threshold = "inactive";
-      for (const auto& f : mac_findings) {
-        if (f.check != "thunderbolt-bridge" || f.hosts.empty() || f.hosts[0] != o.host) continue;
-        r.status = Status::kFail;
-        r.measured = "active";
-        r.detail = f.message;
-        r.fix = f.fix;
-      }
-      out.push_back(r);
-      CheckResult sl = host_check(o.host, "sleep");
-      sl.threshold = "never (sleep 0)";
-      if (!s.sleep) {
-        sl.status = Status::kWarn;
-        sl.measured = "unknown";
-        sl.detail = fmt::format("{}: `pmset -g` was not run", o.host);
-      } else {
-        sl.measured = s.sleep->detail;
-        sl.detail = fmt::format("{}: {}", o.host, s.sleep->detail);
-        if (s.sleep->status == provision::HygieneItem::Status::kFix) {
-          sl.status = Status::kFail;
-          sl.fix = s.sleep->fix;
-        } else if (s.sleep->status != provision::HygieneItem::Status::kOk) {
-          sl.status = Status::kWarn;
-        }
-      }
-      out.push_back(sl);
-    }
-    {
-      CheckResult r = host_check(o.host, "clock-skew");
-      r.threshold = fmt::format("< {:g} s", t.clock_skew_max_s);
-      r.unit = "s";
-      if (!s.clock_offset_s) {
-        r.status = Status::kWarn;
-        r.measured = "unknown";
-        r.detail = fmt::format("{}: the remote clock could not be read", o.host);
-      } else {
-        const double skew = *s.clock_offset_s - median;
-        r.value = skew;
-        r.measured = fmt::format("{:+.3f} s (+-{:.3f})", skew, s.clock_uncertainty_s);
-        r.detail = fmt::format("{}: clock {:+.3f} s from the hosts' median", o.host, skew);
-        if (std::abs(skew) - s.clock_uncertainty_s > t.clock_skew_max_s) {
-          r.status = Status::kFail;
-        } else if (std::abs(skew) + s.clock_uncertainty_s > t.clock_skew_max_s) {
-          r.status = Status::kWarn;
-          r.detail += " (within the measurement's uncertainty of the limit)";
-        }
-        if (r.status != Status::kPass) {
-          r.fix = fmt::format("enable time synchronisation (NTP) on {}", o.host);
-        }
-      }
-      out.push_back(r);
-    }
-    auto space = [&](const char* check, std::optional<std::uint64_t> bytes, double min_gib,
-                     const std::string& what, const std::string& fix) {
-      CheckResult r = host_check(o.host, check);
-      r.threshold = fmt::format(">= {:g} GiB", min_gib);
-      r.unit = "GiB";
-      if (!bytes) {
-        r.status = Status::kWarn;
-        r.measured = "unknown";
-        r.detail = fmt::format("{}: {} could not be read", o.host, what);
-      } else {
-        const double gib = static_cast<double>(*bytes) / kGiB;
-        r.value = gib;
-        r.measured = fmt::format("{:.1f} GiB", gib);
-        r.detail = fmt::format("{}: {} {:.1f} GiB", o.host, what, gib);
-        if (gib < min_gib) {
-          r.status = Status::kFail;
-          r.fix = fix;
-        }
-      }
-      out.push_back(r);
-    };
-    space("free-memory", s.memory_available_bytes, t.free_memory_min_gib, "available memory",
-          fmt::format("stop what uses memory on {}", o.host));
-    space("disk-space", s.disk_free_bytes, t.free_disk_min_gib,
-          fmt::format("free disk space for logs ({})", s.disk_path.empty() ? "~" : s.disk_path),
-          fmt::format("free disk space on {} ({})", o.host, s.disk_path));
+    out.insert(out.end(), std::make_move_iterator(more.begin()),
+               std::make_move_iterator(more.end()));
   }
   for (const auto& o : outcomes) {
     for (auto& r : by_host[o.host]) report.add(std::move(r));
   }
 
-  // Cables.
   for (const auto& c : expected.cables) {
-    const std::string label = cable_label(c.a, c.b);
-    auto cable_check = [&](const char* check) {
-      CheckResult r;
-      r.scope = Scope::kCable;
-      r.subject = label;
-      r.check = check;
-      return r;
-    };
     const HostFacts* ha = live.find_host(c.a.host);
     const HostFacts* hb = live.find_host(c.b.host);
     if (ha == nullptr || hb == nullptr) {
-      // An end on a host that was not probed: the cable cannot be checked, and is not usable.
-      std::vector<std::string> gone;
-      for (const auto* h : {&c.a.host, &c.b.host}) {
-        if (live.find_host(*h) == nullptr) gone.push_back(*h);
-      }
-      CheckResult r = cable_check("link-up");
-      r.status = Status::kFail;
-      r.measured = "unknown";
-      r.threshold = "carrier on both ends";
-      r.detail = fmt::format("cable {} - {} not checked: {} not probed", discovery::end_label(c.a),
-                             discovery::end_label(c.b), fmt::join(gone, ", "));
-      r.fix = fmt::format("make {} reachable (see its reachable check)", fmt::join(gone, ", "));
-      report.add(r);
+      report.add(unprobed_cable_check(c, live));
       continue;
     }
-    // link-up
-    {
-      CheckResult r = cable_check("link-up");
-      r.threshold = "carrier on both ends";
-      std::vector<std::string> bad;
-      for (auto [end, h] : {std::pair{&c.a, ha}, std::pair{&c.b, hb}}) {
-        const std::string name = discovery::end_label(*end);
-        const discovery::Port* p = find_port(*h, *end);
-        if (p == nullptr || !p->interface) {
-          bad.push_back(fmt::format("{}: port missing", name));
-        } else if (!p->interface->up) {
-          bad.push_back(fmt::format("{}: administratively down", name));
-        } else if (!p->interface->running) {
-          bad.push_back(fmt::format("{}: no carrier", name));
-        }
-      }
-      r.measured = bad.empty() ? "up" : "down";
-      if (bad.empty()) {
-        r.detail = fmt::format("{} - {}: carrier on both ends", discovery::end_label(c.a),
-                               discovery::end_label(c.b));
-      } else {
-        r.status = Status::kFail;
-        r.detail = fmt::format("cable {} - {} is down: {}", discovery::end_label(c.a),
-                               discovery::end_label(c.b), fmt::join(bad, "; "));
-        r.fix = fmt::format("reseat the cable between {} and {} and bring both interfaces up",
-                            discovery::end_label(c.a), discovery::end_label(c.b));
-      }
-      report.add(r);
-    }
-    // addresses
-    {
-      CheckResult r = cable_check("addresses");
-      const discovery::LinkAddress* plan = nullptr;
-      for (const auto& l : expected.network) {
-        if (l.a == c.a && l.b == c.b) plan = &l;
-      }
-      if (plan == nullptr) {
-        r.status = Status::kWarn;
-        r.measured = "no plan";
-        r.threshold = "planned addresses";
-        r.detail = fmt::format("no network plan for cable {} - {}", discovery::end_label(c.a),
-                               discovery::end_label(c.b));
-        r.fix = "run `clusterctl network plan CLUSTER.json` and `clusterctl network apply`";
-      } else {
-        r.threshold = plan->a_address + ", " + plan->b_address;
-        std::vector<std::string> missing, present;
-        for (auto [end, h, addr] : {std::tuple{&c.a, ha, &plan->a_address},
-                                    std::tuple{&c.b, hb, &plan->b_address}}) {
-          const discovery::NetInterface* i = find_interface(*h, end->interface);
-          const bool has = i != nullptr && std::find(i->ipv4.begin(), i->ipv4.end(), *addr) !=
-                                               i->ipv4.end();
-          (has ? present : missing)
-              .push_back(fmt::format("{} {}", discovery::end_label(*end), *addr));
-        }
-        r.measured = missing.empty() ? "present" : fmt::format("{} missing", missing.size());
-        if (missing.empty()) {
-          r.detail = fmt::format("{}", fmt::join(present, ", "));
-        } else {
-          r.status = Status::kFail;
-          r.detail = fmt::format("cable {} - {}: planned address missing on {}",
-                                 discovery::end_label(c.a), discovery::end_label(c.b),
-                                 fmt::join(missing, ", "));
-          r.fix = "run `clusterctl network apply`";
-        }
-      }
-      report.add(r);
-    }
-    // link-speed, only when a Thunderbolt speed is reported
-    {
-      int speed = 0;
-      for (auto [end, h] : {std::pair{&c.a, ha}, std::pair{&c.b, hb}}) {
-        const discovery::Port* p = find_port(*h, *end);
-        if (p != nullptr && p->link_speed_gbps > 0) {
-          speed = speed == 0 ? p->link_speed_gbps : std::min(speed, p->link_speed_gbps);
-        }
-      }
-      if (speed > 0) {
-        CheckResult r = cable_check("link-speed");
-        r.value = speed;
-        r.unit = "Gb/s";
-        r.measured = fmt::format("{} Gb/s", speed);
-        r.threshold = fmt::format(">= {} Gb/s", t.link_min_speed_gbps);
-        r.detail = fmt::format("{} - {}: {} Gb/s", discovery::end_label(c.a),
-                               discovery::end_label(c.b), speed);
-        if (speed < t.link_min_speed_gbps) {
-          r.status = Status::kFail;
-          r.detail += ": TB4 link, RDMA impossible";
-          r.fix = "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both ends";
-        }
-        report.add(r);
-      }
-    }
-    // rdma per port
-    {
-      CheckResult r = cable_check("rdma");
-      r.threshold = "ready on both ends";
-      std::vector<std::string> states;
-      Status worst = Status::kPass;
-      std::string fix;
-      for (const auto* end : {&c.a, &c.b}) {
-        const provision::PortRdmaStatus* ps = nullptr;
-        for (const auto& h : rdma.hosts) {
-          for (const auto& p : h.ports) {
-            if (p.end.host == end->host && p.end.interface == end->interface &&
-                p.end.receptacle == end->receptacle) {
-              ps = &p;
-            }
-          }
-        }
-        if (ps == nullptr) {
-          states.push_back(fmt::format("{} not probed", discovery::end_label(*end)));
-          worst = std::max(worst, t.rdma_required ? Status::kFail : Status::kWarn);
-          continue;
-        }
-        states.push_back(fmt::format("{} {}", discovery::end_label(*end),
-                                     provision::to_string(ps->state)));
-        const Status st = rdma_status_of(ps->state, t);
-        if (st != Status::kPass && fix.empty()) fix = ps->fix;
-        worst = std::max(worst, st);
-      }
-      r.status = worst;
-      bool tcp = false;
-      for (const auto& st : states) tcp = tcp || st.ends_with("no-device");
-      r.measured = worst != Status::kPass ? "not ready" : tcp ? "TCP only" : "ready";
-      if (tcp && worst == Status::kPass) r.threshold = "ready, or no device (rdma_required: false)";
-      r.detail = fmt::format("{}", fmt::join(states, ", "));
-      r.fix = fix;
-      report.add(r);
-    }
+    report.add(link_up_check(c, *ha, *hb));
+    report.add(addresses_check(c, *ha, *hb, expected.network));
+    if (auto speed = link_speed_check(c, *ha, *hb, t)) report.add(std::move(*speed));
+    report.add(cable_rdma_check(c, rdma, t));
   }
 }
 

@@ -75,12 +75,14 @@ TEST_CASE("thresholds: values are read") {
 
 TEST_CASE("thresholds: errors name file:line:column") {
   CHECK(error_of("link:\n  bandwith_gbps: {warn: 5, fail: 1}\n") ==
-        "t.yaml:2:3: unknown key 'link.bandwith_gbps' (did you mean 'bandwidth_gbps'?); known: "
-        "min_speed_gbps, latency_p99_us, bandwidth_gbps, bandwidth_baseline_percent");
+        "t.yaml:2:3: unknown key 'bandwith_gbps' in 'link' (did you mean 'bandwidth_gbps'?)");
+  CHECK(error_of("link:\n  speed: 1\n") ==
+        "t.yaml:2:3: unknown key 'speed' in 'link'; known keys: min_speed_gbps, latency_p99_us, "
+        "bandwidth_gbps, bandwidth_baseline_percent");
   CHECK(error_of("host:\n  clock_skew_max_s: soon\n") ==
         "t.yaml:2:21: 'host.clock_skew_max_s': expected a number, got 'soon'");
   CHECK(error_of("host:\n  rdma_required: maybe\n") ==
-        "t.yaml:2:18: 'host.rdma_required': expected true or false");
+        "t.yaml:2:18: 'host.rdma_required': expected true or false, got 'maybe'");
   CHECK(error_of("link:\n  latency_p99_us: {warn: 900, fail: 100}\n") ==
         "t.yaml:2:19: 'link.latency_p99_us': warn (900) must be lower than fail (100)");
   CHECK(error_of("link:\n  bandwidth_gbps: {warn: 1, fail: 5}\n") ==
@@ -89,7 +91,14 @@ TEST_CASE("thresholds: errors name file:line:column") {
         "t.yaml:2:22: 'host.free_disk_min_gib': -3 is out of range (0 to 1048576)");
   const std::string syntax = error_of("link: {latency_p99_us: [1, 2}\n");
   CHECK(syntax.starts_with("t.yaml:1:"));
-  CHECK(error_of("- 1\n- 2\n") == "t.yaml:1:1: '(document)': expected a mapping (key: value lines)");
+  CHECK(error_of("- 1\n- 2\n") ==
+        "t.yaml:1:1: the thresholds: expected a mapping (key: value lines), got a list");
+  // Every mistake at once, in file order.
+  CHECK(error_of("link:\n  min_speed_gbps: fast\nhost:\n  rdma_required: 1\n"
+                 "  free_disk_min_gb: 1\n") ==
+        "t.yaml:2:19: 'link.min_speed_gbps': expected a whole number from 0 to 1000, got 'fast'\n"
+        "t.yaml:4:18: 'host.rdma_required': expected true or false, got '1'\n"
+        "t.yaml:5:3: unknown key 'free_disk_min_gb' in 'host' (did you mean 'free_disk_min_gib'?)");
 }
 
 }  // namespace

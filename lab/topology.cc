@@ -6,10 +6,9 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <yaml-cpp/yaml.h>
 
 #include "util/atomic_file.h"
-#include "util/suggest.h"
+#include "util/yaml_reader.h"
 
 namespace cc::lab {
 namespace {
@@ -23,12 +22,6 @@ Error usage(std::string message) {
 
 std::string host_range(int hosts) {
   return hosts == 1 ? std::string("h1") : fmt::format("h1..h{}", hosts);
-}
-
-// "FILE:LINE: message" for a YAML node (yaml-cpp lines are 0-based).
-Error at(std::string_view source, const YAML::Mark& mark, std::string_view message) {
-  if (mark.is_null()) return usage(fmt::format("{}: {}", source, message));
-  return usage(fmt::format("{}:{}: {}", source, mark.line + 1, message));
 }
 
 }  // namespace
@@ -79,64 +72,74 @@ std::vector<CablePair> ring_cables(int hosts) {
 
 util::Result<Topology> parse_topology_file(std::string_view text, std::string_view source,
                                            int hosts, bool hosts_given) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::ParserException& e) {
-    return at(source, e.mark, fmt::format("not valid YAML: {}", e.msg));
+  const util::YamlReader r{std::string(source), "the topology file"};
+  auto doc = r.load(text);
+  if (!doc) return doc.error();
+  if (!doc->IsMap()) {
+    return r.error(doc->Mark(), fmt::format("expected a mapping with a 'cables' list (see "
+                                            "--help), got {}",
+                                            util::YamlReader::kind(*doc)));
   }
-  if (!root.IsMap()) {
-    return at(source, root.Mark(), "expected a mapping with a 'cables' list (see --help)");
-  }
-  const std::vector<std::string> keys{"hosts", "cables"};
-  for (const auto& kv : root) {
-    auto key = kv.first.as<std::string>("");
-    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
-      return at(source, kv.first.Mark(),
-                fmt::format("unknown key '{}'{}; expected 'hosts' or 'cables'", key,
-                            util::did_you_mean(key, keys)));
-    }
-  }
+  std::vector<util::Error> errors;  // every mistake of the file at once
+  auto fields = r.mapping(util::YamlReader::root(*doc), {"hosts", "cables"}, errors);
+  if (!fields) return fields.error();
   Topology topo;
   topo.kind = fmt::format("file:{}", source);
   topo.hosts = hosts;
-  if (auto h = root["hosts"]) {
-    int file_hosts = 0;
-    try {
-      file_hosts = h.as<int>();
-    } catch (const YAML::Exception&) {
-      return at(source, h.Mark(), "'hosts' must be a number");
+  // hosts first: the cables' host names are checked against it.
+  for (const util::Field& f : *fields) {
+    if (f.key != "hosts") continue;
+    auto n = r.integer(f, kMinHosts, kMaxHosts, "a number of hosts");
+    if (!n) {
+      errors.push_back(n.error());
+    } else if (hosts_given && *n != hosts) {
+      errors.push_back(r.error(f.mark(), fmt::format("'hosts': {} disagrees with --hosts {}; "
+                                                     "give one of them, or the same number",
+                                                     *n, hosts)));
+    } else {
+      topo.hosts = static_cast<int>(*n);
     }
-    if (file_hosts < kMinHosts || file_hosts > kMaxHosts) {
-      return at(source, h.Mark(),
-                fmt::format("hosts: {} is out of range {}..{}", file_hosts, kMinHosts, kMaxHosts));
-    }
-    if (hosts_given && file_hosts != hosts) {
-      return at(source, h.Mark(),
-                fmt::format("hosts: {} disagrees with --hosts {}", file_hosts, hosts));
-    }
-    topo.hosts = file_hosts;
   }
-  auto cables = root["cables"];
-  if (!cables) return at(source, root.Mark(), "missing 'cables' (a list of [hA, hB] pairs)");
-  if (cables.IsNull()) return topo;  // "cables:" with nothing: hosts without cables
-  if (!cables.IsSequence()) {
-    return at(source, cables.Mark(), "'cables' must be a list of [hA, hB] pairs");
-  }
-  for (const auto& c : cables) {
-    if (!c.IsSequence() || c.size() != 2 || !c[0].IsScalar() || !c[1].IsScalar()) {
-      return at(source, c.Mark(), "each cable must be a pair of host names, e.g. [h1, h2]");
+  bool has_cables = false;
+  for (const util::Field& f : *fields) {
+    if (f.key != "cables") continue;
+    has_cables = true;
+    if (f.value.IsNull()) continue;  // "cables:" with nothing: hosts without cables
+    auto cables = r.list(f, "a list of [hA, hB] pairs");
+    if (!cables) {
+      errors.push_back(cables.error());
+      continue;
     }
-    auto a = parse_host_name(c[0].Scalar(), topo.hosts);
-    if (!a) return at(source, c[0].Mark(), a.error().message);
-    auto b = parse_host_name(c[1].Scalar(), topo.hosts);
-    if (!b) return at(source, c[1].Mark(), b.error().message);
-    if (*a == *b) {
-      return at(source, c.Mark(),
-                fmt::format("cable [{0}, {0}] connects a host to itself", c[0].Scalar()));
+    for (const util::Field& c : *cables) {
+      auto ends = c.value.IsSequence() && c.value.size() == 2
+                      ? r.strings(c)
+                      : util::Result<std::vector<std::string>>(
+                            r.error(c.mark(), fmt::format("'{}': each cable must be a pair of host "
+                                                          "names, e.g. [h1, h2]",
+                                                          c.path)));
+      if (!ends) {
+        errors.push_back(ends.error());
+        continue;
+      }
+      auto a = parse_host_name((*ends)[0], topo.hosts);
+      auto b = a ? parse_host_name((*ends)[1], topo.hosts) : a;
+      if (!a || !b) {
+        errors.push_back(
+            r.error(c.mark(), fmt::format("'{}': {}", c.path, (!a ? a : b).error().message)));
+      } else if (*a == *b) {
+        errors.push_back(r.error(c.mark(), fmt::format("'{}': cable [{}, {}] connects a host to "
+                                                       "itself",
+                                                       c.path, (*ends)[0], (*ends)[1])));
+      } else {
+        topo.cables.push_back({*a, *b});
+      }
     }
-    topo.cables.push_back({*a, *b});
   }
+  errors = r.in_file_order(std::move(errors));
+  if (!has_cables) {
+    errors.push_back(r.error(doc->Mark(), "missing 'cables' (a list of [hA, hB] pairs)"));
+  }
+  if (!errors.empty()) return util::YamlReader::all(errors);
   return topo;
 }
 
@@ -182,8 +185,8 @@ util::Result<Topology> resolve_topology(const TopologyRequest& request) {
   // The label says what the operator changed: "mesh without h1-h3, plus h1-h2".
   if (!request.omit.empty()) topo.kind += fmt::format(" without {}", fmt::join(request.omit, ", "));
   if (!request.extra.empty()) {
-    topo.kind += fmt::format("{} plus {}", request.omit.empty() ? "" : ",",
-                             fmt::join(request.extra, ", "));
+    topo.kind +=
+        fmt::format("{} plus {}", request.omit.empty() ? "" : ",", fmt::join(request.extra, ", "));
   }
   return topo;
 }

@@ -1,21 +1,22 @@
 #include "launch/job_spec.h"
 
 #include <algorithm>
-#include <charconv>
 #include <system_error>
 #include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
 
-#include "launch/yaml_fields.h"
 #include "util/atomic_file.h"
 #include "util/suggest.h"
+#include "util/yaml_reader.h"
 
 namespace cc::launch {
 namespace {
 
 namespace fs = std::filesystem;
+using util::Field;
+using util::YamlReader;
 
 const std::vector<std::string> kJobKeys = {
     "name",     "cluster", "hosts",      "ranks_per_host", "command",
@@ -108,7 +109,7 @@ fs::path directory_of(const std::string& file) {
 // One parse of one file: the reader (errors with the file name) and the base of local paths.
 class Parser {
  public:
-  explicit Parser(const std::string& file) : r_(file), base_(directory_of(file)) {}
+  explicit Parser(const std::string& file) : r_(file, "the job"), base_(directory_of(file)) {}
 
   util::Result<JobSpec> parse(std::string_view text);
 
@@ -527,7 +528,7 @@ util::Result<JobSpec> Parser::parse(std::string_view text) {
   // Every mistake is reported, not just the first: each top-level entry is checked on its own
   // (within one entry, the first problem), then what is missing.
   std::vector<util::Error> errors;
-  auto fields = r_.mapping(Field{"", "", doc->Mark(), *doc}, kJobKeys, errors);
+  auto fields = r_.mapping(YamlReader::root(*doc), kJobKeys, errors);
   if (!fields) return fields.error();
 
   JobSpec job;
@@ -537,20 +538,7 @@ util::Result<JobSpec> Parser::parse(std::string_view text) {
     has_command = has_command || f.key == "command";
     has_name = has_name || f.key == "name";
   }
-  // In file order (the bad keys were found first): by the LINE:COLUMN after "FILE:".
-  auto where = [&](const util::Error& e) {
-    std::pair<long, long> at{0, 0};
-    std::string_view m(e.message);
-    if (!m.starts_with(r_.file() + ":")) return at;
-    m.remove_prefix(r_.file().size() + 1);
-    auto [p1, ec1] = std::from_chars(m.data(), m.data() + m.size(), at.first);
-    if (ec1 == std::errc() && p1 < m.data() + m.size() && *p1 == ':') {
-      std::from_chars(p1 + 1, m.data() + m.size(), at.second);
-    }
-    return at;
-  };
-  std::stable_sort(errors.begin(), errors.end(),
-                   [&](const util::Error& a, const util::Error& b) { return where(a) < where(b); });
+  errors = r_.in_file_order(std::move(errors));  // the bad keys were found first
   if (!has_name) {
     errors.push_back(r_.error(doc->Mark(),
                               "missing 'name': every job needs one (letters, digits, '_', "
@@ -574,11 +562,7 @@ util::Result<JobSpec> Parser::parse(std::string_view text) {
                                                         s.path, e->second.line + 1)));
     }
   }
-  if (!errors.empty()) {
-    std::string all;
-    for (const auto& e : errors) all += (all.empty() ? "" : "\n") + e.message;
-    return util::error(util::ExitCode::kUsage, all);
-  }
+  if (!errors.empty()) return YamlReader::all(errors);
   if (job.logs.empty()) job.logs = "logs/" + job.name;
   return job;
 }

@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
-#include <ctime>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,7 +31,7 @@ nlohmann::json to_json(const JobRecord& r) {
           {"job_file", r.job_file},
           {"pid", r.pid},
           {"pid_start", r.pid_start},
-          {"state", r.state},
+          {"state", to_string(r.state)},
           {"exit_code", r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json()},
           {"started_at", r.started_at},
           {"logs", r.logs},
@@ -48,7 +48,9 @@ std::optional<JobRecord> from_json(const nlohmann::json& j) {
     r.job_file = j.at("job_file");
     r.pid = j.at("pid");
     r.pid_start = j.value("pid_start", "");
-    r.state = j.at("state");
+    auto state = job_state_from(j.at("state").get<std::string>());
+    if (!state || *state == JobState::kLost) return std::nullopt;
+    r.state = *state;
     if (!j.at("exit_code").is_null()) r.exit_code = j.at("exit_code").get<int>();
     r.started_at = j.at("started_at");
     r.logs = j.at("logs");
@@ -65,9 +67,32 @@ std::optional<JobRecord> from_json(const nlohmann::json& j) {
 
 }  // namespace
 
-std::string JobRecord::live_state() const {
-  if (state != "running") return state;
-  return launcher_alive() ? state : "lost";
+namespace {
+constexpr std::pair<JobState, std::string_view> kStates[] = {
+    {JobState::kRunning, "running"},
+    {JobState::kSucceeded, "succeeded"},
+    {JobState::kFailed, "failed"},
+    {JobState::kInterrupted, "interrupted"},
+    {JobState::kLost, "lost"}};
+}  // namespace
+
+std::string_view to_string(JobState s) {
+  for (const auto& [state, name] : kStates) {
+    if (state == s) return name;
+  }
+  return "?";
+}
+
+std::optional<JobState> job_state_from(std::string_view text) {
+  for (const auto& [state, name] : kStates) {
+    if (name == text) return state;
+  }
+  return std::nullopt;
+}
+
+JobState JobRecord::live_state() const {
+  if (state != JobState::kRunning) return state;
+  return launcher_alive() ? state : JobState::kLost;
 }
 
 bool JobRecord::launcher_alive() const {
@@ -121,15 +146,6 @@ util::Result<JobRecord> find_job(const std::string& id) {
       util::ExitCode::kUsage,
       fmt::format("no job '{}' in {}{}; `clusterctl jobs` lists them", id, jobs_dir().string(),
                   known.empty() ? "" : " (recent: " + known + ")"));
-}
-
-std::string utc_now() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace cc::launch

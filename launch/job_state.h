@@ -18,11 +18,19 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/result.h"
 
 namespace cc::launch {
+
+/// Where a job is; in records as "running", "succeeded", "failed", "interrupted" ("lost" is
+/// never written: it is what a "running" record whose launcher is gone reads as).
+enum class JobState { kRunning, kSucceeded, kFailed, kInterrupted, kLost };
+std::string_view to_string(JobState s);
+/// The state a record's text names; nullopt for any other text.
+std::optional<JobState> job_state_from(std::string_view text);
 
 struct JobRecord {
   std::string id;
@@ -31,16 +39,16 @@ struct JobRecord {
   long pid = 0;
   std::string pid_start;  // util::process_start_time(pid) when the record was written; "" in
                           // records of older versions
-  std::string state = "running";
+  JobState state = JobState::kRunning;
   std::optional<int> exit_code;
   std::string started_at;
   std::string logs;  // absolute
   int world_size = 0;
   std::vector<std::string> hosts;        // per rank
   std::vector<std::string> rank_status;  // per rank, at the end ("exit 0", "SIGKILL")
-  /// "running" only while its clusterctl process lives; a record left "running" by a process
-  /// that died (kill -9), or whose pid now names another process, reads "lost".
-  std::string live_state() const;
+  /// kRunning only while its clusterctl process lives; a record left running by a process
+  /// that died (kill -9), or whose pid now names another process, reads kLost.
+  JobState live_state() const;
   /// The launcher still runs: its pid names a process with the recorded start time (records
   /// without one: a process with that pid exists).
   bool launcher_alive() const;
@@ -60,8 +68,5 @@ util::Result<std::vector<JobRecord>> list_jobs();
 /// The record whose id is `id`, or else the newest whose name is `id`. Errors: kUsage saying
 /// which jobs exist (`clusterctl jobs`).
 util::Result<JobRecord> find_job(const std::string& id);
-
-/// "2026-11-30T23:30:53Z" for now.
-std::string utc_now();
 
 }  // namespace cc::launch

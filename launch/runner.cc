@@ -516,9 +516,10 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   auto last_status = Clock::now() - 1s;
   std::vector<StallWatch> stall(static_cast<size_t>(world), StallWatch(spec.timeouts.stall));
   std::atomic<bool> sampling{true};
-  // Samples every running rank's CPU time (one round trip per host) and warns about the silent
-  // ones that keep a core busy.
-  auto check_stalls = [&] {
+  // Samples every running rank's process state and CPU time (one round trip per host): warns
+  // about the silent ranks that keep a core busy (with `stall_warnings`), and about a stopped
+  // rank (SIGSTOP, Ctrl-Z, a debugger), which every other rank then waits for.
+  auto sample_ranks = [&](bool stall_warnings) {
     std::vector<std::vector<long>> pids(nhosts);
     {
       std::lock_guard<std::mutex> lock(sh.mu);
@@ -526,7 +527,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
         if (o.started && !o.finished && o.pid > 0) pids[plan.host_of(o.rank)].push_back(o.pid);
       }
     }
-    std::vector<std::string> answers(nhosts);
+    std::vector<std::vector<ProcessSample>> answers(nhosts);
     std::vector<remote::Executor*> raw;
     for (auto& e : control) raw.push_back(e.get());
     remote::for_each_host(
@@ -537,33 +538,33 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
           sro.timeout = 2s;  // ps answers in milliseconds; a host that does not is not waited on
           sro.cancelled = [] { return false; };
           std::lock_guard<std::mutex> lock(sh.control_mu[h]);
-          auto res = control[h]->run(remote::Command{cpu_time_argv(pids[h])}, sro);
-          if (res && res->exit_status == 0) answers[h] = res->out;
+          auto res = control[h]->run(remote::Command{sample_argv(pids[h])}, sro);
+          if (res && res->exit_status == 0) answers[h] = parse_samples(res->out);
         },
         util::OutputStyle{});
     const auto now = Clock::now();
     std::lock_guard<std::mutex> lock(sh.mu);
-    for (const auto& o : sh.ranks) {
+    for (auto& o : sh.ranks) {
       if (!o.started || o.finished || o.pid <= 0) continue;
-      const std::string& text = answers[plan.host_of(o.rank)];
-      std::string want = std::to_string(o.pid) + " ";
-      for (size_t at = 0; at < text.size();) {
-        size_t nl = text.find('\n', at);
-        std::string_view line(text.data() + at, (nl == std::string::npos ? text.size() : nl) - at);
-        at = nl == std::string::npos ? text.size() : nl + 1;
-        if (!line.starts_with(want)) continue;
-        auto cpu = parse_cpu_time(line.substr(want.size()));
-        if (!cpu) break;
-        auto silent =
-            std::chrono::duration_cast<std::chrono::milliseconds>(now - output.last_output(o.rank));
-        auto& w = stall[static_cast<size_t>(o.rank)];
-        if (w.sample(now, *cpu, silent)) {
-          output.note(
-              fmt::format("warning: rank {} on {} has printed nothing for {} s while "
-                          "using {:.0f}% CPU: a hung collective? (timeouts.stall)",
-                          o.rank, o.host, silent.count() / 1000, w.last_load() * 100));
-        }
-        break;
+      const auto& samples = answers[plan.host_of(o.rank)];
+      auto it = std::find_if(samples.begin(), samples.end(),
+                             [&](const ProcessSample& p) { return p.pid == o.pid; });
+      if (it == samples.end()) continue;
+      if (it->stopped && !o.stopped) {
+        o.stopped = true;
+        output.note(fmt::format("warning: rank {} on {} is stopped (SIGSTOP, Ctrl-Z or a "
+                                "debugger): every other rank waits for it; `kill -CONT {}` on {} "
+                                "resumes it",
+                                o.rank, o.host, o.pid, o.host));
+      }
+      if (!stall_warnings) continue;
+      auto silent =
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - output.last_output(o.rank));
+      auto& w = stall[static_cast<size_t>(o.rank)];
+      if (w.sample(now, it->cpu, silent)) {
+        output.note(fmt::format("warning: rank {} on {} has printed nothing for {} s while "
+                                "using {:.0f}% CPU: a hung collective? (timeouts.stall)",
+                                o.rank, o.host, silent.count() / 1000, w.last_load() * 100));
       }
     }
   };
@@ -576,7 +577,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
       auto next = t0 + stall[0].interval();
       while (sampling) {
         if (Clock::now() >= next) {
-          check_stalls();
+          sample_ranks(true);
           next = Clock::now() + stall[0].interval();
         }
         std::this_thread::sleep_for(50ms);
@@ -607,6 +608,15 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
         why = "interrupted (Ctrl-C or `clusterctl stop`)";
         code = ExitCode::kInterrupted;
       } else if (first_failed >= 0) {
+        // A rank that failed because another was stopped (its collective timed out) is not
+        // the cause: look once more at the others (only when the failed rank reported an exit
+        // status; after a lost connection the hosts may not answer).
+        bool exited = false;
+        {
+          std::lock_guard<std::mutex> lock(sh.mu);
+          exited = sh.ranks[static_cast<size_t>(first_failed)].exit_status >= 0;
+        }
+        if (!mpi && exited) sample_ranks(false);
         std::lock_guard<std::mutex> lock(sh.mu);
         const RankOutcome& o = sh.ranks[static_cast<size_t>(first_failed)];
         why = fmt::format("rank {} on {} failed ({})", o.rank, o.host, describe_status(o));
@@ -626,6 +636,14 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
         {
           std::lock_guard<std::mutex> lock(sh.mu);
           sh.ending = true;
+          auto stopped = std::find_if(sh.ranks.begin(), sh.ranks.end(), [](const RankOutcome& o) {
+            return o.stopped && !o.finished;
+          });
+          if (code != ExitCode::kInterrupted && stopped != sh.ranks.end()) {
+            why = fmt::format("rank {} on {} was stopped (SIGSTOP, Ctrl-Z or a debugger) and "
+                              "the others waited for it; then {}",
+                              stopped->rank, stopped->host, why);
+          }
         }
         sampling = false;  // no stall warnings during teardown
         begin_end(why, code, rank_failed);

@@ -66,6 +66,7 @@ struct RankOutcome {
   bool signaled = false;     // it died by signal exit_status-128 (an exit with 128+N is not)
   std::string problem;       // why it has no status: "connection lost: ...", "never started"
   bool ended_by_us = false;  // its end followed clusterctl's SIGTERM/SIGKILL
+  bool stopped = false;      // seen stopped while it ran (ps STAT T/t: SIGSTOP, Ctrl-Z, a debugger)
   std::chrono::milliseconds duration{0};
   bool failed() const { return exit_status != 0; }
 };

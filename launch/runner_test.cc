@@ -319,3 +319,32 @@ TEST_CASE("summary: who failed first, who we ended, who exited by itself during 
   CHECK(s.find("job failed: rank 1 on h2 failed first (exit 3); 0/4 ranks exited 0\n") !=
         std::string::npos);
 }
+
+TEST_CASE("summary: a rank seen stopped is marked as what the others waited for") {
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  o.first_failed = 0;
+  o.reason =
+      "rank 1 on h2 was stopped (SIGSTOP, Ctrl-Z or a debugger) and the others waited "
+      "for it; then rank 0 on h1 failed (exit 1)";
+  RankOutcome a;
+  a.rank = 0;
+  a.host = "h1";
+  a.started = a.finished = true;
+  a.exit_status = 1;
+  a.duration = std::chrono::milliseconds(4000);
+  RankOutcome b = a;
+  b.rank = 1;
+  b.host = "h2";
+  b.exit_status = 128 + 15;
+  b.signaled = b.ended_by_us = b.stopped = true;
+  o.ranks = {a, b};
+  const std::string s = render_summary(o);
+  CHECK(s.find("    0  h1                exit 1                      4.0 s  <- failed first\n") !=
+        std::string::npos);
+  CHECK(s.find("    1  h2                SIGTERM                     4.0 s  <- was stopped: the "
+               "others waited for it\n") != std::string::npos);
+  CHECK(s.find("job failed: rank 1 on h2 was stopped (SIGSTOP, Ctrl-Z or a debugger) and the "
+               "others waited for it; then rank 0 on h1 failed (exit 1); 0/2 ranks exited 0\n") !=
+        std::string::npos);
+}

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "util/text.h"
+
 namespace cc::launch {
 namespace {
 
@@ -49,13 +51,26 @@ std::optional<std::chrono::milliseconds> parse_cpu_time(std::string_view text) {
   return std::chrono::milliseconds(seconds * 1000 + centis * 10);
 }
 
-std::vector<std::string> cpu_time_argv(const std::vector<long>& pids) {
-  std::vector<std::string> argv{
-      "sh", "-c",
-      "for p in \"$@\"; do t=$(ps -o time= -p \"$p\" 2>/dev/null) || t=-; echo \"$p $t\"; done",
-      "clusterctl-stall"};
+std::vector<std::string> sample_argv(const std::vector<long>& pids) {
+  std::vector<std::string> argv{"sh", "-c",
+                                "for p in \"$@\"; do t=$(ps -o stat= -o time= -p \"$p\" "
+                                "2>/dev/null) || t=-; echo \"$p $t\"; done",
+                                "clusterctl-stall"};
   for (long p : pids) argv.push_back(std::to_string(p));
   return argv;
+}
+
+std::vector<ProcessSample> parse_samples(std::string_view text) {
+  std::vector<ProcessSample> out;
+  for (std::string_view line : util::split_lines(text)) {
+    std::vector<std::string_view> f = util::split_words(line);
+    if (f.size() != 3) continue;  // "PID -": gone
+    auto pid = number(f[0]);
+    auto cpu = parse_cpu_time(f[2]);
+    if (!pid || !cpu || f[1].empty()) continue;
+    out.push_back({*pid, f[1].front() == 'T' || f[1].front() == 't', *cpu});
+  }
+  return out;
 }
 
 std::chrono::milliseconds StallWatch::interval() const {

@@ -1,6 +1,8 @@
 // The stall warning: a rank that prints nothing for timeouts.stall while using about 100% CPU
-// is probably spinning in a hung collective. CPU use comes from `ps -o time= -p PID` on the
-// rank's host (the rank's cumulative CPU time; POSIX), sampled about every interval().
+// is probably spinning in a hung collective; a rank whose process is stopped (SIGSTOP, Ctrl-Z,
+// a debugger) holds up every collective of the others. Both come from one `ps -o stat= -o
+// time= -p PID` per host (the rank's process state and cumulative CPU time; POSIX), sampled
+// about every interval() and once more when a rank fails.
 #pragma once
 
 #include <chrono>
@@ -15,9 +17,20 @@ namespace cc::launch {
 /// macOS). Milliseconds, or nullopt for anything else.
 std::optional<std::chrono::milliseconds> parse_cpu_time(std::string_view text);
 
-/// The shell script (argv) printing "PID TIME" for each pid given after it; unknown pids print
-/// "PID -".
-std::vector<std::string> cpu_time_argv(const std::vector<long>& pids);
+/// The shell script (argv) printing "PID STAT TIME" for each pid given after it (ps's STAT:
+/// "S", "R+", "T", "Ts"; TIME as parse_cpu_time reads it); a pid that is gone prints "PID -".
+std::vector<std::string> sample_argv(const std::vector<long>& pids);
+
+/// One rank process in sample_argv's output.
+struct ProcessSample {
+  long pid = 0;
+  bool stopped = false;  // STAT begins with T (stopped by a signal) or t (stopped by a tracer)
+  std::chrono::milliseconds cpu{0};
+};
+
+/// Parses sample_argv's output; lines of pids that are gone, and malformed lines, are left
+/// out.
+std::vector<ProcessSample> parse_samples(std::string_view text);
 
 /// Per rank: decides when to warn, from samples of its CPU time and its last output.
 class StallWatch {

@@ -16,6 +16,33 @@ TEST_CASE("stall: ps TIME formats of Linux and macOS") {
   CHECK_FALSE(parse_cpu_time("a:b"));
 }
 
+TEST_CASE("stall: ps STAT and TIME samples of Linux and macOS, stopped ranks, gone pids") {
+  // Linux procps: "PID STAT TIME" with STAT like Ss, R+, T, t; macOS: "T      0:00.01".
+  auto s = parse_samples(
+      "101 Ss   00:01:05\n102 T 00:00:00\n103 -\n104 R+ 0:05.12\n"
+      "105 t 00:00:01\n106 S\nx T 00:00:01\n107 Rl 1-00:00:00\n");
+  REQUIRE(s.size() == 5);
+  CHECK(s[0].pid == 101);
+  CHECK_FALSE(s[0].stopped);
+  CHECK(s[0].cpu == 65000ms);
+  CHECK(s[1].pid == 102);
+  CHECK(s[1].stopped);
+  CHECK(s[2].pid == 104);
+  CHECK(s[2].cpu == 5120ms);
+  CHECK_FALSE(s[2].stopped);
+  CHECK(s[3].pid == 105);
+  CHECK(s[3].stopped);  // t: stopped by a tracer (a debugger at a breakpoint)
+  CHECK(s[4].pid == 107);
+  CHECK(s[4].cpu == 86400000ms);
+  CHECK(parse_samples("").empty());
+  auto argv = sample_argv({7, 8});
+  REQUIRE(argv.size() == 6);
+  CHECK(argv[0] == "sh");
+  CHECK(argv[2].find("ps -o stat= -o time= -p \"$p\"") != std::string::npos);
+  CHECK(argv[4] == "7");
+  CHECK(argv[5] == "8");
+}
+
 TEST_CASE("stall: warns once a silent rank keeps a core busy, again after it spoke") {
   StallWatch w(10s);
   CHECK(w.interval() == 5000ms);

@@ -52,6 +52,8 @@ std::string render_summary(const JobOutcome& o) {
     std::string note;
     if (r.rank == o.first_failed) {
       note = "<- failed first";
+    } else if (r.stopped) {
+      note = "<- was stopped: the others waited for it";
     } else if (r.ended_by_us) {
       // Only a death by signal is surely ours; a rank that exits by itself once teardown has
       // begun may have handled our SIGTERM or failed on its own (a peer gone).

@@ -167,6 +167,8 @@ cat >"$1")SH";
 
 // JOBDIR/ending first, so a rank not yet started never starts; TERM reaches each process group
 // once (JOBDIR/sent-PID), so the launcher repeats it for ranks whose group appeared since.
+// SIGCONT follows SIGTERM, as a shell does for its stopped jobs: a stopped rank gets its SIGTERM
+// (and its grace) only once it runs again.
 constexpr std::string_view kSignal = R"SH(ours "$1" || exit 0
 : >"$1/ending"
 for f in "$1"/rank-*.pid; do
@@ -174,6 +176,7 @@ for f in "$1"/rank-*.pid; do
   if [ "$2" = TERM ]; then
     [ -e "$1/sent-$p" ] && continue
     kill -TERM -"$p" 2>/dev/null && : >"$1/sent-$p"
+    kill -CONT -"$p" 2>/dev/null
   else
     kill -"$2" -"$p" 2>/dev/null
   fi

@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <future>
-#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "discovery/discover.h"
+#include "util/clock.h"
 #include "util/interrupt.h"
 
 namespace cc::provision {
@@ -26,14 +26,6 @@ milliseconds since(std::chrono::steady_clock::time_point now,
 }
 
 }  // namespace
-
-std::chrono::steady_clock::time_point SteadyClock::now() {
-  return std::chrono::steady_clock::now();
-}
-
-void SteadyClock::sleep_for(milliseconds d) {
-  std::this_thread::sleep_for(d);
-}
 
 std::string format_elapsed(milliseconds d) {
   const long long s = std::max<long long>(0, d.count() / 1000);
@@ -72,7 +64,7 @@ bool Walkthrough::pause(std::string_view waiting, const std::string& host,
 
 util::Status Walkthrough::set_phase(EnableState& state, const std::string& host, MacPhase phase,
                                     std::string note) {
-  state.macs[host] = {phase, discovery::utc_now_iso8601(), std::move(note)};
+  state.macs[host] = {phase, util::utc_now_iso(), std::move(note)};
   return save_enable_state(state, opts_.state_path);
 }
 

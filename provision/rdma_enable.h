@@ -36,6 +36,7 @@
 
 #include "discovery/cluster_state.h"
 #include "provision/rdma_probe.h"
+#include "util/clock.h"
 #include "util/exit_code.h"
 #include "util/result.h"
 
@@ -84,18 +85,9 @@ EnablePlan plan_enable(const discovery::ClusterState& state, const EnableState& 
 /// The physical steps for `host`, one numbered line each (header comment of the file).
 std::vector<std::string> recovery_steps(const std::string& host);
 
-/// Time, behind an interface so the tests run the walk on a fake clock.
-class Clock {
- public:
-  virtual ~Clock() = default;
-  virtual std::chrono::steady_clock::time_point now() = 0;
-  virtual void sleep_for(std::chrono::milliseconds d) = 0;
-};
-class SteadyClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point now() override;
-  void sleep_for(std::chrono::milliseconds d) override;
-};
+/// Time, behind an interface so the tests run the walk on a fake clock (util/clock.h).
+using util::Clock;
+using util::SteadyClock;
 
 /// Where the walk's words go: permanent lines (the steps, each event) and one transient status
 /// line (spinner and elapsed time: shown only on a TTY; cli/ decides).

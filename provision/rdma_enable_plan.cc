@@ -11,6 +11,7 @@
 #include "topology/graph.h"
 #include "topology/rdma_port.h"
 #include "util/atomic_file.h"
+#include "util/clock.h"
 
 namespace cc::provision {
 namespace {
@@ -86,7 +87,7 @@ util::Status save_enable_state(const EnableState& state, const std::filesystem::
     macs[host] = {{"phase", to_string(m.phase)}, {"since", m.since}, {"note", m.note}};
   }
   const nlohmann::json j = {{"schema", kRdmaEnableStateSchema},
-                            {"updated_at", discovery::utc_now_iso8601()},
+                            {"updated_at", util::utc_now_iso()},
                             {"macs", macs}};
   return util::write_file_atomic(path, j.dump(2) + "\n", 0600);
 }

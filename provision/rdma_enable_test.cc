@@ -52,12 +52,7 @@ class FakeProber final : public MacProber {
   }
 };
 
-class FakeClock final : public Clock {
- public:
-  std::chrono::steady_clock::time_point t{};
-  std::chrono::steady_clock::time_point now() override { return t; }
-  void sleep_for(milliseconds d) override { t += d; }
-};
+using util::FakeClock;
 
 class Console final : public WalkConsole {
  public:

@@ -299,7 +299,7 @@ RdmaStatus rdma_status(const discovery::ClusterState& state) {
   for (const auto& p : state.problems) {
     HostRdmaStatus h;
     h.host = p.host;
-    h.state = p.exit_code == 3 ? R::kUnreachable : R::kProbeFailed;
+    h.state = p.unreachable() ? R::kUnreachable : R::kProbeFailed;
     h.detail = p.message;
     out.hosts.push_back(std::move(h));
   }

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
@@ -12,6 +16,7 @@
 #include "util/atomic_file.h"
 #include "util/state_dir.h"
 #include "util/suggest.h"
+#include "util/yaml_reader.h"
 
 namespace cc::remote {
 namespace {
@@ -21,13 +26,6 @@ using util::ExitCode;
 const std::vector<std::string> kTopKeys = {"ssh_config", "known_hosts", "hosts"};
 const std::vector<std::string> kHostKeys = {"name", "ssh", "address"};
 constexpr size_t kMaxNameLength = 64;
-
-// "FILE:LINE:COLUMN: what" (yaml-cpp marks count from 0).
-util::Error at(const std::filesystem::path& file, const YAML::Mark& m, std::string_view what) {
-  if (m.line < 0) return util::error(ExitCode::kUsage, fmt::format("{}: {}", file.string(), what));
-  return util::error(ExitCode::kUsage,
-                     fmt::format("{}:{}:{}: {}", file.string(), m.line + 1, m.column + 1, what));
-}
 
 bool valid_name(std::string_view name) {
   if (name.empty() || name.size() > kMaxNameLength) return false;
@@ -39,106 +37,102 @@ bool valid_name(std::string_view name) {
                      [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
-// Rejects keys not in `known`, suggesting the closest known one.
-util::Status check_keys(const std::filesystem::path& file, const YAML::Node& map,
-                        const std::vector<std::string>& known, std::string_view where) {
-  std::vector<std::string> seen;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    if (!it->first.IsScalar()) return at(file, it->first.Mark(), "a key must be a plain word");
-    std::string key = it->first.Scalar();
-    if (std::find(known.begin(), known.end(), key) == known.end()) {
-      return at(file, it->first.Mark(),
-                fmt::format("unknown key '{}' in {}{}; known keys: {}", key, where,
-                            util::did_you_mean(key, known), fmt::join(known, ", ")));
-    }
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-      return at(file, it->first.Mark(), fmt::format("'{}' appears twice in {}", key, where));
-    }
-    seen.push_back(key);
-  }
-  return {};
-}
-
-util::Result<std::string> scalar(const std::filesystem::path& file, const YAML::Node& node,
-                                 std::string_view key) {
-  if (!node.IsScalar()) {
-    return at(file, node.Mark(), fmt::format("'{}' must be a single value (a string)", key));
-  }
-  return node.Scalar();
-}
-
 std::filesystem::path resolve(const std::filesystem::path& file, const std::string& value) {
   std::filesystem::path p(value);
   if (p.is_absolute()) return p;
   return (std::filesystem::absolute(file).parent_path() / p).lexically_normal();
 }
 
-util::Result<Inventory> parse(const std::filesystem::path& file, const std::string& text) {
-  YAML::Node loaded;
-  try {
-    loaded = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    return at(file, e.mark, e.msg);
+// One host entry, `- name: h1` with optional ssh and address.
+util::Result<InventoryHost> host_entry(const util::YamlReader& r, const util::Field& entry,
+                                       std::unordered_map<std::string, int>& names) {
+  auto fields = r.mapping(entry, kHostKeys);
+  if (!fields) return fields.error();
+  InventoryHost host;
+  const util::Field* name_field = nullptr;
+  for (const util::Field& f : *fields) {
+    auto v = f.key == "address" ? r.string(f) : r.nonempty_string(f);
+    if (!v) return v.error();
+    if (f.key == "name") {
+      host.name = *v;
+      name_field = &f;
+    }
+    if (f.key == "ssh") host.ssh = *v;
+    if (f.key == "address") host.address = *v;
   }
-  const YAML::Node& root = loaded;  // const: lookups of absent keys must not add them
-  if (!root.IsMap()) {
-    return at(file, root.Mark(),
-              "expected a mapping with a 'hosts:' list (see the format in "
-              "README.md, \"An inventory is a YAML file\")");
+  if (name_field == nullptr) {
+    return r.error(entry.mark(), fmt::format("'{}' has no 'name': give each host one, like "
+                                             "'- name: h1'",
+                                             entry.path));
   }
-  if (auto st = check_keys(file, root, kTopKeys, "the inventory"); !st) return st.error();
+  const util::Field& nf = *name_field;
+  if (!valid_name(host.name)) {
+    return r.error(nf.mark(),
+                   fmt::format("host name '{}' is not valid: use letters, digits, '.', '_' and "
+                               "'-', starting with a letter or digit, at most {} characters",
+                               host.name, kMaxNameLength));
+  }
+  if (host.name == "all") {
+    return r.error(nf.mark(), "host name 'all' is reserved: --hosts all means every host");
+  }
+  auto [first, added] = names.emplace(host.name, nf.mark().line + 1);
+  if (!added) {
+    return r.error(nf.mark(), fmt::format("host '{}' appears twice (first at line {})", host.name,
+                                          first->second));
+  }
+  if (host.ssh.empty()) host.ssh = host.name;
+  return host;
+}
 
+util::Result<Inventory> parse(const std::filesystem::path& file, const std::string& text) {
+  const util::YamlReader r(file.string(), "the inventory");
+  auto doc = r.load(text);
+  if (!doc) return doc.error();
+  if (!doc->IsMap()) {
+    return r.error(doc->Mark(), fmt::format("expected a mapping with a 'hosts:' list (see the "
+                                            "format in README.md, \"An inventory is a YAML "
+                                            "file\"), got {}",
+                                            util::YamlReader::kind(*doc)));
+  }
+  // Every mistake of the file at once: each entry is read on its own.
+  std::vector<util::Error> errors;
+  auto fields = r.mapping(util::YamlReader::root(*doc), kTopKeys, errors);
+  if (!fields) return fields.error();
   Inventory inv;
   inv.path = file;
-  for (const char* key : {"ssh_config", "known_hosts"}) {
-    if (!root[key]) continue;
-    auto v = scalar(file, root[key], key);
-    if (!v) return v.error();
-    if (v->empty()) return at(file, root[key].Mark(), fmt::format("'{}' is empty", key));
-    (std::string_view(key) == "ssh_config" ? inv.ssh_config : inv.known_hosts) = resolve(file, *v);
+  bool has_hosts = false;
+  std::unordered_map<std::string, int> names;  // a map: 40,000 hosts load in linear time
+  for (const util::Field& f : *fields) {
+    if (f.key != "hosts") {
+      auto v = r.nonempty_string(f);
+      if (!v) {
+        errors.push_back(v.error());
+        continue;
+      }
+      (f.key == "ssh_config" ? inv.ssh_config : inv.known_hosts) = resolve(file, *v);
+      continue;
+    }
+    has_hosts = true;
+    auto entries = r.list(f, "a list of entries like '- name: h1'");
+    if (!entries) {
+      errors.push_back(entries.error());
+      continue;
+    }
+    if (entries->empty()) errors.push_back(r.error(f.mark(), "'hosts' lists no host"));
+    for (const util::Field& e : *entries) {
+      auto h = host_entry(r, e, names);
+      if (h) {
+        inv.hosts.push_back(std::move(*h));
+      } else {
+        errors.push_back(h.error());
+      }
+    }
   }
-
-  YAML::Node hosts = root["hosts"];
-  if (!hosts) return at(file, root.Mark(), "missing 'hosts:', the list of the cluster's hosts");
-  if (!hosts.IsSequence()) {
-    return at(file, hosts.Mark(), "'hosts' must be a list of entries like '- name: h1'");
+  errors = r.in_file_order(std::move(errors));
+  if (!has_hosts) {
+    errors.push_back(r.error(doc->Mark(), "missing 'hosts:', the list of the cluster's hosts"));
   }
-  if (hosts.size() == 0) return at(file, hosts.Mark(), "'hosts' lists no host");
-  for (const auto& h : hosts) {
-    if (!h.IsMap()) return at(file, h.Mark(), "each host must be a mapping like 'name: h1'");
-    if (auto st = check_keys(file, h, kHostKeys, "a host"); !st) return st.error();
-    if (!h["name"]) return at(file, h.Mark(), "this host has no 'name'");
-    InventoryHost host;
-    auto name = scalar(file, h["name"], "name");
-    if (!name) return name.error();
-    if (!valid_name(*name)) {
-      return at(file, h["name"].Mark(),
-                fmt::format("host name '{}' is not valid: use letters, digits, '.', '_' and "
-                            "'-', starting with a letter or digit, at most {} characters",
-                            *name, kMaxNameLength));
-    }
-    if (*name == "all") {
-      return at(file, h["name"].Mark(),
-                "host name 'all' is reserved: --hosts all means every host");
-    }
-    if (inv.find(*name) != nullptr) {
-      return at(file, h["name"].Mark(), fmt::format("host '{}' appears twice", *name));
-    }
-    host.name = *name;
-    host.ssh = host.name;
-    if (h["ssh"]) {
-      auto ssh = scalar(file, h["ssh"], "ssh");
-      if (!ssh) return ssh.error();
-      if (ssh->empty()) return at(file, h["ssh"].Mark(), "'ssh' is empty");
-      host.ssh = *ssh;
-    }
-    if (h["address"]) {
-      auto addr = scalar(file, h["address"], "address");
-      if (!addr) return addr.error();
-      host.address = *addr;
-    }
-    inv.hosts.push_back(std::move(host));
-  }
+  if (!errors.empty()) return util::YamlReader::all(errors);
   return inv;
 }
 
@@ -206,14 +200,13 @@ util::Status save_inventory(const std::filesystem::path& path, const Inventory& 
 
 std::vector<std::string> split_host_list(std::string_view spec) {
   std::vector<std::string> names;
+  std::unordered_set<std::string> seen;
   size_t start = 0;
   while (start <= spec.size()) {
     size_t comma = spec.find(',', start);
     if (comma == std::string_view::npos) comma = spec.size();
     std::string name = trim(spec.substr(start, comma - start));
-    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end()) {
-      names.push_back(std::move(name));
-    }
+    if (!name.empty() && seen.insert(name).second) names.push_back(std::move(name));
     start = comma + 1;
   }
   return names;
@@ -225,9 +218,12 @@ util::Result<std::vector<InventoryHost>> select_hosts(const Inventory& inv, std:
   if (names.empty()) {
     return util::error(ExitCode::kUsage, "--hosts is empty: give host names (h1,h2) or 'all'");
   }
+  std::unordered_map<std::string_view, const InventoryHost*> by_name;
+  for (const auto& h : inv.hosts) by_name.emplace(h.name, &h);
   std::vector<InventoryHost> chosen;
   for (const auto& name : names) {
-    const InventoryHost* h = inv.find(name);
+    auto found = by_name.find(name);
+    const InventoryHost* h = found == by_name.end() ? nullptr : found->second;
     if (h == nullptr) {
       std::vector<std::string> known = inv.names();
       constexpr size_t kListed = 12;

@@ -70,12 +70,13 @@ TEST_CASE("inventory: errors name file, line, column and the problem") {
   TempDir d;
   std::string file = (d.path / "inventory.yaml").string();
   CHECK(load_error(d, "hosts:\n  - name: h1\n  - nmae: h2\n") ==
-        file +
-            ":3:5: unknown key 'nmae' in a host (did you mean 'name'?); known keys: name, "
-            "ssh, address");
+        file + ":3:5: unknown key 'nmae' in 'hosts[1]' (did you mean 'name'?)");
+  CHECK(load_error(d, "hosts:\n  - name: h1\n  - user: h2\n") ==
+        file + ":3:5: unknown key 'user' in 'hosts[1]'; known keys: name, ssh, address");
   CHECK(load_error(d, "hosts:\n  - name: h1\n  - name: h1\n") ==
-        file + ":3:11: host 'h1' appears twice");
-  CHECK(load_error(d, "hosts:\n  - address: 10.0.0.1\n") == file + ":2:5: this host has no 'name'");
+        file + ":3:11: host 'h1' appears twice (first at line 2)");
+  CHECK(load_error(d, "hosts:\n  - address: 10.0.0.1\n") ==
+        file + ":2:5: 'hosts[0]' has no 'name': give each host one, like '- name: h1'");
   CHECK(load_error(d, "host:\n  - name: h1\n")
             .find(":1:1: unknown key 'host' in the inventory "
                   "(did you mean 'hosts'?)") != std::string::npos);
@@ -84,13 +85,21 @@ TEST_CASE("inventory: errors name file, line, column and the problem") {
                                                 "cluster's hosts");
   CHECK(load_error(d, "hosts: []\n") == file + ":1:8: 'hosts' lists no host");
   CHECK(load_error(d, "hosts:\n  - name: [a, b]\n") ==
-        file + ":2:11: 'name' must be a single value (a string)");
+        file + ":2:11: 'hosts[0].name': expected a single value (a string), got a list");
   CHECK(load_error(d, "hosts:\n  - name: 'h 1'\n").find(":2:11: host name 'h 1' is not valid") !=
         std::string::npos);
   CHECK(load_error(d, "hosts:\n  - name: h1\n    name: h2\n") ==
-        file + ":3:5: 'name' appears twice in a host");
+        file + ":3:5: 'hosts[0].name' appears twice (first at line 2)");
   CHECK(load_error(d, "hosts:\n  - name: all\n") ==
         file + ":2:11: host name 'all' is reserved: --hosts all means every host");
+  CHECK(load_error(d, "hosts:\n  - name: h1\n    ssh: ''\n") ==
+        file + ":3:10: 'hosts[0].ssh' is empty");
+  // Every mistake of the file at once, in file order.
+  CHECK(load_error(d, "known_hosts: ''\nhosts:\n  - name: a b\n  - nmae: h2\n  - name: h3\n") ==
+        file + ":1:14: 'known_hosts' is empty\n" + file +
+            ":3:11: host name 'a b' is not valid: use letters, digits, '.', '_' and '-', "
+            "starting with a letter or digit, at most 64 characters\n" +
+            file + ":4:5: unknown key 'nmae' in 'hosts[1]' (did you mean 'name'?)");
   std::string syntax = load_error(d, "hosts:\n  - name: h1\n   - name: [\n");
   CHECK(syntax.rfind(file + ":", 0) == 0);
   CHECK(load_error(d, "- h1\n- h2\n").find(":1:1: expected a mapping") != std::string::npos);

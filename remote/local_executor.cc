@@ -5,8 +5,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <mutex>
 
+#include <spawn.h>
 #include <sys/wait.h>
 
 #include <fcntl.h>
@@ -18,17 +18,15 @@
 #include "remote/quote.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
+#include "util/process.h"
+
+extern char** environ;  // POSIX: declared by no header (glibc: unistd.h with _GNU_SOURCE)
 
 namespace cc::remote {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using util::ExitCode;
-
-// Every fork of this process happens under this lock, between the creation of its pipes and
-// the point where they are marked close-on-exec, so no child inherits another run's pipes
-// (that would hold the other run's stdout open until this child exits). POSIX has no pipe2().
-std::mutex g_spawn_mutex;
 
 // An owned file descriptor.
 class Fd {
@@ -64,11 +62,10 @@ struct Pipe {
 };
 
 bool make_pipe(Pipe& p) {
-  std::array<int, 2> fds{};
-  if (::pipe(fds.data()) != 0) return false;
+  int fds[2] = {-1, -1};
+  if (!util::cloexec_pipe(fds)) return false;
   p.read = Fd(fds[0]);
   p.write = Fd(fds[1]);
-  for (int fd : fds) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
   return true;
 }
 
@@ -76,36 +73,47 @@ void set_nonblocking(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-// In the child, between fork and exec: only async-signal-safe calls.
-[[noreturn]] void exec_child(char* const* argv, bool use_path, int in, int out, int err,
-                             int report) {
-  ::setpgid(0, 0);
-  const int targets[3] = {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO};
-  const int sources[3] = {in, out, err};
-  for (int i = 0; i < 3; ++i) {
-    if (sources[i] == targets[i]) {
-      ::fcntl(targets[i], F_SETFD, 0);  // dup2 onto itself would keep close-on-exec
-    } else {
-      ::dup2(sources[i], targets[i]);
-    }
+// Starts argv[0] (through PATH when `use_path`) as the leader of a new process group, with
+// `in`, `out`, `err` as its stdin, stdout and stderr, the signals clusterctl ignores or handles
+// set back to their defaults (an ignored one would survive exec) and none blocked. posix_spawn,
+// as ninja does: no code of ours runs in the child.
+struct Spawned {
+  pid_t pid = -1;
+  int error = 0;  // the error number when no process started
+};
+Spawned spawn(char* const* argv, bool use_path, int in, int out, int err) {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  if (int e = ::posix_spawn_file_actions_init(&actions); e != 0) return {-1, e};
+  if (int e = ::posix_spawnattr_init(&attr); e != 0) {
+    ::posix_spawn_file_actions_destroy(&actions);
+    return {-1, e};
   }
-  // clusterctl ignores SIGPIPE and handles SIGINT/SIGTERM; ignored signals survive exec.
-  struct sigaction dfl {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP}) ::sigaction(sig, &dfl, nullptr);
-  sigset_t none;
+  sigset_t defaults, none;
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGQUIT, SIGHUP}) sigaddset(&defaults, sig);
   sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  if (use_path) {
-    ::execvp(argv[0], argv);
-  } else {
-    ::execv(argv[0], argv);
+  int flags = POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+#ifdef POSIX_SPAWN_CLOEXEC_DEFAULT
+  flags |= POSIX_SPAWN_CLOEXEC_DEFAULT;  // macOS: the child gets only the three below
+#endif
+  int e = ::posix_spawnattr_setflags(&attr, static_cast<short>(flags));
+  if (e == 0) e = ::posix_spawnattr_setpgroup(&attr, 0);
+  if (e == 0) e = ::posix_spawnattr_setsigdefault(&attr, &defaults);
+  if (e == 0) e = ::posix_spawnattr_setsigmask(&attr, &none);
+  // The pipes are close-on-exec; dup2 onto 0, 1 and 2 gives the child copies that are not.
+  if (e == 0) e = ::posix_spawn_file_actions_adddup2(&actions, in, STDIN_FILENO);
+  if (e == 0) e = ::posix_spawn_file_actions_adddup2(&actions, out, STDOUT_FILENO);
+  if (e == 0) e = ::posix_spawn_file_actions_adddup2(&actions, err, STDERR_FILENO);
+  pid_t pid = -1;
+  if (e == 0) {
+    e = use_path ? ::posix_spawnp(&pid, argv[0], &actions, &attr, argv, environ)
+                 : ::posix_spawn(&pid, argv[0], &actions, &attr, argv, environ);
   }
-  int e = errno;
-  ssize_t ignored = ::write(report, &e, sizeof e);
-  (void)ignored;
-  ::_exit(127);
+  ::posix_spawnattr_destroy(&attr);
+  ::posix_spawn_file_actions_destroy(&actions);
+  if (e != 0) return {-1, e};
+  return {pid, 0};
 }
 
 // write() to a pipe whose reader is gone must give EPIPE, not kill clusterctl: a library cannot
@@ -183,46 +191,29 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
-  Pipe in, out, err, report;
-  pid_t pid = -1;
-  {
-    std::lock_guard<std::mutex> lock(g_spawn_mutex);
-    if (!make_pipe(in) || !make_pipe(out) || !make_pipe(err) || !make_pipe(report)) {
-      return util::error(ExitCode::kUnreachable,
-                         fmt::format("{}: cannot create pipes to run `{}`: {}", host_, args[0],
-                                     std::strerror(errno)));
-    }
-    pid = ::fork();
-    if (pid == 0) {
-      exec_child(argv.data(), !cmd.shell, in.read.get(), out.write.get(), err.write.get(),
-                 report.write.get());
-    }
+  Pipe in, out, err;
+  if (!make_pipe(in) || !make_pipe(out) || !make_pipe(err)) {
+    return util::error(ExitCode::kUnreachable,
+                       fmt::format("{}: cannot create pipes to run `{}`: {}", host_, args[0],
+                                   std::strerror(errno)));
   }
-  if (pid < 0) {
-    return util::error(ExitCode::kUnreachable, fmt::format("{}: cannot start `{}`: {}", host_,
-                                                           args[0], std::strerror(errno)));
-  }
-  ::setpgid(pid, pid);  // also here, so kill(-pid) works even before the child ran
+  auto spawned = spawn(argv.data(), !cmd.shell, in.read.get(), out.write.get(), err.write.get());
   in.read.reset();
   out.write.reset();
   err.write.reset();
-  report.write.reset();
-
   CommandResult result;
-  // exec succeeded when the report pipe closes empty (close-on-exec); else it holds errno.
-  int exec_errno = 0;
-  ssize_t got = 0;
-  do {
-    got = ::read(report.read.get(), &exec_errno, sizeof exec_errno);
-  } while (got < 0 && errno == EINTR);
-  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  if (spawned.error != 0) {
+    const int e = spawned.error;
+    // A system out of processes or memory runs nothing: that is no answer from the command.
+    if (e == EAGAIN || e == ENOMEM) {
+      return util::error(ExitCode::kUnreachable, fmt::format("{}: cannot start `{}`: {}", host_,
+                                                             args[0], std::strerror(e)));
     }
-    bool missing = exec_errno == ENOENT || exec_errno == ENOTDIR;
+    // As a shell says it: not found 127, found but not runnable 126.
+    bool missing = e == ENOENT || e == ENOTDIR;
     result.exit_status = missing ? 127 : 126;
     result.err = missing ? fmt::format("clusterctl: {}: command not found\n", args[0])
-                         : fmt::format("clusterctl: {}: {}\n", args[0], std::strerror(exec_errno));
+                         : fmt::format("clusterctl: {}: {}\n", args[0], std::strerror(e));
     if (opts.on_output) {
       opts.on_output(2, result.err);
       result.err.clear();
@@ -230,6 +221,7 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
     result.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
     return result;
   }
+  const pid_t pid = spawned.pid;
 
   set_nonblocking(out.read.get());
   set_nonblocking(err.read.get());

@@ -1,4 +1,4 @@
-// The Executor for this machine: fork/exec, no shell unless the Command asks for one.
+// The Executor for this machine: posix_spawn, no shell unless the Command asks for one.
 #pragma once
 
 #include <string>
@@ -8,7 +8,8 @@
 namespace cc::remote {
 
 /// Runs commands as child processes of clusterctl.
-///  - argv runs through execvp (PATH lookup, no shell); Command::shell runs /bin/sh -c SCRIPT.
+///  - argv runs through posix_spawnp (PATH lookup, no shell); Command::shell runs /bin/sh -c
+///    SCRIPT.
 ///  - stdout and stderr are separate pipes; RunOptions::stdin_data is written to stdin, then EOF.
 ///  - The child leads its own process group. On timeout, and when util::interrupted() becomes
 ///    true (checked every 100 ms), the whole group gets SIGKILL.
@@ -20,8 +21,8 @@ namespace cc::remote {
 /// Errors of run(): kUsage for an empty argv, a shell Command without exactly one script, or an
 /// argument containing a NUL byte; kInterrupted after Ctrl-C; kUnreachable when no process can
 /// be created (out of processes or descriptors; the message gives the OS error).
-/// Thread-safe: several LocalExecutors may run at once (fan_out); children never inherit
-/// another run's pipes.
+/// Thread-safe: several LocalExecutors may run at once (fan_out), with no lock; children never
+/// inherit another run's pipes (util::cloexec_pipe).
 class LocalExecutor final : public Executor {
  public:
   /// `host` is the name shown to the operator.

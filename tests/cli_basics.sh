@@ -56,12 +56,27 @@ grep -q "is not a valid SSH destination: expected HOST or USER@HOST" <<<"$LAST" 
   { echo "FAIL: invalid destination without a reason: $LAST"; fail=1; }
 # launch: a missing upload is named with its job.yaml line before anything starts (exit 3, a
 # host cannot be set up without it); no job line, no host contacted.
-printf 'name: up\nhosts: [nowhere.invalid]\ncommand: [x]\nupload:\n  - {src: nothing-here, dest: x}\n' \
-  >"$tmp/job.yaml"
+printf 'name: up\nhosts: [nowhere.invalid]\ncommand: [x]\nlogs: %s/up-logs\nupload:\n  - {src: nothing-here, dest: x}\n' \
+  "$tmp" >"$tmp/job.yaml"
 expect 3 "launch with a missing upload" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/job.yaml"
-grep -q "$tmp/job.yaml:5:5: upload src $tmp/nothing-here: no such file" <<<"$LAST" ||
+grep -q "$tmp/job.yaml:6:5: upload src $tmp/nothing-here: no such file" <<<"$LAST" ||
   { echo "FAIL: missing upload not named with its line: $LAST"; fail=1; }
 grep -q "ranks on" <<<"$LAST" && { echo "FAIL: the job line came before the error: $LAST"; fail=1; }
+# A job that fails validation leaves no job record and no log directory (`clusterctl jobs`
+# must not list what never ran): the missing upload above, an unknown key, a host that is not
+# in the inventory, an unset secret.
+printf 'name: up\nhosts: [local]\ncommand: [true]\nlogs: %s/up-logs\ncomand: [x]\n' "$tmp" \
+  >"$tmp/typo.yaml"
+expect 2 "launch of a job with an unknown key" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/typo.yaml"
+printf 'name: up\nhosts: [local]\ncommand: [true]\nlogs: %s/up-logs\nsecret_env:\n  T: {from_env: CLUSTERCTL_TEST_UNSET_VAR}\n' \
+  "$tmp" >"$tmp/secret.yaml"
+expect 2 "launch with an unset secret" -- env -u CLUSTERCTL_TEST_UNSET_VAR XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/secret.yaml"
+grep -q "CLUSTERCTL_TEST_UNSET_VAR is not set" <<<"$LAST" || { echo "FAIL: unset secret not named: $LAST"; fail=1; }
+if ls "$tmp"/state/clusterctl/jobs/up-* >/dev/null 2>&1 || [ -e "$tmp/up-logs" ]; then
+  echo "FAIL: a job that failed validation left a record or logs:"
+  ls -l "$tmp"/state/clusterctl/jobs/ "$tmp/up-logs" 2>&1
+  fail=1
+fi
 # logs: a job whose log directory was deleted says so, exit 2.
 mkdir -p "$tmp/state/clusterctl/jobs"
 printf '{"schema": "clusterctl.job/1", "id": "gone-1", "name": "gone", "job_file": "/j.yaml",

@@ -31,7 +31,7 @@ std::string peer_label(const Peer& p) {
 
 void check_problems(const ClusterGraph& g, std::vector<Finding>& out) {
   for (const auto& p : g.state().problems) {
-    const bool unreachable = p.exit_code == 3;
+    const bool unreachable = p.unreachable();
     out.push_back({unreachable ? "unreachable" : "probe-failed",
                    Severity::kFail,
                    {p.host},

@@ -201,7 +201,7 @@ VerifyReport verify_mesh(const discovery::ClusterState& state, const VerifyOptio
   Summary& s = r.summary;
   const std::size_t n = g.size();
   s.hosts = static_cast<int>(n);
-  for (const auto& p : state.problems) ++(p.exit_code == 3 ? s.unreachable : s.probe_failed);
+  for (const auto& p : state.problems) ++(p.unreachable() ? s.unreachable : s.probe_failed);
   // The cluster: the probed hosts, those that could not be probed, and --expect-hosts.
   std::size_t named = n;
   for (std::size_t i = 0; i < state.problems.size(); ++i) {

@@ -1,3 +1,4 @@
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <climits>
@@ -41,6 +42,10 @@ std::string host_name() {
   char buf[HOST_NAME_MAX + 1] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "localhost";
   return buf;
+}
+
+bool cloexec_pipe(int (&fds)[2]) {
+  return ::pipe2(fds, O_CLOEXEC) == 0;
 }
 
 }  // namespace cc::util

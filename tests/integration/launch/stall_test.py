@@ -1,6 +1,10 @@
 """The stall warning and timeouts.total, on a 4-host lab: rank 1 spins silently (a busy loop,
 like a hung collective) while the others sleep silently; with timeouts.stall 3 s, clusterctl
-warns about rank 1 only, and timeouts.total ends the job (exit 4, summary says why)."""
+warns about rank 1 only, and timeouts.total ends the job (exit 4, summary says why).
+Then a stopped rank: rank 1 stops itself (SIGSTOP) and rank 0 fails 4 s later, as a rank whose
+collective timed out would; with the stall sampler off (timeouts.stall 0) the look clusterctl
+takes at the first failure must name rank 1 as the cause, and SIGCONT after SIGTERM must end it
+within the grace."""
 import subprocess
 
 from lablib import CLUSTERCTL, Lab, fail
@@ -22,4 +26,22 @@ with Lab("t") as lab:
     if not lab.wait_no_strays(3) or lab.job_dirs():
         fail(f"left behind: {lab.strays()} {lab.job_dirs()}")
     print([l for l in r.stderr.splitlines() if "warning" in l][0])
+
+    job = lab.job("stopped", command={"shell": "case \"$CLUSTERCOMM_RANK\" in "
+                                               "1) kill -STOP $$ ;; 0) sleep 4; exit 1 ;; esac; "
+                                               "exec sleep 60"},
+                  timeouts={"stall": 0, "total": 60, "grace": 5})
+    r = subprocess.run([CLUSTERCTL, "launch", job], capture_output=True, text=True, timeout=60)
+    if r.returncode != 4:
+        fail(f"exit {r.returncode}, expected 4 (rank 0 failed)\n{r.stderr}")
+    want = ("job failed: rank 1 on h2 was stopped (SIGSTOP, Ctrl-Z or a debugger) and the "
+            "others waited for it; then rank 0 on h1 failed (exit 1)")
+    if want not in r.stderr:
+        fail(f"the summary does not name the stopped rank 1:\n{r.stderr}")
+    rows = [l for l in r.stderr.splitlines() if l.lstrip().startswith("1  h2")]
+    if len(rows) != 1 or "SIGTERM" not in rows[0] or "was stopped" not in rows[0]:
+        fail(f"rank 1's row should say SIGTERM (SIGCONT let it take it) and was stopped: {rows}")
+    if not lab.wait_no_strays(3) or lab.job_dirs():
+        fail(f"left behind: {lab.strays()} {lab.job_dirs()}")
+    print(want)
 print("PASS")

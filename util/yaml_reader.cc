@@ -1,28 +1,57 @@
-#include "launch/yaml_fields.h"
+#include "util/yaml_reader.h"
 
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
 
+#include "util/number.h"
 #include "util/suggest.h"
 
-namespace cc::launch {
+namespace cc::util {
 namespace {
 
 using util::ExitCode;
-
-std::string where(const Field& f) {
-  return f.path.empty() ? std::string("the job") : fmt::format("'{}'", f.path);
-}
 
 std::string child_path(const Field& parent, std::string_view key) {
   return parent.path.empty() ? std::string(key) : fmt::format("{}.{}", parent.path, key);
 }
 
 }  // namespace
+
+std::string YamlReader::where(const Field& f) const {
+  return f.path.empty() ? document_ : fmt::format("'{}'", f.path);
+}
+
+Field YamlReader::root(const YAML::Node& doc) {
+  return Field{"", "", doc.Mark(), doc};
+}
+
+std::vector<util::Error> YamlReader::in_file_order(std::vector<util::Error> errors) const {
+  auto at = [&](const util::Error& e) {
+    std::pair<long, long> lc{0, 0};
+    std::string_view m(e.message);
+    if (!m.starts_with(file_ + ":")) return lc;
+    m.remove_prefix(file_.size() + 1);
+    auto [p1, ec1] = std::from_chars(m.data(), m.data() + m.size(), lc.first);
+    if (ec1 == std::errc() && p1 < m.data() + m.size() && *p1 == ':') {
+      std::from_chars(p1 + 1, m.data() + m.size(), lc.second);
+    }
+    return lc;
+  };
+  std::stable_sort(errors.begin(), errors.end(),
+                   [&](const util::Error& a, const util::Error& b) { return at(a) < at(b); });
+  return errors;
+}
+
+util::Error YamlReader::all(const std::vector<util::Error>& errors) {
+  std::string text;
+  for (const auto& e : errors) text += (text.empty() ? "" : "\n") + e.message;
+  return util::error(ExitCode::kUsage, std::move(text));
+}
 
 YAML::Mark Field::mark() const {
   if (!value.IsDefined() || value.IsNull() || value.Mark().line < 0) return key_mark;
@@ -167,4 +196,28 @@ util::Result<std::vector<std::string>> YamlReader::strings(const Field& f) const
   return out;
 }
 
-}  // namespace cc::launch
+util::Result<double> YamlReader::number(const Field& f, double min, double max) const {
+  if (!f.value.IsScalar()) {
+    return error(f.mark(), fmt::format("'{}': expected a number, got {}", f.path, kind(f.value)));
+  }
+  const std::string& text = f.value.Scalar();
+  const auto v = util::parse_double(text);
+  if (!v) return error(f.mark(), fmt::format("'{}': expected a number, got '{}'", f.path, text));
+  if (*v < min || *v > max) {
+    return error(f.mark(),
+                 fmt::format("'{}': {} is out of range ({} to {})", f.path, text, min, max));
+  }
+  return *v;
+}
+
+util::Result<bool> YamlReader::boolean(const Field& f) const {
+  if (f.value.IsScalar()) {
+    if (f.value.Scalar() == "true") return true;
+    if (f.value.Scalar() == "false") return false;
+  }
+  return error(f.mark(), fmt::format("'{}': expected true or false, got {}", f.path,
+                                     f.value.IsScalar() ? fmt::format("'{}'", f.value.Scalar())
+                                                        : std::string(kind(f.value))));
+}
+
+}  // namespace cc::util

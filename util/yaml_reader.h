@@ -1,7 +1,9 @@
-// Checked reading of a YAML document with yaml-cpp, for files the operator writes (job.yaml).
-// Every error is kUsage with the message "FILE:LINE:COLUMN: what", LINE and COLUMN 1-based
-// (yaml-cpp's marks count from 0), naming the key by its dotted path ("timeouts.grace",
-// "upload[1].mode") and saying what was expected and what was found.
+// Checked reading of a YAML document with yaml-cpp, for every file the operator writes (a job,
+// an inventory, health thresholds, a lab topology): the one place that turns YAML nodes into
+// typed values. Every error is kUsage with the message "FILE:LINE:COLUMN: what", LINE and
+// COLUMN 1-based (yaml-cpp's marks count from 0), naming the key by its dotted path
+// ("timeouts.grace", "upload[1].mode", "hosts[2].name"), saying what was expected and what was
+// found, and suggesting the closest known key for a misspelt one.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +15,7 @@
 
 #include "util/result.h"
 
-namespace cc::launch {
+namespace cc::util {
 
 /// One `key: value` entry of a mapping, as written.
 struct Field {
@@ -29,9 +31,21 @@ struct Field {
 
 class YamlReader {
  public:
-  explicit YamlReader(std::string file) : file_(std::move(file)) {}
+  /// `file` starts every error; `document` names the whole file in them ("the job", "the
+  /// inventory").
+  explicit YamlReader(std::string file, std::string document = "the document")
+      : file_(std::move(file)), document_(std::move(document)) {}
   /// The file name errors start with.
   const std::string& file() const { return file_; }
+
+  /// The document itself as a Field (empty key and path), for mapping() and kind checks.
+  static Field root(const YAML::Node& doc);
+
+  /// `errors` sorted by the LINE:COLUMN after "FILE:" (stable; one without them first).
+  std::vector<util::Error> in_file_order(std::vector<util::Error> errors) const;
+  /// Several errors of one file as one (kUsage), one per line, in the order given: a reader
+  /// reports every mistake of a file at once. `errors` must not be empty.
+  static util::Error all(const std::vector<util::Error>& errors);
 
   /// "FILE:LINE:COLUMN: what" (kUsage); "FILE: what" when yaml-cpp gave no mark.
   util::Error error(const YAML::Mark& mark, std::string_view what) const;
@@ -63,6 +77,10 @@ class YamlReader {
   util::Result<std::vector<Field>> list(const Field& f, std::string_view expected) const;
   /// A list of single values.
   util::Result<std::vector<std::string>> strings(const Field& f) const;
+  /// A finite decimal number (util::parse_double: "5", "0.5", "1e3") in [min, max].
+  util::Result<double> number(const Field& f, double min, double max) const;
+  /// true or false, written so.
+  util::Result<bool> boolean(const Field& f) const;
 
   /// What a node is, for "expected X, got Y": "a mapping", "a list", "a single value", "nothing".
   static std::string_view kind(const YAML::Node& node);
@@ -70,7 +88,9 @@ class YamlReader {
  private:
   util::Result<std::vector<Field>> entries(const Field& f, const std::vector<std::string>* known,
                                            std::vector<util::Error>* errors = nullptr) const;
+  std::string where(const Field& f) const;
   std::string file_;
+  std::string document_;
 };
 
-}  // namespace cc::launch
+}  // namespace cc::util

@@ -1,0 +1,41 @@
+// Time: the interface code that waits uses, so its tests run on a fake clock (no test waits on
+// wall time to prove a timeout), and the one way this project writes a UTC time as text.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+namespace cc::util {
+
+/// Monotonic time and sleeping. SteadyClock is the real one; tests use FakeClock.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual std::chrono::steady_clock::time_point now() = 0;
+  virtual void sleep_for(std::chrono::milliseconds d) = 0;
+};
+
+/// std::chrono::steady_clock and std::this_thread::sleep_for.
+class SteadyClock final : public Clock {
+ public:
+  std::chrono::steady_clock::time_point now() override;
+  void sleep_for(std::chrono::milliseconds d) override;
+};
+
+/// A clock that moves only when slept on (or set): sleep_for(d) returns at once, d later.
+class FakeClock final : public Clock {
+ public:
+  std::chrono::steady_clock::time_point t{};
+  std::chrono::steady_clock::time_point now() override { return t; }
+  void sleep_for(std::chrono::milliseconds d) override { t += d; }
+};
+
+/// `t` in UTC as ISO 8601 to the second: "2026-12-01T18:00:00Z" (the form every record and
+/// JSON file of ours holds).
+std::string utc_iso(std::chrono::system_clock::time_point t);
+/// utc_iso of now.
+std::string utc_now_iso();
+/// `t` in UTC for names that sort by time: "20261201-180000" (job ids).
+std::string utc_compact(std::chrono::system_clock::time_point t);
+
+}  // namespace cc::util

@@ -1,0 +1,30 @@
+#include "util/clock.h"
+
+#include <doctest/doctest.h>
+
+namespace cc::util {
+namespace {
+
+using std::chrono::system_clock;
+
+TEST_CASE("clock: UTC as ISO 8601 and as a compact stamp, whatever the local time zone") {
+  // 2026-12-01 18:00:05 UTC is 1796148005 s after the epoch.
+  const auto t = system_clock::time_point{} + std::chrono::seconds(1796148005);
+  CHECK(utc_iso(t) == "2026-12-01T18:00:05Z");
+  CHECK(utc_compact(t) == "20261201-180005");
+  CHECK(utc_iso(system_clock::time_point{}) == "1970-01-01T00:00:00Z");
+  const std::string now = utc_now_iso();
+  CHECK(now.size() == 20);
+  CHECK(now.back() == 'Z');
+}
+
+TEST_CASE("clock: a fake clock moves only when slept on") {
+  FakeClock c;
+  const auto t0 = c.now();
+  c.sleep_for(std::chrono::milliseconds(1500));
+  CHECK(c.now() - t0 == std::chrono::milliseconds(1500));
+  CHECK(c.now() - t0 == std::chrono::milliseconds(1500));
+}
+
+}  // namespace
+}  // namespace cc::util

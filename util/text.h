@@ -1,0 +1,35 @@
+// Small text helpers: line splitting, trimming, strict integer parsing, excerpts for error
+// messages. The probe-output parsers (discovery/) and every other reader of command output use
+// these, never a loop of their own.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cc::util {
+
+/// `s` without leading and trailing spaces, tabs, CR and LF.
+std::string_view trim(std::string_view s);
+
+/// The lines of `s` (split on '\n'; a trailing CR is dropped; no final empty line).
+std::vector<std::string_view> split_lines(std::string_view s);
+
+/// Whitespace-separated words of `s`.
+std::vector<std::string_view> split_words(std::string_view s);
+
+/// `s` as a non-negative decimal integer (digits only, no sign, no overflow); nullopt otherwise.
+std::optional<std::uint64_t> parse_u64(std::string_view s);
+
+/// Like parse_u64, limited to int's range.
+std::optional<int> parse_int(std::string_view s);
+
+/// At most `max` bytes of `s` for an error message, quoted, with "..." when cut.
+std::string excerpt(std::string_view s, std::size_t max = 60);
+
+/// True when `s` is blank (only whitespace).
+bool blank(std::string_view s);
+
+}  // namespace cc::util

@@ -1,0 +1,63 @@
+#include "util/yaml_reader.h"
+
+#include <doctest/doctest.h>
+
+namespace cc::util {
+namespace {
+
+// The fields of a top-level mapping, read with `known` keys.
+std::vector<Field> fields(const YamlReader& r, const YAML::Node& doc,
+                          const std::vector<std::string>& known) {
+  auto f = r.mapping(YamlReader::root(doc), known);
+  REQUIRE_MESSAGE(f.ok(), f.error().message);
+  return *f;
+}
+
+TEST_CASE("yaml reader: numbers and booleans, with FILE:LINE:COLUMN and the dotted path") {
+  const YamlReader r("f.yaml", "the file");
+  auto doc = r.load("a: 2.5\nb: 1e3\nc: nope\nd: true\ne: yes\nf: [1]\n");
+  REQUIRE(doc.ok());
+  auto f = fields(r, *doc, {"a", "b", "c", "d", "e", "f"});
+  REQUIRE(f.size() == 6);
+  CHECK(*r.number(f[0], 0, 10) == 2.5);
+  CHECK(*r.number(f[1], 0, 1e4) == 1000);
+  CHECK(r.number(f[1], 0, 10).error().message == "f.yaml:2:4: 'b': 1e3 is out of range (0 to 10)");
+  CHECK(r.number(f[2], 0, 10).error().message == "f.yaml:3:4: 'c': expected a number, got 'nope'");
+  CHECK(r.number(f[5], 0, 10).error().message == "f.yaml:6:4: 'f': expected a number, got a list");
+  CHECK(*r.boolean(f[3]));
+  CHECK(r.boolean(f[4]).error().message == "f.yaml:5:4: 'e': expected true or false, got 'yes'");
+  CHECK(r.boolean(f[4]).error().code == ExitCode::kUsage);
+}
+
+TEST_CASE("yaml reader: unknown and repeated keys, every one at once, in file order") {
+  const YamlReader r("f.yaml", "the file");
+  auto doc = r.load("name: x\nnmae: y\nname: z\nzzz: 1\n");
+  REQUIRE(doc.ok());
+  std::vector<Error> errors;
+  auto f = r.mapping(YamlReader::root(*doc), {"name", "size"}, errors);
+  REQUIRE(f.ok());
+  CHECK(f->size() == 1);  // the good one; the others are in `errors`
+  REQUIRE(errors.size() == 3);
+  errors.insert(errors.begin(), r.error(YAML::Mark::null_mark(), "no mark"));
+  const Error all = YamlReader::all(r.in_file_order(errors));
+  CHECK(all.message ==
+        "f.yaml: no mark\n"
+        "f.yaml:2:1: unknown key 'nmae' in the file (did you mean 'name'?)\n"
+        "f.yaml:3:1: 'name' appears twice (first at line 1)\n"
+        "f.yaml:4:1: unknown key 'zzz' in the file; known keys: name, size");
+  CHECK(all.code == ExitCode::kUsage);
+}
+
+TEST_CASE("yaml reader: a syntax error carries yaml-cpp's mark; a document that is no mapping") {
+  const YamlReader r("f.yaml", "the file");
+  auto bad = r.load("a: [1, 2\n");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.rfind("f.yaml:", 0) == 0);
+  auto list = r.load("- 1\n");
+  REQUIRE(list.ok());
+  CHECK(r.mapping(YamlReader::root(*list), {"a"}).error().message ==
+        "f.yaml:1:1: the file: expected a mapping (key: value lines), got a list");
+}
+
+}  // namespace
+}  // namespace cc::util
