@@ -1,14 +1,14 @@
 // Gloo's allreduce (float, sum) over the same sizes as clustercomm-perf, for
 // bench/compare-tcp: AllreduceRing and AllreduceHalvingDoubling (the two measured in
-// facts.md; the newer gloo::allreduce stalls on loopback from 16 KiB, facts.md), reporting
-// the faster per size. Ranks come from RANK/SIZE, rendezvous through a FileStore in
-// GLOO_STORE_DIR. Prints "size time_us busbw" from rank 0 (time = max over ranks).
-// With GLOO_IBV_DEVICE (bench/compare-rdma) it uses Gloo's ibverbs transport on that device
-// (port 1, GID index GLOO_IBV_GID, default 1) and AllreduceRing only: the only algorithm that
-// works over Gloo's ibverbs (facts.md). Gloo's ibverbs buffers abort in their destructor
-// ("Destructing buffer expecting completions") when a send's completion is still unhandled,
-// which a rank that finished first hits: every algorithm object is kept until a final barrier,
-// and the process then exits without running destructors.
+// docs/platform.md#reference-figures; the newer gloo::allreduce stalls on loopback from 16 KiB,
+// docs/platform.md#open-mpi-and-gloo), reporting the faster per size. Ranks come from RANK/SIZE,
+// rendezvous through a FileStore in GLOO_STORE_DIR. Prints "size time_us busbw" from rank 0 (time =
+// max over ranks). With GLOO_IBV_DEVICE (bench/compare-rdma) it uses Gloo's ibverbs transport on
+// that device (port 1, GID index GLOO_IBV_GID, default 1) and AllreduceRing only: the only
+// algorithm that works over Gloo's ibverbs (docs/platform.md#open-mpi-and-gloo). Gloo's ibverbs
+// buffers abort in their destructor ("Destructing buffer expecting completions") when a send's
+// completion is still unhandled, which a rank that finished first hits: every algorithm object is
+// kept until a final barrier, and the process then exits without running destructors.
 #include <gloo/algorithm.h>
 #include <gloo/allreduce_halving_doubling.h>
 #include <gloo/allreduce_ring.h>

@@ -132,7 +132,7 @@ ClusterState make_state(std::size_t n) {
         peer.domain_uuid = q.domain_uuid;
         peer.rdma_enabled = true;
         p.peers = {peer};
-        // GID[1] = ::ffff:<IPv4>, GID[2] = IPv6 link-local (facts.md, "Addressing").
+        // GID[1] = ::ffff:<IPv4>, GID[2] = IPv6 link-local (docs/platform.md#gid-table-and-addressing).
         auto& gids = s.hosts[h].rdma.devices[next[h]].ports[0].gids;
         gids.push_back({1, "::ffff:" + p.interface->ipv4.front()});
         gids.push_back({2, p.interface->ipv6.front()});

@@ -461,8 +461,18 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   rec.state = code == ExitCode::kOk            ? launch::JobState::kSucceeded
               : code == ExitCode::kInterrupted ? launch::JobState::kInterrupted
                                                : launch::JobState::kFailed;
-  (void)launch::save_job(rec);  // best effort: the job itself is over
-  (void)util::write_file_atomic(run_logs / "summary.txt", summary);
+  // The job itself is over: a record or summary that cannot be written is a warning, never a
+  // change of the job's exit code. (With --detach, stderr is /dev/null by now.)
+  if (auto st = launch::save_job(rec); !st) {
+    fmt::print(stderr,
+               "clusterctl launch: warning: job {}'s final record was not saved to {}: {}; "
+               "`clusterctl jobs` may show it as lost\n",
+               rec.id, (launch::jobs_dir() / (rec.id + ".json")).string(), st.error().message);
+  }
+  if (auto st = util::write_file_atomic(run_logs / "summary.txt", summary); !st) {
+    fmt::print(stderr, "clusterctl launch: warning: the summary was not saved to {}: {}\n",
+               (run_logs / "summary.txt").string(), st.error().message);
+  }
   std::fflush(stdout);
   if (!o.detach) fmt::print(stderr, "{}", summary);
   return code;

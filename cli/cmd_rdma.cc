@@ -139,7 +139,7 @@ nlohmann::json hygiene(const Context& ctx, const ClusterState& state,
   for (const auto& h : state.hosts) {
     remote::Executor* ex = topology::is_mac(h) ? find(exs, h.host) : nullptr;
     if (ex == nullptr) continue;
-    if (!ctx.style.json && !header) fmt::print("\nCluster hygiene (Apple TN3205):\n");
+    if (!ctx.style.json && !header) fmt::print("\nCluster hygiene:\n");
     header = true;
     auto items = provision::check_hygiene(*ex, timeout);
     if (!items) {

@@ -39,8 +39,9 @@ enum class TransportKind { kAuto, kTcp, kVerbs };
 
 /// The verbs transport's queue pairs (CLUSTERCOMM_IBV_PROFILE); every rank must use the same.
 /// - kApple ("apple", the default): UC queue pairs, SEND/RECV only, <= 10 QPs per device:
-///   what RDMA over Thunderbolt on macOS allows (facts.md, Apple TN3205). Also runs on Linux
-///   NICs and Soft-RoCE. A dead or stopped peer is silent (UC): found by the call's timeout.
+///   what RDMA over Thunderbolt on macOS allows (docs/platform.md#transport-profile-and-limits).
+///   Also runs on Linux NICs and Soft-RoCE. A dead or stopped peer is silent (UC): found by the
+///   call's timeout.
 /// - kRc ("rc"): the same frame protocol on RC queue pairs, for Linux RDMA NICs: the NIC
 ///   retransmits lost packets, and a peer that stops answering gives an error completion
 ///   ("transport retry counter exceeded") after about 0.5 s instead of silence. macOS has no RC.
@@ -74,8 +75,9 @@ struct Config {
   /// devices on this host for the cable(s) to rank p, one per cable, the k-th being the same
   /// physical cable on both ends (striped); empty = none. Empty altogether = no RDMA.
   std::vector<std::vector<std::string>> devices;
-  /// Verbs frame size in bytes: a power of two from 4096 to 8 MiB (Apple TN3205: a message
-  /// is at most 16,773,120 bytes); both ends use the smaller of their values.
+  /// Verbs frame size in bytes: a power of two from 4096 to 8 MiB
+  /// (docs/platform.md#transport-profile-and-limits: a message is at most 16,773,120 bytes); both
+  /// ends use the smaller of their values.
   size_t ibv_frame_bytes = 64 * 1024;
   /// Receive frames posted per link, 4..63 (Apple: about 63 posted receives at most).
   uint32_t ibv_recv_frames = 32;

@@ -4,7 +4,8 @@
 // by element. Callers pass sources in rank order, so every rank computes bit-identical
 // results. f16/bf16 accumulate in float across all k sources and round to nearest even once;
 // integers wrap (two's complement); min/max of floats: a NaN source propagates.
-// Cost: one pass over k*count elements, about memory bandwidth (facts.md: 6 GB/s dst += src).
+// Cost: one pass over k*count elements, about memory bandwidth (6 GB/s dst += src:
+// docs/platform.md#reference-figures).
 #pragma once
 
 #include <cstddef>

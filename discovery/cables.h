@@ -1,5 +1,5 @@
-// Cables, from two independent sources, merged (issue 3; facts.md "Discovering the cabling on
-// macOS" and "Linux"):
+// Cables, from two independent sources, merged (docs/platform.md#discovering-cables-on-macos
+// and docs/platform.md#thunderbolt-and-rdma-on-linux):
 //
 //  1. Thunderbolt identity: host A's port P has a depth-1 host peer whose domain UUID (macOS
 //     `_items[].domain_uuid_key`, Linux XDomain `unique_id`) is the domain UUID of host B's

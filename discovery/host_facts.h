@@ -71,9 +71,9 @@ struct Peer {
   std::optional<std::string> domain_uuid;  // the peer's port domain (macOS domain_uuid_key,
                                            // Linux XDomain unique_id); hosts only
   bool rdma_enabled = false;  // the peer advertises XDomain service protocol_id_key 64087
-                              // ("rdma"; facts.md, RDMA over Thunderbolt 5 on macOS)
+                              // ("rdma"; docs/platform.md#rdma-devices-and-port-states)
   int depth = 1;              // 1 = on the cable itself; 2+ = behind a hub or dock
-                              // (facts.md: hub-mediated links never carry RDMA)
+                              // (no RDMA through a hub: docs/platform.md#link-speeds)
 };
 
 /// A port as a triplet: Thunderbolt receptacle / network interface / RDMA device.
@@ -93,7 +93,7 @@ struct Gid {
   std::string gid;  // "fe80::344d:4ff:feea:4e40", "::ffff:169.254.205.255"
 };
 struct RdmaPort {
-  int port = 1;            // always 1 on macOS (facts.md)
+  int port = 1;            // always 1 on macOS (docs/platform.md#rdma-devices-and-port-states)
   std::string state;       // "PORT_ACTIVE", "PORT_DOWN" (ibv) or "ACTIVE", "DOWN" (rdma link)
   bool active = false;     // state is PORT_ACTIVE / ACTIVE
   int active_mtu = 0;      // bytes; 0 when not reported

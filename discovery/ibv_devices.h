@@ -3,7 +3,8 @@
 //       ------          	----------------        [----]
 //       rdma_en2        	8096a9d9edbaac05
 // Columns are separated by tabs or spaces; rows come unsorted (M3 Ultra fixture); with RDMA
-// disabled on macOS only the two header lines are printed (facts.md, RDMA over Thunderbolt 5).
+// disabled on macOS only the two header lines are printed
+// (docs/platform.md#rdma-devices-and-port-states).
 #pragma once
 
 #include <string>

@@ -11,8 +11,9 @@
 // Read as "key: value" tokens, not lines, so a copy with lines run together (TN3205's GID
 // table in tests/data/fixtures/macos) parses too. On macOS the transport is
 // "Thunderbolt (100)", the port is always 1, and a port is PORT_ACTIVE only when the Mac at the
-// other end also has RDMA enabled (facts.md). GID[1] = ::ffff:<IPv4 of enX> exists only while
-// enX has an IPv4 address.
+// other end also has RDMA enabled (docs/platform.md#rdma-devices-and-port-states). GID[1] =
+// ::ffff:<IPv4 of enX> exists only while enX has an IPv4 address
+// (docs/platform.md#gid-table-and-addressing).
 #pragma once
 
 #include <string_view>

@@ -3,10 +3,10 @@
 //
 // Ports. A Linux host has no receptacle numbers, so its cable ports are its interfaces that can
 // carry a point-to-point cable: thunderbolt-net interfaces (an XDomain's netdev, or a name
-// starting with "thunderbolt"; facts.md, Linux), interfaces an RDMA device rides on, and veth
-// interfaces (how the lab emulates a Thunderbolt cable). Never a port: the management interface
-// (the one holding the management address), loopback, bridges and their members. Ports are in
-// natural order of interface name (tb2 < tb10); every other interface goes to
+// starting with "thunderbolt"; docs/platform.md#thunderbolt-and-rdma-on-linux), interfaces an RDMA
+// device rides on, and veth interfaces (how the lab emulates a Thunderbolt cable). Never a port:
+// the management interface (the one holding the management address), loopback, bridges and their
+// members. Ports are in natural order of interface name (tb2 < tb10); every other interface goes to
 // HostFacts::interfaces.
 #pragma once
 

@@ -3,7 +3,8 @@
 //    "physical_state": "LINK_UP", "netdev": "p1p1", "netdev_index": 4}
 // (the text form, `rdma link show`, is in tests/data/fixtures/linux/rdma-link-show.txt).
 // Without an RDMA subsystem, `rdma` prints "Failed to open NETLINK_RDMA socket" on stderr and
-// exits 1 (facts.md, Linux): that means "no RDMA here", not a failure.
+// exits 1 (docs/platform.md#thunderbolt-and-rdma-on-linux): that means "no RDMA here", not a
+// failure.
 #pragma once
 
 #include <string_view>

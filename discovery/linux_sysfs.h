@@ -7,8 +7,9 @@
 // with the same path (the first one is used); missing, unreadable and empty files are simply
 // absent. grep's exit status says nothing useful (2 as soon as one glob matches nothing), so
 // callers read stdout whatever it is. Formats: the kernel's sysfs ABI
-// (Documentation/ABI/testing/sysfs-bus-thunderbolt, sysfs-class-infiniband) and facts.md
-// ("Linux"); the recorded-by-hand dumps are tests/data/fixtures/linux/sysfs-*.txt.
+// (Documentation/ABI/testing/sysfs-bus-thunderbolt, sysfs-class-infiniband) and
+// docs/platform.md#thunderbolt-and-rdma-on-linux; the recorded-by-hand dumps are
+// tests/data/fixtures/linux/sysfs-*.txt.
 #pragma once
 
 #include <string>
@@ -46,7 +47,7 @@ inline constexpr std::string_view kSysfsInfinibandCommand =
 struct ThunderboltXDomain {
   std::string device;       // "0-1": domain 0, route 1 (hexadecimal route string)
   int domain = 0;           // N of "N-M"
-  std::string unique_id;    // the remote host's UUID (facts.md, Linux)
+  std::string unique_id;    // remote host's UUID (docs/platform.md#thunderbolt-and-rdma-on-linux)
   std::string device_name;  // as the remote host advertises it ("" when absent)
   std::string vendor_name;  // "" when absent
   int link_speed_gbps = 0;  // per direction: rx_speed per lane x rx_lanes ("40.0 Gb/s" x 2 =

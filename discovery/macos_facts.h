@@ -1,6 +1,6 @@
 // Assembles one Mac's HostFacts from the raw outputs of the macOS probe commands (pure: the
 // probe that runs them over remote::Executor comes later). The port triplets are joined as
-// facts.md ("Discovering the cabling on macOS") describes:
+// docs/platform.md#discovering-cables-on-macos describes:
 //   system_profiler bus (receptacle N, domain UUID, speed, items)
 //     -> networksetup "Thunderbolt N" -> enX -> ifconfig enX (addresses, MTU, bridge)
 //     -> ibv_devices "rdma_enX" -> ibv_devinfo rdma_enX (port state, GIDs).

@@ -4,8 +4,9 @@
 //   Ethernet Address: 02:00:00:00:00:02
 // "Thunderbolt N" is receptacle N, whose IP interface is the Device (N is not X: on the
 // fixtures' MacBook Pro, Thunderbolt 2 -> en6). "Thunderbolt Bridge" is bridge0. Dock NICs
-// ("Thunderbolt Ethernet Slot N") are not peer ports (facts.md, "Discovering the cabling on
-// macOS"). The trailing "VLAN Configurations" section is ignored.
+// ("Thunderbolt Ethernet Slot N") are not peer ports
+// (docs/platform.md#discovering-cables-on-macos). The trailing "VLAN Configurations" section is
+// ignored.
 #pragma once
 
 #include <optional>

@@ -16,8 +16,9 @@ inline constexpr std::string_view kSwVersCommand = "sw_vers";
 inline constexpr std::string_view kSysctlCommand =
     "sysctl -n hw.model hw.memsize machdep.cpu.brand_string";
 
-/// `rdma_ctl status` prints "enabled" or "disabled" (facts.md; case and surrounding blanks
-/// ignored) -> kEnabled / kDisabled. Errors (parse_error): empty output, anything else.
+/// `rdma_ctl status` prints "enabled" or "disabled" (docs/platform.md#enabling-rdma-on-a-mac;
+/// case and surrounding blanks ignored) -> kEnabled / kDisabled. Errors (parse_error): empty
+/// output, anything else.
 /// rdma_ctl missing (older macOS: exit 127) is the caller's to map to kUnsupported.
 util::Result<RdmaState> parse_rdma_ctl_status(std::string_view out);
 

@@ -1,6 +1,6 @@
 // Parser for `system_profiler SPThunderboltDataType -json` (macOS): one element per
-// Thunderbolt bus, which on Apple silicon is one per port (facts.md, "Discovering the cabling
-// on macOS"). Shape of the input, every key possibly missing:
+// Thunderbolt bus, which on Apple silicon is one per port
+// (docs/platform.md#discovering-cables-on-macos). Shape of the input, every key possibly missing:
 //   {"SPThunderboltDataType": [
 //     {"_name": "thunderboltusb4_bus_1", "domain_uuid_key": "<this port's domain>",
 //      "receptacle_1_tag": {"receptacle_id_key": "2", "current_speed_key": "80 Gb/s",
@@ -24,7 +24,8 @@ namespace cc::discovery {
 inline constexpr std::string_view kSystemProfilerCommand =
     "system_profiler SPThunderboltDataType -json";
 
-/// XDomain protocol id that a Mac with RDMA enabled advertises (facts.md: "rdma").
+/// XDomain protocol id that a Mac with RDMA enabled advertises ("rdma";
+/// docs/platform.md#rdma-devices-and-port-states).
 inline constexpr int kRdmaProtocolId = 64087;
 
 /// One Thunderbolt bus (= one port) of this Mac.

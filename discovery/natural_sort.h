@@ -1,6 +1,6 @@
 // Natural ordering of interface and device names: runs of digits compare by value, so
-// en2 < en10 and rdma_en9 < rdma_en10 (facts.md, "Discovering the cabling on macOS": sort
-// interface names naturally). Cost: O(len) per comparison.
+// en2 < en10 and rdma_en9 < rdma_en10, as people read them
+// (docs/platform.md#discovering-cables-on-macos). Cost: O(len) per comparison.
 #pragma once
 
 #include <string>

@@ -6,7 +6,8 @@
 //   reachable           PASS probed (round trip in s) | FAIL: the probe failed (exit 1) or the
 //                       host is unreachable (Report::unreachable, exit 3)
 //   os-version          PASS same OS name, version and build as most hosts | FAIL otherwise
-//                       (facts.md: "Keep the same macOS build on every node")
+//                       (keep one macOS build on every node:
+//                       docs/platform.md#failure-modes-of-the-apple-provider)
 //   clusterctl-version  PASS same as this clusterctl | WARN missing on the host (not on its
 //                       PATH: --remote-clusterctl) | FAIL another version
 //   macos-version       Macs: PASS >= host.macos_min_version | FAIL (RDMA needs 26.2)

@@ -5,7 +5,7 @@
 //     clock_skew_max_s: 1.0          # |clock skew| vs this machine, seconds: FAIL above
 //     free_memory_min_gib: 1.0       # available memory, GiB: FAIL below
 //     free_disk_min_gib: 2.0         # free space where jobs write logs, GiB: FAIL below
-//     macos_min_version: "26.2"      # RDMA over Thunderbolt needs 26.2 (facts.md)
+//     macos_min_version: "26.2"      # RDMA needs 26.2 (docs/platform.md#enabling-rdma-on-a-mac)
 //     rdma_required: false           # true: no RDMA on a host or cabled port FAILs; false: WARN
 //   link:                            # per cable, TCP point-to-point (clustercomm-perf sendrecv)
 //     min_speed_gbps: 80             # Thunderbolt link speed; unknown speeds are not judged

@@ -35,8 +35,8 @@ bool escapes_job_dir(const std::string& dest) {
   return p.empty() || p == "." || *p.begin() == "..";
 }
 
-// Variables launch sets per rank (facts.md, "MLX interoperability"; comm/config.cc): a job-wide
-// value would be wrong on every rank but one.
+// Variables launch sets per rank (docs/platform.md#mlx-environment-variables; comm/config.cc):
+// a job-wide value would be wrong on every rank but one.
 const std::vector<std::string> kLaunchEnv = {"CLUSTERCOMM_RANK",
                                              "CLUSTERCOMM_SIZE",
                                              "CLUSTERCOMM_COORDINATOR",

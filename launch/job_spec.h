@@ -1,4 +1,4 @@
-// The job specification: job.yaml, what `clusterctl launch` runs (issue 5). Parsing is pure:
+// The job specification: job.yaml, what `clusterctl launch` runs. Parsing is pure:
 // nothing is read but the job file itself (secret values, the cluster file and uploads are
 // only described here), and every problem is reported at its place in the file.
 //
@@ -50,7 +50,7 @@
 
 namespace cc::launch {
 
-/// What each rank is given to find the others (../shared/docs/facts.md, "MLX interoperability").
+/// What each rank is given to find the others (docs/platform.md#mlx-environment-variables).
 enum class Runtime {
   kClusterComm,   // "clustercomm": CLUSTERCOMM_RANK, _SIZE, _COORDINATOR, _TOKEN (libclustercomm)
   kMlxJaccl,      // "mlx-jaccl": MLX_RANK, MLX_IBV_DEVICES, MLX_JACCL_COORDINATOR (RDMA mesh)
@@ -97,7 +97,8 @@ struct Timeouts {
   std::chrono::seconds total{0};     // the whole job; 0 = no limit (0..31536000)
   /// SIGTERM to SIGKILL when the job ends early (1..3600). Generous on purpose: SIGKILL of a
   /// process holding RDMA resources on macOS can leave state that only a reboot clears
-  /// (facts.md), so a rank gets time to release its queue pairs itself.
+  /// (docs/platform.md#failure-modes-of-the-apple-provider), so a rank gets time to release its
+  /// queue pairs itself.
   std::chrono::seconds grace{30};
   /// A rank silent on stdout and stderr while using ~100% CPU this long (a hung collective)
   /// draws a warning (0..86400; 0 = never).
@@ -137,7 +138,8 @@ struct JobSpec {
   std::map<std::string, std::string> env;  // NAME -> value, exactly as written
   std::map<std::string, SecretSource> secret_env;  // names disjoint from env's
   Runtime runtime = Runtime::kClusterComm;
-  int coordinator_port = 32323;  // TCP; 32323 is MLX jaccl's default (facts.md), ours too
+  // TCP; 32323 is MLX jaccl's default, ours too (docs/platform.md#mlx-environment-variables).
+  int coordinator_port = 32323;
   Timeouts timeouts;
   Restart restart;
   std::string logs;  // local log directory as written (relative: to the operator's cwd)

@@ -12,7 +12,7 @@
 // "NONCE end exit N" / "NONCE end signal N" on stderr around the command; `--tag-output` marks each line with its
 // rank ("[JOB,RANK]<stdout>:"), and MpiDemux turns mpirun's two streams back into per-rank
 // lines and events. So per-rank logs, the first failed rank and every rank's exit status are
-// the same as for the other runtimes. Facts (../shared/docs/facts.md, rdma-lab.md):
+// the same as for the other runtimes. Facts (docs/platform.md#open-mpi-and-gloo):
 // --allow-run-as-root for root, --bind-to none, TCP kept to the management subnet.
 #pragma once
 

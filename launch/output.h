@@ -24,7 +24,10 @@ struct OutputOptions {
   std::set<int> shown;       // ranks shown on the terminal; empty = every rank (--ranks)
   std::FILE* out = stdout;   // where stdout lines go; nullptr = nowhere (--detach)
   std::FILE* err = stderr;   // where stderr lines go; nullptr = nowhere
-  bool status_line = false;  // a terminal: status() draws a transient line on `err`
+  // A terminal (cli/ sets it from util::OutputStyle::progress): status() draws a transient line
+  // on `err`. Drawn here, not with util::ProgressLine, because it must be cleared and redrawn
+  // around every rank line under mu_, on the stream those lines go to (ARCHITECTURE.md).
+  bool status_line = false;
 };
 
 /// Thread-safe: ranks' threads feed it at once; each line is written whole.

@@ -1,7 +1,7 @@
 // What each rank is given to find the others: its runtime's environment variables (and the
-// files they name), exactly as ../shared/docs/facts.md ("MLX interoperability") says mlx.launch
-// sets them, so unmodified MLX programs run; CLUSTERCOMM_* for libclustercomm (comm/README.md).
-// Pure: no I/O.
+// files they name), exactly as mlx.launch sets them
+// (docs/platform.md#mlx-environment-variables), so unmodified MLX programs run; CLUSTERCOMM_* for
+// libclustercomm (comm/README.md). Pure: no I/O.
 //
 //   clustercomm     CLUSTERCOMM_RANK, CLUSTERCOMM_SIZE, CLUSTERCOMM_COORDINATOR=ADDR0:PORT,
 //                   CLUSTERCOMM_TOKEN (a fresh per-launch secret); from a cluster state with

@@ -6,7 +6,7 @@
 //   clusterctl      our own JSON, schema "clusterctl.hostfile/1" (below): every rank with its
 //                   host, SSH name, management address, and per peer each cable's interfaces,
 //                   RDMA devices and IPv4 addresses on both ends.
-//   mlx-jaccl       MLX, backend "jaccl" (facts.md, "MLX interoperability"; mlx_hostfile.h):
+//   mlx-jaccl       MLX, backend "jaccl" (docs/platform.md#mlx-hostfiles; mlx_hostfile.h):
 //                   rdma[i][j] = the device on host i of every cable to host j that has an RDMA
 //                   device on both ends, in ClusterState::cables order, so the k-th entry of
 //                   rdma[i][j] and of rdma[j][i] is the same physical cable; null on the

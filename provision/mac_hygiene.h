@@ -1,7 +1,8 @@
-// The cluster hygiene settings a Mac in an RDMA cluster needs (Apple TN3205, via facts.md): it
-// must never sleep (nothing wakes it over Thunderbolt), must start up by itself after a power
-// failure, and must log in automatically (so its jobs' user session comes back after a restart).
-// `clusterctl rdma enable` checks them on each Mac and prints the command that fixes each.
+// The cluster hygiene settings a Mac in an RDMA cluster needs
+// (docs/platform.md#mac-cluster-hygiene): it must never sleep (nothing wakes it over Thunderbolt),
+// must start up by itself after a power failure, and must log in automatically (so its jobs' user
+// session comes back after a restart). `clusterctl rdma enable` checks them on each Mac and prints
+// the command that fixes each.
 //
 // Probes (argv, run through remote::Executor without a shell; replayed from a bundle under the
 // same keys as discovery's probes, remote::replay_key):

@@ -1,4 +1,4 @@
-// MLX hostfiles (facts.md, "MLX interoperability"): the JSON that `mlx.launch` and
+// MLX hostfiles (docs/platform.md#mlx-hostfiles): the JSON that `mlx.launch` and
 // `mlx.distributed_config` use, as a value we can write (hostfile.h builds one from a cluster
 // state), read back, validate on its own, and check against the cabling.
 //
@@ -15,7 +15,8 @@
 //     neighbour (rank - 1, wrapping); rdma = [].
 //
 // Why the checks: MLX turns a rank order that does not match the cabling into N groups of one
-// without a word (facts.md, "Known weaknesses"); check_against catches it before a launch.
+// without a word (docs/platform.md#weaknesses-of-the-mlx-tools); check_against catches it before a
+// launch.
 #pragma once
 
 #include <string>

@@ -10,8 +10,8 @@
 //              another address from the plan's base on that port, `ip link set IF up`;
 //       macOS: `ifconfig bridge0 deletem enX` for every cabled port still in an active bridge,
 //              planned or not (topology::bridged_cabled_ports: exactly what verify-mesh's
-//              thunderbolt-bridge check fails on; facts.md: the bridge must be inactive when
-//              Macs form loops), `ifconfig enX inet A
+//              thunderbolt-bridge check fails on; the bridge must be inactive when
+//              Macs form loops: docs/platform.md#thunderbolt-bridge), `ifconfig enX inet A
 //              netmask M alias`, `ifconfig enX inet OLD -alias`; with --persist, one network
 //              service per port (`networksetup -createnetworkservice`, `-setmanual`) and the
 //              Thunderbolt Bridge service disabled, which survive a reboot; without it nothing

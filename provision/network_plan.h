@@ -1,8 +1,9 @@
 // `clusterctl network plan`: one point-to-point IPv4 subnet per cable (pure).
 //
 // Why: every cabled Thunderbolt port needs an IPv4 address, because the IPv4-mapped GID that
-// RDMA connects through exists only while the interface has one (facts.md, "Addressing"), and
-// RDMA cannot route, so each cable is its own link.
+// RDMA connects through exists only while the interface has one
+// (docs/platform.md#gid-table-and-addressing), and RDMA cannot route, so each cable is its own
+// link.
 //
 // Rules:
 //  - Subnets come from a base prefix (default 10.231.0.0/16; never 192.168.0.0/24, MLX's fixed

@@ -1,6 +1,6 @@
 // `clusterctl rdma enable`: the guided walk through macOS Recovery that enables RDMA on each Mac
 // that needs it, one Mac at a time. RDMA over Thunderbolt can be enabled only from macOS
-// Recovery, never over SSH (facts.md, "RDMA over Thunderbolt 5 on macOS"), so the tool prints the
+// Recovery, never over SSH (docs/platform.md#enabling-rdma-on-a-mac), so the tool prints the
 // physical steps and watches the Mac over SSH:
 //
 //   (pending) --steps printed--> waiting-down --unreachable--> waiting-up --back on SSH--> verify

@@ -1,7 +1,8 @@
 // `clusterctl rdma status`: is RDMA usable on every host and every cabled port, and if not,
-// why and what to do. Pure: input is a discovery::ClusterState. Facts are from facts.md ("RDMA
-// over Thunderbolt 5 on macOS", "Linux"); the per-port reasoning is shared with verify-mesh's
-// per-Mac checks through topology/rdma_port.h.
+// why and what to do. Pure: input is a discovery::ClusterState. Facts:
+// docs/platform.md#rdma-devices-and-port-states, #link-speeds and
+// docs/platform.md#thunderbolt-and-rdma-on-linux; the per-port reasoning is shared with
+// verify-mesh's per-Mac checks through topology/rdma_port.h.
 //
 // One state per host, then one per cabled port (a port with a cable to another host of the
 // cluster), in cluster and port order:

@@ -1,6 +1,6 @@
 // `clusterctl rdma enable --soft-roce`: Soft-RoCE devices on a Linux host's cabled interfaces,
-// the Linux counterpart of enabling RDMA on a Mac (facts.md, "Linux": `rdma link add rxe_X type
-// rxe netdev IFACE` puts a software RDMA device on any Ethernet-type interface; kernel module
+// the Linux counterpart of enabling RDMA on a Mac (docs/platform.md#soft-roce: `rdma link add rxe_X
+// type rxe netdev IFACE` puts a software RDMA device on any Ethernet-type interface; kernel module
 // rdma_rxe). Used by the RDMA test lab.
 //
 // Per host: `rdma -j link` lists the devices there are; every cabled interface that no device

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3 acceptance on real Mac outputs, through the real binary: the mac-pair support bundle
+# verify-mesh and discover on real Mac outputs, through the real binary: the mac-pair support bundle
 # (tests/data/bundles, built from two MacBook Pros' recorded outputs) replayed offline.
 #  - discover --from: one 80 Gb/s cable, receptacle 2 (en6) on both Macs; the docks are no cable.
 #  - verify-mesh --from: exit 1; Mac a has RDMA disabled; b's rdma_en6 is down because of a.

@@ -1,6 +1,6 @@
-// The mesh checks of `clusterctl verify-mesh` (issue 3): pure functions of the cluster graph
-// that return findings (topology/finding.h). Facts cited are from facts.md, "RDMA over
-// Thunderbolt 5 on macOS" unless said otherwise.
+// The mesh checks of `clusterctl verify-mesh`: pure functions of the cluster graph that return
+// findings (topology/finding.h). The platform facts behind them are in docs/platform.md
+// (#rdma-devices-and-port-states, #thunderbolt-bridge, #link-speeds, #ports-per-mac-model).
 //
 // Check ids, severity, and what triggers them:
 //   cluster (checks.cc)
@@ -23,7 +23,8 @@
 //                              RDMA"); one finding per cable, naming both ends
 //                        warn  a host peer at depth >= 2 on a port with no such cable
 //     no-rdma            warn  a non-Mac host without RDMA devices: collectives fall back to
-//                              TCP (Soft-RoCE can add devices: facts.md, "Linux")
+//                              TCP (Soft-RoCE can add devices:
+//                              docs/platform.md#soft-roce)
 //     multi-rail         info  two or more cables between one pair (allowed)
 //     device-port        info  a dock, display or drive on a port (the port is not free)
 //   per Mac, os.name "macOS" (mac_checks.cc)

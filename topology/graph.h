@@ -102,9 +102,8 @@ bool is_mac(const discovery::HostFacts& h);
 /// Mac16,9 (M4 Max), or a model / CPU string that says "Studio".
 bool is_mac_studio(const discovery::HostFacts& h);
 
-/// The Mac Studio port that does not carry RDMA (facts.md, RDMA over Thunderbolt 5 on macOS:
-/// "on the Mac Studio, the TB5 port next to the Ethernet port (en2) does not carry RDMA";
-/// reported by exo, not by Apple).
+/// The Mac Studio port that does not carry RDMA: the TB5 port next to the Ethernet port (en2),
+/// as reported by exo, not by Apple (docs/platform.md#ports-per-mac-model).
 bool is_studio_en2(const discovery::HostFacts& h, const discovery::Port& p);
 
 /// "h1-h2".

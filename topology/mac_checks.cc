@@ -1,6 +1,6 @@
 // The per-Mac checks of checks.h: RDMA state and port states, link speed, the Thunderbolt
-// Bridge, IPv4 on cabled ports, the Mac Studio's en2, macOS builds (facts.md, "RDMA over
-// Thunderbolt 5 on macOS").
+// Bridge, IPv4 on cabled ports, the Mac Studio's en2, macOS builds (docs/platform.md: from
+// #rdma-devices-and-port-states to #ports-per-mac-model).
 #include <algorithm>
 #include <string>
 #include <utility>

@@ -8,7 +8,8 @@
 //     not free (verify-mesh reports them as device-port / foreign-host).
 //   - Each free port is used at most once, so every plug step can be done as written.
 //   - A host's free ports are used in port order, except that a Mac Studio's en2 comes last
-//     (it does not carry RDMA: facts.md, reported by exo).
+//     (it does not carry RDMA, reported by exo:
+//     docs/platform.md#ports-per-mac-model).
 //   - Missing pairs are served in pair order (h1-h2, h1-h3, ..., h2-h3, ...).
 //   - When a host has fewer free ports than missing cables, redundant parallel cables
 //     (multi-rail) of that host are unplugged first, last cable of a pair first, while the

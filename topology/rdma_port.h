@@ -1,7 +1,8 @@
 // What the per-Mac RDMA checks of verify-mesh (mac_checks.cc) and `clusterctl rdma status`
 // (provision/rdma_status.h) both need to know about one cabled port: its RDMA device, the host
 // at the other end of its cable, whether that peer has RDMA off, and whether the cable is too
-// slow to carry RDMA at all. Pure. Facts are from facts.md, "RDMA over Thunderbolt 5 on macOS".
+// slow to carry RDMA at all. Pure. Facts:
+// docs/platform.md#rdma-devices-and-port-states and docs/platform.md#link-speeds.
 #pragma once
 
 #include <cstddef>

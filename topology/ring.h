@@ -1,7 +1,7 @@
 // Ring search: a Hamiltonian cycle over the hosts that uses only cabled pairs, for ring
-// collectives (MLX `jaccl-ring` / `ring` hostfiles list hosts in ring order; facts.md, "MLX
-// interoperability"). Among rings it prefers pairs with the most parallel cables: it maximises
-// the smallest cable count along the ring, then (best effort) the total.
+// collectives (MLX `jaccl-ring` / `ring` hostfiles list hosts in ring order;
+// docs/platform.md#mlx-hostfiles). Among rings it prefers pairs with the most parallel cables: it
+// maximises the smallest cable count along the ring, then (best effort) the total.
 //
 // Algorithm:
 //   1. Cheap proofs of absence: fewer than 3 hosts handled apart; a host with fewer than two

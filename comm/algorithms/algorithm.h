@@ -1,6 +1,6 @@
 // What every collective algorithm receives, and the list of algorithms. Each algorithm
-// lives in its own file that opens with its cost formula, in the notation of facts.md
-// ("Performance references"): n ranks, per-link latency a and bandwidth B each way,
+// lives in its own file that opens with its cost formula, in the notation of
+// docs/platform.md#collective-cost-model: n ranks, per-link latency a and bandwidth B each way,
 // S bytes per rank, gamma = reduction time per byte.
 //
 // Conventions shared by all of them: counts in elements, sizes in bytes (size_t, no 2 GiB

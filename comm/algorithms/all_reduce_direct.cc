@@ -7,7 +7,8 @@
 // (n-1) * window * chunk bytes).
 //
 // Cost: 2a + 2(n-1)S/(nB) on one shared link, or 2a + 2S/(nB) with a link per peer (full
-// mesh) - the lower bound of facts.md - plus (n-1)S/n gamma of reduction, overlapped.
+// mesh) - the lower bound of docs/platform.md#collective-cost-model - plus (n-1)S/n gamma of
+// reduction, overlapped.
 // A ring needs 2(n-1)a for the same bytes, so on a mesh this is strictly better.
 #include "comm/algorithms/direct.h"
 

@@ -7,9 +7,9 @@
 // ring order x_{q+1}, x_{q+2}, ..., x_q and ends on rank q. All-gather: n-1 steps passing
 // finished shards to the right. Broadcast: a chain root -> root+1 -> ... in chunks.
 //
-// Cost (facts.md): all-reduce 2(n-1)a + 2(n-1)/n S/B (+ (n-1)/n S gamma, overlapped);
-// reduce-scatter and all-gather (n-1)a + (n-1)/n S/B; broadcast (n-1)a + S/B + (chunks-1)
-// chunk/B. Strictly worse than the direct algorithms on a mesh, optimal on a ring.
+// Cost (docs/platform.md#collective-cost-model): all-reduce 2(n-1)a + 2(n-1)/n S/B (+ (n-1)/n S
+// gamma, overlapped); reduce-scatter and all-gather (n-1)a + (n-1)/n S/B; broadcast (n-1)a + S/B +
+// (chunks-1) chunk/B. Strictly worse than the direct algorithms on a mesh, optimal on a ring.
 #include <cstdint>
 #include <cstring>
 #include <vector>

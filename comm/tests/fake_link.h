@@ -1,8 +1,8 @@
 // In-memory FrameLinks for the frame protocol's unit tests: a pair of links joined by a
 // mutex-protected "wire", usable from two threads. Two behaviours:
 // - kLossFree: a send that finds no posted receive waits on the wire until one is posted.
-// - kUcDrop: like Apple's UC queue pairs (TN3205), such a send is dropped silently and
-//   counted in drops(): a correct protocol keeps drops() at 0.
+// - kUcDrop: like Apple's UC queue pairs (docs/platform.md#transport-profile-and-limits), such
+//   a send is dropped silently and counted in drops(): a correct protocol keeps drops() at 0.
 // Completions can be made to fail (fail_next_recv), and one send can be lost on the wire
 // (lose_send: what UC does to a message whose packets were lost or reordered), to test error
 // reporting. Each link has a

@@ -1,5 +1,5 @@
 // The real suite: ranks as separate processes over loopback TCP (clustercomm_test_rank),
-// plus the fault cases of issue #4: kill -9 of a rank inside all_reduce, a rank that never
+// plus the fault cases: kill -9 of a rank inside all_reduce, a rank that never
 // arrives, connections with a wrong token, disagreeing world sizes and duplicate ranks.
 // The only timing assertion is the bound "fail within timeout + 1 s".
 // Then the hostile-input cases of rendezvous security: a flood of 200 silent, garbage and

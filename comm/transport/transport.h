@@ -7,17 +7,18 @@
 // and no unexpected-message queue: a message waits in the sender (or the kernel) until its
 // receive is posted, so the receiver's posted receives are its credits.
 //
-// That contract is chosen so an RDMA verbs transport fits behind it unchanged (facts.md,
-// Apple TN3205): UC queue pairs with SEND/RECV only (no RDMA WRITE/READ), at most 10 QPs and
-// ~100 memory regions per device, ~63 posted receives, frame sizes agreed at connect,
-// messages <= 16,773,120 bytes. Such a transport splits each message into frames of the
-// agreed size, copies them through a few registered frame rings, sends a frame only against a
-// credit the receiver granted by posting a receive (a send without a posted receive is
-// dropped silently on UC), and detects a dead peer by timeout (UC has no error completion).
-// The TCP transport (tcp/) streams header + payload on non-blocking sockets instead.
+// That contract is chosen so an RDMA verbs transport fits behind it unchanged
+// (docs/platform.md#transport-profile-and-limits): UC queue pairs with SEND/RECV only (no RDMA
+// WRITE/READ), at most 10 QPs and ~100 memory regions per device, ~63 posted receives, frame sizes
+// agreed at connect, messages <= 16,773,120 bytes. Such a transport splits each message into frames
+// of the agreed size, copies them through a few registered frame rings, sends a frame only against
+// a credit the receiver granted by posting a receive (a send without a posted receive is dropped
+// silently on UC), and detects a dead peer by timeout (UC has no error completion). The TCP
+// transport (tcp/) streams header + payload on non-blocking sockets instead.
 //
 // Progress is made only inside wait() and poll(), on the calling thread: no I/O thread, so
-// no thread wake-up sits on the latency path (facts.md: 36 us per sleep and wake-up).
+// no thread wake-up sits on the latency path (36 us per sleep and wake-up:
+// docs/platform.md#open-mpi-and-gloo).
 #pragma once
 
 #include <chrono>

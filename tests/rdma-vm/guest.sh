@@ -5,7 +5,7 @@
 # with the host): stdout, stderr, exit-status, timings, and harness-error when the mesh could
 # not be built. Not meant to be run by hand (it reconfigures the network of the machine).
 #
-# The mesh (rdma-lab.md): all in the initial network namespace (rxe QPs fail inside a netns on
+# The mesh (docs/platform.md#soft-roce): all in the initial network namespace (rxe QPs fail inside a netns on
 # 6.1). Cables are numbered c = 0, 1, ... over the pairs i < j, then the K cables k of a pair.
 # Cable c is one veth pair e<i>_<j> <-> e<j>_<i> (suffix _<k> when K > 1; MTU RDMA_VM_MTU, 9000 by
 # default: rxe derives a port's active_mtu from its netdev's MTU less about 80 bytes of headers,

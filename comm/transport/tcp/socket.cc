@@ -160,8 +160,8 @@ void configure_stream(int fd) {
 #ifdef SO_NOSIGPIPE
   setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one));
 #endif
-  // Socket buffers are left to the kernel's autotuning on purpose (facts.md: Gloo sized
-  // SO_SNDBUF per message and stalled from 16 KiB up).
+  // Socket buffers are left to the kernel's autotuning on purpose (Gloo sized SO_SNDBUF per
+  // message and stalled from 16 KiB up: docs/platform.md#open-mpi-and-gloo).
 }
 
 int send_flags() {

@@ -31,8 +31,8 @@
 namespace cc::comm::tcp {
 
 struct TcpOptions {
-  /// Busy-poll this long without progress before blocking in poll() (facts.md: a sleep and
-  /// wake-up costs ~36 us on the VMs; Gloo's latency gap is sleeping).
+  /// Busy-poll this long without progress before blocking in poll() (a sleep and wake-up
+  /// costs ~36 us on the VMs; Gloo's latency gap is sleeping: docs/platform.md#open-mpi-and-gloo).
   std::chrono::microseconds spin{100};
   /// ...but only while waiting for a message this small: a bulk transfer is not latency
   /// bound, and spinning steals the core the peer (or the loopback copy) needs.

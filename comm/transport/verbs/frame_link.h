@@ -3,7 +3,8 @@
 // frames, a ring of registered receive frames, and its completions. The protocol never sees a
 // verbs object, so it is unit-tested on a host without RDMA against fakes (tests/fake_link.h).
 //
-// Contract, taken from Apple's rules for UC over Thunderbolt (facts.md, TN3205):
+// Contract, taken from Apple's rules for UC over Thunderbolt
+// (docs/platform.md#transport-profile-and-limits):
 // - post_send(slot, n, signaled) sends the first n bytes of send frame `slot` as one message.
 //   On UC a send that finds no posted receive on the other side is dropped silently, and a
 //   send completion does not mean the data arrived: the caller must only send against a

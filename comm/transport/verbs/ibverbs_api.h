@@ -3,7 +3,8 @@
 //
 // Compiled against libibverbs-dev's <infiniband/verbs.h> only; nothing links libibverbs.
 // Library names: "libibverbs.so.1" on Linux (rdma-core), "/usr/lib/librdma.dylib" on macOS
-// (facts.md: Apple ships verbs as librdma.dylib with infiniband/verbs.h in the SDK), opened by
+// (Apple ships verbs as librdma.dylib with infiniband/verbs.h in the SDK:
+// docs/platform.md#the-verbs-library-on-macos), opened by
 // its absolute path first so that DYLD_* search paths cannot substitute another library, then
 // by its leaf name.
 //

@@ -35,7 +35,8 @@ VerbsLink::VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint3
   const IbvApi& api = *dev_->api;
   if (!rc_ && dev_->qps >= kMaxQpsPerDevice) {
     fail("would be queue pair number " + std::to_string(dev_->qps + 1) +
-             " on this device; Apple TN3205 allows at most " + std::to_string(kMaxQpsPerDevice) +
+             " on this device; Apple's RDMA provider allows at most " +
+             std::to_string(kMaxQpsPerDevice) +
              " UC QPs per device: use fewer cables per device in the device matrix",
          0);
   }

@@ -12,9 +12,9 @@
 // "ready" only then: no frame can arrive before its receive is posted.
 //
 // Path MTU: the smaller of the two ports' active_mtu (exchanged in QpInfo). A Mac's RDMA port
-// reports 4096 (shared fixture macos/pair-b.ibv_devinfo.txt); rxe reports its netdev's MTU less
-// its headers (1500 gives 1024). A 64 KiB frame (header included) is then 16 packets of 4 KiB,
-// against 64 of 1 KiB.
+// reports 4096 (tests/data/fixtures/macos/pair-b.ibv_devinfo.txt); rxe reports its netdev's MTU
+// less its headers (1500 gives 1024; docs/platform.md#soft-roce). A 64 KiB frame (header included)
+// is then 16 packets of 4 KiB, against 64 of 1 KiB.
 #pragma once
 
 #include <cstdint>
@@ -78,8 +78,8 @@ class VerbsLink final : public FrameLink {
   int rank_, peer_;
   uint32_t psn_;
   uint32_t send_frames_, recv_frames_;
-  uint32_t max_inline_ = 0;
-  bool rc_ = false;  // the QP's inline limit (bytes), 0 when the provider has none
+  uint32_t max_inline_ = 0;  // the QP's inline limit (bytes), 0 when the provider has none
+  bool rc_ = false;          // an RC queue pair (the rc profile); false: UC (the Apple profile)
   size_t frame_bytes_ = 0;
   bool armed_ = false;
   std::unique_ptr<std::byte, Free> send_ring_, recv_ring_;

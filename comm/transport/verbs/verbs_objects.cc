@@ -84,7 +84,7 @@ std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, 
     throw Error(ErrorKind::kSystem,
                 who + "cannot allocate a protection domain on " + name + " (" +
                     std::strerror(errno) +
-                    "): stale RDMA state after a crash is cleared only by a reboot (facts.md)");
+                    "): stale RDMA state after a crash is cleared only by a reboot");
   }
   std::memset(&dev->port_attr, 0, sizeof(dev->port_attr));
   if (api.query_port(dev->context.get(), dev->port, &dev->port_attr) != 0) {

@@ -20,11 +20,13 @@ inline constexpr uint64_t kWrTag = uint64_t{0xCC} << 56;
 inline constexpr uint64_t kWrSend = uint64_t{1} << 32;
 inline uint64_t wr_id(bool send, uint32_t slot) { return kWrTag | (send ? kWrSend : 0) | slot; }
 
-/// Apple TN3205 (facts.md): at most 10 UC QPs per device (the 11th create fails EBUSY).
+/// At most 10 UC QPs per device; the 11th create fails EBUSY
+/// (docs/platform.md#transport-profile-and-limits).
 inline constexpr int kMaxQpsPerDevice = 10;
-/// Apple TN3205: a message is at most 4095 x 4 KiB = 16,773,120 bytes.
+/// A message is at most 4095 x 4 KiB = 16,773,120 bytes (a report, no public source:
+/// docs/platform.md#transport-profile-and-limits).
 inline constexpr size_t kMaxMessageBytes = 16773120;
-/// Apple: about 63 posted receives in practice.
+/// Apple: about 63 posted receives in practice (docs/platform.md#transport-profile-and-limits).
 inline constexpr uint32_t kMaxPostedReceives = 63;
 
 template <class T>

@@ -155,7 +155,7 @@ std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_no
   for (const auto& [dev, count] : qps) {
     if (cfg.ibv_profile == VerbsProfile::kApple && count > kMaxQpsPerDevice) {
       why_not = "the device matrix puts " + std::to_string(count) + " queue pairs on " + dev +
-                "; Apple TN3205 allows at most " + std::to_string(kMaxQpsPerDevice) +
+                "; Apple's RDMA provider allows at most " + std::to_string(kMaxQpsPerDevice) +
                 " UC QPs per device";
       return nullptr;
     }

@@ -7,7 +7,8 @@
 // The control connection carries 16-byte headers only: ABORT (aux = the rank that failed)
 // when a rank gives up, BYE on a clean close, and its EOF tells at once that a peer process
 // died (kill -9). A peer that is alive but silent (SIGSTOP, a pulled cable) produces nothing
-// at all on UC - not even an error completion (Apple TN3205) - so it is found by the call's
+// at all on UC - not even an error completion
+// (docs/platform.md#failure-modes-of-the-apple-provider) - so it is found by the call's
 // timeout, like on TCP, and the error names the rank and the devices it was waited on. A
 // rank that is waiting sends ALIVE on its control connections every 200 ms, so the timeout
 // names first the rank silent longest (frames and ALIVE): the stopped one, not the ranks

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# clusterctl health on a live 4-host lab (issue 8 acceptance):
+# clusterctl health on a live 4-host lab :
 #  - after `network apply`, --quick passes every check (exit 0) and its time is printed;
 #  - the --junit file is well-formed (xmllint) and counts the same results as --json;
 #  - the default level measures all 6 cables and saves a baseline; --full adds the all_reduce;

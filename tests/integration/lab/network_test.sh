@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# network plan / apply / verify on a live 4-host lab (issue 6 acceptance):
+# network plan / apply / verify on a live 4-host lab :
 #  - apply --dry-run prints the commands and changes nothing;
 #  - apply gives every cable end its address and pings all 6 cables both ways;
 #  - a second apply reports no change;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# verify-mesh on live lab hosts (issue 3 acceptance):
+# verify-mesh on live lab hosts :
 #  - a full 4-host mesh: exit 0, "full mesh", 6 of 6 pairs;
 #  - 5 hosts without h2-h4 and with a second h1-h3: exit 1, h2-h4 missing, h1-h3 multi-rail, and a
 #    cabling plan whose ports are really free (lab.json's free_ports, and no carrier on the host);

@@ -1,7 +1,8 @@
-"""MLX jobs get exactly the environment mlx.launch gives (../shared/docs/facts.md, "MLX
-interoperability"): a stand-in `python` on the lab hosts' PATH prints its MLX_* variables and
-the content of the files they name, for an MLX hostfile of the 4 lab hosts, with the backends
-jaccl, jaccl-ring and ring. The expected values are computed here from the hostfile alone."""
+"""MLX jobs get exactly the environment mlx.launch gives
+(docs/platform.md#mlx-environment-variables): a stand-in `python` on the lab hosts' PATH prints
+its MLX_* variables and the content of the files they name, for an MLX hostfile of the 4 lab
+hosts, with the backends jaccl, jaccl-ring and ring. The expected values are computed here from
+the hostfile alone."""
 import json
 import os
 import subprocess
@@ -35,7 +36,8 @@ def hostfile(backend):
 
 
 def expected(hf, rank):
-    """What mlx.launch sets for rank `rank` (facts.md), plus the files' content parsed."""
+    """What mlx.launch sets for rank `rank` (docs/platform.md#mlx-environment-variables), plus the
+    files' content parsed."""
     env = {"MLX_RANK": str(rank), "MLX_METAL_FAST_SYNCH": "1"}
     files = {}
     if hf["backend"] in ("jaccl", "jaccl-ring"):

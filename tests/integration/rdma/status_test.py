@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """`clusterctl rdma status` and `rdma enable --check` on the replayed Mac bundles.
 
-Issue 6 acceptance: on the Mac pair bundle, `rdma status` reports Mac a disabled and Mac b's
+On the Mac pair bundle, `rdma status` reports Mac a disabled and Mac b's
 cabled port waiting for peer a (exit 1). Also the JSON schema, and `enable --check` before the
 walk (a needs it: exit 1) and after it (none: exit 0).
 
