@@ -26,13 +26,14 @@
 
 #include "comm/config.h"
 #include "comm/error.h"
+#include "comm/export.h"
 #include "comm/types.h"
 
 namespace cc::comm {
 
 class Transport;
 
-class Communicator {
+class CLUSTERCOMM_API Communicator {
  public:
   /// Forms the world described by the environment (see config_from_env and README.md);
   /// a world of size 1 when no variable is set. Blocks until every rank has joined.

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <chrono>
-#include <cstdint>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "comm/export.h"
 
 namespace cc::comm {
 
@@ -90,6 +92,6 @@ using GetEnv = std::function<const char*(const char*)>;
 /// MLX_IBV_DEVICES + MLX_JACCL_COORDINATOR). With none of them: a world of size 1.
 /// MLX_IBV_DEVICES also gives the device row with CLUSTERCOMM_RANK (its size must match).
 /// Throws Error(kInvalidArgument) naming the variable that is malformed.
-Config config_from_env(const GetEnv& getenv = nullptr);
+CLUSTERCOMM_API Config config_from_env(const GetEnv& getenv = nullptr);
 
 }  // namespace cc::comm

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "comm/export.h"
+
 namespace cc::comm {
 
 enum class ErrorKind {
@@ -21,9 +23,9 @@ enum class ErrorKind {
   kBroken,           // an earlier call failed; the communicator cannot be used any more
 };
 
-const char* to_string(ErrorKind kind);
+CLUSTERCOMM_API const char* to_string(ErrorKind kind);
 
-class Error : public std::runtime_error {
+class CLUSTERCOMM_API Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& message, std::vector<int> ranks = {});
   ErrorKind kind() const { return kind_; }
@@ -39,9 +41,9 @@ class Error : public std::runtime_error {
 };
 
 /// "rank 3" or "ranks 1, 2"; for messages.
-std::string describe_ranks(const std::vector<int>& ranks);
+CLUSTERCOMM_API std::string describe_ranks(const std::vector<int>& ranks);
 
 /// Throws kSystem with `what` and strerror(err).
-[[noreturn]] void throw_system(const std::string& what, int err);
+[[noreturn]] CLUSTERCOMM_API void throw_system(const std::string& what, int err);
 
 }  // namespace cc::comm

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string_view>
 
+#include "comm/export.h"
+
 namespace cc::comm {
 
 enum class DataType : uint8_t {
@@ -34,18 +36,19 @@ inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::kSum, ReduceOp::kProd, Re
                                              ReduceOp::kMax};
 
 /// Bytes per element: 1, 2, 4 or 8.
-size_t size_of(DataType t);
+CLUSTERCOMM_API size_t size_of(DataType t);
 /// nccl-tests names: "float", "double", "half", "bfloat16", "int8", ..., "uint64".
-std::string_view to_string(DataType t);
-std::string_view to_string(ReduceOp op);                         // "sum", "prod", "min", "max"
-std::optional<DataType> parse_data_type(std::string_view name);  // also "f32", "i32", ...
-std::optional<ReduceOp> parse_reduce_op(std::string_view name);
+CLUSTERCOMM_API std::string_view to_string(DataType t);
+CLUSTERCOMM_API std::string_view to_string(ReduceOp op);  // "sum", "prod", "min", "max"
+/// Also "f32", "i32", ...
+CLUSTERCOMM_API std::optional<DataType> parse_data_type(std::string_view name);
+CLUSTERCOMM_API std::optional<ReduceOp> parse_reduce_op(std::string_view name);
 
 /// IEEE binary16 <-> float. Rounds to nearest even; keeps NaN a NaN, overflows to infinity.
-uint16_t float_to_f16(float f);
-float f16_to_float(uint16_t h);
+CLUSTERCOMM_API uint16_t float_to_f16(float f);
+CLUSTERCOMM_API float f16_to_float(uint16_t h);
 /// bfloat16 <-> float. Rounds to nearest even; keeps NaN a NaN.
-uint16_t float_to_bf16(float f);
-float bf16_to_float(uint16_t b);
+CLUSTERCOMM_API uint16_t float_to_bf16(float f);
+CLUSTERCOMM_API float bf16_to_float(uint16_t b);
 
 }  // namespace cc::comm
