@@ -13,7 +13,9 @@
 // or pointer) leaves the communicator usable. Anything else - a timeout (Config::timeout,
 // default 30 s, CLUSTERCOMM_TIMEOUT_MS), a lost peer, a protocol mismatch - names the rank(s)
 // this rank was waiting for in the message and in Error::ranks(), and breaks the
-// communicator: later calls throw kBroken at once. Waiting busy-polls for Tuning::spin
+// communicator: later calls throw kBroken at once. A call can be given up from outside:
+// Config::interrupted, asked about every 20 ms while it waits, makes it throw kInterrupted
+// (the Python bindings' Ctrl-C). Waiting busy-polls for Tuning::spin
 // (200 us; on TCP only for messages <= 64 KiB), then blocks in poll() (on verbs: on the completion
 // channels and control connections together, woken by the next completion).
 //

@@ -84,6 +84,7 @@ Communicator::Communicator(const Config& config) : impl_(std::make_unique<Impl>(
   impl_->settings.tuning = config.tuning;
   if (config.size > 1) {
     impl_->transport = select_transport(config, bootstrap_connections(config, impl_->settings));
+    impl_->transport->set_interrupt_check(config.interrupted);
   }
 }
 
@@ -96,6 +97,7 @@ Communicator::Communicator(const Config& config, std::unique_ptr<Transport> tran
   impl_->settings.topology = config.topology;
   impl_->settings.tuning = config.tuning;
   impl_->transport = std::move(transport);
+  impl_->transport->set_interrupt_check(config.interrupted);
 }
 
 Communicator::~Communicator() = default;

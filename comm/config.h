@@ -84,6 +84,12 @@ struct Config {
   /// Receive frames posted per link, 4..63 (Apple: about 63 posted receives at most).
   uint32_t ibv_recv_frames = 32;
   VerbsProfile ibv_profile = VerbsProfile::kApple;
+  /// Asked by a call that waits, on the calling thread, about every 20 ms
+  /// (kInterruptCheckEvery in transport/transport.h): returning true gives up at once, and the
+  /// call throws kInterrupted (the communicator is then broken, its peers told, as after any
+  /// failure). Not asked during start-up. Empty: never asked. The Python bindings check for
+  /// Ctrl-C here (PyErr_CheckSignals).
+  std::function<bool()> interrupted;
 };
 
 using GetEnv = std::function<const char*(const char*)>;

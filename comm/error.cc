@@ -23,6 +23,8 @@ const char* to_string(ErrorKind kind) {
       return "system error";
     case ErrorKind::kBroken:
       return "communicator broken";
+    case ErrorKind::kInterrupted:
+      return "interrupted";
   }
   return "error";
 }

@@ -21,6 +21,7 @@ enum class ErrorKind {
   kWorld,            // world formation failed: size disagreement, duplicate rank
   kSystem,           // an OS call failed (bind, socket, ...): message carries strerror
   kBroken,           // an earlier call failed; the communicator cannot be used any more
+  kInterrupted,      // Config::interrupted said to give up (Ctrl-C in Python); breaks it too
 };
 
 CLUSTERCOMM_API const char* to_string(ErrorKind kind);

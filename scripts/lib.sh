@@ -15,6 +15,7 @@ CLUSTERCTL_PACKAGES=(
   qemu-system-x86 busybox-static cpio kmod xz-utils
   ibverbs-providers ibverbs-utils rdmacm-utils perftest
   openmpi-bin libopenmpi-dev  # runtime: mpi (launch runs mpirun) and its lab test
+  python3-venv python3-dev  # the Python package (python/): its venv, and Python.h for the build
 )
 
 as_root() {

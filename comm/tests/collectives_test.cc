@@ -4,9 +4,12 @@
 // f32 sum at n = 2 and 4.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "comm/tests/fake_link.h"
@@ -358,6 +361,78 @@ TEST_CASE("collectives over the verbs frame protocol on UC-like fake links, n=2,
     CHECK(world.drops() == 0);
     CHECK(world.delivered() > 1000);
     CHECK(world.max_posted() <= 8);
+  }
+}
+
+// Config::interrupted (Ctrl-C in the Python bindings): rank 0 waits for a message rank 1 never
+// sends; once the check says yes the call throws kInterrupted within 100 ms, the communicator
+// is broken, and rank 1's next call learns that rank 0 gave up. Over TCP and over the verbs
+// frame protocol.
+void check_interrupt_world(std::vector<std::unique_ptr<Transport>> over) {
+  using namespace std::chrono;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> rank1_done{false};  // rank 0 keeps its links alive until then (fake links)
+  std::atomic<long long> stopped_at{0};
+  std::mutex mu;
+  std::vector<std::string> seen;
+  Config base;
+  base.timeout = milliseconds(20000);
+  static thread_local bool asked = false;  // only rank 0's thread gives up
+  base.interrupted = [&] { return asked && stop.load(); };
+  auto body = [&](Communicator& c) {
+    std::vector<float> v(16);
+    if (c.rank() == 0) {
+      asked = true;
+      std::thread([&] {
+        std::this_thread::sleep_for(milliseconds(300));
+        stopped_at = steady_clock::now().time_since_epoch().count();
+        stop = true;
+      }).detach();
+      try {
+        c.recv(v.data(), 64, 1);
+        std::lock_guard lock(mu);
+        seen.push_back("rank 0: recv returned");
+      } catch (const Error& e) {
+        const auto late = steady_clock::now() -
+                          steady_clock::time_point(steady_clock::duration(stopped_at.load()));
+        std::lock_guard lock(mu);
+        seen.push_back(std::string("rank 0: ") + to_string(e.kind()) + ": " + e.what());
+        CHECK(e.kind() == ErrorKind::kInterrupted);
+        CHECK(duration_cast<milliseconds>(late).count() < 100);
+      }
+      CHECK(c.broken());
+      CHECK_THROWS_AS(c.barrier(), Error);
+      while (!rank1_done) std::this_thread::sleep_for(milliseconds(5));
+    } else {
+      while (!stop) std::this_thread::sleep_for(milliseconds(5));
+      std::this_thread::sleep_for(milliseconds(200));
+      try {
+        c.barrier();
+      } catch (const Error& e) {
+        std::lock_guard lock(mu);
+        seen.push_back(std::string("rank 1: ") + to_string(e.kind()) + ": " + e.what());
+        CHECK(e.kind() == ErrorKind::kPeerLost);
+        CHECK(e.ranks() == std::vector<int>{0});
+      }
+      rank1_done = true;
+    }
+  };
+  const auto errors =
+      over.empty() ? run_threads(2, body, base) : run_threads_over(std::move(over), body, base);
+  for (const auto& e : errors) FAIL_CHECK(e);
+  for (const auto& s : seen) MESSAGE(s);
+  REQUIRE(seen.size() == 2);
+}
+
+TEST_CASE("Config::interrupted ends a waiting call within 100 ms and breaks the communicator") {
+  SUBCASE("tcp") {
+    check_interrupt_world({});
+  }
+  SUBCASE("verbs frame protocol on fake links") {
+    auto world = make_fake_verbs_world(2, 1, FakeMode::kUcDrop, 4096, 8);
+    std::vector<std::unique_ptr<Transport>> ts;
+    for (auto& t : world.transports) ts.push_back(std::move(t));
+    check_interrupt_world(std::move(ts));
   }
 }
 

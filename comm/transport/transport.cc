@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include "comm/error.h"
+
 namespace cc::comm {
 
 Deadline deadline_in(std::chrono::milliseconds timeout) {
@@ -14,6 +16,14 @@ Deadline deadline_in(std::chrono::milliseconds timeout) {
   }
 #endif
   return Clock::now() + timeout;
+}
+
+void Transport::check_interrupt(Clock::time_point now) {
+  if (!interrupted_ || now < next_interrupt_check_) return;
+  next_interrupt_check_ = now + kInterruptCheckEvery;
+  if (interrupted_()) {
+    throw Error(ErrorKind::kInterrupted, "interrupted (Config::interrupted said to give up)");
+  }
 }
 
 void wait_all(Transport& t, std::vector<Request>& reqs, Deadline deadline) {

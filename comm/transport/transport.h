@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ using Deadline = Clock::time_point;
 /// costs about 1 us where the kernel reads an HPET (the emulated rdma-vm guest), on every
 /// call on the latency path.
 Deadline deadline_in(std::chrono::milliseconds timeout);
+
+/// How often a waiting call asks Config::interrupted, and the longest a blocking poll() sleeps
+/// while one is installed (so Ctrl-C is seen within about twice this).
+inline constexpr std::chrono::milliseconds kInterruptCheckEvery{20};
 
 /// One posted send or receive, owned by the caller. It must not move and must outlive its
 /// completion (or the transport's abort()). A message may travel in several parts (one per
@@ -74,6 +79,20 @@ class Transport {
   /// Gives up: tells the peers (best effort) that this rank failed because of `failed_rank`
   /// (or -1), closes every connection and forgets every queued request. Idempotent.
   virtual void abort(int failed_rank) noexcept = 0;
+
+  /// Installs Config::interrupted: wait() asks it at most every kInterruptCheckEvery while it
+  /// waits, sleeps at most that long at a time, and throws kInterrupted when it says true.
+  void set_interrupt_check(std::function<bool()> check) { interrupted_ = std::move(check); }
+
+ protected:
+  bool interruptible() const { return static_cast<bool>(interrupted_); }
+  /// Called from wait() with the time just read: asks the check when it is due, and throws
+  /// Error(kInterrupted) when it says to give up.
+  void check_interrupt(Clock::time_point now);
+
+ private:
+  std::function<bool()> interrupted_;
+  Clock::time_point next_interrupt_check_{};
 };
 
 /// Waits for every request in `reqs` (in order).

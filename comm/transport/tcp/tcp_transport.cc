@@ -372,7 +372,8 @@ void TcpTransport::block_in_poll(Deadline deadline) {
     if (c.control || c.hdr_got > 0 || !c.recvq.empty()) ev = static_cast<short>(ev | POLLIN);
     if (ev != 0) pfds_.push_back(pollfd{c.fd.get(), ev, 0});
   }
-  ::poll(pfds_.data(), pfds_.size(), poll_timeout_ms(deadline, 1000));
+  const int cap_ms = interruptible() ? static_cast<int>(kInterruptCheckEvery.count()) : 1000;
+  ::poll(pfds_.data(), pfds_.size(), poll_timeout_ms(deadline, cap_ms));
 }
 
 void TcpTransport::poll() {
@@ -396,6 +397,7 @@ void TcpTransport::wait(Request& req, Deadline deadline) {
       with_control = false;
       if (req.done()) return;
       const Clock::time_point now = Clock::now();
+      check_interrupt(now);
       if (any) {
         last = now;
         continue;

@@ -180,7 +180,8 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
   pfds_.clear();
   const size_t nlinks = links_.size();
   bool can_sleep = block;
-  int cap_ms = static_cast<int>(kAliveEvery.count());
+  int cap_ms = static_cast<int>(
+      interruptible() ? std::min(kAliveEvery, kInterruptCheckEvery).count() : kAliveEvery.count());
   if (block) {
     for (FrameLink* l : links_) {
       if (l->event_fd() < 0) {
@@ -317,6 +318,7 @@ void VerbsTransport::wait(Request& req, Deadline deadline) {
       if (++polls < kPolls && spin.count() > 0) continue;
       polls = 0;
       const auto now = Clock::now();
+      check_interrupt(now);
       for (Peer& p : peers_) {
         for (auto& c : p.channels) c->stamp(now);
       }

@@ -1,0 +1,61 @@
+// Arrays in and out of the binding: any C-contiguous CPU array through DLPack (__dlpack__:
+// numpy, MLX, PyTorch, JAX) or the buffer protocol, seen without a copy; results are new
+// numpy arrays. numpy arrays of ml_dtypes.bfloat16 (which numpy cannot export through DLPack)
+// are seen through a uint16 view of the same memory.
+//
+// Errors name the argument: TypeError for something that is not an array or has a type
+// comm has no DataType for (or a dtype that does not match), ValueError for an array that
+// is not C-contiguous, not in CPU memory, read-only where it is written, or of the wrong
+// shape. Nothing is sent when one is raised: every argument is checked before a call starts.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "comm/types.h"
+
+namespace ccpy {
+
+namespace nb = nanobind;
+using cc::comm::DataType;
+
+enum class Access { kRead, kWrite };
+
+/// One array as comm sees it, for the length of a call.
+struct Array {
+  nb::object obj;                 // what to return (the caller's array, or a new numpy one)
+  nb::ndarray<nb::ro> read_view;  // keeps the export alive (one of the two is set)
+  nb::ndarray<> write_view;
+  void* data = nullptr;
+  size_t count = 0;  // elements
+  size_t bytes = 0;
+  std::optional<DataType> type;  // empty: a type comm cannot reduce (only send/recv take it)
+  std::string dtype_name;        // numpy's spelling: "float32", "bfloat16", "bool"
+  std::vector<size_t> shape;
+
+  bool overlaps(const Array& o) const;
+};
+
+/// `obj` as an array named `name` in errors. `any_dtype`: accept element types comm has no
+/// DataType for (send/recv move bytes).
+Array as_array(nb::handle obj, const char* name, Access access, bool any_dtype = false);
+
+/// A new uninitialised numpy array. bfloat16 needs ml_dtypes (ImportError naming it).
+Array new_array(const std::vector<size_t>& shape, DataType type);
+/// A new numpy array of any numpy dtype (recv(shape, dtype, peer)); `dtype` as numpy.dtype()
+/// takes it, or "bfloat16".
+Array new_array(const std::vector<size_t>& shape, nb::handle dtype, const char* name);
+
+/// numpy's name of a comm type ("float32", ..., "bfloat16").
+const char* numpy_name(DataType type);
+/// "(2, 3)", as numpy prints a shape.
+std::string shape_str(const std::vector<size_t>& shape);
+/// A shape argument: an int or a sequence of ints >= 0.
+std::vector<size_t> as_shape(nb::handle obj, const char* name);
+
+}  // namespace ccpy

@@ -1,0 +1,160 @@
+"""The package itself: version, init() from CLUSTERCOMM_* and from MLX's ring variables,
+the context manager and close(), the exception classes, bfloat16 without ml_dtypes."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import clustercomm
+from conftest import free_port
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_version_is_the_projects():
+    with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+        line = next(ln for ln in f if ln.startswith("project(clusterctl VERSION"))
+    assert clustercomm.__version__ == line.split()[2]
+
+
+def test_size_one_world_copies_and_closes():
+    with clustercomm.Communicator() as c:
+        assert (c.rank, c.size, c.transport, c.broken) == (0, 1, "none (world size 1)", False)
+        x = np.arange(6, dtype=np.float64).reshape(2, 3)
+        y = c.all_reduce(x, op="max")
+        assert y is not x and np.array_equal(y, x) and y.dtype == x.dtype
+        assert np.array_equal(c.all_gather(x), x) and c.all_gather(np.int8(3)).shape == (1,)
+        c.barrier()
+    assert c.closed and repr(c) == "<clustercomm.Communicator (closed)>"
+    with pytest.raises(ValueError, match="closed"):
+        c.barrier()
+    c.close()  # idempotent
+
+
+def run_ranks(env_for_rank, n, code):
+    procs = []
+    for r in range(n):
+        env = dict(os.environ)
+        for k in list(env):
+            if k.startswith(("CLUSTERCOMM_", "MLX_")):
+                del env[k]
+        env.update(env_for_rank(r))
+        procs.append(subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    outs = []
+    for p in procs:
+        out, _ = p.communicate(timeout=120)
+        outs.append((p.returncode, out))
+    return outs
+
+
+INIT_JOB = """
+    import numpy as np, clustercomm
+    with clustercomm.init() as c:
+        s = c.all_reduce(np.array([c.rank + 1.0]))
+        print(c.rank, c.size, c.topology, c.transport, int(s[0]))
+"""
+
+
+def test_init_from_clustercomm_variables():
+    port = free_port()
+    outs = run_ranks(lambda r: {"CLUSTERCOMM_RANK": str(r), "CLUSTERCOMM_SIZE": "3",
+                                "CLUSTERCOMM_COORDINATOR": f"127.0.0.1:{port}",
+                                "CLUSTERCOMM_TOKEN": "pytest", "CLUSTERCOMM_TIMEOUT_MS": "30000"},
+                     3, INIT_JOB)
+    for r, (rc, out) in enumerate(outs):
+        assert rc == 0 and out.strip() == f"{r} 3 mesh tcp 6", out
+
+
+def test_init_from_mlx_ring_variables(tmp_path):
+    ports = [free_port() for _ in range(3)]
+    hostfile = tmp_path / "hosts.json"
+    hostfile.write_text(json.dumps([[f"127.0.0.1:{p}"] for p in ports]))
+    outs = run_ranks(lambda r: {"MLX_RANK": str(r), "MLX_HOSTFILE": str(hostfile)}, 3, INIT_JOB)
+    for r, (rc, out) in enumerate(outs):
+        assert rc == 0 and out.strip() == f"{r} 3 ring tcp 6", out
+
+
+def test_init_names_a_malformed_variable():
+    outs = run_ranks(lambda r: {"CLUSTERCOMM_RANK": "0", "CLUSTERCOMM_SIZE": "two"}, 1, """
+        import clustercomm
+        try:
+            clustercomm.init()
+        except clustercomm.InvalidArgumentError as e:
+            print(type(e).__name__, e.ranks, e)
+    """)
+    rc, out = outs[0]
+    assert rc == 0 and out.startswith("InvalidArgumentError () environment variable "
+                                      "CLUSTERCOMM_SIZE is 'two'"), out
+
+
+def test_exception_classes():
+    assert issubclass(clustercomm.TimeoutError, TimeoutError)
+    assert issubclass(clustercomm.PeerLostError, ConnectionError)
+    assert issubclass(clustercomm.InvalidArgumentError, ValueError)
+    assert issubclass(clustercomm.SystemCallError, OSError)
+    for name in ("InvalidArgumentError", "TimeoutError", "PeerLostError", "ProtocolError",
+                 "AuthError", "WorldError", "SystemCallError", "BrokenError",
+                 "InterruptedCallError"):
+        cls = getattr(clustercomm, name)
+        assert issubclass(cls, clustercomm.Error)
+        e = cls("message", [1, 2])
+        assert str(e) == "message" and e.ranks == (1, 2)
+
+
+def test_bfloat16_without_ml_dtypes_is_a_clear_error():
+    outs = run_ranks(lambda r: {}, 1, """
+        import sys, threading
+        sys.modules["ml_dtypes"] = None  # as if not installed
+        import numpy as np, socket, clustercomm
+        s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+        comms = [None, None]
+        def make(r):
+            comms[r] = clustercomm.Communicator(rank=r, size=2, coordinator=f"127.0.0.1:{port}")
+        ts = [threading.Thread(target=make, args=(r,)) for r in range(2)]
+        [t.start() for t in ts]; [t.join() for t in ts]
+        try:
+            comms[0].recv((2,), "bfloat16", 1)
+        except ImportError as e:
+            print("ImportError:", e)
+        t = threading.Thread(target=comms[1].barrier); t.start(); comms[0].barrier(); t.join()
+        print("still usable:", not comms[0].broken and not comms[1].broken)
+        ts = [threading.Thread(target=c.close) for c in comms]  # each close waits for the other
+        [t.start() for t in ts]; [t.join() for t in ts]
+    """)
+    rc, out = outs[0]
+    assert rc == 0, out
+    assert "ImportError: bfloat16 arrays are numpy arrays of ml_dtypes.bfloat16, and the " \
+           "ml_dtypes package is not installed: pip install ml_dtypes" in out
+    assert "still usable: True" in out
+
+
+def test_second_thread_on_a_busy_communicator_is_refused():
+    outs = run_ranks(lambda r: {}, 1, """
+        import threading, time, socket, numpy as np, clustercomm
+        s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+        comms = [None, None]
+        def make(r):
+            comms[r] = clustercomm.Communicator(rank=r, size=2, coordinator=f"127.0.0.1:{port}")
+        ts = [threading.Thread(target=make, args=(r,)) for r in range(2)]
+        [t.start() for t in ts]; [t.join() for t in ts]
+        t = threading.Thread(target=comms[0].recv, args=((4,), np.float32, 1)); t.start()
+        time.sleep(0.3)
+        try:
+            comms[0].barrier()
+        except RuntimeError as e:
+            print("RuntimeError:", e)
+        comms[1].send(np.zeros(4, np.float32), 0); t.join()
+        print("ok", comms[0].broken)
+        ts = [threading.Thread(target=c.close) for c in comms]  # each close waits for the other
+        [t.start() for t in ts]; [t.join() for t in ts]
+    """)
+    rc, out = outs[0]
+    assert rc == 0, out
+    assert "RuntimeError: clustercomm: this communicator is in a call on another thread" in out
+    assert "ok False" in out

@@ -1,0 +1,147 @@
+"""Bad arguments (named, nothing sent), a killed rank (PeerLostError naming it on every
+survivor), a silent one (TimeoutError naming it), Ctrl-C in a blocking call
+(KeyboardInterrupt within 100 ms, the communicator broken), and no reference leaks."""
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+
+import clustercomm
+from conftest import World
+
+# label -> (exception class, words the message must contain: the argument first)
+BAD = {
+    "non-contiguous x": (ValueError, ["x:", "C-contiguous"]),
+    "reversed x": ((ValueError, TypeError), ["x:"]),
+    "list x": (TypeError, ["x:", "list"]),
+    "bool x": (TypeError, ["x:", "bool"]),
+    "complex x": (TypeError, ["x:", "complex"]),
+    "read-only out": (ValueError, ["out:", "read-only"]),
+    "out dtype": (TypeError, ["out:", "float64", "float32"]),
+    "out shape": (ValueError, ["out:", "(2, 4)", "(8,)"]),
+    "non-contiguous out": (ValueError, ["out:", "C-contiguous"]),
+    "overlapping out": (ValueError, ["out:", "overlaps"]),
+    "op name": (ValueError, ["op:", "avg"]),
+    "op type": (TypeError, ["op:"]),
+    "reduce_scatter rows": (ValueError, ["x:", "multiple of the world size (2)"]),
+    "reduce_scatter 0-d": (ValueError, ["x:"]),
+    "reduce_scatter out": (ValueError, ["out:", "(4,)"]),
+    "all_gather out": (ValueError, ["out:", "(16,)"]),
+    "all_gather read-only out": (ValueError, ["out:", "read-only"]),
+    "broadcast root": (ValueError, ["root:", "2"]),
+    "broadcast negative root": (ValueError, ["root:", "-1"]),
+    "send to self": (ValueError, ["peer:", "0"]),
+    "send to nobody": (ValueError, ["peer:", "7"]),
+    "send list": (TypeError, ["x:"]),
+    "recv read-only": (ValueError, ["out:", "read-only"]),
+    "recv shape": (ValueError, ["shape:"]),
+    "recv shape type": (TypeError, ["shape:"]),
+    "recv dtype": (TypeError, ["dtype:"]),
+}
+
+
+def test_bad_arguments_raise_naming_the_argument_and_send_nothing(worlds):
+    (seen, res0), (_, res1) = worlds(2).run("bad_arguments")
+    assert {label for label, _, _ in seen} == set(BAD)
+    for label, kind, message in seen:
+        want, words = BAD[label]
+        assert kind is not None, f"{label}: no error"
+        assert kind in _names(want), f"{label}: {kind}: {message}"
+        assert message.startswith(words[0]), f"{label}: {message!r} does not name {words[0]}"
+        for w in words[1:]:
+            assert w in message, f"{label}: {message!r} lacks {w!r}"
+    # Had anything been sent, this all_reduce would have met it (protocol error or wrong sum).
+    want = np.full(5, 3, np.int32)
+    assert np.array_equal(res0, want) and np.array_equal(res1, want)
+
+
+def _names(classes):
+    classes = classes if isinstance(classes, tuple) else (classes,)
+    return {c.__name__ for c in classes}
+
+
+def test_bad_options_name_the_option():
+    cases = [
+        (dict(transport="infiniband"), ValueError, "transport:"),
+        (dict(topology="torus"), ValueError, "topology:"),
+        (dict(ibv_profile="ud"), ValueError, "ibv_profile:"),
+        (dict(timeout_ms=0), ValueError, "timeout_ms:"),
+        (dict(ibv_frame_bytes=5000), ValueError, "ibv_frame_bytes:"),
+        (dict(connections_per_peer=0), ValueError, "connections_per_peer:"),
+        (dict(size=2, routes=["a"]), ValueError, "routes:"),
+    ]
+    for kwargs, cls, start in cases:
+        with pytest.raises(cls) as e:
+            clustercomm.Communicator(**kwargs)
+        assert str(e.value).startswith(start), str(e.value)
+    with pytest.raises(clustercomm.InvalidArgumentError) as e:
+        clustercomm.Communicator(rank=2, size=2, coordinator="127.0.0.1:9")
+    assert str(e.value) == "rank 2 is not in a world of size 2"
+    assert isinstance(e.value, ValueError) and isinstance(e.value, clustercomm.Error)
+
+
+def test_killed_rank_gives_peer_lost_naming_it_on_every_survivor():
+    w = World(3, timeout_ms=20000)
+    try:
+        w.send(range(3), "killed_rank", 2)
+        results = w.collect(range(3))
+    finally:
+        w.close()
+    assert results[2][0] == "died"
+    for r in (0, 1):
+        status, value = results[r]
+        assert status == "ok", value
+        kind, ranks, message, took, broken, nxt = value
+        assert kind == "PeerLostError", f"rank {r}: {kind}: {message}"
+        assert ranks == (2,), f"rank {r}: {message}"
+        assert "rank 2" in message and message.startswith(f"all_reduce on rank {r}: "), message
+        assert took < 5.0, f"rank {r} took {took:.1f} s (timeout 20 s)"
+        assert broken and nxt == "BrokenError"
+
+
+def test_silent_rank_gives_timeout_naming_it_then_broken_without_leaks():
+    w = World(2, timeout_ms=1000)
+    try:
+        (kind, ranks, message, took, broken), _ = w.run("silent_peer")
+        assert kind == "TimeoutError", message
+        assert ranks == (1,)
+        assert message == "recv on rank 0: timed out waiting for rank 1 (receiving from rank 1) " \
+                          "(timeout 1000 ms)"
+        assert 0.9 <= took < 5.0 and broken
+        (kinds, objs_before, objs_after, grown), _ = w.run("broken_leak_check", 5000)
+        assert kinds == {"BrokenError"}
+        assert objs_after - objs_before < 100 and grown < 64 * 1024, (objs_before, objs_after, grown)
+    finally:
+        w.close()
+
+
+def test_ctrl_c_in_a_blocking_call_raises_keyboard_interrupt_within_100_ms():
+    w = World(2, timeout_ms=30000)
+    try:
+        w.send([0], "interrupted_recv")
+        w.send([1], "barrier_after", 1.5)
+        time.sleep(0.5)  # rank 0 is in recv by now
+        sent = time.monotonic()
+        os.kill(w.pids[0], signal.SIGINT)
+        (s0, v0), (s1, v1) = w.collect([0, 1])
+    finally:
+        w.close()
+    assert s0 == "ok", v0
+    what, caught, broken, nxt = v0
+    assert what == "KeyboardInterrupt"
+    assert caught - sent < 0.1, f"KeyboardInterrupt {1000 * (caught - sent):.0f} ms after SIGINT"
+    assert broken and nxt == "BrokenError"
+    # The peer is told: its next call fails at once instead of waiting for the timeout.
+    assert s1 == "ok" and v1[0] == "PeerLostError" and v1[1] == (0,), v1
+
+
+def test_no_reference_leak_over_10000_calls(worlds):
+    for n in (1, 2):
+        for refs_before, refs_after, objs_before, objs_after, grown in worlds(n).run(
+                "leak_check", 10_000):
+            assert refs_after == refs_before, f"n={n}: refcounts {refs_before} -> {refs_after}"
+            assert objs_after - objs_before < 100, f"n={n}: gc objects {objs_before} -> {objs_after}"
+            assert grown < 64 * 1024, f"n={n}: {grown} bytes more traced after 10,000 rounds"
