@@ -48,7 +48,7 @@ TEST_CASE("yaml reader: unknown and repeated keys, every one at once, in file or
   CHECK(all.code == ExitCode::kUsage);
 }
 
-TEST_CASE("yaml reader: a syntax error carries yaml-cpp's mark; a document that is no mapping") {
+TEST_CASE("yaml reader: a syntax error carries yaml-cpp's mark, a document that is no mapping is named") {
   const YamlReader r("f.yaml", "the file");
   auto bad = r.load("a: [1, 2\n");
   REQUIRE_FALSE(bad.ok());
