@@ -27,7 +27,7 @@ expect 2 "out of range|not in range" -- "$CLUSTERCTL" lab up --hosts 0 --name ct
 expect 2 "invalid lab name" -- "$CLUSTERCTL" lab up --name "a/b"
 expect 2 "--omit h1-h9: unknown host 'h9'" -- "$CLUSTERCTL" lab up --name ctlusage --omit h1-h9
 printf 'cables:\n  - [h1, h2]\n  - [h2, h7]\n' >"$tmp/bad.yaml"
-expect 2 "$tmp/bad.yaml:3: unknown host 'h7'" -- \
+expect 2 "$tmp/bad.yaml:3:5: 'cables\[1\]': unknown host 'h7'" -- \
   "$CLUSTERCTL" lab up --name ctlusage --hosts 3 --topology "$tmp/bad.yaml"
 expect 2 "not 'mesh', 'ring' or a readable file" -- \
   "$CLUSTERCTL" lab up --name ctlusage --topology star
