@@ -1,5 +1,6 @@
 #include "cli/cluster_source.h"
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -98,15 +99,19 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
   // One machine under two names (an alias and its .local name, say) would be cabled to itself
   // in the plan and counted twice in every hostfile: refuse it, naming both.
   if (auto same = discovery::same_machines(state.hosts); !same.empty()) {
-    std::vector<std::string> lines;
+    std::vector<std::string> lines, advice;
     for (const auto& m : same) {
       lines.push_back(fmt::format("{} and {} are the same machine ({})",
                                   state.hosts[m.first].host, state.hosts[m.second].host, m.why));
+      if (!m.advice.empty() && std::find(advice.begin(), advice.end(), m.advice) == advice.end()) {
+        advice.push_back(m.advice);
+      }
     }
-    return util::error(ExitCode::kUsage,
-                       fmt::format("{}: list each machine once, under one name (--hosts, the "
-                                   "inventory, the hostfile or the bundle's host directories)",
-                                   fmt::join(lines, "; ")));
+    return util::error(
+        ExitCode::kUsage,
+        fmt::format("{}: list each machine once, under one name (--hosts, the "
+                    "inventory, the hostfile or the bundle's host directories){}{}",
+                    fmt::join(lines, "; "), advice.empty() ? "" : "; ", fmt::join(advice, "; ")));
   }
   return state;
 }

@@ -5,7 +5,6 @@
 #include <map>
 #include <set>
 #include <string_view>
-#include <tuple>
 #include <utility>
 
 #include <fmt/format.h>
@@ -135,12 +134,41 @@ void to_json(json& j, const ClusterState& v) {
            {"network", v.network}};
 }
 
+namespace {
+
+constexpr const char* kCloneAdvice =
+    "if they are two machines cloned from one image, give one of them ";
+constexpr const char* kMachineIdAdvice =
+    "its own machine ID (`sudo rm /etc/machine-id && sudo systemd-machine-id-setup`, then "
+    "reboot it)";
+constexpr const char* kHostKeyAdvice =
+    "its own SSH host keys (`sudo rm /etc/ssh/ssh_host_*_key* && sudo ssh-keygen -A`, restart "
+    "sshd, then replace its old key in known_hosts: `ssh-keygen -R NAME`, and connect with "
+    "--accept-new-host-keys)";
+
+// A machine ID as messages name it: "hardware UUID X (IOPlatformUUID)" on a Mac, "machine ID X
+// (/etc/machine-id)" elsewhere.
+std::string machine_id_label(const HostFacts& h, const std::string& id) {
+  return h.os.name == "macOS" ? fmt::format("hardware UUID {} (IOPlatformUUID)", id)
+                              : fmt::format("machine ID {} (/etc/machine-id)", id);
+}
+
+// Both known and different: proof of two machines.
+bool differ(const std::optional<std::string>& a, const std::optional<std::string>& b) {
+  return a && b && *a != *b;
+}
+
+}  // namespace
+
 std::vector<SameMachine> same_machines(const std::vector<HostFacts>& hosts) {
-  std::vector<SameMachine> out;
-  std::set<std::pair<std::size_t, std::size_t>> seen;
-  auto add = [&](std::size_t a, std::size_t b, std::string why) {
-    if (a == b || !seen.emplace(std::min(a, b), std::max(a, b)).second) return;
-    out.push_back({std::min(a, b), std::max(a, b), std::move(why)});
+  struct Evidence {
+    std::vector<std::string> why;
+    bool hardware = false;  // Thunderbolt or address: no clone shares it
+    bool machine_id = false, host_key = false;
+  };
+  std::map<std::pair<std::size_t, std::size_t>, Evidence> pairs;
+  auto at = [&](std::size_t a, std::size_t b) -> Evidence& {
+    return pairs[{std::min(a, b), std::max(a, b)}];
   };
   std::map<std::string, std::pair<std::size_t, std::string>> uuid_at;  // uuid -> host, port
   std::vector<std::set<std::string>> uuids(hosts.size());
@@ -150,10 +178,30 @@ std::vector<SameMachine> same_machines(const std::vector<HostFacts>& hosts) {
       uuids[i].insert(p.domain_uuid);
       const std::string where = port_label(end_of(hosts[i], p));
       auto [it, fresh] = uuid_at.emplace(p.domain_uuid, std::make_pair(i, where));
-      if (!fresh) {
-        add(it->second.first, i,
-            fmt::format("both have Thunderbolt domain UUID {} ({} on {}, {} on {})", p.domain_uuid,
-                        it->second.second, hosts[it->second.first].host, where, hosts[i].host));
+      if (fresh || it->second.first == i) continue;
+      Evidence& e = at(it->second.first, i);
+      if (e.hardware) continue;  // one shared UUID is proof enough
+      e.hardware = true;
+      e.why.push_back(fmt::format("both have Thunderbolt domain UUID {} ({} on {}, {} on {})",
+                                  p.domain_uuid, it->second.second, hosts[it->second.first].host,
+                                  where, hosts[i].host));
+    }
+  }
+  std::map<std::string, std::size_t> id_at, key_at;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    if (const auto& id = hosts[i].machine_id; id && !id->empty()) {
+      if (auto [it, fresh] = id_at.emplace(*id, i); !fresh) {
+        Evidence& e = at(it->second, i);
+        e.machine_id = hosts[i].os.name != "macOS";  // a Mac's hardware UUID is not cloned
+        e.hardware = e.hardware || !e.machine_id;
+        e.why.push_back("both have " + machine_id_label(hosts[i], *id));
+      }
+    }
+    if (const auto& key = hosts[i].ssh_host_key; key && !key->empty()) {
+      if (auto [it, fresh] = key_at.emplace(*key, i); !fresh) {
+        Evidence& e = at(it->second, i);
+        e.host_key = true;
+        e.why.push_back(fmt::format("both have SSH host key {}", *key));
       }
     }
   }
@@ -162,12 +210,27 @@ std::vector<SameMachine> same_machines(const std::vector<HostFacts>& hosts) {
     const std::string& addr = hosts[i].management_address;
     if (addr.empty()) continue;
     auto [it, fresh] = address_at.emplace(addr, i);
-    if (fresh || uuids[it->second] != uuids[i]) continue;
-    add(it->second, i, fmt::format("both have the management address {}", addr));
+    if (fresh) continue;
+    const HostFacts &a = hosts[it->second], &b = hosts[i];
+    if (uuids[it->second] != uuids[i] || differ(a.machine_id, b.machine_id) ||
+        differ(a.ssh_host_key, b.ssh_host_key)) {
+      continue;  // told apart
+    }
+    Evidence& e = at(it->second, i);
+    e.hardware = true;
+    e.why.push_back(fmt::format("both have the management address {}", addr));
   }
-  std::sort(out.begin(), out.end(), [](const SameMachine& x, const SameMachine& y) {
-    return std::tie(x.first, x.second) < std::tie(y.first, y.second);
-  });
+  std::vector<SameMachine> out;
+  for (auto& [pair, e] : pairs) {
+    SameMachine m{pair.first, pair.second, fmt::format("{}", fmt::join(e.why, "; ")), ""};
+    if (!e.hardware) {
+      std::vector<std::string> advice;
+      if (e.machine_id) advice.emplace_back(kMachineIdAdvice);
+      if (e.host_key) advice.emplace_back(kHostKeyAdvice);
+      if (!advice.empty()) m.advice = kCloneAdvice + fmt::format("{}", fmt::join(advice, " and "));
+    }
+    out.push_back(std::move(m));
+  }
   return out;
 }
 
@@ -262,8 +325,9 @@ std::vector<std::string> reference_problems(const ClusterState& s) {
     if (s.hosts[m.first].host == s.hosts[m.second].host) continue;  // named twice: said above
     out.push_back(
         fmt::format("hosts[{}].host: \"{}\" is the same machine as hosts[{}] (\"{}\": "
-                    "{}): list each machine once, under one name",
-                    m.second, s.hosts[m.second].host, m.first, s.hosts[m.first].host, m.why));
+                    "{}): list each machine once, under one name{}{}",
+                    m.second, s.hosts[m.second].host, m.first, s.hosts[m.first].host, m.why,
+                    m.advice.empty() ? "" : "; ", m.advice));
   }
   const std::string hosts_list = names.empty()
                                      ? std::string("it has none")

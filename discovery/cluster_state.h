@@ -102,14 +102,27 @@ CableEnd end_of(const HostFacts& host, const Port& port);
 /// Two host entries that are one machine under two names ("studio1" and "studio1.local").
 struct SameMachine {
   std::size_t first = 0, second = 0;  // indices into the host list, first < second
-  std::string why;  // "both have Thunderbolt domain UUID 0000...0001 (receptacle 1 (en1))"
+  /// Every piece of evidence, "; " between them: "both have Thunderbolt domain UUID
+  /// 0000...0001 (receptacle 1 on studio1, receptacle 1 on studio1.local)", "both have machine
+  /// ID 3d12... (/etc/machine-id)", "both have hardware UUID 5E0F... (IOPlatformUUID)", "both
+  /// have SSH host key SHA256:...", "both have the management address 10.0.0.11".
+  std::string why;
+  /// When the only evidence is what a cloned disk image carries along (a Linux machine ID, an
+  /// SSH host key), they may be two machines cloned from one image: how to give one of them
+  /// its own ("if they are two machines cloned from one image, ..."). "" otherwise.
+  std::string advice;
 };
 
-/// Pairs of hosts that are the same machine: they share a Thunderbolt domain UUID (each port
-/// has its own, unique to the machine), or they have the same management address and no
-/// Thunderbolt identity tells them apart (both have none, or the same). Two machines behind
-/// different NATs that report the same private address but own different domain UUIDs are
-/// not flagged. Each pair once, in host order. Cost: linear in hosts and ports.
+/// Pairs of hosts that are the same machine, by any of:
+///  - a shared Thunderbolt domain UUID (each port has its own, unique to the machine);
+///  - the same machine ID (HostFacts::machine_id: the Mac's hardware UUID, Linux's
+///    /etc/machine-id);
+///  - the same SSH host key fingerprint (HostFacts::ssh_host_key);
+///  - the same management address, when nothing tells them apart: the same Thunderbolt domain
+///    UUIDs (or none on both), and no machine IDs or host keys known on both that differ. Two
+///    machines behind different NATs that report the same private address but own different
+///    domain UUIDs, machine IDs or host keys are not flagged.
+/// Each pair once, in host order, with all its evidence. Cost: O((hosts + ports) log hosts).
 std::vector<SameMachine> same_machines(const std::vector<HostFacts>& hosts);
 
 void to_json(nlohmann::json& j, const CableEnd& v);

@@ -183,8 +183,11 @@ TEST_CASE("cluster state: same_machines finds one machine under two names") {
   REQUIRE(same.size() == 1);
   CHECK(same[0].first == 0);
   CHECK(same[0].second == 2);
+  // Every piece of evidence, the first shared UUID for the Thunderbolt identity.
   CHECK(same[0].why == "both have Thunderbolt domain UUID " + u1 +
-                           " (receptacle 1 on studio1, receptacle 1 on studio1.local)");
+                           " (receptacle 1 on studio1, receptacle 1 on studio1.local); both "
+                           "have the management address 10.0.0.11");
+  CHECK(same[0].advice.empty());
   // Same address, different machines by their Thunderbolt identity (two NATs): not flagged.
   hosts[2] = mac("other", "10.0.0.11", {"00000009-0000-4000-8000-000000000009"});
   CHECK(same_machines(hosts).empty());
@@ -202,4 +205,120 @@ TEST_CASE("cluster state: same_machines finds one machine under two names") {
   CHECK(error_of(j) ==
         "cluster state: hosts[2].host: \"a.local\" is the same machine as hosts[0] (\"a\": both "
         "have the management address 10.0.0.11): list each machine once, under one name");
+}
+
+namespace {
+
+HostFacts linux_host(const char* name, const char* addr, std::optional<std::string> id,
+                     std::optional<std::string> key) {
+  HostFacts h;
+  h.host = name;
+  h.os.name = "Debian GNU/Linux";
+  h.management_address = addr;
+  h.machine_id = std::move(id);
+  h.ssh_host_key = std::move(key);
+  return h;
+}
+
+const std::string kId1 = "4c0e2b6f9a1d4e3f8b7a6c5d4e3f2a1b";
+const std::string kId2 = "9d8c7b6a5f4e4d3c8b2a19f8e7d6c5b4";
+const std::string kKey1 = "SHA256:Zk3r8pQwVh2mB9xTn4LsYc7uJd1eGf6aHk0oPi5vRtE";
+const std::string kKey2 = "SHA256:Qm7tX2wLp9sVb4nHc8rKz1yJf6uDg3eAo5iWq0xNvPk";
+
+}  // namespace
+
+TEST_CASE("cluster state: same_machines by machine ID, reached over two addresses") {
+  // gpu1 over its LAN address and over its VPN address: nothing but the machine ID and the
+  // host key says it is one machine.
+  std::vector<HostFacts> hosts = {linux_host("gpu1", "10.0.0.5", kId1, kKey1),
+                                  linux_host("gpu2", "10.0.0.6", kId2, kKey2),
+                                  linux_host("gpu1-ts", "100.64.0.5", kId1, kKey1)};
+  auto same = same_machines(hosts);
+  REQUIRE(same.size() == 1);
+  CHECK(same[0].first == 0);
+  CHECK(same[0].second == 2);
+  CHECK(same[0].why ==
+        "both have machine ID " + kId1 + " (/etc/machine-id); both have SSH host key " + kKey1);
+  // Clones of one image share both: say how to tell them apart.
+  CHECK(same[0].advice.find("give one of them its own machine ID (`sudo rm /etc/machine-id && "
+                            "sudo systemd-machine-id-setup`, then reboot it)") !=
+        std::string::npos);
+  CHECK(same[0].advice.find("its own SSH host keys (`sudo rm /etc/ssh/ssh_host_*_key* && sudo "
+                            "ssh-keygen -A`") != std::string::npos);
+  // The machine ID alone is enough; so is the host key alone.
+  hosts[2].ssh_host_key.reset();
+  same = same_machines(hosts);
+  REQUIRE(same.size() == 1);
+  CHECK(same[0].why == "both have machine ID " + kId1 + " (/etc/machine-id)");
+  CHECK(same[0].advice.find("ssh-keygen") == std::string::npos);
+  hosts[2].machine_id = "1111111111111111111111111111111a";
+  hosts[2].ssh_host_key = kKey1;
+  same = same_machines(hosts);
+  REQUIRE(same.size() == 1);
+  CHECK(same[0].why == "both have SSH host key " + kKey1);
+  CHECK(same[0].advice.find("systemd-machine-id-setup") == std::string::npos);
+  // Nothing shared: three machines.
+  hosts[2].ssh_host_key = "SHA256:ZZZZ";
+  CHECK(same_machines(hosts).empty());
+}
+
+TEST_CASE("cluster state: same_machines by a Mac's hardware UUID, no clone advice") {
+  auto mac = [](const char* name, const char* addr) {
+    HostFacts h;
+    h.host = name;
+    h.os.name = "macOS";
+    h.management_address = addr;
+    h.machine_id = "5E0F1C2A-7B3D-5A49-9C1E-0D2F3A4B5C6D";
+    return h;
+  };
+  auto same = same_machines({mac("studio1", "10.0.0.11"), mac("studio1-wifi", "10.0.1.11")});
+  REQUIRE(same.size() == 1);
+  CHECK(same[0].why ==
+        "both have hardware UUID 5E0F1C2A-7B3D-5A49-9C1E-0D2F3A4B5C6D (IOPlatformUUID)");
+  CHECK(same[0].advice.empty());  // a Mac's hardware UUID is its own, not a disk image's
+}
+
+TEST_CASE("cluster state: one address, told apart by machine ID or host key, is two machines") {
+  // Two machines behind two NATs, both reached as 192.168.1.10 (no Thunderbolt on either).
+  std::vector<HostFacts> hosts = {linux_host("site-a", "192.168.1.10", kId1, kKey1),
+                                  linux_host("site-b", "192.168.1.10", kId2, kKey2)};
+  CHECK(same_machines(hosts).empty());
+  hosts[1].machine_id.reset();  // only the host keys differ: still two
+  CHECK(same_machines(hosts).empty());
+  hosts[1].ssh_host_key.reset();  // nothing known on b: the address decides, as before
+  auto same = same_machines(hosts);
+  REQUIRE(same.size() == 1);
+  CHECK(same[0].why == "both have the management address 192.168.1.10");
+  CHECK(same[0].advice.empty());
+  // Same address and same machine ID: both pieces of evidence are named, no clone advice
+  // (a clone would not have the same address).
+  hosts[1].machine_id = kId1;
+  same = same_machines(hosts);
+  REQUIRE(same.size() == 1);
+  CHECK(same[0].why == "both have machine ID " + kId1 +
+                           " (/etc/machine-id); both have the management address "
+                           "192.168.1.10");
+  CHECK(same[0].advice.empty());
+}
+
+TEST_CASE("cluster state: a state file with one machine twice by machine ID is refused") {
+  json j = state_json();
+  j["hosts"][0]["os"]["name"] = "Debian GNU/Linux";
+  j["hosts"][1]["os"]["name"] = "Debian GNU/Linux";
+  j["hosts"][0]["machine_id"] = kId1;
+  j["hosts"][1]["machine_id"] = kId1;
+  std::string e = error_of(j);
+  CHECK(e.find("cluster state: hosts[1].host: \"b\" is the same machine as hosts[0] (\"a\": both "
+               "have machine ID " +
+               kId1 +
+               " (/etc/machine-id)): list each machine once, under "
+               "one name; if they are two machines cloned from one image, give one of them its "
+               "own machine ID (`sudo rm /etc/machine-id && sudo systemd-machine-id-setup`, then "
+               "reboot it)") == 0);
+  // Files written before machine_id and ssh_host_key existed load as before.
+  json old = state_json();
+  CHECK(cluster_state_from_json(old).ok());
+  j["hosts"][1]["machine_id"] = nullptr;
+  j["hosts"][1]["ssh_host_key"] = nullptr;
+  CHECK(cluster_state_from_json(j).ok());
 }

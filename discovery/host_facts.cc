@@ -173,6 +173,8 @@ void to_json(json& j, const HostFacts& v) {
            {"cpu", v.cpu},
            {"memory_bytes", v.memory_bytes},
            {"management_address", v.management_address},
+           {"machine_id", opt(v.machine_id)},
+           {"ssh_host_key", opt(v.ssh_host_key)},
            {"ports", v.ports},
            {"interfaces", v.interfaces},
            {"rdma", v.rdma}};
@@ -184,6 +186,8 @@ void from_json(const json& j, HostFacts& v) {
   read(j, "cpu", v.cpu);
   read(j, "memory_bytes", v.memory_bytes);
   read(j, "management_address", v.management_address);
+  read(j, "machine_id", v.machine_id);
+  read(j, "ssh_host_key", v.ssh_host_key);
   read(j, "ports", v.ports);
   read(j, "interfaces", v.interfaces);
   read(j, "rdma", v.rdma);

@@ -7,6 +7,8 @@
 //   {"host": "studio1", "os": {"name": "macOS", "version": "26.2", "build": "25C56"},
 //    "model": "Mac16,9", "cpu": "Apple M3 Ultra", "memory_bytes": 274877906944,
 //    "management_address": "10.0.0.11",
+//    "machine_id": "5E0F1C2A-7B3D-5A49-9C1E-0D2F3A4B5C6D",   // or null (optional, see below)
+//    "ssh_host_key": "SHA256:uZ2yq...",                       // or null (optional)
 //    "ports": [ {"receptacle": 2, "domain_uuid": "...", "interface": {...},
 //                "rdma_device": "rdma_en6", "link_speed_gbps": 80, "generation": 5,
 //                "peers": [ {"kind": "host", "name": "MacBook Pro", "model": "Mac17,6",
@@ -20,6 +22,10 @@
 //             "ports": [ {"port": 1, "state": "PORT_DOWN", "active": false, "active_mtu": 4096,
 //                         "link_layer": "Thunderbolt", "gids": [ {"index": 1,
 //                         "gid": "::ffff:169.254.205.255"} ]} ]} ]}}
+//
+// machine_id and ssh_host_key came later than the rest: a state file written before them (or
+// by a probe that found none) lacks them or has null, and reads back as "unknown", never as an
+// error. They keep schema "clusterctl.cluster/1": nothing that was valid became invalid.
 #pragma once
 
 #include <cstdint>
@@ -127,6 +133,15 @@ struct HostFacts {
   std::string cpu;                       // machdep.cpu.brand_string / model name; "" when unknown
   std::uint64_t memory_bytes = 0;        // hw.memsize; Linux MemTotal x 1024
   std::string management_address;        // the address the probe reached the host on
+  /// What identifies the machine itself, whatever it is called (machine_id.h): on macOS its
+  /// hardware UUID (IOPlatformUUID, "5E0F1C2A-7B3D-5A49-9C1E-0D2F3A4B5C6D", upper case), on
+  /// Linux /etc/machine-id (else /var/lib/dbus/machine-id; 32 lower-case hex digits). nullopt
+  /// when the probe found none (a container without one, a bundle recorded before).
+  std::optional<std::string> machine_id;
+  /// The SHA256 fingerprint of the host key the SSH connection authenticated ("SHA256:" and
+  /// unpadded base64, as `ssh-keygen -l` prints it; remote::Executor::host_key_fingerprint).
+  /// nullopt for the local host and for bundles without a recording of it.
+  std::optional<std::string> ssh_host_key;
   std::vector<Port> ports;               // Thunderbolt / cable ports, receptacle order
   std::vector<NetInterface> interfaces;  // every other interface (bridges, Wi-Fi, Ethernet)
   RdmaFacts rdma;

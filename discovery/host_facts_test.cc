@@ -124,3 +124,32 @@ TEST_CASE("host facts: a fraction or an out-of-range number in an integer field 
   CHECK(d.error().message == "host facts: ports.peers.depth: 1.5 is not an integer in range");
   CHECK(cc::discovery::host_facts_from_json(nlohmann::json::parse(R"({"memory_bytes": 8})")).ok());
 }
+
+TEST_CASE("host facts: machine_id and ssh_host_key are optional, null when unknown") {
+  HostFacts f = sample();
+  f.machine_id = "5E0F1C2A-7B3D-5A49-9C1E-0D2F3A4B5C6D";
+  f.ssh_host_key = "SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU";
+  json j = f;
+  CHECK(j["machine_id"] == "5E0F1C2A-7B3D-5A49-9C1E-0D2F3A4B5C6D");
+  CHECK(j["ssh_host_key"] == "SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU");
+  auto back = host_facts_from_json(j);
+  REQUIRE(back.ok());
+  CHECK(back->machine_id == f.machine_id);
+  CHECK(back->ssh_host_key == f.ssh_host_key);
+  // Unknown: written as null.
+  json none = sample();
+  CHECK(none["machine_id"].is_null());
+  CHECK(none["ssh_host_key"].is_null());
+  // A file written before these fields existed (no keys at all) still reads.
+  none.erase("machine_id");
+  none.erase("ssh_host_key");
+  auto old = host_facts_from_json(none);
+  REQUIRE(old.ok());
+  CHECK(!old->machine_id);
+  CHECK(!old->ssh_host_key);
+  // A wrong type is still an error naming the field.
+  none["machine_id"] = 42;
+  auto bad = host_facts_from_json(none);
+  REQUIRE(!bad.ok());
+  CHECK(bad.error().message.find("host facts: machine_id: type must be string") == 0);
+}

@@ -1,6 +1,7 @@
 #include "discovery/linux_facts.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "discovery/linux_rdma.h"
 #include "discovery/linux_sysfs.h"
 #include "discovery/linux_system.h"
+#include "discovery/machine_id.h"
 #include "discovery/natural_sort.h"
 #include "discovery/text.h"
 
@@ -72,6 +74,14 @@ util::Result<HostFacts> assemble_linux_facts(std::string_view host, const LinuxO
     }
   }
   if (o.product_name.exit_status == 0) f.model = std::string(trim(o.product_name.out));
+  for (auto [raw, command] : {std::pair{&o.machine_id, kMachineIdCommand},
+                              std::pair{&o.dbus_machine_id, kDbusMachineIdCommand}}) {
+    if (raw->exit_status != 0) continue;
+    if (auto id = parse_machine_id(raw->out, command)) {
+      f.machine_id = *id;
+      break;
+    }
+  }
 
   auto ifaces = parse_required(host, kIpDetailAddrCommand, o.ip_addr, [](std::string_view out) {
     return parse_ip_addr(out, kIpDetailAddrCommand);

@@ -32,11 +32,14 @@ struct LinuxOutputs {
   RawOutput rdma_link;          // rdma -j link
   RawOutput sysfs_thunderbolt;  // kSysfsThunderboltCommand (linux_sysfs.h)
   RawOutput sysfs_infiniband;   // kSysfsInfinibandCommand
+  RawOutput machine_id;         // kMachineIdCommand (machine_id.h)
+  RawOutput dbus_machine_id;    // kDbusMachineIdCommand: used when machine_id is unusable
 };
 
 /// HostFacts for `host`; `management_address` is the address the probe reached it on.
 /// RDMA: kEnabled with at least one device (sysfs, netdevs completed from `rdma -j link`),
-/// kUnsupported with none or without an RDMA subsystem.
+/// kUnsupported with none or without an RDMA subsystem. machine_id: /etc/machine-id, else the
+/// D-Bus copy; nullopt when neither ran and parsed (a container may have none).
 /// Errors (kCheckFailed; the message starts with the host and names the command): os-release,
 /// meminfo or `ip` missing or failing, or an output its parser rejects.
 util::Result<HostFacts> assemble_linux_facts(std::string_view host, const LinuxOutputs& outputs,

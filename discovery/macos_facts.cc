@@ -7,6 +7,7 @@
 #include "discovery/command_outcome.h"
 #include "discovery/ibv_devices.h"
 #include "discovery/ibv_devinfo.h"
+#include "discovery/machine_id.h"
 #include "discovery/macos_ifconfig.h"
 #include "discovery/macos_networksetup.h"
 #include "discovery/macos_system.h"
@@ -29,6 +30,9 @@ util::Result<HostFacts> assemble_macos_facts(std::string_view host, const MacosO
   f.model = hw->model;
   f.cpu = hw->cpu;
   f.memory_bytes = hw->memory_bytes;
+  if (o.ioreg_platform.exit_status == 0) {
+    if (auto uuid = parse_ioreg_platform_uuid(o.ioreg_platform.out)) f.machine_id = *uuid;
+  }
   auto buses = parse_required(host, kSystemProfilerCommand, o.system_profiler,
                               parse_system_profiler_thunderbolt);
   if (!buses) return buses.error();

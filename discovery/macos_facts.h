@@ -26,12 +26,14 @@ struct MacosOutputs {
   RawOutput rdma_ctl;         // rdma_ctl status
   RawOutput ibv_devices;      // ibv_devices
   RawOutput ibv_devinfo;      // ibv_devinfo -v
+  RawOutput ioreg_platform;   // ioreg -rd1 -c IOPlatformExpertDevice (machine_id.h)
 };
 
 /// HostFacts for `host`. Ports come in receptacle order, one per Thunderbolt bus with a
 /// receptacle number; `interfaces` holds every other ifconfig interface (bridge0, en0, dock
 /// NICs). A missing RDMA tool (rdma_ctl, ibv_devices, ibv_devinfo: an older macOS) gives
-/// RdmaState::kUnsupported and no devices, not an error.
+/// RdmaState::kUnsupported and no devices, not an error. machine_id is the IOPlatformUUID;
+/// nullopt when ioreg did not run or printed none (a bundle recorded without it).
 /// Errors (kCheckFailed; the message starts with the host and names the command): a required
 /// command (sw_vers, sysctl, system_profiler, networksetup, ifconfig) missing or failing, or
 /// any output its parser rejects.

@@ -13,6 +13,7 @@
 #include "discovery/linux_ip.h"
 #include "discovery/linux_rdma.h"
 #include "discovery/linux_system.h"
+#include "discovery/machine_id.h"
 #include "discovery/macos_ifconfig.h"
 #include "discovery/macos_networksetup.h"
 #include "discovery/macos_system.h"
@@ -78,10 +79,13 @@ TEST_CASE("parsers: truncated and mutated recordings give a value or a named err
       {"macos/pair-b.ibv_devinfo.txt", "`ibv_devinfo", wrap(parse_ibv_devinfo)},
       {"macos/ibv_devinfo-v-gid-table.txt", "`ibv_devinfo", wrap(parse_ibv_devinfo)},
       {"linux/ibv_devinfo-connectx.txt", "`ibv_devinfo", wrap(parse_ibv_devinfo)},
-      {"linux/ip-j-addr.json", "`ip -j addr", wrap([](std::string_view t) { return parse_ip_addr(t); })},
+      {"linux/ip-j-addr.json", "`ip -j addr",
+       wrap([](std::string_view t) { return parse_ip_addr(t); })},
       {"linux/ip-j-link.json", "`ip -j link", wrap(parse_ip_link)},
       {"linux/rdma-j-link.json", "`rdma -j link",
        wrap([](const std::string& s) { return parse_rdma_link(s, "", 0); })},
+      {"macos/ioreg-rd1-IOPlatformExpertDevice.txt", "`ioreg -rd1",
+       wrap(parse_ioreg_platform_uuid)},
   };
   for (const Case& c : cases) {
     for (const std::string& v : variants(testing::fixture(c.fixture))) {
@@ -101,5 +105,9 @@ TEST_CASE("parsers: truncated and mutated recordings give a value or a named err
   for (const std::string& v : variants("NAME=\"Debian\"\nVERSION_ID=\"12\"\nMemTotal: 1 kB\n")) {
     (void)parse_os_release(v);
     (void)parse_meminfo_total(v);
+  }
+  for (const std::string& v : variants("3d1219c7c4c5404aaa1f6d2a48adfda4\n")) {
+    auto r = parse_machine_id(v);
+    if (!r.ok()) CHECK(r.error().message.find("`cat /etc/machine-id` output: ") == 0);
   }
 }

@@ -10,6 +10,7 @@
 #include "discovery/linux_rdma.h"
 #include "discovery/linux_sysfs.h"
 #include "discovery/linux_system.h"
+#include "discovery/machine_id.h"
 #include "discovery/macos_ifconfig.h"
 #include "discovery/macos_networksetup.h"
 #include "discovery/macos_system.h"
@@ -78,9 +79,9 @@ ProbeCommand ssh_connection_command() {
 std::vector<ProbeCommand> probe_commands(ProbeOs os) {
   std::vector<ProbeCommand> c{uname_command(), ssh_connection_command()};
   if (os == ProbeOs::kMacos) {
-    for (auto line : {kSwVersCommand, kSysctlCommand, kSystemProfilerCommand,
-                      kNetworksetupCommand, kIfconfigCommand, kRdmaCtlCommand,
-                      kIbvDevicesCommand, kIbvDevinfoCommand}) {
+    for (auto line : {kSwVersCommand, kSysctlCommand, kSystemProfilerCommand, kNetworksetupCommand,
+                      kIfconfigCommand, kRdmaCtlCommand, kIbvDevicesCommand, kIbvDevinfoCommand,
+                      kIoregPlatformCommand}) {
       c.push_back(words(line));
     }
   } else {
@@ -92,6 +93,8 @@ std::vector<ProbeCommand> probe_commands(ProbeOs os) {
                              {"grep", "-m", "1", "^model name", "/proc/cpuinfo"}});
     c.push_back(shell(kSysfsThunderboltCommand));
     c.push_back(shell(kSysfsInfinibandCommand));
+    c.push_back(words(kMachineIdCommand));
+    c.push_back(words(kDbusMachineIdCommand));
   }
   return c;
 }
@@ -256,6 +259,7 @@ util::Result<ProbeOutputs> run_host_probe(remote::Executor& ex, ProbeMode mode,
   }
   if (!outputs) return outputs;
   if (auto st = check_os(ex.host(), *outputs); !st) return st.error();
+  outputs->ssh_host_key = ex.host_key_fingerprint();
   return outputs;
 }
 
@@ -275,6 +279,9 @@ util::Status save_probe_outputs(const std::filesystem::path& dir, const ProbeOut
                              {".exit", std::to_string(raw.exit_status) + "\n"}}) {
       if (auto st = util::write_file_atomic(dir / (key + ext), text); !st) return st;
     }
+  }
+  if (!outputs.ssh_host_key.empty()) {
+    return util::write_file_atomic(dir / remote::kHostKeyFile, outputs.ssh_host_key + "\n");
   }
   return {};
 }
@@ -301,17 +308,21 @@ util::Result<HostFacts> facts_from_probe(std::string_view host, const ProbeOutpu
     return RawOutput{};
   };
   if (os == ProbeOs::kMacos) {
-    MacosOutputs m{at(kSwVersCommand),       at(kSysctlCommand),  at(kSystemProfilerCommand),
-                   at(kNetworksetupCommand), at(kIfconfigCommand), at(kRdmaCtlCommand),
-                   at(kIbvDevicesCommand),   at(kIbvDevinfoCommand)};
+    MacosOutputs m{at(kSwVersCommand),       at(kSysctlCommand),     at(kSystemProfilerCommand),
+                   at(kNetworksetupCommand), at(kIfconfigCommand),   at(kRdmaCtlCommand),
+                   at(kIbvDevicesCommand),   at(kIbvDevinfoCommand), at(kIoregPlatformCommand)};
     auto facts = assemble_macos_facts(host, m);
     if (facts) facts->management_address = address;
+    if (facts && !outputs.ssh_host_key.empty()) facts->ssh_host_key = outputs.ssh_host_key;
     return facts;
   }
-  LinuxOutputs l{at(kOsReleaseCommand),    at(kMeminfoCommand),         at(kCpuModelCommand),
-                 at(kProductNameCommand),  at(kIpDetailAddrCommand),    at(kRdmaLinkCommand),
-                 at(kSysfsThunderboltCommand), at(kSysfsInfinibandCommand)};
-  return assemble_linux_facts(host, l, address);
+  LinuxOutputs l{at(kOsReleaseCommand),        at(kMeminfoCommand),         at(kCpuModelCommand),
+                 at(kProductNameCommand),      at(kIpDetailAddrCommand),    at(kRdmaLinkCommand),
+                 at(kSysfsThunderboltCommand), at(kSysfsInfinibandCommand), at(kMachineIdCommand),
+                 at(kDbusMachineIdCommand)};
+  auto facts = assemble_linux_facts(host, l, address);
+  if (facts && !outputs.ssh_host_key.empty()) facts->ssh_host_key = outputs.ssh_host_key;
+  return facts;
 }
 
 }  // namespace cc::discovery

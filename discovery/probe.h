@@ -48,14 +48,19 @@ ProbeCommand uname_command();
 ProbeCommand ssh_connection_command();
 /// The commands of one OS, in the order they run (uname and printenv SSH_CONNECTION included).
 /// macOS: sw_vers, sysctl, system_profiler SPThunderboltDataType -json, networksetup,
-/// ifconfig -a, rdma_ctl status, ibv_devices, ibv_devinfo -v. Linux: /etc/os-release,
-/// /proc/meminfo, the CPU model line of /proc/cpuinfo, the DMI product name, `ip -j -d addr`,
-/// `rdma -j link`, and the sysfs dumps of /sys/bus/thunderbolt and /sys/class/infiniband.
+/// ifconfig -a, rdma_ctl status, ibv_devices, ibv_devinfo -v, `ioreg -rd1 -c
+/// IOPlatformExpertDevice` (the hardware UUID). Linux: /etc/os-release, /proc/meminfo, the CPU
+/// model line of /proc/cpuinfo, the DMI product name, `ip -j -d addr`, `rdma -j link`, the
+/// sysfs dumps of /sys/bus/thunderbolt and /sys/class/infiniband, /etc/machine-id and
+/// /var/lib/dbus/machine-id (machine_id.h).
 std::vector<ProbeCommand> probe_commands(ProbeOs os);
 
 /// Every section of one host's probe, by key.
 struct ProbeOutputs {
   std::map<std::string, RawOutput> by_key;
+  /// The executor's host_key_fingerprint() after the probe ran ("" for none): a fact of the
+  /// connection, not of a command; saved beside the sections as remote::kHostKeyFile.
+  std::string ssh_host_key;
   /// The command's output, or nullptr when the probe did not run it.
   const RawOutput* find(const ProbeCommand& cmd) const;
 };
@@ -106,12 +111,15 @@ util::Result<ProbeOutputs> run_commands(remote::Executor& ex,
                                         const std::vector<ProbeCommand>& commands,
                                         ProbeMode mode, std::chrono::milliseconds timeout);
 
-/// Writes every section to DIR/KEY.{out,err,exit} atomically (the replay bundle layout).
+/// Writes every section to DIR/KEY.{out,err,exit} atomically (the replay bundle layout), and
+/// the host key fingerprint, when there is one, to DIR/ssh-host-key.
 util::Status save_probe_outputs(const std::filesystem::path& dir, const ProbeOutputs& outputs);
 
 /// The host's facts from its probe outputs (macOS through assemble_macos_facts, Linux through
 /// assemble_linux_facts). `fallback_address` is the management address used when the probe
-/// did not report one (a local host). Errors (kCheckFailed, naming the host and the command).
+/// did not report one (a local host). ssh_host_key comes from outputs.ssh_host_key, machine_id
+/// from the OS's identity commands (absent or unusable: nullopt, not an error).
+/// Errors (kCheckFailed, naming the host and the command).
 util::Result<HostFacts> facts_from_probe(std::string_view host, const ProbeOutputs& outputs,
                                          std::string_view fallback_address);
 

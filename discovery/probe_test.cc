@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "discovery/linux_system.h"
+#include "discovery/machine_id.h"
 #include "remote/local_executor.h"
 #include "remote/replay_executor.h"
 #include "util/atomic_file.h"
@@ -77,6 +78,11 @@ TEST_CASE("probe: the Linux probe runs as one sh script on this machine") {
   for (const auto& i : facts->interfaces) has_lo |= i.name == "lo" && i.kind == "loopback";
   CHECK(has_lo);
   for (const auto& p : facts->ports) CHECK(p.interface->name != "lo");
+  // This machine's own /etc/machine-id (as `cat` prints it), and no SSH connection.
+  if (auto id = cc::util::read_file("/etc/machine-id"); id && parse_machine_id(*id)) {
+    CHECK(facts->machine_id == *parse_machine_id(*id));
+  }
+  CHECK(!facts->ssh_host_key);
 }
 
 TEST_CASE("probe: parallel commands keep their own outputs, a missing one exits 127") {
@@ -129,5 +135,73 @@ TEST_CASE("probe: collected outputs are written in the replay layout and read ba
   REQUIRE(back.ok());
   CHECK(back->exit_status == 1);
   CHECK(back->err == "Failed to open NETLINK_RDMA socket\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("probe: the machine's identity from a replayed Mac and Linux host") {
+  cc::remote::ReplayExecutor a(kBundle, "a");
+  auto outputs = run_host_probe(a, ProbeMode::kEach, 5s);
+  REQUIRE_MESSAGE(outputs.ok(), (outputs.ok() ? "" : outputs.error().message));
+  auto mac = facts_from_probe("a", *outputs, "10.0.0.5");
+  REQUIRE_MESSAGE(mac.ok(), (mac.ok() ? "" : mac.error().message));
+  CHECK(mac->machine_id == "A1B2C3D4-0000-4A00-8000-00000000000A");  // IOPlatformUUID
+  CHECK(!mac->ssh_host_key);                                         // the bundle kept none
+
+  const std::string linux_bundle = std::string(CLUSTERCTL_TEST_DATA) + "/bundles/linux-two-names";
+  cc::remote::ReplayExecutor gpu1(linux_bundle, "gpu1-ts");
+  outputs = run_host_probe(gpu1, ProbeMode::kEach, 5s);
+  REQUIRE_MESSAGE(outputs.ok(), (outputs.ok() ? "" : outputs.error().message));
+  CHECK(outputs->ssh_host_key == "SHA256:Zk3r8pQwVh2mB9xTn4LsYc7uJd1eGf6aHk0oPi5vRtE");
+  auto facts = facts_from_probe("gpu1-ts", *outputs, "");
+  REQUIRE_MESSAGE(facts.ok(), (facts.ok() ? "" : facts.error().message));
+  CHECK(facts->management_address == "100.64.0.5");
+  CHECK(facts->machine_id == "4c0e2b6f9a1d4e3f8b7a6c5d4e3f2a1b");
+  CHECK(facts->ssh_host_key == "SHA256:Zk3r8pQwVh2mB9xTn4LsYc7uJd1eGf6aHk0oPi5vRtE");
+}
+
+TEST_CASE("probe: /var/lib/dbus/machine-id stands in for a missing or unusable /etc/machine-id") {
+  ProbeOutputs o;
+  o.by_key["uname_-s"] = RawOutput{"Linux\n", "", 0};
+  o.by_key["cat_etc_os-release"] =
+      RawOutput{"NAME=\"Debian GNU/Linux\"\nVERSION_ID=\"12\"\n", "", 0};
+  o.by_key["cat_proc_meminfo"] = RawOutput{"MemTotal:       16384 kB\n", "", 0};
+  o.by_key["ip_-j_-d_addr_show"] = RawOutput{"[]\n", "", 0};
+  o.by_key["cat_var_lib_dbus_machine-id"] = RawOutput{"9d8c7b6a5f4e4d3c8b2a19f8e7d6c5b4\n", "", 0};
+  o.by_key["cat_etc_machine-id"] =
+      RawOutput{"", "cat: /etc/machine-id: No such file or directory\n", 1};
+  auto f = facts_from_probe("c1", o, "10.0.0.9");
+  REQUIRE_MESSAGE(f.ok(), (f.ok() ? "" : f.error().message));
+  CHECK(f->machine_id == "9d8c7b6a5f4e4d3c8b2a19f8e7d6c5b4");
+  o.by_key["cat_etc_machine-id"] = RawOutput{"uninitialized\n", "", 0};  // first boot
+  f = facts_from_probe("c1", o, "10.0.0.9");
+  REQUIRE(f.ok());
+  CHECK(f->machine_id == "9d8c7b6a5f4e4d3c8b2a19f8e7d6c5b4");
+  o.by_key["cat_etc_machine-id"] = RawOutput{"4c0e2b6f9a1d4e3f8b7a6c5d4e3f2a1b\n", "", 0};
+  f = facts_from_probe("c1", o, "10.0.0.9");
+  REQUIRE(f.ok());
+  CHECK(f->machine_id == "4c0e2b6f9a1d4e3f8b7a6c5d4e3f2a1b");  // /etc/machine-id first
+  o.by_key.erase("cat_etc_machine-id");
+  o.by_key.erase("cat_var_lib_dbus_machine-id");
+  f = facts_from_probe("c1", o, "10.0.0.9");  // neither (a container): unknown, no error
+  REQUIRE(f.ok());
+  CHECK(!f->machine_id);
+}
+
+TEST_CASE("probe: the host key fingerprint is saved beside the outputs and replayed") {
+  auto dir = std::filesystem::temp_directory_path() / ("cc-probe-test-" + make_nonce());
+  ProbeOutputs o;
+  o.by_key["uname_-s"] = RawOutput{"Linux\n", "", 0};
+  o.ssh_host_key = "SHA256:Qm7tX2wLp9sVb4nHc8rKz1yJf6uDg3eAo5iWq0xNvPk";
+  REQUIRE(save_probe_outputs(dir / "h1", o).ok());
+  auto text = cc::util::read_file(dir / "h1" / "ssh-host-key");
+  REQUIRE(text.ok());
+  CHECK(*text == "SHA256:Qm7tX2wLp9sVb4nHc8rKz1yJf6uDg3eAo5iWq0xNvPk\n");
+  cc::remote::ReplayExecutor h1(dir, "h1");
+  auto back = run_host_probe(h1, ProbeMode::kEach, 5s);
+  REQUIRE_MESSAGE(back.ok(), (back.ok() ? "" : back.error().message));
+  CHECK(back->ssh_host_key == "SHA256:Qm7tX2wLp9sVb4nHc8rKz1yJf6uDg3eAo5iWq0xNvPk");
+  o.ssh_host_key.clear();  // none (a local host): no file
+  REQUIRE(save_probe_outputs(dir / "h2", o).ok());
+  CHECK(!std::filesystem::exists(dir / "h2" / "ssh-host-key"));
   std::filesystem::remove_all(dir);
 }

@@ -1,6 +1,7 @@
 #include "lab/files.h"
 
 #include <algorithm>
+#include <random>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -20,6 +21,23 @@ std::string quoted(const fs::path& p) {
 
 fs::path runtime_dir(std::string_view name) {
   return fs::path("/run/clusterctl/labs") / std::string(name);
+}
+
+fs::path netns_etc_dir(std::string_view netns) {
+  return fs::path("/etc/netns") / std::string(netns);
+}
+
+std::string random_machine_id() {
+  std::random_device rd;
+  std::uniform_int_distribution<unsigned> nibble(0, 15);
+  std::string id;
+  for (int i = 0; i < 32; ++i) {
+    unsigned v = nibble(rd);
+    if (i == 12) v = 4;            // version 4
+    if (i == 16) v = 8 | (v & 3);  // variant 10xx
+    id += "0123456789abcdef"[v];
+  }
+  return id;
 }
 
 const std::vector<std::string>& lab_dir_file_names() {

@@ -12,6 +12,11 @@
 // Runtime state, outside the lab directory: /run/clusterctl/labs/NAME/
 //   hN.uts                host hN's UTS namespace (hostname hN), kept by a bind mount
 //   lab_dir               the lab directory's path, so `lab down` finds a --dir lab by name
+// Each host's own /etc files: /etc/netns/cc-NAME-hN/ (iproute2's convention, ip-netns(8):
+// `ip netns exec` bind-mounts every file there over the one of that name in /etc, for the
+// command it starts, here each host's sshd and so every session):
+//   machine-id            the host's own machine ID (machine-id(5)), because the hosts are
+//                         namespaces of one machine and would otherwise all report its own
 #pragma once
 
 #include <filesystem>
@@ -30,6 +35,13 @@ namespace fs = std::filesystem;
 
 /// /run/clusterctl/labs/NAME.
 fs::path runtime_dir(std::string_view name);
+
+/// /etc/netns/NETNS: the per-namespace /etc files `ip netns exec NETNS` bind-mounts.
+fs::path netns_etc_dir(std::string_view netns);
+
+/// A new random machine ID as systemd-machine-id-setup writes one (machine-id(5)): 32
+/// lower-case hex digits, a version 4 UUID's bits, from std::random_device.
+std::string random_machine_id();
 
 /// The files of one lab directory.
 struct LabFiles {

@@ -36,11 +36,14 @@ TEST_CASE("files: the record of a plan") {
 TEST_CASE("files: lab.json round-trips and names its file on errors") {
   LabRecord r = two_hosts();
   r.hosts[1].sshd_pid = 4242;
+  r.hosts[1].machine_id = "4c0e2b6f9a1d4e3f8b7a6c5d4e3f2a1b";
   std::string text = lab_json_text(r);
   CHECK(text.rfind("{\n  \"version\": 1,\n  \"name\": \"t\",", 0) == 0);
   auto back = parse_lab_json(text, "lab.json");
   REQUIRE(back.ok());
   CHECK(back->hosts[1].sshd_pid == 4242);
+  CHECK(back->hosts[1].machine_id == "4c0e2b6f9a1d4e3f8b7a6c5d4e3f2a1b");
+  CHECK(back->hosts[0].machine_id.empty());
   CHECK(back->cables[0].b.port == "tb1");
   CHECK(lab_json_text(*back) == text);
   auto bad = parse_lab_json("{\"version\": 1}", "/x/lab.json");
@@ -92,4 +95,16 @@ TEST_CASE("files: paths with spaces are quoted, unusable paths are refused") {
   CHECK_FALSE(check_lab_dir_path("/a\"b").ok());
   CHECK_FALSE(check_lab_dir_path("/a%b").ok());
   CHECK_FALSE(check_lab_dir_path("relative/dir").ok());
+}
+
+TEST_CASE("files: each host's own machine ID, in the file ip netns exec bind-mounts") {
+  CHECK(netns_etc_dir("cc-t-h1") == fs::path("/etc/netns/cc-t-h1"));
+  const std::string a = random_machine_id(), b = random_machine_id();
+  CHECK(a != b);
+  for (const std::string& id : {a, b}) {
+    REQUIRE(id.size() == 32);
+    CHECK(id.find_first_not_of("0123456789abcdef") == std::string::npos);
+    CHECK(id[12] == '4');                                          // version 4
+    CHECK(std::string("89ab").find(id[16]) != std::string::npos);  // variant 10xx
+  }
 }

@@ -1,7 +1,7 @@
 // `lab down`: finds a lab's resources by name and tag (lab.json only adds sshd pids), then
 // removes them in dependency order: processes (TERM, then KILL), root-namespace links (bridge,
-// management veths), namespaces (which take the cable veths with them), UTS mounts, runtime and
-// lab-directory files. Each
+// management veths), namespaces (which take the cable veths with them), UTS mounts, runtime
+// files, each host's /etc/netns files and lab-directory files. Each
 // step tolerates what an interrupted `lab up` may have left half made, and a second run finds
 // nothing and succeeds.
 #include <algorithm>
@@ -253,6 +253,27 @@ void remove_runtime(const fs::path& run, const std::vector<fs::path>& uts_files,
   fs::remove(run.parent_path().parent_path(), ec);  // /run/clusterctl, when empty
 }
 
+// 5. Each host's own /etc files (/etc/netns/cc-NAME-hN/machine-id), found by name; a
+// directory that holds anything else as well keeps it.
+void remove_netns_etc(std::string_view name, DownReport& report,
+                      std::vector<std::string>& failures) {
+  std::error_code ec;
+  for (int i = kMinHosts; i <= kMaxHosts; ++i) {
+    const fs::path dir = netns_etc_dir(netns_name(name, i));
+    if (!fs::is_directory(dir, ec)) continue;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      if (!is_ours(e.path().filename().string(), {"machine-id"})) continue;
+      if (fs::remove(e.path(), ec)) {
+        ++report.files;
+      } else if (ec) {
+        failures.push_back(fmt::format("cannot remove {}: {}", e.path().string(), ec.message()));
+      }
+    }
+    fs::remove(dir, ec);  // when empty
+  }
+  fs::remove(netns_etc_dir(netns_name(name, kMinHosts)).parent_path(), ec);  // /etc/netns, if empty
+}
+
 }  // namespace
 
 util::Result<fs::path> resolve_lab_dir(std::string_view name, const fs::path& dir) {
@@ -296,7 +317,8 @@ util::Result<DownReport> lab_down(remote::Executor& local, std::string_view name
   remove_links(local, name, report, failures);
   remove_namespaces(local, namespaces, report, failures);
   remove_runtime(run, uts_files, report, failures);
-  for (const auto& d : dirs) remove_lab_files(d, name, report);  // 5. lab directory files
+  remove_netns_etc(name, report, failures);
+  for (const auto& d : dirs) remove_lab_files(d, name, report);  // 6. lab directory files
 
   if (!failures.empty()) {
     return util::error(ExitCode::kCheckFailed,

@@ -233,13 +233,19 @@ util::Status build(remote::Executor& local, const LabPlan& plan, LabRecord& lab,
                        files.user_key(), files.user_pub(), 0600);
   if (!user) return user.error();
   std::map<std::string, std::string> host_keys;
-  for (const auto& h : lab.hosts) {
+  for (auto& h : lab.hosts) {
     if (auto s = interrupted_status(); !s) return s;
     auto pub = make_key(local, files, h.name, fmt::format("{}@clusterctl-lab-{}", h.name, lab.name),
                         files.host_key(h.name), files.host_pub(h.name), 0644);
     if (!pub) return pub.error();
     host_keys[h.name] = *pub;
     if (auto s = write(files.sshd_config(h.name), render_sshd_config(lab, h, files)); !s) return s;
+    // Its own machine ID, as a separate machine has (read by discovery to tell machines apart),
+    // bind-mounted over /etc/machine-id by `ip netns exec` when its sshd starts.
+    h.machine_id = random_machine_id();
+    if (auto s = write(netns_etc_dir(h.netns) / "machine-id", h.machine_id + "\n", 0444); !s) {
+      return s;
+    }
   }
   fs::remove_all(files.keygen_dir(), ec);
 

@@ -11,11 +11,16 @@ namespace cc::lab {
 using Json = nlohmann::ordered_json;
 
 void to_json(Json& j, const HostRecord& h) {
-  j = Json{{"name", h.name},         {"namespace", h.netns},
-           {"address", h.address},   {"mgmt_interface", h.mgmt_interface},
-           {"mgmt_mac", h.mgmt_mac}, {"mgmt_link", h.mgmt_link},
-           {"sshd_pid", h.sshd_pid}, {"ports", h.ports},
-           {"free_ports", h.free_ports}};
+  j = Json{{"name", h.name},
+           {"namespace", h.netns},
+           {"address", h.address},
+           {"mgmt_interface", h.mgmt_interface},
+           {"mgmt_mac", h.mgmt_mac},
+           {"mgmt_link", h.mgmt_link},
+           {"sshd_pid", h.sshd_pid},
+           {"ports", h.ports},
+           {"free_ports", h.free_ports},
+           {"machine_id", h.machine_id}};
 }
 
 void from_json(const Json& j, HostRecord& h) {
@@ -28,6 +33,7 @@ void from_json(const Json& j, HostRecord& h) {
   j.at("sshd_pid").get_to(h.sshd_pid);
   j.at("ports").get_to(h.ports);
   if (j.contains("free_ports")) j.at("free_ports").get_to(h.free_ports);
+  if (j.contains("machine_id")) j.at("machine_id").get_to(h.machine_id);
 }
 
 void to_json(Json& j, const PortRecord& p) {
@@ -84,7 +90,8 @@ LabRecord record_from_plan(const LabPlan& plan, std::string dir) {
   for (const auto& h : plan.hosts) {
     r.namespaces.push_back(h.netns);
     HostRecord hr{h.name,     h.netns,     h.address, std::string(kMgmtInterface),
-                  h.mgmt_mac, h.mgmt_link, 0,         {},      {}};
+                  h.mgmt_mac, h.mgmt_link, 0,         {},
+                  {},         ""};
     for (int p = 1; p <= h.ports; ++p) hr.ports.push_back(port_name(p));
     for (int p = h.ports + 1; p <= h.receptacles; ++p) hr.free_ports.push_back(port_name(p));
     r.hosts.push_back(std::move(hr));

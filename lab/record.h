@@ -7,7 +7,8 @@
 //    "bridge_address": "10.7.9.254", "namespaces": ["cc-ct8-h1", ...],
 //    "hosts": [{"name": "h1", "namespace": "cc-ct8-h1", "address": "10.7.9.1",
 //               "mgmt_interface": "en0", "mgmt_mac": "02:..", "mgmt_link": "cc1a2b3cm1",
-//               "sshd_pid": 4242, "ports": ["tb1", "tb2"]}, ...],
+//               "sshd_pid": 4242, "ports": ["tb1", "tb2"], "free_ports": [],
+//               "machine_id": "3f0c...": the host's own /etc/machine-id}, ...],
 //    "cables": [{"a": {"host": "h1", "port": "tb1", "mac": "02:.."},
 //                "b": {"host": "h2", "port": "tb1", "mac": "02:.."}}, ...]}
 //
@@ -35,6 +36,7 @@ struct HostRecord {
   int sshd_pid = 0;
   std::vector<std::string> ports;       // cabled ports, receptacle order
   std::vector<std::string> free_ports;  // ports without a cable (up, no carrier)
+  std::string machine_id;  // its /etc/machine-id (files.h: /etc/netns); "" until written
 };
 
 struct PortRecord {

@@ -83,6 +83,12 @@ class Executor {
   /// the host and what to do; ExitCode::kUsage for a malformed Command or a missing recording.
   virtual util::Result<CommandResult> run(const Command& cmd, const RunOptions& opts) = 0;
 
+  /// The SHA256 fingerprint ("SHA256:" + unpadded base64, as `ssh-keygen -l` prints it) of the
+  /// host key this executor's connection authenticated, once a run() has connected; "" when
+  /// there is none (not connected yet, the local machine, a fake). Discovery records it as one
+  /// piece of the host's identity (discovery::HostFacts::ssh_host_key).
+  virtual std::string host_key_fingerprint() const { return {}; }
+
   /// Copies a local regular file of at most kMaxUploadBytes to `remote_path` with permission
   /// bits `mode`, atomically (written to a temporary name, then renamed). The file is read
   /// whole into memory first. Errors as for run(), plus kUsage for a local file that cannot

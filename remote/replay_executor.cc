@@ -121,6 +121,18 @@ util::Result<CommandResult> ReplayExecutor::run(const Command& cmd, const RunOpt
   return r;
 }
 
+std::string ReplayExecutor::host_key_fingerprint() const {
+  std::error_code ec;
+  const std::filesystem::path file = bundle_ / host_ / kHostKeyFile;
+  if (!std::filesystem::is_regular_file(file, ec)) return {};
+  auto text = util::read_file(file);
+  if (!text) return {};
+  std::string_view line = *text;
+  line = line.substr(0, line.find('\n'));
+  line = trim(line);
+  return line.starts_with("SHA256:") ? std::string(line) : std::string();
+}
+
 util::Status ReplayExecutor::upload(const std::filesystem::path& local,
                                     const std::string& /*remote_path*/, unsigned /*mode*/,
                                     std::chrono::milliseconds /*timeout*/) {

@@ -9,6 +9,9 @@
 //       system_profiler_SPThunderboltDataType_-json.err   stderr (optional, default empty)
 //       system_profiler_SPThunderboltDataType_-json.exit  exit status as decimal text
 //                                                         (optional, default 0)
+//       ssh-host-key     the SHA256 fingerprint of the host key the recorded connection
+//                        authenticated, one line (optional: `clusterctl collect` writes it
+//                        for SSH hosts; Executor::host_key_fingerprint)
 //     studio2/
 //       ...
 //
@@ -36,6 +39,10 @@ namespace cc::remote {
 /// The file stem under which `cmd`'s outputs are recorded (rule above).
 std::string replay_key(const Command& cmd);
 
+/// The name of the host key file beside the recordings ("ssh-host-key"; no command's file
+/// can have it, since those end in .out, .err or .exit).
+inline constexpr const char* kHostKeyFile = "ssh-host-key";
+
 /// Answers run() from BUNDLE/HOST/KEY.{out,err,exit}; nothing is executed.
 /// Errors of run(): kUnreachable when BUNDLE/HOST is not a directory (the message names it);
 /// kUsage when the recording is missing (the message names the exact .out file expected and
@@ -52,6 +59,9 @@ class ReplayExecutor final : public Executor {
 
   const std::string& host() const override { return host_; }
   util::Result<CommandResult> run(const Command& cmd, const RunOptions& opts) override;
+  /// The first line of BUNDLE/HOST/ssh-host-key, trimmed; "" when there is none (a bundle
+  /// recorded before it was kept, or from a local host) or it is not a "SHA256:" fingerprint.
+  std::string host_key_fingerprint() const override;
   util::Status upload(const std::filesystem::path& local, const std::string& remote_path,
                       unsigned mode, std::chrono::milliseconds timeout) override;
 

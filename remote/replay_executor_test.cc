@@ -85,3 +85,21 @@ TEST_CASE("replay answers from the bundle and names what is missing") {
   CHECK_FALSE(studio1.upload(bundle / "nope", "/tmp/x", 0644, {}).ok());
   fs::remove_all(bundle);
 }
+
+TEST_CASE("replay gives the recorded host key fingerprint, or none") {
+  std::string tmpl = (fs::temp_directory_path() / "cc-replay-XXXXXX").string();
+  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+  fs::path bundle = tmpl;
+  REQUIRE(cc::util::write_file_atomic(bundle / "a" / cc::remote::kHostKeyFile,
+                                      "SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU\n")
+              .ok());
+  REQUIRE(cc::util::write_file_atomic(bundle / "b" / "uname_-s.out", "Linux\n").ok());
+  REQUIRE(cc::util::write_file_atomic(bundle / "c" / cc::remote::kHostKeyFile, "ssh-ed25519 AAAA\n")
+              .ok());
+  CHECK(ReplayExecutor(bundle, "a").host_key_fingerprint() ==
+        "SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU");
+  CHECK(ReplayExecutor(bundle, "b").host_key_fingerprint().empty());  // recorded before
+  CHECK(ReplayExecutor(bundle, "c").host_key_fingerprint().empty());  // not a fingerprint
+  CHECK(ReplayExecutor(bundle, "nobody").host_key_fingerprint().empty());
+  fs::remove_all(bundle);
+}

@@ -273,6 +273,7 @@ util::Status SshExecutor::connect() {
                             "~/.ssh/authorized_keys (ssh-copy-id) or load it with ssh-add",
                             session->target, why));
   }
+  host_key_ = key.fingerprint.starts_with("SHA256:") ? key.fingerprint : "";
   session->broken = false;
   session_ = std::move(session);
   return {};

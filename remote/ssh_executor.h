@@ -66,6 +66,9 @@ class SshExecutor final : public Executor {
 
   const std::string& host() const override { return host_; }
   util::Result<CommandResult> run(const Command& cmd, const RunOptions& opts) override;
+  /// The key checked against known_hosts when the session was opened; kept after the session
+  /// is dropped (a reopened one must pass the same check). "" before the first connection.
+  std::string host_key_fingerprint() const override { return host_key_; }
   /// Over SFTP: writes REMOTE_PATH.clusterctl-tmp-XXXXXXXX, sets `mode`, renames it over
   /// `remote_path` (POSIX rename when the server offers it, as OpenSSH's does). Each SFTP
   /// round trip is bounded by `timeout`, and the whole upload too.
@@ -82,6 +85,7 @@ class SshExecutor final : public Executor {
   std::string destination_;
   SshOptions options_;
   std::unique_ptr<Session> session_;
+  std::string host_key_;  // of the last session that was opened
 };
 
 }  // namespace cc::remote

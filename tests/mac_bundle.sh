@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # verify-mesh and discover on real Mac outputs, through the real binary: the mac-pair support bundle
 # (tests/data/bundles, built from two MacBook Pros' recorded outputs) replayed offline.
-#  - discover --from: one 80 Gb/s cable, receptacle 2 (en6) on both Macs; the docks are no cable.
+#  - discover --from: one 80 Gb/s cable, receptacle 2 (en6) on both Macs; the docks are no cable;
+#    each Mac's hardware UUID.
 #  - verify-mesh --from: exit 1; Mac a has RDMA disabled; b's rdma_en6 is down because of a.
 set -euo pipefail
 cc=${CLUSTERCTL:?set CLUSTERCTL to the clusterctl binary}
@@ -14,6 +15,10 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 assert [h["host"] for h in s["hosts"]] == ["a", "b"], s["hosts"]
 assert s["problems"] == [], s["problems"]
+# Each Mac's hardware UUID (ioreg IOPlatformUUID); the bundle recorded no SSH connection.
+assert [h["machine_id"] for h in s["hosts"]] == [
+    "A1B2C3D4-0000-4A00-8000-00000000000A", "A1B2C3D4-0000-4A00-8000-00000000000B"], s["hosts"]
+assert [h["ssh_host_key"] for h in s["hosts"]] == [None, None], s["hosts"]
 assert len(s["cables"]) == 1, s["cables"]
 c = s["cables"][0]
 assert (c["a"]["host"], c["a"]["receptacle"], c["a"]["interface"]) == ("a", 2, "en6"), c

@@ -11,8 +11,10 @@ Mac, ibv_devinfo of Mac b. Not recorded, written here after those and after ifco
 ifconfig-bridge0-default.txt (TN3205): uname, sw_vers, sysctl, rdma_ctl status (a: disabled,
 b: enabled, as the system_profiler outputs show), ifconfig -a (Thunderbolt Bridge active with
 the three Thunderbolt ports as members, the macOS default; en6 with a self-assigned 169.254
-address and an fe80 link-local). No neighbour pings were recorded, so the cable comes from the
-Thunderbolt identities alone.
+address and an fe80 link-local), `ioreg -rd1 -c IOPlatformExpertDevice` (the layout of
+fixtures/macos/ioreg-rd1-IOPlatformExpertDevice.txt, each Mac with its own synthetic
+IOPlatformUUID). No neighbour pings were recorded, so the cable comes from the Thunderbolt
+identities alone.
 
 Run it from anywhere: python3 tests/data/bundles/make-mac-pair.py
 """
@@ -83,3 +85,9 @@ for mac in "ab":
     write(mac, "ibv_devices", (FIX / f"pair-{mac}.ibv_devices.txt").read_text())
     write(mac, "ibv_devinfo_-v",
           (FIX / "pair-b.ibv_devinfo.txt").read_text() if enabled else "No IB devices found\n")
+    write(mac, "ioreg_-rd1_-c_IOPlatformExpertDevice",
+          (FIX / "ioreg-rd1-IOPlatformExpertDevice.txt").read_text().replace(
+              "5E0F1C2A-7B3D-5A49-9C1E-0D2F3A4B5C6D",
+              "A1B2C3D4-0000-4A00-8000-00000000000A" if mac == "a"
+              else "A1B2C3D4-0000-4A00-8000-00000000000B").replace(
+              "Mac16,7", "Mac17,6").replace("J516cAP", "J714cAP").replace("J516c", "J714c"))

@@ -5,13 +5,25 @@ usage: check_discover.py LAB_JSON CLUSTER_JSON [--hosts h1,h2,...]
 
 With --hosts, only those hosts and the cables between them are expected. Checks: the schema;
 exactly the expected hosts, in order, each with its recorded management address and with ports
-= its cabled plus free receptacles; exactly the lab's cables as unordered port pairs (parallel
-cables counted), each seen from both ends by neighbour probing; no problems.
+= its cabled plus free receptacles; its machine_id = the lab's own for it (lab.json: the file
+`ip netns exec` bind-mounts over /etc/machine-id); its ssh_host_key = the SHA256 fingerprint of
+its hosts/hN/ssh_host_ed25519_key.pub (as `ssh-keygen -l` prints it); exactly the lab's cables as
+unordered port pairs (parallel cables counted), each seen from both ends by neighbour probing; no
+problems.
 """
 import argparse
+import base64
 import collections
+import hashlib
 import json
+import os
 import sys
+
+
+def fingerprint(pub_file):
+    """SHA256:BASE64 (unpadded) of an OpenSSH public key file's key blob."""
+    blob = base64.b64decode(open(pub_file).read().split()[1])
+    return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
 
 
 def main():
@@ -40,6 +52,12 @@ def main():
         if h["management_address"] != t["address"]:
             problems.append(f"{h['host']}: management address {h['management_address']}, "
                             f"want {t['address']}")
+        if h.get("machine_id") != t.get("machine_id") or not t.get("machine_id"):
+            problems.append(f"{h['host']}: machine_id {h.get('machine_id')!r}, "
+                            f"want {t.get('machine_id')!r}")
+        key = fingerprint(os.path.join(lab["dir"], "hosts", h["host"], "ssh_host_ed25519_key.pub"))
+        if h.get("ssh_host_key") != key:
+            problems.append(f"{h['host']}: ssh_host_key {h.get('ssh_host_key')!r}, want {key!r}")
         ports = [p["interface"]["name"] for p in h["ports"]]
         want_ports = t["ports"] + t.get("free_ports", [])
         if ports != want_ports:

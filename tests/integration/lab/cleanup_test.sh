@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `lab down` removes everything `lab up` made (namespaces, interfaces, mounts, processes, files)
+# `lab down` removes everything `lab up` made (namespaces, interfaces, mounts, processes, files,
+# each host's /etc/netns/NS/machine-id)
 # and is safe to run twice. Also prints how long `lab up --hosts 8` took (a goal: under 10 s).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -14,6 +15,7 @@ echo "lab up --hosts 8: $(($(now_ms) - start)) ms"
 during=$(snapshot)
 [ "$during" != "$before" ] || fail "the snapshot does not see the lab at all"
 grep -qx "cc-$name-h8" <<<"$during" || fail "no namespace cc-$name-h8"
+grep -qx "/etc/netns/cc-$name-h8/machine-id" <<<"$during" || fail "no machine-id for h8"
 [ -f "$(labdir "$name")/lab.json" ] || fail "no lab.json"
 
 start=$(now_ms)

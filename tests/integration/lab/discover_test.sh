@@ -3,7 +3,10 @@
 # discovery itself never reads them):
 #  - a 4-host mesh: 4 hosts, 6 cables with the right port pairs, seen from both ends;
 #  - --hosts h1,h3: two hosts and their one cable;
-#  - collect -o DIR, then discover --from DIR: the same hosts and cables, offline;
+#  - collect -o DIR, then discover --from DIR: the same hosts and cables, offline (machine IDs
+#    and SSH host keys too: the bundle keeps each host's key in ssh-host-key);
+#  - two hosts cloned from one image (h3 given h1's /etc/machine-id): exit 2, both named, the
+#    machine ID named, and how to give one of them its own;
 #  - a 5-host mesh without h2-h4 and with a second h1-h3: 10 cables, h2 and h4 with a free port;
 #  - a host whose sshd is gone: exit 3, its error named, the other hosts still discovered.
 set -euo pipefail
@@ -39,6 +42,23 @@ for k in ("cables", "problems"):
 strip = lambda hosts: [{k: v for k, v in h.items() if k != "management_address"} for h in hosts]
 assert strip(live["hosts"]) == strip(replayed["hosts"])
 PY
+
+[ -s "$tmp/bundle/h2/ssh-host-key" ] || fail "collect kept no host key for h2"
+
+# A clone: h3's /etc/machine-id becomes h1's (written in place: sshd's mount namespace bound
+# this very file over /etc/machine-id when the lab started it).
+h1_id=$(python3 -c 'import json,sys; print([h for h in json.load(open(sys.argv[1]))["hosts"] if h["name"] == "h1"][0]["machine_id"])' "$json")
+h3_ns=$(python3 -c 'import json,sys; print([h for h in json.load(open(sys.argv[1]))["hosts"] if h["name"] == "h3"][0]["namespace"])' "$json")
+printf '%s\n' "$h1_id" >"/etc/netns/$h3_ns/machine-id"
+set +e
+"$CLUSTERCTL" --lab "$name" discover -o "$tmp/clone.json" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "discover with h3 a clone of h1 exited $rc, want 2: $(cat "$tmp/err")"
+grep -qF "h1 and h3 are the same machine (both have machine ID $h1_id (/etc/machine-id))" \
+  "$tmp/err" || fail "the clone is not named: $(cat "$tmp/err")"
+grep -qF "sudo systemd-machine-id-setup" "$tmp/err" || fail "no advice for clones: $(cat "$tmp/err")"
+[ ! -e "$tmp/clone.json" ] || fail "a cluster state was written for a cluster with a clone"
 
 "$CLUSTERCTL" lab down --name "$name" >/dev/null
 "$CLUSTERCTL" lab up --name "$name" --hosts 5 --omit h2-h4 --extra h1-h3 >/dev/null

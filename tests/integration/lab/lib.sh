@@ -25,6 +25,7 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 #  - named network namespaces (ip netns list);
 #  - interface names in the root namespace (ip -o link);
 #  - mounts under /run/netns and /run/clusterctl (namespace files);
+#  - files under /etc/netns (each host's own machine-id, bind-mounted by `ip netns exec`);
 #  - processes that a lab runs: those in a network namespace other than this one that is not a
 #    named namespace which existed before (a lab's sshd and its sessions, even after their
 #    namespace lost its name), plus sshd, ip, ssh-keygen, unshare, nsenter anywhere.
@@ -43,6 +44,8 @@ snapshot() {
   ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | sort
   echo "## mounts"
   awk '$5 ~ "^/run/(netns|clusterctl)/" {print $5}' /proc/self/mountinfo | sort
+  echo "## /etc/netns"
+  find /etc/netns 2>/dev/null | sort || true
   echo "## processes"
   ps -e -o pid=,stat=,comm= | while read -r pid stat comm; do
     [[ $stat == Z* || $pid == "$$" || $pid == "$BASHPID" ]] && continue
