@@ -184,7 +184,7 @@ cc::util::Result<JobOutcome> run_mpi(const JobSpec& spec, LocalJob& job) {
 
 TEST_CASE("runner: runtime mpi runs mpirun here, per-rank logs and exit statuses come back") {
   if (!have_mpirun()) {
-    MESSAGE("skipped: no mpirun (apt-get install openmpi-bin)");
+    MESSAGE("SKIPPED: no mpirun (apt-get install openmpi-bin)");
     return;
   }
   JobSpec spec = spec_of(
@@ -212,7 +212,7 @@ TEST_CASE("runner: runtime mpi runs mpirun here, per-rank logs and exit statuses
 
 TEST_CASE("runner: runtime mpi: a failing rank fails the job, named, with its exit status") {
   if (!have_mpirun()) {
-    MESSAGE("skipped: no mpirun (apt-get install openmpi-bin)");
+    MESSAGE("SKIPPED: no mpirun (apt-get install openmpi-bin)");
     return;
   }
   JobSpec spec = spec_of(
@@ -253,7 +253,7 @@ TEST_CASE("runner: a rank exiting 128+N is reported as that exit, not as signal 
 
 TEST_CASE("runner: runtime mpi: exit 128+N and a real signal are told apart too") {
   if (!have_mpirun()) {
-    MESSAGE("skipped: no mpirun (apt-get install openmpi-bin)");
+    MESSAGE("SKIPPED: no mpirun (apt-get install openmpi-bin)");
     return;
   }
   JobSpec spec = spec_of(
@@ -271,7 +271,7 @@ TEST_CASE("runner: runtime mpi: exit 128+N and a real signal are told apart too"
 
 TEST_CASE("runner: runtime mpi: timeouts.total ends mpirun and its ranks, nothing left") {
   if (!have_mpirun()) {
-    MESSAGE("skipped: no mpirun (apt-get install openmpi-bin)");
+    MESSAGE("SKIPPED: no mpirun (apt-get install openmpi-bin)");
     return;
   }
   JobSpec spec = spec_of(
