@@ -82,10 +82,8 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
   if (fallback.empty()) {
     auto inv = selected_inventory(g);
     // By name through a hash map (Inventory::find is a linear scan: quadratic here).
-    std::unordered_map<std::string, const remote::InventoryHost*> by_name;
-    if (inv && inv->has_value()) {
-      for (const auto& h : (*inv)->hosts) by_name.emplace(h.name, &h);
-    }
+    std::unordered_map<std::string_view, const remote::InventoryHost*> by_name;
+    if (inv && inv->has_value()) by_name = (*inv)->by_name();
     for (const auto& ex : *executors) {
       auto h = by_name.find(ex->host());
       fallback.push_back(h != by_name.end() ? h->second->address : std::string());

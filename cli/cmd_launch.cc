@@ -8,6 +8,8 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -120,8 +122,11 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
       p.hosts.push_back({h.name, h.address, h.ssh});
     }
   } else if (p.hosts.empty()) {
+    std::unordered_map<std::string_view, const remote::InventoryHost*> by_name;
+    if (*inv) by_name = (*inv)->by_name();
     for (const auto& n : names) {
-      const remote::InventoryHost* ih = *inv ? (*inv)->find(n) : nullptr;
+      auto found = by_name.find(n);
+      const remote::InventoryHost* ih = found == by_name.end() ? nullptr : found->second;
       p.hosts.push_back({n, ih != nullptr ? ih->address : "", ih != nullptr ? ih->ssh : ""});
     }
   }

@@ -157,6 +157,13 @@ const InventoryHost* Inventory::find(std::string_view name) const {
   return nullptr;
 }
 
+std::unordered_map<std::string_view, const InventoryHost*> Inventory::by_name() const {
+  std::unordered_map<std::string_view, const InventoryHost*> out;
+  out.reserve(hosts.size());
+  for (const auto& h : hosts) out.emplace(h.name, &h);
+  return out;
+}
+
 std::vector<std::string> Inventory::names() const {
   std::vector<std::string> out;
   for (const auto& h : hosts) out.push_back(h.name);
@@ -218,8 +225,7 @@ util::Result<std::vector<InventoryHost>> select_hosts(const Inventory& inv, std:
   if (names.empty()) {
     return util::error(ExitCode::kUsage, "--hosts is empty: give host names (h1,h2) or 'all'");
   }
-  std::unordered_map<std::string_view, const InventoryHost*> by_name;
-  for (const auto& h : inv.hosts) by_name.emplace(h.name, &h);
+  const auto by_name = inv.by_name();
   std::vector<InventoryHost> chosen;
   for (const auto& name : names) {
     auto found = by_name.find(name);

@@ -13,6 +13,8 @@
 
 #include <filesystem>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,9 +35,12 @@ struct Inventory {
   std::optional<std::filesystem::path> known_hosts;  // absolute once loaded
   std::vector<InventoryHost> hosts;
 
-  /// The host named `name`, or nullptr.
+  /// The host named `name`, or nullptr. A linear scan: to look up many names, use by_name().
   const InventoryHost* find(std::string_view name) const;
   std::vector<std::string> names() const;
+  /// Every host by name, for lookups of many names in linear time. The pointers and keys point
+  /// into `hosts`: valid while it is not changed.
+  std::unordered_map<std::string_view, const InventoryHost*> by_name() const;
 };
 
 /// Reads and validates an inventory file; relative ssh_config / known_hosts are resolved
