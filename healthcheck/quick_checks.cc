@@ -152,6 +152,7 @@ namespace {
 
 // What the host checks read beside the host's own sample.
 struct Context {
+  const discovery::ClusterState& expected;             // the saved cluster state
   const provision::RdmaStatus& rdma;                   // of the hosts as probed now
   const std::vector<topology::Finding>& mac_findings;  // topology::run_mac_checks
   const Thresholds& t;
@@ -175,6 +176,43 @@ CheckResult reachable_check(const HostOutcome& o, Report& report) {
           ? fmt::format("check that {} is up and that `ssh {}` works", o.host, o.host)
           : fmt::format("run `clusterctl collect --hosts {}` and read the failing output", o.host);
   if (unreachable) report.unreachable.push_back(o.host);
+  return r;
+}
+
+// Only when the cluster state recorded what identifies the host (discovery's machine ID and
+// SSH host key) and the host reports it now: the same machine must answer under its name.
+std::optional<CheckResult> identity_check(const std::string& host, const HostFacts& now,
+                                          const HostFacts* then) {
+  if (then == nullptr) return std::nullopt;
+  std::vector<std::string> same, changed;
+  auto compare = [&](const char* what, const std::optional<std::string>& a,
+                     const std::optional<std::string>& b) {
+    if (!a || !b || a->empty() || b->empty()) return;
+    if (*a == *b) {
+      same.push_back(what);
+    } else {
+      changed.push_back(fmt::format("{} {}, discovered {}", what, *b, *a));
+    }
+  };
+  compare("machine ID", then->machine_id, now.machine_id);
+  compare("SSH host key", then->ssh_host_key, now.ssh_host_key);
+  if (same.empty() && changed.empty()) return std::nullopt;
+  CheckResult r = host_check(host, "identity");
+  r.threshold = "the machine discovered";
+  if (changed.empty()) {
+    r.measured = "same";
+    r.detail = fmt::format("{}: the same {} as discovered", host, fmt::join(same, " and "));
+    return r;
+  }
+  r.status = Status::kFail;
+  r.measured = "another machine";
+  r.detail = fmt::format("{} is not the machine discovered under that name: {}", host,
+                         fmt::join(changed, "; "));
+  r.fix = fmt::format(
+      "if {0} was replaced or reinstalled, run `clusterctl discover` again and save the "
+      "cluster state; if not, the name {0} now reaches another machine: check DNS, /etc/hosts "
+      "and ~/.ssh/config",
+      host);
   return r;
 }
 
@@ -298,6 +336,9 @@ std::vector<CheckResult> sampled_host_checks(const HostOutcome& o, double median
   const HostSample& s = *o.sample;
   const bool mac = topology::is_mac(s.facts);
   std::vector<CheckResult> out;
+  if (auto id = identity_check(o.host, s.facts, ctx.expected.find_host(o.host))) {
+    out.push_back(std::move(*id));
+  }
   if (mac) out.push_back(macos_version_check(o.host, s, ctx.t));
   for (const auto& h : ctx.rdma.hosts) {
     if (h.host == o.host) out.push_back(host_rdma_check(h, ctx.t));
@@ -492,7 +533,7 @@ void quick_checks(const discovery::ClusterState& expected, const std::vector<Hos
   const topology::ClusterGraph graph(live);
   std::vector<topology::Finding> mac_findings;
   topology::run_mac_checks(graph, mac_findings);
-  const Context ctx{rdma, mac_findings, t};
+  const Context ctx{expected, rdma, mac_findings, t};
 
   std::map<std::string, std::vector<CheckResult>> by_host;
   for (const auto& o : outcomes) by_host[o.host].push_back(reachable_check(o, report));

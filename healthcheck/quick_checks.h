@@ -10,6 +10,10 @@
 //                       docs/platform.md#failure-modes-of-the-apple-provider)
 //   clusterctl-version  PASS same as this clusterctl | WARN missing on the host (not on its
 //                       PATH: --remote-clusterctl) | FAIL another version
+//   identity            only when the cluster state recorded the host's machine ID or SSH host
+//                       key and the host reports it now: PASS the same | FAIL another machine
+//                       answers under the host's name (replaced, reinstalled, or the name
+//                       points elsewhere), naming what changed
 //   macos-version       Macs: PASS >= host.macos_min_version | FAIL (RDMA needs 26.2)
 //   rdma                PASS ready (provision/rdma_status.h), or a Linux host with no RDMA
 //                       device (collectives use TCP) | WARN any other state, naming it and its

@@ -97,6 +97,37 @@ TEST_CASE("quick checks: a healthy planned lab passes every check") {
   CHECK(find(f.run(), "h3", "rdma").status == Status::kFail);
 }
 
+TEST_CASE("quick checks: another machine answering under a host's name FAILs identity") {
+  Fixture f;
+  Report plain = f.run();
+  for (const auto& c : plain.results) CHECK(c.check != "identity");  // nothing recorded
+  for (auto& h : f.expected.hosts) {
+    h.machine_id = "id-" + h.host;
+    h.ssh_host_key = "SHA256:key-" + h.host;
+  }
+  for (auto& o : f.outcomes) {
+    o.sample->facts.machine_id = "id-" + o.host;
+    o.sample->facts.ssh_host_key = "SHA256:key-" + o.host;
+  }
+  f.sample("h3").facts.machine_id = "id-new";
+  f.sample("h4").facts.ssh_host_key.reset();  // not known now: only the machine ID compared
+  Report r = f.run();
+  CHECK(r.results.size() == plain.results.size() + 4);
+  CHECK(find(r, "h1", "identity").status == Status::kPass);
+  CHECK(find(r, "h1", "identity").detail ==
+        "h1: the same machine ID and SSH host key as discovered");
+  CHECK(find(r, "h4", "identity").detail == "h4: the same machine ID as discovered");
+  const CheckResult& id = find(r, "h3", "identity");
+  CHECK(id.status == Status::kFail);
+  CHECK(id.measured == "another machine");
+  CHECK(id.detail ==
+        "h3 is not the machine discovered under that name: machine ID id-new, "
+        "discovered id-h3");
+  CHECK(id.fix.find("run `clusterctl discover` again") != std::string::npos);
+  CHECK(non_passing(r) == std::vector<std::string>{"FAIL h3 identity"});
+  CHECK(exit_code(r) == util::ExitCode::kCheckFailed);
+}
+
 TEST_CASE("quick checks: one cable end down FAILs that cable, naming both ends") {
   Fixture f;
   for (auto& p : f.sample("h3").facts.ports) {
@@ -168,9 +199,8 @@ TEST_CASE("quick checks: Macs get the macOS, bridge and sleep checks") {
     outcomes.push_back({h.host, s, std::nullopt});
   }
   outcomes[1].sample->facts.os.version = "26.1";
-  outcomes[1].sample->sleep =
-      provision::HygieneItem{"sleep", provision::HygieneItem::Status::kFix, "sleep 10 (minutes)",
-                             "sudo pmset -a sleep 0"};
+  outcomes[1].sample->sleep = provision::HygieneItem{"sleep", provision::HygieneItem::Status::kFix,
+                                                     "sleep 10 (minutes)", "sudo pmset -a sleep 0"};
   Report r;
   quick_checks(expected, outcomes, Thresholds{}, "0.1.0", r);
   CHECK(find(r, "m1", "macos-version").status == Status::kPass);

@@ -9,7 +9,7 @@ export CI_SMOKE_LAB=hcs${CLUSTERCTL_TEST_SUFFIX:-} CI_SMOKE_OUT=$out
 bash "$HERE/../../../templates/ci-smoke.sh" >"$out/log" 2>&1 || fail "ci-smoke exited $?: $(cat "$out/log")"
 cat "$out/log"
 xmllint --noout "$out/health-junit.xml" || fail "JUnit report not well-formed"
-[ "$(xmllint --xpath 'count(//testcase)' "$out/health-junit.xml")" = 46 ] || fail "testcases"
+[ "$(xmllint --xpath 'count(//testcase)' "$out/health-junit.xml")" = 50 ] || fail "testcases"
 [ "$(xmllint --xpath 'count(//failure)' "$out/health-junit.xml")" = 0 ] || fail "failures"
 ! ip netns list | grep -q "^cc-$CI_SMOKE_LAB-" || fail "lab $CI_SMOKE_LAB left behind"
 echo "ci-smoke: ok"

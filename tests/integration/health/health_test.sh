@@ -39,7 +39,7 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 bad = [r for r in j["results"] if r["status"] != "PASS"]
 assert not bad, bad
-assert j["counts"] == {"pass": 46, "warn": 0, "fail": 0}, j["counts"]   # 4 x 7 + 6 x 3
+assert j["counts"] == {"pass": 50, "warn": 0, "fail": 0}, j["counts"]   # 4 x 8 + 6 x 3
 assert [v["clusterctl"] for v in j["versions"]] == [j["clusterctl_version"]] * 4, j["versions"]
 PY
 [ "$(junit_counts "$tmp/quick.xml")" = "$(json_counts "$tmp/quick.json")" ] ||
@@ -74,7 +74,7 @@ r = bad[0]
 assert (r["status"], r["scope"], r["subject"], r["check"]) == ("FAIL", "cable", "h1:tb2-h3:tb1", "link-up"), r
 assert r["detail"] == "cable h1 tb2 - h3 tb1 is down: h1 tb2: no carrier; h3 tb1: administratively down", r
 PY
-[ "$(junit_counts "$tmp/down.xml")" = "46 1" ] || fail "junit with a cable down: $(junit_counts "$tmp/down.xml")"
+[ "$(junit_counts "$tmp/down.xml")" = "50 1" ] || fail "junit with a cable down: $(junit_counts "$tmp/down.xml")"
 [ "$(xmllint --xpath 'string(//testsuite[testcase/failure]/@name)' "$tmp/down.xml")" = "cable h1:tb2-h3:tb1" ] ||
   fail "junit failure in the wrong suite"
 ip -n "$(ns h3)" link set tb1 up

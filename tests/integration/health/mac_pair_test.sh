@@ -26,11 +26,14 @@ assert st[("a:en6-b:en6", "addresses")] == ("FAIL", "2 missing"), st
 assert st[("a", "sleep")] == ("WARN", "unknown"), st
 fails = sorted(k for k, v in st.items() if v[0] == "FAIL")
 assert fails == [("a", "thunderbolt-bridge"), ("a:en6-b:en6", "addresses"), ("b", "thunderbolt-bridge")], fails
-assert j["counts"]["fail"] == 3 and len(j["results"]) == 24, j["counts"]
+assert j["counts"]["fail"] == 3 and len(j["results"]) == 26, j["counts"]
+# The bundle records each Mac's hardware UUID, and the live probe reads the same.
+assert st[("a", "identity")] == ("PASS", "same"), st
+assert st[("b", "identity")] == ("PASS", "same"), st
 PY
 if command -v xmllint >/dev/null; then
   xmllint --noout "$tmp/j.xml"
-  [ "$(xmllint --xpath 'count(//testcase)' "$tmp/j.xml")" = 24 ]
+  [ "$(xmllint --xpath 'count(//testcase)' "$tmp/j.xml")" = 26 ]
   [ "$(xmllint --xpath 'count(//failure)' "$tmp/j.xml")" = 3 ]
 fi
 echo "health mac-pair: ok"
