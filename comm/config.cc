@@ -134,6 +134,18 @@ void from_mlx_jaccl(Config& c, const char* path, const GetEnv& env, bool set_siz
 
 }  // namespace
 
+PeerRoute parse_peer_route(const std::string& entry) {
+  PeerRoute r;
+  const size_t gt = entry.find('>');
+  if (gt == std::string::npos) {
+    r.remote = entry;
+  } else {
+    r.local = entry.substr(0, gt);
+    r.remote = entry.substr(gt + 1);
+  }
+  return r;
+}
+
 Config config_from_env(const GetEnv& getenv_in) {
   const GetEnv env = getenv_in ? getenv_in : [](const char* k) { return std::getenv(k); };
   Config c;
@@ -175,17 +187,7 @@ Config config_from_env(const GetEnv& getenv_in) {
       throw bad("CLUSTERCOMM_PEER_ADDRS", "must have one entry per rank (" +
                                               std::to_string(c.size) + "), separated by commas");
     }
-    for (const std::string& e : entries) {
-      PeerRoute r;
-      const size_t gt = e.find('>');
-      if (gt == std::string::npos) {
-        r.remote = e;
-      } else {
-        r.local = e.substr(0, gt);
-        r.remote = e.substr(gt + 1);
-      }
-      c.routes.push_back(r);
-    }
+    for (const std::string& e : entries) c.routes.push_back(parse_peer_route(e));
   }
   if (const char* v = get("CLUSTERCOMM_CONNS_PER_PEER")) {
     c.connections_per_peer = static_cast<int>(to_int("CLUSTERCOMM_CONNS_PER_PEER", v, 1, 16));

@@ -26,6 +26,9 @@ struct PeerRoute {
   std::string local;   // local "ip" to bind the connection to; empty = the kernel chooses
 };
 
+/// One route as CLUSTERCOMM_PEER_ADDRS writes it: "REMOTE", or "LOCAL>REMOTE".
+CLUSTERCOMM_API PeerRoute parse_peer_route(const std::string& entry);
+
 /// Algorithm tuning; the defaults were measured on loopback (bench/compare-tcp).
 struct Tuning {
   size_t one_shot_max_bytes = 64 * 1024;  // all_reduce: one-shot up to this many bytes

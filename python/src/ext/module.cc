@@ -314,17 +314,7 @@ Config make_config(int rank, int size, const std::string& coordinator, const std
   c.token = token;
   c.timeout = std::chrono::milliseconds(in_range("timeout_ms", timeout_ms, 1, 1LL << 40));
   c.listen = str_list(listen);
-  for (const std::string& e : str_list(routes)) {
-    PeerRoute r;
-    const size_t gt = e.find('>');
-    if (gt == std::string::npos) {
-      r.remote = e;
-    } else {
-      r.local = e.substr(0, gt);
-      r.remote = e.substr(gt + 1);
-    }
-    c.routes.push_back(r);
-  }
+  for (const std::string& e : str_list(routes)) c.routes.push_back(parse_peer_route(e));
   if (!c.routes.empty() && c.routes.size() != static_cast<size_t>(size)) {
     throw nb::value_error(("routes: " + std::to_string(c.routes.size()) +
                            " entries, expected one per rank (" + std::to_string(size) + ")")
