@@ -4,6 +4,7 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 
 #include <spawn.h>
@@ -160,6 +161,21 @@ bool drain(Fd& fd, std::string& into) {
   }
 }
 
+// Where posix_spawnp found `name`: the first executable file in PATH (or `name` itself when it
+// holds a '/'), as execvp(3) searches; empty when there is none.
+std::string find_in_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  for (std::string_view dirs = path ? path : "/bin:/usr/bin"; !dirs.empty();) {
+    const size_t colon = dirs.find(':');
+    std::string_view dir = dirs.substr(0, colon);
+    dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
+    std::string file = fmt::format("{}/{}", dir.empty() ? "." : dir, name);
+    if (::access(file.c_str(), X_OK) == 0) return file;
+  }
+  return {};
+}
+
 util::Status validate(const Command& cmd) {
   if (cmd.argv.empty()) return util::error(ExitCode::kUsage, "empty command: nothing to run");
   if (cmd.shell && cmd.argv.size() != 1) {
@@ -198,6 +214,18 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
                                    std::strerror(errno)));
   }
   auto spawned = spawn(argv.data(), !cmd.shell, in.read.get(), out.write.get(), err.write.get());
+  if (spawned.error == ENOEXEC && !cmd.shell) {
+    // An executable file with no "#!" line: execvp(3) and every shell run it with /bin/sh;
+    // posix_spawnp does not (glibc since 2.15, macOS), so it is done here.
+    if (std::string file = find_in_path(args[0]); !file.empty()) {
+      std::vector<std::string> sh_args{"/bin/sh", file};
+      sh_args.insert(sh_args.end(), args.begin() + 1, args.end());
+      std::vector<char*> sh_argv;
+      for (auto& a : sh_args) sh_argv.push_back(a.data());
+      sh_argv.push_back(nullptr);
+      spawned = spawn(sh_argv.data(), false, in.read.get(), out.write.get(), err.write.get());
+    }
+  }
   in.read.reset();
   out.write.reset();
   err.write.reset();

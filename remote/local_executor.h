@@ -9,7 +9,7 @@ namespace cc::remote {
 
 /// Runs commands as child processes of clusterctl.
 ///  - argv runs through posix_spawnp (PATH lookup, no shell); Command::shell runs /bin/sh -c
-///    SCRIPT.
+///    SCRIPT. An executable file without a "#!" line runs under /bin/sh, as execvp(3) runs it.
 ///  - stdout and stderr are separate pipes; RunOptions::stdin_data is written to stdin, then EOF.
 ///  - The child leads its own process group. On timeout, and when util::interrupted() becomes
 ///    true (checked every 100 ms), the whole group gets SIGKILL.

@@ -95,6 +95,29 @@ TEST_CASE("local: a missing program is 127 with a message, like a shell") {
   CHECK(r->exit_status == 126);
 }
 
+TEST_CASE("local: an executable script without a #! line runs under /bin/sh, as execvp runs it") {
+  char dir_template[] = "/tmp/clusterctl-local-test-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  const fs::path dir = dir_template;
+  const fs::path script = dir / "no-shebang";
+  REQUIRE(cc::util::write_file_atomic(script, "echo \"ran with $# args: $*\"\nexit 4\n", 0755).ok());
+  LocalExecutor local;
+  auto r = local.run({{script.string(), "a b", "c"}}, {});
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 4);
+  CHECK(r->out == "ran with 2 args: a b c\n");
+  // Found through PATH by its name alone.
+  const char* old_path = std::getenv("PATH");
+  const std::string saved = old_path ? old_path : "";
+  ::setenv("PATH", (dir.string() + ":" + saved).c_str(), 1);
+  auto by_name = local.run({{"no-shebang"}}, {});
+  ::setenv("PATH", saved.c_str(), 1);
+  REQUIRE(by_name.ok());
+  CHECK(by_name->exit_status == 4);
+  CHECK(by_name->out == "ran with 0 args: \n");
+  fs::remove_all(dir);
+}
+
 TEST_CASE("local: timeout kills the whole process group and keeps partial output") {
   LocalExecutor local;
   RunOptions o;
