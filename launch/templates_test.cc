@@ -45,7 +45,8 @@ TEST_CASE("job templates: every templates/*.yaml parses, and each has its checks
     if (!job) FAIL_CHECK(job.error().message);
   }
   // A new template gets a test case below and its name here.
-  CHECK(found == std::set<std::string>{"allreduce-smoke.yaml", "mlx-jaccl.yaml", "mpi.yaml"});
+  CHECK(found == std::set<std::string>{"allreduce-smoke.yaml", "mlx-jaccl.yaml", "mpi.yaml",
+                                       "python-matmul.yaml", "python-sgd.yaml"});
 }
 
 TEST_CASE("job templates: allreduce-smoke runs checked clustercomm-perf all_reduce on a lab") {
@@ -108,4 +109,52 @@ TEST_CASE("job templates: mpi runs mpi-allreduce-perf under mpirun on named host
   REQUIRE(job.upload.size() == 1);
   CHECK(job.upload[0].src == in_tree("build/release/bench/mpi-allreduce-perf"));
   CHECK(job.upload[0].mode == 0755u);
+}
+
+// The Python templates: the script next to the job file, run by the venv of /opt/clustercomm
+// (the path their comments and the README give, and tests/integration/python replaces).
+TEST_CASE("job templates: python-sgd runs sgd.py with the venv's python on a lab") {
+  JobSpec job = load("python-sgd.yaml");
+  CHECK(job.name == "python-sgd");
+  REQUIRE(job.cluster.has_value());
+  CHECK(*job.cluster == ClusterRef{ClusterRef::Kind::kLab, "default"});
+  CHECK(job.ranks_per_host == 1);
+  CHECK(job.runtime == Runtime::kClusterComm);
+  CHECK(job.coordinator_port == 32323);
+  CHECK(job.command.argv == std::vector<std::string>{"/opt/clustercomm/venv/bin/python", "sgd.py",
+                                                     "--samples", "4096", "--features", "64",
+                                                     "--steps", "100", "--lr", "0.05", "--seed",
+                                                     "19"});
+  CHECK(job.env.at("CLUSTERCOMM_TIMEOUT_MS") == "30000");
+  CHECK(job.env.at("PYTHONUNBUFFERED") == "1");
+  CHECK(job.env.at("OMP_NUM_THREADS") == "1");
+  CHECK(job.timeouts.total == 300s);
+  CHECK(job.restart.policy == Restart::Policy::kNever);
+  CHECK(job.logs == "logs/python-sgd");
+  REQUIRE(job.upload.size() == 1);
+  CHECK(job.upload[0].src == in_tree("templates/sgd.py"));
+  CHECK(job.upload[0].dest == "sgd.py");
+  CHECK(fs::is_regular_file(job.upload[0].src));
+  CHECK(job.preflight.empty());
+}
+
+TEST_CASE("job templates: python-matmul runs matmul.py with the venv's python on a lab") {
+  JobSpec job = load("python-matmul.yaml");
+  CHECK(job.name == "python-matmul");
+  REQUIRE(job.cluster.has_value());
+  CHECK(*job.cluster == ClusterRef{ClusterRef::Kind::kLab, "default"});
+  CHECK(job.ranks_per_host == 1);
+  CHECK(job.runtime == Runtime::kClusterComm);
+  CHECK(job.command.argv == std::vector<std::string>{"/opt/clustercomm/venv/bin/python",
+                                                     "matmul.py", "--m", "256", "--k", "1024",
+                                                     "--n", "192", "--seed", "19"});
+  CHECK(job.env.at("CLUSTERCOMM_TIMEOUT_MS") == "30000");
+  CHECK(job.env.at("OMP_NUM_THREADS") == "1");
+  CHECK(job.restart.policy == Restart::Policy::kNever);
+  CHECK(job.logs == "logs/python-matmul");
+  REQUIRE(job.upload.size() == 1);
+  CHECK(job.upload[0].src == in_tree("templates/matmul.py"));
+  CHECK(job.upload[0].dest == "matmul.py");
+  CHECK(fs::is_regular_file(job.upload[0].src));
+  CHECK(job.preflight.empty());
 }
