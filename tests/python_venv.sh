@@ -3,10 +3,12 @@
 # (python/tests/requirements.txt, kept until that file changes), then `pip install ./python`
 # into it (built with --no-build-isolation into BUILD/python/build, so a later run recompiles
 # only what changed; warnings are errors). On success it writes BUILD/python/venv/installed,
-# which tests/python.sh --use-built and tests/integration/python/ look for.
+# which tests/python.sh --use-built and tests/integration/python/ look for. The optional array
+# libraries of python/tests/requirements-optional.txt (MLX, JAX) go in one line at a time: one
+# that cannot be installed here is left out with a note, and the tests needing it skip.
 # Exit 77 (ctest: skipped) with one SKIPPED: line when pip cannot reach the package registry.
 # In ctest this is python.venv, the setup of fixture python_venv: built once, shared by
-# python.clustercomm and python.templates.
+# python.clustercomm, python.templates and python.mlx-ring.
 # Usage: python_venv.sh BUILD    (PYTHON=python3.X picks the interpreter)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,6 +16,7 @@ mkdir -p "$1/python"
 work=$(cd "$1/python" && pwd)
 venv=$work/venv
 req=$src/python/tests/requirements.txt
+opt=$src/python/tests/requirements-optional.txt
 python=${PYTHON:-python3}
 log=$work/pip.log
 
@@ -22,7 +25,7 @@ network_trouble() {
 }
 
 rm -f "$venv/installed"
-if [ ! -x "$venv/bin/python" ] || ! cmp -s "$req" "$venv/requirements.txt"; then
+if [ ! -x "$venv/bin/python" ] || ! cat "$req" "$opt" | cmp -s - "$venv/requirements.txt"; then
   echo "==> venv $venv ($("$python" --version 2>&1))"
   rm -rf "$venv"
   if ! "$python" -m venv "$venv" >"$log" 2>&1; then
@@ -43,7 +46,16 @@ if [ ! -x "$venv/bin/python" ] || ! cmp -s "$req" "$venv/requirements.txt"; then
     echo "FAIL: pip install -r $req failed (above)"
     exit 1
   fi
-  cp "$req" "$venv/requirements.txt"
+  echo "==> pip install python/tests/requirements-optional.txt, one line at a time"
+  retry=""  # a line left out for the network: try again next run (the venv is not marked)
+  while read -r pkg; do
+    if ! "$venv/bin/pip" install --disable-pip-version-check --timeout 20 --retries 2 \
+         --no-deps "$pkg" >"$log" 2>&1; then
+      echo "note: $pkg not installed, its tests skip: $(grep -m1 ERROR "$log")"
+      if network_trouble; then retry=1; fi
+    fi
+  done < <(grep -vE '^[[:space:]]*(#|$)' "$opt")
+  [ -n "$retry" ] || cat "$req" "$opt" >"$venv/requirements.txt"
 fi
 
 echo "==> pip install ./python"
