@@ -1,6 +1,6 @@
 """One rank of bench/compare-python: float32 sum all_reduce from Python, timed per call.
 
-    python py_allreduce_perf.py {clustercomm,mlx,mpi} [-b 8] [-e 64M] [-f 8] [-n 200] [-w -1]
+    python py_allreduce_perf.py {clustercomm,mlx,mpi} [-b 8] [-e 64M] [-f 8] [-n 50] [-w -1]
                                  --out FILE   ("{rank}" in FILE: this rank)
 
 Backends (each joins its world from the environment the driver sets):
@@ -65,7 +65,7 @@ def main():
     p.add_argument("-b", "--minbytes", type=parse_size, default=8)
     p.add_argument("-e", "--maxbytes", type=parse_size, default=64 << 20)
     p.add_argument("-f", "--stepfactor", type=int, default=8)
-    p.add_argument("-n", "--iters", type=int, default=200)
+    p.add_argument("-n", "--iters", type=int, default=50)
     p.add_argument("-w", "--warmup_iters", type=int, default=-1)
     p.add_argument("--out", required=True, help="file for this rank's SIZE US lines")
     a = p.parse_args()
