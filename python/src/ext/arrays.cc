@@ -122,9 +122,10 @@ void fill(Array& a, const View& v, const char* name, bool bf16_view, bool any_dt
                               .c_str());
   }
   a.type = from_dlpack(v.dtype(), bf16_view);
-  a.dtype_name = bf16_view ? "bfloat16" : dlpack_name(v.dtype());
+  a.dl_type = v.dtype();
+  a.bf16_view = bf16_view;
   if (!a.type && !any_dtype) {
-    throw nb::type_error((std::string(name) + ": dtype " + a.dtype_name +
+    throw nb::type_error((std::string(name) + ": dtype " + a.dtype_name() +
                           " is not supported (supported: " + kSupported + ")")
                              .c_str());
   }
@@ -154,6 +155,10 @@ void fill(Array& a, const View& v, const char* name, bool bf16_view, bool any_dt
 }
 
 }  // namespace
+
+std::string Array::dtype_name() const {
+  return bf16_view ? "bfloat16" : dlpack_name(dl_type);
+}
 
 bool Array::overlaps(const Array& o) const {
   if (bytes == 0 || o.bytes == 0) return false;

@@ -35,10 +35,14 @@ struct Array {
   size_t count = 0;  // elements
   size_t bytes = 0;
   std::optional<DataType> type;  // empty: a type comm cannot reduce (only send/recv take it)
-  std::string dtype_name;        // numpy's spelling: "float32", "bfloat16", "bool"
+  nb::dlpack::dtype dl_type;     // as exported (uint16 for a numpy bfloat16 array)
+  bool bf16_view = false;        // a numpy bfloat16 array seen as uint16
   std::vector<size_t> shape;
 
   bool overlaps(const Array& o) const;
+  /// numpy's spelling of the element type: "float32", "bfloat16", "bool". Built only for
+  /// error messages (not on every call: it cost about 400 instructions an array).
+  std::string dtype_name() const;
 };
 
 /// `obj` as an array named `name` in errors. `any_dtype`: accept element types comm has no
