@@ -35,6 +35,7 @@
 #include "launch/output.h"
 #include "launch/rank_env.h"
 #include "remote/executor.h"
+#include "util/clock.h"
 #include "util/result.h"
 
 namespace cc::launch {
@@ -53,6 +54,9 @@ struct RunnerOptions {
   /// ssh agent, TCP subnet and root flag (run_job fills in the rest of MpiLaunch).
   std::function<util::Result<std::unique_ptr<remote::Executor>>()> connect_local;
   MpiLaunch mpi;
+  /// The time every timeout and wait of the job counts in (watcher.h); nullptr: the real,
+  /// steady clock. Tests pass a util::FakeClock.
+  util::Clock* clock = nullptr;
 };
 
 /// How a rank ended.
