@@ -63,7 +63,8 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
   Placement p;
   p.global = g;
   using Kind = launch::ClusterRef::Kind;
-  if (spec.hosts.empty() && (spec.cluster->kind == Kind::kLab || spec.cluster->kind == Kind::kInventory)) {
+  if (spec.hosts.empty() &&
+      (spec.cluster->kind == Kind::kLab || spec.cluster->kind == Kind::kInventory)) {
     p.global.lab = spec.cluster->kind == Kind::kLab ? spec.cluster->value : "";
     if (spec.cluster->kind == Kind::kLab && !g.lab.empty() && g.lab != spec.cluster->value) {
       // The command line names the lab to use (templates say lab:default).

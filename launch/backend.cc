@@ -145,8 +145,8 @@ std::string RankBoard::launcher_last() const {
 
 bool RankBoard::all_over() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return launcher_done_ && std::all_of(ranks_.begin(), ranks_.end(),
-                                       [](const RankOutcome& o) { return o.finished; });
+  return launcher_done_ &&
+         std::all_of(ranks_.begin(), ranks_.end(), [](const RankOutcome& o) { return o.finished; });
 }
 
 ControlHosts::ControlHosts(std::vector<std::unique_ptr<remote::Executor>> execs,
@@ -235,9 +235,10 @@ std::vector<std::string> ControlHosts::on_every_host(
       [&](size_t i) {
         if (execs_[i] == nullptr) return;
         if (lost_[i]) {
-          problems[i] = fmt::format("{}: lost, not waited for (its ranks' watchdog ends them "
-                                    "and removes its job directory)",
-                                    execs_[i]->host());
+          problems[i] = fmt::format(
+              "{}: lost, not waited for (its ranks' watchdog ends them "
+              "and removes its job directory)",
+              execs_[i]->host());
           return;
         }
         remote::RunOptions ro;

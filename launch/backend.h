@@ -128,7 +128,8 @@ class ControlHosts {
   /// One command on every host at once (not lost ones: said so in the problems); returns "host:
   /// problem" for each host where it failed. Never cut short by Ctrl-C (this is the cleanup
   /// that Ctrl-C asks for).
-  std::vector<std::string> on_every_host(const std::function<std::vector<std::string>(size_t)>& argv);
+  std::vector<std::string> on_every_host(
+      const std::function<std::vector<std::string>(size_t)>& argv);
 
  private:
   void worker(size_t h);

@@ -54,7 +54,8 @@ class MpirunSession {
                                                                : fmt::format("exit {}", status));
       if (auto last = board_.launcher_last(); !last.empty()) problem += ": " + last;
     }
-    board_.launcher_ended(status, problem, [this](int r) { return since(began_[static_cast<size_t>(r)]); });
+    board_.launcher_ended(status, problem,
+                          [this](int r) { return since(began_[static_cast<size_t>(r)]); });
   }
 
  private:

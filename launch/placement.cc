@@ -49,7 +49,8 @@ util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& invent
     if (!hf) return hf.error();
     for (const auto& h : hf->hosts) {
       names.push_back(h.ssh);
-      p.hosts.push_back({h.ssh, spec.runtime == Runtime::kMlxRing || h.ips.empty() ? "" : h.ips[0], ""});
+      p.hosts.push_back(
+          {h.ssh, spec.runtime == Runtime::kMlxRing || h.ips.empty() ? "" : h.ips[0], ""});
     }
     p.mlx = std::move(*hf);
   }  // else a lab or an inventory: its hosts, below

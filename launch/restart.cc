@@ -9,8 +9,7 @@ namespace cc::launch {
 util::Result<JobOutcome> run_with_restarts(const Restart& restart, const std::string& job_id,
                                            const AttemptRunner& attempt,
                                            const std::function<void(const std::string&)>& note) {
-  const int attempts =
-      restart.policy == Restart::Policy::kOnFailure ? restart.max_attempts : 1;
+  const int attempts = restart.policy == Restart::Policy::kOnFailure ? restart.max_attempts : 1;
   auto outcome = attempt(job_id);
   for (int n = 2; n <= attempts && outcome && !util::interrupted() &&
                   outcome->code == util::ExitCode::kJobFailed;

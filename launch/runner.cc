@@ -138,8 +138,9 @@ SetUp set_up_hosts(const JobSpec& spec, const WorldPlan& plan, OutputMux& output
     std::sort(swept.begin(), swept.end());
     std::string list;
     for (const auto& d : swept) list += "\n  " + d;
-    output.note(fmt::format("removed {} job director{} left by launchers that are gone (killed?):{}",
-                            swept.size(), swept.size() == 1 ? "y" : "ies", list));
+    output.note(
+        fmt::format("removed {} job director{} left by launchers that are gone (killed?):{}",
+                    swept.size(), swept.size() == 1 ? "y" : "ies", list));
   }
   return out;
 }
@@ -175,7 +176,6 @@ std::string local_job_dir(const std::string& job_id) {
   return fmt::format("/tmp/clusterctl-job-{}-mpirun", job_id);
 }
 
-
 util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, OutputMux& output,
                                  const ExecutorFactory& connect, const RunnerOptions& opts) {
   if (auto st = check_world(plan); !st) return st.error();
@@ -198,8 +198,8 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   auto dir_of = [&](size_t h) {
     return h < nhosts ? job_dir(run_id, h) : local_job_dir(run_id);
   };
-  SetUp setup = set_up_hosts(spec, plan, output, connect, opts, run_id, hostfile,
-                             nhosts + (mpi ? 1 : 0));
+  SetUp setup =
+      set_up_hosts(spec, plan, output, connect, opts, run_id, hostfile, nhosts + (mpi ? 1 : 0));
   ControlHosts control(std::move(setup.control), opts.control_timeout);
   if (!setup.problems.empty() || util::interrupted()) {
     control.on_every_host([&](size_t h) { return cleanup_argv(dir_of(h)); });

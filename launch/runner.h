@@ -18,6 +18,10 @@
 // Before setting a host up, the janitor removes the job directories there that a launcher on
 // this machine left when it was killed (kill -9) and is gone, and says which.
 //
+// The parts (backend.h, watcher.h): a LaunchBackend starts the ranks and reports on a RankBoard
+// (ssh_backend.cc: one session per rank; mpi_backend.cc: mpirun), the watcher decides when the
+// job ends, in RunnerOptions::clock's time; run_job sets the hosts up, wires them, and cleans.
+//
 // runtime mpi (mpi.h): mpirun runs on this machine under the same wrapper, in a job directory
 // of its own here; the hosts' job directories hold uploads and the ranks' pid files as usual,
 // each rank's start, output and exit status come back through mpirun's tagged output, and the

@@ -97,8 +97,9 @@ class RankSession {
   void finish(int status, std::string problem, bool signaled = false) {
     if (auto rest = marker_.flush(); !rest.empty()) feed(2, rest);
     ctx_.output.finish(rank_);
-    board_.finished(rank_, status, signaled, std::move(problem),
-                    std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.clock.now() - start_));
+    board_.finished(
+        rank_, status, signaled, std::move(problem),
+        std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.clock.now() - start_));
   }
 
   const BackendContext& ctx_;

@@ -85,8 +85,7 @@ class Watcher {
                              [](const RankOutcome& o) { return !o.started && !o.finished; });
       return Reason{fmt::format("rank {} on {} was not running after timeouts.startup ({} s)",
                                 it != ranks.end() ? it->rank : -1,
-                                it != ranks.end() ? it->host : "?",
-                                opts_.timeouts.startup.count()),
+                                it != ranks.end() ? it->host : "?", opts_.timeouts.startup.count()),
                     ExitCode::kJobFailed, false};
     }
     if (opts_.timeouts.total.count() > 0 && now - opts_.t0 > opts_.timeouts.total) {
@@ -99,9 +98,10 @@ class Watcher {
 
   void begin_end(Reason r) {
     if (auto stopped = board_.begin_ending(); stopped && r.code != ExitCode::kInterrupted) {
-      r.why = fmt::format("rank {} on {} was stopped (SIGSTOP, Ctrl-Z or a debugger) and the "
-                          "others waited for it; then {}",
-                          stopped->rank, stopped->host, r.why);
+      r.why = fmt::format(
+          "rank {} on {} was stopped (SIGSTOP, Ctrl-Z or a debugger) and the "
+          "others waited for it; then {}",
+          stopped->rank, stopped->host, r.why);
     }
     stall_sampling_ = false;  // no stall warnings during teardown
     result_.reason = std::move(r.why);
@@ -167,18 +167,20 @@ class Watcher {
                              [&](const ProcessSample& p) { return p.pid == o.pid; });
       if (it == samples.end()) continue;
       if (it->stopped && board_.mark_stopped(o.rank)) {
-        output_.note(fmt::format("warning: rank {} on {} is stopped (SIGSTOP, Ctrl-Z or a "
-                                 "debugger): every other rank waits for it; `kill -CONT {}` on {} "
-                                 "resumes it",
-                                 o.rank, o.host, o.pid, o.host));
+        output_.note(
+            fmt::format("warning: rank {} on {} is stopped (SIGSTOP, Ctrl-Z or a "
+                        "debugger): every other rank waits for it; `kill -CONT {}` on {} "
+                        "resumes it",
+                        o.rank, o.host, o.pid, o.host));
       }
       if (!stall_warnings) continue;
       auto silent = ms(now - board_.last_output(o.rank));
       auto& w = stall_[static_cast<size_t>(o.rank)];
       if (w.sample(now, it->cpu, silent)) {
-        output_.note(fmt::format("warning: rank {} on {} has printed nothing for {} s while "
-                                 "using {:.0f}% CPU: a hung collective? (timeouts.stall)",
-                                 o.rank, o.host, silent.count() / 1000, w.last_load() * 100));
+        output_.note(
+            fmt::format("warning: rank {} on {} has printed nothing for {} s while "
+                        "using {:.0f}% CPU: a hung collective? (timeouts.stall)",
+                        o.rank, o.host, silent.count() / 1000, w.last_load() * 100));
       }
     }
   }

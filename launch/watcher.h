@@ -34,9 +34,10 @@ struct WatchOptions {
 };
 
 struct WatchResult {
-  util::ExitCode code = util::ExitCode::kOk;  // kOk (the job ran to its end), kJobFailed, kInterrupted
-  std::string reason;                         // why the job ended early; empty when it did not
-  std::chrono::milliseconds startup{0};       // t0 until every rank ran (0: never)
+  util::ExitCode code =
+      util::ExitCode::kOk;               // kOk (the job ran to its end), kJobFailed, kInterrupted
+  std::string reason;                    // why the job ended early; empty when it did not
+  std::chrono::milliseconds startup{0};  // t0 until every rank ran (0: never)
 };
 
 /// Watches from backend.start() until every rank has ended (and, runtime mpi, mpirun) and every
