@@ -195,7 +195,11 @@ void ControlHosts::post(size_t h, std::vector<std::string> argv) {
   if (workers_.empty()) {
     for (size_t i = 0; i < execs_.size(); ++i) workers_.emplace_back([this, i] { worker(i); });
   }
-  queues_[h].push_back(std::move(argv));
+  // A signal already waiting its turn is not queued twice: a host slow to answer gets the
+  // next one (SIGKILL after the repeated SIGTERMs) as soon as it answers the one in flight.
+  auto& q = queues_[h];
+  if (std::find(q.begin(), q.end(), argv) != q.end()) return;
+  q.push_back(std::move(argv));
   queue_cv_.notify_all();
 }
 

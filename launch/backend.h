@@ -121,7 +121,8 @@ class ControlHosts {
   std::optional<remote::CommandResult> ask(size_t h, std::vector<std::string> argv,
                                            std::chrono::milliseconds timeout);
   /// Queues `argv` for host h and returns at once: each host runs its queue in order on a thread
-  /// of its own, so a host that does not answer delays no other host's signals.
+  /// of its own, so a host that does not answer delays no other host's signals. An `argv`
+  /// already queued (not yet running) is not queued again.
   void post(size_t h, std::vector<std::string> argv);
   /// Waits until every posted command ran (or its host was lost).
   void drain();
