@@ -9,7 +9,6 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -23,7 +22,9 @@
 #include "launch/job_spec.h"
 #include "launch/job_state.h"
 #include "launch/output.h"
+#include "launch/placement.h"
 #include "launch/rank_env.h"
+#include "launch/restart.h"
 #include "launch/runner.h"
 #include "launch/wrapper.h"
 #include "provision/hostfile.h"
@@ -51,36 +52,19 @@ struct LaunchCli {
   bool unchecked_hostfile = false;  // --unchecked-hostfile: no comparison with the cabling
 };
 
-// Where the job's hosts are, how to reach them, and (for MLX runtimes) the MLX hostfile.
-struct Placement {
-  GlobalOptions global;  // the options make_executors gets for each host
-  std::vector<launch::LaunchHost> hosts;
-  std::vector<std::string> names;  // what make_executors gets, per host
-  std::optional<provision::MlxHostfile> mlx;
-  std::optional<discovery::ClusterState> state;  // `cluster: cluster.json`: its cables
+// The job's placement (launch/placement.h) and the options make_executors gets for its hosts:
+// a job's `cluster: lab:NAME` or `inventory:FILE` selects that inventory, as --lab / --inventory
+// would (--lab on the command line wins over the job's lab).
+struct Placement : launch::Placement {
+  GlobalOptions global;
 };
-
-std::optional<provision::HostfileFormat> mlx_format(launch::Runtime r) {
-  switch (r) {
-    case launch::Runtime::kMlxJaccl:
-      return provision::HostfileFormat::kMlxJaccl;
-    case launch::Runtime::kMlxJacclRing:
-      return provision::HostfileFormat::kMlxJacclRing;
-    case launch::Runtime::kMlxRing:
-      return provision::HostfileFormat::kMlxRing;
-    default:
-      return std::nullopt;
-  }
-}
 
 util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spec) {
   Placement p;
   p.global = g;
   using Kind = launch::ClusterRef::Kind;
-  std::vector<std::string> names;
-  if (!spec.hosts.empty()) {
-    names = spec.hosts;
-  } else if (spec.cluster->kind == Kind::kLab || spec.cluster->kind == Kind::kInventory) {
+  if (spec.hosts.empty() &&
+      (spec.cluster->kind == Kind::kLab || spec.cluster->kind == Kind::kInventory)) {
     p.global.lab = spec.cluster->kind == Kind::kLab ? spec.cluster->value : "";
     if (spec.cluster->kind == Kind::kLab && !g.lab.empty() && g.lab != spec.cluster->value) {
       // The command line names the lab to use (templates say lab:default).
@@ -89,48 +73,10 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
       p.global.lab = g.lab;
     }
     p.global.inventory = spec.cluster->kind == Kind::kInventory ? spec.cluster->value : "";
-  } else if (spec.cluster->kind == Kind::kClusterState) {
-    auto state = discovery::load_cluster_state(spec.cluster->value);
-    if (!state) return state.error();
-    for (const auto& h : state->hosts) {
-      names.push_back(h.host);
-      p.hosts.push_back({h.host, h.management_address, ""});
-    }
-    if (auto f = mlx_format(spec.runtime)) {
-      auto hf = provision::make_mlx_hostfile(*state, *f);
-      if (!hf) return hf.error();
-      p.mlx = std::move(*hf);
-    }
-    p.state = std::move(*state);
-  } else {  // an MLX hostfile
-    auto hf = provision::read_mlx_hostfile(spec.cluster->value);
-    if (!hf) return hf.error();
-    for (const auto& h : hf->hosts) {
-      names.push_back(h.ssh);
-      p.hosts.push_back(
-          {h.ssh, spec.runtime == launch::Runtime::kMlxRing || h.ips.empty() ? "" : h.ips[0], ""});
-    }
-    p.mlx = std::move(*hf);
   }
-  auto inv = selected_inventory(p.global);
-  if (!inv) return inv.error();
-  if (names.empty()) {
-    if (!*inv)
-      return util::error(ExitCode::kUsage, fmt::format("{}: no hosts", spec.source.string()));
-    for (const auto& h : (*inv)->hosts) {
-      names.push_back(h.name);
-      p.hosts.push_back({h.name, h.address, h.ssh});
-    }
-  } else if (p.hosts.empty()) {
-    std::unordered_map<std::string_view, const remote::InventoryHost*> by_name;
-    if (*inv) by_name = (*inv)->by_name();
-    for (const auto& n : names) {
-      auto found = by_name.find(n);
-      const remote::InventoryHost* ih = found == by_name.end() ? nullptr : found->second;
-      p.hosts.push_back({n, ih != nullptr ? ih->address : "", ih != nullptr ? ih->ssh : ""});
-    }
-  }
-  p.names = names;
+  auto placed = launch::place(spec, [&] { return selected_inventory(p.global); });
+  if (!placed) return placed.error();
+  static_cast<launch::Placement&>(p) = std::move(*placed);
   return p;
 }
 
@@ -436,21 +382,18 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   };
   out.note(fmt::format("job {}: {} ranks on {} hosts, logs in {}", rec.id, plan.world_size(),
                        plan.hosts.size(), run_logs.string()));
-  // restart: on-failure starts the whole job again, up to max_attempts starts in all; each
-  // attempt has its own job directories, and the logs keep every attempt's lines.
-  const int attempts =
-      spec->restart.policy == launch::Restart::Policy::kOnFailure ? spec->restart.max_attempts : 1;
-  auto outcome = launch::run_job(*spec, plan, out, connect, ro);
-  for (int attempt = 2; attempt <= attempts && outcome && !util::interrupted() &&
-                        outcome->code == ExitCode::kJobFailed;
-       ++attempt) {
-    out.status("");
-    out.note(fmt::format("attempt {} of {} failed:\n{}starting attempt {} (restart: on-failure)",
-                         attempt - 1, attempts, launch::render_summary(*outcome), attempt));
-    ro.job_id = fmt::format("{}-a{}", rec.id, attempt);
-    outcome = launch::run_job(*spec, plan, out, connect, ro);
-    if (outcome) outcome->reason += fmt::format(" (attempt {} of {})", attempt, attempts);
-  }
+  // restart: on-failure (launch/restart.h): each attempt has its own job id and job
+  // directories, and the logs keep every attempt's lines.
+  auto outcome = launch::run_with_restarts(
+      spec->restart, rec.id,
+      [&](const std::string& job_id) {
+        ro.job_id = job_id;
+        return launch::run_job(*spec, plan, out, connect, ro);
+      },
+      [&out](const std::string& text) {
+        out.status("");
+        out.note(text);
+      });
   out.status("");
   std::string summary;
   ExitCode code = ExitCode::kOk;

@@ -18,6 +18,10 @@
 // Before setting a host up, the janitor removes the job directories there that a launcher on
 // this machine left when it was killed (kill -9) and is gone, and says which.
 //
+// The parts (backend.h, watcher.h): a LaunchBackend starts the ranks and reports on a RankBoard
+// (ssh_backend.cc: one session per rank; mpi_backend.cc: mpirun), the watcher decides when the
+// job ends, in RunnerOptions::clock's time; run_job sets the hosts up, wires them, and cleans.
+//
 // runtime mpi (mpi.h): mpirun runs on this machine under the same wrapper, in a job directory
 // of its own here; the hosts' job directories hold uploads and the ranks' pid files as usual,
 // each rank's start, output and exit status come back through mpirun's tagged output, and the
@@ -35,6 +39,7 @@
 #include "launch/output.h"
 #include "launch/rank_env.h"
 #include "remote/executor.h"
+#include "util/clock.h"
 #include "util/result.h"
 
 namespace cc::launch {
@@ -53,6 +58,9 @@ struct RunnerOptions {
   /// ssh agent, TCP subnet and root flag (run_job fills in the rest of MpiLaunch).
   std::function<util::Result<std::unique_ptr<remote::Executor>>()> connect_local;
   MpiLaunch mpi;
+  /// The time every timeout and wait of the job counts in (watcher.h); nullptr: the real,
+  /// steady clock. Tests pass a util::FakeClock.
+  util::Clock* clock = nullptr;
 };
 
 /// How a rank ended.

@@ -2,10 +2,13 @@
 // that runs over SSH). The lab tests (tests/integration/launch/) run it over real sshd.
 #include "launch/runner.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <thread>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -26,7 +29,34 @@ JobSpec spec_of(const std::string& yaml) {
   return *s;
 }
 
+// Real time that a test can move ahead at once: real ranks start and end in real time, and a
+// timeout or grace period that the test wants passed is skipped rather than waited for.
+class SkipClock final : public cc::util::Clock {
+ public:
+  std::chrono::steady_clock::time_point now() override {
+    return std::chrono::steady_clock::now() + std::chrono::milliseconds(skipped_.load());
+  }
+  void sleep_for(std::chrono::milliseconds d) override { std::this_thread::sleep_for(d); }
+  void skip(std::chrono::milliseconds d) { skipped_ += d.count(); }
+
+ private:
+  std::atomic<std::chrono::milliseconds::rep> skipped_{0};
+};
+
+// A status callback that skips `d` once, when the status line first contains `when`.
+std::function<void(const std::string&)> skip_when(SkipClock& clock, std::string when,
+                                                  std::chrono::milliseconds d) {
+  auto done = std::make_shared<bool>(false);
+  return [&clock, when = std::move(when), d, done](const std::string& line) {
+    if (*done || line.find(when) == std::string::npos) return;
+    *done = true;
+    clock.skip(d);
+  };
+}
+
 struct LocalJob {
+  SkipClock clock;
+  std::function<void(const std::string&)> status;
   fs::path logs = fs::temp_directory_path() / ("cc-runner-test-" + random_hex(4));
   std::string id = "t" + random_hex(6);
   ~LocalJob() { fs::remove_all(logs); }
@@ -48,6 +78,8 @@ struct LocalJob {
     REQUIRE(mux.ok());
     RunnerOptions ro;
     ro.job_id = id;
+    ro.clock = &clock;
+    ro.status = status;
     ExecutorFactory connect =
         [](size_t h) -> cc::util::Result<std::unique_ptr<cc::remote::Executor>> {
       return std::unique_ptr<cc::remote::Executor>(
@@ -123,15 +155,17 @@ TEST_CASE("runner: a rank that ignores SIGTERM gets SIGKILL after the grace peri
       "name: stubborn\nhosts: [a, b]\n"
       "command: {{shell: 'if [ $CLUSTERCOMM_RANK = 0 ]; then while [ ! -e {0} ]; do sleep 0.05; "
       "done; exit 1; fi; trap \"\" TERM; : >{0}; while :; do sleep 0.1; done'}}\n"
-      "timeouts: {{grace: 1}}\n",
+      "timeouts: {{grace: 30}}\n",
       ready));
   LocalJob job;
+  job.status = skip_when(job.clock, "(ending)", std::chrono::seconds(30));  // the grace, skipped
   auto out = job.run(spec, 2);
   fs::remove(ready);
   REQUIRE(out.ok());
   CHECK(out->code == cc::util::ExitCode::kJobFailed);
   CHECK(out->first_failed == 0);
   CHECK(out->ranks[1].exit_status == 128 + 9);
+  CHECK(out->duration >= std::chrono::seconds(30));  // in the job's clock
   CHECK_FALSE(job.dirs_left(2));
 }
 
@@ -169,6 +203,8 @@ cc::util::Result<JobOutcome> run_mpi(const JobSpec& spec, LocalJob& job) {
   REQUIRE(mux.ok());
   RunnerOptions ro;
   ro.job_id = job.id;
+  ro.clock = &job.clock;
+  ro.status = job.status;
   ro.mpi.run_as_root = ::geteuid() == 0;
   ro.connect_local = []() -> cc::util::Result<std::unique_ptr<cc::remote::Executor>> {
     return std::unique_ptr<cc::remote::Executor>(
@@ -276,13 +312,15 @@ TEST_CASE("runner: runtime mpi: timeouts.total ends mpirun and its ranks, nothin
   }
   JobSpec spec = spec_of(
       "name: mpitotal\nhosts: [localhost]\nranks_per_host: 2\nruntime: mpi\n"
-      "command: [sleep, '61']\ntimeouts: {total: 2, grace: 3}\n");
+      "command: [sleep, '61']\ntimeouts: {total: 600, grace: 3}\n");
   LocalJob job;
+  // Once both ranks run, ten minutes pass at once: the total timeout, not waited for.
+  job.status = skip_when(job.clock, "2/2 running", std::chrono::seconds(600));
   auto out = run_mpi(spec, job);
   REQUIRE(out.ok());
   CHECK(out->code == cc::util::ExitCode::kJobFailed);
-  CHECK(out->reason.find("timeouts.total") != std::string::npos);
-  CHECK(out->duration < std::chrono::seconds(10));
+  CHECK(out->reason == "the job ran longer than timeouts.total (600 s)");
+  CHECK(out->duration < std::chrono::seconds(610));
   CHECK(out->ranks[0].ended_by_us);
   CHECK(out->ranks[1].ended_by_us);
   CHECK(std::system("pgrep -f '^sleep 61$' >/dev/null") != 0);  // no rank left

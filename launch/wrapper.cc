@@ -12,8 +12,10 @@
 namespace cc::launch {
 namespace {
 
-// $1 job dir, $2 rank, $3 cwd ('' = job dir; relative = inside it), $4 grace seconds, $5 nonce,
-// $6 heartbeat timeout seconds, $7 the waiter (kWaiterText), then the rank's argv. With perl (every
+// Named arguments, each followed by its value, then `--` and the rank's argv: --job-dir DIR,
+// --rank N, --cwd C ('' = job dir; relative = inside it; may be left out), --grace SECONDS,
+// --nonce M, --heartbeat-timeout SECONDS, --waiter TEXT (kWaiterText). A missing or unknown one
+// ends the wrapper with 125 and a line that names it. With perl (every
 // macOS, Debian's perl-base) the rank is started by the waiter, so JOBDIR/end-R tells an exit
 // with 128+N from a death by signal N (the file stays until the job directory goes). The watchdog is two processes: a reader
 // that touches JOBDIR/beat-R for every heartbeat line and JOBDIR/eof-R at stdin's end, and a
@@ -39,9 +41,42 @@ live() {
 }
 )SH";
 
-constexpr std::string_view kWrapper = R"SH(W=$7
-d=$1 r=$2 c=$3 g=$4 m=$5 h=$6 c0=$3
-shift 7
+constexpr std::string_view kWrapper = R"SH(d= r= c= g= m= h= W= seen=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --) shift; break ;;
+    --job-dir | --rank | --cwd | --grace | --nonce | --heartbeat-timeout | --waiter)
+      if [ $# -lt 2 ]; then
+        echo "clusterctl-rank: $1 needs a value (clusterctl wrote a bad command line: report it)" >&2
+        exit 125
+      fi
+      case $1 in
+        --job-dir) d=$2 ;;
+        --rank) r=$2 ;;
+        --cwd) c=$2 ;;
+        --grace) g=$2 ;;
+        --nonce) m=$2 ;;
+        --heartbeat-timeout) h=$2 ;;
+        --waiter) W=$2 ;;
+      esac
+      seen="$seen $1"
+      shift 2 ;;
+    *)
+      echo "clusterctl-rank: unknown argument '$1' before -- (clusterctl wrote a bad command line: report it)" >&2
+      exit 125 ;;
+  esac
+done
+for o in --job-dir --rank --grace --nonce --heartbeat-timeout --waiter; do
+  case "$seen " in
+    *" $o "*) ;;
+    *) echo "clusterctl-rank: $o is missing (clusterctl wrote a bad command line: report it)" >&2; exit 125 ;;
+  esac
+done
+if [ $# -eq 0 ]; then
+  echo "clusterctl-rank: no command after -- (clusterctl wrote a bad command line: report it)" >&2
+  exit 125
+fi
+c0=$c
 e=
 l=
 while IFS= read -r l; do
@@ -225,13 +260,21 @@ std::vector<std::string> wrapper_argv(const WrapperArgs& a) {
                                 "-c",
                                 std::string(kTrust) + std::string(kWrapper),
                                 "clusterctl-rank",
+                                "--job-dir",
                                 a.job_dir,
+                                "--rank",
                                 std::to_string(a.rank),
+                                "--cwd",
                                 a.cwd,
+                                "--grace",
                                 std::to_string(a.grace_s),
+                                "--nonce",
                                 a.nonce,
+                                "--heartbeat-timeout",
                                 std::to_string(a.heartbeat_timeout_s),
-                                std::string(kWaiterText)};
+                                "--waiter",
+                                std::string(kWaiterText),
+                                "--"};
   argv.insert(argv.end(), a.command.begin(), a.command.end());
   return argv;
 }

@@ -1,6 +1,7 @@
 // The remote side of a launch: a small POSIX sh script that runs one rank on its host, and
 // the scripts that set up and clean a host's job directory. Every value reaches the remote
-// shell as a positional argument quoted by remote::shell_quote, or through stdin; the script
+// shell as an argument quoted by remote::shell_quote (the rank wrapper's are named: --job-dir
+// DIR, --rank N, ...), or through stdin; the script
 // texts themselves are constants.
 //
 // The rank wrapper (argv from wrapper_argv()):
@@ -68,9 +69,10 @@ struct WrapperArgs {
   int heartbeat_timeout_s = static_cast<int>(kHeartbeatTimeout.count());  // watchdog, seconds
 };
 
-/// {"sh", "-c", WRAPPER, "clusterctl-rank", job_dir, rank, cwd, grace, nonce, heartbeat timeout,
-/// waiter_perl(), command...}: run
-/// it as a remote::Command argv (shell_quote'd for the remote login shell).
+/// {"sh", "-c", WRAPPER, "clusterctl-rank", "--job-dir", job_dir, "--rank", rank, "--cwd", cwd,
+/// "--grace", grace, "--nonce", nonce, "--heartbeat-timeout", seconds, "--waiter",
+/// waiter_perl(), "--", command...}: run it as a remote::Command argv (shell_quote'd for the
+/// remote login shell). The wrapper exits 125 naming a missing or unknown argument.
 std::vector<std::string> wrapper_argv(const WrapperArgs& args);
 
 /// What the wrapper reads on stdin: one `export NAME=VALUE` per variable (value shell-quoted),

@@ -98,6 +98,46 @@ TEST_CASE("wrapper: the rank's exit status and death by signal come back") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("wrapper: its arguments are named; a missing or unknown one is an error naming it") {
+  namespace fs = std::filesystem;
+  const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
+  fs::create_directories(dir);
+  cc::remote::LocalExecutor local;
+  const std::string nonce = random_hex(8);
+  const auto argv = wrapper_argv({dir, 2, "", 1, nonce, {"sh", "-c", "exit 0"}});
+  REQUIRE(argv.size() == 4 + 14 + 1 + 3);
+  CHECK(std::vector<std::string>(argv.begin() + 4, argv.begin() + 8) ==
+        std::vector<std::string>{"--job-dir", dir, "--rank", "2"});
+  CHECK(argv[4 + 14] == "--");
+  cc::remote::RunOptions ro;
+  ro.keep_stdin_open = true;
+  ro.stdin_data = env_payload({}, nonce);
+  auto run = [&](std::vector<std::string> a) {
+    auto r = local.run(cc::remote::Command{std::move(a)}, ro);
+    REQUIRE(r.ok());
+    return *r;
+  };
+  CHECK(run(argv).exit_status == 0);
+
+  auto missing = argv;  // without --rank N
+  missing.erase(missing.begin() + 6, missing.begin() + 8);
+  auto r = run(missing);
+  CHECK(r.exit_status == 125);
+  CHECK(r.err.find("clusterctl-rank: --rank is missing") != std::string::npos);
+
+  auto unknown = argv;
+  unknown[10] = "--grace-period";
+  r = run(unknown);
+  CHECK(r.exit_status == 125);
+  CHECK(r.err.find("clusterctl-rank: unknown argument '--grace-period'") != std::string::npos);
+
+  auto no_value = std::vector<std::string>(argv.begin(), argv.begin() + 5);  // "--job-dir" alone
+  r = run(no_value);
+  CHECK(r.exit_status == 125);
+  CHECK(r.err.find("clusterctl-rank: --job-dir needs a value") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("wrapper: heartbeats keep a quiet rank alive, without them the watchdog ends it") {
   namespace fs = std::filesystem;
   const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);

@@ -2,6 +2,7 @@
 // wall time to prove a timeout), and the one way this project writes a UTC time as text.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <string>
 
@@ -22,12 +23,21 @@ class SteadyClock final : public Clock {
   void sleep_for(std::chrono::milliseconds d) override;
 };
 
-/// A clock that moves only when slept on (or set): sleep_for(d) returns at once, d later.
+/// A clock that moves only when slept on (or advanced): sleep_for(d) returns at once, d later.
+/// Safe to read and move from several threads (the runner's sessions read it beside the
+/// watcher that sleeps on it).
 class FakeClock final : public Clock {
  public:
-  std::chrono::steady_clock::time_point t{};
-  std::chrono::steady_clock::time_point now() override { return t; }
-  void sleep_for(std::chrono::milliseconds d) override { t += d; }
+  std::chrono::steady_clock::time_point now() override {
+    return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(t_.load()));
+  }
+  void sleep_for(std::chrono::milliseconds d) override { advance(d); }
+  void advance(std::chrono::milliseconds d) {
+    t_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(d).count();
+  }
+
+ private:
+  std::atomic<std::chrono::steady_clock::rep> t_{0};
 };
 
 /// `t` in UTC as ISO 8601 to the second: "2026-12-01T18:00:00Z" (the form every record and

@@ -1,0 +1,80 @@
+#include "launch/placement.h"
+
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "provision/hostfile.h"
+
+namespace cc::launch {
+namespace {
+
+std::optional<provision::HostfileFormat> mlx_format(Runtime r) {
+  switch (r) {
+    case Runtime::kMlxJaccl:
+      return provision::HostfileFormat::kMlxJaccl;
+    case Runtime::kMlxJacclRing:
+      return provision::HostfileFormat::kMlxJacclRing;
+    case Runtime::kMlxRing:
+      return provision::HostfileFormat::kMlxRing;
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& inventory) {
+  Placement p;
+  using Kind = ClusterRef::Kind;
+  std::vector<std::string> names;
+  if (!spec.hosts.empty()) {
+    names = spec.hosts;
+  } else if (spec.cluster->kind == Kind::kClusterState) {
+    auto state = discovery::load_cluster_state(spec.cluster->value);
+    if (!state) return state.error();
+    for (const auto& h : state->hosts) {
+      names.push_back(h.host);
+      p.hosts.push_back({h.host, h.management_address, ""});
+    }
+    if (auto f = mlx_format(spec.runtime)) {
+      auto hf = provision::make_mlx_hostfile(*state, *f);
+      if (!hf) return hf.error();
+      p.mlx = std::move(*hf);
+    }
+    p.state = std::move(*state);
+  } else if (spec.cluster->kind == Kind::kMlxHostfile) {
+    auto hf = provision::read_mlx_hostfile(spec.cluster->value);
+    if (!hf) return hf.error();
+    for (const auto& h : hf->hosts) {
+      names.push_back(h.ssh);
+      p.hosts.push_back(
+          {h.ssh, spec.runtime == Runtime::kMlxRing || h.ips.empty() ? "" : h.ips[0], ""});
+    }
+    p.mlx = std::move(*hf);
+  }  // else a lab or an inventory: its hosts, below
+  auto inv = inventory();
+  if (!inv) return inv.error();
+  if (names.empty()) {
+    if (!*inv) {
+      return util::error(util::ExitCode::kUsage, fmt::format("{}: no hosts", spec.source.string()));
+    }
+    for (const auto& h : (*inv)->hosts) {
+      names.push_back(h.name);
+      p.hosts.push_back({h.name, h.address, h.ssh});
+    }
+  } else if (p.hosts.empty()) {
+    std::unordered_map<std::string_view, const remote::InventoryHost*> by_name;
+    if (*inv) by_name = (*inv)->by_name();
+    for (const auto& n : names) {
+      auto found = by_name.find(n);
+      const remote::InventoryHost* ih = found == by_name.end() ? nullptr : found->second;
+      p.hosts.push_back({n, ih != nullptr ? ih->address : "", ih != nullptr ? ih->ssh : ""});
+    }
+  }
+  p.names = std::move(names);
+  return p;
+}
+
+}  // namespace cc::launch

@@ -1,0 +1,176 @@
+// The SSH backend (backend.h): one connection per rank, each running the rank wrapper
+// (wrapper.h) with the rank's environment on stdin; its start line, output and exit status come
+// back on that connection. Signals, samples and cleanup go over the hosts' control connections.
+#include <atomic>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "launch/backend.h"
+#include "launch/wrapper.h"
+
+namespace cc::launch {
+namespace {
+
+using namespace std::chrono_literals;
+
+// One rank: connect, start, stream, exit status, reported on the board.
+class RankSession {
+ public:
+  RankSession(const BackendContext& ctx, RankBoard& board, const std::atomic<bool>& abandon,
+              int rank)
+      : ctx_(ctx),
+        board_(board),
+        abandon_(abandon),
+        rank_(rank),
+        host_(ctx.plan.host_of(rank)),
+        dir_(job_dir(ctx.run_id, host_)),
+        start_(ctx.clock.now()),
+        marker_(ctx.nonce) {}
+
+  void run() {
+    auto ex = ctx_.connect(host_);
+    if (!ex) {
+      finish(-1, ex.error().message);
+      return;
+    }
+    auto res = (*ex)->run(remote::Command{wrapper_argv(wrapper_args())}, run_options());
+    if (!res) {
+      ctx_.control.mark_lost(host_);  // teardown does not wait for it
+      finish(-1, fmt::format("connection lost: host {} lost: {}", ctx_.plan.hosts[host_].name,
+                             res.error().message));
+    } else if (res->timed_out) {
+      finish(-1, "abandoned: no exit status after SIGKILL (host unreachable?)");
+    } else {
+      finish(res->exit_status, "", res->signaled || signaled_by_record(**ex, res->exit_status));
+    }
+  }
+
+ private:
+  WrapperArgs wrapper_args() const {
+    return WrapperArgs{dir_,
+                       rank_,
+                       ctx_.spec.cwd,
+                       static_cast<int>(ctx_.spec.timeouts.grace.count()),
+                       ctx_.nonce,
+                       ctx_.command,
+                       static_cast<int>(kHeartbeatTimeout.count())};
+  }
+
+  remote::RunOptions run_options() {
+    remote::RunOptions ro;
+    ro.timeout = kNoSessionTimeout;
+    ro.stdin_data = env_payload(rank_env(ctx_.plan, rank_, dir_), ctx_.nonce);
+    ro.keep_stdin_open = true;
+    ro.heartbeat = kHeartbeatInterval;
+    ro.heartbeat_timeout = kHeartbeatTimeout;
+    ro.cancelled = [this] { return abandon_.load(); };
+    ro.on_output = [this](int fd, std::string_view bytes) {
+      if (fd == 2 && !marker_.started()) {
+        std::string pass = marker_.feed(bytes);
+        if (marker_.started()) board_.started(rank_, marker_.pid());
+        if (!pass.empty()) feed(2, pass);
+        return;
+      }
+      feed(fd, bytes);
+    };
+    return ro;
+  }
+
+  void feed(int fd, std::string_view bytes) {
+    board_.output_seen(rank_);
+    ctx_.output.feed(rank_, fd, bytes);
+  }
+
+  // 128+N: an exit with that status, or death by signal N? The wrapper's end record says
+  // (wrapper.h); without one (no perl on the host), as sh reports it: a signal.
+  bool signaled_by_record(remote::Executor& ex, int status) const {
+    if (status <= 128) return false;
+    remote::RunOptions q;
+    q.timeout = 5s;
+    q.cancelled = [] { return false; };
+    auto rec = ex.run(remote::Command{end_record_argv(dir_, rank_)}, q);
+    auto how = rec && rec->exit_status == 0 ? parse_end_record(rec->out) : std::nullopt;
+    return how.value_or(true);
+  }
+
+  void finish(int status, std::string problem, bool signaled = false) {
+    if (auto rest = marker_.flush(); !rest.empty()) feed(2, rest);
+    ctx_.output.finish(rank_);
+    board_.finished(
+        rank_, status, signaled, std::move(problem),
+        std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.clock.now() - start_));
+  }
+
+  const BackendContext& ctx_;
+  RankBoard& board_;
+  const std::atomic<bool>& abandon_;
+  const int rank_;
+  const size_t host_;
+  const std::string dir_;
+  const std::chrono::steady_clock::time_point start_;
+  StartMarker marker_;
+};
+
+class SshBackend final : public LaunchBackend {
+ public:
+  explicit SshBackend(const BackendContext& ctx) : ctx_(ctx) {}
+  ~SshBackend() override { join(); }
+
+  void start(RankBoard& board) override {
+    for (int r = 0; r < ctx_.plan.world_size(); ++r) {
+      threads_.emplace_back([this, &board, r] { RankSession(ctx_, board, abandon_, r).run(); });
+    }
+  }
+  void terminate(bool /*rank_failed*/) override { signal("TERM"); }
+  // A rank that was still starting at the first TERM: its group gets TERM now (the script
+  // signals each group once), well before the SIGKILL.
+  void terminate_again() override { signal("TERM"); }
+  void kill() override { signal("KILL"); }
+  bool samples_ranks() const override { return true; }
+  std::vector<std::vector<ProcessSample>> sample(
+      const std::vector<std::vector<long>>& pids) override {
+    return sample_hosts(ctx_.control, pids);
+  }
+  void abandon() override { abandon_ = true; }
+  void join() override {
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+    ctx_.control.drain();
+  }
+
+ private:
+  void signal(std::string_view sig) {
+    for (size_t h = 0; h < ctx_.plan.hosts.size(); ++h) {
+      ctx_.control.post(h, signal_argv(job_dir(ctx_.run_id, h), sig));
+    }
+  }
+
+  const BackendContext& ctx_;
+  std::atomic<bool> abandon_{false};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+std::vector<std::vector<ProcessSample>> sample_hosts(ControlHosts& control,
+                                                     const std::vector<std::vector<long>>& pids) {
+  std::vector<std::vector<ProcessSample>> answers(pids.size());
+  std::vector<std::thread> threads;
+  for (size_t h = 0; h < pids.size(); ++h) {
+    if (pids[h].empty() || control.lost(h)) continue;
+    threads.emplace_back([&, h] {
+      // ps answers in milliseconds; a host that does not is not waited on
+      auto res = control.ask(h, sample_argv(pids[h]), 2s);
+      if (res && res->exit_status == 0) answers[h] = parse_samples(res->out);
+    });
+  }
+  for (auto& t : threads) t.join();
+  return answers;
+}
+
+std::unique_ptr<LaunchBackend> make_ssh_backend(const BackendContext& ctx) {
+  return std::make_unique<SshBackend>(ctx);
+}
+
+}  // namespace cc::launch

@@ -1,0 +1,221 @@
+#include "launch/watcher.h"
+
+#include <algorithm>
+#include <future>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "util/interrupt.h"
+
+namespace cc::launch {
+namespace {
+
+using util::ExitCode;
+using Time = std::chrono::steady_clock::time_point;
+using namespace std::chrono_literals;
+
+std::chrono::milliseconds ms(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(d);
+}
+
+class Watcher {
+ public:
+  Watcher(RankBoard& board, LaunchBackend& backend, OutputMux& output, util::Clock& clock,
+          const WatchOptions& opts)
+      : board_(board),
+        backend_(backend),
+        output_(output),
+        clock_(clock),
+        opts_(opts),
+        world_(board.world_size()),
+        stall_(static_cast<size_t>(world_), StallWatch(opts.timeouts.stall)),
+        stall_sampling_(backend.samples_ranks() && opts.timeouts.stall.count() > 0),
+        next_sample_(opts.t0 + stall_[0].interval()) {}
+
+  WatchResult run() {
+    backend_.start(board_);
+    for (;;) {
+      const RankBoard::Counts c = board_.counts();
+      if (c.started == world_ && result_.startup.count() == 0) {
+        result_.startup = ms(clock_.now() - opts_.t0);
+      }
+      if (c.finished == world_ && c.launcher_done) break;
+      if (!ending_at_) {
+        if (auto why = end_reason(c)) begin_end(std::move(*why));
+        if (!ending_at_) collect_stall_sample();
+      } else {
+        teardown_step();
+      }
+      status_line(c);
+      clock_.sleep_for(opts_.tick);
+    }
+    if (pending_.valid()) pending_.wait();
+    backend_.join();
+    return result_;
+  }
+
+ private:
+  struct Reason {
+    std::string why;
+    ExitCode code = ExitCode::kJobFailed;
+    bool rank_failed = false;
+  };
+
+  // Whether the job ends now, and why.
+  std::optional<Reason> end_reason(const RankBoard::Counts& c) {
+    const auto now = clock_.now();
+    if (util::interrupted()) {
+      return Reason{"interrupted (Ctrl-C or `clusterctl stop`)", ExitCode::kInterrupted, false};
+    }
+    if (c.first_failed >= 0) {
+      // A rank that failed because another was stopped (its collective timed out) is not the
+      // cause: look once more at the others (only when the failed rank reported an exit
+      // status; after a lost connection the hosts may not answer).
+      if (backend_.samples_ranks() && board_.rank(c.first_failed).exit_status >= 0) {
+        judge(backend_.sample(running_pids()), false);
+      }
+      const RankOutcome o = board_.rank(c.first_failed);
+      return Reason{fmt::format("rank {} on {} failed ({})", o.rank, o.host, describe_status(o)),
+                    ExitCode::kJobFailed, true};
+    }
+    if (c.started < world_ && now - opts_.t0 > opts_.timeouts.startup) {
+      auto ranks = board_.ranks();
+      auto it = std::find_if(ranks.begin(), ranks.end(),
+                             [](const RankOutcome& o) { return !o.started && !o.finished; });
+      return Reason{fmt::format("rank {} on {} was not running after timeouts.startup ({} s)",
+                                it != ranks.end() ? it->rank : -1,
+                                it != ranks.end() ? it->host : "?", opts_.timeouts.startup.count()),
+                    ExitCode::kJobFailed, false};
+    }
+    if (opts_.timeouts.total.count() > 0 && now - opts_.t0 > opts_.timeouts.total) {
+      return Reason{fmt::format("the job ran longer than timeouts.total ({} s)",
+                                opts_.timeouts.total.count()),
+                    ExitCode::kJobFailed, false};
+    }
+    return std::nullopt;
+  }
+
+  void begin_end(Reason r) {
+    if (auto stopped = board_.begin_ending(); stopped && r.code != ExitCode::kInterrupted) {
+      r.why = fmt::format(
+          "rank {} on {} was stopped (SIGSTOP, Ctrl-Z or a debugger) and the "
+          "others waited for it; then {}",
+          stopped->rank, stopped->host, r.why);
+    }
+    stall_sampling_ = false;  // no stall warnings during teardown
+    result_.reason = std::move(r.why);
+    result_.code = r.code;
+    ending_at_ = clock_.now();
+    next_term_ = *ending_at_ + 1s;
+    output_.note(fmt::format("{}: ending the job (SIGTERM, SIGKILL after {} s)", result_.reason,
+                             opts_.timeouts.grace.count()));
+    backend_.terminate(r.rank_failed);
+  }
+
+  // SIGTERM again every second for ranks that started since, SIGKILL after the grace period,
+  // and, once even that had time to reach every host, give up on the hosts that do not answer.
+  void teardown_step() {
+    const auto now = clock_.now();
+    if (!killed_ && now >= *ending_at_ + opts_.timeouts.grace) {
+      backend_.kill();
+      killed_ = true;
+    } else if (!killed_ && now >= next_term_) {
+      backend_.terminate_again();
+      next_term_ = now + 1s;
+    }
+    if (!abandoned_ && now - *ending_at_ > opts_.timeouts.grace + opts_.control_timeout + 5s) {
+      backend_.abandon();  // the ranks still connected belong to unreachable hosts
+      abandoned_ = true;
+    }
+  }
+
+  std::vector<std::vector<long>> running_pids() const {
+    std::vector<std::vector<long>> pids(board_.hosts());
+    for (const auto& o : board_.ranks()) {
+      if (!o.started || o.finished || o.pid <= 0) continue;
+      pids[board_.host_of(o.rank)].push_back(o.pid);
+    }
+    return pids;
+  }
+
+  // The stall sampler runs beside the watch loop, so a host slow to answer its sample never
+  // delays noticing a failure: a sample is started when due and judged when it came back.
+  void collect_stall_sample() {
+    if (!stall_sampling_) return;
+    if (pending_.valid()) {
+      if (pending_.wait_for(0s) != std::future_status::ready) return;
+      judge(pending_.get(), true);
+      next_sample_ = clock_.now() + stall_[0].interval();
+      return;
+    }
+    if (clock_.now() < next_sample_) return;
+    pending_ = std::async(std::launch::async,
+                          [this, pids = running_pids()] { return backend_.sample(pids); });
+  }
+
+  // Warns about the silent ranks that keep a core busy (with `stall_warnings`), and about a
+  // stopped rank (SIGSTOP, Ctrl-Z, a debugger), which every other rank then waits for.
+  void judge(const std::vector<std::vector<ProcessSample>>& answers, bool stall_warnings) {
+    const auto now = clock_.now();
+    for (const auto& o : board_.ranks()) {
+      if (!o.started || o.finished || o.pid <= 0) continue;
+      const size_t h = board_.host_of(o.rank);
+      if (h >= answers.size()) continue;
+      const auto& samples = answers[h];
+      auto it = std::find_if(samples.begin(), samples.end(),
+                             [&](const ProcessSample& p) { return p.pid == o.pid; });
+      if (it == samples.end()) continue;
+      if (it->stopped && board_.mark_stopped(o.rank)) {
+        output_.note(
+            fmt::format("warning: rank {} on {} is stopped (SIGSTOP, Ctrl-Z or a "
+                        "debugger): every other rank waits for it; `kill -CONT {}` on {} "
+                        "resumes it",
+                        o.rank, o.host, o.pid, o.host));
+      }
+      if (!stall_warnings) continue;
+      auto silent = ms(now - board_.last_output(o.rank));
+      auto& w = stall_[static_cast<size_t>(o.rank)];
+      if (w.sample(now, it->cpu, silent)) {
+        output_.note(
+            fmt::format("warning: rank {} on {} has printed nothing for {} s while "
+                        "using {:.0f}% CPU: a hung collective? (timeouts.stall)",
+                        o.rank, o.host, silent.count() / 1000, w.last_load() * 100));
+      }
+    }
+  }
+
+  void status_line(const RankBoard::Counts& c) {
+    if (!opts_.status || clock_.now() - last_status_ < 200ms) return;
+    last_status_ = clock_.now();
+    opts_.status(fmt::format("{}: {}/{} running, {} exited, {} s{}", opts_.name, c.running, world_,
+                             c.finished, ms(clock_.now() - opts_.t0).count() / 1000,
+                             ending_at_ ? " (ending)" : ""));
+  }
+
+  RankBoard& board_;
+  LaunchBackend& backend_;
+  OutputMux& output_;
+  util::Clock& clock_;
+  const WatchOptions& opts_;
+  const int world_;
+  std::vector<StallWatch> stall_;
+  bool stall_sampling_;
+  Time next_sample_;
+  std::future<std::vector<std::vector<ProcessSample>>> pending_;
+  WatchResult result_;
+  std::optional<Time> ending_at_;
+  Time next_term_{};
+  bool killed_ = false;
+  bool abandoned_ = false;
+  Time last_status_ = clock_.now() - 1s;
+};
+
+}  // namespace
+
+WatchResult watch(RankBoard& board, LaunchBackend& backend, OutputMux& output, util::Clock& clock,
+                  const WatchOptions& opts) {
+  return Watcher(board, backend, output, clock, opts).run();
+}
+
+}  // namespace cc::launch

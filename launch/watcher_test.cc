@@ -1,0 +1,232 @@
+// The watcher on a fake clock and a fake backend: every timeout, the grace period and the
+// give-up are proven in fake time (no test here waits on wall time). runner_test.cc runs the
+// real backends on real processes.
+#include "launch/watcher.h"
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "util/interrupt.h"
+
+using namespace cc::launch;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+using cc::util::ExitCode;
+using ms = std::chrono::milliseconds;
+
+namespace {
+
+// util::FakeClock that also runs the test's events once their time has come: each sleep of the
+// watcher moves time on and may start or end ranks.
+class ScriptClock final : public cc::util::Clock {
+ public:
+  std::chrono::steady_clock::time_point now() override { return fake.now(); }
+  void sleep_for(ms d) override {
+    fake.advance(d);
+    for (auto it = events.begin(); it != events.end() && it->first <= elapsed();) {
+      auto run = std::move(it->second);
+      it = events.erase(it);
+      run();
+    }
+  }
+  ms elapsed() { return std::chrono::duration_cast<ms>(fake.now() - t0); }
+  void at(ms when, std::function<void()> what) { events.emplace(when, std::move(what)); }
+
+  cc::util::FakeClock fake;
+  std::chrono::steady_clock::time_point t0 = fake.now();
+  std::multimap<ms, std::function<void()>> events;
+};
+
+// Ranks that start when the script says; SIGTERM ends those that obey it, SIGKILL all (unless
+// their host is unreachable); every call is recorded with its fake time.
+class FakeBackend final : public LaunchBackend {
+ public:
+  explicit FakeBackend(ScriptClock& clock) : clock_(clock) {}
+  void start(RankBoard& board) override { board_ = &board; }
+  void terminate(bool rank_failed) override {
+    calls.push_back(call("TERM", rank_failed));
+    for (int r : obeys_term) end(r, 128 + 15);
+  }
+  void terminate_again() override { ++terms_again; }
+  void kill() override {
+    calls.push_back(call("KILL", false));
+    if (unreachable) return;
+    for (int r = 0; r < board_->world_size(); ++r) end(r, 128 + 9);
+  }
+  bool samples_ranks() const override { return true; }
+  std::vector<std::vector<ProcessSample>> sample(
+      const std::vector<std::vector<long>>& pids) override {
+    std::vector<std::vector<ProcessSample>> out(pids.size());
+    for (size_t h = 0; h < pids.size(); ++h) {
+      for (long pid : pids[h]) out[h].push_back({pid, pid == stopped_pid, 0ms});
+    }
+    return out;
+  }
+  void abandon() override {
+    calls.push_back(call("abandon", false));
+    for (int r = 0; r < board_->world_size(); ++r) {
+      if (!board_->rank(r).finished) board_->finished(r, -1, false, "abandoned", 0ms);
+    }
+  }
+  void join() override {}
+
+  void started(int r) { board_->started(r, 1000 + r); }
+  void end(int r, int status) {
+    if (!board_->rank(r).finished) board_->finished(r, status, status > 128, "", 0ms);
+  }
+
+  std::vector<int> obeys_term;
+  bool unreachable = false;
+  long stopped_pid = 0;
+  std::vector<std::string> calls;  // "TERM@5020ms rank_failed", "KILL@8020ms"
+  int terms_again = 0;
+
+ private:
+  std::string call(const char* what, bool rank_failed) {
+    return std::string(what) + "@" + std::to_string(clock_.elapsed().count()) + "ms" +
+           (rank_failed ? " rank_failed" : "");
+  }
+  ScriptClock& clock_;
+  RankBoard* board_ = nullptr;
+};
+
+struct Watch {
+  ScriptClock clock;
+  FakeBackend backend{clock};
+  WorldPlan plan;
+  WatchOptions opts;
+  fs::path logs = fs::temp_directory_path() / ("cc-watcher-test-" + random_hex(4));
+  std::vector<std::string> statuses;
+
+  Watch() {
+    plan.hosts = {{"h1", "", ""}, {"h2", "", ""}};
+    opts.name = "job";
+    opts.t0 = clock.now();
+    opts.control_timeout = 15s;
+    opts.timeouts.grace = 3s;
+    opts.status = [this](const std::string& s) { statuses.push_back(s); };
+  }
+  ~Watch() { fs::remove_all(logs); }
+  void start_all_at(ms when) {
+    clock.at(when, [this] {
+      backend.started(0);
+      backend.started(1);
+    });
+  }
+  std::pair<WatchResult, std::vector<RankOutcome>> run() {
+    OutputOptions o;
+    o.out = nullptr;
+    o.err = nullptr;
+    auto mux = OutputMux::open(logs, {"h1", "h2"}, o);
+    REQUIRE(mux.ok());
+    RankBoard board(plan, clock);
+    WatchResult w = watch(board, backend, **mux, clock, opts);
+    return {w, board.ranks()};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("watcher: every rank exits 0 -> the job ran to its end, no signal") {
+  Watch t;
+  t.start_all_at(100ms);
+  t.clock.at(2s, [&] {
+    t.backend.end(0, 0);
+    t.backend.end(1, 0);
+  });
+  auto [w, ranks] = t.run();
+  CHECK(w.code == ExitCode::kOk);
+  CHECK(w.reason.empty());
+  CHECK(w.startup == 100ms);
+  CHECK(t.backend.calls.empty());
+  CHECK(t.clock.elapsed() < 2100ms);
+  CHECK(t.statuses.front() == "job: 0/2 running, 0 exited, 0 s");
+}
+
+TEST_CASE("watcher: timeouts.total ends the job: SIGTERM at the limit, SIGKILL a grace later") {
+  Watch t;
+  t.opts.timeouts.total = 600s;  // ten minutes of fake time, in milliseconds of real time
+  t.start_all_at(100ms);
+  t.backend.obeys_term = {0};  // rank 1 ignores SIGTERM
+  auto [w, ranks] = t.run();
+  CHECK(w.code == ExitCode::kJobFailed);
+  CHECK(w.reason == "the job ran longer than timeouts.total (600 s)");
+  REQUIRE(t.backend.calls.size() == 2);
+  CHECK(t.backend.calls[0] == "TERM@600020ms");  // the first look past the limit
+  CHECK(t.backend.calls[1] == "KILL@603020ms");  // grace (3 s) after the SIGTERM
+  CHECK(t.backend.terms_again == 2);             // at +1 s and +2 s, for late starters
+  CHECK(ranks[0].exit_status == 143);
+  CHECK(ranks[0].ended_by_us);
+  CHECK(ranks[1].exit_status == 137);
+  CHECK(ranks[1].ended_by_us);
+}
+
+TEST_CASE("watcher: timeouts.startup names the rank that was not running") {
+  Watch t;
+  t.opts.timeouts.startup = 60s;
+  t.clock.at(1s, [&] { t.backend.started(0); });  // rank 1 never starts
+  auto [w, ranks] = t.run();
+  CHECK(w.code == ExitCode::kJobFailed);
+  CHECK(w.reason == "rank 1 on h2 was not running after timeouts.startup (60 s)");
+  CHECK(w.startup == 0ms);
+  REQUIRE(!t.backend.calls.empty());
+  CHECK(t.backend.calls[0] == "TERM@60020ms");
+}
+
+TEST_CASE("watcher: the first failure ends the job at once, named, the others ended by us") {
+  Watch t;
+  t.start_all_at(100ms);
+  t.backend.obeys_term = {0};
+  t.clock.at(5s, [&] { t.backend.end(1, 3); });
+  auto [w, ranks] = t.run();
+  CHECK(w.code == ExitCode::kJobFailed);
+  CHECK(w.reason == "rank 1 on h2 failed (exit 3)");
+  REQUIRE(t.backend.calls.size() == 1);  // rank 0 obeyed SIGTERM: no SIGKILL
+  CHECK(t.backend.calls[0] == "TERM@5000ms rank_failed");
+  CHECK_FALSE(ranks[1].ended_by_us);
+  CHECK(ranks[0].ended_by_us);
+}
+
+TEST_CASE("watcher: a stopped rank is named as what the failing rank waited for") {
+  Watch t;
+  t.start_all_at(100ms);
+  t.backend.obeys_term = {0, 1};
+  t.backend.stopped_pid = 1001;  // rank 1's
+  t.clock.at(4s, [&] { t.backend.end(0, 1); });
+  auto [w, ranks] = t.run();
+  CHECK(w.reason ==
+        "rank 1 on h2 was stopped (SIGSTOP, Ctrl-Z or a debugger) and the others waited for it; "
+        "then rank 0 on h1 failed (exit 1)");
+  CHECK(ranks[1].stopped);
+}
+
+TEST_CASE("watcher: Ctrl-C ends the job as interrupted") {
+  Watch t;
+  t.start_all_at(100ms);
+  t.backend.obeys_term = {0, 1};
+  t.clock.at(3s, [] { cc::util::set_interrupted(true); });
+  auto [w, ranks] = t.run();
+  cc::util::set_interrupted(false);
+  CHECK(w.code == ExitCode::kInterrupted);
+  CHECK(w.reason == "interrupted (Ctrl-C or `clusterctl stop`)");
+  CHECK(t.backend.calls.at(0) == "TERM@3000ms");
+}
+
+TEST_CASE("watcher: a host that answers no signal is given up after grace + control + 5 s") {
+  Watch t;
+  t.opts.timeouts.total = 10s;
+  t.start_all_at(100ms);
+  t.backend.unreachable = true;  // neither SIGTERM nor SIGKILL ends its ranks
+  auto [w, ranks] = t.run();
+  CHECK(w.code == ExitCode::kJobFailed);
+  REQUIRE(t.backend.calls.size() == 3);
+  CHECK(t.backend.calls[0] == "TERM@10020ms");
+  CHECK(t.backend.calls[1] == "KILL@13020ms");
+  CHECK(t.backend.calls[2] == "abandon@33040ms");  // first look past 10020 + 3000 + 15000 + 5000
+  CHECK(ranks[0].problem == "abandoned");
+}
