@@ -82,18 +82,25 @@ bool StallWatch::sample(std::chrono::steady_clock::time_point now, std::chrono::
                         std::chrono::milliseconds silent) {
   if (silent < stall_) warned_ = false;
   bool warn = false;
-  if (at_) {
-    auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(now - *at_);
+  // The reference: the newest earlier sample at least kLoadWindow old (the oldest one kept
+  // while none is). Older samples are no longer needed.
+  size_t ref = 0;
+  for (size_t i = 0; i < history_.size(); ++i) {
+    if (now - history_[i].first >= kLoadWindow) ref = i;
+  }
+  history_.erase(history_.begin(), history_.begin() + static_cast<std::ptrdiff_t>(ref));
+  if (!history_.empty()) {
+    const auto& [at, cpu0] = history_.front();
+    auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(now - at);
     load_ = wall.count() > 0
-                ? static_cast<double>((cpu - cpu_).count()) / static_cast<double>(wall.count())
+                ? static_cast<double>((cpu - cpu0).count()) / static_cast<double>(wall.count())
                 : 0.0;
     if (!warned_ && silent >= stall_ && load_ >= 0.75) {
       warned_ = true;
       warn = true;
     }
   }
-  at_ = now;
-  cpu_ = cpu;
+  history_.emplace_back(now, cpu);
   return warn;
 }
 

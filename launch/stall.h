@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cc::launch {
@@ -35,21 +36,28 @@ std::vector<ProcessSample> parse_samples(std::string_view text);
 /// Per rank: decides when to warn, from samples of its CPU time and its last output.
 class StallWatch {
  public:
+  /// The span CPU use is measured over (sample()).
+  static constexpr std::chrono::seconds kLoadWindow{4};
+
   explicit StallWatch(std::chrono::seconds stall) : stall_(stall) {}
   /// How often to sample: stall / 2, between 2 s and 10 s.
   std::chrono::milliseconds interval() const;
   /// A CPU time sample taken at `now`; `silent` is how long the rank has printed nothing.
   /// Returns true once per silent period when the rank has been silent for `stall` and used at
-  /// least 75% of a core since the previous sample.
+  /// least 75% of a core over the last kLoadWindow (between the last sample that old and now;
+  /// since the first sample while none is). A window of several seconds because Linux's ps
+  /// gives CPU time in whole seconds (macOS's in hundredths): over 2 s, a rank busy all the
+  /// time could show 1 s, 50%.
   bool sample(std::chrono::steady_clock::time_point now, std::chrono::milliseconds cpu,
               std::chrono::milliseconds silent);
-  /// CPU use between the last two samples, 0..n (1.0 = one core).
+  /// CPU use over the window of the last sample(), 0..n (1.0 = one core).
   double last_load() const { return load_; }
 
  private:
   std::chrono::seconds stall_;
-  std::optional<std::chrono::steady_clock::time_point> at_;
-  std::chrono::milliseconds cpu_{0};
+  // (time, CPU time) of the samples still needed for the window, oldest first.
+  std::vector<std::pair<std::chrono::steady_clock::time_point, std::chrono::milliseconds>>
+      history_;
   double load_ = 0;
   bool warned_ = false;
 };

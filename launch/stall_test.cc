@@ -55,6 +55,25 @@ TEST_CASE("stall: warns once a silent rank keeps a core busy, again after it spo
   CHECK(w.sample(t + 30s, 29000ms, 11s));
 }
 
+TEST_CASE("stall: CPU time in whole seconds (Linux ps) is judged over 4 s, not one 2 s interval") {
+  StallWatch w(3s);
+  CHECK(w.interval() == 2000ms);
+  auto t = std::chrono::steady_clock::time_point{} + 100s;
+  // A rank busy all the time, as ps rounds it down: 0.9 s shows 0, 2.9 s shows 2, 4.9 s shows 4.
+  CHECK_FALSE(w.sample(t, 0ms, 1s));
+  CHECK_FALSE(w.sample(t + 2s, 1000ms, 3s));  // 1 s of 2 s: the window is not 4 s yet
+  CHECK(w.last_load() == doctest::Approx(0.5));
+  CHECK(w.sample(t + 4s, 4000ms, 5s));  // 4 s of 4 s
+  CHECK(w.last_load() == doctest::Approx(1.0));
+  // A rank using half a core or less draws none.
+  StallWatch idle(3s);
+  CHECK_FALSE(idle.sample(t, 0ms, 1s));
+  CHECK_FALSE(idle.sample(t + 2s, 1000ms, 3s));
+  CHECK_FALSE(idle.sample(t + 4s, 2000ms, 5s));
+  CHECK_FALSE(idle.sample(t + 6s, 2000ms, 7s));
+  CHECK(idle.last_load() == doctest::Approx(0.25));
+}
+
 TEST_CASE("stall: an idle silent rank (blocked, 0% CPU) draws no warning") {
   StallWatch w(4s);
   CHECK(w.interval() == 2000ms);

@@ -73,7 +73,8 @@ class Watcher {
       // cause: look once more at the others (only when the failed rank reported an exit
       // status; after a lost connection the hosts may not answer).
       if (backend_.samples_ranks() && board_.rank(c.first_failed).exit_status >= 0) {
-        judge(backend_.sample(running_pids()), false);
+        auto answers = backend_.sample(running_pids());
+        judge(answers, false, clock_.now());
       }
       const RankOutcome o = board_.rank(c.first_failed);
       return Reason{fmt::format("rank {} on {} failed ({})", o.rank, o.host, describe_status(o)),
@@ -145,19 +146,27 @@ class Watcher {
     if (!stall_sampling_) return;
     if (pending_.valid()) {
       if (pending_.wait_for(0s) != std::future_status::ready) return;
-      judge(pending_.get(), true);
+      const TimedSample done = pending_.get();
+      judge(done.answers, true, done.at);
       next_sample_ = clock_.now() + stall_[0].interval();
       return;
     }
     if (clock_.now() < next_sample_) return;
-    pending_ = std::async(std::launch::async,
-                          [this, pids = running_pids()] { return backend_.sample(pids); });
+    // The time is taken when the answers came back, not when the loop next looks: the CPU
+    // share is CPU time over wall time between two samples, and a loop slow to look (a loaded
+    // machine) must not dilute it.
+    pending_ = std::async(std::launch::async, [this, pids = running_pids()] {
+      TimedSample t;
+      t.answers = backend_.sample(pids);
+      t.at = clock_.now();
+      return t;
+    });
   }
 
   // Warns about the silent ranks that keep a core busy (with `stall_warnings`), and about a
   // stopped rank (SIGSTOP, Ctrl-Z, a debugger), which every other rank then waits for.
-  void judge(const std::vector<std::vector<ProcessSample>>& answers, bool stall_warnings) {
-    const auto now = clock_.now();
+  void judge(const std::vector<std::vector<ProcessSample>>& answers, bool stall_warnings,
+             Time now) {
     for (const auto& o : board_.ranks()) {
       if (!o.started || o.finished || o.pid <= 0) continue;
       const size_t h = board_.host_of(o.rank);
@@ -202,7 +211,11 @@ class Watcher {
   std::vector<StallWatch> stall_;
   bool stall_sampling_;
   Time next_sample_;
-  std::future<std::vector<std::vector<ProcessSample>>> pending_;
+  struct TimedSample {
+    std::vector<std::vector<ProcessSample>> answers;
+    Time at{};  // when they came back
+  };
+  std::future<TimedSample> pending_;
   WatchResult result_;
   std::optional<Time> ending_at_;
   Time next_term_{};
