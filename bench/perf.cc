@@ -9,11 +9,14 @@
 // forks -N local ranks (default 2) on 127.0.0.1 itself. size = bytes of the whole buffer
 // (nccl-tests); time = max over ranks of the mean per call; algbw = size/time;
 // busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (reduce_scatter, all_gather), 1 otherwise.
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +27,6 @@
 #include "bench/sizes.h"
 #include "comm/clustercomm.h"
 #include "comm/tests/pattern.h"
-#include "comm/tests/thread_world.h"
 
 using namespace cc::comm;
 
@@ -287,9 +289,11 @@ int main(int argc, char** argv) {
       return run_rank(c, o);
     }
     // Launch o.ranks local ranks ourselves.
+    // Rank 0 listens on a port the kernel picks (coordinator port 0) and writes it into a
+    // pipe; the other ranks are forked with that port once it arrived.
     Config base;
     base.size = o.ranks;
-    base.coordinator = "127.0.0.1:" + std::to_string(test::free_port());
+    base.coordinator = "127.0.0.1:0";
     base.token = std::to_string(std::random_device{}()) + std::to_string(getpid());
     if (const char* t = std::getenv("CLUSTERCOMM_TIMEOUT_MS")) {
       base.timeout = std::chrono::milliseconds(std::atol(t));
@@ -298,12 +302,44 @@ int main(int argc, char** argv) {
     base.tuning = env.tuning;
     base.connections_per_peer = env.connections_per_peer;
     base.topology = env.topology;
+    int port_pipe[2];
+    if (::pipe(port_pipe) != 0) {
+      std::fprintf(stderr, "clustercomm-perf: pipe for rank 0's port: %s\n", std::strerror(errno));
+      return 3;
+    }
     std::vector<pid_t> kids;
+    int port = 0;
     for (int r = 0; r < o.ranks; ++r) {
+      if (r == 1) {
+        // Rank 0's port, or nothing when it failed first (it said why on stderr).
+        ::close(port_pipe[1]);
+        pollfd p{port_pipe[0], POLLIN, 0};
+        const int wait_ms = static_cast<int>(std::min<long long>(base.timeout.count(), 1 << 30));
+        if (::poll(&p, 1, wait_ms) != 1 ||
+            ::read(port_pipe[0], &port, sizeof(port)) != static_cast<ssize_t>(sizeof(port))) {
+          std::fprintf(stderr,
+                       "clustercomm-perf: rank 0 did not report its coordinator port within "
+                       "%d ms\n",
+                       wait_ms);
+          ::kill(kids[0], SIGKILL);
+          break;
+        }
+        base.coordinator = "127.0.0.1:" + std::to_string(port);
+      }
       const pid_t pid = fork();
       if (pid == 0) {
         Config cfg = base;
         cfg.rank = r;
+        if (r == 0) {
+          cfg.on_coordinator_listening = [&](int p) {
+            if (::write(port_pipe[1], &p, sizeof(p)) != static_cast<ssize_t>(sizeof(p))) {
+              throw Error(ErrorKind::kSystem,
+                          "cannot pass the coordinator port to the "
+                          "parent process: " +
+                              std::string(std::strerror(errno)));
+            }
+          };
+        }
         int rc = 3;
         try {
           Communicator c(cfg);
@@ -316,6 +352,8 @@ int main(int argc, char** argv) {
       }
       kids.push_back(pid);
     }
+    ::close(port_pipe[0]);
+    if (o.ranks == 1) ::close(port_pipe[1]);
     int worst = 0;
     for (pid_t k : kids) {
       int st = 0;

@@ -57,8 +57,19 @@ struct Config {
   int size = 1;
   /// "ip:port" of rank 0's coordinator. Needed when size > 1. Rank 0's coordinator listens
   /// on exactly this address (on every address only when it is 0.0.0.0:port or [::]:port);
-  /// its peers connect to its `listen` addresses, as for every rank.
+  /// its peers connect to its `listen` addresses, as for every rank. Port 0 (rank 0 only,
+  /// with on_coordinator_listening set): listen on a port the kernel picks, reported there.
   std::string coordinator;
+  /// Rank 0 only; empty by default. Called once, on the thread constructing the Communicator,
+  /// as soon as rank 0's coordinator listens (before it waits for the other ranks), with the
+  /// TCP port it listens on (1..65535): the port of `coordinator`, or the one the kernel chose
+  /// when that port is 0. With port 0 this is how a caller that starts the ranks itself (tests,
+  /// benchmarks) learns the port to give the others ("127.0.0.1:<port>"), with no race for a
+  /// port picked in advance. Not called in a world of size 1 (it has no coordinator). An
+  /// exception it throws ends start-up: the constructor rethrows it.
+  /// Errors (kInvalidArgument, at once): port 0 on a rank other than 0 (it must be given rank
+  /// 0's real port), or port 0 on rank 0 without this callback (no one could learn the port).
+  std::function<void(int port)> on_coordinator_listening;
   /// Shared secret of the job; every connection proves it (HMAC-SHA-256 challenge). Never
   /// logged. Empty only for a world on one host: then the coordinator, listen and peer
   /// addresses must all be loopback (else start-up throws kInvalidArgument naming

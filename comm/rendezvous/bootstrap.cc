@@ -42,10 +42,14 @@ bool is_numeric_host(const std::string& host) {
          ::inet_pton(AF_INET6, host.c_str(), buf) == 1;
 }
 
+std::string join_host_port(const std::string& host, int port) {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+         std::to_string(port);
+}
+
 std::string with_host(const Address& a, const std::string& host) {
   if (!a.is_any()) return a.to_string();
-  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
-         std::to_string(a.port());
+  return join_host_port(host, a.port());
 }
 
 // Without a token every address of the world must be loopback: the empty token is known to
@@ -101,8 +105,9 @@ struct Joined {
 };
 
 // Rank 0: collect every JOIN, check the world, answer with the table or an error.
-std::vector<std::vector<std::string>> coordinate(const Config& cfg, Acceptor& acc,
-                                                 const std::vector<std::string>& own,
+// `coordinator` = cfg.coordinator with the port rank 0 listens on (cfg's may be 0).
+std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::string& coordinator,
+                                                 Acceptor& acc, const std::vector<std::string>& own,
                                                  const JobSettings& settings, uint64_t world_id,
                                                  Deadline deadline, std::vector<Accepted>& early) {
   const size_t n = static_cast<size_t>(cfg.size);
@@ -127,7 +132,7 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, Acceptor& ac
       fail_all(Error(ErrorKind::kTimeout,
                      describe_ranks(missing) + " never joined the coordinator within " +
                          std::to_string(cfg.timeout.count()) + " ms (are they running, with " +
-                         "this coordinator's address " + cfg.coordinator + " and the same job " +
+                         "this coordinator's address " + coordinator + " and the same job " +
                          "token?)",
                      missing));
     }
@@ -279,15 +284,36 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
   // this host). Rank 0 listens on the coordinator address itself as well (on all addresses
   // only when told 0.0.0.0 or ::), after its peer listener: peers reach rank 0 on the first.
   const Address coord = tcp::resolve(cfg.coordinator);
+  // Port 0: rank 0 listens on a port the kernel picks and reports it (on_coordinator_listening);
+  // the other ranks must be given that port.
+  const bool any_port = coord.port() == 0;
+  if (any_port && cfg.rank != 0) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "rank " + std::to_string(cfg.rank) + ": the coordinator address " +
+                    cfg.coordinator +
+                    " has port 0: only rank 0 may be given port 0 (it then listens on a port the "
+                    "kernel picks and reports it through Config::on_coordinator_listening); give "
+                    "this rank the port rank 0 reported");
+  }
+  if (any_port && !cfg.on_coordinator_listening) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "rank 0: the coordinator address " + cfg.coordinator +
+                    " has port 0, but nothing would learn the port the kernel picks "
+                    "(Config::on_coordinator_listening is empty), so no rank could join: give "
+                    "CLUSTERCOMM_COORDINATOR a free port");
+  }
   std::vector<std::string> listen = cfg.listen;
   if (listen.empty()) {
     const bool v6 = coord.storage.ss_family == AF_INET6;
     listen.emplace_back(!coord.is_loopback() ? (v6 ? "[::]:0" : "0.0.0.0:0")
                                              : (v6 ? "[::1]:0" : "127.0.0.1:0"));
   }
+  size_t coord_listener = listen.size();  // rank 0: which of `listen` is the coordinator's
   if (cfg.rank == 0) {
-    bool has = false;
-    for (const auto& l : listen) has = has || tcp::resolve(l, 0).port() == coord.port();
+    for (size_t i = 0; i < listen.size() && !any_port && coord_listener == listen.size(); ++i) {
+      if (tcp::resolve(listen[i], 0).port() == coord.port()) coord_listener = i;
+    }
+    const bool has = coord_listener < listen.size();
     // A coordinator given by name: what the name means on rank 0's own host (Debian maps its
     // host name to 127.0.1.1) is not where the others reach it, so rank 0 listens on every
     // address of the name's family at that port (peers without the token are refused).
@@ -299,12 +325,12 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
     }
   }
   std::vector<Fd> listeners;
-  for (const auto& l : listen) {
-    const Address a = tcp::resolve(l, 0);
+  for (size_t i = 0; i < listen.size(); ++i) {
+    const Address a = tcp::resolve(listen[i], 0);
     try {
       listeners.push_back(tcp::listen_on(a));
     } catch (const Error& e) {
-      const bool is_coord = cfg.rank == 0 && a.port() == coord.port();
+      const bool is_coord = cfg.rank == 0 && i == coord_listener;
       throw Error(e.kind(),
                   "rank " + std::to_string(cfg.rank) + ": " + e.message() +
                       (is_coord ? ": CLUSTERCOMM_COORDINATOR must name an address of rank 0's "
@@ -318,6 +344,12 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
   for (const Address& a : acc.addresses()) {
     own.push_back(cfg.rank == 0 ? with_host(a, host_of(cfg.coordinator)) : a.to_string());
   }
+  std::string coordinator = cfg.coordinator;
+  if (cfg.rank == 0) {
+    const int port = acc.addresses()[coord_listener].port();
+    if (any_port) coordinator = join_host_port(host_of(cfg.coordinator), port);
+    if (cfg.on_coordinator_listening) cfg.on_coordinator_listening(port);
+  }
 
   // World formation.
   uint64_t world_id = 0;
@@ -326,7 +358,7 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
   if (cfg.rank == 0) {
     std::random_device rd;
     world_id = (uint64_t{rd()} << 32) | rd();
-    table = coordinate(cfg, acc, own, settings, world_id, deadline, early);
+    table = coordinate(cfg, coordinator, acc, own, settings, world_id, deadline, early);
   } else {
     table = join(cfg, own, settings, world_id, deadline);
   }

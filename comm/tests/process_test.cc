@@ -118,6 +118,35 @@ std::map<std::string, std::string> env_for(int rank, int size, int port,
           {"CLUSTERCOMM_TIMEOUT_MS", timeout_ms}};
 }
 
+// Starts rank 0 with `env`, whose coordinator has port 0 (the kernel picks a free one: no race
+// with other processes for a port chosen in advance), appends it to `ranks` and returns the
+// port it listens on, read from its log ("coordinator port N", rank_main.cc). Fails the test
+// case (killing what was started) when rank 0 reports none within 20 s.
+int start_rank0(std::vector<Rank>& ranks, const std::string& mode,
+                const std::map<std::string, std::string>& env) {
+  ranks.push_back(spawn(mode, env));
+  const Rank& r = ranks.back();
+  const auto deadline = Clock::now() + milliseconds(20000);
+  const std::string key = "coordinator port ";
+  for (;;) {
+    const std::string log = read_file(r.log);
+    const size_t at = log.find(key);
+    if (at != std::string::npos && log.find('\n', at) != std::string::npos) {
+      return std::stoi(log.substr(at + key.size()));
+    }
+    if (Clock::now() > deadline) {
+      for (Rank& k : ranks) {
+        if (k.pid > 0 && k.status == -1) {
+          kill(k.pid, SIGKILL);
+          waitpid(k.pid, nullptr, 0);
+        }
+      }
+      FAIL("rank 0 reported no coordinator port within 20 s; its stderr: ", log);
+    }
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+}
+
 void require_success(std::vector<Rank>& ranks) {
   for (size_t i = 0; i < ranks.size(); ++i) {
     INFO("rank ", i, " stderr: ", read_file(ranks[i].log));
@@ -130,37 +159,40 @@ void require_success(std::vector<Rank>& ranks) {
 
 TEST_CASE("collectives as processes over loopback, n=2,3,4") {
   for (int n : {2, 3, 4}) {
-    const int port = free_port();
     std::vector<Rank> ranks;
-    for (int r = 0; r < n; ++r) ranks.push_back(spawn("collectives", env_for(r, n, port)));
+    const int port = start_rank0(ranks, "collectives", env_for(0, n, 0));
+    for (int r = 1; r < n; ++r) ranks.push_back(spawn("collectives", env_for(r, n, port)));
     wait_all(ranks, Clock::now() + milliseconds(120000));
     require_success(ranks);
   }
 }
 
 TEST_CASE("started by MLX variables: MLX_RANK + MLX_HOSTFILE") {
-  const int p0 = free_port(), p1 = free_port();
+  // Each rank listens where its own entry says; port 0 lets the kernel pick, so rank 0 is
+  // started first on 127.0.0.1:0 and rank 1's hostfile names the port rank 0 reported.
   const std::string hostfile = "/tmp/clustercomm-hosts-" + std::to_string(getpid()) + ".json";
-  std::ofstream(hostfile) << "[[\"127.0.0.1:" << p0 << "\"], [\"127.0.0.1:" << p1 << "\"]]";
+  std::ofstream(hostfile + "0") << R"([["127.0.0.1:0"], ["127.0.0.1:0"]])";
   std::vector<Rank> ranks;
-  for (int r = 0; r < 2; ++r) {
-    ranks.push_back(spawn("join", {{"MLX_RANK", std::to_string(r)},
-                                   {"MLX_HOSTFILE", hostfile},
-                                   {"CLUSTERCOMM_TOKEN", "mlx"}}));
-  }
+  const int p0 = start_rank0(
+      ranks, "join",
+      {{"MLX_RANK", "0"}, {"MLX_HOSTFILE", hostfile + "0"}, {"CLUSTERCOMM_TOKEN", "mlx"}});
+  std::ofstream(hostfile + "1") << "[[\"127.0.0.1:" << p0 << "\"], [\"127.0.0.1:0\"]]";
+  ranks.push_back(spawn(
+      "join", {{"MLX_RANK", "1"}, {"MLX_HOSTFILE", hostfile + "1"}, {"CLUSTERCOMM_TOKEN", "mlx"}}));
   wait_all(ranks, Clock::now() + milliseconds(30000));
   require_success(ranks);
-  ::unlink(hostfile.c_str());
+  ::unlink((hostfile + "0").c_str());
+  ::unlink((hostfile + "1").c_str());
 }
 
 TEST_CASE(
     "kill -9 of a rank inside all_reduce: every survivor fails within timeout + 1 s, naming it") {
-  const int n = 4, victim = 2, port = free_port();
+  const int n = 4, victim = 2;
   const auto timeout = milliseconds(3000);
   std::vector<Rank> ranks;
-  for (int r = 0; r < n; ++r) {
-    ranks.push_back(spawn("loop", env_for(r, n, port, std::to_string(timeout.count()))));
-  }
+  const std::string timeout_ms = std::to_string(timeout.count());
+  const int port = start_rank0(ranks, "loop", env_for(0, n, 0, timeout_ms));
+  for (int r = 1; r < n; ++r) ranks.push_back(spawn("loop", env_for(r, n, port, timeout_ms)));
   // Wait until every rank is looping.
   const auto start_deadline = Clock::now() + milliseconds(30000);
   for (Rank& r : ranks) {
@@ -184,13 +216,13 @@ TEST_CASE(
 }
 
 TEST_CASE("a rank that never arrives: the others fail at start-up naming it") {
-  const int n = 4, port = free_port();
+  const int n = 4;
   const auto timeout = milliseconds(1500);
   std::vector<Rank> ranks;
+  const std::string timeout_ms = std::to_string(timeout.count());
   const auto started = Clock::now();
-  for (int r = 0; r < n - 1; ++r) {
-    ranks.push_back(spawn("join", env_for(r, n, port, std::to_string(timeout.count()))));
-  }
+  const int port = start_rank0(ranks, "join", env_for(0, n, 0, timeout_ms));
+  for (int r = 1; r < n - 1; ++r) ranks.push_back(spawn("join", env_for(r, n, port, timeout_ms)));
   wait_all(ranks, started + timeout + milliseconds(10000));
   for (size_t r = 0; r < ranks.size(); ++r) {
     const std::string log = read_file(ranks[r].log);
@@ -203,9 +235,8 @@ TEST_CASE("a rank that never arrives: the others fail at start-up naming it") {
 }
 
 TEST_CASE("wrong-token, garbage and silent connections are refused, the job goes on") {
-  const int port = free_port();
   std::vector<Rank> ranks;
-  ranks.push_back(spawn("join", env_for(0, 2, port)));
+  const int port = start_rank0(ranks, "join", env_for(0, 2, 0));
   const auto deadline = Clock::now() + milliseconds(10000);
   const tcp::Address coord = tcp::resolve("127.0.0.1:" + std::to_string(port));
   // A client with the wrong token is refused.
@@ -240,9 +271,8 @@ TEST_CASE("wrong-token, garbage and silent connections are refused, the job goes
 
 TEST_CASE("world formation fails loudly on a size disagreement and on a duplicate rank") {
   {
-    const int port = free_port();
     std::vector<Rank> ranks;
-    ranks.push_back(spawn("join", env_for(0, 2, port, "5000")));
+    const int port = start_rank0(ranks, "join", env_for(0, 2, 0, "5000"));
     ranks.push_back(spawn("join", env_for(1, 3, port, "5000")));
     wait_all(ranks, Clock::now() + milliseconds(15000));
     for (Rank& r : ranks) {
@@ -254,9 +284,8 @@ TEST_CASE("world formation fails loudly on a size disagreement and on a duplicat
     }
   }
   {
-    const int port = free_port();
     std::vector<Rank> ranks;
-    ranks.push_back(spawn("join", env_for(0, 3, port, "5000")));
+    const int port = start_rank0(ranks, "join", env_for(0, 3, 0, "5000"));
     ranks.push_back(spawn("join", env_for(1, 3, port, "5000")));
     ranks.push_back(spawn("join", env_for(1, 3, port, "5000")));
     wait_all(ranks, Clock::now() + milliseconds(15000));
@@ -293,16 +322,17 @@ TEST_CASE("MLX jaccl job without RDMA: auto falls back to TCP in one line, verbs
   std::ofstream(matrix) << R"([[null, "rdma_en2"], ["rdma_en3", null]])";
   for (const std::string kind : {"auto", "verbs"}) {
     CAPTURE(kind);
-    const int port = free_port();
+    const auto env = [&](int r, int port) -> std::map<std::string, std::string> {
+      return {{"MLX_RANK", std::to_string(r)},
+              {"MLX_IBV_DEVICES", matrix},
+              {"MLX_JACCL_COORDINATOR", "127.0.0.1:" + std::to_string(port)},
+              {"CLUSTERCOMM_TOKEN", "jaccl"},
+              {"CLUSTERCOMM_TIMEOUT_MS", "20000"},
+              {"CLUSTERCOMM_TRANSPORT", kind}};
+    };
     std::vector<Rank> ranks;
-    for (int r = 0; r < 2; ++r) {
-      ranks.push_back(spawn("collectives", {{"MLX_RANK", std::to_string(r)},
-                                            {"MLX_IBV_DEVICES", matrix},
-                                            {"MLX_JACCL_COORDINATOR", "127.0.0.1:" + std::to_string(port)},
-                                            {"CLUSTERCOMM_TOKEN", "jaccl"},
-                                            {"CLUSTERCOMM_TIMEOUT_MS", "20000"},
-                                            {"CLUSTERCOMM_TRANSPORT", kind}}));
-    }
+    const int port = start_rank0(ranks, "collectives", env(0, 0));
+    ranks.push_back(spawn("collectives", env(1, port)));
     wait_all(ranks, Clock::now() + milliseconds(120000));
     for (int r = 0; r < 2; ++r) {
       const std::string log = read_file(ranks[static_cast<size_t>(r)].log);
@@ -377,14 +407,13 @@ TEST_CASE("a flood of 200 silent, garbage and wrong-token connections: the real 
   for (const Case& c : {Case{"64", ""}, Case{"1024", ""}, Case{"64", "16"}}) {
     CAPTURE(c.nofile);
     CAPTURE(c.free_fds);
-    const int port = free_port();
     const auto timeout = milliseconds(20000);
-    auto env0 = env_for(0, 2, port, std::to_string(timeout.count()));
+    auto env0 = env_for(0, 2, 0, std::to_string(timeout.count()));
     env0["CLUSTERCOMM_TRANSPORT"] = "tcp";
     env0["CLUSTERCOMM_TEST_NOFILE"] = c.nofile;
     if (!c.free_fds.empty()) env0["CLUSTERCOMM_TEST_FREE_FDS"] = c.free_fds;
     std::vector<Rank> ranks;
-    ranks.push_back(spawn("join", env0));
+    const int port = start_rank0(ranks, "join", env0);
     const tcp::Address coord = tcp::resolve("127.0.0.1:" + std::to_string(port));
     {
       // Rank 0 is up once its coordinator port accepts.
@@ -412,15 +441,16 @@ TEST_CASE("a flood of 200 silent, garbage and wrong-token connections: the real 
 
 TEST_CASE("without a token: loopback works, any other address is refused naming CLUSTERCOMM_TOKEN") {
   {
-    const int port = free_port();
     std::vector<Rank> ranks;
-    for (int r = 0; r < 2; ++r) ranks.push_back(spawn("join", env_for(r, 2, port, "20000", "")));
+    const int port = start_rank0(ranks, "join", env_for(0, 2, 0, "20000", ""));
+    ranks.push_back(spawn("join", env_for(1, 2, port, "20000", "")));
     wait_all(ranks, Clock::now() + milliseconds(30000));
     require_success(ranks);
   }
   {
-    // A coordinator outside loopback (TEST-NET-1: refused before anything is bound or sent).
-    const int port = free_port();
+    // A coordinator outside loopback (TEST-NET-1: refused before anything is bound or sent,
+    // so the port is never used).
+    const int port = 29500;
     std::vector<Rank> ranks;
     const auto started = Clock::now();
     for (int r = 0; r < 2; ++r) {
@@ -442,8 +472,9 @@ TEST_CASE("without a token: loopback works, any other address is refused naming 
     }
   }
   {
-    // A loopback coordinator, but a rank that would accept peers on every address.
-    const int port = free_port();
+    // A loopback coordinator, but a rank that would accept peers on every address (refused
+    // before anything is bound or sent: the port is never used).
+    const int port = 29500;
     auto env = env_for(1, 2, port, "20000", "");
     env["CLUSTERCOMM_LISTEN"] = "0.0.0.0:0";
     std::vector<Rank> ranks{spawn("join", env)};
@@ -474,9 +505,8 @@ TEST_CASE(
     }
   };
   {
-    const int port = free_port();
     std::vector<Rank> ranks;
-    ranks.push_back(spawn("join", env_for(0, 2, port)));
+    const int port = start_rank0(ranks, "join", env_for(0, 2, 0));
     tcp::connect_to(tcp::resolve("127.0.0.1:" + std::to_string(port)), nullptr,
                     Clock::now() + milliseconds(10000), "rank 0");
     for (const std::string& host : others) {
@@ -494,11 +524,10 @@ TEST_CASE(
   {
     // Rank 0 told 0.0.0.0:P; the others name it 127.0.0.1:P. Rank 2 connects to rank 0's
     // advertised 0.0.0.0:P, which it must read as the coordinator's host.
-    const int port = free_port();
     std::vector<Rank> ranks;
-    auto env0 = env_for(0, 3, port);
-    env0["CLUSTERCOMM_COORDINATOR"] = "0.0.0.0:" + std::to_string(port);
-    ranks.push_back(spawn("join", env0));
+    auto env0 = env_for(0, 3, 0);
+    env0["CLUSTERCOMM_COORDINATOR"] = "0.0.0.0:0";
+    const int port = start_rank0(ranks, "join", env0);
     tcp::connect_to(tcp::resolve(ips[0] + ":" + std::to_string(port)), nullptr,
                     Clock::now() + milliseconds(10000), "rank 0");
     for (int r = 1; r < 3; ++r) ranks.push_back(spawn("join", env_for(r, 3, port)));
@@ -509,13 +538,17 @@ TEST_CASE(
     // Coordinator on this host's address, but rank 2 reaches ranks 0 and 1 over another
     // ("cable") address, 127.0.0.1, as CLUSTERCOMM_PEER_ADDRS routes do: rank 0's peer
     // listener is not the coordinator's.
-    const int port = free_port();
     std::vector<Rank> ranks;
+    int port = 0;
     for (int r = 0; r < 3; ++r) {
       auto env = env_for(r, 3, port);
       env["CLUSTERCOMM_COORDINATOR"] = ips[0] + ":" + std::to_string(port);
       if (r == 2) env["CLUSTERCOMM_PEER_ADDRS"] = "127.0.0.1,127.0.0.1,";
-      ranks.push_back(spawn("join", env));
+      if (r == 0) {
+        port = start_rank0(ranks, "join", env);
+      } else {
+        ranks.push_back(spawn("join", env));
+      }
     }
     wait_all(ranks, Clock::now() + milliseconds(30000));
     require_success(ranks);
@@ -524,14 +557,13 @@ TEST_CASE(
     // Rank 0 told a host name ("localhost", which means loopback on rank 0's own host, as a
     // Mac's or Debian's own name may), the others its real address: a name is not where the
     // others reach it, so rank 0 listens on every address at the port.
-    const int port = free_port();
     std::vector<Rank> ranks;
-    for (int r = 0; r < 2; ++r) {
-      auto env = env_for(r, 2, port);
-      env["CLUSTERCOMM_COORDINATOR"] =
-          (r == 0 ? std::string("localhost") : ips[0]) + ":" + std::to_string(port);
-      ranks.push_back(spawn("join", env));
-    }
+    auto env0 = env_for(0, 2, 0);
+    env0["CLUSTERCOMM_COORDINATOR"] = "localhost:0";
+    const int port = start_rank0(ranks, "join", env0);
+    auto env1 = env_for(1, 2, port);
+    env1["CLUSTERCOMM_COORDINATOR"] = ips[0] + ":" + std::to_string(port);
+    ranks.push_back(spawn("join", env1));
     wait_all(ranks, Clock::now() + milliseconds(30000));
     require_success(ranks);
   }

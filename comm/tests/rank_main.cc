@@ -3,13 +3,15 @@
 // wrong, 3 when the library threw (the message on stderr).
 //   collectives   a subset of the collective matrix, checked against references
 //   join          form the world, barrier, one small all_reduce
-//   loop          all_reduce 4 MiB f32 (CLUSTERCOMM_TEST_LOOP_BYTES) until something fails; prints "looping" once going
-//   digest        all_reduce/reduce_scatter/all_gather of seeded random floats (sums depend on
+//   loop          all_reduce 4 MiB f32 (CLUSTERCOMM_TEST_LOOP_BYTES) until something fails; prints
+//   "looping" once going digest        all_reduce/reduce_scatter/all_gather of seeded random floats
+//   (sums depend on
 //                 the fold order), prints "digest <hex>" of all results: equal digests over
 //                 TCP and verbs = bitwise identical results
 //   dry           rank 0 sends rank 1 (and only it) 300 messages of 64 KiB + odd sizes while
 //                 rank 1 posts no receive for 2 s: its receive queue runs dry (on verbs the
 //                 sender must stall on credits, not lose frames); every payload is checked
+// Rank 0 prints "coordinator port N" once its coordinator listens.
 // Before anything else, for the flood tests: CLUSTERCOMM_TEST_NOFILE = the soft RLIMIT_NOFILE
 // to set (setrlimit), CLUSTERCOMM_TEST_FREE_FDS = open /dev/null until only that many
 // descriptors are left (the rank starts at its descriptor limit).
@@ -126,7 +128,14 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "join";
   if (!limit_descriptors()) return 2;
   try {
-    Communicator c = Communicator::from_env();
+    // Rank 0 prints the port its coordinator listens on: started with port 0
+    // (CLUSTERCOMM_COORDINATOR=127.0.0.1:0), that is the port the kernel picked, which
+    // process_test.cc reads from this log to start the other ranks.
+    Config config = config_from_env();
+    config.on_coordinator_listening = [](int port) {
+      std::fprintf(stderr, "coordinator port %d\n", port);
+    };
+    Communicator c(config);
     if (mode == "collectives") return collectives(c);
     if (mode == "digest") {
       uint64_t h = 1469598103934665603ull;  // FNV-1a over every result byte

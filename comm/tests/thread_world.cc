@@ -4,26 +4,15 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 namespace cc::comm::test {
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
-  socklen_t len = sizeof(a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 std::vector<std::string> non_loopback_ipv4() {
   std::vector<std::string> out;
@@ -65,8 +54,13 @@ void use_verbs_if_asked(Config& c) {
 std::vector<std::string> run_threads(int n, const std::function<void(Communicator&)>& body,
                                      Config base) {
   base.size = n;
-  if (base.coordinator.empty()) base.coordinator = "127.0.0.1:" + std::to_string(free_port());
+  // Rank 0 listens on a port the kernel picks and hands it to the others through `port`.
+  const bool pick_port = base.coordinator.empty();
+  if (pick_port) base.coordinator = "127.0.0.1:0";
   if (base.token.empty()) base.token = "thread-world-token";
+  std::promise<int> port_promise;
+  std::shared_future<int> port = port_promise.get_future().share();
+  std::once_flag port_set;
   std::mutex mu;
   std::vector<std::string> errors;
   std::vector<std::thread> threads;
@@ -75,10 +69,27 @@ std::vector<std::string> run_threads(int n, const std::function<void(Communicato
       try {
         Config c = base;
         c.rank = r;
+        if (pick_port && r == 0) {
+          c.on_coordinator_listening = [&](int p) {
+            std::call_once(port_set, [&] { port_promise.set_value(p); });
+          };
+        } else if (pick_port) {
+          if (port.wait_for(c.timeout) != std::future_status::ready) {
+            throw std::runtime_error("rank 0 did not report its coordinator port within " +
+                                     std::to_string(c.timeout.count()) + " ms");
+          }
+          c.coordinator = "127.0.0.1:" + std::to_string(port.get());  // throws if rank 0 did
+        }
         use_verbs_if_asked(c);
         Communicator comm(c);
         body(comm);
       } catch (const std::exception& e) {
+        if (pick_port && r == 0) {
+          std::call_once(port_set, [&] {
+            port_promise.set_exception(std::make_exception_ptr(
+                std::runtime_error(std::string("rank 0 failed before listening: ") + e.what())));
+          });
+        }
         std::lock_guard lock(mu);
         errors.push_back("rank " + std::to_string(r) + ": " + e.what());
       }

@@ -12,14 +12,13 @@
 
 namespace cc::comm::test {
 
-/// A TCP port that was free a moment ago.
-int free_port();
-
 /// This host's IPv4 addresses that are not loopback ("192.0.2.2"), from getifaddrs; may be
 /// empty.
 std::vector<std::string> non_loopback_ipv4();
 
 /// Runs body(comm) on ranks 0..n-1, each on its own thread with its own Communicator.
+/// Without base.coordinator, rank 0 listens on 127.0.0.1:0 (the kernel picks the port) and the
+/// others join on the port it reports (Config::on_coordinator_listening).
 /// Returns one line per rank that threw ("rank 2: ..."), empty when all passed.
 std::vector<std::string> run_threads(int n, const std::function<void(Communicator&)>& body,
                                      Config base = {});

@@ -1,0 +1,140 @@
+// Coordinator port 0 (Config::on_coordinator_listening): rank 0 listens on a port the kernel
+// picks and reports it, and the other ranks join there; port 0 where no one could learn the
+// port is refused at once.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "comm/clustercomm.h"
+#include "comm/transport/tcp/socket.h"
+
+namespace cc::comm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+Config rank_config(int rank, int size, const std::string& coordinator) {
+  Config c;
+  c.rank = rank;
+  c.size = size;
+  c.coordinator = coordinator;
+  c.token = "bootstrap-test-token";
+  c.timeout = milliseconds(20000);
+  return c;
+}
+
+// Expects Communicator(c) to throw kInvalidArgument mentioning `what`, well before the timeout.
+void check_refused(const Config& c, const std::string& what) {
+  const auto started = Clock::now();
+  try {
+    Communicator comm(c);
+    FAIL("no error for coordinator ", c.coordinator, " on rank ", c.rank);
+  } catch (const Error& e) {
+    CAPTURE(e.what());
+    CHECK(e.kind() == ErrorKind::kInvalidArgument);
+    CHECK(std::string(e.what()).find(what) != std::string::npos);
+  }
+  CHECK(Clock::now() - started < milliseconds(5000));
+}
+
+}  // namespace
+
+TEST_CASE("coordinator port 0: rank 0 reports the port the kernel picked, the others join on it") {
+  const int n = 3;
+  std::promise<int> reported;
+  std::future<int> port_future = reported.get_future();
+  std::atomic<int> calls{0};
+  std::thread::id called_on;
+  std::thread::id rank0_thread;
+  int sums[n] = {};
+  std::string errors[n];
+  std::thread rank0([&] {
+    rank0_thread = std::this_thread::get_id();
+    Config c = rank_config(0, n, "127.0.0.1:0");
+    c.on_coordinator_listening = [&](int port) {
+      called_on = std::this_thread::get_id();
+      if (calls++ == 0) reported.set_value(port);
+    };
+    try {
+      Communicator comm(c);
+      int v = 1;
+      comm.all_reduce(&v, &v, 1, DataType::kI32, ReduceOp::kSum);
+      sums[0] = v;
+    } catch (const std::exception& e) {
+      errors[0] = e.what();
+      if (calls == 0) reported.set_exception(std::current_exception());
+    }
+  });
+  int port = 0;
+  try {
+    if (port_future.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+      throw std::runtime_error("no port within 20 s");
+    }
+    port = port_future.get();
+  } catch (const std::exception& e) {
+    rank0.join();
+    FAIL("rank 0 reported no coordinator port (", e.what(), "): ", errors[0]);
+  }
+  CHECK(port > 0);
+  CHECK(port <= 65535);
+  // It listens there already: a connection is accepted (and refused for want of the token).
+  {
+    tcp::Fd probe = tcp::connect_to(tcp::resolve("127.0.0.1:" + std::to_string(port)), nullptr,
+                                    Clock::now() + milliseconds(5000), "rank 0");
+  }
+  std::thread others[n - 1];
+  for (int r = 1; r < n; ++r) {
+    others[r - 1] = std::thread([&, r] {
+      try {
+        Communicator comm(rank_config(r, n, "127.0.0.1:" + std::to_string(port)));
+        int v = 1 << r;
+        comm.all_reduce(&v, &v, 1, DataType::kI32, ReduceOp::kSum);
+        sums[r] = v;
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+      }
+    });
+  }
+  for (auto& t : others) t.join();
+  rank0.join();
+  for (int r = 0; r < n; ++r) {
+    CAPTURE(r);
+    CHECK(errors[r] == "");
+    CHECK(sums[r] == 1 + 2 + 4);
+  }
+  CHECK(calls == 1);
+  CHECK(called_on == rank0_thread);  // on the thread that constructs rank 0's Communicator
+}
+
+TEST_CASE("coordinator port 0 is refused where no one could learn the port") {
+  // A rank other than 0 must be given rank 0's real port.
+  check_refused(rank_config(1, 2, "127.0.0.1:0"),
+                "rank 1: the coordinator address 127.0.0.1:0 "
+                "has port 0: only rank 0 may be given port 0");
+  // Rank 0 without the callback: no one would learn the port.
+  check_refused(rank_config(0, 2, "127.0.0.1:0"),
+                "rank 0: the coordinator address 127.0.0.1:0 has port 0, but nothing would "
+                "learn the port");
+}
+
+TEST_CASE(
+    "an exception thrown by on_coordinator_listening ends start-up: the constructor rethrows it") {
+  Config c = rank_config(0, 2, "127.0.0.1:0");
+  int port = 0;
+  c.on_coordinator_listening = [&](int p) {
+    port = p;
+    throw std::runtime_error("cannot hand on the port");
+  };
+  const auto started = Clock::now();
+  CHECK_THROWS_WITH_AS(Communicator{c}, "cannot hand on the port", std::runtime_error);
+  CHECK(port > 0);
+  CHECK(Clock::now() - started < milliseconds(5000));  // at once, not at the timeout
+}
+
+}  // namespace cc::comm
