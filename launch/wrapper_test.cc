@@ -98,7 +98,7 @@ TEST_CASE("wrapper: the rank's exit status and death by signal come back") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("wrapper: its arguments are named; a missing or unknown one is an error naming it") {
+TEST_CASE("wrapper: its arguments are named, a missing or unknown one is an error naming it") {
   namespace fs = std::filesystem;
   const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
   fs::create_directories(dir);
