@@ -101,8 +101,9 @@ struct Config {
   /// Asked by a call that waits, on the calling thread, about every 20 ms
   /// (kInterruptCheckEvery in transport/transport.h): returning true gives up at once, and the
   /// call throws kInterrupted (the communicator is then broken, its peers told, as after any
-  /// failure). Not asked during start-up. Empty: never asked. The Python bindings check for
-  /// Ctrl-C here (PyErr_CheckSignals).
+  /// failure). The constructor asks it too while it waits for the other ranks to join (the TCP
+  /// rendezvous: comm/rendezvous/bootstrap.h), not during the RDMA setup that follows. Empty:
+  /// never asked. The Python bindings check for Ctrl-C here (PyErr_CheckSignals).
   std::function<bool()> interrupted;
 };
 

@@ -60,7 +60,15 @@ Acceptor::~Acceptor() {
 
 std::optional<Accepted> Acceptor::next(Deadline deadline) {
   std::unique_lock lock(mu_);
-  if (!cv_.wait_until(lock, deadline, [this] { return !ready_.empty(); })) return std::nullopt;
+  // In slices of kInterruptCheckEvery, to ask this thread's tcp::InterruptScope in between.
+  while (ready_.empty()) {
+    const Deadline slice = std::min(deadline, Clock::now() + kInterruptCheckEvery);
+    if (cv_.wait_until(lock, slice, [this] { return !ready_.empty(); })) break;
+    if (Clock::now() >= deadline) return std::nullopt;
+    lock.unlock();
+    tcp::throw_if_interrupted();
+    lock.lock();
+  }
   Accepted a = std::move(ready_.front());
   ready_.pop_front();
   return a;

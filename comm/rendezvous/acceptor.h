@@ -56,7 +56,8 @@ class Acceptor {
   Acceptor(const Acceptor&) = delete;
   Acceptor& operator=(const Acceptor&) = delete;
 
-  /// The next authenticated connection, or nullopt at the deadline.
+  /// The next authenticated connection, or nullopt at the deadline. Throws Error(kInterrupted)
+  /// when the calling thread's tcp::InterruptScope says to give up.
   std::optional<Accepted> next(Deadline deadline);
   /// Local addresses of the listeners (port filled in).
   const std::vector<tcp::Address>& addresses() const { return addresses_; }

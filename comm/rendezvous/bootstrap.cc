@@ -266,6 +266,7 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
 
 std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSettings& settings) {
   const Deadline deadline = Clock::now() + cfg.timeout;
+  const tcp::InterruptScope interruptible(cfg.interrupted);  // Ctrl-C while joining
   const size_t n = static_cast<size_t>(cfg.size);
   if (cfg.coordinator.empty()) {
     throw Error(ErrorKind::kInvalidArgument, "a world of size > 1 needs a coordinator address");

@@ -138,3 +138,50 @@ TEST_CASE(
 }
 
 }  // namespace cc::comm
+
+namespace cc::comm {
+namespace {
+
+// Joins (Communicator(c)) with Config::interrupted turning true `after` from now; returns the
+// error and how long the constructor took from that moment.
+std::pair<Error, milliseconds> interrupted_join(Config c, milliseconds after) {
+  const auto give_up_at = Clock::now() + after;
+  c.interrupted = [give_up_at] { return Clock::now() >= give_up_at; };
+  try {
+    Communicator comm(c);
+  } catch (const Error& e) {
+    return {e, std::chrono::duration_cast<milliseconds>(Clock::now() - give_up_at)};
+  }
+  FAIL("joining was not interrupted");
+  return {Error(ErrorKind::kSystem, "unreachable"), milliseconds(0)};
+}
+
+}  // namespace
+
+TEST_CASE("joining is interruptible: rank 0 waiting for ranks that never come") {
+  // Timeout 30 s: without the check, the constructor would wait that long and say kTimeout.
+  Config c = rank_config(0, 3, "127.0.0.1:0");
+  c.timeout = milliseconds(30000);
+  c.on_coordinator_listening = [](int) {};
+  const auto [error, late] = interrupted_join(c, milliseconds(200));
+  const std::string what = error.what();  // (clang 14 cannot capture a structured binding)
+  CAPTURE(what);
+  CHECK(error.kind() == ErrorKind::kInterrupted);
+  CHECK(late < milliseconds(5000));  // the point is "not 30 s": no tight figure on a loaded CI
+}
+
+TEST_CASE("joining is interruptible: a rank whose coordinator never answers") {
+  // A listener that never accepts: the kernel completes the connection, the JOIN is sent, and
+  // the answer never comes; the rank waits in read_exact until the timeout.
+  tcp::Fd silent = tcp::listen_on(tcp::resolve("127.0.0.1:0"));
+  const int port = tcp::local_address(silent.get()).port();
+  Config c = rank_config(1, 2, "127.0.0.1:" + std::to_string(port));
+  c.timeout = milliseconds(30000);
+  const auto [error, late] = interrupted_join(c, milliseconds(200));
+  const std::string what = error.what();  // (clang 14 cannot capture a structured binding)
+  CAPTURE(what);
+  CHECK(error.kind() == ErrorKind::kInterrupted);
+  CHECK(late < milliseconds(5000));
+}
+
+}  // namespace cc::comm

@@ -4,6 +4,9 @@ survivor), a silent one (TimeoutError naming it), Ctrl-C in a blocking call
 
 import os
 import signal
+import socket
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -136,6 +139,42 @@ def test_ctrl_c_in_a_blocking_call_raises_keyboard_interrupt_within_100_ms():
     assert broken and nxt == "BrokenError"
     # The peer is told: its next call fails at once instead of waiting for the timeout.
     assert s1 == "ok" and v1[0] == "PeerLostError" and v1[1] == (0,), v1
+
+
+JOINING = """
+import sys, time, clustercomm
+print("joining", flush=True)
+try:
+    clustercomm.Communicator(rank=1, size=2, coordinator=sys.argv[1], token="t",
+                             timeout_ms=30000)
+    print("joined")
+except KeyboardInterrupt:
+    print("KeyboardInterrupt", time.monotonic())
+"""
+
+
+def test_ctrl_c_while_joining_raises_keyboard_interrupt_within_100_ms():
+    # A coordinator that never answers: a listener nobody accepts on (the kernel completes the
+    # connection, the JOIN waits for its answer until the 30 s timeout).
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        p = subprocess.Popen([sys.executable, "-c", JOINING, f"127.0.0.1:{port}"],
+                             stdout=subprocess.PIPE, text=True)
+        try:
+            assert p.stdout.readline() == "joining\n"
+            time.sleep(0.5)  # in the constructor by now
+            sent = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            out, _ = p.communicate(timeout=20)
+        finally:
+            p.kill()
+            p.wait()
+    what, caught = out.split()
+    assert what == "KeyboardInterrupt", out
+    assert float(caught) - sent < 0.1, \
+        f"KeyboardInterrupt {1000 * (float(caught) - sent):.0f} ms after SIGINT"
 
 
 def test_no_reference_leak_over_10000_calls(worlds):

@@ -201,7 +201,35 @@ Address peer_address(int fd) {
   return a;
 }
 
+namespace {
+// This thread's InterruptScope's function (nullptr: none), and when it may next be asked.
+thread_local const std::function<bool()>* t_interrupted = nullptr;
+thread_local Clock::time_point t_next_check{};
+}  // namespace
+
+InterruptScope::InterruptScope(const std::function<bool()>& interrupted)
+    : previous_(t_interrupted) {
+  if (interrupted) t_interrupted = &interrupted;
+}
+
+InterruptScope::~InterruptScope() {
+  t_interrupted = previous_;
+}
+
+void throw_if_interrupted() {
+  if (t_interrupted == nullptr) return;
+  const auto now = Clock::now();
+  if (now < t_next_check) return;
+  t_next_check = now + kInterruptCheckEvery;
+  if ((*t_interrupted)()) {
+    throw Error(ErrorKind::kInterrupted, "interrupted (Config::interrupted said to give up)");
+  }
+}
+
 int poll_timeout_ms(Deadline deadline, int cap_ms) {
+  if (t_interrupted != nullptr) {
+    cap_ms = std::min(cap_ms, static_cast<int>(kInterruptCheckEvery.count()));
+  }
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   if (left.count() <= 0) return 0;
   return left.count() > cap_ms ? cap_ms : static_cast<int>(left.count()) + 1;
@@ -215,6 +243,7 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
     if (!fd.valid()) {  // out of descriptors for now: retry (the message says so at the end)
       last_err = errno;
       if (Clock::now() >= deadline) break;
+      throw_if_interrupted();
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       continue;
     }
@@ -233,6 +262,7 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
       while (true) {
         rc = ::poll(&p, 1, poll_timeout_ms(attempt, 100));
         if (rc > 0 || Clock::now() >= attempt) break;
+        throw_if_interrupted();
       }
       if (rc > 0) {
         int err = 0;
@@ -249,6 +279,7 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
     last_err = errno;
     if (Clock::now() >= deadline) break;
     // Refused or unreachable: the listener may not be up yet. Retry until the deadline.
+    throw_if_interrupted();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   throw Error(ErrorKind::kTimeout, "could not connect to " + who + " at " + to.to_string() +
@@ -273,6 +304,7 @@ void read_exact(int fd, void* buf, size_t bytes, Deadline deadline, const std::s
     if (Clock::now() >= deadline) {
       throw Error(ErrorKind::kTimeout, "timed out waiting for " + who);
     }
+    throw_if_interrupted();
     pollfd pfd{fd, POLLIN, 0};
     ::poll(&pfd, 1, poll_timeout_ms(deadline, 1000));
   }
@@ -295,6 +327,7 @@ void write_all(int fd, const void* buf, size_t bytes, Deadline deadline, const s
     if (Clock::now() >= deadline) {
       throw Error(ErrorKind::kTimeout, "timed out sending to " + who);
     }
+    throw_if_interrupted();
     pollfd pfd{fd, POLLOUT, 0};
     ::poll(&pfd, 1, poll_timeout_ms(deadline, 1000));
   }

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -74,7 +75,28 @@ void write_all(int fd, const void* buf, size_t bytes, Deadline deadline, const s
 /// send() flags that suppress SIGPIPE where the OS supports it per call.
 int send_flags();
 
-/// Milliseconds from now until `deadline`, clamped to [0, cap_ms], for poll().
+/// Milliseconds from now until `deadline`, clamped to [0, cap_ms], for poll(); to at most
+/// kInterruptCheckEvery while an InterruptScope lives on this thread.
 int poll_timeout_ms(Deadline deadline, int cap_ms);
+
+/// While one lives on this thread, the waits of connect_to, read_exact and write_all (and
+/// Acceptor::next) ask `interrupted` about every kInterruptCheckEvery and throw
+/// Error(kInterrupted) when it says true: joining a world (bootstrap_connections) is then as
+/// interruptible as a collective (Ctrl-C in Python while the other ranks are not up yet).
+/// An empty function installs nothing. Scopes nest; the innermost one is asked.
+class InterruptScope {
+ public:
+  explicit InterruptScope(const std::function<bool()>& interrupted);
+  ~InterruptScope();
+  InterruptScope(const InterruptScope&) = delete;
+  InterruptScope& operator=(const InterruptScope&) = delete;
+
+ private:
+  const std::function<bool()>* previous_;
+};
+
+/// Throws Error(kInterrupted) when this thread's InterruptScope says to give up; at most one
+/// question per kInterruptCheckEvery.
+void throw_if_interrupted();
 
 }  // namespace cc::comm::tcp
