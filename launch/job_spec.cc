@@ -180,6 +180,11 @@ util::Status Parser::env_name(const Field& f, std::string_view section) const {
                                             "remove it from the job",
                                             section, f.key));
   }
+  if (f.key.rfind(kWrapperVariablePrefix, 0) == 0) {
+    return r_.error(f.key_mark, fmt::format("{} name '{}': names beginning with '{}' are the rank "
+                                            "wrapper's own: rename it",
+                                            section, f.key, kWrapperVariablePrefix));
+  }
   return {};
 }
 

@@ -147,6 +147,10 @@ struct JobSpec {
   std::vector<Preflight> preflight;  // in the order given, no repeats
 };
 
+/// The prefix of the rank wrapper's own shell variables (wrapper.h): the job's env is set in
+/// the wrapper's shell before the rank starts, so no job variable may begin with it.
+inline constexpr std::string_view kWrapperVariablePrefix = "_ccw_";
+
 /// Parses job.yaml text. `source_path` names the file in errors and is the base of relative
 /// local paths (cluster, secret_env from_file, upload src; resolved with
 /// std::filesystem::absolute). Errors: kUsage, "FILE:LINE:COLUMN: problem" (1-based), one line
@@ -154,7 +158,8 @@ struct JobSpec {
 /// syntax, an unknown key at any level (with "did you mean"), a repeated key, a value of the
 /// wrong type or out of range, a missing name or command, neither or both of cluster and
 /// hosts, an empty command, an env name that is not [A-Za-z_][A-Za-z0-9_]* or that launch
-/// sets itself (CLUSTERCOMM_RANK, MLX_RANK, ...), a secret_env name also in env.
+/// sets itself (CLUSTERCOMM_RANK, MLX_RANK, ...) or that begins with kWrapperVariablePrefix,
+/// a secret_env name also in env.
 util::Result<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& source_path);
 
 /// Reads and parses the job file at `path`. Errors: as parse_job_spec, and an unreadable file.

@@ -132,6 +132,9 @@ TEST_CASE("job spec errors: env and secret_env names and values") {
         "digits and '_', not starting with a digit");
   CHECK(err(kHead + "env:\n  MLX_RANK: \"0\"\n") ==
         "job.yaml:5:3: env name 'MLX_RANK' is set by launch for each rank: remove it from the job");
+  CHECK(err(kHead + "env:\n  _ccw_d: /data\n") ==
+        "job.yaml:5:3: env name '_ccw_d': names beginning with '_ccw_' are the rank wrapper's "
+        "own: rename it");
   CHECK(err(kHead + "env:\n  LIST: [a, b]\n") ==
         "job.yaml:5:9: 'env.LIST': expected a single value (a string), got a list");
   CHECK(err(kHead + "env:\n  MAP: {a: b}\n") ==

@@ -141,7 +141,13 @@ class MpirunSession {
 class MpiBackend final : public LaunchBackend {
  public:
   explicit MpiBackend(const BackendContext& ctx) : ctx_(ctx) {}
-  ~MpiBackend() override { join(); }
+  // Normally joined already (run_job). When an exception unwinds past the watcher, the
+  // sessions are given up rather than waited for (they have no time limit): their connections
+  // close and each rank's watchdog ends it and removes its job directory (wrapper.h).
+  ~MpiBackend() override {
+    abandon_ = true;
+    join();
+  }
 
   void start(RankBoard& board) override {
     board.launcher_running();

@@ -115,7 +115,13 @@ class RankSession {
 class SshBackend final : public LaunchBackend {
  public:
   explicit SshBackend(const BackendContext& ctx) : ctx_(ctx) {}
-  ~SshBackend() override { join(); }
+  // Normally joined already (run_job). When an exception unwinds past the watcher, the
+  // sessions are given up rather than waited for (they have no time limit): their connections
+  // close and each rank's watchdog ends it and removes its job directory (wrapper.h).
+  ~SshBackend() override {
+    abandon_ = true;
+    join();
+  }
 
   void start(RankBoard& board) override {
     for (int r = 0; r < ctx_.plan.world_size(); ++r) {

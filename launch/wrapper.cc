@@ -41,7 +41,7 @@ live() {
 }
 )SH";
 
-constexpr std::string_view kWrapper = R"SH(d= r= c= g= m= h= W= seen=
+constexpr std::string_view kWrapper = R"SH(_ccw_d= _ccw_r= _ccw_c= _ccw_g= _ccw_m= _ccw_h= _ccw_W= seen=
 while [ $# -gt 0 ]; do
   case $1 in
     --) shift; break ;;
@@ -51,13 +51,13 @@ while [ $# -gt 0 ]; do
         exit 125
       fi
       case $1 in
-        --job-dir) d=$2 ;;
-        --rank) r=$2 ;;
-        --cwd) c=$2 ;;
-        --grace) g=$2 ;;
-        --nonce) m=$2 ;;
-        --heartbeat-timeout) h=$2 ;;
-        --waiter) W=$2 ;;
+        --job-dir) _ccw_d=$2 ;;
+        --rank) _ccw_r=$2 ;;
+        --cwd) _ccw_c=$2 ;;
+        --grace) _ccw_g=$2 ;;
+        --nonce) _ccw_m=$2 ;;
+        --heartbeat-timeout) _ccw_h=$2 ;;
+        --waiter) _ccw_W=$2 ;;
       esac
       seen="$seen $1"
       shift 2 ;;
@@ -76,29 +76,31 @@ if [ $# -eq 0 ]; then
   echo "clusterctl-rank: no command after -- (clusterctl wrote a bad command line: report it)" >&2
   exit 125
 fi
-c0=$c
-e=
-l=
-while IFS= read -r l; do
-  [ "$l" = "$m" ] && break
-  e="$e$l
+_ccw_c0=$_ccw_c
+_ccw_e=
+_ccw_l=
+while IFS= read -r _ccw_l; do
+  [ "$_ccw_l" = "$_ccw_m" ] && break
+  _ccw_e="$_ccw_e$_ccw_l
 "
 done
-if [ "$l" != "$m" ]; then
-  echo "clusterctl: rank $r: the environment did not arrive (connection lost?)" >&2
+if [ "$_ccw_l" != "$_ccw_m" ]; then
+  echo "clusterctl: rank $_ccw_r: the environment did not arrive (connection lost?)" >&2
   exit 125
 fi
-eval "$e"
-unset e l
-if ! ours "$d"; then
-  echo "clusterctl: rank $r: $d on $(uname -n) is not this job's directory (missing, a link, or another user's): not started" >&2
+# The job's variables (export NAME='value' lines): the wrapper's own are all _ccw_*, a prefix
+# no job may use (job_spec.h), so none of them can be replaced here.
+eval "$_ccw_e"
+unset _ccw_e _ccw_l
+if ! ours "$_ccw_d"; then
+  echo "clusterctl: rank $_ccw_r: $_ccw_d on $(uname -n) is not this job's directory (missing, a link, or another user's): not started" >&2
   exit 126
 fi
-cd "$d" || exit 126
-if [ -n "$c" ]; then
-  case $c in /*) ;; *) c=./$c ;; esac
-  if ! cd "$c"; then
-    echo "clusterctl: rank $r: cannot enter the working directory $c0 on $(uname -n)" >&2
+cd "$_ccw_d" || exit 126
+if [ -n "$_ccw_c" ]; then
+  case $_ccw_c in /*) ;; *) _ccw_c=./$_ccw_c ;; esac
+  if ! cd "$_ccw_c"; then
+    echo "clusterctl: rank $_ccw_r: cannot enter the working directory $_ccw_c0 on $(uname -n)" >&2
     exit 126
   fi
 fi
@@ -106,55 +108,55 @@ st() {
   if command -v setsid >/dev/null 2>&1; then exec setsid "$@"; fi
   exec perl -MPOSIX -e 'POSIX::setsid() > 0 or die "setsid: $!\n"; exec { $ARGV[0] } @ARGV or die "$ARGV[0]: $!\n"' "$@"
 }
-if [ -e "$d/ending" ]; then
-  echo "clusterctl: rank $r: not started, the job is ending" >&2
+if [ -e "$_ccw_d/ending" ]; then
+  echo "clusterctl: rank $_ccw_r: not started, the job is ending" >&2
   exit 143
 fi
 exec 3<&0
 if command -v perl >/dev/null 2>&1; then
-  perl -e "$W" -- 1 "$d/end-$r" "$m" "$@" </dev/null 3<&- &
+  perl -e "$_ccw_W" -- 1 "$_ccw_d/end-$_ccw_r" "$_ccw_m" "$@" </dev/null 3<&- &
 else
-  st sh -c 'printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$m" "$@" </dev/null 3<&- &
+  st sh -c 'printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$_ccw_m" "$@" </dev/null 3<&- &
 fi
 p=$!
-pidfile "$d/rank-$r.pid" "$p"
+pidfile "$_ccw_d/rank-$_ccw_r.pid" "$p"
 {
-  while IFS= read -r l; do : >"$d/beat-$r"; done
-  : >"$d/eof-$r"
+  while IFS= read -r l; do : >"$_ccw_d/beat-$_ccw_r"; done
+  : >"$_ccw_d/eof-$_ccw_r"
 } <&3 >/dev/null 2>&1 &
 rd=$!
 (
   n=0
-  while [ ! -e "$d/eof-$r" ] && [ "$n" -lt "$h" ]; do
+  while [ ! -e "$_ccw_d/eof-$_ccw_r" ] && [ "$n" -lt "$_ccw_h" ]; do
     sleep 1
-    if [ -e "$d/beat-$r" ]; then
-      rm -f "$d/beat-$r"
+    if [ -e "$_ccw_d/beat-$_ccw_r" ]; then
+      rm -f "$_ccw_d/beat-$_ccw_r"
       n=0
     else
       n=$((n + 1))
     fi
   done
-  : >"$d/lost-$r"
+  : >"$_ccw_d/lost-$_ccw_r"
   kill "$rd"
   kill -TERM -"$p"
   i=0
-  while kill -0 -"$p" && [ "$i" -lt $((g * 10)) ]; do
+  while kill -0 -"$p" && [ "$i" -lt $((_ccw_g * 10)) ]; do
     sleep 0.1
     i=$((i + 1))
   done
   kill -KILL -"$p"
-  rm -rf "$d"
+  rm -rf "$_ccw_d"
 ) </dev/null >/dev/null 2>&1 &
 w=$!
 exec 3<&-
 wait "$p"
 s=$?
 kill -KILL -"$p" 2>/dev/null
-if [ -e "$d/lost-$r" ]; then
+if [ -e "$_ccw_d/lost-$_ccw_r" ]; then
   wait "$w"
 else
   kill "$w" "$rd" 2>/dev/null
-  rm -f "$d/rank-$r.pid" "$d/beat-$r" "$d/eof-$r"
+  rm -f "$_ccw_d/rank-$_ccw_r.pid" "$_ccw_d/beat-$_ccw_r" "$_ccw_d/eof-$_ccw_r"
 fi
 exit "$s"
 )SH";

@@ -63,6 +63,37 @@ TEST_CASE("wrapper: hostile args, cwd and env reach the rank unchanged (local sh
   fs::remove_all(dir);
 }
 
+TEST_CASE("wrapper: job variables named d, r, c, e, l, ... reach the rank and change nothing of it") {
+  // The wrapper's own variables were once d (the job directory), r, c, g, m, h, W, e and l: a
+  // job's `env: {d: DIR}` replaced the job directory, and a lost connection then removed DIR.
+  namespace fs = std::filesystem;
+  const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
+  const std::string decoy = "/tmp/clusterctl-wrapper-decoy-" + random_hex(4);
+  fs::create_directories(dir);
+  fs::create_directories(decoy);
+  cc::remote::LocalExecutor local;
+  std::string nonce = random_hex(8);
+  WrapperArgs a{dir, 2, "", 1, nonce, {"sh", "-c", "printf '%s|' \"$d\" \"$r\" \"$e\" \"$l\" \"$(pwd)\""}};
+  cc::remote::RunOptions ro;
+  ro.keep_stdin_open = true;
+  std::vector<EnvVar> env;
+  for (const char* name : {"d", "c", "g", "h", "W", "c0", "seen"}) env.push_back({name, decoy});
+  env.push_back({"r", "7"});
+  env.push_back({"m", "not-the-nonce"});
+  env.push_back({"e", "E"});
+  env.push_back({"l", "L"});
+  ro.stdin_data = env_payload(env, nonce);
+  auto r = local.run(cc::remote::Command{wrapper_argv(a)}, ro);
+  REQUIRE(r.ok());
+  CAPTURE(r->err);
+  CHECK(r->exit_status == 0);
+  CHECK(r->out == decoy + "|7|E|L|" + dir + "|");        // theirs, and the job directory as cwd
+  CHECK_FALSE(fs::exists(decoy + "/rank-2.pid"));       // nothing of the wrapper's went there
+  CHECK(fs::exists(decoy));
+  fs::remove_all(dir);
+  fs::remove_all(decoy);
+}
+
 TEST_CASE("wrapper: the rank's exit status and death by signal come back") {
   namespace fs = std::filesystem;
   const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);

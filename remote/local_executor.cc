@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <fcntl.h>
@@ -171,7 +172,11 @@ std::string find_in_path(const std::string& name) {
     std::string_view dir = dirs.substr(0, colon);
     dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
     std::string file = fmt::format("{}/{}", dir.empty() ? "." : dir, name);
-    if (::access(file.c_str(), X_OK) == 0) return file;
+    struct stat st {};
+    // As execvp: a directory, or a file it may not execute, is passed over.
+    if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(file.c_str(), X_OK) == 0) {
+      return file;
+    }
   }
   return {};
 }

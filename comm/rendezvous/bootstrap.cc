@@ -208,6 +208,7 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
   try {
     fd = tcp::connect_to(coord, nullptr, deadline, "the coordinator (rank 0)");
   } catch (const Error& e) {
+    if (e.kind() == ErrorKind::kInterrupted) throw;
     throw Error(e.kind(), e.message() + ": is rank 0 running, and do all ranks name the same "
                                         "coordinator (CLUSTERCOMM_COORDINATOR or "
                                         "MLX_JACCL_COORDINATOR)?",

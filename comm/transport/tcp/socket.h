@@ -87,6 +87,8 @@ int poll_timeout_ms(Deadline deadline, int cap_ms);
 class InterruptScope {
  public:
   explicit InterruptScope(const std::function<bool()>& interrupted);
+  // Only a function that outlives the scope: a temporary would be gone at once.
+  explicit InterruptScope(std::function<bool()>&&) = delete;
   ~InterruptScope();
   InterruptScope(const InterruptScope&) = delete;
   InterruptScope& operator=(const InterruptScope&) = delete;
