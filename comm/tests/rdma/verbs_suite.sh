@@ -59,7 +59,10 @@ matrix() {
   echo "$f"
 }
 
-port=33000
+# Coordinator ports, one new one per start: below Linux's ephemeral range (32768-60999,
+# /proc/sys/net/ipv4/ip_local_port_range), so no connection of an earlier case can hold one as
+# its source port ("bind: Address already in use" for rank 0 once did, at 33016).
+port=23000
 # start_ranks MODE N TIMEOUT_MS: starts N rank processes in the background, pids in $pids.
 start_ranks() {
   local mode=$1 n=$2 t=$3 r
