@@ -24,7 +24,7 @@ with Lab("t") as lab:
     if "longer than timeouts.total (14 s)" not in r.stderr:
         fail(f"the summary does not say timeouts.total ended it:\n{r.stderr}")
     if not lab.wait_no_strays(3) or lab.job_dirs():
-        fail(f"left behind: {lab.strays()} {lab.job_dirs()}")
+        fail(f"left behind: {lab.strays()} {lab.job_dirs()}\nlaunch's stderr:\n{r.stderr}")
     print([l for l in r.stderr.splitlines() if "warning" in l][0])
 
     job = lab.job("stopped", command={"shell": "case \"$CLUSTERCOMM_RANK\" in "
@@ -42,6 +42,6 @@ with Lab("t") as lab:
     if len(rows) != 1 or "SIGTERM" not in rows[0] or "was stopped" not in rows[0]:
         fail(f"rank 1's row should say SIGTERM (SIGCONT let it take it) and was stopped: {rows}")
     if not lab.wait_no_strays(3) or lab.job_dirs():
-        fail(f"left behind: {lab.strays()} {lab.job_dirs()}")
+        fail(f"left behind: {lab.strays()} {lab.job_dirs()}\nlaunch's stderr:\n{r.stderr}")
     print(want)
 print("PASS")
