@@ -61,13 +61,6 @@ def start(lab, name):
     return p
 
 
-def check_clean(lab, name):
-    if not lab.wait_no_strays(3):
-        fail(f"{name}: processes left on the hosts: {lab.strays()}")
-    if lab.job_dirs():
-        fail(f"{name}: job directories left: {lab.job_dirs()}")
-
-
 def kill9(lab):
     p = start(lab, "kill9")
     victims = ranks_alive(lab)["h3"]
@@ -83,7 +76,7 @@ def kill9(lab):
         fail(f"kill9: exit {p.returncode}, expected 4\n{err}")
     if "rank 2 on h3 failed (SIGKILL)" not in err or "<- failed first" not in err:
         fail(f"kill9: the summary does not name rank 2:\n{err}")
-    check_clean(lab, "kill9")
+    lab.check_clean("kill9", 3)
     print(f"kill9: every rank gone {gone:.1f} s after kill -9 (grace {GRACE} s), exit 4")
 
 
@@ -103,7 +96,7 @@ def cut_off(lab):
         fail(f"cutoff: exit {p.returncode}, expected 4\n{err}")
     if "rank 3 on h4 failed (connection lost" not in err:
         fail(f"cutoff: the summary does not name rank 3's lost connection:\n{err}")
-    check_clean(lab, "cutoff")
+    lab.check_clean("cutoff", 3)
     print(f"cutoff: h4's rank ended by its watchdog, all gone {gone:.1f} s after the cut, exit 4")
 
 
@@ -151,7 +144,7 @@ def net_cut(lab):
         fail(f"netcut: exit {p.returncode}, expected 4\n{err}")
     if "rank 3 on h4 failed (connection lost: host h4 lost" not in err:
         fail(f"netcut: the summary does not name h4 as lost:\n{err}")
-    check_clean(lab, "netcut")
+    lab.check_clean("netcut", 3)
     print(f"netcut: h4's rank ended by its watchdog {gone:.1f} s after the cut "
           f"(limit {limit} s), h4 known lost after {detection:.1f} s, clusterctl exit 4 after "
           f"{total:.1f} s (limit {detection + GRACE + 2:.1f} s)")
@@ -169,7 +162,7 @@ def ctrl_c(lab):
         fail(f"ctrlc: exit {rc}, expected 130\n{t.text()}")
     if any(ranks_alive(lab).values()):
         fail(f"ctrlc: ranks alive after exit: {ranks_alive(lab)}")
-    check_clean(lab, "ctrlc")
+    lab.check_clean("ctrlc", 3)
     print(f"ctrlc: exit 130 after {time.time() - t0:.1f} s, nothing left")
 
 

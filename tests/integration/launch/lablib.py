@@ -74,6 +74,14 @@ class Lab:
             time.sleep(0.1)
         return not self.strays()
 
+    def check_clean(self, tag, seconds=5):
+        """Fails the test unless, within `seconds`, no process of ours is left on the hosts and
+        no job directory of this lab is left in /tmp."""
+        if not self.wait_no_strays(seconds):
+            fail(f"{tag}: processes left on the hosts: {self.strays()}")
+        if self.job_dirs():
+            fail(f"{tag}: job directories left: {self.job_dirs()}")
+
     def job(self, name, **fields):
         """Writes a job file (JSON is YAML) with cluster lab:NAME and logs in the work dir."""
         job = {"name": f"{self.name}-{name}", "cluster": f"lab:{self.name}",

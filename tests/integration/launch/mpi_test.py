@@ -28,13 +28,6 @@ def template():
     return job
 
 
-def check_clean(lab, name):
-    if not lab.wait_no_strays(5):
-        fail(f"{name}: processes left: {lab.strays()}")
-    if lab.job_dirs():
-        fail(f"{name}: job directories left: {lab.job_dirs()}")
-
-
 def run_ok(lab, ranks_per_host):
     name = f"mpi{ranks_per_host}"
     fields = template()
@@ -63,7 +56,7 @@ def run_ok(lab, ranks_per_host):
         rows = [l.split() for l in f.read().splitlines()[1:]]
     if [row[0] for row in rows] != ["8", "64", "512", "4096", "32768"]:
         fail(f"{name}: rank 0's log is not MPI_Allreduce's table:\n{rows}")
-    check_clean(lab, name)
+    lab.check_clean(name)
     print(f"{name}: {world} MPI ranks exit 0, logs present")
 
 
@@ -78,7 +71,7 @@ def run_failing(lab):
         fail(f"{name}: exit {r.returncode}, not 4\n{r.stdout}\n{r.stderr}")
     if "rank 2 on h3 failed (exit 5)" not in r.stderr:
         fail(f"{name}: the summary does not name rank 2 (exit 5):\n{r.stderr}")
-    check_clean(lab, name)
+    lab.check_clean(name)
     print(f"{name}: exit 4, rank 2 named")
 
 

@@ -77,13 +77,6 @@ def rank_lines(tag, out, pattern):
     return found
 
 
-def check_clean(lab, tag):
-    if not lab.wait_no_strays(5):
-        fail(f"{tag}: processes left on the hosts: {lab.strays()}")
-    if lab.job_dirs():
-        fail(f"{tag}: job directories left: {lab.job_dirs()}")
-
-
 def succeeded(tag, r):
     if r.returncode != 0:
         fail(f"{tag}: exit {r.returncode}\n{r.stdout}\n{r.stderr}")
@@ -108,7 +101,7 @@ def sgd(lab):
             log = f.read()
         if f"rank {rank}: weights identical to rank 0 (sha256 {digests[rank]}" not in log:
             fail(f"sgd: rank {rank}'s log lacks its weights line:\n{log}")
-    check_clean(lab, "sgd")
+    lab.check_clean("sgd")
     first, last = losses[0]
     print(f"sgd: {RANKS} ranks exit 0 in {took:.1f} s; loss {first} -> {last}; weights "
           f"identical on every rank (sha256 {digests[0]})")
@@ -129,7 +122,7 @@ def matmul(lab):
     for rank, (err, ratio) in bound.items():
         if not 0 <= float(ratio) <= 1:
             fail(f"matmul: rank {rank}: float32 error at {ratio} of the bound:\n{r.stdout}")
-    check_clean(lab, "matmul")
+    lab.check_clean("matmul")
     print(f"matmul: {RANKS} ranks exit 0 in {took:.1f} s; float64 exact (sha256 {exact[0]}); "
           f"float32 max error {bound[0][0]}, {bound[0][1]} of the bound")
 
@@ -150,7 +143,7 @@ def corrupt(lab):
     for rank in (0, 1, 3):
         if f"[{rank} h{rank + 1}] rank {rank}: FAIL" in r.stdout + r.stderr:
             fail(f"corrupt: rank {rank} failed too:\n{r.stdout}\n{r.stderr}")
-    check_clean(lab, "corrupt")
+    lab.check_clean("corrupt")
     print(f"corrupt: exit 4 in {took:.1f} s, rank 2 named: {named.group(0)[:60]}...")
 
 
