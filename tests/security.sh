@@ -149,12 +149,15 @@ expect 0 "stop after the launcher's pid was reused" -- unshare -pf --mount-proc 
   [ -n "$pid" ] || { echo "no pid in $rec"; exit 9; }
   kill -9 "$pid"
   while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
-  # The rank'"'"'s watchdog ends it and removes its job directory: wait until the namespace
-  # is quiet, so that the next process started is the one given the pid.
+  # The rank'"'"'s watchdog ends it, removes its job directory and exits (its checker may still
+  # fork a ps or a sleep after the directory is gone): wait until this shell (pid 1) is the
+  # namespace'"'"'s only process, so that the next process started is the one given the pid. The
+  # glob runs inside the shell, and the foreground sleep has exited when it is read.
   n=0
-  while ls -d /tmp/clusterctl-job-long-* >/dev/null 2>&1 && [ "$n" -lt 300 ]; do
+  while set -- /proc/[0-9]*; [ "$#" -gt 1 ] && [ "$n" -lt 300 ]; do
     sleep 0.1; n=$((n + 1))
   done
+  [ "$#" -eq 1 ] || { echo "processes left in the namespace after 30 s: $*"; ps -ef; exit 9; }
   echo $((pid - 1)) >/proc/sys/kernel/ns_last_pid
   sleep 300 &
   victim=$!
