@@ -14,6 +14,10 @@
 
 namespace cc::lab {
 
+/// How long one `ip` call (or `ip -batch`) may take: it only edits kernel tables, so 30 s
+/// means the kernel or the machine is stuck.
+inline constexpr std::chrono::seconds kIpTimeout{30};
+
 /// Runs argv (no shell) with `timeout`, feeding `input` to stdin when given. Success only for
 /// exit status 0. Errors: the Executor's own (kInterrupted after Ctrl-C, ...); otherwise
 /// `failure_code` with "`ARGV` failed (exit status N): STDERR", "`ARGV` timed out after S s",

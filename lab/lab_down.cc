@@ -24,7 +24,6 @@ namespace {
 using namespace std::chrono_literals;
 using util::ExitCode;
 
-constexpr auto kIpTimeout = 30s;
 constexpr auto kTermGrace = 2s;
 constexpr auto kKillGrace = 2s;
 

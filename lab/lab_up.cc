@@ -21,7 +21,6 @@ using namespace std::chrono_literals;
 using util::ExitCode;
 
 constexpr const char* kSshd = "/usr/sbin/sshd";
-constexpr auto kIpTimeout = 30s;
 constexpr auto kKeygenTimeout = 10s;
 constexpr auto kStartTimeout = 10s;
 

@@ -97,6 +97,11 @@ class Executor {
                               unsigned mode, std::chrono::milliseconds timeout) = 0;
 };
 
+/// Checks a Command before any executor runs it: argv not empty, exactly one script for a shell
+/// command, no NUL byte in any argument (no program can receive one). Errors: ExitCode::kUsage,
+/// naming the argument's index and the program.
+util::Status validate_command(const Command& cmd);
+
 /// The size cap of one uploaded file: 4 GiB (uploads are programs and inputs; model weights
 /// belong to a bulk copy, not to a job's upload list).
 inline constexpr std::uintmax_t kMaxUploadBytes = 4ull << 30;

@@ -16,6 +16,7 @@
 #include "util/atomic_file.h"
 #include "util/state_dir.h"
 #include "util/suggest.h"
+#include "util/text.h"
 #include "util/yaml_reader.h"
 
 namespace cc::remote {
@@ -142,12 +143,6 @@ std::string relative_if_inside(const std::filesystem::path& dir, const std::file
   return rel.string();
 }
 
-std::string trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return std::string(s);
-}
-
 }  // namespace
 
 const InventoryHost* Inventory::find(std::string_view name) const {
@@ -212,7 +207,7 @@ std::vector<std::string> split_host_list(std::string_view spec) {
   while (start <= spec.size()) {
     size_t comma = spec.find(',', start);
     if (comma == std::string_view::npos) comma = spec.size();
-    std::string name = trim(spec.substr(start, comma - start));
+    std::string name(util::trim(spec.substr(start, comma - start)));
     if (!name.empty() && seen.insert(name).second) names.push_back(std::move(name));
     start = comma + 1;
   }
@@ -220,7 +215,7 @@ std::vector<std::string> split_host_list(std::string_view spec) {
 }
 
 util::Result<std::vector<InventoryHost>> select_hosts(const Inventory& inv, std::string_view spec) {
-  if (trim(spec) == "all") return inv.hosts;
+  if (util::trim(spec) == "all") return inv.hosts;
   std::vector<std::string> names = split_host_list(spec);
   if (names.empty()) {
     return util::error(ExitCode::kUsage, "--hosts is empty: give host names (h1,h2) or 'all'");

@@ -181,28 +181,10 @@ std::string find_in_path(const std::string& name) {
   return {};
 }
 
-util::Status validate(const Command& cmd) {
-  if (cmd.argv.empty()) return util::error(ExitCode::kUsage, "empty command: nothing to run");
-  if (cmd.shell && cmd.argv.size() != 1) {
-    return util::error(
-        ExitCode::kUsage,
-        fmt::format("a shell command takes exactly one script, got {} arguments", cmd.argv.size()));
-  }
-  for (size_t i = 0; i < cmd.argv.size(); ++i) {
-    if (cmd.argv[i].find('\0') != std::string::npos) {
-      return util::error(ExitCode::kUsage,
-                         fmt::format("argument {} of `{}` contains a NUL byte, which no program "
-                                     "can receive",
-                                     i, shell_quote({cmd.argv[0]})));
-    }
-  }
-  return {};
-}
-
 }  // namespace
 
 util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOptions& opts) {
-  if (auto st = validate(cmd); !st) return st.error();
+  if (auto st = validate_command(cmd); !st) return st.error();
   const auto start = Clock::now();
   const auto deadline = start + opts.timeout;
 

@@ -19,7 +19,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using util::ExitCode;
 
-constexpr int kPollSliceMs = 10;  // connect: how often to look at progress and at Ctrl-C
+constexpr int kConnectPollMs = 10;  // connect: how often to look at progress and at Ctrl-C
 
 std::string option(ssh_session s, ssh_options_e which) {
   char* value = nullptr;
@@ -208,9 +208,9 @@ util::Status SshExecutor::connect() {
     socket_t fd = ssh_get_fd(s);
     if (fd != SSH_INVALID_SOCKET) {
       pollfd p{fd, POLLIN, 0};
-      ::poll(&p, 1, kPollSliceMs);
+      ::poll(&p, 1, kConnectPollMs);
     } else {
-      ::poll(nullptr, 0, kPollSliceMs);
+      ::poll(nullptr, 0, kConnectPollMs);
     }
   }
   ssh_set_blocking(s, 1);

@@ -137,23 +137,6 @@ int pump_exit_status(ssh_channel c) {
 #endif
 }
 
-util::Status validate(const Command& cmd) {
-  if (cmd.argv.empty()) return util::error(ExitCode::kUsage, "empty command: nothing to run");
-  if (cmd.shell && cmd.argv.size() != 1) {
-    return util::error(
-        ExitCode::kUsage,
-        fmt::format("a shell command takes exactly one script, got {} arguments", cmd.argv.size()));
-  }
-  for (const auto& a : cmd.argv) {
-    if (a.find('\0') != std::string::npos) {
-      return util::error(ExitCode::kUsage,
-                         "an argument contains a NUL byte, which no remote "
-                         "program can receive");
-    }
-  }
-  return {};
-}
-
 }  // namespace
 
 std::string with_pid_report(const std::string& line) {
@@ -179,7 +162,7 @@ long take_pid_report(std::string& err) {
 }
 
 util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOptions& opts) {
-  if (auto st = validate(cmd); !st) {
+  if (auto st = validate_command(cmd); !st) {
     return util::error(st.error().code, fmt::format("{}: {}", host_, st.error().message));
   }
   const auto start = Clock::now();

@@ -64,6 +64,11 @@ if [ ! -f "$db" ]; then
        "-DCMAKE_CXX_COMPILER=clang++ ..., as scripts/test does)" >&2
   exit 2
 fi
+if grep -q '/Unity/unity_' "$db"; then
+  echo "error: $db is of a unity build (batches, not files): configure it with" \
+       "-DCMAKE_UNITY_BUILD=OFF, as scripts/test does" >&2
+  exit 2
+fi
 if ! printf '#include <version>\n' | clang++ -stdlib=libc++ -x c++ -fsyntax-only - 2>/dev/null; then
   echo "error: clang++ -stdlib=libc++ does not work: install libc++-dev and libc++abi-dev" \
        "(scripts/lib.sh lists them)" >&2

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "util/interrupt.h"
+#include "util/text.h"
 
 namespace cc::topology {
 namespace {
@@ -15,10 +16,6 @@ namespace {
 using discovery::Cable;
 using discovery::CableSource;
 using discovery::Peer;
-
-std::string plural(std::size_t n, const char* one, const char* many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
 
 // "Mac Studio (Mac16,9)", "MacBook Pro", "a host"
 std::string peer_label(const Peer& p) {
@@ -55,10 +52,10 @@ void check_host_count(const ClusterGraph& g, const CheckOptions& opts, std::vect
                  names,
                  {},
                  names.size() <= 8 ? fmt::format("expected {}, the cluster has {}: {}",
-                                                 plural(expected, "host", "hosts"), names.size(),
+                                                 util::plural(expected, "host", "hosts"), names.size(),
                                                  fmt::join(names, ", "))
                                    : fmt::format("expected {}, the cluster has {}",
-                                                 plural(expected, "host", "hosts"), names.size()),
+                                                 util::plural(expected, "host", "hosts"), names.size()),
                  "check the host list (--hosts, --inventory, --hostfile or the cluster state "
                  "file), or --expect-hosts"});
 }
@@ -75,7 +72,7 @@ void check_port_counts(const ClusterGraph& g, std::vector<Finding>& out) {
          {},
          fmt::format("{} has {}; a full mesh of {} hosts needs {} per host, so {} can "
                      "never be in it",
-                     h.name(), plural(h.ports.size(), "port", "ports"), n, n - 1, h.name()),
+                     h.name(), util::plural(h.ports.size(), "port", "ports"), n, n - 1, h.name()),
          fmt::format("use a host with at least {} Thunderbolt 5 ports (Mac Studio M3 "
                      "Ultra: 6, Mac Studio M4 Max: 4, Mac mini M4 Pro: 3), or a smaller "
                      "cluster",

@@ -8,13 +8,10 @@
 
 #include "topology/checks.h"
 #include "util/interrupt.h"
+#include "util/text.h"
 
 namespace cc::topology {
 namespace {
-
-std::string plural(std::size_t n, const char* one, const char* many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
 
 // Free ports of one host in the order the plan uses them.
 void sort_by_preference(const HostNode& h, std::vector<std::size_t>& ports) {
@@ -65,7 +62,7 @@ CablingPlan plan_cabling(const ClusterGraph& g) {
         plan.steps.push_back({PlanStep::Action::kUnplug, c.a, c.b,
                               fmt::format("unplug {} - {} ({} keeps {})", discovery::end_label(c.a),
                                           discovery::end_label(c.b), pair_label(g, a, b),
-                                          plural(kept, "cable", "cables"))});
+                                          util::plural(kept, "cable", "cables"))});
       }
     }
   }
@@ -106,8 +103,8 @@ CablingPlan plan_cabling(const ClusterGraph& g) {
     s.needed = s.missing_cables - s.free_ports;
     s.text = fmt::format("{} needs {} more free {} ({}, {})", s.host, s.needed,
                          s.needed == 1 ? "port" : "ports",
-                         plural(demand[h], "missing cable", "missing cables"),
-                         plural(free[h].size(), "free port", "free ports"));
+                         util::plural(demand[h], "missing cable", "missing cables"),
+                         util::plural(free[h].size(), "free port", "free ports"));
     std::vector<std::string> occupied;
     for (const auto& p : g.host(h).ports) {
       if (!p.cabled() && !p.free()) occupied.push_back(discovery::port_label(p.end));

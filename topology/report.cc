@@ -9,13 +9,10 @@
 
 #include "topology/graph.h"
 #include "util/interrupt.h"
+#include "util/text.h"
 
 namespace cc::topology {
 namespace {
-
-std::string plural(std::size_t n, const char* one, const char* many) {
-  return fmt::format("{} {}", n, n == 1 ? one : many);
-}
 
 // The missing-cable findings' fixes: the plan's plug step, or why there is none.
 // Indexed by host pair, so this is linear in findings + plan (a 1,000-host state without
@@ -148,7 +145,7 @@ std::string summary_text(const ClusterGraph& g, const Summary& s,
     for (std::size_t a = 0; a < g.size(); ++a) {
       for (std::size_t b = a + 1; b < g.size(); ++b) most = std::max(most, g.multiplicity(a, b));
     }
-    text += "; " + plural(static_cast<std::size_t>(s.multi_rail_pairs),
+    text += "; " + util::plural(static_cast<std::size_t>(s.multi_rail_pairs),
                           most == 2 ? "doubled pair" : "multi-rail pair",
                           most == 2 ? "doubled pairs" : "multi-rail pairs");
   }
@@ -161,10 +158,10 @@ std::string summary_text(const ClusterGraph& g, const Summary& s,
       text += ", RDMA ready";
     } else if (s.fail > 0) {
       text += fmt::format(", not ready: {} failed",
-                          plural(static_cast<std::size_t>(s.fail), "check", "checks"));
+                          util::plural(static_cast<std::size_t>(s.fail), "check", "checks"));
     } else if (without > 0) {
       text += fmt::format(", no RDMA on {} of {} (TCP fallback)", without,
-                          plural(g.size(), "host", "hosts"));
+                          util::plural(g.size(), "host", "hosts"));
     }
   } else {
     const int others = other_fails(g, findings);
@@ -175,7 +172,7 @@ std::string summary_text(const ClusterGraph& g, const Summary& s,
   if (s.unreachable + s.probe_failed > 0) {
     std::vector<std::string> names;
     for (const auto& p : g.state().problems) names.push_back(p.host);
-    text += fmt::format("; {} not probed: {}", plural(names.size(), "host", "hosts"),
+    text += fmt::format("; {} not probed: {}", util::plural(names.size(), "host", "hosts"),
                         fmt::join(names, ", "));
   }
   return text;

@@ -70,4 +70,8 @@ bool blank(std::string_view s) {
   return trim(s).empty();
 }
 
+std::string plural(std::size_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
 }  // namespace cc::util

@@ -29,6 +29,9 @@ std::optional<int> parse_int(std::string_view s);
 /// At most `max` bytes of `s` for an error message, quoted, with "..." when cut.
 std::string excerpt(std::string_view s, std::size_t max = 60);
 
+/// "1 host", "3 hosts": `n` and the word that goes with it.
+std::string plural(std::size_t n, const char* one, const char* many);
+
 /// True when `s` is blank (only whitespace).
 bool blank(std::string_view s);
 

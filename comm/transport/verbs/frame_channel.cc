@@ -7,7 +7,7 @@
 namespace cc::comm::verbs {
 namespace {
 
-constexpr uint32_t kMagic = 0xCC000000u;
+constexpr uint32_t kFrameMagic = 0xCC000000u;
 constexpr uint32_t kData = 1, kCredit = 2;
 constexpr uint32_t kFirst = 1;
 constexpr uint32_t kSeqShift = 8, kSeqMask = 0xffffffu;  // flags bits 8..31
@@ -78,7 +78,7 @@ void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t paylo
                               bool first, uint64_t msg_bytes) {
   const auto slot = static_cast<uint32_t>(sent_ % send_slots_);
   std::byte* f = link_.send_frame(slot);
-  put32(f, kMagic | type);
+  put32(f, kFrameMagic | type);
   put32(f + 4, owed_);
   put32(f + 8, payload_bytes);
   put32(f + 12, (first ? kFirst : 0) | static_cast<uint32_t>((sent_ & kSeqMask) << kSeqShift));
@@ -136,7 +136,7 @@ bool FrameChannel::on_completion(const Completion& c) {
     return true;
   }
   const std::byte* f = link_.recv_frame(c.slot);
-  if (c.bytes < kFrameHeaderBytes || (get32(f) & 0xff000000u) != kMagic ||
+  if (c.bytes < kFrameHeaderBytes || (get32(f) & 0xff000000u) != kFrameMagic ||
       get32(f + 8) + kFrameHeaderBytes != c.bytes) {
     fail(ErrorKind::kProtocol, "received a malformed frame (" + std::to_string(c.bytes) +
                                    " bytes): is the peer a clustercomm rank of this job?");

@@ -11,7 +11,7 @@
 namespace cc::comm::verbs {
 namespace {
 
-constexpr uint32_t kMagic = 0x43560000u;  // "CV"
+constexpr uint32_t kControlMagic = 0x43560000u;  // "CV"
 constexpr uint32_t kAbort = 2, kBye = 3, kAlive = 4;
 // A waiting rank says it is alive this often on every control connection, so a timeout can
 // tell a stopped rank (silent everywhere) from ranks that merely wait on it.
@@ -78,7 +78,7 @@ VerbsTransport::~VerbsTransport() {
     abort(-1);
     return;
   }
-  const ControlHeader bye{kMagic | kBye, rank_, 0};
+  const ControlHeader bye{kControlMagic | kBye, rank_, 0};
   for (Peer& p : peers_) {
     if (!p.control.valid()) continue;
     [[maybe_unused]] ssize_t n =
@@ -106,7 +106,7 @@ void VerbsTransport::fail(Error e) {
 void VerbsTransport::abort(int failed_rank) noexcept {
   if (aborted_) return;
   aborted_ = true;
-  const ControlHeader h{kMagic | kAbort, failed_rank, 0};
+  const ControlHeader h{kControlMagic | kAbort, failed_rank, 0};
   for (Peer& p : peers_) {
     if (p.control.valid() && !p.closed) {
       [[maybe_unused]] ssize_t n =
@@ -218,16 +218,16 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
       const ssize_t n = ::recv(p.control.get(), &h, sizeof(h), MSG_DONTWAIT);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
       const int peer = static_cast<int>(i);
-      if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kMagic | kAlive)) {
+      if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kControlMagic | kAlive)) {
         p.last_heard = Clock::now();
         p.alive_heard = true;
         continue;
       }
-      if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kMagic | kBye)) {
+      if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kControlMagic | kBye)) {
         p.bye = true;  // the peer finished cleanly; its EOF follows
         continue;
       }
-      if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kMagic | kAbort)) {
+      if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kControlMagic | kAbort)) {
         p.closed = true;
         const bool other = h.aux >= 0 && h.aux != rank_;
         const std::string why = other ? " because it lost rank " + std::to_string(h.aux)
@@ -249,7 +249,7 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
 }
 
 void VerbsTransport::send_alive() {
-  const ControlHeader h{kMagic | kAlive, rank_, 0};
+  const ControlHeader h{kControlMagic | kAlive, rank_, 0};
   for (Peer& p : peers_) {
     if (p.control.valid() && !p.closed && !p.bye) {
       [[maybe_unused]] ssize_t n =
