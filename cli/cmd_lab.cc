@@ -15,6 +15,7 @@
 #include "lab/lab.h"
 #include "remote/local_executor.h"
 #include "util/term.h"
+#include "util/text.h"
 
 namespace cc::cli {
 namespace {
@@ -95,12 +96,9 @@ ExitCode run_up(const LabOptions& o, Context& ctx) {
     return ExitCode::kOk;
   }
   const auto& s = ctx.style;
-  auto count = [](std::size_t n, std::string_view what) {
-    return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
-  };
   fmt::print("lab '{}' is {} in {:.1f} s: {}, {} ({}), management subnet {}\n", name,
-             util::green(s, "up"), seconds, count(lab->hosts.size(), "host"),
-             count(lab->cables.size(), "cable"), lab->topology, lab->subnet);
+             util::green(s, "up"), seconds, util::plural(lab->hosts.size(), "host", "hosts"),
+             util::plural(lab->cables.size(), "cable", "cables"), lab->topology, lab->subnet);
   fmt::print("  directory  {}\n", lab->dir);
   fmt::print("  try        clusterctl --lab {} exec --hosts all -- uname -n\n", name);
   fmt::print("             ssh -F {}/ssh_config h1\n", lab->dir);
