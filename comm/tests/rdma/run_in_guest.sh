@@ -13,5 +13,5 @@ if [ ! -x "$runner" ]; then
   exit 77
 fi
 cd "$root" || exit 2
-exec "$runner" --hosts 4 --cables-per-pair 2 --timeout "${RDMA_VM_TIMEOUT:-840}" -- \
+exec "$runner" --hosts 4 --cables-per-pair 2 --timeout "${RDMA_VM_TIMEOUT:-1140}" -- \
   "$here/verbs_suite.sh" "$build" "${2:-full}"
