@@ -45,11 +45,6 @@ struct HealthCliOptions {
   double perf_timeout_s = 60;
 };
 
-ExitCode fail(const Context& ctx, const util::Error& e) {
-  fmt::print(stderr, "clusterctl health: {}\n", util::red(ctx.style, e.message));
-  return e.code;
-}
-
 // This program's own directory (util/self_exe.h); empty when the system cannot say.
 fs::path own_dir() { return util::executable_path().parent_path(); }
 
@@ -77,12 +72,15 @@ std::string default_baseline(const HealthCliOptions& o) {
 
 ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   if (o.quick && (o.full || o.soak_s > 0)) {
-    return fail(ctx, {ExitCode::kUsage, "--quick and --full/--soak exclude each other: give one"});
+    return report_error(
+        ctx, "health",
+        {ExitCode::kUsage, "--quick and --full/--soak exclude each other: give one"});
   }
   if (o.save_baseline && o.quick) {
-    return fail(ctx, {ExitCode::kUsage,
-                      "--save-baseline needs measurements: run without --quick (per-cable "
-                      "figures) or with --full (also the all_reduce)"});
+    return report_error(ctx, "health",
+                        {ExitCode::kUsage,
+                         "--save-baseline needs measurements: run without --quick (per-cable "
+                         "figures) or with --full (also the all_reduce)"});
   }
   healthcheck::HealthOptions h;
   h.level = o.quick ? healthcheck::Level::kQuick
@@ -103,7 +101,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   h.perf.timeout = std::chrono::milliseconds(static_cast<long long>(o.perf_timeout_s * 1000));
   if (!o.thresholds.empty()) {
     auto t = healthcheck::load_thresholds(o.thresholds);
-    if (!t) return fail(ctx, t.error());
+    if (!t) return report_error(ctx, "health", t.error());
     h.thresholds = *t;
   } else if (!ctx.global.lab.empty()) {
     h.thresholds = healthcheck::lab_thresholds();  // veth cables, not Thunderbolt 5
@@ -113,19 +111,20 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
     std::error_code ec;
     if (fs::exists(baseline_path, ec)) {
       auto b = healthcheck::load_baseline(baseline_path);
-      if (!b) return fail(ctx, b.error());
+      if (!b) return report_error(ctx, "health", b.error());
       h.baseline = *b;
     } else if (!o.baseline.empty()) {
-      return fail(ctx, {ExitCode::kUsage,
-                        fmt::format("--baseline {}: no such file (make it with --save-baseline)",
-                                    o.baseline)});
+      return report_error(
+          ctx, "health",
+          {ExitCode::kUsage,
+           fmt::format("--baseline {}: no such file (make it with --save-baseline)", o.baseline)});
     }
   }
 
   // The expected cluster: the state file (with its cables and network plan), or a live
   // discovery when none is given.
   auto expected = obtain_cluster_state(ctx, o.source);
-  if (!expected) return fail(ctx, expected.error());
+  if (!expected) return report_error(ctx, "health", expected.error());
   if (expected->network.empty()) {
     // No saved plan: the one `network apply` computes for this cabling (deterministic, default
     // base), as `network apply` without a cluster file does.
@@ -133,8 +132,10 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   }
   const auto names = healthcheck::expected_hosts(*expected);
   if (names.empty()) {
-    return fail(ctx, {ExitCode::kUsage, "no hosts to check: give a cluster state file "
-                                        "(`clusterctl discover -o cluster.json`) or --hosts"});
+    return report_error(ctx, "health",
+                        {ExitCode::kUsage,
+                         "no hosts to check: give a cluster state file "
+                         "(`clusterctl discover -o cluster.json`) or --hosts"});
   }
   GlobalOptions g = ctx.global;
   if (!o.source.from_dir.empty()) {
@@ -143,7 +144,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   }
   if (!g.replay.empty()) h.mode = discovery::ProbeMode::kEach;
   auto exs = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
-  if (!exs) return fail(ctx, exs.error());
+  if (!exs) return report_error(ctx, "health", exs.error());
   std::vector<remote::Executor*> raw;
   for (const auto& e : *exs) raw.push_back(e.get());
 
@@ -153,7 +154,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   ExitCode rc = healthcheck::exit_code(report);
   if (!o.junit.empty()) {
     if (auto st = healthcheck::write_junit(report, o.junit); !st) {
-      return util::worst(rc, fail(ctx, st.error()));
+      return util::worst(rc, report_error(ctx, "health", st.error()));
     }
   }
   if (o.save_baseline) {
@@ -165,7 +166,9 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
     }
     auto b = healthcheck::baseline_from(report, util::utc_now_iso(),
                                         h.thresholds.all_reduce_size_bytes);
-    if (auto st = healthcheck::save_baseline(b, baseline_path); !st) return fail(ctx, st.error());
+    if (auto st = healthcheck::save_baseline(b, baseline_path); !st) {
+      return report_error(ctx, "health", st.error());
+    }
     if (!ctx.style.json) {
       fmt::print("baseline saved: {} ({} cables{})\n", baseline_path, b.cables.size(),
                  b.busbw_gbps ? ", all_reduce busbw" : "");

@@ -26,11 +26,6 @@ struct HostfileCommandOptions {
   bool slots_given = false;
 };
 
-util::ExitCode fail(const Context& ctx, const util::Error& e) {
-  fmt::print(stderr, "clusterctl hostfile: {}\n", util::red(ctx.style, e.message));
-  return e.code;
-}
-
 util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o) {
   provision::HostfileOptions opts;
   opts.format = *provision::hostfile_format(o.format);  // checked by CLI::IsMember
@@ -39,22 +34,27 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
   const bool mpi = opts.format == provision::HostfileFormat::kMpi ||
                    opts.format == provision::HostfileFormat::kMpich;
   if (o.slots_given && !mpi) {
-    return fail(ctx, util::error(util::ExitCode::kUsage,
-                                 fmt::format("--slots is for the mpi and mpich formats, not {}",
-                                             o.format)));
+    return report_error(
+        ctx, "hostfile",
+        util::error(util::ExitCode::kUsage,
+                    fmt::format("--slots is for the mpi and mpich formats, not {}", o.format)));
   }
-  if (auto st = provision::check_envs(o.envs); !st) return fail(ctx, st.error());
+  if (auto st = provision::check_envs(o.envs); !st) {
+    return report_error(ctx, "hostfile", st.error());
+  }
   auto state = obtain_cluster_state(ctx, o.source);
-  if (!state) return fail(ctx, state.error());
+  if (!state) return report_error(ctx, "hostfile", state.error());
   std::vector<std::string> notes;
   auto text = provision::render_hostfile(*state, opts, &notes);
-  if (!text) return fail(ctx, text.error());
+  if (!text) return report_error(ctx, "hostfile", text.error());
   for (const auto& n : notes) fmt::print(stderr, "clusterctl hostfile: note: {}\n", n);
   if (o.output.empty()) {
     fmt::print("{}", *text);
     return util::ExitCode::kOk;
   }
-  if (auto st = util::write_file_atomic(o.output, *text); !st) return fail(ctx, st.error());
+  if (auto st = util::write_file_atomic(o.output, *text); !st) {
+    return report_error(ctx, "hostfile", st.error());
+  }
   fmt::print("{} hostfile for {} hosts written to {}\n", o.format, state->hosts.size(), o.output);
   return util::ExitCode::kOk;
 }

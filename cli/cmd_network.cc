@@ -36,11 +36,6 @@ struct NetworkOptions {
   bool persist = false;
 };
 
-ExitCode fail(const Context& ctx, const char* what, const util::Error& e) {
-  fmt::print(stderr, "clusterctl network {}: {}\n", what, util::red(ctx.style, e.message));
-  return e.code;
-}
-
 std::string link_line(const LinkAddress& l) {
   return fmt::format("{} {}/{}  <->  {} {}/{}", discovery::end_label(l.a), l.a_address,
                      l.prefix_length, discovery::end_label(l.b), l.b_address, l.prefix_length);
@@ -128,15 +123,20 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
 
 ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
   auto base = util::parse_ipv4_prefix(o.base);
-  if (!base) return fail(ctx, "plan", util::Error{ExitCode::kUsage, "--base: " + base.error().message});
+  if (!base) {
+    return report_error(ctx, "network plan",
+                        util::Error{ExitCode::kUsage, "--base: " + base.error().message});
+  }
   auto state = obtain_cluster_state(ctx, o.source);
-  if (!state) return fail(ctx, "plan", state.error());
+  if (!state) return report_error(ctx, "network plan", state.error());
   auto plan = provision::plan_network(*state, {*base});
-  if (!plan) return fail(ctx, "plan", plan.error());
+  if (!plan) return report_error(ctx, "network plan", plan.error());
   state->network = *plan;
   std::string out = !o.output.empty() ? o.output : o.source.state_file;
   if (!out.empty()) {
-    if (auto st = discovery::save_cluster_state(*state, out); !st) return fail(ctx, "plan", st.error());
+    if (auto st = discovery::save_cluster_state(*state, out); !st) {
+      return report_error(ctx, "network plan", st.error());
+    }
   }
   if (ctx.style.json) {
     fmt::print("{}\n", nlohmann::json(*plan).dump(2));
@@ -162,13 +162,16 @@ ExitCode run_verify_links(const Context& ctx, const Planned& p,
 
 ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
   if (!o.source.from_dir.empty() && !o.dry_run) {
-    return fail(ctx, "apply",
-                util::Error{ExitCode::kUsage, "--from replays recorded outputs: only --dry-run "
-                                              "can run on a bundle"});
+    return report_error(ctx, "network apply",
+                        util::Error{ExitCode::kUsage,
+                                    "--from replays recorded outputs: only --dry-run "
+                                    "can run on a bundle"});
   }
   auto p = live_and_plan(ctx, o);
-  if (!p) return fail(ctx, "apply", p.error());
-  if (auto st = require_all_hosts(p->live); !st) return fail(ctx, "apply", st.error());
+  if (!p) return report_error(ctx, "network apply", p.error());
+  if (auto st = require_all_hosts(p->live); !st) {
+    return report_error(ctx, "network apply", st.error());
+  }
   auto base = *util::parse_ipv4_prefix(o.base);
   auto changes = provision::network_changes(p->live, p->plan, base, o.persist);
 
@@ -177,7 +180,7 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
   GlobalOptions g = ctx.global;
   if (!o.source.from_dir.empty()) g.replay = o.source.from_dir;
   auto executors = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
-  if (!executors) return fail(ctx, "apply", executors.error());
+  if (!executors) return report_error(ctx, "network apply", executors.error());
   std::vector<remote::Executor*> ptrs;
   for (auto& e : *executors) ptrs.push_back(e.get());
 
@@ -198,7 +201,7 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
         ctx.style);
   }
   for (const auto& e : errors) {
-    if (e) return fail(ctx, "apply", *e);
+    if (e) return report_error(ctx, "network apply", *e);
   }
 
   size_t total = 0;
@@ -235,12 +238,13 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
     if (!o.manual) {
       std::string hosts;
       for (size_t i : manual_hosts) hosts += (hosts.empty() ? "" : ", ") + changes[i].host;
-      return fail(ctx, "apply",
-                  util::Error{ExitCode::kCheckFailed,
-                              fmt::format("no passwordless sudo on {}: nothing was changed. Run "
-                                          "again with --manual to get the commands to type there, "
-                                          "or allow `sudo -n` for the network commands",
-                                          hosts)});
+      return report_error(
+          ctx, "network apply",
+          util::Error{ExitCode::kCheckFailed,
+                      fmt::format("no passwordless sudo on {}: nothing was changed. Run "
+                                  "again with --manual to get the commands to type there, "
+                                  "or allow `sudo -n` for the network commands",
+                                  hosts)});
     }
     for (size_t i : manual_hosts) print_commands(i, provision::Privilege::kNone);
   }
@@ -274,7 +278,7 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
   // Verify, never assume: the live facts again, then pings over every cable.
   NetworkOptions again = o;
   auto fresh = live_and_plan(ctx, again);
-  if (!fresh) return fail(ctx, "apply", fresh.error());
+  if (!fresh) return report_error(ctx, "network apply", fresh.error());
   fresh->plan = p->plan;
   if (!o.source.state_file.empty()) {
     // The cluster state gets the facts as they are now (every cable end with its address, so
@@ -282,7 +286,7 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
     ClusterState saved = fresh->live;
     saved.network = p->plan;
     if (auto st = discovery::save_cluster_state(saved, o.source.state_file); !st) {
-      return fail(ctx, "apply", st.error());
+      return report_error(ctx, "network apply", st.error());
     }
   }
   return run_verify_links(ctx, *fresh, *executors);
@@ -331,14 +335,16 @@ ExitCode run_verify_links(const Context& ctx, const Planned& p,
 
 ExitCode run_verify(const Context& ctx, const NetworkOptions& o) {
   auto p = live_and_plan(ctx, o);
-  if (!p) return fail(ctx, "verify", p.error());
-  if (auto st = require_all_hosts(p->live); !st) return fail(ctx, "verify", st.error());
+  if (!p) return report_error(ctx, "network verify", p.error());
+  if (auto st = require_all_hosts(p->live); !st) {
+    return report_error(ctx, "network verify", st.error());
+  }
   std::vector<std::string> names;
   for (const auto& h : p->live.hosts) names.push_back(h.host);
   GlobalOptions g = ctx.global;
   if (!o.source.from_dir.empty()) g.replay = o.source.from_dir;
   auto executors = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
-  if (!executors) return fail(ctx, "verify", executors.error());
+  if (!executors) return report_error(ctx, "network verify", executors.error());
   return run_verify_links(ctx, *p, *executors);
 }
 

@@ -48,14 +48,9 @@ milliseconds to_ms(double seconds) {
   return milliseconds(std::llround(seconds * 1000.0));
 }
 
-ExitCode fail(const Context& ctx, const char* what, const util::Error& e) {
-  fmt::print(stderr, "clusterctl rdma {}: {}\n", what, util::red(ctx.style, e.message));
-  return e.code;
-}
-
 ExitCode run_status(const Context& ctx, const StatusOptions& o) {
   auto state = obtain_cluster_state(ctx, o.source);
-  if (!state) return fail(ctx, "status", state.error());
+  if (!state) return report_error(ctx, "rdma status", state.error());
   const provision::RdmaStatus status = provision::rdma_status(*state);
   fmt::print("{}", ctx.style.json ? provision::render_json(status)
                                   : provision::render_text(status, ctx.style));
@@ -218,21 +213,22 @@ void soft_roce_hint(const ClusterState& state, const provision::EnablePlan& plan
 
 ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
   if (ctx.style.json && !o.check) {
-    return fail(ctx, "enable",
-                util::error(ExitCode::kUsage,
-                            "the walkthrough is interactive: --json goes with --check only"));
+    return report_error(
+        ctx, "rdma enable",
+        util::error(ExitCode::kUsage,
+                    "the walkthrough is interactive: --json goes with --check only"));
   }
   auto state = obtain_cluster_state(ctx, o.source);
-  if (!state) return fail(ctx, "enable", state.error());
+  if (!state) return report_error(ctx, "rdma enable", state.error());
   auto exs = executors_for(ctx, o.source, *state);
-  if (!exs) return fail(ctx, "enable", exs.error());
+  if (!exs) return report_error(ctx, "rdma enable", exs.error());
   const std::filesystem::path state_path =
       o.state_file.empty() ? provision::default_enable_state_path(o.source.state_file)
                            : std::filesystem::path(o.state_file);
   provision::EnableState saved;
   if (!o.check) {
     auto loaded = provision::load_enable_state(state_path);
-    if (!loaded) return fail(ctx, "enable", loaded.error());
+    if (!loaded) return report_error(ctx, "rdma enable", loaded.error());
     saved = std::move(*loaded);
   }
   const provision::EnablePlan plan = provision::plan_enable(*state, saved);

@@ -3,8 +3,10 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "util/exit_code.h"
+#include "util/result.h"
 #include "util/term.h"
 
 namespace CLI {
@@ -30,6 +32,10 @@ struct Context {
   /// Set by the chosen subcommand's parse callback; run by main() after parsing succeeded.
   std::function<util::ExitCode()> action;
 };
+
+/// Prints "clusterctl COMMAND: MESSAGE" to stderr (the message in red where the style allows)
+/// and returns the error's exit code: how a subcommand reports the error that ends it.
+util::ExitCode report_error(const Context& ctx, std::string_view command, const util::Error& e);
 
 // One function per subcommand file (cmd_*.cc) adds that subcommand to the app.
 void add_exec_command(CLI::App& app, Context& ctx);

@@ -17,16 +17,39 @@
 namespace cc::launch {
 namespace {
 
-// $1 prefix of the hosts' job directories (JOBDIR without the host number), $2 ranks per host,
-// $3 cwd ('' = job dir; relative = inside it), $4 nonce, $5 the perl waiter (wrapper.h: it tells
-// an exit with 128+N from a death by signal N; without perl, 128+N counts as a signal), then
-// the rank's argv. Open MPI makes
-// the rank (this sh) a process group leader, so "$$" in rank-R.pid is its group for kill -SIG
-// -PID. Open MPI signals only this sh's pid: SIGTERM/SIGINT/SIGHUP are passed on to the whole
-// group (the command runs in the background, so the trap runs at once), and the sh waits on
-// until the command has ended, to report its status in the end marker.
-constexpr std::string_view kRankScript = R"SH(p=$1 n=$2 c=$3 m=$4 W=$5 c0=$3
-shift 5
+// Named arguments, then "--" and the rank's argv: --job-dirs the prefix of the hosts' job
+// directories (JOBDIR without the host number), --ranks-per-host N, --cwd DIR ('' = job dir;
+// relative = inside it), --nonce the job's marker nonce, --waiter the perl waiter (wrapper.h:
+// it tells an exit with 128+N from a death by signal N; without perl, 128+N counts as a
+// signal). Open MPI makes the rank (this sh) a process group leader, so "$$" in rank-R.pid is
+// its group for kill -SIG -PID. Open MPI signals only this sh's pid: SIGTERM/SIGINT/SIGHUP are
+// passed on to the whole group (the command runs in the background, so the trap runs at once),
+// and the sh waits on until the command has ended, to report its status in the end marker.
+constexpr std::string_view kRankScript = R"SH(p= n= c= m= W=
+while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
+  if [ "$#" -lt 2 ]; then
+    echo "clusterctl: rank script: $1 without a value" >&2
+    exit 126
+  fi
+  case $1 in
+    --job-dirs) p=$2 ;;
+    --ranks-per-host) n=$2 ;;
+    --cwd) c=$2 ;;
+    --nonce) m=$2 ;;
+    --waiter) W=$2 ;;
+    *)
+      echo "clusterctl: rank script: unknown argument $1" >&2
+      exit 126
+      ;;
+  esac
+  shift 2
+done
+if [ "$1" != -- ] || [ -z "$p" ] || [ -z "$n" ] || [ -z "$m" ]; then
+  echo "clusterctl: rank script: needs --job-dirs, --ranks-per-host and --nonce, then -- and the command" >&2
+  exit 126
+fi
+shift
+c0=$c
 r=${OMPI_COMM_WORLD_RANK:?clusterctl: not started by mpirun}
 d=$p$((r / n))
 if ! ours "$d" || ! cd "$d"; then
@@ -165,9 +188,9 @@ std::vector<std::string> mpirun_argv(const WorldPlan& plan, const MpiLaunch& m) 
   std::string prefix = job_dir(m.job_id, 0);
   prefix.pop_back();  // the host number
   a.insert(a.end(), {"sh", "-c", std::string(trust_functions()) + std::string(kRankScript),
-                     "clusterctl-mpi-rank", prefix,
-                     std::to_string(plan.ranks_per_host), m.cwd, m.nonce,
-                     std::string(waiter_perl())});
+                     "clusterctl-mpi-rank", "--job-dirs", prefix, "--ranks-per-host",
+                     std::to_string(plan.ranks_per_host), "--cwd", m.cwd, "--nonce", m.nonce,
+                     "--waiter", std::string(waiter_perl()), "--"});
   a.insert(a.end(), m.command.begin(), m.command.end());
   return a;
 }

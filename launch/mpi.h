@@ -5,7 +5,7 @@
 // mpirun reaches the hosts with the operator's ssh options (the inventory's or lab's ssh_config
 // and known_hosts, BatchMode), so the hosts need no SSH keys to each other.
 //
-// Each rank runs under mpi_rank_script (a small sh text, values as positional arguments): it
+// Each rank runs under the rank script (a small sh text, values as named arguments): it
 // finds its host's job directory (/tmp/clusterctl-job-JOBID-hH, H = rank / ranks_per_host, as
 // `--map-by slot` places them), enters cwd, records its pid (Open MPI makes each rank a process
 // group leader) for clusterctl's SIGTERM/SIGKILL and cleanup, and prints "NONCE start PID" and

@@ -59,9 +59,9 @@ TEST_CASE("mpi: mpirun's argv: hostfile, -np, flags, -x names only, the rank scr
   CHECK(s.find("-x A -x OMPI_MCA_btl -x TOKEN sh -c ") != std::string::npos);
   CHECK(s.find("s3cret") == std::string::npos);  // secrets only in mpirun's environment
   CHECK(s.find("x y") == std::string::npos);
-  CHECK(s.find("clusterctl-mpi-rank /tmp/clusterctl-job-j1-h 2  abc use POSIX") !=
-        std::string::npos);
-  CHECK(s.ends_with(" ./perf -b 8"));
+  CHECK(s.find("clusterctl-mpi-rank --job-dirs /tmp/clusterctl-job-j1-h --ranks-per-host 2 "
+               "--cwd  --nonce abc --waiter use POSIX") != std::string::npos);
+  CHECK(s.ends_with(" -- ./perf -b 8"));
   auto env = mpirun_env(p);
   CHECK(std::find(env.begin(), env.end(), EnvVar{"TOKEN", "s3cret"}) != env.end());
 
