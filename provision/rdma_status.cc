@@ -22,6 +22,10 @@ constexpr const char* kEnableFix =
     "enable` walks you through it";
 constexpr const char* kSoftRoceFix =
     "add Soft-RoCE devices on the cabled interfaces: `clusterctl rdma enable --soft-roce`";
+constexpr const char* kNoSubsystemFix =
+    "this kernel has no RDMA subsystem, so Soft-RoCE cannot be added here either: use a kernel "
+    "with the rdma_rxe module (Debian's standard kernel has it; containers and some cloud "
+    "kernels do not), then `clusterctl rdma enable --soft-roce`; until then collectives use TCP";
 constexpr const char* kNetworkFix =
     "give every cabled port an IPv4 address: `clusterctl network apply`";
 
@@ -103,7 +107,7 @@ void classify_linux(const HostFacts& f, HostRdmaStatus& h) {
                    ? "no RDMA subsystem in this kernel (`rdma link`: Failed to open NETLINK_RDMA "
                      "socket)"
                    : "no RDMA device";
-    h.fix = kSoftRoceFix;
+    h.fix = f.rdma.state == RdmaState::kUnsupported ? kNoSubsystemFix : kSoftRoceFix;
   } else {
     h.state = R::kReady;
     h.detail = fmt::format("RDMA devices: {}", fmt::join(h.devices, ", "));

@@ -191,6 +191,17 @@ TEST_CASE("rdma status: Linux hosts: no device, ready, port down, unreachable ho
   CHECK(st.hosts[0].state == R::kNoDevice);
   CHECK(st.hosts[0].fix.find("--soft-roce") != std::string::npos);
   CHECK(st.hosts[0].ports[0].state == R::kNoDevice);
+  // The lab's kernel has no RDMA subsystem: no Soft-RoCE either, and the host's fix says so
+  // (its ports' rows point to the host's).
+  CHECK(
+      st.hosts[0].fix.starts_with("this kernel has no RDMA subsystem, so Soft-RoCE cannot be "
+                                  "added here either"));
+  // An RDMA subsystem without devices: Soft-RoCE can be added.
+  s.hosts[0].rdma.state = RdmaState::kEnabled;
+  st = rdma_status(s);
+  CHECK(st.hosts[0].state == R::kNoDevice);
+  CHECK(st.hosts[0].fix.starts_with("add Soft-RoCE devices"));
+  CHECK(st.hosts[1].fix.starts_with("this kernel has no RDMA subsystem"));
 
   for (auto& h : s.hosts) {
     h.rdma.state = RdmaState::kEnabled;

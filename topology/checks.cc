@@ -283,7 +283,10 @@ void check_linux_rdma(const ClusterGraph& g, std::vector<Finding>& out) {
                    {h.name()},
                    {},
                    fmt::format("{} has no RDMA device: collectives fall back to TCP", h.name()),
-                   "`clusterctl rdma enable --soft-roce` adds Soft-RoCE devices (rdma_rxe)"});
+                   h.facts->rdma.state == discovery::RdmaState::kUnsupported
+                       ? "no RDMA subsystem in its kernel: boot one with the rdma_rxe module, then "
+                         "`clusterctl rdma enable --soft-roce`"
+                       : "`clusterctl rdma enable --soft-roce` adds Soft-RoCE devices (rdma_rxe)"});
   }
 }
 
