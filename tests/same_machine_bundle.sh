@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Host identity (issue 17) through the real binary, on the linux-two-names support bundle
+# Host identity (one machine under two names) through the real binary, on the linux-two-names support bundle
 # (tests/data/bundles/make-linux-two-names.py): gpu1 and gpu1-ts are one Linux machine reached
 # over two addresses, without Thunderbolt; gpu2 is another machine.
 #  - discover --from: exit 2, both named, with the evidence (machine ID, SSH host key) and how
