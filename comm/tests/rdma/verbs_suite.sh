@@ -12,8 +12,9 @@
 #   6. results bitwise identical to the TCP transport's (digests of random-float collectives)
 #   7. the rc profile (CLUSTERCOMM_IBV_PROFILE=rc, RC queue pairs): the thread matrix for n = 2,
 #      processes for n = 3, one RC QP per cable end, digests equal to TCP's, kill -9 found, a
-#      rank on the other profile refused with a message naming the variable, and a cable taken
-#      down or losing every packet found by an error completion long before the 30 s timeout
+#      rank on the other profile refused with a message naming the variable, a cable losing
+#      every packet found by an error completion long before the 30 s timeout, and a cable taken
+#      down found by one too, or (when Soft-RoCE gives none) by the timeout naming the cable
 # Usage: verbs_suite.sh BUILD_DIR [full|quick] (BUILD_DIR: the comm build with
 # clustercomm_tests and clustercomm_test_rank; quick = the thread matrix for n = 2 only, and
 # the processes for n = 2, 3, 4 instead: for sanitizer builds).
@@ -139,8 +140,8 @@ cable_0_1() {
 # both ranks. Sets st (the last rank's exit status), el (ms from the break to the last exit),
 # ok (1 when the job ran before the break and both ranks exited with status 3 within the bound:
 # 10 s, or 2/3 of the call timeout when that is longer, so an error completion and never the
-# timeout ended them) and broke (what happened, for a failure message). The caller repairs the
-# cable.
+# timeout ended them), exited3 (1 when the job ran and both exited with status 3, at any time)
+# and broke (what happened, for a failure message). The caller repairs the cable.
 break_cable_0_1() {
   local t=$1 r cut bound=10000 running=1
   shift
@@ -150,12 +151,14 @@ break_cable_0_1() {
   cut=$(ms)
   cable_0_1 "$@"
   ok=$running
+  exited3=$running
   broke="cable broken while the job ran (bound ${bound} ms):"
   ((running)) || broke="cable broken before the job ran (no 'looping' within 120 s; bound ${bound} ms):"
   for r in 0 1; do
     wait "${pids[$r]}"; st=$?
     el=$(($(ms) - cut))
     ((st == 3 && el <= bound)) || ok=0
+    ((st == 3)) || exited3=0
     broke+=" rank $r status $st after ${el} ms;"
   done
 }
@@ -348,16 +351,25 @@ if ((ok)) && grep -q "set CLUSTERCOMM_IBV_PROFILE the same on every rank" "$out"
 else
   fail "rc: mixed profiles not refused clearly"; cat "$out"/mixed-*.log
 fi
-# A cable taken down (both ends' netdevs; the control connections stay up): Soft-RoCE fails
-# the next send at once ('local QP operation error'; a NIC whose peer vanished retries for
-# about 0.5 s, 'transport retry counter exceeded'): either way an error completion names the
-# rank well before the call's 30 s timeout.
+# A cable taken down (both ends' netdevs; the control connections stay up). Usually Soft-RoCE
+# fails the next send at once ('local QP operation error'; a NIC whose peer vanished retries for
+# about 0.5 s, 'transport retry counter exceeded'), and an error completion names the rank well
+# before the call's 30 s timeout. But CI saw a cut where no completion came at all (and most
+# likely once before, when the failure's output was cut off): both ranks' sends had completed
+# and each waited for the other's frames, which never left. Then only the call timeout can end
+# it, and it must say what happened: the peer is alive on its control connection, so its frames
+# do not get through (check the cable). Either
+# outcome passes; the line says which it was.
 break_cable_0_1 30000 down
 # Either end may see its error completion first (the other then hears that it gave up).
 found=$(grep -h -m1 -E "rank [01] on rxe[01]_[01]_[0-9]+ port [0-9]+: a (send|receive) completed with error" \
   "$out"/loop-2-*.log | head -1)
+silent=$(grep -h -m1 -E "timed out waiting for rank [01] on rxe[01]_[01]_[0-9]+ port [0-9]+.*rank [01] is alive: its control connection spoke .*its frames do not get through: check the cable" \
+  "$out"/loop-2-*.log | head -1)
 if ((ok)) && [ -n "$found" ]; then
-  pass "rc: cable down found after ${el} ms: $found"
+  pass "rc: cable down found by an error completion after ${el} ms: $found"
+elif ((exited3 && el <= 30000 + 5000)) && [ -n "$silent" ]; then
+  pass "rc: cable down, no error completion (Soft-RoCE): found by the 30 s timeout after ${el} ms, naming the cable: ${silent:0:300}"
 else
   fail "rc: cut cable: $broke $(cat "$out"/loop-2-*.log)"
 fi
