@@ -101,14 +101,10 @@ util::ExitCode exit_code_of(const ClusterState& state) {
 
 util::ExitCode run_discover(const Context& ctx, const DiscoverOptions& o) {
   auto state = obtain_cluster_state(ctx, o.source);
-  if (!state) {
-    fmt::print(stderr, "clusterctl discover: {}\n", util::red(ctx.style, state.error().message));
-    return state.error().code;
-  }
+  if (!state) return report_error(ctx, "discover", state.error());
   if (!o.output.empty()) {
     if (auto st = discovery::save_cluster_state(*state, o.output); !st) {
-      fmt::print(stderr, "clusterctl discover: {}\n", util::red(ctx.style, st.error().message));
-      return st.error().code;
+      return report_error(ctx, "discover", st.error());
     }
   }
   if (ctx.style.json) {
@@ -132,14 +128,10 @@ util::ExitCode run_collect(const Context& ctx, DiscoverOptions o) {
   }
   o.source.collect_dir = o.output;
   auto state = obtain_cluster_state(ctx, o.source);
-  if (!state) {
-    fmt::print(stderr, "clusterctl collect: {}\n", util::red(ctx.style, state.error().message));
-    return state.error().code;
-  }
+  if (!state) return report_error(ctx, "collect", state.error());
   std::string summary = fs::path(o.output) / "cluster.json";
   if (auto st = discovery::save_cluster_state(*state, summary); !st) {
-    fmt::print(stderr, "clusterctl collect: {}\n", util::red(ctx.style, st.error().message));
-    return st.error().code;
+    return report_error(ctx, "collect", st.error());
   }
   if (ctx.style.json) {
     fmt::print("{}\n", nlohmann::json(*state).dump(2));

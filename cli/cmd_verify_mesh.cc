@@ -28,10 +28,7 @@ util::ExitCode run_verify_mesh(const Context& ctx, const VerifyMeshOptions& o) {
     return util::ExitCode::kUsage;
   }
   auto state = obtain_cluster_state(ctx, o.source);
-  if (!state) {
-    fmt::print(stderr, "clusterctl verify-mesh: {}\n", util::red(ctx.style, state.error().message));
-    return state.error().code;
-  }
+  if (!state) return report_error(ctx, "verify-mesh", state.error());
   topology::VerifyOptions opts;
   if (o.expect_hosts > 0) opts.expect_hosts = o.expect_hosts;
   const topology::VerifyReport report = topology::verify_mesh(*state, opts);

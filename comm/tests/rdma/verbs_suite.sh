@@ -150,17 +150,16 @@ break_cable_0_1() {
   wait_looping 2 || running=0
   cut=$(ms)
   cable_0_1 "$@"
-  ok=$running
   exited3=$running
   broke="cable broken while the job ran (bound ${bound} ms):"
   ((running)) || broke="cable broken before the job ran (no 'looping' within 120 s; bound ${bound} ms):"
   for r in 0 1; do
     wait "${pids[$r]}"; st=$?
     el=$(($(ms) - cut))
-    ((st == 3 && el <= bound)) || ok=0
     ((st == 3)) || exited3=0
     broke+=" rank $r status $st after ${el} ms;"
   done
+  ok=$((exited3 && el <= bound))  # el: the later of the two exits
 }
 
 echo "== 1. collective matrix as threads over verbs, n = $matrix_ns"
