@@ -47,6 +47,8 @@ void add_hostfile_command(CLI::App& app, Context& ctx);  // hostfile --format F
 void add_health_command(CLI::App& app, Context& ctx);    // health [--quick|--full]
 void add_lab_command(CLI::App& app, Context& ctx);
 void add_launch_command(CLI::App& app, Context& ctx);  // launch
+void add_push_command(CLI::App& app, Context& ctx);    // push
+void add_push_command(CLI::App& app, Context& ctx);    // push
 void add_jobs_commands(CLI::App& app, Context& ctx);   // jobs, logs, stop
 
 }  // namespace cc::cli

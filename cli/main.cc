@@ -107,6 +107,7 @@ int run(int argc, char** argv) {
   cc::cli::add_hostfile_command(app, ctx);
   cc::cli::add_health_command(app, ctx);
   cc::cli::add_launch_command(app, ctx);
+  cc::cli::add_push_command(app, ctx);
   cc::cli::add_jobs_commands(app, ctx);
   cc::cli::add_lab_command(app, ctx);  // cmd_lab.cc on Linux, cmd_lab_other.cc elsewhere
 

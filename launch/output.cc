@@ -99,6 +99,7 @@ void OutputMux::emit(int rank, int fd, std::string_view line) {
   std::fwrite(line.data(), 1, line.size(), s.log);
   std::fputc('\n', s.log);
   std::fflush(s.log);
+  if (opts_.filter && !opts_.filter(rank, fd, line)) return;
   std::FILE* term = fd == 1 ? opts_.out : opts_.err;
   if (term == nullptr) return;
   if (!opts_.shown.empty() && opts_.shown.count(rank) == 0) return;

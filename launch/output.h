@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -28,6 +29,11 @@ struct OutputOptions {
   // on `err`. Drawn here, not with util::ProgressLine, because it must be cleared and redrawn
   // around every rank line under mu_, on the stream those lines go to (ARCHITECTURE.md).
   bool status_line = false;
+  /// Sees every complete line of a rank (fd 1 or 2, without its newline) after it is logged and
+  /// before it is shown; returning false keeps it off the terminal. Called with the mux's lock
+  /// held, from the ranks' threads: it must not call back into the mux. `clusterctl push`
+  /// reads its ranks' "@push" events this way.
+  std::function<bool(int rank, int fd, std::string_view line)> filter;
 };
 
 /// Thread-safe: ranks' threads feed it at once; each line is written whole.

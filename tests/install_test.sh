@@ -77,6 +77,7 @@ lib/pkgconfig/clustercomm\.pc
 lib/pkgconfig/clustercomm-static\.pc"
 if ((!comm_only)); then
   expected+=$'\nbin/clusterctl'
+  expected+=$'\nlibexec/clusterctl/clusterctl-push-rank'  # the rank program push uploads
   while IFS= read -r t; do expected+=$'\n'"share/clusterctl/templates/${t//./\\.}"; done \
     < <(cd "$root/templates" && find . -type f | sed 's|^\./||')
 fi
@@ -142,6 +143,7 @@ if [ "$(uname -s)" = Linux ] && command -v dpkg >/dev/null && command -v readelf
   echo "  SONAME $s"
   needed "$lib"
   ((comm_only)) || needed "$prefix/bin/clusterctl"
+  ((comm_only)) || needed "$prefix/libexec/clusterctl/clusterctl-push-rank"
   # Hidden visibility: every cc::comm name the .so exports is declared in the public headers.
   for name in $(nm -DC --defined-only "$lib" | grep -oE '(^| )cc::comm::[A-Za-z_0-9]+' |
                 sed 's/.*:://' | sort -u); do

@@ -1,0 +1,408 @@
+// `clusterctl push SRC... [--to all|HOSTS] [--dest DIR] [--from HOST]`: copies files and
+// directory trees to every target host over the cluster's cables (push/rank.h): one job of
+// launch/ with one rank of clusterctl-push-rank per host (uploaded from beside this binary),
+// rank 0 on the source host. Exit: 0 done; 2 bad input or a failed preflight (nothing was
+// written anywhere); 3 a host unreachable; 4 a transfer failed; 130 Ctrl-C (parts stay under
+// their temporary names and the next push resumes them).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/context.h"
+#include "cli/hosts.h"
+#include "discovery/cluster_state.h"
+#include "launch/output.h"
+#include "launch/placement.h"
+#include "launch/rank_env.h"
+#include "launch/runner.h"
+#include "remote/inventory.h"
+#include "util/atomic_file.h"
+#include "util/clock.h"
+#include "util/self_exe.h"
+#include "util/text.h"
+
+namespace cc::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using util::ExitCode;
+
+struct PushCli {
+  std::vector<std::string> sources;
+  std::string to = "all";
+  std::string dest;
+  std::string from;
+  std::string cluster;
+  std::string network = "cables";
+  bool checksum = false;
+  std::uint64_t chunk = 8u << 20;
+  int port = 32324;
+  double timeout_s = 300;
+};
+
+// The rank program: $CLUSTERCTL_PUSH_RANK, else beside this binary (the build tree), else
+// ../libexec/clusterctl/ (an install).
+util::Result<fs::path> rank_program() {
+  if (const char* env = std::getenv("CLUSTERCTL_PUSH_RANK"); env != nullptr && *env != '\0') {
+    return fs::path(env);
+  }
+  const fs::path self = util::executable_path();
+  for (const fs::path& p : {self.parent_path() / "clusterctl-push-rank",
+                            self.parent_path().parent_path() / "libexec" / "clusterctl" /
+                                "clusterctl-push-rank"}) {
+    std::error_code ec;
+    if (!self.empty() && fs::is_regular_file(p, ec)) return p;
+  }
+  return util::error(ExitCode::kUsage,
+                     fmt::format("cannot find clusterctl-push-rank beside {} or in "
+                                 "../libexec/clusterctl: reinstall clusterctl, or set "
+                                 "CLUSTERCTL_PUSH_RANK to its path",
+                                 self.string()));
+}
+
+// The job's hosts: the source first, then the targets, each as placed by launch/.
+util::Result<launch::Placement> push_hosts(const Context& ctx, const PushCli& o,
+                                           GlobalOptions& g) {
+  launch::JobSpec spec;
+  spec.name = "push";
+  spec.source = "clusterctl push";
+  if (!o.cluster.empty()) {
+    spec.cluster = launch::ClusterRef{launch::ClusterRef::Kind::kClusterState,
+                                      fs::absolute(o.cluster).lexically_normal().string()};
+  } else if (!ctx.global.lab.empty()) {
+    spec.cluster = launch::ClusterRef{launch::ClusterRef::Kind::kLab, ctx.global.lab};
+  } else if (!ctx.global.inventory.empty()) {
+    spec.cluster = launch::ClusterRef{launch::ClusterRef::Kind::kInventory,
+                                      fs::absolute(ctx.global.inventory).lexically_normal().string()};
+  } else {
+    return util::error(ExitCode::kUsage,
+                       "no hosts: give --cluster cluster.nlohmann::json (after `network apply`: the "
+                       "transfer then uses the cables), --lab NAME or --inventory FILE");
+  }
+  g = ctx.global;
+  auto placed = launch::place(spec, [&] { return selected_inventory(g); });
+  if (!placed) return placed.error();
+  launch::Placement all = std::move(*placed);
+  auto index_of = [&](const std::string& name) -> long {
+    for (size_t i = 0; i < all.hosts.size(); ++i) {
+      if (all.hosts[i].name == name || all.names[i] == name) return static_cast<long>(i);
+    }
+    return -1;
+  };
+  std::vector<size_t> order;
+  const long from = o.from.empty() ? 0 : index_of(o.from);
+  if (from < 0) {
+    return util::error(ExitCode::kUsage, fmt::format("--from {}: not a host of the cluster", o.from));
+  }
+  order.push_back(static_cast<size_t>(from));
+  if (o.to == "all") {
+    for (size_t i = 0; i < all.hosts.size(); ++i) {
+      if (i != static_cast<size_t>(from)) order.push_back(i);
+    }
+  } else {
+    for (const auto& name : remote::split_host_list(o.to)) {
+      const long i = index_of(name);
+      if (i < 0) return util::error(ExitCode::kUsage, fmt::format("--to: {} is not a host of the cluster", name));
+      if (std::find(order.begin(), order.end(), static_cast<size_t>(i)) != order.end()) {
+        return util::error(ExitCode::kUsage,
+                           fmt::format("--to: {} is the source or named twice", name));
+      }
+      order.push_back(static_cast<size_t>(i));
+    }
+  }
+  if (order.size() < 2) {
+    return util::error(ExitCode::kUsage, "no target host: the cluster has only the source");
+  }
+  launch::Placement out;
+  for (size_t i : order) {
+    out.hosts.push_back(all.hosts[i]);
+    out.names.push_back(all.names[i]);
+  }
+  if (all.state) {
+    // The state's hosts and cables among the job's hosts, in the job's order.
+    discovery::ClusterState sub;
+    for (size_t i : order) {
+      const auto* h = all.state->find_host(all.hosts[i].name);
+      if (h != nullptr) sub.hosts.push_back(*h);
+    }
+    auto pos = [&](const std::string& name) {
+      for (size_t i = 0; i < sub.hosts.size(); ++i) {
+        if (sub.hosts[i].host == name) return static_cast<long>(i);
+      }
+      return -1L;
+    };
+    for (auto c : all.state->cables) {
+      const long a = pos(c.a.host), b = pos(c.b.host);
+      if (a < 0 || b < 0) continue;
+      if (a > b) {
+        std::swap(c.a, c.b);
+        std::swap(c.seen_from_a, c.seen_from_b);
+      }
+      sub.cables.push_back(std::move(c));
+    }
+    sub.network = all.state->network;
+    if (sub.hosts.size() == out.hosts.size()) out.state = std::move(sub);
+  }
+  return out;
+}
+
+// What the ranks report, collected from their "@push" lines.
+struct Events {
+  std::mutex mu;
+  std::map<int, nlohmann::json> progress;  // rank -> latest progress event
+  nlohmann::json result, error;
+  std::vector<std::string> malformed;
+};
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (b >= 1000 && u < 4) {
+    b /= 1000;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} {}", b, units[u]) : fmt::format("{:.1f} {}", b, units[u]);
+}
+
+std::string status_text(Events& ev, const std::vector<launch::LaunchHost>& hosts) {
+  std::lock_guard lock(ev.mu);
+  std::string line;
+  double total_rate = 0;
+  for (const auto& [rank, p] : ev.progress) {
+    if (rank == 0) continue;
+    const double bytes = p.value("bytes", 0.0), all = p.value("total", 0.0),
+                 secs = p.value("seconds", 0.0);
+    const double rate = secs > 0 ? bytes / secs : 0;
+    total_rate += rate;
+    const std::string eta = rate > 0 ? fmt::format("{:.0f} s", (all - bytes) / rate) : "?";
+    line += fmt::format("{}{} {}/{} {}/s ETA {}", line.empty() ? "" : " | ",
+                        hosts.at(static_cast<size_t>(rank)).name, human_bytes(bytes),
+                        human_bytes(all), human_bytes(rate), eta);
+  }
+  if (line.empty()) return "push: starting";
+  return fmt::format("push: {} | all {}/s", line, human_bytes(total_rate));
+}
+
+std::string render_report(const nlohmann::json& r, const std::vector<launch::LaunchHost>& hosts) {
+  std::string out = fmt::format("{:<12} {:>10} {:>8} {:>10} {:>6} {:>7}  {}\n", "host", "bytes",
+                                "seconds", "rate", "sent", "skipped", "problems");
+  for (const auto& t : r.at("targets")) {
+    const int rank = t.value("rank", 0);
+    const double bytes = t.value("bytes", 0.0), secs = t.value("seconds", 0.0);
+    out += fmt::format("{:<12} {:>10} {:>8.2f} {:>8}/s {:>6} {:>7}  {}\n",
+                       hosts.at(static_cast<size_t>(rank)).name, human_bytes(bytes), secs,
+                       human_bytes(secs > 0 ? bytes / secs : 0), t.value("files_sent", 0),
+                       t.value("files_skipped", 0), t.at("errors").size());
+    for (const auto& e : t.at("errors")) {
+      out += fmt::format("  {}: {}\n", hosts.at(static_cast<size_t>(rank)).name, e.get<std::string>());
+    }
+  }
+  for (const auto& e : r.at("source_errors")) {
+    out += fmt::format("  {} (source): {}\n", hosts.at(0).name, e.get<std::string>());
+  }
+  out += fmt::format("{} files, {} from {} over {}, in {:.2f} s\n", r.value("files", 0),
+                     human_bytes(r.value("bytes", 0.0)), hosts.at(0).name,
+                     r.value("transport", std::string("?")), r.value("seconds", 0.0));
+  return out;
+}
+
+// The rank job: the rank program uploaded to each host's job directory, run there.
+launch::JobSpec rank_job(const PushCli& o, const fs::path& program, const std::string& dest,
+                         const std::vector<std::string>& sources) {
+  launch::JobSpec spec;
+  spec.name = "push";
+  spec.source = "clusterctl push";
+  spec.command.argv = {"./clusterctl-push-rank", "--dest", dest, "--chunk", std::to_string(o.chunk)};
+  if (o.checksum) spec.command.argv.push_back("--checksum");
+  spec.command.argv.push_back("--");
+  for (const auto& s : sources) spec.command.argv.push_back(s);
+  spec.coordinator_port = o.port;
+  spec.timeouts.grace = std::chrono::seconds(10);
+  spec.timeouts.stall = std::chrono::seconds(0);
+  launch::Upload up;
+  up.src = program;
+  up.dest = "clusterctl-push-rank";
+  up.mode = 0755;
+  spec.upload.push_back(up);
+  return spec;
+}
+
+ExitCode run_push(const Context& ctx, const PushCli& o) {
+  auto fail = [&](const util::Error& e) { return report_error(ctx, "push", e); };
+  std::vector<std::string> sources;
+  for (const auto& s : o.sources) sources.push_back(fs::absolute(s).lexically_normal().string());
+  std::string dest = o.dest;
+  if (dest.empty()) dest = fs::path(sources.front()).parent_path().string();
+  if (dest.empty() || dest.front() != '/') {
+    return fail(util::error(ExitCode::kUsage,
+                            fmt::format("--dest {}: give an absolute directory (it is the same "
+                                        "path on every target)",
+                                        dest)));
+  }
+  if (o.network != "cables" && o.network != "mgmt") {
+    return fail(util::error(ExitCode::kUsage,
+                            fmt::format("--network {}: use cables or mgmt", o.network)));
+  }
+  auto program = rank_program();
+  if (!program) return fail(program.error());
+  GlobalOptions g;
+  auto hosts = push_hosts(ctx, o, g);
+  if (!hosts) return fail(hosts.error());
+
+  launch::WorldPlan plan;
+  plan.runtime = launch::Runtime::kClusterComm;
+  plan.coordinator_port = o.port;
+  plan.hosts = hosts->hosts;
+  plan.token = util::random_hex(32);
+  plan.env["CLUSTERCOMM_TIMEOUT_MS"] = std::to_string(static_cast<long>(o.timeout_s * 1000));
+  if (o.network == "cables" && hosts->state) launch::add_cable_links(plan, *hosts->state);
+  if (plan.routes.empty()) {
+    fmt::print(stderr, "clusterctl push: note: {}: pushing over the management network\n",
+               o.network == "mgmt" ? "--network mgmt"
+               : o.cluster.empty() ? "no cluster state given (--cluster cluster.nlohmann::json after "
+                                     "`network apply` uses the cables)"
+                                   : "the cluster state has no cable addresses (run `clusterctl "
+                                     "network apply " + o.cluster + "`)");
+  }
+  if (auto st = launch::check_world(plan); !st) return fail(st.error());
+  const launch::JobSpec spec = rank_job(o, *program, dest, sources);
+
+  Events ev;
+  launch::OutputOptions out_opts;
+  out_opts.status_line = ctx.style.progress && !ctx.global.json;
+  out_opts.out = nullptr;  // the ranks' stdout is their events
+  out_opts.filter = [&ev](int rank, int fd, std::string_view line) {
+    if (fd != 1) return true;
+    if (line.substr(0, 6) != "@push ") return false;
+    std::lock_guard lock(ev.mu);
+    nlohmann::json j = nlohmann::json::parse(line.substr(6), nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      ev.malformed.emplace_back(line);
+      return false;
+    }
+    const std::string kind = j.value("event", "");
+    if (kind == "progress") ev.progress[rank] = std::move(j);
+    if (kind == "result" && rank == 0) ev.result = std::move(j);
+    if (kind == "error" && rank == 0) ev.error = std::move(j);
+    return false;
+  };
+  std::vector<std::string> labels;
+  for (const auto& h : plan.hosts) labels.push_back(h.name);
+  const std::string id = fmt::format("push-{}-{}", util::utc_compact(std::chrono::system_clock::now()),
+                                     util::random_hex(3));
+  auto logs_root = util::private_state_dir("push-logs");
+  if (!logs_root) return fail(logs_root.error());
+  const fs::path logs = *logs_root / id;
+  auto mux = launch::OutputMux::open(logs, labels, out_opts);
+  if (!mux) return fail(mux.error());
+  launch::OutputMux& out = **mux;
+
+  launch::RunnerOptions ro;
+  ro.job_id = id;
+  ro.output = out_opts;
+  if (out_opts.status_line) {
+    ro.status = [&](const std::string&) { out.status(status_text(ev, plan.hosts)); };
+  }
+  const launch::Placement& pl = *hosts;
+  launch::ExecutorFactory connect =
+      [&pl, &g](size_t h) -> util::Result<std::unique_ptr<remote::Executor>> {
+    auto ex = make_executors(g, pl.names.at(h));
+    if (!ex) return ex.error();
+    if (ex->size() != 1) {
+      return util::error(ExitCode::kUsage, fmt::format("host {}: not one host", pl.names.at(h)));
+    }
+    return std::move(ex->front());
+  };
+  auto outcome = launch::run_job(spec, plan, out, connect, ro);
+  out.status("");
+  if (!outcome) return fail(outcome.error());
+  std::lock_guard lock(ev.mu);
+  if (!ev.error.is_null()) {
+    for (const auto& e : ev.error.at("errors")) {
+      const int rank = e.value("rank", 0);
+      for (const auto& m : e.at("messages")) {
+        fmt::print(stderr, "clusterctl push: {}{}: {}\n", plan.hosts.at(static_cast<size_t>(rank)).name,
+                   rank == 0 ? " (source)" : "", m.get<std::string>());
+      }
+    }
+    if (ctx.global.json) fmt::print("{}\n", ev.error.dump(2));
+    return fail(util::error(ExitCode::kUsage,
+                            "the preflight failed (above): nothing was written on any host"));
+  }
+  if (outcome->code == ExitCode::kInterrupted) {
+    return fail(util::error(ExitCode::kInterrupted,
+                            "interrupted: every rank was ended; files being written stay under "
+                            "their .ccpush-*.part names and the next push resumes them"));
+  }
+  if (ev.result.is_null()) {
+    fmt::print(stderr, "{}", launch::render_summary(*outcome));
+    return fail(util::error(ExitCode::kJobFailed,
+                            fmt::format("the push did not finish ({}); the ranks' logs are in {}",
+                                        outcome->reason, logs.string())));
+  }
+  // The report names hosts by the job's order.
+  nlohmann::json report = ev.result;
+  for (auto& t : report["targets"]) t["host"] = plan.hosts.at(static_cast<size_t>(t.value("rank", 0))).name;
+  report.erase("event");
+  report["source"] = plan.hosts.at(0).name;
+  report["dest"] = dest;
+  if (ctx.global.json) {
+    fmt::print("{}\n", report.dump(2));
+  } else {
+    fmt::print(stderr, "{}", render_report(report, plan.hosts));
+  }
+  const int code = report.value("code", 4);
+  if (code != 0) {
+    return fail(util::error(ExitCode::kJobFailed,
+                            fmt::format("some files did not arrive whole (above); the ranks' logs "
+                                        "are in {}",
+                                        logs.string())));
+  }
+  std::error_code ec;
+  fs::remove_all(logs, ec);
+  return ExitCode::kOk;
+}
+
+}  // namespace
+
+void add_push_command(CLI::App& app, Context& ctx) {
+  auto o = std::make_shared<PushCli>();
+  CLI::App* cmd = app.add_subcommand(
+      "push",
+      "Copy files and directory trees to every host over the cables (model weights): "
+      "checksummed chunks, files renamed into place only when whole, unchanged files skipped, "
+      "interrupted pushes resumed");
+  cmd->add_option("src", o->sources, "Files or directories on the source host")->required();
+  cmd->add_option("--to", o->to, "Target hosts (comma-separated), or all (default: every host "
+                                 "but the source)");
+  cmd->add_option("--dest", o->dest, "Destination directory on every target (absolute; "
+                                     "default: the first SRC's parent directory)");
+  cmd->add_option("--from", o->from, "The source host (default: the cluster's first host)");
+  cmd->add_option("--cluster", o->cluster,
+                  "Cluster state (`discover -o`, after `network apply`): hosts and cables");
+  cmd->add_option("--network", o->network,
+                  "cables (default: the per-cable addresses when the state has them) or mgmt");
+  cmd->add_flag("--checksum", o->checksum,
+                "Skip a file only when its digest matches (reads every file on every host)");
+  cmd->add_option("--chunk", o->chunk, "Bytes per chunk (default 8 MiB)")
+      ->check(CLI::Range(std::uint64_t{4096}, std::uint64_t{1} << 30));
+  cmd->add_option("--port", o->port, "The source rank's coordinator TCP port (default 32324)")
+      ->check(CLI::Range(1, 65535));
+  cmd->add_option("--timeout", o->timeout_s,
+                  "Seconds any rank may wait for another (default 300)")
+      ->check(CLI::Range(1.0, 86400.0));
+  cmd->callback([&ctx, o] { ctx.action = [&ctx, o] { return run_push(ctx, *o); }; });
+}
+
+}  // namespace cc::cli

@@ -1,0 +1,321 @@
+#include "push/target.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "push/hash.h"
+
+namespace cc::push {
+namespace {
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// Splits "a/b/c" into {"a", "b"} and "c".
+std::vector<std::string> components(const std::string& rel, std::string& leaf) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    const size_t slash = rel.find('/', start);
+    if (slash == std::string::npos) {
+      leaf = rel.substr(start);
+      return parts;
+    }
+    parts.push_back(rel.substr(start, slash - start));
+    start = slash + 1;
+  }
+}
+
+// The nearest existing ancestor of `path` (itself when it exists).
+std::string existing_ancestor(std::string path) {
+  struct stat st {};
+  while (::stat(path.c_str(), &st) != 0) {
+    const size_t slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    if (slash == 0) return "/";
+    path.resize(slash);
+  }
+  return path;
+}
+
+void check_root(const std::string& dest, TargetPlan& p) {
+  struct stat st {};
+  const std::string at = existing_ancestor(dest);
+  if (::stat(at.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    p.errors.push_back(at + ": not a directory" +
+                       (at == dest ? std::string() : " (it would hold " + dest + ")") +
+                       ": give a directory with --dest");
+    return;
+  }
+  if (::access(at.c_str(), W_OK | X_OK) != 0) {
+    p.errors.push_back(at + ": not writable (" + errno_text(errno) +
+                       "): give a directory you can write with --dest");
+  }
+  struct statvfs vf {};
+  if (::statvfs(at.c_str(), &vf) == 0) {
+    p.free_bytes = static_cast<std::uint64_t>(vf.f_bavail) * vf.f_frsize;
+  }
+}
+
+std::string kind_at(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISLNK(m)) return "a symbolic link";
+  if (S_ISREG(m)) return "a file";
+  return "a special file (FIFO, socket or device)";
+}
+
+}  // namespace
+
+std::string part_name(const Entry& e) {
+  const std::string key = e.path + '\0' + std::to_string(e.size) + '\0' + std::to_string(e.mtime_ns);
+  char out[40];
+  std::snprintf(out, sizeof out, ".ccpush-%016llx.part",
+                static_cast<unsigned long long>(chunk_hash(key.data(), key.size())));
+  return out;
+}
+
+TargetPlan examine(const std::string& dest, const Manifest& m, bool checksum, std::uint64_t chunk) {
+  TargetPlan p;
+  check_root(dest, p);
+  if (!p.errors.empty()) return p;
+  const std::string root = dest;
+  for (std::size_t i = 0; i < m.entries.size(); ++i) {
+    const Entry& e = m.entries[i];
+    const std::string path = root + "/" + e.path;
+    struct stat st {};
+    const bool exists = ::lstat(path.c_str(), &st) == 0;
+    if (!exists && errno != ENOENT && errno != ENOTDIR) {
+      p.errors.push_back(path + ": " + errno_text(errno));
+      continue;
+    }
+    const bool special = exists && !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode) && !S_ISREG(st.st_mode);
+    if (special) {
+      p.errors.push_back(path + ": " + kind_at(st.st_mode) +
+                         ", which push never replaces: remove it or push elsewhere");
+      continue;
+    }
+    if (e.kind == EntryKind::kDirectory) {
+      if (exists && !S_ISDIR(st.st_mode)) {
+        p.errors.push_back(path + ": " + kind_at(st.st_mode) +
+                           ", and the source has a directory there: remove it or push elsewhere");
+      }
+      continue;
+    }
+    if (exists && S_ISDIR(st.st_mode)) {
+      p.errors.push_back(path + ": a directory, and the source has " +
+                         (e.kind == EntryKind::kFile ? "a file" : "a symbolic link") +
+                         " there: remove it or push elsewhere");
+      continue;
+    }
+    if (e.kind != EntryKind::kFile) continue;
+    if (exists && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) == e.size) {
+      bool same = false;
+      if (checksum && !e.digest.empty()) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        FileDigest d;
+        same = fd >= 0 && digest_fd(fd, e.size, d) && d.hex() == e.digest;
+        if (fd >= 0) ::close(fd);
+      } else {
+#ifdef __APPLE__
+        const struct timespec& t = st.st_mtimespec;
+#else
+        const struct timespec& t = st.st_mtim;
+#endif
+        same = static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec == e.mtime_ns;
+      }
+      if (same) {
+        ++p.skipped;
+        continue;
+      }
+    }
+    std::uint64_t have = 0;
+    const size_t slash = e.path.rfind('/');
+    const std::string part = root + "/" + (slash == std::string::npos ? "" : e.path.substr(0, slash + 1)) + part_name(e);
+    struct stat ps {};
+    if (chunk > 0 && ::lstat(part.c_str(), &ps) == 0 && S_ISREG(ps.st_mode) &&
+        static_cast<std::uint64_t>(ps.st_size) <= e.size) {
+      have = static_cast<std::uint64_t>(ps.st_size) / chunk * chunk;
+    }
+    p.need_bytes += e.size - have;
+    p.files.emplace_back(i, have);
+  }
+  return p;
+}
+
+DestTree::DestTree(std::string dest) : dest_(std::move(dest)) {
+  // Creates the missing directories of dest (its own path may hold links: it is the
+  // operator's), then opens it.
+  std::string built;
+  size_t start = dest_.front() == '/' ? 1 : 0;
+  if (start == 1) built = "";
+  for (;;) {
+    const size_t slash = dest_.find('/', start);
+    built = dest_.substr(0, slash);
+    if (!built.empty() && ::mkdir(built.c_str(), 0755) != 0 && errno != EEXIST) {
+      error_ = built + ": cannot create it: " + errno_text(errno);
+      return;
+    }
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  root_ = ::open(dest_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root_ < 0) error_ = dest_ + ": cannot open it: " + errno_text(errno);
+}
+
+DestTree::~DestTree() {
+  if (root_ >= 0) ::close(root_);
+}
+
+int DestTree::open_parent(const std::string& rel, bool create, std::string& leaf,
+                          std::string& problem) {
+  int fd = ::dup(root_);
+  std::string sofar;
+  for (const auto& part : components(rel, leaf)) {
+    sofar += (sofar.empty() ? "" : "/") + part;
+    if (create && ::mkdirat(fd, part.c_str(), 0755) != 0 && errno != EEXIST) {
+      problem = shown(sofar) + ": cannot create it: " + errno_text(errno);
+      ::close(fd);
+      return -1;
+    }
+    const int next = ::openat(fd, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int err = errno;
+    ::close(fd);
+    if (next < 0) {
+      problem = shown(sofar) + ": " +
+                (err == ELOOP || err == ENOTDIR ? std::string("not a directory (push never writes "
+                                                              "through a link)")
+                                                : errno_text(err));
+      return -1;
+    }
+    fd = next;
+  }
+  return fd;
+}
+
+std::vector<std::string> DestTree::make_directories(const Manifest& m) {
+  std::vector<std::string> problems;
+  for (const auto& e : m.entries) {
+    std::string leaf, problem;
+    const int dir = open_parent(e.path, true, leaf, problem);
+    if (dir < 0) {
+      problems.push_back(problem);
+      continue;
+    }
+    if (e.kind == EntryKind::kDirectory && ::mkdirat(dir, leaf.c_str(), 0755) != 0 &&
+        errno != EEXIST) {
+      problems.push_back(shown(e.path) + ": cannot create it: " + errno_text(errno));
+    }
+    ::close(dir);
+  }
+  return problems;
+}
+
+int DestTree::open_part(const Entry& e, std::uint64_t have, std::string& problem) {
+  std::string leaf;
+  const int dir = open_parent(e.path, true, leaf, problem);
+  if (dir < 0) return -1;
+  const std::string part = part_name(e);
+  const int fd = ::openat(dir, part.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  const int err = errno;
+  ::close(dir);
+  if (fd < 0) {
+    problem = shown(e.path) + ": cannot write " + part + ": " + errno_text(err);
+    return -1;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      ::ftruncate(fd, static_cast<off_t>(have)) != 0) {
+    problem = shown(e.path) + ": cannot write " + part + ": " + errno_text(errno);
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+std::string DestTree::finish_file(const Entry& e, int fd, const std::string& digest,
+                                  const std::string& expected) {
+  std::string leaf, problem;
+  const int dir = open_parent(e.path, false, leaf, problem);
+  if (dir < 0) {
+    ::close(fd);
+    return problem;
+  }
+  const std::string part = part_name(e);
+  if (digest != expected) {
+    ::close(fd);
+    ::unlinkat(dir, part.c_str(), 0);
+    ::close(dir);
+    return shown(e.path) + ": the digest of what arrived (" + digest + ") is not the source's (" +
+           expected + "); the part was removed: push again";
+  }
+  const struct timespec times[2] = {{0, UTIME_OMIT},
+                                    {static_cast<time_t>(e.mtime_ns / 1'000'000'000),
+                                     static_cast<long>(e.mtime_ns % 1'000'000'000)}};
+  if (::fchmod(fd, static_cast<mode_t>(e.mode)) != 0 || ::futimens(fd, times) != 0 ||
+      ::fsync(fd) != 0) {
+    problem = shown(e.path) + ": cannot finish " + part + ": " + errno_text(errno);
+  }
+  ::close(fd);
+  if (problem.empty() && ::renameat(dir, part.c_str(), dir, leaf.c_str()) != 0) {
+    problem = shown(e.path) + ": cannot rename " + part + " into place: " + errno_text(errno);
+  }
+  if (problem.empty()) ::fsync(dir);
+  ::close(dir);
+  return problem;
+}
+
+std::string DestTree::make_link(const Entry& e) {
+  std::string leaf, problem;
+  const int dir = open_parent(e.path, true, leaf, problem);
+  if (dir < 0) return problem;
+  const std::string tmp = part_name(e);
+  ::unlinkat(dir, tmp.c_str(), 0);
+  if (::symlinkat(e.link.c_str(), dir, tmp.c_str()) != 0 ||
+      ::renameat(dir, tmp.c_str(), dir, leaf.c_str()) != 0) {
+    problem = shown(e.path) + ": cannot make the link: " + errno_text(errno);
+    ::unlinkat(dir, tmp.c_str(), 0);
+  } else {
+    const struct timespec times[2] = {{0, UTIME_OMIT},
+                                      {static_cast<time_t>(e.mtime_ns / 1'000'000'000),
+                                       static_cast<long>(e.mtime_ns % 1'000'000'000)}};
+    ::utimensat(dir, leaf.c_str(), times, AT_SYMLINK_NOFOLLOW);
+  }
+  ::close(dir);
+  return problem;
+}
+
+std::vector<std::string> DestTree::finish_directories(const Manifest& m) {
+  std::vector<std::string> problems;
+  // Children first, so setting a parent's mtime comes after every change inside it.
+  for (auto it = m.entries.rbegin(); it != m.entries.rend(); ++it) {
+    const Entry& e = *it;
+    if (e.kind != EntryKind::kDirectory) continue;
+    std::string leaf, problem;
+    const int dir = open_parent(e.path, false, leaf, problem);
+    if (dir < 0) {
+      problems.push_back(problem);
+      continue;
+    }
+    const int fd = ::openat(dir, leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const struct timespec times[2] = {{0, UTIME_OMIT},
+                                      {static_cast<time_t>(e.mtime_ns / 1'000'000'000),
+                                       static_cast<long>(e.mtime_ns % 1'000'000'000)}};
+    if (fd < 0 || ::fchmod(fd, static_cast<mode_t>(e.mode)) != 0 || ::futimens(fd, times) != 0) {
+      problems.push_back(shown(e.path) + ": cannot set its mode and time: " + errno_text(errno));
+    }
+    if (fd >= 0) {
+      ::fsync(fd);
+      ::close(fd);
+    }
+    ::close(dir);
+  }
+  ::fsync(root_);
+  return problems;
+}
+
+}  // namespace cc::push

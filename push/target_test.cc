@@ -1,0 +1,157 @@
+#include "push/target.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "push/hash.h"
+
+namespace fs = std::filesystem;
+using namespace cc::push;
+
+namespace {
+fs::path scratch(const char* name) {
+  fs::path p = fs::temp_directory_path() / (std::string(name) + "-" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+std::string get(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+Entry file(std::string path, std::string content, std::int64_t mtime = 1'700'000'000'123'456'789) {
+  Entry e;
+  e.path = std::move(path);
+  e.size = content.size();
+  e.mode = 0640;
+  e.mtime_ns = mtime;
+  FileDigest d;
+  d.update(content.data(), content.size());
+  e.digest = d.hex();
+  return e;
+}
+Entry dir(std::string path) {
+  Entry e;
+  e.path = std::move(path);
+  e.kind = EntryKind::kDirectory;
+  e.mode = 0750;
+  e.mtime_ns = 1'600'000'000'000'000'000;
+  return e;
+}
+}  // namespace
+
+TEST_CASE("push: a file is written under its part name, verified, then renamed with mode and mtime") {
+  const fs::path t = scratch("ccpush-target");
+  Manifest m;
+  m.entries = {dir("w"), file("w/x y", "payload")};
+  DestTree tree((t / "dest" / "new").string());  // missing directories are made
+  REQUIRE(tree.ok());
+  CHECK(tree.make_directories(m).empty());
+  std::string problem;
+  const int fd = tree.open_part(m.entries[1], 0, problem);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, "payload", 7) == 7);
+  CHECK(fs::exists(t / "dest/new/w" / part_name(m.entries[1])));
+  CHECK_FALSE(fs::exists(t / "dest/new/w/x y"));  // nothing under the final name yet
+  CHECK(tree.finish_file(m.entries[1], fd, m.entries[1].digest, m.entries[1].digest).empty());
+  CHECK(get(t / "dest/new/w/x y") == "payload");
+  CHECK_FALSE(fs::exists(t / "dest/new/w" / part_name(m.entries[1])));
+  struct stat st {};
+  REQUIRE(::stat((t / "dest/new/w/x y").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0640);
+#ifdef __APPLE__
+  const struct timespec mt = st.st_mtimespec;
+#else
+  const struct timespec mt = st.st_mtim;
+#endif
+  CHECK(mt.tv_sec == 1'700'000'000);
+  CHECK(mt.tv_nsec == 123'456'789);
+  CHECK(tree.finish_directories(m).empty());
+  REQUIRE(::stat((t / "dest/new/w").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0750);
+
+  // Now it is there: the same size and mtime are skipped; a different mtime is sent again.
+  TargetPlan p = examine((t / "dest/new").string(), m, false, 4);
+  CHECK(p.errors.empty());
+  CHECK(p.skipped == 1);
+  CHECK(p.files.empty());
+  Manifest changed = m;
+  changed.entries[1].mtime_ns += 1;
+  p = examine((t / "dest/new").string(), changed, false, 4);
+  CHECK(p.skipped == 0);
+  REQUIRE(p.files.size() == 1);
+  CHECK(p.need_bytes == 7);
+  // --checksum: the digest decides, not the mtime.
+  p = examine((t / "dest/new").string(), changed, true, 4);
+  CHECK(p.skipped == 1);
+  fs::remove_all(t);
+}
+
+TEST_CASE("push: a wrong digest removes the part and leaves the final name alone") {
+  const fs::path t = scratch("ccpush-target-digest");
+  Manifest m;
+  m.entries = {file("f", "good")};
+  put(t / "f", "old");
+  DestTree tree(t.string());
+  std::string problem;
+  const int fd = tree.open_part(m.entries[0], 0, problem);
+  REQUIRE(fd >= 0);
+  REQUIRE(::write(fd, "bad!", 4) == 4);
+  FileDigest d;
+  d.update("bad!", 4);
+  const std::string msg = tree.finish_file(m.entries[0], fd, d.hex(), m.entries[0].digest);
+  CHECK(msg.find("is not the source's") != std::string::npos);
+  CHECK(get(t / "f") == "old");
+  CHECK_FALSE(fs::exists(t / part_name(m.entries[0])));
+  fs::remove_all(t);
+}
+
+TEST_CASE("push: a part resumes at its last whole chunk") {
+  const fs::path t = scratch("ccpush-target-resume");
+  Manifest m;
+  m.entries = {file("big", std::string(10, 'z'))};
+  put(t / part_name(m.entries[0]), "zzzzzzz");  // 7 bytes of 10 arrived
+  TargetPlan p = examine(t.string(), m, false, 4);
+  REQUIRE(p.files.size() == 1);
+  CHECK(p.files[0].second == 4);
+  CHECK(p.need_bytes == 6);
+  fs::remove_all(t);
+}
+
+TEST_CASE("push: the preflight names what push would not write through or replace") {
+  const fs::path t = scratch("ccpush-target-bad");
+  fs::create_directories(t / "d" / "isdir");
+  fs::create_symlink("/etc", t / "d" / "link");
+  REQUIRE(::mkfifo((t / "d" / "fifo").c_str(), 0600) == 0);
+  put(t / "d" / "notdir", "x");
+  Manifest m;
+  m.entries = {file("isdir", "a"), dir("link"), file("link/passwd", "a"), file("fifo", "a"),
+               dir("notdir")};
+  const TargetPlan p = examine((t / "d").string(), m, false, 4);
+  REQUIRE(p.errors.size() == 4);
+  CHECK(p.errors[0].find("isdir: a directory, and the source has a file") != std::string::npos);
+  CHECK(p.errors[1].find("link: a symbolic link, and the source has a directory") !=
+        std::string::npos);
+  CHECK(p.errors[2].find("fifo: a special file") != std::string::npos);
+  CHECK(p.errors[3].find("notdir: a file, and the source has a directory") != std::string::npos);
+  // The writer refuses to go through the link even when asked.
+  DestTree tree((t / "d").string());
+  std::string problem;
+  CHECK(tree.open_part(m.entries[2], 0, problem) < 0);
+  CHECK(problem.find("never writes through a link") != std::string::npos);
+  CHECK_FALSE(fs::exists("/etc/" + part_name(m.entries[2])));
+
+  const TargetPlan q = examine((t / "d" / "notdir" / "x").string(), m, false, 4);
+  REQUIRE(q.errors.size() == 1);
+  CHECK(q.errors[0].find("notdir: not a directory") != std::string::npos);
+  fs::remove_all(t);
+}

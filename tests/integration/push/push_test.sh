@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# clusterctl push on a live 4-host lab, h1 the source, h2-h4 the targets, each writing to its
+# own private data directory (`lab up` mounts one per host at the same path):
+#  - a tree with a 3 GiB file, small files, an empty file, a symbolic link (kept a link) and a
+#    name with spaces and quotes arrives whole on every host: digests, modes, mtimes, link;
+#  - a second push sends 0 bytes and skips every file;
+#  - a push interrupted half way (Ctrl-C: exit 130) leaves no file under its final name and no
+#    rank process, and the next push sends only the rest;
+#  - a target with too little space fails the preflight (exit 2, naming every host, what is
+#    needed and what is free) and nothing is written anywhere;
+#  - a destination that is not a directory is named (exit 2).
+set -euo pipefail
+source "$(dirname "$0")/../lab/lib.sh"
+name=ctlpush${CLUSTERCTL_TEST_SUFFIX:-}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; "$CLUSTERCTL" lab down --name "$name" >/dev/null 2>&1 || true' EXIT
+"$CLUSTERCTL" lab up --name "$name" --hosts 4 --data-size 4G >/dev/null
+run=/run/clusterctl/labs/$name
+dest=$run/data                       # the same path on every host, a different mount on each
+hostdata() { echo "$run/hosts/$1/data"; }
+cc() { "$CLUSTERCTL" --lab "$name" "$@"; }
+cc discover -o "$tmp/c.json" >/dev/null
+cc network apply "$tmp/c.json" >/dev/null
+
+src=$tmp/src/weights
+mkdir -p "$src/sub"
+head -c $((3 * 1024 * 1024 * 1024)) /dev/urandom >"$src/model.bin"
+head -c 100000 /dev/urandom >"$src/sub/small.bin"
+echo config >"$src/a b 'q\" c.json"
+: >"$src/sub/empty"
+ln -s ../model.bin "$src/sub/link"
+chmod 0640 "$src/sub/small.bin"
+touch -d '2024-01-02 03:04:05.123456789' "$src/sub/small.bin"
+
+# Every target's copy equals the source: content, mode, mtime (ns), link target.
+check_copies() {
+  local h f
+  for h in h2 h3 h4; do
+    (cd "$src/.." && find weights -type f -print0 | sort -z | xargs -0 sha256sum) >"$tmp/want"
+    (cd "$(hostdata $h)" && find weights -type f -print0 | sort -z | xargs -0 sha256sum) >"$tmp/got" ||
+      fail "$h: no tree at $(hostdata $h)"
+    diff "$tmp/want" "$tmp/got" >/dev/null || fail "$h: contents differ: $(diff "$tmp/want" "$tmp/got" | head)"
+    for f in model.bin sub/small.bin "a b 'q\" c.json" sub/empty; do
+      [ "$(stat -c '%a %Y.%y' "$src/$f")" = "$(stat -c '%a %Y.%y' "$(hostdata $h)/weights/$f")" ] ||
+        fail "$h: $f: mode/mtime $(stat -c '%a %y' "$(hostdata $h)/weights/$f"), not $(stat -c '%a %y' "$src/$f")"
+    done
+    [ "$(readlink "$(hostdata $h)/weights/sub/link")" = ../model.bin ] || fail "$h: sub/link is not the link"
+    if ls -a "$(hostdata $h)"/weights/ "$(hostdata $h)"/weights/sub | grep -q '\.ccpush-'; then
+      fail "$h: a part file is left"
+    fi
+  done
+  [ ! -e "$dest/weights" ] || fail "the root namespace's $dest got a copy: the hosts do not write to their own"
+}
+
+cc push --cluster "$tmp/c.json" "$src" --dest "$dest" >"$tmp/out1" 2>&1 ||
+  fail "push exited $?: $(cat "$tmp/out1")"
+check_copies
+grep -q "over tcp" "$tmp/out1" || fail "push did not use the cables' TCP: $(cat "$tmp/out1")"
+
+cc --json push --cluster "$tmp/c.json" "$src" --dest "$dest" >"$tmp/again.json" 2>"$tmp/again.err" ||
+  fail "second push exited $?: $(cat "$tmp/again.err")"
+python3 - "$tmp/again.json" <<'PY' || fail "second push: $(cat "$tmp/again.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["code"] == 0 and r["sent_bytes"] == 0, r
+assert sorted(t["host"] for t in r["targets"]) == ["h2", "h3", "h4"], r
+for t in r["targets"]:
+    assert t["bytes"] == 0 and t["files_sent"] == 0 and t["files_skipped"] == 4 and not t["errors"], t
+PY
+
+# Interrupted half way, then resumed.
+for h in h2 h3 h4; do rm -f "$(hostdata $h)/weights/model.bin"; done
+cc push --cluster "$tmp/c.json" "$src" --dest "$dest" --chunk 1048576 >"$tmp/int.out" 2>&1 &
+pid=$!
+part=""
+for _ in $(seq 1 600); do
+  part=$(ls "$(hostdata h4)"/weights/.ccpush-*.part 2>/dev/null | head -n 1 || true)
+  if [ -n "$part" ] && [ "$(stat -c %s "$part")" -ge $((1024 * 1024 * 1024)) ]; then break; fi
+  sleep 0.1
+done
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" -eq 130 ] || fail "interrupted push exited $rc, not 130: $(cat "$tmp/int.out")"
+for h in h2 h3 h4; do
+  [ ! -e "$(hostdata $h)/weights/model.bin" ] || fail "$h: model.bin is under its final name after Ctrl-C"
+done
+have=$(stat -c %s "$part")
+[ "$have" -ge $((1024 * 1024 * 1024)) ] || fail "the part holds only $have bytes"
+sleep 1
+! pgrep -f clusterctl-push-rank >/dev/null || fail "rank processes left: $(pgrep -af clusterctl-push-rank)"
+cc --json push --cluster "$tmp/c.json" "$src" --dest "$dest" >"$tmp/resume.json" 2>"$tmp/resume.err" ||
+  fail "resumed push exited $?: $(cat "$tmp/resume.err")"
+python3 - "$tmp/resume.json" "$have" <<'PY' || fail "resumed push: $(cat "$tmp/resume.json")"
+import json, sys
+r, have = json.load(open(sys.argv[1])), int(sys.argv[2])
+size = 3 * 1024 ** 3
+assert r["code"] == 0, r
+# Every target resumes from the smallest part among them; h4's was at least `have` bytes when
+# the push stopped, and the others were written in the same broadcasts.
+assert r["sent_bytes"] <= size - have + 64 * 1024 * 1024, (r["sent_bytes"], size - have)
+assert r["sent_bytes"] > 0, r
+PY
+check_copies
+
+# Too little space: a sparse 20 GiB file (nothing is read: the preflight stops first).
+truncate -s 20G "$tmp/src/huge.img"
+before=$(for h in h2 h3 h4; do find "$(hostdata $h)" | sort; done | sha256sum)
+rc=0
+cc push --cluster "$tmp/c.json" "$tmp/src/huge.img" --dest "$dest" >"$tmp/space.out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "push of 20 GiB into 4 GiB exited $rc, not 2: $(cat "$tmp/space.out")"
+for h in h2 h3 h4; do
+  grep -q "^clusterctl push: $h: needs 21474836480 bytes at the destination and [0-9]* are free" "$tmp/space.out" ||
+    fail "the space problem of $h is not named: $(cat "$tmp/space.out")"
+done
+after=$(for h in h2 h3 h4; do find "$(hostdata $h)" | sort; done | sha256sum)
+[ "$before" = "$after" ] || fail "the failed preflight wrote something"
+
+rc=0
+cc push "$src/sub/small.bin" --dest /dev/null >"$tmp/null.out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "push to /dev/null exited $rc: $(cat "$tmp/null.out")"
+grep -q "h2: /dev/null: not a directory" "$tmp/null.out" || fail "/dev/null not named: $(cat "$tmp/null.out")"
+echo "push: 3 GiB tree to 3 hosts, skip, resume, space and destination checks passed"
