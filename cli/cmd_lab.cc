@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/context.h"
+#include "lab/data.h"
+#include "lab/files.h"
 #include "lab/lab.h"
 #include "remote/local_executor.h"
 #include "util/term.h"
@@ -31,6 +33,7 @@ struct LabOptions {
   std::vector<std::string> omit;
   std::vector<std::string> extra;
   int receptacles = 0;
+  std::string data_size = "8G";  // parsed by lab::parse_data_size
   bool json = false;
 };
 
@@ -84,6 +87,9 @@ ExitCode run_up(const LabOptions& o, Context& ctx) {
   up.topology = {o.hosts, o.hosts_option->count() > 0, o.topology, o.omit, o.extra,
                  o.receptacles};
   up.dir = o.dir;
+  auto data_size = lab::parse_data_size(o.data_size);
+  if (!data_size) return fail("lab up", data_size.error());
+  up.data_size = *data_size;
   util::ProgressLine line(ctx.style);
   auto start = std::chrono::steady_clock::now();
   remote::LocalExecutor local("local");
@@ -100,6 +106,9 @@ ExitCode run_up(const LabOptions& o, Context& ctx) {
              util::green(s, "up"), seconds, util::plural(lab->hosts.size(), "host", "hosts"),
              util::plural(lab->cables.size(), "cable", "cables"), lab->topology, lab->subnet);
   fmt::print("  directory  {}\n", lab->dir);
+  fmt::print("  data       {}: each host's own {} tmpfs\n", lab->data_dir,
+             lab::format_data_size(lab->data_size));
+  fmt::print("             here at {}\n", lab::host_data_dir(name, "hN").string());
   fmt::print("  try        clusterctl --lab {} exec --hosts all -- uname -n\n", name);
   fmt::print("             ssh -F {}/ssh_config h1\n", lab->dir);
   fmt::print("  remove     clusterctl lab down --name {}\n", name);
@@ -125,6 +134,18 @@ ExitCode run_down(const LabOptions& o, Context& ctx) {
   return ExitCode::kOk;
 }
 
+// The data directories of `lab status`: the common path, then each host's own in this
+// namespace. Nothing for a lab made before they existed.
+void print_data_dirs(const lab::LabStatus& status, const util::OutputStyle& s) {
+  if (status.lab.data_dir.empty()) return;
+  fmt::print("data {} on each host, its own {} tmpfs; here:\n", status.lab.data_dir,
+             lab::format_data_size(status.lab.data_size));
+  for (const auto& h : status.hosts) {
+    fmt::print("  {:<5} {}{}\n", h.host.name, h.host.data_dir,
+               h.data_mounted ? "" : "  " + util::red(s, "not mounted"));
+  }
+}
+
 ExitCode run_status(const LabOptions& o, Context& ctx) {
   const std::string name = lab_name(o, ctx);
   const bool json = o.json || ctx.global.json;
@@ -148,12 +169,15 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
                        {"sshd", h.sshd_running ? "running" : "down"},
                        {"sshd_pid", h.sshd_pid},
                        {"ports", p},
-                       {"free_ports", h.host.free_ports}});
+                       {"free_ports", h.host.free_ports},
+                       {"data_dir", h.host.data_dir},
+                       {"data_mounted", h.data_mounted}});
     }
-    Json out = {{"name", status->lab.name},     {"state", status->lab.state},
-                {"dir", status->dir.string()},  {"topology", status->lab.topology},
-                {"subnet", status->lab.subnet}, {"bridge", status->lab.bridge},
-                {"ok", rc == ExitCode::kOk},    {"hosts", hosts}};
+    Json out = {{"name", status->lab.name},         {"state", status->lab.state},
+                {"dir", status->dir.string()},      {"topology", status->lab.topology},
+                {"subnet", status->lab.subnet},     {"bridge", status->lab.bridge},
+                {"data_dir", status->lab.data_dir}, {"data_size", status->lab.data_size},
+                {"ok", rc == ExitCode::kOk},        {"hosts", hosts}};
     fmt::print("{}\n", out.dump(2));
     return rc;
   }
@@ -174,6 +198,7 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
     fmt::print("{:<5} {:<22} {:<15} {} {}\n", h.host.name, h.host.netns, h.host.address,
                h.sshd_running ? util::green(s, padded) : util::red(s, padded), fmt::join(p, " "));
   }
+  print_data_dirs(*status, s);
   if (rc != ExitCode::kOk) {
     fmt::print(stderr,
                "clusterctl lab status: some hosts are down; `clusterctl lab down --name {0}` "
@@ -209,6 +234,11 @@ void add_lab_command(CLI::App& app, Context& ctx) {
   up->add_option("--extra", opts->extra,
                  "Add one cable hA-hB, a second parallel one if it exists (repeatable)")
       ->type_name("hA-hB");
+  up->add_option("--data-size", opts->data_size,
+                 "Size of each host's data directory, a tmpfs seen on every host at "
+                 "/run/clusterctl/labs/NAME/data (RAM is used only for what is written): bytes, "
+                 "or with K, M, G, T (default 8G)")
+      ->type_name("SIZE");
   up->add_option("--receptacles", opts->receptacles,
                  "Ports per host (default: hosts - 1, enough for a full mesh); ports without a "
                  "cable are free: up, no carrier")

@@ -23,6 +23,18 @@ fs::path runtime_dir(std::string_view name) {
   return fs::path("/run/clusterctl/labs") / std::string(name);
 }
 
+fs::path data_dir(std::string_view name) {
+  return runtime_dir(name) / "data";
+}
+
+fs::path host_data_dir(std::string_view name, std::string_view host) {
+  return runtime_dir(name) / "hosts" / std::string(host) / "data";
+}
+
+std::string data_mount_source(std::string_view name, std::string_view host) {
+  return fmt::format("clusterctl-lab-{}-{}", name, host);
+}
+
 fs::path netns_etc_dir(std::string_view netns) {
   return fs::path("/etc/netns") / std::string(netns);
 }

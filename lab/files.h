@@ -12,6 +12,10 @@
 // Runtime state, outside the lab directory: /run/clusterctl/labs/NAME/
 //   hN.uts                host hN's UTS namespace (hostname hN), kept by a bind mount
 //   lab_dir               the lab directory's path, so `lab down` finds a --dir lab by name
+//   hosts/hN/data         host hN's data directory: a tmpfs of `lab up --data-size` (source
+//                         clusterctl-lab-NAME-hN, mode 0755, root's), in the root namespace
+//   data                  the common data path: empty here; in host hN's sshd mount namespace
+//                         (and so in every session) hosts/hN/data is bind-mounted on it (data.h)
 // Each host's own /etc files: /etc/netns/cc-NAME-hN/ (iproute2's convention, ip-netns(8):
 // `ip netns exec` bind-mounts every file there over the one of that name in /etc, for the
 // command it starts, here each host's sshd and so every session):
@@ -35,6 +39,17 @@ namespace fs = std::filesystem;
 
 /// /run/clusterctl/labs/NAME.
 fs::path runtime_dir(std::string_view name);
+
+/// /run/clusterctl/labs/NAME/data: the path where every host of lab `name` sees its own data
+/// directory (an empty directory in the root namespace).
+fs::path data_dir(std::string_view name);
+
+/// /run/clusterctl/labs/NAME/hosts/HOST/data: host `host`'s data directory (its tmpfs) as the
+/// root namespace sees it.
+fs::path host_data_dir(std::string_view name, std::string_view host);
+
+/// "clusterctl-lab-NAME-HOST": the source of host `host`'s tmpfs, by which `lab down` finds it.
+std::string data_mount_source(std::string_view name, std::string_view host);
 
 /// /etc/netns/NETNS: the per-namespace /etc files `ip netns exec NETNS` bind-mounts.
 fs::path netns_etc_dir(std::string_view netns);

@@ -14,7 +14,7 @@ namespace {
 LabRecord two_hosts() {
   auto plan = make_plan("t", Topology{2, "mesh", mesh_cables(2)}, {});
   REQUIRE(plan.ok());
-  return record_from_plan(*plan, "/state/labs/t");
+  return record_from_plan(*plan, "/state/labs/t", 64ull << 20);
 }
 
 }  // namespace
@@ -31,6 +31,9 @@ TEST_CASE("files: the record of a plan") {
   CHECK(r.cables[0].a.port == "tb1");
   CHECK(r.cables[0].b.host == "h2");
   CHECK(r.cables[0].b.mac == lab_mac(r.tag, 2, 1));
+  CHECK(r.data_dir == "/run/clusterctl/labs/t/data");
+  CHECK(r.data_size == 64ull << 20);
+  CHECK(r.hosts[1].data_dir == "/run/clusterctl/labs/t/hosts/h2/data");
 }
 
 TEST_CASE("files: lab.json round-trips and names its file on errors") {
@@ -45,10 +48,31 @@ TEST_CASE("files: lab.json round-trips and names its file on errors") {
   CHECK(back->hosts[1].machine_id == "4c0e2b6f9a1d4e3f8b7a6c5d4e3f2a1b");
   CHECK(back->hosts[0].machine_id.empty());
   CHECK(back->cables[0].b.port == "tb1");
+  CHECK(back->data_dir == "/run/clusterctl/labs/t/data");
+  CHECK(back->data_size == 64ull << 20);
+  CHECK(back->hosts[0].data_dir == "/run/clusterctl/labs/t/hosts/h1/data");
   CHECK(lab_json_text(*back) == text);
   auto bad = parse_lab_json("{\"version\": 1}", "/x/lab.json");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message.rfind("/x/lab.json: ", 0) == 0);
+}
+
+TEST_CASE("files: a lab.json from before the data directories still reads") {
+  const std::string old_text = R"({"version": 1, "name": "t", "tag": "cc000001", "state": "up",
+    "dir": "/state/labs/t", "topology": "mesh", "subnet": "10.7.9.0/24", "bridge": "cc000001br",
+    "bridge_address": "10.7.9.254", "namespaces": ["cc-t-h1"],
+    "hosts": [{"name": "h1", "namespace": "cc-t-h1", "address": "10.7.9.1",
+               "mgmt_interface": "en0", "mgmt_mac": "02:00:00:00:00:01",
+               "mgmt_link": "cc000001m1", "sshd_pid": 7, "ports": [], "free_ports": [],
+               "machine_id": ""}],
+    "cables": []})";
+  auto old = parse_lab_json(old_text, "lab.json");
+  REQUIRE(old.ok());
+  CHECK(old->data_dir.empty());
+  CHECK(old->data_size == 0);
+  REQUIRE(old->hosts.size() == 1);
+  CHECK(old->hosts[0].data_dir.empty());
+  CHECK(old->hosts[0].sshd_pid == 7);
 }
 
 TEST_CASE("files: ssh_config, known_hosts, sshd_config, inventory") {

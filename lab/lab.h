@@ -3,12 +3,14 @@
 // timeout per command) and return errors carrying exit codes; they never print.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "lab/data.h"
 #include "lab/record.h"
 #include "lab/topology.h"
 #include "remote/executor.h"
@@ -26,13 +28,19 @@ struct UpOptions {
   std::string name = "default";
   TopologyRequest topology;
   std::filesystem::path dir;  // empty: default_lab_dir(name)
+  /// Bytes of each host's data directory, a tmpfs (data.h; parse_data_size reads --data-size).
+  std::uint64_t data_size = kDefaultDataSize;
 };
 
 /// Creates the lab and writes its directory; returns its record (state "up", sshd pids).
+/// Each host's sshd runs in a mount namespace of its own in which the host's data directory
+/// (a tmpfs, host_data_dir) is bind-mounted on the common path (data_dir), so each session
+/// there sees its own.
 /// Cost: one `ip -batch` for the root namespace, then per host one `ip -batch`, one ssh-keygen,
-/// one unshare and one sshd start (about 0.05 s per host here).
-/// Errors: kUsage for a bad request, an existing lab of that name (or its remains), or a
-/// failed command (the message names it and quotes its stderr); kInterrupted on Ctrl-C.
+/// one mount, one unshare and one sshd start (about 0.05 s per host here).
+/// Errors: kUsage for a bad request (data_size below kMinDataSize among them), an existing lab
+/// of that name (or its remains), or a failed command (the message names it and quotes its
+/// stderr); kInterrupted on Ctrl-C.
 /// On any error everything made so far is removed again (lab_down) before returning.
 util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options,
                                const Progress& progress);
@@ -50,8 +58,10 @@ struct DownReport {
 
 /// Removes every process, namespace, interface, mount and file of lab `name`, found by name
 /// and tag (lab.json is used when present but not needed), so it also cleans up after a
-/// crashed `lab up`. `dir` empty: the default lab directory plus the one recorded in
-/// /run/clusterctl/labs/NAME/lab_dir. Nothing to remove is success.
+/// crashed `lab up`. Each host's data tmpfs is found in the mount table by path and source
+/// name and unmounted (its contents are gone with it); the runtime directory is removed only
+/// once nothing is mounted below it. `dir` empty: the default lab directory plus the one
+/// recorded in /run/clusterctl/labs/NAME/lab_dir. Nothing to remove is success.
 /// Errors: kCheckFailed when something could not be removed (the message lists it).
 util::Result<DownReport> lab_down(remote::Executor& local, std::string_view name,
                                   const std::filesystem::path& dir);
@@ -61,6 +71,7 @@ struct HostStatus {
   bool netns_present = false;
   bool sshd_running = false;
   int sshd_pid = 0;  // from the pid file when readable, else from lab.json
+  bool data_mounted = false;  // something is mounted at host.data_dir (its tmpfs)
 };
 
 struct LabStatus {
@@ -72,8 +83,9 @@ struct LabStatus {
 };
 
 /// Reads lab.json and checks each host's namespace and sshd (alive, named sshd, in the host's
-/// network namespace). Errors: kUsage when there is no such lab (the message says whether
-/// remains of a crashed `lab up` exist and how to remove them).
+/// network namespace) and whether its data directory is mounted. Errors: kUsage when there is
+/// no such lab (the message says whether remains of a crashed `lab up` exist and how to remove
+/// them).
 util::Result<LabStatus> lab_status(std::string_view name, const std::filesystem::path& dir);
 
 /// The lab directory to use: `dir` made absolute, or remote::lab_dir(name).

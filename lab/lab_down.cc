@@ -1,9 +1,9 @@
 // `lab down`: finds a lab's resources by name and tag (lab.json only adds sshd pids), then
-// removes them in dependency order: processes (TERM, then KILL), root-namespace links (bridge,
-// management veths), namespaces (which take the cable veths with them), UTS mounts, runtime
-// files, each host's /etc/netns files and lab-directory files. Each
-// step tolerates what an interrupted `lab up` may have left half made, and a second run finds
-// nothing and succeeds.
+// removes them in dependency order: processes (TERM, then KILL; each sshd's mount namespace
+// goes with them), root-namespace links (bridge, management veths), namespaces (which take the
+// cable veths with them), UTS mounts and each host's data tmpfs, runtime files, each host's
+// /etc/netns files and lab-directory files. Each step tolerates what an interrupted `lab up` may
+// have left half made, and a second run finds nothing and succeeds.
 #include <algorithm>
 #include <csignal>
 
@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "lab/commands.h"
+#include "lab/data.h"
 #include "lab/files.h"
 #include "lab/lab.h"
 #include "lab/plan.h"
@@ -232,8 +233,53 @@ void remove_namespaces(remote::Executor& local, const std::vector<std::string>& 
   }
 }
 
-// 4. UTS namespace mounts, then the runtime directory (and its parents when empty).
-void remove_runtime(const fs::path& run, const std::vector<fs::path>& uts_files, DownReport& report,
+// Each host's data tmpfs of lab `name`, found in the mount table (data.h lab_data_mounts), so
+// also without lab.json and wherever a crash left it. False when one could not be unmounted.
+bool unmount_data_dirs(std::string_view name, DownReport& report,
+                       std::vector<std::string>& failures) {
+  auto mounts = sys::mounts();
+  if (!mounts) {
+    failures.push_back(mounts.error().message);
+    return false;
+  }
+  bool ok = true;
+  for (const auto& path : lab_data_mounts(*mounts, name)) {
+    if (auto s = sys::unmount(path); !s) {
+      failures.push_back(fmt::format(
+          "{} (a host's data directory): see `findmnt {}`, unmount it (`umount -l {}`) and run "
+          "`clusterctl lab down --name {}` again",
+          s.error().message, path.string(), path.string(), name));
+      ok = false;
+    } else {
+      ++report.mounts;
+    }
+  }
+  return ok;
+}
+
+// True when nothing is mounted at or below `run` any more; otherwise each mount is a failure,
+// and the directory must stay: removing it would delete through the mount.
+bool nothing_mounted_below(const fs::path& run, std::string_view name,
+                           std::vector<std::string>& failures) {
+  auto mounts = sys::mounts();
+  if (!mounts) {
+    failures.push_back(mounts.error().message);
+    return false;
+  }
+  const auto left = mounts_below(*mounts, run);
+  for (const auto& m : left) {
+    failures.push_back(fmt::format(
+        "{} is still mounted ({} {}), so {} was kept: unmount it (`umount {}`) and run "
+        "`clusterctl lab down --name {}` again",
+        m.mount_point.string(), m.fstype, m.source, run.string(), m.mount_point.string(), name));
+  }
+  return left.empty();
+}
+
+// 4. Mounts (the UTS namespace files, each host's data tmpfs), then the runtime directory (and
+// its parents when empty), only once nothing is mounted below it.
+void remove_runtime(std::string_view name, const fs::path& run,
+                    const std::vector<fs::path>& uts_files, DownReport& report,
                     std::vector<std::string>& failures) {
   std::error_code ec;
   bool mounts_ok = true;
@@ -245,7 +291,8 @@ void remove_runtime(const fs::path& run, const std::vector<fs::path>& uts_files,
     }
     if (fs::remove(f, ec)) ++report.mounts;
   }
-  if (!mounts_ok || !fs::exists(run, ec)) return;
+  mounts_ok = unmount_data_dirs(name, report, failures) && mounts_ok;
+  if (!mounts_ok || !fs::exists(run, ec) || !nothing_mounted_below(run, name, failures)) return;
   auto n = fs::remove_all(run, ec);
   if (n != static_cast<std::uintmax_t>(-1)) report.files += static_cast<int>(n);
   fs::remove(run.parent_path(), ec);                // /run/clusterctl/labs, when empty
@@ -315,7 +362,7 @@ util::Result<DownReport> lab_down(remote::Executor& local, std::string_view name
   stop_processes(ns_files, dirs, report, failures);
   remove_links(local, name, report, failures);
   remove_namespaces(local, namespaces, report, failures);
-  remove_runtime(run, uts_files, report, failures);
+  remove_runtime(name, run, uts_files, report, failures);
   remove_netns_etc(name, report, failures);
   for (const auto& d : dirs) remove_lab_files(d, name, report);  // 6. lab directory files
 

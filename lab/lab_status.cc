@@ -1,8 +1,11 @@
-// `lab status`: lab.json plus a live look at each host's namespace and sshd.
+// `lab status`: lab.json plus a live look at each host's namespace, sshd and data mount.
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "lab/data.h"
 #include "lab/files.h"
 #include "lab/lab.h"
 #include "lab/plan.h"
@@ -44,8 +47,13 @@ util::Result<LabStatus> lab_status(std::string_view name, const fs::path& dir) {
   if (!record) return record.error();
 
   LabStatus status{*record, files.dir, {}};
+  std::vector<MountEntry> mounts;  // without a mount table, no data directory reads as mounted
+  if (auto m = sys::mounts()) mounts = std::move(*m);
   for (const auto& h : record->hosts) {
-    HostStatus hs{h, false, false, h.sshd_pid};
+    HostStatus hs{h, false, false, h.sshd_pid, false};
+    hs.data_mounted = !h.data_dir.empty() &&
+                      std::any_of(mounts.begin(), mounts.end(),
+                                  [&](const MountEntry& m) { return m.mount_point == h.data_dir; });
     fs::path ns = sys::netns_dir() / h.netns;
     hs.netns_present = fs::exists(ns, ec);
     if (auto pid = util::read_file(files.sshd_pid(h.name))) {

@@ -1,12 +1,14 @@
 // `lab up`: plan, then create in order namespaces + bridge + veths (one ip batch), per-host
-// addresses, keys and configs, UTS namespaces, sshd; then the client-side files. Any error or
-// Ctrl-C rolls everything back with lab_down, which finds resources by name.
+// addresses, keys and configs, data tmpfs mounts, UTS namespaces, sshd (each in a mount
+// namespace of its own, with its data directory on the common path); then the client-side
+// files. Any error or Ctrl-C rolls everything back with lab_down, which finds resources by name.
 #include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "lab/commands.h"
+#include "lab/data.h"
 #include "lab/files.h"
 #include "lab/lab.h"
 #include "lab/plan.h"
@@ -108,36 +110,92 @@ util::Result<int> read_pid(const fs::path& pidfile) {
   }
 }
 
-// Starts every host's sshd in its network and UTS namespaces and waits for the pid files,
-// which sshd writes once it listens.
+// A directory of the data layout (files.h): made when missing, mode 0755.
+util::Status make_data_dir(const fs::path& dir, std::string_view host) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!ec) {
+    fs::permissions(dir,
+                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                        fs::perms::others_read | fs::perms::others_exec,
+                    ec);
+  }
+  if (!ec) return {};
+  return util::error(ExitCode::kUsage,
+                     fmt::format("{}: cannot create the data directory {}: {}; check that /run "
+                                 "is writable",
+                                 host, dir.string(), ec.message()));
+}
+
+// Each host's data directory: a tmpfs at its per-host path, and the empty common path that its
+// sshd's mount namespace puts it on (sshd_argv).
+util::Status mount_data_dirs(const LabRecord& lab) {
+  if (auto s = make_data_dir(lab.data_dir, "every host"); !s) return s;
+  for (const auto& h : lab.hosts) {
+    if (auto s = interrupted_status(); !s) return s;
+    if (auto s = make_data_dir(h.data_dir, h.name); !s) return s;
+    if (auto s = sys::mount_tmpfs(data_mount_source(lab.name, h.name), h.data_dir, lab.data_size);
+        !s) {
+      return util::error(s.error().code,
+                         fmt::format("{}: {}; try a smaller --data-size, or see dmesg", h.name,
+                                     s.error().message));
+    }
+  }
+  return {};
+}
+
+// The script of each host's sshd mount namespace: bind-mounts $1 (the host's data directory)
+// on $2 (the common path), then becomes the rest of its arguments (sshd). The paths arrive as
+// arguments, never in the script's text.
+constexpr const char* kBindDataScript = "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"";
+
+// Host h's sshd: in its network namespace (`ip netns exec`, which also bind-mounts its
+// /etc/netns files and mounts the namespace's /sys, in a mount namespace of its own), its UTS
+// namespace, and one more mount namespace, a slave of that one (mounts made here later still
+// reach it; its own stay inside), where its data directory lies on the common path. That
+// namespace lives as long as sshd and its sessions.
+std::vector<std::string> sshd_argv(const LabRecord& lab, const HostRecord& h, const LabFiles& files,
+                                   const fs::path& uts) {
+  std::vector<std::string> argv{"ip", "netns", "exec", h.netns, "nsenter", "--uts=" + uts.string()};
+  argv.insert(argv.end(), {"unshare", "--mount", "--propagation", "slave"});
+  argv.insert(argv.end(), {"sh", "-c", kBindDataScript, "sh", h.data_dir, lab.data_dir});
+  argv.insert(argv.end(), {kSshd, "-f", files.sshd_config(h.name).string(), "-E",
+                           files.sshd_log(h.name).string()});
+  return argv;
+}
+
+// Starts host h's sshd in its network, UTS and mount namespaces (sshd_argv).
+util::Status start_sshd(remote::Executor& local, const LabRecord& lab, const HostRecord& h,
+                        const LabFiles& files) {
+  std::error_code ec;
+  fs::path uts = runtime_dir(lab.name) / (h.name + ".uts");
+  if (auto s = write(uts, ""); !s) return s;  // the mount point of the UTS namespace
+  auto r =
+      run_checked(local, {"unshare", "--uts=" + uts.string(), "hostname", h.name}, kStartTimeout);
+  if (!r) return r.error();
+  const fs::path home = files.host_home(h.name);  // $HOME there (see sshd_config)
+  fs::create_directories(home, ec);
+  fs::permissions(home, fs::perms::owner_all, ec);
+  if (ec) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("cannot create {}: {}", home.string(), ec.message()));
+  }
+  r = run_checked(local, sshd_argv(lab, h, files, uts), kStartTimeout);
+  if (!r) {
+    return util::error(r.error().code,
+                       fmt::format("{}: sshd did not start: {}", h.name, r.error().message));
+  }
+  return {};
+}
+
+// Starts every host's sshd and waits for the pid files, which sshd writes once it listens.
 util::Status start_sshds(remote::Executor& local, LabRecord& lab, const LabFiles& files,
                          const Progress& progress) {
   std::error_code ec;
   fs::create_directories("/run/sshd", ec);  // sshd's privilege separation directory
-  const fs::path run = runtime_dir(lab.name);
-  for (auto& h : lab.hosts) {
+  for (const auto& h : lab.hosts) {
     if (auto s = interrupted_status(); !s) return s;
-    fs::path uts = run / (h.name + ".uts");
-    if (auto s = write(uts, ""); !s) return s;  // the mount point of the UTS namespace
-    auto r =
-        run_checked(local, {"unshare", "--uts=" + uts.string(), "hostname", h.name}, kStartTimeout);
-    if (!r) return r.error();
-    const fs::path home = files.host_home(h.name);  // $HOME there (see sshd_config)
-    fs::create_directories(home, ec);
-    fs::permissions(home, fs::perms::owner_all, ec);
-    if (ec) {
-      return util::error(ExitCode::kUsage,
-                         fmt::format("cannot create {}: {}", home.string(), ec.message()));
-    }
-    r = run_checked(
-        local,
-        {"ip", "netns", "exec", h.netns, "nsenter", "--uts=" + uts.string(), kSshd, "-f",
-         files.sshd_config(h.name).string(), "-E", files.sshd_log(h.name).string()},
-        kStartTimeout);
-    if (!r) {
-      return util::error(r.error().code,
-                         fmt::format("{}: sshd did not start: {}", h.name, r.error().message));
-    }
+    if (auto s = start_sshd(local, lab, h, files); !s) return s;
   }
   if (progress) progress(fmt::format("waiting for sshd on {} hosts", lab.hosts.size()));
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
@@ -248,6 +306,12 @@ util::Status build(remote::Executor& local, const LabPlan& plan, LabRecord& lab,
   }
   fs::remove_all(files.keygen_dir(), ec);
 
+  if (auto s = step(fmt::format("mounting {} data directories of {} each", lab.hosts.size(),
+                                format_data_size(lab.data_size)));
+      !s) {
+    return s;
+  }
+  if (auto s = mount_data_dirs(lab); !s) return s;
   if (auto s = step(fmt::format("starting sshd on {} hosts", lab.hosts.size())); !s) return s;
   if (auto s = start_sshds(local, lab, files, progress); !s) return s;
   if (auto s = wait_for_carrier(local, plan); !s) return s;
@@ -274,6 +338,12 @@ util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options
                                const Progress& progress) {
   if (auto s = validate_lab_name(options.name); !s) return s.error();
   if (auto s = require_root(); !s) return s.error();
+  if (options.data_size < kMinDataSize) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("data size {} bytes is below the minimum: give --data-size "
+                                   "1M or more",
+                                   options.data_size));
+  }
   auto topology = resolve_topology(options.topology);
   if (!topology) return topology.error();
   auto dir = resolve_lab_dir(options.name, options.dir);
@@ -286,7 +356,7 @@ util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options
   if (!used) return used.error();
   auto plan = make_plan(options.name, *topology, *used);
   if (!plan) return plan.error();
-  LabRecord lab = record_from_plan(*plan, files.dir.string());
+  LabRecord lab = record_from_plan(*plan, files.dir.string(), options.data_size);
 
   util::Status built = build(local, *plan, lab, files, progress);
   if (built) return lab;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "lab/files.h"
 #include "lab/plan.h"
 
 namespace cc::lab {
@@ -20,7 +21,8 @@ void to_json(Json& j, const HostRecord& h) {
            {"sshd_pid", h.sshd_pid},
            {"ports", h.ports},
            {"free_ports", h.free_ports},
-           {"machine_id", h.machine_id}};
+           {"machine_id", h.machine_id},
+           {"data_dir", h.data_dir}};
 }
 
 void from_json(const Json& j, HostRecord& h) {
@@ -34,6 +36,7 @@ void from_json(const Json& j, HostRecord& h) {
   j.at("ports").get_to(h.ports);
   if (j.contains("free_ports")) j.at("free_ports").get_to(h.free_ports);
   if (j.contains("machine_id")) j.at("machine_id").get_to(h.machine_id);
+  if (j.contains("data_dir")) j.at("data_dir").get_to(h.data_dir);
 }
 
 void to_json(Json& j, const PortRecord& p) {
@@ -56,10 +59,20 @@ void from_json(const Json& j, CableRecord& c) {
 }
 
 void to_json(Json& j, const LabRecord& r) {
-  j = Json{{"version", r.version},       {"name", r.name},     {"tag", r.tag},
-           {"state", r.state},           {"dir", r.dir},       {"topology", r.topology},
-           {"subnet", r.subnet},         {"bridge", r.bridge}, {"bridge_address", r.bridge_address},
-           {"namespaces", r.namespaces}, {"hosts", r.hosts},   {"cables", r.cables}};
+  j = Json{{"version", r.version},
+           {"name", r.name},
+           {"tag", r.tag},
+           {"state", r.state},
+           {"dir", r.dir},
+           {"data_dir", r.data_dir},
+           {"data_size", r.data_size},
+           {"topology", r.topology},
+           {"subnet", r.subnet},
+           {"bridge", r.bridge},
+           {"bridge_address", r.bridge_address},
+           {"namespaces", r.namespaces},
+           {"hosts", r.hosts},
+           {"cables", r.cables}};
 }
 
 void from_json(const Json& j, LabRecord& r) {
@@ -68,6 +81,8 @@ void from_json(const Json& j, LabRecord& r) {
   j.at("tag").get_to(r.tag);
   j.at("state").get_to(r.state);
   j.at("dir").get_to(r.dir);
+  if (j.contains("data_dir")) j.at("data_dir").get_to(r.data_dir);
+  if (j.contains("data_size")) j.at("data_size").get_to(r.data_size);
   j.at("topology").get_to(r.topology);
   j.at("subnet").get_to(r.subnet);
   j.at("bridge").get_to(r.bridge);
@@ -77,21 +92,31 @@ void from_json(const Json& j, LabRecord& r) {
   j.at("cables").get_to(r.cables);
 }
 
-LabRecord record_from_plan(const LabPlan& plan, std::string dir) {
+LabRecord record_from_plan(const LabPlan& plan, std::string dir, std::uint64_t data_size) {
   LabRecord r;
   r.name = plan.name;
   r.tag = plan.tag;
   r.state = "creating";
   r.dir = std::move(dir);
+  r.data_dir = data_dir(plan.name).string();
+  r.data_size = data_size;
   r.topology = plan.topology;
   r.subnet = format_prefix(plan.subnet);
   r.bridge = plan.bridge;
   r.bridge_address = plan.bridge_address;
   for (const auto& h : plan.hosts) {
     r.namespaces.push_back(h.netns);
-    HostRecord hr{h.name,     h.netns,     h.address, std::string(kMgmtInterface),
-                  h.mgmt_mac, h.mgmt_link, 0,         {},
-                  {},         ""};
+    HostRecord hr{h.name,
+                  h.netns,
+                  h.address,
+                  std::string(kMgmtInterface),
+                  h.mgmt_mac,
+                  h.mgmt_link,
+                  0,
+                  {},
+                  {},
+                  "",
+                  host_data_dir(plan.name, h.name).string()};
     for (int p = 1; p <= h.ports; ++p) hr.ports.push_back(port_name(p));
     for (int p = h.ports + 1; p <= h.receptacles; ++p) hr.free_ports.push_back(port_name(p));
     r.hosts.push_back(std::move(hr));

@@ -148,6 +148,34 @@ std::vector<int> wait_for_exit(std::vector<int> pids, std::chrono::milliseconds 
   }
 }
 
+util::Result<std::vector<MountEntry>> mounts() {
+  auto text = util::read_file("/proc/self/mountinfo");
+  if (!text) {
+    return util::error(util::ExitCode::kCheckFailed,
+                       fmt::format("cannot read the mount table: {}", text.error().message));
+  }
+  return parse_mountinfo(*text);
+}
+
+util::Status mount_tmpfs(const std::string& source, const fs::path& target,
+                         std::uint64_t size_bytes) {
+  const std::string options = fmt::format("size={},mode=0755,uid=0,gid=0", size_bytes);
+  auto failed = [&](const char* what) {
+    const int err = errno;
+    return util::error(util::ExitCode::kUsage, fmt::format("cannot {} the {} tmpfs at {}: {}", what,
+                                                           format_data_size(size_bytes),
+                                                           target.string(), std::strerror(err)));
+  };
+  if (::mount(source.c_str(), target.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) !=
+      0) {
+    return failed("mount");
+  }
+  if (::mount(nullptr, target.c_str(), nullptr, MS_SHARED, nullptr) != 0) {
+    return failed("share (MS_SHARED)");
+  }
+  return {};
+}
+
 util::Status unmount(const fs::path& path) {
   if (::umount2(path.c_str(), MNT_DETACH) == 0 || errno == EINVAL || errno == ENOENT) return {};
   return util::error(util::ExitCode::kCheckFailed,
