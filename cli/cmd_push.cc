@@ -30,6 +30,7 @@
 #include "util/atomic_file.h"
 #include "util/clock.h"
 #include "util/self_exe.h"
+#include "util/state_dir.h"
 #include "util/text.h"
 
 namespace cc::cli {

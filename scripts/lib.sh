@@ -8,6 +8,7 @@ CLUSTERCTL_PACKAGES=(
   libc++-dev libc++abi-dev  # LLVM's C++ library, every Mac's: tests/check_libcxx.sh
   libcli11-dev libssh-dev libyaml-cpp-dev nlohmann-json3-dev libibverbs-dev libfmt-dev doctest-dev
   libxxhash-dev  # push: chunk and file checksums (used header-only)
+  xxhash  # xxhsum: the push test compares each host's copy
   openssh-server openssh-client iproute2 iputils-ping procps util-linux python3
   python3-yaml  # tests/check_ci_readme.sh reads the CI workflow
   libxml2-utils  # xmllint: the health tests validate the JUnit reports
