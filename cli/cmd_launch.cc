@@ -370,16 +370,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   ro.output = out_opts;
   launch::OutputMux& out = **mux;
   if (out_opts.status_line) ro.status = [&out](const std::string& line) { out.status(line); };
-  const Placement& pl = *placement;
-  launch::ExecutorFactory connect =
-      [&pl](size_t h) -> util::Result<std::unique_ptr<remote::Executor>> {
-    auto ex = make_executors(pl.global, pl.names.at(h));
-    if (!ex) return ex.error();
-    if (ex->size() != 1) {
-      return util::error(ExitCode::kUsage, fmt::format("host {}: not one host", pl.names.at(h)));
-    }
-    return std::move(ex->front());
-  };
+  const launch::ExecutorFactory connect = one_host_connector(placement->global, placement->names);
   out.note(fmt::format("job {}: {} ranks on {} hosts, logs in {}", rec.id, plan.world_size(),
                        plan.hosts.size(), run_logs.string()));
   // restart: on-failure (launch/restart.h): each attempt has its own job id and job

@@ -315,16 +315,7 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   if (out_opts.status_line) {
     ro.status = [&](const std::string&) { out.status(status_text(ev, plan.hosts)); };
   }
-  const launch::Placement& pl = *hosts;
-  launch::ExecutorFactory connect =
-      [&pl, &g](size_t h) -> util::Result<std::unique_ptr<remote::Executor>> {
-    auto ex = make_executors(g, pl.names.at(h));
-    if (!ex) return ex.error();
-    if (ex->size() != 1) {
-      return util::error(ExitCode::kUsage, fmt::format("host {}: not one host", pl.names.at(h)));
-    }
-    return std::move(ex->front());
-  };
+  const launch::ExecutorFactory connect = one_host_connector(g, hosts->names);
   auto outcome = launch::run_job(spec, plan, out, connect, ro);
   out.status("");
   if (!outcome) return fail(outcome.error());

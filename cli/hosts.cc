@@ -117,4 +117,16 @@ util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_executors(
   return executors;
 }
 
+std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_connector(
+    const GlobalOptions& g, const std::vector<std::string>& names) {
+  return [&g, &names](size_t h) -> util::Result<std::unique_ptr<remote::Executor>> {
+    auto ex = make_executors(g, names.at(h));
+    if (!ex) return ex.error();
+    if (ex->size() != 1) {
+      return util::error(util::ExitCode::kUsage, fmt::format("host {}: not one host", names.at(h)));
+    }
+    return std::move(ex->front());
+  };
+}
+
 }  // namespace cc::cli

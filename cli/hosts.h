@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -32,5 +33,10 @@ util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOp
 /// Connect timeout and --accept-new-host-keys come from `g`.
 util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_executors(
     const GlobalOptions& g, std::string_view hosts_spec);
+
+/// A new connection to host `names[h]` each call (make_executors with one name), for a launch/
+/// job. `g` and `names` must outlive the factory.
+std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_connector(
+    const GlobalOptions& g, const std::vector<std::string>& names);
 
 }  // namespace cc::cli

@@ -17,15 +17,6 @@
 namespace cc::push {
 namespace {
 
-std::int64_t mtime_ns_of(const struct stat& st) {
-#ifdef __APPLE__
-  const struct timespec& t = st.st_mtimespec;
-#else
-  const struct timespec& t = st.st_mtim;
-#endif
-  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
 std::string base_name(std::string p) {
   while (p.size() > 1 && p.back() == '/') p.pop_back();
   const size_t slash = p.rfind('/');
@@ -125,6 +116,15 @@ const char* kind_name(EntryKind k) {
 }
 
 }  // namespace
+
+std::int64_t mtime_ns_of(const struct stat& st) {
+#ifdef __APPLE__
+  const struct timespec& t = st.st_mtimespec;
+#else
+  const struct timespec& t = st.st_mtim;
+#endif
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
 
 std::uint64_t Manifest::file_bytes() const {
   std::uint64_t n = 0;

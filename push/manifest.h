@@ -12,7 +12,12 @@
 #include <string>
 #include <vector>
 
+struct stat;
+
 namespace cc::push {
+
+/// A stat's modification time in ns since the epoch (st_mtim; st_mtimespec on macOS).
+std::int64_t mtime_ns_of(const struct stat& st);
 
 enum class EntryKind { kFile, kDirectory, kSymlink };
 

@@ -9,19 +9,12 @@
 #include <unistd.h>
 
 #include "push/hash.h"
+#include "push/test_files.h"
 
 namespace fs = std::filesystem;
 using namespace cc::push;
+using namespace cc::push::testing;
 
-namespace {
-fs::path scratch(const char* name) {
-  fs::path p = fs::temp_directory_path() / (std::string(name) + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-}  // namespace
 
 TEST_CASE("push: the manifest lists files, directories and links in order, not following links") {
   const fs::path t = scratch("ccpush-manifest");

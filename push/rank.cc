@@ -264,7 +264,7 @@ int run_rank(comm::Communicator& c, const RankOptions& o) {
   pr.add(0, true);
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   const Json result = {{"rank", c.rank()},      {"files_sent", sent},
-                       {"files_skipped", plan.skipped}, {"bytes", source ? pr.done : pr.done},
+                       {"files_skipped", plan.skipped}, {"bytes", pr.done},
                        {"seconds", secs},       {"errors", problems}};
   const auto results = gather_text(c, source ? std::string() : result.dump());
   if (!source) return 0;

@@ -1,5 +1,6 @@
 #include "push/target.h"
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,13 @@ namespace cc::push {
 namespace {
 
 std::string errno_text(int e) { return std::strerror(e); }
+
+// For futimens/utimensat: the access time left alone, the entry's mtime.
+std::array<struct timespec, 2> entry_times(const Entry& e) {
+  return {{{0, UTIME_OMIT},
+           {static_cast<time_t>(e.mtime_ns / 1'000'000'000),
+            static_cast<long>(e.mtime_ns % 1'000'000'000)}}};
+}
 
 // Splits "a/b/c" into {"a", "b"} and "c".
 std::vector<std::string> components(const std::string& rel, std::string& leaf) {
@@ -121,12 +129,7 @@ TargetPlan examine(const std::string& dest, const Manifest& m, bool checksum, st
         same = fd >= 0 && digest_fd(fd, e.size, d) && d.hex() == e.digest;
         if (fd >= 0) ::close(fd);
       } else {
-#ifdef __APPLE__
-        const struct timespec& t = st.st_mtimespec;
-#else
-        const struct timespec& t = st.st_mtim;
-#endif
-        same = static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec == e.mtime_ns;
+        same = mtime_ns_of(st) == e.mtime_ns;
       }
       if (same) {
         ++p.skipped;
@@ -253,10 +256,8 @@ std::string DestTree::finish_file(const Entry& e, int fd, const std::string& dig
     return shown(e.path) + ": the digest of what arrived (" + digest + ") is not the source's (" +
            expected + "); the part was removed: push again";
   }
-  const struct timespec times[2] = {{0, UTIME_OMIT},
-                                    {static_cast<time_t>(e.mtime_ns / 1'000'000'000),
-                                     static_cast<long>(e.mtime_ns % 1'000'000'000)}};
-  if (::fchmod(fd, static_cast<mode_t>(e.mode)) != 0 || ::futimens(fd, times) != 0 ||
+  const std::array<struct timespec, 2> times = entry_times(e);
+  if (::fchmod(fd, static_cast<mode_t>(e.mode)) != 0 || ::futimens(fd, times.data()) != 0 ||
       ::fsync(fd) != 0) {
     problem = shown(e.path) + ": cannot finish " + part + ": " + errno_text(errno);
   }
@@ -280,10 +281,8 @@ std::string DestTree::make_link(const Entry& e) {
     problem = shown(e.path) + ": cannot make the link: " + errno_text(errno);
     ::unlinkat(dir, tmp.c_str(), 0);
   } else {
-    const struct timespec times[2] = {{0, UTIME_OMIT},
-                                      {static_cast<time_t>(e.mtime_ns / 1'000'000'000),
-                                       static_cast<long>(e.mtime_ns % 1'000'000'000)}};
-    ::utimensat(dir, leaf.c_str(), times, AT_SYMLINK_NOFOLLOW);
+    const std::array<struct timespec, 2> times = entry_times(e);
+    ::utimensat(dir, leaf.c_str(), times.data(), AT_SYMLINK_NOFOLLOW);
   }
   ::close(dir);
   return problem;
@@ -302,10 +301,8 @@ std::vector<std::string> DestTree::finish_directories(const Manifest& m) {
       continue;
     }
     const int fd = ::openat(dir, leaf.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    const struct timespec times[2] = {{0, UTIME_OMIT},
-                                      {static_cast<time_t>(e.mtime_ns / 1'000'000'000),
-                                       static_cast<long>(e.mtime_ns % 1'000'000'000)}};
-    if (fd < 0 || ::fchmod(fd, static_cast<mode_t>(e.mode)) != 0 || ::futimens(fd, times) != 0) {
+    const std::array<struct timespec, 2> times = entry_times(e);
+    if (fd < 0 || ::fchmod(fd, static_cast<mode_t>(e.mode)) != 0 || ::futimens(fd, times.data()) != 0) {
       problems.push_back(shown(e.path) + ": cannot set its mode and time: " + errno_text(errno));
     }
     if (fd >= 0) {

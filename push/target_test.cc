@@ -10,24 +10,13 @@
 #include <unistd.h>
 
 #include "push/hash.h"
+#include "push/test_files.h"
 
 namespace fs = std::filesystem;
 using namespace cc::push;
+using namespace cc::push::testing;
 
 namespace {
-fs::path scratch(const char* name) {
-  fs::path p = fs::temp_directory_path() / (std::string(name) + "-" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
-void put(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
-std::string get(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 Entry file(std::string path, std::string content, std::int64_t mtime = 1'700'000'000'123'456'789) {
   Entry e;
   e.path = std::move(path);
