@@ -1,5 +1,5 @@
-// `clusterctl push SRC... [--to all|HOSTS] [--dest DIR] [--from HOST]`: copies files and
-// directory trees to every target host over the cluster's cables (push/rank.h): one job of
+// `clusterctl push SRC... [--to all|HOSTS] [--dest DIR] [--from HOST] [--manifest FILE]`: copies
+// files and directory trees to every target host over the cluster's cables (push/rank.h): one job of
 // launch/ with one rank of clusterctl-push-rank per host (uploaded from beside this binary),
 // rank 0 on the source host. Exit: 0 done; 2 bad input or a failed preflight (nothing was
 // written anywhere); 3 a host unreachable; 4 a transfer failed; 130 Ctrl-C (parts stay under
@@ -26,12 +26,14 @@
 #include "launch/placement.h"
 #include "launch/rank_env.h"
 #include "launch/runner.h"
+#include "push/manifest.h"
 #include "remote/inventory.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
 #include "util/self_exe.h"
 #include "util/state_dir.h"
 #include "util/text.h"
+#include "util/yaml_reader.h"
 
 namespace cc::cli {
 namespace {
@@ -46,6 +48,7 @@ struct PushCli {
   std::string from;
   std::string cluster;
   std::string network = "cables";
+  std::string manifest;
   bool checksum = false;
   std::uint64_t chunk = 8u << 20;
   int port = 32324;
@@ -88,7 +91,7 @@ util::Result<launch::Placement> push_hosts(const Context& ctx, const PushCli& o,
                                       fs::absolute(ctx.global.inventory).lexically_normal().string()};
   } else {
     return util::error(ExitCode::kUsage,
-                       "no hosts: give --cluster cluster.nlohmann::json (after `network apply`: the "
+                       "no hosts: give --cluster cluster.json (after `network apply`: the "
                        "transfer then uses the cables), --lab NAME or --inventory FILE");
   }
   g = ctx.global;
@@ -158,6 +161,60 @@ util::Result<launch::Placement> push_hosts(const Context& ctx, const PushCli& o,
   return out;
 }
 
+// --manifest FILE: a YAML mapping of target host -> list of paths or globs (push/manifest.h,
+// Share); `hosts` the job's hosts in rank order (rank 0 the source).
+util::Result<std::vector<push::Share>> read_shares(const std::string& file,
+                                                   const std::vector<launch::LaunchHost>& hosts) {
+  auto text = util::read_file(file);
+  if (!text) return text.error();
+  util::YamlReader r(file, "the manifest");
+  auto doc = r.load(*text);
+  if (!doc) return doc.error();
+  const util::Field root = util::YamlReader::root(*doc);
+  auto entries = r.any_mapping(root);
+  if (!entries) return entries.error();
+  std::vector<util::Error> errors;
+  std::vector<push::Share> shares;
+  std::string targets;
+  for (size_t i = 1; i < hosts.size(); ++i) targets += (i > 1 ? ", " : "") + hosts[i].name;
+  for (const auto& f : *entries) {
+    int rank = -1;
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      if (hosts[i].name == f.key) rank = static_cast<int>(i);
+    }
+    if (rank <= 0) {
+      errors.push_back(r.error(f.key_mark, fmt::format("{}: {} (the targets: {})", f.key,
+                                                       rank == 0 ? "is the source of this push"
+                                                                 : "is not a target of this push",
+                                                       targets)));
+      continue;
+    }
+    auto items = r.list(f, "a list of paths or globs");
+    if (!items) {
+      errors.push_back(items.error());
+      continue;
+    }
+    for (const auto& item : *items) {
+      auto glob = r.nonempty_string(item);
+      if (!glob) {
+        errors.push_back(glob.error());
+        continue;
+      }
+      std::string g = *glob;
+      while (g.size() > 1 && g.back() == '/') g.pop_back();
+      if (g.front() == '/' || g.find('\0') != std::string::npos) {
+        errors.push_back(r.error(item.mark(), fmt::format("{}: '{}': give a path relative to the "
+                                                          "pushed tree, not an absolute one",
+                                                          item.path, g)));
+        continue;
+      }
+      shares.push_back({rank, g, fmt::format("{}:{}: {}", file, item.mark().line + 1, f.key)});
+    }
+  }
+  if (!errors.empty()) return util::YamlReader::all(r.in_file_order(std::move(errors)));
+  return shares;
+}
+
 // What the ranks report, collected from their "@push" lines.
 struct Events {
   std::mutex mu;
@@ -176,9 +233,10 @@ std::string human_bytes(double b) {
   return u == 0 ? fmt::format("{:.0f} {}", b, units[u]) : fmt::format("{:.1f} {}", b, units[u]);
 }
 
+// One line per target ("h2  1.2 GB/4.0 GB  410 MB/s  ETA 7 s"), then the aggregate rate.
 std::string status_text(Events& ev, const std::vector<launch::LaunchHost>& hosts) {
   std::lock_guard lock(ev.mu);
-  std::string line;
+  std::string text;
   double total_rate = 0;
   for (const auto& [rank, p] : ev.progress) {
     if (rank == 0) continue;
@@ -186,13 +244,15 @@ std::string status_text(Events& ev, const std::vector<launch::LaunchHost>& hosts
                  secs = p.value("seconds", 0.0);
     const double rate = secs > 0 ? bytes / secs : 0;
     total_rate += rate;
-    const std::string eta = rate > 0 ? fmt::format("{:.0f} s", (all - bytes) / rate) : "?";
-    line += fmt::format("{}{} {}/{} {}/s ETA {}", line.empty() ? "" : " | ",
+    const std::string eta = bytes >= all ? "done"
+                            : rate > 0   ? fmt::format("ETA {:.0f} s", (all - bytes) / rate)
+                                         : "ETA ?";
+    text += fmt::format("{:<12} {:>9}/{:<9} {:>9}/s  {}\n",
                         hosts.at(static_cast<size_t>(rank)).name, human_bytes(bytes),
                         human_bytes(all), human_bytes(rate), eta);
   }
-  if (line.empty()) return "push: starting";
-  return fmt::format("push: {} | all {}/s", line, human_bytes(total_rate));
+  if (text.empty()) return "push: starting";
+  return fmt::format("{}push: {}/s in all", text, human_bytes(total_rate));
 }
 
 std::string render_report(const nlohmann::json& r, const std::vector<launch::LaunchHost>& hosts) {
@@ -220,12 +280,22 @@ std::string render_report(const nlohmann::json& r, const std::vector<launch::Lau
 
 // The rank job: the rank program uploaded to each host's job directory, run there.
 launch::JobSpec rank_job(const PushCli& o, const fs::path& program, const std::string& dest,
-                         const std::vector<std::string>& sources) {
+                         const std::vector<std::string>& sources,
+                         const std::vector<push::Share>& shares,
+                         const std::vector<launch::LaunchHost>& hosts) {
   launch::JobSpec spec;
   spec.name = "push";
   spec.source = "clusterctl push";
   spec.command.argv = {"./clusterctl-push-rank", "--dest", dest, "--chunk", std::to_string(o.chunk)};
   if (o.checksum) spec.command.argv.push_back("--checksum");
+  if (!shares.empty()) {
+    spec.command.argv.push_back("--shares");
+    spec.command.argv.push_back(push::shares_to_json(shares));
+  }
+  std::string names;
+  for (const auto& h : hosts) names += (names.empty() ? "" : ",") + h.name;
+  spec.command.argv.push_back("--names");
+  spec.command.argv.push_back(names);
   spec.command.argv.push_back("--");
   for (const auto& s : sources) spec.command.argv.push_back(s);
   spec.coordinator_port = o.port;
@@ -271,13 +341,19 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   if (plan.routes.empty()) {
     fmt::print(stderr, "clusterctl push: note: {}: pushing over the management network\n",
                o.network == "mgmt" ? "--network mgmt"
-               : o.cluster.empty() ? "no cluster state given (--cluster cluster.nlohmann::json after "
+               : o.cluster.empty() ? "no cluster state given (--cluster cluster.json after "
                                      "`network apply` uses the cables)"
                                    : "the cluster state has no cable addresses (run `clusterctl "
                                      "network apply " + o.cluster + "`)");
   }
   if (auto st = launch::check_world(plan); !st) return fail(st.error());
-  const launch::JobSpec spec = rank_job(o, *program, dest, sources);
+  std::vector<push::Share> shares;
+  if (!o.manifest.empty()) {
+    auto read = read_shares(o.manifest, plan.hosts);
+    if (!read) return fail(read.error());
+    shares = std::move(*read);
+  }
+  const launch::JobSpec spec = rank_job(o, *program, dest, sources, shares, plan.hosts);
 
   Events ev;
   launch::OutputOptions out_opts;
@@ -345,7 +421,12 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   }
   // The report names hosts by the job's order.
   nlohmann::json report = ev.result;
-  for (auto& t : report["targets"]) t["host"] = plan.hosts.at(static_cast<size_t>(t.value("rank", 0))).name;
+  for (auto& t : report["targets"]) {
+    t["host"] = plan.hosts.at(static_cast<size_t>(t.value("rank", 0))).name;
+    const double secs = t.value("seconds", 0.0);
+    t["rate"] = secs > 0 ? t.value("bytes", 0.0) / secs : 0.0;  // bytes per second
+    t["transport"] = report.value("transport", std::string());
+  }
   report.erase("event");
   report["source"] = plan.hosts.at(0).name;
   report["dest"] = dest;
@@ -385,6 +466,9 @@ void add_push_command(CLI::App& app, Context& ctx) {
                   "Cluster state (`discover -o`, after `network apply`): hosts and cables");
   cmd->add_option("--network", o->network,
                   "cables (default: the per-cable addresses when the state has them) or mgmt");
+  cmd->add_option("--manifest", o->manifest,
+                  "Per-host shares (YAML: target host -> list of paths or globs): each file a "
+                  "share names goes to those hosts only; the others go to every target");
   cmd->add_flag("--checksum", o->checksum,
                 "Skip a file only when its digest matches (reads every file on every host)");
   cmd->add_option("--chunk", o->chunk, "Bytes per chunk (default 8 MiB)")

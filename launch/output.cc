@@ -114,7 +114,12 @@ void OutputMux::emit(int rank, int fd, std::string_view line) {
 
 void OutputMux::clear_status() {
   if (status_.empty() || opts_.err == nullptr) return;
-  std::fputs("\r\x1b[K", opts_.err);
+  // Each line of a status of several lines: clear it, then up to the one before.
+  std::string erase = "\r\x1b[K";
+  for (char ch : status_) {
+    if (ch == '\n') erase += "\x1b[1A\x1b[K";
+  }
+  std::fputs(erase.c_str(), opts_.err);
   std::fflush(opts_.err);
 }
 

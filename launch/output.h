@@ -56,7 +56,9 @@ class OutputMux {
   /// A line of clusterctl's own about the job, on stderr (and not in any rank's log).
   void note(std::string_view line);
   /// Redraws the transient status line ("4/4 running, 12 s"), only with status_line; lines
-  /// written meanwhile clear it first and redraw it after. "" clears it for good.
+  /// written meanwhile clear it first and redraw it after. "" clears it for good. A status of
+  /// several lines ('\n' between them, none at the end; each narrower than the terminal) is
+  /// cleared line by line (`clusterctl push` draws one line per target).
   void status(std::string_view text);
   /// When rank `rank` last printed anything (steady clock), for the stall warning.
   std::chrono::steady_clock::time_point last_output(int rank) const;

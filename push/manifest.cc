@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include <dirent.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -171,6 +172,70 @@ Manifest build_manifest(const std::vector<std::string>& sources, bool digests) {
   return m;
 }
 
+namespace {
+
+bool share_matches(const std::string& glob, const std::string& path) {
+  const bool whole = glob.find('/') != std::string::npos;
+  // The path itself, then each of its parent directories: a share naming a directory takes
+  // everything below it.
+  std::string p = path;
+  for (;;) {
+    const size_t slash = p.rfind('/');
+    const std::string subject = whole || slash == std::string::npos ? p : p.substr(slash + 1);
+    if (::fnmatch(glob.c_str(), subject.c_str(), FNM_PATHNAME) == 0) return true;
+    if (slash == std::string::npos) return false;
+    p.resize(slash);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> apply_shares(Manifest& m, const std::vector<Share>& shares) {
+  std::vector<bool> used(shares.size(), false);
+  for (auto& e : m.entries) {
+    e.to.clear();
+    if (e.kind == EntryKind::kDirectory) continue;
+    for (size_t s = 0; s < shares.size(); ++s) {
+      if (!share_matches(shares[s].glob, e.path)) continue;
+      used[s] = true;
+      if (std::find(e.to.begin(), e.to.end(), shares[s].rank) == e.to.end()) {
+        e.to.push_back(shares[s].rank);
+      }
+    }
+    std::sort(e.to.begin(), e.to.end());
+  }
+  std::vector<std::string> problems;
+  for (size_t s = 0; s < shares.size(); ++s) {
+    if (used[s]) continue;
+    problems.push_back(shares[s].at + ": '" + shares[s].glob +
+                       "' matches no file of the push (a glob without '/' matches a name, one "
+                       "with '/' the whole path from the pushed directory's own name: " +
+                       (m.entries.empty() ? std::string("(nothing)") : m.entries.front().path) +
+                       "/...)");
+  }
+  return problems;
+}
+
+std::string shares_to_json(const std::vector<Share>& shares) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& s : shares) a.push_back({{"rank", s.rank}, {"glob", s.glob}, {"at", s.at}});
+  return a.dump();
+}
+
+std::vector<Share> shares_from_json(const std::string& text) {
+  std::vector<Share> out;
+  try {
+    for (const auto& j : nlohmann::json::parse(text)) {
+      Share s{j.at("rank").get<int>(), j.at("glob").get<std::string>(), j.at("at").get<std::string>()};
+      if (s.rank < 1 || s.glob.empty()) throw std::invalid_argument("bad share " + j.dump());
+      out.push_back(std::move(s));
+    }
+  } catch (const nlohmann::json::exception& ex) {
+    throw std::invalid_argument(std::string("malformed shares: ") + ex.what());
+  }
+  return out;
+}
+
 std::string to_json(const Manifest& m) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& e : m.entries) {
@@ -179,6 +244,7 @@ std::string to_json(const Manifest& m) {
     if (e.kind == EntryKind::kFile) j["size"] = e.size;
     if (e.kind == EntryKind::kSymlink) j["link"] = e.link;
     if (!e.digest.empty()) j["digest"] = e.digest;
+    if (!e.to.empty()) j["to"] = e.to;
     a.push_back(std::move(j));
   }
   return nlohmann::json{{"entries", a}, {"errors", m.errors}}.dump();
@@ -205,6 +271,13 @@ Manifest manifest_from_json(const std::string& text) {
       if (e.kind == EntryKind::kFile) e.size = je.at("size").get<std::uint64_t>();
       if (e.kind == EntryKind::kSymlink) e.link = je.at("link").get<std::string>();
       if (je.contains("digest")) e.digest = je.at("digest").get<std::string>();
+      if (je.contains("to")) {
+        e.to = je.at("to").get<std::vector<int>>();
+        if (e.kind == EntryKind::kDirectory ||
+            std::any_of(e.to.begin(), e.to.end(), [](int r) { return r < 1; })) {
+          throw std::invalid_argument("bad target ranks for " + e.path);
+        }
+      }
       m.entries.push_back(std::move(e));
     }
   } catch (const nlohmann::json::exception& ex) {

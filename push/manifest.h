@@ -29,6 +29,8 @@ struct Entry {
   std::int64_t mtime_ns = 0;  // modification time, ns since the epoch
   std::string link;         // the link's target, as stored (symlinks)
   std::string digest;       // XXH3-128, 32 hex digits; only with --checksum (else empty)
+  std::vector<int> to;      // files and links: the target ranks of a share (--manifest),
+                            // ascending; empty: every target
   friend bool operator==(const Entry&, const Entry&) = default;
 };
 
@@ -45,6 +47,28 @@ struct Manifest {
 /// socket or device (push copies regular files, directories and links), two sources with the
 /// same file name. With `digests`, every file's XXH3-128 digest is computed (one read pass).
 Manifest build_manifest(const std::vector<std::string>& sources, bool digests);
+
+/// One line of a `--manifest` file: target rank `rank` gets the files matching `glob`. A glob
+/// without '/' matches a file's or link's name (its last component); one with '/' matches its
+/// whole relative path ("llama/model-0000[12]-*", fnmatch with FNM_PATHNAME); either also
+/// matches everything below a matching directory. `at` says where it was written
+/// ("shares.yaml:4: h3"), for errors.
+struct Share {
+  int rank = 0;
+  std::string glob;
+  std::string at;
+  friend bool operator==(const Share&, const Share&) = default;
+};
+
+/// Applies the shares to `m`: each file or link matched by some share goes to exactly the
+/// ranks of the shares that match it (Entry::to); every other one (the common files) goes to
+/// every target. Directories go to every target. Returns one problem per share that matches
+/// nothing ("shares.yaml:4: h3: 'model-9*' matches no file of the push").
+std::vector<std::string> apply_shares(Manifest& m, const std::vector<Share>& shares);
+
+/// Shares as JSON text (rank_main's --shares), and back; throws std::invalid_argument.
+std::string shares_to_json(const std::vector<Share>& shares);
+std::vector<Share> shares_from_json(const std::string& text);
 
 /// JSON text of the manifest's entries, and back. from_json throws std::invalid_argument for
 /// malformed text or an unsafe path (absolute, "..", ".", empty component, NUL).

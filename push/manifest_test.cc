@@ -74,3 +74,55 @@ TEST_CASE("push: a manifest from the wire with an unsafe path is refused") {
                   std::invalid_argument);
   CHECK_THROWS_AS(manifest_from_json("{"), std::invalid_argument);
 }
+
+TEST_CASE("push: shares send each file a share names to its hosts only, the rest to all") {
+  Manifest m;
+  auto add = [&](std::string path, EntryKind kind) {
+    Entry e;
+    e.path = std::move(path);
+    e.kind = kind;
+    m.entries.push_back(e);
+  };
+  add("llama", EntryKind::kDirectory);
+  add("llama/config.json", EntryKind::kFile);
+  add("llama/model-00001-of-00003.safetensors", EntryKind::kFile);
+  add("llama/model-00002-of-00003.safetensors", EntryKind::kFile);
+  add("llama/model-00003-of-00003.safetensors", EntryKind::kFile);
+  add("llama/experts", EntryKind::kDirectory);
+  add("llama/experts/e0.bin", EntryKind::kFile);
+  add("llama/experts/e1.bin", EntryKind::kFile);
+  add("llama/latest", EntryKind::kSymlink);
+  const std::vector<Share> shares = {
+      {1, "model-0000[12]-*", "s.yaml:2: h2"},       // a name glob
+      {2, "llama/model-00003-*", "s.yaml:4: h3"},    // a whole-path glob
+      {2, "model-00002-of-00003.safetensors", "s.yaml:5: h3"},  // a file two hosts get
+      {3, "llama/experts", "s.yaml:7: h4"},          // a directory: all below it
+      {3, "e1.bin", "s.yaml:8: h4"},                 // matches again: named once
+  };
+  CHECK(apply_shares(m, shares).empty());
+  CHECK(m.entries[0].to.empty());  // directories go everywhere
+  CHECK(m.entries[1].to.empty());  // common: config.json
+  CHECK(m.entries[2].to == std::vector<int>{1});
+  CHECK(m.entries[3].to == std::vector<int>{1, 2});
+  CHECK(m.entries[4].to == std::vector<int>{2});
+  CHECK(m.entries[5].to.empty());
+  CHECK(m.entries[6].to == std::vector<int>{3});
+  CHECK(m.entries[7].to == std::vector<int>{3});
+  CHECK(m.entries[8].to.empty());
+  // The shares survive the wire, and so does each entry's target list.
+  CHECK(shares_from_json(shares_to_json(shares)) == shares);
+  const Manifest back = manifest_from_json(to_json(m));
+  REQUIRE(back.entries.size() == m.entries.size());
+  CHECK(back.entries[3].to == std::vector<int>{1, 2});
+  CHECK(back.entries[1].to.empty());
+
+  // A share that matches nothing is named with where it was written; '*' does not cross '/'.
+  const auto problems = apply_shares(m, {{1, "llama/*.bin", "s.yaml:9: h2"}, {2, "nope*", "s.yaml:10: h3"}});
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].find("s.yaml:9: h2: 'llama/*.bin' matches no file") == 0);
+  CHECK(problems[1].find("s.yaml:10: h3: 'nope*' matches no file") == 0);
+  // Target ranks from the wire are checked.
+  CHECK_THROWS_AS(manifest_from_json(R"({"errors":[],"entries":[{"path":"a","kind":"file","mode":420,"mtime_ns":0,"size":1,"to":[0]}]})"),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(shares_from_json(R"([{"rank":0,"glob":"x","at":"f:1"}])"), std::invalid_argument);
+}

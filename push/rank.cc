@@ -1,14 +1,17 @@
 #include "push/rank.h"
 
-#include <chrono>
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <future>
 #include <map>
 #include <memory>
 #include <stdexcept>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +28,7 @@ using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::uint64_t kChunkOk = 1;  // the chunk's status word: the source read it whole
+constexpr size_t kDigestChars = 32;    // a file's XXH3-128 digest in hex
 
 void event(const Json& j) {
   std::string line = "@push " + j.dump() + "\n";
@@ -91,90 +95,261 @@ struct Chunk {
   }
 };
 
-// Rank 0's side of one file: reads from `start`, broadcasts every chunk, then the digest.
-std::string send_file(comm::Communicator& c, const std::string& local, const Entry& e,
-                      std::uint64_t start, Chunk& ch, std::uint64_t C, Progress& pr) {
-  std::string problem;
-  const int fd = ::open(local.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) problem = local + ": cannot read it: " + std::strerror(errno);
-  FileDigest d;
-  if (fd >= 0 && !digest_fd(fd, start, d)) problem = local + ": cannot read it: " + std::strerror(errno);
-  for (std::uint64_t off = start; off < e.size; off += C) {
-    const size_t len = static_cast<size_t>(std::min(C, e.size - off));
+// Rank 0's reading of one file from `start`: the digest of what comes before `start` first,
+// then chunk by chunk. A file that is not the manifest's any more (changed since the walk, or
+// while being read) is a problem: its chunks go out marked bad and its digest as dashes, so
+// no target renames it into place.
+class SourceFile {
+ public:
+  SourceFile(const std::string& local, const Entry& e, std::uint64_t start) : local_(local), e_(e) {
+    fd_ = ::open(local.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd_ < 0) {
+      problem_ = local + ": cannot read it: " + std::strerror(errno);
+      return;
+    }
+    check_unchanged("since the push began");
+    if (problem_.empty() && !digest_fd(fd_, start, d_)) {
+      problem_ = local + ": cannot read it: " + std::strerror(errno);
+    }
+  }
+  ~SourceFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  SourceFile(const SourceFile&) = delete;
+  SourceFile& operator=(const SourceFile&) = delete;
+
+  /// Reads bytes [off, off + len) into `ch` and seals it (marked bad after any problem).
+  void read(Chunk& ch, std::uint64_t off, size_t len) {
     size_t got = 0;
-    while (problem.empty() && got < len) {
-      const ssize_t n = ::pread(fd, ch.buf.data() + got, len - got, static_cast<off_t>(off + got));
+    while (problem_.empty() && got < len) {
+      const ssize_t n = ::pread(fd_, ch.buf.data() + got, len - got, static_cast<off_t>(off + got));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        problem = local + (n == 0 ? ": it became shorter while being pushed"
-                                  : std::string(": cannot read it: ") + std::strerror(errno));
+        problem_ = local_ + (n == 0 ? ": it became shorter while being pushed: push again"
+                                    : std::string(": cannot read it: ") + std::strerror(errno));
         break;
       }
       got += static_cast<size_t>(n);
     }
-    if (problem.empty()) d.update(ch.buf.data(), len);
-    ch.seal(len, problem.empty() ? kChunkOk : 0);
-    c.broadcast(ch.buf.data(), ch.buf.data(), len + 16, comm::DataType::kU8, 0);
-    pr.add(len);
+    if (problem_.empty()) d_.update(ch.buf.data(), len);
+    ch.seal(len, problem_.empty() ? kChunkOk : 0);
   }
-  if (fd >= 0) ::close(fd);
-  std::string digest = problem.empty() ? d.hex() : std::string(32, '-');
-  bcast_text(c, digest);
-  return problem;
-}
 
-// A target's side of one file: `fd` the part (-1: discard what arrives).
-std::string receive_file(comm::Communicator& c, DestTree& tree, const Entry& e, std::uint64_t start,
-                         int fd, std::string problem, Chunk& ch, std::uint64_t C, Progress& pr) {
-  FileDigest d;
-  if (fd >= 0 && !digest_fd(fd, start, d)) {
-    problem = e.path + ": cannot read back its part: " + std::strerror(errno);
+  /// After the last chunk: the digest to send (dashes after a problem).
+  std::string finish() {
+    if (problem_.empty()) check_unchanged("while being pushed");
+    return problem_.empty() ? d_.hex() : std::string(kDigestChars, '-');
   }
-  for (std::uint64_t off = start; off < e.size; off += C) {
-    const size_t len = static_cast<size_t>(std::min(C, e.size - off));
-    c.broadcast(ch.buf.data(), ch.buf.data(), len + 16, comm::DataType::kU8, 0);
-    if (fd < 0 || !problem.empty()) continue;
-    if (!ch.intact(len)) {
-      problem = e.path + ": a chunk at byte " + std::to_string(off) +
-                " arrived damaged or the source could not read it";
-      continue;
+  const std::string& problem() const { return problem_; }
+
+ private:
+  void check_unchanged(const char* when) {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) {
+      problem_ = local_ + ": cannot read it: " + std::strerror(errno);
+    } else if (static_cast<std::uint64_t>(st.st_size) != e_.size || mtime_ns_of(st) != e_.mtime_ns) {
+      problem_ = local_ + ": it changed " + when + " (" + std::to_string(e_.size) + " bytes then, " +
+                 std::to_string(st.st_size) + " now): push again once it is written";
     }
-    d.update(ch.buf.data(), len);
+  }
+
+  std::string local_;
+  const Entry& e_;
+  int fd_ = -1;
+  FileDigest d_;
+  std::string problem_;
+};
+
+// A target's writing of one file from `start` into its part (`fd`; -1: what arrives is
+// discarded). The digest covers the part's first `start` bytes, then every chunk written.
+class TargetFile {
+ public:
+  TargetFile(DestTree& tree, const Entry& e, std::uint64_t start, int fd, std::string problem)
+      : tree_(tree), e_(e), fd_(fd), problem_(std::move(problem)) {
+    if (fd_ >= 0 && problem_.empty() && !digest_fd(fd_, start, d_)) {
+      problem_ = e.path + ": cannot read back its part: " + std::strerror(errno);
+    }
+  }
+  ~TargetFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  TargetFile(const TargetFile&) = delete;
+  TargetFile& operator=(const TargetFile&) = delete;
+
+  bool writing() const { return fd_ >= 0 && problem_.empty(); }
+
+  /// Checks the chunk in `ch` (bytes [off, off + len) of the file) and writes it.
+  void write(const Chunk& ch, std::uint64_t off, size_t len) {
+    if (!writing()) return;
+    if (!ch.intact(len)) {
+      problem_ = e_.path + ": a chunk at byte " + std::to_string(off) +
+                 " arrived damaged or the source could not read it";
+      return;
+    }
+    d_.update(ch.buf.data(), len);
     size_t put = 0;
     while (put < len) {
-      const ssize_t n = ::pwrite(fd, ch.buf.data() + put, len - put, static_cast<off_t>(off + put));
+      const ssize_t n = ::pwrite(fd_, ch.buf.data() + put, len - put, static_cast<off_t>(off + put));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
-        problem = e.path + ": cannot write it: " + std::strerror(errno);
-        break;
+        problem_ = e_.path + ": cannot write it: " + std::strerror(errno);
+        return;
       }
       put += static_cast<size_t>(n);
     }
-    pr.add(len);
   }
+
+  /// With the source's digest: renames the part into place when all is well (DestTree::
+  /// finish_file). Returns "" or the problem.
+  std::string finish(const std::string& expected) {
+    if (fd_ < 0 || !problem_.empty()) return problem_;
+    const int fd = fd_;
+    fd_ = -1;
+    return tree_.finish_file(e_, fd, d_.hex(), expected);
+  }
+
+ private:
+  DestTree& tree_;
+  const Entry& e_;
+  int fd_;
+  FileDigest d_;
+  std::string problem_;
+};
+
+std::uint64_t chunk_count(const Entry& e, std::uint64_t start, std::uint64_t C) {
+  return start >= e.size ? 0 : (e.size - start + C - 1) / C;
+}
+
+// Rank 0's side of a file every target gets: one broadcast per chunk, then the digest. The
+// next chunk is read while this one is on the wire.
+std::string send_file(comm::Communicator& c, const std::string& local, const Entry& e,
+                      std::uint64_t start, Chunk (&ch)[2], std::uint64_t C, Progress& pr) {
+  SourceFile sf(local, e, start);
+  const std::uint64_t n = chunk_count(e, start, C);
+  auto len_of = [&](std::uint64_t k) {
+    return static_cast<size_t>(std::min(C, e.size - (start + k * C)));
+  };
+  std::future<void> reading;
+  if (n > 0) reading = std::async(std::launch::async, [&] { sf.read(ch[0], start, len_of(0)); });
+  for (std::uint64_t k = 0; k < n; ++k) {
+    reading.get();
+    if (k + 1 < n) {
+      reading = std::async(std::launch::async, [&, k] {
+        sf.read(ch[(k + 1) % 2], start + (k + 1) * C, len_of(k + 1));
+      });
+    }
+    c.broadcast(ch[k % 2].buf.data(), ch[k % 2].buf.data(), len_of(k) + 16, comm::DataType::kU8, 0);
+    pr.add(len_of(k));
+  }
+  std::string digest = sf.finish();
+  bcast_text(c, digest);
+  return sf.problem();
+}
+
+// A target's side of a file every target gets: each chunk is written while the next one
+// arrives.
+std::string receive_file(comm::Communicator& c, TargetFile& tf, const Entry& e, std::uint64_t start,
+                         Chunk (&ch)[2], std::uint64_t C, Progress& pr) {
+  const std::uint64_t n = chunk_count(e, start, C);
+  std::future<void> writing;
+  for (std::uint64_t k = 0; k < n; ++k) {
+    const std::uint64_t off = start + k * C;
+    const size_t len = static_cast<size_t>(std::min(C, e.size - off));
+    Chunk& buf = ch[k % 2];
+    c.broadcast(buf.buf.data(), buf.buf.data(), len + 16, comm::DataType::kU8, 0);
+    if (writing.valid()) writing.get();
+    if (tf.writing()) {
+      writing = std::async(std::launch::async, [&tf, &buf, off, len] { tf.write(buf, off, len); });
+      pr.add(len);
+    }
+  }
+  if (writing.valid()) writing.get();
   std::string digest;
   bcast_text(c, digest);
-  if (fd < 0) return problem;
-  if (!problem.empty()) {
-    ::close(fd);
-    return problem;
+  return tf.finish(digest);
+}
+
+// A file for some targets only (--manifest): rank 0 sends it to each of them on its own, the
+// files of different targets interleaved chunk by chunk so that each target's cable is busy.
+struct Stream {
+  int rank = 0;
+  std::vector<std::pair<size_t, std::uint64_t>> files;  // (entry, start)
+  size_t next = 0;
+  std::unique_ptr<SourceFile> file;
+  std::uint64_t off = 0;
+};
+
+std::vector<std::string> send_streams(comm::Communicator& c, const Manifest& m,
+                                      std::vector<Stream>& streams, Chunk& ch, std::uint64_t C,
+                                      Progress& pr) {
+  std::vector<std::string> problems;
+  for (bool more = true; more;) {
+    more = false;
+    for (auto& s : streams) {
+      if (s.next >= s.files.size()) continue;
+      more = true;
+      const auto [i, start] = s.files[s.next];
+      const Entry& e = m.entries.at(i);
+      if (!s.file) {
+        s.file = std::make_unique<SourceFile>(m.local.at(i), e, start);
+        s.off = start;
+      }
+      if (s.off < e.size) {
+        const size_t len = static_cast<size_t>(std::min(C, e.size - s.off));
+        s.file->read(ch, s.off, len);
+        c.send(ch.buf.data(), len + 16, s.rank);
+        s.off += len;
+        pr.add(len);
+        continue;
+      }
+      const std::string digest = s.file->finish();
+      c.send(digest.data(), kDigestChars, s.rank);
+      if (!s.file->problem().empty() &&
+          std::find(problems.begin(), problems.end(), s.file->problem()) == problems.end()) {
+        problems.push_back(s.file->problem());
+      }
+      s.file.reset();
+      ++s.next;
+    }
   }
-  return tree.finish_file(e, fd, d.hex(), digest);
+  return problems;
+}
+
+std::string receive_stream_file(comm::Communicator& c, TargetFile& tf, const Entry& e,
+                                std::uint64_t start, Chunk& ch, std::uint64_t C, Progress& pr) {
+  for (std::uint64_t off = start; off < e.size; off += C) {
+    const size_t len = static_cast<size_t>(std::min(C, e.size - off));
+    c.recv(ch.buf.data(), len + 16, 0);
+    tf.write(ch, off, len);
+    pr.add(len);
+  }
+  std::string digest(kDigestChars, '\0');
+  c.recv(digest.data(), kDigestChars, 0);
+  return tf.finish(digest);
 }
 
 Json plan_json(const TargetPlan& p) {
   Json files = Json::array();
   for (const auto& [i, have] : p.files) files.push_back({i, have});
   return {{"errors", p.errors}, {"free", p.free_bytes}, {"need", p.need_bytes},
-          {"files", files}, {"skipped", p.skipped}};
+          {"files", files},     {"skipped", p.skipped},   {"identity", p.identity}};
 }
 
-// Rank 0: the decision from every target's plan: the files to send, each from the smallest
-// offset a target needs; errors (per rank) when anything stops the push.
-Json decide(const Manifest& m, const std::vector<std::string>& plans) {
+std::string name_of(const RankOptions& o, size_t rank) {
+  return rank < o.names.size() ? o.names[rank] : "rank " + std::to_string(rank);
+}
+
+// Rank 0: the decision from every target's plan: the files every target gets ("files": each
+// from the smallest offset a target needs) and each target's own ("streams"); errors (per
+// rank) when anything stops the push.
+Json decide(const Manifest& m, const std::vector<std::string>& plans, const RankOptions& o) {
   Json errors = Json::array();
   if (!m.errors.empty()) errors.push_back({{"rank", 0}, {"messages", m.errors}});
+  const size_t targets = plans.size() - 1;
+  auto for_all = [&](const Entry& e) { return e.to.empty() || e.to.size() == targets; };
   std::vector<std::uint64_t> start(m.entries.size(), ~std::uint64_t{0});
+  Json streams = Json::array();
+  std::map<std::string, size_t> places;  // destination identity -> the first rank with it
   for (size_t r = 1; r < plans.size(); ++r) {
     const Json p = Json::parse(plans[r]);
     std::vector<std::string> msgs = p.at("errors").get<std::vector<std::string>>();
@@ -183,17 +358,33 @@ Json decide(const Manifest& m, const std::vector<std::string>& plans) {
       msgs.push_back("needs " + std::to_string(need) + " bytes at the destination and " +
                      std::to_string(free) + " are free: free space there or push less");
     }
+    const std::string place = p.value("identity", std::string());
+    if (!place.empty() && msgs.empty()) {
+      const auto [it, fresh] = places.emplace(place, r);
+      if (!fresh) {
+        msgs.push_back("its destination is the very directory " + name_of(o, it->second) +
+                       " writes (one machine named twice, or hosts that share this file "
+                       "system): push to one of them only");
+      }
+    }
     if (!msgs.empty()) errors.push_back({{"rank", r}, {"messages", msgs}});
+    Json own = Json::array();
     for (const auto& f : p.at("files")) {
       const auto i = f.at(0).get<size_t>();
-      if (i < start.size()) start[i] = std::min(start[i], f.at(1).get<std::uint64_t>());
+      if (i >= start.size()) continue;
+      if (for_all(m.entries[i])) {
+        start[i] = std::min(start[i], f.at(1).get<std::uint64_t>());
+      } else {
+        own.push_back(f);
+      }
     }
+    if (!own.empty()) streams.push_back({r, own});
   }
   Json files = Json::array();
   for (size_t i = 0; i < start.size(); ++i) {
     if (start[i] != ~std::uint64_t{0}) files.push_back({i, start[i]});
   }
-  return {{"go", errors.empty()}, {"errors", errors}, {"files", files}};
+  return {{"go", errors.empty()}, {"errors", errors}, {"files", files}, {"streams", streams}};
 }
 
 }  // namespace
@@ -205,15 +396,22 @@ int run_rank(comm::Communicator& c, const RankOptions& o) {
   std::string text;
   if (source) {
     m = build_manifest(o.sources, o.checksum);
+    for (const auto& s : o.shares) {
+      if (s.rank >= c.size()) {
+        m.errors.push_back(s.at + ": names rank " + std::to_string(s.rank) + " of a world of " +
+                           std::to_string(c.size()));
+      }
+    }
+    for (auto& p : apply_shares(m, o.shares)) m.errors.push_back(std::move(p));
     text = to_json(m);
   }
   bcast_text(c, text);
   if (!source) m = manifest_from_json(text);
 
   TargetPlan plan;
-  if (!source) plan = examine(o.dest, m, o.checksum, o.chunk);
+  if (!source) plan = examine(o.dest, m, o.checksum, o.chunk, c.rank());
   const auto plans = gather_text(c, source ? std::string() : plan_json(plan).dump());
-  std::string decision = source ? decide(m, plans).dump() : std::string();
+  std::string decision = source ? decide(m, plans, o).dump() : std::string();
   bcast_text(c, decision);
   const Json d = Json::parse(decision);
   if (!d.at("go").get<bool>()) {
@@ -221,12 +419,26 @@ int run_rank(comm::Communicator& c, const RankOptions& o) {
     return source ? 2 : 0;
   }
 
+  // This rank's files from the decision: every target's, then each target's own.
+  std::vector<Stream> streams;
+  for (const auto& s : d.at("streams")) {
+    Stream st;
+    st.rank = s.at(0).get<int>();
+    for (const auto& f : s.at(1)) st.files.emplace_back(f.at(0).get<size_t>(), f.at(1).get<std::uint64_t>());
+    if (source || st.rank == c.rank()) streams.push_back(std::move(st));
+  }
+  std::map<size_t, std::uint64_t> mine;  // target: entry -> what its part holds
+  for (const auto& [i, have] : plan.files) mine[i] = have;
   Progress pr{c.rank(), o.progress_ms};
   for (const auto& f : d.at("files")) {
-    const Entry& e = m.entries.at(f.at(0).get<size_t>());
-    pr.total += e.size - f.at(1).get<std::uint64_t>();
+    const size_t i = f.at(0).get<size_t>();
+    if (source || mine.count(i) != 0) pr.total += m.entries.at(i).size - f.at(1).get<std::uint64_t>();
   }
-  Chunk ch(o.chunk);
+  for (const auto& s : streams) {
+    for (const auto& [i, start] : s.files) pr.total += m.entries.at(i).size - start;
+  }
+
+  Chunk ch[2] = {Chunk(o.chunk), Chunk(o.chunk)};
   std::vector<std::string> problems;
   std::unique_ptr<DestTree> tree;
   if (!source) {
@@ -236,27 +448,46 @@ int run_rank(comm::Communicator& c, const RankOptions& o) {
       for (auto& p : tree->make_directories(m)) problems.push_back(std::move(p));
     }
   }
-  std::map<size_t, std::uint64_t> mine;  // target: entry -> what its part holds
-  for (const auto& [i, have] : plan.files) mine[i] = have;
+  // A target's part of entry i from `start` (or a discarding one when it is not this
+  // target's to write, or the destination is unusable).
+  auto target_file = [&](size_t i, std::uint64_t start) {
+    const Entry& e = m.entries.at(i);
+    std::string problem;
+    int fd = -1;
+    if (mine.count(i) != 0 && tree->ok()) fd = tree->open_part(e, start, problem);
+    return std::make_unique<TargetFile>(*tree, e, start, fd, problem);
+  };
   size_t sent = 0;
+  auto done = [&](size_t i, const std::string& problem) {
+    if (!problem.empty()) {
+      problems.push_back(problem);
+    } else if (!source && mine.count(i) != 0 && tree->ok()) {
+      ++sent;
+    }
+  };
   for (const auto& f : d.at("files")) {
     const size_t i = f.at(0).get<size_t>();
     const std::uint64_t start = f.at(1).get<std::uint64_t>();
-    const Entry& e = m.entries.at(i);
-    std::string problem;
     if (source) {
-      problem = send_file(c, m.local.at(i), e, start, ch, o.chunk, pr);
+      done(i, send_file(c, m.local.at(i), m.entries.at(i), start, ch, o.chunk, pr));
     } else {
-      int fd = -1;
-      if (mine.count(i) != 0 && tree->ok()) fd = tree->open_part(e, start, problem);
-      problem = receive_file(c, *tree, e, start, fd, problem, ch, o.chunk, pr);
-      if (mine.count(i) != 0 && problem.empty()) ++sent;
+      auto tf = target_file(i, start);
+      done(i, receive_file(c, *tf, m.entries.at(i), start, ch, o.chunk, pr));
     }
-    if (!problem.empty()) problems.push_back(problem);
+  }
+  if (source) {
+    for (auto& p : send_streams(c, m, streams, ch[0], o.chunk, pr)) problems.push_back(std::move(p));
+  } else {
+    for (const auto& s : streams) {
+      for (const auto& [i, start] : s.files) {
+        auto tf = target_file(i, start);
+        done(i, receive_stream_file(c, *tf, m.entries.at(i), start, ch[0], o.chunk, pr));
+      }
+    }
   }
   if (!source && tree->ok()) {
     for (const auto& e : m.entries) {
-      if (e.kind != EntryKind::kSymlink) continue;
+      if (e.kind != EntryKind::kSymlink || !goes_to(e, c.rank())) continue;
       if (auto p = tree->make_link(e); !p.empty()) problems.push_back(p);
     }
     for (auto& p : tree->finish_directories(m)) problems.push_back(std::move(p));

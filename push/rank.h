@@ -8,11 +8,16 @@
 //      rank 0, which broadcasts the decision: stop (any source or target problem: nothing is
 //      written anywhere, exit 2) or the files to send, each from the first chunk some target
 //      lacks;
-//   3. per file, per chunk (RankOptions::chunk bytes): a broadcast of the chunk with its XXH3-64
-//      and a status word (comm's scatter + all-gather broadcast for n >= 3: the source sends
-//      each target 1/(n-1) of the chunk and the targets forward it to each other, so every
-//      cable is busy and the time tends to size / ((n-1) x cable bandwidth)), then the file's
-//      XXH3-128 digest, which each target compares with what it wrote before renaming;
+//   3. the files every target gets (the common files), per file, per chunk
+//      (RankOptions::chunk bytes): a broadcast of the chunk with its XXH3-64 and a status word
+//      (comm's scatter + all-gather broadcast for n >= 3: the source sends each target 1/(n-1)
+//      of the chunk and the targets forward it to each other, so every cable is busy and the
+//      time tends to size / ((n-1) x cable bandwidth)), then the file's XXH3-128 digest, which
+//      each target compares with what it wrote before renaming. The next chunk is read at the
+//      source, and the last one written at each target, while a chunk is on the wire;
+//   3b. the files of a share (--manifest: for some targets only), sent to each of their targets
+//      alone (send/recv), the targets' files interleaved chunk by chunk: each chunk with its
+//      checksum and status word, then the digest (32 hex digits);
 //   4. each target sends its result to rank 0, which prints the report.
 // Ranks talk to clusterctl through stdout lines "@push {JSON}" (events: error, progress,
 // result); everything else on stderr is a message for the operator.
@@ -21,6 +26,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "push/manifest.h"
 
 namespace cc::comm {
 class Communicator;
@@ -34,6 +41,8 @@ struct RankOptions {
   bool checksum = false;             // skip only files whose digest matches (digests computed)
   std::uint64_t chunk = 8u << 20;    // bytes per broadcast
   int progress_ms = 500;             // a progress event this often (0: never)
+  std::vector<Share> shares;         // --manifest's shares (rank 0; manifest.h)
+  std::vector<std::string> names;    // each rank's host, for messages (index: rank)
 };
 
 /// Runs this rank's part. Returns its exit code: rank 0 the push's (0 done, 2 preflight failed:

@@ -1,14 +1,20 @@
 #include "push/target.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#ifdef __APPLE__
+#include <sys/sysctl.h>
+#endif
 
 #include "push/hash.h"
 
@@ -51,9 +57,40 @@ std::string existing_ancestor(std::string path) {
   return path;
 }
 
+// This boot of this host: two processes that share it share the kernel and its mounts.
+std::string boot_identity() {
+#ifdef __APPLE__
+  char buf[128] = {};
+  size_t len = sizeof buf - 1;
+  if (::sysctlbyname("kern.bootsessionuuid", buf, &len, nullptr, 0) == 0) return buf;
+#else
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (std::getline(in, id) && !id.empty()) return id;
+#endif
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return std::string("host:") + host;
+}
+
+std::string hex16(std::uint64_t v) {
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(v));
+  return out;
+}
+
+// ".ccpush-P-": the part names of every version of entry path `path`.
+std::string part_prefix(const std::string& path) {
+  return ".ccpush-" + hex16(chunk_hash(path.data(), path.size())) + "-";
+}
+
 void check_root(const std::string& dest, TargetPlan& p) {
   struct stat st {};
   const std::string at = existing_ancestor(dest);
+  if (::stat(at.c_str(), &st) == 0) {
+    p.identity = boot_identity() + ":" + std::to_string(st.st_dev) + ":" +
+                 std::to_string(st.st_ino) + ":" + dest.substr(at.size());
+  }
   if (::stat(at.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     p.errors.push_back(at + ": not a directory" +
                        (at == dest ? std::string() : " (it would hold " + dest + ")") +
@@ -80,20 +117,30 @@ std::string kind_at(mode_t m) {
 }  // namespace
 
 std::string part_name(const Entry& e) {
-  const std::string key = e.path + '\0' + std::to_string(e.size) + '\0' + std::to_string(e.mtime_ns);
-  char out[40];
-  std::snprintf(out, sizeof out, ".ccpush-%016llx.part",
-                static_cast<unsigned long long>(chunk_hash(key.data(), key.size())));
-  return out;
+  const std::string version = std::to_string(e.size) + '\0' + std::to_string(e.mtime_ns);
+  return part_prefix(e.path) + hex16(chunk_hash(version.data(), version.size())) + ".part";
 }
 
-TargetPlan examine(const std::string& dest, const Manifest& m, bool checksum, std::uint64_t chunk) {
+bool same_mtime(std::int64_t have_ns, std::int64_t want_ns) {
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  if (have_ns == want_ns) return true;
+  const auto floor_div = [](std::int64_t a) { return a / kSecond - (a % kSecond < 0 ? 1 : 0); };
+  return have_ns % kSecond == 0 && floor_div(have_ns) == floor_div(want_ns);
+}
+
+bool goes_to(const Entry& e, int rank) {
+  return e.to.empty() || std::find(e.to.begin(), e.to.end(), rank) != e.to.end();
+}
+
+TargetPlan examine(const std::string& dest, const Manifest& m, bool checksum, std::uint64_t chunk,
+                   int rank) {
   TargetPlan p;
   check_root(dest, p);
   if (!p.errors.empty()) return p;
   const std::string root = dest;
   for (std::size_t i = 0; i < m.entries.size(); ++i) {
     const Entry& e = m.entries[i];
+    if (!goes_to(e, rank)) continue;
     const std::string path = root + "/" + e.path;
     struct stat st {};
     const bool exists = ::lstat(path.c_str(), &st) == 0;
@@ -129,7 +176,7 @@ TargetPlan examine(const std::string& dest, const Manifest& m, bool checksum, st
         same = fd >= 0 && digest_fd(fd, e.size, d) && d.hex() == e.digest;
         if (fd >= 0) ::close(fd);
       } else {
-        same = mtime_ns_of(st) == e.mtime_ns;
+        same = same_mtime(mtime_ns_of(st), e.mtime_ns);
       }
       if (same) {
         ++p.skipped;
@@ -209,9 +256,15 @@ std::vector<std::string> DestTree::make_directories(const Manifest& m) {
       problems.push_back(problem);
       continue;
     }
-    if (e.kind == EntryKind::kDirectory && ::mkdirat(dir, leaf.c_str(), 0755) != 0 &&
-        errno != EEXIST) {
-      problems.push_back(shown(e.path) + ": cannot create it: " + errno_text(errno));
+    if (e.kind == EntryKind::kDirectory) {
+      struct stat st {};
+      if (::mkdirat(dir, leaf.c_str(), 0755) != 0 && errno != EEXIST) {
+        problems.push_back(shown(e.path) + ": cannot create it: " + errno_text(errno));
+      } else if (::fstatat(dir, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                 S_ISDIR(st.st_mode) && (st.st_mode & 0700) != 0700 &&
+                 ::fchmodat(dir, leaf.c_str(), (st.st_mode & 07777) | 0700, 0) != 0) {
+        problems.push_back(shown(e.path) + ": cannot make it writable: " + errno_text(errno));
+      }
     }
     ::close(dir);
   }
@@ -223,6 +276,7 @@ int DestTree::open_part(const Entry& e, std::uint64_t have, std::string& problem
   const int dir = open_parent(e.path, true, leaf, problem);
   if (dir < 0) return -1;
   const std::string part = part_name(e);
+  remove_stale_parts(dir, e);
   const int fd = ::openat(dir, part.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   const int err = errno;
   ::close(dir);
@@ -238,6 +292,32 @@ int DestTree::open_part(const Entry& e, std::uint64_t have, std::string& problem
     return -1;
   }
   return fd;
+}
+
+void DestTree::remove_stale_parts(int dir, const Entry& e) {
+  const int list = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (list < 0) return;
+  DIR* d = ::fdopendir(list);
+  if (d == nullptr) {
+    ::close(list);
+    return;
+  }
+  const std::string prefix = part_prefix(e.path), current = part_name(e);
+  std::vector<std::string> stale;
+  while (const dirent* de = ::readdir(d)) {
+    const std::string n = de->d_name;
+    if (n.size() == current.size() && n.compare(0, prefix.size(), prefix) == 0 && n != current &&
+        n.compare(n.size() - 5, 5, ".part") == 0) {
+      stale.push_back(n);
+    }
+  }
+  ::closedir(d);
+  for (const auto& n : stale) {
+    struct stat st {};
+    if (::fstatat(dir, n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+      ::unlinkat(dir, n.c_str(), 0);
+    }
+  }
 }
 
 std::string DestTree::finish_file(const Entry& e, int fd, const std::string& digest,

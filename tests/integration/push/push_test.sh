@@ -8,6 +8,10 @@
 #    rank process, and the next push sends only the rest;
 #  - a target with too little space fails the preflight (exit 2, naming every host, what is
 #    needed and what is free) and nothing is written anywhere;
+#  - shares (--manifest): each file a share names reaches its hosts only, the others every host,
+#    over the cables; a share naming no file, or a host that is not a target, is refused (exit 2)
+#    with the manifest's file and line;
+#  - a destination that is the same directory on two hosts (here: one file system) is refused;
 #  - a destination that is not a directory is named (exit 2).
 set -euo pipefail
 source "$(dirname "$0")/../lab/lib.sh"
@@ -103,6 +107,64 @@ assert r["sent_bytes"] <= size - have + 64 * 1024 * 1024, (r["sent_bytes"], size
 assert r["sent_bytes"] > 0, r
 PY
 check_copies
+
+# Shares: layers to one host each, the config to all.
+shard=$tmp/src/shard
+mkdir -p "$shard/layers"
+for i in 0 1 2; do head -c $((24 * 1024 * 1024 + i)) /dev/urandom >"$shard/layers/l$i.bin"; done
+echo '{"layers": 3}' >"$shard/config.json"
+cat >"$tmp/shares.yaml" <<'YAML'
+h2: [l0.bin]
+h3:
+  - "shard/layers/l[12].bin"
+h4: [l2.bin]
+YAML
+cc --json push --cluster "$tmp/c.json" "$shard" --dest "$dest/shares" --manifest "$tmp/shares.yaml" \
+  >"$tmp/shares.json" 2>"$tmp/shares.err" || fail "push with shares exited $?: $(cat "$tmp/shares.err")"
+want_files() {  # HOST FILE...: exactly these files under HOST's shares/shard
+  local h=$1 got want
+  shift
+  got=$(cd "$(hostdata $h)/shares" && find shard -type f | sort | tr '\n' ' ')
+  want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
+  [ "$got" = "$want" ] || fail "$h: shares gave '$got', not '$want'"
+  for f in "$@"; do
+    cmp -s "$tmp/src/$f" "$(hostdata $h)/shares/$f" || fail "$h: $f differs from the source"
+  done
+}
+want_files h2 shard/config.json shard/layers/l0.bin
+want_files h3 shard/config.json shard/layers/l1.bin shard/layers/l2.bin
+want_files h4 shard/config.json shard/layers/l2.bin
+python3 - "$tmp/shares.json" <<'PY' || fail "push with shares: $(cat "$tmp/shares.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["code"] == 0 and r["transport"] == "tcp", r
+mib = 1024 * 1024
+by = {t["host"]: t for t in r["targets"]}
+assert by["h2"]["bytes"] == 24 * mib + 14 and by["h2"]["files_sent"] == 2, by["h2"]
+assert by["h3"]["bytes"] == 48 * mib + 3 + 14 and by["h3"]["files_sent"] == 3, by["h3"]
+assert by["h4"]["bytes"] == 24 * mib + 2 + 14 and by["h4"]["files_sent"] == 2, by["h4"]
+PY
+printf 'h3: [nothing-like-this*]\nh9: [l0.bin]\nh1: [l1.bin]\n' >"$tmp/bad.yaml"
+rc=0
+cc push --cluster "$tmp/c.json" "$shard" --dest "$dest/shares" --manifest "$tmp/bad.yaml" >"$tmp/bad.out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "a bad manifest exited $rc, not 2: $(cat "$tmp/bad.out")"
+grep -q "bad.yaml:2:1: h9: is not a target of this push (the targets: h2, h3, h4)" "$tmp/bad.out" &&
+  grep -q "bad.yaml:3:1: h1: is the source of this push" "$tmp/bad.out" ||
+  fail "a bad manifest's hosts are not named with their lines: $(cat "$tmp/bad.out")"
+printf 'h3: [nothing-like-this*]\n' >"$tmp/bad.yaml"
+rc=0
+cc push --cluster "$tmp/c.json" "$shard" --dest "$dest/shares" --manifest "$tmp/bad.yaml" >"$tmp/bad.out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] && grep -q "bad.yaml:1: h3: 'nothing-like-this\*' matches no file of the push" "$tmp/bad.out" ||
+  fail "a share naming no file exited $rc: $(cat "$tmp/bad.out")"
+
+# One directory seen from two hosts (the lab's hosts share this machine's file system outside
+# their data directories): refused before anything is written.
+rc=0
+cc push --cluster "$tmp/c.json" "$shard/config.json" --dest "$tmp/shared" >"$tmp/same.out" 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "a push to one directory seen by 3 hosts exited $rc: $(cat "$tmp/same.out")"
+grep -q "h3: its destination is the very directory h2 writes" "$tmp/same.out" ||
+  fail "the shared destination is not named: $(cat "$tmp/same.out")"
+[ ! -e "$tmp/shared/config.json" ] || fail "the refused push wrote config.json"
 
 # Too little space: a sparse 20 GiB file (nothing is read: the preflight stops first).
 truncate -s 20G "$tmp/src/huge.img"
