@@ -10,6 +10,9 @@
 #   5. a receive queue that runs dry: data still correct; a cable that loses packets (netem):
 #      UC drops frames, and the job fails at once naming the lost frame
 #   6. results bitwise identical to the TCP transport's (digests of random-float collectives)
+#   6b. clusterctl-push-rank (push/) over verbs: a tree (48 MiB, a small and an empty file, a
+#      symbolic link) from rank 0 to ranks 1..3, each into its own directory, every copy's
+#      digests equal to the source's; a second push sends 0 bytes (SKIP line without the binary)
 #   7. the rc profile (CLUSTERCOMM_IBV_PROFILE=rc, RC queue pairs): the thread matrix for n = 2,
 #      processes for n = 3, one RC QP per cable end, digests equal to TCP's, kill -9 found, a
 #      rank on the other profile refused with a message naming the variable, a cable losing
@@ -290,6 +293,92 @@ if ((same)); then
   pass "every rank's results are bitwise identical over TCP and verbs"
 else
   fail "digests differ between TCP and verbs"; cat "$out"/digest-*-*.log
+fi
+
+echo "== 6b. clusterctl push's ranks over verbs: a tree from rank 0 to ranks 1..3, then again"
+# clusterctl-push-rank (push/) is built by the top-level build, beside clusterctl:
+# BUILD/cli/clusterctl-push-rank, and BUILD_DIR here is BUILD/comm; a comm-only build has none.
+push_bin=${CLUSTERCTL_PUSH_RANK:-$build/../cli/clusterctl-push-rank}
+# push_ranks LABEL: rank 0 pushes $pt/src/weights; rank r writes into $pt/dest-r (each its own
+# directory, as each host its own disk); every rank's exit status in $out/push-LABEL-R.status.
+push_ranks() {
+  local label=$1 r m
+  port=$((port + 1))
+  m=$(matrix 4)
+  pids=()
+  for r in 0 1 2 3; do
+    MLX_RANK=$r MLX_IBV_DEVICES=$m MLX_JACCL_COORDINATOR=127.0.0.1:$port \
+      CLUSTERCOMM_TOKEN=rdma-suite CLUSTERCOMM_TRANSPORT=verbs CLUSTERCOMM_TIMEOUT_MS=60000 \
+      timeout 240 "$push_bin" --dest "$pt/dest-$r" -- "$pt/src/weights" \
+      >"$out/push-$label-$r.out" 2>"$out/push-$label-$r.err" &
+    pids+=($!)
+  done
+  for r in 0 1 2 3; do
+    wait "${pids[$r]}"
+    echo $? >"$out/push-$label-$r.status"
+  done
+}
+# push_check LABEL SENT FILES_SENT FILES_SKIPPED: every rank exited 0, and rank 0's result event
+# says verbs, code 0, SENT bytes sent, and for each of ranks 1..3 SENT bytes, FILES_SENT files
+# sent, FILES_SKIPPED skipped, no error. (nlohmann::json writes keys sorted: grep reads them.)
+push_check() {
+  local label=$1 sent=$2 nsent=$3 nskip=$4 r res why=""
+  for r in 0 1 2 3; do
+    [ "$(cat "$out/push-$label-$r.status")" = 0 ] ||
+      why+="rank $r exited $(cat "$out/push-$label-$r.status"): $(tail -c 600 "$out/push-$label-$r.err"); "
+  done
+  res=$(grep -m1 '^@push {.*"event":"result"' "$out/push-$label-0.out")
+  [[ $res == *'"transport":"verbs'* ]] || why+="rank 0's result is not over verbs; "
+  [[ $res == *'"code":0,'* ]] || why+="rank 0's result code is not 0; "
+  [[ $res == *"\"sent_bytes\":$sent,"* ]] || why+="rank 0 did not send $sent bytes; "
+  for r in 1 2 3; do
+    [[ $res == *"{\"bytes\":$sent,\"errors\":[],\"files_sent\":$nsent,\"files_skipped\":$nskip,\"rank\":$r,"* ]] ||
+      why+="rank $r: not $sent bytes, $nsent files sent, $nskip skipped without errors; "
+  done
+  if [ -z "$why" ]; then
+    pass "push $label over $(grep -o '"transport":"[^"]*"' <<<"$res" | cut -d'"' -f4): $sent bytes to each of ranks 1..3, $nsent files sent, $nskip skipped"
+  else
+    fail "push $label: $why result: ${res:-none} $(tail -c 400 "$out/push-$label-0.err")"
+  fi
+}
+if [ ! -x "$push_bin" ]; then
+  echo "SKIP: push over verbs: $push_bin is not built (clusterctl-push-rank comes with the top-level build, not comm's alone)"
+else
+  pt=$(mktemp -d /tmp/push-verbs.XXXXXX)  # the guest's tmpfs overlay, not the shared 9p run dir
+  mkdir -p "$pt/src/weights/sub"
+  head -c $((48 << 20)) /dev/urandom >"$pt/src/weights/model.bin"
+  head -c 100000 /dev/urandom >"$pt/src/weights/sub/small.bin"
+  : >"$pt/src/weights/sub/empty"
+  ln -s ../model.bin "$pt/src/weights/sub/link"
+  total=$(((48 << 20) + 100000))
+  hashsum=sha256sum
+  command -v xxhsum >/dev/null && hashsum="xxhsum -H2"
+  (cd "$pt/src" && find weights -type f -print0 | sort -z | xargs -0 $hashsum) >"$out/push-want" 2>/dev/null
+  t0=$SECONDS
+  push_ranks first
+  push_check first "$total" 3 0
+  echo "push first: $((SECONDS - t0)) s"
+  bad=""
+  for r in 1 2 3; do
+    (cd "$pt/dest-$r" 2>/dev/null && find weights -type f -print0 | sort -z | xargs -0 $hashsum) \
+      >"$out/push-got-$r" 2>/dev/null
+    cmp -s "$out/push-want" "$out/push-got-$r" ||
+      bad+="rank $r ($pt/dest-$r/weights): $(diff "$out/push-want" "$out/push-got-$r" | head -4); "
+    [ "$(readlink "$pt/dest-$r/weights/sub/link" 2>/dev/null)" = ../model.bin ] ||
+      bad+="rank $r: $pt/dest-$r/weights/sub/link is not the link to ../model.bin; "
+    [ -z "$(find "$pt/dest-$r" -name '.ccpush-*' 2>/dev/null)" ] ||
+      bad+="rank $r: a .ccpush- part is left: $(find "$pt/dest-$r" -name '.ccpush-*'); "
+  done
+  [ ! -e "$pt/dest-0" ] || bad+="rank 0 (the source) wrote $pt/dest-0; "
+  [ "$(wc -l <"$out/push-want")" = 3 ] || bad+="the source's digests: $(cat "$out/push-want"); "
+  if [ -z "$bad" ]; then
+    pass "push: every copy on ranks 1..3 has the source's digests ($hashsum, 3 files) and the link"
+  else
+    fail "push copies: $bad"
+  fi
+  push_ranks again
+  push_check again 0 0 3
+  rm -rf "$pt"
 fi
 
 echo "== 7. rc profile: RC queue pairs, same protocol"
