@@ -404,7 +404,7 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
                    rank == 0 ? " (source)" : "", m.get<std::string>());
       }
     }
-    if (ctx.global.json) fmt::print("{}\n", ev.error.dump(2));
+    if (ctx.global.json) fmt::print("{}\n", push::json_text_pretty(ev.error));
     return fail(util::error(ExitCode::kUsage,
                             "the preflight failed (above): nothing was written on any host"));
   }
@@ -431,7 +431,7 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   report["source"] = plan.hosts.at(0).name;
   report["dest"] = dest;
   if (ctx.global.json) {
-    fmt::print("{}\n", report.dump(2));
+    fmt::print("{}\n", push::json_text_pretty(report));
   } else {
     fmt::print(stderr, "{}", render_report(report, plan.hosts));
   }

@@ -216,10 +216,62 @@ std::vector<std::string> apply_shares(Manifest& m, const std::vector<Share>& sha
   return problems;
 }
 
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string json_text_pretty(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+namespace {
+
+bool utf8(const std::string& s) {
+  try {
+    (void)nlohmann::json(s).dump();
+    return true;
+  } catch (const nlohmann::json::type_error&) {
+    return false;
+  }
+}
+
+// `text` into j[key], or as hex into j[key + "_hex"] when it is not UTF-8.
+void put_bytes(nlohmann::json& j, const std::string& key, const std::string& text) {
+  if (utf8(text)) {
+    j[key] = text;
+    return;
+  }
+  static const char* digits = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char ch : text) {
+    hex += digits[ch >> 4];
+    hex += digits[ch & 15];
+  }
+  j[key + "_hex"] = hex;
+}
+
+std::string get_bytes(const nlohmann::json& j, const std::string& key) {
+  if (!j.contains(key + "_hex")) return j.at(key).get<std::string>();
+  const std::string hex = j.at(key + "_hex").get<std::string>();
+  auto value = [&](char ch) -> int {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    throw std::invalid_argument("bad hex in " + key + "_hex");
+  };
+  if (hex.size() % 2 != 0) throw std::invalid_argument("bad hex in " + key + "_hex");
+  std::string out;
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    out += static_cast<char>(value(hex[i]) * 16 + value(hex[i + 1]));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string shares_to_json(const std::vector<Share>& shares) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& s : shares) a.push_back({{"rank", s.rank}, {"glob", s.glob}, {"at", s.at}});
-  return a.dump();
+  return json_text(a);
 }
 
 std::vector<Share> shares_from_json(const std::string& text) {
@@ -227,7 +279,7 @@ std::vector<Share> shares_from_json(const std::string& text) {
   try {
     for (const auto& j : nlohmann::json::parse(text)) {
       Share s{j.at("rank").get<int>(), j.at("glob").get<std::string>(), j.at("at").get<std::string>()};
-      if (s.rank < 1 || s.glob.empty()) throw std::invalid_argument("bad share " + j.dump());
+      if (s.rank < 1 || s.glob.empty()) throw std::invalid_argument("bad share " + json_text(j));
       out.push_back(std::move(s));
     }
   } catch (const nlohmann::json::exception& ex) {
@@ -239,15 +291,15 @@ std::vector<Share> shares_from_json(const std::string& text) {
 std::string to_json(const Manifest& m) {
   nlohmann::json a = nlohmann::json::array();
   for (const auto& e : m.entries) {
-    nlohmann::json j = {{"path", e.path}, {"kind", kind_name(e.kind)}, {"mode", e.mode},
-                        {"mtime_ns", e.mtime_ns}};
+    nlohmann::json j = {{"kind", kind_name(e.kind)}, {"mode", e.mode}, {"mtime_ns", e.mtime_ns}};
+    put_bytes(j, "path", e.path);
     if (e.kind == EntryKind::kFile) j["size"] = e.size;
-    if (e.kind == EntryKind::kSymlink) j["link"] = e.link;
+    if (e.kind == EntryKind::kSymlink) put_bytes(j, "link", e.link);
     if (!e.digest.empty()) j["digest"] = e.digest;
     if (!e.to.empty()) j["to"] = e.to;
     a.push_back(std::move(j));
   }
-  return nlohmann::json{{"entries", a}, {"errors", m.errors}}.dump();
+  return json_text(nlohmann::json{{"entries", a}, {"errors", m.errors}});
 }
 
 Manifest manifest_from_json(const std::string& text) {
@@ -257,7 +309,7 @@ Manifest manifest_from_json(const std::string& text) {
     m.errors = j.at("errors").get<std::vector<std::string>>();
     for (const auto& je : j.at("entries")) {
       Entry e;
-      e.path = je.at("path").get<std::string>();
+      e.path = get_bytes(je, "path");
       if (!safe_relative_path(e.path)) throw std::invalid_argument("unsafe path " + e.path);
       const std::string kind = je.at("kind").get<std::string>();
       e.kind = kind == "dir" ? EntryKind::kDirectory
@@ -269,7 +321,7 @@ Manifest manifest_from_json(const std::string& text) {
       e.mode = je.at("mode").get<std::uint32_t>() & 07777;
       e.mtime_ns = je.at("mtime_ns").get<std::int64_t>();
       if (e.kind == EntryKind::kFile) e.size = je.at("size").get<std::uint64_t>();
-      if (e.kind == EntryKind::kSymlink) e.link = je.at("link").get<std::string>();
+      if (e.kind == EntryKind::kSymlink) e.link = get_bytes(je, "link");
       if (je.contains("digest")) e.digest = je.at("digest").get<std::string>();
       if (je.contains("to")) {
         e.to = je.at("to").get<std::vector<int>>();

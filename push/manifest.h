@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 struct stat;
 
 namespace cc::push {
@@ -70,7 +72,14 @@ std::vector<std::string> apply_shares(Manifest& m, const std::vector<Share>& sha
 std::string shares_to_json(const std::vector<Share>& shares);
 std::vector<Share> shares_from_json(const std::string& text);
 
-/// JSON text of the manifest's entries, and back. from_json throws std::invalid_argument for
+/// `j` as JSON text that never throws: bytes that are not UTF-8 (a file name in Latin-1) become
+/// U+FFFD. For messages and reports; the manifest keeps such names exactly (to_json).
+std::string json_text(const nlohmann::json& j);
+/// The same, indented by 2 (for --json reports).
+std::string json_text_pretty(const nlohmann::json& j);
+
+/// JSON text of the manifest's entries, and back. A path or link target that is not UTF-8 is
+/// carried as hex ("path_hex", "link_hex"), so every name arrives byte for byte. from_json throws std::invalid_argument for
 /// malformed text or an unsafe path (absolute, "..", ".", empty component, NUL).
 std::string to_json(const Manifest& m);
 Manifest manifest_from_json(const std::string& text);

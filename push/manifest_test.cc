@@ -126,3 +126,28 @@ TEST_CASE("push: shares send each file a share names to its hosts only, the rest
                   std::invalid_argument);
   CHECK_THROWS_AS(shares_from_json(R"([{"rank":0,"glob":"x","at":"f:1"}])"), std::invalid_argument);
 }
+
+TEST_CASE("push: names that are not UTF-8 cross the wire byte for byte; messages never throw") {
+  Manifest m;
+  Entry e;
+  e.path = "w/caf\xe9 \xff.bin";
+  e.size = 3;
+  m.entries.push_back(e);
+  Entry l;
+  l.path = "w/link";
+  l.kind = EntryKind::kSymlink;
+  l.link = "../\xc3(";
+  m.entries.push_back(l);
+  m.errors.push_back("w/caf\xe9: cannot read it");
+  const std::string text = to_json(m);
+  CHECK(text.find("path_hex") != std::string::npos);
+  const Manifest back = manifest_from_json(text);
+  REQUIRE(back.entries.size() == 2);
+  CHECK(back.entries[0].path == e.path);
+  CHECK(back.entries[1].link == l.link);
+  CHECK(back.errors[0] == "w/caf\xef\xbf\xbd: cannot read it");  // a message: U+FFFD
+  CHECK_THROWS_AS(manifest_from_json(R"({"errors":[],"entries":[{"path_hex":"2e2e","kind":"file","mode":420,"mtime_ns":0,"size":1}]})"),
+                  std::invalid_argument);  // "..", hex or not, is refused
+  CHECK_THROWS_AS(manifest_from_json(R"({"errors":[],"entries":[{"path_hex":"6g","kind":"file","mode":420,"mtime_ns":0,"size":1}]})"),
+                  std::invalid_argument);
+}

@@ -31,7 +31,7 @@ constexpr std::uint64_t kChunkOk = 1;  // the chunk's status word: the source re
 constexpr size_t kDigestChars = 32;    // a file's XXH3-128 digest in hex
 
 void event(const Json& j) {
-  std::string line = "@push " + j.dump() + "\n";
+  std::string line = "@push " + json_text(j) + "\n";
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);
 }
@@ -410,8 +410,8 @@ int run_rank(comm::Communicator& c, const RankOptions& o) {
 
   TargetPlan plan;
   if (!source) plan = examine(o.dest, m, o.checksum, o.chunk, c.rank());
-  const auto plans = gather_text(c, source ? std::string() : plan_json(plan).dump());
-  std::string decision = source ? decide(m, plans, o).dump() : std::string();
+  const auto plans = gather_text(c, source ? std::string() : json_text(plan_json(plan)));
+  std::string decision = source ? json_text(decide(m, plans, o)) : std::string();
   bcast_text(c, decision);
   const Json d = Json::parse(decision);
   if (!d.at("go").get<bool>()) {
@@ -497,7 +497,7 @@ int run_rank(comm::Communicator& c, const RankOptions& o) {
   const Json result = {{"rank", c.rank()},      {"files_sent", sent},
                        {"files_skipped", plan.skipped}, {"bytes", pr.done},
                        {"seconds", secs},       {"errors", problems}};
-  const auto results = gather_text(c, source ? std::string() : result.dump());
+  const auto results = gather_text(c, source ? std::string() : json_text(result));
   if (!source) return 0;
   Json targets = Json::array();
   bool failed = !problems.empty();
