@@ -15,6 +15,7 @@
 #include "cli/cluster_source.h"
 #include "cli/context.h"
 #include "discovery/cluster_state.h"
+#include "util/json_text.h"
 
 namespace cc::cli {
 namespace {
@@ -108,7 +109,7 @@ util::ExitCode run_discover(const Context& ctx, const DiscoverOptions& o) {
     }
   }
   if (ctx.style.json) {
-    fmt::print("{}\n", nlohmann::json(*state).dump(2));
+    fmt::print("{}\n", util::json_text(nlohmann::json(*state), 2));
   } else {
     fmt::print("{}", report(*state, ctx.style));
     if (!o.output.empty()) fmt::print("cluster state written to {}\n", o.output);
@@ -134,7 +135,7 @@ util::ExitCode run_collect(const Context& ctx, DiscoverOptions o) {
     return report_error(ctx, "collect", st.error());
   }
   if (ctx.style.json) {
-    fmt::print("{}\n", nlohmann::json(*state).dump(2));
+    fmt::print("{}\n", util::json_text(nlohmann::json(*state), 2));
   } else {
     fmt::print("{}", report(*state, ctx.style));
     fmt::print("bundle written to {} (replay it with `clusterctl discover --from {}`)\n",

@@ -22,6 +22,7 @@
 #include "launch/runner.h"
 #include "remote/fan_out.h"
 #include "util/interrupt.h"
+#include "util/json_text.h"
 
 namespace cc::cli {
 namespace {
@@ -100,7 +101,7 @@ ExitCode run_jobs(const Context& ctx, bool gc, const std::string& gc_hosts) {
                      {"pid", j.pid},
                      {"logs", j.logs}});
     }
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", util::json_text(out, 2));
     return ExitCode::kOk;
   }
   if (jobs.empty()) {

@@ -18,6 +18,7 @@
 #include "remote/local_executor.h"
 #include "util/term.h"
 #include "util/text.h"
+#include "util/json_text.h"
 
 namespace cc::cli {
 namespace {
@@ -178,7 +179,7 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
                 {"subnet", status->lab.subnet},     {"bridge", status->lab.bridge},
                 {"data_dir", status->lab.data_dir}, {"data_size", status->lab.data_size},
                 {"ok", rc == ExitCode::kOk},        {"hosts", hosts}};
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", util::json_text(out, 2));
     return rc;
   }
   fmt::print("lab '{}' ({}, {}, subnet {}, {})\n", name, status->lab.state, status->lab.topology,

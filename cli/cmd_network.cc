@@ -19,6 +19,7 @@
 #include "remote/fan_out.h"
 #include "remote/quote.h"
 #include "util/interrupt.h"
+#include "util/json_text.h"
 
 namespace cc::cli {
 namespace {
@@ -139,7 +140,7 @@ ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
     }
   }
   if (ctx.style.json) {
-    fmt::print("{}\n", nlohmann::json(*plan).dump(2));
+    fmt::print("{}\n", util::json_text(nlohmann::json(*plan), 2));
   } else {
     fmt::print("network plan: {} cable{} from {}\n", plan->size(), plan->size() == 1 ? "" : "s",
                util::format_prefix(*base));

@@ -23,6 +23,7 @@
 #include "provision/rdma_status.h"
 #include "provision/soft_roce.h"
 #include "topology/graph.h"
+#include "util/json_text.h"
 
 namespace cc::cli {
 namespace {
@@ -259,15 +260,14 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
         blocked.push_back({{"host", b.host}, {"reason", b.reason}});
       nlohmann::json unreachable = nlohmann::json::array();
       for (const auto& u : plan.unreachable) unreachable.push_back(u);
-      fmt::print("{}\n", nlohmann::json{{"schema", "clusterctl.rdma-enable-check/1"},
+      fmt::print("{}\n", util::json_text(nlohmann::json{{"schema", "clusterctl.rdma-enable-check/1"},
                                         {"need_enabling", plan.walk},
                                         {"enabled", plan.enabled},
                                         {"blocked", blocked},
                                         {"unreachable", unreachable},
                                         {"hygiene", hygiene_json},
                                         {"soft_roce", soft_json},
-                                        {"exit_code", util::to_int(rc)}}
-                             .dump(2));
+                                        {"exit_code", util::to_int(rc)}}, 2));
     } else if (!plan.walk.empty()) {
       fmt::print("\n{} Mac{} need{} RDMA enabled: {}. Run `clusterctl rdma enable` at the Macs.\n",
                  plan.walk.size(), plan.walk.size() == 1 ? "" : "s",

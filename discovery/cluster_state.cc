@@ -14,6 +14,7 @@
 #include "discovery/json_fields.h"
 #include "discovery/json_util.h"
 #include "util/atomic_file.h"
+#include "util/json_text.h"
 
 namespace cc::discovery {
 
@@ -459,7 +460,7 @@ util::Result<ClusterState> load_cluster_state(const std::string& path) {
 }
 
 util::Status save_cluster_state(const ClusterState& state, const std::string& path) {
-  return util::write_file_atomic(path, json(state).dump(2) + "\n");
+  return util::write_file_atomic(path, util::json_text(json(state), 2) + "\n");
 }
 
 }  // namespace cc::discovery

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/atomic_file.h"
+#include "util/json_text.h"
 
 namespace cc::healthcheck {
 namespace {
@@ -90,7 +91,7 @@ std::string baseline_json(const Baseline& b) {
   if (b.busbw_gbps) {
     j["all_reduce"] = {{"busbw_gbps", *b.busbw_gbps}, {"size_bytes", b.all_reduce_size_bytes}};
   }
-  return j.dump(2) + "\n";
+  return util::json_text(j, 2) + "\n";
 }
 
 util::Result<Baseline> load_baseline(const std::string& path) {

@@ -10,6 +10,7 @@
 
 #include "healthcheck/xml_writer.h"
 #include "util/atomic_file.h"
+#include "util/json_text.h"
 
 namespace cc::healthcheck {
 namespace {
@@ -133,7 +134,7 @@ std::string render_json(const Report& r) {
     j["versions"].push_back({{"host", v.host}, {"os", v.os}, {"clusterctl", v.clusterctl}});
   }
   j["results"] = r.results;
-  return j.dump(2) + "\n";
+  return util::json_text(j, 2) + "\n";
 }
 
 std::string render_junit(const Report& r) {

@@ -5,6 +5,7 @@
 
 #include "lab/files.h"
 #include "lab/plan.h"
+#include "util/json_text.h"
 
 namespace cc::lab {
 
@@ -131,7 +132,7 @@ LabRecord record_from_plan(const LabPlan& plan, std::string dir, std::uint64_t d
 
 std::string lab_json_text(const LabRecord& lab) {
   Json j = lab;
-  return j.dump(2) + "\n";
+  return util::json_text(j, 2) + "\n";
 }
 
 util::Result<LabRecord> parse_lab_json(std::string_view text, std::string_view source) {

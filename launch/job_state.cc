@@ -12,6 +12,7 @@
 #include "util/atomic_file.h"
 #include "util/process.h"
 #include "util/state_dir.h"
+#include "util/json_text.h"
 
 namespace cc::launch {
 namespace {
@@ -108,7 +109,7 @@ std::filesystem::path jobs_dir() {
 util::Status save_job(const JobRecord& rec) {
   auto dir = util::private_state_dir("jobs");
   if (!dir) return dir.error();
-  return util::write_file_atomic(*dir / (rec.id + ".json"), to_json(rec).dump(2) + "\n", 0600);
+  return util::write_file_atomic(*dir / (rec.id + ".json"), util::json_text(to_json(rec), 2) + "\n", 0600);
 }
 
 util::Result<std::vector<JobRecord>> list_jobs() {

@@ -8,6 +8,7 @@
 #include "provision/hostfile.h"
 #include "topology/graph.h"
 #include "util/atomic_file.h"
+#include "util/json_text.h"
 
 namespace cc::launch {
 namespace {
@@ -91,7 +92,7 @@ std::string mlx_ibv_devices_json(const provision::MlxHostfile& hf) {
     }
     m.push_back(row);
   }
-  return m.dump() + "\n";
+  return util::json_text(m) + "\n";
 }
 
 std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_port) {
@@ -102,7 +103,7 @@ std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_p
     for (const auto& ip : h.ips) node.push_back(fmt::format("{}:{}", ip, port++));
     list.push_back(node);
   }
-  return list.dump() + "\n";
+  return util::json_text(list) + "\n";
 }
 
 std::vector<RuntimeFile> runtime_files(const WorldPlan& plan) {

@@ -3,6 +3,7 @@
 
 #include "provision/hostfile.h"
 #include "topology/ring.h"
+#include "util/json_text.h"
 
 namespace cc::provision {
 namespace {
@@ -69,7 +70,7 @@ util::Result<std::string> render_clusterctl_hostfile(const discovery::ClusterSta
                                                            : ordered_json(nullptr)},
       {"envs", envs},
       {"ranks", ranks}};
-  return doc.dump(2) + "\n";
+  return util::json_text(doc, 2) + "\n";
 }
 
 }  // namespace cc::provision

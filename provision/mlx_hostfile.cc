@@ -13,6 +13,7 @@
 #include "topology/checks.h"
 #include "topology/graph.h"
 #include "util/atomic_file.h"
+#include "util/json_text.h"
 
 namespace cc::provision {
 namespace {
@@ -335,7 +336,7 @@ std::string render_mlx_hostfile(const MlxHostfile& hf) {
     hosts.push_back({{"ssh", h.ssh}, {"ips", h.ips}, {"rdma", rdma}});
   }
   nlohmann::ordered_json j = {{"backend", hf.backend}, {"envs", hf.envs}, {"hosts", hosts}};
-  return j.dump(2) + "\n";
+  return util::json_text(j, 2) + "\n";
 }
 
 util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::string& path) {
@@ -367,7 +368,7 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
       for (std::size_t k = 0; k < envs->size(); ++k) {
         const json& e = (*envs)[k];
         if (!e.is_string() || !valid_env_entry(e.get<std::string>())) {
-          return bad(path, fmt::format("envs[{}] = {} is not \"NAME=VALUE\"", k, e.dump()));
+          return bad(path, fmt::format("envs[{}] = {} is not \"NAME=VALUE\"", k, util::json_text(e)));
         }
         hf.envs.push_back(e.get<std::string>());
       }

@@ -12,6 +12,7 @@
 #include "topology/rdma_port.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
+#include "util/json_text.h"
 
 namespace cc::provision {
 namespace {
@@ -89,7 +90,7 @@ util::Status save_enable_state(const EnableState& state, const std::filesystem::
   const nlohmann::json j = {{"schema", kRdmaEnableStateSchema},
                             {"updated_at", util::utc_now_iso()},
                             {"macs", macs}};
-  return util::write_file_atomic(path, j.dump(2) + "\n", 0600);
+  return util::write_file_atomic(path, util::json_text(j, 2) + "\n", 0600);
 }
 
 std::filesystem::path default_enable_state_path(const std::string& cluster_file) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "provision/rdma_status.h"
+#include "util/json_text.h"
 
 namespace cc::provision {
 namespace {
@@ -140,7 +141,7 @@ void to_json(nlohmann::json& j, const RdmaStatus& s) {
 }
 
 std::string render_json(const RdmaStatus& s) {
-  return nlohmann::json(s).dump(2) + "\n";
+  return util::json_text(nlohmann::json(s), 2) + "\n";
 }
 
 }  // namespace cc::provision

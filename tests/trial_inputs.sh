@@ -8,7 +8,10 @@
 #  3. a cable through a dock: verify-mesh exits 1 naming it, the hostfile is refused;
 #  4. a host not probed: the headline says the expected mesh is not full;
 #  5. hostfile with every host unreachable: exit 3 naming them;
-#  6. a recorded Mac without SSH_CONNECTION: the jaccl ips fall back to its en0 address.
+#  6. a recorded Mac without SSH_CONNECTION: the jaccl ips fall back to its en0 address;
+#  7. a host whose output is not UTF-8 (a CPU name in Latin-1): discover --json, the saved
+#     state, verify-mesh --json and the MLX hostfile still come out (U+FFFD for the byte), where
+#     nlohmann's dump() used to throw.
 set -uo pipefail
 cc=${CLUSTERCTL:?set CLUSTERCTL to the clusterctl binary}
 data=$(cd "$(dirname "$0")/data" && pwd)
@@ -119,6 +122,21 @@ expect 0 "hostfile without SSH_CONNECTION" -- "$cc" hostfile --format mlx-jaccl 
 python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["hosts"][0]; assert h["ssh"]=="mac1" and h["ips"]==["10.0.0.11"], h' \
   "$tmp/out" || { echo "FAIL: ips of mac1:"; cat "$tmp/out"; fail=1; }
 has "en0 note" "$tmp/err" "rank 0 (mac1): no management address was recorded (no SSH_CONNECTION), so its ips are en0's address 10.0.0.11"
+
+# 7. A byte that is not UTF-8 in a host's output.
+cp -r "$pair" "$tmp/latin1"
+printf 'Mac17,6\n137438953472\nApple M5 Max caf\xe9\n' \
+  >"$tmp/latin1/a/sysctl_-n_hw.model_hw.memsize_machdep.cpu.brand_string.out"
+expect 0 "discover, a host's output not UTF-8" -- "$cc" --json discover --from "$tmp/latin1"
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert any("caf\ufffd" in json.dumps(h, ensure_ascii=False) for h in s["hosts"]), s' \
+  "$tmp/out" || { echo "FAIL: no U+FFFD in the state:"; head -c 2000 "$tmp/out"; fail=1; }
+expect 0 "discover -o, a host's output not UTF-8" -- "$cc" discover --from "$tmp/latin1" -o "$tmp/latin1.json"
+python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/latin1.json" ||
+  { echo "FAIL: the saved state is not JSON"; fail=1; }
+"$cc" --json verify-mesh --from "$tmp/latin1" >"$tmp/vm.json" 2>"$tmp/vm.err"
+rc=$?
+{ [ "$rc" -le 1 ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/vm.json"; } ||
+  { echo "FAIL: verify-mesh --json, a host's output not UTF-8: exit $rc"; cat "$tmp/vm.err"; fail=1; }
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "topology/report.h"
+#include "util/json_text.h"
 
 namespace cc::topology {
 
@@ -51,7 +52,7 @@ nlohmann::json report_json(const VerifyReport& r) {
 }
 
 std::string render_json(const VerifyReport& r) {
-  return report_json(r).dump(2) + "\n";
+  return util::json_text(report_json(r), 2) + "\n";
 }
 
 }  // namespace cc::topology
