@@ -272,9 +272,11 @@ std::string render_report(const nlohmann::json& r, const std::vector<launch::Lau
   for (const auto& e : r.at("source_errors")) {
     out += fmt::format("  {} (source): {}\n", hosts.at(0).name, e.get<std::string>());
   }
-  out += fmt::format("{} files, {} from {} over {}, in {:.2f} s\n", r.value("files", 0),
+  out += fmt::format("{} files, {} from {} over {} on the {}, in {:.2f} s\n", r.value("files", 0),
                      human_bytes(r.value("bytes", 0.0)), hosts.at(0).name,
-                     r.value("transport", std::string("?")), r.value("seconds", 0.0));
+                     r.value("transport", std::string("?")),
+                     r.value("network", std::string()) == "mgmt" ? "management network" : "cables",
+                     r.value("seconds", 0.0));
   return out;
 }
 
@@ -429,6 +431,8 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   }
   report.erase("event");
   report["source"] = plan.hosts.at(0).name;
+  // Which addresses the ranks used: "cables" (network apply's per-cable addresses) or "mgmt".
+  report["network"] = plan.routes.empty() ? "mgmt" : "cables";
   report["dest"] = dest;
   if (ctx.global.json) {
     fmt::print("{}\n", push::json_text_pretty(report));

@@ -243,7 +243,8 @@ void put_bytes(nlohmann::json& j, const std::string& key, const std::string& tex
   }
   static const char* digits = "0123456789abcdef";
   std::string hex;
-  for (unsigned char ch : text) {
+  for (const char c : text) {
+    const auto ch = static_cast<unsigned char>(c);
     hex += digits[ch >> 4];
     hex += digits[ch & 15];
   }

@@ -59,7 +59,7 @@ check_copies() {
 cc push --cluster "$tmp/c.json" "$src" --dest "$dest" >"$tmp/out1" 2>&1 ||
   fail "push exited $?: $(cat "$tmp/out1")"
 check_copies
-grep -q "over tcp" "$tmp/out1" || fail "push did not use the cables' TCP: $(cat "$tmp/out1")"
+grep -q "over tcp on the cables" "$tmp/out1" || fail "push did not use the cables' TCP: $(cat "$tmp/out1")"
 
 cc --json push --cluster "$tmp/c.json" "$src" --dest "$dest" >"$tmp/again.json" 2>"$tmp/again.err" ||
   fail "second push exited $?: $(cat "$tmp/again.err")"
@@ -137,7 +137,7 @@ want_files h4 shard/config.json shard/layers/l2.bin
 python3 - "$tmp/shares.json" <<'PY' || fail "push with shares: $(cat "$tmp/shares.json")"
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["code"] == 0 and r["transport"] == "tcp", r
+assert r["code"] == 0 and r["transport"] == "tcp" and r["network"] == "cables", r
 mib = 1024 * 1024
 by = {t["host"]: t for t in r["targets"]}
 assert by["h2"]["bytes"] == 24 * mib + 14 and by["h2"]["files_sent"] == 2, by["h2"]
