@@ -135,9 +135,8 @@ class CLUSTERCOMM_API Communicator {
   /// two out blocks that overlap, or in and out overlapping (not in place: use two buffers).
   /// In blocks may overlap (they are only read). Mesh only, as all_to_all.
   void all_to_allv(const void* in, std::span<const size_t> in_counts,
-                   std::span<const size_t> in_displs, void* out,
-                   std::span<const size_t> out_counts, std::span<const size_t> out_displs,
-                   DataType type);
+                   std::span<const size_t> in_displs, void* out, std::span<const size_t> out_counts,
+                   std::span<const size_t> out_displs, DataType type);
 
   /// Collective over this communicator (MPI_Comm_split): returns a communicator of the ranks
   /// that passed the same color, ranked by (key, this communicator's rank). A negative color

@@ -80,8 +80,8 @@ struct Communicator::Impl {
     if (config.size == 1) return;
     Transport& t = transport();
     world->transport->set_context(context);
-    Ctx ctx{t, config.rank, config.size, deadline_in(config.timeout), settings.tuning, scratch,
-            scratch_bytes};
+    Ctx ctx{t,       config.rank,  config.size, deadline_in(config.timeout), settings.tuning,
+            scratch, scratch_bytes};
     try {
       body(ctx);
     } catch (const Error& e) {
@@ -124,18 +124,17 @@ bool ranges_overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes
 
 // The elements a list of (displacement, count) blocks spans: max(displs[p] + counts[p]) over
 // the blocks that have elements. Throws kInvalidArgument naming an entry that overflows.
-size_t blocks_extent(std::span<const size_t> counts, std::span<const size_t> displs,
-                     DataType t, const char* counts_name, const char* displs_name) {
+size_t blocks_extent(std::span<const size_t> counts, std::span<const size_t> displs, DataType t,
+                     const char* counts_name, const char* displs_name) {
   const size_t limit = std::numeric_limits<size_t>::max() / 8 / size_of(t);
   size_t extent = 0;
   for (size_t p = 0; p < counts.size(); ++p) {
     if (counts[p] == 0) continue;
     if (counts[p] > limit || displs[p] > limit - counts[p]) {
       throw Error(ErrorKind::kInvalidArgument,
-                  "all_to_allv: " + std::string(displs_name) + "[" + std::to_string(p) +
-                      "] = " + std::to_string(displs[p]) + " + " + counts_name + "[" +
-                      std::to_string(p) + "] = " + std::to_string(counts[p]) +
-                      " elements is too large");
+                  "all_to_allv: " + std::string(displs_name) + "[" + std::to_string(p) + "] = " +
+                      std::to_string(displs[p]) + " + " + counts_name + "[" + std::to_string(p) +
+                      "] = " + std::to_string(counts[p]) + " elements is too large");
     }
     extent = std::max(extent, displs[p] + counts[p]);
   }
@@ -362,11 +361,10 @@ void Communicator::all_to_allv(const void* in, std::span<const size_t> in_counts
                                std::span<const size_t> out_counts,
                                std::span<const size_t> out_displs, DataType type) {
   const size_t n = static_cast<size_t>(size());
-  const std::pair<std::span<const size_t>, const char*> lists[] = {
-      {in_counts, "in_counts"},
-      {in_displs, "in_displs"},
-      {out_counts, "out_counts"},
-      {out_displs, "out_displs"}};
+  const std::pair<std::span<const size_t>, const char*> lists[] = {{in_counts, "in_counts"},
+                                                                   {in_displs, "in_displs"},
+                                                                   {out_counts, "out_counts"},
+                                                                   {out_displs, "out_displs"}};
   for (const auto& [list, name] : lists) {
     if (list.size() != n) {
       throw Error(ErrorKind::kInvalidArgument,
@@ -377,14 +375,13 @@ void Communicator::all_to_allv(const void* in, std::span<const size_t> in_counts
   const size_t me = static_cast<size_t>(std::max(rank(), 0));
   if (n > 0 && in_counts[me] != out_counts[me]) {
     throw Error(ErrorKind::kInvalidArgument,
-                "all_to_allv: in_counts[" + std::to_string(me) + "] = " +
-                    std::to_string(in_counts[me]) + " but out_counts[" + std::to_string(me) +
-                    "] = " + std::to_string(out_counts[me]) +
+                "all_to_allv: in_counts[" + std::to_string(me) +
+                    "] = " + std::to_string(in_counts[me]) + " but out_counts[" +
+                    std::to_string(me) + "] = " + std::to_string(out_counts[me]) +
                     ": the block rank " + std::to_string(me) + " sends itself has one size");
   }
   const size_t in_extent = blocks_extent(in_counts, in_displs, type, "in_counts", "in_displs");
-  const size_t out_extent =
-      blocks_extent(out_counts, out_displs, type, "out_counts", "out_displs");
+  const size_t out_extent = blocks_extent(out_counts, out_displs, type, "out_counts", "out_displs");
   check_buffer(in, in_extent, type, "all_to_allv: in");
   check_buffer(out, out_extent, type, "all_to_allv: out");
   const size_t e = size_of(type);
@@ -404,10 +401,9 @@ void Communicator::all_to_allv(const void* in, std::span<const size_t> in_counts
       throw Error(ErrorKind::kInvalidArgument,
                   "all_to_allv: the out blocks of ranks " + std::to_string(a) + " and " +
                       std::to_string(b) + " overlap (out_displs[" + std::to_string(a) +
-                      "] = " + std::to_string(out_displs[a]) + ", out_counts[" +
-                      std::to_string(a) + "] = " + std::to_string(out_counts[a]) +
-                      ", out_displs[" + std::to_string(b) + "] = " +
-                      std::to_string(out_displs[b]) + "): each needs its own place");
+                      "] = " + std::to_string(out_displs[a]) + ", out_counts[" + std::to_string(a) +
+                      "] = " + std::to_string(out_counts[a]) + ", out_displs[" + std::to_string(b) +
+                      "] = " + std::to_string(out_displs[b]) + "): each needs its own place");
     }
   }
   if (impl_->ring()) {

@@ -35,7 +35,8 @@ struct A2aFailures {
 
 // "" when out (elements of e bytes) holds, at each block's place, what every rank sent this
 // one, and 0xee elsewhere; else the first wrong element.
-std::string check_blocks(const ByteBuf& out, size_t e, size_t me, const std::vector<size_t>& from_counts,
+std::string check_blocks(const ByteBuf& out, size_t e, size_t me,
+                         const std::vector<size_t>& from_counts,
                          const std::vector<size_t>& displs) {
   ByteBuf want(out.size(), 0xee);
   for (size_t p = 0; p < from_counts.size(); ++p) {
@@ -180,42 +181,61 @@ TEST_CASE("all_to_all(v) argument errors are kInvalidArgument naming the value; 
     auto expect = [&](const std::string& what, const std::string& why) {
       if (!why.empty()) f.add("rank " + std::to_string(r) + ", " + what + ": " + why);
     };
-    expect("short in_counts", invalid_argument([&] {
-             c.all_to_allv(in.data(), two, offs, out.data(), three, offs, DataType::kI32);
-           }, "in_counts has 2 entries; it needs one per rank, 3"));
-    expect("short out_displs", invalid_argument([&] {
-             c.all_to_allv(in.data(), three, offs, out.data(), three, two, DataType::kI32);
-           }, "out_displs has 2 entries"));
+    expect(
+        "short in_counts",
+        invalid_argument(
+            [&] { c.all_to_allv(in.data(), two, offs, out.data(), three, offs, DataType::kI32); },
+            "in_counts has 2 entries; it needs one per rank, 3"));
+    expect(
+        "short out_displs",
+        invalid_argument(
+            [&] { c.all_to_allv(in.data(), three, offs, out.data(), three, two, DataType::kI32); },
+            "out_displs has 2 entries"));
     std::vector<size_t> self_differs{1, 1, 1};
     self_differs[r] = 2;
-    expect("self block sizes differ", invalid_argument([&] {
-             c.all_to_allv(in.data(), three, offs, out.data(), self_differs, offs, DataType::kI32);
-           }, "in_counts[" + std::to_string(r) + "] = 1 but out_counts[" + std::to_string(r) +
-                  "] = 2"));
+    expect("self block sizes differ",
+           invalid_argument(
+               [&] {
+                 c.all_to_allv(in.data(), three, offs, out.data(), self_differs, offs,
+                               DataType::kI32);
+               },
+               "in_counts[" + std::to_string(r) + "] = 1 but out_counts[" + std::to_string(r) +
+                   "] = 2"));
     const std::vector<size_t> overlapping{0, 1, 3};  // ranks 0 and 1: [0, 2) and [1, 3)
     const std::vector<size_t> twos{2, 2, 2};
     std::vector<size_t> in_twos{2, 2, 2};
-    expect("out blocks overlap", invalid_argument([&] {
-             c.all_to_allv(in.data(), in_twos, std::vector<size_t>{0, 2, 4}, out.data(), twos,
-                           overlapping, DataType::kI32);
-           }, "the out blocks of ranks 0 and 1 overlap (out_displs[0] = 0, out_counts[0] = 2, "
-              "out_displs[1] = 1)"));
-    expect("overflowing displacement", invalid_argument([&] {
-             c.all_to_allv(in.data(), three, std::vector<size_t>{0, SIZE_MAX - 1, 2}, out.data(),
-                           three, offs, DataType::kI32);
-           }, "in_displs[1] = " + std::to_string(SIZE_MAX - 1) + " + in_counts[1] = 1"));
-    expect("null in", invalid_argument([&] {
-             c.all_to_allv(nullptr, three, offs, out.data(), three, offs, DataType::kI32);
-           }, "all_to_allv: in: null buffer"));
-    expect("in and out overlap (v)", invalid_argument([&] {
-             c.all_to_allv(in.data(), three, offs, in.data() + 1, three, offs, DataType::kI32);
-           }, "in and out overlap"));
-    expect("in and out overlap, not equal", invalid_argument([&] {
-             c.all_to_all(in.data(), in.data() + 1, 2, DataType::kI32);
-           }, "in and out overlap without being equal"));
-    expect("null out", invalid_argument([&] {
-             c.all_to_all(in.data(), nullptr, 2, DataType::kI32);
-           }, "all_to_all: null buffer"));
+    expect("out blocks overlap",
+           invalid_argument(
+               [&] {
+                 c.all_to_allv(in.data(), in_twos, std::vector<size_t>{0, 2, 4}, out.data(), twos,
+                               overlapping, DataType::kI32);
+               },
+               "the out blocks of ranks 0 and 1 overlap (out_displs[0] = 0, out_counts[0] = 2, "
+               "out_displs[1] = 1)"));
+    expect("overflowing displacement",
+           invalid_argument(
+               [&] {
+                 c.all_to_allv(in.data(), three, std::vector<size_t>{0, SIZE_MAX - 1, 2},
+                               out.data(), three, offs, DataType::kI32);
+               },
+               "in_displs[1] = " + std::to_string(SIZE_MAX - 1) + " + in_counts[1] = 1"));
+    expect(
+        "null in",
+        invalid_argument(
+            [&] { c.all_to_allv(nullptr, three, offs, out.data(), three, offs, DataType::kI32); },
+            "all_to_allv: in: null buffer"));
+    expect("in and out overlap (v)", invalid_argument(
+                                         [&] {
+                                           c.all_to_allv(in.data(), three, offs, in.data() + 1,
+                                                         three, offs, DataType::kI32);
+                                         },
+                                         "in and out overlap"));
+    expect("in and out overlap, not equal",
+           invalid_argument([&] { c.all_to_all(in.data(), in.data() + 1, 2, DataType::kI32); },
+                            "in and out overlap without being equal"));
+    expect("null out",
+           invalid_argument([&] { c.all_to_all(in.data(), nullptr, 2, DataType::kI32); },
+                            "all_to_all: null buffer"));
     CHECK_FALSE(c.broken());
     // Still usable: a correct all_to_all, in place.
     for (size_t p = 0; p < 3; ++p) in[p] = static_cast<int32_t>(10 * r + p);
@@ -241,10 +261,10 @@ TEST_CASE("all_to_allv counts that disagree between ranks: kProtocol naming the 
       [&](Communicator& c) {
         // Rank 0 sends rank 1 three elements; rank 1 expects four from rank 0.
         std::vector<int32_t> in(8, 7), out(8, 0);
-        const std::vector<size_t> in_counts = c.rank() == 0 ? std::vector<size_t>{1, 3}
-                                                            : std::vector<size_t>{1, 1};
-        const std::vector<size_t> out_counts = c.rank() == 0 ? std::vector<size_t>{1, 1}
-                                                             : std::vector<size_t>{4, 1};
+        const std::vector<size_t> in_counts =
+            c.rank() == 0 ? std::vector<size_t>{1, 3} : std::vector<size_t>{1, 1};
+        const std::vector<size_t> out_counts =
+            c.rank() == 0 ? std::vector<size_t>{1, 1} : std::vector<size_t>{4, 1};
         const std::vector<size_t> displs{0, 4};
         try {
           c.all_to_allv(in.data(), in_counts, displs, out.data(), out_counts, displs,
@@ -262,8 +282,7 @@ TEST_CASE("all_to_allv counts that disagree between ranks: kProtocol naming the 
   bool named = false;
   for (const auto& m : msgs) {
     named = named || (m.rfind("1 ", 0) == 0 && m.find("rank 0") != std::string::npos &&
-                      m.find("12 bytes") != std::string::npos &&
-                      m.find("16") != std::string::npos);
+                      m.find("12 bytes") != std::string::npos && m.find("16") != std::string::npos);
   }
   CHECK_MESSAGE(named, "rank 1's error should name rank 0 and both sizes");
 }

@@ -5,13 +5,16 @@
 // of two communicators that meet are refused, not mixed.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "comm/tests/fake_link.h"
 #include "comm/tests/thread_world.h"
 
 namespace cc::comm::test {
@@ -77,9 +80,10 @@ void tp_pp_world(Communicator& world, SplitFailures& f) {
       tp.all_reduce(x.data(), sum.data(), count, DataType::kI64, ReduceOp::kSum);
       const int a = (w / 2) * 2, b = a + 1;
       bool ok = true;
-      for (size_t i = 0; i < count; ++i) ok = ok && sum[i] == tp_value(a, step, i) + tp_value(b, step, i);
-      f.expect(ok, w, "tp all_reduce step " + std::to_string(step) + " count " +
-                          std::to_string(count));
+      for (size_t i = 0; i < count; ++i)
+        ok = ok && sum[i] == tp_value(a, step, i) + tp_value(b, step, i);
+      f.expect(ok, w,
+               "tp all_reduce step " + std::to_string(step) + " count " + std::to_string(count));
       world.all_reduce(x.data(), sum.data(), count, DataType::kI64, ReduceOp::kSum);
       ok = true;
       for (size_t i = 0; i < count; ++i) {
@@ -93,20 +97,24 @@ void tp_pp_world(Communicator& world, SplitFailures& f) {
     // gradient of another size.
     std::vector<int32_t> act(1000 + static_cast<size_t>(step)), grad(17);
     if (pp.rank() == 0) {
-      for (size_t i = 0; i < act.size(); ++i) act[i] = w * 100000 + step * 1000 + static_cast<int32_t>(i);
+      for (size_t i = 0; i < act.size(); ++i)
+        act[i] = w * 100000 + step * 1000 + static_cast<int32_t>(i);
       pp.send(act.data(), act.size() * 4, 1);
       pp.recv(grad.data(), grad.size() * 4, 1);
       bool ok = true;
       const int peer = pp.world_rank(1);
-      for (size_t i = 0; i < grad.size(); ++i) ok = ok && grad[i] == -(peer * 1000 + step * 100 + static_cast<int32_t>(i));
+      for (size_t i = 0; i < grad.size(); ++i)
+        ok = ok && grad[i] == -(peer * 1000 + step * 100 + static_cast<int32_t>(i));
       f.expect(ok, w, "pp gradient step " + std::to_string(step));
     } else {
       pp.recv(act.data(), act.size() * 4, 0);
       const int peer = pp.world_rank(0);
       bool ok = true;
-      for (size_t i = 0; i < act.size(); ++i) ok = ok && act[i] == peer * 100000 + step * 1000 + static_cast<int32_t>(i);
+      for (size_t i = 0; i < act.size(); ++i)
+        ok = ok && act[i] == peer * 100000 + step * 1000 + static_cast<int32_t>(i);
       f.expect(ok, w, "pp activations step " + std::to_string(step));
-      for (size_t i = 0; i < grad.size(); ++i) grad[i] = -(w * 1000 + step * 100 + static_cast<int32_t>(i));
+      for (size_t i = 0; i < grad.size(); ++i)
+        grad[i] = -(w * 1000 + step * 100 + static_cast<int32_t>(i));
       pp.send(grad.data(), grad.size() * 4, 0);
     }
     // The trio's all_gather (rank 3 skips it), a world barrier, TP's all_to_all.
@@ -146,7 +154,8 @@ TEST_CASE("collectives as threads, split into TP groups and PP pairs, n=4") {
   SplitFailures f;
   Config base;
   base.timeout = std::chrono::milliseconds(60000);
-  const auto errors = run_threads(4, [&](Communicator& c) { tp_pp_world(c, f); }, base);
+  const auto errors = run_threads(
+      4, [&](Communicator& c) { tp_pp_world(c, f); }, base);
   for (const auto& e : errors) FAIL_CHECK(e);
   for (const auto& l : f.lines) FAIL_CHECK(l);
 }
@@ -186,44 +195,83 @@ TEST_CASE("split of a world of 1 and of a ring; split on an empty communicator")
   CHECK(msgs[0].find("split needs a mesh: on a ring of 4 ranks") != std::string::npos);
 }
 
-TEST_CASE("messages of two communicators never mix: kProtocol names both, all break") {
+namespace {
+
+// Rank 0 sends on a child of the world and then on the world; rank 1 receives on the world
+// first (same size, wrong order). Without the context check rank 1 would take the child's
+// bytes; with it, kProtocol names both communicators and the world and child both break.
+// Runs over TCP (`over` empty) or over the given transports.
+void check_spaces_never_mix(std::vector<std::unique_ptr<Transport>> over) {
   std::mutex mu;
   std::vector<std::string> msgs;
   Config base;
   base.timeout = std::chrono::milliseconds(10000);
-  const auto errors = run_threads(
-      2,
-      [&](Communicator& world) {
-        Communicator child = world.split(0, world.rank());
-        REQUIRE(child.context() != 0);
-        // Same size, wrong order: rank 0 sends on the child first, rank 1 receives on the
-        // world first. Without the context check rank 1 would take the child's bytes.
-        // (After a failed receive its buffer's contents are undefined: TCP reads header and
-        // payload in one readv.)
-        int64_t on_child = 111, on_world = 222, got = 0;
-        try {
-          if (world.rank() == 0) {
-            child.send(&on_child, 8, 1);
-            world.send(&on_world, 8, 1);
-            world.barrier();  // fails: rank 1 gave up
-          } else {
-            world.recv(&got, 8, 0);
-          }
-        } catch (const Error& e) {
-          std::lock_guard lock(mu);
-          msgs.push_back(std::to_string(world.rank()) + ": " + e.what());
-        }
-        CHECK(world.broken());
-        CHECK(child.broken());  // one broken state for the world and its children
-        CHECK_THROWS_AS(child.barrier(), Error);
-      },
-      base);
+  std::atomic<int> finished{0};
+  auto body = [&](Communicator& world) {
+    Communicator child = world.split(0, world.rank());
+    REQUIRE(child.context() == 1);
+    // (After a failed receive its buffer's contents are undefined: TCP reads header and
+    // payload in one readv.)
+    int64_t on_child = 111, on_world = 222, got = 0;
+    try {
+      if (world.rank() == 0) {
+        child.send(&on_child, 8, 1);
+        world.send(&on_world, 8, 1);
+        world.barrier();  // fails: rank 1 gave up
+      } else {
+        world.recv(&got, 8, 0);
+      }
+    } catch (const Error& e) {
+      std::lock_guard lock(mu);
+      msgs.push_back(std::to_string(world.rank()) + ": " + e.what());
+    }
+    CHECK(world.broken());
+    CHECK(child.broken());  // one broken state for the world and its children
+    CHECK_THROWS_AS(child.barrier(), Error);
+    // Fake links die with their transport: keep both until neither rank sends any more.
+    ++finished;
+    while (finished.load() < 2) std::this_thread::yield();
+  };
+  const auto errors =
+      over.empty() ? run_threads(2, body, base) : run_threads_over(std::move(over), body, base);
   for (const auto& e : errors) FAIL_CHECK(e);
   bool named = false;
-  const std::string want = "sent a message of communicator " + std::string("1") +
-                           " where this rank expected one of communicator 0";
-  for (const auto& m : msgs) named = named || (m.rfind("1: ", 0) == 0 && m.find(want) != std::string::npos);
+  const std::string want =
+      "sent a message of communicator 1 where this rank expected one of "
+      "communicator 0";
+  for (const auto& m : msgs) {
+    named = named || (m.rfind("1: ", 0) == 0 && m.find(want) != std::string::npos);
+  }
   CHECK_MESSAGE(named, "rank 1 should name both communicators");
+}
+
+std::vector<std::unique_ptr<Transport>> fake_verbs(int n) {
+  // Small frames and few receive slots: credits run out, messages span many frames.
+  auto world = make_fake_verbs_world(n, 2, FakeMode::kUcDrop, 4096, 8);
+  std::vector<std::unique_ptr<Transport>> ts;
+  for (auto& t : world.transports) ts.push_back(std::move(t));
+  return ts;
+}
+
+}  // namespace
+
+TEST_CASE("messages of two communicators never mix: kProtocol names both, all break") {
+  SUBCASE("tcp") {
+    check_spaces_never_mix({});
+  }
+  SUBCASE("verbs frame protocol on fake links") {
+    check_spaces_never_mix(fake_verbs(2));
+  }
+}
+
+TEST_CASE("split TP groups and PP pairs over the verbs frame protocol on fake links, n=4") {
+  SplitFailures f;
+  Config base;
+  base.timeout = std::chrono::milliseconds(60000);
+  const auto errors = run_threads_over(
+      fake_verbs(4), [&](Communicator& c) { tp_pp_world(c, f); }, base);
+  for (const auto& e : errors) FAIL_CHECK(e);
+  for (const auto& l : f.lines) FAIL_CHECK(l);
 }
 
 TEST_CASE("an error in a split communicator names ranks in both numberings") {

@@ -4,7 +4,8 @@
 // Between two ranks, messages are matched in posting order: the k-th isend from A to B
 // fills the k-th irecv on B from A, and both must have the same byte count (a mismatch is
 // ErrorKind::kProtocol: the ranks called different collectives or counts). There are no tags
-// and no unexpected-message queue: a message waits in the sender (or the kernel) until its
+// (each message carries its communicator's context, set_context, which the receive only
+// checks) and no unexpected-message queue: a message waits in the sender (or the kernel) until its
 // receive is posted, so the receiver's posted receives are its credits.
 //
 // That contract is chosen so an RDMA verbs transport fits behind it unchanged
