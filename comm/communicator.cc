@@ -1,5 +1,7 @@
-// Communicator: argument checks, algorithm choice, the broken state. The algorithms are in
-// algorithms/, the wire in transport/, world formation in rendezvous/.
+// Communicator: argument checks, algorithm choice, the broken state, split communicators (a
+// GroupTransport view of the world's transport and a context id; clustercomm.h, "Split
+// communicators"). The algorithms are in algorithms/, the wire in transport/, world formation
+// in rendezvous/.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -43,7 +45,8 @@ struct Communicator::Impl {
     return world_ranks.empty() ? r : world_ranks[static_cast<size_t>(r)];
   }
 
-  // " (world rank 2)" after this rank's number in a split communicator's messages.
+  // " of communicator 3 (world rank 2)" after this rank's number in a split communicator's
+  // messages.
   std::string where() const {
     if (world_ranks.empty()) return "";
     return " of communicator " + std::to_string(context) + " (world rank " +
