@@ -160,7 +160,7 @@ TEST_CASE("collectives as threads, split into TP groups and PP pairs, n=4") {
   for (const auto& l : f.lines) FAIL_CHECK(l);
 }
 
-TEST_CASE("split of a world of 1 and of a ring; split on an empty communicator") {
+TEST_CASE("split of a world of 1 and of a ring (refused, as all_to_all); an empty communicator") {
   Communicator one(Config{});
   Communicator self = one.split(0, 0);
   CHECK(self.size() == 1);
@@ -186,13 +186,26 @@ TEST_CASE("split of a world of 1 and of a ring; split on an empty communicator")
           std::lock_guard lock(mu);
           if (e.kind() == ErrorKind::kInvalidArgument) msgs.push_back(e.what());
         }
+        int32_t blocks[4] = {}, got[4] = {};
+        try {
+          c.all_to_all(blocks, got, 1, DataType::kI32);
+        } catch (const Error& e) {
+          std::lock_guard lock(mu);
+          if (e.kind() == ErrorKind::kInvalidArgument) msgs.push_back(e.what());
+        }
         CHECK_FALSE(c.broken());
         c.barrier();
       },
       ring);
   for (const auto& e : errors) FAIL_CHECK(e);
-  REQUIRE(msgs.size() == 4);
-  CHECK(msgs[0].find("split needs a mesh: on a ring of 4 ranks") != std::string::npos);
+  REQUIRE(msgs.size() == 8);
+  size_t split_msgs = 0, a2a_msgs = 0;
+  for (const auto& m : msgs) {
+    split_msgs += m.find("split needs a mesh: on a ring of 4 ranks") != std::string::npos;
+    a2a_msgs += m.find("all_to_all needs a mesh: on a ring of 4 ranks") != std::string::npos;
+  }
+  CHECK(split_msgs == 4);
+  CHECK(a2a_msgs == 4);
 }
 
 namespace {
