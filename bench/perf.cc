@@ -1,6 +1,7 @@
 // clustercomm-perf: an nccl-tests-style table for each collective of libclustercomm.
 //
-//   clustercomm-perf [-N ranks] [-o all_reduce|reduce_scatter|all_gather|broadcast|sendrecv|all]
+//   clustercomm-perf [-N ranks] [-o all_reduce|reduce_scatter|all_gather|broadcast|sendrecv|
+//                     all_to_all|all_to_allv|all]
 //                    [-d type] [-r redop] [-b minbytes] [-e maxbytes] [-f factor]
 //                    [-n iters] [-w warmup] [-c|--check 0/1] [-P|--percentiles 0/1]
 // -P 1 adds, after each row, rank 0's per-call p50 and p99 of the out-of-place run:
@@ -8,7 +9,12 @@
 // Started by a launcher (CLUSTERCOMM_RANK or MLX_RANK set) it is one rank; otherwise it
 // forks -N local ranks (default 2) on 127.0.0.1 itself. size = bytes of the whole buffer
 // (nccl-tests); time = max over ranks of the mean per call; algbw = size/time;
-// busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (reduce_scatter, all_gather), 1 otherwise.
+// busbw = algbw x 2(n-1)/n (all_reduce), (n-1)/n (reduce_scatter, all_gather, all_to_all and
+// all_to_allv, as nccl-tests' alltoall: the share of the buffer that crosses a cable), 1
+// otherwise. all_to_all: size/n bytes to each rank. all_to_allv: uneven blocks, rank r sends
+// rank p (1 + (r + p) mod n) units of size/(n(n+1)/2) bytes (every rank sends and receives
+// size bytes in all). all_to_allv and sendrecv have no in-place form: both columns run out of
+// place.
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -51,17 +57,55 @@ struct Result {
 
 double bus_factor(const std::string& op, int n) {
   if (op == "all_reduce") return 2.0 * (n - 1) / n;
-  if (op == "reduce_scatter" || op == "all_gather") return static_cast<double>(n - 1) / n;
+  if (op == "reduce_scatter" || op == "all_gather" || op == "all_to_all" || op == "all_to_allv") {
+    return static_cast<double>(n - 1) / n;
+  }
   return 1.0;
 }
 
-enum class Op { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kSendRecv };
+// The bytes a size is rounded down to a multiple of.
+size_t size_unit(const std::string& op, size_t e, size_t n) {
+  if (op == "reduce_scatter" || op == "all_gather" || op == "all_to_all") return e * n;
+  if (op == "all_to_allv") return e * n * (n + 1) / 2;
+  return e;
+}
+
+// all_to_allv's layout for `bytes` of whole buffer: rank `from` sends rank `to`
+// (1 + (from + to) mod n) units; blocks packed in rank order, in elements.
+struct VLayout {
+  std::vector<size_t> in_counts, in_displs, out_counts, out_displs;
+  VLayout(size_t bytes, size_t e, size_t n, size_t r)
+      : in_counts(n), in_displs(n), out_counts(n), out_displs(n) {
+    const size_t unit = bytes / size_unit("all_to_allv", e, n);
+    size_t in_at = 0, out_at = 0;
+    for (size_t p = 0; p < n; ++p) {
+      in_counts[p] = unit * (1 + (r + p) % n);
+      out_counts[p] = unit * (1 + (p + r) % n);
+      in_displs[p] = in_at;
+      out_displs[p] = out_at;
+      in_at += in_counts[p];
+      out_at += out_counts[p];
+    }
+  }
+};
+
+enum class Op {
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kSendRecv,
+  kAllToAll,
+  kAllToAllv
+};
 
 Op op_of(const std::string& op) {
   if (op == "all_reduce") return Op::kAllReduce;
   if (op == "reduce_scatter") return Op::kReduceScatter;
   if (op == "all_gather") return Op::kAllGather;
   if (op == "broadcast") return Op::kBroadcast;
+  if (op == "all_to_all") return Op::kAllToAll;
+  if (op == "all_to_allv") return Op::kAllToAllv;
   return Op::kSendRecv;
 }
 
@@ -84,6 +128,12 @@ void run_once(Communicator& c, const Options& o, Op op, size_t bytes,
     c.all_gather(inplace ? out.data() + r * count * e : in.data(), out.data(), count, o.type);
   } else if (op == Op::kBroadcast) {
     c.broadcast(in.data(), inplace ? in.data() : out.data(), bytes / e, o.type, 0);
+  } else if (op == Op::kAllToAll) {
+    c.all_to_all(in.data(), inplace ? in.data() : out.data(), bytes / e / n, o.type);
+  } else if (op == Op::kAllToAllv) {
+    const VLayout v(bytes, e, n, r);  // a few small vectors: negligible beside the exchange
+    c.all_to_allv(in.data(), v.in_counts, v.in_displs, out.data(), v.out_counts, v.out_displs,
+                  o.type);
   } else {  // sendrecv: ring exchange with the neighbours
     const int right = (c.rank() + 1) % c.size(), left = (c.rank() + c.size() - 1) % c.size();
     if (c.size() == 1) return;
@@ -123,6 +173,23 @@ size_t check_once(Communicator& c, const Options& o, const std::string& op, size
     }
     test::fill(o.type, ReduceOp::kSum, rank, inplace ? out.data() + r * per * e : in.data(), per);
     got = out.data();
+  } else if (op == "all_to_all" || op == "all_to_allv") {
+    // Rank r's block for rank p holds fill() of "rank" r * n + p.
+    VLayout v(op == "all_to_allv" ? bytes : 0, e, n, r);
+    if (op == "all_to_all") {
+      for (size_t p = 0; p < n; ++p) {
+        v.in_counts[p] = v.out_counts[p] = bytes / e / n;
+        v.in_displs[p] = v.out_displs[p] = p * (bytes / e / n);
+      }
+    }
+    for (size_t p = 0; p < n; ++p) {
+      test::fill(o.type, ReduceOp::kSum, static_cast<int>(r * n + p),
+                 in.data() + v.in_displs[p] * e, v.in_counts[p]);
+      test::fill(o.type, ReduceOp::kSum, static_cast<int>(p * n + r),
+                 want.data() + v.out_displs[p] * e, v.out_counts[p]);
+      count += v.out_counts[p];
+    }
+    got = op == "all_to_all" && inplace ? in.data() : out.data();
   } else if (op == "broadcast") {
     count = bytes / e;
     test::fill(o.type, ReduceOp::kSum, rank, in.data(), count);
@@ -191,9 +258,10 @@ Result measure(Communicator& c, const Options& o, const std::string& op, size_t 
 
 int run_rank(Communicator& c, const Options& o) {
   const std::vector<std::string> ops =
-      o.op == "all" ? std::vector<std::string>{"all_reduce", "reduce_scatter", "all_gather",
-                                               "broadcast", "sendrecv"}
-                    : std::vector<std::string>{o.op};
+      o.op == "all"
+          ? std::vector<std::string>{"all_reduce", "reduce_scatter", "all_gather", "broadcast",
+                                     "sendrecv",   "all_to_all",     "all_to_allv"}
+          : std::vector<std::string>{o.op};
   const size_t e = size_of(o.type), n = static_cast<size_t>(c.size());
   std::vector<unsigned char> in(o.sweep.max_bytes + 64), out(o.sweep.max_bytes + 64);
   const bool lead = c.rank() == 0;
@@ -213,7 +281,7 @@ int run_rank(Communicator& c, const Options& o) {
     double bus_sum = 0;
     int rows = 0;
     for (size_t size : o.sweep.sizes()) {
-      const size_t unit = (op == "reduce_scatter" || op == "all_gather") ? e * n : e;
+      const size_t unit = size_unit(op, e, n);
       const size_t bytes = size / unit * unit;
       const Result a = measure(c, o, op, bytes, in, out, false);
       const Result b = measure(c, o, op, bytes, in, out, true);

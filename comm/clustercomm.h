@@ -21,10 +21,34 @@
 //
 // Threads: a communicator is used by one thread at a time. Ranks must call collectives in
 // the same order with the same counts, types, ops and roots.
+//
+// Split communicators (split(), like MPI_Comm_split): a communicator split from another
+// reuses the connections of the world it came from (the communicator the constructor or
+// from_env() built): no rendezvous, no new socket or queue pair (Apple's RDMA stack allows
+// about 10 QPs per device: docs/platform.md). Each communicator has its own message space:
+// every message carries its communicator's id (a context: the world's is 0, each split takes
+// the next one all its members agree on), and a receive that meets a message of another
+// communicator fails with kProtocol naming both, so messages of a parent, its children and
+// their siblings never mix silently. The space is kept by checking, not by buffering: between
+// two ranks, the calls on the communicators both belong to must come in the same order on
+// both (the rule MPI has within one communicator, here across the communicators a pair
+// shares). A program that runs the same sequence of calls on every rank, each rank skipping
+// the communicators it is not in, keeps it.
+//
+// Lifetime: the world and every communicator split from it (at any depth) share one
+// transport by shared ownership; it closes (waiting for the peers, as the destructor says)
+// when the last of them is destroyed, in any order. They also share one broken state: an
+// error other than kInvalidArgument in any of them aborts the shared connections, and every
+// later call on any of them throws kBroken (the peers' calls fail with kPeerLost as after
+// any failure). Threads: the world and its split communicators together are used by one
+// thread at a time. Error::ranks() are world ranks; a split communicator's messages name each
+// rank in its own numbering too ("rank 1 here").
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <span>
 
 #include "comm/config.h"
 #include "comm/error.h"
@@ -34,6 +58,10 @@
 namespace cc::comm {
 
 class Transport;
+
+/// split()'s color for a rank that joins no new communicator (MPI_UNDEFINED): any negative
+/// color means the same.
+inline constexpr int kNoColor = -1;
 
 class CLUSTERCOMM_API Communicator {
  public:
@@ -52,8 +80,18 @@ class CLUSTERCOMM_API Communicator {
   Communicator(Communicator&&) noexcept;
   Communicator& operator=(Communicator&&) noexcept;
 
+  /// This rank and the number of ranks, in this communicator's numbering; -1 and 0 for an
+  /// empty communicator (split() with a negative color).
   int rank() const;
   int size() const;
+  /// False for an empty communicator (split() with a negative color), whose every call throws
+  /// kInvalidArgument.
+  bool valid() const;
+  /// The world rank (of the communicator whose connections this one uses) of this
+  /// communicator's rank `rank`; the identity on a world.
+  int world_rank(int rank) const;
+  /// This communicator's message-space id: 0 for a world (see "Split communicators" above).
+  uint32_t context() const;
   /// True after a call failed; every later call throws kBroken.
   bool broken() const;
   /// What the calls run on: "tcp", "verbs (apple profile: UC queue pairs)", "verbs (rc
@@ -80,8 +118,39 @@ class CLUSTERCOMM_API Communicator {
   /// Returns once every rank has entered it.
   void barrier();
 
+  /// in: size()*count elements, the block for rank p at p*count; out: size()*count elements,
+  /// rank p's block for this rank at p*count. Every block is count elements (count may be 0).
+  /// in == out is allowed (in place: the input is first copied to scratch memory, one extra
+  /// copy of size()*count elements); other overlaps of in and out are kInvalidArgument.
+  /// Every peer at once (algorithms/all_to_all.cc): on a mesh only; on a ring topology of more
+  /// than 3 ranks (where not every pair is cabled) it throws kInvalidArgument.
+  void all_to_all(const void* in, void* out, size_t count, DataType type);
+  /// Per-peer blocks, like MPI_Alltoallv: the block for rank p is in_counts[p] elements at
+  /// element offset in_displs[p] of in; rank p's block lands at element offset out_displs[p]
+  /// of out and is out_counts[p] elements, which must equal rank p's in_counts[rank()] (else
+  /// kProtocol naming p, which breaks the communicator). Counts may be 0 (a header still
+  /// travels, so a disagreement is found at once). Each of the four spans has size() entries.
+  /// kInvalidArgument, naming the bad value: a span of another length, in_counts[rank()] !=
+  /// out_counts[rank()], an offset + count that overflows, a null buffer that has elements,
+  /// two out blocks that overlap, or in and out overlapping (not in place: use two buffers).
+  /// In blocks may overlap (they are only read). Mesh only, as all_to_all.
+  void all_to_allv(const void* in, std::span<const size_t> in_counts,
+                   std::span<const size_t> in_displs, void* out, std::span<const size_t> out_counts,
+                   std::span<const size_t> out_displs, DataType type);
+
+  /// Collective over this communicator (MPI_Comm_split): returns a communicator of the ranks
+  /// that passed the same color, ranked by (key, this communicator's rank). A negative color
+  /// (kNoColor) returns an empty communicator (valid() false) on that rank; every rank still
+  /// calls split. The new communicator reuses this one's connections, has its own message
+  /// space, the same timeout, tuning and Config::interrupted, and shares the lifetime and the
+  /// broken state (see "Split communicators" above). Cost: one all_gather of 24 bytes per
+  /// rank. Throws kInvalidArgument on an empty communicator and on a ring topology of more
+  /// than 3 ranks (not every pair is cabled there); otherwise as all_gather.
+  Communicator split(int color, int key);
+
  private:
   struct Impl;
+  explicit Communicator(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <span>
 
 #include "comm/config.h"
 #include "comm/transport/transport.h"
@@ -52,6 +53,13 @@ void all_gather_ring(Ctx& c, const void* in, void* out, size_t bytes);
 void broadcast_direct(Ctx& c, void* buf, size_t bytes, int root);
 void broadcast_scatter_gather(Ctx& c, void* buf, size_t bytes, int root);
 void broadcast_ring(Ctx& c, void* buf, size_t bytes, int root);
+
+// all_to_all(v): rank r's block for peer p is in_bytes[p] bytes at in + in_off[p]; the block
+// from peer p lands at out + out_off[p] (out_bytes[p] bytes, which must equal p's
+// in_bytes[r]). Byte offsets and sizes, one per rank; in and out do not overlap.
+void all_to_all_direct(Ctx& c, const std::byte* in, std::span<const size_t> in_off,
+                       std::span<const size_t> in_bytes, std::byte* out,
+                       std::span<const size_t> out_off, std::span<const size_t> out_bytes);
 
 void barrier_all(Ctx& c);
 

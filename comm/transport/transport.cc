@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <string>
+
 #include "comm/error.h"
 
 namespace cc::comm {
@@ -24,6 +26,13 @@ void Transport::check_interrupt(Clock::time_point now) {
   if (interrupted_()) {
     throw Error(ErrorKind::kInterrupted, "interrupted (Config::interrupted said to give up)");
   }
+}
+
+std::string context_mismatch(uint32_t got, uint32_t want) {
+  return "sent a message of communicator " + std::to_string(got) +
+         " where this rank expected one of communicator " + std::to_string(want) +
+         " (0 is the world, others come from Communicator::split): between two ranks, calls on "
+         "the communicators they share must come in the same order on both";
 }
 
 void wait_all(Transport& t, std::vector<Request>& reqs, Deadline deadline) {

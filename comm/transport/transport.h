@@ -4,7 +4,8 @@
 // Between two ranks, messages are matched in posting order: the k-th isend from A to B
 // fills the k-th irecv on B from A, and both must have the same byte count (a mismatch is
 // ErrorKind::kProtocol: the ranks called different collectives or counts). There are no tags
-// and no unexpected-message queue: a message waits in the sender (or the kernel) until its
+// (each message carries its communicator's context, set_context, which the receive only
+// checks) and no unexpected-message queue: a message waits in the sender (or the kernel) until its
 // receive is posted, so the receiver's posted receives are its credits.
 //
 // That contract is chosen so an RDMA verbs transport fits behind it unchanged
@@ -80,6 +81,15 @@ class Transport {
   /// (or -1), closes every connection and forgets every queued request. Idempotent.
   virtual void abort(int failed_rank) noexcept = 0;
 
+  /// The message space (communicator) of the isend and irecv calls that follow: each message
+  /// carries it (TCP: the header's aux field, 32 bits; verbs: bits 8..23 of a DATA frame's first
+  /// word, the id mod 2^16), and a receive that meets a message of another context fails with
+  /// kProtocol naming both. 0 (the default) is the world; communicators split from it get
+  /// others (Communicator::split). It separates the spaces by checking, not by buffering: the
+  /// k-th message from A to B still fills the k-th receive B posts from A.
+  void set_context(uint32_t id) { context_ = id; }
+  uint32_t context() const { return context_; }
+
   /// Installs Config::interrupted: wait() asks it at most every kInterruptCheckEvery while it
   /// waits, sleeps at most that long at a time, and throws kInterrupted when it says true.
   void set_interrupt_check(std::function<bool()> check) { interrupted_ = std::move(check); }
@@ -92,8 +102,13 @@ class Transport {
 
  private:
   std::function<bool()> interrupted_;
+  uint32_t context_ = 0;
   Clock::time_point next_interrupt_check_{};
 };
+
+/// "a message of communicator 3 where this rank expected one of communicator 0 (...)": the
+/// kProtocol text for a context mismatch, shared by the transports.
+std::string context_mismatch(uint32_t got, uint32_t want);
 
 /// Waits for every request in `reqs` (in order).
 void wait_all(Transport& t, std::vector<Request>& reqs, Deadline deadline);

@@ -200,6 +200,8 @@ def bad_arguments(comm):
             "reduce_scatter 0-d": lambda: comm.reduce_scatter(np.float32(1)),
             "reduce_scatter out": lambda: comm.reduce_scatter(x, out=np.zeros(8, np.float32)),
             "all_gather out": lambda: comm.all_gather(x, out=np.zeros(8, np.float32)),
+            "all_to_all rows": lambda: comm.all_to_all(np.zeros(3, np.float32)),
+            "all_to_all overlapping out": lambda: comm.all_to_all(x[:4], out=x[2:6]),
             "all_gather read-only out": lambda: comm.all_gather(x, out=ro16),
             "broadcast root": lambda: comm.broadcast(x, 2),
             "broadcast negative root": lambda: comm.broadcast(x, root=-1),
@@ -348,3 +350,50 @@ def random_all_reduce(comm, count):
 
 def info(comm):
     return comm.rank, comm.size, comm.transport, comm.topology, comm.broken, repr(comm)
+
+
+def all_to_alls(comm, dtype_name, shapes):
+    """Block p of rank r's x is pattern(r * n + p): rank r's result block p must be
+    pattern(p * n + r)."""
+    n, r = comm.size, comm.rank
+    out = {}
+    for shape in shapes:
+        k = shape[0] // n
+        blocks = [pattern(r * n + p, (k,) + shape[1:], dtype_name, "sum") for p in range(n)]
+        for where in PLACEMENTS:
+            x = np.concatenate(blocks)
+            if where == "new":
+                res = comm.all_to_all(x)
+            elif where == "out":
+                o = np.zeros_like(x)
+                res = comm.all_to_all(x, out=o)
+                assert res is o
+            else:
+                res = comm.all_to_all(x, out=x)
+                assert res is x
+            out[(shape, where)] = pack(res)
+    return out
+
+
+def split_groups(comm, steps):
+    """Pairs {0, 1}, {2, 3}, ... as tensor-parallel groups (keyed by -rank: reversed), the
+    even ranks as a second group (odd ranks: NO_COLOR, None), each used in turn with the
+    world; returns what every call gave."""
+    import clustercomm
+    n, r = comm.size, comm.rank
+    tp = comm.split(r // 2, -r)
+    evens = comm.split(0 if r % 2 == 0 else clustercomm.NO_COLOR)
+    got = {"tp": (tp.rank, tp.size), "evens": None if evens is None else (evens.rank, evens.size)}
+    for step in range(steps):
+        x = np.full(5, 100 * r + step, np.int64)
+        got[("tp sum", step)] = tp.all_reduce(x).tolist()
+        got[("world sum", step)] = comm.all_reduce(x).tolist()
+        if evens is not None:
+            got[("evens gather", step)] = evens.all_gather(np.int32(r + step)).tolist()
+        got[("tp all_to_all", step)] = tp.all_to_all(
+            np.arange(tp.size, dtype=np.int32) + 10 * r).tolist()
+        comm.barrier()
+    tp.close()
+    if evens is not None:
+        evens.close()
+    return got

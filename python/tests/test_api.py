@@ -143,13 +143,23 @@ def test_second_thread_on_a_busy_communicator_is_refused():
             comms[r] = clustercomm.Communicator(rank=r, size=2, coordinator=f"127.0.0.1:{port}")
         ts = [threading.Thread(target=make, args=(r,)) for r in range(2)]
         [t.start() for t in ts]; [t.join() for t in ts]
+        kids = [None, None]  # split from the same world: they share its one-thread rule
+        def split(r):
+            kids[r] = comms[r].split(0, r)
+        ts = [threading.Thread(target=split, args=(r,)) for r in range(2)]
+        [t.start() for t in ts]; [t.join() for t in ts]
         t = threading.Thread(target=comms[0].recv, args=((4,), np.float32, 1)); t.start()
         time.sleep(0.3)
         try:
             comms[0].barrier()
         except RuntimeError as e:
             print("RuntimeError:", e)
+        try:
+            kids[0].barrier()
+        except RuntimeError as e:
+            print("child RuntimeError:", e)
         comms[1].send(np.zeros(4, np.float32), 0); t.join()
+        [k.close() for k in kids]
         print("ok", comms[0].broken)
         ts = [threading.Thread(target=c.close) for c in comms]  # each close waits for the other
         [t.start() for t in ts]; [t.join() for t in ts]
@@ -157,4 +167,6 @@ def test_second_thread_on_a_busy_communicator_is_refused():
     rc, out = outs[0]
     assert rc == 0, out
     assert "RuntimeError: clustercomm: this communicator is in a call on another thread" in out
+    assert "child RuntimeError: clustercomm: this communicator is in a call on another " \
+           "thread (or another of its world: split)" in out
     assert "ok False" in out

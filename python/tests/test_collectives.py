@@ -108,3 +108,38 @@ def test_info(world):
         assert (rank, size, topology, broken) == (r, world.n, "mesh", False)
         assert transport == ("none (world size 1)" if world.n == 1 else "tcp")
         assert rep == f"<clustercomm.Communicator rank {r} of {world.n}, {transport}>"
+
+
+@pytest.mark.parametrize("dtype_name", ["float32", "bfloat16", "int8", "uint64"])
+def test_all_to_all(world, dtype_name):
+    n = world.n
+    shapes = [(n,), (2 * n, 3), (shapes_for(n, dtype_name)[2][0],)]
+    results = world.run("all_to_alls", dtype_name, shapes)
+    for key in results[0]:
+        shape, where = key
+        k = shape[0] // n
+        for r in range(n):
+            want = np.concatenate([ranks.pattern(p * n + r, (k,) + shape[1:], dtype_name, "sum")
+                                   for p in range(n)])
+            assert same_bits(results[r][key], want), f"rank {r} {key}"
+
+
+def test_split(world):
+    n = world.n
+    results = world.run("split_groups", 3)
+    for r in range(n):
+        got = results[r]
+        lo, hi = (r // 2) * 2, min((r // 2) * 2 + 1, n - 1)
+        members = sorted({lo, hi}, reverse=True)  # keyed by -rank
+        assert got["tp"] == (members.index(r), len(members))
+        evens = list(range(0, n, 2))
+        assert got["evens"] == (None if r % 2 else (evens.index(r), len(evens)))
+        for step in range(3):
+            assert got[("tp sum", step)] == [sum(100 * q + step for q in members)] * 5
+            assert got[("world sum", step)] == [sum(100 * q + step for q in range(n))] * 5
+            if r % 2 == 0:
+                assert got[("evens gather", step)] == [q + step for q in evens]
+            # Block p of member q's input is 10 * q + p; this rank (tp rank i) gets block i of
+            # every member, in tp rank order.
+            i = members.index(r)
+            assert got[("tp all_to_all", step)] == [10 * q + i for q in members]

@@ -34,6 +34,8 @@ BAD = {
     "reduce_scatter out": (ValueError, ["out:", "(4,)"]),
     "all_gather out": (ValueError, ["out:", "(16,)"]),
     "all_gather read-only out": (ValueError, ["out:", "read-only"]),
+    "all_to_all rows": (ValueError, ["x:", "(3,)", "multiple of the size (2)"]),
+    "all_to_all overlapping out": (ValueError, ["out:", "overlaps"]),
     "broadcast root": (ValueError, ["root:", "2"]),
     "broadcast negative root": (ValueError, ["root:", "-1"]),
     "send to self": (ValueError, ["peer:", "0"]),

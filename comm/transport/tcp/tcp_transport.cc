@@ -140,7 +140,7 @@ void TcpTransport::isend(int peer, const void* data, size_t bytes, Request& req)
   req.is_send = true;
   split(peer, bytes, req, [&](Conn& c, size_t off, size_t len) {
     c.sendq.push_back(SendPart{static_cast<const char*>(data) + off, len, &req,
-                               Header{kMagic | kData, rank_, len}, 0});
+                               Header{kMagic | kData, static_cast<int32_t>(context()), len}, 0});
   });
   // Try at once: small messages usually leave in this call.
   Conn& first = conns_[by_peer_[static_cast<size_t>(peer)][0]];
@@ -156,7 +156,7 @@ void TcpTransport::isend(int peer, const void* data, size_t bytes, Request& req)
 void TcpTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
   req.is_send = false;
   split(peer, bytes, req, [&](Conn& c, size_t off, size_t len) {
-    c.recvq.push_back(RecvPart{static_cast<char*>(data) + off, len, &req, 0});
+    c.recvq.push_back(RecvPart{static_cast<char*>(data) + off, len, &req, 0, context()});
   });
 }
 
@@ -206,6 +206,12 @@ bool TcpTransport::progress_send(Conn& c) {
 }
 
 void TcpTransport::check_size(Conn& c, const RecvPart& part) {
+  if (static_cast<uint32_t>(c.hdr.aux) != part.context) {
+    throw Error(
+        ErrorKind::kProtocol,
+        peer_name(c.peer) + " " + context_mismatch(static_cast<uint32_t>(c.hdr.aux), part.context),
+        {c.peer});
+  }
   if (c.hdr.bytes != part.bytes) {
     throw Error(ErrorKind::kProtocol,
                 peer_name(c.peer) + " sent a message of " + std::to_string(c.hdr.bytes) +

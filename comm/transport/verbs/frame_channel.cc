@@ -11,6 +11,7 @@ constexpr uint32_t kFrameMagic = 0xCC000000u;
 constexpr uint32_t kData = 1, kCredit = 2;
 constexpr uint32_t kFirst = 1;
 constexpr uint32_t kSeqShift = 8, kSeqMask = 0xffffffu;  // flags bits 8..31
+constexpr uint32_t kContextShift = 8, kContextMask = 0xffffu;  // first word's bits 8..23
 
 // Little-endian on the wire; a plain copy on a little-endian host (every supported one).
 template <class T>
@@ -64,21 +65,21 @@ void FrameChannel::clear() {
   recvq_.clear();
 }
 
-void FrameChannel::send(const char* data, size_t bytes, Request& req) {
-  sendq_.push_back(SendPart{data, bytes, 0, &req});
+void FrameChannel::send(const char* data, size_t bytes, Request& req, uint32_t context) {
+  sendq_.push_back(SendPart{data, bytes, 0, &req, context & kContextMask});
   send_frames();
 }
 
-void FrameChannel::recv(char* data, size_t bytes, Request& req) {
-  recvq_.push_back(RecvPart{data, bytes, 0, &req});
+void FrameChannel::recv(char* data, size_t bytes, Request& req, uint32_t context) {
+  recvq_.push_back(RecvPart{data, bytes, 0, &req, context & kContextMask});
   if (!arrived_.empty()) match();
 }
 
 void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t payload_bytes,
-                              bool first, uint64_t msg_bytes) {
+                              bool first, uint64_t msg_bytes, uint32_t context) {
   const auto slot = static_cast<uint32_t>(sent_ % send_slots_);
   std::byte* f = link_.send_frame(slot);
-  put32(f, kFrameMagic | type);
+  put32(f, kFrameMagic | context << kContextShift | type);
   put32(f + 4, owed_);
   put32(f + 8, payload_bytes);
   put32(f + 12, (first ? kFirst : 0) | static_cast<uint32_t>((sent_ & kSeqMask) << kSeqShift));
@@ -102,7 +103,7 @@ bool FrameChannel::send_frames() {
     SendPart& p = sendq_.front();
     const bool first = p.sent == 0;
     const size_t n = std::min(max_payload, p.bytes - p.sent);
-    post_frame(kData, p.data + p.sent, static_cast<uint32_t>(n), first, p.bytes);
+    post_frame(kData, p.data + p.sent, static_cast<uint32_t>(n), first, p.bytes, p.context);
     ++stats_.data_frames;
     p.sent += n;
     any = true;
@@ -112,7 +113,7 @@ bool FrameChannel::send_frames() {
     }
   }
   if (owed_ >= credit_threshold_ && credits_ >= 1 && free_send() > 0) {
-    post_frame(kCredit, nullptr, 0, false, 0);
+    post_frame(kCredit, nullptr, 0, false, 0, 0);
     ++stats_.credit_frames;
     any = true;
   }
@@ -159,7 +160,8 @@ bool FrameChannel::on_completion(const Completion& c) {
     link_.post_recv(c.slot);
     ++owed_;
   } else if (type == kData) {
-    arrived_.push_back(Arrived{c.slot, get32(f + 8), (get32(f + 12) & kFirst) != 0, get64(f + 16)});
+    arrived_.push_back(Arrived{c.slot, get32(f + 8), (get32(f + 12) & kFirst) != 0, get64(f + 16),
+                               get32(f) >> kContextShift & kContextMask});
   } else {
     fail(ErrorKind::kProtocol, "received a frame of unknown type " + std::to_string(type));
   }
@@ -177,6 +179,9 @@ bool FrameChannel::match() {
            "sent a message of " + std::to_string(a.first ? a.msg_bytes : p.bytes) +
                " bytes where this rank expects " + std::to_string(p.bytes) +
                ": the ranks called different collectives or counts");
+    }
+    if (a.first && a.context != p.context) {
+      fail(ErrorKind::kProtocol, context_mismatch(a.context, p.context));
     }
     if (a.payload > 0) {
       std::memcpy(p.data + p.got, link_.recv_frame(a.slot) + kFrameHeaderBytes, a.payload);

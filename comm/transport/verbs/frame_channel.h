@@ -2,7 +2,8 @@
 // top of a FrameLink. No verbs calls here (they are behind FrameLink).
 //
 // Framing. A message of S bytes travels as ceil(S / P) frames (at least one), P = frame
-// bytes - 24: each frame is a 24-byte little-endian header {u32 0xCC000000 | type,
+// bytes - 24: each frame is a 24-byte little-endian header {u32 0xCC000000 | context << 8 |
+// type (context: the communicator's id mod 2^16, Transport::set_context; 0 on CREDIT),
 // u32 credits returned, u32 payload bytes, u32 flags (bit 0: first frame of a message; bits
 // 8..31: the frame's sequence number mod 2^24), u64 message bytes} and its payload. Types:
 // DATA, CREDIT (header only).
@@ -28,7 +29,8 @@
 //
 // Matching. DATA frames wait in the order they arrived (in their receive frames, which stay
 // posted-out: that is the back-pressure) until the next posted irecv takes them; the first
-// frame's message size must equal the irecv's byte count (else kProtocol). Costs: one copy
+// frame's message size must equal the irecv's byte count and its context the irecv's (else
+// kProtocol). Costs: one copy
 // into the send frame, one copy out of the receive frame; one work request per frame, one
 // send completion per S/2 frames (S send frames); one CREDIT frame per R/2 frames only when
 // traffic is one-way.
@@ -55,9 +57,10 @@ class FrameChannel {
 
   /// Queues a message part; the request's parts_left is decremented when its last frame is
   /// posted (the data then sits in registered frames: the user buffer is free again).
-  void send(const char* data, size_t bytes, Request& req);
-  /// Queues a receive part of exactly `bytes`.
-  void recv(char* data, size_t bytes, Request& req);
+  /// `context`: the communicator's id (its low 16 bits travel).
+  void send(const char* data, size_t bytes, Request& req, uint32_t context = 0);
+  /// Queues a receive part of exactly `bytes`, of a message sent in `context`.
+  void recv(char* data, size_t bytes, Request& req, uint32_t context = 0);
   /// Polls completions, matches arrived frames, sends what credits allow. Returns whether
   /// anything happened. Throws Error: kProtocol (size mismatch, bad frame), kSystem (a
   /// completion with an error status), naming the peer and the link's device.
@@ -90,25 +93,28 @@ class FrameChannel {
     size_t bytes;
     size_t sent;
     Request* req;
+    uint32_t context;
   };
   struct RecvPart {
     char* data;
     size_t bytes;
     size_t got;
     Request* req;
+    uint32_t context;
   };
   struct Arrived {
     uint32_t slot;
     uint32_t payload;
     bool first;
     uint64_t msg_bytes;
+    uint32_t context;  // low 16 bits
   };
 
   bool on_completion(const Completion& c);
   bool match();
   bool send_frames();
   void post_frame(uint32_t type, const char* payload, uint32_t payload_bytes, bool first,
-                  uint64_t msg_bytes);
+                  uint64_t msg_bytes, uint32_t context);
   [[noreturn]] void fail(ErrorKind kind, const std::string& what) const;
 
   FrameLink& link_;

@@ -142,7 +142,7 @@ void VerbsTransport::isend(int peer, const void* data, size_t bytes, Request& re
   req.is_send = true;
   try {
     split(peer, bytes, req, [&](FrameChannel& c, size_t off, size_t len) {
-      c.send(static_cast<const char*>(data) + off, len, req);
+      c.send(static_cast<const char*>(data) + off, len, req, context());
     });
   } catch (Error& e) {
     if (e.kind() == ErrorKind::kInvalidArgument || e.kind() == ErrorKind::kBroken) throw;
@@ -154,7 +154,7 @@ void VerbsTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
   req.is_send = false;
   try {
     split(peer, bytes, req, [&](FrameChannel& c, size_t off, size_t len) {
-      c.recv(static_cast<char*>(data) + off, len, req);
+      c.recv(static_cast<char*>(data) + off, len, req, context());
     });
   } catch (Error& e) {
     if (e.kind() == ErrorKind::kInvalidArgument || e.kind() == ErrorKind::kBroken) throw;

@@ -6,8 +6,9 @@
         comm.all_reduce(g, out=g)             # in place: sum over every rank
 
 API: :func:`init`, :class:`Communicator` (``rank``, ``size``, ``transport``, ``all_reduce``,
-``reduce_scatter``, ``all_gather``, ``broadcast``, ``send``, ``recv``, ``barrier``,
-``close``), and the exceptions :class:`Error` and its subclasses (``.ranks``).
+``reduce_scatter``, ``all_gather``, ``broadcast``, ``all_to_all``, ``send``, ``recv``,
+``barrier``, ``split`` with ``NO_COLOR``, ``close``), and the exceptions :class:`Error` and
+its subclasses (``.ranks``).
 Arrays: any C-contiguous CPU array through DLPack or the buffer protocol (numpy, MLX, PyTorch,
 JAX) of dtype float32, float64, float16, bfloat16 (numpy: ml_dtypes.bfloat16), int8..int64 or
 uint8..uint64. The repository's README ("Python") and comm/README.md say more.
@@ -16,12 +17,12 @@ uint8..uint64. The repository's README ("Python") and comm/README.md say more.
 from ._errors import (AuthError, BrokenError, Error, InterruptedCallError,
                       InvalidArgumentError, PeerLostError, ProtocolError, SystemCallError,
                       TimeoutError, WorldError)
-from ._clustercomm import Communicator, __version__
+from ._clustercomm import NO_COLOR, Communicator, __version__
 
 __all__ = [
     "init", "Communicator", "Error", "InvalidArgumentError", "TimeoutError", "PeerLostError",
     "ProtocolError", "AuthError", "WorldError", "SystemCallError", "BrokenError",
-    "InterruptedCallError", "DTYPES", "__version__",
+    "InterruptedCallError", "DTYPES", "NO_COLOR", "__version__",
 ]
 
 #: numpy's names of the element types every collective takes (send/recv take any dtype).

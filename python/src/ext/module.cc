@@ -4,8 +4,8 @@
 // Every call: arguments are checked and results allocated first (errors name the argument,
 // nothing is sent), then the comm call runs with the GIL released inside a CallScope (Ctrl-C
 // raises KeyboardInterrupt within about 40 ms and breaks the communicator: errors.h). A
-// communicator is used by one thread at a time, as in C++: a second thread's call raises
-// RuntimeError instead of racing it.
+// communicator (with the others of its world: split) is used by one thread at a time, as in
+// C++: a second thread's call raises RuntimeError instead of racing it.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -94,6 +94,10 @@ class PyCommunicator {
     nb::gil_scoped_release nogil;  // waits for the peers (up to the timeout)
     c.reset();
   }
+
+  // A communicator split from `parent`'s world: it shares the world's busy flag.
+  PyCommunicator(std::unique_ptr<Communicator> comm, const PyCommunicator& parent)
+      : comm_(std::move(comm)), busy_(parent.busy_) {}
 
   static Config from_env_config() {
     try {
@@ -230,6 +234,31 @@ class PyCommunicator {
     run([&](Communicator& cm) { cm.barrier(); });
   }
 
+  nb::object all_to_all(nb::handle x, nb::handle out) {
+    Communicator& c = live();
+    Array in = as_array(x, "x", Access::kRead);
+    const auto n = static_cast<size_t>(c.size());
+    if (in.shape.empty() || in.shape[0] % n != 0) {
+      throw nb::value_error(("x: shape " + shape_str(in.shape) +
+                             ": its first dimension must be a multiple of the size (" +
+                             std::to_string(n) + "); block p goes to rank p")
+                                .c_str());
+    }
+    Array res = output(out, in.shape, *in.type, in, "x");
+    if (res.data != in.data && res.overlaps(in)) {
+      throw nb::value_error("out: overlaps x without being x itself (in place: out=x)");
+    }
+    run([&](Communicator& cm) { cm.all_to_all(in.data, res.data, in.count / n, *in.type); });
+    return res.obj;
+  }
+
+  nb::object split(int color, int key) {
+    std::unique_ptr<Communicator> child;
+    run([&](Communicator& cm) { child = std::make_unique<Communicator>(cm.split(color, key)); });
+    if (!child->valid()) return nb::none();
+    return nb::cast(std::make_unique<PyCommunicator>(std::move(child), *this));
+  }
+
   std::string repr() {
     if (!comm_) return "<clustercomm.Communicator (closed)>";
     return "<clustercomm.Communicator rank " + std::to_string(comm_->rank()) + " of " +
@@ -241,13 +270,14 @@ class PyCommunicator {
   // One thread at a time (comm/clustercomm.h, "Threads").
   struct Busy {
     explicit Busy(PyCommunicator& c) : self(c) {
-      if (self.busy_.exchange(true)) {
+      if (self.busy_->exchange(true)) {
         throw std::runtime_error(
-            "clustercomm: this communicator is in a call on another thread; a communicator is "
-            "used by one thread at a time");
+            "clustercomm: this communicator is in a call on another thread (or another of its "
+            "world: split); a world and the communicators split from it are used by one thread "
+            "at a time");
       }
     }
-    ~Busy() { self.busy_ = false; }
+    ~Busy() { *self.busy_ = false; }
     PyCommunicator& self;
   };
 
@@ -299,7 +329,9 @@ class PyCommunicator {
   }
 
   std::unique_ptr<Communicator> comm_;
-  std::atomic<bool> busy_{false};
+  // Shared by a world and the communicators split from it: together they are used by one
+  // thread at a time (comm/clustercomm.h, "Split communicators").
+  std::shared_ptr<std::atomic<bool>> busy_ = std::make_shared<std::atomic<bool>>(false);
 };
 
 std::vector<std::string> str_list(const std::optional<std::vector<std::string>>& v) {
@@ -453,7 +485,8 @@ Same as ``clustercomm.init()``.
 Raises:
     InvalidArgumentError: a malformed variable (named). Otherwise as ``Communicator()``.)")
       .def_prop_ro("rank", &PyCommunicator::rank, "This rank (int), 0 <= rank < size.")
-      .def_prop_ro("size", &PyCommunicator::size, "The world size (int).")
+      .def_prop_ro("size", &PyCommunicator::size,
+                   "The number of ranks (int): the world's, or a split communicator's.")
       .def_prop_ro("transport", &PyCommunicator::transport,
                    "What the calls run on: \"tcp\", \"verbs (apple profile: UC queue pairs)\", "
                    "\"verbs (rc profile: RC queue pairs)\" or \"none (world size 1)\".")
@@ -531,5 +564,26 @@ returns ``out``.)")
       .def("recv", &PyCommunicator::recv_new, arg("shape"), arg("dtype"), arg("peer"),
            R"(Receives ``peer``'s next send into a new numpy array of ``shape`` and ``dtype``
 (anything numpy.dtype() takes, or "bfloat16"); returns it.)")
-      .def("barrier", &PyCommunicator::barrier, "Returns once every rank has entered it.");
+      .def("barrier", &PyCommunicator::barrier, "Returns once every rank has entered it.")
+      .def("all_to_all", &PyCommunicator::all_to_all, arg("x"), arg("out").none() = nb::none(),
+           R"(Rank r's block p (rows p*k .. p*k+k-1, k = x.shape[0] // size) goes to rank p,
+and lands there as block r: the transpose of the blocks over the ranks.
+
+Args:
+    x: array whose first dimension is a multiple of size; the same shape and dtype on every
+        rank.
+    out: array of x's shape and dtype; ``out=x`` exchanges in place.
+
+Returns:
+    ``out``, or a new numpy array of x's shape.)")
+      .def("split", &PyCommunicator::split, arg("color"), arg("key") = 0,
+           R"(Collective: the ranks that pass the same color get a new Communicator of their
+own, ranked by (key, rank), as MPI_Comm_split. It reuses this world's connections (no new
+socket or queue pair) and has its own message space; a negative color (NO_COLOR) returns
+None on that rank. The world and everything split from it share the connections (they close
+when the last is closed) and the broken state, and are used by one thread at a time.
+
+Raises:
+    InvalidArgumentError: on a ring topology of more than 3 ranks. Otherwise as all_gather.)");
+  m.attr("NO_COLOR") = kNoColor;
 }

@@ -1,0 +1,42 @@
+// GroupTransport: the transport of a communicator split from another (Communicator::split): a
+// view of some of the world's ranks over the world's transport. It opens no connection and
+// no queue pair; it renumbers peers (the group's rank i is world rank world_ranks[i]) and
+// forwards every call to the shared transport. The message space is kept apart by the
+// communicator, which sets the shared transport's context (Transport::set_context) before
+// each call.
+//
+// Requests are the shared transport's: Request::peer, and the ranks a wait() error names,
+// are world ranks.
+#pragma once
+
+#include <vector>
+
+#include "comm/transport/transport.h"
+
+namespace cc::comm {
+
+class GroupTransport final : public Transport {
+ public:
+  /// `world` must outlive this view. world_ranks: the group's ranks in world numbering, in
+  /// group order; `rank` is this rank's index in it.
+  GroupTransport(Transport& world, std::vector<int> world_ranks, int rank);
+
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(world_ranks_.size()); }
+  void isend(int peer, const void* data, size_t bytes, Request& req) override;
+  void irecv(int peer, void* data, size_t bytes, Request& req) override;
+  void wait(Request& req, Deadline deadline) override { world_.wait(req, deadline); }
+  void poll() override { world_.poll(); }
+  /// Aborts the shared transport: every communicator over it breaks. failed_rank is a group
+  /// rank (or -1).
+  void abort(int failed_rank) noexcept override;
+
+ private:
+  int world_rank(int peer) const;
+
+  Transport& world_;
+  std::vector<int> world_ranks_;
+  int rank_;
+};
+
+}  // namespace cc::comm
