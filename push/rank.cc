@@ -5,7 +5,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <future>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -220,50 +224,134 @@ std::uint64_t chunk_count(const Entry& e, std::uint64_t start, std::uint64_t C) 
   return start >= e.size ? 0 : (e.size - start + C - 1) / C;
 }
 
-// Rank 0's side of a file every target gets: one broadcast per chunk, then the digest. The
-// next chunk is read while this one is on the wire.
+// One thread that runs tasks in the order given: the source's reads ahead of the broadcasts,
+// the targets' writes behind them. Tasks must not throw (they keep their problems).
+class InOrder {
+ public:
+  InOrder() : thread_([this] { run(); }) {}
+  ~InOrder() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();  // after the tasks still queued: they use buffers their caller owns
+  }
+  InOrder(const InOrder&) = delete;
+  InOrder& operator=(const InOrder&) = delete;
+
+  void submit(std::function<void()> task) {
+    {
+      std::lock_guard lock(mu_);
+      queue_.push_back(std::move(task));
+      ++submitted_;
+    }
+    cv_.notify_all();
+  }
+  /// Waits until the first `n` tasks ever submitted have run.
+  void wait_done(std::uint64_t n) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return done_ >= n; });
+  }
+  /// Waits until every task submitted so far has run.
+  void drain() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return done_ >= submitted_; });
+  }
+  std::uint64_t submitted() {
+    std::lock_guard lock(mu_);
+    return submitted_;
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      std::function<void()> task = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      task();
+      lock.lock();
+      ++done_;
+      cv_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  std::uint64_t submitted_ = 0, done_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// The chunk buffers of the files every target gets, used in turn: up to kDepth chunks read
+// ahead at the source, or waiting to be written at a target, while another is on the wire
+// (a slow disk write or a rank that lost its core for a moment does not stop every rank's
+// next broadcast at once).
+constexpr size_t kDepth = 4;
+struct Pipeline {
+  std::vector<Chunk> ring;
+  InOrder worker;
+  explicit Pipeline(std::uint64_t chunk) : ring(kDepth, Chunk(chunk)) {}
+};
+
+// Waits for the pipeline's queued tasks when a file ends, also by an exception: they use the
+// file's state.
+struct DrainOnExit {
+  InOrder& w;
+  ~DrainOnExit() { w.drain(); }
+};
+
+// Rank 0's side of a file every target gets: one broadcast per chunk, then the digest.
 std::string send_file(comm::Communicator& c, const std::string& local, const Entry& e,
-                      std::uint64_t start, Chunk (&ch)[2], std::uint64_t C, Progress& pr) {
+                      std::uint64_t start, Pipeline& pl, std::uint64_t C, Progress& pr) {
   SourceFile sf(local, e, start);
+  DrainOnExit drain{pl.worker};
   const std::uint64_t n = chunk_count(e, start, C);
   auto len_of = [&](std::uint64_t k) {
     return static_cast<size_t>(std::min(C, e.size - (start + k * C)));
   };
-  std::future<void> reading;
-  if (n > 0) reading = std::async(std::launch::async, [&] { sf.read(ch[0], start, len_of(0)); });
+  const std::uint64_t base = pl.worker.submitted();  // read k is task base + k
+  auto read = [&](std::uint64_t k) {
+    Chunk* buf = &pl.ring[static_cast<size_t>(k % kDepth)];
+    const std::uint64_t off = start + k * C;
+    const size_t len = len_of(k);
+    pl.worker.submit([&sf, buf, off, len] { sf.read(*buf, off, len); });
+  };
+  for (std::uint64_t k = 0; k < std::min<std::uint64_t>(n, kDepth); ++k) read(k);
   for (std::uint64_t k = 0; k < n; ++k) {
-    reading.get();
-    if (k + 1 < n) {
-      reading = std::async(std::launch::async, [&, k] {
-        sf.read(ch[(k + 1) % 2], start + (k + 1) * C, len_of(k + 1));
-      });
-    }
-    c.broadcast(ch[k % 2].buf.data(), ch[k % 2].buf.data(), len_of(k) + 16, comm::DataType::kU8, 0);
+    pl.worker.wait_done(base + k + 1);
+    Chunk& buf = pl.ring[static_cast<size_t>(k % kDepth)];
+    c.broadcast(buf.buf.data(), buf.buf.data(), len_of(k) + 16, comm::DataType::kU8, 0);
     pr.add(len_of(k));
+    if (k + kDepth < n) read(k + kDepth);  // into the buffer just sent
   }
+  pl.worker.drain();
   std::string digest = sf.finish();
   bcast_text(c, digest);
   return sf.problem();
 }
 
-// A target's side of a file every target gets: each chunk is written while the next one
-// arrives.
+// A target's side of a file every target gets: chunks are written behind the broadcasts.
 std::string receive_file(comm::Communicator& c, TargetFile& tf, const Entry& e, std::uint64_t start,
-                         Chunk (&ch)[2], std::uint64_t C, Progress& pr) {
+                         Pipeline& pl, std::uint64_t C, Progress& pr) {
+  DrainOnExit drain{pl.worker};
   const std::uint64_t n = chunk_count(e, start, C);
-  std::future<void> writing;
+  const bool writes = tf.writing();
+  const std::uint64_t base = pl.worker.submitted();  // write k is task base + k
   for (std::uint64_t k = 0; k < n; ++k) {
     const std::uint64_t off = start + k * C;
     const size_t len = static_cast<size_t>(std::min(C, e.size - off));
-    Chunk& buf = ch[k % 2];
-    c.broadcast(buf.buf.data(), buf.buf.data(), len + 16, comm::DataType::kU8, 0);
-    if (writing.valid()) writing.get();
-    if (tf.writing()) {
-      writing = std::async(std::launch::async, [&tf, &buf, off, len] { tf.write(buf, off, len); });
-      pr.add(len);
-    }
+    Chunk* buf = &pl.ring[static_cast<size_t>(k % kDepth)];
+    if (k >= kDepth) pl.worker.wait_done(base + k - kDepth + 1);  // its last write is done
+    c.broadcast(buf->buf.data(), buf->buf.data(), len + 16, comm::DataType::kU8, 0);
+    pl.worker.submit([&tf, buf, off, len] { tf.write(*buf, off, len); });
+    if (writes) pr.add(len);
   }
-  if (writing.valid()) writing.get();
+  pl.worker.drain();
   std::string digest;
   bcast_text(c, digest);
   return tf.finish(digest);
@@ -438,7 +526,7 @@ int run_rank(comm::Communicator& c, const RankOptions& o) {
     for (const auto& [i, start] : s.files) pr.total += m.entries.at(i).size - start;
   }
 
-  Chunk ch[2] = {Chunk(o.chunk), Chunk(o.chunk)};
+  Pipeline pl(o.chunk);
   std::vector<std::string> problems;
   std::unique_ptr<DestTree> tree;
   if (!source) {
@@ -469,19 +557,19 @@ int run_rank(comm::Communicator& c, const RankOptions& o) {
     const size_t i = f.at(0).get<size_t>();
     const std::uint64_t start = f.at(1).get<std::uint64_t>();
     if (source) {
-      done(i, send_file(c, m.local.at(i), m.entries.at(i), start, ch, o.chunk, pr));
+      done(i, send_file(c, m.local.at(i), m.entries.at(i), start, pl, o.chunk, pr));
     } else {
       auto tf = target_file(i, start);
-      done(i, receive_file(c, *tf, m.entries.at(i), start, ch, o.chunk, pr));
+      done(i, receive_file(c, *tf, m.entries.at(i), start, pl, o.chunk, pr));
     }
   }
   if (source) {
-    for (auto& p : send_streams(c, m, streams, ch[0], o.chunk, pr)) problems.push_back(std::move(p));
+    for (auto& p : send_streams(c, m, streams, pl.ring[0], o.chunk, pr)) problems.push_back(std::move(p));
   } else {
     for (const auto& s : streams) {
       for (const auto& [i, start] : s.files) {
         auto tf = target_file(i, start);
-        done(i, receive_stream_file(c, *tf, m.entries.at(i), start, ch[0], o.chunk, pr));
+        done(i, receive_stream_file(c, *tf, m.entries.at(i), start, pl.ring[0], o.chunk, pr));
       }
     }
   }

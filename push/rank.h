@@ -13,8 +13,8 @@
 //      (comm's scatter + all-gather broadcast for n >= 3: the source sends each target 1/(n-1)
 //      of the chunk and the targets forward it to each other, so every cable is busy and the
 //      time tends to size / ((n-1) x cable bandwidth)), then the file's XXH3-128 digest, which
-//      each target compares with what it wrote before renaming. The next chunk is read at the
-//      source, and the last one written at each target, while a chunk is on the wire;
+//      each target compares with what it wrote before renaming. Up to 4 chunks are read
+//      ahead at the source, and written behind at each target, on a thread of their own;
 //   3b. the files of a share (--manifest: for some targets only), sent to each of their targets
 //      alone (send/recv), the targets' files interleaved chunk by chunk: each chunk with its
 //      checksum and status word, then the digest (32 hex digits);
