@@ -117,10 +117,21 @@ util::Result<launch::Placement> push_hosts(const Context& ctx, const PushCli& o,
   } else {
     for (const auto& name : remote::split_host_list(o.to)) {
       const long i = index_of(name);
-      if (i < 0) return util::error(ExitCode::kUsage, fmt::format("--to: {} is not a host of the cluster", name));
+      if (i < 0) {
+        std::string known;
+        for (const auto& h : all.hosts) known += (known.empty() ? "" : ", ") + h.name;
+        return util::error(ExitCode::kUsage,
+                           fmt::format("--to: {} is not a host of the cluster (its hosts: {})", name, known));
+      }
+      if (static_cast<size_t>(i) == order.front()) {
+        return util::error(ExitCode::kUsage,
+                           fmt::format("--to: {} is the source (--from, or the cluster's first "
+                                       "host); name only targets",
+                                       name));
+      }
       if (std::find(order.begin(), order.end(), static_cast<size_t>(i)) != order.end()) {
         return util::error(ExitCode::kUsage,
-                           fmt::format("--to: {} is the source or named twice", name));
+                           fmt::format("--to: {} is named twice", name));
       }
       order.push_back(static_cast<size_t>(i));
     }
@@ -272,9 +283,10 @@ std::string render_report(const nlohmann::json& r, const std::vector<launch::Lau
   for (const auto& e : r.at("source_errors")) {
     out += fmt::format("  {} (source): {}\n", hosts.at(0).name, e.get<std::string>());
   }
-  out += fmt::format("{} files, {} from {} over {} on the {}, in {:.2f} s\n", r.value("files", 0),
-                     human_bytes(r.value("bytes", 0.0)), hosts.at(0).name,
-                     r.value("transport", std::string("?")),
+  out += fmt::format("{} files ({}), {} sent from {} to {} over {} on the {}, in {:.2f} s\n",
+                     r.value("files", 0), human_bytes(r.value("bytes", 0.0)),
+                     human_bytes(r.value("sent_bytes", 0.0)), hosts.at(0).name,
+                     r.value("dest", std::string("?")), r.value("transport", std::string("?")),
                      r.value("network", std::string()) == "mgmt" ? "management network" : "cables",
                      r.value("seconds", 0.0));
   return out;
@@ -314,7 +326,13 @@ launch::JobSpec rank_job(const PushCli& o, const fs::path& program, const std::s
 ExitCode run_push(const Context& ctx, const PushCli& o) {
   auto fail = [&](const util::Error& e) { return report_error(ctx, "push", e); };
   std::vector<std::string> sources;
-  for (const auto& s : o.sources) sources.push_back(fs::absolute(s).lexically_normal().string());
+  // Made absolute against this machine's working directory (README), without a trailing '/'
+  // or "/.": "/models/tiny/" is the directory tiny, pushed to /models, not into itself.
+  for (const auto& s : o.sources) {
+    fs::path p = fs::absolute(s).lexically_normal();
+    if (!p.has_filename() && p.has_relative_path()) p = p.parent_path();
+    sources.push_back(p.string());
+  }
   std::string dest = o.dest;
   if (dest.empty()) dest = fs::path(sources.front()).parent_path().string();
   if (dest.empty() || dest.front() != '/') {
@@ -406,14 +424,23 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
                    rank == 0 ? " (source)" : "", m.get<std::string>());
       }
     }
-    if (ctx.global.json) fmt::print("{}\n", push::json_text_pretty(ev.error));
+    if (ctx.global.json) {
+      nlohmann::json shown = ev.error;
+      shown.erase("event");
+      for (auto& e : shown["errors"]) e["host"] = plan.hosts.at(static_cast<size_t>(e.value("rank", 0))).name;
+      fmt::print("{}\n", push::json_text_pretty(shown));
+    }
+    std::error_code ec;
+    fs::remove_all(logs, ec);  // everything the ranks had to say is above
     return fail(util::error(ExitCode::kUsage,
                             "the preflight failed (above): nothing was written on any host"));
   }
   if (outcome->code == ExitCode::kInterrupted) {
     return fail(util::error(ExitCode::kInterrupted,
-                            "interrupted: every rank was ended; files being written stay under "
-                            "their .ccpush-*.part names and the next push resumes them"));
+                            fmt::format("interrupted: every rank was ended; files being written "
+                                        "stay under their .ccpush-*.part names and the next push "
+                                        "resumes them (the ranks' logs: {})",
+                                        logs.string())));
   }
   if (ev.result.is_null()) {
     fmt::print(stderr, "{}", launch::render_summary(*outcome));

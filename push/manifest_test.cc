@@ -127,7 +127,7 @@ TEST_CASE("push: shares send each file a share names to its hosts only, the rest
   CHECK_THROWS_AS(shares_from_json(R"([{"rank":0,"glob":"x","at":"f:1"}])"), std::invalid_argument);
 }
 
-TEST_CASE("push: names that are not UTF-8 cross the wire byte for byte; messages never throw") {
+TEST_CASE("push: names that are not UTF-8 cross the wire byte for byte, and messages never throw") {
   Manifest m;
   Entry e;
   e.path = "w/caf\xe9 \xff.bin";

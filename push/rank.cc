@@ -152,8 +152,9 @@ class SourceFile {
     if (::fstat(fd_, &st) != 0) {
       problem_ = local_ + ": cannot read it: " + std::strerror(errno);
     } else if (static_cast<std::uint64_t>(st.st_size) != e_.size || mtime_ns_of(st) != e_.mtime_ns) {
-      problem_ = local_ + ": it changed " + when + " (" + std::to_string(e_.size) + " bytes then, " +
-                 std::to_string(st.st_size) + " now): push again once it is written";
+      problem_ = local_ + ": it was modified " + when + " (its size or modification time changed: " +
+                 std::to_string(e_.size) + " bytes then, " + std::to_string(st.st_size) +
+                 " now): push again once it is written";
     }
   }
 
@@ -447,7 +448,7 @@ Json decide(const Manifest& m, const std::vector<std::string>& plans, const Rank
                      std::to_string(free) + " are free: free space there or push less");
     }
     const std::string place = p.value("identity", std::string());
-    if (!place.empty() && msgs.empty()) {
+    if (!place.empty() && msgs.empty() && m.errors.empty()) {
       const auto [it, fresh] = places.emplace(place, r);
       if (!fresh) {
         msgs.push_back("its destination is the very directory " + name_of(o, it->second) +

@@ -333,6 +333,10 @@ std::string DestTree::finish_file(const Entry& e, int fd, const std::string& dig
     ::close(fd);
     ::unlinkat(dir, part.c_str(), 0);
     ::close(dir);
+    if (expected.find_first_not_of('-') == std::string::npos) {
+      return shown(e.path) + ": the source could not send it whole (its own line says why); "
+                             "the part was removed: push again";
+    }
     return shown(e.path) + ": the digest of what arrived (" + digest + ") is not the source's (" +
            expected + "); the part was removed: push again";
   }

@@ -172,7 +172,7 @@ TEST_CASE("all_to_all and all_to_allv as threads, n=5, 6, 7, 8") {
   }
 }
 
-TEST_CASE("all_to_all(v) argument errors are kInvalidArgument naming the value; usable after") {
+TEST_CASE("all_to_all(v) argument errors are kInvalidArgument naming the value, usable after") {
   A2aFailures f;
   const auto errors = run_threads(3, [&](Communicator& c) {
     const size_t r = static_cast<size_t>(c.rank());

@@ -160,7 +160,7 @@ TEST_CASE("collectives as threads, split into TP groups and PP pairs, n=4") {
   for (const auto& l : f.lines) FAIL_CHECK(l);
 }
 
-TEST_CASE("split of a world of 1 and of a ring (refused, as all_to_all); an empty communicator") {
+TEST_CASE("split of a world of 1 and of a ring (refused, as all_to_all), an empty communicator") {
   Communicator one(Config{});
   Communicator self = one.split(0, 0);
   CHECK(self.size() == 1);

@@ -157,6 +157,17 @@ cc push --cluster "$tmp/c.json" "$shard" --dest "$dest/shares" --manifest "$tmp/
 [ "$rc" -eq 2 ] && grep -q "bad.yaml:1: h3: 'nothing-like-this\*' matches no file of the push" "$tmp/bad.out" ||
   fail "a share naming no file exited $rc: $(cat "$tmp/bad.out")"
 
+# A source written with a trailing slash (tab completion) is the directory itself: by default
+# it lands at the same path on every target, not inside itself.
+mkdir -p "$(hostdata h1)/sl/tiny"
+echo slash >"$(hostdata h1)/sl/tiny/f"
+cc push --cluster "$tmp/c.json" "$dest/sl/tiny/" >"$tmp/slash.out" 2>&1 ||
+  fail "push of a source with a trailing slash exited $?: $(cat "$tmp/slash.out")"
+for h in h2 h3 h4; do
+  [ "$(cat "$(hostdata $h)/sl/tiny/f" 2>/dev/null)" = slash ] && [ ! -e "$(hostdata $h)/sl/tiny/tiny" ] ||
+    fail "$h: a source with a trailing slash did not land at $dest/sl/tiny: $(find "$(hostdata $h)/sl" | head)"
+done
+
 # One directory seen from two hosts (the lab's hosts share this machine's file system outside
 # their data directories): refused before anything is written.
 rc=0
