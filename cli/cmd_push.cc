@@ -30,6 +30,7 @@
 #include "remote/inventory.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
+#include "util/json_text.h"
 #include "util/self_exe.h"
 #include "util/state_dir.h"
 #include "util/text.h"
@@ -428,7 +429,7 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
       nlohmann::json shown = ev.error;
       shown.erase("event");
       for (auto& e : shown["errors"]) e["host"] = plan.hosts.at(static_cast<size_t>(e.value("rank", 0))).name;
-      fmt::print("{}\n", push::json_text_pretty(shown));
+      fmt::print("{}\n", util::json_text(shown, 2));
     }
     std::error_code ec;
     fs::remove_all(logs, ec);  // everything the ranks had to say is above
@@ -462,7 +463,7 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   report["network"] = plan.routes.empty() ? "mgmt" : "cables";
   report["dest"] = dest;
   if (ctx.global.json) {
-    fmt::print("{}\n", push::json_text_pretty(report));
+    fmt::print("{}\n", util::json_text(report, 2));
   } else {
     fmt::print(stderr, "{}", render_report(report, plan.hosts));
   }

@@ -220,10 +220,6 @@ std::string json_text(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string json_text_pretty(const nlohmann::json& j) {
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 namespace {
 
 bool utf8(const std::string& s) {

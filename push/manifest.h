@@ -73,10 +73,9 @@ std::string shares_to_json(const std::vector<Share>& shares);
 std::vector<Share> shares_from_json(const std::string& text);
 
 /// `j` as JSON text that never throws: bytes that are not UTF-8 (a file name in Latin-1) become
-/// U+FFFD. For messages and reports; the manifest keeps such names exactly (to_json).
+/// U+FFFD. For messages and reports; the manifest keeps such names exactly (to_json). The rank
+/// program's own copy of util::json_text (push/ links comm/ only, not util/).
 std::string json_text(const nlohmann::json& j);
-/// The same, indented by 2 (for --json reports).
-std::string json_text_pretty(const nlohmann::json& j);
 
 /// JSON text of the manifest's entries, and back. A path or link target that is not UTF-8 is
 /// carried as hex ("path_hex", "link_hex"), so every name arrives byte for byte. from_json throws std::invalid_argument for

@@ -87,11 +87,12 @@ std::string part_prefix(const std::string& path) {
 void check_root(const std::string& dest, TargetPlan& p) {
   struct stat st {};
   const std::string at = existing_ancestor(dest);
-  if (::stat(at.c_str(), &st) == 0) {
+  const bool found = ::stat(at.c_str(), &st) == 0;
+  if (found) {
     p.identity = boot_identity() + ":" + std::to_string(st.st_dev) + ":" +
                  std::to_string(st.st_ino) + ":" + dest.substr(at.size());
   }
-  if (::stat(at.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+  if (!found || !S_ISDIR(st.st_mode)) {
     p.errors.push_back(at + ": not a directory" +
                        (at == dest ? std::string() : " (it would hold " + dest + ")") +
                        ": give a directory with --dest");

@@ -93,7 +93,7 @@ done
 have=$(stat -c %s "$part")
 [ "$have" -ge $((1024 * 1024 * 1024)) ] || fail "the part holds only $have bytes"
 sleep 1
-! pgrep -f clusterctl-push-rank >/dev/null || fail "rank processes left: $(pgrep -af clusterctl-push-rank)"
+! pgrep -x clusterctl-push >/dev/null || fail "rank processes left: $(pgrep -ax clusterctl-push)"  # the name, 15 characters: not a build mentioning it
 cc --json push --cluster "$tmp/c.json" "$src" --dest "$dest" >"$tmp/resume.json" 2>"$tmp/resume.err" ||
   fail "resumed push exited $?: $(cat "$tmp/resume.err")"
 python3 - "$tmp/resume.json" "$have" <<'PY' || fail "resumed push: $(cat "$tmp/resume.json")"
