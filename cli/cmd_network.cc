@@ -55,7 +55,8 @@ util::Status require_all_hosts(const ClusterState& s) {
                                        s.problems.size(), lines)};
 }
 
-// The live cluster and the plan to carry out. With a cluster state file that holds a saved
+// The live cluster (every host reached: require_all_hosts) and the plan to carry out. With a
+// cluster state file that holds a saved
 // plan, that plan is used (its cables must still be there); otherwise the plan is computed
 // from the live cluster (deterministic: the same cabling gives the same plan).
 struct Planned {
@@ -83,6 +84,8 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
   auto live = obtain_cluster_state(ctx, live_source);
   if (!live) return live.error();
   p.live = std::move(*live);
+  // A host not reached sees none of its cables: say so (exit 3), not that they were pulled.
+  if (auto st = require_all_hosts(p.live); !st) return st.error();
   // Every cable of the file must still be there: a port gone down or a cable pulled since
   // the file was written is a failure naming it, never a cable silently dropped from the plan.
   for (const auto& c : file_cables) {
@@ -170,9 +173,6 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
   }
   auto p = live_and_plan(ctx, o);
   if (!p) return report_error(ctx, "network apply", p.error());
-  if (auto st = require_all_hosts(p->live); !st) {
-    return report_error(ctx, "network apply", st.error());
-  }
   auto base = *util::parse_ipv4_prefix(o.base);
   auto changes = provision::network_changes(p->live, p->plan, base, o.persist);
 
@@ -337,9 +337,6 @@ ExitCode run_verify_links(const Context& ctx, const Planned& p,
 ExitCode run_verify(const Context& ctx, const NetworkOptions& o) {
   auto p = live_and_plan(ctx, o);
   if (!p) return report_error(ctx, "network verify", p.error());
-  if (auto st = require_all_hosts(p->live); !st) {
-    return report_error(ctx, "network verify", st.error());
-  }
   std::vector<std::string> names;
   for (const auto& h : p->live.hosts) names.push_back(h.host);
   GlobalOptions g = ctx.global;

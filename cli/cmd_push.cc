@@ -415,7 +415,11 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   const launch::ExecutorFactory connect = one_host_connector(g, hosts->names);
   auto outcome = launch::run_job(spec, plan, out, connect, ro);
   out.status("");
-  if (!outcome) return fail(outcome.error());
+  if (!outcome) {
+    std::error_code ec;
+    fs::remove_all(logs, ec);  // no rank ran: the logs are empty, the error says why
+    return fail(outcome.error());
+  }
   std::lock_guard lock(ev.mu);
   if (!ev.error.is_null()) {
     for (const auto& e : ev.error.at("errors")) {
