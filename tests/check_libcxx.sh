@@ -163,7 +163,7 @@ if ! cmake --build "$comm_build" -j"$jobs"; then
   exit 1
 fi
 # The executables really use libc++ (not libstdc++ through some other flag).
-if ! ldd "$comm_build/clustercomm_tests" | grep -q 'libc++'; then
+if ! ldd "$comm_build/clustercomm_tests" | grep 'libc++' >/dev/null; then  # not -q: ldd would get SIGPIPE, and pipefail fails the check
   echo "libc++: $comm_build/clustercomm_tests is not linked with libc++ (check CMAKE_CXX_FLAGS)" >&2
   exit 1
 fi

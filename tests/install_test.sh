@@ -184,8 +184,8 @@ done
 
 # links_shared PROGRAM: does it load libclustercomm's shared library (by its SONAME)?
 links_shared() {
-  if [ "$(uname -s)" = Darwin ]; then otool -L "$1" | grep -q "/$soname "
-  else readelf -d "$1" | grep -q "(NEEDED).*\[$soname\]"; fi
+  if [ "$(uname -s)" = Darwin ]; then otool -L "$1" | grep "/$soname " >/dev/null
+  else readelf -d "$1" | grep "(NEEDED).*\[$soname\]" >/dev/null; fi
 }
 for p in cmake-job/user_job pc-job-clustercomm; do
   links_shared "$work/$p" || FAIL "$p does not load $soname"
