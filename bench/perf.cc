@@ -370,6 +370,7 @@ int main(int argc, char** argv) {
     base.tuning = env.tuning;
     base.connections_per_peer = env.connections_per_peer;
     base.topology = env.topology;
+    base.transport = env.transport;  // CLUSTERCOMM_TRANSPORT=tcp: loopback TCP, not shm
     int port_pipe[2];
     if (::pipe(port_pipe) != 0) {
       std::fprintf(stderr, "clustercomm-perf: pipe for rank 0's port: %s\n", std::strerror(errno));

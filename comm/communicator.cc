@@ -15,6 +15,7 @@
 #include "comm/rendezvous/bootstrap.h"
 #include "comm/transport/group_transport.h"
 #include "comm/transport/select.h"
+#include "comm/transport/shm/shm_transport.h"
 #include "comm/transport/transport.h"
 #include "comm/transport/verbs/verbs_transport.h"
 
@@ -211,9 +212,17 @@ std::string Communicator::transport_name() const {
   if (!valid()) return "none (empty communicator)";
   const Transport* t = impl_->world->transport.get();
   if (t == nullptr) return "none (world size 1)";
-  if (dynamic_cast<const verbs::VerbsTransport*>(t) == nullptr) return "tcp";
-  return impl_->config.ibv_profile == VerbsProfile::kRc ? "verbs (rc profile: RC queue pairs)"
-                                                        : "verbs (apple profile: UC queue pairs)";
+  std::string shm;
+  if (const auto* s = dynamic_cast<const shm::ShmTransport*>(t)) {
+    shm = "shm (" + std::to_string(s->local_ranks().size()) + " ranks on this host)";
+    t = s->remote();
+    if (t == nullptr) return shm;
+    shm += " + ";
+  }
+  if (dynamic_cast<const verbs::VerbsTransport*>(t) == nullptr) return shm + "tcp";
+  return shm + (impl_->config.ibv_profile == VerbsProfile::kRc
+                    ? "verbs (rc profile: RC queue pairs)"
+                    : "verbs (apple profile: UC queue pairs)");
 }
 
 const Tuning& Communicator::tuning() const {

@@ -224,8 +224,10 @@ Config config_from_env(const GetEnv& getenv_in) {
       c.transport = TransportKind::kTcp;
     } else if (t == "verbs") {
       c.transport = TransportKind::kVerbs;
+    } else if (t == "shm") {
+      c.transport = TransportKind::kShm;
     } else {
-      throw bad("CLUSTERCOMM_TRANSPORT", "is '" + t + "', expected tcp, verbs or auto");
+      throw bad("CLUSTERCOMM_TRANSPORT", "is '" + t + "', expected auto, shm, tcp or verbs");
     }
   }
   if (const char* v = get("CLUSTERCOMM_IBV_FRAME_BYTES")) {

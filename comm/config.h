@@ -37,10 +37,15 @@ struct Tuning {
   std::chrono::microseconds spin{200};    // busy-poll before blocking in poll()
 };
 
-/// Which transport carries the data (CLUSTERCOMM_TRANSPORT). kAuto: RDMA verbs when a device
-/// matrix is given and every rank can load the verbs library and open its devices, else TCP
-/// (each rank prints one line saying why). kVerbs: verbs or fail. kTcp: TCP only.
-enum class TransportKind { kAuto, kTcp, kVerbs };
+/// Which transport carries the data (CLUSTERCOMM_TRANSPORT); every rank must choose alike.
+/// - kAuto: shared memory between the ranks of one host (transport/shm/: when they all can map
+///   one segment, else TCP, with one line saying why); between hosts RDMA verbs when a device
+///   matrix is given and every rank can load the verbs library and open its devices, else TCP
+///   (each rank prints one line saying why).
+/// - kShm: shared memory between the ranks of each host or fail; TCP between hosts.
+/// - kVerbs: verbs between every pair or fail (a device for every peer: no shared memory).
+/// - kTcp: TCP only, also between the ranks of one host (loopback).
+enum class TransportKind { kAuto, kTcp, kVerbs, kShm };
 
 /// The verbs transport's queue pairs (CLUSTERCOMM_IBV_PROFILE); every rank must use the same.
 /// - kApple ("apple", the default): UC queue pairs, SEND/RECV only, <= 10 QPs per device:

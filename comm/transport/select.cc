@@ -1,10 +1,13 @@
 #include "comm/transport/select.h"
 
 #include <cstdio>
+#include <thread>
 
 #include "comm/error.h"
 #include "comm/rendezvous/bootstrap.h"
 #include "comm/rendezvous/wire.h"
+#include "comm/transport/shm/shm_setup.h"
+#include "comm/transport/shm/shm_transport.h"
 #include "comm/transport/verbs/verbs_setup.h"
 
 namespace cc::comm {
@@ -20,9 +23,55 @@ constexpr uint32_t kVerbsNo = 0, kVerbsYes = 1, kVerbsMatrixWrong = 2;
 std::unique_ptr<Transport> select_transport(const Config& cfg,
                                             std::vector<std::vector<tcp::Fd>> conns,
                                             std::string* fallback_line) {
-  if (cfg.transport == TransportKind::kTcp ||
+  // Shared memory first: which ranks share this host, and can they map one segment?
+  const shm::LocalGroup group = shm::exchange_host_identities(cfg, conns);
+  shm::Segment segment;
+  if (group.ranks.size() >= 2 && group.wanted) {
+    std::string why;
+    segment = shm::form_segment(cfg, group, conns, why);
+    if (!segment.mapped()) {
+      if (cfg.transport == TransportKind::kShm) {
+        throw Error(ErrorKind::kSystem,
+                    "CLUSTERCOMM_TRANSPORT=shm, but the ranks on this host cannot share memory: " +
+                        why + " (unset CLUSTERCOMM_TRANSPORT to use TCP between them)");
+      }
+      const std::string line = "clustercomm: rank " + std::to_string(cfg.rank) +
+                               ": the ranks on this host use TCP, not shared memory: " + why;
+      std::fprintf(stderr, "%s\n", line.c_str());
+      if (fallback_line != nullptr) *fallback_line = line;
+    }
+  } else if (cfg.transport == TransportKind::kShm && group.ranks.size() >= 2) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "CLUSTERCOMM_TRANSPORT=shm on rank " + std::to_string(cfg.rank) +
+                    ", but another rank on this host did not ask for shared memory: every rank "
+                    "must set the same CLUSTERCOMM_TRANSPORT");
+  }
+  // TCP between hosts (or between all ranks), wrapped in the shared-memory transport when the
+  // segment is up: its local peers' connections become the pair sockets (wake-ups, ABORT, BYE,
+  // EOF), the others carry TCP.
+  auto tcp_or_shm = [&](std::vector<std::vector<tcp::Fd>> all) -> std::unique_ptr<Transport> {
+    if (!segment.mapped()) return make_tcp_transport(cfg, std::move(all));
+    const size_t n = all.size();
+    std::vector<tcp::Fd> socks(n);
+    for (int r : group.ranks) {
+      if (r == cfg.rank) continue;
+      auto& mine = all[static_cast<size_t>(r)];
+      socks[static_cast<size_t>(r)] = std::move(mine.back());
+      mine.clear();  // the data connections close: shared memory carries the data
+    }
+    std::unique_ptr<Transport> remote;
+    if (group.ranks.size() < n) remote = make_tcp_transport(cfg, std::move(all));
+    shm::ShmOptions opts;
+    opts.spin = cfg.tuning.spin;
+    const unsigned cores = std::thread::hardware_concurrency();
+    opts.yield = cores == 0 || group.ranks.size() > cores;
+    return std::make_unique<shm::ShmTransport>(cfg.rank, cfg.size, group.ranks,
+                                               std::move(segment), std::move(socks),
+                                               std::move(remote), opts);
+  };
+  if (cfg.transport == TransportKind::kTcp || cfg.transport == TransportKind::kShm ||
       (cfg.transport == TransportKind::kAuto && cfg.devices.empty())) {
-    return make_tcp_transport(cfg, std::move(conns));
+    return tcp_or_shm(std::move(conns));
   }
   std::string why;
   bool matrix_wrong = false;
@@ -74,7 +123,7 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
       first_no = said;
     }
   }
-  if (first_no_rank < 0) return setup->connect(cfg, std::move(conns));
+  if (first_no_rank < 0) return setup->connect(cfg, std::move(conns));  // verbs for every pair
   setup.reset();
   if (wrong_rank >= 0) {
     throw Error(ErrorKind::kInvalidArgument,
@@ -92,7 +141,7 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
       "clustercomm: rank " + std::to_string(cfg.rank) + ": using TCP, not RDMA: " + first_no;
   std::fprintf(stderr, "%s\n", line.c_str());
   if (fallback_line != nullptr) *fallback_line = line;
-  return make_tcp_transport(cfg, std::move(conns));
+  return tcp_or_shm(std::move(conns));
 }
 
 }  // namespace cc::comm

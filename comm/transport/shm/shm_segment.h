@@ -1,0 +1,110 @@
+// The shared-memory segment of the ranks on one host (POSIX shm: shm_open + mmap, as on Linux
+// and macOS alike), and the single-producer/single-consumer byte rings inside it.
+//
+// Layout: a 4096-byte header {magic, version, ranks k, ring bytes C, 16-byte nonce, the abort
+// word}, then k(k-1) rings, one per ordered pair of local ranks (i -> j), each a 256-byte
+// control block (head, tail and the two sleep flags on cache lines of their own) and C data
+// bytes. head and tail count bytes ever written and consumed, so the ring holds head - tail
+// bytes and never needs a "full" flag; C is a power of two, so a position is a mask away.
+//
+// Memory order: the producer fills data, then stores head (release); the consumer loads head
+// (acquire), reads the data, then stores tail (release); the producer loads tail (acquire)
+// before reusing the space. A reader about to sleep sets reader_sleeping and loads head again
+// (both seq_cst); a writer, after storing head, fences (seq_cst) and loads reader_sleeping:
+// one of the two sees the other, so a wake-up is never lost (shm_transport.h sends it).
+//
+// The creator unlinks the name as soon as every local rank has mapped the segment
+// (shm_setup.h), so nothing is left in /dev/shm after the job, even after kill -9; the memory
+// goes when the last rank unmaps it.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace cc::comm::shm {
+
+inline constexpr uint64_t kSegmentMagic = 0x434353484d534731ull;  // "CCSHMSG1"
+inline constexpr uint32_t kSegmentVersion = 1;
+inline constexpr size_t kHeaderBytes = 4096;
+inline constexpr size_t kRingCtlBytes = 256;
+
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared-memory rings need lock-free "
+                                                           "64-bit atomics");
+static_assert(std::atomic<uint32_t>::is_always_lock_free);
+
+struct RingCtl {
+  alignas(64) std::atomic<uint64_t> head;  // bytes written by the producer, ever
+  alignas(64) std::atomic<uint64_t> tail;  // bytes consumed by the consumer, ever
+  alignas(64) std::atomic<uint32_t> reader_sleeping;  // 1: the consumer blocks, wake it
+  alignas(64) std::atomic<uint32_t> writer_sleeping;  // 1: the producer blocks on a full ring
+};
+static_assert(sizeof(RingCtl) == kRingCtlBytes);
+
+struct SegmentHeader {
+  uint64_t magic;
+  uint32_t version;
+  uint32_t ranks;       // local ranks k
+  uint64_t ring_bytes;  // C, a power of two
+  unsigned char nonce[16];
+  /// 0, or ((local index of the rank that aborted first) + 1) << 32 | (the world rank it gave
+  /// up on) + 1: read by spinning peers so they stop at once, before the ABORT record on the
+  /// socket arrives. One word, so the two halves are always seen together.
+  std::atomic<uint64_t> abort_word;
+};
+static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
+
+/// The segment's size for k local ranks and rings of ring_bytes each.
+size_t segment_bytes(int ranks, size_t ring_bytes);
+
+/// A mapped segment. Movable, not copyable; unmaps (and, when this process created it and has
+/// not unlinked it yet, unlinks the name) on destruction.
+class Segment {
+ public:
+  /// Creates a new segment named "/ccshm-<pid>-<random>" (O_EXCL, mode 0600: only this user),
+  /// reserves its memory (Linux: posix_fallocate, so a full /dev/shm is an error here and not
+  /// a SIGBUS later), maps it and writes the header with a fresh random nonce.
+  /// Throws Error(kSystem) naming the name and the call that failed.
+  static Segment create(int ranks, size_t ring_bytes);
+  /// Opens and maps `name`; checks the size, magic, version, rank count, ring size and nonce.
+  /// Throws Error(kSystem) on a failed call, Error(kProtocol) on a segment that is not the one
+  /// described.
+  static Segment open(const std::string& name, int ranks, size_t ring_bytes,
+                      const unsigned char (&nonce)[16]);
+
+  Segment() = default;
+  Segment(Segment&& o) noexcept;
+  Segment& operator=(Segment&& o) noexcept;
+  Segment(const Segment&) = delete;
+  Segment& operator=(const Segment&) = delete;
+  ~Segment();
+
+  /// Removes the name (the memory stays mapped). Idempotent; only for the creator.
+  void unlink() noexcept;
+
+  bool mapped() const { return base_ != nullptr; }
+  const std::string& name() const { return name_; }
+  SegmentHeader& header() const { return *static_cast<SegmentHeader*>(base_); }
+  size_t ring_bytes() const { return header().ring_bytes; }
+  /// The ring carrying local rank `from`'s messages to local rank `to` (from != to).
+  RingCtl& ctl(int from, int to) const;
+  unsigned char* data(int from, int to) const;
+
+ private:
+  void reset() noexcept;
+  size_t ring_offset(int from, int to) const;
+
+  void* base_ = nullptr;
+  size_t bytes_ = 0;
+  std::string name_;
+  bool owner_ = false;  // created here and not unlinked yet
+};
+
+/// Reserves `bytes` of the shared memory object behind `fd` so that touching them later
+/// cannot fail. Linux: posix_fallocate (tmpfs allocates the pages now: ENOSPC when /dev/shm
+/// is too small, e.g. a container's 64 MiB default). Elsewhere nothing: macOS shared memory is
+/// not a file system that can fill up. Returns 0 or an errno value.
+int reserve_shared_memory(int fd, size_t bytes);
+
+}  // namespace cc::comm::shm

@@ -1,0 +1,444 @@
+#include "comm/transport/shm/shm_transport.h"
+
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "comm/error.h"
+
+namespace cc::comm::shm {
+namespace {
+
+constexpr uint32_t kMsgMagic = 0x4d534343u;  // "CCSM"
+constexpr size_t kHdr = sizeof(ShmTransport::MsgHeader);
+// Socket records: {u32 type, i32 aux}.
+constexpr uint32_t kWake = 1, kAbort = 2, kBye = 3;
+constexpr size_t kRecord = 8;
+
+std::string rank_name(int r) {
+  return "rank " + std::to_string(r);
+}
+
+Error lost_rank(int r, const std::string& how) {
+  return Error(ErrorKind::kPeerLost, "lost " + rank_name(r) + ": " + how, {r});
+}
+
+// The error a peer's ABORT (record or abort word) means: it gave up because of `failed`.
+Error aborted_by(int peer, int failed, int size) {
+  if (failed >= 0 && failed < size && failed != peer) {
+    return Error(ErrorKind::kPeerLost,
+                 rank_name(peer) + " gave up because it lost " + rank_name(failed),
+                 {failed, peer});
+  }
+  return lost_rank(peer, "it failed and aborted the job");
+}
+
+// Copies into / out of a ring of mask + 1 bytes at position `at` (a byte count), wrapping.
+void copy_in(unsigned char* ring, uint64_t mask, uint64_t at, const void* src, size_t n) {
+  const size_t pos = static_cast<size_t>(at & mask);
+  const size_t first = std::min(n, static_cast<size_t>(mask + 1) - pos);
+  std::memcpy(ring + pos, src, first);
+  if (first < n) std::memcpy(ring, static_cast<const unsigned char*>(src) + first, n - first);
+}
+
+void copy_out(void* dst, const unsigned char* ring, uint64_t mask, uint64_t at, size_t n) {
+  const size_t pos = static_cast<size_t>(at & mask);
+  const size_t first = std::min(n, static_cast<size_t>(mask + 1) - pos);
+  std::memcpy(dst, ring + pos, first);
+  if (first < n) std::memcpy(static_cast<unsigned char*>(dst) + first, ring, n - first);
+}
+
+}  // namespace
+
+ShmTransport::ShmTransport(int rank, int size, std::vector<int> local_ranks, Segment segment,
+                           std::vector<tcp::Fd> socks, std::unique_ptr<Transport> remote,
+                           ShmOptions options)
+    : rank_(rank),
+      size_(size),
+      local_ranks_(std::move(local_ranks)),
+      local_of_(static_cast<size_t>(size), -1),
+      segment_(std::move(segment)),
+      remote_(std::move(remote)),
+      options_(options),
+      ring_bytes_(segment_.ring_bytes()),
+      mask_(ring_bytes_ - 1),
+      piece_(static_cast<size_t>(ring_bytes_ / 4)) {
+  for (size_t i = 0; i < local_ranks_.size(); ++i) {
+    if (local_ranks_[i] == rank_) my_index_ = static_cast<int>(i);
+  }
+  peers_.reserve(local_ranks_.size());
+  for (size_t i = 0; i < local_ranks_.size(); ++i) {
+    const int r = local_ranks_[i];
+    if (r == rank_) continue;
+    Peer p;
+    p.rank = r;
+    p.index = static_cast<int>(i);
+    p.sock = std::move(socks[static_cast<size_t>(r)]);
+    p.out_ctl = &segment_.ctl(my_index_, p.index);
+    p.out_data = segment_.data(my_index_, p.index);
+    p.in_ctl = &segment_.ctl(p.index, my_index_);
+    p.in_data = segment_.data(p.index, my_index_);
+    // Both counters start at 0 in a fresh segment; read them anyway (one reader, one writer).
+    p.out_head = p.out_ctl->head.load(std::memory_order_acquire);
+    p.in_tail = p.in_ctl->tail.load(std::memory_order_acquire);
+    local_of_[static_cast<size_t>(r)] = static_cast<int>(peers_.size());
+    peers_.push_back(std::move(p));
+  }
+}
+
+ShmTransport::~ShmTransport() {
+  if (aborted_) return;
+  for (const Peer& p : peers_) {
+    if (!p.sendq.empty()) {  // requests abandoned mid-flight: nothing clean is possible
+      abort(-1);
+      return;
+    }
+  }
+  // Clean close: what this rank sent is in the rings (readable after we unmap), so BYE and
+  // close at once. Reading our socket empty first makes the close a FIN, not a reset.
+  for (Peer& p : peers_) {
+    if (!p.sock.valid() || p.gone) continue;
+    char sink[256];
+    while (::recv(p.sock.get(), sink, sizeof sink, MSG_DONTWAIT) > 0) {
+    }
+    send_record(p, kBye, rank_);
+    ::shutdown(p.sock.get(), SHUT_WR);
+  }
+  // remote_ closes its own connections cleanly in its destructor.
+}
+
+bool ShmTransport::is_local(int peer) const {
+  return local_of_[static_cast<size_t>(peer)] >= 0;
+}
+
+bool ShmTransport::local_busy() const {
+  for (const Peer& p : peers_) {
+    if (!p.sendq.empty() || !p.recvq.empty()) return true;
+  }
+  return false;
+}
+
+void ShmTransport::fail(Error e) {
+  abort(e.ranks().empty() ? -1 : e.ranks().front());
+  throw e;
+}
+
+void ShmTransport::send_record(Peer& p, uint32_t type, int32_t aux) noexcept {
+  if (!p.sock.valid() || p.gone) return;
+  unsigned char rec[kRecord];
+  std::memcpy(rec, &type, 4);
+  std::memcpy(rec + 4, &aux, 4);
+  // 8 bytes into a socket the peer drains whenever it wakes: never short in practice; a full
+  // buffer (EAGAIN) means unread records are waiting there, which wake the peer as well.
+  [[maybe_unused]] const ssize_t n =
+      ::send(p.sock.get(), rec, kRecord, tcp::send_flags() | MSG_DONTWAIT);
+}
+
+void ShmTransport::abort(int failed_rank) noexcept {
+  if (aborted_) return;
+  aborted_ = true;
+  if (segment_.mapped()) {
+    uint64_t none = 0;
+    const uint64_t word = (static_cast<uint64_t>(my_index_ + 1) << 32) |
+                          static_cast<uint32_t>(failed_rank + 1);
+    segment_.header().abort_word.compare_exchange_strong(none, word, std::memory_order_acq_rel);
+  }
+  for (Peer& p : peers_) {
+    send_record(p, kAbort, failed_rank);
+    p.sock.reset();
+    p.sendq.clear();
+    p.recvq.clear();
+  }
+  if (remote_) remote_->abort(failed_rank);
+}
+
+void ShmTransport::isend(int peer, const void* data, size_t bytes, Request& req) {
+  if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
+  if (peer < 0 || peer >= size_ || peer == rank_) {
+    throw Error(ErrorKind::kInvalidArgument, "bad peer " + std::to_string(peer));
+  }
+  if (!is_local(peer)) {
+    remote_->isend(peer, data, bytes, req);
+    return;
+  }
+  req.peer = peer;
+  req.bytes = bytes;
+  req.is_send = true;
+  req.parts_left = 1;
+  Peer& p = local(peer);
+  p.sendq.push_back(SendOp{static_cast<const unsigned char*>(data), bytes, &req, context(), 0});
+  // Try at once: a small message usually leaves in this call.
+  if (p.sendq.size() == 1) {
+    try {
+      if (p.gone) check_gone(p);
+      progress_send(p);
+    } catch (Error& e) {
+      fail(std::move(e));
+    }
+  }
+}
+
+void ShmTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
+  if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
+  if (peer < 0 || peer >= size_ || peer == rank_) {
+    throw Error(ErrorKind::kInvalidArgument, "bad peer " + std::to_string(peer));
+  }
+  if (!is_local(peer)) {
+    remote_->irecv(peer, data, bytes, req);
+    return;
+  }
+  req.peer = peer;
+  req.bytes = bytes;
+  req.is_send = false;
+  req.parts_left = 1;
+  local(peer).recvq.push_back(RecvOp{static_cast<unsigned char*>(data), bytes, &req, context(), 0});
+}
+
+void ShmTransport::publish_head(Peer& p) {
+  p.out_ctl->head.store(p.out_head, std::memory_order_release);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (p.out_ctl->reader_sleeping.load(std::memory_order_relaxed) != 0 &&
+      p.out_ctl->reader_sleeping.exchange(0) != 0) {
+    send_record(p, kWake, 0);
+  }
+}
+
+void ShmTransport::publish_tail(Peer& p) {
+  p.in_ctl->tail.store(p.in_tail, std::memory_order_release);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (p.in_ctl->writer_sleeping.load(std::memory_order_relaxed) != 0 &&
+      p.in_ctl->writer_sleeping.exchange(0) != 0) {
+    send_record(p, kWake, 0);
+  }
+}
+
+bool ShmTransport::progress_send(Peer& p) {
+  bool any = false;
+  while (!p.sendq.empty()) {
+    SendOp& op = p.sendq.front();
+    const size_t total = kHdr + op.bytes;
+    uint64_t space = ring_bytes_ - (p.out_head - p.out_ctl->tail.load(std::memory_order_acquire));
+    if (op.done == 0) {
+      if (space < kHdr) break;
+      const MsgHeader h{kMsgMagic, op.context, op.bytes};
+      copy_in(p.out_data, mask_, p.out_head, &h, kHdr);
+      p.out_head += kHdr;
+      op.done = kHdr;
+      space -= kHdr;
+      any = true;
+    }
+    while (op.done < total && space > 0) {
+      const size_t n = std::min({total - op.done, static_cast<size_t>(space), piece_});
+      copy_in(p.out_data, mask_, p.out_head, op.data + (op.done - kHdr), n);
+      p.out_head += n;
+      op.done += n;
+      space -= n;
+      any = true;
+      if (op.done < total) publish_head(p);  // the reader starts on this piece
+    }
+    if (op.done < total) break;  // the ring is full: the rest when the reader frees space
+    publish_head(p);
+    --op.req->parts_left;
+    p.sendq.pop_front();
+  }
+  return any;
+}
+
+bool ShmTransport::progress_recv(Peer& p) {
+  bool any = false;
+  while (!p.recvq.empty()) {
+    RecvOp& op = p.recvq.front();
+    uint64_t avail = p.in_ctl->head.load(std::memory_order_acquire) - p.in_tail;
+    if (!p.have_header) {
+      if (avail < kHdr) break;
+      copy_out(&p.header, p.in_data, mask_, p.in_tail, kHdr);
+      p.in_tail += kHdr;
+      avail -= kHdr;
+      p.have_header = true;
+      any = true;
+      if (p.header.magic != kMsgMagic) {
+        throw Error(ErrorKind::kProtocol,
+                    "garbage in the shared-memory ring from " + rank_name(p.rank), {p.rank});
+      }
+      if (p.header.context != op.context) {
+        throw Error(ErrorKind::kProtocol,
+                    rank_name(p.rank) + " " + context_mismatch(p.header.context, op.context),
+                    {p.rank});
+      }
+      if (p.header.bytes != op.bytes) {
+        throw Error(ErrorKind::kProtocol,
+                    rank_name(p.rank) + " sent a message of " + std::to_string(p.header.bytes) +
+                        " bytes where " + std::to_string(op.bytes) +
+                        " were expected: the ranks called different collectives, counts or types",
+                    {p.rank});
+      }
+    }
+    while (op.got < op.bytes && avail > 0) {
+      const size_t n = std::min({op.bytes - op.got, static_cast<size_t>(avail), piece_});
+      copy_out(op.data + op.got, p.in_data, mask_, p.in_tail, n);
+      p.in_tail += n;
+      op.got += n;
+      avail -= n;
+      any = true;
+      if (op.got < op.bytes) publish_tail(p);  // the writer refills this piece meanwhile
+    }
+    if (op.got < op.bytes) break;
+    publish_tail(p);
+    p.have_header = false;
+    --op.req->parts_left;
+    p.recvq.pop_front();
+  }
+  return any;
+}
+
+void ShmTransport::check_abort_word() {
+  const uint64_t w = segment_.header().abort_word.load(std::memory_order_acquire);
+  if (w == 0) return;
+  const int by = static_cast<int>(w >> 32) - 1;
+  if (by == my_index_ || by < 0 || by >= static_cast<int>(local_ranks_.size())) return;
+  const int failed = static_cast<int>(static_cast<uint32_t>(w)) - 1;
+  throw aborted_by(local_ranks_[static_cast<size_t>(by)], failed, size_);
+}
+
+bool ShmTransport::progress_local() {
+  check_abort_word();
+  bool any = false;
+  for (Peer& p : peers_) {
+    if (!p.sendq.empty()) any |= progress_send(p);
+    if (!p.recvq.empty()) any |= progress_recv(p);
+  }
+  return any;
+}
+
+void ShmTransport::read_socket(Peer& p) {
+  while (p.sock.valid() && !p.gone) {
+    const ssize_t r = ::recv(p.sock.get(), p.rec + p.rec_got, kRecord - p.rec_got, MSG_DONTWAIT);
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {  // EOF, or a reset: the process is gone (cleanly after BYE, or not)
+      p.gone = true;
+      check_gone(p);
+      return;
+    }
+    p.rec_got += static_cast<size_t>(r);
+    if (p.rec_got < kRecord) continue;
+    p.rec_got = 0;
+    uint32_t type;
+    int32_t aux;
+    std::memcpy(&type, p.rec, 4);
+    std::memcpy(&aux, p.rec + 4, 4);
+    if (type == kAbort) throw aborted_by(p.rank, aux, size_);
+    if (type == kBye) {
+      p.bye = true;
+    } else if (type != kWake) {
+      throw Error(ErrorKind::kProtocol, "garbage on the socket from " + rank_name(p.rank),
+                  {p.rank});
+    }
+  }
+}
+
+void ShmTransport::check_gone(Peer& p) {
+  // What the peer wrote before it closed is in the ring: take it first.
+  progress_recv(p);
+  if (p.recvq.empty() && p.sendq.empty()) return;
+  if (p.bye) {
+    throw lost_rank(p.rank, "it closed its communicator while this rank still expected data");
+  }
+  throw lost_rank(p.rank, "its socket closed (the process died)");
+}
+
+void ShmTransport::block(Deadline deadline) {
+  for (Peer& p : peers_) {
+    if (!p.recvq.empty()) p.in_ctl->reader_sleeping.store(1);
+    if (!p.sendq.empty()) p.out_ctl->writer_sleeping.store(1);
+  }
+  // Announce, then look again: a writer that published before seeing the flag is seen here.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!progress_local()) {
+    pollfd pfds[64];
+    std::vector<pollfd> many;
+    pollfd* fds = pfds;
+    if (peers_.size() > 64) {
+      many.resize(peers_.size());
+      fds = many.data();
+    }
+    nfds_t n = 0;
+    for (const Peer& p : peers_) {
+      if (p.sock.valid() && !p.gone) fds[n++] = pollfd{p.sock.get(), POLLIN, 0};
+    }
+    int cap_ms = interruptible() ? static_cast<int>(kInterruptCheckEvery.count()) : 1000;
+    if (remote_) cap_ms = 1;  // the remote transport needs driving too
+    ::poll(fds, n, tcp::poll_timeout_ms(deadline, cap_ms));
+  }
+  for (Peer& p : peers_) {
+    p.in_ctl->reader_sleeping.store(0, std::memory_order_relaxed);
+    p.out_ctl->writer_sleeping.store(0, std::memory_order_relaxed);
+    read_socket(p);
+  }
+}
+
+void ShmTransport::timed_out(const Request& req) {
+  std::vector<int> waiting;
+  for (const Peer& p : peers_) {
+    if (!p.recvq.empty() || !p.sendq.empty()) waiting.push_back(p.rank);
+  }
+  if (waiting.empty() || !is_local(req.peer)) waiting.push_back(req.peer);
+  std::sort(waiting.begin(), waiting.end());
+  waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
+  throw Error(ErrorKind::kTimeout,
+              "timed out waiting for " + describe_ranks(waiting) + " (" +
+                  (req.is_send ? "sending to " : "receiving from ") + rank_name(req.peer) +
+                  " over shared memory" + (is_local(req.peer) ? "" : " and the cables") + ")",
+              waiting);
+}
+
+void ShmTransport::poll() {
+  if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
+  try {
+    progress_local();
+    for (Peer& p : peers_) read_socket(p);
+    if (remote_) remote_->poll();
+  } catch (Error& e) {
+    fail(std::move(e));
+  }
+}
+
+void ShmTransport::wait(Request& req, Deadline deadline) {
+  if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
+  try {
+    if (remote_ && !is_local(req.peer) && !local_busy()) {
+      remote_->wait(req, deadline);  // nothing here needs driving meanwhile
+      return;
+    }
+    Clock::time_point last = Clock::now();
+    while (!req.done()) {
+      bool any = progress_local();
+      if (remote_) remote_->poll();
+      if (req.done()) return;
+      const Clock::time_point now = Clock::now();
+      check_interrupt(now);
+      if (any) {
+        last = now;
+        continue;
+      }
+      if (now >= deadline) timed_out(req);
+      if (now - last < options_.spin) {
+        if (options_.yield) sched_yield();
+        continue;
+      }
+      block(deadline);
+      last = Clock::now();
+    }
+  } catch (Error& e) {
+    fail(std::move(e));
+  }
+}
+
+}  // namespace cc::comm::shm

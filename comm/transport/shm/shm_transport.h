@@ -1,0 +1,145 @@
+// The shared-memory transport: ranks on the same host exchange messages through the rings of
+// one segment (shm_segment.h), with no system call per message. Peers on other hosts are
+// forwarded to the cable transport (`remote`: TCP or verbs), so a job with several ranks per
+// host runs shm inside each host and the cables between hosts.
+//
+// Message format in a ring: a 16-byte header {magic, context, payload bytes} and the payload,
+// padded to a multiple of 16 bytes (so a header never wraps around the ring). The k-th isend
+// from A to B fills the k-th irecv B posts from A, as the Transport contract says; a sender
+// may run ahead of its receiver by at most one ring (ShmOptions::ring_bytes), after which its
+// isend waits for space. Large messages are copied in pieces of a quarter ring, each published
+// on its own, so the receiver copies one piece out while the sender copies the next one in.
+//
+// Waiting: spin (calling sched_yield each turn when the host's ranks outnumber its cores,
+// where a busy loop would starve the peer it waits for), then block in poll() on the pair's
+// socket: a sleeper sets its ring's sleep flag and the other side, seeing it, sends one 8-byte
+// WAKE record. That socket is the bootstrap's TCP connection of the pair, kept for three more
+// reasons: ABORT {failed rank} when a rank gives up, BYE on a clean close, and EOF when a
+// process dies (kill -9 closes it): a dead peer is named as soon as this rank waits for it.
+// A stopped peer (SIGSTOP) is silent: the call times out naming it. A rank that aborts also
+// writes the segment's abort word, which spinning peers read on every turn.
+//
+// With a remote transport, a wait that has shared-memory requests queued cannot block in the
+// remote's poll(): it sleeps at most 1 ms at a time in poll() on the pair sockets, then drives
+// the remote transport again.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/error.h"
+#include "comm/transport/shm/shm_segment.h"
+#include "comm/transport/tcp/socket.h"
+#include "comm/transport/transport.h"
+
+namespace cc::comm::shm {
+
+struct ShmOptions {
+  /// Busy-poll this long without progress before blocking.
+  std::chrono::microseconds spin{200};
+  /// Yield the core on every spin turn (set when the host's ranks outnumber its cores).
+  bool yield = false;
+};
+
+class ShmTransport final : public Transport {
+ public:
+  /// local_ranks: the world ranks sharing `segment`, ascending (this rank among them; local
+  /// index i = position in the list). socks[p] = the pair socket to world rank p for every
+  /// local peer p (invalid otherwise). remote: the transport for every other peer, or nullptr
+  /// when all ranks are local.
+  ShmTransport(int rank, int size, std::vector<int> local_ranks, Segment segment,
+               std::vector<tcp::Fd> socks, std::unique_ptr<Transport> remote,
+               ShmOptions options);
+  ~ShmTransport() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void isend(int peer, const void* data, size_t bytes, Request& req) override;
+  void irecv(int peer, void* data, size_t bytes, Request& req) override;
+  void wait(Request& req, Deadline deadline) override;
+  void poll() override;
+  void abort(int failed_rank) noexcept override;
+
+  /// The world ranks on this host (this one among them).
+  const std::vector<int>& local_ranks() const { return local_ranks_; }
+  /// The transport between hosts, or nullptr.
+  const Transport* remote() const { return remote_.get(); }
+
+  struct MsgHeader {
+    uint32_t magic;
+    uint32_t context;
+    uint64_t bytes;
+  };
+  static_assert(sizeof(MsgHeader) == 16);
+
+ private:
+  struct SendOp {
+    const unsigned char* data;
+    size_t bytes;
+    Request* req;
+    uint32_t context;
+    size_t done;  // bytes of header + payload + padding written so far
+  };
+  struct RecvOp {
+    unsigned char* data;
+    size_t bytes;
+    Request* req;
+    uint32_t context;
+    size_t got;  // payload bytes copied out
+  };
+  struct Peer {
+    int rank = -1;
+    int index = -1;  // local index
+    tcp::Fd sock;
+    RingCtl* out_ctl = nullptr;
+    unsigned char* out_data = nullptr;
+    RingCtl* in_ctl = nullptr;
+    unsigned char* in_data = nullptr;
+    uint64_t out_head = 0;  // our copy of the outgoing ring's head (we are its only writer)
+    uint64_t in_tail = 0;   // our copy of the incoming ring's tail (we are its only reader)
+    bool have_header = false;  // the incoming message's header is read, its payload pending
+    MsgHeader header{};
+    std::deque<SendOp> sendq;
+    std::deque<RecvOp> recvq;
+    char rec[8];  // a socket record being read
+    size_t rec_got = 0;
+    bool bye = false;   // it closed its communicator cleanly (its ring may still hold data)
+    bool gone = false;  // its socket reached EOF
+  };
+
+  bool is_local(int peer) const;
+  Peer& local(int peer) { return peers_[static_cast<size_t>(local_of_[static_cast<size_t>(peer)])]; }
+  bool local_busy() const;
+  bool progress_local();
+  bool progress_send(Peer& p);
+  bool progress_recv(Peer& p);
+  void publish_head(Peer& p);
+  void publish_tail(Peer& p);
+  void send_record(Peer& p, uint32_t type, int32_t aux) noexcept;
+  void read_socket(Peer& p);
+  void check_gone(Peer& p);
+  void check_abort_word();
+  void block(Deadline deadline);
+  [[noreturn]] void timed_out(const Request& req);
+  [[noreturn]] void fail(Error e);
+
+  int rank_;
+  int size_;
+  std::vector<int> local_ranks_;
+  std::vector<int> local_of_;  // world rank -> index into peers_, or -1
+  int my_index_ = -1;
+  Segment segment_;
+  std::vector<Peer> peers_;
+  std::unique_ptr<Transport> remote_;
+  ShmOptions options_;
+  uint64_t ring_bytes_;
+  uint64_t mask_;
+  size_t piece_;  // largest copy published at once
+  bool aborted_ = false;
+};
+
+}  // namespace cc::comm::shm
