@@ -120,20 +120,25 @@ void all_to_allv_cases(Communicator& c, A2aFailures& f) {
   c.all_to_allv(nullptr, zeros, zeros, nullptr, zeros, zeros, DataType::kU64);
 }
 
+// Over loopback TCP and over shared memory.
 void run_all_to_all(int n) {
-  A2aFailures f;
-  Config base;
-  base.timeout = std::chrono::milliseconds(60000);
-  const auto errors = run_threads(
-      n,
-      [&](Communicator& c) {
-        all_to_all_cases(c, f);
-        all_to_allv_cases(c, f);
-        c.barrier();
-      },
-      base);
-  for (const auto& e : errors) FAIL_CHECK(e);
-  for (const auto& l : f.lines) FAIL_CHECK(l);
+  for (const TransportKind kind : {TransportKind::kTcp, TransportKind::kShm}) {
+    CAPTURE(static_cast<int>(kind));
+    A2aFailures f;
+    Config base;
+    base.timeout = std::chrono::milliseconds(60000);
+    base.transport = kind;
+    const auto errors = run_threads(
+        n,
+        [&](Communicator& c) {
+          all_to_all_cases(c, f);
+          all_to_allv_cases(c, f);
+          c.barrier();
+        },
+        base);
+    for (const auto& e : errors) FAIL_CHECK(e);
+    for (const auto& l : f.lines) FAIL_CHECK(l);
+  }
 }
 
 // Calls `call`, which must throw kInvalidArgument with `needle` in its message.

@@ -169,13 +169,28 @@ void full_matrix(Communicator& c, Failures& f) {
   send_recv_and_barrier(c, f);
 }
 
+// The matrix over loopback TCP and over shared memory (threads of one process are ranks of
+// one host: the shm transport maps its segment once per rank, as separate processes do).
 void run_matrix(int n) {
-  Failures f;
-  Config base;
-  base.timeout = std::chrono::milliseconds(60000);
-  const auto errors = run_threads(n, [&](Communicator& c) { full_matrix(c, f); }, base);
-  for (const auto& e : errors) FAIL_CHECK(e);
-  for (const auto& l : f.lines) FAIL_CHECK(l);
+  for (const TransportKind kind : {TransportKind::kTcp, TransportKind::kShm}) {
+    const std::string want = kind == TransportKind::kTcp ? "tcp" : "shm (";
+    CAPTURE(want);
+    Failures f;
+    Config base;
+    base.timeout = std::chrono::milliseconds(60000);
+    base.transport = kind;
+    const auto errors = run_threads(
+        n,
+        [&](Communicator& c) {
+          if (c.size() > 1 && c.transport_name().rfind(want, 0) != 0) {
+            f.add("transport", "runs on " + c.transport_name());
+          }
+          full_matrix(c, f);
+        },
+        base);
+    for (const auto& e : errors) FAIL_CHECK(e);
+    for (const auto& l : f.lines) FAIL_CHECK(l);
+  }
 }
 
 }  // namespace
@@ -322,14 +337,19 @@ TEST_CASE("mismatched counts are a protocol error naming the peer, then the comm
 // that drop a frame when no receive is posted, as Apple's UC queue pairs do: the results must
 // match the references (as over TCP) and not one frame may be dropped. Two cables per pair
 // (striping), small frames and few receive slots so credits run out all the time.
-TEST_CASE("transport_name says what the calls run on: tcp, verbs apple or verbs rc") {
+TEST_CASE("transport_name says what the calls run on: shm, tcp, verbs apple or verbs rc") {
   std::mutex mu;
   std::set<std::string> names;
   auto record = [&](Communicator& c) {
     std::lock_guard lock(mu);
     names.insert(c.transport_name());
   };
-  CHECK(run_threads(2, record).empty());
+  CHECK(run_threads(2, record).empty());  // auto: one host, so shared memory
+  CHECK(names == std::set<std::string>{"shm (2 ranks on this host)"});
+  names.clear();
+  Config tcp_only;
+  tcp_only.transport = TransportKind::kTcp;
+  CHECK(run_threads(2, record, tcp_only).empty());
   CHECK(names == std::set<std::string>{"tcp"});
   for (const VerbsProfile p : {VerbsProfile::kApple, VerbsProfile::kRc}) {
     names.clear();

@@ -6,6 +6,7 @@
 // wrong-token connections at rank 0 under RLIMIT_NOFILE 64 and 1024 and at its descriptor
 // limit, a token-less world outside loopback, and the coordinator's bind address.
 #include <doctest/doctest.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -157,13 +158,22 @@ void require_success(std::vector<Rank>& ranks) {
 
 }  // namespace
 
-TEST_CASE("collectives as processes over loopback, n=2,3,4") {
-  for (int n : {2, 3, 4}) {
-    std::vector<Rank> ranks;
-    const int port = start_rank0(ranks, "collectives", env_for(0, n, 0));
-    for (int r = 1; r < n; ++r) ranks.push_back(spawn("collectives", env_for(r, n, port)));
-    wait_all(ranks, Clock::now() + milliseconds(120000));
-    require_success(ranks);
+TEST_CASE("collectives as processes over loopback TCP and over shared memory, n=2,3,4") {
+  for (const std::string transport : {"tcp", "shm"}) {
+    for (int n : {2, 3, 4}) {
+      CAPTURE(transport);
+      CAPTURE(n);
+      std::vector<Rank> ranks;
+      auto env = [&](int r, int port) {
+        auto e = env_for(r, n, port);
+        e["CLUSTERCOMM_TRANSPORT"] = transport;
+        return e;
+      };
+      const int port = start_rank0(ranks, "collectives", env(0, 0));
+      for (int r = 1; r < n; ++r) ranks.push_back(spawn("collectives", env(r, port)));
+      wait_all(ranks, Clock::now() + milliseconds(120000));
+      require_success(ranks);
+    }
   }
 }
 
@@ -185,14 +195,39 @@ TEST_CASE("started by MLX variables: MLX_RANK + MLX_HOSTFILE") {
   ::unlink((hostfile + "1").c_str());
 }
 
-TEST_CASE(
-    "kill -9 of a rank inside all_reduce: every survivor fails within timeout + 1 s, naming it") {
+namespace {
+
+// /dev/shm entries of the shared-memory transport created by one of `ranks` ("ccshm-<pid>-");
+// none on macOS, where POSIX shm has no file system.
+std::vector<std::string> segments_of(const std::vector<Rank>& ranks) {
+  std::vector<std::string> found;
+  DIR* d = ::opendir("/dev/shm");
+  if (d == nullptr) return found;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    for (const Rank& r : ranks) {
+      if (name.rfind("ccshm-" + std::to_string(r.pid) + "-", 0) == 0) found.push_back(name);
+    }
+  }
+  ::closedir(d);
+  return found;
+}
+
+// 4 ranks loop on a 4 MiB all_reduce over `transport`; rank 2 gets `sig` (SIGKILL or SIGSTOP).
+// Every survivor must fail (exit 3) within the timeout + 1 s, naming rank 2, and no segment
+// may be in /dev/shm while they loop or after.
+void fault_in_all_reduce(const std::string& transport, int sig) {
   const int n = 4, victim = 2;
   const auto timeout = milliseconds(3000);
   std::vector<Rank> ranks;
   const std::string timeout_ms = std::to_string(timeout.count());
-  const int port = start_rank0(ranks, "loop", env_for(0, n, 0, timeout_ms));
-  for (int r = 1; r < n; ++r) ranks.push_back(spawn("loop", env_for(r, n, port, timeout_ms)));
+  auto env = [&](int r, int port) {
+    auto e = env_for(r, n, port, timeout_ms);
+    e["CLUSTERCOMM_TRANSPORT"] = transport;
+    return e;
+  };
+  const int port = start_rank0(ranks, "loop", env(0, 0));
+  for (int r = 1; r < n; ++r) ranks.push_back(spawn("loop", env(r, port)));
   // Wait until every rank is looping.
   const auto start_deadline = Clock::now() + milliseconds(30000);
   for (Rank& r : ranks) {
@@ -201,18 +236,43 @@ TEST_CASE(
     }
   }
   std::this_thread::sleep_for(milliseconds(100));
-  const auto killed_at = Clock::now();
-  REQUIRE(kill(ranks[victim].pid, SIGKILL) == 0);
-  wait_all(ranks, killed_at + timeout + milliseconds(5000));
+  CHECK(segments_of(ranks).empty());  // unlinked as soon as every rank had mapped it
+  const auto hit_at = Clock::now();
+  REQUIRE(kill(ranks[victim].pid, sig) == 0);
+  const auto survivors_done = hit_at + timeout + milliseconds(5000);
+  // wait_all reaps the survivors; a stopped victim is killed when they are done.
+  std::vector<Rank> survivors;
   for (int r = 0; r < n; ++r) {
-    if (r == victim) continue;
-    const std::string log = read_file(ranks[static_cast<size_t>(r)].log);
-    INFO("rank ", r, " stderr: ", log);
-    CHECK(ranks[static_cast<size_t>(r)].status == 3);
-    CHECK(log.find("rank 2") != std::string::npos);
-    CHECK(ranks[static_cast<size_t>(r)].exited - killed_at <= timeout + milliseconds(1000));
+    if (r != victim) survivors.push_back(ranks[static_cast<size_t>(r)]);
   }
+  wait_all(survivors, survivors_done);
+  if (sig == SIGSTOP) kill(ranks[victim].pid, SIGKILL);
+  waitpid(ranks[victim].pid, nullptr, 0);
+  for (const Rank& r : survivors) {
+    const std::string log = read_file(r.log);
+    INFO(transport, " survivor stderr: ", log);
+    CHECK(r.status == 3);
+    CHECK(log.find("rank 2") != std::string::npos);
+    CHECK(r.exited - hit_at <= timeout + milliseconds(1000));
+  }
+  CHECK(segments_of(ranks).empty());
   for (Rank& r : ranks) ::unlink(r.log.c_str());
+}
+
+}  // namespace
+
+TEST_CASE(
+    "kill -9 of a rank inside all_reduce: every survivor fails within timeout + 1 s, naming it") {
+  SUBCASE("tcp") {
+    fault_in_all_reduce("tcp", SIGKILL);
+  }
+  SUBCASE("shm") {
+    fault_in_all_reduce("shm", SIGKILL);
+  }
+}
+
+TEST_CASE("SIGSTOP of a rank inside all_reduce over shm: the survivors time out naming it") {
+  fault_in_all_reduce("shm", SIGSTOP);
 }
 
 TEST_CASE("a rank that never arrives: the others fail at start-up naming it") {

@@ -151,13 +151,17 @@ void tp_pp_world(Communicator& world, SplitFailures& f) {
 }  // namespace
 
 TEST_CASE("collectives as threads, split into TP groups and PP pairs, n=4") {
-  SplitFailures f;
-  Config base;
-  base.timeout = std::chrono::milliseconds(60000);
-  const auto errors = run_threads(
-      4, [&](Communicator& c) { tp_pp_world(c, f); }, base);
-  for (const auto& e : errors) FAIL_CHECK(e);
-  for (const auto& l : f.lines) FAIL_CHECK(l);
+  for (const TransportKind kind : {TransportKind::kTcp, TransportKind::kShm}) {
+    CAPTURE(static_cast<int>(kind));
+    SplitFailures f;
+    Config base;
+    base.timeout = std::chrono::milliseconds(60000);
+    base.transport = kind;
+    const auto errors = run_threads(
+        4, [&](Communicator& c) { tp_pp_world(c, f); }, base);
+    for (const auto& e : errors) FAIL_CHECK(e);
+    for (const auto& l : f.lines) FAIL_CHECK(l);
+  }
 }
 
 TEST_CASE("split of a world of 1 and of a ring (refused, as all_to_all), an empty communicator") {
@@ -213,12 +217,14 @@ namespace {
 // Rank 0 sends on a child of the world and then on the world; rank 1 receives on the world
 // first (same size, wrong order). Without the context check rank 1 would take the child's
 // bytes; with it, kProtocol names both communicators and the world and child both break.
-// Runs over TCP (`over` empty) or over the given transports.
-void check_spaces_never_mix(std::vector<std::unique_ptr<Transport>> over) {
+// Runs over `kind` (`over` empty) or over the given transports.
+void check_spaces_never_mix(std::vector<std::unique_ptr<Transport>> over,
+                            TransportKind kind = TransportKind::kTcp) {
   std::mutex mu;
   std::vector<std::string> msgs;
   Config base;
   base.timeout = std::chrono::milliseconds(10000);
+  base.transport = kind;
   std::atomic<int> finished{0};
   auto body = [&](Communicator& world) {
     Communicator child = world.split(0, world.rank());
@@ -271,6 +277,9 @@ std::vector<std::unique_ptr<Transport>> fake_verbs(int n) {
 TEST_CASE("messages of two communicators never mix: kProtocol names both, all break") {
   SUBCASE("tcp") {
     check_spaces_never_mix({});
+  }
+  SUBCASE("shm") {
+    check_spaces_never_mix({}, TransportKind::kShm);
   }
   SUBCASE("verbs frame protocol on fake links") {
     check_spaces_never_mix(fake_verbs(2));

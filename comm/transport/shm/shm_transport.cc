@@ -67,6 +67,7 @@ ShmTransport::ShmTransport(int rank, int size, std::vector<int> local_ranks, Seg
       segment_(std::move(segment)),
       remote_(std::move(remote)),
       options_(options),
+      now_(Clock::now()),
       ring_bytes_(segment_.ring_bytes()),
       mask_(ring_bytes_ - 1),
       piece_(static_cast<size_t>(ring_bytes_ / 4)) {
@@ -88,6 +89,7 @@ ShmTransport::ShmTransport(int rank, int size, std::vector<int> local_ranks, Seg
     // Both counters start at 0 in a fresh segment; read them anyway (one reader, one writer).
     p.out_head = p.out_ctl->head.load(std::memory_order_acquire);
     p.in_tail = p.in_ctl->tail.load(std::memory_order_acquire);
+    p.last_active = now_;
     local_of_[static_cast<size_t>(r)] = static_cast<int>(peers_.size());
     peers_.push_back(std::move(p));
   }
@@ -311,8 +313,11 @@ bool ShmTransport::progress_local() {
   check_abort_word();
   bool any = false;
   for (Peer& p : peers_) {
-    if (!p.sendq.empty()) any |= progress_send(p);
-    if (!p.recvq.empty()) any |= progress_recv(p);
+    bool moved = false;
+    if (!p.sendq.empty()) moved |= progress_send(p);
+    if (!p.recvq.empty()) moved |= progress_recv(p);
+    if (moved) p.last_active = now_;
+    any |= moved;
   }
   return any;
 }
@@ -385,18 +390,30 @@ void ShmTransport::block(Deadline deadline) {
 }
 
 void ShmTransport::timed_out(const Request& req) {
-  std::vector<int> waiting;
+  // Blame first the peer that has been silent longest: the one the others wait on.
+  std::vector<const Peer*> pending;
   for (const Peer& p : peers_) {
-    if (!p.recvq.empty() || !p.sendq.empty()) waiting.push_back(p.rank);
+    if (!p.recvq.empty() || !p.sendq.empty()) pending.push_back(&p);
   }
-  if (waiting.empty() || !is_local(req.peer)) waiting.push_back(req.peer);
-  std::sort(waiting.begin(), waiting.end());
-  waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
-  throw Error(ErrorKind::kTimeout,
-              "timed out waiting for " + describe_ranks(waiting) + " (" +
-                  (req.is_send ? "sending to " : "receiving from ") + rank_name(req.peer) +
-                  " over shared memory" + (is_local(req.peer) ? "" : " and the cables") + ")",
-              waiting);
+  std::stable_sort(pending.begin(), pending.end(), [](const Peer* a, const Peer* b) {
+    return a->last_active < b->last_active;
+  });
+  std::vector<int> ranks;
+  ranks.reserve(pending.size() + 1);
+  if (!is_local(req.peer) || pending.empty()) ranks.push_back(req.peer);
+  for (const Peer* p : pending) ranks.push_back(p->rank);
+  const int first = ranks.front();
+  std::string msg = "timed out waiting for " + rank_name(first);
+  if (is_local(first)) {
+    const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
+        now_ - local(first).last_active);
+    msg += " (no data moved to or from it for " + std::to_string(silent.count()) +
+           " ms: stopped, hung, or slower than the timeout)";
+  }
+  msg += "; this rank was " + std::string(req.is_send ? "sending to " : "receiving from ") +
+         rank_name(req.peer) + (is_local(req.peer) ? " over shared memory" : " over the cables");
+  if (ranks.size() > 1) msg += ", with requests pending with " + describe_ranks(ranks);
+  throw Error(ErrorKind::kTimeout, msg, ranks);
 }
 
 void ShmTransport::poll() {
@@ -417,12 +434,13 @@ void ShmTransport::wait(Request& req, Deadline deadline) {
       remote_->wait(req, deadline);  // nothing here needs driving meanwhile
       return;
     }
-    Clock::time_point last = Clock::now();
+    Clock::time_point last = now_ = Clock::now();
     while (!req.done()) {
       bool any = progress_local();
       if (remote_) remote_->poll();
       if (req.done()) return;
       const Clock::time_point now = Clock::now();
+      now_ = now;
       check_interrupt(now);
       if (any) {
         last = now;
@@ -434,7 +452,7 @@ void ShmTransport::wait(Request& req, Deadline deadline) {
         continue;
       }
       block(deadline);
-      last = Clock::now();
+      last = now_ = Clock::now();
     }
   } catch (Error& e) {
     fail(std::move(e));

@@ -16,7 +16,9 @@
 // WAKE record. That socket is the bootstrap's TCP connection of the pair, kept for three more
 // reasons: ABORT {failed rank} when a rank gives up, BYE on a clean close, and EOF when a
 // process dies (kill -9 closes it): a dead peer is named as soon as this rank waits for it.
-// A stopped peer (SIGSTOP) is silent: the call times out naming it. A rank that aborts also
+// A stopped peer (SIGSTOP) is silent: the call times out naming first, of the peers it still
+// has requests with, the one that has moved no data for longest (a survivor waiting on another
+// survivor that waits on the stopped rank names the stopped rank, not its neighbour). A rank that aborts also
 // writes the segment's abort word, which spinning peers read on every turn.
 //
 // With a remote transport, a wait that has shared-memory requests queued cannot block in the
@@ -107,6 +109,7 @@ class ShmTransport final : public Transport {
     std::deque<RecvOp> recvq;
     char rec[8];  // a socket record being read
     size_t rec_got = 0;
+    Clock::time_point last_active{};  // when data last moved to or from it (about)
     bool bye = false;   // it closed its communicator cleanly (its ring may still hold data)
     bool gone = false;  // its socket reached EOF
   };
@@ -136,6 +139,7 @@ class ShmTransport final : public Transport {
   std::vector<Peer> peers_;
   std::unique_ptr<Transport> remote_;
   ShmOptions options_;
+  Clock::time_point now_;  // the wait loop's latest clock read (stamps Peer::last_active)
   uint64_t ring_bytes_;
   uint64_t mask_;
   size_t piece_;  // largest copy published at once

@@ -1,0 +1,303 @@
+// The shared-memory transport (transport/shm/) as threads of one process: results bit-identical
+// to TCP's, rings that wrap and fill, a peer that leaves, transports chosen unalike, and the
+// segment's name gone from /dev/shm as soon as the world is up. Separate processes (kill -9,
+// SIGSTOP) are in process_test.cc.
+#include <doctest/doctest.h>
+#include <dirent.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <future>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "comm/error.h"
+#include "comm/tests/thread_world.h"
+#include "comm/transport/shm/shm_segment.h"
+
+namespace cc::comm::test {
+namespace {
+
+// Random floats per rank, the same on every run.
+std::vector<float> randoms(int rank, size_t count, uint32_t seed) {
+  std::vector<float> v(count);
+  uint32_t x = seed + static_cast<uint32_t>(rank) * 7919u;
+  for (auto& f : v) {
+    x = x * 1664525u + 1013904223u;
+    f = static_cast<float>(x >> 8) / 16777216.0f - 0.5f;
+  }
+  return v;
+}
+
+// Every collective's results on every rank, as bytes, for one transport.
+std::vector<std::vector<unsigned char>> results_over(TransportKind kind, int n) {
+  std::mutex mu;
+  std::vector<std::vector<unsigned char>> out(static_cast<size_t>(n));
+  Config base;
+  base.transport = kind;
+  base.timeout = std::chrono::milliseconds(60000);
+  const auto errors = run_threads(
+      n,
+      [&](Communicator& c) {
+        std::vector<unsigned char> mine;
+        auto keep = [&](const void* p, size_t bytes) {
+          const auto* b = static_cast<const unsigned char*>(p);
+          mine.insert(mine.end(), b, b + bytes);
+        };
+        const auto un = static_cast<size_t>(c.size());
+        // One-shot (small) and direct (large) all_reduce, reduce_scatter, all_gather,
+        // all_to_all, broadcast, and the same on a split communicator.
+        for (size_t count : {size_t{7}, size_t{100}, size_t{300001}}) {
+          auto v = randoms(c.rank(), count, 12345u);
+          c.all_reduce(v.data(), v.data(), count, DataType::kF32, ReduceOp::kSum);
+          keep(v.data(), count * 4);
+        }
+        auto in = randoms(c.rank(), un * 4099, 777u);
+        std::vector<float> rs(4099), ag(un * 4099), a2a(un * 4099);
+        c.reduce_scatter(in.data(), rs.data(), 4099, DataType::kF32, ReduceOp::kSum);
+        keep(rs.data(), rs.size() * 4);
+        c.all_gather(rs.data(), ag.data(), 4099, DataType::kF32);
+        keep(ag.data(), ag.size() * 4);
+        c.all_to_all(in.data(), a2a.data(), 4099, DataType::kF32);
+        keep(a2a.data(), a2a.size() * 4);
+        c.broadcast(in.data(), in.data(), in.size(), DataType::kF32, c.size() - 1);
+        keep(in.data(), in.size() * 4);
+        Communicator half = c.split(c.rank() % 2, c.rank());
+        auto h = randoms(c.rank(), 50000, 99u);
+        half.all_reduce(h.data(), h.data(), h.size(), DataType::kF32, ReduceOp::kSum);
+        keep(h.data(), h.size() * 4);
+        std::lock_guard lock(mu);
+        out[static_cast<size_t>(c.rank())] = std::move(mine);
+      },
+      base);
+  for (const auto& e : errors) FAIL_CHECK(e);
+  return out;
+}
+
+// The /dev/shm entries this library would have left ("ccshm-<this pid>-..."); empty where
+// there is no /dev/shm (macOS keeps POSIX shm out of the file system).
+std::vector<std::string> our_segments() {
+  std::vector<std::string> found;
+  DIR* d = ::opendir("/dev/shm");
+  if (d == nullptr) return found;
+  const std::string prefix = "ccshm-" + std::to_string(::getpid()) + "-";
+  while (const dirent* e = ::readdir(d)) {
+    if (std::string(e->d_name).rfind(prefix, 0) == 0) found.emplace_back(e->d_name);
+  }
+  ::closedir(d);
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("shm: every collective's results are bit-identical to TCP's, n=2,3,4") {
+  for (int n : {2, 3, 4}) {
+    CAPTURE(n);
+    const auto tcp = results_over(TransportKind::kTcp, n);
+    const auto shm = results_over(TransportKind::kShm, n);
+    for (int r = 0; r < n; ++r) {
+      CAPTURE(r);
+      REQUIRE(!tcp[static_cast<size_t>(r)].empty());
+      CHECK(shm[static_cast<size_t>(r)] == tcp[static_cast<size_t>(r)]);
+    }
+  }
+}
+
+TEST_CASE("shm: messages of 0 B to 3 MiB wrap the ring; a sender runs a ring ahead and waits") {
+  // Sizes around the 16-byte header, the quarter-ring piece and the 1 MiB ring itself.
+  const std::vector<size_t> sizes{0,       1,       15,      16,          17,      4095,
+                                  4096,    65537,   262143,  262144,      262145,  (1u << 20) - 16,
+                                  1u << 20, (1u << 20) + 1, 3u << 20, 7,  0,       (3u << 20) + 5};
+  std::atomic<bool> late_ok{true};
+  Config base;
+  base.transport = TransportKind::kShm;
+  base.timeout = std::chrono::milliseconds(30000);
+  const auto errors = run_threads(
+      2,
+      [&](Communicator& c) {
+        if (c.rank() == 0) {
+          for (size_t round = 0; round < 3; ++round) {
+            for (size_t s : sizes) {
+              std::vector<unsigned char> m(s);
+              for (size_t i = 0; i < s; ++i) m[i] = static_cast<unsigned char>(i * 31 + s + round);
+              c.send(m.data(), s, 1);
+            }
+          }
+        } else {
+          // Post nothing for 300 ms: rank 0 fills the ring and must wait for space.
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+          for (size_t round = 0; round < 3; ++round) {
+            for (size_t s : sizes) {
+              std::vector<unsigned char> m(s + 1, 0xee);
+              c.recv(m.data(), s, 0);
+              for (size_t i = 0; i < s; ++i) {
+                if (m[i] != static_cast<unsigned char>(i * 31 + s + round)) {
+                  late_ok = false;
+                  break;
+                }
+              }
+              if (m[s] != 0xee) late_ok = false;  // not one byte past the buffer
+            }
+          }
+        }
+        c.barrier();
+      },
+      base);
+  for (const auto& e : errors) FAIL_CHECK(e);
+  CHECK(late_ok.load());
+}
+
+TEST_CASE("shm: the segment's name is gone from /dev/shm once the world is up") {
+  std::atomic<int> checked{0};
+  std::vector<std::string> seen;
+  std::mutex mu;
+  Config base;
+  base.transport = TransportKind::kShm;
+  const auto errors = run_threads(
+      3,
+      [&](Communicator& c) {
+        CHECK(c.transport_name() == "shm (3 ranks on this host)");
+        c.barrier();
+        {
+          std::lock_guard lock(mu);
+          for (auto& s : our_segments()) seen.push_back(s);
+        }
+        ++checked;
+        int token = c.rank(), sum = 0;
+        c.all_reduce(&token, &sum, 1, DataType::kI32, ReduceOp::kSum);
+        CHECK(sum == 3);
+      },
+      base);
+  for (const auto& e : errors) FAIL_CHECK(e);
+  CHECK(checked.load() == 3);
+  CHECK(seen.empty());
+  CHECK(our_segments().empty());
+}
+
+TEST_CASE("shm: a rank that closes its communicator while its peer expects data is named") {
+  std::mutex mu;
+  std::vector<std::string> msgs;
+  Config base;
+  base.transport = TransportKind::kShm;
+  base.timeout = std::chrono::milliseconds(10000);
+  const auto errors = run_threads(
+      2,
+      [&](Communicator& c) {
+        if (c.rank() == 1) return;  // its Communicator closes (BYE) without sending
+        int64_t got = 0;
+        try {
+          c.recv(&got, 8, 1);
+        } catch (const Error& e) {
+          std::lock_guard lock(mu);
+          msgs.emplace_back(e.what());
+          CHECK(e.kind() == ErrorKind::kPeerLost);
+        }
+      },
+      base);
+  for (const auto& e : errors) FAIL_CHECK(e);
+  REQUIRE(msgs.size() == 1);
+  CHECK(msgs[0].find("lost rank 1: it closed its communicator while this rank still expected "
+                     "data") != std::string::npos);
+}
+
+TEST_CASE("shm: data sent before a clean close is still received") {
+  Config base;
+  base.transport = TransportKind::kShm;
+  std::atomic<int64_t> got{0};
+  const auto errors = run_threads(
+      2,
+      [&](Communicator& c) {
+        if (c.rank() == 1) {
+          const int64_t v = 4242;
+          c.send(&v, 8, 0);  // completes once in the ring; then the communicator closes
+          return;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        int64_t v = 0;
+        c.recv(&v, 8, 1);
+        got = v;
+      },
+      base);
+  for (const auto& e : errors) FAIL_CHECK(e);
+  CHECK(got.load() == 4242);
+}
+
+TEST_CASE("shm: CLUSTERCOMM_TRANSPORT=shm on one rank and tcp on another fails naming it") {
+  // run_threads gives every rank the same config: form this mixed world by hand.
+  std::promise<int> port;
+  std::string msg0, msg1;
+  ErrorKind kind0 = ErrorKind::kSystem;
+  std::thread rank0([&] {
+    Config c;
+    c.rank = 0;
+    c.size = 2;
+    c.coordinator = "127.0.0.1:0";
+    c.transport = TransportKind::kShm;
+    c.timeout = std::chrono::milliseconds(5000);
+    c.on_coordinator_listening = [&](int p) { port.set_value(p); };
+    try {
+      Communicator comm(c);
+      msg0 = "no error";
+    } catch (const Error& e) {
+      msg0 = e.what();
+      kind0 = e.kind();
+    }
+  });
+  auto f = port.get_future();
+  REQUIRE(f.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  Config c;
+  c.rank = 1;
+  c.size = 2;
+  c.coordinator = "127.0.0.1:" + std::to_string(f.get());
+  c.transport = TransportKind::kTcp;
+  c.timeout = std::chrono::milliseconds(5000);
+  try {
+    Communicator comm(c);
+    comm.barrier();
+    msg1 = "no error";
+  } catch (const Error& e) {
+    msg1 = e.what();
+  }
+  rank0.join();
+  CHECK(kind0 == ErrorKind::kInvalidArgument);
+  CHECK(msg0.find("CLUSTERCOMM_TRANSPORT=shm on rank 0, but another rank on this host did not "
+                  "ask for shared memory") != std::string::npos);
+  CHECK(msg1.find("rank 0") != std::string::npos);  // rank 1 lost it, and says so
+  CHECK(msg1 != "no error");
+}
+
+TEST_CASE("shm: a segment with another nonce is refused; create then unlink leaves no name") {
+  shm::Segment s = shm::Segment::create(2, 4096);
+  REQUIRE(s.mapped());
+  const std::string name = s.name();
+  CHECK(name.rfind("/ccshm-", 0) == 0);
+  CHECK(name.size() <= 31);  // macOS: PSHMNAMLEN
+  unsigned char nonce[16];
+  std::memcpy(nonce, s.header().nonce, 16);
+  CHECK_NOTHROW(shm::Segment::open(name, 2, 4096, nonce));
+  nonce[3] ^= 1;
+  try {
+    shm::Segment::open(name, 2, 4096, nonce);
+    FAIL("a wrong nonce was accepted");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kProtocol);
+    CHECK(std::string(e.what()).find(name) != std::string::npos);
+  }
+  nonce[3] ^= 1;
+  CHECK_THROWS_AS(shm::Segment::open(name, 3, 4096, nonce), Error);  // another layout
+  s.unlink();
+  try {
+    shm::Segment::open(name, 2, 4096, nonce);
+    FAIL("an unlinked name still opened");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kSystem);
+    CHECK(std::string(e.what()).find("shm_open") != std::string::npos);
+  }
+  CHECK(our_segments().empty());
+}
+
+}  // namespace cc::comm::test
