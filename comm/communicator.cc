@@ -28,7 +28,47 @@ struct SharedWorld {
   bool broken = false;
   std::string broken_why;
   uint32_t next_context = 1;
+  /// Hierarchical all_reduce (world communicator only): set when the world spans several
+  /// hosts and some host has several ranks, unless the job is TCP only. host: this host's
+  /// ranks (context kHostContext); leaders: the lowest rank of every host (kLeadersContext),
+  /// present on leaders only.
+  std::unique_ptr<GroupTransport> host;
+  std::unique_ptr<GroupTransport> leaders;
 };
+
+// Message spaces of the hierarchical all_reduce's two views: far above the ids split hands
+// out (1, 2, ...), and distinct modulo 2^16 (the verbs frame carries 16 bits of it).
+constexpr uint32_t kHostContext = 0xfffffff0u;
+constexpr uint32_t kLeadersContext = 0xfffffff1u;
+
+namespace {
+
+// The views SharedWorld::host and ::leaders for this rank, from every rank's host (as the
+// lowest rank on it). Leaves both empty when the all_reduce stays flat.
+void plan_hierarchy(SharedWorld& w, const Config& cfg, const std::vector<int>& host_of,
+                    Topology topology) {
+  if (cfg.transport == TransportKind::kTcp || topology != Topology::kMesh) return;
+  std::vector<int> mine, leaders;
+  size_t biggest = 0;
+  for (size_t r = 0; r < host_of.size(); ++r) {
+    const int h = host_of[r];
+    if (h == static_cast<int>(r)) leaders.push_back(h);
+    if (h == host_of[static_cast<size_t>(cfg.rank)]) mine.push_back(static_cast<int>(r));
+    biggest = std::max(biggest, static_cast<size_t>(
+                                    std::count(host_of.begin(), host_of.end(), h)));
+  }
+  if (leaders.size() < 2 || biggest < 2) return;
+  const auto index_of = [](const std::vector<int>& v, int r) {
+    return static_cast<int>(std::find(v.begin(), v.end(), r) - v.begin());
+  };
+  w.host = std::make_unique<GroupTransport>(*w.transport, mine, index_of(mine, cfg.rank));
+  if (mine.front() == cfg.rank) {
+    w.leaders =
+        std::make_unique<GroupTransport>(*w.transport, leaders, index_of(leaders, cfg.rank));
+  }
+}
+
+}  // namespace
 
 struct Communicator::Impl {
   Config config;  // rank and size in this communicator's numbering
@@ -161,9 +201,11 @@ Communicator::Communicator(const Config& config) : impl_(std::make_unique<Impl>(
   impl_->settings.topology = config.topology;
   impl_->settings.tuning = config.tuning;
   if (config.size > 1) {
-    impl_->world->transport =
-        select_transport(config, bootstrap_connections(config, impl_->settings));
+    std::vector<int> host_of;
+    impl_->world->transport = select_transport(
+        config, bootstrap_connections(config, impl_->settings), nullptr, &host_of);
     impl_->world->transport->set_interrupt_check(config.interrupted);
+    plan_hierarchy(*impl_->world, config, host_of, impl_->settings.topology);
   }
 }
 
@@ -241,6 +283,40 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
   impl_->run("all_reduce", [&](Ctx& c) {
     if (count == 0) return;
     const size_t bytes = count * size_of(type);
+    SharedWorld& w = *impl_->world;
+    if (impl_->world_ranks.empty() && w.host) {
+      // Across hosts: reduce within the host (all_reduce over shared memory), all_reduce
+      // between the hosts' lowest ranks over the cables, broadcast within the host. The fold
+      // order is host by host, so results can differ in the last bits from a flat
+      // all_reduce's; every rank still gets the same bits (the leader's).
+      auto flat = [&](Ctx& x, const void* from) {
+        if (bytes <= x.tuning.one_shot_max_bytes) {
+          all_reduce_one_shot(x, from, out, count, type, op);
+        } else {
+          all_reduce_direct(x, from, out, count, type, op);
+        }
+      };
+      Ctx host{*w.host, w.host->rank(), w.host->size(), c.deadline, c.tuning, c.scratch,
+               c.scratch_bytes};
+      const void* from = in;
+      if (host.size > 1) {
+        w.transport->set_context(kHostContext);
+        flat(host, in);
+        from = out;
+      }
+      if (w.leaders) {
+        w.transport->set_context(kLeadersContext);
+        Ctx leaders{*w.leaders, w.leaders->rank(), w.leaders->size(), c.deadline, c.tuning,
+                    c.scratch, c.scratch_bytes};
+        flat(leaders, from);
+      }
+      if (host.size > 1) {
+        w.transport->set_context(kHostContext);
+        broadcast_direct(host, out, bytes, 0);
+      }
+      w.transport->set_context(impl_->context);
+      return;
+    }
     if (impl_->ring()) {
       all_reduce_ring(c, in, out, count, type, op);
     } else if (bytes <= c.tuning.one_shot_max_bytes) {

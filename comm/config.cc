@@ -216,6 +216,12 @@ Config config_from_env(const GetEnv& getenv_in) {
   if (const char* v = get("CLUSTERCOMM_SPIN_US")) {
     c.tuning.spin = std::chrono::microseconds(to_int("CLUSTERCOMM_SPIN_US", v, 0, 10000000));
   }
+  if (const char* v = get("CLUSTERCOMM_HOST_ID")) {
+    c.host_id = v;
+    if (c.host_id.empty() || c.host_id.size() > 1024) {
+      throw bad("CLUSTERCOMM_HOST_ID", "must be 1 to 1024 characters");
+    }
+  }
   if (const char* v = get("CLUSTERCOMM_TRANSPORT")) {
     const std::string t = v;
     if (t == "auto") {

@@ -103,6 +103,12 @@ struct Config {
   /// Receive frames posted per link, 4..63 (Apple: about 63 posted receives at most).
   uint32_t ibv_recv_frames = 32;
   VerbsProfile ibv_profile = VerbsProfile::kApple;
+  /// Which host this rank is on (CLUSTERCOMM_HOST_ID): ranks with equal values use shared
+  /// memory between them and count as one host for the hierarchical all_reduce. Empty (the
+  /// default): found by each rank (transport/shm/shm_setup.h: boot ID, namespaces and user on
+  /// Linux, host name and user on macOS). A wrong claim costs nothing worse than TCP: ranks that
+  /// cannot map the same segment fall back (the segment's nonce proves it is shared).
+  std::string host_id;
   /// Asked by a call that waits, on the calling thread, about every 20 ms
   /// (kInterruptCheckEvery in transport/transport.h): returning true gives up at once, and the
   /// call throws kInterrupted (the communicator is then broken, its peers told, as after any

@@ -6,7 +6,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <string>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -209,6 +212,75 @@ TEST_CASE("collectives as threads, n=4") {
 }
 TEST_CASE("collectives as threads, n=8") {
   run_matrix(8);
+}
+
+namespace {
+
+// Random floats in [-0.5, 0.5) per rank, the same on every run.
+std::vector<float> randoms(int rank, size_t count, uint32_t seed) {
+  std::vector<float> v(count);
+  uint32_t x = seed + static_cast<uint32_t>(rank) * 7919u;
+  for (auto& f : v) {
+    x = x * 1664525u + 1013904223u;
+    f = static_cast<float>(x >> 8) / 16777216.0f - 0.5f;
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("two hosts of 2 and one of 1 (CLUSTERCOMM_HOST_ID): shm inside, TCP between, hierarchical all_reduce") {
+  // Ranks {0, 1}, {2, 3} and {4} claim three hosts: each pair maps its own segment, the rest
+  // goes over loopback TCP, and all_reduce runs host by host. Checked against exact integer
+  // sums, and floats against the exact sum within float rounding (the fold order is host by
+  // host), with every rank holding the same bits.
+  const int n = 5;
+  std::mutex mu;
+  std::vector<std::string> names(n);
+  std::vector<std::vector<float>> floats(n);
+  Failures f;
+  Config base;
+  base.timeout = std::chrono::milliseconds(30000);
+  const auto errors = run_threads(
+      n,
+      [&](Communicator& c) {
+        {
+          std::lock_guard lock(mu);
+          names[static_cast<size_t>(c.rank())] = c.transport_name();
+        }
+        full_matrix(c, f);  // every collective, through the mixed transport
+        for (size_t count : {size_t{3}, size_t{5000}, size_t{700001}}) {
+          std::vector<int64_t> v(count), want(count);
+          for (size_t i = 0; i < count; ++i) {
+            v[i] = static_cast<int64_t>(i) * (c.rank() + 1) - 7;
+            want[i] = static_cast<int64_t>(i) * 15 - 35;  // sum over ranks 1..5 of (r x i - 7)
+          }
+          c.all_reduce(v.data(), v.data(), count, DataType::kI64, ReduceOp::kSum);
+          f.add("hierarchical i64 sum, count " + std::to_string(count), v == want ? "" : "wrong");
+        }
+        auto r = randoms(c.rank(), 300001, 4321u);
+        c.all_reduce(r.data(), r.data(), r.size(), DataType::kF32, ReduceOp::kSum);
+        std::lock_guard lock(mu);
+        floats[static_cast<size_t>(c.rank())] = std::move(r);
+      },
+      base,
+      [](Config& c) { c.host_id = "test-host-" + std::to_string(c.rank / 2); });
+  for (const auto& e : errors) FAIL_CHECK(e);
+  for (const auto& l : f.lines) FAIL_CHECK(l);
+  CHECK(names[0] == "shm (2 ranks on this host) + tcp");
+  CHECK(names[3] == "shm (2 ranks on this host) + tcp");
+  CHECK(names[4] == "tcp");
+  REQUIRE(floats[0].size() == 300001);
+  for (int r = 1; r < n; ++r) CHECK(floats[static_cast<size_t>(r)] == floats[0]);
+  // The values: the sum in double, which both fold orders approach within float rounding.
+  std::vector<double> sum(300001, 0.0);
+  for (int r = 0; r < n; ++r) {
+    const auto v = randoms(r, sum.size(), 4321u);
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] += v[i];
+  }
+  size_t far = 0;
+  for (size_t i = 0; i < sum.size(); ++i) far += std::abs(sum[i] - floats[0][i]) > 1e-5;
+  CHECK(far == 0);
 }
 
 TEST_CASE("ring topology algorithms, n=4 and n=5") {

@@ -52,7 +52,7 @@ void use_verbs_if_asked(Config& c) {
 }
 
 std::vector<std::string> run_threads(int n, const std::function<void(Communicator&)>& body,
-                                     Config base) {
+                                     Config base, const std::function<void(Config&)>& per_rank) {
   base.size = n;
   // Rank 0 listens on a port the kernel picks and hands it to the others through `port`.
   const bool pick_port = base.coordinator.empty();
@@ -81,6 +81,7 @@ std::vector<std::string> run_threads(int n, const std::function<void(Communicato
           c.coordinator = "127.0.0.1:" + std::to_string(port.get());  // throws if rank 0 did
         }
         use_verbs_if_asked(c);
+        if (per_rank) per_rank(c);
         Communicator comm(c);
         body(comm);
       } catch (const std::exception& e) {

@@ -20,8 +20,10 @@ std::vector<std::string> non_loopback_ipv4();
 /// Without base.coordinator, rank 0 listens on 127.0.0.1:0 (the kernel picks the port) and the
 /// others join on the port it reports (Config::on_coordinator_listening).
 /// Returns one line per rank that threw ("rank 2: ..."), empty when all passed.
+/// per_rank, when given, adjusts rank r's copy of `base` (its rank already set) before it starts.
 std::vector<std::string> run_threads(int n, const std::function<void(Communicator&)>& body,
-                                     Config base = {});
+                                     Config base = {},
+                                     const std::function<void(Config&)>& per_rank = {});
 
 /// Like run_threads, but rank r's Communicator runs over transports[r] (already connected;
 /// e.g. the verbs frame protocol on fake links).

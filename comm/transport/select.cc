@@ -22,9 +22,11 @@ constexpr uint32_t kVerbsNo = 0, kVerbsYes = 1, kVerbsMatrixWrong = 2;
 
 std::unique_ptr<Transport> select_transport(const Config& cfg,
                                             std::vector<std::vector<tcp::Fd>> conns,
-                                            std::string* fallback_line) {
+                                            std::string* fallback_line,
+                                            std::vector<int>* host_of) {
   // Shared memory first: which ranks share this host, and can they map one segment?
   const shm::LocalGroup group = shm::exchange_host_identities(cfg, conns);
+  if (host_of != nullptr) *host_of = group.host_of;
   shm::Segment segment;
   if (group.ranks.size() >= 2 && group.wanted) {
     std::string why;

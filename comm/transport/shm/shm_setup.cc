@@ -46,7 +46,7 @@ LocalGroup exchange_host_identities(const Config& cfg,
                                     const std::vector<std::vector<tcp::Fd>>& conns) {
   const Deadline deadline = Clock::now() + cfg.timeout;
   const bool wants = cfg.transport == TransportKind::kAuto || cfg.transport == TransportKind::kShm;
-  const std::string mine = host_identity();
+  const std::string mine = cfg.host_id.empty() ? host_identity() : "id " + cfg.host_id;
   const std::string hello = WireWriter().u32(kHostHello).u32(wants ? 1 : 0).str(mine).data();
   const auto n = static_cast<size_t>(cfg.size);
   for (size_t p = 0; p < n; ++p) {
@@ -54,9 +54,11 @@ LocalGroup exchange_host_identities(const Config& cfg,
   }
   LocalGroup g;
   g.wanted = wants;
+  std::vector<std::string> ids(n);
   for (size_t p = 0; p < n; ++p) {
     if (static_cast<int>(p) == cfg.rank) {
       g.ranks.push_back(cfg.rank);
+      ids[p] = mine;
       continue;
     }
     const std::string msg = read_frame(conns[p][0], deadline, who(p));
@@ -67,10 +69,17 @@ LocalGroup exchange_host_identities(const Config& cfg,
                   {static_cast<int>(p)});
     }
     const bool their_want = r.u32() != 0;
-    if (r.str() == mine) {
+    ids[p] = r.str();
+    if (ids[p] == mine) {
       g.ranks.push_back(static_cast<int>(p));
       g.wanted = g.wanted && their_want;
     }
+  }
+  g.host_of.resize(n);
+  for (size_t p = 0; p < n; ++p) {
+    size_t q = 0;
+    while (ids[q] != ids[p]) ++q;
+    g.host_of[p] = static_cast<int>(q);
   }
   return g;
 }

@@ -38,9 +38,12 @@ size_t ring_bytes_for(int ranks);
 struct LocalGroup {
   std::vector<int> ranks;  // this host's world ranks, ascending (this rank among them)
   bool wanted = false;     // every one of them wants shared memory
+  /// Every world rank's host, as the lowest rank on that host (the same on every rank).
+  std::vector<int> host_of;
 };
 
-/// Step 1. conns as bootstrap_connections() returns them (all valid).
+/// Step 1. conns as bootstrap_connections() returns them (all valid). The identity sent is
+/// cfg.host_id, or host_identity() when that is empty.
 LocalGroup exchange_host_identities(const Config& cfg,
                                     const std::vector<std::vector<tcp::Fd>>& conns);
 

@@ -21,6 +21,7 @@ constexpr size_t kHdr = sizeof(ShmTransport::MsgHeader);
 // Socket records: {u32 type, i32 aux}.
 constexpr uint32_t kWake = 1, kAbort = 2, kBye = 3;
 constexpr size_t kRecord = 8;
+constexpr std::chrono::microseconds kSpinWithoutYield{5};
 
 std::string rank_name(int r) {
   return "rank " + std::to_string(r);
@@ -167,6 +168,7 @@ void ShmTransport::isend(int peer, const void* data, size_t bytes, Request& req)
     throw Error(ErrorKind::kInvalidArgument, "bad peer " + std::to_string(peer));
   }
   if (!is_local(peer)) {
+    remote_->set_context(context());  // the communicator's message space, there too
     remote_->isend(peer, data, bytes, req);
     return;
   }
@@ -193,6 +195,7 @@ void ShmTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
     throw Error(ErrorKind::kInvalidArgument, "bad peer " + std::to_string(peer));
   }
   if (!is_local(peer)) {
+    remote_->set_context(context());
     remote_->irecv(peer, data, bytes, req);
     return;
   }
@@ -447,8 +450,11 @@ void ShmTransport::wait(Request& req, Deadline deadline) {
         continue;
       }
       if (now >= deadline) timed_out(req);
+      // Spin: the first few us without a system call (a reply between two running ranks
+      // takes well under 1 us), then yielding on every turn, so a peer waiting for this core
+      // (more ranks than cores, or other load) can run and answer.
       if (now - last < options_.spin) {
-        if (options_.yield) sched_yield();
+        if (options_.yield || now - last > kSpinWithoutYield) sched_yield();
         continue;
       }
       block(deadline);
