@@ -106,7 +106,9 @@ def test_info(world):
     infos = world.run("info")
     for r, (rank, size, transport, topology, broken, rep) in enumerate(infos):
         assert (rank, size, topology, broken) == (r, world.n, "mesh", False)
-        assert transport == ("none (world size 1)" if world.n == 1 else "tcp")
+        # Ranks on one host: shared memory (CLUSTERCOMM_TRANSPORT unset, so auto).
+        assert transport == ("none (world size 1)" if world.n == 1
+                             else f"shm ({world.n} ranks on this host)")
         assert rep == f"<clustercomm.Communicator rank {r} of {world.n}, {transport}>"
 
 

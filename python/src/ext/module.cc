@@ -366,7 +366,8 @@ Config make_config(int rank, int size, const std::string& coordinator, const std
   c.transport = pick<TransportKind>("transport", transport,
                                     {{"auto", TransportKind::kAuto},
                                      {"tcp", TransportKind::kTcp},
-                                     {"verbs", TransportKind::kVerbs}});
+                                     {"verbs", TransportKind::kVerbs},
+                                     {"shm", TransportKind::kShm}});
   if (devices) c.devices = *devices;
   const auto fb = static_cast<size_t>(in_range("ibv_frame_bytes", ibv_frame_bytes, 4096, 8 << 20));
   if ((fb & (fb - 1)) != 0) throw nb::value_error("ibv_frame_bytes: must be a power of two");
@@ -456,8 +457,10 @@ Args:
         for that peer (CLUSTERCOMM_PEER_ADDRS).
     connections_per_peer: TCP connections per pair, 1..16 (large messages are striped).
     topology: "mesh" or "ring" (only ring neighbours cabled).
-    transport: "auto" (RDMA verbs when ``devices`` is given and every rank can open them,
-        else TCP), "tcp" or "verbs"; the same on every rank.
+    transport: "auto" (shared memory between the ranks of one host; between hosts RDMA
+        verbs when ``devices`` is given and every rank can open them, else TCP), "shm" (shared
+        memory in each host or fail, TCP between hosts), "tcp" (TCP only) or "verbs"; the same
+        on every rank.
     devices: this rank's row of the MLX device matrix: per peer, the RDMA device names for
         the cable(s) to it ([] for itself).
     ibv_frame_bytes: verbs frame size in bytes, a power of two 4096..8388608.
