@@ -1,8 +1,8 @@
 // The shared-memory segment of the ranks on one host (POSIX shm: shm_open + mmap, as on Linux
 // and macOS alike), and the single-producer/single-consumer byte rings inside it.
 //
-// Layout: a 4096-byte header {magic, version, ranks k, ring bytes C, 16-byte nonce, the abort
-// word}, then k(k-1) rings, one per ordered pair of local ranks (i -> j), each a 256-byte
+// Layout: an 8192-byte header {magic, version, ranks k, ring bytes C, 16-byte nonce, the abort
+// word, a heartbeat per rank}, then k(k-1) rings, one per ordered pair of local ranks (i -> j), each a 256-byte
 // control block (head, tail and the two sleep flags on cache lines of their own) and C data
 // bytes. head and tail count bytes ever written and consumed, so the ring holds head - tail
 // bytes and never needs a "full" flag; C is a power of two, so a position is a mask away.
@@ -27,7 +27,9 @@ namespace cc::comm::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x434353484d534731ull;  // "CCSHMSG1"
 inline constexpr uint32_t kSegmentVersion = 1;
-inline constexpr size_t kHeaderBytes = 4096;
+inline constexpr size_t kHeaderBytes = 8192;
+/// Ranks one segment serves (one heartbeat slot each); a host with more runs them on TCP.
+inline constexpr int kMaxLocalRanks = 64;
 inline constexpr size_t kRingCtlBytes = 256;
 
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "shared-memory rings need lock-free "
@@ -52,6 +54,13 @@ struct SegmentHeader {
   /// up on) + 1: read by spinning peers so they stop at once, before the ABORT record on the
   /// socket arrives. One word, so the two halves are always seen together.
   std::atomic<uint64_t> abort_word;
+  /// Per local rank, the steady clock (ns since its epoch, one clock for the whole host) when
+  /// it last ran its wait loop: a waiting rank refreshes it at least every 100 ms, so one that
+  /// is seconds old belongs to a rank that is stopped or busy outside the library.
+  struct Beat {
+    alignas(64) std::atomic<int64_t> ns;
+  };
+  Beat beats[kMaxLocalRanks];
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 

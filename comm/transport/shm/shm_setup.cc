@@ -95,6 +95,11 @@ Segment form_segment(const Config& cfg, const LocalGroup& group,
   if (cfg.rank == leader) {
     std::string offer;
     try {
+      if (k > kMaxLocalRanks) {
+        throw Error(ErrorKind::kInvalidArgument,
+                    std::to_string(k) + " ranks on one host; shared memory serves at most " +
+                        std::to_string(kMaxLocalRanks));
+      }
       seg = Segment::create(k, ring);
       WireWriter w;
       w.u32(kSegmentOffer).u32(1).str(seg.name()).str(std::string_view(

@@ -22,6 +22,14 @@ constexpr size_t kHdr = sizeof(ShmTransport::MsgHeader);
 constexpr uint32_t kWake = 1, kAbort = 2, kBye = 3;
 constexpr size_t kRecord = 8;
 constexpr std::chrono::microseconds kSpinWithoutYield{5};
+// A waiting rank's heartbeat is refreshed at least this often; older than kStale, it is not
+// waiting (stopped, or busy outside the library).
+constexpr int kBeatEveryMs = 100;
+constexpr std::chrono::milliseconds kStale{500};
+
+int64_t ns_of(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
 
 std::string rank_name(int r) {
   return "rank " + std::to_string(r);
@@ -303,6 +311,10 @@ bool ShmTransport::progress_recv(Peer& p) {
   return any;
 }
 
+void ShmTransport::beat() {
+  segment_.header().beats[my_index_].ns.store(ns_of(now_), std::memory_order_relaxed);
+}
+
 void ShmTransport::check_abort_word() {
   const uint64_t w = segment_.header().abort_word.load(std::memory_order_acquire);
   if (w == 0) return;
@@ -381,7 +393,7 @@ void ShmTransport::block(Deadline deadline) {
     for (const Peer& p : peers_) {
       if (p.sock.valid() && !p.gone) fds[n++] = pollfd{p.sock.get(), POLLIN, 0};
     }
-    int cap_ms = interruptible() ? static_cast<int>(kInterruptCheckEvery.count()) : 1000;
+    int cap_ms = interruptible() ? static_cast<int>(kInterruptCheckEvery.count()) : kBeatEveryMs;
     if (remote_) cap_ms = 1;  // the remote transport needs driving too
     ::poll(fds, n, tcp::poll_timeout_ms(deadline, cap_ms));
   }
@@ -398,7 +410,15 @@ void ShmTransport::timed_out(const Request& req) {
   for (const Peer& p : peers_) {
     if (!p.recvq.empty() || !p.sendq.empty()) pending.push_back(&p);
   }
-  std::stable_sort(pending.begin(), pending.end(), [](const Peer* a, const Peer* b) {
+  // A peer whose heartbeat is stale is not waiting on anyone: it is the cause.
+  const SegmentHeader& h = segment_.header();
+  const auto stale = [&](const Peer* p) {
+    return ns_of(now_) - h.beats[p->index].ns.load(std::memory_order_relaxed) >
+           std::chrono::duration_cast<std::chrono::nanoseconds>(kStale).count();
+  };
+  std::stable_sort(pending.begin(), pending.end(), [&](const Peer* a, const Peer* b) {
+    const bool sa = stale(a), sb = stale(b);
+    if (sa != sb) return sa;
     return a->last_active < b->last_active;
   });
   std::vector<int> ranks;
@@ -410,8 +430,10 @@ void ShmTransport::timed_out(const Request& req) {
   if (is_local(first)) {
     const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
         now_ - local(first).last_active);
-    msg += " (no data moved to or from it for " + std::to_string(silent.count()) +
-           " ms: stopped, hung, or slower than the timeout)";
+    msg += " (no data moved to or from it for " + std::to_string(silent.count()) + " ms" +
+           (stale(pending.front()) ? ", and it is not waiting in the library: stopped, or busy"
+                                     " elsewhere)"
+                                   : ": hung, or slower than the timeout)");
   }
   msg += "; this rank was " + std::string(req.is_send ? "sending to " : "receiving from ") +
          rank_name(req.peer) + (is_local(req.peer) ? " over shared memory" : " over the cables");
@@ -438,12 +460,14 @@ void ShmTransport::wait(Request& req, Deadline deadline) {
       return;
     }
     Clock::time_point last = now_ = Clock::now();
+    beat();
     while (!req.done()) {
       bool any = progress_local();
       if (remote_) remote_->poll();
       if (req.done()) return;
       const Clock::time_point now = Clock::now();
       now_ = now;
+      beat();
       check_interrupt(now);
       if (any) {
         last = now;

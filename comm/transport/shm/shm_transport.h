@@ -19,8 +19,10 @@
 // reasons: ABORT {failed rank} when a rank gives up, BYE on a clean close, and EOF when a
 // process dies (kill -9 closes it): a dead peer is named as soon as this rank waits for it.
 // A stopped peer (SIGSTOP) is silent: the call times out naming first, of the peers it still
-// has requests with, the one that has moved no data for longest (a survivor waiting on another
-// survivor that waits on the stopped rank names the stopped rank, not its neighbour). A rank that aborts also
+// has requests with, those whose heartbeat (SegmentHeader::beats: refreshed by every waiting
+// rank at least every 100 ms) is over 500 ms old, then the one that has moved no data for
+// longest: a survivor waiting on another survivor that waits on the stopped rank names the
+// stopped rank, not its neighbour. A rank that aborts also
 // writes the segment's abort word, which spinning peers read on every turn.
 //
 // With a remote transport, a wait that has shared-memory requests queued cannot block in the
@@ -128,6 +130,7 @@ class ShmTransport final : public Transport {
   void read_socket(Peer& p);
   void check_gone(Peer& p);
   void check_abort_word();
+  void beat();  // this rank's heartbeat := now_
   void block(Deadline deadline);
   [[noreturn]] void timed_out(const Request& req);
   [[noreturn]] void fail(Error e);
