@@ -72,8 +72,8 @@ size_t segment_bytes(int ranks, size_t ring_bytes);
 class Segment {
  public:
   /// Creates a new segment named "/ccshm-<pid>-<random>" (O_EXCL, mode 0600: only this user),
-  /// reserves its memory (Linux: posix_fallocate, so a full /dev/shm is an error here and not
-  /// a SIGBUS later), maps it and writes the header with a fresh random nonce.
+  /// reserves its memory (Linux: writes it, so a full /dev/shm is an error here and not a
+  /// SIGBUS later), maps it and writes the header with a fresh random nonce.
   /// Throws Error(kSystem) naming the name and the call that failed.
   static Segment create(int ranks, size_t ring_bytes);
   /// Opens and maps `name`; checks the size, magic, version, rank count, ring size and nonce.
@@ -111,9 +111,9 @@ class Segment {
 };
 
 /// Reserves `bytes` of the shared memory object behind `fd` so that touching them later
-/// cannot fail. Linux: posix_fallocate (tmpfs allocates the pages now: ENOSPC when /dev/shm
-/// is too small, e.g. a container's 64 MiB default). Elsewhere nothing: macOS shared memory is
-/// not a file system that can fill up. Returns 0 or an errno value.
+/// cannot fail. Linux: writes zeros with pwrite (tmpfs allocates the pages now: ENOSPC when
+/// /dev/shm is too small, e.g. a container's 64 MiB default). Elsewhere nothing: macOS shared
+/// memory is not a file system that can fill up. Returns 0 or an errno value.
 int reserve_shared_memory(int fd, size_t bytes);
 
 }  // namespace cc::comm::shm

@@ -25,6 +25,14 @@ def smoke(lab, ranks_per_host):
         fail(f"{name}: rank 0's table is not 9 checked rows:\n{r.stdout}")
     if f"nranks {world}" not in r.stdout:
         fail(f"{name}: not {world} ranks:\n{r.stdout}")
+    # Two ranks per host share memory and reach the other hosts over the cables' TCP; all_reduce
+    # then runs host by host (rank 0's checked table above covers its results).
+    want = "transport shm (2 ranks on this host) + tcp" if ranks_per_host == 2 else "transport tcp"
+    if want not in r.stdout:
+        fail(f"{name}: rank 0 does not report '{want}':\n{r.stdout}")
+    left = [e for e in os.listdir("/dev/shm") if e.startswith("ccshm-")]
+    if left:
+        fail(f"{name}: shared-memory segments left in /dev/shm: {left}")
     logs = lab.latest(name)
     for rank in range(world):
         for stream in ("out", "err"):
