@@ -214,21 +214,6 @@ TEST_CASE("collectives as threads, n=8") {
   run_matrix(8);
 }
 
-namespace {
-
-// Random floats in [-0.5, 0.5) per rank, the same on every run.
-std::vector<float> randoms(int rank, size_t count, uint32_t seed) {
-  std::vector<float> v(count);
-  uint32_t x = seed + static_cast<uint32_t>(rank) * 7919u;
-  for (auto& f : v) {
-    x = x * 1664525u + 1013904223u;
-    f = static_cast<float>(x >> 8) / 16777216.0f - 0.5f;
-  }
-  return v;
-}
-
-}  // namespace
-
 TEST_CASE("two hosts of 2 and one of 1 (CLUSTERCOMM_HOST_ID): shm inside, TCP between, hierarchical all_reduce") {
   // Ranks {0, 1}, {2, 3} and {4} claim three hosts: each pair maps its own segment, the rest
   // goes over loopback TCP, and all_reduce runs host by host. Checked against exact integer
@@ -258,7 +243,7 @@ TEST_CASE("two hosts of 2 and one of 1 (CLUSTERCOMM_HOST_ID): shm inside, TCP be
           c.all_reduce(v.data(), v.data(), count, DataType::kI64, ReduceOp::kSum);
           f.add("hierarchical i64 sum, count " + std::to_string(count), v == want ? "" : "wrong");
         }
-        auto r = randoms(c.rank(), 300001, 4321u);
+        auto r = random_floats(c.rank(), 300001, 4321u);
         c.all_reduce(r.data(), r.data(), r.size(), DataType::kF32, ReduceOp::kSum);
         std::lock_guard lock(mu);
         floats[static_cast<size_t>(c.rank())] = std::move(r);
@@ -275,7 +260,7 @@ TEST_CASE("two hosts of 2 and one of 1 (CLUSTERCOMM_HOST_ID): shm inside, TCP be
   // The values: the sum in double, which both fold orders approach within float rounding.
   std::vector<double> sum(300001, 0.0);
   for (int r = 0; r < n; ++r) {
-    const auto v = randoms(r, sum.size(), 4321u);
+    const auto v = random_floats(r, sum.size(), 4321u);
     for (size_t i = 0; i < sum.size(); ++i) sum[i] += v[i];
   }
   size_t far = 0;

@@ -114,4 +114,14 @@ std::string compare(DataType t, const void* got, const void* want, size_t count)
   return "";
 }
 
+std::vector<float> random_floats(int rank, size_t count, uint32_t seed) {
+  std::vector<float> v(count);
+  uint32_t x = seed + static_cast<uint32_t>(rank) * 7919u;
+  for (auto& f : v) {
+    x = x * 1664525u + 1013904223u;
+    f = static_cast<float>(x >> 8) / 16777216.0f - 0.5f;
+  }
+  return v;
+}
+
 }  // namespace cc::comm::test

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,8 @@ void fill(DataType t, ReduceOp op, int rank, void* buf, size_t count, size_t fir
 void expected(DataType t, ReduceOp op, int n, void* buf, size_t count, size_t first = 0);
 /// "" when equal, else a description of the first differing element.
 std::string compare(DataType t, const void* got, const void* want, size_t count);
+
+/// Random floats in [-0.5, 0.5) for `rank`, the same on every run for one seed.
+std::vector<float> random_floats(int rank, size_t count, uint32_t seed);
 
 }  // namespace cc::comm::test

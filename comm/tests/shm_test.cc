@@ -16,22 +16,12 @@
 #include <vector>
 
 #include "comm/error.h"
+#include "comm/tests/pattern.h"
 #include "comm/tests/thread_world.h"
 #include "comm/transport/shm/shm_segment.h"
 
 namespace cc::comm::test {
 namespace {
-
-// Random floats per rank, the same on every run.
-std::vector<float> randoms(int rank, size_t count, uint32_t seed) {
-  std::vector<float> v(count);
-  uint32_t x = seed + static_cast<uint32_t>(rank) * 7919u;
-  for (auto& f : v) {
-    x = x * 1664525u + 1013904223u;
-    f = static_cast<float>(x >> 8) / 16777216.0f - 0.5f;
-  }
-  return v;
-}
 
 // Every collective's results on every rank, as bytes, for one transport.
 std::vector<std::vector<unsigned char>> results_over(TransportKind kind, int n) {
@@ -52,11 +42,11 @@ std::vector<std::vector<unsigned char>> results_over(TransportKind kind, int n) 
         // One-shot (small) and direct (large) all_reduce, reduce_scatter, all_gather,
         // all_to_all, broadcast, and the same on a split communicator.
         for (size_t count : {size_t{7}, size_t{100}, size_t{300001}}) {
-          auto v = randoms(c.rank(), count, 12345u);
+          auto v = random_floats(c.rank(), count, 12345u);
           c.all_reduce(v.data(), v.data(), count, DataType::kF32, ReduceOp::kSum);
           keep(v.data(), count * 4);
         }
-        auto in = randoms(c.rank(), un * 4099, 777u);
+        auto in = random_floats(c.rank(), un * 4099, 777u);
         std::vector<float> rs(4099), ag(un * 4099), a2a(un * 4099);
         c.reduce_scatter(in.data(), rs.data(), 4099, DataType::kF32, ReduceOp::kSum);
         keep(rs.data(), rs.size() * 4);
@@ -67,7 +57,7 @@ std::vector<std::vector<unsigned char>> results_over(TransportKind kind, int n) 
         c.broadcast(in.data(), in.data(), in.size(), DataType::kF32, c.size() - 1);
         keep(in.data(), in.size() * 4);
         Communicator half = c.split(c.rank() % 2, c.rank());
-        auto h = randoms(c.rank(), 50000, 99u);
+        auto h = random_floats(c.rank(), 50000, 99u);
         half.all_reduce(h.data(), h.data(), h.size(), DataType::kF32, ReduceOp::kSum);
         keep(h.data(), h.size() * 4);
         std::lock_guard lock(mu);
