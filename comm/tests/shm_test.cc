@@ -97,7 +97,7 @@ TEST_CASE("shm: every collective's results are bit-identical to TCP's, n=2,3,4")
   }
 }
 
-TEST_CASE("shm: messages of 0 B to 3 MiB wrap the ring; a sender runs a ring ahead and waits") {
+TEST_CASE("shm: messages of 0 B to 3 MiB wrap the ring, a sender runs a ring ahead and waits") {
   // Sizes around the 16-byte header, the quarter-ring piece and the 1 MiB ring itself.
   const std::vector<size_t> sizes{0,       1,       15,      16,          17,      4095,
                                   4096,    65537,   262143,  262144,      262145,  (1u << 20) - 16,
@@ -260,7 +260,7 @@ TEST_CASE("shm: CLUSTERCOMM_TRANSPORT=shm on one rank and tcp on another fails n
   CHECK(msg1 != "no error");
 }
 
-TEST_CASE("shm: a segment with another nonce is refused; create then unlink leaves no name") {
+TEST_CASE("shm: a segment with another nonce is refused, create then unlink leaves no name") {
   shm::Segment s = shm::Segment::create(2, 4096);
   REQUIRE(s.mapped());
   const std::string name = s.name();

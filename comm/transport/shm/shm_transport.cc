@@ -84,6 +84,7 @@ ShmTransport::ShmTransport(int rank, int size, std::vector<int> local_ranks, Seg
     if (local_ranks_[i] == rank_) my_index_ = static_cast<int>(i);
   }
   peers_.reserve(local_ranks_.size());
+  pfds_.reserve(local_ranks_.size());
   for (size_t i = 0; i < local_ranks_.size(); ++i) {
     const int r = local_ranks_[i];
     if (r == rank_) continue;
@@ -382,20 +383,13 @@ void ShmTransport::block(Deadline deadline) {
   // Announce, then look again: a writer that published before seeing the flag is seen here.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   if (!progress_local()) {
-    pollfd pfds[64];
-    std::vector<pollfd> many;
-    pollfd* fds = pfds;
-    if (peers_.size() > 64) {
-      many.resize(peers_.size());
-      fds = many.data();
-    }
-    nfds_t n = 0;
+    pfds_.clear();
     for (const Peer& p : peers_) {
-      if (p.sock.valid() && !p.gone) fds[n++] = pollfd{p.sock.get(), POLLIN, 0};
+      if (p.sock.valid() && !p.gone) pfds_.push_back(pollfd{p.sock.get(), POLLIN, 0});
     }
     int cap_ms = interruptible() ? static_cast<int>(kInterruptCheckEvery.count()) : kBeatEveryMs;
     if (remote_) cap_ms = 1;  // the remote transport needs driving too
-    ::poll(fds, n, tcp::poll_timeout_ms(deadline, cap_ms));
+    ::poll(pfds_.data(), pfds_.size(), tcp::poll_timeout_ms(deadline, cap_ms));
   }
   for (Peer& p : peers_) {
     p.in_ctl->reader_sleeping.store(0, std::memory_order_relaxed);

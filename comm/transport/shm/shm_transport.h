@@ -30,6 +30,8 @@
 // the remote transport again.
 #pragma once
 
+#include <poll.h>
+
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -142,6 +144,7 @@ class ShmTransport final : public Transport {
   int my_index_ = -1;
   Segment segment_;
   std::vector<Peer> peers_;
+  std::vector<pollfd> pfds_;
   std::unique_ptr<Transport> remote_;
   ShmOptions options_;
   Clock::time_point now_;  // the wait loop's latest clock read (stamps Peer::last_active)
