@@ -68,7 +68,8 @@ def test_init_from_clustercomm_variables():
                                 "CLUSTERCOMM_TOKEN": "pytest", "CLUSTERCOMM_TIMEOUT_MS": "30000"},
                      3, INIT_JOB)
     for r, (rc, out) in enumerate(outs):
-        assert rc == 0 and out.strip() == f"{r} 3 mesh tcp 6", out
+        # Three ranks on one host: shared memory (CLUSTERCOMM_TRANSPORT unset).
+        assert rc == 0 and out.strip() == f"{r} 3 mesh shm (3 ranks on this host) 6", out
 
 
 def test_init_from_mlx_ring_variables(tmp_path):
@@ -77,7 +78,7 @@ def test_init_from_mlx_ring_variables(tmp_path):
     hostfile.write_text(json.dumps([[f"127.0.0.1:{p}"] for p in ports]))
     outs = run_ranks(lambda r: {"MLX_RANK": str(r), "MLX_HOSTFILE": str(hostfile)}, 3, INIT_JOB)
     for r, (rc, out) in enumerate(outs):
-        assert rc == 0 and out.strip() == f"{r} 3 ring tcp 6", out
+        assert rc == 0 and out.strip() == f"{r} 3 ring shm (3 ranks on this host) 6", out
 
 
 def test_init_names_a_malformed_variable():

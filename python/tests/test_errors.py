@@ -3,6 +3,7 @@ survivor), a silent one (TimeoutError naming it), Ctrl-C in a blocking call
 (KeyboardInterrupt within 100 ms, the communicator broken), and no reference leaks."""
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -101,7 +102,9 @@ def test_killed_rank_gives_peer_lost_naming_it_on_every_survivor():
         assert status == "ok", value
         kind, ranks, message, took, broken, nxt = value
         assert kind == "PeerLostError", f"rank {r}: {kind}: {message}"
-        assert ranks == (2,), f"rank {r}: {message}"
+        # The dead rank first; a survivor that heard of it from another names that one too
+        # ("rank 0 gave up because it lost rank 2": ranks (2, 0)).
+        assert ranks[0] == 2 and len(ranks) <= 2, f"rank {r}: {message}"
         assert "rank 2" in message and message.startswith(f"all_reduce on rank {r}: "), message
         assert took < 5.0, f"rank {r} took {took:.1f} s (timeout 20 s)"
         assert broken and nxt == "BrokenError"
@@ -113,8 +116,13 @@ def test_silent_rank_gives_timeout_naming_it_then_broken_without_leaks():
         (kind, ranks, message, took, broken), _ = w.run("silent_peer")
         assert kind == "TimeoutError", message
         assert ranks == (1,)
-        assert message == "recv on rank 0: timed out waiting for rank 1 (receiving from rank 1) " \
-                          "(timeout 1000 ms)"
+        # Two ranks on one host: shared memory, which says how long rank 1 has been silent and
+        # that it is not in a call (its heartbeat is old).
+        assert re.fullmatch(r"recv on rank 0: timed out waiting for rank 1 \(no data moved to or "
+                            r"from it for \d+ ms, and it is not waiting in the library: stopped, or busy "
+                            r"elsewhere\); this rank "
+                            r"was receiving from rank 1 over shared memory \(timeout 1000 ms\)",
+                            message), message
         assert 0.9 <= took < 5.0 and broken
         (kinds, objs_before, objs_after, grown), _ = w.run("broken_leak_check", 5000)
         assert kinds == {"BrokenError"}
