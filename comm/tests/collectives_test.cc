@@ -301,7 +301,7 @@ std::vector<std::unique_ptr<Transport>> crowded_world(int n, bool crowded) {
 }
 
 TEST_CASE("crowded worlds: small all_reduce as a star, results bit-identical to one-shot's") {
-  for (int n : {2, 3, 4}) {
+  for (int n : {2, 3, 4}) {  // n = 2: one-shot even when crowded
     CAPTURE(n);
     Failures f;
     const auto errors =
