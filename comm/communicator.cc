@@ -320,7 +320,13 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
     if (impl_->ring()) {
       all_reduce_ring(c, in, out, count, type, op);
     } else if (bytes <= c.tuning.one_shot_max_bytes) {
-      all_reduce_one_shot(c, in, out, count, type, op);
+      // More ranks than cores: fewer messages beat fewer latencies (all_reduce_star.cc). At
+      // n = 2 both send 2 messages, and one-shot has one latency.
+      if (c.size > 2 && c.t.crowded()) {
+        all_reduce_star(c, in, out, count, type, op);
+      } else {
+        all_reduce_one_shot(c, in, out, count, type, op);
+      }
     } else {
       all_reduce_direct(c, in, out, count, type, op);
     }

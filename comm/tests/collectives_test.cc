@@ -338,6 +338,74 @@ TEST_CASE("random floats: every rank gets bit-identical results") {
   }
 }
 
+// A transport that says it is crowded, or not, whatever it runs on, so the star all-reduce
+// that crowded worlds use for small messages (all_reduce_star.cc) is tested on any machine.
+// Contexts are not forwarded: only for the world (context 0).
+class CrowdedView final : public Transport {
+ public:
+  CrowdedView(std::unique_ptr<Transport> inner, bool crowded)
+      : inner_(std::move(inner)), crowded_(crowded) {}
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  void isend(int peer, const void* data, size_t bytes, Request& req) override {
+    inner_->isend(peer, data, bytes, req);
+  }
+  void irecv(int peer, void* data, size_t bytes, Request& req) override {
+    inner_->irecv(peer, data, bytes, req);
+  }
+  void wait(Request& req, Deadline deadline) override { inner_->wait(req, deadline); }
+  void poll() override { inner_->poll(); }
+  void abort(int failed_rank) noexcept override { inner_->abort(failed_rank); }
+  bool crowded() const override { return crowded_; }
+
+ private:
+  std::unique_ptr<Transport> inner_;
+  bool crowded_;
+};
+
+std::vector<std::unique_ptr<Transport>> crowded_world(int n, bool crowded) {
+  auto world = make_fake_verbs_world(n, 1, FakeMode::kUcDrop, 4096, 8);
+  std::vector<std::unique_ptr<Transport>> ts;
+  for (auto& t : world.transports) {
+    ts.push_back(std::make_unique<CrowdedView>(std::move(t), crowded));
+  }
+  return ts;
+}
+
+TEST_CASE("crowded worlds: small all_reduce as a star, results bit-identical to one-shot's") {
+  for (int n : {2, 3, 4}) {  // n = 2: one-shot even when crowded
+    CAPTURE(n);
+    Failures f;
+    const auto errors =
+        run_threads_over(crowded_world(n, true), [&](Communicator& c) { all_reduce_matrix(c, f); });
+    for (const auto& e : errors) FAIL_CHECK(e);
+    for (const auto& l : f.lines) FAIL_CHECK(l);
+    // Random floats (sums depend on the fold order): star and one-shot fold alike.
+    std::vector<std::vector<float>> got[2];
+    for (const bool crowded : {false, true}) {
+      std::mutex mu;
+      auto& results = got[crowded ? 1 : 0];
+      results.resize(static_cast<size_t>(n));
+      const auto errs = run_threads_over(crowded_world(n, crowded), [&](Communicator& c) {
+        std::vector<float> v(1000);
+        uint32_t x = 777u + static_cast<uint32_t>(c.rank()) * 7919u;
+        for (auto& e : v) {
+          x = x * 1664525u + 1013904223u;
+          e = static_cast<float>(x >> 8) / 16777216.0f - 0.5f;
+        }
+        std::vector<float> out(v.size());
+        c.all_reduce(v.data(), out.data(), v.size(), DataType::kF32, ReduceOp::kSum);
+        c.all_reduce(v.data(), v.data(), v.size(), DataType::kF32, ReduceOp::kSum);
+        CHECK(out == v);
+        std::lock_guard lock(mu);
+        results[static_cast<size_t>(c.rank())] = std::move(v);
+      });
+      for (const auto& e : errs) FAIL_CHECK(e);
+    }
+    for (int r = 0; r < n; ++r) CHECK(got[1][static_cast<size_t>(r)] == got[0][0]);
+  }
+}
+
 TEST_CASE("several connections per pair stripe large messages") {
   Failures f;
   Config base;

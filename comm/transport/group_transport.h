@@ -27,6 +27,8 @@ class GroupTransport final : public Transport {
   void irecv(int peer, void* data, size_t bytes, Request& req) override;
   void wait(Request& req, Deadline deadline) override { world_.wait(req, deadline); }
   void poll() override { world_.poll(); }
+  /// The world's: the group's ranks share the cores with the rest of the world.
+  bool crowded() const override { return world_.crowded(); }
   /// Aborts the shared transport: every communicator over it breaks. failed_rank is a group
   /// rank (or -1).
   void abort(int failed_rank) noexcept override;

@@ -90,6 +90,13 @@ class Transport {
   void set_context(uint32_t id) { context_ = id; }
   uint32_t context() const { return context_; }
 
+  /// Whether the whole world runs on this one host with more ranks than the host has cores
+  /// (online CPUs), so ranks share cores and each message's syscalls take CPU from a peer.
+  /// Every rank of a world sees the same value (it is derived from facts they share), so
+  /// algorithms may be chosen by it. The TCP transport works it out from its connections
+  /// (both ends of every one on one address); others say false.
+  virtual bool crowded() const { return false; }
+
   /// Installs Config::interrupted: wait() asks it at most every kInterruptCheckEvery while it
   /// waits, sleeps at most that long at a time, and throws kInterrupted when it says true.
   void set_interrupt_check(std::function<bool()> check) { interrupted_ = std::move(check); }

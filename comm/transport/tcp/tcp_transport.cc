@@ -1,5 +1,6 @@
 #include "comm/transport/tcp/tcp_transport.h"
 
+#include <netinet/in.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -32,6 +33,26 @@ bool would_block(int err) {
   return err == EAGAIN || err == EWOULDBLOCK;
 }
 
+// Both ends of the connection on this host: one IP address at both ends (loopback, or a
+// connection to one of this host's own addresses), or a local socket. Both ranks of a pair see
+// the same two addresses, so they agree.
+bool same_host(int fd) {
+  const Address here = local_address(fd), there = peer_address(fd);
+  const int family = here.storage.ss_family;
+  if (family != there.storage.ss_family) return false;
+  if (family == AF_UNIX) return true;
+  if (family == AF_INET) {
+    return reinterpret_cast<const sockaddr_in&>(here.storage).sin_addr.s_addr ==
+           reinterpret_cast<const sockaddr_in&>(there.storage).sin_addr.s_addr;
+  }
+  if (family == AF_INET6) {
+    return std::memcmp(&reinterpret_cast<const sockaddr_in6&>(here.storage).sin6_addr,
+                       &reinterpret_cast<const sockaddr_in6&>(there.storage).sin6_addr,
+                       sizeof(in6_addr)) == 0;
+  }
+  return false;
+}
+
 }  // namespace
 
 TcpTransport::TcpTransport(int rank, int size, std::vector<std::vector<Fd>> conns,
@@ -55,6 +76,14 @@ TcpTransport::TcpTransport(int rank, int size, std::vector<std::vector<Fd>> conn
     }
   }
   pfds_.reserve(conns_.size());
+  // Every rank of a mesh has a peer on another host unless all are on this one, and all of
+  // them count the same online CPUs, so every rank reaches the same answer.
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  bool all_here = true;
+  for (int p = 0; p < size && all_here; ++p) {
+    if (p != rank) all_here = same_host(conns_[by_peer_[static_cast<size_t>(p)][0]].fd.get());
+  }
+  crowded_ = all_here && cpus > 0 && size > cpus;
 }
 
 TcpTransport::~TcpTransport() {

@@ -58,6 +58,9 @@ class TcpTransport final : public Transport {
   void wait(Request& req, Deadline deadline) override;
   void poll() override;
   void abort(int failed_rank) noexcept override;
+  /// True when both ends of every peer's first data connection are one address (or a local
+  /// socket) and the world has more ranks than this host has online CPUs.
+  bool crowded() const override { return crowded_; }
 
   struct Header {
     uint32_t magic_type;
@@ -115,6 +118,7 @@ class TcpTransport final : public Transport {
   std::vector<bool> bye_;                     // peer closed its communicator cleanly
   std::vector<pollfd> pfds_;
   bool aborted_ = false;
+  bool crowded_ = false;
 };
 
 }  // namespace cc::comm::tcp
