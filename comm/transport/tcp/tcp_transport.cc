@@ -81,7 +81,9 @@ TcpTransport::TcpTransport(int rank, int size, std::vector<std::vector<Fd>> conn
   const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   bool all_here = true;
   for (int p = 0; p < size && all_here; ++p) {
-    if (p != rank) all_here = same_host(conns_[by_peer_[static_cast<size_t>(p)][0]].fd.get());
+    // (No connection: a peer the shared-memory transport carries, transport/shm/.)
+    const auto& mine = by_peer_[static_cast<size_t>(p)];
+    if (p != rank && !mine.empty()) all_here = same_host(conns_[mine[0]].fd.get());
   }
   crowded_ = all_here && cpus > 0 && size > cpus;
 }
