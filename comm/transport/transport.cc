@@ -35,6 +35,22 @@ std::string context_mismatch(uint32_t got, uint32_t want) {
          "the communicators they share must come in the same order on both";
 }
 
+void check_arrival(int peer, uint32_t got_context, uint32_t want_context, uint64_t got_bytes,
+                   size_t want_bytes) {
+  const std::string who = "rank " + std::to_string(peer);
+  if (got_context != want_context) {
+    throw Error(ErrorKind::kProtocol, who + " " + context_mismatch(got_context, want_context),
+                {peer});
+  }
+  if (got_bytes != want_bytes) {
+    throw Error(ErrorKind::kProtocol,
+                who + " sent a message of " + std::to_string(got_bytes) + " bytes where " +
+                    std::to_string(want_bytes) +
+                    " were expected: the ranks called different collectives, counts or types",
+                {peer});
+  }
+}
+
 void wait_all(Transport& t, std::vector<Request>& reqs, Deadline deadline) {
   for (Request& r : reqs) {
     if (!r.done()) t.wait(r, deadline);

@@ -117,6 +117,12 @@ class Transport {
 /// kProtocol text for a context mismatch, shared by the transports.
 std::string context_mismatch(uint32_t got, uint32_t want);
 
+/// Throws Error(kProtocol) naming `peer` when a message it sent (communicator got_context,
+/// got_bytes long) does not fit the receive posted for it (want_context, want_bytes): the
+/// check every transport makes when a message's header arrives.
+void check_arrival(int peer, uint32_t got_context, uint32_t want_context, uint64_t got_bytes,
+                   size_t want_bytes);
+
 /// Waits for every request in `reqs` (in order).
 void wait_all(Transport& t, std::vector<Request>& reqs, Deadline deadline);
 

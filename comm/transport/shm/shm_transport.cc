@@ -281,18 +281,7 @@ bool ShmTransport::progress_recv(Peer& p) {
         throw Error(ErrorKind::kProtocol,
                     "garbage in the shared-memory ring from " + rank_name(p.rank), {p.rank});
       }
-      if (p.header.context != op.context) {
-        throw Error(ErrorKind::kProtocol,
-                    rank_name(p.rank) + " " + context_mismatch(p.header.context, op.context),
-                    {p.rank});
-      }
-      if (p.header.bytes != op.bytes) {
-        throw Error(ErrorKind::kProtocol,
-                    rank_name(p.rank) + " sent a message of " + std::to_string(p.header.bytes) +
-                        " bytes where " + std::to_string(op.bytes) +
-                        " were expected: the ranks called different collectives, counts or types",
-                    {p.rank});
-      }
+      check_arrival(p.rank, p.header.context, op.context, p.header.bytes, op.bytes);
     }
     while (op.got < op.bytes && avail > 0) {
       const size_t n = std::min({op.bytes - op.got, static_cast<size_t>(avail), piece_});

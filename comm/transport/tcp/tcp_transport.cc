@@ -237,19 +237,7 @@ bool TcpTransport::progress_send(Conn& c) {
 }
 
 void TcpTransport::check_size(Conn& c, const RecvPart& part) {
-  if (static_cast<uint32_t>(c.hdr.aux) != part.context) {
-    throw Error(
-        ErrorKind::kProtocol,
-        peer_name(c.peer) + " " + context_mismatch(static_cast<uint32_t>(c.hdr.aux), part.context),
-        {c.peer});
-  }
-  if (c.hdr.bytes != part.bytes) {
-    throw Error(ErrorKind::kProtocol,
-                peer_name(c.peer) + " sent a message of " + std::to_string(c.hdr.bytes) +
-                    " bytes where " + std::to_string(part.bytes) +
-                    " were expected: the ranks called different collectives, counts or types",
-                {c.peer});
-  }
+  check_arrival(c.peer, static_cast<uint32_t>(c.hdr.aux), part.context, c.hdr.bytes, part.bytes);
 }
 
 void TcpTransport::on_header(Conn& c) {
