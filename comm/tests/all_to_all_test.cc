@@ -122,7 +122,7 @@ void all_to_allv_cases(Communicator& c, A2aFailures& f) {
 
 // Over loopback TCP and over shared memory.
 void run_all_to_all(int n) {
-  for (const TransportKind kind : {TransportKind::kTcp, TransportKind::kShm}) {
+  for (const TransportKind kind : thread_transports()) {
     CAPTURE(static_cast<int>(kind));
     A2aFailures f;
     Config base;

@@ -173,10 +173,11 @@ void full_matrix(Communicator& c, Failures& f) {
 }
 
 // The matrix over loopback TCP and over shared memory (threads of one process are ranks of
-// one host: the shm transport maps its segment once per rank, as separate processes do).
+// one host: the shm transport maps its segment once per rank, as separate processes do); in
+// the rdma-vm guest's suite over verbs.
 void run_matrix(int n) {
-  for (const TransportKind kind : {TransportKind::kTcp, TransportKind::kShm}) {
-    const std::string want = kind == TransportKind::kTcp ? "tcp" : "shm (";
+  for (const TransportKind kind : thread_transports()) {
+    const std::string want = transport_prefix(kind);
     CAPTURE(want);
     Failures f;
     Config base;

@@ -151,7 +151,7 @@ void tp_pp_world(Communicator& world, SplitFailures& f) {
 }  // namespace
 
 TEST_CASE("collectives as threads, split into TP groups and PP pairs, n=4") {
-  for (const TransportKind kind : {TransportKind::kTcp, TransportKind::kShm}) {
+  for (const TransportKind kind : thread_transports()) {
     CAPTURE(static_cast<int>(kind));
     SplitFailures f;
     Config base;

@@ -31,6 +31,26 @@ std::vector<std::string> non_loopback_ipv4() {
   return out;
 }
 
+std::vector<TransportKind> thread_transports() {
+  const char* path = std::getenv("CLUSTERCOMM_TEST_IBV_DEVICES");
+  if (path != nullptr && *path != '\0') return {TransportKind::kVerbs};
+  return {TransportKind::kTcp, TransportKind::kShm};
+}
+
+std::string transport_prefix(TransportKind kind) {
+  switch (kind) {
+    case TransportKind::kTcp:
+      return "tcp";
+    case TransportKind::kShm:
+      return "shm (";
+    case TransportKind::kVerbs:
+      return "verbs";
+    case TransportKind::kAuto:
+      break;
+  }
+  return "";
+}
+
 // CLUSTERCOMM_TEST_IBV_DEVICES = an MLX device matrix of at least n hosts (the rdma-vm
 // guest's): rank r runs on verbs with row r of its top-left n x n corner.
 void use_verbs_if_asked(Config& c) {

@@ -16,6 +16,13 @@ namespace cc::comm::test {
 /// empty.
 std::vector<std::string> non_loopback_ipv4();
 
+/// The transports a thread test runs over: TCP (loopback) and shared memory; or only the
+/// verbs transport when CLUSTERCOMM_TEST_IBV_DEVICES is set (the rdma-vm guest's suite:
+/// run_threads then puts every rank on verbs whatever its Config says).
+std::vector<TransportKind> thread_transports();
+/// What Communicator::transport_name() starts with on `kind` in a thread world of n > 1.
+std::string transport_prefix(TransportKind kind);
+
 /// Runs body(comm) on ranks 0..n-1, each on its own thread with its own Communicator.
 /// Without base.coordinator, rank 0 listens on 127.0.0.1:0 (the kernel picks the port) and the
 /// others join on the port it reports (Config::on_coordinator_listening).
