@@ -48,9 +48,9 @@ FrameChannel::FrameChannel(FrameLink& link, int peer)
       frame_bytes_(link.frame_bytes()),
       send_slots_(link.send_slots()),
       recv_slots_(link.recv_slots()) {
-  if (link.recv_slots() < 4 || link.frame_bytes() <= kFrameHeaderBytes) {
+  if (link.recv_slots() < 4 || link.frame_bytes() == 0) {
     throw Error(ErrorKind::kInvalidArgument,
-                "a verbs link needs at least 4 receive frames longer than the frame header");
+                "a verbs link needs at least 4 receive frames of at least one payload byte");
   }
   for (uint32_t s = 0; s < link.recv_slots(); ++s) link.post_recv(s);
 }
@@ -94,7 +94,7 @@ void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t paylo
 
 bool FrameChannel::send_frames() {
   bool any = false;
-  const size_t max_payload = frame_bytes_ - kFrameHeaderBytes;
+  const size_t max_payload = frame_bytes_;
   while (!sendq_.empty() && free_send() > 0) {
     if (credits_ < 2) {  // the last credit is kept for returning credits
       ++stats_.stalls_no_credit;
@@ -138,9 +138,12 @@ bool FrameChannel::on_completion(const Completion& c) {
   }
   const std::byte* f = link_.recv_frame(c.slot);
   if (c.bytes < kFrameHeaderBytes || (get32(f) & 0xff000000u) != kFrameMagic ||
-      get32(f + 8) + kFrameHeaderBytes != c.bytes) {
-    fail(ErrorKind::kProtocol, "received a malformed frame (" + std::to_string(c.bytes) +
-                                   " bytes): is the peer a clustercomm rank of this job?");
+      get32(f + 8) > frame_bytes_ || get32(f + 8) + kFrameHeaderBytes != c.bytes) {
+    fail(ErrorKind::kProtocol,
+         "received a malformed frame (" + std::to_string(c.bytes) + " bytes, " +
+             std::to_string(get32(f + 8)) + " payload bytes announced, frames hold " +
+             std::to_string(frame_bytes_) +
+             "): is the peer a clustercomm rank of this job, of the same version?");
   }
   const uint32_t seq = get32(f + 12) >> kSeqShift;
   if (seq != (received_ & kSeqMask)) {

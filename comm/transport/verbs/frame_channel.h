@@ -1,12 +1,17 @@
 // FrameChannel: the protocol of one (peer, cable) link - framing, credits and matching - on
 // top of a FrameLink. No verbs calls here (they are behind FrameLink).
 //
-// Framing. A message of S bytes travels as ceil(S / P) frames (at least one), P = frame
-// bytes - 24: each frame is a 24-byte little-endian header {u32 0xCC000000 | context << 8 |
-// type (context: the communicator's id mod 2^16, Transport::set_context; 0 on CREDIT),
-// u32 credits returned, u32 payload bytes, u32 flags (bit 0: first frame of a message; bits
-// 8..31: the frame's sequence number mod 2^24), u64 message bytes} and its payload. Types:
-// DATA, CREDIT (header only).
+// Framing. A message of S bytes travels as ceil(S / F) frames (at least one), F = the agreed
+// frame size (FrameLink::frame_bytes(), a power of two): each frame is a 24-byte little-endian
+// header {u32 0xCC000000 | context << 8 | type (context: the communicator's id mod 2^16,
+// Transport::set_context; 0 on CREDIT), u32 credits returned, u32 payload bytes, u32 flags
+// (bit 0: first frame of a message; bits 8..31: the frame's sequence number mod 2^24), u64
+// message bytes} and up to F payload bytes. The header is outside the payload budget (a slot
+// and a posted receive are F + 24 bytes), so a message of 2^k bytes fills whole frames: with
+// the header inside, a 64 KiB message at F = 64 KiB took a second frame of 24 payload bytes (a
+// work request, a credit and a completion more). Types: DATA, CREDIT (header only). The
+// receiver checks the first word's magic, that the payload fits F and that the completion's
+// byte count is the header plus the payload.
 //
 // Loss. Every frame (DATA or CREDIT) is numbered from 0 at connect, and the receiver checks
 // that they arrive 0, 1, 2, ...: a UC queue pair drops a whole message when one of its
@@ -46,8 +51,6 @@
 #include "comm/transport/verbs/frame_link.h"
 
 namespace cc::comm::verbs {
-
-inline constexpr size_t kFrameHeaderBytes = 24;
 
 class FrameChannel {
  public:
