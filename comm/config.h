@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -98,6 +99,11 @@ struct Config {
   /// Receive frames posted per link, 4..63 (Apple: about 63 posted receives at most).
   uint32_t ibv_recv_frames = 32;
   VerbsProfile ibv_profile = VerbsProfile::kApple;
+  /// Send every verbs frame at its full posted size (frame + 24-byte header), padding short
+  /// ones, as JACCL does on Apple's stack (its sends always fill the posted buffer): unset = on
+  /// in the Apple profile, off in rc (CLUSTERCOMM_IBV_PAD_FRAMES). A receiver takes either
+  /// form, so the ranks need not agree. Cost: docs/platform.md#transport-profile-and-limits.
+  std::optional<bool> ibv_pad_frames;
   /// Asked by a call that waits, on the calling thread, about every 20 ms
   /// (kInterruptCheckEvery in transport/transport.h): returning true gives up at once, and the
   /// call throws kInterrupted (the communicator is then broken, its peers told, as after any

@@ -39,12 +39,13 @@ uint64_t get64(const std::byte* p) { return get<uint64_t>(p); }
 
 }  // namespace
 
-FrameChannel::FrameChannel(FrameLink& link, int peer)
+FrameChannel::FrameChannel(FrameLink& link, int peer, bool pad_frames)
     : link_(link),
       peer_(peer),
       credits_(link.recv_slots()),
       credit_threshold_(std::max<uint32_t>(1, link.recv_slots() / 2)),
       signal_every_(std::max<uint32_t>(1, link.send_slots() / 2)),
+      pad_(pad_frames),
       frame_bytes_(link.frame_bytes()),
       send_slots_(link.send_slots()),
       recv_slots_(link.recv_slots()) {
@@ -86,7 +87,8 @@ void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t paylo
   put64(f + 16, msg_bytes);
   if (payload_bytes > 0) std::memcpy(f + kFrameHeaderBytes, payload, payload_bytes);
   const bool signaled = (sent_ + 1) % signal_every_ == 0 || free_send() == 1;
-  link_.post_send(slot, static_cast<uint32_t>(kFrameHeaderBytes) + payload_bytes, signaled);
+  const size_t wire = kFrameHeaderBytes + (pad_ ? frame_bytes_ : payload_bytes);
+  link_.post_send(slot, static_cast<uint32_t>(wire), signaled);
   ++sent_;
   owed_ = 0;
   --credits_;
@@ -138,7 +140,8 @@ bool FrameChannel::on_completion(const Completion& c) {
   }
   const std::byte* f = link_.recv_frame(c.slot);
   if (c.bytes < kFrameHeaderBytes || (get32(f) & 0xff000000u) != kFrameMagic ||
-      get32(f + 8) > frame_bytes_ || get32(f + 8) + kFrameHeaderBytes != c.bytes) {
+      get32(f + 8) > frame_bytes_ ||
+      (get32(f + 8) + kFrameHeaderBytes != c.bytes && frame_bytes_ + kFrameHeaderBytes != c.bytes)) {
     fail(ErrorKind::kProtocol,
          "received a malformed frame (" + std::to_string(c.bytes) + " bytes, " +
              std::to_string(get32(f + 8)) + " payload bytes announced, frames hold " +

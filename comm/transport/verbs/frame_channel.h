@@ -11,7 +11,14 @@
 // the header inside, a 64 KiB message at F = 64 KiB took a second frame of 24 payload bytes (a
 // work request, a credit and a completion more). Types: DATA, CREDIT (header only). The
 // receiver checks the first word's magic, that the payload fits F and that the completion's
-// byte count is the header plus the payload.
+// byte count is the header plus the payload (or, padded, exactly F + 24).
+//
+// Padding (the Apple profile's default, Config::ibv_pad_frames). JACCL sends every buffer
+// whole, its posted size, on Apple's stack, where a send shorter than the posted receive is
+// unproved (docs/platform.md#transport-profile-and-limits); with padding on, every frame (DATA
+// and CREDIT) is sent as F + 24 bytes, whatever its payload, the bytes after the payload being
+// whatever the send slot held (this job's earlier frames to the same peer). The header's
+// payload count still says what is real; the receiver takes both forms.
 //
 // Loss. Every frame (DATA or CREDIT) is numbered from 0 at connect, and the receiver checks
 // that they arrive 0, 1, 2, ...: a UC queue pair drops a whole message when one of its
@@ -55,8 +62,9 @@ namespace cc::comm::verbs {
 class FrameChannel {
  public:
   /// `link` stays owned by the caller. `peer` names the other rank in errors. Posts all
-  /// receive frames (the caller then tells the peer it is ready).
-  FrameChannel(FrameLink& link, int peer);
+  /// receive frames (the caller then tells the peer it is ready). `pad_frames`: every frame
+  /// goes out at the full posted size, wire_bytes() (see "Padding" above).
+  FrameChannel(FrameLink& link, int peer, bool pad_frames = false);
 
   /// Queues a message part; the request's parts_left is decremented when its last frame is
   /// posted (the data then sits in registered frames: the user buffer is free again).
@@ -132,6 +140,7 @@ class FrameChannel {
   uint64_t sent_ = 0, done_ = 0;  // frames posted; frames known complete
   uint64_t received_ = 0;         // frames arrived (the next one's sequence number)
   uint32_t signal_every_;
+  bool pad_;
   // The link's shape, fixed once it is connected: read once, not through a virtual call per
   // frame (an indirect call is a slow path in the emulated guest's CPU).
   size_t frame_bytes_;

@@ -96,6 +96,38 @@ TEST_CASE("frames: a message of N bytes takes ceil(N / frame) frames, 2^k messag
   }
 }
 
+TEST_CASE("frames: padded frames go out at the full posted size and arrive intact") {
+  // Side 0 pads (the Apple profile's default), side 1 does not: each takes the other's form.
+  for (size_t n : {size_t{0}, size_t{8}, size_t{5000}, size_t{8192}, size_t{100000}}) {
+    CAPTURE(n);
+    auto wire = std::make_shared<FakeWire>();
+    wire->mode = FakeMode::kUcDrop;
+    auto [x, y] = test::make_fake_pair(wire, 4096, 8, "fakeA port 1", "fakeB port 1");
+    FrameChannel a(*x, 1, /*pad_frames=*/true), b(*y, 0);
+    const auto ma = payload(n, 1), mb = payload(n, 2);
+    std::vector<char> ga(n), gb(n);
+    Request sa, sb, ra, rb;
+    sa.parts_left = sb.parts_left = ra.parts_left = rb.parts_left = 1;
+    a.send(ma.data(), n, sa);
+    b.send(mb.data(), n, sb);
+    a.recv(gb.data(), n, ra);
+    b.recv(ga.data(), n, rb);
+    for (int i = 0; i < 10000 && !(sa.done() && sb.done() && ra.done() && rb.done()); ++i) {
+      a.progress();
+      b.progress();
+    }
+    REQUIRE((sa.done() && sb.done() && ra.done() && rb.done()));
+    CHECK(ga == ma);
+    CHECK(gb == mb);
+    CHECK(wire->drops == 0);
+    const uint64_t frames = n == 0 ? 1 : (n + 4095) / 4096;
+    CHECK(a.stats().data_frames == frames);
+    REQUIRE(!wire->send_sizes[0].empty());
+    for (uint32_t bytes : wire->send_sizes[0]) CHECK(bytes == 4096 + kFrameHeaderBytes);
+    CHECK(wire->send_sizes[1].front() == std::min<size_t>(n, 4096) + kFrameHeaderBytes);
+  }
+}
+
 TEST_CASE("frames: ends whose frame sizes differ fail naming the rank, the device and the status") {
   // Side 0 sends full 8 KiB frames into side 1's 4 KiB receives: verbs completes such a
   // receive with an error (never a silent truncation), and the message says what to check.

@@ -122,6 +122,7 @@ class Setup final : public VerbsSetup {
     opts.spin = cfg.tuning.spin;
     opts.close_timeout = cfg.timeout;
     opts.resends = cfg.ibv_profile == VerbsProfile::kRc;
+    opts.pad_frames = cfg.ibv_pad_frames.value_or(cfg.ibv_profile == VerbsProfile::kApple);
     // The transport's channels post every receive frame here, before "ready" goes out.
     auto t = std::make_unique<VerbsTransport>(cfg.rank, cfg.size, std::move(frame_links),
                                               std::move(control), opts);
