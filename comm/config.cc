@@ -246,6 +246,16 @@ Config config_from_env(const GetEnv& getenv_in) {
   if (const char* v = get("CLUSTERCOMM_IBV_RECV_FRAMES")) {
     c.ibv_recv_frames = static_cast<uint32_t>(to_int("CLUSTERCOMM_IBV_RECV_FRAMES", v, 4, 63));
   }
+  if (const char* v = get("CLUSTERCOMM_IBV_PAD_FRAMES")) {
+    const std::string p = v;
+    if (p == "1" || p == "on") {
+      c.ibv_pad_frames = true;
+    } else if (p == "0" || p == "off") {
+      c.ibv_pad_frames = false;
+    } else {
+      throw bad("CLUSTERCOMM_IBV_PAD_FRAMES", "is '" + p + "', expected 1 (on) or 0 (off)");
+    }
+  }
   if (const char* v = get("CLUSTERCOMM_IBV_PROFILE")) {
     const std::string p = v;
     if (p == "apple" || p == "uc") {

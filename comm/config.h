@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,12 @@ struct Config {
   /// Linux, host name and user on macOS). A wrong claim costs nothing worse than TCP: ranks that
   /// cannot map the same segment fall back (the segment's nonce proves it is shared).
   std::string host_id;
+  /// Send every verbs frame at its full posted size (frame + 24-byte header), padding short
+  /// ones, as JACCL does on Apple's stack (its sends always fill the posted buffer): unset = on
+  /// in the Apple profile on macOS (Apple's provider), off elsewhere - on Linux providers and in
+  /// rc it only costs (CLUSTERCOMM_IBV_PAD_FRAMES). A receiver takes either form, so the ranks
+  /// need not agree. Cost: docs/platform.md#transport-profile-and-limits.
+  std::optional<bool> ibv_pad_frames;
   /// Asked by a call that waits, on the calling thread, about every 20 ms
   /// (kInterruptCheckEvery in transport/transport.h): returning true gives up at once, and the
   /// call throws kInterrupted (the communicator is then broken, its peers told, as after any

@@ -121,7 +121,8 @@ TEST_CASE("transport choice, device rows and verbs frames from the environment")
                                            {"CLUSTERCOMM_TRANSPORT", "verbs"},
                                            {"CLUSTERCOMM_IBV_FRAME_BYTES", "8192"},
                                            {"CLUSTERCOMM_IBV_RECV_FRAMES", "63"},
-                                           {"CLUSTERCOMM_IBV_PROFILE", "rc"}}));
+                                           {"CLUSTERCOMM_IBV_PROFILE", "rc"},
+                                           {"CLUSTERCOMM_IBV_PAD_FRAMES", "on"}}));
   CHECK(d.transport == TransportKind::kVerbs);
   const Config shm = config_from_env(env_of({{"CLUSTERCOMM_TRANSPORT", "shm"},
                                              {"CLUSTERCOMM_HOST_ID", "rack1-node7"}}));
@@ -141,6 +142,8 @@ TEST_CASE("transport choice, device rows and verbs frames from the environment")
   CHECK(d.devices[2].empty());
   CHECK(d.ibv_frame_bytes == 8192);
   CHECK(d.ibv_recv_frames == 63);
+  CHECK(d.ibv_pad_frames == std::optional<bool>(true));
+  CHECK_FALSE(c.ibv_pad_frames.has_value());  // unset: the profile decides
   const auto base = std::map<std::string, std::string>{
       {"CLUSTERCOMM_RANK", "0"}, {"CLUSTERCOMM_SIZE", "2"}, {"CLUSTERCOMM_COORDINATOR", "h:1"}};
   auto with = [&](const char* k, const char* v) {
@@ -152,6 +155,10 @@ TEST_CASE("transport choice, device rows and verbs frames from the environment")
   CHECK_THROWS_AS(config_from_env(env_of(with("CLUSTERCOMM_IBV_FRAME_BYTES", "6000"))), Error);
   CHECK_THROWS_AS(config_from_env(env_of(with("CLUSTERCOMM_IBV_FRAME_BYTES", "16777216"))), Error);
   CHECK_THROWS_AS(config_from_env(env_of(with("CLUSTERCOMM_IBV_RECV_FRAMES", "64"))), Error);
+  CHECK(config_from_env(env_of(with("CLUSTERCOMM_IBV_PAD_FRAMES", "0"))).ibv_pad_frames ==
+        std::optional<bool>(false));
+  CHECK_THROWS_WITH_AS(config_from_env(env_of(with("CLUSTERCOMM_IBV_PAD_FRAMES", "yes"))),
+                       doctest::Contains("expected 1 (on) or 0 (off)"), Error);
   CHECK_THROWS_WITH_AS(config_from_env(env_of(with("CLUSTERCOMM_IBV_PROFILE", "ud"))),
                        doctest::Contains("expected apple (UC) or rc"), Error);
   CHECK_THROWS_AS(config_from_env(env_of(with("MLX_IBV_DEVICES", m.c_str()))), Error);  // 3 rows, size 2

@@ -17,8 +17,8 @@ FakeLink::FakeLink(std::shared_ptr<FakeWire> wire, int side, size_t frame_bytes,
       send_slots_(send_slots),
       recv_slots_(recv_slots),
       name_(std::move(name)),
-      send_ring_(frame_bytes * send_slots),
-      recv_ring_(frame_bytes * recv_slots) {
+      send_ring_(wire_bytes() * send_slots),
+      recv_ring_(wire_bytes() * recv_slots) {
   if (::pipe(pipe_) != 0) throw std::runtime_error("fake: pipe");
   for (int fd : pipe_) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
   std::lock_guard lock(wire_->mu);
@@ -50,21 +50,27 @@ void FakeWire::completed(int to) {
 }
 
 std::byte* FakeLink::send_frame(uint32_t slot) {
-  return send_ring_.data() + size_t{slot} * frame_bytes_;
+  return send_ring_.data() + size_t{slot} * wire_bytes();
 }
 
 const std::byte* FakeLink::recv_frame(uint32_t slot) const {
-  return recv_ring_.data() + size_t{slot} * frame_bytes_;
+  return recv_ring_.data() + size_t{slot} * wire_bytes();
 }
 
 void FakeWire::deliver(int to, const std::byte* data, uint32_t bytes) {
   Side& s = side[to];
   const uint32_t slot = s.posted.front();
   s.posted.pop_front();
-  std::memcpy(s.link->recv_ring_.data() + size_t{slot} * s.link->frame_bytes_, data, bytes);
   verbs::Completion c;
   c.slot = slot;
   c.bytes = bytes;
+  if (bytes > s.link->wire_bytes()) {  // longer than the posted receive, as verbs reports it
+    c.ok = false;
+    c.status = 1;  // IBV_WC_LOC_LEN_ERR
+    c.bytes = 0;
+  } else {
+    std::memcpy(s.link->recv_ring_.data() + size_t{slot} * s.link->wire_bytes(), data, bytes);
+  }
   if (fail_next_recv[to]) {
     fail_next_recv[to] = false;
     c.ok = false;
@@ -93,8 +99,9 @@ void FakeLink::post_recv(uint32_t slot) {
 
 void FakeLink::post_send(uint32_t slot, uint32_t bytes, bool signaled) {
   std::lock_guard lock(wire_->mu);
-  if (slot >= send_slots_ || bytes > frame_bytes_) throw std::logic_error("fake: bad send");
+  if (slot >= send_slots_ || bytes > wire_bytes()) throw std::logic_error("fake: bad send");
   const int to = 1 - side_;
+  wire_->send_sizes[side_].push_back(bytes);
   FakeWire::Side& peer = wire_->side[to];
   const std::byte* data = send_frame(slot);
   if (++wire_->sends[side_] == wire_->lose_send[side_]) {
@@ -126,14 +133,17 @@ size_t FakeLink::poll(verbs::Completion* out, size_t max) {
 }
 
 std::string FakeLink::status_text(int status) const {
-  return status == 4 ? "local protection error" : "status " + std::to_string(status);
+  return status == 4   ? "local protection error"
+         : status == 1 ? "local length error"
+                       : "status " + std::to_string(status);
 }
 
 std::pair<std::unique_ptr<FakeLink>, std::unique_ptr<FakeLink>> make_fake_pair(
     std::shared_ptr<FakeWire> wire, size_t frame_bytes, uint32_t slots, const std::string& name0,
-    const std::string& name1) {
+    const std::string& name1, size_t frame_bytes1) {
   auto a = std::make_unique<FakeLink>(wire, 0, frame_bytes, slots, slots, name0);
-  auto b = std::make_unique<FakeLink>(wire, 1, frame_bytes, slots, slots, name1);
+  auto b = std::make_unique<FakeLink>(wire, 1, frame_bytes1 != 0 ? frame_bytes1 : frame_bytes,
+                                      slots, slots, name1);
   return {std::move(a), std::move(b)};
 }
 

@@ -3,7 +3,9 @@
 // - kLossFree: a send that finds no posted receive waits on the wire until one is posted.
 // - kUcDrop: like Apple's UC queue pairs (docs/platform.md#transport-profile-and-limits), such
 //   a send is dropped silently and counted in drops(): a correct protocol keeps drops() at 0.
-// Completions can be made to fail (fail_next_recv), and one send can be lost on the wire
+// A send longer than the receive it lands in completes there with an error (status 1, "local
+// length error"), as on verbs. Completions can be made to fail (fail_next_recv), and one send
+// can be lost on the wire
 // (lose_send: what UC does to a message whose packets were lost or reordered), to test error
 // reporting. Each link has a
 // wake-up descriptor (a non-blocking pipe) that behaves like a verbs completion channel: after
@@ -74,14 +76,17 @@ struct FakeWire {
   bool fail_next_recv[2] = {false, false};
   uint64_t lose_send[2] = {0, 0};  // side s's send number lose_send[s] (from 1) is lost
   uint64_t sends[2] = {0, 0};      // sends posted by each side
+  std::vector<uint32_t> send_sizes[2];  // the byte count of every send each side posted
   void deliver(int to, const std::byte* data, uint32_t bytes);  // mu held
   void completed(int to);                                        // mu held: wake if armed
 };
 
-/// A connected pair: first is side 0 (for the lower rank), second side 1.
+/// A connected pair: first is side 0 (for the lower rank), second side 1. `frame_bytes1`, when
+/// not 0, gives side 1 other frames (ends that disagree: a send longer than the posted receive
+/// completes with "local length error" there, as on verbs).
 std::pair<std::unique_ptr<FakeLink>, std::unique_ptr<FakeLink>> make_fake_pair(
     std::shared_ptr<FakeWire> wire, size_t frame_bytes, uint32_t slots, const std::string& name0,
-    const std::string& name1);
+    const std::string& name1, size_t frame_bytes1 = 0);
 
 }  // namespace cc::comm::test
 

@@ -4,7 +4,8 @@
 # cables a pair), every rank on CLUSTERCOMM_TRANSPORT=verbs (UC queue pairs, Apple profile):
 #   1. the collective matrix (clustercomm_tests, ranks as threads: every "collectives as
 #      threads*n=N" case, all_to_all(v) and, at n = 4, the TP/PP split too) for n = 2, 3, 4
-#   2. the collectives as processes, started with MLX jaccl variables, n = 3 (4 in 3-6); a
+#   2. the collectives as processes, started with MLX jaccl variables, n = 3 (4 in 3-6), and
+#      n = 2 with padded frames (CLUSTERCOMM_IBV_PAD_FRAMES=1: the default on macOS, off here); a
 #      mistyped device in the matrix fails every rank (never a quiet fall back to TCP)
 #   3. QPs per device while a 4-rank job runs: exactly one per cable end, <= 10 (Apple)
 #   4. kill -9 of rank 2 and SIGSTOP of rank 2: survivors fail within timeout + 1 s naming it
@@ -14,6 +15,8 @@
 #   6b. clusterctl-push-rank (push/) over verbs: a tree (48 MiB, a small and an empty file, a
 #      symbolic link) from rank 0 to ranks 1..3, each into its own directory, every copy's
 #      digests equal to the source's; a second push sends 0 bytes (SKIP line without the binary)
+#   6c. a cable whose ports lost their IPv4 addresses: the ranks warn and use the link-local
+#      (fe80) GIDs, and the collectives over it are correct
 #   7. the rc profile (CLUSTERCOMM_IBV_PROFILE=rc, RC queue pairs): the thread matrix for n = 2,
 #      processes for n = 3, one RC QP per cable end, digests equal to TCP's, kill -9 found, a
 #      rank on the other profile refused with a message naming the variable, a cable losing
@@ -186,6 +189,14 @@ for n in $process_ns; do
   for ((r = 0; r < n; r++)); do wait "${pids[$r]}" || ok=0; done
   if ((ok)); then pass "processes n=$n"; else fail "processes n=$n"; tail -n 5 "$out"/collectives-$n-*.log; fi
 done
+
+echo "== 2a. padded frames (CLUSTERCOMM_IBV_PAD_FRAMES=1, the apple profile's default on macOS), n = 2"
+export CLUSTERCOMM_IBV_PAD_FRAMES=1
+start_ranks collectives 2 120000
+ok=1
+for ((r = 0; r < 2; r++)); do wait "${pids[$r]}" || ok=0; done
+unset CLUSTERCOMM_IBV_PAD_FRAMES
+if ((ok)); then pass "padded frames: processes n=2"; else fail "padded frames: processes n=2"; tail -n 5 "$out"/collectives-2-*.log; fi
 
 echo "== 2b. a mistyped device in the matrix (transport auto): every rank fails, none uses TCP"
 port=$((port + 1))
@@ -384,6 +395,77 @@ else
   push_check again 0 0 3
   rm -rf "$pt"
 fi
+
+echo "== 6c. a cable whose ports have no IPv4 address: the link-local (fe80) GIDs are used, with a warning"
+# Some Macs expose only fe80 GIDs on their RDMA ports (docs/platform.md#gid-table-and-addressing).
+# Here: the first cable between hosts 0 and 1 loses its IPv4 addresses on both ends, so each rxe
+# port keeps only its fe80 GID (index 0). IPv6 needs the same policy routing as the mesh's IPv4
+# (tests/rdma-vm/guest.sh): the local table after a per-interface rule, so the packets cross the
+# veth instead of the loopback, which rxe drops. A 2-rank job of the collective matrix runs over
+# it; each rank warns once, naming its device and port, and every result is checked.
+fe80_case() {
+  local d01=${RDMA_VM_DEV_0_1%% *} d10=${RDMA_VM_DEV_1_0%% *}
+  local a01=${RDMA_VM_ADDR_0_1%% *} a10=${RDMA_VM_ADDR_1_0%% *} n01 n10 g01 g10 r ok=1 why=""
+  local z=0000:0000:0000:0000:0000:0000:0000:0000
+  n01=$(cat "/sys/class/infiniband/$d01/ports/1/gid_attrs/ndevs/0")
+  n10=$(cat "/sys/class/infiniband/$d10/ports/1/gid_attrs/ndevs/0")
+  g01=$(cat "/sys/class/infiniband/$d01/ports/1/gids/0")
+  g10=$(cat "/sys/class/infiniband/$d10/ports/1/gids/0")
+  ip addr del "$a01/30" dev "$n01"
+  ip addr del "$a10/30" dev "$n10"
+  ip -6 rule add pref 1000 lookup local
+  ip -6 rule del pref 0
+  ip -6 route add "$g10/128" dev "$n01" table 250
+  ip -6 rule add pref 100 oif "$n01" lookup 250
+  ip -6 route add "$g01/128" dev "$n10" table 251
+  ip -6 rule add pref 100 oif "$n10" lookup 251
+  for _ in $(seq 1 50); do  # the IPv4-mapped GIDs go when the addresses do
+    [ "$(cat "/sys/class/infiniband/$d01/ports/1/gids/1")" = $z ] &&
+      [ "$(cat "/sys/class/infiniband/$d10/ports/1/gids/1")" = $z ] && break
+    sleep 0.1
+  done
+  local left
+  left=$(grep -l ffff "/sys/class/infiniband/$d01/ports/1/gids/"* "/sys/class/infiniband/$d10/ports/1/gids/"* 2>/dev/null)
+  [ -z "$left" ] || { ok=0; why+="an IPv4-mapped GID is left: $left; "; }
+  port=$((port + 1))
+  printf '[[null, "%s"], ["%s", null]]\n' "$d01" "$d10" >"$out/fe80.json"
+  pids=()
+  for r in 0 1; do
+    MLX_RANK=$r MLX_IBV_DEVICES=$out/fe80.json MLX_JACCL_COORDINATOR=127.0.0.1:$port \
+      CLUSTERCOMM_TOKEN=rdma-suite CLUSTERCOMM_TRANSPORT=verbs CLUSTERCOMM_TIMEOUT_MS=30000 \
+      "$rank_bin" collectives >"$out/fe80-$r.log" 2>&1 &
+    pids+=($!)
+  done
+  for r in 0 1; do wait "${pids[$r]}" || { ok=0; why+="rank $r exited $?; "; }; done
+  grep -q "^clustercomm: rank 0: warning: $d01 port 1 has no IPv4-mapped GID; using its link-local GID fe80:" "$out/fe80-0.log" ||
+    { ok=0; why+="rank 0 did not warn about $d01 port 1; "; }
+  grep -q "^clustercomm: rank 1: warning: $d10 port 1 has no IPv4-mapped GID; using its link-local GID fe80:" "$out/fe80-1.log" ||
+    { ok=0; why+="rank 1 did not warn about $d10 port 1; "; }
+  for r in 0 1; do
+    [ "$(grep -c 'warning:' "$out/fe80-$r.log")" = 1 ] || { ok=0; why+="rank $r warned other than once; "; }
+  done
+  # The frames took the cable: its veth counted them.
+  local tx
+  tx=$(cat "/sys/class/net/$n01/statistics/tx_bytes")
+  ((tx > 10 * 1024 * 1024)) || { ok=0; why+="$n01 sent only $tx bytes; "; }
+  # Put the cable back as it was for the cases after this one.
+  ip -6 rule del pref 100 oif "$n01" lookup 250
+  ip -6 rule del pref 100 oif "$n10" lookup 251
+  ip -6 route flush table 250
+  ip -6 route flush table 251
+  ip -6 rule add pref 0 lookup local
+  ip -6 rule del pref 1000 lookup local
+  ip addr add "$a01/30" dev "$n01"
+  ip addr add "$a10/30" dev "$n10"
+  ip route replace "$a10/32" dev "$n01" table "$(ip rule show | awk -v d="$n01" '$0 ~ "oif " d " " {print $NF; exit}')" 2>/dev/null
+  ip route replace "$a01/32" dev "$n10" table "$(ip rule show | awk -v d="$n10" '$0 ~ "oif " d " " {print $NF; exit}')" 2>/dev/null
+  if ((ok)); then
+    pass "link-local GIDs on $d01 and $d10 (no IPv4): every collective correct, $((tx >> 20)) MiB over $n01; $(grep -m1 warning "$out/fe80-0.log" | cut -c1-160)"
+  else
+    fail "link-local GIDs: $why $(tail -n 5 "$out"/fe80-*.log)"
+  fi
+}
+fe80_case
 
 echo "== 7. rc profile: RC queue pairs, same protocol"
 export CLUSTERCOMM_IBV_PROFILE=rc

@@ -39,18 +39,19 @@ uint64_t get64(const std::byte* p) { return get<uint64_t>(p); }
 
 }  // namespace
 
-FrameChannel::FrameChannel(FrameLink& link, int peer)
+FrameChannel::FrameChannel(FrameLink& link, int peer, bool pad_frames)
     : link_(link),
       peer_(peer),
       credits_(link.recv_slots()),
       credit_threshold_(std::max<uint32_t>(1, link.recv_slots() / 2)),
       signal_every_(std::max<uint32_t>(1, link.send_slots() / 2)),
+      pad_(pad_frames),
       frame_bytes_(link.frame_bytes()),
       send_slots_(link.send_slots()),
       recv_slots_(link.recv_slots()) {
-  if (link.recv_slots() < 4 || link.frame_bytes() <= kFrameHeaderBytes) {
+  if (link.recv_slots() < 4 || link.frame_bytes() == 0) {
     throw Error(ErrorKind::kInvalidArgument,
-                "a verbs link needs at least 4 receive frames longer than the frame header");
+                "a verbs link needs at least 4 receive frames of at least one payload byte");
   }
   for (uint32_t s = 0; s < link.recv_slots(); ++s) link.post_recv(s);
 }
@@ -86,7 +87,8 @@ void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t paylo
   put64(f + 16, msg_bytes);
   if (payload_bytes > 0) std::memcpy(f + kFrameHeaderBytes, payload, payload_bytes);
   const bool signaled = (sent_ + 1) % signal_every_ == 0 || free_send() == 1;
-  link_.post_send(slot, static_cast<uint32_t>(kFrameHeaderBytes) + payload_bytes, signaled);
+  const size_t wire = kFrameHeaderBytes + (pad_ ? frame_bytes_ : payload_bytes);
+  link_.post_send(slot, static_cast<uint32_t>(wire), signaled);
   ++sent_;
   owed_ = 0;
   --credits_;
@@ -94,7 +96,7 @@ void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t paylo
 
 bool FrameChannel::send_frames() {
   bool any = false;
-  const size_t max_payload = frame_bytes_ - kFrameHeaderBytes;
+  const size_t max_payload = frame_bytes_;
   while (!sendq_.empty() && free_send() > 0) {
     if (credits_ < 2) {  // the last credit is kept for returning credits
       ++stats_.stalls_no_credit;
@@ -138,9 +140,13 @@ bool FrameChannel::on_completion(const Completion& c) {
   }
   const std::byte* f = link_.recv_frame(c.slot);
   if (c.bytes < kFrameHeaderBytes || (get32(f) & 0xff000000u) != kFrameMagic ||
-      get32(f + 8) + kFrameHeaderBytes != c.bytes) {
-    fail(ErrorKind::kProtocol, "received a malformed frame (" + std::to_string(c.bytes) +
-                                   " bytes): is the peer a clustercomm rank of this job?");
+      get32(f + 8) > frame_bytes_ ||
+      (get32(f + 8) + kFrameHeaderBytes != c.bytes && frame_bytes_ + kFrameHeaderBytes != c.bytes)) {
+    fail(ErrorKind::kProtocol,
+         "received a malformed frame (" + std::to_string(c.bytes) + " bytes, " +
+             std::to_string(get32(f + 8)) + " payload bytes announced, frames hold " +
+             std::to_string(frame_bytes_) +
+             "): is the peer a clustercomm rank of this job, of the same version?");
   }
   const uint32_t seq = get32(f + 12) >> kSeqShift;
   if (seq != (received_ & kSeqMask)) {

@@ -1,12 +1,24 @@
 // FrameChannel: the protocol of one (peer, cable) link - framing, credits and matching - on
 // top of a FrameLink. No verbs calls here (they are behind FrameLink).
 //
-// Framing. A message of S bytes travels as ceil(S / P) frames (at least one), P = frame
-// bytes - 24: each frame is a 24-byte little-endian header {u32 0xCC000000 | context << 8 |
-// type (context: the communicator's id mod 2^16, Transport::set_context; 0 on CREDIT),
-// u32 credits returned, u32 payload bytes, u32 flags (bit 0: first frame of a message; bits
-// 8..31: the frame's sequence number mod 2^24), u64 message bytes} and its payload. Types:
-// DATA, CREDIT (header only).
+// Framing. A message of S bytes travels as ceil(S / F) frames (at least one), F = the agreed
+// frame size (FrameLink::frame_bytes(), a power of two): each frame is a 24-byte little-endian
+// header {u32 0xCC000000 | context << 8 | type (context: the communicator's id mod 2^16,
+// Transport::set_context; 0 on CREDIT), u32 credits returned, u32 payload bytes, u32 flags
+// (bit 0: first frame of a message; bits 8..31: the frame's sequence number mod 2^24), u64
+// message bytes} and up to F payload bytes. The header is outside the payload budget (a slot
+// and a posted receive are F + 24 bytes), so a message of 2^k bytes fills whole frames: with
+// the header inside, a 64 KiB message at F = 64 KiB took a second frame of 24 payload bytes (a
+// work request, a credit and a completion more). Types: DATA, CREDIT (header only). The
+// receiver checks the first word's magic, that the payload fits F and that the completion's
+// byte count is the header plus the payload (or, padded, exactly F + 24).
+//
+// Padding (the Apple profile's default, Config::ibv_pad_frames). JACCL sends every buffer
+// whole, its posted size, on Apple's stack, where a send shorter than the posted receive is
+// unproved (docs/platform.md#transport-profile-and-limits); with padding on, every frame (DATA
+// and CREDIT) is sent as F + 24 bytes, whatever its payload, the bytes after the payload being
+// whatever the send slot held (this job's earlier frames to the same peer). The header's
+// payload count still says what is real; the receiver takes both forms.
 //
 // Loss. Every frame (DATA or CREDIT) is numbered from 0 at connect, and the receiver checks
 // that they arrive 0, 1, 2, ...: a UC queue pair drops a whole message when one of its
@@ -47,13 +59,12 @@
 
 namespace cc::comm::verbs {
 
-inline constexpr size_t kFrameHeaderBytes = 24;
-
 class FrameChannel {
  public:
   /// `link` stays owned by the caller. `peer` names the other rank in errors. Posts all
-  /// receive frames (the caller then tells the peer it is ready).
-  FrameChannel(FrameLink& link, int peer);
+  /// receive frames (the caller then tells the peer it is ready). `pad_frames`: every frame
+  /// goes out at the full posted size, wire_bytes() (see "Padding" above).
+  FrameChannel(FrameLink& link, int peer, bool pad_frames = false);
 
   /// Queues a message part; the request's parts_left is decremented when its last frame is
   /// posted (the data then sits in registered frames: the user buffer is free again).
@@ -129,6 +140,7 @@ class FrameChannel {
   uint64_t sent_ = 0, done_ = 0;  // frames posted; frames known complete
   uint64_t received_ = 0;         // frames arrived (the next one's sequence number)
   uint32_t signal_every_;
+  bool pad_;
   // The link's shape, fixed once it is connected: read once, not through a virtual call per
   // frame (an indirect call is a slow path in the emulated guest's CPU).
   size_t frame_bytes_;

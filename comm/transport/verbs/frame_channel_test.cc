@@ -48,7 +48,7 @@ struct Pair {
 
 TEST_CASE("frames: a message larger than many frames arrives intact, no frame dropped") {
   Pair p(FakeMode::kUcDrop, 4096, 8);
-  const auto msg = payload(100000, 3);  // 25 frames of 4072 payload bytes
+  const auto msg = payload(100000, 3);  // 25 frames: 24 of 4096 payload bytes, one of 1696
   std::vector<char> got(msg.size());
   Request s, r;
   s.parts_left = r.parts_left = 1;
@@ -58,6 +58,100 @@ TEST_CASE("frames: a message larger than many frames arrives intact, no frame dr
   CHECK(got == msg);
   CHECK(p.wire->drops == 0);
   CHECK(p.a->stats().data_frames == 25);
+  REQUIRE(p.wire->send_sizes[0].size() == 25);
+  CHECK(p.wire->send_sizes[0].front() == 4096 + kFrameHeaderBytes);
+  CHECK(p.wire->send_sizes[0].back() == 100000 - 24 * 4096 + kFrameHeaderBytes);
+}
+
+TEST_CASE("frames: a message of N bytes takes ceil(N / frame) frames, 2^k messages no extra") {
+  // The header is outside the frame's payload budget: 4 KiB at 4 KiB frames is one frame of
+  // 4096 + 24 bytes, not a full one and a second of 24 payload bytes.
+  for (size_t frame : {size_t{4096}, size_t{65536}}) {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{8}, size_t{4095}, size_t{4096}, size_t{4097},
+                     size_t{65536}, size_t{65537}, size_t{131072}, size_t{1} << 20,
+                     (size_t{1} << 20) + 24}) {
+      CAPTURE(frame);
+      CAPTURE(n);
+      Pair p(FakeMode::kUcDrop, frame, 8);
+      const auto msg = payload(n, 9);
+      std::vector<char> got(n);
+      Request s, r;
+      s.parts_left = r.parts_left = 1;
+      p.a->send(msg.data(), n, s);
+      p.b->recv(got.data(), n, r);
+      REQUIRE(p.drive([&] { return s.done() && r.done(); }));
+      CHECK(got == msg);
+      const uint64_t frames = n == 0 ? 1 : (n + frame - 1) / frame;
+      CHECK(p.a->stats().data_frames == frames);
+      uint64_t wire = 0;
+      for (uint32_t b : p.wire->send_sizes[0]) {
+        CHECK(b <= frame + kFrameHeaderBytes);
+        wire += b;
+      }
+      // Side 0 only sends data (credits come back from side 1): payload + one header a frame.
+      CHECK(p.a->stats().credit_frames == 0);
+      CHECK(wire == n + frames * kFrameHeaderBytes);
+      CHECK(p.wire->drops == 0);
+    }
+  }
+}
+
+TEST_CASE("frames: padded frames go out at the full posted size and arrive intact") {
+  // Side 0 pads (the Apple profile's default), side 1 does not: each takes the other's form.
+  for (size_t n : {size_t{0}, size_t{8}, size_t{5000}, size_t{8192}, size_t{100000}}) {
+    CAPTURE(n);
+    auto wire = std::make_shared<FakeWire>();
+    wire->mode = FakeMode::kUcDrop;
+    auto [x, y] = test::make_fake_pair(wire, 4096, 8, "fakeA port 1", "fakeB port 1");
+    FrameChannel a(*x, 1, /*pad_frames=*/true), b(*y, 0);
+    const auto ma = payload(n, 1), mb = payload(n, 2);
+    std::vector<char> ga(n), gb(n);
+    Request sa, sb, ra, rb;
+    sa.parts_left = sb.parts_left = ra.parts_left = rb.parts_left = 1;
+    a.send(ma.data(), n, sa);
+    b.send(mb.data(), n, sb);
+    a.recv(gb.data(), n, ra);
+    b.recv(ga.data(), n, rb);
+    for (int i = 0; i < 10000 && !(sa.done() && sb.done() && ra.done() && rb.done()); ++i) {
+      a.progress();
+      b.progress();
+    }
+    REQUIRE((sa.done() && sb.done() && ra.done() && rb.done()));
+    CHECK(ga == ma);
+    CHECK(gb == mb);
+    CHECK(wire->drops == 0);
+    const uint64_t frames = n == 0 ? 1 : (n + 4095) / 4096;
+    CHECK(a.stats().data_frames == frames);
+    REQUIRE(!wire->send_sizes[0].empty());
+    for (uint32_t bytes : wire->send_sizes[0]) CHECK(bytes == 4096 + kFrameHeaderBytes);
+    CHECK(wire->send_sizes[1].front() == std::min<size_t>(n, 4096) + kFrameHeaderBytes);
+  }
+}
+
+TEST_CASE("frames: ends whose frame sizes differ fail naming the rank, the device and the status") {
+  // Side 0 sends full 8 KiB frames into side 1's 4 KiB receives: verbs completes such a
+  // receive with an error (never a silent truncation), and the message says what to check.
+  auto wire = std::make_shared<FakeWire>();
+  auto [x, y] = test::make_fake_pair(wire, 8192, 4, "fakeA port 1", "fakeB port 1", 4096);
+  FrameChannel a(*x, 1), b(*y, 0);
+  const auto msg = payload(8192, 4);
+  std::vector<char> got(8192);
+  Request s, r;
+  s.parts_left = r.parts_left = 1;
+  a.send(msg.data(), msg.size(), s);
+  b.recv(got.data(), got.size(), r);
+  try {
+    for (int i = 0; i < 100 && !r.done(); ++i) {
+      a.progress();
+      b.progress();
+    }
+    FAIL("a frame longer than the posted receive went unnoticed");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kSystem);
+    CHECK(e.ranks() == std::vector<int>{0});
+    CHECK(e.message().find("rank 0 on fakeB port 1: a receive completed with error 'local "
+                           "length error' (frame sizes must agree") != std::string::npos);
+  }
 }
 
 TEST_CASE("frames: zero-byte messages are one frame each and match in order") {

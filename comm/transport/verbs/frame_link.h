@@ -5,13 +5,17 @@
 //
 // Contract, taken from Apple's rules for UC over Thunderbolt
 // (docs/platform.md#transport-profile-and-limits):
-// - post_send(slot, n, signaled) sends the first n bytes of send frame `slot` as one message.
+// - A frame is a kFrameHeaderBytes header followed by up to frame_bytes() of payload: the
+//   header is outside the payload budget, so a slot holds wire_bytes() = frame_bytes() +
+//   kFrameHeaderBytes, and a message of 2^k bytes fills whole frames (frame_channel.h).
+// - post_send(slot, n, signaled) sends the first n (<= wire_bytes()) bytes of send frame `slot`
+//   as one message.
 //   On UC a send that finds no posted receive on the other side is dropped silently, and a
 //   send completion does not mean the data arrived: the caller must only send against a
 //   credit. Only a signaled send produces a completion; since a send queue completes in
 //   posting order (verbs), it also means every earlier send is done and its frame free.
-// - post_recv(slot) posts receive frame `slot` (frame_bytes() long). A message lands in the
-//   oldest posted receive (posting order).
+// - post_recv(slot) posts receive frame `slot` (wire_bytes() long). A message lands in the
+//   oldest posted receive (posting order); one longer than it completes with an error.
 // - poll() returns completions without blocking; a dead peer produces none (UC).
 // - Sleeping: event_fd() is a descriptor poll(2) reports readable once a completion arrives
 //   after arm() (a verbs completion channel: ibv_req_notify_cq); completions queued before
@@ -26,6 +30,10 @@
 
 namespace cc::comm::verbs {
 
+/// The frame header's size (its layout: frame_channel.h). It travels in front of the payload
+/// and is not counted in FrameLink::frame_bytes().
+inline constexpr size_t kFrameHeaderBytes = 24;
+
 struct Completion {
   bool is_send = false;
   bool ok = true;       // wc.status == IBV_WC_SUCCESS
@@ -37,9 +45,11 @@ struct Completion {
 class FrameLink {
  public:
   virtual ~FrameLink() = default;
-  /// Bytes per frame, agreed by both ends at connect (a power of two >= 4 KiB; Apple: a
-  /// message is at most 16,773,120 bytes).
+  /// Payload bytes per frame, agreed by both ends at connect (a power of two >= 4 KiB; Apple: a
+  /// message, header included, is at most 16,773,120 bytes).
   virtual size_t frame_bytes() const = 0;
+  /// Bytes of one slot, and the most one frame puts on the wire: header + payload.
+  size_t wire_bytes() const { return frame_bytes() + kFrameHeaderBytes; }
   virtual uint32_t send_slots() const = 0;
   /// Receive frames; the same number on both ends (Apple: ~63 posted receives at most).
   virtual uint32_t recv_slots() const = 0;

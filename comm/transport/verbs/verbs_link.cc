@@ -103,8 +103,9 @@ void VerbsLink::connect(const QpInfo& remote, uint32_t frame_bytes, uint32_t rec
   const IbvApi& api = *dev_->api;
   frame_bytes_ = frame_bytes;
   recv_frames_ = recv_frames;
-  const size_t send_bytes = size_t{send_frames_} * frame_bytes_;
-  const size_t recv_bytes = size_t{recv_frames_} * frame_bytes_;
+  stride_ = (wire_bytes() + 4095) / 4096 * 4096;
+  const size_t send_bytes = size_t{send_frames_} * stride_;
+  const size_t recv_bytes = size_t{recv_frames_} * stride_;
   send_ring_.reset(static_cast<std::byte*>(std::aligned_alloc(4096, send_bytes)));
   recv_ring_.reset(static_cast<std::byte*>(std::aligned_alloc(4096, recv_bytes)));
   if (!send_ring_ || !recv_ring_) fail("cannot allocate the frame rings", ENOMEM);
@@ -164,8 +165,8 @@ void VerbsLink::connect(const QpInfo& remote, uint32_t frame_bytes, uint32_t rec
 
 void VerbsLink::post_recv(uint32_t slot) {
   ibv_sge sge{};
-  sge.addr = reinterpret_cast<uintptr_t>(recv_ring_.get() + size_t{slot} * frame_bytes_);
-  sge.length = static_cast<uint32_t>(frame_bytes_);
+  sge.addr = reinterpret_cast<uintptr_t>(recv_frame(slot));
+  sge.length = static_cast<uint32_t>(wire_bytes());
   sge.lkey = recv_mr_->lkey;
   ibv_recv_wr wr{};
   wr.wr_id = wr_id(false, slot);
@@ -178,7 +179,7 @@ void VerbsLink::post_recv(uint32_t slot) {
 
 void VerbsLink::post_send(uint32_t slot, uint32_t bytes, bool signaled) {
   ibv_sge sge{};
-  sge.addr = reinterpret_cast<uintptr_t>(send_ring_.get() + size_t{slot} * frame_bytes_);
+  sge.addr = reinterpret_cast<uintptr_t>(send_frame(slot));
   sge.length = bytes;
   sge.lkey = send_mr_->lkey;
   ibv_send_wr wr{};

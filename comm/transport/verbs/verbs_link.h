@@ -13,8 +13,8 @@
 //
 // Path MTU: the smaller of the two ports' active_mtu (exchanged in QpInfo). A Mac's RDMA port
 // reports 4096 (tests/data/fixtures/macos/pair-b.ibv_devinfo.txt); rxe reports its netdev's MTU
-// less its headers (1500 gives 1024; docs/platform.md#soft-roce). A 64 KiB frame (header included)
-// is then 16 packets of 4 KiB, against 64 of 1 KiB.
+// less its headers (1500 gives 1024; docs/platform.md#soft-roce). A full 64 KiB frame (plus its
+// 24-byte header) is then 16 packets of 4 KiB and one of 24 bytes, against 65 of 1 KiB.
 #pragma once
 
 #include <cstdint>
@@ -53,9 +53,9 @@ class VerbsLink final : public FrameLink {
   size_t frame_bytes() const override { return frame_bytes_; }
   uint32_t send_slots() const override { return send_frames_; }
   uint32_t recv_slots() const override { return recv_frames_; }
-  std::byte* send_frame(uint32_t slot) override { return send_ring_.get() + size_t{slot} * frame_bytes_; }
+  std::byte* send_frame(uint32_t slot) override { return send_ring_.get() + size_t{slot} * stride_; }
   const std::byte* recv_frame(uint32_t slot) const override {
-    return recv_ring_.get() + size_t{slot} * frame_bytes_;
+    return recv_ring_.get() + size_t{slot} * stride_;
   }
   void post_recv(uint32_t slot) override;
   void post_send(uint32_t slot, uint32_t bytes, bool signaled) override;
@@ -80,7 +80,8 @@ class VerbsLink final : public FrameLink {
   uint32_t send_frames_, recv_frames_;
   uint32_t max_inline_ = 0;  // the QP's inline limit (bytes), 0 when the provider has none
   bool rc_ = false;          // an RC queue pair (the rc profile); false: UC (the Apple profile)
-  size_t frame_bytes_ = 0;
+  size_t frame_bytes_ = 0;  // payload bytes per frame (the header comes on top)
+  size_t stride_ = 0;       // wire_bytes() rounded up to a page: every slot starts page-aligned
   bool armed_ = false;
   std::unique_ptr<std::byte, Free> send_ring_, recv_ring_;
   ChannelOwner channel_;

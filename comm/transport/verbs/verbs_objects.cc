@@ -1,6 +1,9 @@
 #include "comm/transport/verbs/verbs_objects.h"
 
+#include <arpa/inet.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -41,6 +44,23 @@ int find_ipv4_mapped(const ibv_gid* gids, int count) {
     if (zero && r[10] == 0xff && r[11] == 0xff) return i;
   }
   return -1;
+}
+
+int find_link_local(const ibv_gid* gids, int count) {
+  int first = -1;
+  for (int i = 0; i < count; ++i) {
+    const uint8_t* r = gids[i].raw;
+    if (r[0] != 0xfe || (r[1] & 0xc0) != 0x80) continue;
+    if (i >= 1) return i;
+    first = i;
+  }
+  return first;
+}
+
+std::string gid_text(const ibv_gid& gid) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  if (::inet_ntop(AF_INET6, gid.raw, buf, sizeof buf) == nullptr) return "?";
+  return buf;
 }
 
 std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, int rank) {
@@ -104,15 +124,29 @@ std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, 
       std::memset(&gids[static_cast<size_t>(i)], 0, sizeof(ibv_gid));
     }
   }
+  // A Mac's rdma_enX sits on enX; other providers (rxe0_1, mlx5_0) name no interface.
+  const std::string iface =
+      name.rfind("rdma_", 0) == 0 ? name.substr(5) : "the network interface of " + name;
   dev->gid_index = find_ipv4_mapped(gids.data(), len);
   if (dev->gid_index < 0) {
-    std::string iface = name;
-    if (iface.rfind("rdma_", 0) == 0) iface = iface.substr(5);
-    throw Error(ErrorKind::kSystem, who + name + " has no IPv4 address, so no IPv4-mapped GID: "
-                                    "run `clusterctl network apply` (" + dev->where() +
-                                    "; the GID needs an IPv4 address on " + iface + ")");
+    dev->gid_index = find_link_local(gids.data(), len);
+    dev->gid_link_local = dev->gid_index >= 0;
+  }
+  if (dev->gid_index < 0) {
+    throw Error(ErrorKind::kSystem, who + name + " has no IPv4 address, so no IPv4-mapped GID, "
+                                    "and no link-local GID either: run `clusterctl network "
+                                    "apply` (" + dev->where() + "; the GID needs an IPv4 "
+                                    "address on " + iface + ")");
   }
   dev->gid = gids[static_cast<size_t>(dev->gid_index)];
+  if (dev->gid_link_local) {
+    std::fprintf(stderr,
+                 "clustercomm: %swarning: %s has no IPv4-mapped GID; using its link-local GID "
+                 "%s (index %d). Both ends of the cable must do the same; to use IPv4, give %s "
+                 "an IPv4 address (`clusterctl network apply`)\n",
+                 who.c_str(), dev->where().c_str(), gid_text(dev->gid).c_str(), dev->gid_index,
+                 iface.c_str());
+  }
   return dev;
 }
 

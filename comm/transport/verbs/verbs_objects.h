@@ -55,18 +55,29 @@ struct Device {
   ibv_port_attr port_attr{};
   ibv_gid gid{};
   int gid_index = -1;
+  bool gid_link_local = false;  // no IPv4-mapped GID: the port's fe80:: one is used
   int qps = 0;  // queue pairs created on it
   std::string where() const { return name + " port " + std::to_string(port); }
 };
 
 /// Opens `name` among the listed devices, allocates its PD, checks the port is ACTIVE and
-/// finds its IPv4-mapped GID (::ffff:a.b.c.d). Throws Error(kSystem) with what to do, e.g.
-/// "rdma_en3 has no IPv4 address, so no IPv4-mapped GID: run `clusterctl network apply`";
+/// finds its IPv4-mapped GID (::ffff:a.b.c.d). A port without one uses its link-local
+/// (fe80::) GID instead (find_link_local) and prints one warning line on stderr naming the
+/// device and port: some Macs expose only fe80 GIDs even with IPv4 set
+/// (docs/platform.md#gid-table-and-addressing). Throws Error(kSystem) with what to do, e.g.
+/// "rdma_en3 has no IPv4 address, so no IPv4-mapped GID, and no link-local GID: run
+/// `clusterctl network apply`";
 /// Error(kInvalidArgument) when the host has RDMA devices but none named `name` (a mistyped
 /// device matrix: the message lists the host's devices).
 std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, int rank);
 
 /// Index of the first IPv4-mapped GID (bytes 0-9 zero, 10-11 0xff) in `gids`, or -1.
 int find_ipv4_mapped(const ibv_gid* gids, int count);
+/// Index of the link-local GID (fe80::/10) to use when there is no IPv4-mapped one: the first
+/// at index 1 or later, else index 0 (MLX's fallback prefers index 1: index 0 can route
+/// elsewhere on a Mac, docs/platform.md#gid-table-and-addressing), or -1 when there is none.
+int find_link_local(const ibv_gid* gids, int count);
+/// "fe80::1c2b:3aff:fe4d:5e6f": a GID in IPv6 text.
+std::string gid_text(const ibv_gid& gid);
 
 }  // namespace cc::comm::verbs

@@ -11,7 +11,10 @@
 namespace cc::comm::verbs {
 namespace {
 
-constexpr uint32_t kQpMagic = 0x50514343u;     // "CCQP"
+// "CCQ2": frames of F payload bytes plus the header. "CCQP" was the format before, whose
+// frames held the header inside F; the two cannot talk (a frame overruns the posted receive).
+constexpr uint32_t kQpMagic = 0x32514343u;
+constexpr uint32_t kQpMagicV1 = 0x50514343u;
 constexpr uint32_t kReadyMagic = 0x44524343u;  // "CCRD"
 constexpr uint32_t kSendFrames = 16;
 
@@ -61,7 +64,17 @@ class Setup final : public VerbsSetup {
       const std::string who = "rank " + std::to_string(p);
       const std::string table = recv_msg(conns[p][0].get(), deadline, who);
       WireReader r(table);
-      if (r.u32() != kQpMagic) throw Error(ErrorKind::kProtocol, who + " sent no QP table", {static_cast<int>(p)});
+      const uint32_t magic = r.u32();
+      if (magic == kQpMagicV1) {
+        throw Error(ErrorKind::kProtocol,
+                    who + " runs an older clustercomm (its verbs frames hold the header inside "
+                          "the frame size) than rank " + std::to_string(cfg.rank) +
+                        ": install the same clustercomm on every host",
+                    {static_cast<int>(p)});
+      }
+      if (magic != kQpMagic) {
+        throw Error(ErrorKind::kProtocol, who + " sent no QP table", {static_cast<int>(p)});
+      }
       const uint32_t profile = r.u32();
       if (profile != profile_code(cfg.ibv_profile)) {
         throw Error(ErrorKind::kProtocol,
@@ -109,6 +122,15 @@ class Setup final : public VerbsSetup {
     opts.spin = cfg.tuning.spin;
     opts.close_timeout = cfg.timeout;
     opts.resends = cfg.ibv_profile == VerbsProfile::kRc;
+    // Padding is what Apple's provider gets from JACCL; on any other provider it only costs
+    // (10-70x for small messages on Soft-RoCE: docs/platform.md#transport-profile-and-limits).
+#if defined(__APPLE__)
+    constexpr bool kApplesProvider = true;
+#else
+    constexpr bool kApplesProvider = false;
+#endif
+    opts.pad_frames = cfg.ibv_pad_frames.value_or(kApplesProvider &&
+                                                  cfg.ibv_profile == VerbsProfile::kApple);
     // The transport's channels post every receive frame here, before "ready" goes out.
     auto t = std::make_unique<VerbsTransport>(cfg.rank, cfg.size, std::move(frame_links),
                                               std::move(control), opts);

@@ -49,6 +49,29 @@ TEST_CASE("GID scan: the IPv4-mapped entry is found wherever it is, or reported 
   CHECK(find_ipv4_mapped(g, 3) == 1);
 }
 
+TEST_CASE("GID scan: without an IPv4-mapped GID the link-local one is used, index 1 first") {
+  ibv_gid g[4]{};
+  CHECK(find_link_local(g, 4) == -1);  // all zero: nothing usable
+  g[0].raw[0] = 0xfe;
+  g[0].raw[1] = 0x80;
+  g[0].raw[15] = 1;
+  CHECK(find_link_local(g, 4) == 0);  // the only one
+  g[2] = g[0];
+  g[2].raw[15] = 2;
+  CHECK(find_link_local(g, 4) == 2);  // index 0 can route elsewhere on a Mac: a later one wins
+  g[1].raw[0] = 0x20;                 // a global address is not link-local
+  CHECK(find_link_local(g, 4) == 2);
+  g[1].raw[0] = 0xfe;
+  g[1].raw[1] = 0xbf;                 // fe80::/10 covers febf
+  CHECK(find_link_local(g, 4) == 1);
+  CHECK(gid_text(g[0]) == "fe80::1");
+  ibv_gid v4{};
+  v4.raw[10] = v4.raw[11] = 0xff;
+  v4.raw[12] = 10;
+  v4.raw[15] = 2;
+  CHECK(gid_text(v4) == "::ffff:10.0.0.2");
+}
+
 TEST_CASE("wr_id layout: tag, direction and slot round-trip") {
   const uint64_t s = wr_id(true, 62), r = wr_id(false, 0xffffffffu);
   CHECK((s >> 56) == 0xCC);

@@ -46,7 +46,8 @@ VerbsTransport::VerbsTransport(int rank, int size,
     peer.links = std::move(links[p]);
     if (p < control.size()) peer.control = std::move(control[p]);
     for (auto& l : peer.links) {
-      peer.channels.push_back(std::make_unique<FrameChannel>(*l, static_cast<int>(p)));
+      peer.channels.push_back(
+          std::make_unique<FrameChannel>(*l, static_cast<int>(p), options_.pad_frames));
       links_.push_back(l.get());
     }
     if (static_cast<int>(p) != rank && peer.links.empty()) {

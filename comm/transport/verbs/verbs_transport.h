@@ -48,6 +48,8 @@ struct VerbsOptions {
   /// The links resend lost packets (RC queue pairs); UC does not. Only the advice in a
   /// timeout's message depends on it.
   bool resends = false;
+  /// Every frame is sent at its full posted size (FrameChannel's padding; Config::ibv_pad_frames).
+  bool pad_frames = false;
 };
 
 class VerbsTransport final : public Transport {
