@@ -260,34 +260,46 @@ TEST_CASE("shm: CLUSTERCOMM_TRANSPORT=shm on one rank and tcp on another fails n
   CHECK(msg1 != "no error");
 }
 
-TEST_CASE("shm: a segment with another nonce is refused, create then unlink leaves no name") {
-  shm::Segment s = shm::Segment::create(2, 4096);
+TEST_CASE("shm: a segment with another nonce is refused; the last rank to map it unlinks it") {
+  shm::Segment s = shm::Segment::create(3, 4096);
   REQUIRE(s.mapped());
   const std::string name = s.name();
   CHECK(name.rfind("/ccshm-", 0) == 0);
   CHECK(name.size() <= 31);  // macOS: PSHMNAMLEN
   unsigned char nonce[16];
   std::memcpy(nonce, s.header().nonce, 16);
-  CHECK_NOTHROW(shm::Segment::open(name, 2, 4096, nonce));
   nonce[3] ^= 1;
   try {
-    shm::Segment::open(name, 2, 4096, nonce);
+    shm::Segment::open(name, 3, 4096, nonce);
     FAIL("a wrong nonce was accepted");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::kProtocol);
     CHECK(std::string(e.what()).find(name) != std::string::npos);
   }
   nonce[3] ^= 1;
-  CHECK_THROWS_AS(shm::Segment::open(name, 3, 4096, nonce), Error);  // another layout
-  s.unlink();
+  CHECK_THROWS_AS(shm::Segment::open(name, 2, 4096, nonce), Error);  // another layout
+  CHECK(s.header().mapped_ranks.load() == 1);  // refused opens do not count
+  shm::Segment second = shm::Segment::open(name, 3, 4096, nonce);
+  CHECK(s.header().mapped_ranks.load() == 2);
+#ifdef __linux__
+  CHECK(our_segments().size() == 1);  // one of three still to map it: the name stays
+#endif
+  // The third: the name goes now, without the creator (as when it was killed after its offer).
+  shm::Segment third = shm::Segment::open(name, 3, 4096, nonce);
+  CHECK(s.header().mapped_ranks.load() == 3);
+  CHECK(our_segments().empty());
   try {
-    shm::Segment::open(name, 2, 4096, nonce);
+    shm::Segment::open(name, 3, 4096, nonce);
     FAIL("an unlinked name still opened");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::kSystem);
     CHECK(std::string(e.what()).find("shm_open") != std::string::npos);
   }
+  s.unlink();  // the creator's own unlink finds it gone: harmless
   CHECK(our_segments().empty());
+  // The memory is still shared among the mappings.
+  s.header().abort_word.store(42);
+  CHECK(third.header().abort_word.load() == 42);
 }
 
 }  // namespace cc::comm::test

@@ -76,6 +76,7 @@ Segment Segment::create(int ranks, size_t ring_bytes) {
   h->ring_bytes = ring_bytes;
   for (auto& b : h->nonce) b = static_cast<unsigned char>(rd());
   h->abort_word.store(0);
+  h->mapped_ranks.store(1);
   for (int i = 0; i < ranks; ++i) {
     for (int j = 0; j < ranks; ++j) {
       if (i != j) new (&s.ctl(i, j)) RingCtl{};
@@ -110,6 +111,12 @@ Segment Segment::open(const std::string& name, int ranks, size_t ring_bytes,
     throw Error(ErrorKind::kProtocol,
                 "shared memory " + name + " is not the segment rank 0 of this host created "
                                           "(another process's, or another machine's /dev/shm)");
+  }
+  // The last of the k to map it removes the name: even a creator killed from here on leaves
+  // nothing behind. (The creator's own unlink later finds it gone; the name holds the
+  // creator's pid, which is alive until then, so no other segment can have taken it.)
+  if (s.header().mapped_ranks.fetch_add(1) + 1 == static_cast<uint32_t>(ranks)) {
+    ::shm_unlink(name.c_str());
   }
   return s;
 }

@@ -13,9 +13,13 @@
 // (both seq_cst); a writer, after storing head, fences (seq_cst) and loads reader_sleeping:
 // one of the two sees the other, so a wake-up is never lost (shm_transport.h sends it).
 //
-// The creator unlinks the name as soon as every local rank has mapped the segment
-// (shm_setup.h), so nothing is left in /dev/shm after the job, even after kill -9; the memory
-// goes when the last rank unmaps it.
+// The name goes as soon as every local rank has mapped the segment: the rank whose open makes
+// the count of mapped ranks k unlinks it (so a creator killed after its offer leaves nothing),
+// and the creator unlinks it too once every rank has answered or given up (shm_setup.h). So
+// nothing is left in /dev/shm after the job, even after kill -9; the memory goes when the last
+// rank unmaps it. What can still leave a name: the creator killed (kill -9) in the moment
+// between creating the segment and a peer's open, or while a peer that never opens it is
+// stopped; then `rm /dev/shm/ccshm-<pid>-*` of a pid that is gone is safe.
 #pragma once
 
 #include <atomic>
@@ -26,7 +30,7 @@
 namespace cc::comm::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x434353484d534731ull;  // "CCSHMSG1"
-inline constexpr uint32_t kSegmentVersion = 1;
+inline constexpr uint32_t kSegmentVersion = 2;
 inline constexpr size_t kHeaderBytes = 8192;
 /// Ranks one segment serves (one heartbeat slot each); a host with more runs them on TCP.
 inline constexpr int kMaxLocalRanks = 64;
@@ -54,6 +58,9 @@ struct SegmentHeader {
   /// up on) + 1: read by spinning peers so they stop at once, before the ABORT record on the
   /// socket arrives. One word, so the two halves are always seen together.
   std::atomic<uint64_t> abort_word;
+  /// Local ranks that have mapped the segment (the creator counts itself): the open that
+  /// brings it to k unlinks the name.
+  std::atomic<uint32_t> mapped_ranks;
   /// Per local rank, the steady clock (ns since its epoch, one clock for the whole host) when
   /// it last ran its wait loop: a waiting rank refreshes it at least every 100 ms, so one that
   /// is seconds old belongs to a rank that is stopped or busy outside the library.
@@ -76,7 +83,8 @@ class Segment {
   /// SIGBUS later), maps it and writes the header with a fresh random nonce.
   /// Throws Error(kSystem) naming the name and the call that failed.
   static Segment create(int ranks, size_t ring_bytes);
-  /// Opens and maps `name`; checks the size, magic, version, rank count, ring size and nonce.
+  /// Opens and maps `name`; checks the size, magic, version, rank count, ring size and nonce,
+  /// then counts itself in mapped_ranks and, when it is the last of the k, unlinks the name.
   /// Throws Error(kSystem) on a failed call, Error(kProtocol) on a segment that is not the one
   /// described.
   static Segment open(const std::string& name, int ranks, size_t ring_bytes,
