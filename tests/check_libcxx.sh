@@ -10,6 +10,8 @@
 #  2. util/number.cc's tests are built and run with libc++ (its path without from_chars);
 #  3. comm/ (no compiled C++ dependency) is built in full with libc++ (build/libcxx-comm) and its
 #     unit, thread and process tests run with ctest (not label rdma: that boots a QEMU guest).
+#     Without bench/'s Gloo program: Gloo is a Linux-only C++ library built against libstdc++
+#     here (its TCP transport is epoll), a peer to compare with, not part of what ships.
 # Both force tests/libcxx/gnu_only.h ahead of each file: GNU/Linux-only calls and constants
 # (pipe2, accept4, SOCK_CLOEXEC, MSG_NOSIGNAL, TCP_USER_TIMEOUT, prctl, endian.h's
 # conversions, ...) are hidden, so an unguarded use outside lab/ and *_linux.* fails here.
@@ -155,6 +157,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 comm_build="$root/build/libcxx-comm"
 cmake -S "$root/comm" -B "$comm_build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O2 -DCLUSTERCOMM_WERROR=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_Gloo=ON \
   -DCMAKE_CXX_FLAGS="-stdlib=libc++ -include $prelude -DCLUSTERCTL_KEEP_MSG_NOSIGNAL" \
   -DCMAKE_EXE_LINKER_FLAGS=-stdlib=libc++ -DCMAKE_SHARED_LINKER_FLAGS=-stdlib=libc++ >/dev/null
 if ! cmake --build "$comm_build" -j"$jobs"; then
