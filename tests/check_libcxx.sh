@@ -10,8 +10,9 @@
 #  2. util/number.cc's tests are built and run with libc++ (its path without from_chars);
 #  3. comm/ (no compiled C++ dependency) is built in full with libc++ (build/libcxx-comm) and its
 #     unit, thread and process tests run with ctest (not label rdma: that boots a QEMU guest).
-#     Without bench/'s Gloo program: Gloo is a Linux-only C++ library built against libstdc++
-#     here (its TCP transport is epoll), a peer to compare with, not part of what ships.
+#     Without bench/'s Gloo program (bench/gloo_allreduce_perf_linux.cc): Gloo is a Linux-only
+#     C++ library built against libstdc++ here (its TCP transport is epoll), a peer to compare
+#     with, not part of what ships.
 # Both force tests/libcxx/gnu_only.h ahead of each file: GNU/Linux-only calls and constants
 # (pipe2, accept4, SOCK_CLOEXEC, MSG_NOSIGNAL, TCP_USER_TIMEOUT, prctl, endian.h's
 # conversions, ...) are hidden, so an unguarded use outside lab/ and *_linux.* fails here.
