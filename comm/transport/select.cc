@@ -67,6 +67,8 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
     opts.spin = cfg.tuning.spin;
     const unsigned cores = std::thread::hardware_concurrency();
     opts.yield = cores == 0 || group.ranks.size() > cores;
+    // Every rank of the world sees the same: all on this host (no remote), more than its cores.
+    opts.crowded = !remote && cores > 0 && group.ranks.size() > cores;
     return std::make_unique<shm::ShmTransport>(cfg.rank, cfg.size, group.ranks,
                                                std::move(segment), std::move(socks),
                                                std::move(remote), opts);

@@ -94,7 +94,8 @@ class Transport {
   /// (online CPUs), so ranks share cores and each message's syscalls take CPU from a peer.
   /// Every rank of a world sees the same value (it is derived from facts they share), so
   /// algorithms may be chosen by it. The TCP transport works it out from its connections
-  /// (both ends of every one on one address); others say false.
+  /// (both ends of every one on one address), the shared-memory transport from its segment
+  /// (every rank of the world in it); verbs says false.
   virtual bool crowded() const { return false; }
 
   /// Installs Config::interrupted: wait() asks it at most every kInterruptCheckEvery while it

@@ -51,6 +51,8 @@ struct ShmOptions {
   std::chrono::microseconds spin{200};
   /// Yield the core on every spin turn (set when the host's ranks outnumber its cores).
   bool yield = false;
+  /// Transport::crowded(): the whole world is on this host, with more ranks than cores.
+  bool crowded = false;
 };
 
 class ShmTransport final : public Transport {
@@ -71,6 +73,7 @@ class ShmTransport final : public Transport {
   void wait(Request& req, Deadline deadline) override;
   void poll() override;
   void abort(int failed_rank) noexcept override;
+  bool crowded() const override { return options_.crowded; }
 
   /// The world ranks on this host (this one among them).
   const std::vector<int>& local_ranks() const { return local_ranks_; }
