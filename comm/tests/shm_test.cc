@@ -260,7 +260,7 @@ TEST_CASE("shm: CLUSTERCOMM_TRANSPORT=shm on one rank and tcp on another fails n
   CHECK(msg1 != "no error");
 }
 
-TEST_CASE("shm: a segment with another nonce is refused; the last rank to map it unlinks it") {
+TEST_CASE("shm: a segment with another nonce is refused, the last rank to map it unlinks it") {
   shm::Segment s = shm::Segment::create(3, 4096);
   REQUIRE(s.mapped());
   const std::string name = s.name();
