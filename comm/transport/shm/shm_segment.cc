@@ -109,7 +109,7 @@ Segment Segment::open(const std::string& name, int ranks, size_t ring_bytes,
       h.ranks != static_cast<uint32_t>(ranks) || h.ring_bytes != ring_bytes ||
       std::memcmp(h.nonce, nonce, sizeof nonce) != 0) {
     throw Error(ErrorKind::kProtocol,
-                "shared memory " + name + " is not the segment rank 0 of this host created "
+                "shared memory " + name + " is not the segment this host's lowest rank created "
                                           "(another process's, or another machine's /dev/shm)");
   }
   // The last of the k to map it removes the name: even a creator killed from here on leaves
