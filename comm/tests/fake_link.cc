@@ -162,6 +162,7 @@ void FakeLink::post_send(uint32_t slot, uint32_t bytes, bool signaled) {
 void FakeLink::send_message(uint32_t slot, const std::byte* data, uint32_t bytes, bool signaled) {
   const int to = 1 - side_;
   wire_->send_sizes[side_].push_back(bytes);
+  if (wire_->record) wire_->sent[side_].emplace_back(data, data + bytes);
   FakeWire::Side& peer = wire_->side[to];
   if (++wire_->sends[side_] == wire_->lose_send[side_]) {
     // lost on the wire: the sender still sees its send complete (UC has no acknowledgement)
@@ -270,6 +271,20 @@ FakeVerbsWorld make_fake_verbs_world(int n, int cables, FakeMode mode, size_t fr
       if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) throw std::runtime_error("socketpair");
       control[a][b] = tcp::Fd(sv[0]);
       control[b][a] = tcp::Fd(sv[1]);
+    }
+  }
+  if (options.zero_copy_min_bytes > 0) {
+    for (size_t r = 0; r < un; ++r) {
+      auto reg = std::make_unique<FakeRegistrar>();
+      FakeRegistrar* raw = reg.get();
+      w.registrars.push_back(raw);
+      w.caches.push_back(std::make_unique<verbs::MrCache>(
+          std::move(reg), "rank " + std::to_string(r) + ": fake" + std::to_string(r)));
+      for (auto& per_peer : links[r]) {
+        for (auto& l : per_peer) {
+          static_cast<FakeLink*>(l.get())->set_mr_cache(w.caches.back().get(), raw);
+        }
+      }
     }
   }
   for (size_t r = 0; r < un; ++r) {

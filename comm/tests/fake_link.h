@@ -118,6 +118,8 @@ struct FakeWire {
   uint64_t sends[2] = {0, 0};      // sends posted by each side
   std::vector<uint32_t> send_sizes[2];  // the byte count of every send each side posted
   uint64_t gather_sends[2] = {0, 0};    // of them, sends posted with post_send_gather
+  bool record = false;                  // keep every message's bytes in sent[side]
+  std::vector<std::vector<std::byte>> sent[2];
   bool hold_send_completions[2] = {false, false};
   std::deque<verbs::Completion> held[2];  // send completions held back
   /// Lets side s's held send completions into its completion queue (locks mu).
@@ -143,6 +145,11 @@ namespace cc::comm::test {
 /// and real socketpairs as control connections.
 struct FakeVerbsWorld {
   std::vector<std::shared_ptr<FakeWire>> wires;
+  /// With options.zero_copy_min_bytes > 0: one MR cache per rank (as a rank's one device)
+  /// over a FakeRegistrar, given to every link of that rank; declared before the transports
+  /// so they outlive them.
+  std::vector<std::unique_ptr<verbs::MrCache>> caches;
+  std::vector<FakeRegistrar*> registrars;
   std::vector<std::unique_ptr<verbs::VerbsTransport>> transports;  // by rank
   uint64_t drops() const;
   uint64_t delivered() const;

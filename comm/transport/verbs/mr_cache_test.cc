@@ -68,7 +68,7 @@ TEST_CASE("mr cache: a buffer is registered once, page-aligned, and then hit") {
   CHECK(c.cache->size() == 2);
 }
 
-TEST_CASE("mr cache: LRU eviction never deregisters a held entry; all held means copy") {
+TEST_CASE("mr cache: LRU eviction never deregisters a held entry, and all held means copy") {
   Cache c(3);
   std::vector<std::vector<char>> bufs(5, std::vector<char>(2 * page()));
   MrCache::Lease l[5];
