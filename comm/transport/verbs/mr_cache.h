@@ -49,7 +49,9 @@ inline constexpr size_t kMrCacheCapPerDevice = 64;
 
 /// A message part (one cable's share of a message) at least this long is sent zero-copy when
 /// Config::ibv_zero_copy is on; shorter ones are copied (a registration costs a system call
-/// and page pinning; a copy of a few frames is cheaper). Measured: comm/README.md.
+/// and page pinning; a copy of a few frames is cheaper). A starting point, not a measured
+/// optimum: in the emulated Soft-RoCE guest zero-copy was no faster at any size (comm/README.md,
+/// "Zero-copy sends"); hardware with DMA remains to be measured.
 inline constexpr size_t kZeroCopyMinBytes = size_t{256} * 1024;
 
 /// What the cache registers with: ibv_reg_mr / ibv_dereg_mr on a protection domain, or a fake.
