@@ -80,6 +80,18 @@ struct Communicator::Impl {
   std::unique_ptr<std::byte[]> scratch;
   size_t scratch_bytes = 0;
 
+  // Zero-copy sends may have registered the scratch memory (all_to_all in place sends from
+  // it): the shared transport must forget it before it is freed (it may outlive this
+  // communicator).
+  ~Impl() {
+    if (scratch && world && world->transport) {
+      world->transport->release_buffer(scratch.get(), scratch_bytes);
+    }
+  }
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
   bool ring() const { return settings.topology == Topology::kRing && config.size > 3; }
   Transport& transport() { return group ? *group : *world->transport; }
   int world_rank(int r) const {
@@ -265,6 +277,12 @@ std::string Communicator::transport_name() const {
   return shm + (impl_->config.ibv_profile == VerbsProfile::kRc
                     ? "verbs (rc profile: RC queue pairs)"
                     : "verbs (apple profile: UC queue pairs)");
+}
+
+void Communicator::release_buffer(const void* data, size_t bytes) noexcept {
+  if (impl_ && impl_->world && impl_->world->transport && data != nullptr) {
+    impl_->world->transport->release_buffer(data, bytes);
+  }
 }
 
 const Tuning& Communicator::tuning() const {

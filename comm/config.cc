@@ -256,6 +256,16 @@ Config config_from_env(const GetEnv& getenv_in) {
       throw bad("CLUSTERCOMM_IBV_PAD_FRAMES", "is '" + p + "', expected 1 (on) or 0 (off)");
     }
   }
+  if (const char* v = get("CLUSTERCOMM_IBV_ZERO_COPY")) {
+    const std::string z = v;
+    if (z == "1" || z == "on") {
+      c.ibv_zero_copy = true;
+    } else if (z == "0" || z == "off") {
+      c.ibv_zero_copy = false;
+    } else {
+      throw bad("CLUSTERCOMM_IBV_ZERO_COPY", "is '" + z + "', expected 1 (on) or 0 (off)");
+    }
+  }
   if (const char* v = get("CLUSTERCOMM_IBV_PROFILE")) {
     const std::string p = v;
     if (p == "apple" || p == "uc") {

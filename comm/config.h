@@ -116,6 +116,17 @@ struct Config {
   /// rc it only costs (CLUSTERCOMM_IBV_PAD_FRAMES). A receiver takes either form, so the ranks
   /// need not agree. Cost: docs/platform.md#transport-profile-and-limits.
   std::optional<bool> ibv_pad_frames;
+  /// Zero-copy sends on verbs (CLUSTERCOMM_IBV_ZERO_COPY=1; off by default): a message part of
+  /// at least 256 KiB (kZeroCopyMinBytes) is sent from the caller's buffer, registered once and
+  /// cached (at most 64 registrations per device), instead of being copied into the frames;
+  /// when the device allows 2 scatter/gather entries per send. Where registration fails, or
+  /// every cached one is in use, that message is copied (one warning per device). The wire
+  /// format does not change: ranks need not agree. THE CALLER'S CONTRACT when on: call
+  /// Communicator::release_buffer on a buffer (or any range of it) before freeing or unmapping
+  /// it; a registration pins the pages that were there, and memory later placed at the same
+  /// address would otherwise be sent stale, silently. (The communicator's own scratch memory
+  /// is handled.) No effect on other transports.
+  bool ibv_zero_copy = false;
   /// Asked by a call that waits, on the calling thread, about every 20 ms
   /// (kInterruptCheckEvery in transport/transport.h): returning true gives up at once, and the
   /// call throws kInterrupted (the communicator is then broken, its peers told, as after any

@@ -22,6 +22,8 @@ Shards make_shards(size_t count, size_t n) {
 
 std::byte* Ctx::get_scratch(size_t bytes) {
   if (bytes > scratch_bytes) {
+    // Zero-copy sends may have registered the old scratch: forget it before it is freed.
+    if (scratch) t.release_buffer(scratch.get(), scratch_bytes);
     scratch.reset(new std::byte[bytes]);
     scratch_bytes = bytes;
   }

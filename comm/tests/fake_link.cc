@@ -97,13 +97,73 @@ void FakeLink::post_recv(uint32_t slot) {
   }
 }
 
+void* FakeRegistrar::reg(void* addr, size_t bytes, uint32_t& lkey, int& err) {
+  if (fail_next > 0) {
+    --fail_next;
+    err = fail_errno;
+    return nullptr;
+  }
+  const auto b = reinterpret_cast<uintptr_t>(addr);
+  live.push_back(std::make_unique<Region>(Region{b, b + bytes, next_lkey++}));
+  lkey = live.back()->lkey;
+  ++regs;
+  return live.back().get();
+}
+
+void FakeRegistrar::dereg(void* handle) {
+  for (auto it = live.begin(); it != live.end(); ++it) {
+    if (it->get() == handle) {
+      live.erase(it);
+      ++deregs;
+      return;
+    }
+  }
+  throw std::logic_error("fake: deregistering an unknown MR");
+}
+
+bool FakeRegistrar::covers(const void* p, size_t n, uint32_t lkey) const {
+  const auto b = reinterpret_cast<uintptr_t>(p);
+  for (const auto& r : live) {
+    if (r->lkey == lkey && r->begin <= b && b + n <= r->end) return true;
+  }
+  return false;
+}
+
+void FakeWire::release_send_completions(int s) {
+  std::lock_guard lock(mu);
+  while (!held[s].empty()) {
+    side[s].cq.push_back(held[s].front());
+    held[s].pop_front();
+  }
+  completed(s);
+}
+
+void FakeLink::post_send_gather(uint32_t slot, const std::byte* payload, uint32_t bytes,
+                                uint32_t lkey, bool signaled) {
+  if (max_send_sge_ < 2 || registrar_ == nullptr) throw std::logic_error("fake: no gather sends");
+  if (!registrar_->covers(payload, bytes, lkey)) {
+    throw std::logic_error("fake: a gather send from memory no live MR with that lkey covers");
+  }
+  std::vector<std::byte> m(verbs::kFrameHeaderBytes + bytes);
+  std::memcpy(m.data(), send_frame(slot), verbs::kFrameHeaderBytes);
+  std::memcpy(m.data() + verbs::kFrameHeaderBytes, payload, bytes);
+  std::lock_guard lock(wire_->mu);
+  if (slot >= send_slots_ || m.size() > wire_bytes()) throw std::logic_error("fake: bad send");
+  ++wire_->gather_sends[side_];
+  send_message(slot, m.data(), static_cast<uint32_t>(m.size()), signaled);
+}
+
 void FakeLink::post_send(uint32_t slot, uint32_t bytes, bool signaled) {
   std::lock_guard lock(wire_->mu);
   if (slot >= send_slots_ || bytes > wire_bytes()) throw std::logic_error("fake: bad send");
+  send_message(slot, send_frame(slot), bytes, signaled);
+}
+
+void FakeLink::send_message(uint32_t slot, const std::byte* data, uint32_t bytes, bool signaled) {
   const int to = 1 - side_;
   wire_->send_sizes[side_].push_back(bytes);
+  if (wire_->record) wire_->sent[side_].emplace_back(data, data + bytes);
   FakeWire::Side& peer = wire_->side[to];
-  const std::byte* data = send_frame(slot);
   if (++wire_->sends[side_] == wire_->lose_send[side_]) {
     // lost on the wire: the sender still sees its send complete (UC has no acknowledgement)
   } else if (!peer.posted.empty() && peer.in_flight.empty()) {
@@ -117,6 +177,10 @@ void FakeLink::post_send(uint32_t slot, uint32_t bytes, bool signaled) {
   verbs::Completion c;
   c.is_send = true;
   c.slot = slot;
+  if (wire_->hold_send_completions[side_]) {
+    wire_->held[side_].push_back(c);
+    return;
+  }
   wire_->side[side_].cq.push_back(c);
   wire_->completed(side_);
 }
@@ -207,6 +271,20 @@ FakeVerbsWorld make_fake_verbs_world(int n, int cables, FakeMode mode, size_t fr
       if (::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) throw std::runtime_error("socketpair");
       control[a][b] = tcp::Fd(sv[0]);
       control[b][a] = tcp::Fd(sv[1]);
+    }
+  }
+  if (options.zero_copy_min_bytes > 0) {
+    for (size_t r = 0; r < un; ++r) {
+      auto reg = std::make_unique<FakeRegistrar>();
+      FakeRegistrar* raw = reg.get();
+      w.registrars.push_back(raw);
+      w.caches.push_back(std::make_unique<verbs::MrCache>(
+          std::move(reg), "rank " + std::to_string(r) + ": fake" + std::to_string(r)));
+      for (auto& per_peer : links[r]) {
+        for (auto& l : per_peer) {
+          static_cast<FakeLink*>(l.get())->set_mr_cache(w.caches.back().get(), raw);
+        }
+      }
     }
   }
   for (size_t r = 0; r < un; ++r) {

@@ -10,6 +10,12 @@
 // reporting. Each link has a
 // wake-up descriptor (a non-blocking pipe) that behaves like a verbs completion channel: after
 // arm(), the next completion writes one byte; consume_events() drains it.
+// Zero-copy: a link given an MR cache (set_mr_cache, usually over a FakeRegistrar) and
+// max_send_sge >= 2 takes post_send_gather: the header from the slot and the payload from the
+// user buffer, sent as one message. The payload must lie in a live registration of the
+// link's FakeRegistrar under that lkey (else std::logic_error: a deregistered MR in use).
+// Send completions can be held back (hold_send_completions) and let go later
+// (release_send_completions), to see what a sender does before its completion.
 #pragma once
 
 #include <cstdint>
@@ -21,12 +27,32 @@
 #include <vector>
 
 #include "comm/transport/verbs/frame_link.h"
+#include "comm/transport/verbs/mr_cache.h"
 
 namespace cc::comm::test {
 
 enum class FakeMode { kLossFree, kUcDrop };
 
 struct FakeWire;
+
+/// Registrations without verbs: ranges with lkeys, counted. fail_next > 0 refuses that many
+/// registrations with `fail_errno`. Shared with the test through a raw pointer (the cache owns it).
+class FakeRegistrar final : public verbs::MrRegistrar {
+ public:
+  struct Region {
+    uintptr_t begin, end;
+    uint32_t lkey;
+  };
+  void* reg(void* addr, size_t bytes, uint32_t& lkey, int& err) override;
+  void dereg(void* handle) override;
+  /// Whether [p, p + n) lies in a live registration whose lkey is `lkey`.
+  bool covers(const void* p, size_t n, uint32_t lkey) const;
+  std::vector<std::unique_ptr<Region>> live;
+  uint64_t regs = 0, deregs = 0;
+  int fail_next = 0;
+  int fail_errno = 12;  // ENOMEM
+  uint32_t next_lkey = 100;
+};
 
 class FakeLink final : public verbs::FrameLink {
  public:
@@ -48,6 +74,16 @@ class FakeLink final : public verbs::FrameLink {
   int event_fd() const override { return pipe_[0]; }
   void arm() override;
   void consume_events() override;
+  uint32_t max_send_sge() const override { return max_send_sge_; }
+  verbs::MrCache* mr_cache() override { return cache_; }
+  void post_send_gather(uint32_t slot, const std::byte* payload, uint32_t bytes, uint32_t lkey,
+                        bool signaled) override;
+  /// Zero-copy on this link: `cache` (not owned) over `registrar` (owned by the cache).
+  void set_mr_cache(verbs::MrCache* cache, const FakeRegistrar* registrar, uint32_t sge = 2) {
+    cache_ = cache;
+    registrar_ = registrar;
+    max_send_sge_ = sge;
+  }
 
  private:
   friend struct FakeWire;
@@ -58,6 +94,10 @@ class FakeLink final : public verbs::FrameLink {
   std::string name_;
   std::vector<std::byte> send_ring_, recv_ring_;
   int pipe_[2] = {-1, -1};
+  uint32_t max_send_sge_ = 1;
+  verbs::MrCache* cache_ = nullptr;
+  const FakeRegistrar* registrar_ = nullptr;
+  void send_message(uint32_t slot, const std::byte* data, uint32_t bytes, bool signaled);  // mu held
 };
 
 struct FakeWire {
@@ -77,6 +117,13 @@ struct FakeWire {
   uint64_t lose_send[2] = {0, 0};  // side s's send number lose_send[s] (from 1) is lost
   uint64_t sends[2] = {0, 0};      // sends posted by each side
   std::vector<uint32_t> send_sizes[2];  // the byte count of every send each side posted
+  uint64_t gather_sends[2] = {0, 0};    // of them, sends posted with post_send_gather
+  bool record = false;                  // keep every message's bytes in sent[side]
+  std::vector<std::vector<std::byte>> sent[2];
+  bool hold_send_completions[2] = {false, false};
+  std::deque<verbs::Completion> held[2];  // send completions held back
+  /// Lets side s's held send completions into its completion queue (locks mu).
+  void release_send_completions(int s);
   void deliver(int to, const std::byte* data, uint32_t bytes);  // mu held
   void completed(int to);                                        // mu held: wake if armed
 };
@@ -98,6 +145,11 @@ namespace cc::comm::test {
 /// and real socketpairs as control connections.
 struct FakeVerbsWorld {
   std::vector<std::shared_ptr<FakeWire>> wires;
+  /// With options.zero_copy_min_bytes > 0: one MR cache per rank (as a rank's one device)
+  /// over a FakeRegistrar, given to every link of that rank; declared before the transports
+  /// so they outlive them.
+  std::vector<std::unique_ptr<verbs::MrCache>> caches;
+  std::vector<FakeRegistrar*> registrars;
   std::vector<std::unique_ptr<verbs::VerbsTransport>> transports;  // by rank
   uint64_t drops() const;
   uint64_t delivered() const;

@@ -36,6 +36,13 @@ using namespace cc::comm;
 
 namespace {
 
+// Zero-copy's contract (CLUSTERCOMM_IBV_ZERO_COPY=1): a buffer's registration is dropped before
+// the buffer is freed, else memory later allocated at its address would be sent stale.
+template <class V>
+void release(Communicator& c, const V& v) {
+  c.release_buffer(v.data(), v.size() * sizeof(v[0]));
+}
+
 int collectives(Communicator& c) {
   const int n = c.size(), r = c.rank();
   const size_t un = static_cast<size_t>(n);
@@ -56,6 +63,7 @@ int collectives(Communicator& c) {
         check("all_reduce " + std::string(to_string(t)) + " " + std::string(to_string(op)) +
                   " count=" + std::to_string(count),
               test::compare(t, in.data(), want.data(), count));
+        release(c, in);
       }
     }
     const size_t count = (size_t{1} << 20) / e / un + 3;
@@ -75,6 +83,8 @@ int collectives(Communicator& c) {
     test::fill(t, ReduceOp::kSum, root, want.data(), un * count);
     c.broadcast(in.data(), in.data(), un * count, t, root);
     check("broadcast", test::compare(t, in.data(), want.data(), un * count));
+    release(c, in);
+    release(c, out);
   }
   if (n > 1) {
     std::vector<int> token(1000, r);
@@ -157,6 +167,8 @@ int main(int argc, char** argv) {
         mix(out.data(), count * 4);
         c.all_gather(in.data(), out.data(), count, DataType::kF32);
         mix(out.data(), count * un * 4);
+        release(c, in);
+        release(c, out);
       }
       std::printf("digest %016llx\n", static_cast<unsigned long long>(h));
       return 0;
@@ -170,6 +182,7 @@ int main(int argc, char** argv) {
         for (size_t k = 0; k < bytes; ++k) m[k] = static_cast<unsigned char>(k * 31 + static_cast<size_t>(i));
         if (c.rank() == 0) {
           c.send(m.data(), bytes, 1);
+          release(c, m);
         } else {
           if (i == 0) std::this_thread::sleep_for(std::chrono::seconds(2));
           std::vector<unsigned char> got(bytes);

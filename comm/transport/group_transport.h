@@ -29,6 +29,9 @@ class GroupTransport final : public Transport {
   void poll() override { world_.poll(); }
   /// The world's: the group's ranks share the cores with the rest of the world.
   bool crowded() const override { return world_.crowded(); }
+  void release_buffer(const void* data, size_t bytes) noexcept override {
+    world_.release_buffer(data, bytes);
+  }
   /// Aborts the shared transport: every communicator over it breaks. failed_rank is a group
   /// rank (or -1).
   void abort(int failed_rank) noexcept override;

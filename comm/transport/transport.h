@@ -98,6 +98,12 @@ class Transport {
   /// (every rank of the world in it); verbs says false.
   virtual bool crowded() const { return false; }
 
+  /// Forgets whatever this transport keeps about [data, data + bytes) before the caller frees
+  /// it: the verbs transport's zero-copy registrations of it (Config::ibv_zero_copy; a cached
+  /// registration pins the pages that were there, and memory later mapped at the same address
+  /// would be sent stale). No other transport keeps anything: a no-op there. Never throws.
+  virtual void release_buffer(const void* /*data*/, size_t /*bytes*/) noexcept {}
+
   /// Installs Config::interrupted: wait() asks it at most every kInterruptCheckEvery while it
   /// waits, sleeps at most that long at a time, and throws kInterrupted when it says true.
   void set_interrupt_check(std::function<bool()> check) { interrupted_ = std::move(check); }

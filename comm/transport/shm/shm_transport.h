@@ -79,6 +79,10 @@ class ShmTransport final : public Transport {
   const std::vector<int>& local_ranks() const { return local_ranks_; }
   /// The transport between hosts, or nullptr.
   const Transport* remote() const { return remote_.get(); }
+  /// The cable transport's (verbs zero-copy registrations); shared memory keeps none.
+  void release_buffer(const void* data, size_t bytes) noexcept override {
+    if (remote_) remote_->release_buffer(data, bytes);
+  }
 
   struct MsgHeader {
     uint32_t magic;

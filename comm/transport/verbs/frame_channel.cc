@@ -39,7 +39,7 @@ uint64_t get64(const std::byte* p) { return get<uint64_t>(p); }
 
 }  // namespace
 
-FrameChannel::FrameChannel(FrameLink& link, int peer, bool pad_frames)
+FrameChannel::FrameChannel(FrameLink& link, int peer, bool pad_frames, size_t zero_copy_min)
     : link_(link),
       peer_(peer),
       credits_(link.recv_slots()),
@@ -53,8 +53,14 @@ FrameChannel::FrameChannel(FrameLink& link, int peer, bool pad_frames)
     throw Error(ErrorKind::kInvalidArgument,
                 "a verbs link needs at least 4 receive frames of at least one payload byte");
   }
+  if (zero_copy_min > 0 && link.max_send_sge() >= 2 && link.mr_cache() != nullptr) {
+    cache_ = link.mr_cache();
+    zc_min_ = zero_copy_min;
+  }
   for (uint32_t s = 0; s < link.recv_slots(); ++s) link.post_recv(s);
 }
+
+FrameChannel::~FrameChannel() { clear(); }
 
 void FrameChannel::fail(ErrorKind kind, const std::string& what) const {
   throw Error(kind, "rank " + std::to_string(peer_) + " on " + link_.name() + ": " + what,
@@ -62,12 +68,22 @@ void FrameChannel::fail(ErrorKind kind, const std::string& what) const {
 }
 
 void FrameChannel::clear() {
+  for (SendPart& p : sendq_) {
+    if (p.zc) cache_->release(p.lease);
+  }
+  for (ZcPending& z : zc_pending_) cache_->release(z.lease);
   sendq_.clear();
+  zc_pending_.clear();
   recvq_.clear();
 }
 
 void FrameChannel::send(const char* data, size_t bytes, Request& req, uint32_t context) {
-  sendq_.push_back(SendPart{data, bytes, 0, &req, context & kContextMask});
+  SendPart part{data, bytes, 0, &req, context & kContextMask};
+  if (cache_ != nullptr && bytes >= zc_min_) {
+    part.zc = cache_->acquire(data, bytes, part.lease);
+    if (!part.zc) ++stats_.zero_copy_fallbacks;
+  }
+  sendq_.push_back(part);
   send_frames();
 }
 
@@ -77,7 +93,8 @@ void FrameChannel::recv(char* data, size_t bytes, Request& req, uint32_t context
 }
 
 void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t payload_bytes,
-                              bool first, uint64_t msg_bytes, uint32_t context) {
+                              bool first, uint64_t msg_bytes, uint32_t context,
+                              const uint32_t* lkey, bool force_signal) {
   const auto slot = static_cast<uint32_t>(sent_ % send_slots_);
   std::byte* f = link_.send_frame(slot);
   put32(f, kFrameMagic | context << kContextShift | type);
@@ -85,10 +102,18 @@ void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t paylo
   put32(f + 8, payload_bytes);
   put32(f + 12, (first ? kFirst : 0) | static_cast<uint32_t>((sent_ & kSeqMask) << kSeqShift));
   put64(f + 16, msg_bytes);
-  if (payload_bytes > 0) std::memcpy(f + kFrameHeaderBytes, payload, payload_bytes);
-  const bool signaled = (sent_ + 1) % signal_every_ == 0 || free_send() == 1;
-  const size_t wire = kFrameHeaderBytes + (pad_ ? frame_bytes_ : payload_bytes);
-  link_.post_send(slot, static_cast<uint32_t>(wire), signaled);
+  const bool signaled = force_signal || (sent_ + 1) % signal_every_ == 0 || free_send() == 1;
+  if (lkey != nullptr) {
+    // Zero-copy: only full frames (or any frame unpadded) come here, so the wire size is
+    // header + payload either way.
+    link_.post_send_gather(slot, reinterpret_cast<const std::byte*>(payload), payload_bytes,
+                           *lkey, signaled);
+    ++stats_.zero_copy_frames;
+  } else {
+    if (payload_bytes > 0) std::memcpy(f + kFrameHeaderBytes, payload, payload_bytes);
+    const size_t wire = kFrameHeaderBytes + (pad_ ? frame_bytes_ : payload_bytes);
+    link_.post_send(slot, static_cast<uint32_t>(wire), signaled);
+  }
   ++sent_;
   owed_ = 0;
   --credits_;
@@ -105,12 +130,21 @@ bool FrameChannel::send_frames() {
     SendPart& p = sendq_.front();
     const bool first = p.sent == 0;
     const size_t n = std::min(max_payload, p.bytes - p.sent);
-    post_frame(kData, p.data + p.sent, static_cast<uint32_t>(n), first, p.bytes, p.context);
+    const bool last = p.sent + n == p.bytes;
+    // Zero-copy frames: full ones always; a short (last) one only when not padding (padded,
+    // it is copied into the slot and padded as any other frame).
+    const bool gather = p.zc && (n == max_payload || !pad_);
+    post_frame(kData, p.data + p.sent, static_cast<uint32_t>(n), first, p.bytes, p.context,
+               gather ? &p.lease.lkey : nullptr, p.zc && last);
     ++stats_.data_frames;
     p.sent += n;
     any = true;
-    if (p.sent == p.bytes) {
-      --p.req->parts_left;
+    if (last) {
+      if (p.zc) {
+        zc_pending_.push_back(ZcPending{sent_ - 1, p.req, p.lease});
+      } else {
+        --p.req->parts_left;
+      }
       sendq_.pop_front();
     }
   }
@@ -136,6 +170,12 @@ bool FrameChannel::on_completion(const Completion& c) {
                                      " that has no send outstanding");
     }
     done_ = frame + 1;
+    while (!zc_pending_.empty() && zc_pending_.front().last < done_) {
+      ZcPending& z = zc_pending_.front();
+      cache_->release(z.lease);
+      --z.req->parts_left;
+      zc_pending_.pop_front();
+    }
     return true;
   }
   const std::byte* f = link_.recv_frame(c.slot);

@@ -46,6 +46,26 @@
 // into the send frame, one copy out of the receive frame; one work request per frame, one
 // send completion per S/2 frames (S send frames); one CREDIT frame per R/2 frames only when
 // traffic is one-way.
+//
+// Zero-copy sends (opt-in: Config::ibv_zero_copy, CLUSTERCOMM_IBV_ZERO_COPY=1; `zero_copy_min`
+// > 0 here). A message part of at least zero_copy_min bytes (kZeroCopyMinBytes, mr_cache.h),
+// on a link with max_send_sge() >= 2 and an MR cache, is leased a registration of the user's
+// buffer (MrCache::acquire) and each of its frames goes out as one work request of two
+// scatter/gather entries: the header, written into the frame's send slot as always, and the
+// payload straight from the user buffer (FrameLink::post_send_gather). The receiver cannot
+// tell: the same bytes land contiguous in its posted receive, so the wire format is unchanged
+// and a zero-copy sender talks to a copying one. What changes is when the send is done: the
+// payload is read from the user buffer until the hardware has sent it, so the part's last
+// frame is always signaled and the request's parts_left drops only when that completion
+// arrives (send queues complete in order: it covers every earlier frame); the lease is then
+// released. Copied parts still complete at posting. Padding with zero-copy: full frames are
+// already the posted size; a short last frame of a zero-copy part is copied into its slot and
+// padded as usual (still signaled, and the part completes at its completion). The cache full
+// of held registrations, or a refused registration, sends that part by copying (counted in
+// Stats::zero_copy_fallbacks); a link with max_send_sge() < 2 or no cache never tries.
+// Cost saved: the copy into the send frame (one memcpy of the payload per frame); cost added:
+// a registration per new buffer (a system call and page pinning; cached), a signaled send per
+// message, and the sender waits for the send completion instead of returning at posting.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +76,7 @@
 #include "comm/error.h"
 #include "comm/transport/transport.h"
 #include "comm/transport/verbs/frame_link.h"
+#include "comm/transport/verbs/mr_cache.h"
 
 namespace cc::comm::verbs {
 
@@ -63,12 +84,19 @@ class FrameChannel {
  public:
   /// `link` stays owned by the caller. `peer` names the other rank in errors. Posts all
   /// receive frames (the caller then tells the peer it is ready). `pad_frames`: every frame
-  /// goes out at the full posted size, wire_bytes() (see "Padding" above).
-  FrameChannel(FrameLink& link, int peer, bool pad_frames = false);
+  /// goes out at the full posted size, wire_bytes() (see "Padding" above). `zero_copy_min`:
+  /// parts of at least this many bytes are sent zero-copy when the link can (0: never; see
+  /// "Zero-copy sends" above).
+  FrameChannel(FrameLink& link, int peer, bool pad_frames = false, size_t zero_copy_min = 0);
+  ~FrameChannel();  // releases the registrations still leased (after an abort)
+  FrameChannel(const FrameChannel&) = delete;
+  FrameChannel& operator=(const FrameChannel&) = delete;
 
   /// Queues a message part; the request's parts_left is decremented when its last frame is
-  /// posted (the data then sits in registered frames: the user buffer is free again).
-  /// `context`: the communicator's id (its low 16 bits travel).
+  /// posted (the data then sits in registered frames: the user buffer is free again), or, for
+  /// a zero-copy part, when the send completion covering its last frame arrives (until then
+  /// the hardware reads the user buffer). `context`: the communicator's id (its low 16 bits
+  /// travel).
   void send(const char* data, size_t bytes, Request& req, uint32_t context = 0);
   /// Queues a receive part of exactly `bytes`, of a message sent in `context`.
   void recv(char* data, size_t bytes, Request& req, uint32_t context = 0);
@@ -76,15 +104,22 @@ class FrameChannel {
   /// anything happened. Throws Error: kProtocol (size mismatch, bad frame), kSystem (a
   /// completion with an error status), naming the peer and the link's device.
   bool progress();
-  /// Parts still queued (for the timeout message and clean close).
-  bool idle() const { return sendq_.empty() && recvq_.empty(); }
-  bool has_sends() const { return !sendq_.empty(); }
+  /// Parts still queued or, zero-copy, posted and not yet completed (for the timeout message
+  /// and clean close).
+  bool idle() const { return sendq_.empty() && recvq_.empty() && zc_pending_.empty(); }
+  bool has_sends() const { return !sendq_.empty() || !zc_pending_.empty(); }
+  /// Whether parts of at least zero_copy_min bytes go zero-copy on this link (asked for, and
+  /// the link has an MR cache and max_send_sge() >= 2).
+  bool zero_copy() const { return cache_ != nullptr; }
   int peer() const { return peer_; }
   FrameLink& link() { return link_; }
   void clear();
 
   struct Stats {
     uint64_t data_frames = 0, credit_frames = 0, stalls_no_credit = 0;
+    /// Frames sent with the payload gathered from the user buffer; parts that asked for
+    /// zero-copy and were copied (cache full of held entries, registration refused).
+    uint64_t zero_copy_frames = 0, zero_copy_fallbacks = 0;
   };
   const Stats& stats() const { return stats_; }
   /// When a frame from the peer was last seen to have arrived (construction time before the
@@ -105,6 +140,14 @@ class FrameChannel {
     size_t sent;
     Request* req;
     uint32_t context;
+    bool zc = false;  // payload gathered from the user buffer, under `lease`
+    MrCache::Lease lease{};
+  };
+  // A zero-copy part whose frames are all posted: done when frame `last` has completed.
+  struct ZcPending {
+    uint64_t last;
+    Request* req;
+    MrCache::Lease lease;
   };
   struct RecvPart {
     char* data;
@@ -124,8 +167,11 @@ class FrameChannel {
   bool on_completion(const Completion& c);
   bool match();
   bool send_frames();
+  // `lkey` != nullptr: gather the payload from the user buffer under that key (zero-copy)
+  // instead of copying it into the slot. `force_signal`: signal this send whatever the rhythm.
   void post_frame(uint32_t type, const char* payload, uint32_t payload_bytes, bool first,
-                  uint64_t msg_bytes, uint32_t context);
+                  uint64_t msg_bytes, uint32_t context, const uint32_t* lkey = nullptr,
+                  bool force_signal = false);
   [[noreturn]] void fail(ErrorKind kind, const std::string& what) const;
 
   FrameLink& link_;
@@ -148,6 +194,9 @@ class FrameChannel {
   std::deque<SendPart> sendq_;
   std::deque<RecvPart> recvq_;
   std::deque<Arrived> arrived_;
+  MrCache* cache_ = nullptr;  // set when zero-copy is on for this link
+  size_t zc_min_ = 0;
+  std::deque<ZcPending> zc_pending_;  // in posting order
   Stats stats_;
   Clock::time_point last_arrival_ = Clock::now();
   uint64_t arrivals_ = 0, stamped_arrivals_ = 0;

@@ -281,6 +281,268 @@ TEST_CASE("frames: too few receive frames are refused") {
   CHECK_THROWS_AS(FrameChannel(*x, 1), Error);
 }
 
+// Zero-copy: side 0 (a) has an MR cache over a fake registrar and 2 send SGEs; side 1 (b)
+// copies as before. Frames 4096 bytes, parts of at least 8192 bytes go zero-copy.
+struct ZcPair {
+  std::shared_ptr<FakeWire> wire = std::make_shared<FakeWire>();
+  std::unique_ptr<test::FakeLink> la, lb;
+  test::FakeRegistrar* reg = nullptr;
+  std::unique_ptr<MrCache> cache;
+  std::vector<std::string> warnings;
+  std::unique_ptr<FrameChannel> a, b;
+  ZcPair(bool pad = false, uint32_t sge = 2, size_t cap = kMrCacheCapPerDevice,
+         size_t zc_min = 8192) {
+    wire->mode = FakeMode::kUcDrop;
+    auto [x, y] = test::make_fake_pair(wire, 4096, 8, "fakeA port 1", "fakeB port 1");
+    la = std::move(x);
+    lb = std::move(y);
+    auto r = std::make_unique<test::FakeRegistrar>();
+    reg = r.get();
+    cache = std::make_unique<MrCache>(std::move(r), "rank 0: fakeA port 1", cap);
+    cache->set_warning_sink([this](const std::string& w) { warnings.push_back(w); });
+    la->set_mr_cache(cache.get(), reg, sge);
+    a = std::make_unique<FrameChannel>(*la, 1, pad, zc_min);
+    b = std::make_unique<FrameChannel>(*lb, 0);
+  }
+  ~ZcPair() {
+    a.reset();  // channels (and their leases) before the cache
+    b.reset();
+  }
+  template <class F>
+  bool drive(F done) {
+    for (int i = 0; i < 100000; ++i) {
+      if (done()) return true;
+      const bool pa = a->progress();
+      const bool pb = b->progress();
+      if (!pa && !pb && !done()) return false;
+    }
+    return done();
+  }
+};
+
+// Sends `msgs` from a to b (each its own message), returns every message a put on the wire.
+std::vector<std::vector<std::byte>> wire_bytes_of(FrameChannel& a, FrameChannel& b, FakeWire& w,
+                                                  const std::vector<std::vector<char>>& msgs) {
+  w.record = true;
+  std::vector<std::vector<char>> got;
+  for (const auto& m : msgs) got.emplace_back(m.size());
+  std::vector<Request> s(msgs.size()), r(msgs.size());
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    s[i].parts_left = r[i].parts_left = 1;
+    a.send(msgs[i].data(), msgs[i].size(), s[i]);
+    b.recv(got[i].data(), got[i].size(), r[i]);
+  }
+  for (int i = 0; i < 100000 && !(s.back().done() && r.back().done()); ++i) {
+    a.progress();
+    b.progress();
+  }
+  for (size_t i = 0; i < msgs.size(); ++i) {
+    CHECK(s[i].done());
+    CHECK(r[i].done());
+    CHECK(got[i] == msgs[i]);
+  }
+  return w.sent[0];
+}
+
+TEST_CASE("frames: zero-copy frames carry exactly the bytes copied frames carry") {
+  // 100000 bytes = 24 full frames + one of 1696; 8192 = 2 full frames; 5000 stays below the
+  // threshold (copied either way).
+  const std::vector<std::vector<char>> msgs{payload(100000, 1), payload(8192, 2),
+                                            payload(5000, 3), payload(100000, 4)};
+  Pair copy(FakeMode::kUcDrop, 4096, 8);
+  const auto copied = wire_bytes_of(*copy.a, *copy.b, *copy.wire, msgs);
+  ZcPair zc;
+  REQUIRE(zc.a->zero_copy());
+  const auto gathered = wire_bytes_of(*zc.a, *zc.b, *zc.wire, msgs);
+  CHECK(copy.wire->gather_sends[0] == 0);
+  CHECK(zc.wire->gather_sends[0] == 25 + 2 + 25);  // every frame of the three large parts
+  CHECK(zc.a->stats().zero_copy_frames == 52);
+  CHECK(zc.a->stats().zero_copy_fallbacks == 0);
+  CHECK(zc.a->stats().data_frames == copy.a->stats().data_frames);
+  REQUIRE(gathered.size() == copied.size());
+  for (size_t i = 0; i < copied.size(); ++i) {
+    CAPTURE(i);
+    CHECK(gathered[i] == copied[i]);  // header and payload, byte for byte
+  }
+  CHECK(zc.wire->drops == 0);
+  CHECK(zc.reg->regs == 3);  // one registration per large buffer (the 5000 B one is copied)
+  CHECK(zc.warnings.empty());
+}
+
+TEST_CASE("frames: a zero-copy send completes at its send completion, not at posting") {
+  ZcPair p;
+  p.wire->hold_send_completions[0] = true;
+  const auto msg = payload(20000, 5);  // 5 frames, all gathered
+  std::vector<char> got(msg.size());
+  Request s, r;
+  s.parts_left = r.parts_left = 1;
+  p.a->send(msg.data(), msg.size(), s);
+  p.b->recv(got.data(), got.size(), r);
+  REQUIRE(p.drive([&] { return r.done(); }));
+  CHECK(got == msg);
+  for (int i = 0; i < 10; ++i) p.a->progress();
+  // Every frame is posted and has arrived, but the sender has no completion yet: the
+  // hardware may still read the user buffer, so the request is not done.
+  CHECK_FALSE(s.done());
+  CHECK_FALSE(p.a->idle());
+  CHECK(p.a->has_sends());
+  REQUIRE(p.wire->held[0].size() >= 1);
+  CHECK(p.wire->held[0].back().slot == 4);  // the last frame (slot 4) was signaled
+  // The registration is held: a drop now leaves it registered until the completion.
+  CHECK(p.cache->drop(msg.data(), msg.size()) == 1);
+  CHECK(p.reg->live.size() == 1);
+  p.wire->release_send_completions(0);
+  p.a->progress();
+  CHECK(s.done());
+  CHECK(p.a->idle());
+  CHECK(p.reg->live.empty());  // deregistered at its last release
+  // The copy path, for contrast: done at posting even with completions held.
+  Pair c(FakeMode::kUcDrop, 4096, 8);
+  c.wire->hold_send_completions[0] = true;
+  Request s2;
+  s2.parts_left = 1;
+  c.a->send(msg.data(), msg.size(), s2);
+  CHECK(s2.done());
+}
+
+TEST_CASE("frames: zero-copy with padding gathers full frames and copies a short last one") {
+  ZcPair p(/*pad=*/true);
+  p.wire->hold_send_completions[0] = true;
+  const auto msg = payload(100000, 6);  // 24 full frames and one of 1696 bytes
+  std::vector<char> got(msg.size());
+  Request s, r;
+  s.parts_left = r.parts_left = 1;
+  p.a->send(msg.data(), msg.size(), s);
+  p.b->recv(got.data(), got.size(), r);
+  for (int i = 0; i < 10000 && !r.done(); ++i) {
+    p.a->progress();
+    p.b->progress();
+    p.wire->release_send_completions(0);
+  }
+  p.wire->hold_send_completions[0] = false;
+  REQUIRE(p.drive([&] { return s.done() && r.done(); }));
+  CHECK(got == msg);
+  CHECK(p.wire->gather_sends[0] == 24);
+  CHECK(p.a->stats().zero_copy_frames == 24);
+  REQUIRE(p.wire->send_sizes[0].size() == 25);
+  for (uint32_t b : p.wire->send_sizes[0]) CHECK(b == 4096 + kFrameHeaderBytes);
+}
+
+TEST_CASE("frames: zero-copy never evicts a registration in flight, a full cache copies") {
+  // Cap 2: three buffers queued at once; the third cannot evict either registration the first
+  // two hold, so it is copied. The fake link throws if a gather send meets a registration
+  // that was deregistered.
+  ZcPair p(false, 2, /*cap=*/2);
+  const std::vector<std::vector<char>> m{payload(12288, 1), payload(12288, 2), payload(12288, 3)};
+  std::vector<std::vector<char>> g(3, std::vector<char>(12288));
+  std::vector<Request> s(3), r(3);
+  for (size_t i = 0; i < 3; ++i) {
+    s[i].parts_left = r[i].parts_left = 1;
+    p.a->send(m[i].data(), m[i].size(), s[i]);
+    p.b->recv(g[i].data(), g[i].size(), r[i]);
+  }
+  CHECK(p.a->stats().zero_copy_fallbacks == 1);
+  CHECK(p.cache->stats().all_in_use == 1);
+  CHECK(p.reg->regs == 2);
+  CHECK(p.reg->deregs == 0);
+  REQUIRE(p.drive([&] { return s[2].done() && r[2].done() && s[0].done() && s[1].done(); }));
+  CHECK(p.wire->gather_sends[0] == 6);  // 3 frames each of the first two, none of the third
+  CHECK(p.reg->deregs == 0);
+  for (size_t i = 0; i < 3; ++i) CHECK(g[i] == m[i]);
+  // Now both are free: a fourth buffer evicts the least recently used one (the first).
+  const auto m4 = payload(12288, 4);
+  std::vector<char> g4(m4.size());
+  Request s4, r4;
+  s4.parts_left = r4.parts_left = 1;
+  p.a->send(m4.data(), m4.size(), s4);
+  p.b->recv(g4.data(), g4.size(), r4);
+  REQUIRE(p.drive([&] { return s4.done() && r4.done(); }));
+  CHECK(g4 == m4);
+  CHECK(p.reg->deregs == 1);
+  CHECK_FALSE(p.reg->covers(m[0].data(), 1, 100));  // the first registration (lkey 100) went
+  CHECK(p.cache->size() == 2);
+}
+
+TEST_CASE("frames: a refused registration or a link with one SGE copies, the call succeeds") {
+  {
+    ZcPair p;
+    p.reg->fail_next = 1;
+    p.reg->fail_errno = 12;  // ENOMEM: the memlock limit
+    const auto msg = payload(50000, 7);
+    std::vector<char> got(msg.size());
+    Request s, r;
+    s.parts_left = r.parts_left = 1;
+    p.a->send(msg.data(), msg.size(), s);
+    p.b->recv(got.data(), got.size(), r);
+    REQUIRE(p.drive([&] { return s.done() && r.done(); }));
+    CHECK(got == msg);
+    CHECK(p.a->stats().zero_copy_fallbacks == 1);
+    CHECK(p.wire->gather_sends[0] == 0);
+    REQUIRE(p.warnings.size() == 1);
+    CHECK(p.warnings[0].find("rank 0: fakeA port 1: warning: cannot register") != std::string::npos);
+    CHECK(p.warnings[0].find("errno 12") != std::string::npos);
+    // The next message registers (the refusal was one-off) and no second warning comes.
+    Request s2, r2;
+    s2.parts_left = r2.parts_left = 1;
+    p.a->send(msg.data(), msg.size(), s2);
+    p.b->recv(got.data(), got.size(), r2);
+    REQUIRE(p.drive([&] { return s2.done() && r2.done(); }));
+    CHECK(p.wire->gather_sends[0] == 13);
+    CHECK(p.warnings.size() == 1);
+  }
+  {
+    ZcPair p(false, /*sge=*/1);
+    CHECK_FALSE(p.a->zero_copy());
+    const auto msg = payload(20000, 8);
+    std::vector<char> got(msg.size());
+    Request s, r;
+    s.parts_left = r.parts_left = 1;
+    p.a->send(msg.data(), msg.size(), s);
+    CHECK(s.done());  // copied: done at posting
+    p.b->recv(got.data(), got.size(), r);
+    REQUIRE(p.drive([&] { return r.done(); }));
+    CHECK(got == msg);
+    CHECK(p.reg->regs == 0);
+    CHECK(p.wire->gather_sends[0] == 0);
+    CHECK(p.a->stats().zero_copy_fallbacks == 0);  // never tried
+  }
+}
+
+TEST_CASE("transport: release_buffer drops the zero-copy registration of a buffer") {
+  VerbsOptions o;
+  o.close_timeout = std::chrono::milliseconds(2000);
+  o.zero_copy_min_bytes = 8192;
+  auto w = test::make_fake_verbs_world(2, 1, FakeMode::kUcDrop, 4096, 8, o);
+  REQUIRE(w.registrars.size() == 2);
+  const auto msg = payload(300000, 9);
+  std::vector<char> got(msg.size());
+  auto round = [&] {
+    std::thread peer([&] {
+      Request r;
+      w.transports[1]->irecv(0, got.data(), got.size(), r);
+      w.transports[1]->wait(r, Clock::now() + std::chrono::seconds(10));
+    });
+    Request s;
+    w.transports[0]->isend(1, msg.data(), msg.size(), s);
+    w.transports[0]->wait(s, Clock::now() + std::chrono::seconds(10));
+    peer.join();
+    CHECK(got == msg);
+  };
+  round();
+  CHECK(w.registrars[0]->regs == 1);
+  CHECK(w.registrars[0]->live.size() == 1);
+  CHECK(w.transports[0]->stats().zero_copy_frames == (300000 + 4095) / 4096);
+  round();  // cached: no new registration
+  CHECK(w.registrars[0]->regs == 1);
+  w.transports[0]->release_buffer(msg.data(), msg.size());
+  CHECK(w.registrars[0]->live.empty());
+  CHECK(w.registrars[0]->deregs == 1);
+  round();  // registered afresh
+  CHECK(w.registrars[0]->regs == 2);
+  w.transports[1]->release_buffer(got.data(), got.size());  // never registered: a no-op
+  CHECK(w.registrars[1]->regs == 0);
+}
+
 }  // namespace
 }  // namespace cc::comm::verbs
 

@@ -22,13 +22,23 @@
 //   arm() wake nobody, so the caller arms, polls once more, and only then sleeps.
 //   consume_events() takes the wake-up off the descriptor (ibv_get_cq_event + ack); after it
 //   the link must be armed again. A link without a descriptor (-1) cannot wake a sleeper.
+// - Zero-copy (Config::ibv_zero_copy): a link whose max_send_sge() is at least 2 and that has
+//   an mr_cache() can post_send_gather(): one message of two scatter/gather entries, the
+//   kFrameHeaderBytes header from send frame `slot`, then the payload straight from a user
+//   buffer registered in that cache. The receiver sees the same bytes as from post_send
+//   (header and payload contiguous in its posted receive). The payload is read until the send
+//   completes: the caller keeps the buffer (and the lease) until a signaled completion at or
+//   after it.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 namespace cc::comm::verbs {
+
+class MrCache;
 
 /// The frame header's size (its layout: frame_channel.h). It travels in front of the payload
 /// and is not counted in FrameLink::frame_bytes().
@@ -73,6 +83,19 @@ class FrameLink {
   virtual void arm() {}
   /// Reads and acknowledges the wake-ups that arrived; never blocks.
   virtual void consume_events() {}
+  /// Scatter/gather entries one send may have (the queue pair's granted max_send_sge, capped by
+  /// the device's); 1 = header and payload must sit together in the frame (copy only).
+  virtual uint32_t max_send_sge() const { return 1; }
+  /// The registration cache of this link's device (protection domain), or nullptr: no
+  /// zero-copy on this link.
+  virtual MrCache* mr_cache() { return nullptr; }
+  /// Sends kFrameHeaderBytes from send frame `slot` followed by `bytes` payload bytes from
+  /// `payload`, which lies in a registration of mr_cache() with `lkey`, as one message. Only
+  /// when max_send_sge() >= 2. Throw Error(kSystem) naming the device when the provider refuses.
+  virtual void post_send_gather(uint32_t /*slot*/, const std::byte* /*payload*/,
+                                uint32_t /*bytes*/, uint32_t /*lkey*/, bool /*signaled*/) {
+    throw std::logic_error("post_send_gather on a link without gather sends");
+  }
   /// For errors: "rxe0_1 port 1" (the device and port this link uses).
   virtual std::string name() const = 0;
 };

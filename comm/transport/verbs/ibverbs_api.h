@@ -14,7 +14,8 @@
 //   point; verbs.h wraps it in a macro that prefers the context's op), ibv_query_gid,
 //   ibv_alloc_pd, ibv_dealloc_pd, ibv_reg_mr (a macro in verbs.h over the export of the same
 //   name), ibv_dereg_mr, ibv_create_cq, ibv_destroy_cq, ibv_create_qp, ibv_destroy_qp,
-//   ibv_modify_qp, ibv_wc_status_str; optional (all four or none, else nullptr and waiting
+//   ibv_modify_qp, ibv_wc_status_str; optional: ibv_query_device (for zero-copy's max_sge;
+//   without it sends are copied), and (all four or none, else nullptr and waiting
 //   naps instead of sleeping on the channel): the completion channel's
 //   ibv_create_comp_channel, ibv_destroy_comp_channel, ibv_get_cq_event, ibv_ack_cq_events.
 // - the data path: ibv_post_send, ibv_post_recv, ibv_poll_cq, ibv_req_notify_cq. rdma-core's
@@ -53,6 +54,8 @@ struct IbvApi {
   int (*destroy_qp)(ibv_qp* qp);
   int (*modify_qp)(ibv_qp* qp, ibv_qp_attr* attr, int attr_mask);
   const char* (*wc_status_str)(ibv_wc_status status);
+  /// Optional (nullptr when the library lacks it): only zero-copy needs it (max_sge).
+  int (*query_device)(ibv_context* context, ibv_device_attr* attr);
   ibv_comp_channel* (*create_comp_channel)(ibv_context* context);
   int (*destroy_comp_channel)(ibv_comp_channel* channel);
   int (*get_cq_event)(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +25,7 @@ void VerbsLink::fail(const std::string& what, int err) const {
 }
 
 VerbsLink::VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint32_t send_frames,
-                     uint32_t recv_frames, bool rc)
+                     uint32_t recv_frames, bool rc, bool gather)
     : dev_(std::move(dev)),
       rank_(rank),
       peer_(peer_rank),
@@ -60,19 +61,29 @@ VerbsLink::VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint3
   init.qp_type = rc_ ? IBV_QPT_RC : IBV_QPT_UC;
   init.cap.max_send_wr = send_frames;
   init.cap.max_recv_wr = recv_frames;
-  init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
   init.sq_sig_all = 0;  // FrameChannel signals one send in send_frames / 2
   // Small frames go inline (copied into the work request: no MR read of the send ring). A
   // provider that refuses inline data (none is documented for Apple's) gets a QP without.
-  init.cap.max_inline_data = kInlineBytes;
-  qp_ = QpOwner(api.create_qp(dev_->pd.get(), &init), {&api});
-  if (!qp_) {
-    init.cap.max_inline_data = 0;
-    qp_ = QpOwner(api.create_qp(dev_->pd.get(), &init), {&api});
+  // Zero-copy asks for 2 send SGEs (header from the ring, payload from the user buffer) when
+  // the device reports max_sge >= 2; a provider that refuses gets 1 (then every send copies).
+  const uint32_t want_sge = gather && dev_->max_sge >= 2 ? 2 : 1;
+  for (const uint32_t sge : {want_sge, 1u}) {
+    for (const uint32_t inl : {kInlineBytes, 0u}) {
+      if (qp_) break;
+      init.cap.max_send_sge = sge;
+      init.cap.max_inline_data = inl;
+      qp_ = QpOwner(api.create_qp(dev_->pd.get(), &init), {&api});
+    }
   }
   if (!qp_) fail(rc_ ? "cannot create an RC queue pair" : "cannot create a UC queue pair", errno);
   max_inline_ = init.cap.max_inline_data;
+  max_send_sge_ = std::min<uint32_t>(init.cap.max_send_sge, 2);
+  if (max_send_sge_ >= 2 && !dev_->mr_cache) {
+    dev_->mr_cache = std::make_unique<MrCache>(
+        std::make_unique<PdRegistrar>(api, dev_->pd.get()),
+        "rank " + std::to_string(rank_) + ": " + dev_->where());
+  }
   if (!rc_) ++dev_->qps;
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
@@ -192,6 +203,26 @@ void VerbsLink::post_send(uint32_t slot, uint32_t bytes, bool signaled) {
   ibv_send_wr* bad = nullptr;
   const int err = dev_->api->post_send(qp_.get(), &wr, &bad);
   if (err != 0) fail("cannot post a send", err);
+}
+
+void VerbsLink::post_send_gather(uint32_t slot, const std::byte* payload, uint32_t bytes,
+                                 uint32_t lkey, bool signaled) {
+  ibv_sge sge[2]{};
+  sge[0].addr = reinterpret_cast<uintptr_t>(send_frame(slot));
+  sge[0].length = static_cast<uint32_t>(kFrameHeaderBytes);
+  sge[0].lkey = send_mr_->lkey;
+  sge[1].addr = reinterpret_cast<uintptr_t>(payload);
+  sge[1].length = bytes;
+  sge[1].lkey = lkey;
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id(true, slot);
+  wr.sg_list = sge;
+  wr.num_sge = 2;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = signaled ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u;
+  ibv_send_wr* bad = nullptr;
+  const int err = dev_->api->post_send(qp_.get(), &wr, &bad);
+  if (err != 0) fail("cannot post a zero-copy send (2 scatter/gather entries)", err);
 }
 
 size_t VerbsLink::poll(Completion* out, size_t max) {

@@ -4,7 +4,8 @@
 // waiting rank sleeps in poll(2) instead of spinning; none when the library lacks the
 // channel calls), its completion queue, its queue pair and two registered
 // frame rings (send and receive: 2 memory regions a link, so <= 20 per device with Apple's
-// 10 QPs, well under the ~100 MRs Apple allows). Every completion's wc.status is reported.
+// 10 QPs, well under the ~100 MRs Apple allows; zero-copy adds at most kMrCacheCapPerDevice =
+// 64 per device, mr_cache.h). Every completion's wc.status is reported.
 //
 // Life cycle: create() makes the CQ and a QP in INIT; the caller exchanges QpInfo with the
 // peer (verbs_setup.cc), then connect() registers the rings at the agreed frame size and moves
@@ -43,8 +44,10 @@ class VerbsLink final : public FrameLink {
   /// CQ + QP in INIT on `dev`: UC (`rc` false, the Apple profile; counted against Apple's 10
   /// QPs per device) or RC (`rc` true, for Linux NICs; no QP limit of ours). `peer_rank`
   /// names the other end in errors.
+  /// `gather`: ask for 2 scatter/gather entries per send (zero-copy, Config::ibv_zero_copy)
+  /// when the device's max_sge allows; the link then shares the device's MR cache.
   VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint32_t send_frames,
-            uint32_t recv_frames, bool rc = false);
+            uint32_t recv_frames, bool rc = false, bool gather = false);
   ~VerbsLink() override;
   QpInfo local_info(uint32_t frame_bytes) const;
   /// Registers the rings (frame_bytes each frame) and moves the QP to RTR then RTS.
@@ -66,6 +69,10 @@ class VerbsLink final : public FrameLink {
   int event_fd() const override { return channel_ ? channel_->fd : -1; }
   void arm() override;
   void consume_events() override;
+  uint32_t max_send_sge() const override { return max_send_sge_; }
+  MrCache* mr_cache() override { return max_send_sge_ >= 2 ? dev_->mr_cache.get() : nullptr; }
+  void post_send_gather(uint32_t slot, const std::byte* payload, uint32_t bytes, uint32_t lkey,
+                        bool signaled) override;
 
  private:
   struct Free {
@@ -79,6 +86,7 @@ class VerbsLink final : public FrameLink {
   uint32_t psn_;
   uint32_t send_frames_, recv_frames_;
   uint32_t max_inline_ = 0;  // the QP's inline limit (bytes), 0 when the provider has none
+  uint32_t max_send_sge_ = 1;  // granted scatter/gather entries per send (2: zero-copy)
   bool rc_ = false;          // an RC queue pair (the rc profile); false: UC (the Apple profile)
   size_t frame_bytes_ = 0;  // payload bytes per frame (the header comes on top)
   size_t stride_ = 0;       // wire_bytes() rounded up to a page: every slot starts page-aligned

@@ -57,6 +57,21 @@ int find_link_local(const ibv_gid* gids, int count) {
   return first;
 }
 
+void* PdRegistrar::reg(void* addr, size_t bytes, uint32_t& lkey, int& err) {
+  errno = 0;
+  ibv_mr* mr = api_.reg_mr(pd_, addr, bytes, 0);
+  if (mr == nullptr) {
+    err = errno != 0 ? errno : ENOMEM;
+    return nullptr;
+  }
+  lkey = mr->lkey;
+  return mr;
+}
+
+void PdRegistrar::dereg(void* handle) {
+  api_.dereg_mr(static_cast<ibv_mr*>(handle));
+}
+
 std::string gid_text(const ibv_gid& gid) {
   char buf[INET6_ADDRSTRLEN] = {};
   if (::inet_ntop(AF_INET6, gid.raw, buf, sizeof buf) == nullptr) return "?";
@@ -105,6 +120,10 @@ std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, 
                 who + "cannot allocate a protection domain on " + name + " (" +
                     std::strerror(errno) +
                     "): stale RDMA state after a crash is cleared only by a reboot");
+  }
+  if (api.query_device != nullptr) {
+    ibv_device_attr attr{};
+    if (api.query_device(dev->context.get(), &attr) == 0) dev->max_sge = attr.max_sge;
   }
   std::memset(&dev->port_attr, 0, sizeof(dev->port_attr));
   if (api.query_port(dev->context.get(), dev->port, &dev->port_attr) != 0) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "comm/transport/verbs/ibverbs_api.h"
+#include "comm/transport/verbs/mr_cache.h"
 
 namespace cc::comm::verbs {
 
@@ -57,7 +58,26 @@ struct Device {
   int gid_index = -1;
   bool gid_link_local = false;  // no IPv4-mapped GID: the port's fe80:: one is used
   int qps = 0;  // queue pairs created on it
+  /// The device's max_sge (scatter/gather entries per work request; ibv_query_device), 0 when
+  /// unknown: zero-copy sends need 2.
+  int max_sge = 0;
+  /// Zero-copy registrations of user buffers (Config::ibv_zero_copy), created by the first link
+  /// that can gather; declared last so it is destroyed (every MR deregistered) before the PD.
+  std::unique_ptr<MrCache> mr_cache;
   std::string where() const { return name + " port " + std::to_string(port); }
+};
+
+/// MrCache's registrar on a device's protection domain: ibv_reg_mr for local access only (a
+/// send reads the buffer; no remote access, no local write, so read-only memory registers too).
+class PdRegistrar final : public MrRegistrar {
+ public:
+  PdRegistrar(const IbvApi& api, ibv_pd* pd) : api_(api), pd_(pd) {}
+  void* reg(void* addr, size_t bytes, uint32_t& lkey, int& err) override;
+  void dereg(void* handle) override;
+
+ private:
+  const IbvApi& api_;
+  ibv_pd* pd_;
 };
 
 /// Opens `name` among the listed devices, allocates its PD, checks the port is ACTIVE and

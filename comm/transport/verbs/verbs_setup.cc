@@ -131,6 +131,8 @@ class Setup final : public VerbsSetup {
 #endif
     opts.pad_frames = cfg.ibv_pad_frames.value_or(kApplesProvider &&
                                                   cfg.ibv_profile == VerbsProfile::kApple);
+    // Zero-copy is this rank's choice alone: the frames on the wire are the same.
+    opts.zero_copy_min_bytes = cfg.ibv_zero_copy ? kZeroCopyMinBytes : 0;
     // The transport's channels post every receive frame here, before "ready" goes out.
     auto t = std::make_unique<VerbsTransport>(cfg.rank, cfg.size, std::move(frame_links),
                                               std::move(control), opts);
@@ -192,7 +194,7 @@ std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_no
       for (const auto& d : cfg.devices[p]) {
         setup->links[p].push_back(std::make_unique<VerbsLink>(
             devs[d], cfg.rank, static_cast<int>(p), kSendFrames, cfg.ibv_recv_frames,
-            cfg.ibv_profile == VerbsProfile::kRc));
+            cfg.ibv_profile == VerbsProfile::kRc, cfg.ibv_zero_copy));
       }
     }
   } catch (const Error& e) {

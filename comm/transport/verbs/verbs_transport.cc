@@ -47,7 +47,12 @@ VerbsTransport::VerbsTransport(int rank, int size,
     if (p < control.size()) peer.control = std::move(control[p]);
     for (auto& l : peer.links) {
       peer.channels.push_back(
-          std::make_unique<FrameChannel>(*l, static_cast<int>(p), options_.pad_frames));
+          std::make_unique<FrameChannel>(*l, static_cast<int>(p), options_.pad_frames,
+                                         options_.zero_copy_min_bytes));
+      if (MrCache* m = l->mr_cache(); m != nullptr &&
+          std::find(caches_.begin(), caches_.end(), m) == caches_.end()) {
+        caches_.push_back(m);
+      }
       links_.push_back(l.get());
     }
     if (static_cast<int>(p) != rank && peer.links.empty()) {
@@ -367,6 +372,10 @@ void VerbsTransport::wait(Request& req, Deadline deadline) {
   }
 }
 
+void VerbsTransport::release_buffer(const void* data, size_t bytes) noexcept {
+  for (MrCache* m : caches_) m->drop(data, bytes);
+}
+
 FrameChannel::Stats VerbsTransport::stats() const {
   FrameChannel::Stats s;
   for (const Peer& p : peers_) {
@@ -374,6 +383,8 @@ FrameChannel::Stats VerbsTransport::stats() const {
       s.data_frames += c->stats().data_frames;
       s.credit_frames += c->stats().credit_frames;
       s.stalls_no_credit += c->stats().stalls_no_credit;
+      s.zero_copy_frames += c->stats().zero_copy_frames;
+      s.zero_copy_fallbacks += c->stats().zero_copy_fallbacks;
     }
   }
   return s;

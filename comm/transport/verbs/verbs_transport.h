@@ -50,6 +50,9 @@ struct VerbsOptions {
   bool resends = false;
   /// Every frame is sent at its full posted size (FrameChannel's padding; Config::ibv_pad_frames).
   bool pad_frames = false;
+  /// Message parts of at least this many bytes are sent zero-copy where the link can
+  /// (FrameChannel's "Zero-copy sends"; Config::ibv_zero_copy gives kZeroCopyMinBytes); 0: never.
+  size_t zero_copy_min_bytes = 0;
 };
 
 class VerbsTransport final : public Transport {
@@ -70,6 +73,8 @@ class VerbsTransport final : public Transport {
   void wait(Request& req, Deadline deadline) override;
   void poll() override;
   void abort(int failed_rank) noexcept override;
+  /// Drops the zero-copy registrations overlapping the range from every device's MR cache.
+  void release_buffer(const void* data, size_t bytes) noexcept override;
 
   /// Summed over the channels (tests use it to see credit frames and stalls happen).
   FrameChannel::Stats stats() const;
@@ -98,6 +103,7 @@ class VerbsTransport final : public Transport {
   VerbsOptions options_;
   std::vector<Peer> peers_;
   std::vector<FrameLink*> links_;  // every link, in peer order (the sleep's descriptors)
+  std::vector<MrCache*> caches_;   // the links' MR caches, each once (one per device)
   std::vector<pollfd> pfds_;
   bool aborted_ = false;
   Clock::time_point last_alive_{};

@@ -234,6 +234,12 @@ class PyCommunicator {
     run([&](Communicator& cm) { cm.barrier(); });
   }
 
+  void release_buffer(nb::handle x) {
+    Communicator& c = live();
+    Array in = as_array(x, "x", Access::kRead, true);
+    c.release_buffer(in.data, in.bytes);
+  }
+
   nb::object all_to_all(nb::handle x, nb::handle out) {
     Communicator& c = live();
     Array in = as_array(x, "x", Access::kRead);
@@ -345,7 +351,8 @@ Config make_config(int rank, int size, const std::string& coordinator, const std
                    const std::optional<std::vector<std::vector<std::string>>>& devices,
                    long long ibv_frame_bytes, long long ibv_recv_frames,
                    const std::string& ibv_profile, long long one_shot_max_bytes,
-                   long long chunk_bytes, long long window_chunks, long long spin_us) {
+                   long long chunk_bytes, long long window_chunks, long long spin_us,
+                   bool ibv_zero_copy) {
   Config c;
   c.rank = rank;
   c.size = size;
@@ -375,6 +382,7 @@ Config make_config(int rank, int size, const std::string& coordinator, const std
   c.ibv_recv_frames = static_cast<uint32_t>(in_range("ibv_recv_frames", ibv_recv_frames, 4, 63));
   c.ibv_profile = pick<VerbsProfile>("ibv_profile", ibv_profile,
                                      {{"apple", VerbsProfile::kApple}, {"rc", VerbsProfile::kRc}});
+  c.ibv_zero_copy = ibv_zero_copy;
   c.tuning.one_shot_max_bytes =
       static_cast<size_t>(in_range("one_shot_max_bytes", one_shot_max_bytes, 0, 1LL << 40));
   c.tuning.chunk_bytes = static_cast<size_t>(in_range("chunk_bytes", chunk_bytes, 4096, 1LL << 32));
@@ -427,11 +435,12 @@ NB_MODULE(_clustercomm, m) {
              const std::optional<std::vector<std::vector<std::string>>>& devices,
              long long ibv_frame_bytes, long long ibv_recv_frames, const std::string& ibv_profile,
              long long one_shot_max_bytes, long long chunk_bytes, long long window_chunks,
-             long long spin_us) {
+             long long spin_us, bool ibv_zero_copy) {
             Config c = make_config(rank, size, coordinator, token, timeout_ms, listen, routes,
                                    connections_per_peer, topology, transport, devices,
                                    ibv_frame_bytes, ibv_recv_frames, ibv_profile,
-                                   one_shot_max_bytes, chunk_bytes, window_chunks, spin_us);
+                                   one_shot_max_bytes, chunk_bytes, window_chunks, spin_us,
+                                   ibv_zero_copy);
             new (self) PyCommunicator(std::move(c));
           },
           nb::kw_only(), arg("rank") = 0, arg("size") = 1, arg("coordinator") = "",
@@ -440,7 +449,7 @@ NB_MODULE(_clustercomm, m) {
           arg("transport") = "auto", arg("devices") = nb::none(), arg("ibv_frame_bytes") = 65536,
           arg("ibv_recv_frames") = 32, arg("ibv_profile") = "apple",
           arg("one_shot_max_bytes") = 65536, arg("chunk_bytes") = 262144, arg("window_chunks") = 8,
-          arg("spin_us") = 200,
+          arg("spin_us") = 200, arg("ibv_zero_copy") = false,
           R"(Joins a world by hand (the fields of C++ cc::comm::Config; comm/README.md has each).
 
 Args:
@@ -468,6 +477,9 @@ Args:
     ibv_profile: "apple" (UC queue pairs) or "rc" (RC queue pairs, Linux NICs).
     one_shot_max_bytes, chunk_bytes, window_chunks, spin_us: tuning (bytes, bytes, chunks,
         microseconds); rank 0's apply job-wide, except spin.
+    ibv_zero_copy: verbs sends of 256 KiB and more go straight from your arrays (registered
+        and cached) instead of being copied (CLUSTERCOMM_IBV_ZERO_COPY). Off by default: with
+        it on, call ``release_buffer(x)`` before an array you sent from is freed.
 
 Raises:
     ValueError: an option out of range or not one of its choices (named).
@@ -568,6 +580,11 @@ returns ``out``.)")
            R"(Receives ``peer``'s next send into a new numpy array of ``shape`` and ``dtype``
 (anything numpy.dtype() takes, or "bfloat16"); returns it.)")
       .def("barrier", &PyCommunicator::barrier, "Returns once every rank has entered it.")
+      .def("release_buffer", &PyCommunicator::release_buffer, arg("x"),
+           R"(With zero-copy on (``ibv_zero_copy=True`` or CLUSTERCOMM_IBV_ZERO_COPY=1), call
+this before an array you sent from (or passed to a collective) is freed: the verbs transport
+keeps its pages registered, and memory later placed at the same address would be sent stale.
+Local (no communication); a no-op otherwise.)")
       .def("all_to_all", &PyCommunicator::all_to_all, arg("x"), arg("out").none() = nb::none(),
            R"(Rank r's block p (rows p*k .. p*k+k-1, k = x.shape[0] // size) goes to rank p,
 and lands there as block r: the transpose of the blocks over the ranks.
