@@ -293,14 +293,14 @@ int run_rank(Communicator& c, const Options& o) {
       ++rows;
       if (lead) {
         const bool reduces = op == "all_reduce" || op == "reduce_scatter";
-        std::printf("%12zu %13zu %9s %7s %7d %8.1f %7.2f %7.2f %6zu %8.1f %7.2f %7.2f %6zu\n",
+        std::printf("%12zu %13zu %9s %7s %7d %8.2f %7.2f %7.2f %6zu %8.2f %7.2f %7.2f %6zu\n",
                     bytes, op == "sendrecv" ? bytes : bytes / e,
                     std::string(to_string(op == "sendrecv" ? DataType::kU8 : o.type)).c_str(),
                     reduces ? std::string(to_string(o.redop)).c_str() : "none",
                     op == "broadcast" ? 0 : -1, a.us, alg_a, alg_a * f, a.wrong, b.us, alg_b,
                     alg_b * f, b.wrong);
         if (o.percentiles) {
-          std::printf("# percentiles size %zu: p50 %.1f us p99 %.1f us (rank 0, %d calls)\n",
+          std::printf("# percentiles size %zu: p50 %.2f us p99 %.2f us (rank 0, %d calls)\n",
                       bytes, a.p50_us, a.p99_us, a.calls);
         }
         std::fflush(stdout);

@@ -4,6 +4,12 @@
 // SIGSTOP) are in process_test.cc.
 #include <doctest/doctest.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +25,7 @@
 #include "comm/tests/pattern.h"
 #include "comm/tests/thread_world.h"
 #include "comm/transport/shm/shm_segment.h"
+#include "comm/transport/shm/shm_setup.h"
 
 namespace cc::comm::test {
 namespace {
@@ -70,11 +77,11 @@ std::vector<std::vector<unsigned char>> results_over(TransportKind kind, int n) 
 
 // The /dev/shm entries this library would have left ("ccshm-<this pid>-..."); empty where
 // there is no /dev/shm (macOS keeps POSIX shm out of the file system).
-std::vector<std::string> our_segments() {
+std::vector<std::string> our_segments(pid_t pid = ::getpid()) {
   std::vector<std::string> found;
   DIR* d = ::opendir("/dev/shm");
   if (d == nullptr) return found;
-  const std::string prefix = "ccshm-" + std::to_string(::getpid()) + "-";
+  const std::string prefix = "ccshm-" + std::to_string(pid) + "-";
   while (const dirent* e = ::readdir(d)) {
     if (std::string(e->d_name).rfind(prefix, 0) == 0) found.emplace_back(e->d_name);
   }
@@ -300,6 +307,84 @@ TEST_CASE("shm: a segment with another nonce is refused, the last rank to map it
   // The memory is still shared among the mappings.
   s.header().abort_word.store(42);
   CHECK(third.header().abort_word.load() == 42);
+}
+
+#ifdef __linux__
+constexpr bool kHasDevShm = true;
+#else
+constexpr bool kHasDevShm = false;  // macOS keeps POSIX shm out of the file system
+#endif
+
+// kill -9 of the creator after its offer, while one local rank has mapped the segment and the
+// third never answers (stopped): the name must not outlive the job. The creator is a forked
+// process running the real setup; rank 1 is a thread here; rank 2 a socket nobody reads.
+TEST_CASE("shm: the creator killed after its offer leaves no name in /dev/shm" *
+          doctest::skip(!kHasDevShm)) {
+  int s01[2], s02[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, s01) == 0);
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, s02) == 0);
+  shm::LocalGroup group;
+  group.ranks = {0, 1, 2};
+  group.wanted = true;
+  group.host_of = {0, 0, 0};
+  Config cfg;
+  cfg.size = 3;
+  cfg.timeout = std::chrono::milliseconds(30000);
+  const pid_t creator = ::fork();
+  REQUIRE(creator >= 0);
+  if (creator == 0) {
+    ::close(s01[1]);
+    ::close(s02[1]);
+    std::vector<std::vector<tcp::Fd>> conns(3);
+    conns[1].emplace_back(s01[0]);
+    conns[2].emplace_back(s02[0]);
+    cfg.rank = 0;
+    std::string why;
+    try {
+      shm::form_segment(cfg, group, conns, why);
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  ::close(s01[0]);
+  ::close(s02[0]);
+  tcp::Fd silent_rank2(s02[1]);
+  std::vector<std::vector<tcp::Fd>> conns(3);
+  conns[0].emplace_back(s01[1]);
+  auto rank1 = std::async(std::launch::async, [&] {
+    Config mine = cfg;
+    mine.rank = 1;
+    std::string why;
+    try {
+      shm::form_segment(mine, group, conns, why);
+      return std::string("no error");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  });
+  // Wait until rank 1 has mapped the creator's segment (2 of 3 mapped: the name stays).
+  bool mapped = false;
+  for (int i = 0; i < 2000 && !mapped; ++i) {
+    for (const std::string& n : our_segments(creator)) {
+      const int fd = ::shm_open(("/" + n).c_str(), O_RDONLY, 0);
+      if (fd < 0) continue;
+      void* p = ::mmap(nullptr, sizeof(shm::SegmentHeader), PROT_READ, MAP_SHARED, fd, 0);
+      ::close(fd);
+      if (p == MAP_FAILED) continue;
+      mapped = static_cast<const shm::SegmentHeader*>(p)->mapped_ranks.load() == 2;
+      ::munmap(p, sizeof(shm::SegmentHeader));
+    }
+    if (!mapped) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(mapped);
+  CHECK(our_segments(creator).size() == 1);
+  REQUIRE(::kill(creator, SIGKILL) == 0);
+  int status = 0;
+  REQUIRE(::waitpid(creator, &status, 0) == creator);
+  CHECK(WIFSIGNALED(status));
+  const std::string err = rank1.get();
+  CHECK(err.find("rank 0") != std::string::npos);
+  CHECK(our_segments(creator).empty());
 }
 
 }  // namespace cc::comm::test

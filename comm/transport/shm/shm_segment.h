@@ -15,11 +15,12 @@
 //
 // The name goes as soon as every local rank has mapped the segment: the rank whose open makes
 // the count of mapped ranks k unlinks it (so a creator killed after its offer leaves nothing),
-// and the creator unlinks it too once every rank has answered or given up (shm_setup.h). So
-// nothing is left in /dev/shm after the job, even after kill -9; the memory goes when the last
-// rank unmaps it. What can still leave a name: the creator killed (kill -9) in the moment
-// between creating the segment and a peer's open, or while a peer that never opens it is
-// stopped; then `rm /dev/shm/ccshm-<pid>-*` of a pid that is gone is safe.
+// and the creator unlinks it too once every rank has answered or given up (shm_setup.h); a rank
+// told the name whose setup then fails (the creator died) unlinks it as well. So nothing is
+// left in /dev/shm after the job, even after kill -9; the memory goes when the last rank unmaps
+// it. What can still leave a name: the creator killed in the microseconds between creating the
+// segment and sending its offer, or every rank that was told the name killed as well; then
+// `rm /dev/shm/ccshm-<pid>-*` of a pid that is gone is safe.
 #pragma once
 
 #include <atomic>

@@ -1,5 +1,7 @@
 #include "comm/transport/shm/shm_setup.h"
 
+#include <sys/mman.h>
+
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -153,8 +155,18 @@ Segment form_segment(const Config& cfg, const LocalGroup& group,
       mine = "rank " + std::to_string(cfg.rank) + ": " + e.message();
     }
   }
-  send_frame(at(leader), WireWriter().u32(mine.empty() ? 1 : 0).str(mine).data(), deadline, from);
-  const std::string decision = read_frame(at(leader), deadline, from);
+  std::string decision;
+  try {
+    send_frame(at(leader), WireWriter().u32(mine.empty() ? 1 : 0).str(mine).data(), deadline,
+               from);
+    decision = read_frame(at(leader), deadline, from);
+  } catch (...) {
+    // The creator died (or stalls) before it could remove the name: every rank that was told
+    // the name removes it, so kill -9 of the creator here leaves nothing in /dev/shm. (The
+    // name is this job's: created O_EXCL with a random part, checked against the nonce.)
+    if (offered && !name.empty()) ::shm_unlink(name.c_str());
+    throw;
+  }
   WireReader dec(decision);
   const bool go = dec.u32() != 0;
   why_not = dec.str();

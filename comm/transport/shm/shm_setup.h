@@ -9,7 +9,8 @@
 //    rank {u32 "CCSG", u32 ok, string name or why not, 16-byte nonce, u64 ring bytes}; each
 //    opens and maps it, checks the nonce (proof that it is the same memory, not a same-named
 //    segment of another machine) and answers {u32 ok, string why not}. The creator then
-//    unlinks the name (nothing is left in /dev/shm from here on, even after kill -9) and sends
+//    unlinks the name (nothing is left in /dev/shm from here on, even after kill -9; a rank
+//    that was told the name and then loses the creator unlinks it itself) and sends
 //    everyone the decision {u32 go, string why not}: all of the host's ranks use the segment,
 //    or none does.
 // All reads and writes have the config's timeout (kTimeout naming the silent rank).
