@@ -51,7 +51,7 @@ void check_arrival(int peer, uint32_t got_context, uint32_t want_context, uint64
   }
 }
 
-void wait_all(Transport& t, std::vector<Request>& reqs, Deadline deadline) {
+void wait_all(Transport& t, std::span<Request> reqs, Deadline deadline) {
   for (Request& r : reqs) {
     if (!r.done()) t.wait(r, deadline);
   }

@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,6 @@ void check_arrival(int peer, uint32_t got_context, uint32_t want_context, uint64
                    size_t want_bytes);
 
 /// Waits for every request in `reqs` (in order).
-void wait_all(Transport& t, std::vector<Request>& reqs, Deadline deadline);
+void wait_all(Transport& t, std::span<Request> reqs, Deadline deadline);
 
 }  // namespace cc::comm

@@ -99,6 +99,7 @@ ShmTransport::ShmTransport(int rank, int size, std::vector<int> local_ranks, Seg
     // Both counters start at 0 in a fresh segment; read them anyway (one reader, one writer).
     p.out_head = p.out_ctl->head.load(std::memory_order_acquire);
     p.in_tail = p.in_ctl->tail.load(std::memory_order_acquire);
+    p.out_tail_seen = p.out_ctl->tail.load(std::memory_order_acquire);
     p.last_active = now_;
     local_of_[static_cast<size_t>(r)] = static_cast<int>(peers_.size());
     peers_.push_back(std::move(p));
@@ -238,7 +239,13 @@ bool ShmTransport::progress_send(Peer& p) {
   while (!p.sendq.empty()) {
     SendOp& op = p.sendq.front();
     const size_t total = kHdr + op.bytes;
-    uint64_t space = ring_bytes_ - (p.out_head - p.out_ctl->tail.load(std::memory_order_acquire));
+    // The tail last seen, reloaded only when it leaves too little room: reading it is a cache
+    // miss (the reader writes it), on the critical path of every small send.
+    uint64_t space = ring_bytes_ - (p.out_head - p.out_tail_seen);
+    if (space < total - op.done) {
+      p.out_tail_seen = p.out_ctl->tail.load(std::memory_order_acquire);
+      space = ring_bytes_ - (p.out_head - p.out_tail_seen);
+    }
     if (op.done == 0) {
       if (space < kHdr) break;
       const MsgHeader h{kMsgMagic, op.context, op.bytes};

@@ -116,6 +116,7 @@ class ShmTransport final : public Transport {
     unsigned char* in_data = nullptr;
     uint64_t out_head = 0;  // our copy of the outgoing ring's head (we are its only writer)
     uint64_t in_tail = 0;   // our copy of the incoming ring's tail (we are its only reader)
+    uint64_t out_tail_seen = 0;  // the outgoing ring's tail when we last loaded it (<= tail)
     bool have_header = false;  // the incoming message's header is read, its payload pending
     MsgHeader header{};
     std::deque<SendOp> sendq;
