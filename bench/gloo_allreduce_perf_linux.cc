@@ -74,6 +74,19 @@ int main(int argc, char** argv) {
   ctx->setTimeout(std::chrono::seconds(120));
   ctx->connectFullMesh(prefix, dev);
   std::vector<float> buf(sw.max_bytes / 4 + 1, 1.0f);
+  {
+    // bench::kSettleMs of small all-reduces before anything is timed (sizes.h says why): rank
+    // 0's "go on" flag, the others' 0, max-reduced.
+    float go = 1;
+    auto& settle = keep.emplace_back(std::make_unique<gloo::AllreduceRing<float>>(
+        ctx, std::vector<float*>{&go}, 1, gloo::ReductionFunction<float>::max));
+    const auto t0 = std::chrono::steady_clock::now();
+    while (go != 0) {
+      go = rank == 0 && std::chrono::steady_clock::now() - t0 <
+                            std::chrono::milliseconds(bench::kSettleMs);
+      settle->run();
+    }
+  }
   for (size_t bytes : sw.sizes()) {
     const double ring = time_us<gloo::AllreduceRing<float>>(ctx, buf.data(), bytes, sw);
     const double hd = ibv != nullptr

@@ -1,5 +1,6 @@
 // Shared by the bench programs so they time the same sizes the same way: sizes from -b to -e
-// by factor -f; per size, iters = clamp(256 MiB / size, 5, -n) after max(2, iters/5) warm-ups.
+// by factor -f; per size, iters = clamp(256 MiB / size, 5, -n) after max(2, iters/5) warm-ups;
+// once before the first size, kSettleMs of small all-reduces.
 #pragma once
 
 #include <cstddef>
@@ -31,6 +32,14 @@ inline size_t parse_size(const char* s) {
   }
   return static_cast<size_t>(v);
 }
+
+// Before the first size every program runs small all-reduces for kSettleMs, rank 0's clock
+// deciding (its "go on" flag, max-reduced with the others' 0 in the same call), so the first
+// rows are not timed while the scheduler still spreads fresh ranks over the cores: ranks that
+// clustercomm-perf -N forks start on their parent's core, and in a third of the runs took
+// ~7 us per 8 B all_reduce over shared memory (against 0.2) for the first ~10 ms, until the
+// load balancer moved one. Every program settles alike, so the comparison stays even.
+inline constexpr int kSettleMs = 50;
 
 struct Sweep {
   size_t min_bytes = 8, max_bytes = size_t{64} << 20, factor = 2;

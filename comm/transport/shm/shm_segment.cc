@@ -34,6 +34,25 @@ struct FdGuard {
   }
 };
 
+// Maps the whole segment with its page tables filled now: otherwise each 4 KiB page costs a
+// page fault in every process on first touch, and a ring walks into new pages for its whole
+// first lap (1000 all_reduce calls of 512 B at n=2 took 0.57 us each instead of 0.29: the
+// faults, not the copies). Linux: MAP_POPULATE; elsewhere a read of every page.
+void* map_populated(int fd, size_t bytes) {
+#ifdef MAP_POPULATE
+  return ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+#else
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p != MAP_FAILED) {
+    const long page = ::sysconf(_SC_PAGESIZE);
+    const size_t step = page > 0 ? static_cast<size_t>(page) : 4096;
+    const volatile unsigned char* b = static_cast<const unsigned char*>(p);
+    for (size_t i = 0; i < bytes; i += step) (void)b[i];
+  }
+  return p;
+#endif
+}
+
 }  // namespace
 
 size_t segment_bytes(int ranks, size_t ring_bytes) {
@@ -64,7 +83,7 @@ Segment Segment::create(int ranks, size_t ring_bytes) {
                                      "set CLUSTERCOMM_TRANSPORT=tcp)"
                                    : ""));
   }
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.fd, 0);
+  void* p = map_populated(fd.fd, bytes);
   if (p == MAP_FAILED) throw sys_error("mmap", name, errno);
   s.base_ = p;
   s.bytes_ = bytes;
@@ -98,7 +117,7 @@ Segment Segment::open(const std::string& name, int ranks, size_t ring_bytes,
                                           std::to_string(st.st_size) + " bytes, not " +
                                           std::to_string(bytes));
   }
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.fd, 0);
+  void* p = map_populated(fd.fd, bytes);
   if (p == MAP_FAILED) throw sys_error("mmap", name, errno);
   Segment s;
   s.base_ = p;
