@@ -92,8 +92,16 @@ for h in h2 h3 h4; do
 done
 have=$(stat -c %s "$part")
 [ "$have" -ge $((1024 * 1024 * 1024)) ] || fail "the part holds only $have bytes"
-sleep 1
-! pgrep -x clusterctl-push >/dev/null || fail "rank processes left: $(pgrep -ax clusterctl-push)"  # the name, 15 characters: not a build mentioning it
+# The rank processes end once their sockets close; a loaded machine can take a few seconds to
+# run them to the end and to reap them (a <defunct> entry is a dead rank its parent has not
+# reaped yet), so wait up to 20 s, then name what is left and in which state.
+left=""
+for _ in $(seq 1 200); do
+  left=$(pgrep -x clusterctl-push || true)  # the name, 15 characters: not a build mentioning it
+  [ -z "$left" ] && break
+  sleep 0.1
+done
+[ -z "$left" ] || fail "rank processes left after 20 s: $(ps -o pid=,ppid=,stat=,args= -p "$(echo $left | tr ' ' ,)")"
 cc --json push --cluster "$tmp/c.json" "$src" --dest "$dest" >"$tmp/resume.json" 2>"$tmp/resume.err" ||
   fail "resumed push exited $?: $(cat "$tmp/resume.err")"
 python3 - "$tmp/resume.json" "$have" <<'PY' || fail "resumed push: $(cat "$tmp/resume.json")"
