@@ -92,12 +92,14 @@ for h in h2 h3 h4; do
 done
 have=$(stat -c %s "$part")
 [ "$have" -ge $((1024 * 1024 * 1024)) ] || fail "the part holds only $have bytes"
-# The rank processes end once their sockets close; a loaded machine can take a few seconds to
-# run them to the end and to reap them (a <defunct> entry is a dead rank its parent has not
-# reaped yet), so wait up to 20 s, then name what is left and in which state.
+# The rank processes end once their sockets close; a loaded machine can take a few seconds.
+# A <defunct> entry is a rank that has ended and waits for its parent to reap it (here the
+# sandbox's pid 1, once the ssh session that started it is gone): dead, so not counted.
+# Wait up to 20 s, then name what still runs and in which state.
 left=""
 for _ in $(seq 1 200); do
-  left=$(pgrep -x clusterctl-push || true)  # the name, 15 characters: not a build mentioning it
+  # the name, 15 characters: not a build mentioning it
+  left=$(ps -C clusterctl-push -o pid=,stat= | awk '$2 !~ /^Z/ {print $1}')
   [ -z "$left" ] && break
   sleep 0.1
 done
