@@ -99,7 +99,7 @@ have=$(stat -c %s "$part")
 left=""
 for _ in $(seq 1 200); do
   # the name, 15 characters: not a build mentioning it
-  left=$(ps -C clusterctl-push -o pid=,stat= | awk '$2 !~ /^Z/ {print $1}')
+  left=$(ps -C clusterctl-push -o pid=,stat= | awk '$2 !~ /^Z/ {print $1}' || true)  # ps: 1 if none
   [ -z "$left" ] && break
   sleep 0.1
 done
