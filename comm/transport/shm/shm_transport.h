@@ -10,10 +10,11 @@
 // isend waits for space. Large messages are copied in pieces of a quarter ring, each published
 // on its own, so the receiver copies one piece out while the sender copies the next one in.
 //
-// Waiting: spin (5 us busy, then calling sched_yield each turn - from the first turn when the
+// Waiting: spin (50 us busy, then calling sched_yield each turn - from the first turn when the
 // host's ranks outnumber its cores - so a peer waiting for this core can run and answer:
 // measured under load, a busy spin made an 8-byte all_reduce 15x slower than TCP's
-// yielding one), then block in poll() on the pair's
+// yielding one; yielding after 5 us gave the core to other processes whenever the peer was
+// a little late), then block in poll() on the pair's
 // socket: a sleeper sets its ring's sleep flag and the other side, seeing it, sends one 8-byte
 // WAKE record. That socket is the bootstrap's TCP connection of the pair, kept for three more
 // reasons: ABORT {failed rank} when a rank gives up, BYE on a clean close, and EOF when a
