@@ -96,7 +96,8 @@ class CLUSTERCOMM_API Communicator {
   bool broken() const;
   /// What the calls run on: "tcp", "verbs (apple profile: UC queue pairs)", "verbs (rc
   /// profile: RC queue pairs)", "shm (4 ranks on this host)" when every rank is on this host,
-  /// "shm (2 ranks on this host) + tcp" when some are elsewhere, or "none (world size 1)".
+  /// "shm (2 ranks on this host) + tcp" or "shm (2 ranks on this host) + verbs (apple profile:
+  /// UC queue pairs)" when some are elsewhere, or "none (world size 1)".
   /// After an automatic fallback to TCP (CLUSTERCOMM_TRANSPORT unset), "tcp".
   std::string transport_name() const;
   /// The job-wide settings rank 0 chose (topology and tuning).

@@ -1,5 +1,6 @@
 #include "launch/rank_env.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -77,12 +78,15 @@ util::Status check_world(const WorldPlan& plan) {
   return {};
 }
 
-std::string mlx_ibv_devices_json(const provision::MlxHostfile& hf) {
+std::string mlx_ibv_devices_json(const provision::MlxHostfile& hf, int ranks_per_host) {
+  const size_t k = static_cast<size_t>(std::max(ranks_per_host, 1));
   nlohmann::json m = nlohmann::json::array();
-  for (const auto& h : hf.hosts) {
+  for (size_t r = 0; r < hf.hosts.size() * k; ++r) {
+    const auto& cells = hf.hosts[r / k].rdma;
     nlohmann::json row = nlohmann::json::array();
-    for (const auto& cell : h.rdma) {
-      if (cell.empty()) {
+    for (size_t p = 0; p < cells.size() * k; ++p) {
+      const auto& cell = cells[p / k];
+      if (cell.empty() || r / k == p / k) {  // no cable; or the same host (shared memory)
         row.push_back(nullptr);
       } else if (cell.size() == 1) {
         row.push_back(cell[0]);
@@ -107,8 +111,8 @@ std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_p
 }
 
 std::vector<RuntimeFile> runtime_files(const WorldPlan& plan) {
-  if (plan.runtime == Runtime::kClusterComm && plan.devices && plan.ranks_per_host == 1) {
-    return {{kIbvDevicesFile, mlx_ibv_devices_json(*plan.devices)}};
+  if (plan.runtime == Runtime::kClusterComm && plan.devices) {
+    return {{kIbvDevicesFile, mlx_ibv_devices_json(*plan.devices, plan.ranks_per_host)}};
   }
   if (!plan.mlx) return {};
   switch (plan.runtime) {
@@ -147,7 +151,7 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
         }
         if (any) env.emplace_back("CLUSTERCOMM_PEER_ADDRS", addrs);
       }
-      if (plan.devices && plan.ranks_per_host == 1) {
+      if (plan.devices) {
         env.emplace_back("MLX_IBV_DEVICES", job_dir + "/" + kIbvDevicesFile);
       }
       break;

@@ -8,8 +8,11 @@
 //                   per-cable addresses (`network apply`), CLUSTERCOMM_PEER_ADDRS (comm/config.cc:
 //                   one entry per rank, "MY_ADDR>PEER_ADDR" on the pair's direct cable, "" for
 //                   ranks on the same host or without a cable); when every pair of hosts has an
-//                   RDMA cable and ranks_per_host is 1, MLX_IBV_DEVICES=JOBDIR/mlx-ibv-devices.json
-//                   (the device matrix, as for mlx-jaccl)
+//                   RDMA cable, MLX_IBV_DEVICES=JOBDIR/mlx-ibv-devices.json (the device matrix,
+//                   as for mlx-jaccl, one row and column per rank: with ranks_per_host > 1 the
+//                   host pair's cell, null between ranks of one host, which shared memory
+//                   carries; a cable end then holds ranks_per_host^2 queue pairs, and Apple's
+//                   provider allows 10 per device: at most 3 ranks per Mac)
 //   mlx-jaccl       MLX_RANK, MLX_IBV_DEVICES=JOBDIR/mlx-ibv-devices.json (the N x N device
 //                   matrix: [[null, "rdma_en1", ...], ...], a cell with parallel cables a list),
 //                   MLX_JACCL_COORDINATOR=ips[0] of rank 0:PORT
@@ -81,8 +84,9 @@ std::vector<RuntimeFile> runtime_files(const WorldPlan& plan);
 /// secrets. `job_dir` is the job's directory on the rank's host (for file paths).
 std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string& job_dir);
 
-/// The JSON of the MLX device matrix (MLX_IBV_DEVICES's file).
-std::string mlx_ibv_devices_json(const provision::MlxHostfile& hf);
+/// The JSON of the MLX device matrix (MLX_IBV_DEVICES's file): one row and column per rank,
+/// ranks_per_host consecutive ranks per host of `hf`, null between ranks of one host.
+std::string mlx_ibv_devices_json(const provision::MlxHostfile& hf, int ranks_per_host = 1);
 /// The JSON list per rank of "ip:port" (MLX_HOSTFILE's file).
 std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_port);
 

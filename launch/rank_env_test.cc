@@ -5,6 +5,7 @@
 #include <string>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 using namespace cc::launch;
 
@@ -122,14 +123,22 @@ TEST_CASE("rank_env: clustercomm over the cables of a cluster state: peer addres
         "[[null,[\"rdma_en2\",\"rdma_en3\"],\"rdma_en4\"],[[\"rdma_en3\",\"rdma_en2\"],null,"
         "\"rdma_en4\"],[\"rdma_en2\",\"rdma_en3\",null]]\n");
 
-  // Two ranks per host: same-host peers take the advertised address; no device matrix (its
-  // rows are hosts, the world is ranks).
+  // Two ranks per host: same-host peers take the advertised address; the device matrix has a
+  // row and a column per rank: the host pair's cell between hosts, null inside a host (shared
+  // memory carries those pairs).
   p.ranks_per_host = 2;
   CHECK(get(rank_env(p, 3, "/j"), "CLUSTERCOMM_PEER_ADDRS") ==
         "169.254.22.2>169.254.11.1,169.254.22.2>169.254.11.1,,,"
         "169.254.23.2>169.254.32.3,169.254.23.2>169.254.32.3");
-  CHECK(get(rank_env(p, 3, "/j"), "MLX_IBV_DEVICES") == "<unset>");
-  CHECK(runtime_files(p).empty());
+  CHECK(get(rank_env(p, 3, "/j"), "MLX_IBV_DEVICES") == "/j/mlx-ibv-devices.json");
+  files = runtime_files(p);
+  REQUIRE(files.size() == 1);
+  const auto m = nlohmann::json::parse(files[0].content);
+  REQUIRE(m.size() == 6);
+  for (const auto& row : m) REQUIRE(row.size() == 6);
+  CHECK(m[0].dump() == R"([null,null,["rdma_en2","rdma_en3"],["rdma_en2","rdma_en3"],"rdma_en4","rdma_en4"])");
+  CHECK(m[3].dump() == R"([["rdma_en3","rdma_en2"],["rdma_en3","rdma_en2"],null,null,"rdma_en4","rdma_en4"])");
+  CHECK(m[5].dump() == R"(["rdma_en2","rdma_en2","rdma_en3","rdma_en3",null,null])");
 }
 
 TEST_CASE("rank_env: a lab without RDMA gets peer addresses only, no addresses, neither") {

@@ -374,21 +374,25 @@ size_t count_lines(const std::string& log, const std::string& what) {
 
 }  // namespace
 
-// A binary built with the verbs transport, started as an MLX jaccl job on a host without
-// RDMA (this one: no RDMA stack in the kernel): it runs on TCP and says why in one line; with
-// CLUSTERCOMM_TRANSPORT=verbs it fails instead, naming the rank and the reason.
+// A binary built with the verbs transport, started as an MLX jaccl job of two hosts without
+// RDMA (emulated on this one: CLUSTERCOMM_HOST_ID; no RDMA stack in the kernel here): it runs
+// on TCP and says why in one line; with CLUSTERCOMM_TRANSPORT=verbs it fails instead, naming
+// the rank and the reason. Both ranks on one host (kind "one host"): shared memory carries
+// the whole world, the cables are not needed and no line is printed.
 TEST_CASE("MLX jaccl job without RDMA: auto falls back to TCP in one line, verbs fails") {
   const std::string matrix = "/tmp/clustercomm-ibv-" + std::to_string(getpid()) + ".json";
   std::ofstream(matrix) << R"([[null, "rdma_en2"], ["rdma_en3", null]])";
-  for (const std::string kind : {"auto", "verbs"}) {
+  for (const std::string kind : {"auto", "verbs", "one host"}) {
     CAPTURE(kind);
     const auto env = [&](int r, int port) -> std::map<std::string, std::string> {
+      const bool one_host = kind == "one host";
       return {{"MLX_RANK", std::to_string(r)},
               {"MLX_IBV_DEVICES", matrix},
               {"MLX_JACCL_COORDINATOR", "127.0.0.1:" + std::to_string(port)},
               {"CLUSTERCOMM_TOKEN", "jaccl"},
               {"CLUSTERCOMM_TIMEOUT_MS", "20000"},
-              {"CLUSTERCOMM_TRANSPORT", kind}};
+              {"CLUSTERCOMM_HOST_ID", one_host ? "mac" : "mac" + std::to_string(r)},
+              {"CLUSTERCOMM_TRANSPORT", one_host ? "auto" : kind}};
     };
     std::vector<Rank> ranks;
     const int port = start_rank0(ranks, "collectives", env(0, 0));
@@ -397,11 +401,22 @@ TEST_CASE("MLX jaccl job without RDMA: auto falls back to TCP in one line, verbs
     for (int r = 0; r < 2; ++r) {
       const std::string log = read_file(ranks[static_cast<size_t>(r)].log);
       INFO("rank ", r, " stderr: ", log);
+      if (kind == "one host") {
+        CHECK(ranks[static_cast<size_t>(r)].status == 0);
+        CHECK(count_lines(log, "rank " + std::to_string(r) +
+                                   " transport: shm (2 ranks on this host)") == 1);
+        CHECK(count_lines(log, "on this host) +") == 0);  // no cable transport beside it
+        CHECK(count_lines(log, "using TCP") == 0);
+        CHECK(count_lines(log, "rdma_en2") == 0);
+        ::unlink(ranks[static_cast<size_t>(r)].log.c_str());
+        continue;
+      }
       if (kind == "auto") {
         CHECK(ranks[static_cast<size_t>(r)].status == 0);
         CHECK(count_lines(log, "using TCP, not RDMA") == 1);
         CHECK(count_lines(log, "clustercomm: rank " + std::to_string(r) +
                                    ": using TCP, not RDMA: rank 0: ") == 1);
+        CHECK(count_lines(log, "rank " + std::to_string(r) + " transport: tcp") == 1);
       } else {
         CHECK(ranks[static_cast<size_t>(r)].status != 0);
         CHECK(log.find("CLUSTERCOMM_TRANSPORT=verbs, but rank 0: ") != std::string::npos);

@@ -146,6 +146,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "coordinator port %d\n", port);
     };
     Communicator c(config);
+    // Tests and the guest suite read which transport each rank runs on.
+    std::fprintf(stderr, "rank %d transport: %s\n", c.rank(), c.transport_name().c_str());
     if (mode == "collectives") return collectives(c);
     if (mode == "digest") {
       uint64_t h = 1469598103934665603ull;  // FNV-1a over every result byte

@@ -48,21 +48,27 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
                     ", but another rank on this host did not ask for shared memory: every rank "
                     "must set the same CLUSTERCOMM_TRANSPORT");
   }
-  // TCP between hosts (or between all ranks), wrapped in the shared-memory transport when the
-  // segment is up: its local peers' connections become the pair sockets (wake-ups, ABORT, BYE,
-  // EOF), the others carry TCP.
-  auto tcp_or_shm = [&](std::vector<std::vector<tcp::Fd>> all) -> std::unique_ptr<Transport> {
-    if (!segment.mapped()) return make_tcp_transport(cfg, std::move(all));
-    const size_t n = all.size();
+  const size_t n = static_cast<size_t>(cfg.size);
+  const bool shm_up = segment.mapped();
+  // The peers shared memory carries: this host's other ranks, when they mapped the segment.
+  std::vector<bool> on_shm(n, false);
+  if (shm_up) {
+    for (int r : group.ranks) on_shm[static_cast<size_t>(r)] = r != cfg.rank;
+  }
+  // Takes the shared-memory peers' connections out of `all`: their last one becomes the pair
+  // socket (wake-ups, ABORT, BYE, EOF), the data connections close.
+  const auto take_local = [&](std::vector<std::vector<tcp::Fd>>& all) {
     std::vector<tcp::Fd> socks(n);
-    for (int r : group.ranks) {
-      if (r == cfg.rank) continue;
-      auto& mine = all[static_cast<size_t>(r)];
-      socks[static_cast<size_t>(r)] = std::move(mine.back());
-      mine.clear();  // the data connections close: shared memory carries the data
+    for (size_t p = 0; p < n; ++p) {
+      if (!on_shm[p]) continue;
+      socks[p] = std::move(all[p].back());
+      all[p].clear();
     }
-    std::unique_ptr<Transport> remote;
-    if (group.ranks.size() < n) remote = make_tcp_transport(cfg, std::move(all));
+    return socks;
+  };
+  // The shared-memory transport over the segment; `remote` (TCP or verbs, or nullptr when the
+  // whole world is on this host) carries every other peer.
+  const auto with_shm = [&](std::vector<tcp::Fd> socks, std::unique_ptr<Transport> remote) {
     shm::ShmOptions opts;
     opts.spin = cfg.tuning.spin;
     const unsigned cores = std::thread::hardware_concurrency();
@@ -73,8 +79,20 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
                                                std::move(segment), std::move(socks),
                                                std::move(remote), opts);
   };
+  // TCP between hosts (or between all ranks), with shared memory inside this host when the
+  // segment is up.
+  auto tcp_or_shm = [&](std::vector<std::vector<tcp::Fd>> all) -> std::unique_ptr<Transport> {
+    if (!shm_up) return make_tcp_transport(cfg, std::move(all));
+    std::vector<tcp::Fd> socks = take_local(all);
+    std::unique_ptr<Transport> remote;
+    if (group.ranks.size() < n) remote = make_tcp_transport(cfg, std::move(all));
+    return with_shm(std::move(socks), std::move(remote));
+  };
+  // A world entirely on this host, sharing one segment, has no use for the cables (every rank
+  // sees the same: the segment's decision is the host's, and the host is the world).
+  const bool all_local = shm_up && group.ranks.size() == n;
   if (cfg.transport == TransportKind::kTcp || cfg.transport == TransportKind::kShm ||
-      (cfg.transport == TransportKind::kAuto && cfg.devices.empty())) {
+      (cfg.transport == TransportKind::kAuto && (cfg.devices.empty() || all_local))) {
     return tcp_or_shm(std::move(conns));
   }
   std::string why;
@@ -83,7 +101,7 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
   if (cfg.devices.empty()) {
     why = "no device matrix was given (set MLX_IBV_DEVICES)";
   } else {
-    setup = verbs::prepare_verbs(cfg, why, matrix_wrong);
+    setup = verbs::prepare_verbs(cfg, why, matrix_wrong, on_shm);
   }
   // Agree job-wide: tell every peer, hear from every peer.
   const Deadline deadline = Clock::now() + cfg.timeout;
@@ -92,7 +110,6 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
       .u32(setup ? kVerbsYes : (matrix_wrong ? kVerbsMatrixWrong : kVerbsNo))
       .str(setup ? "" : why);
   const std::string framed = WireWriter().str(w.data()).data();
-  const size_t n = static_cast<size_t>(cfg.size);
   for (size_t p = 0; p < n; ++p) {
     if (static_cast<int>(p) == cfg.rank) continue;
     tcp::write_all(conns[p][0].get(), framed.data(), framed.size(), deadline,
@@ -127,7 +144,13 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
       first_no = said;
     }
   }
-  if (first_no_rank < 0) return setup->connect(cfg, std::move(conns));  // verbs for every pair
+  if (first_no_rank < 0) {
+    if (!shm_up) return setup->connect(cfg, std::move(conns));  // verbs for every pair
+    // Shared memory inside this host, verbs to the other hosts.
+    std::vector<tcp::Fd> socks = take_local(conns);
+    std::unique_ptr<Transport> remote = setup->connect(cfg, std::move(conns));
+    return with_shm(std::move(socks), std::move(remote));
+  }
   setup.reset();
   if (wrong_rank >= 0) {
     throw Error(ErrorKind::kInvalidArgument,

@@ -19,6 +19,10 @@
 #      digests equal to the source's; a second push sends 0 bytes (SKIP line without the binary)
 #   6c. a cable whose ports lost their IPv4 addresses: the ranks warn and use the link-local
 #      (fe80) GIDs, and the collectives over it are correct
+#   6d. two ranks per host (emulated: CLUSTERCOMM_HOST_ID), transport auto: shared memory
+#      inside each host and verbs between them; every collective correct, digests equal to the
+#      same job's on shm + TCP, UC QPs only between hosts, kill -9 named by every survivor and
+#      nothing left in /dev/shm
 #   7. the rc profile (CLUSTERCOMM_IBV_PROFILE=rc, RC queue pairs): the thread matrix for n = 2,
 #      processes for n = 3, one RC QP per cable end, digests equal to TCP's, kill -9 found, a
 #      rank on the other profile refused with a message naming the variable, a cable losing
@@ -206,7 +210,7 @@ printf '[[null, "rxe0_9"], ["%s", null]]\n' "${RDMA_VM_DEV_1_0%% *}" >"$out/typo
 pids=()
 for r in 0 1; do
   MLX_RANK=$r MLX_IBV_DEVICES=$out/typo.json MLX_JACCL_COORDINATOR=127.0.0.1:$port \
-    CLUSTERCOMM_TOKEN=rdma-suite CLUSTERCOMM_TIMEOUT_MS=20000 \
+    CLUSTERCOMM_TOKEN=rdma-suite CLUSTERCOMM_TIMEOUT_MS=20000 CLUSTERCOMM_HOST_ID=host$r \
     "$rank_bin" collectives >"$out/typo-$r.log" 2>&1 &
   pids+=($!)
 done
@@ -515,6 +519,83 @@ fe80_case() {
   fi
 }
 fe80_case
+
+echo "== 6d. two ranks per host (CLUSTERCOMM_HOST_ID: ranks 0, 1 on one host, 2, 3 on another; transport auto): shared memory inside each host, verbs between them"
+# start_mixed MODE LABEL [TRANSPORT]: the 4 ranks as two emulated hosts of two ranks each,
+# logs in $out/LABEL-R.log, pids in $pids.
+start_mixed() {
+  local mode=$1 label=$2 tr=${3:-auto} r m t=60000
+  [ "$mode" = loop ] && t=8000  # the kill -9 below: found at once, well inside it
+  port=$((port + 1))
+  m=$(matrix 4)
+  pids=()
+  for r in 0 1 2 3; do
+    MLX_RANK=$r MLX_IBV_DEVICES=$m MLX_JACCL_COORDINATOR=127.0.0.1:$port \
+      CLUSTERCOMM_TOKEN=rdma-suite CLUSTERCOMM_TRANSPORT=$tr CLUSTERCOMM_TIMEOUT_MS=$t \
+      CLUSTERCOMM_HOST_ID=host$((r / 2)) CLUSTERCOMM_TEST_LOOP_BYTES=262144 \
+      "$rank_bin" "$mode" > "$out/$label-$r.log" 2>&1 &
+    pids+=($!)
+  done
+}
+mixed_case() {
+  local ok=1 why='' r p t v want qps devices
+  ls /dev/shm >"$out/shm-before"
+  start_mixed collectives mixed-coll
+  for p in "${pids[@]}"; do wait "$p" || { ok=0; why+="a rank failed; "; }; done
+  want="transport: shm (2 ranks on this host) + verbs (apple profile: UC queue pairs)"
+  for r in 0 1 2 3; do
+    grep -qF "rank $r $want" "$out/mixed-coll-$r.log" || { ok=0; why+="rank $r is not on shm + verbs; "; }
+  done
+  if ((ok)); then pass "mixed: every collective correct on shm + verbs (rank 0: $want)"; else fail "mixed: $why $(tail -n 3 "$out"/mixed-coll-*.log)"; fi
+  # The same job over shm + TCP: both run all_reduce host by host, so the bits must agree.
+  start_mixed digest mixed-verbs
+  for p in "${pids[@]}"; do wait "$p"; done
+  start_mixed digest mixed-tcp shm
+  for p in "${pids[@]}"; do wait "$p"; done
+  ok=1
+  for r in 0 1 2 3; do
+    t=$(grep '^digest' "$out/mixed-tcp-$r.log")
+    v=$(grep '^digest' "$out/mixed-verbs-$r.log")
+    echo "rank $r: shm + tcp $t, shm + verbs $v"
+    [ -n "$t" ] && [ "$t" = "$v" ] || ok=0
+    grep -qF "rank $r transport: shm (2 ranks on this host) + tcp" "$out/mixed-tcp-$r.log" || ok=0
+  done
+  if ((ok)); then pass "mixed: results bitwise identical on shm + verbs and shm + tcp"; else fail "mixed: digests differ $(cat "$out"/mixed-tcp-*.log "$out"/mixed-verbs-*.log)"; fi
+  # QPs only between the hosts: 4 of the 6 pairs, so two thirds of the cable ends.
+  start_mixed loop mixed-loop
+  ok=1
+  for _ in $(seq 1 1200); do
+    t=0
+    for r in 0 1 2 3; do grep -q looping "$out/mixed-loop-$r.log" 2>/dev/null && t=$((t + 1)); done
+    ((t == 4)) && break
+    sleep 0.1
+  done
+  qps=$(rdma res show qp 2>/dev/null | grep -c 'type UC')
+  devices=$(rdma link show | grep -c '^link rxe')
+  if ((t == 4 && qps > 0 && qps * 3 == devices * 2)); then
+    pass "mixed: $qps UC QPs on $devices cable ends (none between ranks of one host)"
+  else
+    fail "mixed: $t of 4 ranks looping, $qps UC QPs on $devices cable ends (want 2/3)"
+  fi
+  # kill -9 of rank 2: rank 3 (its host, shared memory) and ranks 0, 1 (verbs) fail naming it,
+  # and no shared-memory segment is left.
+  local killed el st
+  killed=$(ms)
+  kill -9 "${pids[2]}"
+  ok=1 why=''
+  for r in 0 1 3; do
+    wait "${pids[$r]}"; st=$?
+    el=$(($(ms) - killed))
+    if ! ((st == 3 && el <= 9000)) || ! grep -q "rank 2" "$out/mixed-loop-$r.log"; then
+      ok=0; why+="rank $r: status $st after $el ms: $(tail -n 1 "$out/mixed-loop-$r.log"); "
+    fi
+  done
+  wait "${pids[2]}" 2>/dev/null
+  ls /dev/shm >"$out/shm-after"
+  if ! cmp -s "$out/shm-before" "$out/shm-after"; then ok=0; why+="left in /dev/shm: $(comm -13 "$out/shm-before" "$out/shm-after" | tr '\n' ' '); "; fi
+  if ((ok)); then pass "mixed: kill -9 of rank 2 named by ranks 0, 1 (verbs) and 3 (shm) within $el ms, nothing left in /dev/shm"; else fail "mixed kill -9: $why"; fi
+}
+mixed_case
 
 echo "== 7. rc profile: RC queue pairs, same protocol"
 export CLUSTERCOMM_IBV_PROFILE=rc

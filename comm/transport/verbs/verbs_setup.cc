@@ -47,8 +47,10 @@ class Setup final : public VerbsSetup {
     const Deadline deadline = Clock::now() + cfg.timeout;
     const size_t n = static_cast<size_t>(cfg.size);
     const auto frame = static_cast<uint32_t>(cfg.ibv_frame_bytes);
+    // The peers with queue pairs: not this rank, nor those shared memory carries (no links).
+    const auto skip = [&](size_t p) { return static_cast<int>(p) == cfg.rank || links[p].empty(); };
     for (size_t p = 0; p < n; ++p) {
-      if (static_cast<int>(p) == cfg.rank) continue;
+      if (skip(p)) continue;
       WireWriter w;
       w.u32(kQpMagic).u32(profile_code(cfg.ibv_profile)).u32(static_cast<uint32_t>(links[p].size()));
       for (const auto& l : links[p]) {
@@ -60,7 +62,7 @@ class Setup final : public VerbsSetup {
     }
     std::vector<std::vector<std::unique_ptr<FrameLink>>> frame_links(n);
     for (size_t p = 0; p < n; ++p) {
-      if (static_cast<int>(p) == cfg.rank) continue;
+      if (skip(p)) continue;
       const std::string who = "rank " + std::to_string(p);
       const std::string table = recv_msg(conns[p][0].get(), deadline, who);
       WireReader r(table);
@@ -116,7 +118,7 @@ class Setup final : public VerbsSetup {
     }
     std::vector<tcp::Fd> control(n);
     for (size_t p = 0; p < n; ++p) {
-      if (static_cast<int>(p) != cfg.rank) control[p] = std::move(conns[p].back());
+      if (!skip(p)) control[p] = std::move(conns[p].back());
     }
     VerbsOptions opts;
     opts.spin = cfg.tuning.spin;
@@ -138,12 +140,10 @@ class Setup final : public VerbsSetup {
                                               std::move(control), opts);
     const std::string ready = WireWriter().u32(kReadyMagic).data();
     for (size_t p = 0; p < n; ++p) {
-      if (static_cast<int>(p) != cfg.rank) {
-        send_msg(conns[p][0].get(), ready, deadline, "rank " + std::to_string(p));
-      }
+      if (!skip(p)) send_msg(conns[p][0].get(), ready, deadline, "rank " + std::to_string(p));
     }
     for (size_t p = 0; p < n; ++p) {
-      if (static_cast<int>(p) == cfg.rank) continue;
+      if (skip(p)) continue;
       const std::string who = "rank " + std::to_string(p);
       if (WireReader(recv_msg(conns[p][0].get(), deadline, who)).u32() != kReadyMagic) {
         throw Error(ErrorKind::kProtocol, who + " did not report ready", {static_cast<int>(p)});
@@ -156,7 +156,7 @@ class Setup final : public VerbsSetup {
 }  // namespace
 
 std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_not,
-                                          bool& matrix_wrong) {
+                                          bool& matrix_wrong, const std::vector<bool>& on_shm) {
   matrix_wrong = false;
   const IbvApi* api = load_ibverbs(why_not);
   if (api == nullptr) return nullptr;
@@ -166,9 +166,12 @@ std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_no
               std::to_string(n);
     return nullptr;
   }
+  const auto skip = [&](size_t p) {
+    return static_cast<int>(p) == cfg.rank || (p < on_shm.size() && on_shm[p]);
+  };
   std::map<std::string, int> qps;
   for (size_t p = 0; p < n; ++p) {
-    if (static_cast<int>(p) == cfg.rank) continue;
+    if (skip(p)) continue;
     if (cfg.devices[p].empty()) {
       why_not = "the device matrix names no RDMA device for the cable to rank " +
                 std::to_string(p) + " (the verbs transport needs a cable to every rank)";
@@ -190,7 +193,7 @@ std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_no
     for (const auto& [name, count] : qps) devs[name] = open_device(*api, name, cfg.rank);
     setup->links.resize(n);
     for (size_t p = 0; p < n; ++p) {
-      if (static_cast<int>(p) == cfg.rank) continue;
+      if (skip(p)) continue;
       for (const auto& d : cfg.devices[p]) {
         setup->links[p].push_back(std::make_unique<VerbsLink>(
             devs[d], cfg.rank, static_cast<int>(p), kSendFrames, cfg.ibv_recv_frames,

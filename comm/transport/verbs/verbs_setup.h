@@ -11,7 +11,8 @@
 //    u32 psn, 16 GID bytes, u32 frame bytes, u32 receive frames, u32 MTU), agree on
 //    the smaller frame size and receive count, register the frame rings, move every QP to
 //    RTR/RTS, post all receives, then exchange "ready": no rank sends before its peer's
-//    receives are posted. The data connections close; the control connections stay with the
+//    receives are posted. Only with the peers it has queue pairs to (not those on shared
+//    memory: prepare_verbs' on_shm). The data connections close; the control connections stay with the
 //    transport (peer death and ABORT/BYE, verbs_transport.h).
 #pragma once
 
@@ -37,7 +38,12 @@ class VerbsSetup {
 /// nullptr with `why_not` set when this rank cannot use verbs; `matrix_wrong` is then true when
 /// the cause is the device matrix itself (it names a device this host lacks while the host has
 /// others: a typo, which must not quietly become TCP), false when RDMA is not usable here.
+/// `on_shm` (empty, or one entry per world rank): the peers shared memory carries (this host's
+/// ranks, when they mapped one segment). They get no queue pair, their entries in the device
+/// matrix are not used (they may be empty), and connect() leaves their connections alone:
+/// the caller takes those out of `conns` first (it passes them empty).
 std::unique_ptr<VerbsSetup> prepare_verbs(const Config& cfg, std::string& why_not,
-                                          bool& matrix_wrong);
+                                          bool& matrix_wrong,
+                                          const std::vector<bool>& on_shm = {});
 
 }  // namespace cc::comm::verbs

@@ -4,7 +4,7 @@
 namespace cc::comm::verbs {
 
 std::unique_ptr<VerbsSetup> prepare_verbs(const Config&, std::string& why_not,
-                                          bool& matrix_wrong) {
+                                          bool& matrix_wrong, const std::vector<bool>&) {
   matrix_wrong = false;
   why_not = "this clustercomm was built without the verbs transport (no infiniband/verbs.h)";
   return nullptr;

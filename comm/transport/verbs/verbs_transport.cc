@@ -55,10 +55,6 @@ VerbsTransport::VerbsTransport(int rank, int size,
       }
       links_.push_back(l.get());
     }
-    if (static_cast<int>(p) != rank && peer.links.empty()) {
-      throw Error(ErrorKind::kInvalidArgument,
-                  "the verbs transport has no link to rank " + std::to_string(p));
-    }
   }
 }
 
@@ -131,6 +127,11 @@ void VerbsTransport::split(int peer, size_t bytes, Request& req, F part) {
     throw Error(ErrorKind::kInvalidArgument, "bad peer " + std::to_string(peer));
   }
   auto& chans = peers_[static_cast<size_t>(peer)].channels;
+  if (chans.empty()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "the verbs transport has no link to rank " + std::to_string(peer) +
+                    " (it shares this rank's host: shared memory carries that pair)");
+  }
   req.peer = peer;
   req.bytes = bytes;
   const size_t k = bytes >= options_.stripe_min_bytes ? chans.size() : 1;

@@ -57,7 +57,9 @@ struct VerbsOptions {
 
 class VerbsTransport final : public Transport {
  public:
-  /// links[p] = the links to peer p (empty for p == rank), already connected with every
+  /// links[p] = the links to peer p (empty for p == rank, and for a peer this transport does
+  /// not serve: one on this host that shared memory carries, shm_transport.h; isend/irecv to
+  /// it throw kInvalidArgument), already connected with every
   /// receive frame postable; control[p] = the control connection to p (may be invalid in
   /// unit tests: then no peer-death signal but the timeout). `keepalive` owns whatever the
   /// links need to outlive (device contexts, protection domains); released last.
