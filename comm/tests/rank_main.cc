@@ -136,6 +136,14 @@ bool limit_descriptors() {
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "join";
+  if (mode != "join" && mode != "collectives" && mode != "digest" && mode != "dry" &&
+      mode != "loop") {
+    std::fprintf(stderr,
+                 "clustercomm_test_rank: unknown mode '%s' (join, collectives, digest, dry or "
+                 "loop)\n",
+                 mode.c_str());
+    return 2;
+  }
   if (!limit_descriptors()) return 2;
   try {
     // Rank 0 prints the port its coordinator listens on: started with port 0
