@@ -104,15 +104,16 @@ start_ranks() {
   done
 }
 
-# wait_looping N: waits (up to 120 s: the sanitizer build under emulation and CI's load) until
-# each of the N ranks of "start_ranks loop N" printed "looping", that is, every QP is connected
-# and collectives run. Status 1 when they did not.
+# wait_looping N [LABEL]: waits (up to 120 s: the sanitizer build under emulation and CI's load)
+# until each of the N ranks of "start_ranks loop N" (logs $out/LABEL-R.log; default LABEL
+# loop-N) printed "looping", that is, every QP is connected and collectives run. Status 1 when
+# they did not.
 wait_looping() {
-  local n=$1 r looping
+  local n=$1 label=${2:-loop-$1} r looping
   for _ in $(seq 1 1200); do
     looping=0
     for ((r = 0; r < n; r++)); do
-      grep -q looping "$out/loop-$n-$r.log" 2>/dev/null && looping=$((looping + 1))
+      grep -q looping "$out/$label-$r.log" 2>/dev/null && looping=$((looping + 1))
     done
     ((looping == n)) && return 0
     sleep 0.1
@@ -563,19 +564,14 @@ mixed_case() {
   if ((ok)); then pass "mixed: results bitwise identical on shm + verbs and shm + tcp"; else fail "mixed: digests differ $(cat "$out"/mixed-tcp-*.log "$out"/mixed-verbs-*.log)"; fi
   # QPs only between the hosts: 4 of the 6 pairs, so two thirds of the cable ends.
   start_mixed loop mixed-loop
-  ok=1
-  for _ in $(seq 1 1200); do
-    t=0
-    for r in 0 1 2 3; do grep -q looping "$out/mixed-loop-$r.log" 2>/dev/null && t=$((t + 1)); done
-    ((t == 4)) && break
-    sleep 0.1
-  done
+  local looping=1
+  wait_looping 4 mixed-loop || looping=0
   qps=$(rdma res show qp 2>/dev/null | grep -c 'type UC')
   devices=$(rdma link show | grep -c '^link rxe')
-  if ((t == 4 && qps > 0 && qps * 3 == devices * 2)); then
+  if ((looping && qps > 0 && qps * 3 == devices * 2)); then
     pass "mixed: $qps UC QPs on $devices cable ends (none between ranks of one host)"
   else
-    fail "mixed: $t of 4 ranks looping, $qps UC QPs on $devices cable ends (want 2/3)"
+    fail "mixed: ranks looping: $looping, $qps UC QPs on $devices cable ends (want 2/3)"
   fi
   # kill -9 of rank 2: rank 3 (its host, shared memory) and ranks 0, 1 (verbs) fail naming it,
   # and no shared-memory segment is left.
