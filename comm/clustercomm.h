@@ -120,16 +120,18 @@ class CLUSTERCOMM_API Communicator {
   /// Returns once every rank has entered it.
   void barrier();
 
-  /// Zero-copy's contract (Config::ibv_zero_copy, CLUSTERCOMM_IBV_ZERO_COPY=1): call this on a
-  /// buffer (or any byte range) you passed to a send or collective before you free, unmap or
-  /// reuse its address range for other memory. With zero-copy on, the verbs transport keeps
+  /// Cached zero-copy's contract (Config::ibv_zero_copy = ZeroCopy::kCached,
+  /// CLUSTERCOMM_IBV_ZERO_COPY=1): call this on a buffer (or any byte range) you passed to a
+  /// send or collective before you free, unmap or reuse its address range for other memory
+  /// (per-message zero-copy, Linux's default, keeps nothing: no call needed). Cached, the verbs
+  /// transport keeps
   /// its pages registered (pinned) after the call returns so the next send from it needs no
   /// registration; memory that later appears at the same address is not what that
   /// registration holds, and would be sent stale, silently (nothing here hooks free()). This
   /// drops every cached registration overlapping [data, data + bytes) (one still in use by a
   /// send in flight goes when that send completes). Local: not collective, no communication,
   /// cheap when nothing is cached. Any communicator of the same world does (they share the
-  /// transport); a no-op on other transports, with zero-copy off, on an empty or a broken
+  /// transport); a no-op on other transports, without cached zero-copy, on an empty or a broken
   /// communicator. Never throws.
   void release_buffer(const void* data, size_t bytes) noexcept;
 

@@ -258,12 +258,16 @@ Config config_from_env(const GetEnv& getenv_in) {
   }
   if (const char* v = get("CLUSTERCOMM_IBV_ZERO_COPY")) {
     const std::string z = v;
-    if (z == "1" || z == "on") {
-      c.ibv_zero_copy = true;
+    if (z == "message") {
+      c.ibv_zero_copy = ZeroCopy::kPerMessage;
+    } else if (z == "1" || z == "on" || z == "cached") {
+      c.ibv_zero_copy = ZeroCopy::kCached;
     } else if (z == "0" || z == "off") {
-      c.ibv_zero_copy = false;
+      c.ibv_zero_copy = ZeroCopy::kOff;
     } else {
-      throw bad("CLUSTERCOMM_IBV_ZERO_COPY", "is '" + z + "', expected 1 (on) or 0 (off)");
+      throw bad("CLUSTERCOMM_IBV_ZERO_COPY",
+                "is '" + z + "', expected message (per message), 1 or cached (cached: call "
+                "release_buffer before freeing) or 0 (off)");
     }
   }
   if (const char* v = get("CLUSTERCOMM_IBV_PROFILE")) {

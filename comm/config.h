@@ -58,6 +58,13 @@ enum class TransportKind { kAuto, kTcp, kVerbs, kShm };
 ///   ("transport retry counter exceeded") after about 0.5 s instead of silence. macOS has no RC.
 enum class VerbsProfile { kApple, kRc };
 
+/// How the verbs transport sends large message parts (Config::ibv_zero_copy).
+enum class ZeroCopy {
+  kOff,         ///< every byte copied into the send frames
+  kPerMessage,  ///< the caller's buffer registered for the send, deregistered at its completion
+  kCached,      ///< registered once and cached; the caller calls release_buffer before freeing
+};
+
 struct Config {
   int rank = 0;
   int size = 1;
@@ -116,18 +123,23 @@ struct Config {
   /// rc it only costs (CLUSTERCOMM_IBV_PAD_FRAMES). A receiver takes either form, so the ranks
   /// need not agree. Cost: docs/platform.md#transport-profile-and-limits.
   std::optional<bool> ibv_pad_frames;
-  /// Zero-copy sends on verbs (CLUSTERCOMM_IBV_ZERO_COPY=1; off by default): a message part of
-  /// at least 256 KiB (kZeroCopyMinBytes) is sent from the caller's buffer, registered once and
-  /// cached (at most 64 registrations per device), instead of being copied into the frames;
-  /// when the device allows 2 scatter/gather entries per send. Where registration fails, or
-  /// every cached one is in use, that message is copied (one warning per device). The wire
-  /// format does not change: ranks need not agree. THE CALLER'S CONTRACT when on: call
-  /// Communicator::release_buffer on a buffer (or any range of it) before freeing or unmapping
-  /// it; a registration pins the pages that were there, and memory later placed at the same
-  /// address would otherwise be sent stale, silently. (The communicator's own scratch memory
-  /// is handled.) No effect on other transports.
-  bool ibv_zero_copy = false;
-  /// Asked by a call that waits, on the calling thread, about every 20 ms
+  /// Zero-copy sends on verbs (CLUSTERCOMM_IBV_ZERO_COPY): a message part of at least
+  /// 256 KiB (kZeroCopyMinBytes) is sent from the caller's buffer instead of being copied into
+  /// the frames, when the device allows 2 scatter/gather entries per send. Where registration
+  /// fails (the locked-memory limit, `ulimit -l`), or every registration the device may hold
+  /// (64) is in use, that message is copied (one warning per device). The wire format does not
+  /// change: ranks need not agree. No effect on other transports.
+  /// - kPerMessage ("message"; unset = this on Linux): the buffer is registered for the send
+  ///   and deregistered when its last frame's send completion arrives. Nothing is kept, so
+  ///   nothing can go stale: no contract for the caller.
+  /// - kCached ("1" or "cached"): registered once and kept (at most 64 per device, LRU), which
+  ///   saves the registration on a buffer sent from again. THE CALLER'S CONTRACT: call
+  ///   Communicator::release_buffer on a buffer (or any range of it) before freeing or
+  ///   unmapping it; a registration pins the pages that were there, and memory later placed at
+  ///   the same address would otherwise be sent stale, silently. (The communicator's own
+  ///   scratch memory is handled.)
+  /// - kOff ("0"; unset = this on macOS, where zero-copy is unmeasured on Apple's provider).
+  std::optional<ZeroCopy> ibv_zero_copy;  /// Asked by a call that waits, on the calling thread, about every 20 ms
   /// (kInterruptCheckEvery in transport/transport.h): returning true gives up at once, and the
   /// call throws kInterrupted (the communicator is then broken, its peers told, as after any
   /// failure). The constructor asks it too while it waits for the other ranks to join (the TCP

@@ -512,26 +512,36 @@ TEST_CASE("collectives over the verbs frame protocol on UC-like fake links, n=2,
 
 TEST_CASE("collectives over the verbs frame protocol with zero-copy sends, n=2,3") {
   // Parts of at least 8 KiB gather their payload from the caller's buffers (fake
-  // registrations, checked on every gather send); the results must not change.
-  for (int n : {2, 3}) {
-    CAPTURE(n);
-    verbs::VerbsOptions o;
-    o.zero_copy_min_bytes = 8192;
-    auto world = make_fake_verbs_world(n, 2, FakeMode::kUcDrop, 4096, 8, o);
-    std::vector<std::unique_ptr<Transport>> ts;
-    for (auto& t : world.transports) ts.push_back(std::move(t));
-    Failures f;
-    Config base;
-    base.timeout = std::chrono::milliseconds(60000);
-    const auto errors = run_threads_over(std::move(ts), [&](Communicator& c) { full_matrix(c, f); },
-                                         base);
-    for (const auto& e : errors) FAIL_CHECK(e);
-    for (const auto& l : f.lines) FAIL_CHECK(l);
-    CHECK(world.drops() == 0);
-    uint64_t gathers = 0;
-    for (const auto& w : world.wires) gathers += w->gather_sends[0] + w->gather_sends[1];
-    CHECK(gathers > 100);
-    for (auto* r : world.registrars) CHECK(r->regs > 0);
+  // registrations, checked on every gather send); the results must not change. Both modes:
+  // cached, and per message (every registration gone once its sends completed).
+  for (const bool keep : {true, false}) {
+    for (int n : {2, 3}) {
+      CAPTURE(keep);
+      CAPTURE(n);
+      verbs::VerbsOptions o;
+      o.zero_copy_min_bytes = 8192;
+      auto world = make_fake_verbs_world(n, 2, FakeMode::kUcDrop, 4096, 8, o, keep);
+      std::vector<std::unique_ptr<Transport>> ts;
+      for (auto& t : world.transports) ts.push_back(std::move(t));
+      Failures f;
+      Config base;
+      base.timeout = std::chrono::milliseconds(60000);
+      const auto errors =
+          run_threads_over(std::move(ts), [&](Communicator& c) { full_matrix(c, f); }, base);
+      for (const auto& e : errors) FAIL_CHECK(e);
+      for (const auto& l : f.lines) FAIL_CHECK(l);
+      CHECK(world.drops() == 0);
+      uint64_t gathers = 0;
+      for (const auto& w : world.wires) gathers += w->gather_sends[0] + w->gather_sends[1];
+      CHECK(gathers > 100);
+      for (auto* r : world.registrars) {
+        CHECK(r->regs > 0);
+        if (!keep) {
+          CHECK(r->live.empty());
+          CHECK(r->deregs == r->regs);
+        }
+      }
+    }
   }
 }
 

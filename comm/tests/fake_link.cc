@@ -245,7 +245,7 @@ size_t FakeVerbsWorld::max_posted() const {
 }
 
 FakeVerbsWorld make_fake_verbs_world(int n, int cables, FakeMode mode, size_t frame_bytes,
-                                     uint32_t slots, verbs::VerbsOptions options) {
+                                     uint32_t slots, verbs::VerbsOptions options, bool keep_mrs) {
   const size_t un = static_cast<size_t>(n);
   std::vector<std::vector<std::vector<std::unique_ptr<verbs::FrameLink>>>> links(un);
   std::vector<std::vector<tcp::Fd>> control(un);
@@ -279,7 +279,8 @@ FakeVerbsWorld make_fake_verbs_world(int n, int cables, FakeMode mode, size_t fr
       FakeRegistrar* raw = reg.get();
       w.registrars.push_back(raw);
       w.caches.push_back(std::make_unique<verbs::MrCache>(
-          std::move(reg), "rank " + std::to_string(r) + ": fake" + std::to_string(r)));
+          std::move(reg), "rank " + std::to_string(r) + ": fake" + std::to_string(r),
+          verbs::kMrCacheCapPerDevice, keep_mrs));
       for (auto& per_peer : links[r]) {
         for (auto& l : per_peer) {
           static_cast<FakeLink*>(l.get())->set_mr_cache(w.caches.back().get(), raw);

@@ -146,8 +146,8 @@ namespace cc::comm::test {
 struct FakeVerbsWorld {
   std::vector<std::shared_ptr<FakeWire>> wires;
   /// With options.zero_copy_min_bytes > 0: one MR cache per rank (as a rank's one device)
-  /// over a FakeRegistrar, given to every link of that rank; declared before the transports
-  /// so they outlive them.
+  /// over a FakeRegistrar, given to every link of that rank (cached, or per message with
+  /// keep_mrs false); declared before the transports so they outlive them.
   std::vector<std::unique_ptr<verbs::MrCache>> caches;
   std::vector<FakeRegistrar*> registrars;
   std::vector<std::unique_ptr<verbs::VerbsTransport>> transports;  // by rank
@@ -156,6 +156,7 @@ struct FakeVerbsWorld {
   size_t max_posted() const;  // the most receives ever posted on one link
 };
 FakeVerbsWorld make_fake_verbs_world(int n, int cables, FakeMode mode, size_t frame_bytes,
-                                     uint32_t slots, verbs::VerbsOptions options = {});
+                                     uint32_t slots, verbs::VerbsOptions options = {},
+                                     bool keep_mrs = true);
 
 }  // namespace cc::comm::test

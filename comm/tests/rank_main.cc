@@ -36,8 +36,8 @@ using namespace cc::comm;
 
 namespace {
 
-// Zero-copy's contract (CLUSTERCOMM_IBV_ZERO_COPY=1): a buffer's registration is dropped before
-// the buffer is freed, else memory later allocated at its address would be sent stale.
+// Cached zero-copy's contract (CLUSTERCOMM_IBV_ZERO_COPY=1): a buffer's registration is dropped
+// before the buffer is freed, else memory later allocated at its address would be sent stale.
 template <class V>
 void release(Communicator& c, const V& v) {
   c.release_buffer(v.data(), v.size() * sizeof(v[0]));

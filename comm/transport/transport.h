@@ -100,7 +100,7 @@ class Transport {
   virtual bool crowded() const { return false; }
 
   /// Forgets whatever this transport keeps about [data, data + bytes) before the caller frees
-  /// it: the verbs transport's zero-copy registrations of it (Config::ibv_zero_copy; a cached
+  /// it: the verbs transport's cached zero-copy registrations of it (ZeroCopy::kCached; a cached
   /// registration pins the pages that were there, and memory later mapped at the same address
   /// would be sent stale). No other transport keeps anything: a no-op there. Never throws.
   virtual void release_buffer(const void* /*data*/, size_t /*bytes*/) noexcept {}

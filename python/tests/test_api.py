@@ -37,17 +37,21 @@ def test_size_one_world_copies_and_closes():
 
 
 def test_zero_copy_option_and_release_buffer():
-    # Off by default; on, a size-1 world has no transport to register with, and release_buffer
-    # is a local no-op that takes any array (and names a bad argument like every call).
-    with clustercomm.Communicator(ibv_zero_copy=True) as c:
-        x = np.arange(1 << 16, dtype=np.float32)
-        assert np.array_equal(c.all_reduce(x), x)
-        assert c.release_buffer(x) is None
-        c.release_buffer(np.zeros(0, np.int8))
-        with pytest.raises(TypeError):
-            c.release_buffer("not an array")
-    with pytest.raises(TypeError):
+    # Every mode is accepted (None: the platform's default); a size-1 world has no transport
+    # to register with, and release_buffer is a local no-op that takes any array (and names a
+    # bad argument like every call).
+    for mode in (None, "message", "cached", "off", True, False):
+        with clustercomm.Communicator(ibv_zero_copy=mode) as c:
+            x = np.arange(1 << 16, dtype=np.float32)
+            assert np.array_equal(c.all_reduce(x), x)
+            assert c.release_buffer(x) is None
+            c.release_buffer(np.zeros(0, np.int8))
+            with pytest.raises(TypeError):
+                c.release_buffer("not an array")
+    with pytest.raises(ValueError, match="ibv_zero_copy"):
         clustercomm.Communicator(ibv_zero_copy="yes")
+    with pytest.raises(TypeError, match="ibv_zero_copy"):
+        clustercomm.Communicator(ibv_zero_copy=1)
 
 
 def run_ranks(env_for_rank, n, code):

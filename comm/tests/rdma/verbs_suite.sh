@@ -11,9 +11,11 @@
 #   4. kill -9 of rank 2 and SIGSTOP of rank 2: survivors fail within timeout + 1 s naming it
 #   5. a receive queue that runs dry: data still correct; a cable that loses packets (netem):
 #      UC drops frames, and the job fails at once naming the lost frame
-#   6. results bitwise identical to the TCP transport's (digests of random-float collectives)
-#   6a. zero-copy sends (CLUSTERCOMM_IBV_ZERO_COPY=1): the collectives as processes n = 2, 3,
-#      the digests equal to TCP's, and user-buffer MRs registered on the devices during a job
+#   6. results bitwise identical to the TCP transport's (digests of random-float collectives;
+#      verbs with its Linux default, per-message zero-copy sends of 256 KiB and more)
+#   6a. the other zero-copy modes: cached (CLUSTERCOMM_IBV_ZERO_COPY=1): the collectives as
+#      processes n = 2, 3, the digests equal to TCP's, and user-buffer MRs kept on the devices
+#      during a job; copying (=0): the digests equal to TCP's
 #   6b. clusterctl-push-rank (push/) over verbs: a tree (48 MiB, a small and an empty file, a
 #      symbolic link) from rank 0 to ranks 1..3, each into its own directory, every copy's
 #      digests equal to the source's; a second push sends 0 bytes (SKIP line without the binary)
@@ -302,7 +304,7 @@ else
   fail "lossy cable: $broke $(cat "$out"/loop-2-*.log)"
 fi
 
-echo "== 6. bitwise identical to TCP: digests of random-float collectives, n = 4"
+echo "== 6. bitwise identical to TCP: digests of random-float collectives, n = 4 (verbs: per-message zero-copy, the default)"
 run_digest tcp tcp
 run_digest verbs verbs
 same=1
@@ -317,7 +319,7 @@ else
   fail "digests differ between TCP and verbs"; cat "$out"/digest-*-*.log
 fi
 
-echo "== 6a. zero-copy sends (CLUSTERCOMM_IBV_ZERO_COPY=1): collectives n = 2, 3, digests equal to TCP's, user MRs registered"
+echo "== 6a. cached zero-copy (CLUSTERCOMM_IBV_ZERO_COPY=1): collectives n = 2, 3, digests equal to TCP's, user MRs kept; copying (=0): digests equal to TCP's"
 # Messages of 256 KiB and more go out of the caller's registered buffers (2 SGEs per frame);
 # clustercomm_test_rank calls release_buffer before freeing each buffer (the contract).
 export CLUSTERCOMM_IBV_ZERO_COPY=1
@@ -340,7 +342,8 @@ else
   fail "zero-copy: digests differ from TCP's"; cat "$out"/digest-verbs-zc-*.log
 fi
 # A 2-rank loop of 4 MiB all_reduce: while it runs, the devices hold the rings' 2 MRs per
-# queue pair and more (the cached user buffers); without zero-copy exactly 2 per queue pair.
+# queue pair and more (the cached user buffers); without zero-copy exactly 2 per queue pair
+# (per message, more only while a send is in flight).
 port=$((port + 1))
 m=$(matrix 2)
 pids=()
@@ -362,6 +365,20 @@ if ((zc_qps > 0 && mrs > 2 * zc_qps && mrs <= zc_qps * 2 + 2 * 64)); then
 else
   fail "zero-copy: $mrs MRs on $zc_qps UC QPs (expected more than $((2 * zc_qps)))"
   rdma res show mr 2>&1 | head -20
+fi
+export CLUSTERCOMM_IBV_ZERO_COPY=0
+run_digest verbs-copy verbs
+unset CLUSTERCOMM_IBV_ZERO_COPY
+same=1
+for r in 0 1 2 3; do
+  t=$(grep '^digest' "$out/digest-tcp-$r.log"); v=$(grep '^digest' "$out/digest-verbs-copy-$r.log")
+  echo "rank $r: tcp $t, verbs copying $v"
+  [ -n "$t" ] && [ "$t" = "$v" ] || same=0
+done
+if ((same)); then
+  pass "copying (CLUSTERCOMM_IBV_ZERO_COPY=0): every rank's results are bitwise identical to TCP's"
+else
+  fail "copying: digests differ from TCP's"; cat "$out"/digest-verbs-copy-*.log
 fi
 
 echo "== 6b. clusterctl push's ranks over verbs: a tree from rank 0 to ranks 1..3, then again"

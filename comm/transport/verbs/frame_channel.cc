@@ -247,14 +247,13 @@ bool FrameChannel::match() {
 
 bool FrameChannel::progress() {
   bool any = false;
-  Completion cs[32];
   for (;;) {
-    const size_t n = link_.poll(cs, 32);
+    const size_t n = link_.poll(polled_.data(), polled_.size());
     for (size_t i = 0; i < n; ++i) {
-      any = on_completion(cs[i]) || any;
-      if (!cs[i].is_send) ++arrivals_;
+      any = on_completion(polled_[i]) || any;
+      if (!polled_[i].is_send) ++arrivals_;
     }
-    if (n < 32) break;
+    if (n < polled_.size()) break;
   }
   if (!arrived_.empty() && !recvq_.empty()) any = match() || any;
   any = send_frames() || any;

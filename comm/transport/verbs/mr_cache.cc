@@ -8,8 +8,8 @@
 
 namespace cc::comm::verbs {
 
-MrCache::MrCache(std::unique_ptr<MrRegistrar> registrar, std::string where, size_t cap)
-    : reg_(std::move(registrar)), where_(std::move(where)), cap_(cap == 0 ? 1 : cap) {
+MrCache::MrCache(std::unique_ptr<MrRegistrar> registrar, std::string where, size_t cap, bool keep)
+    : reg_(std::move(registrar)), where_(std::move(where)), cap_(cap == 0 ? 1 : cap), keep_(keep) {
   const long p = ::sysconf(_SC_PAGESIZE);
   page_ = p > 0 ? static_cast<uintptr_t>(p) : 4096;
 }
@@ -63,7 +63,7 @@ bool MrCache::acquire(const void* data, size_t bytes, Lease& out) {
           std::to_string(end - begin) + " bytes for a zero-copy send (" + std::strerror(err) +
           ", errno " + std::to_string(err) +
           "): such sends on this device copy instead. Raise the locked-memory limit (ulimit -l) "
-          "or unset CLUSTERCOMM_IBV_ZERO_COPY";
+          "or set CLUSTERCOMM_IBV_ZERO_COPY=0 to stop trying";
       if (warn_) {
         warn_(msg);
       } else {
@@ -82,7 +82,19 @@ void MrCache::release(Lease& lease) {
   auto* e = static_cast<Entry*>(lease.entry);
   lease.entry = nullptr;
   if (e == nullptr || e->refs == 0) return;
-  if (--e->refs > 0 || !e->dropped) return;
+  if (--e->refs > 0) return;
+  if (!e->dropped) {
+    if (keep_) return;
+    // Per-message mode: nothing outlives the sends that needed it.
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (&*it == e) {
+        reg_->dereg(it->handle);
+        entries_.erase(it);
+        return;
+      }
+    }
+    return;
+  }
   for (auto it = retired_.begin(); it != retired_.end(); ++it) {
     if (&*it == e) {
       reg_->dereg(it->handle);

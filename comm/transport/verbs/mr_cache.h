@@ -21,13 +21,21 @@
 // message is copied; the first failure prints one warning per device (stderr, or the sink the
 // owner installs) naming the rank, the device and the errno. Never throws for it.
 //
-// Staleness (the caller's contract): a registration pins the physical pages that were mapped
-// at registration. If the caller frees a buffer and new memory appears at the same address,
-// a cached entry would send the old pages' bytes, silently. Nothing here hooks free() or
-// munmap(), so zero-copy is off by default, and a caller that enables it must call drop()
-// (Communicator::release_buffer) on a range before freeing it. drop() removes every entry
-// overlapping the range: unused ones are deregistered at once, held ones when their last
-// send completes (they serve no new send meanwhile).
+// Two modes (Config::ibv_zero_copy):
+// - Per message (`keep` false; the default on Linux): an entry lives only while sends hold it.
+//   The last release() deregisters it, so every message registers its buffer afresh (sends
+//   in flight at once from the same pages share one entry). Nothing outlives the send that
+//   needed it: no stale registration is possible and the caller owes nothing. Cost: a
+//   registration and a deregistration per message part (system calls and page pinning).
+// - Cached (`keep` true; CLUSTERCOMM_IBV_ZERO_COPY=1): entries stay after their last release,
+//   up to `cap`, and a later send from the same pages reuses one (a hit). Staleness is then the
+//   caller's contract: a registration pins the physical pages that were mapped at
+//   registration; if the caller frees a buffer and new memory appears at the same address, a
+//   cached entry would send the old pages' bytes, silently. Nothing here hooks free() or
+//   munmap(), so a caller that chooses this mode must call drop()
+//   (Communicator::release_buffer) on a range before freeing it. drop() removes every entry
+//   overlapping the range: unused ones are deregistered at once, held ones when their last
+//   send completes (they serve no new send meanwhile).
 //
 // Single-threaded: the transport drives it from the one thread that uses the communicator.
 #pragma once
@@ -49,9 +57,9 @@ inline constexpr size_t kMrCacheCapPerDevice = 64;
 
 /// A message part (one cable's share of a message) at least this long is sent zero-copy when
 /// Config::ibv_zero_copy is on; shorter ones are copied (a registration costs a system call
-/// and page pinning; a copy of a few frames is cheaper). A starting point, not a measured
-/// optimum: in the emulated Soft-RoCE guest zero-copy was no faster at any size (comm/README.md,
-/// "Zero-copy sends"); hardware with DMA remains to be measured.
+/// and page pinning; a copy of a few frames is cheaper). Measured in the emulated Soft-RoCE
+/// guest (comm/README.md, "Zero-copy sends"): per-message zero-copy beats copying from 1 MiB
+/// and is on par at 256 KiB; hardware with DMA remains to be measured.
 inline constexpr size_t kZeroCopyMinBytes = size_t{256} * 1024;
 
 /// What the cache registers with: ibv_reg_mr / ibv_dereg_mr on a protection domain, or a fake.
@@ -76,9 +84,10 @@ class MrCache {
              dropped = 0;
   };
 
-  /// `where` names the rank and device in the warning: "rank 0: rxe0_1 port 1".
+  /// `where` names the rank and device in the warning: "rank 0: rxe0_1 port 1". `keep`:
+  /// cached mode (entries outlive their sends); false: per-message mode (see the modes above).
   MrCache(std::unique_ptr<MrRegistrar> registrar, std::string where,
-          size_t cap = kMrCacheCapPerDevice);
+          size_t cap = kMrCacheCapPerDevice, bool keep = true);
   ~MrCache();  // deregisters everything (the owner destroys the QPs first)
   MrCache(const MrCache&) = delete;
   MrCache& operator=(const MrCache&) = delete;
@@ -86,7 +95,8 @@ class MrCache {
   /// A registration covering [data, data + bytes) (bytes > 0), with a reference taken, or
   /// false: then the caller copies (cache full of held entries, or registration refused).
   bool acquire(const void* data, size_t bytes, Lease& out);
-  /// Drops the reference a lease holds; deregisters a dropped entry whose last one it was.
+  /// Drops the reference a lease holds; deregisters an entry whose last one it was when it was
+  /// dropped or the cache is in per-message mode.
   void release(Lease& lease);
   /// Forgets every registration overlapping [data, data + bytes) (Communicator::release_buffer);
   /// returns how many.
@@ -94,6 +104,7 @@ class MrCache {
 
   size_t size() const { return entries_.size(); }  // live entries (not dropped ones still held)
   size_t cap() const { return cap_; }
+  bool keeps() const { return keep_; }
   const Stats& stats() const { return stats_; }
   /// Where the one warning goes (default: a line on stderr).
   void set_warning_sink(std::function<void(const std::string&)> sink) { warn_ = std::move(sink); }
@@ -111,6 +122,7 @@ class MrCache {
   std::unique_ptr<MrRegistrar> reg_;
   std::string where_;
   size_t cap_;
+  bool keep_;
   uintptr_t page_;
   std::list<Entry> entries_;  // most recently used first
   std::list<Entry> retired_;  // dropped while held: deregistered at their last release

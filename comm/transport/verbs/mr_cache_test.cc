@@ -1,5 +1,5 @@
 // The MR cache on a fake registrar: hits, LRU eviction that never touches a held entry,
-// refused registrations, drop().
+// refused registrations, drop(); per-message mode (nothing outlives its sends).
 #include "comm/transport/verbs/mr_cache.h"
 
 #include <doctest/doctest.h>
@@ -18,10 +18,10 @@ struct Cache {
   test::FakeRegistrar* reg;
   std::unique_ptr<MrCache> cache;
   std::vector<std::string> warnings;
-  explicit Cache(size_t cap) {
+  explicit Cache(size_t cap, bool keep = true) {
     auto r = std::make_unique<test::FakeRegistrar>();
     reg = r.get();
-    cache = std::make_unique<MrCache>(std::move(r), "rank 0: fake0_1 port 1", cap);
+    cache = std::make_unique<MrCache>(std::move(r), "rank 0: fake0_1 port 1", cap, keep);
     cache->set_warning_sink([this](const std::string& w) { warnings.push_back(w); });
   }
 };
@@ -154,6 +154,46 @@ TEST_CASE("mr cache: drop forgets overlapping entries, at once or at their last 
   c.cache->release(lb2);
   CHECK(c.cache->drop(b.data(), b.size()) == 1);
   CHECK(c.reg->live.empty());
+}
+
+TEST_CASE("mr cache, per message: the last release deregisters; sends in flight share one") {
+  Cache c(2, /*keep=*/false);
+  CHECK_FALSE(c.cache->keeps());
+  PageBuf a(4), b(4), d(4);
+  MrCache::Lease l1, l2, l3;
+  // Two sends in flight from the same pages: one registration, shared.
+  REQUIRE(c.cache->acquire(a.data(), a.size(), l1));
+  REQUIRE(c.cache->acquire(a.data() + page(), page(), l2));
+  CHECK(l2.lkey == l1.lkey);
+  CHECK(c.reg->regs == 1);
+  CHECK(c.cache->stats().hits == 1);
+  c.cache->release(l1);
+  CHECK(c.reg->deregs == 0);  // still held by the second send
+  CHECK(c.reg->covers(a.data(), a.size(), l2.lkey));
+  c.cache->release(l2);
+  CHECK(c.reg->deregs == 1);  // the last send completed: gone
+  CHECK(c.cache->size() == 0);
+  CHECK(c.reg->live.empty());
+  // The next send from the same buffer registers afresh: whatever memory is there now.
+  REQUIRE(c.cache->acquire(a.data(), a.size(), l1));
+  CHECK(c.reg->regs == 2);
+  CHECK(c.cache->stats().hits == 1);
+  // The cap still bounds what is registered at once: two held, a third send copies.
+  REQUIRE(c.cache->acquire(b.data(), b.size(), l2));
+  CHECK_FALSE(c.cache->acquire(d.data(), d.size(), l3));
+  CHECK(c.cache->stats().all_in_use == 1);
+  c.cache->release(l2);
+  REQUIRE(c.cache->acquire(d.data(), d.size(), l3));
+  c.cache->release(l1);
+  c.cache->release(l3);
+  CHECK(c.reg->live.empty());
+  CHECK(c.reg->regs == c.reg->deregs);
+  // drop() of a held entry (release_buffer is harmless here): deregistered once, at release.
+  REQUIRE(c.cache->acquire(b.data(), b.size(), l2));
+  CHECK(c.cache->drop(b.data(), 1) == 1);
+  c.cache->release(l2);
+  CHECK(c.reg->live.empty());
+  CHECK(c.reg->regs == c.reg->deregs);
 }
 
 }  // namespace

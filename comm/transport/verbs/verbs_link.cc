@@ -25,7 +25,7 @@ void VerbsLink::fail(const std::string& what, int err) const {
 }
 
 VerbsLink::VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint32_t send_frames,
-                     uint32_t recv_frames, bool rc, bool gather)
+                     uint32_t recv_frames, bool rc, bool gather, bool keep_mrs)
     : dev_(std::move(dev)),
       rank_(rank),
       peer_(peer_rank),
@@ -82,7 +82,7 @@ VerbsLink::VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint3
   if (max_send_sge_ >= 2 && !dev_->mr_cache) {
     dev_->mr_cache = std::make_unique<MrCache>(
         std::make_unique<PdRegistrar>(api, dev_->pd.get()),
-        "rank " + std::to_string(rank_) + ": " + dev_->where());
+        "rank " + std::to_string(rank_) + ": " + dev_->where(), kMrCacheCapPerDevice, keep_mrs);
   }
   if (!rc_) ++dev_->qps;
   ibv_qp_attr a{};

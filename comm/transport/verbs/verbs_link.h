@@ -45,9 +45,10 @@ class VerbsLink final : public FrameLink {
   /// QPs per device) or RC (`rc` true, for Linux NICs; no QP limit of ours). `peer_rank`
   /// names the other end in errors.
   /// `gather`: ask for 2 scatter/gather entries per send (zero-copy, Config::ibv_zero_copy)
-  /// when the device's max_sge allows; the link then shares the device's MR cache.
+  /// when the device's max_sge allows; the link then shares the device's MR cache, which the
+  /// device's first such link creates: cached (`keep_mrs`, ZeroCopy::kCached) or per message.
   VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint32_t send_frames,
-            uint32_t recv_frames, bool rc = false, bool gather = false);
+            uint32_t recv_frames, bool rc = false, bool gather = false, bool keep_mrs = false);
   ~VerbsLink() override;
   QpInfo local_info(uint32_t frame_bytes) const;
   /// Registers the rings (frame_bytes each frame) and moves the QP to RTR then RTS.

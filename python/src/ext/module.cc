@@ -352,7 +352,7 @@ Config make_config(int rank, int size, const std::string& coordinator, const std
                    long long ibv_frame_bytes, long long ibv_recv_frames,
                    const std::string& ibv_profile, long long one_shot_max_bytes,
                    long long chunk_bytes, long long window_chunks, long long spin_us,
-                   bool ibv_zero_copy) {
+                   nb::handle ibv_zero_copy) {
   Config c;
   c.rank = rank;
   c.size = size;
@@ -382,7 +382,20 @@ Config make_config(int rank, int size, const std::string& coordinator, const std
   c.ibv_recv_frames = static_cast<uint32_t>(in_range("ibv_recv_frames", ibv_recv_frames, 4, 63));
   c.ibv_profile = pick<VerbsProfile>("ibv_profile", ibv_profile,
                                      {{"apple", VerbsProfile::kApple}, {"rc", VerbsProfile::kRc}});
-  c.ibv_zero_copy = ibv_zero_copy;
+  // None: the platform's default; True/False as before this took a mode (True was cached).
+  if (ibv_zero_copy.is_none()) {
+    c.ibv_zero_copy.reset();
+  } else if (nb::isinstance<nb::bool_>(ibv_zero_copy)) {
+    c.ibv_zero_copy = nb::cast<bool>(ibv_zero_copy) ? ZeroCopy::kCached : ZeroCopy::kOff;
+  } else if (nb::isinstance<nb::str>(ibv_zero_copy)) {
+    c.ibv_zero_copy = pick<ZeroCopy>("ibv_zero_copy", nb::cast<std::string>(ibv_zero_copy),
+                                     {{"message", ZeroCopy::kPerMessage},
+                                      {"cached", ZeroCopy::kCached},
+                                      {"off", ZeroCopy::kOff}});
+  } else {
+    throw nb::type_error(
+        "ibv_zero_copy: expected None, \"message\", \"cached\", \"off\" or a bool");
+  }
   c.tuning.one_shot_max_bytes =
       static_cast<size_t>(in_range("one_shot_max_bytes", one_shot_max_bytes, 0, 1LL << 40));
   c.tuning.chunk_bytes = static_cast<size_t>(in_range("chunk_bytes", chunk_bytes, 4096, 1LL << 32));
@@ -435,7 +448,7 @@ NB_MODULE(_clustercomm, m) {
              const std::optional<std::vector<std::vector<std::string>>>& devices,
              long long ibv_frame_bytes, long long ibv_recv_frames, const std::string& ibv_profile,
              long long one_shot_max_bytes, long long chunk_bytes, long long window_chunks,
-             long long spin_us, bool ibv_zero_copy) {
+             long long spin_us, nb::handle ibv_zero_copy) {
             Config c = make_config(rank, size, coordinator, token, timeout_ms, listen, routes,
                                    connections_per_peer, topology, transport, devices,
                                    ibv_frame_bytes, ibv_recv_frames, ibv_profile,
@@ -449,7 +462,7 @@ NB_MODULE(_clustercomm, m) {
           arg("transport") = "auto", arg("devices") = nb::none(), arg("ibv_frame_bytes") = 65536,
           arg("ibv_recv_frames") = 32, arg("ibv_profile") = "apple",
           arg("one_shot_max_bytes") = 65536, arg("chunk_bytes") = 262144, arg("window_chunks") = 8,
-          arg("spin_us") = 200, arg("ibv_zero_copy") = false,
+          arg("spin_us") = 200, arg("ibv_zero_copy").none() = nb::none(),
           R"(Joins a world by hand (the fields of C++ cc::comm::Config; comm/README.md has each).
 
 Args:
@@ -477,9 +490,11 @@ Args:
     ibv_profile: "apple" (UC queue pairs) or "rc" (RC queue pairs, Linux NICs).
     one_shot_max_bytes, chunk_bytes, window_chunks, spin_us: tuning (bytes, bytes, chunks,
         microseconds); rank 0's apply job-wide, except spin.
-    ibv_zero_copy: verbs sends of 256 KiB and more go straight from your arrays (registered
-        and cached) instead of being copied (CLUSTERCOMM_IBV_ZERO_COPY). Off by default: with
-        it on, call ``release_buffer(x)`` before an array you sent from is freed.
+    ibv_zero_copy: verbs sends of 256 KiB and more go straight from your arrays instead of
+        being copied (CLUSTERCOMM_IBV_ZERO_COPY). "message": each array registered for its
+        send and deregistered when it completes (nothing to do for you); "cached" (or True):
+        registrations kept, and you call ``release_buffer(x)`` before an array you sent from
+        is freed; "off" (or False). None: "message" on Linux, "off" on macOS.
 
 Raises:
     ValueError: an option out of range or not one of its choices (named).
@@ -581,10 +596,10 @@ returns ``out``.)")
 (anything numpy.dtype() takes, or "bfloat16"); returns it.)")
       .def("barrier", &PyCommunicator::barrier, "Returns once every rank has entered it.")
       .def("release_buffer", &PyCommunicator::release_buffer, arg("x"),
-           R"(With zero-copy on (``ibv_zero_copy=True`` or CLUSTERCOMM_IBV_ZERO_COPY=1), call
-this before an array you sent from (or passed to a collective) is freed: the verbs transport
-keeps its pages registered, and memory later placed at the same address would be sent stale.
-Local (no communication); a no-op otherwise.)")
+           R"(With cached zero-copy (``ibv_zero_copy="cached"`` or True, or
+CLUSTERCOMM_IBV_ZERO_COPY=1), call this before an array you sent from (or passed to a
+collective) is freed: the verbs transport keeps its pages registered, and memory later placed
+at the same address would be sent stale. Local (no communication); harmless otherwise.)")
       .def("all_to_all", &PyCommunicator::all_to_all, arg("x"), arg("out").none() = nb::none(),
            R"(Rank r's block p (rows p*k .. p*k+k-1, k = x.shape[0] // size) goes to rank p,
 and lands there as block r: the transpose of the blocks over the ranks.
