@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <deque>
+#include <limits>
 #include <vector>
 
 #include "comm/error.h"
@@ -35,9 +36,12 @@ struct TcpOptions {
   /// Busy-poll this long without progress before blocking in poll() (a sleep and wake-up
   /// costs ~36 us on the VMs; Gloo's latency gap is sleeping: docs/platform.md#open-mpi-and-gloo).
   std::chrono::microseconds spin{100};
-  /// ...but only while waiting for a message this small: a bulk transfer is not latency
-  /// bound, and spinning steals the core the peer (or the loopback copy) needs.
-  size_t spin_max_bytes = 64 * 1024;
+  /// ...but only while waiting for a message this small (no limit by default). A cap of
+  /// 64 KiB was tried on the grounds that spinning would steal the core the peer needs, but
+  /// the spin yields on every turn, and the sleep cost more: n = 2 all_reduce over loopback on
+  /// 2 cores, 144 KiB-384 KiB (shards of 72-192 KiB) took 95-128 us capped against 36-80 us
+  /// uncapped, and n = 4 and 8 MiB were no slower uncapped (bench/compare-tcp in comm/README).
+  size_t spin_max_bytes = std::numeric_limits<size_t>::max();
   /// Messages at least this long are striped over all connections of a pair.
   size_t stripe_min_bytes = size_t{1} << 20;
   /// How long the destructor waits for peers to close their side (no data lost in flight).
