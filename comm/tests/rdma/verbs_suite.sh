@@ -140,6 +140,22 @@ run_digest() {
   for p in "${pids[@]}"; do wait "$p"; done
 }
 
+# same_as_tcp LABEL WHAT: PASS when every rank's digest-LABEL-R.log digest equals its
+# digest-tcp-R.log one (run_digest tcp tcp ran first), else FAIL with the logs; WHAT names it.
+same_as_tcp() {
+  local label=$1 what=$2 r t v same=1
+  for r in 0 1 2 3; do
+    t=$(grep '^digest' "$out/digest-tcp-$r.log"); v=$(grep '^digest' "$out/digest-$label-$r.log")
+    echo "rank $r: tcp $t, $what $v"
+    [ -n "$t" ] && [ "$t" = "$v" ] || same=0
+  done
+  if ((same)); then
+    pass "$what: every rank's results are bitwise identical to TCP's"
+  else
+    fail "$what: digests differ from TCP's"; cat "$out"/digest-"$label"-*.log
+  fi
+}
+
 # cable_0_1 up|down|loss PERCENT|clean: acts on every netdev (both ends) of the cables between
 # hosts 0 and 1: link up or down, or make it lose PERCENT of its packets (netem) or not.
 cable_0_1() {
@@ -307,17 +323,7 @@ fi
 echo "== 6. bitwise identical to TCP: digests of random-float collectives, n = 4 (verbs: per-message zero-copy, the default)"
 run_digest tcp tcp
 run_digest verbs verbs
-same=1
-for r in 0 1 2 3; do
-  t=$(grep '^digest' "$out/digest-tcp-$r.log"); v=$(grep '^digest' "$out/digest-verbs-$r.log")
-  echo "rank $r: tcp $t, verbs $v"
-  [ -n "$t" ] && [ "$t" = "$v" ] || same=0
-done
-if ((same)); then
-  pass "every rank's results are bitwise identical over TCP and verbs"
-else
-  fail "digests differ between TCP and verbs"; cat "$out"/digest-*-*.log
-fi
+same_as_tcp verbs "verbs (per-message zero-copy)"
 
 echo "== 6a. cached zero-copy (CLUSTERCOMM_IBV_ZERO_COPY=1): collectives n = 2, 3, digests equal to TCP's, user MRs kept; copying (=0): digests equal to TCP's"
 # Messages of 256 KiB and more go out of the caller's registered buffers (2 SGEs per frame);
@@ -330,17 +336,7 @@ for n in 2 3; do
   if ((ok)); then pass "zero-copy: processes n=$n"; else fail "zero-copy: processes n=$n"; tail -n 5 "$out"/collectives-$n-*.log; fi
 done
 run_digest verbs-zc verbs
-same=1
-for r in 0 1 2 3; do
-  t=$(grep '^digest' "$out/digest-tcp-$r.log"); v=$(grep '^digest' "$out/digest-verbs-zc-$r.log")
-  echo "rank $r: tcp $t, verbs zero-copy $v"
-  [ -n "$t" ] && [ "$t" = "$v" ] || same=0
-done
-if ((same)); then
-  pass "zero-copy: every rank's results are bitwise identical to TCP's"
-else
-  fail "zero-copy: digests differ from TCP's"; cat "$out"/digest-verbs-zc-*.log
-fi
+same_as_tcp verbs-zc "cached zero-copy"
 # A 2-rank loop of 4 MiB all_reduce: while it runs, the devices hold the rings' 2 MRs per
 # queue pair and more (the cached user buffers); without zero-copy exactly 2 per queue pair
 # (per message, more only while a send is in flight).
@@ -369,17 +365,7 @@ fi
 export CLUSTERCOMM_IBV_ZERO_COPY=0
 run_digest verbs-copy verbs
 unset CLUSTERCOMM_IBV_ZERO_COPY
-same=1
-for r in 0 1 2 3; do
-  t=$(grep '^digest' "$out/digest-tcp-$r.log"); v=$(grep '^digest' "$out/digest-verbs-copy-$r.log")
-  echo "rank $r: tcp $t, verbs copying $v"
-  [ -n "$t" ] && [ "$t" = "$v" ] || same=0
-done
-if ((same)); then
-  pass "copying (CLUSTERCOMM_IBV_ZERO_COPY=0): every rank's results are bitwise identical to TCP's"
-else
-  fail "copying: digests differ from TCP's"; cat "$out"/digest-verbs-copy-*.log
-fi
+same_as_tcp verbs-copy "copying (CLUSTERCOMM_IBV_ZERO_COPY=0)"
 
 echo "== 6b. clusterctl push's ranks over verbs: a tree from rank 0 to ranks 1..3, then again"
 # clusterctl-push-rank (push/) is built by the top-level build, beside clusterctl:
@@ -623,12 +609,7 @@ ok=1
 for ((r = 0; r < 3; r++)); do wait "${pids[$r]}" || ok=0; done
 if ((ok)); then pass "rc: processes n=3"; else fail "rc: processes n=3"; tail -n 5 "$out"/collectives-3-*.log; fi
 run_digest rc verbs
-same=1
-for r in 0 1 2 3; do
-  t=$(grep '^digest' "$out/digest-tcp-$r.log"); v=$(grep '^digest' "$out/digest-rc-$r.log")
-  [ -n "$t" ] && [ "$t" = "$v" ] || same=0
-done
-if ((same)); then pass "rc: every rank's results are bitwise identical to TCP's"; else fail "rc: digests differ from TCP"; cat "$out"/digest-rc-*.log; fi
+same_as_tcp rc "rc"
 start_ranks loop 4 8000
 wait_looping 4
 rc_qps=$(rdma res show qp 2>/dev/null | grep -c 'type RC')
