@@ -156,7 +156,7 @@ TEST_CASE("mr cache: drop forgets overlapping entries, at once or at their last 
   CHECK(c.reg->live.empty());
 }
 
-TEST_CASE("mr cache, per message: the last release deregisters; sends in flight share one") {
+TEST_CASE("mr cache, per message: the last release deregisters, sends in flight share one") {
   Cache c(2, /*keep=*/false);
   CHECK_FALSE(c.cache->keeps());
   PageBuf a(4), b(4), d(4);
