@@ -16,6 +16,9 @@
 // size bytes in all). all_to_allv and sendrecv have no in-place form: both columns run out of
 // place.
 #include <poll.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -212,6 +215,18 @@ size_t check_once(Communicator& c, const Options& o, const std::string& op, size
   return wrong;
 }
 
+// A per-call tick: the x86 time-stamp counter (rdtsc: unprivileged, a few ns on hardware), else
+// steady_clock's count (cheap on a Mac and on arm64 Linux). Only differences of it are used,
+// scaled by the timed loop's length on steady_clock, so all it must have is a constant rate
+// (invariant TSC: every x86-64 CPU of the last decade).
+uint64_t ticks() {
+#if defined(__x86_64__)
+  return __rdtsc();
+#else
+  return static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
+
 Result measure(Communicator& c, const Options& o, const std::string& op, size_t bytes,
                std::vector<unsigned char>& in, std::vector<unsigned char>& out, bool inplace) {
   Result res;
@@ -219,32 +234,38 @@ Result measure(Communicator& c, const Options& o, const std::string& op, size_t 
   for (int w = 0; w < o.sweep.warmup_for(bytes); ++w) run_once(c, o, kind, bytes, in, out, inplace);
   c.barrier();
   const int iters = o.sweep.iters_for(bytes);
-  std::vector<double> calls;
-  // Only rank 0's calls are timed one by one (it prints the percentiles), with one clock read
-  // per call: the end of one call is the start of the next. A read costs about 1 us in the
-  // emulated guest (HPET), which would otherwise land on the ping-pong's critical path.
+  std::vector<uint64_t> calls;
+  // Only rank 0's calls are timed one by one (it prints the percentiles), with one read of the
+  // tick counter per call: the end of one call is the start of the next. The counter is the
+  // x86 time-stamp counter where there is one, as perftest's get_cycles(): a clock read
+  // (steady_clock) costs about 1 us in the emulated guest, where the kernel reads an HPET, and
+  // sits on the ping-pong's critical path (rank 0 reads it between its recv and its next
+  // send). Ticks become microseconds by the loop's own length on steady_clock.
   const bool per_call = o.percentiles && c.rank() == 0;
   if (per_call) calls.reserve(static_cast<size_t>(iters));
   const auto t0 = std::chrono::steady_clock::now();
-  auto s0 = t0;
+  const uint64_t k0 = ticks();
+  uint64_t s0 = k0;
   for (int i = 0; i < iters; ++i) {
     run_once(c, o, kind, bytes, in, out, inplace);
     if (per_call) {
-      const auto s1 = std::chrono::steady_clock::now();
-      calls.push_back(std::chrono::duration<double, std::micro>(s1 - s0).count());
+      const uint64_t s1 = ticks();
+      calls.push_back(s1 - s0);
       s0 = s1;
     }
   }
-  double us =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
-      iters;
+  const uint64_t k1 = ticks();
+  const double total_us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  double us = total_us / iters;
   if (!calls.empty()) {
     std::sort(calls.begin(), calls.end());
     auto at = [&](double q) {
       return calls[std::min(calls.size() - 1, static_cast<size_t>(q * static_cast<double>(calls.size())))];
     };
-    res.p50_us = at(0.50);
-    res.p99_us = at(0.99);
+    const double us_per_tick = k1 > k0 ? total_us / static_cast<double>(k1 - k0) : 0.0;
+    res.p50_us = static_cast<double>(at(0.50)) * us_per_tick;
+    res.p99_us = static_cast<double>(at(0.99)) * us_per_tick;
     res.calls = static_cast<int>(calls.size());
   }
   c.all_reduce(&us, &res.us, 1, DataType::kF64, ReduceOp::kMax);

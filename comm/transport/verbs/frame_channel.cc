@@ -45,6 +45,7 @@ FrameChannel::FrameChannel(FrameLink& link, int peer, bool pad_frames, size_t ze
       credits_(link.recv_slots()),
       credit_threshold_(std::max<uint32_t>(1, link.recv_slots() / 2)),
       signal_every_(std::max<uint32_t>(1, link.send_slots() / 2)),
+      until_signal_(signal_every_),
       pad_(pad_frames),
       frame_bytes_(link.frame_bytes()),
       send_slots_(link.send_slots()),
@@ -95,14 +96,19 @@ void FrameChannel::recv(char* data, size_t bytes, Request& req, uint32_t context
 void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t payload_bytes,
                               bool first, uint64_t msg_bytes, uint32_t context,
                               const uint32_t* lkey, bool force_signal) {
-  const auto slot = static_cast<uint32_t>(sent_ % send_slots_);
+  const uint32_t slot = next_slot_;
   std::byte* f = link_.send_frame(slot);
   put32(f, kFrameMagic | context << kContextShift | type);
   put32(f + 4, owed_);
   put32(f + 8, payload_bytes);
   put32(f + 12, (first ? kFirst : 0) | static_cast<uint32_t>((sent_ & kSeqMask) << kSeqShift));
   put64(f + 16, msg_bytes);
-  const bool signaled = force_signal || (sent_ + 1) % signal_every_ == 0 || free_send() == 1;
+  // The rhythm (frame sent_ is signaled when (sent_ + 1) % signal_every_ == 0) and the slot
+  // (sent_ % send_slots_) are counted, not divided: a division is a slow call in the emulated
+  // guest's CPU, and this runs for every frame.
+  const bool rhythm = --until_signal_ == 0;
+  if (rhythm) until_signal_ = signal_every_;
+  const bool signaled = force_signal || rhythm || free_send() == 1;
   if (lkey != nullptr) {
     // Zero-copy: only full frames (or any frame unpadded) come here, so the wire size is
     // header + payload either way.
@@ -115,6 +121,7 @@ void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t paylo
     link_.post_send(slot, static_cast<uint32_t>(wire), signaled);
   }
   ++sent_;
+  if (++next_slot_ == send_slots_) next_slot_ = 0;
   owed_ = 0;
   --credits_;
 }

@@ -188,6 +188,8 @@ class FrameChannel {
   uint64_t sent_ = 0, done_ = 0;  // frames posted; frames known complete
   uint64_t received_ = 0;         // frames arrived (the next one's sequence number)
   uint32_t signal_every_;
+  uint32_t until_signal_;    // frames until the rhythm's next signaled one (1: the next)
+  uint32_t next_slot_ = 0;   // sent_ % send_slots_
   bool pad_;
   // The link's shape, fixed once it is connected: read once, not through a virtual call per
   // frame (an indirect call is a slow path in the emulated guest's CPU).

@@ -64,6 +64,27 @@ bool use_context_ops(IbvApi& a) {
   }
 }
 
+// The provider's ops for qp and cq when `api` holds the context-op wrappers (a template, as
+// above, so that a verbs.h without those members compiles).
+template <class Qp, class Cq>
+DataPath direct_ops(const IbvApi& api, Qp* qp, Cq* cq) {
+  DataPath d{api.post_send, api.post_recv, api.poll_cq};
+  if constexpr (kOpsHaveDataPath<decltype(qp->context->ops)>) {
+    if (qp != nullptr && qp->context != nullptr &&
+        api.post_send == &ops_post_send<ibv_qp, ibv_send_wr> &&
+        api.post_recv == &ops_post_recv<ibv_qp, ibv_recv_wr> && qp->context->ops.post_send &&
+        qp->context->ops.post_recv) {
+      d.post_send = qp->context->ops.post_send;
+      d.post_recv = qp->context->ops.post_recv;
+    }
+    if (cq != nullptr && cq->context != nullptr && api.poll_cq == &ops_poll_cq<ibv_cq, ibv_wc> &&
+        cq->context->ops.poll_cq) {
+      d.poll_cq = cq->context->ops.poll_cq;
+    }
+  }
+  return d;
+}
+
 struct Loaded {
   IbvApi api{};
   bool ok = false;
@@ -120,6 +141,10 @@ bool resolve_data_path(void* lib, IbvApi& a, std::string& why) {
         "ibv_req_notify_cq, and this verbs.h has no context op table to reach them (" +
         none + ")";
   return false;
+}
+
+DataPath resolve_hot_path(const IbvApi& api, ibv_qp* qp, ibv_cq* cq) {
+  return direct_ops(api, qp, cq);
 }
 
 const IbvApi* load_ibverbs(std::string& why, const char* library) {

@@ -70,6 +70,19 @@ struct IbvApi {
   const char* data_path;
 };
 
+/// The data path's three hot functions for one queue pair and its completion queue, resolved
+/// once when the link is built: IbvApi's pointers, or, when those are the context-op wrappers
+/// (rdma-core), the provider's ops themselves, read from the objects' context as verbs.h's
+/// static inlines read them on every call (providers set their op table once, when the device
+/// is opened). One indirect call fewer per post and per poll of the waiting loop: in the
+/// emulated guest an indirect call is a slow path, and the loop polls on every turn.
+struct DataPath {
+  int (*post_send)(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad_wr);
+  int (*post_recv)(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad_wr);
+  int (*poll_cq)(ibv_cq* cq, int num_entries, ibv_wc* wc);
+};
+DataPath resolve_hot_path(const IbvApi& api, ibv_qp* qp, ibv_cq* cq);
+
 /// The library name tried first on this platform ("libibverbs.so.1" or
 /// "/usr/lib/librdma.dylib").
 const char* ibverbs_library_name();

@@ -46,6 +46,11 @@ TEST_CASE("ibverbs: a library that exports the data path is called directly") {
   CHECK(api.post_recv(nullptr, nullptr, nullptr) == 102);
   CHECK(api.poll_cq(nullptr, 7, nullptr) == 1007);
   CHECK(api.req_notify_cq(nullptr, 1) == 105);
+  // The hot path keeps the exports: there is no op table to go around.
+  const DataPath hot = resolve_hot_path(api, nullptr, nullptr);
+  CHECK((hot.post_send == api.post_send));
+  CHECK((hot.post_recv == api.post_recv));
+  CHECK((hot.poll_cq == api.poll_cq));
 }
 
 // Records what the op table was called with.
@@ -108,6 +113,21 @@ TEST_CASE("ibverbs: without exports, the data path goes through the context's op
   CHECK(api.req_notify_cq(&cq, 0) == 14);
   CHECK(seen.solicited == 0);
   CHECK(seen.calls == 4);
+
+  // The hot path calls the op table's functions themselves, read once from the objects.
+  const DataPath hot = resolve_hot_path(api, &qp, &cq);
+  CHECK((hot.post_send == ctx.ops.post_send));
+  CHECK((hot.post_recv == ctx.ops.post_recv));
+  CHECK((hot.poll_cq == ctx.ops.poll_cq));
+  CHECK((hot.post_send != api.post_send));
+  CHECK(hot.post_send(&qp, &swr, &sbad) == 11);
+  CHECK(hot.poll_cq(&cq, 2, wc) == 3);
+  CHECK(seen.entries == 2);
+  // Without the objects' context (not built yet), the wrappers stay.
+  ibv_qp bare{};
+  const DataPath wrappers = resolve_hot_path(api, &bare, nullptr);
+  CHECK((wrappers.post_send == api.post_send));
+  CHECK((wrappers.poll_cq == api.poll_cq));
 }
 
 TEST_CASE("ibverbs: this host's verbs library, where there is one, has a data path") {

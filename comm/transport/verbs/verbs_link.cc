@@ -85,6 +85,7 @@ VerbsLink::VerbsLink(std::shared_ptr<Device> dev, int rank, int peer_rank, uint3
         "rank " + std::to_string(rank_) + ": " + dev_->where(), kMrCacheCapPerDevice, keep_mrs);
   }
   if (!rc_) ++dev_->qps;
+  hot_ = resolve_hot_path(api, qp_.get(), cq_.get());
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
   a.pkey_index = 0;
@@ -184,7 +185,7 @@ void VerbsLink::post_recv(uint32_t slot) {
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
-  const int err = dev_->api->post_recv(qp_.get(), &wr, &bad);
+  const int err = hot_.post_recv(qp_.get(), &wr, &bad);
   if (err != 0) fail("cannot post a receive", err);
 }
 
@@ -201,7 +202,7 @@ void VerbsLink::post_send(uint32_t slot, uint32_t bytes, bool signaled) {
   wr.send_flags = (signaled ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u) |
                   (bytes <= max_inline_ ? static_cast<unsigned>(IBV_SEND_INLINE) : 0u);
   ibv_send_wr* bad = nullptr;
-  const int err = dev_->api->post_send(qp_.get(), &wr, &bad);
+  const int err = hot_.post_send(qp_.get(), &wr, &bad);
   if (err != 0) fail("cannot post a send", err);
 }
 
@@ -221,14 +222,14 @@ void VerbsLink::post_send_gather(uint32_t slot, const std::byte* payload, uint32
   wr.opcode = IBV_WR_SEND;
   wr.send_flags = signaled ? static_cast<unsigned>(IBV_SEND_SIGNALED) : 0u;
   ibv_send_wr* bad = nullptr;
-  const int err = dev_->api->post_send(qp_.get(), &wr, &bad);
+  const int err = hot_.post_send(qp_.get(), &wr, &bad);
   if (err != 0) fail("cannot post a zero-copy send (2 scatter/gather entries)", err);
 }
 
 size_t VerbsLink::poll(Completion* out, size_t max) {
   ibv_wc wc[32];
   const int want = static_cast<int>(std::min<size_t>(max, 32));
-  const int n = dev_->api->poll_cq(cq_.get(), want, wc);
+  const int n = hot_.poll_cq(cq_.get(), want, wc);
   if (n < 0) fail("polling the completion queue failed", 0);
   for (int i = 0; i < n; ++i) {
     const ibv_wc& w = wc[i];

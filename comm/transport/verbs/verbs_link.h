@@ -92,6 +92,7 @@ class VerbsLink final : public FrameLink {
   size_t frame_bytes_ = 0;  // payload bytes per frame (the header comes on top)
   size_t stride_ = 0;       // wire_bytes() rounded up to a page: every slot starts page-aligned
   bool armed_ = false;
+  DataPath hot_{};  // post_send, post_recv, poll_cq for qp_ and cq_ (resolve_hot_path)
   std::unique_ptr<std::byte, Free> send_ring_, recv_ring_;
   ChannelOwner channel_;
   CqOwner cq_;

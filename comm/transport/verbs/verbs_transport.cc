@@ -136,7 +136,7 @@ void VerbsTransport::split(int peer, size_t bytes, Request& req, F part) {
   req.bytes = bytes;
   const size_t k = bytes >= options_.stripe_min_bytes ? chans.size() : 1;
   req.parts_left = static_cast<uint32_t>(k);
-  const size_t base = bytes / k;
+  const size_t base = k == 1 ? bytes : bytes / k;  // no division on the one-cable path
   size_t off = 0;
   for (size_t i = 0; i < k; ++i) {
     const size_t len = i + 1 == k ? bytes - off : base;
