@@ -6,6 +6,9 @@
 //                    [-n iters] [-w warmup] [-c|--check 0/1] [-P|--percentiles 0/1]
 // -P 1 adds, after each row, rank 0's per-call p50 and p99 of the out-of-place run:
 //   "# percentiles size 8: p50 12.3 us p99 45.6 us (rank 0, 200 calls)" (clusterctl health).
+// Every call of rank 0 is timed with the time-stamp counter (x86; steady_clock elsewhere). A
+// sendrecv call is rank 0's send to its right neighbour and then its receive from its left
+// one: at n = 2 a full round trip (one way is half of it).
 // Started by a launcher (CLUSTERCOMM_RANK or MLX_RANK set) it is one rank; otherwise it
 // forks -N local ranks (default 2) on 127.0.0.1 itself. size = bytes of the whole buffer
 // (nccl-tests); time = max over ranks of the mean per call; algbw = size/time;
@@ -13,8 +16,9 @@
 // all_to_allv, as nccl-tests' alltoall: the share of the buffer that crosses a cable), 1
 // otherwise. all_to_all: size/n bytes to each rank. all_to_allv: uneven blocks, rank r sends
 // rank p (1 + (r + p) mod n) units of size/(n(n+1)/2) bytes (every rank sends and receives
-// size bytes in all). all_to_allv and sendrecv have no in-place form: both columns run out of
-// place.
+// size bytes in all). all_to_allv and sendrecv have no in-place form: their in-place columns
+// read n/a. A size below one element per rank block (-b 8 for all_gather of f32 at n = 4) is
+// raised to one such block, and a size the rounding repeats is run once.
 #include <poll.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -295,15 +299,20 @@ int run_rank(Communicator& c, const Options& o) {
                                      "sendrecv",   "all_to_all",     "all_to_allv"}
           : std::vector<std::string>{o.op};
   const size_t e = size_of(o.type), n = static_cast<size_t>(c.size());
-  std::vector<unsigned char> in(o.sweep.max_bytes + 64), out(o.sweep.max_bytes + 64);
+  // Room for the largest size, or one all_to_allv unit (the largest rank block) above it.
+  const size_t room = std::max(o.sweep.max_bytes, e * n * (n + 1) / 2) + 64;
+  std::vector<unsigned char> in(room), out(room);
   const bool lead = c.rank() == 0;
   size_t total_wrong = 0;
   settle(c);
   for (const std::string& op : ops) {
     if (lead) {
+      // sendrecv moves bytes (uint8), and only all_reduce and reduce_scatter reduce.
+      const bool reduces = op == "all_reduce" || op == "reduce_scatter";
       std::printf("# clustercomm-perf %s: nranks %d type %s redop %s transport %s\n", op.c_str(),
-                  c.size(), std::string(to_string(o.type)).c_str(),
-                  std::string(to_string(o.redop)).c_str(), c.transport_name().c_str());
+                  c.size(), std::string(to_string(op == "sendrecv" ? DataType::kU8 : o.type)).c_str(),
+                  reduces ? std::string(to_string(o.redop)).c_str() : "none",
+                  c.transport_name().c_str());
       std::printf("#%61s%s\n", "", "out-of-place                       in-place");
       std::printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s\n", "size", "count",
                   "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
@@ -313,11 +322,17 @@ int run_rank(Communicator& c, const Options& o) {
     }
     double bus_sum = 0;
     int rows = 0;
+    const bool has_inplace = op != "sendrecv" && op != "all_to_allv";
+    size_t last_bytes = SIZE_MAX;
     for (size_t size : o.sweep.sizes()) {
       const size_t unit = size_unit(op, e, n);
-      const size_t bytes = size / unit * unit;
+      // Whole rank blocks, at least one when the size asked for is not 0 (a row of 0 bytes
+      // for -b 8 told nothing), each size once.
+      const size_t bytes = size == 0 ? 0 : std::max(unit, size / unit * unit);
+      if (bytes == last_bytes) continue;
+      last_bytes = bytes;
       const Result a = measure(c, o, op, bytes, in, out, false);
-      const Result b = measure(c, o, op, bytes, in, out, true);
+      const Result b = has_inplace ? measure(c, o, op, bytes, in, out, true) : Result{};
       total_wrong += a.wrong + b.wrong;
       const double f = bus_factor(op, c.size());
       const double alg_a = static_cast<double>(bytes) / a.us / 1e3;
@@ -326,15 +341,20 @@ int run_rank(Communicator& c, const Options& o) {
       ++rows;
       if (lead) {
         const bool reduces = op == "all_reduce" || op == "reduce_scatter";
-        std::printf("%12zu %13zu %9s %7s %7d %8.2f %7.2f %7.2f %6zu %8.2f %7.2f %7.2f %6zu\n",
-                    bytes, op == "sendrecv" ? bytes : bytes / e,
+        std::printf("%12zu %13zu %9s %7s %7d %8.2f %7.2f %7.2f %6zu", bytes,
+                    op == "sendrecv" ? bytes : bytes / e,
                     std::string(to_string(op == "sendrecv" ? DataType::kU8 : o.type)).c_str(),
                     reduces ? std::string(to_string(o.redop)).c_str() : "none",
-                    op == "broadcast" ? 0 : -1, a.us, alg_a, alg_a * f, a.wrong, b.us, alg_b,
-                    alg_b * f, b.wrong);
+                    op == "broadcast" ? 0 : -1, a.us, alg_a, alg_a * f, a.wrong);
+        if (has_inplace) {
+          std::printf(" %8.2f %7.2f %7.2f %6zu\n", b.us, alg_b, alg_b * f, b.wrong);
+        } else {
+          std::printf(" %8s %7s %7s %6s\n", "n/a", "n/a", "n/a", "n/a");
+        }
         if (o.percentiles) {
-          std::printf("# percentiles size %zu: p50 %.2f us p99 %.2f us (rank 0, %d calls)\n",
-                      bytes, a.p50_us, a.p99_us, a.calls);
+          std::printf("# percentiles size %zu: p50 %.2f us p99 %.2f us (rank 0, %d calls%s)\n",
+                      bytes, a.p50_us, a.p99_us, a.calls,
+                      op == "sendrecv" ? ", each a send and a receive: at n = 2 a round trip" : "");
         }
         std::fflush(stdout);
       }

@@ -114,7 +114,9 @@ util::Result<std::vector<PerfRow>> parse_perf_output(std::string_view out) {
     if (w.size() != 13) continue;
     auto bytes = discovery::parse_u64(w[0]);
     auto wrong_a = discovery::parse_u64(w[8]);
-    auto wrong_b = discovery::parse_u64(w[12]);
+    // sendrecv and all_to_allv have no in-place run: their in-place columns read n/a (older
+    // builds printed a second out-of-place run there).
+    auto wrong_b = w[12] == "n/a" ? std::optional<uint64_t>(0) : discovery::parse_u64(w[12]);
     if (!bytes || !wrong_a || !wrong_b) continue;
     PerfRow r;
     r.bytes = *bytes;

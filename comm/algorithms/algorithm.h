@@ -24,7 +24,8 @@ struct Ctx {
   Transport& t;
   int rank;
   int size;
-  Deadline deadline;
+  /// The call's deadline, read from the clock at the first wait (transport.h).
+  LazyDeadline deadline;
   const Tuning& tuning;
   /// Scratch memory owned by the communicator; grows, never shrinks.
   std::unique_ptr<std::byte[]>& scratch;

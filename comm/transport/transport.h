@@ -42,6 +42,32 @@ using Deadline = Clock::time_point;
 /// call on the latency path.
 Deadline deadline_in(std::chrono::milliseconds timeout);
 
+/// A call's deadline that starts counting at its first use: deadline_in(timeout) is read when
+/// a wait first needs it (the conversion to Deadline), not when the call begins. A call's first
+/// message is thus posted before any clock read, and a send whose request is done at posting
+/// (copied into a frame) reads no clock at all: in the emulated guest the read (a vDSO call
+/// chain) sat between a ping-pong's receive and its reply. Not copyable: every wait of one call
+/// shares its one reading; a nested call takes a fixed Deadline from it.
+class LazyDeadline {
+ public:
+  explicit LazyDeadline(std::chrono::milliseconds timeout) : timeout_(timeout) {}
+  LazyDeadline(Deadline at) : at_(at), set_(true) {}  // NOLINT: a fixed deadline converts
+  LazyDeadline(const LazyDeadline&) = delete;
+  LazyDeadline& operator=(const LazyDeadline&) = delete;
+  operator Deadline() const {  // NOLINT: waits take it where they take a Deadline
+    if (!set_) {
+      at_ = deadline_in(timeout_);
+      set_ = true;
+    }
+    return at_;
+  }
+
+ private:
+  std::chrono::milliseconds timeout_{0};
+  mutable Deadline at_{};
+  mutable bool set_ = false;
+};
+
 /// How often a waiting call asks Config::interrupted, and the longest a blocking poll() sleeps
 /// while one is installed (so Ctrl-C is seen within about twice this).
 inline constexpr std::chrono::milliseconds kInterruptCheckEvery{20};

@@ -79,6 +79,15 @@ void FrameChannel::clear() {
 }
 
 void FrameChannel::send(const char* data, size_t bytes, Request& req, uint32_t context) {
+  // One frame, nothing queued before it, the credits and a free frame at hand: post it now,
+  // without the queue (what send_frames() would do for it, in fewer steps: the latency path).
+  if (bytes <= frame_bytes_ && sendq_.empty() && credits_ >= 2 && free_send() > 0 &&
+      (cache_ == nullptr || bytes < zc_min_)) {
+    post_frame(kData, data, static_cast<uint32_t>(bytes), true, bytes, context & kContextMask);
+    ++stats_.data_frames;
+    --req.parts_left;
+    return;
+  }
   SendPart part{data, bytes, 0, &req, context & kContextMask};
   if (cache_ != nullptr && bytes >= zc_min_) {
     part.zc = cache_->acquire(data, bytes, part.lease);
@@ -213,41 +222,51 @@ bool FrameChannel::on_completion(const Completion& c) {
     link_.post_recv(c.slot);
     ++owed_;
   } else if (type == kData) {
-    arrived_.push_back(Arrived{c.slot, get32(f + 8), (get32(f + 12) & kFirst) != 0, get64(f + 16),
-                               get32(f) >> kContextShift & kContextMask});
+    const Arrived a{c.slot, get32(f + 8), (get32(f + 12) & kFirst) != 0, get64(f + 16),
+                    get32(f) >> kContextShift & kContextMask};
+    // Nothing waiting before it and a receive posted: deliver it now, without the queue.
+    if (arrived_.empty() && !recvq_.empty()) {
+      deliver(a);
+    } else {
+      arrived_.push_back(a);
+    }
   } else {
     fail(ErrorKind::kProtocol, "received a frame of unknown type " + std::to_string(type));
   }
   return true;
 }
 
+void FrameChannel::deliver(const Arrived& a) {
+  RecvPart& p = recvq_.front();
+  if (a.first != (p.got == 0) || (a.first && a.msg_bytes != p.bytes) ||
+      a.payload > p.bytes - p.got) {
+    fail(ErrorKind::kProtocol,
+         "sent a message of " + std::to_string(a.first ? a.msg_bytes : p.bytes) +
+             " bytes where this rank expects " + std::to_string(p.bytes) +
+             ": the ranks called different collectives or counts");
+  }
+  if (a.first && a.context != p.context) {
+    fail(ErrorKind::kProtocol, context_mismatch(a.context, p.context));
+  }
+  if (a.payload > 0) {
+    std::memcpy(p.data + p.got, link_.recv_frame(a.slot) + kFrameHeaderBytes, a.payload);
+  }
+  p.got += a.payload;
+  link_.post_recv(a.slot);
+  ++owed_;
+  if (p.got == p.bytes) {
+    --p.req->parts_left;
+    recvq_.pop_front();
+  }
+}
+
 bool FrameChannel::match() {
   bool any = false;
   while (!arrived_.empty() && !recvq_.empty()) {
     const Arrived a = arrived_.front();
-    RecvPart& p = recvq_.front();
-    if (a.first != (p.got == 0) || (a.first && a.msg_bytes != p.bytes) ||
-        a.payload > p.bytes - p.got) {
-      fail(ErrorKind::kProtocol,
-           "sent a message of " + std::to_string(a.first ? a.msg_bytes : p.bytes) +
-               " bytes where this rank expects " + std::to_string(p.bytes) +
-               ": the ranks called different collectives or counts");
-    }
-    if (a.first && a.context != p.context) {
-      fail(ErrorKind::kProtocol, context_mismatch(a.context, p.context));
-    }
-    if (a.payload > 0) {
-      std::memcpy(p.data + p.got, link_.recv_frame(a.slot) + kFrameHeaderBytes, a.payload);
-    }
-    p.got += a.payload;
     arrived_.pop_front();
-    link_.post_recv(a.slot);
-    ++owed_;
+    deliver(a);
     any = true;
-    if (p.got == p.bytes) {
-      --p.req->parts_left;
-      recvq_.pop_front();
-    }
   }
   return any;
 }

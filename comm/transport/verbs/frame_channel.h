@@ -168,6 +168,9 @@ class FrameChannel {
 
   bool on_completion(const Completion& c);
   bool match();
+  // Takes one arrived DATA frame into the oldest posted receive (recvq_ not empty): checks it,
+  // copies its payload out, reposts its receive frame.
+  void deliver(const Arrived& a);
   bool send_frames();
   // `lkey` != nullptr: gather the payload from the user buffer under that key (zero-copy)
   // instead of copying it into the slot. `force_signal`: signal this send whatever the rhythm.

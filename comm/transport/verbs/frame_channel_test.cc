@@ -166,6 +166,55 @@ TEST_CASE("frames: zero-byte messages are one frame each and match in order") {
   CHECK(p.wire->drops == 0);
 }
 
+TEST_CASE("frames: a one-frame send posts at once, and a small one never passes a queued one") {
+  Pair p(FakeMode::kUcDrop, 4096, 8);
+  // Nothing queued and credits at hand: posted inside send(), done before any progress().
+  const auto small = payload(8, 1);
+  Request s0;
+  s0.parts_left = 1;
+  p.a->send(small.data(), small.size(), s0);
+  CHECK(s0.done());
+  CHECK(p.a->stats().data_frames == 1);
+  // A receive posted before the frame's completion is polled takes it in that poll.
+  std::vector<char> got0(8);
+  Request r0;
+  r0.parts_left = 1;
+  p.b->recv(got0.data(), got0.size(), r0);
+  CHECK_FALSE(r0.done());
+  p.b->progress();
+  CHECK(r0.done());
+  CHECK(got0 == small);
+  // b has no receive posted: a large message stalls on credits, and the small ones sent after
+  // it queue behind it (no frame of theirs leaves first), then all arrive in order.
+  const auto big = payload(300000, 2);
+  std::vector<std::vector<char>> smalls{payload(8, 3), payload(0, 4), payload(4096, 5)};
+  Request sb;
+  sb.parts_left = 1;
+  p.a->send(big.data(), big.size(), sb);
+  const uint64_t before = p.a->stats().data_frames;
+  std::vector<Request> ss(smalls.size());
+  for (size_t i = 0; i < smalls.size(); ++i) {
+    ss[i].parts_left = 1;
+    p.a->send(smalls[i].data(), smalls[i].size(), ss[i]);
+    CHECK_FALSE(ss[i].done());
+  }
+  CHECK(p.a->stats().data_frames == before);
+  std::vector<char> gb(big.size());
+  std::vector<std::vector<char>> gs{std::vector<char>(8), {}, std::vector<char>(4096)};
+  Request rb;
+  rb.parts_left = 1;
+  std::vector<Request> rs(smalls.size());
+  p.b->recv(gb.data(), gb.size(), rb);
+  for (size_t i = 0; i < smalls.size(); ++i) {
+    rs[i].parts_left = 1;
+    p.b->recv(gs[i].data(), gs[i].size(), rs[i]);
+  }
+  REQUIRE(p.drive([&] { return rs.back().done() && ss.back().done(); }));
+  CHECK(gb == big);
+  for (size_t i = 0; i < smalls.size(); ++i) CHECK(gs[i] == smalls[i]);
+  CHECK(p.wire->drops == 0);
+}
+
 TEST_CASE("frames: the receiver's queue runs dry - the sender stalls on credits, loses nothing") {
   Pair p(FakeMode::kUcDrop, 4096, 8);
   const auto msg = payload(300000, 5);
