@@ -54,10 +54,24 @@ double time_us(const std::shared_ptr<gloo::Context>& ctx, float* buf, size_t byt
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int rank = std::atoi(std::getenv("RANK"));
-  const int n = std::atoi(std::getenv("SIZE"));
-  bench::Sweep sw;
-  for (int i = 1; i < argc; ++i) sw.parse(i, argc, argv);
+  const bench::Sweep sw = bench::parse_sweep_or_exit(argc, argv, "gloo-allreduce-perf");
+  const char* rank_env = std::getenv("RANK");
+  const char* size_env = std::getenv("SIZE");
+  int rank = -1, n = 0;
+  try {
+    if (rank_env != nullptr && size_env != nullptr) {
+      n = static_cast<int>(bench::parse_int("SIZE", size_env, 1, 1024));
+      rank = static_cast<int>(bench::parse_int("RANK", rank_env, 0, n - 1));
+    }
+  } catch (const bench::UsageError& e) {
+    std::fprintf(stderr, "gloo-allreduce-perf: error: %s\n", e.what());
+    return 2;
+  }
+  if (rank < 0 || std::getenv("GLOO_STORE_DIR") == nullptr) {
+    std::fprintf(stderr, "gloo-allreduce-perf: error: set RANK (0..SIZE-1) and SIZE (ranks), and "
+                         "GLOO_STORE_DIR (a directory every rank shares)\n");
+    return 2;
+  }
   const char* ibv = std::getenv("GLOO_IBV_DEVICE");
   std::shared_ptr<gloo::transport::Device> dev;
   if (ibv != nullptr) {

@@ -12,8 +12,7 @@ int main(int argc, char** argv) {
   int rank = 0, n = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
-  bench::Sweep sw;
-  for (int i = 1; i < argc; ++i) sw.parse(i, argc, argv);
+  const bench::Sweep sw = bench::parse_sweep_or_exit(argc, argv, "mpi-allreduce-perf");
   std::vector<float> in(sw.max_bytes / 4 + 1, 1.0f), out(sw.max_bytes / 4 + 1);
   // bench::kSettleMs of small all-reduces before anything is timed (sizes.h says why).
   const double settle_from = MPI_Wtime();

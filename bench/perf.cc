@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -105,6 +106,10 @@ enum class Op {
   kAllToAll,
   kAllToAllv
 };
+
+// Every operation -o takes (and -o all runs, in this order).
+constexpr std::array<const char*, 7> kOps{"all_reduce", "reduce_scatter", "all_gather", "broadcast",
+                                          "sendrecv",   "all_to_all",     "all_to_allv"};
 
 Op op_of(const std::string& op) {
   if (op == "all_reduce") return Op::kAllReduce;
@@ -294,10 +299,8 @@ void settle(Communicator& c) {
 
 int run_rank(Communicator& c, const Options& o) {
   const std::vector<std::string> ops =
-      o.op == "all"
-          ? std::vector<std::string>{"all_reduce", "reduce_scatter", "all_gather", "broadcast",
-                                     "sendrecv",   "all_to_all",     "all_to_allv"}
-          : std::vector<std::string>{o.op};
+      o.op == "all" ? std::vector<std::string>(kOps.begin(), kOps.end())
+                    : std::vector<std::string>{o.op};
   const size_t e = size_of(o.type), n = static_cast<size_t>(c.size());
   // Room for the largest size, or one all_to_allv unit (the largest rank block) above it.
   const size_t room = std::max(o.sweep.max_bytes, e * n * (n + 1) / 2) + 64;
@@ -378,29 +381,51 @@ int usage() {
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (o.sweep.parse(i, argc, argv)) continue;
-    if (i + 1 >= argc) return usage();
-    if (a == "-N" || a == "--ranks") {
-      o.ranks = std::atoi(argv[++i]);
-    } else if (a == "-o" || a == "--op") {
-      o.op = argv[++i];
-    } else if (a == "-d" || a == "--datatype") {
-      const auto t = parse_data_type(argv[++i]);
-      if (!t) return usage();
-      o.type = *t;
-    } else if (a == "-r" || a == "--op_type" || a == "--redop") {
-      const auto r = parse_reduce_op(argv[++i]);
-      if (!r) return usage();
-      o.redop = *r;
-    } else if (a == "-c" || a == "--check") {
-      o.check = std::atoi(argv[++i]) != 0;
-    } else if (a == "-P" || a == "--percentiles") {
-      o.percentiles = std::atoi(argv[++i]) != 0;
-    } else {
-      return usage();
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "-h" || a == "--help") {
+        usage();
+        return 0;
+      }
+      if (o.sweep.parse(i, argc, argv)) continue;
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "clustercomm-perf: error: %s: unknown flag or no value after it\n",
+                     a.c_str());
+        return usage();
+      }
+      const char* v = argv[++i];
+      if (a == "-N" || a == "--ranks") {
+        o.ranks = static_cast<int>(bench::parse_int(a.c_str(), v, 1, 64));
+      } else if (a == "-o" || a == "--op") {
+        o.op = v;
+        if (o.op != "all" && std::find(kOps.begin(), kOps.end(), o.op) == kOps.end()) {
+          throw bench::UsageError("-o " + o.op + ": not an operation (all_reduce, reduce_scatter, "
+                                  "all_gather, broadcast, sendrecv, all_to_all, all_to_allv or all)");
+        }
+      } else if (a == "-d" || a == "--datatype") {
+        const auto t = parse_data_type(v);
+        if (!t) throw bench::UsageError("-d " + std::string(v) +
+                                        ": not a data type (f32 f64 f16 bf16 i8 i16 i32 i64 u8 "
+                                        "u16 u32 u64, or the names the table header prints)");
+        o.type = *t;
+      } else if (a == "-r" || a == "--op_type" || a == "--redop") {
+        const auto r = parse_reduce_op(v);
+        if (!r) throw bench::UsageError("-r " + std::string(v) + ": not a reduction (sum, prod, min, max)");
+        o.redop = *r;
+      } else if (a == "-c" || a == "--check") {
+        o.check = bench::parse_int(a.c_str(), v, 0, 1) != 0;
+      } else if (a == "-P" || a == "--percentiles") {
+        o.percentiles = bench::parse_int(a.c_str(), v, 0, 1) != 0;
+      } else {
+        std::fprintf(stderr, "clustercomm-perf: error: %s: unknown flag\n", a.c_str());
+        return usage();
+      }
     }
+    o.sweep.check();
+  } catch (const bench::UsageError& e) {
+    std::fprintf(stderr, "clustercomm-perf: error: %s\n", e.what());
+    return usage();
   }
   const bool launched =
       std::getenv("CLUSTERCOMM_RANK") != nullptr || std::getenv("MLX_RANK") != nullptr;
@@ -466,7 +491,7 @@ int main(int argc, char** argv) {
         try {
           Communicator c(cfg);
           rc = run_rank(c, o);
-        } catch (const Error& e) {
+        } catch (const std::exception& e) {  // Error, or no memory for the buffers
           std::fprintf(stderr, "rank %d: %s\n", r, e.what());
         }
         std::fflush(stdout);
@@ -486,6 +511,10 @@ int main(int argc, char** argv) {
     return worst;
   } catch (const Error& e) {
     std::fprintf(stderr, "%s\n", e.what());
+    return 3;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "clustercomm-perf: error: out of memory for buffers of -e %zu bytes\n",
+                 o.sweep.max_bytes);
     return 3;
   }
 }

@@ -1,0 +1,43 @@
+#!/bin/sh
+# clustercomm-perf's flags: every bad value is refused with exit 2 and one line naming the flag
+# and the value, before any rank starts; good flags still run (one tiny table, exit 0).
+# Usage: perf_flags_test.sh PATH/clustercomm-perf
+perf=${1:?usage: perf_flags_test.sh PATH/clustercomm-perf}
+fails=0
+refuse() {  # refuse "WANT (in stderr)" ARGS...
+  want=$1
+  shift
+  out=$("$perf" "$@" 2>&1 >/dev/null)
+  st=$?
+  if [ "$st" = 2 ] && printf '%s' "$out" | grep -qF -- "$want"; then
+    echo "ok: $* -> exit 2: $(printf '%s' "$out" | head -1)"
+  else
+    echo "FAIL: $* -> exit $st, stderr: $out (wanted exit 2 and '$want')"
+    fails=$((fails + 1))
+  fi
+}
+refuse "-o bogus: not an operation" -o bogus
+refuse "-b 1048576 is above -e 8" -b 1M -e 8
+refuse "-b abc: not a size" -b abc
+refuse "-b -5: not a size" -b -5
+refuse "-e 2T: not a size" -e 2T
+refuse "-N abc: not a whole number from 1 to 64" -N abc
+refuse "-N 0: not a whole number" -N 0
+refuse "-P x: not a whole number from 0 to 1" -P x
+refuse "-n x: not a whole number" -n x
+refuse "-f 0: not a whole number" -f 0
+refuse "-d float99: not a data type" -d float99
+refuse "-r avg: not a reduction" -r avg
+refuse "-x: unknown flag" -x 1
+refuse "-e: unknown flag or no value after it" -b 8 -e
+# A good sweep runs: all_gather at n = 2, -b 4 raised to one f32 per rank (8 bytes), once.
+out=$(CLUSTERCOMM_TIMEOUT_MS=30000 "$perf" -N 2 -o all_gather -b 4 -e 8 -n 5 2>&1)
+st=$?
+rows=$(printf '%s\n' "$out" | grep -c '^ *8 ')
+if [ "$st" = 0 ] && [ "$rows" = 1 ] && printf '%s' "$out" | grep -q "Out of bounds values : 0 OK"; then
+  echo "ok: -N 2 -o all_gather -b 4 -e 8: one row of 8 bytes, exit 0"
+else
+  echo "FAIL: -N 2 -o all_gather -b 4 -e 8: exit $st, $rows rows of 8 bytes: $out"
+  fails=$((fails + 1))
+fi
+exit $((fails > 0))
