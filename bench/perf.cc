@@ -309,13 +309,18 @@ int run_rank(Communicator& c, const Options& o) {
   size_t total_wrong = 0;
   settle(c);
   for (const std::string& op : ops) {
+    // What the header and every row show: sendrecv moves bytes (uint8), and only all_reduce
+    // and reduce_scatter reduce.
+    const std::string type_name(to_string(op == "sendrecv" ? DataType::kU8 : o.type));
+    const std::string redop_name = op == "all_reduce" || op == "reduce_scatter"
+                                       ? std::string(to_string(o.redop))
+                                       : std::string("none");
+    const bool has_inplace = op != "sendrecv" && op != "all_to_allv";
+    const size_t unit = size_unit(op, e, n);
+    const double f = bus_factor(op, c.size());
     if (lead) {
-      // sendrecv moves bytes (uint8), and only all_reduce and reduce_scatter reduce.
-      const bool reduces = op == "all_reduce" || op == "reduce_scatter";
       std::printf("# clustercomm-perf %s: nranks %d type %s redop %s transport %s\n", op.c_str(),
-                  c.size(), std::string(to_string(op == "sendrecv" ? DataType::kU8 : o.type)).c_str(),
-                  reduces ? std::string(to_string(o.redop)).c_str() : "none",
-                  c.transport_name().c_str());
+                  c.size(), type_name.c_str(), redop_name.c_str(), c.transport_name().c_str());
       std::printf("#%61s%s\n", "", "out-of-place                       in-place");
       std::printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s\n", "size", "count",
                   "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
@@ -325,10 +330,8 @@ int run_rank(Communicator& c, const Options& o) {
     }
     double bus_sum = 0;
     int rows = 0;
-    const bool has_inplace = op != "sendrecv" && op != "all_to_allv";
     size_t last_bytes = SIZE_MAX;
     for (size_t size : o.sweep.sizes()) {
-      const size_t unit = size_unit(op, e, n);
       // Whole rank blocks, at least one when the size asked for is not 0 (a row of 0 bytes
       // for -b 8 told nothing), each size once.
       const size_t bytes = size == 0 ? 0 : std::max(unit, size / unit * unit);
@@ -337,19 +340,15 @@ int run_rank(Communicator& c, const Options& o) {
       const Result a = measure(c, o, op, bytes, in, out, false);
       const Result b = has_inplace ? measure(c, o, op, bytes, in, out, true) : Result{};
       total_wrong += a.wrong + b.wrong;
-      const double f = bus_factor(op, c.size());
       const double alg_a = static_cast<double>(bytes) / a.us / 1e3;
-      const double alg_b = static_cast<double>(bytes) / b.us / 1e3;
       bus_sum += alg_a * f;
       ++rows;
       if (lead) {
-        const bool reduces = op == "all_reduce" || op == "reduce_scatter";
         std::printf("%12zu %13zu %9s %7s %7d %8.2f %7.2f %7.2f %6zu", bytes,
-                    op == "sendrecv" ? bytes : bytes / e,
-                    std::string(to_string(op == "sendrecv" ? DataType::kU8 : o.type)).c_str(),
-                    reduces ? std::string(to_string(o.redop)).c_str() : "none",
+                    op == "sendrecv" ? bytes : bytes / e, type_name.c_str(), redop_name.c_str(),
                     op == "broadcast" ? 0 : -1, a.us, alg_a, alg_a * f, a.wrong);
         if (has_inplace) {
+          const double alg_b = static_cast<double>(bytes) / b.us / 1e3;
           std::printf(" %8.2f %7.2f %7.2f %6zu\n", b.us, alg_b, alg_b * f, b.wrong);
         } else {
           std::printf(" %8s %7s %7s %6s\n", "n/a", "n/a", "n/a", "n/a");

@@ -27,8 +27,7 @@ inline size_t parse_size(const char* flag, const char* s) {
                           ": not a size (bytes, 0 to 1T, with an optional K, M or G suffix)";
   if (*s < '0' || *s > '9') throw UsageError(why);
   char* end = nullptr;
-  double v = std::strtod(s, &end);
-  if (end == s) throw UsageError(why);
+  double v = std::strtod(s, &end);  // s starts with a digit: strtod reads at least that
   if (*end == 'K' || *end == 'k') {
     v *= 1024, ++end;
   } else if (*end == 'M' || *end == 'm') {
