@@ -4,7 +4,8 @@
 // reduced shard straight to every rank. Both phases are chunked (Tuning::chunk_bytes): a chunk
 // is reduced as soon as all its contributions arrived and is sent on at once, so reduction
 // and transfer overlap; receives are posted a window of chunks ahead (bounded scratch:
-// (n-1) * window * chunk bytes).
+// (n-1) * window * chunk bytes). At n = 2 over verbs the peer's chunks are folded straight
+// out of the receive frames (Transport::irecv_reduce) instead.
 //
 // Cost: 2a + 2(n-1)S/(nB) on one shared link, or 2a + 2S/(nB) with a link per peer (full
 // mesh) - the lower bound of docs/platform.md#collective-cost-model - plus (n-1)S/n gamma of
@@ -53,11 +54,25 @@ void direct_reduce_scatter(Ctx& c, const std::byte* in, const Shards& s, std::by
     }
   };
 
+  // n = 2: the peer's chunk is folded into dst as its pieces arrive where the transport can
+  // (Transport::irecv_reduce: verbs, from its receive frames), rank 0's contribution first as
+  // reduce() below would take it; no scratch slot, no copy. 1: folding, 0: not, -1: not asked.
+  int folding = n == 2 ? -1 : 0;
+  auto post_recv1 = [&](size_t p, size_t ch) {
+    Request& q = recv1[p * W + ch % W];
+    if (folding != 0) {
+      const Fold f{t, op, in + (s.off[r] + ch * C) * e, p < r};
+      if (c.t.irecv_reduce(static_cast<int>(p), out_r + ch * C * e, bytes_of(r, ch), f, q)) {
+        folding = 1;
+        return;
+      }
+      folding = 0;
+    }
+    c.t.irecv(static_cast<int>(p), slot(p, ch), bytes_of(r, ch), q);
+  };
   for (size_t p = 0; p < n; ++p) {
     if (p == r) continue;
-    for (size_t ch = 0; ch < W && ch < kr; ++ch) {
-      c.t.irecv(static_cast<int>(p), slot(p, ch), bytes_of(r, ch), recv1[p * W + ch]);
-    }
+    for (size_t ch = 0; ch < W && ch < kr; ++ch) post_recv1(p, ch);
   }
   if (kr <= W) post_gather_recvs();
   {
@@ -74,11 +89,13 @@ void direct_reduce_scatter(Ctx& c, const std::byte* in, const Shards& s, std::by
     for (size_t p = 0; p < n; ++p) {
       if (p != r) c.t.wait(recv1[p * W + ch % W], c.deadline);
     }
-    for (size_t q = 0; q < n; ++q) {
-      srcs[q] = q == r ? static_cast<const void*>(in + (s.off[r] + ch * C) * e) : slot(q, ch);
-    }
     std::byte* dst = out_r + ch * C * e;
-    reduce(t, op, dst, srcs.data(), n, chunk_len(s.len[r], C, ch));
+    if (folding != 1) {
+      for (size_t q = 0; q < n; ++q) {
+        srcs[q] = q == r ? static_cast<const void*>(in + (s.off[r] + ch * C) * e) : slot(q, ch);
+      }
+      reduce(t, op, dst, srcs.data(), n, chunk_len(s.len[r], C, ch));
+    }
     if (gather_out) {
       for (size_t d = 1; d < n; ++d) {
         const size_t p = (r + d) % n;
@@ -88,9 +105,7 @@ void direct_reduce_scatter(Ctx& c, const std::byte* in, const Shards& s, std::by
     const size_t next = ch + W;
     if (next < kr) {
       for (size_t p = 0; p < n; ++p) {
-        if (p != r) {
-          c.t.irecv(static_cast<int>(p), slot(p, next), bytes_of(r, next), recv1[p * W + next % W]);
-        }
+        if (p != r) post_recv1(p, next);
       }
       if (next + 1 == kr) post_gather_recvs();
     }

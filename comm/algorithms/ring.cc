@@ -4,7 +4,10 @@
 // Reduce-scatter: n-1 steps; at step s rank r passes the partial sum of shard r-s-1 to the
 // right and folds its own contribution into shard r-s-2 from the left. A chunk is forwarded as
 // soon as it is folded, so consecutive steps overlap (pipelining); shard q accumulates in
-// ring order x_{q+1}, x_{q+2}, ..., x_q and ends on rank q. All-gather: n-1 steps passing
+// ring order x_{q+1}, x_{q+2}, ..., x_q and ends on rank q. Over verbs the partial sum from
+// the left is folded straight out of the receive frames (Transport::irecv_reduce). Partial
+// sums are kept until forwarded: in the all-reduce's output, in reduce_scatter's scratch of
+// the input's size (S bytes besides the window's slots). All-gather: n-1 steps passing
 // finished shards to the right. Broadcast: a chain root -> root+1 -> ... in chunks.
 //
 // Cost (docs/platform.md#collective-cost-model): all-reduce 2(n-1)a + 2(n-1)/n S/B (+ (n-1)/n S
@@ -25,8 +28,13 @@ struct Msg {
   size_t step, shard, chunk;
 };
 
-// partial_full: where intermediate partial sums go (the all-reduce output), or nullptr to
-// fold them inside the receive slots (reduce_scatter: the output holds only shard r).
+// partial_full: where intermediate partial sums go (the all-reduce output), or nullptr for a
+// scratch buffer of the whole input's size (reduce_scatter: the output holds only shard r).
+// Not the receive slots: a slot could be reused only once the partial sum in it had been
+// forwarded, and that send waits behind this rank's first shard (all of it is queued at the
+// start) until the right neighbour takes it, which that neighbour does only as fast as its
+// own slots free up: on a transport that buffers less than a shard (verbs: its receive
+// frames) every rank waited on its right neighbour, around the ring, until the timeout.
 void ring_reduce_scatter(Ctx& c, const std::byte* in, const Shards& s, std::byte* partial_full,
                          std::byte* out_r, DataType t, ReduceOp op) {
   const int n = c.size, r = c.rank;
@@ -43,12 +51,35 @@ void ring_reduce_scatter(Ctx& c, const std::byte* in, const Shards& s, std::byte
   }
   const size_t M = msgs.size();
   const size_t W = std::max<size_t>(1, std::min(c.tuning.window_chunks, M));
-  std::byte* scratch = c.get_scratch(W * C * e);
+  const size_t total = (s.off[static_cast<size_t>(n - 1)] + s.len[static_cast<size_t>(n - 1)]) * e;
+  std::byte* scratch = c.get_scratch(W * C * e + (partial_full == nullptr ? total : 0));
+  if (partial_full == nullptr) partial_full = scratch + W * C * e;
   auto slot = [&](size_t m) { return scratch + (m % W) * C * e; };
   auto bytes_of = [&](const Msg& m) { return chunk_len(s.len[m.shard], C, m.chunk) * e; };
   std::vector<Request> recvs(W), sends(total_sends);
-  std::vector<size_t> send_of(M, SIZE_MAX);  // message -> index of its forwarding send
-  for (size_t m = 0; m < W && m < M; ++m) c.t.irecv(left, slot(m), bytes_of(msgs[m]), recvs[m]);
+  const size_t last_step = static_cast<size_t>(n - 2);
+  auto dst_of = [&](size_t m) {
+    const Msg& g = msgs[m];
+    return g.step == last_step ? out_r + g.chunk * C * e
+                               : partial_full + (s.off[g.shard] + g.chunk * C) * e;
+  };
+  auto own_of = [&](const Msg& g) { return in + (s.off[g.shard] + g.chunk * C) * e; };
+  // The partial sum from the left is folded into dst as its pieces arrive where the transport
+  // can (Transport::irecv_reduce: verbs, from its receive frames), in reduce()'s order below.
+  // 1: folding, 0: not, -1: not asked yet.
+  int folding = -1;
+  auto post_recv = [&](size_t m) {
+    if (folding != 0) {
+      const Fold f{t, op, own_of(msgs[m]), true};
+      if (c.t.irecv_reduce(left, dst_of(m), bytes_of(msgs[m]), f, recvs[m % W])) {
+        folding = 1;
+        return;
+      }
+      folding = 0;
+    }
+    c.t.irecv(left, slot(m), bytes_of(msgs[m]), recvs[m % W]);
+  };
+  for (size_t m = 0; m < W && m < M; ++m) post_recv(m);
   size_t si = 0;
   {
     const size_t q = mod(r - 1, n);
@@ -56,31 +87,19 @@ void ring_reduce_scatter(Ctx& c, const std::byte* in, const Shards& s, std::byte
       c.t.isend(right, in + (s.off[q] + ch * C) * e, chunk_len(s.len[q], C, ch) * e, sends[si++]);
     }
   }
-  const size_t last_step = static_cast<size_t>(n - 2);
   for (size_t m = 0; m < M; ++m) {
     const Msg& g = msgs[m];
     c.t.wait(recvs[m % W], c.deadline);
     const size_t elems = chunk_len(s.len[g.shard], C, g.chunk);
-    std::byte* dst;
-    if (g.step == last_step) {
-      dst = out_r + g.chunk * C * e;
-    } else if (partial_full != nullptr) {
-      dst = partial_full + (s.off[g.shard] + g.chunk * C) * e;
-    } else {
-      dst = slot(m);
+    std::byte* dst = dst_of(m);
+    if (folding != 1) {
+      const void* srcs[2] = {slot(m), own_of(g)};
+      reduce(t, op, dst, srcs, 2, elems);
     }
-    const void* srcs[2] = {slot(m), in + (s.off[g.shard] + g.chunk * C) * e};
-    reduce(t, op, dst, srcs, 2, elems);
     if (g.step != last_step) {
-      send_of[m] = si;
       c.t.isend(right, dst, elems * e, sends[si++]);
     }
-    const size_t next = m + W;
-    if (next < M) {
-      if (partial_full == nullptr && send_of[m] != SIZE_MAX)
-        c.t.wait(sends[send_of[m]], c.deadline);
-      c.t.irecv(left, slot(next), bytes_of(msgs[next]), recvs[next % W]);
-    }
+    if (m + W < M) post_recv(m + W);
   }
   wait_all(c.t, sends, c.deadline);
 }

@@ -25,6 +25,9 @@ class GroupTransport final : public Transport {
   int size() const override { return static_cast<int>(world_ranks_.size()); }
   void isend(int peer, const void* data, size_t bytes, Request& req) override;
   void irecv(int peer, void* data, size_t bytes, Request& req) override;
+  bool irecv_reduce(int peer, void* dst, size_t bytes, const Fold& fold, Request& req) override {
+    return world_.irecv_reduce(world_rank(peer), dst, bytes, fold, req);
+  }
   void wait(Request& req, Deadline deadline) override { world_.wait(req, deadline); }
   void poll() override { world_.poll(); }
   /// The world's: the group's ranks share the cores with the rest of the world.

@@ -30,6 +30,8 @@
 #include <string>
 #include <vector>
 
+#include "comm/types.h"
+
 namespace cc::comm {
 
 using Clock = std::chrono::steady_clock;
@@ -72,6 +74,18 @@ class LazyDeadline {
 /// while one is installed (so Ctrl-C is seen within about twice this).
 inline constexpr std::chrono::milliseconds kInterruptCheckEvery{20};
 
+/// How Transport::irecv_reduce folds an arriving message into its destination: element by
+/// element, dst[i] = incoming_first ? m[i] op own[i] : own[i] op m[i] (m: the message), as
+/// reduce() with those two sources in that order, so the result is bit-identical to receiving
+/// m and calling reduce(). `own` (count = bytes / size_of(type) elements) must stay unchanged
+/// until the request is done; it may be dst itself (in place).
+struct Fold {
+  DataType type;
+  ReduceOp op;
+  const void* own;
+  bool incoming_first;
+};
+
 /// One posted send or receive, owned by the caller. It must not move and must outlive its
 /// completion (or the transport's abort()). A message may travel in several parts (one per
 /// connection); the request is done when all have.
@@ -95,6 +109,18 @@ class Transport {
   virtual void isend(int peer, const void* data, size_t bytes, Request& req) = 0;
   /// Queues a receive of exactly `bytes` from `peer` into `data`. Never blocks.
   virtual void irecv(int peer, void* data, size_t bytes, Request& req) = 0;
+
+  /// Like irecv, but the message is folded into `dst` as it arrives (see Fold) instead of being
+  /// stored: no scratch buffer and no copy, and the reduction runs piece by piece while the
+  /// rest is on the wire. `bytes` must be a multiple of the type's size. Returns false, with
+  /// nothing posted, where this transport cannot (the caller then receives into scratch and
+  /// calls reduce()); the answer depends only on the transport and the type, so a caller may
+  /// ask once per collective. The sender uses a plain isend: the wire does not change.
+  /// Verbs folds straight out of its receive frames; TCP and shared memory say false.
+  virtual bool irecv_reduce(int /*peer*/, void* /*dst*/, size_t /*bytes*/, const Fold& /*fold*/,
+                            Request& /*req*/) {
+    return false;
+  }
 
   /// Makes progress on all queued requests until `req` is done. Spins briefly, then blocks in
   /// poll(). Throws Error: kTimeout at `deadline` naming the peers with unfinished requests,

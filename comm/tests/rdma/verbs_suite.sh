@@ -4,6 +4,8 @@
 # cables a pair), every rank on CLUSTERCOMM_TRANSPORT=verbs (UC queue pairs, Apple profile):
 #   1. the collective matrix (clustercomm_tests, ranks as threads: every "collectives as
 #      threads*n=N" case, all_to_all(v) and, at n = 4, the TP/PP split too) for n = 2, 3, 4
+#   1a. the ring algorithms (Topology::kRing) at n = 4 with shards larger than the receive
+#      frames (reduce_scatter used to deadlock there around the ring)
 #   2. the collectives as processes, started with MLX jaccl variables, n = 3 (4 in 3-6), and
 #      n = 2 with padded frames (CLUSTERCOMM_IBV_PAD_FRAMES=1: the default on macOS, off here); a
 #      mistyped device in the matrix fails every rank (never a quiet fall back to TCP)
@@ -220,6 +222,14 @@ for n in $matrix_ns; do
     fail "collective matrix n=$n"; tail -20 "$out/matrix-$n.log"
   fi
 done
+
+echo "== 1a. ring topology over verbs, n = 4: reduce_scatter and all_reduce of 8 MiB (2 MiB shards, beyond the receive frames)"
+if CLUSTERCOMM_TEST_IBV_DEVICES=$(matrix 4) "$tests" -tc="ring topology n=4*" \
+    > "$out/ring-4.log" 2>&1 && ran_tests "$out/ring-4.log"; then
+  pass "ring reduce_scatter and all_reduce n=4 (threads, verbs)"
+else
+  fail "ring reduce_scatter n=4"; tail -20 "$out/ring-4.log"
+fi
 
 echo "== 2. collectives as processes (MLX jaccl variables, verbs), n = $process_ns"
 for n in $process_ns; do

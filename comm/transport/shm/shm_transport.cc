@@ -222,6 +222,16 @@ void ShmTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
   local(peer).recvq.push_back(RecvOp{static_cast<unsigned char*>(data), bytes, &req, context(), 0});
 }
 
+bool ShmTransport::irecv_reduce(int peer, void* dst, size_t bytes, const Fold& fold, Request& req) {
+  if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
+  if (peer < 0 || peer >= size_ || peer == rank_) {
+    throw Error(ErrorKind::kInvalidArgument, "bad peer " + std::to_string(peer));
+  }
+  if (is_local(peer)) return false;  // the rings are copied out as they are published
+  remote_->set_context(context());
+  return remote_->irecv_reduce(peer, dst, bytes, fold, req);
+}
+
 void ShmTransport::publish_head(Peer& p) {
   p.out_ctl->head.store(p.out_head, std::memory_order_release);
   std::atomic_thread_fence(std::memory_order_seq_cst);

@@ -72,6 +72,9 @@ class ShmTransport final : public Transport {
   int size() const override { return size_; }
   void isend(int peer, const void* data, size_t bytes, Request& req) override;
   void irecv(int peer, void* data, size_t bytes, Request& req) override;
+  /// A peer on another host: the cable transport's (verbs folds from its frames). A peer on
+  /// this host: false.
+  bool irecv_reduce(int peer, void* dst, size_t bytes, const Fold& fold, Request& req) override;
   void wait(Request& req, Deadline deadline) override;
   void poll() override;
   void abort(int failed_rank) noexcept override;

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 
+#include "comm/reduce.h"
+
 namespace cc::comm::verbs {
 namespace {
 
@@ -97,8 +99,13 @@ void FrameChannel::send(const char* data, size_t bytes, Request& req, uint32_t c
   send_frames();
 }
 
-void FrameChannel::recv(char* data, size_t bytes, Request& req, uint32_t context) {
+void FrameChannel::recv(char* data, size_t bytes, Request& req, uint32_t context,
+                        const Fold* fold) {
   recvq_.push_back(RecvPart{data, bytes, 0, &req, context & kContextMask});
+  if (fold != nullptr) {
+    recvq_.back().own = static_cast<const char*>(fold->own);
+    recvq_.back().fold = *fold;
+  }
   if (!arrived_.empty()) match();
 }
 
@@ -249,7 +256,22 @@ void FrameChannel::deliver(const Arrived& a) {
     fail(ErrorKind::kProtocol, context_mismatch(a.context, p.context));
   }
   if (a.payload > 0) {
-    std::memcpy(p.data + p.got, link_.recv_frame(a.slot) + kFrameHeaderBytes, a.payload);
+    const std::byte* m = link_.recv_frame(a.slot) + kFrameHeaderBytes;
+    if (p.own == nullptr) {
+      std::memcpy(p.data + p.got, m, a.payload);
+    } else {
+      const size_t e = size_of(p.fold.type);
+      if (a.payload % e != 0) {
+        fail(ErrorKind::kProtocol, "sent a frame of " + std::to_string(a.payload) +
+                                       " bytes into a reduction of " + std::to_string(e) +
+                                       "-byte elements: the ranks called different collectives");
+      }
+      const void* own = p.own + p.got;
+      const void* srcs[2] = {p.fold.incoming_first ? static_cast<const void*>(m) : own,
+                             p.fold.incoming_first ? own : static_cast<const void*>(m)};
+      reduce(p.fold.type, p.fold.op, p.data + p.got, srcs, 2, a.payload / e);
+      ++stats_.folded_frames;
+    }
   }
   p.got += a.payload;
   link_.post_recv(a.slot);

@@ -39,6 +39,16 @@
 // least R/2 >= 2 credits, so neither end can be left with credits owed and none to send them
 // with (the fake-link tests drive both ends to exhaustion to show it).
 //
+// Folding (Transport::irecv_reduce). A receive part may carry a Fold: each DATA frame taken
+// into it is reduced with the matching bytes of `own` straight out of the receive frame
+// (reduce() of two sources, in the fold's order) and written to the destination, in place of
+// the copy out; the frame is reposted after. The wire is the same, so the sender does not
+// know. Frame boundaries fall on elements: the transport folds only where F is a multiple of
+// the element size, and message parts start on a multiple of 8 bytes. The result is
+// bit-identical to receiving and then reducing (the same two sources, the same order, each
+// element once); it saves the copy and a pass over scratch, and reduces each frame while the
+// next ones are on the wire.
+//
 // Matching. DATA frames wait in the order they arrived (in their receive frames, which stay
 // posted-out: that is the back-pressure) until the next posted irecv takes them; the first
 // frame's message size must equal the irecv's byte count and its context the irecv's (else
@@ -100,8 +110,12 @@ class FrameChannel {
   /// the hardware reads the user buffer). `context`: the communicator's id (its low 16 bits
   /// travel).
   void send(const char* data, size_t bytes, Request& req, uint32_t context = 0);
-  /// Queues a receive part of exactly `bytes`, of a message sent in `context`.
-  void recv(char* data, size_t bytes, Request& req, uint32_t context = 0);
+  /// Queues a receive part of exactly `bytes`, of a message sent in `context`. With `fold`
+  /// (transport.h; its `own` already offset to this part), each frame's payload is folded
+  /// into data (reduce() of it and own, in the fold's order) instead of copied: a frame whose
+  /// payload is not a whole number of elements is kProtocol.
+  void recv(char* data, size_t bytes, Request& req, uint32_t context = 0,
+            const Fold* fold = nullptr);
   /// Polls completions, matches arrived frames, sends what credits allow. Returns whether
   /// anything happened. Throws Error: kProtocol (size mismatch, bad frame), kSystem (a
   /// completion with an error status), naming the peer and the link's device.
@@ -122,6 +136,8 @@ class FrameChannel {
     /// Frames sent with the payload gathered from the user buffer; parts that asked for
     /// zero-copy and were copied (cache full of held entries, registration refused).
     uint64_t zero_copy_frames = 0, zero_copy_fallbacks = 0;
+    /// DATA frames folded into a receive (recv with a Fold) instead of copied out.
+    uint64_t folded_frames = 0;
   };
   const Stats& stats() const { return stats_; }
   /// When a frame from the peer was last seen to have arrived (construction time before the
@@ -157,6 +173,8 @@ class FrameChannel {
     size_t got;
     Request* req;
     uint32_t context;
+    const char* own = nullptr;  // set: fold each frame with it (the Fold below), not copy
+    Fold fold{};
   };
   struct Arrived {
     uint32_t slot;

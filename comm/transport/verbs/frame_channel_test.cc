@@ -4,9 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <cstring>
 #include <thread>
 #include <vector>
 
+#include "comm/reduce.h"
 #include "comm/tests/fake_link.h"
 
 namespace cc::comm::verbs {
@@ -273,6 +275,57 @@ TEST_CASE("frames: a size mismatch is a protocol error naming the rank and the d
     CHECK(e.kind() == ErrorKind::kProtocol);
     CHECK(e.message().find("rank 0 on fakeB port 1") != std::string::npos);
     CHECK(e.message().find("100 bytes where this rank expects 50") != std::string::npos);
+  }
+}
+
+TEST_CASE("frames: a folding receive reduces each frame into place, bit for bit as copy-then-reduce") {
+  // 10,000 floats = 40,000 bytes = 10 frames of 4 KiB (the last 3,136 bytes): each frame is
+  // reduced with `own` straight out of its receive frame. Both orders, out of place and in
+  // place (dst == own), against reduce() of the received message.
+  std::vector<float> msg(10000), own(10000);
+  for (size_t i = 0; i < msg.size(); ++i) {
+    msg[i] = 0.1f * static_cast<float>(i % 97) - 3.3f;
+    own[i] = 1.0f / static_cast<float>(i + 1) + 1e-7f * static_cast<float>(i);
+  }
+  for (const ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax, ReduceOp::kProd}) {
+    for (const bool first : {true, false}) {
+      for (const bool in_place : {false, true}) {
+        CAPTURE(static_cast<int>(op));
+        CAPTURE(first);
+        CAPTURE(in_place);
+        Pair p(FakeMode::kUcDrop, 4096, 8);
+        std::vector<float> want(msg.size()), mine = own, out(msg.size(), -1.0f);
+        const void* srcs[2] = {first ? msg.data() : own.data(), first ? own.data() : msg.data()};
+        reduce(DataType::kF32, op, want.data(), srcs, 2, msg.size());
+        float* dst = in_place ? mine.data() : out.data();
+        const Fold f{DataType::kF32, op, mine.data(), first};
+        Request s, r;
+        s.parts_left = r.parts_left = 1;
+        p.a->send(reinterpret_cast<const char*>(msg.data()), msg.size() * 4, s);
+        p.b->recv(reinterpret_cast<char*>(dst), msg.size() * 4, r, 0, &f);
+        REQUIRE(p.drive([&] { return s.done() && r.done(); }));
+        CHECK(std::memcmp(dst, want.data(), want.size() * 4) == 0);
+        if (!in_place) CHECK(mine == own);  // `own` is only read
+        CHECK(p.b->stats().folded_frames == 10);
+        CHECK(p.a->stats().folded_frames == 0);
+      }
+    }
+  }
+  // A frame that is not whole elements (a 6-byte message into a float fold): kProtocol.
+  Pair p(FakeMode::kLossFree, 4096, 4);
+  std::vector<char> m(6), g(6), o(6);
+  const Fold f{DataType::kF32, ReduceOp::kSum, o.data(), true};
+  Request s, r;
+  s.parts_left = r.parts_left = 1;
+  p.a->send(m.data(), m.size(), s);
+  p.b->recv(g.data(), g.size(), r, 0, &f);
+  try {
+    p.drive([&] { return r.done(); });
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::kProtocol);
+    CHECK(e.message().find("a frame of 6 bytes into a reduction of 4-byte elements") !=
+          std::string::npos);
   }
 }
 

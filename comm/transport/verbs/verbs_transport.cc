@@ -136,7 +136,8 @@ void VerbsTransport::split(int peer, size_t bytes, Request& req, F part) {
   req.bytes = bytes;
   const size_t k = bytes >= options_.stripe_min_bytes ? chans.size() : 1;
   req.parts_left = static_cast<uint32_t>(k);
-  const size_t base = k == 1 ? bytes : bytes / k;  // no division on the one-cable path
+  // No division on the one-cable path; parts start on a multiple of 8 bytes (elements).
+  const size_t base = k == 1 ? bytes : bytes / k / 8 * 8;
   size_t off = 0;
   for (size_t i = 0; i < k; ++i) {
     const size_t len = i + 1 == k ? bytes - off : base;
@@ -167,6 +168,32 @@ void VerbsTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
     if (e.kind() == ErrorKind::kInvalidArgument || e.kind() == ErrorKind::kBroken) throw;
     fail(std::move(e));
   }
+}
+
+bool VerbsTransport::irecv_reduce(int peer, void* dst, size_t bytes, const Fold& fold,
+                                  Request& req) {
+  const size_t e = size_of(fold.type);
+  if (peer >= 0 && peer < size_ && peer != rank_) {
+    for (const auto& c : peers_[static_cast<size_t>(peer)].channels) {
+      if (c->link().frame_bytes() % e != 0) return false;
+    }
+  }
+  if (bytes % e != 0) {
+    throw Error(ErrorKind::kInvalidArgument, "irecv_reduce: " + std::to_string(bytes) +
+                                                 " bytes is not a whole number of elements");
+  }
+  req.is_send = false;
+  try {
+    split(peer, bytes, req, [&](FrameChannel& c, size_t off, size_t len) {
+      Fold part = fold;
+      part.own = static_cast<const char*>(fold.own) + off;
+      c.recv(static_cast<char*>(dst) + off, len, req, context(), &part);
+    });
+  } catch (Error& e) {
+    if (e.kind() == ErrorKind::kInvalidArgument || e.kind() == ErrorKind::kBroken) throw;
+    fail(std::move(e));
+  }
+  return true;
 }
 
 bool VerbsTransport::progress_channels() {
@@ -386,6 +413,7 @@ FrameChannel::Stats VerbsTransport::stats() const {
       s.stalls_no_credit += c->stats().stalls_no_credit;
       s.zero_copy_frames += c->stats().zero_copy_frames;
       s.zero_copy_fallbacks += c->stats().zero_copy_fallbacks;
+      s.folded_frames += c->stats().folded_frames;
     }
   }
   return s;

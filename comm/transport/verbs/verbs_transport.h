@@ -3,7 +3,9 @@
 //
 // Data goes only over the channels (UC queue pairs in the Apple profile, frame_channel.h has
 // the protocol). A message of at least `stripe_min_bytes` is split into equal parts over the
-// pair's cables, as the TCP transport does; both ends derive the split from the byte count.
+// pair's cables, as the TCP transport does; both ends derive the split from the byte count:
+// k parts of floor(S / k) bytes rounded down to a multiple of 8 (so every part starts on an
+// element of any type: irecv_reduce folds each part on its own), the last one taking the rest.
 // The control connection carries 16-byte headers only: ABORT (aux = the rank that failed)
 // when a rank gives up, BYE on a clean close, and its EOF tells at once that a peer process
 // died (kill -9). A peer that is alive but silent (SIGSTOP, a pulled cable) produces nothing
@@ -72,6 +74,10 @@ class VerbsTransport final : public Transport {
   int size() const override { return size_; }
   void isend(int peer, const void* data, size_t bytes, Request& req) override;
   void irecv(int peer, void* data, size_t bytes, Request& req) override;
+  /// Folds each frame into dst as it is taken from its receive frame (FrameChannel::recv with
+  /// a Fold), in place of the copy out. False (nothing posted) when a link's frame size is not
+  /// a multiple of the type's size.
+  bool irecv_reduce(int peer, void* dst, size_t bytes, const Fold& fold, Request& req) override;
   void wait(Request& req, Deadline deadline) override;
   void poll() override;
   void abort(int failed_rank) noexcept override;
