@@ -134,6 +134,10 @@ void from_mlx_jaccl(Config& c, const char* path, const GetEnv& env, bool set_siz
 
 }  // namespace
 
+size_t tuning_chunk_bytes(TransportKind kind) {
+  return kind == TransportKind::kTcp ? size_t{512} << 10 : size_t{256} << 10;
+}
+
 PeerRoute parse_peer_route(const std::string& entry) {
   PeerRoute r;
   const size_t gt = entry.find('>');

@@ -33,9 +33,11 @@ CLUSTERCOMM_API PeerRoute parse_peer_route(const std::string& entry);
 /// Algorithm tuning; the defaults were measured on loopback (bench/compare-tcp).
 struct Tuning {
   size_t one_shot_max_bytes = 64 * 1024;  // all_reduce: one-shot up to this many bytes
-  size_t chunk_bytes = 256 * 1024;        // pipelining unit of the large algorithms
-  size_t window_chunks = 8;               // chunks in flight per peer (bounds scratch memory)
-  std::chrono::microseconds spin{200};    // busy-poll before blocking in poll()
+  /// Pipelining unit of the large algorithms, bytes. 0 (the default): chosen from rank 0's
+  /// Config::transport, tuning_chunk_bytes() below; Communicator::tuning() shows the choice.
+  size_t chunk_bytes = 0;
+  size_t window_chunks = 8;             // chunks in flight per peer (bounds scratch memory)
+  std::chrono::microseconds spin{200};  // busy-poll before blocking in poll()
 };
 
 /// Which transport carries the data (CLUSTERCOMM_TRANSPORT); every rank must choose alike.
@@ -47,6 +49,15 @@ struct Tuning {
 /// - kVerbs: verbs between every pair or fail (a device for every peer: no shared memory).
 /// - kTcp: TCP only, also between the ranks of one host (loopback).
 enum class TransportKind { kAuto, kTcp, kVerbs, kShm };
+
+/// The chunk a job gets when Tuning::chunk_bytes is 0: 512 KiB for TransportKind::kTcp (all
+/// data over TCP), 256 KiB otherwise. Measured with bench/compare-tcp's runs on 2 cores, 3
+/// interleaved rounds: 4 ranks over TCP loopback, all_reduce at 2 / 4 / 8 MiB took 1.6-2.2 /
+/// 4.7-5.4 / 11.6-12.9 ms with 512 KiB chunks against 2.1-2.3 / 5.2-6.0 / 12.0-14.6 ms with
+/// 256 KiB (one message per 512 KiB shard where there were two), the same from 16 MiB up and
+/// at 2 ranks; over shared memory 512 KiB was 5-12% slower at 4 ranks from 16 MiB, so shm
+/// keeps 256 KiB, and so do verbs and kAuto (not measured at 512 KiB). Rank 0's choice applies job-wide (every rank's chunks must match).
+CLUSTERCOMM_API size_t tuning_chunk_bytes(TransportKind kind);
 
 /// The verbs transport's queue pairs (CLUSTERCOMM_IBV_PROFILE); every rank must use the same.
 /// - kApple ("apple", the default): UC queue pairs, SEND/RECV only, <= 10 QPs per device:

@@ -277,6 +277,10 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
   }
   settings.topology = cfg.topology;
   settings.tuning = cfg.tuning;
+  // Rank 0's choice goes to every rank with its settings: all chunk alike.
+  if (settings.tuning.chunk_bytes == 0) {
+    settings.tuning.chunk_bytes = tuning_chunk_bytes(cfg.transport);
+  }
   settings.connections_per_peer = std::max(1, cfg.connections_per_peer);
 
   check_tokenless(cfg);

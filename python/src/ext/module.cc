@@ -398,7 +398,10 @@ Config make_config(int rank, int size, const std::string& coordinator, const std
   }
   c.tuning.one_shot_max_bytes =
       static_cast<size_t>(in_range("one_shot_max_bytes", one_shot_max_bytes, 0, 1LL << 40));
-  c.tuning.chunk_bytes = static_cast<size_t>(in_range("chunk_bytes", chunk_bytes, 4096, 1LL << 32));
+  // 0: the transport's default (Tuning::chunk_bytes); else 4 KiB .. 4 GiB.
+  c.tuning.chunk_bytes = chunk_bytes == 0 ? 0
+                                          : static_cast<size_t>(in_range("chunk_bytes", chunk_bytes,
+                                                                         4096, 1LL << 32));
   c.tuning.window_chunks = static_cast<size_t>(in_range("window_chunks", window_chunks, 1, 1024));
   c.tuning.spin = std::chrono::microseconds(in_range("spin_us", spin_us, 0, 10000000));
   return c;
@@ -461,7 +464,7 @@ NB_MODULE(_clustercomm, m) {
           arg("routes") = nb::none(), arg("connections_per_peer") = 1, arg("topology") = "mesh",
           arg("transport") = "auto", arg("devices") = nb::none(), arg("ibv_frame_bytes") = 65536,
           arg("ibv_recv_frames") = 32, arg("ibv_profile") = "apple",
-          arg("one_shot_max_bytes") = 65536, arg("chunk_bytes") = 262144, arg("window_chunks") = 8,
+          arg("one_shot_max_bytes") = 65536, arg("chunk_bytes") = 0, arg("window_chunks") = 8,
           arg("spin_us") = 200, arg("ibv_zero_copy").none() = nb::none(),
           R"(Joins a world by hand (the fields of C++ cc::comm::Config; comm/README.md has each).
 
@@ -489,7 +492,8 @@ Args:
     ibv_recv_frames: receive frames posted per queue pair, 4..63.
     ibv_profile: "apple" (UC queue pairs) or "rc" (RC queue pairs, Linux NICs).
     one_shot_max_bytes, chunk_bytes, window_chunks, spin_us: tuning (bytes, bytes, chunks,
-        microseconds); rank 0's apply job-wide, except spin.
+        microseconds); rank 0's apply job-wide, except spin. chunk_bytes 0: 512 KiB when
+        transport is "tcp", else 256 KiB.
     ibv_zero_copy: verbs sends of 256 KiB and more go straight from your arrays instead of
         being copied (CLUSTERCOMM_IBV_ZERO_COPY). "message": each array registered for its
         send and deregistered when it completes (nothing to do for you); "cached" (or True):
