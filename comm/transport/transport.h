@@ -114,8 +114,9 @@ class Transport {
   /// stored: no scratch buffer and no copy, and the reduction runs piece by piece while the
   /// rest is on the wire. `bytes` must be a multiple of the type's size. Returns false, with
   /// nothing posted, where this transport cannot (the caller then receives into scratch and
-  /// calls reduce()); the answer depends only on the transport and the type, so a caller may
-  /// ask once per collective. The sender uses a plain isend: the wire does not change.
+  /// calls reduce()); the answer depends only on the transport, the peer (shared memory
+  /// forwards a peer on another host to its cable transport) and the type, so a caller may ask
+  /// once per peer and collective. The sender uses a plain isend: the wire does not change.
   /// Verbs folds straight out of its receive frames; TCP and shared memory say false.
   virtual bool irecv_reduce(int /*peer*/, void* /*dst*/, size_t /*bytes*/, const Fold& /*fold*/,
                             Request& /*req*/) {
