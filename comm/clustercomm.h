@@ -106,7 +106,9 @@ class CLUSTERCOMM_API Communicator {
 
   /// out[i] = in_0[i] op in_1[i] op ... op in_{n-1}[i], on every rank; count elements.
   void all_reduce(const void* in, void* out, size_t count, DataType type, ReduceOp op);
-  /// in: size()*count elements; out: count elements = block rank() of the reduction.
+  /// in: size()*count elements; out: count elements = block rank() of the reduction. On a
+  /// ring topology (more than 3 ranks) the partial sums wait in scratch memory of the input's
+  /// size (size()*count elements, kept by the communicator for later calls).
   void reduce_scatter(const void* in, void* out, size_t count, DataType type, ReduceOp op);
   /// in: count elements; out: size()*count elements, rank i's block at i*count.
   void all_gather(const void* in, void* out, size_t count, DataType type);
