@@ -99,7 +99,8 @@ struct Config {
   /// addresses must all be loopback (else start-up throws kInvalidArgument naming
   /// CLUSTERCOMM_TOKEN) and connections from other addresses are closed unanswered.
   std::string token;
-  /// Every call (and start-up) fails after this long without completing.
+  /// Every call (and start-up) fails after this long without completing: the whole call,
+  /// however much data is still flowing (size it for the largest transfer; comm/README.md).
   std::chrono::milliseconds timeout{30000};
   /// Local "ip:port" addresses to accept peers on (port 0 = any); default "0.0.0.0:0", or
   /// "127.0.0.1:0" when the coordinator is loopback (the world is on this host).

@@ -35,6 +35,20 @@ std::string context_mismatch(uint32_t got, uint32_t want) {
          "the communicators they share must come in the same order on both";
 }
 
+Error peer_gave_up(int peer, int failed, int self, int size) {
+  const std::string who = "rank " + std::to_string(peer);
+  if (failed < 0 || failed >= size || failed == peer) {
+    return Error(ErrorKind::kPeerLost, "lost " + who + ": it failed and aborted the job", {peer});
+  }
+  const std::string text =
+      failed == self
+          ? who + " gave up on this rank (" + std::to_string(self) + "): its own error names this "
+                "rank (it waited too long for it, or its message did not fit this rank's call)"
+          : who + " gave up because of rank " + std::to_string(failed) + ": its own error names "
+                "that rank (which died, stopped, fell behind or called something else)";
+  return Error(ErrorKind::kPeerLost, text, {failed, peer});
+}
+
 void check_arrival(int peer, uint32_t got_context, uint32_t want_context, uint64_t got_bytes,
                    size_t want_bytes) {
   const std::string who = "rank " + std::to_string(peer);

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/error.h"
 #include "comm/types.h"
 
 namespace cc::comm {
@@ -177,6 +178,13 @@ class Transport {
 /// "a message of communicator 3 where this rank expected one of communicator 0 (...)": the
 /// kProtocol text for a context mismatch, shared by the transports.
 std::string context_mismatch(uint32_t got, uint32_t want);
+
+/// The error a peer's ABORT means, for every transport: `peer` gave up, and its own error
+/// named `failed` (-1 or `peer` itself: none). It says what is known and no more: the named
+/// rank may be alive (a count that differed, a timeout), so not "lost". kPeerLost, ranks
+/// {failed, peer}: "rank 0 gave up because of rank 2: its own error names that rank (...)";
+/// to the named rank itself (failed == self), "rank 0 gave up on this rank (2): ...".
+Error peer_gave_up(int peer, int failed, int self, int size);
 
 /// Throws Error(kProtocol) naming `peer` when a message it sent (communicator got_context,
 /// got_bytes long) does not fit the receive posted for it (want_context, want_bytes): the

@@ -103,7 +103,7 @@ def test_killed_rank_gives_peer_lost_naming_it_on_every_survivor():
         kind, ranks, message, took, broken, nxt = value
         assert kind == "PeerLostError", f"rank {r}: {kind}: {message}"
         # The dead rank first; a survivor that heard of it from another names that one too
-        # ("rank 0 gave up because it lost rank 2": ranks (2, 0)).
+        # ("rank 0 gave up because of rank 2: ...": ranks (2, 0)).
         assert ranks[0] == 2 and len(ranks) <= 2, f"rank {r}: {message}"
         assert "rank 2" in message and message.startswith(f"all_reduce on rank {r}: "), message
         assert took < 5.0, f"rank {r} took {took:.1f} s (timeout 20 s)"

@@ -312,7 +312,7 @@ for r in 0 1 3; do
   el=$(($(ms) - stopped))
   log=$(cat "$out/loop-4-$r.log")
   # Survivors that timed out themselves name rank 2 first, with its devices; the others hear
-  # "rank X gave up because it lost rank 2".
+  # "rank X gave up because of rank 2".
   [[ $log == *"waiting for rank 2 on rxe"* ]] && named_device=1
   # Bound: the timeout from the start of the call in flight (which may have begun just after
   # the stop), plus one all_reduce under emulation: 1.5 x timeout.

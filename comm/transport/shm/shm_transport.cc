@@ -45,15 +45,6 @@ Error lost_rank(int r, const std::string& how) {
   return Error(ErrorKind::kPeerLost, "lost " + rank_name(r) + ": " + how, {r});
 }
 
-// The error a peer's ABORT (record or abort word) means: it gave up because of `failed`.
-Error aborted_by(int peer, int failed, int size) {
-  if (failed >= 0 && failed < size && failed != peer) {
-    return Error(ErrorKind::kPeerLost,
-                 rank_name(peer) + " gave up because it lost " + rank_name(failed),
-                 {failed, peer});
-  }
-  return lost_rank(peer, "it failed and aborted the job");
-}
 
 // Copies into / out of a ring of mask + 1 bytes at position `at` (a byte count), wrapping.
 void copy_in(unsigned char* ring, uint64_t mask, uint64_t at, const void* src, size_t n) {
@@ -334,7 +325,7 @@ void ShmTransport::check_abort_word() {
   const int by = static_cast<int>(w >> 32) - 1;
   if (by == my_index_ || by < 0 || by >= static_cast<int>(local_ranks_.size())) return;
   const int failed = static_cast<int>(static_cast<uint32_t>(w)) - 1;
-  throw aborted_by(local_ranks_[static_cast<size_t>(by)], failed, size_);
+  throw peer_gave_up(local_ranks_[static_cast<size_t>(by)], failed, rank_, size_);
 }
 
 bool ShmTransport::progress_local() {
@@ -367,7 +358,7 @@ void ShmTransport::read_socket(Peer& p) {
     int32_t aux;
     std::memcpy(&type, p.rec, 4);
     std::memcpy(&aux, p.rec + 4, 4);
-    if (type == kAbort) throw aborted_by(p.rank, aux, size_);
+    if (type == kAbort) throw peer_gave_up(p.rank, aux, rank_, size_);
     if (type == kBye) {
       p.bye = true;
     } else if (type != kWake) {

@@ -247,13 +247,7 @@ void TcpTransport::on_header(Conn& c) {
                 {c.peer});
   }
   if (type == kAbort) {
-    const int failed = c.hdr.aux;
-    if (failed >= 0 && failed < size_ && failed != c.peer) {
-      throw Error(ErrorKind::kPeerLost,
-                  peer_name(c.peer) + " gave up because it lost " + peer_name(failed),
-                  {failed, c.peer});
-    }
-    throw lost(c.peer, "it failed and aborted the job");
+    throw peer_gave_up(c.peer, c.hdr.aux, rank_, size_);
   }
   if (type == kBye) {
     bye_[static_cast<size_t>(c.peer)] = true;

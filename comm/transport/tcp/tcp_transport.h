@@ -6,8 +6,8 @@
 // Transport::set_context, checked against the receive's). Each pair also has one control
 // connection that carries only headers, so it is always at a message boundary: ABORT
 // (aux = the rank that failed) when a rank gives up, BYE on a clean close. When a data
-// connection dies, the control connection tells "rank 0 gave up because it lost rank 2"
-// apart from "rank 0 died". A message
+// connection dies, the control connection tells "rank 0 gave up because of rank 2"
+// (peer_gave_up, transport.h) apart from "rank 0 died". A message
 // of at least `stripe_min_bytes` is split across the pair's connections in equal parts; both
 // ends derive the split from the byte count, so parts need no sequence numbers.
 // Receives land directly in the caller's buffer (no intermediate copy). Socket buffers are

@@ -679,7 +679,9 @@ TEST_CASE("transport: a silent peer is a timeout naming the rank and its devices
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(e.kind() == ErrorKind::kPeerLost);
-    CHECK(e.message().find("rank 0 gave up waiting for this rank (1)") != std::string::npos);
+    CHECK(e.message().find("rank 0 gave up on this rank (1): its own error names this rank") !=
+          std::string::npos);
+    CHECK(e.ranks() == std::vector<int>{1, 0});
   }
 }
 

@@ -172,13 +172,13 @@ void VerbsTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
 
 bool VerbsTransport::irecv_reduce(int peer, void* dst, size_t bytes, const Fold& fold,
                                   Request& req) {
-  const size_t e = size_of(fold.type);
+  const size_t elem = size_of(fold.type);
   if (peer >= 0 && peer < size_ && peer != rank_) {
     for (const auto& c : peers_[static_cast<size_t>(peer)].channels) {
-      if (c->link().frame_bytes() % e != 0) return false;
+      if (c->link().frame_bytes() % elem != 0) return false;
     }
   }
-  if (bytes % e != 0) {
+  if (bytes % elem != 0) {
     throw Error(ErrorKind::kInvalidArgument, "irecv_reduce: " + std::to_string(bytes) +
                                                  " bytes is not a whole number of elements");
   }
@@ -263,12 +263,7 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
       }
       if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kControlMagic | kAbort)) {
         p.closed = true;
-        const bool other = h.aux >= 0 && h.aux != rank_;
-        const std::string why = other ? " because it lost rank " + std::to_string(h.aux)
-                                : h.aux == rank_ ? " waiting for this rank (" + std::to_string(rank_) + ")"
-                                                 : "";
-        fail(Error(ErrorKind::kPeerLost, "rank " + std::to_string(peer) + " gave up" + why,
-                   {other ? h.aux : peer}));
+        fail(peer_gave_up(peer, h.aux, rank_, size_));
       }
       p.closed = true;
       // After BYE the peer has finished every call: the frames it owes this rank were all

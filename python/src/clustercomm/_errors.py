@@ -41,8 +41,9 @@ class TimeoutError(Error, builtins.TimeoutError):
 
 
 class PeerLostError(Error, ConnectionError):
-    """A peer's connections closed (it died, or gave up because it lost another rank: then
-    ``ranks`` names that one)."""
+    """A peer's connections closed: it died, or it gave up because of a rank its own error
+    named (then ``ranks`` names that one first; that rank may be alive, e.g. its count
+    differed: its log has the cause)."""
 
     kind = "peer lost"
 
