@@ -18,7 +18,10 @@
 // rank p (1 + (r + p) mod n) units of size/(n(n+1)/2) bytes (every rank sends and receives
 // size bytes in all). all_to_allv and sendrecv have no in-place form: their in-place columns
 // read n/a. A size below one element per rank block (-b 8 for all_gather of f32 at n = 4) is
-// raised to one such block, and a size the rounding repeats is run once.
+// raised to one such block, and a size the rounding repeats is run once. A "# tuning" line
+// before the tables gives the topology, chunk, window and one-shot limit rank 0 chose (the
+// chunk left unset is the transport's: config.h, tuning_chunk_bytes). -o all on a ring of
+// more than 3 ranks leaves out all_to_all and all_to_allv (they need a mesh), saying so.
 #include <poll.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -308,7 +311,25 @@ int run_rank(Communicator& c, const Options& o) {
   const bool lead = c.rank() == 0;
   size_t total_wrong = 0;
   settle(c);
+  // all_to_all(v) exchange with every peer at once: on a ring of more than 3 ranks (not every
+  // pair cabled) the library refuses them, so -o all leaves them out, saying so.
+  const bool ring = c.topology() == Topology::kRing && c.size() > 3;
+  if (lead) {
+    const Tuning& t = c.tuning();
+    std::printf("# tuning (rank 0's, job-wide): topology %s, chunk %zu B, window %zu chunks, "
+                "one-shot all_reduce up to %zu B\n",
+                c.topology() == Topology::kRing ? "ring" : "mesh", t.chunk_bytes, t.window_chunks,
+                t.one_shot_max_bytes);
+  }
   for (const std::string& op : ops) {
+    if (ring && o.op == "all" && (op == "all_to_all" || op == "all_to_allv")) {
+      if (lead) {
+        std::printf("# %s skipped: it needs a mesh (every pair cabled), and the topology is a "
+                    "ring of %d ranks\n",
+                    op.c_str(), c.size());
+      }
+      continue;
+    }
     // What the header and every row show: sendrecv moves bytes (uint8), and only all_reduce
     // and reduce_scatter reduce.
     const std::string type_name(to_string(op == "sendrecv" ? DataType::kU8 : o.type));

@@ -40,4 +40,18 @@ else
   echo "FAIL: -N 2 -o all_gather -b 4 -e 8: exit $st, $rows rows of 8 bytes: $out"
   fails=$((fails + 1))
 fi
+# -o all on a ring of 4 over TCP: the tuning line shows the ring and TCP's 512 KiB chunk, the
+# mesh-only all_to_all(v) are left out with a line each, and the rest run: exit 0.
+out=$(CLUSTERCOMM_TIMEOUT_MS=30000 CLUSTERCOMM_TOPOLOGY=ring CLUSTERCOMM_TRANSPORT=tcp \
+  "$perf" -N 4 -o all -b 64 -e 64 -n 2 2>&1)
+st=$?
+tables=$(printf '%s\n' "$out" | grep -c "^# clustercomm-perf ")
+if [ "$st" = 0 ] && [ "$tables" = 5 ] &&
+  printf '%s' "$out" | grep -q "^# tuning (rank 0's, job-wide): topology ring, chunk 524288 B" &&
+  printf '%s' "$out" | grep -q "^# all_to_allv skipped: it needs a mesh"; then
+  echo "ok: ring of 4, -o all: 5 tables, all_to_all(v) skipped, chunk 524288 on tcp, exit 0"
+else
+  echo "FAIL: ring of 4, -o all: exit $st, $tables tables: $out"
+  fails=$((fails + 1))
+fi
 exit $((fails > 0))
