@@ -22,6 +22,17 @@ using tcp::Fd;
 constexpr uint32_t kJoin = 1, kConnect = 2;
 constexpr uint32_t kMaxReply = 16u << 20;
 
+// CLUSTERCOMM_TRANSPORT's spelling of a TransportKind as it travels in a join.
+std::string transport_name(uint32_t kind) {
+  switch (kind) {
+    case static_cast<uint32_t>(TransportKind::kAuto): return "auto";
+    case static_cast<uint32_t>(TransportKind::kTcp): return "tcp";
+    case static_cast<uint32_t>(TransportKind::kVerbs): return "verbs";
+    case static_cast<uint32_t>(TransportKind::kShm): return "shm";
+    default: return "<unknown " + std::to_string(kind) + ">";
+  }
+}
+
 bool connects_to(int a, int b) {  // does rank a open the connection to rank b?
   const int lo = std::min(a, b), hi = std::max(a, b);
   const bool lo_opens = hi == lo + 1;
@@ -154,7 +165,21 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
         host = host_of(host);
         addrs.push_back(with_host(adv, host));
       }
+      const uint32_t transport = r.u32();
       const std::string from = a->peer.to_string();
+      if (size == cfg.size && transport != static_cast<uint32_t>(cfg.transport)) {
+        // Different choices fail later and obscurely (a shm rank and a tcp rank: "Connection
+        // reset by peer"), or work by chance: say so now, on every rank.
+        Joined j{addrs, std::move(a->fd), from};
+        const std::string msg = "rank " + std::to_string(rank) + " (from " + from +
+                                ") was started with CLUSTERCOMM_TRANSPORT=" +
+                                transport_name(transport) + " but rank 0 with " +
+                                transport_name(static_cast<uint32_t>(cfg.transport)) +
+                                ": every rank must choose the same transport";
+        send_reply(j.fd.get(), encode_error(Error(ErrorKind::kWorld, msg, {rank})),
+                   Clock::now() + std::chrono::milliseconds(1000));
+        fail_all(Error(ErrorKind::kWorld, msg, {rank}));
+      }
       if (size != cfg.size) {
         Joined j{addrs, std::move(a->fd), from};
         const std::string msg = "rank " + std::to_string(rank) + " (from " + from +
@@ -218,6 +243,7 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
   hello.u32(kJoin).u32(static_cast<uint32_t>(cfg.rank)).u32(static_cast<uint32_t>(cfg.size));
   hello.u32(static_cast<uint32_t>(own.size()));
   for (const auto& a : own) hello.str(a);
+  hello.u32(static_cast<uint32_t>(cfg.transport));  // rank 0 checks that every rank agrees
   client_handshake(fd.get(), cfg.token, hello.data(), deadline, who);
   // Rank 0 reports missing ranks at its own deadline; give its answer a moment to arrive.
   const Deadline reply_deadline = deadline + std::chrono::milliseconds(500);

@@ -474,22 +474,22 @@ TEST_CASE("the chunk left at 0 is rank 0's transport's: 512 KiB on tcp, 256 KiB 
   CHECK(tuning_chunk_bytes(TransportKind::kAuto) == 256 * 1024);
   CHECK(tuning_chunk_bytes(TransportKind::kShm) == 256 * 1024);
   CHECK(tuning_chunk_bytes(TransportKind::kVerbs) == 256 * 1024);
-  // Rank 0 asks for tcp (512 KiB), rank 1 leaves its transport at auto (which would be 256
-  // KiB): both chunk by rank 0's choice. An explicit chunk is kept as given.
+  // Over tcp, rank 0's chunk (left at 0: 512 KiB; or 64 KiB) is every rank's, whatever the
+  // others asked for (64 KiB or 0).
   for (const size_t given : {size_t{0}, size_t{64} << 10}) {
     CAPTURE(given);
     std::mutex mu;
     std::vector<size_t> seen(2);
     Config base;
-    base.tuning.chunk_bytes = given;
+    base.transport = TransportKind::kTcp;
     const auto errors = run_threads(
         2,
         [&](Communicator& c) {
           std::lock_guard lock(mu);
           seen[static_cast<size_t>(c.rank())] = c.tuning().chunk_bytes;
         },
-        base, [](Config& cfg) {
-          cfg.transport = cfg.rank == 0 ? TransportKind::kTcp : TransportKind::kAuto;
+        base, [&](Config& cfg) {
+          cfg.tuning.chunk_bytes = cfg.rank == 0 ? given : (given == 0 ? size_t{64} << 10 : 0);
         });
     for (const auto& e : errors) FAIL_CHECK(e);
     const size_t want = given == 0 ? size_t{512} << 10 : given;
