@@ -56,7 +56,8 @@ enum class TransportKind { kAuto, kTcp, kVerbs, kShm };
 /// 4.7-5.4 / 11.6-12.9 ms with 512 KiB chunks against 2.1-2.3 / 5.2-6.0 / 12.0-14.6 ms with
 /// 256 KiB (one message per 512 KiB shard where there were two), the same from 16 MiB up and
 /// at 2 ranks; over shared memory 512 KiB was 5-12% slower at 4 ranks from 16 MiB, so shm
-/// keeps 256 KiB, and so do verbs and kAuto (not measured at 512 KiB). Rank 0's choice applies job-wide (every rank's chunks must match).
+/// keeps 256 KiB, and so do verbs and kAuto (not measured at 512 KiB). Rank 0's choice
+/// applies job-wide (every rank's chunks must match).
 CLUSTERCOMM_API size_t tuning_chunk_bytes(TransportKind kind);
 
 /// The verbs transport's queue pairs (CLUSTERCOMM_IBV_PROFILE); every rank must use the same.

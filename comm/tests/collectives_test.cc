@@ -316,7 +316,8 @@ TEST_CASE("ring topology n=4: reduce_scatter with shards beyond the transport's 
         std::vector<int32_t> all(n * count), want_all(n * count);
         expected(DataType::kI32, ReduceOp::kSum, c.size(), want_all.data(), n * count);
         c.all_reduce(in.data(), all.data(), n * count, DataType::kI32, ReduceOp::kSum);
-        f.add("ring all_reduce 8 MiB", compare(DataType::kI32, all.data(), want_all.data(), n * count));
+        f.add("ring all_reduce 8 MiB",
+              compare(DataType::kI32, all.data(), want_all.data(), n * count));
       },
       base);
   for (const auto& e : errors) FAIL_CHECK(e);
@@ -589,7 +590,8 @@ std::vector<Bytes> fold_workload(Communicator& c, size_t count) {
   if (block > 0) c.reduce_scatter(v.data(), rs.data(), block, DataType::kF32, ReduceOp::kMax);
   std::vector<Bytes> got;
   auto add = [&](const void* p, size_t n) {
-    got.emplace_back(static_cast<const unsigned char*>(p), static_cast<const unsigned char*>(p) + n);
+    const auto* b = static_cast<const unsigned char*>(p);
+    got.emplace_back(b, b + n);
   };
   add(out.data(), count * 4);
   add(h.data(), count * 2);

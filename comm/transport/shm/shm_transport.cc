@@ -45,7 +45,6 @@ Error lost_rank(int r, const std::string& how) {
   return Error(ErrorKind::kPeerLost, "lost " + rank_name(r) + ": " + how, {r});
 }
 
-
 // Copies into / out of a ring of mask + 1 bytes at position `at` (a byte count), wrapping.
 void copy_in(unsigned char* ring, uint64_t mask, uint64_t at, const void* src, size_t n) {
   const size_t pos = static_cast<size_t>(at & mask);
