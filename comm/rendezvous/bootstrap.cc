@@ -165,8 +165,20 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
         host = host_of(host);
         addrs.push_back(with_host(adv, host));
       }
-      const uint32_t transport = r.u32();
       const std::string from = a->peer.to_string();
+      if (r.at_end()) {
+        // A join without the transport it chose comes from an older libclustercomm (the wire
+        // changed with it): say so, rather than drop it as malformed and time out.
+        Joined j{addrs, std::move(a->fd), from};
+        const std::string msg = "rank " + std::to_string(rank) + " (from " + from +
+                                ") runs an older libclustercomm than rank 0 (its join does not "
+                                "say which transport it chose): run the same version on every "
+                                "rank";
+        send_reply(j.fd.get(), encode_error(Error(ErrorKind::kWorld, msg, {rank})),
+                   Clock::now() + std::chrono::milliseconds(1000));
+        fail_all(Error(ErrorKind::kWorld, msg, {rank}));
+      }
+      const uint32_t transport = r.u32();
       if (size == cfg.size && transport != static_cast<uint32_t>(cfg.transport)) {
         // Different choices fail later and obscurely (a shm rank and a tcp rank: "Connection
         // reset by peer"), or work by chance: say so now, on every rank.

@@ -1,6 +1,6 @@
 // Coordinator port 0 (Config::on_coordinator_listening): rank 0 listens on a port the kernel
 // picks and reports it, and the other ranks join there; port 0 where no one could learn the
-// port is refused at once.
+// port is refused at once; a rank of an older libclustercomm is named at once.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "comm/clustercomm.h"
+#include "comm/rendezvous/handshake.h"
+#include "comm/rendezvous/wire.h"
 #include "comm/transport/tcp/socket.h"
 
 namespace cc::comm {
@@ -182,6 +184,47 @@ TEST_CASE("joining is interruptible: a rank whose coordinator never answers") {
   CAPTURE(what);
   CHECK(error.kind() == ErrorKind::kInterrupted);
   CHECK(late < milliseconds(5000));
+}
+
+TEST_CASE("a rank of an older libclustercomm is named at start-up, not timed out") {
+  // Its join (kind 1, rank, size, addresses) lacks the transport every join now carries: rank
+  // 0 fails at once with kWorld naming it and the cause, and tells the joiner the same.
+  std::promise<int> port;
+  std::string msg0;
+  ErrorKind kind0 = ErrorKind::kSystem;
+  const auto started = Clock::now();
+  std::thread rank0([&] {
+    Config c = rank_config(0, 2, "127.0.0.1:0");
+    c.on_coordinator_listening = [&](int p) { port.set_value(p); };
+    try {
+      Communicator comm(c);
+      msg0 = "no error";
+    } catch (const Error& e) {
+      msg0 = e.what();
+      kind0 = e.kind();
+    }
+  });
+  auto f = port.get_future();
+  REQUIRE(f.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  const Deadline deadline = Clock::now() + milliseconds(5000);
+  tcp::Fd fd = tcp::connect_to(tcp::resolve("127.0.0.1:" + std::to_string(f.get())), nullptr,
+                               deadline, "rank 0");
+  WireWriter hello;
+  hello.u32(1).u32(1).u32(2).u32(1).str("127.0.0.1:1");  // no transport after the addresses
+  client_handshake(fd.get(), "bootstrap-test-token", hello.data(), deadline, "rank 0");
+  char len_buf[4];
+  tcp::read_exact(fd.get(), len_buf, 4, deadline, "rank 0");
+  std::string reply(WireReader(std::string_view(len_buf, 4)).u32(), '\0');
+  tcp::read_exact(fd.get(), reply.data(), reply.size(), deadline, "rank 0");
+  rank0.join();
+  CHECK(kind0 == ErrorKind::kWorld);
+  const std::string want = "rank 1 (from 127.0.0.1";
+  const std::string cause = "runs an older libclustercomm than rank 0 (its join does not say "
+                            "which transport it chose): run the same version on every rank";
+  CHECK(msg0.find(want) != std::string::npos);
+  CHECK(msg0.find(cause) != std::string::npos);
+  CHECK(reply.find(cause) != std::string::npos);  // the joiner is told too
+  CHECK(Clock::now() - started < milliseconds(10000));
 }
 
 }  // namespace cc::comm
