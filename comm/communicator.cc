@@ -220,11 +220,8 @@ Communicator::Communicator(const Config& config) : impl_(std::make_unique<Impl>(
   }
   impl_->config = config;
   impl_->settings.topology = config.topology;
-  impl_->settings.tuning = config.tuning;
-  // (A world of size > 1 takes rank 0's choice in the bootstrap.)
-  if (config.tuning.chunk_bytes == 0) {
-    impl_->settings.tuning.chunk_bytes = tuning_chunk_bytes(config.transport);
-  }
+  // (A world of size > 1 takes rank 0's in the bootstrap.)
+  impl_->settings.tuning = resolved_tuning(config.tuning, config.transport);
   if (config.size > 1) {
     std::vector<int> host_of;
     impl_->world->transport = select_transport(
@@ -241,10 +238,7 @@ Communicator::Communicator(const Config& config, std::unique_ptr<Transport> tran
   }
   impl_->config = config;
   impl_->settings.topology = config.topology;
-  impl_->settings.tuning = config.tuning;
-  if (config.tuning.chunk_bytes == 0) {
-    impl_->settings.tuning.chunk_bytes = tuning_chunk_bytes(config.transport);
-  }
+  impl_->settings.tuning = resolved_tuning(config.tuning, config.transport);
   impl_->world->transport = std::move(transport);
   impl_->world->transport->set_interrupt_check(config.interrupted);
 }

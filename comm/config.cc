@@ -138,6 +138,11 @@ size_t tuning_chunk_bytes(TransportKind kind) {
   return kind == TransportKind::kTcp ? size_t{512} << 10 : size_t{256} << 10;
 }
 
+Tuning resolved_tuning(Tuning tuning, TransportKind kind) {
+  if (tuning.chunk_bytes == 0) tuning.chunk_bytes = tuning_chunk_bytes(kind);
+  return tuning;
+}
+
 PeerRoute parse_peer_route(const std::string& entry) {
   PeerRoute r;
   const size_t gt = entry.find('>');

@@ -60,6 +60,9 @@ enum class TransportKind { kAuto, kTcp, kVerbs, kShm };
 /// applies job-wide (every rank's chunks must match).
 CLUSTERCOMM_API size_t tuning_chunk_bytes(TransportKind kind);
 
+/// `tuning` as a job runs with it: chunk_bytes 0 becomes tuning_chunk_bytes(kind).
+CLUSTERCOMM_API Tuning resolved_tuning(Tuning tuning, TransportKind kind);
+
 /// The verbs transport's queue pairs (CLUSTERCOMM_IBV_PROFILE); every rank must use the same.
 /// - kApple ("apple", the default): UC queue pairs, SEND/RECV only, <= 10 QPs per device:
 ///   what RDMA over Thunderbolt on macOS allows (docs/platform.md#transport-profile-and-limits).

@@ -133,6 +133,12 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
     }
     throw e;
   };
+  // Turn a joiner away: tell it why, then tell every rank already joined and throw.
+  auto refuse = [&](const Fd& joiner, int rank, const std::string& msg) {
+    const Error e(ErrorKind::kWorld, msg, {rank});
+    send_reply(joiner.get(), encode_error(e), Clock::now() + std::chrono::milliseconds(1000));
+    fail_all(e);
+  };
   while (count < n) {
     std::optional<Accepted> a = acc.next(deadline);
     if (!a) {
@@ -169,38 +175,29 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
       if (r.at_end()) {
         // A join without the transport it chose comes from an older libclustercomm (the wire
         // changed with it): say so, rather than drop it as malformed and time out.
-        Joined j{addrs, std::move(a->fd), from};
         const std::string msg = "rank " + std::to_string(rank) + " (from " + from +
                                 ") runs an older libclustercomm than rank 0 (its join does not "
                                 "say which transport it chose): run the same version on every "
                                 "rank";
-        send_reply(j.fd.get(), encode_error(Error(ErrorKind::kWorld, msg, {rank})),
-                   Clock::now() + std::chrono::milliseconds(1000));
-        fail_all(Error(ErrorKind::kWorld, msg, {rank}));
+        refuse(a->fd, rank, msg);
       }
       const uint32_t transport = r.u32();
       if (size == cfg.size && transport != static_cast<uint32_t>(cfg.transport)) {
         // Different choices fail later and obscurely (a shm rank and a tcp rank: "Connection
         // reset by peer"), or work by chance: say so now, on every rank.
-        Joined j{addrs, std::move(a->fd), from};
         const std::string msg = "rank " + std::to_string(rank) + " (from " + from +
                                 ") was started with CLUSTERCOMM_TRANSPORT=" +
                                 transport_name(transport) + " but rank 0 with " +
                                 transport_name(static_cast<uint32_t>(cfg.transport)) +
                                 ": every rank must choose the same transport";
-        send_reply(j.fd.get(), encode_error(Error(ErrorKind::kWorld, msg, {rank})),
-                   Clock::now() + std::chrono::milliseconds(1000));
-        fail_all(Error(ErrorKind::kWorld, msg, {rank}));
+        refuse(a->fd, rank, msg);
       }
       if (size != cfg.size) {
-        Joined j{addrs, std::move(a->fd), from};
         const std::string msg = "rank " + std::to_string(rank) + " (from " + from +
                                 ") was started with world size " + std::to_string(size) +
                                 " but rank 0 with " + std::to_string(cfg.size) +
                                 ": all ranks must agree on CLUSTERCOMM_SIZE";
-        send_reply(j.fd.get(), encode_error(Error(ErrorKind::kWorld, msg, {rank})),
-                   Clock::now() + std::chrono::milliseconds(1000));
-        fail_all(Error(ErrorKind::kWorld, msg, {rank}));
+        refuse(a->fd, rank, msg);
       }
       if (rank < 0 || rank >= cfg.size || joined[static_cast<size_t>(rank)]) {
         const std::string msg =
@@ -209,9 +206,7 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
                       "): every rank must be started exactly once"
                 : "a process at " + from + " claims rank " + std::to_string(rank) +
                       ", outside the world of size " + std::to_string(cfg.size);
-        send_reply(a->fd.get(), encode_error(Error(ErrorKind::kWorld, msg, {rank})),
-                   Clock::now() + std::chrono::milliseconds(1000));
-        fail_all(Error(ErrorKind::kWorld, msg, {rank}));
+        refuse(a->fd, rank, msg);
       }
       joined[static_cast<size_t>(rank)] = Joined{addrs, std::move(a->fd), from};
       ++count;
@@ -314,11 +309,8 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
     throw Error(ErrorKind::kInvalidArgument, "routes must be empty or have one entry per rank");
   }
   settings.topology = cfg.topology;
-  settings.tuning = cfg.tuning;
   // Rank 0's choice goes to every rank with its settings: all chunk alike.
-  if (settings.tuning.chunk_bytes == 0) {
-    settings.tuning.chunk_bytes = tuning_chunk_bytes(cfg.transport);
-  }
+  settings.tuning = resolved_tuning(cfg.tuning, cfg.transport);
   settings.connections_per_peer = std::max(1, cfg.connections_per_peer);
 
   check_tokenless(cfg);
