@@ -20,6 +20,12 @@ using tcp::Address;
 using tcp::Fd;
 
 constexpr uint32_t kJoin = 1, kConnect = 2;
+// The wire protocol of this build: what a join, the coordinator's reply, a connection's hello
+// and every transport's frames look like. Bump it with any change to one of them; the join and
+// the reply carry it, so ranks of different builds fail at start-up naming each other.
+// 0: a join without the transport it chose; 1: a join with it but without this number;
+// 2: striped verbs parts split on multiples of 8 bytes, and the join and reply carry this.
+constexpr uint32_t kWire = 2;
 constexpr uint32_t kMaxReply = 16u << 20;
 
 // CLUSTERCOMM_TRANSPORT's spelling of a TransportKind as it travels in a join.
@@ -172,16 +178,20 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
         addrs.push_back(with_host(adv, host));
       }
       const std::string from = a->peer.to_string();
-      if (r.at_end()) {
-        // A join without the transport it chose comes from an older libclustercomm (the wire
-        // changed with it): say so, rather than drop it as malformed and time out.
-        const std::string msg = "rank " + std::to_string(rank) + " (from " + from +
-                                ") runs an older libclustercomm than rank 0 (its join does not "
-                                "say which transport it chose): run the same version on every "
-                                "rank";
+      // Older joins end early (kWire): name the build rather than drop the join as malformed.
+      uint32_t transport = 0, wire = 0;
+      if (!r.at_end()) {
+        transport = r.u32();
+        wire = r.at_end() ? 1 : r.u32();
+      }
+      if (wire != kWire) {
+        const std::string msg = "rank " + std::to_string(rank) + " (from " + from + ") runs " +
+                                (wire < kWire ? "an older" : "a newer") +
+                                " libclustercomm than rank 0 (wire protocol " +
+                                std::to_string(wire) + ", rank 0's is " + std::to_string(kWire) +
+                                "): run the same version on every rank";
         refuse(a->fd, rank, msg);
       }
-      const uint32_t transport = r.u32();
       if (size == cfg.size && transport != static_cast<uint32_t>(cfg.transport)) {
         // Different choices fail later and obscurely (a shm rank and a tcp rank: "Connection
         // reset by peer"), or work by chance: say so now, on every rank.
@@ -226,6 +236,7 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
     w.u32(static_cast<uint32_t>(table[r].size()));
     for (const auto& s : table[r]) w.str(s);
   }
+  w.u32(kWire);  // last: a joiner finds it missing in an older coordinator's reply
   for (size_t r = 1; r < n; ++r) send_reply(joined[r]->fd.get(), w.data(), deadline);
   return table;
 }
@@ -251,6 +262,7 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
   hello.u32(static_cast<uint32_t>(own.size()));
   for (const auto& a : own) hello.str(a);
   hello.u32(static_cast<uint32_t>(cfg.transport));  // rank 0 checks that every rank agrees
+  hello.u32(kWire);
   client_handshake(fd.get(), cfg.token, hello.data(), deadline, who);
   // Rank 0 reports missing ranks at its own deadline; give its answer a moment to arrive.
   const Deadline reply_deadline = deadline + std::chrono::milliseconds(500);
@@ -290,6 +302,20 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
     row.resize(r.u32());
     for (auto& s : row) s = r.str();
     if (row.empty()) throw Error(ErrorKind::kProtocol, who + " sent an empty address list");
+  }
+  // An older coordinator ignores the number in the join and sends none: say so here, before
+  // this rank meets rank 0's other wire formats (as a kProtocol error, or a hang).
+  const bool numbered = !r.at_end();
+  const uint32_t wire = numbered ? r.u32() : 0;
+  if (wire != kWire) {
+    throw Error(ErrorKind::kWorld,
+                who + " runs " + (wire < kWire ? "an older" : "a newer") +
+                    " libclustercomm than rank " + std::to_string(cfg.rank) + " (" +
+                    (numbered ? "wire protocol " + std::to_string(wire)
+                              : std::string("its answer carries no wire protocol")) +
+                    ", this rank's is " + std::to_string(kWire) +
+                    "): run the same version on every rank",
+                {0});
   }
   // Rank 0 listening on all addresses (coordinator 0.0.0.0:P) is reached where we reached it.
   for (auto& s : table[0]) s = with_host(tcp::resolve(s), host_of(cfg.coordinator));

@@ -1,16 +1,19 @@
 // Coordinator port 0 (Config::on_coordinator_listening): rank 0 listens on a port the kernel
 // picks and reports it, and the other ranks join there; port 0 where no one could learn the
-// port is refused at once; a rank of an older libclustercomm is named at once.
+// port is refused at once; ranks of different libclustercomm builds (wire protocols) name each
+// other at once.
 #include <doctest/doctest.h>
 
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
 #include "comm/clustercomm.h"
+#include "comm/rendezvous/acceptor.h"
 #include "comm/rendezvous/handshake.h"
 #include "comm/rendezvous/wire.h"
 #include "comm/transport/tcp/socket.h"
@@ -186,22 +189,27 @@ TEST_CASE("joining is interruptible: a rank whose coordinator never answers") {
   CHECK(late < milliseconds(5000));
 }
 
-TEST_CASE("a rank of an older libclustercomm is named at start-up, not timed out") {
-  // Its join (kind 1, rank, size, addresses) lacks the transport every join now carries: rank
-  // 0 fails at once with kWorld naming it and the cause, and tells the joiner the same.
-  std::promise<int> port;
-  std::string msg0;
+namespace {
+
+struct Refusal {
+  std::string rank0;  // rank 0's error
   ErrorKind kind0 = ErrorKind::kSystem;
-  const auto started = Clock::now();
+  std::string reply;  // what rank 0 answered the hand-made joiner
+};
+
+// Rank 0 of a world of 2 meets a hand-made join for rank 1 (`hello`, after the token).
+Refusal refused_join(const std::string& hello) {
+  std::promise<int> port;
+  Refusal out;
   std::thread rank0([&] {
     Config c = rank_config(0, 2, "127.0.0.1:0");
     c.on_coordinator_listening = [&](int p) { port.set_value(p); };
     try {
       Communicator comm(c);
-      msg0 = "no error";
+      out.rank0 = "no error";
     } catch (const Error& e) {
-      msg0 = e.what();
-      kind0 = e.kind();
+      out.rank0 = e.what();
+      out.kind0 = e.kind();
     }
   });
   auto f = port.get_future();
@@ -209,21 +217,84 @@ TEST_CASE("a rank of an older libclustercomm is named at start-up, not timed out
   const Deadline deadline = Clock::now() + milliseconds(5000);
   tcp::Fd fd = tcp::connect_to(tcp::resolve("127.0.0.1:" + std::to_string(f.get())), nullptr,
                                deadline, "rank 0");
-  WireWriter hello;
-  hello.u32(1).u32(1).u32(2).u32(1).str("127.0.0.1:1");  // no transport after the addresses
-  client_handshake(fd.get(), "bootstrap-test-token", hello.data(), deadline, "rank 0");
+  client_handshake(fd.get(), "bootstrap-test-token", hello, deadline, "rank 0");
   char len_buf[4];
   tcp::read_exact(fd.get(), len_buf, 4, deadline, "rank 0");
-  std::string reply(WireReader(std::string_view(len_buf, 4)).u32(), '\0');
-  tcp::read_exact(fd.get(), reply.data(), reply.size(), deadline, "rank 0");
+  out.reply.assign(WireReader(std::string_view(len_buf, 4)).u32(), '\0');
+  tcp::read_exact(fd.get(), out.reply.data(), out.reply.size(), deadline, "rank 0");
   rank0.join();
-  CHECK(kind0 == ErrorKind::kWorld);
-  const std::string want = "rank 1 (from 127.0.0.1";
-  const std::string cause = "runs an older libclustercomm than rank 0 (its join does not say "
-                            "which transport it chose): run the same version on every rank";
-  CHECK(msg0.find(want) != std::string::npos);
-  CHECK(msg0.find(cause) != std::string::npos);
-  CHECK(reply.find(cause) != std::string::npos);  // the joiner is told too
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a rank of an older or newer libclustercomm is named at start-up, not timed out") {
+  // A join is {kind 1, rank, size, addresses, transport, wire protocol}. Older builds end it
+  // early: rank 0 fails at once with kWorld naming the rank and both builds, and tells the
+  // joiner the same.
+  struct Case {
+    const char* name;
+    std::string hello;
+    std::string cause;
+  };
+  const std::string head = WireWriter().u32(1).u32(1).u32(2).u32(1).str("127.0.0.1:1").data();
+  const Case cases[] = {
+      {"no transport", head,
+       "runs an older libclustercomm than rank 0 (wire protocol 0, rank 0's is 2): run the "
+       "same version on every rank"},
+      {"no wire protocol", head + WireWriter().u32(0).data(),
+       "runs an older libclustercomm than rank 0 (wire protocol 1, rank 0's is 2)"},
+      {"a newer one", head + WireWriter().u32(0).u32(3).data(),
+       "runs a newer libclustercomm than rank 0 (wire protocol 3, rank 0's is 2)"},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.name);
+    const auto started = Clock::now();
+    const Refusal r = refused_join(k.hello);
+    CAPTURE(r.rank0);
+    CHECK(r.kind0 == ErrorKind::kWorld);
+    CHECK(r.rank0.find("rank 1 (from 127.0.0.1") != std::string::npos);
+    CHECK(r.rank0.find(k.cause) != std::string::npos);
+    CHECK(r.reply.find(k.cause) != std::string::npos);  // the joiner is told too
+    CHECK(Clock::now() - started < milliseconds(10000));
+  }
+}
+
+TEST_CASE("a rank joining an older coordinator names it at start-up") {
+  // An older rank 0 ignores the wire protocol in the join and answers with the world table
+  // alone: the joiner fails at once with kWorld naming rank 0, before any data connection.
+  std::vector<tcp::Fd> listeners;
+  listeners.push_back(tcp::listen_on(tcp::resolve("127.0.0.1:0")));
+  Acceptor acc(std::move(listeners), "bootstrap-test-token", milliseconds(5000));
+  const std::string coordinator = "127.0.0.1:" + std::to_string(acc.addresses()[0].port());
+  std::string error;
+  ErrorKind kind = ErrorKind::kSystem;
+  const auto started = Clock::now();
+  std::thread rank1([&] {
+    try {
+      Communicator comm(rank_config(1, 2, coordinator));
+      error = "no error";
+    } catch (const Error& e) {
+      error = e.what();
+      kind = e.kind();
+    }
+  });
+  std::optional<Accepted> join = acc.next(Clock::now() + milliseconds(10000));
+  REQUIRE(join.has_value());
+  // The old reply: status 0, world id, connections, mesh, one-shot, chunk, window, the table.
+  WireWriter w;
+  w.u32(0).u64(42).u32(1).u32(0).u64(65536).u64(262144).u64(8);
+  w.u32(1).str("127.0.0.1:1").u32(1).str("127.0.0.1:2");
+  const std::string framed = WireWriter().str(w.data()).data();
+  tcp::write_all(join->fd.get(), framed.data(), framed.size(), Clock::now() + milliseconds(5000),
+                 "rank 1");
+  rank1.join();
+  CAPTURE(error);
+  CHECK(kind == ErrorKind::kWorld);
+  CHECK(error.find("the coordinator (rank 0) at " + coordinator +
+                   " runs an older libclustercomm than rank 1 (its answer carries no wire "
+                   "protocol, this rank's is 2): run the same version on every rank") !=
+        std::string::npos);
   CHECK(Clock::now() - started < milliseconds(10000));
 }
 
