@@ -390,11 +390,44 @@ int run_rank(Communicator& c, const Options& o) {
   return total_wrong == 0 ? 0 : 1;
 }
 
+constexpr const char* kUsage =
+    "usage: clustercomm-perf [-N ranks] [-o op|all] [-d type] [-r redop] [-b min] [-e max] "
+    "[-f factor] [-n iters] [-w warmup] [-c 0|1] [-P 0|1]\n";
+
 int usage() {
-  std::fprintf(stderr,
-               "usage: clustercomm-perf [-N ranks] [-o op|all] [-d type] [-r redop] [-b min] "
-               "[-e max] [-f factor] [-n iters] [-w warmup] [-c 0|1] [-P 0|1]\n");
+  std::fputs(kUsage, stderr);
   return 2;
+}
+
+// -h: what each flag does and its default, on stdout.
+void help() {
+  std::fputs(kUsage, stdout);
+  std::fputs(
+      "An nccl-tests-style table (size, count, type, redop, root, time in us, algbw and busbw\n"
+      "in GB/s, wrong values) for each size of the sweep, out-of-place then in-place.\n"
+      "\n"
+      "  -N, --ranks N          local ranks to fork on 127.0.0.1 (1..64, default 2); ignored\n"
+      "                         when started by a launcher (CLUSTERCOMM_RANK or MLX_RANK set):\n"
+      "                         then this process is one rank of the launcher's world\n"
+      "  -o, --op OP            all_reduce (default), reduce_scatter, all_gather, broadcast,\n"
+      "                         sendrecv, all_to_all, all_to_allv, or all (one table each)\n"
+      "  -d, --datatype T       f32 (default) f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64\n"
+      "  -r, --redop R          sum (default), prod, min, max\n"
+      "  -b, --minbytes SIZE    first size, bytes of the whole buffer (K M G T suffixes; 8)\n"
+      "  -e, --maxbytes SIZE    last size (default 64M)\n"
+      "  -f, --stepfactor F     each size is the last times F (default 2)\n"
+      "  -n, --iters N          timed calls per size (default 50; fewer above 5 MiB, at least 5)\n"
+      "  -w, --warmup_iters N   untimed calls first (default a fifth of -n, at least 2)\n"
+      "  -c, --check 0|1        check every value after the timed calls (default 1)\n"
+      "  -P, --percentiles 0|1  add rank 0's per-call p50 and p99 after each row (default 0)\n"
+      "  -h, --help             this text\n"
+      "\n"
+      "The environment chooses the transport and tuning as for any libclustercomm job\n"
+      "(CLUSTERCOMM_TRANSPORT, CLUSTERCOMM_TOPOLOGY, CLUSTERCOMM_CHUNK_BYTES, ...: comm/README.md).\n"
+      "Exit status: 0 when every value checked is right, 1 when one is wrong, 2 for a bad flag,\n"
+      "3 when the library fails (the error names the rank and what to do), 128 + N when a\n"
+      "forked rank died of signal N.\n",
+      stdout);
 }
 
 }  // namespace
@@ -405,7 +438,7 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       if (a == "-h" || a == "--help") {
-        usage();
+        help();
         return 0;
       }
       if (o.sweep.parse(i, argc, argv)) continue;

@@ -16,6 +16,16 @@ refuse() {  # refuse "WANT (in stderr)" ARGS...
     fails=$((fails + 1))
   fi
 }
+# -h: the whole help on stdout, exit 0, nothing run.
+out=$("$perf" -h 2>/dev/null)
+st=$?
+if [ "$st" = 0 ] && printf '%s' "$out" | grep -qF -- "-P, --percentiles 0|1" &&
+  printf '%s' "$out" | grep -qF "Exit status: 0 when every value checked is right"; then
+  echo "ok: -h -> exit 0, $(printf '%s\n' "$out" | wc -l) lines of help on stdout"
+else
+  echo "FAIL: -h -> exit $st, stdout: $out"
+  fails=$((fails + 1))
+fi
 refuse "-o bogus: not an operation" -o bogus
 refuse "-b 1048576 is above -e 8" -b 1M -e 8
 refuse "-b abc: not a size" -b abc
