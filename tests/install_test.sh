@@ -3,7 +3,9 @@
 # job (tests/install/job) built out of tree against it four ways: find_package(clustercomm
 # CONFIG) with clustercomm::clustercomm (the shared library) and clustercomm::clustercomm_static,
 # and pkg-config with clustercomm.pc (shared) and clustercomm-static.pc; each run as 2 and 4
-# ranks over TCP on loopback, every rank checking its results.
+# ranks over TCP on loopback, every rank checking its results. The same job is then built
+# against the build tree itself (its own clustercommConfig.cmake and clustercomm-uninstalled.pc)
+# and run as 2 ranks.
 # The prefix must hold exactly the expected files (headers: the public ones only) and what
 # install_manifest.txt lists; a second `cmake --install` must change nothing ("Up-to-date"
 # for every file, the same files, modes and contents). On Linux, every library that the
@@ -226,6 +228,40 @@ for n in 2 4; do
   for p in cmake-job/user_job cmake-job/user_job_static pc-job-clustercomm pc-job-clustercomm-static; do
     run_ranks "$work/$p" "$n"
   done
+done
+
+# The same job against the build tree itself, not installed: its clustercommConfig.cmake and
+# clustercomm-uninstalled.pc (pkg-config prefers it to the installed file's twin beside it).
+commdir=$build
+[ -f "$build/comm/clustercommConfig.cmake" ] && commdir=$build/comm
+echo "==> jobs built against the build tree $commdir"
+if ! cmake -S "$src" -B "$work/tree-job" -DCMAKE_CXX_COMPILER="$cxx" \
+       -DCMAKE_PREFIX_PATH="$commdir" -DCMAKE_CXX_FLAGS="$flags" \
+       -DCMAKE_EXE_LINKER_FLAGS="$flags" >"$work/tree-job.log" 2>&1 ||
+   ! cmake --build "$work/tree-job" >>"$work/tree-job.log" 2>&1; then
+  cat "$work/tree-job.log"; echo "FAIL: the CMake job did not build against $commdir (above)"
+  exit 1
+fi
+export PKG_CONFIG_PATH="$commdir"
+for pc in clustercomm clustercomm-static; do
+  pc_flags=$(pkg-config --cflags --libs $pc) ||
+    { echo "FAIL: pkg-config does not find $pc in $PKG_CONFIG_PATH"; exit 1; }
+  [[ " $pc_flags " == *" -I$root "* ]] ||
+    FAIL "pkg-config $pc in the build tree: $pc_flags (wanted -I$root, the source tree)"
+  rpath=""
+  [ $pc = clustercomm ] && rpath="-Wl,-rpath,$commdir"
+  # shellcheck disable=SC2086  # flags are words
+  if ! "$cxx" -std=c++20 $flags "$src/job.cc" $pc_flags $rpath -o "$work/tree-pc-$pc" \
+       2>"$work/tree-pc.log"; then
+    cat "$work/tree-pc.log"; echo "FAIL: the build tree's pkg-config job did not build"
+    exit 1
+  fi
+done
+links_shared "$work/tree-job/user_job" || FAIL "tree-job/user_job does not load $soname"
+links_shared "$work/tree-pc-clustercomm" || FAIL "tree-pc-clustercomm does not load $soname"
+! links_shared "$work/tree-job/user_job_static" || FAIL "tree-job/user_job_static loads $soname"
+for p in tree-job/user_job tree-job/user_job_static tree-pc-clustercomm tree-pc-clustercomm-static; do
+  run_ranks "$work/$p" 2
 done
 ((fail == 0)) && echo "install: ok"
 exit "$fail"
