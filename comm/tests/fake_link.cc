@@ -26,6 +26,14 @@ FakeLink::FakeLink(std::shared_ptr<FakeWire> wire, int side, size_t frame_bytes,
 }
 
 FakeLink::~FakeLink() {
+  {
+    // As a destroyed queue pair: the peer's later frames are lost, not delivered to freed memory.
+    std::lock_guard lock(wire_->mu);
+    FakeWire::Side& s = wire_->side[side_];
+    s.link = nullptr;
+    s.posted.clear();
+    s.armed = false;
+  }
   ::close(pipe_[0]);
   ::close(pipe_[1]);
 }
@@ -166,6 +174,8 @@ void FakeLink::send_message(uint32_t slot, const std::byte* data, uint32_t bytes
   FakeWire::Side& peer = wire_->side[to];
   if (++wire_->sends[side_] == wire_->lose_send[side_]) {
     // lost on the wire: the sender still sees its send complete (UC has no acknowledgement)
+  } else if (peer.link == nullptr) {
+    // the peer's queue pair is gone: the frame is lost (the sender still sees it complete)
   } else if (!peer.posted.empty() && peer.in_flight.empty()) {
     wire_->deliver(to, data, bytes);
   } else if (wire_->mode == FakeMode::kUcDrop) {
