@@ -4,6 +4,7 @@
 // f32 sum at n = 2 and 4.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -702,7 +703,10 @@ TEST_CASE("collectives over the verbs frame protocol with zero-copy sends, n=2,3
 // sends; once the check says yes the call throws kInterrupted within 100 ms, the communicator
 // is broken, and rank 1's next call learns that rank 0 gave up. Over TCP and over the verbs
 // frame protocol.
-void check_interrupt_world(std::vector<std::unique_ptr<Transport>> over) {
+// Rank 0 waits in a recv from the last rank and is told to give up; the others wait for that,
+// then call barrier and hear of rank 0. `host_of` (optional): each rank's CLUSTERCOMM_HOST_ID.
+void check_interrupt_world(std::vector<std::unique_ptr<Transport>> over, int n = 2,
+                           std::function<std::string(int)> host_of = {}) {
   using namespace std::chrono;
   std::atomic<bool> stop{false};
   std::atomic<bool> rank1_done{false};  // rank 0 keeps its links alive until then (fake links)
@@ -723,7 +727,7 @@ void check_interrupt_world(std::vector<std::unique_ptr<Transport>> over) {
         stop = true;
       }).detach();
       try {
-        c.recv(v.data(), 64, 1);
+        c.recv(v.data(), 64, n - 1);
         std::lock_guard lock(mu);
         seen.push_back("rank 0: recv returned");
       } catch (const Error& e) {
@@ -744,18 +748,22 @@ void check_interrupt_world(std::vector<std::unique_ptr<Transport>> over) {
         c.barrier();
       } catch (const Error& e) {
         std::lock_guard lock(mu);
-        seen.push_back(std::string("rank 1: ") + to_string(e.kind()) + ": " + e.what());
+        seen.push_back("rank " + std::to_string(c.rank()) + ": " + to_string(e.kind()) + ": " +
+                       e.what());
         CHECK(e.kind() == ErrorKind::kPeerLost);
-        CHECK(e.ranks() == std::vector<int>{0});
+        CHECK(std::count(e.ranks().begin(), e.ranks().end(), 0) == 1);
       }
-      rank1_done = true;
+      if (c.rank() == n - 1) rank1_done = true;
     }
   };
   const auto errors =
-      over.empty() ? run_threads(2, body, base) : run_threads_over(std::move(over), body, base);
+      !over.empty() ? run_threads_over(std::move(over), body, base)
+      : host_of     ? run_threads(n, body, base,
+                                  [&](Config& c) { c.host_id = host_of(c.rank); })
+                    : run_threads(n, body, base);
   for (const auto& e : errors) FAIL_CHECK(e);
   for (const auto& s : seen) MESSAGE(s);
-  REQUIRE(seen.size() == 2);
+  REQUIRE(seen.size() == static_cast<size_t>(n));
 }
 
 TEST_CASE("Config::interrupted ends a waiting call within 100 ms and breaks the communicator") {
@@ -767,6 +775,11 @@ TEST_CASE("Config::interrupted ends a waiting call within 100 ms and breaks the 
     std::vector<std::unique_ptr<Transport>> ts;
     for (auto& t : world.transports) ts.push_back(std::move(t));
     check_interrupt_world(std::move(ts));
+  }
+  SUBCASE("shm + tcp: rank 0 waits on a rank of another host") {
+    // Hosts {0, 1} and {2}: rank 0's wait on rank 2 runs in the TCP transport under its shared
+    // memory one, which must ask the check too.
+    check_interrupt_world({}, 3, [](int r) { return r < 2 ? "int-host-a" : "int-host-b"; });
   }
 }
 

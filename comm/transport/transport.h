@@ -161,7 +161,11 @@ class Transport {
 
   /// Installs Config::interrupted: wait() asks it at most every kInterruptCheckEvery while it
   /// waits, sleeps at most that long at a time, and throws kInterrupted when it says true.
-  void set_interrupt_check(std::function<bool()> check) { interrupted_ = std::move(check); }
+  /// A transport that runs another under it (shared memory over TCP or verbs) installs it there
+  /// too.
+  virtual void set_interrupt_check(std::function<bool()> check) {
+    interrupted_ = std::move(check);
+  }
 
  protected:
   bool interruptible() const { return static_cast<bool>(interrupted_); }

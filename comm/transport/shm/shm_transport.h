@@ -37,6 +37,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -84,6 +85,10 @@ class ShmTransport final : public Transport {
   const std::vector<int>& local_ranks() const { return local_ranks_; }
   /// The transport between hosts, or nullptr.
   const Transport* remote() const { return remote_.get(); }
+  void set_interrupt_check(std::function<bool()> check) override {
+    if (remote_) remote_->set_interrupt_check(check);
+    Transport::set_interrupt_check(std::move(check));
+  }
   /// The cable transport's (verbs zero-copy registrations); shared memory keeps none.
   void release_buffer(const void* data, size_t bytes) noexcept override {
     if (remote_) remote_->release_buffer(data, bytes);
