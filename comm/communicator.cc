@@ -227,6 +227,7 @@ Communicator::Communicator(const Config& config) : impl_(std::make_unique<Impl>(
     impl_->world->transport = select_transport(
         config, bootstrap_connections(config, impl_->settings), nullptr, &host_of);
     impl_->world->transport->set_interrupt_check(config.interrupted);
+    impl_->world->transport->set_stall_timeout(config.timeout);
     plan_hierarchy(*impl_->world, config, host_of, impl_->settings.topology);
   }
 }
@@ -241,6 +242,7 @@ Communicator::Communicator(const Config& config, std::unique_ptr<Transport> tran
   impl_->settings.tuning = resolved_tuning(config.tuning, config.transport);
   impl_->world->transport = std::move(transport);
   impl_->world->transport->set_interrupt_check(config.interrupted);
+  impl_->world->transport->set_stall_timeout(config.timeout);
 }
 
 Communicator::Communicator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -103,8 +103,9 @@ struct Config {
   /// addresses must all be loopback (else start-up throws kInvalidArgument naming
   /// CLUSTERCOMM_TOKEN) and connections from other addresses are closed unanswered.
   std::string token;
-  /// Every call (and start-up) fails after this long without completing: the whole call,
-  /// however much data is still flowing (size it for the largest transfer; comm/README.md).
+  /// Start-up fails after this long; a call fails once this long has passed since it began
+  /// waiting and nothing moved on this rank's connections for this long (a transfer that
+  /// keeps moving is not cut off; comm/README.md, kTimeout).
   std::chrono::milliseconds timeout{30000};
   /// Local "ip:port" addresses to accept peers on (port 0 = any); default "0.0.0.0:0", or
   /// "127.0.0.1:0" when the coordinator is loopback (the world is on this host).

@@ -125,9 +125,11 @@ class Transport {
   }
 
   /// Makes progress on all queued requests until `req` is done. Spins briefly, then blocks in
-  /// poll(). Throws Error: kTimeout at `deadline` naming the peers with unfinished requests,
-  /// kPeerLost when a peer's connection closes or it reports a failure, kProtocol on a size
-  /// mismatch. After throwing, the transport is aborted (see abort()).
+  /// poll(). Throws Error: kTimeout naming the peers with unfinished requests once `deadline`
+  /// has passed and nothing moved on this rank's connections for the stall timeout (see
+  /// set_stall_timeout: data still moving keeps a wait going past its deadline), kPeerLost
+  /// when a peer's connection closes or it reports a failure, kProtocol on a size mismatch.
+  /// After throwing, the transport is aborted (see abort()).
   virtual void wait(Request& req, Deadline deadline) = 0;
   /// Makes whatever progress is possible now, without blocking. Throws like wait().
   virtual void poll() = 0;
@@ -166,15 +168,38 @@ class Transport {
   virtual void set_interrupt_check(std::function<bool()> check) {
     interrupted_ = std::move(check);
   }
+  /// Config::timeout, as a bound on silence: a frame, bytes or a completion that moves on this
+  /// rank's connections while wait() waits puts its limit at least that long after. So a call
+  /// that takes longer than the timeout but keeps moving data is not cut off, and a wait on a
+  /// peer that stopped fails the timeout after the last movement (or at `deadline`, whichever
+  /// is later). 0 (the default): at `deadline`. Forwarded like the interrupt check.
+  virtual void set_stall_timeout(std::chrono::milliseconds stall) { stall_ = stall; }
 
  protected:
   bool interruptible() const { return static_cast<bool>(interrupted_); }
   /// Called from wait() with the time just read: asks the check when it is due, and throws
   /// Error(kInterrupted) when it says to give up.
   void check_interrupt(Clock::time_point now);
+  /// Notes that data moved (a wait saw progress), without reading the clock (a wait that is
+  /// done at once reads none): the next limit() call dates it. Kept across waits and calls, so
+  /// a call of many waits that runs past its deadline while data moves is judged by its last
+  /// movement, not by its start.
+  void moved() { moved_unread_ = true; }
+  /// When a wait with `deadline` gives up, `now` being the time just read: the deadline, or the
+  /// stall timeout after the last movement, whichever is later.
+  Deadline limit(Deadline deadline, Clock::time_point now) {
+    if (moved_unread_) {
+      moved_ = now;
+      moved_unread_ = false;
+    }
+    return stall_.count() > 0 && moved_ + stall_ > deadline ? moved_ + stall_ : deadline;
+  }
 
  private:
   std::function<bool()> interrupted_;
+  std::chrono::milliseconds stall_{0};
+  Clock::time_point moved_{};
+  bool moved_unread_ = false;
   uint32_t context_ = 0;
   Clock::time_point next_interrupt_check_{};
 };

@@ -465,6 +465,7 @@ void ShmTransport::wait(Request& req, Deadline deadline) {
     while (!req.done()) {
       bool any = progress_local();
       if (remote_ && (remote_req || ++turn % kRemoteEvery == 0)) remote_->poll();
+      if (any) moved();
       if (req.done()) return;
       const Clock::time_point now = Clock::now();
       now_ = now;
@@ -474,7 +475,8 @@ void ShmTransport::wait(Request& req, Deadline deadline) {
         last = now;
         continue;
       }
-      if (now >= deadline) timed_out(req);
+      const Deadline give_up = limit(deadline, now);
+      if (now >= give_up) timed_out(req);
       // Spin: the first few us without a system call (a reply between two running ranks
       // takes well under 1 us), then yielding on every turn, so a peer waiting for this core
       // (more ranks than cores, or other load) can run and answer.
@@ -482,7 +484,7 @@ void ShmTransport::wait(Request& req, Deadline deadline) {
         if (options_.yield || now - last > kSpinWithoutYield) sched_yield();
         continue;
       }
-      block(deadline);
+      block(give_up);
       last = now_ = Clock::now();
     }
   } catch (Error& e) {

@@ -89,6 +89,10 @@ class ShmTransport final : public Transport {
     if (remote_) remote_->set_interrupt_check(check);
     Transport::set_interrupt_check(std::move(check));
   }
+  void set_stall_timeout(std::chrono::milliseconds stall) override {
+    if (remote_) remote_->set_stall_timeout(stall);
+    Transport::set_stall_timeout(stall);
+  }
   /// The cable transport's (verbs zero-copy registrations); shared memory keeps none.
   void release_buffer(const void* data, size_t bytes) noexcept override {
     if (remote_) remote_->release_buffer(data, bytes);

@@ -414,6 +414,7 @@ void TcpTransport::wait(Request& req, Deadline deadline) {
     while (!req.done()) {
       const bool any = progress_all(with_control);
       with_control = false;
+      if (any) moved();
       if (req.done()) return;
       const Clock::time_point now = Clock::now();
       check_interrupt(now);
@@ -421,7 +422,8 @@ void TcpTransport::wait(Request& req, Deadline deadline) {
         last = now;
         continue;
       }
-      if (now >= deadline) {
+      const Deadline give_up = limit(deadline, now);
+      if (now >= give_up) {
         std::vector<int> waiting;
         for (const Conn& c : conns_) {
           if (!c.recvq.empty() || !c.sendq.empty()) waiting.push_back(c.peer);
@@ -443,7 +445,7 @@ void TcpTransport::wait(Request& req, Deadline deadline) {
         sched_yield();
         continue;
       }
-      block_in_poll(deadline);
+      block_in_poll(give_up);
       with_control = true;
       last = Clock::now();
     }

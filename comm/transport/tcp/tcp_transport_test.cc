@@ -3,11 +3,13 @@
 #include "comm/transport/tcp/tcp_transport.h"
 
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace cc::comm::tcp {
@@ -70,6 +72,72 @@ TEST_CASE("tcp crowded: a peer at another address is another host") {
   TcpTransport t = rank0(static_cast<int>(cpus) + 1, "127.0.0.1", "127.0.0.2", far);
   CHECK_FALSE(t.crowded());
   far.clear();
+}
+
+TEST_CASE("tcp: data still moving keeps a wait past its deadline; the stall timeout of silence ends it") {
+  using std::chrono::milliseconds;
+  // A world of 2 over one data and one control connection on loopback.
+  TcpPair data = tcp_pair("127.0.0.1", "127.0.0.1"), control = tcp_pair("127.0.0.1", "127.0.0.1");
+  for (Fd* f : {&data.ours, &data.theirs, &control.ours, &control.theirs}) {
+    ::fcntl(f->get(), F_SETFL, ::fcntl(f->get(), F_GETFL) | O_NONBLOCK);  // as the bootstrap's
+  }
+  std::vector<std::vector<Fd>> c0(2), c1(2);
+  c0[1].push_back(std::move(data.ours));
+  c0[1].push_back(std::move(control.ours));
+  c1[0].push_back(std::move(data.theirs));
+  c1[0].push_back(std::move(control.theirs));
+  TcpOptions o;
+  o.close_timeout = milliseconds(200);
+  TcpTransport t0(0, 2, std::move(c0), o), t1(1, 2, std::move(c1), o);
+  t0.set_stall_timeout(milliseconds(300));
+  t1.set_stall_timeout(milliseconds(300));
+  // Rank 0 moves 64 MiB only when it polls, every 60 ms: a socket buffer's worth (a few MiB)
+  // at a time, so the transfer takes well over the receive's 300 ms deadline, yet never
+  // stops for 300 ms.
+  const size_t bytes = size_t{64} << 20;
+  std::vector<char> big(bytes), got(bytes);
+  for (size_t i = 0; i < bytes; ++i) big[i] = static_cast<char>(i * 131 + (i >> 20));
+  Request s, r;
+  t1.irecv(0, got.data(), bytes, r);
+  std::thread sender([&] {
+    t0.isend(1, big.data(), bytes, s);
+    for (int i = 0; i < 400 && !s.done(); ++i) {  // at most 10-24 s, should the receiver fail
+      try {
+        t0.poll();
+      } catch (const Error&) {
+        break;  // the receiver gave up: the checks below say why
+      }
+      std::this_thread::sleep_for(milliseconds(60));
+    }
+  });
+  const auto start = Clock::now();
+  std::string failed;
+  try {
+    t1.wait(r, start + milliseconds(300));
+  } catch (const Error& e) {
+    failed = e.what();
+  }
+  const auto end = Clock::now();  // the last movement: the bytes that completed the receive
+  const auto took = std::chrono::duration_cast<milliseconds>(end - start);
+  sender.join();
+  CHECK(failed == "");
+  REQUIRE(r.done());
+  CHECK(took.count() > 300);  // it outlived its deadline
+  CHECK(got == big);
+  // Then silence: a receive nobody answers fails 300 ms after the last movement, though its
+  // own deadline is 1 ms away (the movement is remembered across waits).
+  Request quiet;
+  t1.irecv(0, got.data(), 8, quiet);
+  try {
+    t1.wait(quiet, Clock::now() + milliseconds(1));
+    FAIL("no timeout");
+  } catch (const Error& e) {
+    const auto after = std::chrono::duration_cast<milliseconds>(Clock::now() - end);
+    CHECK(e.kind() == ErrorKind::kTimeout);
+    CHECK(e.ranks() == std::vector<int>{0});
+    CHECK(after.count() >= 290);
+    CHECK(after.count() < 2000);
+  }
 }
 
 }  // namespace

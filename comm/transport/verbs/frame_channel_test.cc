@@ -651,6 +651,58 @@ TEST_CASE("transport: release_buffer drops the zero-copy registration of a buffe
 namespace cc::comm::verbs {
 namespace {
 
+TEST_CASE("transport: frames still moving keep a wait past its deadline; silence ends it") {
+  using std::chrono::milliseconds;
+  VerbsOptions o;
+  o.close_timeout = milliseconds(200);
+  auto w = test::make_fake_verbs_world(2, 1, FakeMode::kLossFree, 4096, 8, o);
+  for (auto& t : w.transports) t->set_stall_timeout(milliseconds(300));
+  // Rank 0 posts frames only when it polls, every 25 ms, and 8 receive frames of 4 KiB allow
+  // 7 in flight: 1 MiB takes about 40 polls, 1 s, well past the receive's 300 ms deadline,
+  // without ever stopping for 300 ms.
+  const auto msg = payload(size_t{1} << 20, 5);
+  std::vector<char> got(msg.size());
+  Request s, r;
+  w.transports[1]->irecv(0, got.data(), got.size(), r);
+  std::thread sender([&] {
+    w.transports[0]->isend(1, msg.data(), msg.size(), s);
+    for (int i = 0; i < 400 && !s.done(); ++i) {  // at most 10-24 s, should the receiver fail
+      try {
+        w.transports[0]->poll();
+      } catch (const Error&) {
+        break;  // the receiver gave up: the checks below say why
+      }
+      std::this_thread::sleep_for(milliseconds(25));
+    }
+  });
+  const auto start = Clock::now();
+  std::string failed;
+  try {
+    w.transports[1]->wait(r, start + milliseconds(300));
+  } catch (const Error& e) {
+    failed = e.what();
+  }
+  const auto end = Clock::now();
+  sender.join();
+  CHECK(failed == "");
+  REQUIRE(r.done());
+  CHECK(std::chrono::duration_cast<milliseconds>(end - start).count() > 300);
+  CHECK(got == msg);
+  // Silence: 300 ms after the last frame, though this wait's own deadline is 1 ms away.
+  Request quiet;
+  w.transports[1]->irecv(0, got.data(), 8, quiet);
+  try {
+    w.transports[1]->wait(quiet, Clock::now() + milliseconds(1));
+    FAIL("no timeout");
+  } catch (const Error& e) {
+    const auto after = std::chrono::duration_cast<milliseconds>(Clock::now() - end);
+    CHECK(e.kind() == ErrorKind::kTimeout);
+    CHECK(e.ranks() == std::vector<int>{0});
+    CHECK(after.count() >= 290);
+    CHECK(after.count() < 2000);
+  }
+}
+
 TEST_CASE("transport: a silent peer is a timeout naming the rank and its devices") {
   VerbsOptions o;
   o.close_timeout = std::chrono::milliseconds(200);

@@ -337,11 +337,12 @@ void VerbsTransport::wait(Request& req, Deadline deadline) {
     const auto spin =
         req.bytes <= options_.spin_max_bytes ? options_.spin : std::chrono::microseconds(0);
     Clock::time_point last{};  // the last progress seen at a clock read; none read yet
-    bool progressed = true;    // progress since the last clock read
+    bool progressed = true;    // progress since the last clock read (or none read yet)
     uint32_t polls = 0, reads = 0;
     while (!req.done()) {
       if (progress_channels()) {
         progressed = true;
+        moved();
         if (req.done()) break;
       }
       if (++polls < kPolls && spin.count() > 0) continue;
@@ -355,14 +356,14 @@ void VerbsTransport::wait(Request& req, Deadline deadline) {
         last = now;
         progressed = false;
       } else if (now - last >= spin) {
-        read_control(true, deadline);
+        read_control(true, limit(deadline, now));
         if (Clock::now() - last_alive_ > kAliveEvery) send_alive();
       }
       if ((++reads & 15u) == 0) {
-        read_control(false, deadline);
+        read_control(false, limit(deadline, now));
         if (now - last_alive_ > kAliveEvery) send_alive();
       }
-      if (now >= deadline) {
+      if (now >= limit(deadline, now)) {
         std::string text;
         const std::vector<int> ranks = waiting_on(req, text);
         // The first named rank still sends ALIVE on its control connection: it is not dead

@@ -475,8 +475,9 @@ Args:
         exactly that address ("0.0.0.0:P" for every address).
     token: the job's shared secret; every connection proves it (HMAC-SHA-256). Empty only
         for a world on one host: then every address must be loopback.
-    timeout_ms: milliseconds after which start-up and every call fail (TimeoutError): the
-        whole call, even while data still flows; size it for your largest transfer.
+    timeout_ms: milliseconds after which start-up fails, and a call fails once nothing has
+        moved on this rank's connections for that long (TimeoutError); a long transfer that
+        keeps moving is not cut off.
     listen: local "ip:port" addresses to accept peers on (default "0.0.0.0:0", or
         "127.0.0.1:0" for a loopback coordinator).
     routes: one entry per rank, "remote" or "local>remote" ("ip[:port]"): the cable to use
