@@ -15,6 +15,7 @@
 #include "cli/cluster_source.h"
 #include "cli/context.h"
 #include "discovery/cluster_state.h"
+#include "util/atomic_file.h"
 #include "util/json_text.h"
 
 namespace cc::cli {
@@ -101,6 +102,11 @@ util::ExitCode exit_code_of(const ClusterState& state) {
 }
 
 util::ExitCode run_discover(const Context& ctx, const DiscoverOptions& o) {
+  if (!o.output.empty()) {  // before probing every host: a typo in -o is said at once
+    if (auto st = util::check_output_path(o.output); !st) {
+      return report_error(ctx, "discover", st.error());
+    }
+  }
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "discover", state.error());
   if (!o.output.empty()) {
@@ -120,6 +126,13 @@ util::ExitCode run_discover(const Context& ctx, const DiscoverOptions& o) {
 util::ExitCode run_collect(const Context& ctx, DiscoverOptions o) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (fs::exists(o.output, ec) && !fs::is_directory(o.output, ec)) {
+    fmt::print(stderr,
+               "clusterctl collect: {} exists and is not a directory: collect writes a "
+               "directory of outputs; give the path of a new directory\n",
+               o.output);
+    return util::ExitCode::kUsage;
+  }
   if (fs::exists(o.output, ec) && !fs::is_empty(o.output, ec)) {
     fmt::print(stderr,
                "clusterctl collect: {} exists and is not empty: give a new directory, so that "

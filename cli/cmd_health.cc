@@ -21,6 +21,7 @@
 #include "healthcheck/quick_checks.h"
 #include "healthcheck/render.h"
 #include "provision/network_plan.h"
+#include "util/atomic_file.h"
 #include "util/clock.h"
 #include "util/self_exe.h"
 #include "util/state_dir.h"
@@ -71,6 +72,12 @@ std::string default_baseline(const HealthCliOptions& o) {
 }
 
 ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
+  // Outputs the operator named are checked before any check runs (a --full --soak run must
+  // not end in "is a directory").
+  for (const std::string* out : {&o.junit, o.save_baseline ? &o.baseline : nullptr}) {
+    if (out == nullptr || out->empty()) continue;
+    if (auto st = util::check_output_path(*out); !st) return report_error(ctx, "health", st.error());
+  }
   if (o.quick && (o.full || o.soak_s > 0)) {
     return report_error(
         ctx, "health",

@@ -42,6 +42,11 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
   if (auto st = provision::check_envs(o.envs); !st) {
     return report_error(ctx, "hostfile", st.error());
   }
+  if (!o.output.empty()) {
+    if (auto st = util::check_output_path(o.output); !st) {
+      return report_error(ctx, "hostfile", st.error());
+    }
+  }
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "hostfile", state.error());
   std::vector<std::string> notes;
@@ -52,7 +57,7 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
     fmt::print("{}", *text);
     return util::ExitCode::kOk;
   }
-  if (auto st = util::write_file_atomic(o.output, *text); !st) {
+  if (auto st = util::write_output_file(o.output, *text); !st) {
     return report_error(ctx, "hostfile", st.error());
   }
   fmt::print("{} hostfile for {} hosts written to {}\n", o.format, state->hosts.size(), o.output);

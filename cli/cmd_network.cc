@@ -18,6 +18,7 @@
 #include "provision/network_plan.h"
 #include "remote/fan_out.h"
 #include "remote/quote.h"
+#include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/json_text.h"
 
@@ -126,6 +127,11 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
 }
 
 ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
+  if (!o.output.empty()) {
+    if (auto st = util::check_output_path(o.output); !st) {
+      return report_error(ctx, "network plan", st.error());
+    }
+  }
   auto base = util::parse_ipv4_prefix(o.base);
   if (!base) {
     return report_error(ctx, "network plan",

@@ -71,8 +71,9 @@ util::Result<fs::path> rank_program() {
   }
   return util::error(ExitCode::kUsage,
                      fmt::format("cannot find clusterctl-push-rank beside {} or in "
-                                 "../libexec/clusterctl: reinstall clusterctl, or set "
-                                 "CLUSTERCTL_PUSH_RANK to its path",
+                                 "../libexec/clusterctl: in a build tree, build it (cmake "
+                                 "--build BUILD --target clusterctl-push-rank); in an install, "
+                                 "reinstall clusterctl; or set CLUSTERCTL_PUSH_RANK to its path",
                                  self.string()));
 }
 

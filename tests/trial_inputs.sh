@@ -11,7 +11,9 @@
 #  6. a recorded Mac without SSH_CONNECTION: the jaccl ips fall back to its en0 address;
 #  7. a host whose output is not UTF-8 (a CPU name in Latin-1): discover --json, the saved
 #     state, verify-mesh --json and the MLX hostfile still come out (U+FFFD for the byte), where
-#     nlohmann's dump() used to throw.
+#     nlohmann's dump() used to throw;
+#  8. an output path in a directory that does not exist is refused before any work, and
+#     nothing is created (it used to create the directories).
 set -uo pipefail
 cc=${CLUSTERCTL:?set CLUSTERCTL to the clusterctl binary}
 data=$(cd "$(dirname "$0")/data" && pwd)
@@ -137,6 +139,21 @@ python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/latin1.json" ||
 rc=$?
 { [ "$rc" -le 1 ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/vm.json"; } ||
   { echo "FAIL: verify-mesh --json, a host's output not UTF-8: exit $rc"; cat "$tmp/vm.err"; fail=1; }
+
+# 8. An output path whose directory does not exist (a typo): refused before any work, exit 2,
+#    naming the directory, and nothing is created; a directory given as --junit likewise.
+expect 2 "hostfile -o into a missing directory" -- \
+  "$cc" hostfile "$tmp/latin1.json" --format mpi -o "$tmp/no-such/dir/hosts"
+has "hostfile -o into a missing directory" "$tmp/err" "the directory $tmp/no-such/dir does not exist"
+[ ! -e "$tmp/no-such" ] || { echo "FAIL: hostfile -o created $tmp/no-such"; fail=1; }
+expect 2 "discover -o into a missing directory" -- \
+  "$cc" discover --from "$pair" -o "$tmp/no-such/c.json"
+[ ! -e "$tmp/no-such" ] || { echo "FAIL: discover -o created $tmp/no-such"; fail=1; }
+mkdir "$tmp/adir"
+expect 2 "health --junit a directory" -- \
+  "$cc" health --quick "$tmp/latin1.json" --junit "$tmp/adir"
+has "health --junit a directory" "$tmp/err" "$tmp/adir: is a directory"
+hasnt "health --junit a directory: refused before the checks" "$tmp/out" "PASS"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

@@ -146,6 +146,24 @@ Status check_private(const std::filesystem::path& p) {
   return {};
 }
 
+// What is at an existing `path` (lstat gave `lst`), following a link: `st` gets the final
+// target's status. An error for what the write policy refuses (a dangling link, a directory, a
+// block device, a socket).
+Status writable_kind(const std::filesystem::path& path, const struct stat& lst,
+                     struct stat& st) {
+  st = lst;
+  if (S_ISLNK(lst.st_mode) && ::stat(path.c_str(), &st) != 0) {
+    return error(ExitCode::kUsage,
+                 fmt::format("{}: is a symbolic link to a missing file: refusing to create "
+                             "its target; remove the link or give another path",
+                             path.string()));
+  }
+  if (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return {};
+  return error(ExitCode::kUsage,
+               fmt::format("{}: is {}: refusing to write there; give the path of a file",
+                           path.string(), kind_of(st.st_mode)));
+}
+
 }  // namespace
 
 UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
@@ -167,26 +185,52 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view con
     if (errno != ENOENT) return os_error(path, "inspect", errno);
     return write_replacing(path, content, mode);
   }
-  std::filesystem::path target = path;
-  struct stat st = lst;
-  if (S_ISLNK(lst.st_mode)) {
-    if (::stat(path.c_str(), &st) != 0) {
-      return error(ExitCode::kUsage,
-                   fmt::format("{}: is a symbolic link to a missing file: refusing to create "
-                               "its target; remove the link or give another path",
-                               path.string()));
-    }
-    if (S_ISREG(st.st_mode)) {
+  struct stat st {};
+  if (auto ok = writable_kind(path, lst, st); !ok) return ok;
+  if (S_ISREG(st.st_mode)) {
+    std::filesystem::path target = path;
+    if (S_ISLNK(lst.st_mode)) {
       std::error_code ec;
       target = std::filesystem::canonical(path, ec);
       if (ec) return os_error(path, "resolve the symbolic link", ec.value());
     }
+    return write_replacing(target, content, mode);
   }
-  if (S_ISREG(st.st_mode)) return write_replacing(target, content, mode);
-  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) return write_through(path, content, st.st_mode);
-  return error(ExitCode::kUsage,
-               fmt::format("{}: is {}: refusing to write there; give the path of a file",
-                           path.string(), kind_of(st.st_mode)));
+  return write_through(path, content, st.st_mode);
+}
+
+Status check_output_path(const std::filesystem::path& path) {
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0) {
+    struct stat st {};
+    return writable_kind(path, lst, st);
+  }
+  if (errno != ENOENT && errno != ENOTDIR) return os_error(path, "inspect", errno);
+  const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
+  struct stat dst {};
+  if (::stat(dir.c_str(), &dst) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) {
+      return error(ExitCode::kUsage,
+                   fmt::format("{}: the directory {} does not exist: check the path for a "
+                               "typo, or create it first (mkdir -p {})",
+                               path.string(), dir.string(), dir.string()));
+    }
+    return os_error(dir, "inspect", errno);
+  }
+  if (!S_ISDIR(dst.st_mode)) {
+    return error(ExitCode::kUsage, fmt::format("{}: {} is {}, not a directory", path.string(),
+                                               dir.string(), kind_of(dst.st_mode)));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return os_error(path, "create a file in its directory", errno);
+  }
+  return {};
+}
+
+Status write_output_file(const std::filesystem::path& path, std::string_view content,
+                         unsigned mode) {
+  if (auto ok = check_output_path(path); !ok) return ok;
+  return write_file_atomic(path, content, mode);
 }
 
 Result<std::string> read_file(const std::filesystem::path& path, std::uintmax_t max_bytes) {

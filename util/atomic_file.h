@@ -38,6 +38,18 @@ inline constexpr std::uintmax_t kMaxInputBytes = 64ull << 20;
 Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
                          unsigned mode = 0644);
 
+/// Whether `path` can take an output the operator named (-o, --junit, ...), checked before any
+/// work is done: what write_file_atomic would refuse (a directory, a block device, a socket, a
+/// dangling link) is refused here, and so is a path whose directory does not exist (a typo
+/// there must not create directories: write_output_file never does). Errors: kUsage naming the
+/// path and what to do.
+Status check_output_path(const std::filesystem::path& path);
+
+/// check_output_path, then write_file_atomic: for outputs the operator names. Unlike
+/// write_file_atomic, never creates a directory.
+Status write_output_file(const std::filesystem::path& path, std::string_view content,
+                         unsigned mode = 0644);
+
 /// Reads a whole regular file of at most `max_bytes` bytes. Errors: ExitCode::kUsage naming
 /// the path and the OS error, its kind when it is not a regular file, or its size and the cap.
 Result<std::string> read_file(const std::filesystem::path& path,

@@ -176,3 +176,37 @@ TEST_CASE("random_hex gives fresh digits of the asked length") {
   CHECK(a.find_first_not_of("0123456789abcdef") == std::string::npos);
   CHECK(a != b);
 }
+
+TEST_CASE("write_output_file never creates a directory: a typo in -o is refused, naming it") {
+  const fs::path dir = temp_dir();
+  const fs::path typo = dir / "no-such-dir" / "deeper" / "hostfile";
+  const auto checked = cc::util::check_output_path(typo);
+  REQUIRE_FALSE(checked.ok());
+  CHECK(checked.error().code == cc::util::ExitCode::kUsage);
+  CHECK(checked.error().message ==
+        typo.string() + ": the directory " + typo.parent_path().string() +
+            " does not exist: check the path for a typo, or create it first (mkdir -p " +
+            typo.parent_path().string() + ")");
+  CHECK_FALSE(cc::util::write_output_file(typo, "x").ok());
+  CHECK_FALSE(fs::exists(dir / "no-such-dir"));  // nothing was created
+  // What the writer refuses is refused before any work: a directory, a dangling link.
+  const auto d = cc::util::check_output_path(dir);
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.error().message == dir.string() + ": is a directory: refusing to write there; give "
+                                            "the path of a file");
+  fs::create_symlink(dir / "missing", dir / "dangling");
+  CHECK_FALSE(cc::util::check_output_path(dir / "dangling").ok());
+  // A file whose directory is a regular file.
+  REQUIRE(cc::util::write_file_atomic(dir / "plain", "x").ok());
+  const auto f = cc::util::check_output_path(dir / "plain" / "out");
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().message == (dir / "plain" / "out").string() + ": " + (dir / "plain").string() +
+                                 " is a regular file, not a directory");
+  // Good outputs: a new file in an existing directory, an existing file, a device.
+  CHECK(cc::util::check_output_path(dir / "new.json").ok());
+  CHECK(cc::util::check_output_path(dir / "plain").ok());
+  CHECK(cc::util::check_output_path("/dev/null").ok());
+  REQUIRE(cc::util::write_output_file(dir / "new.json", "{}\n").ok());
+  CHECK(*cc::util::read_file(dir / "new.json") == "{}\n");
+  fs::remove_all(dir);
+}
