@@ -444,7 +444,7 @@ util::Result<ClusterState> load_cluster_state(const std::string& path) {
                        fmt::format("{} (make one with `clusterctl discover -o {}`)",
                                    text.error().message, path));
   }
-  auto j = parse_json_output(path, *text);
+  auto j = parse_json_file(path, *text);
   if (!j) return util::error(util::ExitCode::kUsage, j.error().message);
   auto state = cluster_state_from_json(*j);
   if (!state) {

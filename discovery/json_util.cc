@@ -49,18 +49,31 @@ std::size_t nesting_depth(std::string_view text) {
   return deepest;
 }
 constexpr std::size_t kMaxDepth = 64;
-}  // namespace
 
-util::Result<json> parse_json_output(std::string_view command, std::string_view text) {
-  if (blank(text)) return parse_error(command, "empty output (expected JSON)");
+// `text` as JSON, or why not ("empty", the syntax error, too deep) given to `fail`.
+template <class Fail>
+util::Result<json> parse_json(std::string_view text, const char* empty, Fail fail) {
+  if (blank(text)) return fail(empty);
   if (nesting_depth(text) > kMaxDepth) {
-    return parse_error(command, fmt::format("JSON nested deeper than {} levels", kMaxDepth));
+    return fail(fmt::format("JSON nested deeper than {} levels", kMaxDepth));
   }
   try {
     return json::parse(text.begin(), text.end());
   } catch (const json::exception& e) {
-    return parse_error(command, fmt::format("not valid JSON: {}", json_error_text(e)));
+    return fail(fmt::format("not valid JSON: {}", json_error_text(e)));
   }
+}
+}  // namespace
+
+util::Result<json> parse_json_output(std::string_view command, std::string_view text) {
+  return parse_json(text, "empty output (expected JSON)",
+                    [&](std::string_view why) { return parse_error(command, why); });
+}
+
+util::Result<json> parse_json_file(std::string_view path, std::string_view text) {
+  return parse_json(text, "empty file (expected JSON)", [&](std::string_view why) {
+    return util::error(util::ExitCode::kUsage, fmt::format("{}: {}", path, why));
+  });
 }
 
 std::optional<std::string> get_string(const json& obj, const char* key) {

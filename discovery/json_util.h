@@ -19,6 +19,9 @@ std::string json_error_text(const nlohmann::json::exception& e);
 /// Parses `text` as JSON. Errors (parse_error naming `command`): empty output, a syntax error
 /// (with nlohmann's line and column), nesting deeper than 64 levels.
 util::Result<nlohmann::json> parse_json_output(std::string_view command, std::string_view text);
+/// The same for the contents of a file the operator gave: errors name it as a file ("PATH:
+/// empty file (expected JSON)", "PATH: not valid JSON: ..."), not as a command's output.
+util::Result<nlohmann::json> parse_json_file(std::string_view path, std::string_view text);
 
 /// obj[key] when obj is an object holding key with a string value; nullopt otherwise.
 std::optional<std::string> get_string(const nlohmann::json& obj, const char* key);

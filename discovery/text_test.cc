@@ -43,6 +43,18 @@ TEST_CASE("text: parse errors name the command and say what was wrong") {
   CHECK(excerpt(std::string(100, 'x'), 4) == "\"xxxx...\"");
 }
 
+TEST_CASE("json: a file the operator gave is named as a file, not as a command's output") {
+  auto empty = parse_json_file("cluster.json", "");
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.error().code == cc::util::ExitCode::kUsage);
+  CHECK(empty.error().message == "cluster.json: empty file (expected JSON)");
+  auto bad = parse_json_file("trunc.json", "{\"hosts\": [");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().message.find("trunc.json: not valid JSON: parse error at line 1") == 0);
+  CHECK(bad.error().message.find("output") == std::string::npos);
+  CHECK(parse_json_file("ok.json", "{\"a\": 1}")->at("a") == 1);
+}
+
 TEST_CASE("json: empty, malformed and too deep outputs are errors, never exceptions") {
   auto empty = parse_json_output("ip -j addr", "  \n");
   REQUIRE_FALSE(empty.ok());
