@@ -314,9 +314,10 @@ for r in 0 1 3; do
   # Survivors that timed out themselves name rank 2 first, with its devices; the others hear
   # "rank X gave up because of rank 2".
   [[ $log == *"waiting for rank 2 on rxe"* ]] && named_device=1
-  # Bound: the timeout from the start of the call in flight (which may have begun just after
-  # the stop), plus one all_reduce under emulation: 1.5 x timeout.
-  if ((st == 3 && el <= 12000)) && [[ $log == *"rank 2"* ]]; then
+  # Bound: the timeout after the last frame this rank saw move (the timeout bounds silence:
+  # the live ranks' frames of the call in flight still stream in for a few seconds under
+  # emulation, about 25 MB/s), plus a call: 2 x timeout.
+  if ((st == 3 && el <= 16000)) && [[ $log == *"rank 2"* ]]; then
     pass "rank $r failed after ${el} ms naming rank 2: $(tail -1 "$out/loop-4-$r.log")"
   else
     fail "rank $r after SIGSTOP: status $st after ${el} ms: $log"
