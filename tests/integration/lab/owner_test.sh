@@ -4,7 +4,7 @@
 # refuses (exit 2, nothing changed) unless --other-state, and even then never deletes the other
 # directory's files; `lab up` of the same name names it too. A non-root user's `lab status` never
 # advises removing it. `lab down` never deletes through a symbolic link planted in the lab
-# directory.
+# directory. templates/ci-smoke.sh never takes down a lab it did not make.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 name=wtlown${CLUSTERCTL_TEST_SUFFIX:-}  # unique per build tree: labs are machine-wide
@@ -60,14 +60,21 @@ expect_exit 2 setpriv --reuid=65534 --regid=65534 --clear-groups \
 grep -q "root" "$top/err" || fail "non-root status: $(cat "$top/err")"
 ! grep -q "incomplete\|lab down" "$top/err" || fail "non-root status advises: $(cat "$top/err")"
 
-# 5. A symbolic link planted in the owner's lab directory (hosts/h9 -> elsewhere): lab down
+# 5. templates/ci-smoke.sh, refused by an existing lab of its name in its own state directory
+# (where only the script's own bookkeeping protects it), leaves that lab alone.
+expect_exit 2 env XDG_STATE_HOME="$owner_state" CI_SMOKE_LAB="$name" CI_SMOKE_OUT="$top/ci" \
+  bash "$HERE/../../../templates/ci-smoke.sh"
+! grep -q "== lab down" "$top/out" || fail "ci-smoke took down a lab it did not make"
+lab_intact "ci-smoke refused by an existing lab"
+
+# 6. A symbolic link planted in the owner's lab directory (hosts/h9 -> elsewhere): lab down
 # removes the lab and leaves what the link points at alone.
 mkdir -p "$victim/home"
 echo keep >"$victim/home/precious"
 echo keep >"$victim/sshd_config"
 ln -s "$victim" "$owner_dir/hosts/h9"
 
-# 6. --other-state from the other directory: the lab goes, the owner's files stay.
+# 7. --other-state from the other directory: the lab goes, the owner's files stay.
 as_other lab down --name "$name" --other-state >"$top/out" 2>"$top/err" ||
   fail "lab down --other-state: $(cat "$top/err")"
 grep -q "kept $owner_dir" "$top/err" || fail "down --other-state kept nothing: $(cat "$top/err")"
