@@ -308,7 +308,7 @@ void remove_netns_etc(std::string_view name, DownReport& report,
   std::error_code ec;
   for (int i = kMinHosts; i <= kMaxHosts; ++i) {
     const fs::path dir = netns_etc_dir(netns_name(name, i));
-    if (!fs::is_directory(dir, ec)) continue;
+    if (!real_directory(dir)) continue;  // a symbolic link there is not `lab up`'s
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       if (!is_ours(e.path().filename().string(), {"machine-id"})) continue;
       if (fs::remove(e.path(), ec)) {
