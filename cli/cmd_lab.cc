@@ -36,6 +36,7 @@ struct LabOptions {
   int receptacles = 0;
   std::string data_size = "8G";  // parsed by lab::parse_data_size
   bool json = false;
+  bool other_state = false;  // lab down: also a lab recorded for another lab directory
 };
 
 // --name, else the global --lab / $CLUSTERCTL_LAB, else "default".
@@ -119,7 +120,7 @@ ExitCode run_up(const LabOptions& o, Context& ctx) {
 ExitCode run_down(const LabOptions& o, Context& ctx) {
   const std::string name = lab_name(o, ctx);
   remote::LocalExecutor local("local");
-  auto report = lab::lab_down(local, name, o.dir);
+  auto report = lab::lab_down(local, name, o.dir, o.other_state);
   if (!report) return fail("lab down", report.error());
   if (!report->anything()) {
     fmt::print("lab '{}': nothing to remove (already down)\n", name);
@@ -251,6 +252,11 @@ void add_lab_command(CLI::App& app, Context& ctx) {
       "Remove a lab: its processes, namespaces, interfaces and files (safe to repeat; also "
       "cleans up after an interrupted `lab up`)");
   add_name_and_dir(down, *opts);
+  down->add_flag("--other-state", opts->other_state,
+                 "Also tear down a lab that `lab up` made for another lab directory (another "
+                 "XDG_STATE_HOME, --dir or user), which is refused without it: its processes, "
+                 "namespaces, interfaces, mounts and /run files; that directory's files are "
+                 "kept");
   down->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_down(*opts, ctx); }; });
 
   CLI::App* status = lab->add_subcommand(

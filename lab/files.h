@@ -11,7 +11,8 @@
 //   hosts/hN/             ssh_host_ed25519_key(.pub), sshd_config, sshd.pid, sshd.log
 // Runtime state, outside the lab directory: /run/clusterctl/labs/NAME/
 //   hN.uts                host hN's UTS namespace (hostname hN), kept by a bind mount
-//   lab_dir               the lab directory's path, so `lab down` finds a --dir lab by name
+//   lab_dir               the lab directory that made the lab: whose it is (owner.h); never
+//                         a path that `lab down` deletes in
 //   hosts/hN/data         host hN's data directory: a tmpfs of `lab up --data-size` (source
 //                         clusterctl-lab-NAME-hN, mode 0755, root's), in the root namespace
 //   data                  the common data path: empty here; in host hN's sshd mount namespace

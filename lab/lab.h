@@ -60,11 +60,17 @@ struct DownReport {
 /// and tag (lab.json is used when present but not needed), so it also cleans up after a
 /// crashed `lab up`. Each host's data tmpfs is found in the mount table by path and source
 /// name and unmounted (its contents are gone with it); the runtime directory is removed only
-/// once nothing is mounted below it. `dir` empty: the default lab directory plus the one
-/// recorded in /run/clusterctl/labs/NAME/lab_dir. Nothing to remove is success.
-/// Errors: kCheckFailed when something could not be removed (the message lists it).
+/// once nothing is mounted below it. Files are removed only from the lab directory (`dir`, empty:
+/// the default one), and only real files and directories `lab up` makes there (never through a
+/// symbolic link). Nothing to remove is success.
+/// A lab that /run/clusterctl/labs/NAME/lab_dir gives to another lab directory (another state
+/// directory, --dir or user; owner.h) is refused with kUsage, nothing removed, unless
+/// `other_state`: then its processes, namespaces, interfaces, mounts and runtime files go, and
+/// that directory's files stay (DownReport::kept names it).
+/// Errors: kUsage as above; kCheckFailed when something could not be removed (the message
+/// lists it).
 util::Result<DownReport> lab_down(remote::Executor& local, std::string_view name,
-                                  const std::filesystem::path& dir);
+                                  const std::filesystem::path& dir, bool other_state = false);
 
 struct HostStatus {
   HostRecord host;
@@ -83,9 +89,10 @@ struct LabStatus {
 };
 
 /// Reads lab.json and checks each host's namespace and sshd (alive, named sshd, in the host's
-/// network namespace) and whether its data directory is mounted. Errors: kUsage when there is
-/// no such lab (the message says whether remains of a crashed `lab up` exist and how to remove
-/// them).
+/// network namespace) and whether its data directory is mounted. Errors: kUsage when this lab
+/// directory has no such lab (owner.h status_error: none at all; a lab of another lab
+/// directory, named with how to reach it; remains of a crashed `lab up` and how to remove them,
+/// as root; what a non-root user can tell).
 util::Result<LabStatus> lab_status(std::string_view name, const std::filesystem::path& dir);
 
 /// The lab directory to use: `dir` made absolute, or remote::lab_dir(name).

@@ -4,6 +4,9 @@
 // cable veths with them), UTS mounts and each host's data tmpfs, runtime files, each host's
 // /etc/netns files and lab-directory files. Each step tolerates what an interrupted `lab up` may
 // have left half made, and a second run finds nothing and succeeds.
+// Before anything, owner.h: a lab that the machine's record gives to another lab directory (another
+// state directory, --dir or user) is refused unless --other-state, and files are only ever
+// removed from this run's own lab directory, never from a recorded path.
 #include <algorithm>
 #include <csignal>
 
@@ -14,6 +17,7 @@
 #include "lab/data.h"
 #include "lab/files.h"
 #include "lab/lab.h"
+#include "lab/owner.h"
 #include "lab/plan.h"
 #include "lab/system.h"
 #include "remote/inventory.h"
@@ -27,11 +31,6 @@ using util::ExitCode;
 
 constexpr auto kTermGrace = 2s;
 constexpr auto kKillGrace = 2s;
-
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 // True for "NAME" itself and for util::write_file_atomic's temporary ".NAME.tmp.XXXXXX".
 bool is_ours(const std::string& entry, const std::vector<std::string>& names) {
@@ -48,11 +47,25 @@ bool is_host_dir_name(const std::string& s) {
   return false;
 }
 
+// True when `p` itself (lstat, not followed) is a directory: `lab up` makes real directories,
+// so a symbolic link in their place was planted by someone else and is never deleted through.
+bool real_directory(const fs::path& p) {
+  std::error_code ec;
+  return fs::symlink_status(p, ec).type() == fs::file_type::directory;
+}
+
 // Removes the files `lab up` writes in `dir` (and nothing else), then the directories that are
-// left empty. A directory whose lab.json names another lab is left alone.
+// left empty. A directory whose lab.json names another lab is left alone, and so is a symbolic
+// link where `lab up` makes a directory (its target is not the lab's).
 void remove_lab_files(const fs::path& dir, std::string_view name, DownReport& report) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return;
+  if (fs::is_symlink(dir, ec)) {
+    report.kept.push_back(fmt::format(
+        "{} (a symbolic link, not the directory `lab up` makes: remove it by hand if it is yours)",
+        dir.string()));
+    return;
+  }
+  if (!real_directory(dir)) return;
   if (auto text = util::read_file(LabFiles{dir}.lab_json())) {
     auto rec = parse_lab_json(*text, LabFiles{dir}.lab_json().string());
     if (rec && rec->name != name) {
@@ -62,14 +75,16 @@ void remove_lab_files(const fs::path& dir, std::string_view name, DownReport& re
   }
   auto remove_ours = [&](const fs::path& d, const std::vector<std::string>& names) {
     for (const auto& e : fs::directory_iterator(d, ec)) {
-      if (e.is_regular_file(ec) && is_ours(e.path().filename().string(), names) &&
-          fs::remove(e.path(), ec)) {
+      // symlink_status: a link named like one of ours is not ours (fs::remove would only drop
+      // the link, but it is not counted as the lab's file either).
+      if (e.symlink_status(ec).type() == fs::file_type::regular &&
+          is_ours(e.path().filename().string(), names) && fs::remove(e.path(), ec)) {
         ++report.files;
       }
     }
   };
   auto remove_if_empty = [&](const fs::path& d) {
-    if (!fs::exists(d, ec)) return;
+    if (!real_directory(d)) return;
     if (fs::is_empty(d, ec)) {
       fs::remove(d, ec);
     } else {
@@ -78,17 +93,17 @@ void remove_lab_files(const fs::path& dir, std::string_view name, DownReport& re
   };
   remove_ours(dir, lab_dir_file_names());
   fs::path keygen = LabFiles{dir}.keygen_dir();
-  if (fs::exists(keygen, ec)) {
+  if (real_directory(keygen)) {
     auto n = fs::remove_all(keygen, ec);
     if (n != static_cast<std::uintmax_t>(-1)) report.files += static_cast<int>(n);
   }
   fs::path hosts = LabFiles{dir}.hosts_dir();
-  if (fs::is_directory(hosts, ec)) {
+  if (real_directory(hosts)) {
     for (const auto& e : fs::directory_iterator(hosts, ec)) {
-      if (!e.is_directory(ec) || !is_host_dir_name(e.path().filename().string())) continue;
+      if (!real_directory(e.path()) || !is_host_dir_name(e.path().filename().string())) continue;
       // The host's home holds whatever was done on the host: all of it is the lab's.
       fs::path home = LabFiles{dir}.host_home(e.path().filename().string());
-      if (fs::is_directory(home, ec) && !fs::is_symlink(home, ec)) {
+      if (real_directory(home)) {
         auto n = fs::remove_all(home, ec);
         if (n != static_cast<std::uintmax_t>(-1)) report.files += static_cast<int>(n);
       }
@@ -98,19 +113,6 @@ void remove_lab_files(const fs::path& dir, std::string_view name, DownReport& re
     remove_if_empty(hosts);
   }
   remove_if_empty(dir);
-}
-
-// Lab directories to clean: the given or default one, and the one `lab up` recorded.
-std::vector<fs::path> lab_dirs(std::string_view name, const fs::path& dir) {
-  std::vector<fs::path> dirs;
-  if (auto d = resolve_lab_dir(name, dir)) dirs.push_back(*d);
-  if (auto recorded = util::read_file(runtime_dir(name) / "lab_dir")) {
-    fs::path p = trim(*recorded);
-    if (p.is_absolute() && std::find(dirs.begin(), dirs.end(), p) == dirs.end()) {
-      dirs.push_back(p);
-    }
-  }
-  return dirs;
 }
 
 // sshd pids from lab.json and pid files, when they still name this lab's sshd.
@@ -306,7 +308,7 @@ void remove_netns_etc(std::string_view name, DownReport& report,
   std::error_code ec;
   for (int i = kMinHosts; i <= kMaxHosts; ++i) {
     const fs::path dir = netns_etc_dir(netns_name(name, i));
-    if (!fs::is_directory(dir, ec)) continue;
+    if (!real_directory(dir)) continue;  // a symbolic link there is not `lab up`'s
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       if (!is_ours(e.path().filename().string(), {"machine-id"})) continue;
       if (fs::remove(e.path(), ec)) {
@@ -333,11 +335,29 @@ util::Result<fs::path> resolve_lab_dir(std::string_view name, const fs::path& di
 }
 
 util::Result<DownReport> lab_down(remote::Executor& local, std::string_view name,
-                                  const fs::path& dir) {
+                                  const fs::path& dir, bool other_state) {
   if (auto s = validate_lab_name(name); !s) return s.error();
   if (auto s = require_root(); !s) return s.error();
   const fs::path run = runtime_dir(name);
-  const std::vector<fs::path> dirs = lab_dirs(name, dir);
+  auto own = resolve_lab_dir(name, dir);
+  if (!own) return own.error();
+  // Whose lab it is (owner.h): another lab directory's is refused, nothing removed.
+  const OwnerFacts facts = gather_owner_facts(name, *own);
+  const Owner owner = classify(facts);
+  if (auto s = check_down_allowed(facts, owner, other_state); !s) return s.error();
+  // Files are removed from this run's own lab directory only. The recorded one (with
+  // --other-state) only lends its pid files to find sshd processes, each checked to be that
+  // directory's sshd; its files are kept.
+  const std::vector<fs::path> dirs{*own};
+  std::vector<fs::path> pid_dirs{*own};
+  DownReport report;
+  if (facts.record_readable && !facts.recorded_is_dir) {
+    pid_dirs.push_back(facts.recorded_dir);
+    report.kept.push_back(fmt::format(
+        "{} (the lab directory of another state directory: its files are removed only from "
+        "there, with `{}`)",
+        facts.recorded_dir.string(), command_for_directory(name, facts.recorded_dir, "down")));
+  }
 
   // The lab's namespaces: cc-NAME-h1 .. cc-NAME-h16, and the UTS namespace files.
   std::vector<std::string> namespaces;
@@ -357,9 +377,8 @@ util::Result<DownReport> lab_down(remote::Executor& local, std::string_view name
   }
   ns_files.insert(ns_files.end(), uts_files.begin(), uts_files.end());
 
-  DownReport report;
   std::vector<std::string> failures;
-  stop_processes(ns_files, dirs, report, failures);
+  stop_processes(ns_files, pid_dirs, report, failures);
   remove_links(local, name, report, failures);
   remove_namespaces(local, namespaces, report, failures);
   remove_runtime(name, run, uts_files, report, failures);

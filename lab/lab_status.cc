@@ -1,4 +1,5 @@
-// `lab status`: lab.json plus a live look at each host's namespace, sshd and data mount.
+// `lab status`: lab.json plus a live look at each host's namespace, sshd and data mount; without
+// a lab.json here, owner.h tells another lab directory's lab from remains.
 #include <algorithm>
 #include <utility>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "lab/data.h"
 #include "lab/files.h"
 #include "lab/lab.h"
+#include "lab/owner.h"
 #include "lab/plan.h"
 #include "lab/system.h"
 #include "util/atomic_file.h"
@@ -26,20 +28,10 @@ util::Result<LabStatus> lab_status(std::string_view name, const fs::path& dir) {
   if (!resolved) return resolved.error();
   LabFiles files{*resolved};
   std::error_code ec;
-  if (!fs::exists(files.lab_json(), ec)) {
-    bool remains = fs::exists(runtime_dir(name), ec);
-    for (const auto& ns : sys::list_netns()) remains = remains || ns == netns_name(name, 1);
-    if (remains) {
-      return util::error(util::ExitCode::kUsage,
-                         fmt::format("lab '{}' is incomplete (no {}): an interrupted `lab up` "
-                                     "left remains; remove them with `clusterctl lab down "
-                                     "--name {}`",
-                                     name, files.lab_json().string(), name));
-    }
-    return util::error(util::ExitCode::kUsage,
-                       fmt::format("no lab named '{}' ({} does not exist); create it with "
-                                   "`clusterctl lab up --name {}`",
-                                   name, files.lab_json().string(), name));
+  // Whose lab it is (owner.h): a lab of another lab directory is named, not taken for remains.
+  const OwnerFacts facts = gather_owner_facts(name, files.dir);
+  if (const Owner owner = classify(facts); owner != Owner::kHere) {
+    return status_error(facts, owner, sys::is_root());
   }
   auto text = util::read_file(files.lab_json());
   if (!text) return text.error();

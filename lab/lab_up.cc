@@ -11,6 +11,7 @@
 #include "lab/data.h"
 #include "lab/files.h"
 #include "lab/lab.h"
+#include "lab/owner.h"
 #include "lab/plan.h"
 #include "lab/system.h"
 #include "util/atomic_file.h"
@@ -44,6 +45,20 @@ util::Status check_absent(remote::Executor& local, const LabFiles& files, std::s
                                    "`clusterctl lab down --name {}`",
                                    name, what, name));
   };
+  // Another lab directory's lab of this name (owner.h) is not this run's to remove: named, with
+  // how to reach it, and no advice to tear it down from here.
+  const OwnerFacts facts = gather_owner_facts(name, files.dir);
+  const Owner owner = classify(facts);
+  if (owner == Owner::kElsewhere || owner == Owner::kRemainsElsewhere) {
+    return util::error(
+        ExitCode::kUsage,
+        fmt::format("lab '{}' already exists on this machine, made for another lab directory, "
+                    "{} (lab names are machine-wide): choose another name, or reach that lab "
+                    "with `{}`",
+                    name, facts.recorded_dir.string(),
+                    command_for_directory(name, facts.recorded_dir, "status")));
+  }
+  if (owner == Owner::kUnknown) return status_error(facts, owner, sys::is_root());
   std::error_code ec;
   if (fs::exists(files.lab_json(), ec)) return exists(files.lab_json().string());
   for (const auto& ns : sys::list_netns()) {

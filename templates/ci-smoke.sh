@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A CI smoke check for any CI system (root on a Linux runner): bring up an emulated cluster,
 # discover it, verify the mesh, address the cables, run `clusterctl health --quick` with a JUnit
-# report, and always take the lab down again, whatever happened (trap on EXIT).
+# report, and always take the lab down again, whatever happened (trap on EXIT), once its own
+# `lab up` made it.
 #
 # Settings (environment):
 #   CLUSTERCTL      the clusterctl binary (default: clusterctl on PATH)
@@ -22,10 +23,16 @@ clusterctl_path=$(command -v "$CLUSTERCTL") || {
 }
 mkdir -p "$out"
 
+# Only a lab this run made is taken down: a `lab up` that failed rolled back what it made
+# itself, and one refused because lab $lab exists (another job's, another user's) must leave
+# that lab alone.
+made_lab=no
 down() {
   local rc=$?
-  echo "== lab down $lab"
-  "$CLUSTERCTL" lab down --name "$lab" || echo "ci-smoke: lab down failed (exit $?)" >&2
+  if [ "$made_lab" = yes ]; then
+    echo "== lab down $lab"
+    "$CLUSTERCTL" lab down --name "$lab" || echo "ci-smoke: lab down failed (exit $?)" >&2
+  fi
   exit "$rc"
 }
 trap down EXIT
@@ -36,6 +43,7 @@ step() {
 
 step "lab up --hosts $hosts --name $lab"
 "$CLUSTERCTL" lab up --hosts "$hosts" --name "$lab" >/dev/null
+made_lab=yes
 step "discover"
 "$CLUSTERCTL" --lab "$lab" discover -o "$out/cluster.json"
 step "verify-mesh"
