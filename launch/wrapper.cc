@@ -356,7 +356,7 @@ std::string describe_step(const std::vector<std::string>& argv) {
   if (argv.size() < 4 || argv[0] != "sh" || argv[1] != "-c") return {};
   auto arg = [&](size_t i) { return i < argv.size() ? argv[i] : std::string(); };
   if (argv[3] == "clusterctl-rank") {
-    return fmt::format("rank {}'s wrapper (in {})", arg(7), arg(5));
+    return fmt::format("rank {}'s wrapper", arg(7));
   }
   if (argv[3] != "clusterctl-job") return "a clusterctl script";
   const std::string_view text = std::string_view(argv[2]).substr(

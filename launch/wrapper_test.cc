@@ -358,7 +358,7 @@ TEST_CASE("wrapper: each script is described in a few words for messages, never 
   CHECK(describe_step(sweep_argv(dir)) == "the janitor's removal of " + dir);
   CHECK(describe_step(end_record_argv(dir, 3)) == "reading rank 3's end record in " + dir);
   WrapperArgs a{dir, 2, "", 30, "nonce", {"true"}, 10};
-  CHECK(describe_step(wrapper_argv(a)) == "rank 2's wrapper (in " + dir + ")");
+  CHECK(describe_step(wrapper_argv(a)) == "rank 2's wrapper");
   CHECK(describe_step({"true"}).empty());
 }
 
