@@ -1,10 +1,12 @@
 // `clusterctl jobs`, `clusterctl logs JOB [--rank R] [-f]`, `clusterctl stop JOB`: launched jobs
 // seen from any terminal, through their records (launch/job_state.h) and log files.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -31,17 +33,53 @@ using util::ExitCode;
 using namespace std::chrono_literals;
 
 // `jobs --gc`: the janitor on the chosen hosts (default: every host of this machine's job
-// records), as a launch to them runs it.
+// records), as a launch to them runs it. A record naming a host the inventory (or SSH config)
+// does not know, such as one of a job that never started, is skipped with one warning naming
+// it and the host: the other hosts are still cleaned, and only a host that could have been
+// cleaned and was not (no answer) makes the exit status non-zero.
 ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
                 const std::vector<launch::JobRecord>& jobs) {
   std::string spec = hosts_spec;
   if (spec.empty()) {
     std::set<std::string> names;
     for (const auto& j : jobs) names.insert(j.hosts.begin(), j.hosts.end());
-    for (const auto& n : names) spec += (spec.empty() ? "" : ",") + n;
-    if (spec.empty()) {
+    if (names.empty()) {
       fmt::print(stderr, "clusterctl jobs --gc: no job records name a host: give --hosts\n");
       return ExitCode::kUsage;
+    }
+    std::map<std::string, std::string> skipped;  // host -> why it is not known
+    for (const auto& n : names) {
+      auto unknown = unknown_hosts(ctx.global, {n});
+      if (!unknown) {
+        fmt::print(stderr, "clusterctl jobs --gc: {}\n", unknown.error().message);
+        return unknown.error().code;
+      }
+      if (unknown->empty()) {
+        spec += (spec.empty() ? "" : ",") + n;
+      } else {
+        skipped[n] = unknown->front();
+      }
+    }
+    for (const auto& j : jobs) {
+      std::vector<std::string> why;
+      std::set<std::string> seen;
+      for (const auto& h : j.hosts) {
+        auto it = skipped.find(h);
+        if (it != skipped.end() && seen.insert(h).second) why.push_back(it->second);
+      }
+      if (why.empty()) continue;
+      std::string text;
+      for (const auto& w : why) text += (text.empty() ? "" : "; ") + w;
+      fmt::print(stderr,
+                 "clusterctl jobs --gc: warning: job record {} ({}): {}: {} skipped (a job "
+                 "that never started there left nothing to clean; for another cluster's hosts "
+                 "give --lab NAME or --inventory FILE; or delete the record)\n",
+                 j.id, (launch::jobs_dir() / (j.id + ".json")).string(), text,
+                 why.size() == 1 ? "that host was" : "those hosts were");
+    }
+    if (spec.empty()) {
+      fmt::print("0 job directories of launchers that are gone removed\n");
+      return ExitCode::kOk;
     }
   }
   auto executors = make_executors(ctx.global, spec);
@@ -115,6 +153,13 @@ ExitCode run_jobs(const Context& ctx, bool gc, const std::string& gc_hosts) {
                j.exit_code ? std::to_string(*j.exit_code) : "-", j.world_size, j.started_at,
                j.logs);
   }
+  const bool any_failed = std::any_of(jobs.begin(), jobs.end(), [](const launch::JobRecord& j) {
+    const launch::JobState st = j.live_state();
+    return st == launch::JobState::kFailed || st == launch::JobState::kLost;
+  });
+  if (any_failed) {
+    fmt::print(stderr, "why a job failed: `clusterctl logs JOB` ends with its summary\n");
+  }
   return ExitCode::kOk;
 }
 
@@ -155,6 +200,64 @@ bool print_new(const launch::JobRecord& j, const std::vector<int>& ranks,
     }
   }
   return any;
+}
+
+// A last line without a newline, once the job has ended (nothing more will follow it).
+void flush_partial(const launch::JobRecord& j, const std::vector<int>& ranks,
+                   std::vector<std::string>& partial) {
+  for (size_t slot = 0; slot < partial.size(); ++slot) {
+    if (partial[slot].empty()) continue;
+    const int rank = ranks[slot / 2];
+    std::FILE* to = slot % 2 == 0 ? stdout : stderr;
+    const std::string prefix =
+        ranks.size() > 1 ? launch::rank_prefix(rank, j.hosts[static_cast<size_t>(rank)]) : "";
+    fmt::print(to, "{}{}\n", prefix, partial[slot]);
+    partial[slot].clear();
+  }
+  std::fflush(stdout);
+}
+
+// The end of a finished job's logs: its summary (LOGS/JOBID/summary.txt: the table and why it
+// failed, as launch printed it) on stderr, or, when there is none, what is known and why not.
+void show_outcome(const launch::JobRecord& j) {
+  const std::filesystem::path file = std::filesystem::path(j.logs) / "summary.txt";
+  const launch::JobState state = j.live_state();
+  std::ifstream f(file, std::ios::binary);
+  std::string text;
+  if (f) text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  if (state == launch::JobState::kLost) {
+    fmt::print(stderr,
+               "clusterctl logs: job {} is lost: its launcher (pid {}) ended without recording "
+               "the outcome (killed?); its ranks were ended by their watchdogs; `clusterctl jobs "
+               "--gc` removes what it left on the hosts\n",
+               j.id, j.pid);
+  } else if (!text.empty()) {
+    fmt::print(stderr, "{}{}", text, text.ends_with('\n') ? "" : "\n");
+  } else {
+    fmt::print(stderr,
+               "clusterctl logs: job {} {} (exit {}); its summary {} is missing, so the reason "
+               "is not known here\n",
+               j.id, launch::to_string(state), j.exit_code ? std::to_string(*j.exit_code) : "-",
+               file.string());
+  }
+  std::fflush(stderr);
+}
+
+// `logs -f`'s exit status once the job has ended: the job's own, as `launch` exited (0
+// succeeded; 4 a rank failed; 2 or 3 it never started; 130 interrupted); 4 for a job whose
+// launcher is gone without an outcome (lost). Never 0 for a job that did not succeed.
+ExitCode outcome_code(const launch::JobRecord& j) {
+  switch (j.live_state()) {
+    case launch::JobState::kSucceeded:
+      return ExitCode::kOk;
+    case launch::JobState::kInterrupted:
+      return ExitCode::kInterrupted;
+    case launch::JobState::kFailed:
+      if (j.exit_code && *j.exit_code != 0) return static_cast<ExitCode>(*j.exit_code);
+      return ExitCode::kJobFailed;
+    default:
+      return ExitCode::kJobFailed;
+  }
 }
 
 ExitCode run_logs(const LogsCli& o) {
@@ -205,14 +308,19 @@ ExitCode run_logs(const LogsCli& o) {
   std::vector<std::streamoff> offsets(ranks.size() * 2, 0);
   std::vector<std::string> partial(ranks.size() * 2);
   print_new(*j, ranks, offsets, partial);
-  while (o.follow && !util::interrupted()) {
+  launch::JobRecord last = *j;
+  while (o.follow && !util::interrupted() && last.live_state() == launch::JobState::kRunning) {
     auto now = launch::find_job(j->id);
-    bool over = !now || now->live_state() != launch::JobState::kRunning;
     std::this_thread::sleep_for(200ms);
     print_new(*j, ranks, offsets, partial);
-    if (over) break;
+    if (!now) break;  // its record was removed: nothing more to learn
+    last = std::move(*now);
   }
-  return util::interrupted() ? ExitCode::kInterrupted : ExitCode::kOk;
+  if (util::interrupted()) return ExitCode::kInterrupted;
+  if (last.live_state() == launch::JobState::kRunning) return ExitCode::kOk;  // no -f
+  flush_partial(*j, ranks, partial);
+  show_outcome(last);
+  return o.follow ? outcome_code(last) : ExitCode::kOk;
 }
 
 ExitCode run_stop(const std::string& id) {
@@ -275,14 +383,20 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
                  "from this machine left on hosts when they were killed, and say which");
   jobs->add_option("--hosts", jo->hosts,
                    "With --gc: the hosts to clean (as for exec; default: every host named in "
-                   "this machine's job records)");
+                   "this machine's job records, skipping with a warning a record's host that "
+                   "the inventory or SSH config does not know)");
   jobs->callback([&ctx, jo] { ctx.action = [&ctx, jo] { return run_jobs(ctx, jo->gc, jo->hosts); }; });
 
   auto lo = std::make_shared<LogsCli>();
-  CLI::App* logs = app.add_subcommand("logs", "Show a job's rank output from its log files");
+  CLI::App* logs = app.add_subcommand(
+      "logs",
+      "Show a job's rank output from its log files; a job that has ended ends with its "
+      "summary (why it failed) on stderr");
   logs->add_option("job", lo->job, "Job id, or a job name (its newest run)")->required();
   logs->add_option("--rank", lo->rank, "Only this rank, without prefix");
-  logs->add_flag("-f,--follow", lo->follow, "Keep printing new lines until the job ends");
+  logs->add_flag("-f,--follow", lo->follow,
+                 "Keep printing new lines until the job ends, then its summary; exit as the job "
+                 "did: 0 succeeded, 4 failed (2 or 3: it never started), 130 interrupted, 4 lost");
   logs->callback([&ctx, lo] { ctx.action = [lo] { return run_logs(*lo); }; });
 
   auto id = std::make_shared<std::string>();

@@ -1,7 +1,9 @@
 // `clusterctl launch JOB.yaml`: start a job on every host, stream its output, end it cleanly
 // (launch/runner.h). Exit 0 only when every rank exited 0; 4 otherwise (summary table on
-// stderr); 130 after Ctrl-C; 2 for a bad job file; 3 when a host cannot be set up (or a local
-// upload is missing); a failed preflight exits with its own code (1, or 3).
+// stderr); 130 after Ctrl-C; 2 for a bad job file or a host it names that the inventory (or
+// SSH config) does not know; 3 when a known host cannot be set up (or a local upload is
+// missing); a failed preflight exits with its own code (1, or 3). With --detach, every check
+// that needs no host set up runs before the job id is printed, with the same codes.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -158,6 +160,28 @@ util::Status check_hostfile_cabling(const Context& ctx, const launch::JobSpec& s
   return {};
 }
 
+// Every host of the job is one the inventory (or, without one, the SSH config or DNS) knows,
+// before anything is recorded, detached or connected: an unknown name is a mistake in the job
+// file (or in --lab / --inventory / -F), exit 2 with or without an inventory, in the foreground
+// and with --detach alike.
+util::Status check_hosts_known(const launch::JobSpec& spec, const Placement& p) {
+  auto unknown = unknown_hosts(p.global, p.names);
+  if (!unknown) return unknown.error();
+  if (unknown->empty()) return {};
+  const std::string where = !spec.hosts.empty() || !spec.cluster
+                                ? std::string("`hosts:`")
+                                : fmt::format("`cluster: {}`", spec.cluster->value);
+  std::string msg = fmt::format("{}: {} names {} clusterctl does not know:",
+                                spec.source.string(), where,
+                                unknown->size() == 1 ? "a host" : "hosts");
+  for (const auto& u : *unknown) msg += "\n  " + u;
+  msg += fmt::format(
+      "\nnothing was started; fix the name in {} or choose the cluster that has it (--lab NAME, "
+      "--inventory FILE, -F SSH_CONFIG)",
+      where);
+  return util::error(ExitCode::kUsage, msg);
+}
+
 // Every `upload:` source is a readable local file, before anything else happens: a host cannot
 // be set up without it (exit 3, as for any host set-up failure; README "Launching a job").
 util::Status check_uploads(const launch::JobSpec& spec) {
@@ -271,6 +295,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   if (auto st = check_uploads(*spec); !st) return fail(st.error());
   auto placement = place(ctx.global, *spec);
   if (!placement) return fail(placement.error());
+  if (auto st = check_hosts_known(*spec, *placement); !st) return fail(st.error());
   launch::MpiLaunch mpi;
   if (spec->runtime == launch::Runtime::kMpi) {
     auto m = mpi_settings(*spec, *placement);
@@ -291,6 +316,8 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   plan.hosts = placement->hosts;
   plan.mlx = placement->mlx;
   plan.token = util::random_hex(32);
+  plan.coordinator_from = fmt::format("`coordinator_port:` in {} (now {})", spec->source.string(),
+                                      spec->coordinator_port);
   plan.env = spec->env;
   plan.secrets = std::move(*secrets);
   if (placement->state && plan.runtime == launch::Runtime::kClusterComm) {
@@ -401,16 +428,17 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
               : code == ExitCode::kInterrupted ? launch::JobState::kInterrupted
                                                : launch::JobState::kFailed;
   // The job itself is over: a record or summary that cannot be written is a warning, never a
-  // change of the job's exit code. (With --detach, stderr is /dev/null by now.)
+  // change of the job's exit code. (With --detach, stderr is /dev/null by now.) The summary
+  // comes first: `logs -f` shows it as soon as the final record says the job has ended.
+  if (auto st = util::write_file_atomic(run_logs / "summary.txt", summary); !st) {
+    fmt::print(stderr, "clusterctl launch: warning: the summary was not saved to {}: {}\n",
+               (run_logs / "summary.txt").string(), st.error().message);
+  }
   if (auto st = launch::save_job(rec); !st) {
     fmt::print(stderr,
                "clusterctl launch: warning: job {}'s final record was not saved to {}: {}; "
                "`clusterctl jobs` may show it as lost\n",
                rec.id, (launch::jobs_dir() / (rec.id + ".json")).string(), st.error().message);
-  }
-  if (auto st = util::write_file_atomic(run_logs / "summary.txt", summary); !st) {
-    fmt::print(stderr, "clusterctl launch: warning: the summary was not saved to {}: {}\n",
-               (run_logs / "summary.txt").string(), st.error().message);
   }
   std::fflush(stdout);
   if (!o.detach) fmt::print(stderr, "{}", summary);
@@ -434,8 +462,9 @@ void add_launch_command(CLI::App& app, Context& ctx) {
                 "With `cluster: hostfile:FILE`: launch without first comparing the hostfile's "
                 "rank order and devices with the cabling its hosts report");
   cmd->add_flag("--detach", o->detach,
-                "Run in the background: print the job id and return; see `clusterctl jobs`, "
-                "`logs JOB -f`, `stop JOB`");
+                "Run in the background: check the job file, uploads and hosts as launch does "
+                "(same errors and exit codes), then print the job id and return; see "
+                "`clusterctl jobs`, `logs JOB -f` (exits as the job did), `stop JOB`");
   cmd->callback([&ctx, o] { ctx.action = [&ctx, o] { return run_launch(ctx, *o); }; });
 }
 

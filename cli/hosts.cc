@@ -129,4 +129,24 @@ std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_
   };
 }
 
+util::Result<std::vector<std::string>> unknown_hosts(const GlobalOptions& g,
+                                                     const std::vector<std::string>& names) {
+  auto inv = selected_inventory(g);
+  if (!inv) return inv.error();
+  std::vector<std::string> unknown;
+  if (!g.replay.empty()) return unknown;  // a recording answers for whatever it holds
+  const remote::Inventory* inventory = inv->has_value() ? &**inv : nullptr;
+  const remote::SshOptions options = ssh_options(g, inventory);
+  for (const auto& name : names) {
+    if (inventory != nullptr) {
+      if (auto h = remote::select_hosts(*inventory, name); !h) unknown.push_back(h.error().message);
+    } else if (name != "local") {
+      if (auto st = remote::check_destination(name, options); !st) {
+        unknown.push_back(st.error().message);
+      }
+    }
+  }
+  return unknown;
+}
+
 }  // namespace cc::cli

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -38,5 +39,13 @@ util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_executors(
 /// job. `g` and `names` must outlive the factory.
 std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_connector(
     const GlobalOptions& g, const std::vector<std::string>& names);
+
+/// Whether each of `names` is a host make_executors can reach, checked without connecting:
+/// with an inventory, it must be one of its hosts (remote::select_hosts' "did you mean");
+/// without one, an SSH destination that exists (remote::check_destination: a Host entry of the
+/// SSH config or a host name; "local" always). Returns one message per unknown name (empty:
+/// all known); an error (kUsage) only when the inventory itself cannot be selected or read.
+util::Result<std::vector<std::string>> unknown_hosts(const GlobalOptions& g,
+                                                     const std::vector<std::string>& names);
 
 }  // namespace cc::cli

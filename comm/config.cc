@@ -73,6 +73,7 @@ void from_mlx_hostfile(Config& c, const char* path) {
   c.topology = Topology::kRing;
   c.listen = hosts[static_cast<size_t>(c.rank)];
   c.coordinator = hosts[0][0];
+  c.coordinator_from = "MLX_HOSTFILE";
   c.connections_per_peer = static_cast<int>(hosts[0].size());
 }
 
@@ -128,6 +129,7 @@ void from_mlx_jaccl(Config& c, const char* path, const GetEnv& env, bool set_siz
     throw bad("MLX_JACCL_COORDINATOR", "must be set (ip:port of rank 0) with MLX_IBV_DEVICES");
   }
   c.coordinator = coord;
+  c.coordinator_from = "MLX_JACCL_COORDINATOR";
   c.topology = (env("MLX_JACCL_RING") != nullptr || (ring_only && c.size > 3)) ? Topology::kRing
                                                                                : Topology::kMesh;
 }
@@ -172,7 +174,10 @@ Config config_from_env(const GetEnv& getenv_in) {
     if (s == nullptr) throw bad("CLUSTERCOMM_SIZE", "must be set with CLUSTERCOMM_RANK");
     c.size = static_cast<int>(to_int("CLUSTERCOMM_SIZE", s, 1, 1 << 20));
     if (c.rank >= c.size) throw bad("CLUSTERCOMM_RANK", "must be below CLUSTERCOMM_SIZE");
-    if (const char* co = get("CLUSTERCOMM_COORDINATOR")) c.coordinator = co;
+    if (const char* co = get("CLUSTERCOMM_COORDINATOR")) {
+      c.coordinator = co;
+      c.coordinator_from = "CLUSTERCOMM_COORDINATOR";
+    }
     if (const char* dev = get("MLX_IBV_DEVICES")) from_mlx_jaccl(c, dev, env, false);
   } else if (const char* m = get("MLX_RANK")) {
     c.rank = static_cast<int>(to_int("MLX_RANK", m, 0, 1 << 20));
@@ -184,7 +189,15 @@ Config config_from_env(const GetEnv& getenv_in) {
       throw bad("MLX_RANK", "is set but neither MLX_HOSTFILE nor MLX_IBV_DEVICES is");
     }
     if (c.rank >= c.size) throw bad("MLX_RANK", "must be below the world size");
-    if (const char* co = get("CLUSTERCOMM_COORDINATOR")) c.coordinator = co;
+    if (const char* co = get("CLUSTERCOMM_COORDINATOR")) {
+      c.coordinator = co;
+      c.coordinator_from = "CLUSTERCOMM_COORDINATOR";
+    }
+  }
+  // A launcher that set the coordinator from its own settings names them, so that messages
+  // point there rather than at a variable the operator never set.
+  if (const char* v = get("CLUSTERCOMM_COORDINATOR_FROM"); v != nullptr && !c.coordinator.empty()) {
+    c.coordinator_from = v;
   }
   if (c.size > 1 && c.coordinator.empty()) {
     throw bad("CLUSTERCOMM_COORDINATOR", "must be set (ip:port of rank 0) when the size is > 1");

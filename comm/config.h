@@ -88,6 +88,11 @@ struct Config {
   /// its peers connect to its `listen` addresses, as for every rank. Port 0 (rank 0 only,
   /// with on_coordinator_listening set): listen on a port the kernel picks, reported there.
   std::string coordinator;
+  /// Where `coordinator` was set, named in the messages that say to change it: "" (in code:
+  /// Config::coordinator), or what config_from_env read it from: "CLUSTERCOMM_COORDINATOR",
+  /// "MLX_JACCL_COORDINATOR", "MLX_HOSTFILE", or what a launcher that set it says in
+  /// CLUSTERCOMM_COORDINATOR_FROM (clusterctl launch: "`coordinator_port:` in JOB.yaml").
+  std::string coordinator_from;
   /// Rank 0 only; empty by default. Called once, on the thread constructing the Communicator,
   /// as soon as rank 0's coordinator listens (before it waits for the other ranks), with the
   /// TCP port it listens on (1..65535): the port of `coordinator`, or the one the kernel chose

@@ -61,6 +61,18 @@ TEST_CASE("CLUSTERCOMM_* variables") {
   CHECK(c.topology == Topology::kRing);
 }
 
+TEST_CASE("where the coordinator came from: the variable, or what the launcher says") {
+  const std::map<std::string, std::string> base{{"CLUSTERCOMM_RANK", "0"},
+                                                {"CLUSTERCOMM_SIZE", "2"},
+                                                {"CLUSTERCOMM_COORDINATOR", "10.0.0.1:5000"}};
+  CHECK(config_from_env(env_of(base)).coordinator_from == "CLUSTERCOMM_COORDINATOR");
+  auto launched = base;
+  launched["CLUSTERCOMM_COORDINATOR_FROM"] = "`coordinator_port:` in job.yaml (now 5000)";
+  CHECK(config_from_env(env_of(launched)).coordinator_from ==
+        "`coordinator_port:` in job.yaml (now 5000)");
+  CHECK(config_from_env(env_of({})).coordinator_from.empty());
+}
+
 TEST_CASE("malformed variables name themselves") {
   CHECK_THROWS_WITH_AS(config_from_env(env_of({{"CLUSTERCOMM_RANK", "x"}})),
                        doctest::Contains("CLUSTERCOMM_RANK"), Error);

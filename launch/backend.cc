@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "launch/wrapper.h"
 #include "remote/fan_out.h"
 
 namespace cc::launch {
@@ -184,6 +185,7 @@ std::optional<remote::CommandResult> ControlHosts::run_on(size_t h, std::vector<
   ro.timeout = timeout;
   ro.cancelled = [] { return false; };
   std::lock_guard<std::mutex> lock(run_mu_[h]);
+  ro.what = describe_step(argv);
   auto r = execs_[h]->run(remote::Command{std::move(argv)}, ro);
   if (lose && (!r || r->timed_out)) lost_[h] = true;
   if (!r) return std::nullopt;
@@ -249,7 +251,9 @@ std::vector<std::string> ControlHosts::on_every_host(
         ro.timeout = timeout_;
         ro.cancelled = [] { return false; };
         std::lock_guard<std::mutex> lock(run_mu_[i]);
-        auto r = execs_[i]->run(remote::Command{argv(i)}, ro);
+        std::vector<std::string> cmd = argv(i);
+        ro.what = describe_step(cmd);
+        auto r = execs_[i]->run(remote::Command{std::move(cmd)}, ro);
         if (!r) {
           problems[i] = r.error().message;
           lost_[i] = true;

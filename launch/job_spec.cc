@@ -40,6 +40,7 @@ bool escapes_job_dir(const std::string& dest) {
 const std::vector<std::string> kLaunchEnv = {"CLUSTERCOMM_RANK",
                                              "CLUSTERCOMM_SIZE",
                                              "CLUSTERCOMM_COORDINATOR",
+                                             "CLUSTERCOMM_COORDINATOR_FROM",
                                              "CLUSTERCOMM_TOKEN",
                                              "CLUSTERCOMM_LISTEN",
                                              "CLUSTERCOMM_PEER_ADDRS",

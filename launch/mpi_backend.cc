@@ -36,7 +36,10 @@ class MpirunSession {
     if (!ex) {
       problem = ex.error().message;
     } else {
-      auto res = (*ex)->run(remote::Command{wrapper_argv(wrapper_args())}, run_options());
+      std::vector<std::string> argv = wrapper_argv(wrapper_args());
+      remote::RunOptions ro = run_options();
+      ro.what = describe_step(argv);
+      auto res = (*ex)->run(remote::Command{std::move(argv)}, ro);
       if (!res) {
         problem = res.error().message;
       } else if (res->timed_out) {

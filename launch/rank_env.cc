@@ -138,6 +138,9 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
           "CLUSTERCOMM_COORDINATOR",
           fmt::format("{}:{}", h0.address.empty() ? h0.name : h0.address, plan.coordinator_port));
       env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
+      if (!plan.coordinator_from.empty()) {
+        env.emplace_back("CLUSTERCOMM_COORDINATOR_FROM", plan.coordinator_from);
+      }
       if (!plan.routes.empty()) {
         const size_t me = plan.host_of(rank);
         std::string addrs;
@@ -167,11 +170,17 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
       // MLX ignores it; a libclustercomm program reading MLX's variables needs it to form a
       // world across hosts (comm/README.md, "Token").
       env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
+      if (!plan.coordinator_from.empty()) {
+        env.emplace_back("CLUSTERCOMM_COORDINATOR_FROM", plan.coordinator_from);
+      }
       break;
     case Runtime::kMlxRing:
       env.emplace_back("MLX_RANK", r);
       env.emplace_back("MLX_HOSTFILE", job_dir + "/" + kRingHostfile);
       env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
+      if (!plan.coordinator_from.empty()) {
+        env.emplace_back("CLUSTERCOMM_COORDINATOR_FROM", plan.coordinator_from);
+      }
       break;
     case Runtime::kMpi:
     case Runtime::kNone:

@@ -54,6 +54,10 @@ struct WorldPlan {
   std::vector<LaunchHost> hosts;
   std::optional<provision::MlxHostfile> mlx;   // required for the mlx-* runtimes
   std::string token;                           // CLUSTERCOMM_TOKEN
+  /// CLUSTERCOMM_COORDINATOR_FROM (runtimes clustercomm and mlx-*): where the coordinator's
+  /// port was chosen ("`coordinator_port:` in JOB.yaml"), so that libclustercomm's messages
+  /// point there and not at a variable the operator never set; "" : not set.
+  std::string coordinator_from;
   std::map<std::string, std::string> env;      // the job's env
   std::map<std::string, std::string> secrets;  // secret_env, resolved
   /// clustercomm: routes[a][b] = "A_ADDR>B_ADDR", host a's and host b's IPv4 addresses on their

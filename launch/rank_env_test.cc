@@ -47,6 +47,19 @@ TEST_CASE("rank_env: clustercomm gets rank, size, rank 0's address and the token
   CHECK(runtime_files(p).empty());
 }
 
+TEST_CASE("rank_env: the coordinator's origin reaches the ranks, so messages name the job file") {
+  WorldPlan p;
+  p.hosts = {{"h1", "10.9.0.1", ""}, {"h2", "10.9.0.2", ""}};
+  p.token = "t0k";
+  CHECK(get(rank_env(p, 1, "/tmp/j"), "CLUSTERCOMM_COORDINATOR_FROM") == "<unset>");
+  p.coordinator_from = "`coordinator_port:` in job.yaml (now 32323)";
+  CHECK(get(rank_env(p, 1, "/tmp/j"), "CLUSTERCOMM_COORDINATOR_FROM") == p.coordinator_from);
+  p.runtime = Runtime::kMlxRing;
+  p.mlx = mesh3();
+  p.hosts.push_back({"h3", "10.9.0.3", ""});
+  CHECK(get(rank_env(p, 1, "/tmp/j"), "CLUSTERCOMM_COORDINATOR_FROM") == p.coordinator_from);
+}
+
 TEST_CASE("rank_env: mlx-jaccl as mlx.launch: MLX_RANK, device file, coordinator, envs") {
   WorldPlan p;
   p.runtime = Runtime::kMlxJaccl;

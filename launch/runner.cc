@@ -27,6 +27,7 @@ util::Status setup_step(remote::Executor& ex, std::vector<std::string> argv,
   ro.timeout = timeout;
   ro.cancelled = [] { return false; };
   ro.stdin_data = std::move(stdin_data);
+  ro.what = describe_step(argv);
   auto r = ex.run(remote::Command{std::move(argv)}, ro);
   if (!r) return r.error();
   if (r->exit_status != 0 || r->timed_out) {
@@ -56,6 +57,8 @@ util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPl
       if (!ec) mode = static_cast<unsigned>(st.permissions()) & 07777;
     }
     if (auto st = ex.upload(up.src, dest, mode, timeout); !st) {
+      // Ctrl-C is no fault of the job file's: no hint about `upload:` then.
+      if (st.error().code == ExitCode::kInterrupted) return st;
       return util::error(st.error().code, fmt::format("{} (upload {} of {}; check `upload:` in {})",
                                                       st.error().message, up.src.string(),
                                                       ex.host(), spec.source.string()));
@@ -92,6 +95,7 @@ struct SetUp {
   std::vector<std::unique_ptr<remote::Executor>> control;
   std::vector<std::string> problems;
   ExitCode code = ExitCode::kOk;
+  bool interrupted = false;  // a step gave up on Ctrl-C (kInterrupted)
 };
 
 SetUp set_up_hosts(const JobSpec& spec, const WorldPlan& plan, OutputMux& output,
@@ -126,6 +130,7 @@ SetUp set_up_hosts(const JobSpec& spec, const WorldPlan& plan, OutputMux& output
       if (!st) {
         std::lock_guard<std::mutex> lock(mu);
         out.problems[h] = st.error().message;
+        if (st.error().code == ExitCode::kInterrupted) out.interrupted = true;
         if (out.code == ExitCode::kOk || st.error().code == ExitCode::kUnreachable) {
           out.code = st.error().code;
         }
@@ -151,6 +156,7 @@ std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::mill
   remote::RunOptions ro;
   ro.timeout = timeout;
   ro.cancelled = [] { return false; };
+  ro.what = describe_step(leftovers_argv());
   auto listed = ex.run(remote::Command{leftovers_argv()}, ro);
   std::vector<std::string> removed;
   if (!listed || listed->timed_out || listed->exit_status != 0) return removed;
@@ -162,6 +168,7 @@ std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::mill
     const size_t sp = line.find(' ');
     if (sp == std::string_view::npos || !launcher_gone(line.substr(sp + 1))) continue;
     const std::string dir(line.substr(0, sp));
+    ro.what = describe_step(sweep_argv(dir));
     auto r = ex.run(remote::Command{sweep_argv(dir)}, ro);
     if (r && !r->timed_out && r->out.starts_with("removed")) removed.push_back(ex.host() + ":" + dir);
   }
@@ -203,7 +210,12 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   ControlHosts control(std::move(setup.control), opts.control_timeout);
   if (!setup.problems.empty() || util::interrupted()) {
     control.on_every_host([&](size_t h) { return cleanup_argv(dir_of(h)); });
-    if (setup.problems.empty()) return util::error(ExitCode::kInterrupted, "interrupted");
+    // Ctrl-C while the hosts were set up (an upload or a connection cut short by it): the
+    // hosts' failures are its doing, so say only that it was interrupted.
+    if (setup.problems.empty() || setup.interrupted || util::interrupted()) {
+      return util::error(ExitCode::kInterrupted,
+                         "interrupted while the hosts were set up: no rank was started");
+    }
     std::string msg = "the job did not start: a host could not be set up:";
     for (const auto& p : setup.problems) msg += "\n  " + p;
     return util::error(setup.code, msg);

@@ -15,6 +15,7 @@
 
 #include "remote/local_executor.h"
 #include "util/atomic_file.h"
+#include "util/interrupt.h"
 
 #include <unistd.h>
 
@@ -59,6 +60,7 @@ struct LocalJob {
   std::function<void(const std::string&)> status;
   fs::path logs = fs::temp_directory_path() / ("cc-runner-test-" + random_hex(4));
   std::string id = "t" + random_hex(6);
+  ExecutorFactory connect;  // empty: LocalExecutor "local0", "local1", ...
   ~LocalJob() { fs::remove_all(logs); }
 
   cc::util::Result<JobOutcome> run(const JobSpec& spec, int hosts) {
@@ -80,12 +82,12 @@ struct LocalJob {
     ro.job_id = id;
     ro.clock = &clock;
     ro.status = status;
-    ExecutorFactory connect =
+    ExecutorFactory local =
         [](size_t h) -> cc::util::Result<std::unique_ptr<cc::remote::Executor>> {
       return std::unique_ptr<cc::remote::Executor>(
           std::make_unique<cc::remote::LocalExecutor>("local" + std::to_string(h)));
     };
-    return run_job(spec, plan, **mux, connect, ro);
+    return run_job(spec, plan, **mux, connect ? connect : local, ro);
   }
   // Any job directory of this job's runs (JOBID-RANDOM-hH, or -mpirun) still in /tmp.
   std::vector<std::string> dirs() const {
@@ -183,6 +185,50 @@ TEST_CASE("runner: uploads land in the job directory, the rank's working directo
   CHECK(out->code == cc::util::ExitCode::kOk);
   CHECK(*cc::util::read_file(job.logs / "rank-0.out") == "payload\n");
   CHECK_FALSE(job.dirs_left(1));
+}
+
+namespace {
+// A LocalExecutor whose upload is cut short by Ctrl-C, as SshExecutor's is.
+class InterruptedUpload final : public cc::remote::Executor {
+ public:
+  explicit InterruptedUpload(std::string host) : local_(host), host_(std::move(host)) {}
+  const std::string& host() const override { return host_; }
+  cc::util::Result<cc::remote::CommandResult> run(const cc::remote::Command& cmd,
+                                                  const cc::remote::RunOptions& opts) override {
+    return local_.run(cmd, opts);
+  }
+  cc::util::Status upload(const fs::path& local, const std::string&, unsigned,
+                          std::chrono::milliseconds) override {
+    cc::util::set_interrupted(true);
+    return cc::util::error(cc::util::ExitCode::kInterrupted,
+                           fmt::format("{}: interrupted; upload of {} stopped", host_,
+                                       local.string()));
+  }
+
+ private:
+  cc::remote::LocalExecutor local_;
+  std::string host_;
+};
+}  // namespace
+
+TEST_CASE("runner: Ctrl-C during an upload says interrupted, not a host or job file problem") {
+  auto src = fs::temp_directory_path() / ("cc-upload-" + random_hex(4));
+  REQUIRE(cc::util::write_file_atomic(src, "payload\n", 0600).ok());
+  JobSpec spec = spec_of(fmt::format("name: upl\nhosts: [a, b]\ncommand: [true]\n"
+                                     "upload: [{{src: {}, dest: data.txt}}]\n",
+                                     src.string()));
+  LocalJob job;
+  job.connect = [](size_t h) -> cc::util::Result<std::unique_ptr<cc::remote::Executor>> {
+    return std::unique_ptr<cc::remote::Executor>(
+        std::make_unique<InterruptedUpload>("local" + std::to_string(h)));
+  };
+  auto out = job.run(spec, 2);
+  cc::util::set_interrupted(false);
+  fs::remove(src);
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.error().code == cc::util::ExitCode::kInterrupted);
+  CHECK(out.error().message == "interrupted while the hosts were set up: no rank was started");
+  CHECK_FALSE(job.dirs_left(2));
 }
 
 namespace {

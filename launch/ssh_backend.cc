@@ -34,7 +34,10 @@ class RankSession {
       finish(-1, ex.error().message);
       return;
     }
-    auto res = (*ex)->run(remote::Command{wrapper_argv(wrapper_args())}, run_options());
+    std::vector<std::string> argv = wrapper_argv(wrapper_args());
+    remote::RunOptions ro = run_options();
+    ro.what = describe_step(argv);
+    auto res = (*ex)->run(remote::Command{std::move(argv)}, ro);
     if (!res) {
       ctx_.control.mark_lost(host_);  // teardown does not wait for it
       finish(-1, fmt::format("connection lost: host {} lost: {}", ctx_.plan.hosts[host_].name,
@@ -89,6 +92,7 @@ class RankSession {
     remote::RunOptions q;
     q.timeout = 5s;
     q.cancelled = [] { return false; };
+    q.what = describe_step(end_record_argv(dir_, rank_));
     auto rec = ex.run(remote::Command{end_record_argv(dir_, rank_)}, q);
     auto how = rec && rec->exit_status == 0 ? parse_end_record(rec->out) : std::nullopt;
     return how.value_or(true);

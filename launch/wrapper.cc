@@ -248,6 +248,8 @@ done
 rm -rf "$g"
 echo removed)SH";
 
+constexpr std::string_view kEndRecord = R"SH(cat "$1/end-$2" 2>/dev/null; exit 0)SH";
+
 std::vector<std::string> script(std::string_view text, std::vector<std::string> args) {
   std::vector<std::string> argv{"sh", "-c", std::string(kTrust) + std::string(text),
                                 "clusterctl-job"};
@@ -346,7 +348,27 @@ std::string_view waiter_perl() {
 }
 
 std::vector<std::string> end_record_argv(const std::string& job_dir, int rank) {
-  return script(R"SH(cat "$1/end-$2" 2>/dev/null; exit 0)SH", {job_dir, std::to_string(rank)});
+  return script(kEndRecord, {job_dir, std::to_string(rank)});
+}
+
+std::string describe_step(const std::vector<std::string>& argv) {
+  // script(): {"sh", "-c", TEXT, "clusterctl-job", ARGS...}; wrapper_argv: "clusterctl-rank".
+  if (argv.size() < 4 || argv[0] != "sh" || argv[1] != "-c") return {};
+  auto arg = [&](size_t i) { return i < argv.size() ? argv[i] : std::string(); };
+  if (argv[3] == "clusterctl-rank") {
+    return fmt::format("rank {}'s wrapper", arg(7));
+  }
+  if (argv[3] != "clusterctl-job") return "a clusterctl script";
+  const std::string_view text = std::string_view(argv[2]).substr(
+      argv[2].starts_with(kTrust) ? kTrust.size() : 0);
+  if (text == kSetup) return "creating the job directory " + arg(4);
+  if (text == kWriteFile) return "writing " + arg(4);
+  if (text == kSignal) return fmt::format("SIG{} to the ranks of {}", arg(5), arg(4));
+  if (text == kCleanup) return "the cleanup of " + arg(4);
+  if (text == kLeftovers) return "the janitor's list of job directories";
+  if (text == kSweep) return "the janitor's removal of " + arg(4);
+  if (text == kEndRecord) return fmt::format("reading rank {}'s end record in {}", arg(5), arg(4));
+  return "a clusterctl script";
 }
 
 std::optional<bool> parse_end_record(std::string_view text) {

@@ -110,6 +110,13 @@ std::string_view trust_functions();
 std::string_view waiter_perl();
 /// A script that prints rank `rank`'s end record (JOBDIR/end-R), or nothing.
 std::vector<std::string> end_record_argv(const std::string& job_dir, int rank);
+/// What one of the scripts above is for, in a few words, for messages in place of its text
+/// ("rank 2's wrapper", "the cleanup of JOBDIR", "SIGTERM to the ranks of JOBDIR");
+/// "" for an argv that is none of them. Every run of one sets it as remote::RunOptions::what,
+/// so a connection lost while it runs reads "lost while running the cleanup of JOBDIR", never
+/// with shell code.
+std::string describe_step(const std::vector<std::string>& argv);
+
 /// The end record "exit N" / "signal N": true for a death by signal, false for an exit;
 /// nullopt for anything else (no record).
 std::optional<bool> parse_end_record(std::string_view text);

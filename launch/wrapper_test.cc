@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -12,6 +13,7 @@
 
 #include "remote/local_executor.h"
 #include "util/atomic_file.h"
+#include "util/interrupt.h"
 #include "util/process.h"
 
 using namespace cc::launch;
@@ -344,4 +346,31 @@ TEST_CASE("wrapper: launcher records tell a gone launcher from a live or foreign
   CHECK_FALSE(launcher_gone("another-host-xyz 1 t job"));
   CHECK_FALSE(launcher_gone(""));
   CHECK_FALSE(launcher_gone(cc::util::host_name() + " notapid t job"));
+}
+
+TEST_CASE("wrapper: each script is described in a few words for messages, never by its code") {
+  const std::string dir = "/tmp/clusterctl-job-j-1-h0";
+  CHECK(describe_step(setup_argv(dir, "rec")) == "creating the job directory " + dir);
+  CHECK(describe_step(cleanup_argv(dir)) == "the cleanup of " + dir);
+  CHECK(describe_step(signal_argv(dir, "TERM")) == "SIGTERM to the ranks of " + dir);
+  CHECK(describe_step(write_file_argv(dir + "/f")) == "writing " + dir + "/f");
+  CHECK(describe_step(leftovers_argv()) == "the janitor's list of job directories");
+  CHECK(describe_step(sweep_argv(dir)) == "the janitor's removal of " + dir);
+  CHECK(describe_step(end_record_argv(dir, 3)) == "reading rank 3's end record in " + dir);
+  WrapperArgs a{dir, 2, "", 30, "nonce", {"true"}, 10};
+  CHECK(describe_step(wrapper_argv(a)) == "rank 2's wrapper");
+  CHECK(describe_step({"true"}).empty());
+}
+
+TEST_CASE("wrapper: a step cut short is named by its description, not its shell code") {
+  cc::remote::LocalExecutor local("local");
+  cc::remote::RunOptions ro;
+  ro.what = describe_step(cleanup_argv("/tmp/clusterctl-job-nonexistent-h0"));
+  ro.timeout = std::chrono::seconds(10);
+  cc::util::set_interrupted(true);
+  auto r = local.run(cc::remote::Command{{"sleep", "5"}}, ro);
+  cc::util::set_interrupted(false);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message ==
+        "local: interrupted; the cleanup of /tmp/clusterctl-job-nonexistent-h0 was killed");
 }

@@ -30,6 +30,10 @@ struct Command {
 };
 
 struct RunOptions {
+  /// What the command is for, in a few words ("rank 2's wrapper", "the cleanup of /tmp/x"),
+  /// shown in error messages instead of the command line (which may be a long internal
+  /// script). Empty: the command line, shortened.
+  std::string what;
   /// Limit for the whole command, from start to exit status (default 30 s). On expiry the
   /// remote process is signalled (KILL), and the result has timed_out = true.
   std::chrono::milliseconds timeout{30'000};

@@ -276,7 +276,8 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
       ::kill(-pid, SIGKILL);
       if (!exited) ::waitpid(pid, &status, 0);
       return util::error(ExitCode::kInterrupted,
-                         fmt::format("{}: interrupted; `{}` was killed", host_, args[0]));
+                         fmt::format("{}: interrupted; {} was killed", host_,
+                                     opts.what.empty() ? "`" + args[0] + "`" : opts.what));
     }
     auto now = Clock::now();
     if (now >= deadline) {

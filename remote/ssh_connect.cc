@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <libssh/libssh.h>
+#include <netdb.h>
 #include <poll.h>
 
 #include "remote/ssh_session.h"
@@ -276,6 +277,71 @@ util::Status SshExecutor::connect() {
   host_key_ = key.fingerprint.starts_with("SHA256:") ? key.fingerprint : "";
   session->broken = false;
   session_ = std::move(session);
+  return {};
+}
+
+}  // namespace cc::remote
+
+namespace cc::remote {
+
+util::Status check_destination(const std::string& destination, const SshOptions& options) {
+  ssh_session s = ssh_new();
+  if (s == nullptr) return {};  // nothing to learn here; connecting will say what is wrong
+  struct Free {
+    ssh_session s;
+    ~Free() { ssh_free(s); }
+  } free_it{s};
+  const std::string config = options.config_file ? options.config_file->string()
+                                                 : std::string("~/.ssh/config");
+  if (ssh_options_set(s, SSH_OPTIONS_HOST, destination.c_str()) != SSH_OK) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("'{}' is not a valid SSH destination (expected HOST or "
+                                   "USER@HOST)",
+                                   destination));
+  }
+  std::error_code ec;
+  if (options.config_file && !std::filesystem::is_regular_file(*options.config_file, ec)) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("SSH config file {} does not exist (given with -F or by the "
+                                   "inventory)",
+                                   config));
+  }
+  if (ssh_options_parse_config(s, options.config_file ? options.config_file->c_str() : nullptr) !=
+      SSH_OK) {
+    return {};  // connecting reports an unreadable config with its reason
+  }
+  char* proxy = nullptr;
+  if (ssh_options_get(s, SSH_OPTIONS_PROXYCOMMAND, &proxy) == SSH_OK && proxy != nullptr) {
+    ssh_string_free_char(proxy);
+    return {};  // the name is resolved at the other end of the proxy
+  }
+  char* host = nullptr;
+  if (ssh_options_get(s, SSH_OPTIONS_HOST, &host) != SSH_OK || host == nullptr) return {};
+  std::string name = host;
+  ssh_string_free_char(host);
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']') {
+    name = name.substr(1, name.size() - 2);
+  }
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &res);
+  if (res != nullptr) ::freeaddrinfo(res);
+  // Only a definite "no such name" is the operator's mistake; a DNS server that does not
+  // answer (EAI_AGAIN) is left to the connection, which reports the host as unreachable.
+  if (rc == EAI_NONAME
+#ifdef EAI_NODATA
+      || rc == EAI_NODATA
+#endif
+  ) {
+    return util::error(
+        ExitCode::kUsage,
+        name == destination || destination.ends_with("@" + name)
+            ? fmt::format("no host '{}' in {}, and no host of that name ({})", destination,
+                          config, ::gai_strerror(rc))
+            : fmt::format("no host '{}': its HostName '{}' in {} is no known host ({})",
+                          destination, name, config, ::gai_strerror(rc)));
+  }
   return {};
 }
 

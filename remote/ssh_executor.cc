@@ -168,8 +168,10 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
   const auto start = Clock::now();
   const std::string line =
       cmd.shell ? shell_quote({"sh", "-c", cmd.argv[0]}) : shell_quote(cmd.argv);
-  // For messages: the command, cut to a readable length.
-  const std::string shown = line.size() > 60 ? line.substr(0, 57) + "..." : line;
+  // In messages: what the command is for when the caller said, else its line, shortened.
+  const std::string shown =
+      !opts.what.empty() ? opts.what
+                        : "`" + (line.size() > 60 ? line.substr(0, 57) + "..." : line) + "`";
 
   // A channel on the existing session, or on a new one. A reused session may have died
   // silently (host rebooted); the command has not started then, so one fresh try is safe.
@@ -219,7 +221,7 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
 
   auto lost = [&](std::string_view when) {
     return util::error(ExitCode::kUnreachable,
-                       fmt::format("{}: connection to {} lost {} `{}`: {}", host_, session_->target,
+                       fmt::format("{}: connection to {} lost {} {}: {}", host_, session_->target,
                                    when, shown, ssh_get_error(s)));
   };
 
@@ -255,7 +257,7 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
       ssh_channel_request_send_signal(raw, "KILL");
       if (remote_pid > 0) kill_remote_group(s, remote_pid);
       failure = util::error(ExitCode::kInterrupted,
-                            fmt::format("{}: interrupted; `{}` was killed", host_, shown));
+                            fmt::format("{}: interrupted; {} was killed", host_, shown));
       break;
     }
     if (Clock::now() >= deadline) {

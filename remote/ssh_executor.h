@@ -88,4 +88,11 @@ class SshExecutor final : public Executor {
   std::string host_key_;  // of the last session that was opened
 };
 
+/// Whether `destination` names a host at all, before anything connects: the SSH config
+/// (options.config_file, else ~/.ssh/config) is applied and the resulting host name looked up.
+/// Error (kUsage) only when the name certainly does not exist (getaddrinfo: EAI_NONAME), naming
+/// the config; a host behind a ProxyCommand, a DNS server that does not answer or anything
+/// else is left to the connection (ok here).
+util::Status check_destination(const std::string& destination, const SshOptions& options);
+
 }  // namespace cc::remote

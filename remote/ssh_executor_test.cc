@@ -172,3 +172,32 @@ TEST_CASE("ssh: the remote shell's pid report is taken out of stderr") {
   err = std::string(70'000, 'x');
   CHECK(take_pid_report(err) == -1);
 }
+
+TEST_CASE("ssh: check_destination tells a name that does not exist from one that may connect") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("cc-sshcfg-{}", ::getpid());
+  fs::create_directories(dir);
+  const fs::path config = dir / "ssh_config";
+  REQUIRE(cc::util::write_file_atomic(config,
+                                      "Host h1\n  HostName 127.0.0.1\n  Port 9\n"
+                                      "Host badname\n  HostName nowhere.invalid\n"
+                                      "Host jumped\n  HostName nowhere.invalid\n"
+                                      "  ProxyCommand ssh -W %h:%p bastion\n")
+              .ok());
+  SshOptions o;
+  o.config_file = config;
+  CHECK(cc::remote::check_destination("h1", o).ok());            // a Host entry
+  CHECK(cc::remote::check_destination("127.0.0.1", o).ok());     // an address
+  CHECK(cc::remote::check_destination("root@h1", o).ok());       // with a user
+  CHECK(cc::remote::check_destination("jumped", o).ok());        // resolved behind the proxy
+  auto none = cc::remote::check_destination("h9.invalid", o);    // neither
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().code == ExitCode::kUsage);
+  CHECK(none.error().message.starts_with(
+      fmt::format("no host 'h9.invalid' in {}, and no host of that name", config.string())));
+  auto bad = cc::remote::check_destination("badname", o);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().code == ExitCode::kUsage);
+  CHECK(bad.error().message.starts_with(fmt::format(
+      "no host 'badname': its HostName 'nowhere.invalid' in {} is no known host", config.string())));
+  fs::remove_all(dir);
+}

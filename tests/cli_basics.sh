@@ -40,16 +40,74 @@ expect 2 "exec all without an inventory" -- env -u CLUSTERCTL_LAB "$cc" exec --h
 grep -q -- "--lab" <<<"$LAST" || { echo "FAIL: 'all' error does not mention --lab: $LAST"; fail=1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# launch: a host that cannot be reached beside one that can (a name not in the lab or
-# inventory): exit 3 naming it, never a crash (its control connection never existed), and the
-# reachable host's job directory removed. It crashed in 9 runs of 10 before.
-printf 'name: unknownhost\nhosts: [local, nowhere.invalid]\ncommand: [true]\nlogs: %s/uh-logs\n' \
+# launch: a host that cannot be reached beside one that can (sshd refuses it): exit 3 naming
+# it, never a crash (its control connection never existed), and the reachable host's job
+# directory removed. It crashed in 9 runs of 10 before.
+printf 'Host refusing\n  HostName 127.0.0.1\n  Port 9\n' >"$tmp/ssh_config"
+printf 'name: unknownhost\nhosts: [local, refusing]\ncommand: [true]\nlogs: %s/uh-logs\n' \
   "$tmp" >"$tmp/unknown-host.yaml"
 for i in 1 2 3 4 5; do
-  expect 3 "launch with an unreachable host (run $i)" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/unknown-host.yaml"
-  grep -q "nowhere.invalid" <<<"$LAST" || { echo "FAIL: the unreachable host is not named: $LAST"; fail=1; }
+  expect 3 "launch with an unreachable host (run $i)" -- env XDG_STATE_HOME="$tmp/state" "$cc" -F "$tmp/ssh_config" launch "$tmp/unknown-host.yaml"
+  grep -q "refusing: cannot connect" <<<"$LAST" || { echo "FAIL: the unreachable host is not named: $LAST"; fail=1; }
 done
 ls -d /tmp/clusterctl-job-unknownhost-* 2>/dev/null && { echo "FAIL: job directories left"; fail=1; }
+# launch: a host that does not exist (not in the SSH config, no such name; not in the
+# inventory) is a mistake in the job file: exit 2 with the same message in the foreground and
+# with --detach (which used to print a job id and exit 0), and no record, logs or job id.
+printf 'name: nohost\nhosts: [local, nowhere.invalid]\ncommand: [true]\nlogs: %s/nh-logs\n' \
+  "$tmp" >"$tmp/no-host.yaml"
+printf 'ssh_config: ssh_config\nhosts:\n  - {name: h1, ssh: refusing}\n  - {name: h2, ssh: refusing}\n' \
+  >"$tmp/inv.yaml"
+printf 'name: nohost\nhosts: [h1, h9]\ncommand: [true]\nlogs: %s/nh-logs\n' "$tmp" >"$tmp/hx.yaml"
+for mode in "" --detach; do
+  # shellcheck disable=SC2086
+  expect 2 "launch $mode with a host that does not exist" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch $mode "$tmp/no-host.yaml"
+  grep -q "no-host.yaml: \`hosts:\` names a host clusterctl does not know:" <<<"$LAST" &&
+    grep -q "no host 'nowhere.invalid' in ~/.ssh/config, and no host of that name" <<<"$LAST" ||
+    { echo "FAIL: launch $mode: unknown host not named: $LAST"; fail=1; }
+  grep -q "nohost-" <<<"$LAST" && { echo "FAIL: launch $mode printed a job id: $LAST"; fail=1; }
+  # shellcheck disable=SC2086
+  expect 2 "launch $mode with a host not in the inventory" -- env XDG_STATE_HOME="$tmp/state" "$cc" --inventory "$tmp/inv.yaml" launch $mode "$tmp/hx.yaml"
+  grep -q "no host 'h9' in $tmp/inv.yaml (did you mean 'h1'?)" <<<"$LAST" ||
+    { echo "FAIL: launch $mode: host not in the inventory not named: $LAST"; fail=1; }
+  grep -q "a host could not be set up" <<<"$LAST" && { echo "FAIL: launch $mode: set-up message: $LAST"; fail=1; }
+done
+if ls "$tmp"/state/clusterctl/jobs/nohost-* >/dev/null 2>&1 || [ -e "$tmp/nh-logs" ]; then
+  echo "FAIL: a job with an unknown host left a record or logs"; fail=1
+fi
+# jobs --gc: an old record naming a host the inventory does not have is skipped with one
+# warning naming the record and the host; the other hosts are still tried (h1 refuses: exit 3),
+# and with only such records there is nothing that failed (exit 0).
+gcstate="$tmp/gc-state"
+mkdir -p "$gcstate/clusterctl/jobs"
+chmod 700 "$gcstate" "$gcstate/clusterctl" "$gcstate/clusterctl/jobs"
+record() {  # record ID HOST...
+  local id=$1 ranks="" r=0; shift
+  for h in "$@"; do ranks+="${ranks:+, }{\"rank\": $r, \"host\": \"$h\", \"status\": null}"; r=$((r + 1)); done
+  printf '{"schema": "clusterctl.job/1", "id": "%s", "name": "old", "job_file": "/j.yaml",
+    "pid": 1, "state": "failed", "exit_code": 2, "started_at": "2026-11-30T23:30:53Z",
+    "logs": "%s/nologs", "world_size": %d, "ranks": [%s]}\n' "$id" "$tmp" "$r" "$ranks" \
+    >"$gcstate/clusterctl/jobs/$id.json"
+}
+record never-1 h1 h9 h9
+expect 3 "jobs --gc with a record naming an unknown host" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
+[ "$(grep -c "warning: job record never-1 .*no host 'h9' in $tmp/inv.yaml" <<<"$LAST")" = 1 ] ||
+  { echo "FAIL: gc: no single warning for never-1 and h9: $LAST"; fail=1; }
+grep -q "h1: cannot connect" <<<"$LAST" || { echo "FAIL: gc did not try h1: $LAST"; fail=1; }
+rm "$gcstate/clusterctl/jobs/never-1.json"
+record never-2 h9
+expect 0 "jobs --gc with only a record naming an unknown host" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
+grep -q "warning: job record never-2 .*no host 'h9'" <<<"$LAST" ||
+  { echo "FAIL: gc: no warning for never-2: $LAST"; fail=1; }
+# logs of a detached job that failed: its summary ends the logs, and `logs -f` exits as the
+# job did (4), never 0.
+printf 'name: fails\nhosts: [local]\nranks_per_host: 2\nlogs: %s/fail-logs\ntimeouts: {grace: 2}\ncommand: {shell: "echo hi; [ \\"$CLUSTERCOMM_RANK\\" = 1 ] && exit 7; sleep 5"}\n' \
+  "$tmp" >"$tmp/fails.yaml"
+id=$(env XDG_STATE_HOME="$tmp/state" "$cc" launch --detach "$tmp/fails.yaml" 2>/dev/null)
+expect 4 "logs -f of a failed job" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs "$id" -f
+grep -q "rank 1 on local failed (exit 7)" <<<"$LAST" || { echo "FAIL: logs -f shows no reason: $LAST"; fail=1; }
+expect 0 "logs of a failed job" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs "$id"
+grep -q "rank 1 on local failed (exit 7)" <<<"$LAST" || { echo "FAIL: logs shows no reason: $LAST"; fail=1; }
 # An invalid SSH destination says what a valid one looks like (libssh gives no reason).
 expect 2 "invalid SSH destination" -- "$cc" exec --hosts 'user@' -- true
 grep -q "is not a valid SSH destination: expected HOST or USER@HOST" <<<"$LAST" ||

@@ -16,6 +16,21 @@
 namespace cc::comm {
 namespace {
 
+// What to change when rank 0 cannot listen on the coordinator address: the variable (or
+// Config field) it came from, or, when a launcher set it, the launcher's own setting
+// (Config::coordinator_from), never a variable the operator did not set.
+std::string coordinator_advice(const Config& cfg) {
+  const std::string& from = cfg.coordinator_from;
+  if (from.empty() || from == "CLUSTERCOMM_COORDINATOR" || from == "MLX_JACCL_COORDINATOR" ||
+      from == "MLX_HOSTFILE") {
+    return (from.empty() ? std::string("Config::coordinator") : from) +
+           " must name an address of rank 0's host and a free port (0.0.0.0:port on rank 0 "
+           "listens on all)";
+  }
+  return "the coordinator address " + cfg.coordinator + " comes from " + from +
+         ": choose a port there that is free on rank 0's host (or end what listens on it)";
+}
+
 using tcp::Address;
 using tcp::Fd;
 
@@ -252,9 +267,11 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
     fd = tcp::connect_to(coord, nullptr, deadline, "the coordinator (rank 0)");
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kInterrupted) throw;
-    throw Error(e.kind(), e.message() + ": is rank 0 running, and do all ranks name the same "
-                                        "coordinator (CLUSTERCOMM_COORDINATOR or "
-                                        "MLX_JACCL_COORDINATOR)?",
+    throw Error(e.kind(),
+                e.message() + ": is rank 0 running, and do all ranks name the same coordinator (" +
+                    (cfg.coordinator_from.empty() ? std::string("Config::coordinator")
+                                                  : cfg.coordinator_from) +
+                    ")?",
                 e.ranks());
   }
   WireWriter hello;
@@ -395,8 +412,7 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
       const bool is_coord = cfg.rank == 0 && i == coord_listener;
       throw Error(e.kind(),
                   "rank " + std::to_string(cfg.rank) + ": " + e.message() +
-                      (is_coord ? ": CLUSTERCOMM_COORDINATOR must name an address of rank 0's "
-                                  "host and a free port (0.0.0.0:port on rank 0 listens on all)"
+                      (is_coord ? ": " + coordinator_advice(cfg)
                                 : ": CLUSTERCOMM_LISTEN must name addresses of this host"));
     }
   }

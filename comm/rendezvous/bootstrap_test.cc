@@ -128,6 +128,41 @@ TEST_CASE("coordinator port 0 is refused where no one could learn the port") {
                 "learn the port");
 }
 
+TEST_CASE("a coordinator port in use names where the port was set, not a variable never set") {
+  // Something else listens on the port already.
+  const tcp::Fd taken = tcp::listen_on(tcp::resolve("127.0.0.1:0"));
+  const int port = tcp::local_address(taken.get()).port();
+  const std::string coord = "127.0.0.1:" + std::to_string(port);
+  auto message = [&](const std::string& from) {
+    Config c = rank_config(0, 2, coord);
+    c.coordinator_from = from;
+    const auto started = Clock::now();
+    try {
+      Communicator comm(c);
+    } catch (const Error& e) {
+      CHECK(Clock::now() - started < milliseconds(5000));
+      return std::string(e.what());
+    }
+    FAIL("rank 0 listened on a port in use");
+    return std::string();
+  };
+  // Set by clusterctl launch from the job file: the job file's field, no variable.
+  const std::string launched = message("`coordinator_port:` in job.yaml (now " +
+                                       std::to_string(port) + ")");
+  CAPTURE(launched);
+  CHECK(launched.find("the coordinator address " + coord + " comes from `coordinator_port:` in "
+                      "job.yaml (now " + std::to_string(port) + "): choose a port there that "
+                      "is free on rank 0's host") != std::string::npos);
+  CHECK(launched.find("CLUSTERCOMM_COORDINATOR") == std::string::npos);
+  // Set by the operator's variable: that variable.
+  const std::string by_env = message("CLUSTERCOMM_COORDINATOR");
+  CAPTURE(by_env);
+  CHECK(by_env.find("CLUSTERCOMM_COORDINATOR must name an address of rank 0's host and a free "
+                    "port") != std::string::npos);
+  // Set in code: the Config field.
+  CHECK(message("").find("Config::coordinator must name") != std::string::npos);
+}
+
 TEST_CASE(
     "an exception thrown by on_coordinator_listening ends start-up: the constructor rethrows it") {
   Config c = rank_config(0, 2, "127.0.0.1:0");
