@@ -651,7 +651,7 @@ TEST_CASE("transport: release_buffer drops the zero-copy registration of a buffe
 namespace cc::comm::verbs {
 namespace {
 
-TEST_CASE("transport: frames still moving keep a wait past its deadline; silence ends it") {
+TEST_CASE("transport: frames still moving keep a wait past its deadline and silence ends it") {
   using std::chrono::milliseconds;
   VerbsOptions o;
   o.close_timeout = milliseconds(200);
