@@ -23,6 +23,7 @@
 #include "launch/output.h"
 #include "launch/runner.h"
 #include "remote/fan_out.h"
+#include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/json_text.h"
 
@@ -170,6 +171,11 @@ struct LogsCli {
 };
 
 // Prints what was added to each log since the last call; returns whether anything was.
+// What starts each line of `rank`: "[R host] " when several ranks are shown, else nothing.
+std::string line_prefix(const launch::JobRecord& j, const std::vector<int>& ranks, int rank) {
+  return ranks.size() > 1 ? launch::rank_prefix(rank, j.hosts[static_cast<size_t>(rank)]) : "";
+}
+
 bool print_new(const launch::JobRecord& j, const std::vector<int>& ranks,
                std::vector<std::streamoff>& offsets, std::vector<std::string>& partial) {
   bool any = false;
@@ -191,10 +197,7 @@ bool print_new(const launch::JobRecord& j, const std::vector<int>& ranks,
         std::string line = text.substr(0, nl);
         text.erase(0, nl + 1);
         std::FILE* to = fd == 1 ? stdout : stderr;
-        std::string prefix =
-            ranks.size() > 1 ? launch::rank_prefix(ranks[i], j.hosts[static_cast<size_t>(ranks[i])])
-                             : "";
-        fmt::print(to, "{}{}\n", prefix, line);
+        fmt::print(to, "{}{}\n", line_prefix(j, ranks, ranks[i]), line);
         std::fflush(to);
       }
     }
@@ -207,11 +210,8 @@ void flush_partial(const launch::JobRecord& j, const std::vector<int>& ranks,
                    std::vector<std::string>& partial) {
   for (size_t slot = 0; slot < partial.size(); ++slot) {
     if (partial[slot].empty()) continue;
-    const int rank = ranks[slot / 2];
     std::FILE* to = slot % 2 == 0 ? stdout : stderr;
-    const std::string prefix =
-        ranks.size() > 1 ? launch::rank_prefix(rank, j.hosts[static_cast<size_t>(rank)]) : "";
-    fmt::print(to, "{}{}\n", prefix, partial[slot]);
+    fmt::print(to, "{}{}\n", line_prefix(j, ranks, ranks[slot / 2]), partial[slot]);
     partial[slot].clear();
   }
   std::fflush(stdout);
@@ -222,9 +222,10 @@ void flush_partial(const launch::JobRecord& j, const std::vector<int>& ranks,
 void show_outcome(const launch::JobRecord& j) {
   const std::filesystem::path file = std::filesystem::path(j.logs) / "summary.txt";
   const launch::JobState state = j.live_state();
-  std::ifstream f(file, std::ios::binary);
-  std::string text;
-  if (f) text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  // read_file: a regular file of bounded size only (the record names the directory; a FIFO
+  // planted there must not hang `logs`).
+  auto read = util::read_file(file);
+  const std::string text = read ? *read : std::string();
   if (state == launch::JobState::kLost) {
     fmt::print(stderr,
                "clusterctl logs: job {} is lost: its launcher (pid {}) ended without recording "

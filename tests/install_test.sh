@@ -160,29 +160,47 @@ if ((!comm_only)); then
   v=$("$prefix/bin/clusterctl" --version 2>&1) || FAIL "installed clusterctl --version: $v"
 fi
 
+# cmake_job NAME PREFIX: tests/install/job built in $work/NAME with find_package(clustercomm)
+# found under PREFIX (user_job: the shared library; user_job_static: the archive).
+cmake_job() {
+  local name=$1 at=$2
+  if ! cmake -S "$src" -B "$work/$name" -DCMAKE_CXX_COMPILER="$cxx" \
+         -DCMAKE_PREFIX_PATH="$at" -DCMAKE_CXX_FLAGS="$flags" \
+         -DCMAKE_EXE_LINKER_FLAGS="$flags" >"$work/$name.log" 2>&1 ||
+     ! cmake --build "$work/$name" >>"$work/$name.log" 2>&1; then
+    cat "$work/$name.log"; echo "FAIL: the CMake job did not build against $at (above)"
+    exit 1
+  fi
+}
+
+# pc_jobs OUT LIBDIR [INCLUDE]: the job built with pkg-config clustercomm (rpath LIBDIR; else
+# LD_LIBRARY_PATH at run time) and clustercomm-static as $work/OUT-clustercomm(-static), from
+# the .pc files on PKG_CONFIG_PATH; INCLUDE given: their flags must hold -IINCLUDE.
+pc_jobs() {
+  local out=$1 libdir=$2 include=${3:-} pc pc_flags rpath
+  for pc in clustercomm clustercomm-static; do
+    pc_flags=$(pkg-config --cflags --libs $pc) ||
+      { echo "FAIL: pkg-config does not find $pc in $PKG_CONFIG_PATH"; exit 1; }
+    if [ -n "$include" ] && [[ " $pc_flags " != *" -I$include "* ]]; then
+      FAIL "pkg-config $pc in $PKG_CONFIG_PATH: $pc_flags (wanted -I$include)"
+    fi
+    rpath=""
+    [ $pc = clustercomm ] && rpath="-Wl,-rpath,$libdir"
+    # shellcheck disable=SC2086  # flags are words
+    if ! "$cxx" -std=c++20 $flags "$src/job.cc" $pc_flags $rpath -o "$work/$out-$pc" \
+         2>"$work/$out.log"; then
+      cat "$work/$out.log"; echo "FAIL: the pkg-config job $out-$pc did not build: $cxx ... $pc_flags"
+      exit 1
+    fi
+  done
+}
+
 echo "==> jobs built with find_package(clustercomm CONFIG REQUIRED)"
-if ! cmake -S "$src" -B "$work/cmake-job" -DCMAKE_CXX_COMPILER="$cxx" \
-       -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CXX_FLAGS="$flags" \
-       -DCMAKE_EXE_LINKER_FLAGS="$flags" >"$work/cmake-job.log" 2>&1 ||
-   ! cmake --build "$work/cmake-job" >>"$work/cmake-job.log" 2>&1; then
-  cat "$work/cmake-job.log"; echo "FAIL: the CMake job did not build against $prefix (above)"
-  exit 1
-fi
+cmake_job cmake-job "$prefix"
 
 echo "==> jobs built with pkg-config clustercomm and clustercomm-static"
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
-for pc in clustercomm clustercomm-static; do
-  pc_flags=$(pkg-config --cflags --libs $pc) ||
-    { echo "FAIL: pkg-config does not find $pc in $PKG_CONFIG_PATH"; exit 1; }
-  rpath=""
-  [ $pc = clustercomm ] && rpath="-Wl,-rpath,$prefix/lib"  # else LD_LIBRARY_PATH at run time
-  # shellcheck disable=SC2086  # flags are words
-  if ! "$cxx" -std=c++20 $flags "$src/job.cc" $pc_flags $rpath -o "$work/pc-job-$pc" \
-       2>"$work/pc-job.log"; then
-    cat "$work/pc-job.log"; echo "FAIL: the pkg-config job did not build: $cxx ... $pc_flags"
-    exit 1
-  fi
-done
+pc_jobs pc-job "$prefix/lib"
 
 # links_shared PROGRAM: does it load libclustercomm's shared library (by its SONAME)?
 links_shared() {
@@ -235,28 +253,9 @@ done
 commdir=$build
 [ -f "$build/comm/clustercommConfig.cmake" ] && commdir=$build/comm
 echo "==> jobs built against the build tree $commdir"
-if ! cmake -S "$src" -B "$work/tree-job" -DCMAKE_CXX_COMPILER="$cxx" \
-       -DCMAKE_PREFIX_PATH="$commdir" -DCMAKE_CXX_FLAGS="$flags" \
-       -DCMAKE_EXE_LINKER_FLAGS="$flags" >"$work/tree-job.log" 2>&1 ||
-   ! cmake --build "$work/tree-job" >>"$work/tree-job.log" 2>&1; then
-  cat "$work/tree-job.log"; echo "FAIL: the CMake job did not build against $commdir (above)"
-  exit 1
-fi
+cmake_job tree-job "$commdir"
 export PKG_CONFIG_PATH="$commdir"
-for pc in clustercomm clustercomm-static; do
-  pc_flags=$(pkg-config --cflags --libs $pc) ||
-    { echo "FAIL: pkg-config does not find $pc in $PKG_CONFIG_PATH"; exit 1; }
-  [[ " $pc_flags " == *" -I$root "* ]] ||
-    FAIL "pkg-config $pc in the build tree: $pc_flags (wanted -I$root, the source tree)"
-  rpath=""
-  [ $pc = clustercomm ] && rpath="-Wl,-rpath,$commdir"
-  # shellcheck disable=SC2086  # flags are words
-  if ! "$cxx" -std=c++20 $flags "$src/job.cc" $pc_flags $rpath -o "$work/tree-pc-$pc" \
-       2>"$work/tree-pc.log"; then
-    cat "$work/tree-pc.log"; echo "FAIL: the build tree's pkg-config job did not build"
-    exit 1
-  fi
-done
+pc_jobs tree-pc "$commdir" "$root"  # the headers: the source tree's
 links_shared "$work/tree-job/user_job" || FAIL "tree-job/user_job does not load $soname"
 links_shared "$work/tree-pc-clustercomm" || FAIL "tree-pc-clustercomm does not load $soname"
 ! links_shared "$work/tree-job/user_job_static" || FAIL "tree-job/user_job_static loads $soname"
