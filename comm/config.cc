@@ -1,9 +1,13 @@
 #include "comm/config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -36,15 +40,70 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-nlohmann::json read_json(const std::string& var, const char* path) {
-  std::ifstream in(path);
-  if (!in) {
+// The largest start-up file read (MLX_HOSTFILE, MLX_IBV_DEVICES): a hostfile or device matrix
+// of thousands of ranks is far smaller.
+constexpr int64_t kMaxStartupFileBytes = int64_t{16} << 20;
+
+// What a file of mode `mode` that is not a regular file is, for messages.
+std::string file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// The bytes of the regular file `path`, which environment variable `var` names: at most
+// kMaxStartupFileBytes. Opened with O_NONBLOCK, so a FIFO there returns at once instead of
+// waiting for a writer (start-up would hang before any timeout runs), then checked with
+// fstat on what was opened: a directory, device, FIFO, socket or oversized file is named
+// with the variable and the path at once. Reads no more than the bound even if the file grows.
+std::string read_regular_file(const std::string& var, const char* path) {
+  const std::string named = "names '" + std::string(path) + "', which ";
+  const int fd = ::open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
     const std::string why = std::strerror(errno);
-    throw bad(var, "names '" + std::string(path) + "', which cannot be read (" + why +
-                       "): it must be the path of a JSON file");
+    throw bad(var, named + "cannot be read (" + why + "): it must be the path of a JSON file");
   }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const std::string why = std::strerror(errno);
+    throw bad(var, named + "cannot be examined (" + why + "): it must be the path of a JSON file");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw bad(var, named + "is " + file_kind(st.st_mode) +
+                       ": it must be the path of a regular JSON file");
+  }
+  const std::string too_large = named + "is larger than " +
+                                std::to_string(kMaxStartupFileBytes >> 20) +
+                                " MiB: it must be the path of a JSON file of the job's ranks";
+  if (st.st_size > kMaxStartupFileBytes) throw bad(var, too_large);
+  std::string out;
+  out.reserve(static_cast<size_t>(st.st_size));
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const std::string why = std::strerror(errno);
+      throw bad(var, named + "cannot be read (" + why + "): it must be the path of a JSON file");
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > static_cast<size_t>(kMaxStartupFileBytes)) throw bad(var, too_large);
+  }
+  return out;
+}
+
+nlohmann::json read_json(const std::string& var, const char* path) {
+  const std::string text = read_regular_file(var, path);
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw bad(var, "names '" + std::string(path) + "', which is not valid JSON: " + e.what());
   }

@@ -2,12 +2,18 @@
 
 #include <doctest/doctest.h>
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "comm/error.h"
 
@@ -30,7 +36,104 @@ std::string temp_file(const std::string& content) {
   return name;
 }
 
+// config_from_env(env) in a child process, so that a start-up read that hangs (a FIFO opened
+// without O_NONBLOCK waits for a writer forever) fails the test instead of hanging it: the
+// error's kind and text, "no error", or "hung" after 10 s (the child is then killed).
+std::string config_error_in_child(const GetEnv& env) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string msg = "no error";
+    try {
+      config_from_env(env);
+    } catch (const Error& e) {
+      msg = std::string(to_string(e.kind())) + ": " + e.what();
+    } catch (...) {
+      msg = "another exception";
+    }
+    [[maybe_unused]] const ssize_t w = ::write(fds[1], msg.data(), msg.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string got;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    pollfd p{fds[0], POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) == 0) {
+      ::kill(pid, SIGKILL);
+      got = "hung";
+      break;
+    }
+    char buf[4096];
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return got;
+}
+
 }  // namespace
+
+TEST_CASE("start-up files must be regular files of at most 16 MiB: a FIFO, directory, device or "
+          "huge file is named at once") {
+  char dir_name[] = "/tmp/clustercomm-test-dir-XXXXXX";
+  REQUIRE(::mkdtemp(dir_name) != nullptr);
+  const std::string dir = dir_name;
+  const std::string fifo = dir + "/hosts.fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const std::string huge = dir + "/huge.json";
+  {
+    std::ofstream(huge) << "[";
+    REQUIRE(::truncate(huge.c_str(), (off_t{16} << 20) + 1) == 0);  // sparse: 16 MiB + 1
+  }
+  // Exactly 16 MiB (a hostfile padded with spaces) is still read.
+  const std::string just_right = dir + "/ok.json";
+  {
+    std::ofstream out(just_right);
+    const std::string json = R"([["10.0.0.1:5000"], ["10.0.0.2:5000"]])";
+    out << json << std::string((size_t{16} << 20) - json.size(), ' ');
+  }
+  const Config ok = config_from_env(env_of({{"MLX_RANK", "1"}, {"MLX_HOSTFILE", just_right}}));
+  CHECK(ok.size == 2);
+  CHECK(ok.coordinator == "10.0.0.1:5000");
+  struct Case {
+    std::string path;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {fifo, "is a FIFO (named pipe): it must be the path of a regular JSON file"},
+      {dir, "is a directory: it must be the path of a regular JSON file"},
+      {"/dev/null", "is a character device: it must be the path of a regular JSON file"},
+      {huge, "is larger than 16 MiB"},
+  };
+  for (const char* var : {"MLX_HOSTFILE", "MLX_IBV_DEVICES"}) {
+    for (const Case& k : cases) {
+      CAPTURE(var);
+      CAPTURE(k.path);
+      const auto started = std::chrono::steady_clock::now();
+      const std::string got = config_error_in_child(env_of(
+          {{"MLX_RANK", "0"}, {var, k.path}, {"MLX_JACCL_COORDINATOR", "127.0.0.1:1"}}));
+      CAPTURE(got);
+      CHECK(got.rfind("invalid argument: ", 0) == 0);
+      CHECK(got.find("environment variable " + std::string(var) + " names '" + k.path + "', ") !=
+            std::string::npos);
+      CHECK(got.find(k.says) != std::string::npos);
+      CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+    }
+  }
+  std::remove(fifo.c_str());
+  std::remove(huge.c_str());
+  std::remove(just_right.c_str());
+  ::rmdir(dir.c_str());
+}
 
 TEST_CASE("no environment: a world of size 1") {
   const Config c = config_from_env(env_of({}));
