@@ -120,8 +120,11 @@ struct Communicator::Impl {
     return s;
   }
 
+  // Runs one call's body. `sig`: what the call reduces (transport.h, Signature), carried by
+  // every message of it and checked by the receiver, so ranks that called different
+  // collectives, or reduced with different types or ops, fail with kProtocol naming both.
   template <class F>
-  void run(const char* name, F&& body) {
+  void run(const char* name, Signature sig, F&& body) {
     if (config.size == 0) {
       throw Error(ErrorKind::kInvalidArgument,
                   std::string(name) +
@@ -136,6 +139,7 @@ struct Communicator::Impl {
     if (config.size == 1) return;
     Transport& t = transport();
     world->transport->set_context(context);
+    world->transport->set_signature(sig);
     Ctx ctx{t,       config.rank,  config.size, LazyDeadline(config.timeout), settings.tuning,
             scratch, scratch_bytes};
     try {
@@ -310,7 +314,7 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
   if (size() == 1 && in != out && count > 0 && !impl_->world->broken) {
     std::memcpy(out, in, count * size_of(type));
   }
-  impl_->run("all_reduce", [&](Ctx& c) {
+  impl_->run("all_reduce", reduction_signature(type, op), [&](Ctx& c) {
     if (count == 0) return;
     const size_t bytes = count * size_of(type);
     SharedWorld& w = *impl_->world;
@@ -370,7 +374,7 @@ void Communicator::reduce_scatter(const void* in, void* out, size_t count, DataT
   if (size() == 1 && in != out && count > 0 && !impl_->world->broken) {
     std::memcpy(out, in, count * size_of(type));
   }
-  impl_->run("reduce_scatter", [&](Ctx& c) {
+  impl_->run("reduce_scatter", reduction_signature(type, op), [&](Ctx& c) {
     if (count == 0) return;
     if (impl_->ring()) {
       reduce_scatter_ring(c, in, out, count, type, op);
@@ -386,7 +390,7 @@ void Communicator::all_gather(const void* in, void* out, size_t count, DataType 
   if (size() == 1 && in != out && count > 0 && !impl_->world->broken) {
     std::memcpy(out, in, count * size_of(type));
   }
-  impl_->run("all_gather", [&](Ctx& c) {
+  impl_->run("all_gather", kReducesNothing, [&](Ctx& c) {
     if (count == 0) return;
     const size_t bytes = count * size_of(type);
     if (impl_->ring()) {
@@ -408,7 +412,7 @@ void Communicator::broadcast(const void* in, void* out, size_t count, DataType t
   if (rank() == root && in != out && count > 0 && !impl_->world->broken) {
     std::memcpy(out, in, count * size_of(type));
   }
-  impl_->run("broadcast", [&](Ctx& c) {
+  impl_->run("broadcast", kReducesNothing, [&](Ctx& c) {
     if (count == 0) return;
     const size_t bytes = count * size_of(type);
     if (impl_->ring()) {
@@ -426,7 +430,7 @@ void Communicator::send(const void* buf, size_t bytes, int peer) {
   if (peer < 0 || peer >= size() || peer == rank()) {
     throw Error(ErrorKind::kInvalidArgument, "send: bad peer " + std::to_string(peer));
   }
-  impl_->run("send", [&](Ctx& c) {
+  impl_->run("send", kReducesNothing, [&](Ctx& c) {
     Request r;
     c.t.isend(peer, buf, bytes, r);
     // A small send is done once posted (copied into a frame): no wait, no clock read.
@@ -439,7 +443,7 @@ void Communicator::recv(void* buf, size_t bytes, int peer) {
   if (peer < 0 || peer >= size() || peer == rank()) {
     throw Error(ErrorKind::kInvalidArgument, "recv: bad peer " + std::to_string(peer));
   }
-  impl_->run("recv", [&](Ctx& c) {
+  impl_->run("recv", kReducesNothing, [&](Ctx& c) {
     Request r;
     c.t.irecv(peer, buf, bytes, r);
     c.t.wait(r, c.deadline);
@@ -447,7 +451,7 @@ void Communicator::recv(void* buf, size_t bytes, int peer) {
 }
 
 void Communicator::barrier() {
-  impl_->run("barrier", [&](Ctx& c) { barrier_all(c); });
+  impl_->run("barrier", kReducesNothing, [&](Ctx& c) { barrier_all(c); });
 }
 
 void Communicator::all_to_all(const void* in, void* out, size_t count, DataType type) {
@@ -467,7 +471,7 @@ void Communicator::all_to_all(const void* in, void* out, size_t count, DataType 
   if (size() == 1 && in != out && count > 0 && !impl_->world->broken) {
     std::memcpy(out, in, block);
   }
-  impl_->run("all_to_all", [&](Ctx& c) {
+  impl_->run("all_to_all", kReducesNothing, [&](Ctx& c) {
     if (count == 0) return;
     const auto* src = static_cast<const std::byte*>(in);
     if (in == out) {
@@ -540,7 +544,7 @@ void Communicator::all_to_allv(const void* in, std::span<const size_t> in_counts
     std::memcpy(static_cast<std::byte*>(out) + out_displs[0] * e,
                 static_cast<const std::byte*>(in) + in_displs[0] * e, in_counts[0] * e);
   }
-  impl_->run("all_to_allv", [&](Ctx& c) {
+  impl_->run("all_to_allv", kReducesNothing, [&](Ctx& c) {
     std::vector<size_t> in_off(n), in_bytes(n), out_off(n), out_bytes(n);
     for (size_t p = 0; p < n; ++p) {
       in_off[p] = in_displs[p] * e;
@@ -566,7 +570,8 @@ Communicator Communicator::split(int color, int key) {
   const int64_t mine[3] = {color < 0 ? -1 : color, key, world.next_context};
   std::vector<int64_t> all(3 * n);
   if (size() == 1 && !world.broken) std::memcpy(all.data(), mine, sizeof mine);
-  impl_->run("split", [&](Ctx& c) { all_gather_direct(c, mine, all.data(), sizeof mine); });
+  impl_->run("split", kReducesNothing,
+             [&](Ctx& c) { all_gather_direct(c, mine, all.data(), sizeof mine); });
   int64_t agreed = 0;
   std::vector<size_t> members;
   for (size_t q = 0; q < n; ++q) {

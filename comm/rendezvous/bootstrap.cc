@@ -39,8 +39,10 @@ constexpr uint32_t kJoin = 1, kConnect = 2;
 // and every transport's frames look like. Bump it with any change to one of them; the join and
 // the reply carry it, so ranks of different builds fail at start-up naming each other.
 // 0: a join without the transport it chose; 1: a join with it but without this number;
-// 2: striped verbs parts split on multiples of 8 bytes, and the join and reply carry this.
-constexpr uint32_t kWire = 2;
+// 2: striped verbs parts split on multiples of 8 bytes, and the join and reply carry this;
+// 3: every message carries the signature of its call (what it reduces: TCP header bits 8..15,
+// the shared-memory ring header's magic, verbs flags bits 1..7; transport.h, Signature).
+constexpr uint32_t kWire = 3;
 constexpr uint32_t kMaxReply = 16u << 20;
 
 // CLUSTERCOMM_TRANSPORT's spelling of a TransportKind as it travels in a join.

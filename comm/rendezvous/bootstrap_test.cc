@@ -275,12 +275,15 @@ TEST_CASE("a rank of an older or newer libclustercomm is named at start-up, not 
   const std::string head = WireWriter().u32(1).u32(1).u32(2).u32(1).str("127.0.0.1:1").data();
   const Case cases[] = {
       {"no transport", head,
-       "runs an older libclustercomm than rank 0 (wire protocol 0, rank 0's is 2): run the "
+       "runs an older libclustercomm than rank 0 (wire protocol 0, rank 0's is 3): run the "
        "same version on every rank"},
       {"no wire protocol", head + WireWriter().u32(0).data(),
-       "runs an older libclustercomm than rank 0 (wire protocol 1, rank 0's is 2)"},
-      {"a newer one", head + WireWriter().u32(0).u32(3).data(),
-       "runs a newer libclustercomm than rank 0 (wire protocol 3, rank 0's is 2)"},
+       "runs an older libclustercomm than rank 0 (wire protocol 1, rank 0's is 3)"},
+      // 2: messages without the signature of their call (what it reduces).
+      {"unsigned messages", head + WireWriter().u32(0).u32(2).data(),
+       "runs an older libclustercomm than rank 0 (wire protocol 2, rank 0's is 3)"},
+      {"a newer one", head + WireWriter().u32(0).u32(4).data(),
+       "runs a newer libclustercomm than rank 0 (wire protocol 4, rank 0's is 3)"},
   };
   for (const Case& k : cases) {
     CAPTURE(k.name);
@@ -328,7 +331,7 @@ TEST_CASE("a rank joining an older coordinator names it at start-up") {
   CHECK(kind == ErrorKind::kWorld);
   CHECK(error.find("the coordinator (rank 0) at " + coordinator +
                    " runs an older libclustercomm than rank 1 (its answer carries no wire "
-                   "protocol, this rank's is 2): run the same version on every rank") !=
+                   "protocol, this rank's is 3): run the same version on every rank") !=
         std::string::npos);
   CHECK(Clock::now() - started < milliseconds(10000));
 }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <mutex>
 #include <set>
@@ -781,6 +782,257 @@ TEST_CASE("Config::interrupted ends a waiting call within 100 ms and breaks the 
     // memory one, which must ask the check too.
     check_interrupt_world({}, 3, [](int r) { return r < 2 ? "int-host-a" : "int-host-b"; });
   }
+}
+
+
+// Two ranks whose calls differ in what they reduce, with messages of one size (so the byte
+// count cannot tell): each rank must fail with kProtocol naming the other's call and its own,
+// not return garbage. `call(c)` runs this rank's call; want[r] is what rank r's error must say.
+void check_mismatched_calls(std::vector<std::unique_ptr<Transport>> over, TransportKind kind,
+                            const std::function<void(Communicator&)>& call,
+                            const std::string (&want)[2]) {
+  std::mutex mu;
+  std::vector<std::string> got(2);
+  std::vector<ErrorKind> kinds(2, ErrorKind::kSystem);
+  Config base;
+  base.timeout = std::chrono::milliseconds(10000);
+  base.transport = kind;
+  auto body = [&](Communicator& c) {
+    const auto r = static_cast<size_t>(c.rank());
+    try {
+      call(c);
+      std::lock_guard lock(mu);
+      got[r] = "no error";
+    } catch (const Error& e) {
+      std::lock_guard lock(mu);
+      got[r] = e.what();
+      kinds[r] = e.kind();
+    }
+    CHECK(c.broken());
+  };
+  const auto errors =
+      over.empty() ? run_threads(2, body, base) : run_threads_over(std::move(over), body, base);
+  for (const auto& e : errors) FAIL_CHECK(e);
+  for (size_t r = 0; r < 2; ++r) {
+    CAPTURE(r);
+    CAPTURE(got[r]);
+    CHECK(kinds[r] == ErrorKind::kProtocol);
+    // "rank 1 sent data of ..."; verbs names the link too: "rank 1 on rxe0 port 1: sent ...".
+    const std::string who = want[r].substr(0, 6), what = want[r].substr(7);
+    CHECK(got[r].find(": " + who + (kind == TransportKind::kVerbs ? " on " : " sent")) !=
+          std::string::npos);
+    CHECK(got[r].find(what) != std::string::npos);
+    CHECK(got[r].find(": the ranks called different collectives, or reduced with different "
+                      "dtypes or ops") != std::string::npos);
+  }
+}
+
+TEST_CASE("mismatched reductions are named, not computed: float32 vs int32, sum vs max, "
+          "all_reduce vs all_gather") {
+  // 8 elements of 4 bytes: every message is 32 bytes on either side.
+  const auto types = [](Communicator& c) {
+    std::vector<uint32_t> v(8, 1);
+    c.all_reduce(v.data(), v.data(), v.size(), c.rank() == 0 ? DataType::kF32 : DataType::kI32,
+                 ReduceOp::kSum);
+  };
+  const std::string types_want[2] = {
+      "rank 1 sent data of an int32 sum reduction where this rank's call is a float32 sum "
+      "reduction",
+      "rank 0 sent data of a float32 sum reduction where this rank's call is an int32 sum "
+      "reduction"};
+  const auto ops = [](Communicator& c) {
+    std::vector<float> v(8, 1.0f);
+    c.all_reduce(v.data(), v.data(), v.size(), DataType::kF32,
+                 c.rank() == 0 ? ReduceOp::kSum : ReduceOp::kMax);
+  };
+  const std::string ops_want[2] = {
+      "rank 1 sent data of a float32 max reduction where this rank's call is a float32 sum "
+      "reduction",
+      "rank 0 sent data of a float32 sum reduction where this rank's call is a float32 max "
+      "reduction"};
+  const auto gather = [](Communicator& c) {
+    std::vector<float> v(24, 1.0f);  // all_gather: 8 in, 16 out
+    if (c.rank() == 0) {
+      c.all_reduce(v.data(), v.data(), 8, DataType::kF32, ReduceOp::kSum);
+    } else {
+      c.all_gather(v.data(), v.data() + 8, 8, DataType::kF32);  // 2 x 8: its block to rank 0
+    }
+  };
+  const std::string gather_want[2] = {
+      "rank 1 sent data of a call that reduces nothing (all_gather, broadcast, all_to_all, "
+      "barrier, send) where this rank's call is a float32 sum reduction",
+      "rank 0 sent data of a float32 sum reduction where this rank's call reduces nothing "
+      "(all_gather, broadcast, all_to_all, barrier, send)"};
+  struct Case {
+    const char* name;
+    std::function<void(Communicator&)> call;
+    const std::string (&want)[2];
+  };
+  const Case cases[] = {{"float32 vs int32", types, types_want},
+                        {"sum vs max", ops, ops_want},
+                        {"all_reduce vs all_gather", gather, gather_want}};
+  for (const Case& k : cases) {
+    CAPTURE(k.name);
+    for (const TransportKind kind : {TransportKind::kTcp, TransportKind::kShm}) {
+      CAPTURE(transport_prefix(kind));
+      check_mismatched_calls({}, kind, k.call, k.want);
+    }
+    auto world = make_fake_verbs_world(2, 1, FakeMode::kUcDrop, 4096, 8);
+    std::vector<std::unique_ptr<Transport>> ts;
+    for (auto& t : world.transports) ts.push_back(std::move(t));
+    MESSAGE("verbs frame protocol on fake links: " << std::string(k.name));
+    check_mismatched_calls(std::move(ts), TransportKind::kVerbs, k.call, k.want);
+  }
+}
+
+TEST_CASE("mismatched reductions through the hierarchical path and a split communicator") {
+  // Hosts {0, 1} and {2, 3}: the world's all_reduce runs host by host (shared memory inside,
+  // TCP between the leaders 0 and 2); rank 3 reduces int32 where the others reduce float32,
+  // so its host peer rank 2 names it. Then a split communicator {1, 3} over the same
+  // transports (rank 1 on shm + tcp to rank 3): sum against max.
+  std::mutex mu;
+  std::vector<std::string> got(4);
+  Config base;
+  base.timeout = std::chrono::milliseconds(10000);
+  const auto errors = run_threads(
+      4,
+      [&](Communicator& c) {
+        std::vector<float> v(8, 1.0f);
+        std::string text = "no error";
+        try {
+          c.all_reduce(v.data(), v.data(), v.size(),
+                       c.rank() == 3 ? DataType::kI32 : DataType::kF32, ReduceOp::kSum);
+        } catch (const Error& e) {
+          text = std::string(to_string(e.kind())) + ": " + e.what();
+        }
+        std::lock_guard lock(mu);
+        got[static_cast<size_t>(c.rank())] = text;
+      },
+      base, [](Config& c) { c.host_id = "sig-host-" + std::to_string(c.rank / 2); });
+  for (const auto& e : errors) FAIL_CHECK(e);
+  CAPTURE(got[2]);
+  CAPTURE(got[3]);
+  CHECK(got[2].find("protocol error: ") != std::string::npos);
+  CHECK(got[2].find("rank 3 sent data of an int32 sum reduction where this rank's call is a "
+                    "float32 sum reduction") != std::string::npos);
+  CHECK(got[3].find("protocol error: ") != std::string::npos);
+  CHECK(got[3].find("rank 2 sent data of a float32 sum reduction where this rank's call is an "
+                    "int32 sum reduction") != std::string::npos);
+
+  std::vector<std::string> split_got(4);
+  const auto split_errors = run_threads(
+      4,
+      [&](Communicator& c) {
+        Communicator odd = c.split(c.rank() % 2, c.rank());
+        if (c.rank() % 2 == 0) return;  // (a failure breaks every communicator of the world)
+        std::string text = "no error";
+        try {
+          std::vector<float> v(8, 1.0f);
+          odd.all_reduce(v.data(), v.data(), v.size(), DataType::kF32,
+                         c.rank() == 3 ? ReduceOp::kMax : ReduceOp::kSum);
+        } catch (const Error& e) {
+          text = std::string(to_string(e.kind())) + ": " + e.what();
+        }
+        std::lock_guard lock(mu);
+        split_got[static_cast<size_t>(c.rank())] = text;
+      },
+      base, [](Config& c) { c.host_id = "sig-host-" + std::to_string(c.rank / 2); });
+  for (const auto& e : split_errors) FAIL_CHECK(e);
+  CAPTURE(split_got[1]);
+  CAPTURE(split_got[3]);
+  CHECK(split_got[1].find("all_reduce on rank 0 of communicator 1 (world rank 1): rank 3 sent "
+                          "data of a float32 max reduction where this rank's call is a float32 "
+                          "sum reduction") != std::string::npos);
+  CHECK(split_got[3].find("protocol error: ") != std::string::npos);
+  CHECK(split_got[3].find("rank 1 sent data of a float32 sum reduction where this rank's call "
+                          "is a float32 max reduction") != std::string::npos);
+}
+
+// The stall timeout bounds silence on a rank's own connections, and counts as movement what a
+// rank of its host that it waits on moves on its connections (the cables too): hosts {0, 1}
+// and {2}. Rank 2 sends rank 0 ten 64 KiB messages 60 ms apart over TCP; rank 1 waits for
+// rank 0 (which sends to it only after the ten) about 600 ms with a timeout of 300 ms.
+TEST_CASE("shm + tcp: a rank waiting on a local peer that moves data on the cables is not cut "
+          "off by the timeout") {
+  using namespace std::chrono;
+  std::mutex mu;
+  std::vector<std::string> seen;
+  Config base;
+  base.timeout = milliseconds(300);
+  const auto errors = run_threads(
+      3,
+      [&](Communicator& c) {
+        std::vector<char> block(64 * 1024, 'x');
+        int token = 0;
+        if (c.rank() == 2) {
+          for (int i = 0; i < 10; ++i) {
+            std::this_thread::sleep_for(milliseconds(60));
+            c.send(block.data(), block.size(), 0);
+          }
+        } else if (c.rank() == 0) {
+          for (int i = 0; i < 10; ++i) c.recv(block.data(), block.size(), 2);
+          token = 42;
+          c.send(&token, sizeof token, 1);
+        } else {
+          const auto started = steady_clock::now();
+          c.recv(&token, sizeof token, 0);
+          std::lock_guard lock(mu);
+          seen.push_back("rank 1 waited " +
+                         std::to_string(duration_cast<milliseconds>(steady_clock::now() - started)
+                                            .count()) +
+                         " ms for " + std::to_string(token));
+          CHECK(token == 42);
+        }
+        c.barrier();
+      },
+      base, [](Config& c) { c.host_id = c.rank < 2 ? "stall-host-a" : "stall-host-b"; });
+  for (const auto& e : errors) FAIL_CHECK(e);
+  for (const auto& s : seen) MESSAGE(s);
+  CHECK(seen.size() == 1);
+}
+
+TEST_CASE("shm + tcp: ranks that wait on each other still time out: a peer's movement is not "
+          "published as the waiting rank's own") {
+  // Ranks 0 and 1 (one host) each receive from the other, which never sends; rank 2 (another
+  // host) waits for them in a barrier. Both must fail with kTimeout within about the timeout.
+  using namespace std::chrono;
+  std::mutex mu;
+  std::vector<std::string> seen;
+  Config base;
+  base.timeout = milliseconds(300);
+  const auto errors = run_threads(
+      3,
+      [&](Communicator& c) {
+        if (c.rank() == 2) {
+          try {
+            c.barrier();
+          } catch (const Error&) {
+          }
+          return;
+        }
+        int v = 0;
+        const auto started = steady_clock::now();
+        try {
+          c.recv(&v, sizeof v, 1 - c.rank());
+          std::lock_guard lock(mu);
+          seen.push_back("rank " + std::to_string(c.rank()) + ": recv returned");
+        } catch (const Error& e) {
+          const auto took = duration_cast<milliseconds>(steady_clock::now() - started).count();
+          std::lock_guard lock(mu);
+          seen.push_back("rank " + std::to_string(c.rank()) + " after " + std::to_string(took) +
+                         " ms: " + to_string(e.kind()) + ": " + e.what());
+          // Either times out, or learns the other did first (it gave up on this rank).
+          CHECK((e.kind() == ErrorKind::kTimeout || e.kind() == ErrorKind::kPeerLost));
+          CHECK(took < 1500);
+        }
+      },
+      base, [](Config& c) { c.host_id = c.rank < 2 ? "silent-host-a" : "silent-host-b"; });
+  for (const auto& e : errors) FAIL_CHECK(e);
+  for (const auto& s : seen) MESSAGE(s);
+  REQUIRE(seen.size() == 2);
+  CHECK(std::any_of(seen.begin(), seen.end(), [](const std::string& l) {
+    return l.find(" ms: timeout: ") != std::string::npos;
+  }));
 }
 
 }  // namespace cc::comm::test

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <iterator>
 #include <string>
 
 #include "comm/error.h"
@@ -49,12 +50,42 @@ Error peer_gave_up(int peer, int failed, int self, int size) {
   return Error(ErrorKind::kPeerLost, text, {failed, peer});
 }
 
-void check_arrival(int peer, uint32_t got_context, uint32_t want_context, uint64_t got_bytes,
-                   size_t want_bytes) {
+std::string describe_signature(Signature s) {
+  if (s == kReducesNothing) {
+    return "a call that reduces nothing (all_gather, broadcast, all_to_all, barrier, send)";
+  }
+  const unsigned type = (s - 1u) / 4u, op = (s - 1u) % 4u;
+  if (type >= std::size(kAllDataTypes)) return "an unknown call (signature " + std::to_string(s) + ")";
+  // Type names with their width (nccl-tests' "float" and "half" say less).
+  static constexpr const char* kNames[] = {"float32", "float64", "float16", "bfloat16",
+                                           "int8",    "int16",   "int32",   "int64",
+                                           "uint8",   "uint16",  "uint32",  "uint64"};
+  static_assert(std::size(kNames) == std::size(kAllDataTypes));
+  const std::string name = kNames[type];
+  return (name[0] == 'i' ? "an " : "a ") + name + " " + std::string(to_string(kAllReduceOps[op])) +
+         " reduction";
+}
+
+std::string signature_mismatch(Signature got, Signature want) {
+  std::string mine = describe_signature(want);
+  // "this rank's call is a call that reduces nothing" reads badly: "this rank's call reduces
+  // nothing (...)".
+  mine = want == kReducesNothing ? "reduces nothing (all_gather, broadcast, all_to_all, "
+                                   "barrier, send)"
+                                 : "is " + mine;
+  return "sent data of " + describe_signature(got) + " where this rank's call " + mine +
+         ": the ranks called different collectives, or reduced with different dtypes or ops";
+}
+
+void check_arrival(int peer, uint32_t got_context, uint32_t want_context, Signature got_sig,
+                   Signature want_sig, uint64_t got_bytes, size_t want_bytes) {
   const std::string who = "rank " + std::to_string(peer);
   if (got_context != want_context) {
     throw Error(ErrorKind::kProtocol, who + " " + context_mismatch(got_context, want_context),
                 {peer});
+  }
+  if (got_sig != want_sig) {
+    throw Error(ErrorKind::kProtocol, who + " " + signature_mismatch(got_sig, want_sig), {peer});
   }
   if (got_bytes != want_bytes) {
     throw Error(ErrorKind::kProtocol,

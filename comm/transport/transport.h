@@ -22,6 +22,7 @@
 // docs/platform.md#open-mpi-and-gloo).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -87,6 +88,26 @@ struct Fold {
   bool incoming_first;
 };
 
+/// What the call a message belongs to reduces: 0 (kReducesNothing) for a call that reduces
+/// nothing (all_gather, broadcast, all_to_all, barrier, split, send/recv), else 1 + 4 x the
+/// DataType + the ReduceOp of a reduction (all_reduce, reduce_scatter): 1..48, 7 bits. Every
+/// message carries its call's (TCP: bits 8..15 of the header's first word; shared memory: the
+/// low byte of the ring header's magic; verbs: bits 1..7 of a frame's flags word) and the
+/// receive compares it with its own once per message (a DATA frame that starts one), before
+/// the byte count: ranks that reduce with different types or ops, or where one reduces and
+/// the other gathers, fail with kProtocol naming both calls instead of folding garbage. Point-
+/// to-point send and recv carry 0: they are untyped.
+using Signature = uint8_t;
+inline constexpr Signature kReducesNothing = 0;
+constexpr Signature reduction_signature(DataType type, ReduceOp op) {
+  return static_cast<Signature>(1 + 4 * static_cast<unsigned>(type) + static_cast<unsigned>(op));
+}
+/// "an int32 sum reduction", "a call that reduces nothing (...)"; for messages.
+std::string describe_signature(Signature s);
+/// "sent data of an int32 sum reduction where this rank's call is a float32 sum reduction:
+/// ...": the kProtocol text for a signature mismatch, shared by the transports.
+std::string signature_mismatch(Signature got, Signature want);
+
 /// One posted send or receive, owned by the caller. It must not move and must outlive its
 /// completion (or the transport's abort()). A message may travel in several parts (one per
 /// connection); the request is done when all have.
@@ -146,6 +167,18 @@ class Transport {
   /// k-th message from A to B still fills the k-th receive B posts from A.
   void set_context(uint32_t id) { context_ = id; }
   uint32_t context() const { return context_; }
+  /// The Signature of the isend and irecv calls that follow (the communicator sets it per
+  /// call); kReducesNothing by default. A transport that runs another under it (shared memory
+  /// over its cable transport) passes it on with each call, like the context.
+  void set_signature(Signature s) { signature_ = s; }
+  Signature signature() const { return signature_; }
+
+  /// Where this rank publishes when it last saw data move (Clock's nanoseconds since its
+  /// epoch; relaxed stores, made only at the clock reads limit() already does), or nullptr:
+  /// the shared-memory transport points itself and its cable transport at this rank's slot in
+  /// the segment, so the ranks of a host that wait on this one see it move (see
+  /// ShmTransport::wait). Only this rank's own movement is published, never a peer's.
+  void publish_movement(std::atomic<int64_t>* slot) { movement_slot_ = slot; }
 
   /// Whether the whole world runs on this one host with more ranks than the host has cores
   /// (online CPUs), so ranks share cores and each message's syscalls take CPU from a peer.
@@ -177,6 +210,7 @@ class Transport {
 
  protected:
   bool interruptible() const { return static_cast<bool>(interrupted_); }
+  std::chrono::milliseconds stall_timeout() const { return stall_; }
   /// Called from wait() with the time just read: asks the check when it is due, and throws
   /// Error(kInterrupted) when it says to give up.
   void check_interrupt(Clock::time_point now);
@@ -191,6 +225,11 @@ class Transport {
     if (moved_unread_) {
       moved_ = now;
       moved_unread_ = false;
+      if (movement_slot_ != nullptr) {
+        movement_slot_->store(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count(),
+            std::memory_order_relaxed);
+      }
     }
     return stall_.count() > 0 && moved_ + stall_ > deadline ? moved_ + stall_ : deadline;
   }
@@ -201,6 +240,8 @@ class Transport {
   Clock::time_point moved_{};
   bool moved_unread_ = false;
   uint32_t context_ = 0;
+  Signature signature_ = kReducesNothing;
+  std::atomic<int64_t>* movement_slot_ = nullptr;
   Clock::time_point next_interrupt_check_{};
 };
 
@@ -216,10 +257,11 @@ std::string context_mismatch(uint32_t got, uint32_t want);
 Error peer_gave_up(int peer, int failed, int self, int size);
 
 /// Throws Error(kProtocol) naming `peer` when a message it sent (communicator got_context,
-/// got_bytes long) does not fit the receive posted for it (want_context, want_bytes): the
-/// check every transport makes when a message's header arrives.
-void check_arrival(int peer, uint32_t got_context, uint32_t want_context, uint64_t got_bytes,
-                   size_t want_bytes);
+/// of a call with signature got_sig, got_bytes long) does not fit the receive posted for it
+/// (want_context, want_sig, want_bytes): the check every transport makes when a message's
+/// header arrives. Checked in that order: the communicator, the call, the size.
+void check_arrival(int peer, uint32_t got_context, uint32_t want_context, Signature got_sig,
+                   Signature want_sig, uint64_t got_bytes, size_t want_bytes);
 
 /// Waits for every request in `reqs` (in order).
 void wait_all(Transport& t, std::span<Request> reqs, Deadline deadline);

@@ -2,7 +2,7 @@
 // and macOS alike), and the single-producer/single-consumer byte rings inside it.
 //
 // Layout: an 8192-byte header {magic, version, ranks k, ring bytes C, 16-byte nonce, the abort
-// word, a heartbeat per rank}, then k(k-1) rings, one per ordered pair of local ranks (i -> j), each a 256-byte
+// word, a heartbeat and a last-movement time per rank}, then k(k-1) rings, one per ordered pair of local ranks (i -> j), each a 256-byte
 // control block (head, tail and the two sleep flags on cache lines of their own) and C data
 // bytes. head and tail count bytes ever written and consumed, so the ring holds head - tail
 // bytes and never needs a "full" flag; C is a power of two, so a position is a mask away.
@@ -31,7 +31,7 @@
 namespace cc::comm::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x434353484d534731ull;  // "CCSHMSG1"
-inline constexpr uint32_t kSegmentVersion = 2;
+inline constexpr uint32_t kSegmentVersion = 3;  // 3: Beat::moved_ns
 inline constexpr size_t kHeaderBytes = 8192;
 /// Ranks one segment serves (one heartbeat slot each); a host with more runs them on TCP.
 inline constexpr int kMaxLocalRanks = 64;
@@ -65,8 +65,13 @@ struct SegmentHeader {
   /// Per local rank, the steady clock (ns since its epoch, one clock for the whole host) when
   /// it last ran its wait loop: a waiting rank refreshes it at least every 100 ms, so one that
   /// is seconds old belongs to a rank that is stopped or busy outside the library.
+  /// moved_ns: when the rank last saw data move on any of its connections, the cables
+  /// included (Transport::publish_movement; 0: never): a rank waiting on it counts that as
+  /// movement, so a rank waiting on its host's leader while the leader exchanges data with
+  /// other hosts is not cut off by the stall timeout. Both written by their rank only.
   struct Beat {
     alignas(64) std::atomic<int64_t> ns;
+    std::atomic<int64_t> moved_ns;
   };
   Beat beats[kMaxLocalRanks];
 };

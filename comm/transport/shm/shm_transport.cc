@@ -16,7 +16,9 @@
 namespace cc::comm::shm {
 namespace {
 
-constexpr uint32_t kMsgMagic = 0x4d534343u;  // "CCSM"
+// "\0CSM": the low byte carries the Signature of the message's call.
+constexpr uint32_t kMsgMagic = 0x4d534300u;
+constexpr uint32_t kMsgMagicMask = 0xffffff00u;
 constexpr size_t kHdr = sizeof(ShmTransport::MsgHeader);
 // Socket records: {u32 type, i32 aux}.
 constexpr uint32_t kWake = 1, kAbort = 2, kBye = 3;
@@ -100,6 +102,10 @@ ShmTransport::ShmTransport(int rank, int size, std::vector<int> local_ranks, Seg
     local_of_[static_cast<size_t>(r)] = static_cast<int>(peers_.size());
     peers_.push_back(std::move(p));
   }
+  // This rank's movement, on the rings and on the cables, is published for the others here.
+  std::atomic<int64_t>* slot = &segment_.header().beats[my_index_].moved_ns;
+  publish_movement(slot);
+  if (remote_) remote_->publish_movement(slot);
 }
 
 ShmTransport::~ShmTransport() {
@@ -175,6 +181,7 @@ void ShmTransport::isend(int peer, const void* data, size_t bytes, Request& req)
   }
   if (!is_local(peer)) {
     remote_->set_context(context());  // the communicator's message space, there too
+    remote_->set_signature(signature());
     remote_->isend(peer, data, bytes, req);
     return;
   }
@@ -183,7 +190,8 @@ void ShmTransport::isend(int peer, const void* data, size_t bytes, Request& req)
   req.is_send = true;
   req.parts_left = 1;
   Peer& p = local(peer);
-  p.sendq.push_back(SendOp{static_cast<const unsigned char*>(data), bytes, &req, context(), 0});
+  p.sendq.push_back(
+      SendOp{static_cast<const unsigned char*>(data), bytes, &req, context(), signature(), 0});
   // Try at once: a small message usually leaves in this call.
   if (p.sendq.size() == 1) {
     try {
@@ -202,6 +210,7 @@ void ShmTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
   }
   if (!is_local(peer)) {
     remote_->set_context(context());
+    remote_->set_signature(signature());
     remote_->irecv(peer, data, bytes, req);
     return;
   }
@@ -209,7 +218,8 @@ void ShmTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
   req.bytes = bytes;
   req.is_send = false;
   req.parts_left = 1;
-  local(peer).recvq.push_back(RecvOp{static_cast<unsigned char*>(data), bytes, &req, context(), 0});
+  local(peer).recvq.push_back(
+      RecvOp{static_cast<unsigned char*>(data), bytes, &req, context(), signature(), 0});
 }
 
 bool ShmTransport::irecv_reduce(int peer, void* dst, size_t bytes, const Fold& fold, Request& req) {
@@ -219,6 +229,7 @@ bool ShmTransport::irecv_reduce(int peer, void* dst, size_t bytes, const Fold& f
   }
   if (is_local(peer)) return false;  // the rings are copied out as they are published
   remote_->set_context(context());
+  remote_->set_signature(signature());
   return remote_->irecv_reduce(peer, dst, bytes, fold, req);
 }
 
@@ -254,7 +265,7 @@ bool ShmTransport::progress_send(Peer& p) {
     }
     if (op.done == 0) {
       if (space < kHdr) break;
-      const MsgHeader h{kMsgMagic, op.context, op.bytes};
+      const MsgHeader h{kMsgMagic | op.signature, op.context, op.bytes};
       copy_in(p.out_data, mask_, p.out_head, &h, kHdr);
       p.out_head += kHdr;
       op.done = kHdr;
@@ -290,11 +301,13 @@ bool ShmTransport::progress_recv(Peer& p) {
       avail -= kHdr;
       p.have_header = true;
       any = true;
-      if (p.header.magic != kMsgMagic) {
+      if ((p.header.magic & kMsgMagicMask) != kMsgMagic) {
         throw Error(ErrorKind::kProtocol,
                     "garbage in the shared-memory ring from " + rank_name(p.rank), {p.rank});
       }
-      check_arrival(p.rank, p.header.context, op.context, p.header.bytes, op.bytes);
+      check_arrival(p.rank, p.header.context, op.context,
+                    static_cast<Signature>(p.header.magic & 0xffu), op.signature, p.header.bytes,
+                    op.bytes);
     }
     while (op.got < op.bytes && avail > 0) {
       const size_t n = std::min({op.bytes - op.got, static_cast<size_t>(avail), piece_});
@@ -328,7 +341,6 @@ void ShmTransport::check_abort_word() {
 }
 
 bool ShmTransport::progress_local() {
-  check_abort_word();
   bool any = false;
   for (Peer& p : peers_) {
     bool moved = false;
@@ -337,6 +349,10 @@ bool ShmTransport::progress_local() {
     if (moved) p.last_active = now_;
     any |= moved;
   }
+  // After the rings: a message a peer wrote before it gave up is still checked, so when two
+  // ranks called different collectives the later one names the mismatch too (kProtocol), not
+  // only that the other gave up.
+  check_abort_word();
   return any;
 }
 
@@ -437,6 +453,22 @@ void ShmTransport::timed_out(const Request& req) {
   throw Error(ErrorKind::kTimeout, msg, ranks);
 }
 
+Deadline ShmTransport::peers_moved_until() const {
+  const auto stall = stall_timeout();
+  Deadline until{};
+  if (stall.count() <= 0) return until;
+  const SegmentHeader& h = segment_.header();
+  for (const Peer& p : peers_) {
+    if (p.recvq.empty() && p.sendq.empty()) continue;
+    const int64_t ns = h.beats[p.index].moved_ns.load(std::memory_order_relaxed);
+    if (ns <= 0) continue;
+    until = std::max(until, Deadline(std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::nanoseconds(ns))) +
+                                stall);
+  }
+  return until;
+}
+
 void ShmTransport::poll() {
   if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
   try {
@@ -475,8 +507,11 @@ void ShmTransport::wait(Request& req, Deadline deadline) {
         last = now;
         continue;
       }
-      const Deadline give_up = limit(deadline, now);
-      if (now >= give_up) timed_out(req);
+      Deadline give_up = limit(deadline, now);
+      if (now >= give_up) {
+        give_up = std::max(give_up, peers_moved_until());
+        if (now >= give_up) timed_out(req);
+      }
       // Spin: the first few us without a system call (a reply between two running ranks
       // takes well under 1 us), then yielding on every turn, so a peer waiting for this core
       // (more ranks than cores, or other load) can run and answer.

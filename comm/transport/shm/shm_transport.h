@@ -3,7 +3,8 @@
 // forwarded to the cable transport (`remote`: TCP or verbs), so a job with several ranks per
 // host runs shm inside each host and the cables between hosts.
 //
-// Message format in a ring: a 16-byte header {magic, context, payload bytes} and the payload,
+// Message format in a ring: a 16-byte header {magic (its low byte: the Signature of the
+// message's call, Transport::set_signature), context, payload bytes} and the payload,
 // padded to a multiple of 16 bytes (so a header never wraps around the ring). The k-th isend
 // from A to B fills the k-th irecv B posts from A, as the Transport contract says; a sender
 // may run ahead of its receiver by at most one ring (ShmOptions::ring_bytes), after which its
@@ -23,8 +24,11 @@
 // has requests with, those whose heartbeat (SegmentHeader::beats: refreshed by every waiting
 // rank at least every 100 ms) is over 500 ms old, then the one that has moved no data for
 // longest: a survivor waiting on another survivor that waits on the stopped rank names the
-// stopped rank, not its neighbour. A rank that aborts also
-// writes the segment's abort word, which spinning peers read on every turn.
+// stopped rank, not its neighbour. The stall timeout (Transport::set_stall_timeout) counts a
+// local peer's movement as movement: each rank publishes in the segment when it last saw data
+// move on any of its connections (the cables too), and a wait whose own limit has passed goes
+// on while a local peer it has requests with moved data within the timeout. A rank that
+// aborts also writes the segment's abort word, which spinning peers read on every turn.
 //
 // With a remote transport, a wait that has shared-memory requests queued cannot block in the
 // remote's poll(): it sleeps at most 1 ms at a time in poll() on the pair sockets, then drives
@@ -111,6 +115,7 @@ class ShmTransport final : public Transport {
     size_t bytes;
     Request* req;
     uint32_t context;
+    Signature signature;
     size_t done;  // bytes of header + payload + padding written so far
   };
   struct RecvOp {
@@ -118,6 +123,7 @@ class ShmTransport final : public Transport {
     size_t bytes;
     Request* req;
     uint32_t context;
+    Signature signature;
     size_t got;  // payload bytes copied out
   };
   struct Peer {
@@ -155,6 +161,12 @@ class ShmTransport final : public Transport {
   void check_gone(Peer& p);
   void check_abort_word();
   void beat();  // this rank's heartbeat := now_
+  // The stall timeout after the latest movement that a local peer this rank has requests
+  // with published (SegmentHeader::Beat::moved_ns): a rank waiting on a peer of its host that
+  // moves data elsewhere (its leader on the cables) is not silent. Read only when the wait's
+  // own limit has passed; never published as this rank's own movement, so ranks that wait on
+  // each other cannot keep each other alive. The epoch (Deadline{}) when none.
+  Deadline peers_moved_until() const;
   void block(Deadline deadline);
   [[noreturn]] void timed_out(const Request& req);
   [[noreturn]] void fail(Error e);

@@ -18,6 +18,8 @@ namespace {
 
 constexpr uint32_t kMagic = 0x43430000u;  // "CC"
 constexpr uint32_t kData = 1, kAbort = 2, kBye = 3;
+// Bits 8..15 of the first word: the Signature of the message's call (DATA; 0 otherwise).
+constexpr uint32_t kSigShift = 8;
 constexpr size_t kHdr = sizeof(TcpTransport::Header);
 constexpr int kMaxIov = 64;
 
@@ -171,7 +173,9 @@ void TcpTransport::isend(int peer, const void* data, size_t bytes, Request& req)
   req.is_send = true;
   split(peer, bytes, req, [&](Conn& c, size_t off, size_t len) {
     c.sendq.push_back(SendPart{static_cast<const char*>(data) + off, len, &req,
-                               Header{kMagic | kData, static_cast<int32_t>(context()), len}, 0});
+                               Header{kMagic | uint32_t{signature()} << kSigShift | kData,
+                                      static_cast<int32_t>(context()), len},
+                               0});
   });
   // Try at once: small messages usually leave in this call.
   Conn& first = conns_[by_peer_[static_cast<size_t>(peer)][0]];
@@ -187,7 +191,7 @@ void TcpTransport::isend(int peer, const void* data, size_t bytes, Request& req)
 void TcpTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
   req.is_send = false;
   split(peer, bytes, req, [&](Conn& c, size_t off, size_t len) {
-    c.recvq.push_back(RecvPart{static_cast<char*>(data) + off, len, &req, 0, context()});
+    c.recvq.push_back(RecvPart{static_cast<char*>(data) + off, len, &req, 0, context(), signature()});
   });
 }
 
@@ -237,11 +241,13 @@ bool TcpTransport::progress_send(Conn& c) {
 }
 
 void TcpTransport::check_size(Conn& c, const RecvPart& part) {
-  check_arrival(c.peer, static_cast<uint32_t>(c.hdr.aux), part.context, c.hdr.bytes, part.bytes);
+  check_arrival(c.peer, static_cast<uint32_t>(c.hdr.aux), part.context,
+                static_cast<Signature>(c.hdr.magic_type >> kSigShift & 0xffu), part.signature,
+                c.hdr.bytes, part.bytes);
 }
 
 void TcpTransport::on_header(Conn& c) {
-  const uint32_t type = c.hdr.magic_type & 0xffffu;
+  const uint32_t type = c.hdr.magic_type & 0xffu;
   if ((c.hdr.magic_type & 0xffff0000u) != kMagic || type < kData || type > kBye) {
     throw Error(ErrorKind::kProtocol, "garbage on the connection from " + peer_name(c.peer),
                 {c.peer});

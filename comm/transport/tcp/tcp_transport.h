@@ -2,8 +2,9 @@
 // several connections per pair), non-blocking sockets, progress on the caller's thread.
 //
 // Wire format, per data connection: a stream of messages, each a 16-byte header
-// {magic|type, aux, payload bytes} and the payload (DATA: aux = the communicator context,
-// Transport::set_context, checked against the receive's). Each pair also has one control
+// {magic | signature << 8 | type, aux, payload bytes} and the payload (DATA: aux = the
+// communicator context, Transport::set_context, and the signature of the call,
+// Transport::set_signature, both checked against the receive's). Each pair also has one control
 // connection that carries only headers, so it is always at a message boundary: ABORT
 // (aux = the rank that failed) when a rank gives up, BYE on a clean close. When a data
 // connection dies, the control connection tells "rank 0 gave up because of rank 2"
@@ -87,6 +88,7 @@ class TcpTransport final : public Transport {
     Request* req;
     size_t got;
     uint32_t context;  // the communicator the message must belong to (Transport::context())
+    Signature signature;  // the call it must belong to (Transport::signature())
   };
   struct Conn {
     Fd fd;

@@ -12,6 +12,7 @@ namespace {
 constexpr uint32_t kFrameMagic = 0xCC000000u;
 constexpr uint32_t kData = 1, kCredit = 2;
 constexpr uint32_t kFirst = 1;
+constexpr uint32_t kSigShift = 1, kSigMask = 0x7fu;  // flags bits 1..7, on a first frame
 constexpr uint32_t kSeqShift = 8, kSeqMask = 0xffffffu;  // flags bits 8..31
 constexpr uint32_t kContextShift = 8, kContextMask = 0xffffu;  // first word's bits 8..23
 
@@ -80,17 +81,19 @@ void FrameChannel::clear() {
   recvq_.clear();
 }
 
-void FrameChannel::send(const char* data, size_t bytes, Request& req, uint32_t context) {
+void FrameChannel::send(const char* data, size_t bytes, Request& req, uint32_t context,
+                        Signature sig) {
   // One frame, nothing queued before it, the credits and a free frame at hand: post it now,
   // without the queue (what send_frames() would do for it, in fewer steps: the latency path).
   if (bytes <= frame_bytes_ && sendq_.empty() && credits_ >= 2 && free_send() > 0 &&
       (cache_ == nullptr || bytes < zc_min_)) {
-    post_frame(kData, data, static_cast<uint32_t>(bytes), true, bytes, context & kContextMask);
+    post_frame(kData, data, static_cast<uint32_t>(bytes), true, bytes, context & kContextMask,
+               sig);
     ++stats_.data_frames;
     --req.parts_left;
     return;
   }
-  SendPart part{data, bytes, 0, &req, context & kContextMask};
+  SendPart part{data, bytes, 0, &req, context & kContextMask, sig};
   if (cache_ != nullptr && bytes >= zc_min_) {
     part.zc = cache_->acquire(data, bytes, part.lease);
     if (!part.zc) ++stats_.zero_copy_fallbacks;
@@ -100,8 +103,8 @@ void FrameChannel::send(const char* data, size_t bytes, Request& req, uint32_t c
 }
 
 void FrameChannel::recv(char* data, size_t bytes, Request& req, uint32_t context,
-                        const Fold* fold) {
-  recvq_.push_back(RecvPart{data, bytes, 0, &req, context & kContextMask});
+                        const Fold* fold, Signature sig) {
+  recvq_.push_back(RecvPart{data, bytes, 0, &req, context & kContextMask, sig});
   if (fold != nullptr) {
     recvq_.back().own = static_cast<const char*>(fold->own);
     recvq_.back().fold = *fold;
@@ -110,14 +113,15 @@ void FrameChannel::recv(char* data, size_t bytes, Request& req, uint32_t context
 }
 
 void FrameChannel::post_frame(uint32_t type, const char* payload, uint32_t payload_bytes,
-                              bool first, uint64_t msg_bytes, uint32_t context,
+                              bool first, uint64_t msg_bytes, uint32_t context, Signature sig,
                               const uint32_t* lkey, bool force_signal) {
   const uint32_t slot = next_slot_;
   std::byte* f = link_.send_frame(slot);
   put32(f, kFrameMagic | context << kContextShift | type);
   put32(f + 4, owed_);
   put32(f + 8, payload_bytes);
-  put32(f + 12, (first ? kFirst : 0) | static_cast<uint32_t>((sent_ & kSeqMask) << kSeqShift));
+  put32(f + 12, (first ? kFirst | (sig & kSigMask) << kSigShift : 0) |
+                    static_cast<uint32_t>((sent_ & kSeqMask) << kSeqShift));
   put64(f + 16, msg_bytes);
   // The rhythm (frame sent_ is signaled when (sent_ + 1) % signal_every_ == 0) and the slot
   // (sent_ % send_slots_) are counted, not divided: a division is a slow call in the emulated
@@ -157,7 +161,7 @@ bool FrameChannel::send_frames() {
     // Zero-copy frames: full ones always; a short (last) one only when not padding (padded,
     // it is copied into the slot and padded as any other frame).
     const bool gather = p.zc && (n == max_payload || !pad_);
-    post_frame(kData, p.data + p.sent, static_cast<uint32_t>(n), first, p.bytes, p.context,
+    post_frame(kData, p.data + p.sent, static_cast<uint32_t>(n), first, p.bytes, p.context, p.sig,
                gather ? &p.lease.lkey : nullptr, p.zc && last);
     ++stats_.data_frames;
     p.sent += n;
@@ -172,7 +176,7 @@ bool FrameChannel::send_frames() {
     }
   }
   if (owed_ >= credit_threshold_ && credits_ >= 1 && free_send() > 0) {
-    post_frame(kCredit, nullptr, 0, false, 0, 0);
+    post_frame(kCredit, nullptr, 0, false, 0, 0, kReducesNothing);
     ++stats_.credit_frames;
     any = true;
   }
@@ -229,8 +233,10 @@ bool FrameChannel::on_completion(const Completion& c) {
     link_.post_recv(c.slot);
     ++owed_;
   } else if (type == kData) {
-    const Arrived a{c.slot, get32(f + 8), (get32(f + 12) & kFirst) != 0, get64(f + 16),
-                    get32(f) >> kContextShift & kContextMask};
+    const uint32_t flags = get32(f + 12);
+    const Arrived a{c.slot, get32(f + 8), (flags & kFirst) != 0, get64(f + 16),
+                    get32(f) >> kContextShift & kContextMask,
+                    static_cast<Signature>(flags >> kSigShift & kSigMask)};
     // Nothing waiting before it and a receive posted: deliver it now, without the queue.
     if (arrived_.empty() && !recvq_.empty()) {
       deliver(a);
@@ -245,15 +251,17 @@ bool FrameChannel::on_completion(const Completion& c) {
 
 void FrameChannel::deliver(const Arrived& a) {
   RecvPart& p = recvq_.front();
+  // A message's first frame: its communicator, then its call, before its size.
+  if (a.first && p.got == 0) {
+    if (a.context != p.context) fail(ErrorKind::kProtocol, context_mismatch(a.context, p.context));
+    if (a.sig != p.sig) fail(ErrorKind::kProtocol, signature_mismatch(a.sig, p.sig));
+  }
   if (a.first != (p.got == 0) || (a.first && a.msg_bytes != p.bytes) ||
       a.payload > p.bytes - p.got) {
     fail(ErrorKind::kProtocol,
          "sent a message of " + std::to_string(a.first ? a.msg_bytes : p.bytes) +
              " bytes where this rank expects " + std::to_string(p.bytes) +
              ": the ranks called different collectives or counts");
-  }
-  if (a.first && a.context != p.context) {
-    fail(ErrorKind::kProtocol, context_mismatch(a.context, p.context));
   }
   if (a.payload > 0) {
     const std::byte* m = link_.recv_frame(a.slot) + kFrameHeaderBytes;

@@ -5,8 +5,9 @@
 // frame size (FrameLink::frame_bytes(), a power of two): each frame is a 24-byte little-endian
 // header {u32 0xCC000000 | context << 8 | type (context: the communicator's id mod 2^16,
 // Transport::set_context; 0 on CREDIT), u32 credits returned, u32 payload bytes, u32 flags
-// (bit 0: first frame of a message; bits 8..31: the frame's sequence number mod 2^24), u64
-// message bytes} and up to F payload bytes. The header is outside the payload budget (a slot
+// (bit 0: first frame of a message; bits 1..7, on a first frame: the Signature of the
+// message's call, Transport::set_signature, checked against the receive's; bits 8..31: the
+// frame's sequence number mod 2^24), u64 message bytes} and up to F payload bytes. The header is outside the payload budget (a slot
 // and a posted receive are F + 24 bytes), so a message of 2^k bytes fills whole frames: with
 // the header inside, a 64 KiB message at F = 64 KiB took a second frame of 24 payload bytes (a
 // work request, a credit and a completion more). Types: DATA, CREDIT (header only). The
@@ -109,13 +110,16 @@ class FrameChannel {
   /// a zero-copy part, when the send completion covering its last frame arrives (until then
   /// the hardware reads the user buffer). `context`: the communicator's id (its low 16 bits
   /// travel).
-  void send(const char* data, size_t bytes, Request& req, uint32_t context = 0);
+  /// `sig`: the Signature of the message's call (transport.h), carried by its first frame.
+  void send(const char* data, size_t bytes, Request& req, uint32_t context = 0,
+            Signature sig = kReducesNothing);
   /// Queues a receive part of exactly `bytes`, of a message sent in `context`. With `fold`
   /// (transport.h; its `own` already offset to this part), each frame's payload is folded
   /// into data (reduce() of it and own, in the fold's order) instead of copied: a frame whose
   /// payload is not a whole number of elements is kProtocol.
+  /// `sig`: the Signature the message's first frame must carry (else kProtocol naming both).
   void recv(char* data, size_t bytes, Request& req, uint32_t context = 0,
-            const Fold* fold = nullptr);
+            const Fold* fold = nullptr, Signature sig = kReducesNothing);
   /// Polls completions, matches arrived frames, sends what credits allow. Returns whether
   /// anything happened. Throws Error: kProtocol (size mismatch, bad frame), kSystem (a
   /// completion with an error status), naming the peer and the link's device.
@@ -158,6 +162,7 @@ class FrameChannel {
     size_t sent;
     Request* req;
     uint32_t context;
+    Signature sig;
     bool zc = false;  // payload gathered from the user buffer, under `lease`
     MrCache::Lease lease{};
   };
@@ -173,6 +178,7 @@ class FrameChannel {
     size_t got;
     Request* req;
     uint32_t context;
+    Signature sig;
     const char* own = nullptr;  // set: fold each frame with it (the Fold below), not copy
     Fold fold{};
   };
@@ -182,6 +188,7 @@ class FrameChannel {
     bool first;
     uint64_t msg_bytes;
     uint32_t context;  // low 16 bits
+    Signature sig;
   };
 
   bool on_completion(const Completion& c);
@@ -193,7 +200,8 @@ class FrameChannel {
   // `lkey` != nullptr: gather the payload from the user buffer under that key (zero-copy)
   // instead of copying it into the slot. `force_signal`: signal this send whatever the rhythm.
   void post_frame(uint32_t type, const char* payload, uint32_t payload_bytes, bool first,
-                  uint64_t msg_bytes, uint32_t context, const uint32_t* lkey = nullptr,
+                  uint64_t msg_bytes, uint32_t context, Signature sig,
+                  const uint32_t* lkey = nullptr,
                   bool force_signal = false);
   [[noreturn]] void fail(ErrorKind kind, const std::string& what) const;
 

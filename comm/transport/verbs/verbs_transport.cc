@@ -150,7 +150,7 @@ void VerbsTransport::isend(int peer, const void* data, size_t bytes, Request& re
   req.is_send = true;
   try {
     split(peer, bytes, req, [&](FrameChannel& c, size_t off, size_t len) {
-      c.send(static_cast<const char*>(data) + off, len, req, context());
+      c.send(static_cast<const char*>(data) + off, len, req, context(), signature());
     });
   } catch (Error& e) {
     if (e.kind() == ErrorKind::kInvalidArgument || e.kind() == ErrorKind::kBroken) throw;
@@ -162,7 +162,7 @@ void VerbsTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
   req.is_send = false;
   try {
     split(peer, bytes, req, [&](FrameChannel& c, size_t off, size_t len) {
-      c.recv(static_cast<char*>(data) + off, len, req, context());
+      c.recv(static_cast<char*>(data) + off, len, req, context(), nullptr, signature());
     });
   } catch (Error& e) {
     if (e.kind() == ErrorKind::kInvalidArgument || e.kind() == ErrorKind::kBroken) throw;
@@ -187,7 +187,7 @@ bool VerbsTransport::irecv_reduce(int peer, void* dst, size_t bytes, const Fold&
     split(peer, bytes, req, [&](FrameChannel& c, size_t off, size_t len) {
       Fold part = fold;
       part.own = static_cast<const char*>(fold.own) + off;
-      c.recv(static_cast<char*>(dst) + off, len, req, context(), &part);
+      c.recv(static_cast<char*>(dst) + off, len, req, context(), &part, signature());
     });
   } catch (Error& e) {
     if (e.kind() == ErrorKind::kInvalidArgument || e.kind() == ErrorKind::kBroken) throw;
@@ -263,6 +263,9 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
       }
       if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kControlMagic | kAbort)) {
         p.closed = true;
+        // The frames that arrived before it are checked first, so ranks that called different
+        // collectives both name the mismatch (kProtocol), not only that the other gave up.
+        progress_channels();
         fail(peer_gave_up(peer, h.aux, rank_, size_));
       }
       p.closed = true;
