@@ -89,6 +89,80 @@ def test_bad_options_name_the_option():
     assert isinstance(e.value, ValueError) and isinstance(e.value, clustercomm.Error)
 
 
+# numpy dtypes DLPack cannot carry: each was "RuntimeError: basic_string: construction from
+# null" (nb::str of the dtype did not call str()); now a TypeError naming the argument and the
+# dtype.
+UNSUPPORTED = {
+    "object": np.array([1, "a"], dtype=object),
+    "str": np.array(["ab", "cd"]),
+    "structured": np.zeros(3, dtype=[("a", np.int32), ("b", np.float32)]),
+    "datetime64": np.array(["2024-01-01"], dtype="datetime64[D]"),
+    "longdouble": np.zeros(3, dtype=np.longdouble),
+}
+
+
+@pytest.mark.parametrize("label", sorted(UNSUPPORTED))
+def test_unsupported_numpy_dtypes_are_a_type_error_naming_the_argument_and_dtype(label):
+    x = UNSUPPORTED[label]
+    with clustercomm.Communicator() as c:
+        calls = {
+            "x": lambda: c.all_reduce(x),
+            "out": lambda: c.all_reduce(np.zeros(x.shape, np.float32), out=x),
+        }
+        for name, call in calls.items():
+            with pytest.raises(TypeError) as e:
+                call()
+            message = str(e.value)
+            assert message.startswith(name + ":"), message
+            assert str(x.dtype) in message, message
+            assert "basic_string" not in message, message
+
+
+def test_an_op_string_that_utf8_cannot_hold_is_named():
+    with clustercomm.Communicator() as c:
+        with pytest.raises(ValueError) as e:
+            c.all_reduce(np.ones(2, np.float32), op="s\ud800m")
+    message = str(e.value)
+    assert message.startswith("op: 's\\ud800m' is not one of"), message
+
+
+@pytest.mark.parametrize(
+    "call, start",
+    [
+        (lambda c: c.split(1 << 40), "color: 1099511627776 is not in [-2147483648, 2147483647]"),
+        (lambda c: c.split(0, key=-(1 << 63)), "key: -9223372036854775808 is not in"),
+        (lambda c: c.send(np.ones(2, np.float32), 1 << 70), "peer: 1180591620717411303424 is not in"),
+        (lambda c: c.send(np.ones(2, np.float32), -1), "peer: -1 is not another rank"),
+        (lambda c: c.recv(np.ones(2, np.float32), 1 << 40), "peer: 1099511627776 is not another rank"),
+        (lambda c: c.recv((2,), "float32", -(1 << 40)), "peer: -1099511627776 is not another rank"),
+        (lambda c: c.broadcast(np.ones(2, np.float32), root=1 << 40), "root: 1099511627776 is not a rank"),
+    ],
+)
+def test_an_int_argument_out_of_range_names_the_argument(call, start):
+    with clustercomm.Communicator() as c:
+        with pytest.raises(ValueError) as e:
+            call(c)
+    message = str(e.value)
+    assert message.startswith(start), message
+    assert "incompatible function arguments" not in message
+
+
+def test_an_int_option_out_of_range_names_the_option():
+    for kwargs, start in [
+        (dict(rank=1 << 40), "rank: 1099511627776 is not in"),
+        (dict(size=-(1 << 40)), "size: -1099511627776 is not in"),
+        (dict(timeout_ms=1 << 80), "timeout_ms: 1208925819614629174706176 is not in"),
+        (dict(spin_us=-1), "spin_us: -1 is not in"),
+        (dict(connections_per_peer=1 << 40), "connections_per_peer: 1099511627776 is not in"),
+    ]:
+        with pytest.raises(ValueError) as e:
+            clustercomm.Communicator(**kwargs)
+        assert str(e.value).startswith(start), (kwargs, str(e.value))
+    with pytest.raises(TypeError) as e:
+        clustercomm.Communicator(window_chunks=2.5)
+    assert str(e.value) == "window_chunks: expected an int, got float"
+
+
 def test_killed_rank_gives_peer_lost_naming_it_on_every_survivor():
     w = World(3, timeout_ms=20000)
     try:

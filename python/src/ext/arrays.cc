@@ -101,16 +101,15 @@ const char* kSupported =
     "uint64";
 
 std::string describe(nb::handle obj) {
-  std::string s = nb::type_name(obj.type()).c_str();
-  if (nb::hasattr(obj, "dtype"))
-    s += " of dtype " + std::string(nb::str(obj.attr("dtype")).c_str());
+  std::string s = py_str(nb::type_name(obj.type()));
+  if (nb::hasattr(obj, "dtype")) s += " of dtype " + py_str(obj.attr("dtype"));
   return s;
 }
 
 // A numpy array of ml_dtypes.bfloat16 (its dtype's name is "bfloat16").
 bool is_numpy_bf16(nb::handle obj) {
   if (!nb::isinstance(obj, numpy().ndarray)) return false;
-  return std::string(nb::str(obj.attr("dtype").attr("name")).c_str()) == "bfloat16";
+  return py_str(obj.attr("dtype").attr("name")) == "bfloat16";
 }
 
 template <class View>
@@ -262,8 +261,7 @@ Array new_array(const std::vector<size_t>& shape, DataType type) {
 
 Array new_array(const std::vector<size_t>& shape, nb::handle dtype, const char* name) {
   nb::object dt;
-  if (nb::isinstance<nb::str>(dtype) && (std::string(nb::str(dtype).c_str()) == "bfloat16" ||
-                                         std::string(nb::str(dtype).c_str()) == "bf16")) {
+  if (nb::isinstance<nb::str>(dtype) && (py_str(dtype) == "bfloat16" || py_str(dtype) == "bf16")) {
     dt = bfloat16_dtype();
   } else {
     try {
@@ -285,12 +283,62 @@ std::string shape_str(const std::vector<size_t>& shape) {
   return s + ")";
 }
 
+namespace {
+
+// PyObject_Str or PyObject_Repr of obj as UTF-8 (see py_str).
+std::string text_of(nb::handle obj, PyObject* (*convert)(PyObject*)) {
+  PyObject* s = convert(obj.ptr());
+  if (s == nullptr) {
+    PyErr_Clear();
+    const char* type = Py_TYPE(obj.ptr())->tp_name;
+    return std::string("<unprintable ") + (type != nullptr ? type : "object") + ">";
+  }
+  PyObject* b = PyUnicode_AsEncodedString(s, "utf-8", "backslashreplace");
+  Py_DECREF(s);
+  if (b == nullptr) {
+    PyErr_Clear();
+    return "<unprintable>";
+  }
+  std::string out(PyBytes_AS_STRING(b), static_cast<size_t>(PyBytes_GET_SIZE(b)));
+  Py_DECREF(b);
+  return out;
+}
+
+}  // namespace
+
+std::string py_str(nb::handle obj) {
+  return text_of(obj, PyObject_Str);
+}
+
+std::string py_repr(nb::handle obj) {
+  return text_of(obj, PyObject_Repr);
+}
+
+long long as_int(nb::handle obj, const char* name, long long lo, long long hi) {
+  if (!PyIndex_Check(obj.ptr())) {
+    throw nb::type_error((std::string(name) + ": expected an int, got " +
+                          py_str(nb::type_name(obj.type())))
+                             .c_str());
+  }
+  const nb::object i = nb::steal(PyNumber_Index(obj.ptr()));
+  if (!i.is_valid()) throw nb::python_error();
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  if (overflow != 0 || v < lo || v > hi) {
+    throw nb::value_error((std::string(name) + ": " + py_str(i) + " is not in [" +
+                           std::to_string(lo) + ", " + std::to_string(hi) + "]")
+                              .c_str());
+  }
+  return v;
+}
+
 std::vector<size_t> as_shape(nb::handle obj, const char* name) {
   std::vector<size_t> shape;
   auto bad = [&] {
     return nb::value_error((std::string(name) +
                             ": expected an int >= 0 or a sequence of them, got " +
-                            std::string(nb::repr(obj).c_str()))
+                            py_repr(obj))
                                .c_str());
   };
   auto dim = [&](nb::handle d) {

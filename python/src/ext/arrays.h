@@ -62,4 +62,17 @@ std::string shape_str(const std::vector<size_t>& shape);
 /// A shape argument: an int or a sequence of ints >= 0.
 std::vector<size_t> as_shape(nb::handle obj, const char* name);
 
+/// str(obj) and repr(obj) as UTF-8 for messages, never null and never throwing: the one way
+/// this binding turns an object into text. (nb::str(h) of an object that is not a str does not
+/// call str(), and .c_str() of it, or of a str with lone surrogates, is null: a numpy dtype
+/// DLPack cannot carry raised "basic_string: construction from null".) Characters UTF-8
+/// cannot hold are backslash-escaped; a str() that raises gives "<unprintable TYPE>".
+std::string py_str(nb::handle obj);
+std::string py_repr(nb::handle obj);
+
+/// An int argument (anything with __index__) in [lo, hi]: TypeError "NAME: expected an int,
+/// got TYPE" or ValueError "NAME: V is not in [lo, hi]", any size of V, instead of nanobind's
+/// "incompatible function arguments" for an int that does not fit a C++ int.
+long long as_int(nb::handle obj, const char* name, long long lo, long long hi);
+
 }  // namespace ccpy

@@ -13,6 +13,8 @@
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
+#include <climits>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +30,9 @@ namespace {
 using namespace cc::comm;
 using nb::arg;
 
+constexpr long long kIntMin = std::numeric_limits<int>::min();
+constexpr long long kIntMax = std::numeric_limits<int>::max();
+
 ReduceOp as_op(nb::handle op) {
   // An exact str first, compared without building strings (about 300 instructions a call).
   if (PyUnicode_CheckExact(op.ptr())) {
@@ -37,11 +42,10 @@ ReduceOp as_op(nb::handle op) {
     }
   }
   if (!nb::isinstance<nb::str>(op)) {
-    throw nb::type_error(("op: expected one of 'sum', 'prod', 'min', 'max', got " +
-                          std::string(nb::repr(op).c_str()))
-                             .c_str());
+    throw nb::type_error(
+        ("op: expected one of 'sum', 'prod', 'min', 'max', got " + py_repr(op)).c_str());
   }
-  const std::string s = nb::str(op).c_str();
+  const std::string s = py_str(op);
   const auto parsed =
       s == "sum" || s == "prod" || s == "min" || s == "max" ? parse_reduce_op(s) : std::nullopt;
   if (!parsed) {
@@ -195,9 +199,9 @@ class PyCommunicator {
     return res.obj;
   }
 
-  nb::object broadcast(nb::handle x, int root, nb::handle out) {
+  nb::object broadcast(nb::handle x, nb::handle root_arg, nb::handle out) {
     Communicator& c = live();
-    check_rank("root", root, c, true);
+    const int root = check_rank("root", root_arg, c, true);
     Array in = as_array(x, "x", Access::kRead);
     Array res = output(out, in.shape, *in.type, in, "x");
     if (res.data != in.data && res.overlaps(in)) {
@@ -207,24 +211,24 @@ class PyCommunicator {
     return res.obj;
   }
 
-  void send(nb::handle x, int peer) {
+  void send(nb::handle x, nb::handle peer_arg) {
     Communicator& c = live();
-    check_rank("peer", peer, c, false);
+    const int peer = check_rank("peer", peer_arg, c, false);
     Array in = as_array(x, "x", Access::kRead, true);
     run([&](Communicator& cm) { cm.send(in.data, in.bytes, peer); });
   }
 
-  nb::object recv_into(nb::handle out, int peer) {
+  nb::object recv_into(nb::handle out, nb::handle peer_arg) {
     Communicator& c = live();
-    check_rank("peer", peer, c, false);
+    const int peer = check_rank("peer", peer_arg, c, false);
     Array res = as_array(out, "out", Access::kWrite, true);
     run([&](Communicator& cm) { cm.recv(res.data, res.bytes, peer); });
     return res.obj;
   }
 
-  nb::object recv_new(nb::handle shape, nb::handle dtype, int peer) {
+  nb::object recv_new(nb::handle shape, nb::handle dtype, nb::handle peer_arg) {
     Communicator& c = live();
-    check_rank("peer", peer, c, false);
+    const int peer = check_rank("peer", peer_arg, c, false);
     Array res = new_array(as_shape(shape, "shape"), dtype, "dtype");
     run([&](Communicator& cm) { cm.recv(res.data, res.bytes, peer); });
     return res.obj;
@@ -258,7 +262,9 @@ class PyCommunicator {
     return res.obj;
   }
 
-  nb::object split(int color, int key) {
+  nb::object split(nb::handle color_arg, nb::handle key_arg) {
+    const int color = static_cast<int>(as_int(color_arg, "color", kIntMin, kIntMax));
+    const int key = static_cast<int>(as_int(key_arg, "key", kIntMin, kIntMax));
     std::unique_ptr<Communicator> child;
     run([&](Communicator& cm) { child = std::make_unique<Communicator>(cm.split(color, key)); });
     if (!child->valid()) return nb::none();
@@ -292,7 +298,10 @@ class PyCommunicator {
     return *comm_;
   }
 
-  static void check_rank(const char* name, int r, Communicator& c, bool self_ok) {
+  // A rank argument (root, peer): an int that is a rank of this world (and not this rank's own
+  // unless self_ok); ValueError naming it otherwise.
+  static int check_rank(const char* name, nb::handle obj, Communicator& c, bool self_ok) {
+    const long long r = as_int(obj, name, LLONG_MIN, LLONG_MAX);
     if (r < 0 || r >= c.size() || (!self_ok && r == c.rank())) {
       throw nb::value_error((std::string(name) + ": " + std::to_string(r) + " is not " +
                              (self_ok ? "a rank" : "another rank") + " of this world of size " +
@@ -301,6 +310,7 @@ class PyCommunicator {
                              std::to_string(c.rank()) + ")")
                                 .c_str());
     }
+    return static_cast<int>(r);
   }
 
   // The result array: `out` checked against the shape and type, or a new numpy array.
@@ -388,7 +398,7 @@ Config make_config(int rank, int size, const std::string& coordinator, const std
   } else if (nb::isinstance<nb::bool_>(ibv_zero_copy)) {
     c.ibv_zero_copy = nb::cast<bool>(ibv_zero_copy) ? ZeroCopy::kCached : ZeroCopy::kOff;
   } else if (nb::isinstance<nb::str>(ibv_zero_copy)) {
-    c.ibv_zero_copy = pick<ZeroCopy>("ibv_zero_copy", nb::cast<std::string>(ibv_zero_copy),
+    c.ibv_zero_copy = pick<ZeroCopy>("ibv_zero_copy", py_str(ibv_zero_copy),
                                      {{"message", ZeroCopy::kPerMessage},
                                       {"cached", ZeroCopy::kCached},
                                       {"off", ZeroCopy::kOff}});
@@ -443,20 +453,33 @@ NB_MODULE(_clustercomm, m) {
   nb::class_<PyCommunicator>(m, "Communicator", kClassDoc)
       .def(
           "__init__",
-          [](PyCommunicator* self, int rank, int size, const std::string& coordinator,
-             const std::string& token, long long timeout_ms,
+          // The ints are taken as objects and converted by as_int, so that one out of range
+          // (rank=1 << 40) is a ValueError naming it, not "incompatible function arguments".
+          [](PyCommunicator* self, nb::handle rank, nb::handle size,
+             const std::string& coordinator, const std::string& token, nb::handle timeout_ms,
              const std::optional<std::vector<std::string>>& listen,
-             const std::optional<std::vector<std::string>>& routes, int connections_per_peer,
-             const std::string& topology, const std::string& transport,
+             const std::optional<std::vector<std::string>>& routes,
+             nb::handle connections_per_peer, const std::string& topology,
+             const std::string& transport,
              const std::optional<std::vector<std::vector<std::string>>>& devices,
-             long long ibv_frame_bytes, long long ibv_recv_frames, const std::string& ibv_profile,
-             long long one_shot_max_bytes, long long chunk_bytes, long long window_chunks,
-             long long spin_us, nb::handle ibv_zero_copy) {
-            Config c = make_config(rank, size, coordinator, token, timeout_ms, listen, routes,
-                                   connections_per_peer, topology, transport, devices,
-                                   ibv_frame_bytes, ibv_recv_frames, ibv_profile,
-                                   one_shot_max_bytes, chunk_bytes, window_chunks, spin_us,
-                                   ibv_zero_copy);
+             nb::handle ibv_frame_bytes, nb::handle ibv_recv_frames,
+             const std::string& ibv_profile, nb::handle one_shot_max_bytes,
+             nb::handle chunk_bytes, nb::handle window_chunks, nb::handle spin_us,
+             nb::handle ibv_zero_copy) {
+            const auto i = [](nb::handle v, const char* name) {
+              return as_int(v, name, LLONG_MIN, LLONG_MAX);
+            };
+            const auto small = [](nb::handle v, const char* name) {
+              return static_cast<int>(as_int(v, name, kIntMin, kIntMax));
+            };
+            Config c = make_config(
+                small(rank, "rank"), small(size, "size"), coordinator, token,
+                i(timeout_ms, "timeout_ms"), listen, routes,
+                small(connections_per_peer, "connections_per_peer"), topology, transport,
+                devices, i(ibv_frame_bytes, "ibv_frame_bytes"),
+                i(ibv_recv_frames, "ibv_recv_frames"), ibv_profile,
+                i(one_shot_max_bytes, "one_shot_max_bytes"), i(chunk_bytes, "chunk_bytes"),
+                i(window_chunks, "window_chunks"), i(spin_us, "spin_us"), ibv_zero_copy);
             new (self) PyCommunicator(std::move(c));
           },
           nb::kw_only(), arg("rank") = 0, arg("size") = 1, arg("coordinator") = "",
