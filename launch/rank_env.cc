@@ -9,6 +9,7 @@
 #include "provision/hostfile.h"
 #include "topology/graph.h"
 #include "util/atomic_file.h"
+#include "util/address.h"
 #include "util/json_text.h"
 
 namespace cc::launch {
@@ -104,7 +105,7 @@ std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_p
   int port = first_port;
   for (const auto& h : hf.hosts) {
     nlohmann::json node = nlohmann::json::array();
-    for (const auto& ip : h.ips) node.push_back(fmt::format("{}:{}", ip, port++));
+    for (const auto& ip : h.ips) node.push_back(util::host_port(ip, port++));
     list.push_back(node);
   }
   return util::json_text(list) + "\n";
@@ -136,7 +137,7 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
       env.emplace_back("CLUSTERCOMM_SIZE", std::to_string(plan.world_size()));
       env.emplace_back(
           "CLUSTERCOMM_COORDINATOR",
-          fmt::format("{}:{}", h0.address.empty() ? h0.name : h0.address, plan.coordinator_port));
+          util::host_port(h0.address.empty() ? h0.name : h0.address, plan.coordinator_port));
       env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
       if (!plan.coordinator_from.empty()) {
         env.emplace_back("CLUSTERCOMM_COORDINATOR_FROM", plan.coordinator_from);
@@ -163,9 +164,8 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
     case Runtime::kMlxJacclRing:
       env.emplace_back("MLX_RANK", r);
       env.emplace_back("MLX_IBV_DEVICES", job_dir + "/" + kIbvDevicesFile);
-      env.emplace_back(
-          "MLX_JACCL_COORDINATOR",
-          fmt::format("{}:{}", plan.mlx->hosts.at(0).ips.at(0), plan.coordinator_port));
+      env.emplace_back("MLX_JACCL_COORDINATOR",
+                       util::host_port(plan.mlx->hosts.at(0).ips.at(0), plan.coordinator_port));
       if (plan.runtime == Runtime::kMlxJacclRing) env.emplace_back("MLX_JACCL_RING", "1");
       // MLX ignores it; a libclustercomm program reading MLX's variables needs it to form a
       // world across hosts (comm/README.md, "Token").

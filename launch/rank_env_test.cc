@@ -168,3 +168,24 @@ TEST_CASE("rank_env: a lab without RDMA gets peer addresses only, no addresses, 
   CHECK(bare.routes.empty());
   CHECK(get(rank_env(bare, 1, "/j"), "CLUSTERCOMM_PEER_ADDRS") == "<unset>");
 }
+
+TEST_CASE("rank_env: an IPv6 coordinator and ring addresses reach the ranks in brackets") {
+  WorldPlan p;
+  p.hosts = {{"h1", "2001:db8::1", ""}, {"h2", "2001:db8::2", ""}};
+  p.coordinator_port = 5000;
+  CHECK(get(rank_env(p, 1, "/j"), "CLUSTERCOMM_COORDINATOR") == "[2001:db8::1]:5000");
+  p.hosts[0].address = "fe80::1%eth0";
+  CHECK(get(rank_env(p, 1, "/j"), "CLUSTERCOMM_COORDINATOR") == "[fe80::1%eth0]:5000");
+
+  p.runtime = Runtime::kMlxJaccl;
+  p.mlx = mesh3();
+  p.mlx->hosts[0].ips = {"fe80::1%en0"};
+  p.hosts.push_back({"h3", "", ""});
+  CHECK(get(rank_env(p, 2, "/j"), "MLX_JACCL_COORDINATOR") == "[fe80::1%en0]:5000");
+
+  cc::provision::MlxHostfile hf;
+  hf.backend = "ring";
+  hf.hosts = {{"a", {"2001:db8::1", "10.1.0.1"}, {}}, {"b", {"fe80::2%en1"}, {}}};
+  CHECK(mlx_ring_hostfile_json(hf, 7000) ==
+        "[[\"[2001:db8::1]:7000\",\"10.1.0.1:7001\"],[\"[fe80::2%en1]:7002\"]]\n");
+}

@@ -11,6 +11,7 @@
 #include "provision/network_plan.h"
 #include "topology/checks.h"
 #include "topology/ring.h"
+#include "util/address.h"
 
 namespace cc::provision {
 namespace {
@@ -403,7 +404,7 @@ util::Result<std::string> render_hostfile(const ClusterState& state, const Hostf
   std::string out;
   for (const auto& h : state.hosts) {
     out += mpi ? fmt::format("{} slots={}\n", h.host, opts.slots)
-               : fmt::format("{}:{}\n", h.host, opts.slots);
+               : util::host_port(h.host, opts.slots) + "\n";  // MPICH's HOST:SLOTS
   }
   return out;
 }

@@ -12,6 +12,7 @@
 
 #include "remote/ssh_session.h"
 #include "util/atomic_file.h"
+#include "util/address.h"
 #include "util/interrupt.h"
 
 namespace cc::remote {
@@ -60,7 +61,7 @@ std::string known_hosts_name(ssh_session s) {
   std::string address = option(s, SSH_OPTIONS_HOST);
   unsigned port = 22;
   ssh_options_get_port(s, &port);
-  return port == 22 ? address : fmt::format("[{}]:{}", address, port);
+  return port == 22 ? address : util::host_port(address, static_cast<int>(port));
 }
 
 // "user@address:port" as libssh will use them (the user is known once ssh_connect ran).
@@ -68,7 +69,8 @@ std::string describe_target(ssh_session s) {
   unsigned port = 22;
   ssh_options_get_port(s, &port);
   std::string user = option(s, SSH_OPTIONS_USER);
-  return fmt::format("{}{}{}:{}", user, user.empty() ? "" : "@", option(s, SSH_OPTIONS_HOST), port);
+  return fmt::format("{}{}{}", user, user.empty() ? "" : "@",
+                     util::host_port(option(s, SSH_OPTIONS_HOST), static_cast<int>(port)));
 }
 
 // Adds the server's key to known_hosts as one atomic replacement of the file (libssh's own
