@@ -135,6 +135,17 @@ TEST_CASE("job spec errors: env and secret_env names and values") {
   CHECK(err(kHead + "env:\n  _ccw_d: /data\n") ==
         "job.yaml:5:3: env name '_ccw_d': names beginning with '_ccw_' are the rank wrapper's "
         "own: rename it");
+  // The refused names are what launch sets (launch_env_names), whatever the runtime.
+  for (const char* owned : {"MLX_WORLD_SIZE", "MLX_HOSTFILE", "CLUSTERCOMM_TOKEN",
+                            "CLUSTERCOMM_PEER_ADDRS", "MLX_JACCL_RING"}) {
+    CAPTURE(owned);
+    CHECK(err(kHead + "env:\n  " + owned + ": x\n") ==
+          "job.yaml:5:3: env name '" + std::string(owned) +
+              "' is set by launch for each rank: remove it from the job");
+  }
+  CHECK(err(kHead + "secret_env:\n  _ccw_x: {from_env: T}\n") ==
+        "job.yaml:5:3: secret_env name '_ccw_x': names beginning with '_ccw_' are the rank "
+        "wrapper's own: rename it");
   CHECK(err(kHead + "env:\n  LIST: [a, b]\n") ==
         "job.yaml:5:9: 'env.LIST': expected a single value (a string), got a list");
   CHECK(err(kHead + "env:\n  MAP: {a: b}\n") ==

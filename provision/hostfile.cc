@@ -283,10 +283,8 @@ std::optional<std::string> cable_end_address(const ClusterGraph& g, std::size_t 
 
 util::Status check_envs(const std::vector<std::string>& envs) {
   for (const auto& e : envs) {
-    if (!valid_env_entry(e)) {
-      return util::error(
-          ExitCode::kUsage,
-          fmt::format("--env {}: expected NAME=VALUE (NAME a shell variable name)", e));
+    if (auto why = env_entry_problem(e)) {
+      return util::error(ExitCode::kUsage, fmt::format("--env {}: {}", e, *why));
     }
   }
   return {};

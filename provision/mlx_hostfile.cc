@@ -17,6 +17,7 @@
 
 namespace cc::provision {
 namespace {
+#include "util/text.h"
 
 using nlohmann::json;
 using util::ExitCode;
@@ -235,14 +236,24 @@ util::Status check_matrix(const MlxHostfile& hf) {
 
 }  // namespace
 
-bool valid_env_entry(std::string_view entry) {
+std::optional<std::string> env_entry_problem(std::string_view entry) {
   const auto eq = entry.find('=');
-  if (eq == std::string_view::npos || eq == 0) return false;
-  auto alpha = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (!alpha(entry[0])) return false;
-  return std::all_of(entry.begin() + 1, entry.begin() + static_cast<std::ptrdiff_t>(eq),
-                     [&](char c) { return alpha(c) || digit(c); });
+  if (eq == std::string_view::npos) {
+    return std::string("expected NAME=VALUE, but there is no '=' (an empty value is NAME=)");
+  }
+  if (eq == 0) return std::string("expected NAME=VALUE, but there is no name before '='");
+  const std::string_view name = entry.substr(0, eq);
+  if (!util::is_env_name(name)) {
+    return fmt::format(
+        "expected NAME=VALUE, but '{}' is not a valid environment variable name: "
+        "use letters, digits and '_', not starting with a digit",
+        name);
+  }
+  return std::nullopt;
+}
+
+bool valid_env_entry(std::string_view entry) {
+  return !env_entry_problem(entry);
 }
 
 const char* to_string(JacclGroup g) {
@@ -367,8 +378,12 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
       if (!envs->is_array()) return bad(path, "\"envs\" must be a list of \"K=V\" strings");
       for (std::size_t k = 0; k < envs->size(); ++k) {
         const json& e = (*envs)[k];
-        if (!e.is_string() || !valid_env_entry(e.get<std::string>())) {
-          return bad(path, fmt::format("envs[{}] = {} is not \"NAME=VALUE\"", k, util::json_text(e)));
+        if (!e.is_string()) {
+          return bad(path, fmt::format("envs[{}] = {} is not a \"NAME=VALUE\" string", k,
+                                       util::json_text(e)));
+        }
+        if (auto why = env_entry_problem(e.get<std::string>())) {
+          return bad(path, fmt::format("envs[{}] = {}: {}", k, util::json_text(e), *why));
         }
         hf.envs.push_back(e.get<std::string>());
       }

@@ -19,6 +19,7 @@
 // launch.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,7 +47,14 @@ struct MlxHostfile {
   std::string path;               // the file it came from, for messages ("" when built)
 };
 
-/// "NAME=VALUE" with NAME a shell variable name ([A-Za-z_][A-Za-z0-9_]*); VALUE may be empty.
+/// What is wrong with `entry` as "NAME=VALUE" (NAME a shell variable name,
+/// [A-Za-z_][A-Za-z0-9_]*; VALUE may be empty), or nullopt: "expected NAME=VALUE, but there
+/// is no '=' ...", "... no name before '='", "... 'MY-VAR' is not a valid environment variable
+/// name: ...".
+/// Which names the launcher keeps for itself is launch's to say (launch::rank_env_entry_problem).
+std::optional<std::string> env_entry_problem(std::string_view entry);
+
+/// True when env_entry_problem finds nothing.
 bool valid_env_entry(std::string_view entry);
 
 /// The group a JACCL device matrix must form. JACCL (mlx/distributed/jaccl, Config::

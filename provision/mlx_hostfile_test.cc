@@ -105,7 +105,15 @@ TEST_CASE("mlx hostfile: malformed files, each message naming the file and the r
   CHECK(parse_error(R"({"backend": "nccl", "hosts": [{"ssh": "a"}]})") ==
         "h.json: unknown backend \"nccl\": use \"jaccl\", \"jaccl-ring\", \"ring\" or \"\"");
   CHECK(parse_error(R"({"envs": ["A"], "hosts": [{"ssh": "a"}]})") ==
-        "h.json: envs[0] = \"A\" is not \"NAME=VALUE\"");
+        "h.json: envs[0] = \"A\": expected NAME=VALUE, but there is no '=' (an empty value is "
+        "NAME=)");
+  CHECK(parse_error(R"({"envs": ["=1"], "hosts": [{"ssh": "a"}]})") ==
+        "h.json: envs[0] = \"=1\": expected NAME=VALUE, but there is no name before '='");
+  CHECK(parse_error(R"({"envs": ["OK=1", "MY-VAR=1"], "hosts": [{"ssh": "a"}]})") ==
+        "h.json: envs[1] = \"MY-VAR=1\": expected NAME=VALUE, but 'MY-VAR' is not a valid "
+        "environment variable name: use letters, digits and '_', not starting with a digit");
+  CHECK(parse_error(R"({"envs": [7], "hosts": [{"ssh": "a"}]})") ==
+        "h.json: envs[0] = 7 is not a \"NAME=VALUE\" string");
   CHECK(parse_error(R"([{"ssh": "a"}, {"ips": ["10.0.0.2"]}])") ==
         "h.json: rank 1 has no \"ssh\" name (hosts[1]); " + kShape);
   CHECK(parse_error(R"([{"ssh": "a"}, {"ssh": "b"}, {"ssh": "a"}])") ==
