@@ -198,10 +198,17 @@ util::Result<std::vector<std::string>> Parser::hosts(const Field& f) const {
   for (const Field& item : *items) {
     auto h = r_.nonempty_string(item);
     if (!h) return h.error();
-    if (std::find(out.begin(), out.end(), *h) != out.end()) {
-      return r_.error(item.mark(), fmt::format("host '{}' appears twice in 'hosts': use "
+    // One host under two spellings ("Studio1", "studio1.") is still one host.
+    auto same = std::find_if(out.begin(), out.end(), [&](const std::string& o) {
+      return util::host_key(o) == util::host_key(*h);
+    });
+    if (same != out.end()) {
+      const std::string as =
+          *same == *h ? std::string()
+                      : fmt::format(", as '{}' too{}", *same, util::same_host_note(*same, *h));
+      return r_.error(item.mark(), fmt::format("host '{}' appears twice in 'hosts'{}: use "
                                                "ranks_per_host for more ranks on a host",
-                                               *h));
+                                               *h, as));
     }
     out.push_back(std::move(*h));
   }
