@@ -13,7 +13,7 @@
 #include "cli/hosts.h"
 #include "cli/options.h"
 #include "discovery/discover.h"
-#include "provision/mlx_hostfile.h"
+#include "launch/rank_env.h"
 
 namespace cc::cli {
 
@@ -68,7 +68,7 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
     if (!src.hosts.empty()) {
       return util::error(ExitCode::kUsage, "--hostfile names the hosts already: drop --hosts");
     }
-    auto hf = provision::read_mlx_hostfile(src.hostfile);
+    auto hf = launch::read_hostfile(src.hostfile);
     if (!hf) return hf.error();
     std::vector<std::string> names;
     for (const auto& h : hf->hosts) {

@@ -11,6 +11,7 @@
 
 #include "cli/cluster_source.h"
 #include "cli/context.h"
+#include "launch/rank_env.h"
 #include "provision/hostfile.h"
 #include "util/atomic_file.h"
 
@@ -39,8 +40,12 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
         util::error(util::ExitCode::kUsage,
                     fmt::format("--slots is for the mpi and mpich formats, not {}", o.format)));
   }
-  if (auto st = provision::check_envs(o.envs); !st) {
-    return report_error(ctx, "hostfile", st.error());
+  for (const auto& e : o.envs) {
+    if (auto why = launch::rank_env_entry_problem(e, "--env")) {
+      return report_error(
+          ctx, "hostfile",
+          util::error(util::ExitCode::kUsage, fmt::format("--env {}: {}", e, *why)));
+    }
   }
   if (!o.output.empty()) {
     if (auto st = util::check_output_path(o.output); !st) {

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
 
 #include "discovery/natural_sort.h"
+#include "remote/inventory.h"
 #include "remote/local_executor.h"
 #include "remote/replay_executor.h"
 #include "remote/ssh_executor.h"
@@ -97,10 +98,12 @@ util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_executors(
                        "--hosts all needs to know the cluster's hosts: pass --lab NAME (or set "
                        "CLUSTERCTL_LAB) or --inventory FILE, or name the hosts: --hosts h1,h2");
   } else {
-    for (const auto& name : remote::split_host_list(hosts_spec)) chosen.emplace_back(name, name);
-    if (chosen.empty()) {
+    const std::vector<std::string> names = remote::split_host_list(hosts_spec);
+    if (names.empty()) {
       return util::error(ExitCode::kUsage, "--hosts is empty: give host names (h1,h2) or 'all'");
     }
+    if (auto st = remote::check_distinct_hosts(names, "--hosts"); !st) return st.error();
+    for (const auto& name : names) chosen.emplace_back(name, name);
   }
 
   std::vector<std::unique_ptr<remote::Executor>> executors;

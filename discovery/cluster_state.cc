@@ -13,7 +13,9 @@
 
 #include "discovery/json_fields.h"
 #include "discovery/json_util.h"
+#include "util/address.h"
 #include "util/atomic_file.h"
+#include "util/ipv4.h"
 #include "util/json_text.h"
 
 namespace cc::discovery {
@@ -299,10 +301,68 @@ std::string end_key(const CableEnd& e) {
                              : fmt::format("{}\n{}", e.host, e.interface);
 }
 
+// The saved network plan as a hand edit can break it: an address that is no IPv4 address or
+// one on two ports, a subnet that is no prefix or shared by two cables (overlapping counts:
+// the two cables would then route into each other; exo#2067 and exo#2309 are duplicate
+// addresses that silently broke RDMA). Every message "PATH: problem", naming both places.
+// Cost: O(entries) for addresses, O(entries^2) for subnet overlaps (a few thousand at most).
+std::vector<std::string> network_problems(const std::vector<LinkAddress>& plan) {
+  std::vector<std::string> out;
+  std::map<std::string, std::string> address_at;  // address -> "network[i].a_address (h1 tb1)"
+  std::vector<std::pair<util::Ipv4Prefix, std::size_t>> subnets;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const LinkAddress& l = plan[i];
+    const std::string at = fmt::format("network[{}]", i);
+    const std::pair<const CableEnd*, const std::string*> ends[] = {{&l.a, &l.a_address},
+                                                                   {&l.b, &l.b_address}};
+    for (std::size_t e = 0; e < 2; ++e) {
+      const std::string& addr = *ends[e].second;
+      if (addr.empty()) continue;  // a plan entry without addresses: nothing to collide
+      const std::string path = fmt::format("{}.{}_address", at, e == 0 ? "a" : "b");
+      auto v4 = util::parse_ipv4_prefix(addr);
+      if (!v4 || v4->length != 32) {
+        out.push_back(fmt::format("{}: '{}' {}", path, addr,
+                                  util::address_problem(addr).value_or(
+                                      "is not an IPv4 address (a cable's planned addresses are "
+                                      "IPv4: the GID RDMA connects through is IPv4-mapped)")));
+        continue;
+      }
+      const std::string here = fmt::format("{} ({})", path, end_label(*ends[e].first));
+      auto [it, fresh] = address_at.emplace(addr, here);
+      if (!fresh) {
+        out.push_back(
+            fmt::format("{}: {} is also {}: one address belongs to one port; give "
+                        "one of them another address, or plan again with "
+                        "`clusterctl network plan`",
+                        here, addr, it->second));
+      }
+    }
+    if (l.subnet.empty()) continue;
+    auto prefix = util::parse_ipv4_prefix(l.subnet);
+    if (!prefix || l.subnet.find('/') == std::string::npos) {
+      out.push_back(
+          fmt::format("{}.subnet: '{}' is not an IPv4 subnet (like 10.231.0.4/30)", at, l.subnet));
+      continue;
+    }
+    for (const auto& [other, j] : subnets) {
+      if (!util::overlaps(*prefix, other)) continue;
+      out.push_back(fmt::format(
+          "{}.subnet ({} - {}): {} {} network[{}].subnet {} ({} - {}): one subnet belongs to one "
+          "cable; give one of them another subnet, or plan again with `clusterctl network plan`",
+          at, end_label(l.a), end_label(l.b), l.subnet, *prefix == other ? "is also" : "overlaps",
+          j, plan[j].subnet, end_label(plan[j].a), end_label(plan[j].b)));
+      break;
+    }
+    subnets.emplace_back(*prefix, i);
+  }
+  return out;
+}
+
 // Referential integrity: every message is "PATH: problem". All of them, in file order.
 std::vector<std::string> reference_problems(const ClusterState& s) {
   std::vector<std::string> out;
   std::map<std::string, std::size_t> host_at;
+  std::map<std::string, std::size_t> host_key_at;  // by util::host_key: "A" and "a." are "a"
   std::vector<std::string> names;  // each once, in host order
   for (std::size_t i = 0; i < s.hosts.size(); ++i) {
     const std::string& name = s.hosts[i].host;
@@ -314,16 +374,25 @@ std::vector<std::string> reference_problems(const ClusterState& s) {
       continue;
     }
     auto [it, fresh] = host_at.emplace(name, i);
+    auto [same, new_key] = host_key_at.emplace(util::host_key(name), i);
     if (fresh) names.push_back(name);
     if (!fresh) {
       out.push_back(
           fmt::format("hosts[{}].host: \"{}\" is already hosts[{}]: a host is listed "
                       "once; remove one of them",
                       i, name, it->second));
+    } else if (!new_key) {
+      const std::string& was = s.hosts[same->second].host;
+      out.push_back(
+          fmt::format("hosts[{}].host: \"{}\" is hosts[{}] (\"{}\") again{}: a host "
+                      "is listed once; remove one of them",
+                      i, name, same->second, was, util::same_host_note(was, name)));
     }
   }
   for (const SameMachine& m : same_machines(s.hosts)) {
-    if (s.hosts[m.first].host == s.hosts[m.second].host) continue;  // named twice: said above
+    if (util::host_key(s.hosts[m.first].host) == util::host_key(s.hosts[m.second].host)) {
+      continue;  // named twice: said above
+    }
     out.push_back(
         fmt::format("hosts[{}].host: \"{}\" is the same machine as hosts[{}] (\"{}\": "
                     "{}): list each machine once, under one name{}{}",
@@ -386,6 +455,7 @@ std::vector<std::string> reference_problems(const ClusterState& s) {
     check_end(at + ".a", s.network[i].a);
     check_end(at + ".b", s.network[i].b);
   }
+  for (std::string& p : network_problems(s.network)) out.push_back(std::move(p));
   for (std::size_t i = 0; i < s.problems.size(); ++i) {
     if (s.problems[i].host.empty()) {
       out.push_back(

@@ -132,6 +132,76 @@ TEST_CASE("cluster state: duplicate cables and hosts, null names, every problem 
         "  network[0].b.host: missing, null or empty: name a host of this state (its hosts: a)");
 }
 
+namespace {
+// state_json() with a second cable a:2 - b:2 and a network plan for both cables.
+json planned_state() {
+  json j = state_json();
+  json second = j["cables"][0];
+  second["a"]["interface"] = "en2";
+  second["a"]["receptacle"] = 2;
+  second["b"]["interface"] = "en2";
+  second["b"]["receptacle"] = 2;
+  j["cables"].push_back(second);
+  auto link = [&](std::size_t c, const char* subnet, const char* a, const char* b) {
+    return json{{"a", j["cables"][c]["a"]}, {"b", j["cables"][c]["b"]}, {"subnet", subnet},
+                {"a_address", a},           {"b_address", b},           {"prefix_length", 30}};
+  };
+  j["network"] = {link(0, "10.231.0.4/30", "10.231.0.5", "10.231.0.6"),
+                  link(1, "10.231.0.8/30", "10.231.0.9", "10.231.0.10")};
+  return j;
+}
+}  // namespace
+
+TEST_CASE("cluster state: a network plan with one address on two ports is refused, naming both") {
+  REQUIRE_MESSAGE(cluster_state_from_json(planned_state()).ok(),
+                  cluster_state_from_json(planned_state()).error().message);
+  json j = planned_state();
+  j["network"][1]["b_address"] = "10.231.0.5";  // a's end of the first cable (exo#2067)
+  CHECK(error_of(j) ==
+        "cluster state: network[1].b_address (b receptacle 2 (en2)): 10.231.0.5 is also "
+        "network[0].a_address (a receptacle 1 (en1)): one address belongs to one port; give one "
+        "of them another address, or plan again with `clusterctl network plan`");
+  j = planned_state();
+  j["network"][0]["b_address"] = "10.231.0.5";  // both ends of one cable
+  CHECK(
+      error_of(j).starts_with("cluster state: network[0].b_address (b receptacle 1 (en1)): "
+                              "10.231.0.5 is also network[0].a_address (a receptacle 1 (en1))"));
+  j = planned_state();
+  j["network"][1]["a_address"] = "10.231.0.300";
+  CHECK(error_of(j) ==
+        "cluster state: network[1].a_address: '10.231.0.300' is not an IPv4 address: 300 is not "
+        "a number from 0 to 255");
+}
+
+TEST_CASE("cluster state: a network plan with one subnet on two cables is refused, naming both") {
+  json j = planned_state();
+  j["network"][1]["subnet"] = "10.231.0.4/30";
+  CHECK(error_of(j) ==
+        "cluster state: network[1].subnet (a receptacle 2 (en2) - b receptacle 2 (en2)): "
+        "10.231.0.4/30 is also network[0].subnet 10.231.0.4/30 (a receptacle 1 (en1) - b "
+        "receptacle 1 (en1)): one subnet belongs to one cable; give one of them another subnet, "
+        "or plan again with `clusterctl network plan`");
+  j = planned_state();
+  j["network"][1]["subnet"] = "10.231.0.0/29";  // holds 10.231.0.4/30
+  CHECK(
+      error_of(j).starts_with("cluster state: network[1].subnet (a receptacle 2 (en2) - b "
+                              "receptacle 2 (en2)): 10.231.0.0/29 overlaps network[0].subnet"));
+  j = planned_state();
+  j["network"][0]["subnet"] = "10.231.0.4";
+  CHECK(error_of(j) ==
+        "cluster state: network[0].subnet: '10.231.0.4' is not an IPv4 subnet "
+        "(like 10.231.0.4/30)");
+}
+
+TEST_CASE("cluster state: host names that differ in case or a final dot are one host") {
+  json j = state_json();
+  j["hosts"].push_back(j["hosts"][0]);
+  j["hosts"][2]["host"] = "A.";
+  CHECK(error_of(j) ==
+        "cluster state: hosts[2].host: \"A.\" is hosts[0] (\"a\") again (host names ignore case "
+        "and a final dot): a host is listed once; remove one of them");
+}
+
 TEST_CASE("cluster state: a wrong field type names its index") {
   json j = state_json();
   j["cables"][0]["a"]["receptacle"] = "one";

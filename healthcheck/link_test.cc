@@ -11,6 +11,7 @@
 
 #include "discovery/text.h"
 #include "remote/quote.h"
+#include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/number.h"
 
@@ -155,7 +156,7 @@ std::vector<std::vector<std::size_t>> schedule_rounds(const std::vector<discover
 util::Result<LinkFigures> measure_link(remote::Executor& a, remote::Executor& b,
                                        const discovery::LinkAddress& link,
                                        const PerfOptions& opts) {
-  const std::string coordinator = fmt::format("{}:{}", link.a_address, random_port());
+  const std::string coordinator = util::host_port(link.a_address, random_port());
   const std::string timeout_ms = std::to_string(
       std::max<long long>(1000, static_cast<long long>(opts.timeout.count()) / 2));
   auto env = [&](int rank, const std::string& mine, const std::string& peer) {
@@ -165,7 +166,7 @@ util::Result<LinkFigures> measure_link(remote::Executor& a, remote::Executor& b,
         {"CLUSTERCOMM_RANK", std::to_string(rank)},
         {"CLUSTERCOMM_SIZE", "2"},
         {"CLUSTERCOMM_COORDINATOR", coordinator},
-        {"CLUSTERCOMM_LISTEN", mine + ":0"},
+        {"CLUSTERCOMM_LISTEN", util::host_port(mine, 0)},
         {"CLUSTERCOMM_PEER_ADDRS", routes},
         {"CLUSTERCOMM_TIMEOUT_MS", timeout_ms}};
   };
@@ -225,7 +226,7 @@ util::Result<AllReduceFigures> measure_all_reduce(std::span<remote::Executor* co
       std::max<long long>(1000, static_cast<long long>(opts.timeout.count()) / 2));
   for (;;) {
     const std::string coordinator =
-        fmt::format("{}:{}", state.hosts[0].management_address, random_port());
+        util::host_port(state.hosts[0].management_address, random_port());
     std::vector<Rank> ranks;
     for (std::size_t i = 0; i < n; ++i) {
       std::vector<std::string> routes;

@@ -7,8 +7,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
 
+#include "launch/rank_env.h"
+#include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/suggest.h"
+#include "util/text.h"
 #include "util/yaml_reader.h"
 
 namespace cc::launch {
@@ -34,21 +37,6 @@ bool escapes_job_dir(const std::string& dest) {
   const fs::path p = fs::path(dest).lexically_normal();
   return p.empty() || p == "." || *p.begin() == "..";
 }
-
-// Variables launch sets per rank (docs/platform.md#mlx-environment-variables; comm/config.cc):
-// a job-wide value would be wrong on every rank but one.
-const std::vector<std::string> kLaunchEnv = {"CLUSTERCOMM_RANK",
-                                             "CLUSTERCOMM_SIZE",
-                                             "CLUSTERCOMM_COORDINATOR",
-                                             "CLUSTERCOMM_COORDINATOR_FROM",
-                                             "CLUSTERCOMM_TOKEN",
-                                             "CLUSTERCOMM_LISTEN",
-                                             "CLUSTERCOMM_PEER_ADDRS",
-                                             "MLX_RANK",
-                                             "MLX_HOSTFILE",
-                                             "MLX_IBV_DEVICES",
-                                             "MLX_JACCL_COORDINATOR",
-                                             "MLX_JACCL_RING"};
 
 constexpr std::size_t kMaxNameLength = 64;
 constexpr std::int64_t kMaxRanksPerHost = 1024;
@@ -83,13 +71,6 @@ std::string_view name_of(const Named<E> (&table)[N], E value) {
     if (n.value == value) return n.name;
   }
   return "?";
-}
-
-bool is_env_name(std::string_view s) {
-  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
-  if (s.empty() || !alpha(s.front())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
 }
 
 bool is_job_name(std::string_view s) {
@@ -169,24 +150,14 @@ util::Result<fs::path> Parser::resolve(const Field& f, const std::string& path) 
   return (p.is_absolute() ? p : base_ / p).lexically_normal();
 }
 
+// The check an MLX hostfile's envs get too (rank_env.h: env_name_problem).
 util::Status Parser::env_name(const Field& f, std::string_view section) const {
-  if (!is_env_name(f.key)) {
-    return r_.error(f.key_mark,
-                    fmt::format("{} name '{}' is not a valid environment variable name: use "
-                                "letters, digits and '_', not starting with a digit",
-                                section, f.key));
-  }
-  if (std::find(kLaunchEnv.begin(), kLaunchEnv.end(), f.key) != kLaunchEnv.end()) {
-    return r_.error(f.key_mark, fmt::format("{} name '{}' is set by launch for each rank: "
-                                            "remove it from the job",
-                                            section, f.key));
-  }
-  if (f.key.rfind(kWrapperVariablePrefix, 0) == 0) {
-    return r_.error(f.key_mark, fmt::format("{} name '{}': names beginning with '{}' are the rank "
-                                            "wrapper's own: rename it",
-                                            section, f.key, kWrapperVariablePrefix));
-  }
-  return {};
+  auto p = env_name_problem(f.key);
+  if (!p) return {};
+  const char* fix = *p == EnvNameProblem::kSetByLaunch  ? ": remove it from the job"
+                    : *p == EnvNameProblem::kWrapperOwn ? ": rename it"
+                                                        : "";
+  return r_.error(f.key_mark, fmt::format("{} name {}{}", section, describe(*p, f.key), fix));
 }
 
 util::Result<ClusterRef> Parser::cluster(const Field& f) const {
@@ -227,10 +198,17 @@ util::Result<std::vector<std::string>> Parser::hosts(const Field& f) const {
   for (const Field& item : *items) {
     auto h = r_.nonempty_string(item);
     if (!h) return h.error();
-    if (std::find(out.begin(), out.end(), *h) != out.end()) {
-      return r_.error(item.mark(), fmt::format("host '{}' appears twice in 'hosts': use "
+    // One host under two spellings ("Studio1", "studio1.") is still one host.
+    auto same = std::find_if(out.begin(), out.end(), [&](const std::string& o) {
+      return util::host_key(o) == util::host_key(*h);
+    });
+    if (same != out.end()) {
+      const std::string as =
+          *same == *h ? std::string()
+                      : fmt::format(", as '{}' too{}", *same, util::same_host_note(*same, *h));
+      return r_.error(item.mark(), fmt::format("host '{}' appears twice in 'hosts'{}: use "
                                                "ranks_per_host for more ranks on a host",
-                                               *h));
+                                               *h, as));
     }
     out.push_back(std::move(*h));
   }
@@ -309,7 +287,7 @@ util::Status Parser::secret_env(const Field& f, JobSpec& job) {
     if (from.key == "from_env") {
       auto var = r_.nonempty_string(from);
       if (!var) return var.error();
-      if (!is_env_name(*var)) {
+      if (!util::is_env_name(*var)) {
         return r_.error(from.mark(), fmt::format("'{}': '{}' is not a valid environment "
                                                  "variable name",
                                                  from.path, *var));

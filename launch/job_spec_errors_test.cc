@@ -111,6 +111,9 @@ TEST_CASE("job spec errors: missing, conflicting and empty required keys") {
   CHECK(err("name: j\nhosts: [h1, h2, h1]\ncommand: [x]\n") ==
         "job.yaml:2:17: host 'h1' appears twice in 'hosts': use ranks_per_host for more ranks on "
         "a host");
+  CHECK(err("name: j\nhosts: [Studio1, h2, studio1.]\ncommand: [x]\n") ==
+        "job.yaml:2:22: host 'studio1.' appears twice in 'hosts', as 'Studio1' too (host names "
+        "ignore case and a final dot): use ranks_per_host for more ranks on a host");
   CHECK(err("name: j\ncluster: \"lab:\"\ncommand: [x]\n") ==
         "job.yaml:2:10: 'cluster': nothing after 'lab:'");
   CHECK(err("name: j\ncluster: lab:\ncommand: [x]\n") == "job.yaml:2:13: illegal map value");
@@ -132,6 +135,17 @@ TEST_CASE("job spec errors: env and secret_env names and values") {
         "digits and '_', not starting with a digit");
   CHECK(err(kHead + "env:\n  MLX_RANK: \"0\"\n") ==
         "job.yaml:5:3: env name 'MLX_RANK' is set by launch for each rank: remove it from the job");
+  // The refused names are what launch sets (launch_env_names), whatever the runtime.
+  for (const char* owned : {"MLX_WORLD_SIZE", "MLX_HOSTFILE", "CLUSTERCOMM_TOKEN",
+                            "CLUSTERCOMM_PEER_ADDRS", "MLX_JACCL_RING"}) {
+    CAPTURE(owned);
+    CHECK(err(kHead + "env:\n  " + owned + ": x\n") ==
+          "job.yaml:5:3: env name '" + std::string(owned) +
+              "' is set by launch for each rank: remove it from the job");
+  }
+  CHECK(err(kHead + "secret_env:\n  _ccw_x: {from_env: T}\n") ==
+        "job.yaml:5:3: secret_env name '_ccw_x': names beginning with '_ccw_' are the rank "
+        "wrapper's own: rename it");
   CHECK(err(kHead + "env:\n  _ccw_d: /data\n") ==
         "job.yaml:5:3: env name '_ccw_d': names beginning with '_ccw_' are the rank wrapper's "
         "own: rename it");

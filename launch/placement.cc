@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "launch/rank_env.h"
 #include "provision/hostfile.h"
 
 namespace cc::launch {
@@ -45,7 +46,7 @@ util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& invent
     }
     p.state = std::move(*state);
   } else if (spec.cluster->kind == Kind::kMlxHostfile) {
-    auto hf = provision::read_mlx_hostfile(spec.cluster->value);
+    auto hf = read_hostfile(spec.cluster->value);
     if (!hf) return hf.error();
     for (const auto& h : hf->hosts) {
       names.push_back(h.ssh);

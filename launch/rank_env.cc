@@ -2,14 +2,17 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "provision/hostfile.h"
 #include "topology/graph.h"
+#include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"
+#include "util/text.h"
 
 namespace cc::launch {
 namespace {
@@ -18,6 +21,10 @@ using util::ExitCode;
 
 constexpr const char* kIbvDevicesFile = "mlx-ibv-devices.json";
 constexpr const char* kRingHostfile = "mlx-hostfile.json";
+
+// Every runtime, for launch_env_names.
+constexpr Runtime kRuntimes[] = {Runtime::kClusterComm, Runtime::kMlxJaccl, Runtime::kMlxJacclRing,
+                                 Runtime::kMlxRing,     Runtime::kMpi,      Runtime::kNone};
 
 bool is_mlx(Runtime r) {
   return r == Runtime::kMlxJaccl || r == Runtime::kMlxJacclRing || r == Runtime::kMlxRing;
@@ -104,7 +111,7 @@ std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_p
   int port = first_port;
   for (const auto& h : hf.hosts) {
     nlohmann::json node = nlohmann::json::array();
-    for (const auto& ip : h.ips) node.push_back(fmt::format("{}:{}", ip, port++));
+    for (const auto& ip : h.ips) node.push_back(util::host_port(ip, port++));
     list.push_back(node);
   }
   return util::json_text(list) + "\n";
@@ -136,7 +143,7 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
       env.emplace_back("CLUSTERCOMM_SIZE", std::to_string(plan.world_size()));
       env.emplace_back(
           "CLUSTERCOMM_COORDINATOR",
-          fmt::format("{}:{}", h0.address.empty() ? h0.name : h0.address, plan.coordinator_port));
+          util::host_port(h0.address.empty() ? h0.name : h0.address, plan.coordinator_port));
       env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
       if (!plan.coordinator_from.empty()) {
         env.emplace_back("CLUSTERCOMM_COORDINATOR_FROM", plan.coordinator_from);
@@ -162,10 +169,10 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
     case Runtime::kMlxJaccl:
     case Runtime::kMlxJacclRing:
       env.emplace_back("MLX_RANK", r);
+      env.emplace_back("MLX_WORLD_SIZE", std::to_string(plan.world_size()));
       env.emplace_back("MLX_IBV_DEVICES", job_dir + "/" + kIbvDevicesFile);
-      env.emplace_back(
-          "MLX_JACCL_COORDINATOR",
-          fmt::format("{}:{}", plan.mlx->hosts.at(0).ips.at(0), plan.coordinator_port));
+      env.emplace_back("MLX_JACCL_COORDINATOR",
+                       util::host_port(plan.mlx->hosts.at(0).ips.at(0), plan.coordinator_port));
       if (plan.runtime == Runtime::kMlxJacclRing) env.emplace_back("MLX_JACCL_RING", "1");
       // MLX ignores it; a libclustercomm program reading MLX's variables needs it to form a
       // world across hosts (comm/README.md, "Token").
@@ -176,6 +183,7 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
       break;
     case Runtime::kMlxRing:
       env.emplace_back("MLX_RANK", r);
+      env.emplace_back("MLX_WORLD_SIZE", std::to_string(plan.world_size()));
       env.emplace_back("MLX_HOSTFILE", job_dir + "/" + kRingHostfile);
       env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
       if (!plan.coordinator_from.empty()) {
@@ -195,6 +203,81 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
   for (const auto& kv : plan.env) env.emplace_back(kv);
   for (const auto& kv : plan.secrets) env.emplace_back(kv);
   return env;
+}
+
+const std::vector<std::string>& launch_env_names() {
+  static const std::vector<std::string> names = [] {
+    // A world of two hosts with every optional part (cable routes, a device matrix, the
+    // coordinator's origin), no job env and no hostfile envs: what rank_env then sets under
+    // each runtime is exactly what launch sets.
+    provision::MlxHostfile hf;
+    hf.hosts = {{"a", {"10.0.0.1"}, {{}, {"d"}}}, {"b", {"10.0.0.2"}, {{"d"}, {}}}};
+    WorldPlan p;
+    p.hosts = {{"a", "10.0.0.1", ""}, {"b", "10.0.0.2", ""}};
+    p.mlx = hf;
+    p.devices = hf;
+    p.token = "t";
+    p.coordinator_from = "f";
+    p.routes = {{"", "10.0.0.1>10.0.0.2"}, {"10.0.0.2>10.0.0.1", ""}};
+    std::set<std::string> seen;
+    for (Runtime r : kRuntimes) {
+      p.runtime = r;
+      for (const auto& [name, value] : rank_env(p, 0, "/job")) seen.insert(name);
+    }
+    return std::vector<std::string>(seen.begin(), seen.end());
+  }();
+  return names;
+}
+
+std::optional<EnvNameProblem> env_name_problem(std::string_view name) {
+  if (!util::is_env_name(name)) return EnvNameProblem::kInvalid;
+  const auto& owned = launch_env_names();
+  if (std::binary_search(owned.begin(), owned.end(), name)) return EnvNameProblem::kSetByLaunch;
+  if (name.starts_with(kWrapperVariablePrefix)) return EnvNameProblem::kWrapperOwn;
+  return std::nullopt;
+}
+
+std::string describe(EnvNameProblem p, std::string_view name) {
+  switch (p) {
+    case EnvNameProblem::kInvalid:
+      return fmt::format(
+          "'{}' is not a valid environment variable name: use letters, digits "
+          "and '_', not starting with a digit",
+          name);
+    case EnvNameProblem::kSetByLaunch:
+      return fmt::format("'{}' is set by launch for each rank", name);
+    case EnvNameProblem::kWrapperOwn:
+      return fmt::format("'{}': names beginning with '{}' are the rank wrapper's own", name,
+                         kWrapperVariablePrefix);
+  }
+  return std::string(name);
+}
+
+std::optional<std::string> rank_env_entry_problem(std::string_view entry, std::string_view remove) {
+  if (auto why = provision::env_entry_problem(entry)) return why;
+  const std::string_view name = entry.substr(0, entry.find('='));
+  auto p = env_name_problem(name);
+  if (!p) return std::nullopt;
+  if (p == EnvNameProblem::kSetByLaunch) {
+    return fmt::format(
+        "{} (each rank gets its own value; one set here would be every rank's): "
+        "remove it from {}",
+        describe(*p, name), remove);
+  }
+  return fmt::format("{}: rename it, or remove it from {}", describe(*p, name), remove);
+}
+
+util::Result<provision::MlxHostfile> read_hostfile(const std::string& path) {
+  auto hf = provision::read_mlx_hostfile(path);
+  if (!hf) return hf.error();
+  for (std::size_t k = 0; k < hf->envs.size(); ++k) {
+    if (auto why = rank_env_entry_problem(hf->envs[k], "the hostfile's \"envs\"")) {
+      return util::error(ExitCode::kUsage,
+                         fmt::format("{}: envs[{}] = {}: {}", path, k,
+                                     util::json_text(nlohmann::json(hf->envs[k])), *why));
+    }
+  }
+  return hf;
 }
 
 void add_cable_links(WorldPlan& plan, const discovery::ClusterState& state) {

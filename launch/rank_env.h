@@ -13,22 +13,24 @@
 //                   host pair's cell, null between ranks of one host, which shared memory
 //                   carries; a cable end then holds ranks_per_host^2 queue pairs, and Apple's
 //                   provider allows 10 per device: at most 3 ranks per Mac)
-//   mlx-jaccl       MLX_RANK, MLX_IBV_DEVICES=JOBDIR/mlx-ibv-devices.json (the N x N device
-//                   matrix: [[null, "rdma_en1", ...], ...], a cell with parallel cables a list),
-//                   MLX_JACCL_COORDINATOR=ips[0] of rank 0:PORT
+//   mlx-jaccl       MLX_RANK, MLX_WORLD_SIZE, MLX_IBV_DEVICES=JOBDIR/mlx-ibv-devices.json (the
+//                   N x N device matrix: [[null, "rdma_en1", ...], ...], a cell with parallel
+//                   cables a list), MLX_JACCL_COORDINATOR=ips[0] of rank 0:PORT
 //   mlx-jaccl-ring  the same plus MLX_JACCL_RING=1 (read by presence)
-//   mlx-ring        MLX_RANK, MLX_HOSTFILE=JOBDIR/mlx-hostfile.json: per rank the list of
-//                   "ip:port" for its ips, ports counting up from coordinator_port across all
-//                   ranks' addresses (one connection per address)
+//   mlx-ring        MLX_RANK, MLX_WORLD_SIZE, MLX_HOSTFILE=JOBDIR/mlx-hostfile.json: per rank
+//                   the list of "ip:port" for its ips, ports counting up from coordinator_port
+//                   across all ranks' addresses (one connection per address)
 //   mpi             none here: mpirun gives its ranks their environment
 //   none            only the job's env
-// The MLX hostfile's "envs" (K=V) are set on every MLX rank, as mlx.launch does; then the
-// job's env; then the secrets.
+// MLX_WORLD_SIZE is the number of ranks, which MLX's NCCL backend and many programs read. Every
+// host:port brackets an IPv6 address (util::host_port). The MLX hostfile's "envs" (K=V) are set on
+// every MLX rank, as mlx.launch does; then the job's env; then the secrets.
 #pragma once
 
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "launch/job_spec.h"
@@ -98,6 +100,40 @@ std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_p
 /// routes when any cable end has an IPv4 address, the devices when provision can make the
 /// mlx-jaccl hostfile (every pair has an RDMA cable with a device on both ends).
 void add_cable_links(WorldPlan& plan, const discovery::ClusterState& state);
+
+/// Every variable launch sets on a rank under any runtime (sorted): taken from rank_env itself,
+/// run for each runtime on a plan with every optional part, so that this list and what ranks
+/// get cannot drift apart. No job and no hostfile may set one of them: a job-wide value would
+/// be wrong on every rank but one (`envs: ["MLX_RANK=0"]` once made every rank rank 0).
+const std::vector<std::string>& launch_env_names();
+
+/// Why a job's env: or secret_env:, an MLX hostfile's "envs" or `hostfile --env` may not set a
+/// variable.
+enum class EnvNameProblem {
+  kInvalid,      // not [A-Za-z_][A-Za-z0-9_]*
+  kSetByLaunch,  // in launch_env_names()
+  kWrapperOwn,   // begins with kWrapperVariablePrefix: the rank wrapper's own shell variables
+                 // (_ccw_d is its job directory, which its watchdog removes at the end)
+};
+
+/// The problem with NAME as a variable set on every rank, or nullopt when there is none.
+std::optional<EnvNameProblem> env_name_problem(std::string_view name);
+
+/// "'1BAD' is not a valid environment variable name: use ...", "'MLX_RANK' is set by launch
+/// for each rank", "'_ccw_d': names beginning with '_ccw_' are the rank wrapper's own".
+std::string describe(EnvNameProblem p, std::string_view name);
+
+/// The problem with "NAME=VALUE" as a variable set on every rank (an MLX hostfile's "envs",
+/// `hostfile --env`), or nullopt: a malformed entry (provision::env_entry_problem), or a NAME
+/// with an env_name_problem, said with where to remove it from (`remove`, "--env"), e.g.
+/// "'MLX_RANK' is set by launch for each rank (each rank gets its own value; ...): remove it
+/// from the hostfile's "envs"".
+std::optional<std::string> rank_env_entry_problem(std::string_view entry, std::string_view remove);
+
+/// Reads an MLX hostfile as launch and every command that is given one do:
+/// provision::read_mlx_hostfile, then rank_env_entry_problem on each of its "envs". Errors
+/// (kUsage): read_mlx_hostfile's, and "FILE: envs[K] = "ENTRY": problem".
+util::Result<provision::MlxHostfile> read_hostfile(const std::string& path);
 
 /// secret_env values: from the local environment or files. Errors: kUsage naming the variable
 /// (never its value) and the missing source.

@@ -1,11 +1,16 @@
 #include "launch/rank_env.h"
 #include "provision/hostfile_test_states.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <string>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
+
+#include "util/atomic_file.h"
 
 using namespace cc::launch;
 
@@ -167,4 +172,125 @@ TEST_CASE("rank_env: a lab without RDMA gets peer addresses only, no addresses, 
   add_cable_links(bare, cc::provision::testing::macs(3, 0));
   CHECK(bare.routes.empty());
   CHECK(get(rank_env(bare, 1, "/j"), "CLUSTERCOMM_PEER_ADDRS") == "<unset>");
+}
+
+TEST_CASE("rank_env: an IPv6 coordinator and ring addresses reach the ranks in brackets") {
+  WorldPlan p;
+  p.hosts = {{"h1", "2001:db8::1", ""}, {"h2", "2001:db8::2", ""}};
+  p.coordinator_port = 5000;
+  CHECK(get(rank_env(p, 1, "/j"), "CLUSTERCOMM_COORDINATOR") == "[2001:db8::1]:5000");
+  p.hosts[0].address = "fe80::1%eth0";
+  CHECK(get(rank_env(p, 1, "/j"), "CLUSTERCOMM_COORDINATOR") == "[fe80::1%eth0]:5000");
+
+  p.runtime = Runtime::kMlxJaccl;
+  p.mlx = mesh3();
+  p.mlx->hosts[0].ips = {"fe80::1%en0"};
+  p.hosts.push_back({"h3", "", ""});
+  CHECK(get(rank_env(p, 2, "/j"), "MLX_JACCL_COORDINATOR") == "[fe80::1%en0]:5000");
+
+  cc::provision::MlxHostfile hf;
+  hf.backend = "ring";
+  hf.hosts = {{"a", {"2001:db8::1", "10.1.0.1"}, {}}, {"b", {"fe80::2%en1"}, {}}};
+  CHECK(mlx_ring_hostfile_json(hf, 7000) ==
+        "[[\"[2001:db8::1]:7000\",\"10.1.0.1:7001\"],[\"[fe80::2%en1]:7002\"]]\n");
+}
+
+TEST_CASE("rank_env: MLX_WORLD_SIZE for the MLX runtimes, which MLX's NCCL backend reads") {
+  WorldPlan p;
+  p.runtime = Runtime::kMlxJaccl;
+  p.hosts = {{"mac1", "", ""}, {"mac2", "", ""}, {"mac3", "", ""}};
+  p.mlx = mesh3();
+  CHECK(get(rank_env(p, 1, "/j"), "MLX_WORLD_SIZE") == "3");
+  p.runtime = Runtime::kMlxRing;
+  CHECK(get(rank_env(p, 1, "/j"), "MLX_WORLD_SIZE") == "3");
+}
+
+TEST_CASE("launch_env_names: exactly what rank_env sets, whatever the runtime") {
+  const auto& names = launch_env_names();
+  CHECK(std::is_sorted(names.begin(), names.end()));
+  for (const char* n : {"CLUSTERCOMM_RANK", "CLUSTERCOMM_SIZE", "CLUSTERCOMM_COORDINATOR",
+                        "CLUSTERCOMM_COORDINATOR_FROM", "CLUSTERCOMM_TOKEN",
+                        "CLUSTERCOMM_PEER_ADDRS", "MLX_RANK", "MLX_WORLD_SIZE", "MLX_HOSTFILE",
+                        "MLX_IBV_DEVICES", "MLX_JACCL_COORDINATOR", "MLX_JACCL_RING"}) {
+    CAPTURE(n);
+    CHECK(std::binary_search(names.begin(), names.end(), std::string(n)));
+  }
+  // Variables a job sets for itself stay allowed.
+  for (const char* n : {"MLX_METAL_FAST_SYNCH", "CLUSTERCOMM_TIMEOUT_MS", "PATH", "A"}) {
+    CAPTURE(n);
+    CHECK_FALSE(env_name_problem(n).has_value());
+  }
+  // Every variable any runtime sets on a plan (less the job's env, secrets and hostfile envs)
+  // is in the list.
+  WorldPlan p;
+  p.hosts = {{"mac1", "10.0.0.11", ""}, {"mac2", "10.0.0.12", ""}, {"mac3", "10.0.0.13", ""}};
+  p.mlx = mesh3();
+  p.devices = mesh3();
+  p.token = "t";
+  p.coordinator_from = "x";
+  p.routes = {{"", "a>b", "a>c"}, {"b>a", "", "b>c"}, {"c>a", "c>b", ""}};
+  for (Runtime r : {Runtime::kClusterComm, Runtime::kMlxJaccl, Runtime::kMlxJacclRing,
+                    Runtime::kMlxRing, Runtime::kMpi, Runtime::kNone}) {
+    p.runtime = r;
+    for (const auto& v : rank_env(p, 2, "/j")) {
+      if (v.first == "MLX_METAL_FAST_SYNCH") continue;  // the hostfile's envs
+      CAPTURE(v.first);
+      CHECK(std::binary_search(names.begin(), names.end(), v.first));
+    }
+  }
+}
+
+TEST_CASE("env_name_problem: launch's variables, the wrapper's, and malformed names") {
+  CHECK(env_name_problem("MLX_RANK") == EnvNameProblem::kSetByLaunch);
+  CHECK(env_name_problem("MLX_WORLD_SIZE") == EnvNameProblem::kSetByLaunch);
+  CHECK(env_name_problem("CLUSTERCOMM_TOKEN") == EnvNameProblem::kSetByLaunch);
+  CHECK(env_name_problem("_ccw_d") == EnvNameProblem::kWrapperOwn);
+  CHECK(env_name_problem("_ccw_anything") == EnvNameProblem::kWrapperOwn);
+  CHECK(env_name_problem("1BAD") == EnvNameProblem::kInvalid);
+  CHECK(env_name_problem("") == EnvNameProblem::kInvalid);
+  CHECK(rank_env_entry_problem("MLX_RANK=0", "--env") ==
+        "'MLX_RANK' is set by launch for each rank (each rank gets its own value; one set here "
+        "would be every rank's): remove it from --env");
+  CHECK(rank_env_entry_problem("_ccw_d=/tmp", "--env") ==
+        "'_ccw_d': names beginning with '_ccw_' are the rank wrapper's own: rename it, or remove "
+        "it from --env");
+  CHECK(rank_env_entry_problem("NOEQ", "--env") ==
+        "expected NAME=VALUE, but there is no '=' (an empty value is NAME=)");
+  CHECK_FALSE(rank_env_entry_problem("MLX_METAL_FAST_SYNCH=1", "--env").has_value());
+}
+
+TEST_CASE("read_hostfile: a hostfile's envs may not set what launch sets, naming file and entry") {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("cc-rank-env-" + std::to_string(::getpid())))
+          .string();
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/hosts.json";
+  auto read_with = [&](const std::string& envs) {
+    const std::string text = "{\"backend\": \"ring\", \"envs\": [" + envs +
+                             "], \"hosts\": [{\"ssh\": \"a\", \"ips\": [\"10.0.0.1\"]}, "
+                             "{\"ssh\": \"b\", \"ips\": [\"10.0.0.2\"]}]}";
+    REQUIRE(cc::util::write_file_atomic(path, text).ok());
+    auto hf = read_hostfile(path);
+    return hf.ok() ? std::string("ok") : hf.error().message;
+  };
+  CHECK(read_with("\"MLX_METAL_FAST_SYNCH=1\"") == "ok");
+  CHECK(read_with("\"A=1\", \"MLX_RANK=0\"") ==
+        path +
+            ": envs[1] = \"MLX_RANK=0\": 'MLX_RANK' is set by launch for each rank (each rank "
+            "gets its own value; one set here would be every rank's): remove it from the "
+            "hostfile's \"envs\"");
+  for (const char* owned : {"MLX_WORLD_SIZE=2", "MLX_HOSTFILE=/x", "CLUSTERCOMM_TOKEN=x",
+                            "CLUSTERCOMM_COORDINATOR=1.2.3.4:5", "MLX_IBV_DEVICES=/d"}) {
+    CAPTURE(owned);
+    CHECK(read_with(std::string("\"") + owned + "\"")
+              .starts_with(path + ": envs[0] = \"" + owned + "\": '"));
+    CHECK(read_with(std::string("\"") + owned + "\"").find("is set by launch for each rank") !=
+          std::string::npos);
+  }
+  CHECK(read_with("\"_ccw_d=/data\"") ==
+        path +
+            ": envs[0] = \"_ccw_d=/data\": '_ccw_d': names beginning with '_ccw_' are the "
+            "rank wrapper's own: rename it, or remove it from the hostfile's \"envs\"");
+  CHECK(read_with("\"NOEQ\"").starts_with(path + ": envs[0] = \"NOEQ\": expected NAME=VALUE"));
+  std::filesystem::remove_all(dir);
 }

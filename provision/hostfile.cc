@@ -11,6 +11,7 @@
 #include "provision/network_plan.h"
 #include "topology/checks.h"
 #include "topology/ring.h"
+#include "util/address.h"
 
 namespace cc::provision {
 namespace {
@@ -282,10 +283,8 @@ std::optional<std::string> cable_end_address(const ClusterGraph& g, std::size_t 
 
 util::Status check_envs(const std::vector<std::string>& envs) {
   for (const auto& e : envs) {
-    if (!valid_env_entry(e)) {
-      return util::error(
-          ExitCode::kUsage,
-          fmt::format("--env {}: expected NAME=VALUE (NAME a shell variable name)", e));
+    if (auto why = env_entry_problem(e)) {
+      return util::error(ExitCode::kUsage, fmt::format("--env {}: {}", e, *why));
     }
   }
   return {};
@@ -403,7 +402,7 @@ util::Result<std::string> render_hostfile(const ClusterState& state, const Hostf
   std::string out;
   for (const auto& h : state.hosts) {
     out += mpi ? fmt::format("{} slots={}\n", h.host, opts.slots)
-               : fmt::format("{}:{}\n", h.host, opts.slots);
+               : util::host_port(h.host, opts.slots) + "\n";  // MPICH's HOST:SLOTS
   }
   return out;
 }

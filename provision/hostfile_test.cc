@@ -371,12 +371,21 @@ TEST_CASE("hostfile: mpi and mpich") {
 }
 
 TEST_CASE("hostfile: a bad --env is a usage error") {
-  for (const char* bad : {"FOO", "=1", "1A=2", "A-B=1"}) {
-    auto r = render_hostfile(mesh3(), {HostfileFormat::kMlxJaccl, {"OK=1", bad}, 1});
+  const std::pair<const char*, const char*> cases[] = {
+      {"FOO", "there is no '=' (an empty value is NAME=)"},
+      {"=1", "there is no name before '='"},
+      {"1A=2",
+       "'1A' is not a valid environment variable name: use letters, digits and '_', not "
+       "starting with a digit"},
+      {"A-B=1",
+       "'A-B' is not a valid environment variable name: use letters, digits and '_', not "
+       "starting with a digit"}};
+  for (const auto& c : cases) {
+    auto r = render_hostfile(mesh3(), {HostfileFormat::kMlxJaccl, {"OK=1", c.first}, 1});
     REQUIRE(!r.ok());
     CHECK(r.error().code == ExitCode::kUsage);
     CHECK(r.error().message ==
-          fmt::format("--env {}: expected NAME=VALUE (NAME a shell variable name)", bad));
+          fmt::format("--env {}: expected NAME=VALUE, but {}", c.first, c.second));
   }
   CHECK(render_hostfile(mesh3(), {HostfileFormat::kClusterctl, {"A="}, 1}).ok());
 }

@@ -1,8 +1,10 @@
 #include "provision/mlx_hostfile.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -12,8 +14,10 @@
 #include "provision/hostfile.h"
 #include "topology/checks.h"
 #include "topology/graph.h"
+#include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"
+#include "util/text.h"
 
 namespace cc::provision {
 namespace {
@@ -42,6 +46,34 @@ std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size
     }
   }
   return {line, column};
+}
+
+// When `text` (which is not JSON) reads as an MPI hostfile, its first host line (1-based line
+// number, the line): every line blank, a '#' comment, or a host name followed by Open MPI's
+// "slots=N" / "max_slots=N" (or any KEY=VALUE), or MPICH's "host:N".
+std::optional<std::pair<std::size_t, std::string>> mpi_hostfile_line(std::string_view text) {
+  std::optional<std::pair<std::size_t, std::string>> first;
+  const auto lines = util::split_lines(text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string_view line = util::trim(lines[i]);
+    if (auto hash = line.find('#'); hash != std::string_view::npos) {
+      line = util::trim(line.substr(0, hash));
+    }
+    if (line.empty()) continue;
+    const auto words = util::split_words(line);
+    const std::string_view host = words.front();
+    const bool host_ok = std::all_of(host.begin(), host.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '-' || c == '_' ||
+             c == ':' || c == '@' || c == '%';
+    });
+    if (!host_ok) return std::nullopt;
+    for (std::size_t w = 1; w < words.size(); ++w) {
+      const auto eq = words[w].find('=');
+      if (eq == std::string_view::npos || eq == 0) return std::nullopt;
+    }
+    if (!first) first = std::make_pair(i + 1, std::string(line));
+  }
+  return first;
 }
 
 std::string label(const std::vector<MlxHost>& hosts, std::size_t rank) {
@@ -86,7 +118,11 @@ util::Result<MlxHost> parse_host(const json& h, std::size_t rank, const std::str
       if (!(*ips)[k].is_string()) {
         return bad(path, fmt::format("{}: ips[{}] must be an address string", who, k));
       }
-      host.ips.push_back((*ips)[k].get<std::string>());
+      std::string ip = (*ips)[k].get<std::string>();
+      if (auto why = util::address_problem(ip)) {
+        return bad(path, fmt::format("{}: ips[{}]: '{}' {}", who, k, ip, *why));
+      }
+      host.ips.push_back(std::move(ip));
     }
   }
   if (auto rdma = h.find("rdma"); rdma != h.end() && !rdma->is_null()) {
@@ -235,14 +271,24 @@ util::Status check_matrix(const MlxHostfile& hf) {
 
 }  // namespace
 
-bool valid_env_entry(std::string_view entry) {
+std::optional<std::string> env_entry_problem(std::string_view entry) {
   const auto eq = entry.find('=');
-  if (eq == std::string_view::npos || eq == 0) return false;
-  auto alpha = [](char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; };
-  auto digit = [](char c) { return c >= '0' && c <= '9'; };
-  if (!alpha(entry[0])) return false;
-  return std::all_of(entry.begin() + 1, entry.begin() + static_cast<std::ptrdiff_t>(eq),
-                     [&](char c) { return alpha(c) || digit(c); });
+  if (eq == std::string_view::npos) {
+    return std::string("expected NAME=VALUE, but there is no '=' (an empty value is NAME=)");
+  }
+  if (eq == 0) return std::string("expected NAME=VALUE, but there is no name before '='");
+  const std::string_view name = entry.substr(0, eq);
+  if (!util::is_env_name(name)) {
+    return fmt::format(
+        "expected NAME=VALUE, but '{}' is not a valid environment variable name: "
+        "use letters, digits and '_', not starting with a digit",
+        name);
+  }
+  return std::nullopt;
+}
+
+bool valid_env_entry(std::string_view entry) {
+  return !env_entry_problem(entry);
 }
 
 const char* to_string(JacclGroup g) {
@@ -344,6 +390,15 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
+    if (auto mpi = mpi_hostfile_line(text)) {
+      return util::error(
+          ExitCode::kUsage,
+          fmt::format("{} looks like an MPI hostfile (line {}: '{}'); clusterctl reads MLX's "
+                      "JSON hostfile: {}. Write one with `clusterctl hostfile --format "
+                      "mlx-jaccl` (or mlx-ring), or name the hosts with --hosts",
+                      path.empty() ? std::string("the hostfile") : path, mpi->first, mpi->second,
+                      kShape));
+    }
     auto [line, column] = line_column(text, e.byte);
     return bad(path, fmt::format("not valid JSON (line {}, column {}); {}", line, column, kShape));
   }
@@ -367,8 +422,12 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
       if (!envs->is_array()) return bad(path, "\"envs\" must be a list of \"K=V\" strings");
       for (std::size_t k = 0; k < envs->size(); ++k) {
         const json& e = (*envs)[k];
-        if (!e.is_string() || !valid_env_entry(e.get<std::string>())) {
-          return bad(path, fmt::format("envs[{}] = {} is not \"NAME=VALUE\"", k, util::json_text(e)));
+        if (!e.is_string()) {
+          return bad(path, fmt::format("envs[{}] = {} is not a \"NAME=VALUE\" string", k,
+                                       util::json_text(e)));
+        }
+        if (auto why = env_entry_problem(e.get<std::string>())) {
+          return bad(path, fmt::format("envs[{}] = {}: {}", k, util::json_text(e), *why));
         }
         hf.envs.push_back(e.get<std::string>());
       }
@@ -377,14 +436,20 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
   if (!hosts->is_array() || hosts->empty()) {
     return bad(path, fmt::format("\"hosts\" must be a non-empty list of host objects; {}", kShape));
   }
+  std::unordered_map<std::string, std::size_t> rank_of;  // by util::host_key
   for (std::size_t i = 0; i < hosts->size(); ++i) {
     auto h = parse_host((*hosts)[i], i, path);
     if (!h) return h.error();
-    for (std::size_t r = 0; r < hf.hosts.size(); ++r) {
-      if (hf.hosts[r].ssh == h->ssh) {
+    auto [r, fresh] = rank_of.emplace(util::host_key(h->ssh), i);
+    if (!fresh) {
+      const std::string& was = hf.hosts[r->second].ssh;
+      if (was == h->ssh) {
         return bad(path, fmt::format("{} is named twice (ranks {} and {}): one rank per host",
-                                     h->ssh, r, i));
+                                     h->ssh, r->second, i));
       }
+      return bad(path, fmt::format("{} (rank {}) and {} (rank {}) are one host{}: one rank per "
+                                   "host",
+                                   was, r->second, h->ssh, i, util::same_host_note(was, h->ssh)));
     }
     hf.hosts.push_back(std::move(*h));
   }

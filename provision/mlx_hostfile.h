@@ -19,6 +19,7 @@
 // launch.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,7 +47,14 @@ struct MlxHostfile {
   std::string path;               // the file it came from, for messages ("" when built)
 };
 
-/// "NAME=VALUE" with NAME a shell variable name ([A-Za-z_][A-Za-z0-9_]*); VALUE may be empty.
+/// What is wrong with `entry` as "NAME=VALUE" (NAME a shell variable name,
+/// [A-Za-z_][A-Za-z0-9_]*; VALUE may be empty), or nullopt: "expected NAME=VALUE, but there
+/// is no '=' ...", "... no name before '='", "... 'MY-VAR' is not a valid environment variable
+/// name: ...".
+/// Which names the launcher keeps for itself is launch's to say (launch::rank_env_entry_problem).
+std::optional<std::string> env_entry_problem(std::string_view entry);
+
+/// True when env_entry_problem finds nothing.
 bool valid_env_entry(std::string_view entry);
 
 /// The group a JACCL device matrix must form. JACCL (mlx/distributed/jaccl, Config::
@@ -92,12 +100,14 @@ std::string rank_label(const MlxHostfile& hf, std::size_t rank);
 std::string render_mlx_hostfile(const MlxHostfile& hf);
 
 /// Parses and validates a hostfile's text; `path` only names it in messages. Errors (kUsage;
-/// the message starts with the path and names the rank and host): invalid JSON (line and
-/// column), neither an object with "hosts" nor a list, an unknown backend, an env without
-/// '=', a host without "ssh", a host named twice, a cell that is not null / a device name / a
-/// list of names, a matrix that is not n x n, a non-null diagonal, cells (i,j) and (j,i) that
-/// disagree (null on one side only, or a different cable count), one device named for two
-/// cells of a row, a jaccl or jaccl-ring backend without a matrix, and JACCL's rules
+/// the message starts with the path and names the rank and host): an MPI hostfile ("node1
+/// slots=2" lines: "PATH looks like an MPI hostfile (line 1: ...)"), invalid JSON (line and
+/// column), neither an object with "hosts" nor a list, an unknown backend, a malformed env
+/// (env_entry_problem), a host without "ssh", a host named twice (util::host_key: "Mac1" and
+/// "mac1." too), an ips entry that is no IP address (util::address_problem), a cell that is not
+/// null / a device name / a list of names, a matrix that is not n x n, a non-null diagonal, cells
+/// (i,j) and (j,i) that disagree (null on one side only, or a different cable count), one device
+/// named for two cells of a row, a jaccl or jaccl-ring backend without a matrix, and JACCL's rules
 /// (check_jaccl_devices, through validate_mlx_hostfile).
 util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::string& path);
 

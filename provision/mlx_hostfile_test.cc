@@ -105,7 +105,15 @@ TEST_CASE("mlx hostfile: malformed files, each message naming the file and the r
   CHECK(parse_error(R"({"backend": "nccl", "hosts": [{"ssh": "a"}]})") ==
         "h.json: unknown backend \"nccl\": use \"jaccl\", \"jaccl-ring\", \"ring\" or \"\"");
   CHECK(parse_error(R"({"envs": ["A"], "hosts": [{"ssh": "a"}]})") ==
-        "h.json: envs[0] = \"A\" is not \"NAME=VALUE\"");
+        "h.json: envs[0] = \"A\": expected NAME=VALUE, but there is no '=' (an empty value is "
+        "NAME=)");
+  CHECK(parse_error(R"({"envs": ["=1"], "hosts": [{"ssh": "a"}]})") ==
+        "h.json: envs[0] = \"=1\": expected NAME=VALUE, but there is no name before '='");
+  CHECK(parse_error(R"({"envs": ["OK=1", "MY-VAR=1"], "hosts": [{"ssh": "a"}]})") ==
+        "h.json: envs[1] = \"MY-VAR=1\": expected NAME=VALUE, but 'MY-VAR' is not a valid "
+        "environment variable name: use letters, digits and '_', not starting with a digit");
+  CHECK(parse_error(R"({"envs": [7], "hosts": [{"ssh": "a"}]})") ==
+        "h.json: envs[0] = 7 is not a \"NAME=VALUE\" string");
   CHECK(parse_error(R"([{"ssh": "a"}, {"ips": ["10.0.0.2"]}])") ==
         "h.json: rank 1 has no \"ssh\" name (hosts[1]); " + kShape);
   CHECK(parse_error(R"([{"ssh": "a"}, {"ssh": "b"}, {"ssh": "a"}])") ==
@@ -254,6 +262,53 @@ TEST_CASE("mlx hostfile: valid_env_entry") {
     CHECK(valid_env_entry(ok));
   }
   for (const char* bad : {"", "A", "=1", "1A=2", "A-B=1", " A=1"}) CHECK(!valid_env_entry(bad));
+}
+
+TEST_CASE("mlx hostfile: an ips entry that cannot be an address names the file, rank and entry") {
+  CHECK(
+      parse_error(R"([{"ssh": "a", "ips": ["10.0.0.1"]}, {"ssh": "b", "ips": ["10.0.0.300"]}])") ==
+      "h.json: rank 1 (b): ips[0]: '10.0.0.300' is not an IPv4 address: 300 is not a number "
+      "from 0 to 255");
+  CHECK(parse_error(R"([{"ssh": "a", "ips": ["10.0.0.1:5000"]}])") ==
+        "h.json: rank 0 (a): ips[0]: '10.0.0.1:5000' has a port (':5000'): give the address "
+        "alone, 10.0.0.1");
+  CHECK(parse_error(R"([{"ssh": "a", "ips": ["10.0.0.1", "1.2.3"]}])") ==
+        "h.json: rank 0 (a): ips[1]: '1.2.3' is not an IPv4 address: it has 3 parts, an address "
+        "four numbers from 0 to 255 separated by dots");
+  CHECK(parse_error(R"([{"ssh": "a", "ips": ["host name"]}])")
+            .starts_with("h.json: rank 0 (a): ips[0]: 'host name' has a space"));
+  CHECK(parse_error(R"([{"ssh": "a", "ips": [""]}])")
+            .starts_with("h.json: rank 0 (a): ips[0]: '' is empty"));
+  // IPv6, scoped or not, is an address.
+  auto hf = parse_mlx_hostfile(
+      R"([{"ssh": "a", "ips": ["2001:db8::1"]}, {"ssh": "b", "ips": ["fe80::1%en0"]}])", "h.json");
+  REQUIRE_MESSAGE(hf.ok(), hf.error().message);
+  CHECK(hf->hosts[1].ips == std::vector<std::string>{"fe80::1%en0"});
+}
+
+TEST_CASE("mlx hostfile: host names that differ in case or a final dot are one host") {
+  CHECK(parse_error(R"([{"ssh": "Studio1"}, {"ssh": "studio2"}, {"ssh": "studio1"}])") ==
+        "h.json: Studio1 (rank 0) and studio1 (rank 2) are one host (host names ignore case and a "
+        "final dot): one rank per host");
+  CHECK(parse_error(R"([{"ssh": "studio1"}, {"ssh": "studio1."}])") ==
+        "h.json: studio1 (rank 0) and studio1. (rank 1) are one host (host names ignore case and "
+        "a final dot): one rank per host");
+}
+
+TEST_CASE("mlx hostfile: an MPI hostfile is named as one, not as bad JSON") {
+  CHECK(parse_error("node1 slots=2\nnode2 slots=2\n") ==
+        "h.json looks like an MPI hostfile (line 1: 'node1 slots=2'); clusterctl reads MLX's JSON "
+        "hostfile: " +
+            kShape +
+            ". Write one with `clusterctl hostfile --format mlx-jaccl` (or mlx-ring), or name the "
+            "hosts with --hosts");
+  CHECK(parse_error("# cluster\n\nmac1\nmac2 max_slots=4\n")
+            .starts_with("h.json looks like an MPI hostfile (line 3: 'mac1');"));
+  CHECK(parse_error("10.0.0.1:2\n10.0.0.2:2\n")
+            .starts_with("h.json looks like an MPI hostfile (line 1: '10.0.0.1:2');"));
+  // Broken JSON stays a JSON error.
+  CHECK(parse_error("{\"hosts\": [\n").starts_with("h.json: not valid JSON (line 2"));
+  CHECK(parse_error("[{\"ssh\": \"a\"},]").starts_with("h.json: not valid JSON (line 1"));
 }
 
 TEST_CASE("mlx hostfile: check_against accepts what clusterctl wrote") {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/state_dir.h"
 #include "util/suggest.h"
@@ -44,15 +45,21 @@ std::filesystem::path resolve(const std::filesystem::path& file, const std::stri
   return (std::filesystem::absolute(file).parent_path() / p).lexically_normal();
 }
 
+// A host name as first written, and its line (1-based), for "appears twice".
+struct NameAt {
+  std::string name;
+  int line = 0;
+};
+
 // One host entry, `- name: h1` with optional ssh and address.
 util::Result<InventoryHost> host_entry(const util::YamlReader& r, const util::Field& entry,
-                                       std::unordered_map<std::string, int>& names) {
+                                       std::unordered_map<std::string, NameAt>& names) {
   auto fields = r.mapping(entry, kHostKeys);
   if (!fields) return fields.error();
   InventoryHost host;
   const util::Field* name_field = nullptr;
   for (const util::Field& f : *fields) {
-    auto v = f.key == "address" ? r.string(f) : r.nonempty_string(f);
+    auto v = f.key == "address" ? r.address(f) : r.nonempty_string(f);
     if (!v) return v.error();
     if (f.key == "name") {
       host.name = *v;
@@ -76,10 +83,19 @@ util::Result<InventoryHost> host_entry(const util::YamlReader& r, const util::Fi
   if (host.name == "all") {
     return r.error(nf.mark(), "host name 'all' is reserved: --hosts all means every host");
   }
-  auto [first, added] = names.emplace(host.name, nf.mark().line + 1);
+  // DNS names ignore case and a final dot: "Studio1" and "studio1." are studio1 again.
+  auto [first, added] =
+      names.emplace(util::host_key(host.name), NameAt{host.name, nf.mark().line + 1});
   if (!added) {
-    return r.error(nf.mark(), fmt::format("host '{}' appears twice (first at line {})", host.name,
-                                          first->second));
+    const NameAt& was = first->second;
+    if (was.name == host.name) {
+      return r.error(nf.mark(), fmt::format("host '{}' appears twice (first at line {})", host.name,
+                                            was.line));
+    }
+    return r.error(nf.mark(), fmt::format("host '{}' appears twice: it is '{}' of line {}{}; "
+                                          "list each host once",
+                                          host.name, was.name, was.line,
+                                          util::same_host_note(was.name, host.name)));
   }
   if (host.ssh.empty()) host.ssh = host.name;
   return host;
@@ -102,7 +118,8 @@ util::Result<Inventory> parse(const std::filesystem::path& file, const std::stri
   Inventory inv;
   inv.path = file;
   bool has_hosts = false;
-  std::unordered_map<std::string, int> names;  // a map: 40,000 hosts load in linear time
+  // By util::host_key; a map: 40,000 hosts load in linear time.
+  std::unordered_map<std::string, NameAt> names;
   for (const util::Field& f : *fields) {
     if (f.key != "hosts") {
       auto v = r.nonempty_string(f);
@@ -214,12 +231,23 @@ std::vector<std::string> split_host_list(std::string_view spec) {
   return names;
 }
 
+util::Status check_distinct_hosts(const std::vector<std::string>& names, std::string_view what) {
+  auto same = util::same_host(names);
+  if (!same) return {};
+  const std::string& a = names[same->first];
+  const std::string& b = names[same->second];
+  return util::error(ExitCode::kUsage,
+                     fmt::format("{} names one host twice, as '{}' and '{}'{}: give it once", what,
+                                 a, b, util::same_host_note(a, b)));
+}
+
 util::Result<std::vector<InventoryHost>> select_hosts(const Inventory& inv, std::string_view spec) {
   if (util::trim(spec) == "all") return inv.hosts;
   std::vector<std::string> names = split_host_list(spec);
   if (names.empty()) {
     return util::error(ExitCode::kUsage, "--hosts is empty: give host names (h1,h2) or 'all'");
   }
+  if (auto st = check_distinct_hosts(names, "--hosts"); !st) return st.error();
   const auto by_name = inv.by_name();
   std::vector<InventoryHost> chosen;
   for (const auto& name : names) {

@@ -4,9 +4,12 @@
 //   ssh_config: ssh_config        # optional, relative to this file's directory
 //   known_hosts: known_hosts      # optional, relative to this file's directory
 //   hosts:
-//     - name: h1                  # required, unique; [A-Za-z0-9._-], at most 64 bytes, not "all"
-//       ssh: h1                   # optional SSH destination ("alias", "user@host"); default: name
-//       address: 10.0.0.1         # optional management address
+//     - name: h1                  # required, unique ignoring case and a final dot ("H1", "h1."
+//                                 # are h1 too); [A-Za-z0-9._-], at most 64 bytes, not "all"
+//       ssh: h1                   # optional SSH destination ("alias", "user@host",
+//                                 # "fe80::1%en0"); default: name
+//       address: 10.0.0.1         # optional management address: an IPv4 or IPv6 address
+//                                 # (fe80::1%en0 with its scope), not a name, not with a port
 //
 // Host order is significant: it is the order of output, and later of ranks.
 #pragma once
@@ -46,7 +49,9 @@ struct Inventory {
 /// Reads and validates an inventory file; relative ssh_config / known_hosts are resolved
 /// against the file's directory. Errors (kUsage), each as "FILE:LINE:COLUMN: problem":
 /// unreadable file, YAML syntax, a key that is not known (with "did you mean"), a missing or
-/// duplicate host name, a malformed name, a value of the wrong type.
+/// duplicate host name (util::host_key: names that differ only in case or a final dot are one
+/// host), a malformed name, an address that is no IP address (util::address_problem), a value
+/// of the wrong type.
 util::Result<Inventory> load_inventory(const std::filesystem::path& path);
 
 /// Writes `inv` to `path` atomically (mode 0644) in the format above. ssh_config and
@@ -56,9 +61,13 @@ util::Status save_inventory(const std::filesystem::path& path, const Inventory& 
 
 /// Chooses hosts by a --hosts value: "all" (every host, in inventory order) or a comma list
 /// of names ("h1,h3"; order kept, repeats dropped, spaces around names ignored).
-/// Errors (kUsage): an empty list, or a name not in the inventory (with "did you mean" and
-/// the inventory's path).
+/// Errors (kUsage): an empty list, one host under two names (check_distinct_hosts), or a name
+/// not in the inventory (with "did you mean" and the inventory's path).
 util::Result<std::vector<InventoryHost>> select_hosts(const Inventory& inv, std::string_view spec);
+
+/// Ok when no two of `names` name one host (util::same_host: "Studio1", "studio1" and
+/// "studio1." are one); else kUsage naming both, starting with `what` ("--hosts").
+util::Status check_distinct_hosts(const std::vector<std::string>& names, std::string_view what);
 
 /// Splits a comma list of host names: trimmed, empty items and repeats dropped, order kept.
 std::vector<std::string> split_host_list(std::string_view spec);

@@ -108,6 +108,58 @@ TEST_CASE("inventory: errors name file, line, column and the problem") {
   CHECK(missing.error().message.find((d.path / "nope.yaml").string()) != std::string::npos);
 }
 
+TEST_CASE("inventory: an address that cannot be an address is refused at FILE:LINE:COLUMN") {
+  TempDir d;
+  const std::string file = (d.path / "inventory.yaml").string();
+  auto with = [&](const std::string& address) {
+    return load_error(d, "hosts:\n  - name: h1\n    address: " + address + "\n");
+  };
+  CHECK(with("10.0.0.300") == file +
+                                  ":3:14: 'hosts[0].address': '10.0.0.300' is not an IPv4 address: "
+                                  "300 is not a number from 0 to 255");
+  CHECK(with("10.0.0.1:5000") == file +
+                                     ":3:14: 'hosts[0].address': '10.0.0.1:5000' has a port "
+                                     "(':5000'): give the address alone, 10.0.0.1");
+  CHECK(with("1.2.3").starts_with(file + ":3:14: 'hosts[0].address': '1.2.3' is not an IPv4 "
+                                         "address: it has 3 parts"));
+  CHECK(with("host name").starts_with(file + ":3:14: 'hosts[0].address': 'host name' has a space"));
+  CHECK(with("\"\"").starts_with(file + ":3:14: 'hosts[0].address': '' is empty"));
+  CHECK(with("studio1").starts_with(file + ":3:14: 'hosts[0].address': 'studio1' is a host name"));
+  // IPv6, and a scoped one as ssh takes it, in the address and as the SSH destination.
+  CHECK(with("2001:db8::1") == "");
+  CHECK(load_error(d, "hosts:\n  - name: h1\n    ssh: fe80::1%en0\n    address: fe80::1%en0\n") ==
+        "");
+  fs::path p = d.path / "inventory.yaml";
+  auto inv = load_inventory(p);
+  REQUIRE(inv.ok());
+  CHECK(inv->hosts[0].ssh == "fe80::1%en0");
+  CHECK(inv->hosts[0].address == "fe80::1%en0");
+}
+
+TEST_CASE("inventory: names that differ only in case or a final dot are one host") {
+  TempDir d;
+  const std::string file = (d.path / "inventory.yaml").string();
+  CHECK(load_error(d, "hosts:\n  - name: Studio1\n  - name: studio2\n  - name: studio1\n") ==
+        file +
+            ":4:11: host 'studio1' appears twice: it is 'Studio1' of line 2 (host names "
+            "ignore case and a final dot); list each host once");
+  CHECK(load_error(d, "hosts:\n  - name: studio1\n  - name: studio1.\n") ==
+        file +
+            ":3:11: host 'studio1.' appears twice: it is 'studio1' of line 2 (host names "
+            "ignore case and a final dot); list each host once");
+  Inventory inv;
+  for (const char* n : {"studio1", "studio2"}) inv.hosts.push_back({n, n, ""});
+  auto both = select_hosts(inv, "studio1,STUDIO1");
+  REQUIRE_FALSE(both.ok());
+  CHECK(both.error().message ==
+        "--hosts names one host twice, as 'studio1' and 'STUDIO1' (host names ignore case and a "
+        "final dot): give it once");
+  CHECK(cc::remote::check_distinct_hosts({"a", "b"}, "--hosts").ok());
+  CHECK(cc::remote::check_distinct_hosts({"mac1", "Mac1."}, "--hosts").error().message ==
+        "--hosts names one host twice, as 'mac1' and 'Mac1.' (host names ignore case and a final "
+        "dot): give it once");
+}
+
 TEST_CASE("inventory: save then load gives the same inventory") {
   TempDir d;
   Inventory inv;

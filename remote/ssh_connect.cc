@@ -7,10 +7,12 @@
 
 #include <fmt/format.h>
 #include <libssh/libssh.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <poll.h>
 
 #include "remote/ssh_session.h"
+#include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 
@@ -60,7 +62,7 @@ std::string known_hosts_name(ssh_session s) {
   std::string address = option(s, SSH_OPTIONS_HOST);
   unsigned port = 22;
   ssh_options_get_port(s, &port);
-  return port == 22 ? address : fmt::format("[{}]:{}", address, port);
+  return port == 22 ? address : util::host_port(address, static_cast<int>(port));
 }
 
 // "user@address:port" as libssh will use them (the user is known once ssh_connect ran).
@@ -68,7 +70,8 @@ std::string describe_target(ssh_session s) {
   unsigned port = 22;
   ssh_options_get_port(s, &port);
   std::string user = option(s, SSH_OPTIONS_USER);
-  return fmt::format("{}{}{}:{}", user, user.empty() ? "" : "@", option(s, SSH_OPTIONS_HOST), port);
+  return fmt::format("{}{}{}", user, user.empty() ? "" : "@",
+                     util::host_port(option(s, SSH_OPTIONS_HOST), static_cast<int>(port)));
 }
 
 // Adds the server's key to known_hosts as one atomic replacement of the file (libssh's own
@@ -104,6 +107,30 @@ util::Status record_host_key(ssh_session s, const std::string& known_file) {
   }
   if (!text.empty() && text.back() != '\n') text += '\n';
   return util::write_file_atomic(path, text + line, mode);
+}
+
+// Why libssh refused `destination` as its host (ssh_options_set gives no reason). A scoped
+// IPv6 address is a destination as ssh(1) takes it, bracketed or not (fe80::1%en0,
+// user@fe80::1%en0), but only with a scope that is an interface of this machine: libssh checks
+// it with if_nametoindex, and the scope says which of our interfaces leads to the address.
+std::string destination_refusal(const std::string& destination) {
+  std::string host = destination.substr(destination.rfind('@') + 1);  // npos + 1: all of it
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (const auto pct = host.find('%'); pct != std::string::npos && !util::address_problem(host)) {
+    const std::string scope = host.substr(pct + 1);
+    if (::if_nametoindex(scope.c_str()) == 0) {
+      return fmt::format(
+          "its scope '{}' is no network interface of this machine: a link-local "
+          "address is reached through one of this machine's own interfaces, so "
+          "name that one ({}%IF; `ifconfig -l` or `ip -br link` lists them)",
+          scope, host.substr(0, pct));
+    }
+  }
+  return "expected HOST or USER@HOST: a host name without spaces or shell characters, an IPv4 "
+         "address, or an IPv6 address (with its scope when link-local: fe80::1%en0; brackets "
+         "optional)";
 }
 
 // What to check when the TCP connection or the handshake failed.
@@ -150,10 +177,7 @@ util::Status SshExecutor::connect() {
   if (ssh_options_set(s, SSH_OPTIONS_HOST, destination_.c_str()) != SSH_OK) {
     // libssh often gives no reason here (ssh_get_error is empty).
     std::string why = ssh_get_error(s);
-    if (why.empty()) {
-      why = "expected HOST or USER@HOST: a host name without spaces or shell characters, an "
-            "IPv4 address, or an IPv6 address in brackets";
-    }
+    if (why.empty()) why = destination_refusal(destination_);
     return fail(ExitCode::kUsage,
                 fmt::format("'{}' is not a valid SSH destination: {}; fix it in --hosts, the "
                             "inventory's ssh: or the SSH config",
@@ -295,9 +319,8 @@ util::Status check_destination(const std::string& destination, const SshOptions&
                                                  : std::string("~/.ssh/config");
   if (ssh_options_set(s, SSH_OPTIONS_HOST, destination.c_str()) != SSH_OK) {
     return util::error(ExitCode::kUsage,
-                       fmt::format("'{}' is not a valid SSH destination (expected HOST or "
-                                   "USER@HOST)",
-                                   destination));
+                       fmt::format("'{}' is not a valid SSH destination: {}", destination,
+                                   destination_refusal(destination)));
   }
   std::error_code ec;
   if (options.config_file && !std::filesystem::is_regular_file(*options.config_file, ec)) {

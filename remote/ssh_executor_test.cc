@@ -14,6 +14,7 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <net/if.h>
 #include <unistd.h>
 
 #include "remote/ssh_session.h"
@@ -194,6 +195,20 @@ TEST_CASE("ssh: check_destination tells a name that does not exist from one that
   CHECK(none.error().code == ExitCode::kUsage);
   CHECK(none.error().message.starts_with(
       fmt::format("no host 'h9.invalid' in {}, and no host of that name", config.string())));
+  // A scoped IPv6 address, bracketed or not, as ssh(1) takes it: with an interface of ours.
+  char ifname[IF_NAMESIZE] = {};
+  REQUIRE(::if_indextoname(1, ifname) != nullptr);  // loopback: lo, lo0
+  for (const char* form : {"fe80::1%{}", "root@fe80::1%{}", "[fe80::1%{}]"}) {
+    const std::string dest = fmt::format(fmt::runtime(form), ifname);
+    CAPTURE(dest);
+    CHECK(cc::remote::check_destination(dest, o).ok());
+  }
+  auto scope = cc::remote::check_destination("fe80::1%nosuchif9", o);
+  REQUIRE_FALSE(scope.ok());
+  CHECK(scope.error().code == ExitCode::kUsage);
+  CHECK(scope.error().message.starts_with(
+      "'fe80::1%nosuchif9' is not a valid SSH destination: its scope 'nosuchif9' is no network "
+      "interface of this machine"));
   auto bad = cc::remote::check_destination("badname", o);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ExitCode::kUsage);

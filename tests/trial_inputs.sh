@@ -13,7 +13,13 @@
 #     state, verify-mesh --json and the MLX hostfile still come out (U+FFFD for the byte), where
 #     nlohmann's dump() used to throw;
 #  8. an output path in a directory that does not exist is refused before any work, and
-#     nothing is created (it used to create the directories).
+#     nothing is created (it used to create the directories);
+#  9. operator files as public bug reports of MLX/JACCL/exo/mpirun users had them, each refused
+#     with exit 2 naming the file and the entry: a hostfile whose envs set what launch sets
+#     (MLX_RANK=0 made every rank rank 0) or the rank wrapper's _ccw_ variables, an ips entry
+#     or inventory address that is no address, an MPI hostfile given as an MLX one, a cluster
+#     state whose network plan puts one address on two ports or one subnet on two cables
+#     (exo#2067, exo#2309), and one host under two spellings (Studio1, studio1.).
 set -uo pipefail
 cc=${CLUSTERCTL:?set CLUSTERCTL to the clusterctl binary}
 data=$(cd "$(dirname "$0")/data" && pwd)
@@ -154,6 +160,74 @@ expect 2 "health --junit a directory" -- \
   "$cc" health --quick "$tmp/latin1.json" --junit "$tmp/adir"
 has "health --junit a directory" "$tmp/err" "$tmp/adir: is a directory"
 hasnt "health --junit a directory: refused before the checks" "$tmp/out" "PASS"
+
+# 9. Operator inputs from public bug reports.
+expect 0 "hostfile mlx-jaccl mac-mesh3" -- "$cc" hostfile "$tmp/mesh3.json" --format mlx-jaccl \
+  -o "$tmp/hosts.json"
+edit_hostfile() {  # edit_hostfile OUT PYTHON-STATEMENT (on h, the hostfile)
+  python3 - "$tmp/hosts.json" "$1" "$2" <<'PY'
+import json, sys
+h = json.load(open(sys.argv[1]))
+exec(sys.argv[3])
+json.dump(h, open(sys.argv[2], "w"))
+PY
+}
+edit_hostfile "$tmp/rank0.json" 'h["envs"] = ["MLX_METAL_FAST_SYNCH=1", "MLX_RANK=0"]'
+expect 2 "hostfile envs MLX_RANK" -- "$cc" hostfile --hostfile "$tmp/rank0.json" --from "$mesh3" \
+  --format mpi
+has "hostfile envs MLX_RANK" "$tmp/err" "$tmp/rank0.json: envs[1] = \"MLX_RANK=0\": 'MLX_RANK' is set by launch for each rank"
+edit_hostfile "$tmp/ccw.json" 'h["envs"] = ["_ccw_d=/data"]'
+expect 2 "hostfile envs _ccw_d" -- "$cc" hostfile --hostfile "$tmp/ccw.json" --from "$mesh3" \
+  --format mpi
+has "hostfile envs _ccw_d" "$tmp/err" "$tmp/ccw.json: envs[0] = \"_ccw_d=/data\": '_ccw_d': names beginning with '_ccw_' are the rank wrapper's own"
+edit_hostfile "$tmp/noeq.json" 'h["envs"] = ["MLX_METAL_FAST_SYNCH"]'
+expect 2 "hostfile envs without =" -- "$cc" hostfile --hostfile "$tmp/noeq.json" --from "$mesh3" \
+  --format mpi
+has "hostfile envs without =" "$tmp/err" "$tmp/noeq.json: envs[0] = \"MLX_METAL_FAST_SYNCH\": expected NAME=VALUE, but there is no '='"
+expect 2 "hostfile --env MLX_WORLD_SIZE" -- "$cc" hostfile "$tmp/mesh3.json" --format mlx-jaccl \
+  --env MLX_WORLD_SIZE=3
+has "hostfile --env MLX_WORLD_SIZE" "$tmp/err" "--env MLX_WORLD_SIZE=3: 'MLX_WORLD_SIZE' is set by launch for each rank"
+edit_hostfile "$tmp/ip300.json" 'h["hosts"][1]["ips"] = ["10.0.0.300"]'
+expect 2 "hostfile ips 10.0.0.300" -- "$cc" hostfile --hostfile "$tmp/ip300.json" --from "$mesh3" \
+  --format mpi
+has "hostfile ips 10.0.0.300" "$tmp/err" "$tmp/ip300.json: rank 1 (mac2): ips[0]: '10.0.0.300' is not an IPv4 address"
+edit_hostfile "$tmp/case.json" 'h["hosts"][2]["ssh"] = "MAC1."'
+expect 2 "hostfile MAC1. and mac1" -- "$cc" hostfile --hostfile "$tmp/case.json" --from "$mesh3" \
+  --format mpi
+has "hostfile MAC1. and mac1" "$tmp/err" "mac1 (rank 0) and MAC1. (rank 2) are one host"
+printf 'mac1 slots=2\nmac2 slots=2\nmac3 slots=2\n' >"$tmp/mpi-hosts"
+expect 2 "an MPI hostfile as --hostfile" -- "$cc" hostfile --hostfile "$tmp/mpi-hosts" \
+  --from "$mesh3" --format mpi
+has "an MPI hostfile as --hostfile" "$tmp/err" "$tmp/mpi-hosts looks like an MPI hostfile (line 1: 'mac1 slots=2'); clusterctl reads MLX's JSON hostfile"
+hasnt "an MPI hostfile as --hostfile" "$tmp/err" "not valid JSON"
+expect 2 "--hosts mac1,MAC1" -- "$cc" hostfile --format mpi --from "$mesh3" --hosts mac1,mac2,MAC1
+has "--hosts mac1,MAC1" "$tmp/err" "--hosts names one host twice, as 'mac1' and 'MAC1'"
+printf 'hosts:\n  - name: mac1\n    address: 10.0.0.11:5000\n' >"$tmp/port.yaml"
+expect 2 "inventory address with a port" -- "$cc" --inventory "$tmp/port.yaml" discover --from "$mesh3"
+has "inventory address with a port" "$tmp/err" "$tmp/port.yaml:3:14: 'hosts[0].address': '10.0.0.11:5000' has a port"
+printf 'hosts:\n  - name: Mac1\n  - name: mac1\n' >"$tmp/case.yaml"
+expect 2 "inventory Mac1 and mac1" -- "$cc" --inventory "$tmp/case.yaml" discover --from "$mesh3"
+has "inventory Mac1 and mac1" "$tmp/err" "$tmp/case.yaml:3:11: host 'mac1' appears twice: it is 'Mac1' of line 2"
+printf 'hosts:\n  - name: mac1\n    ssh: fe80::1%%en0\n    address: fe80::1%%en0\n' >"$tmp/v6.yaml"
+"$cc" --inventory "$tmp/v6.yaml" discover --from "$mesh3" >"$tmp/out" 2>"$tmp/err"
+hasnt "inventory with a scoped IPv6 address" "$tmp/err" "v6.yaml:"
+expect 0 "network plan mac-mesh3" -- "$cc" network plan "$tmp/mesh3.json" -o "$tmp/planned.json"
+python3 - "$tmp/planned.json" "$tmp/dup-ip.json" "$tmp/dup-subnet.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+n = s["network"]
+assert len(n) >= 2, n
+n[1]["b_address"] = n[0]["a_address"]
+json.dump(s, open(sys.argv[2], "w"))
+s = json.load(open(sys.argv[1]))
+s["network"][1]["subnet"] = s["network"][0]["subnet"]
+json.dump(s, open(sys.argv[3], "w"))
+PY
+expect 2 "a state with one address on two ports" -- "$cc" hostfile "$tmp/dup-ip.json" --format mlx-ring
+has "a state with one address on two ports" "$tmp/err" "network[1].b_address"
+has "a state with one address on two ports" "$tmp/err" "is also network[0].a_address"
+expect 2 "a state with one subnet on two cables" -- "$cc" network apply --dry-run "$tmp/dup-subnet.json"
+has "a state with one subnet on two cables" "$tmp/err" "is also network[0].subnet"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

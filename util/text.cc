@@ -1,5 +1,6 @@
 #include "util/text.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -72,6 +73,13 @@ bool blank(std::string_view s) {
 
 std::string plural(std::size_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+bool is_env_name(std::string_view s) {
+  auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (s.empty() || !alpha(s.front())) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
 }
 
 }  // namespace cc::util

@@ -32,6 +32,10 @@ std::string excerpt(std::string_view s, std::size_t max = 60);
 /// "1 host", "3 hosts": `n` and the word that goes with it.
 std::string plural(std::size_t n, const char* one, const char* many);
 
+/// True when `s` is a shell variable name, [A-Za-z_][A-Za-z0-9_]*: what an environment
+/// variable set through a shell (the rank wrapper's `export NAME=...`) may be called.
+bool is_env_name(std::string_view s);
+
 /// True when `s` is blank (only whitespace).
 bool blank(std::string_view s);
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
 
+#include "util/address.h"
 #include "util/number.h"
 #include "util/suggest.h"
 
@@ -150,6 +151,15 @@ util::Result<std::string> YamlReader::string(const Field& f) const {
 util::Result<std::string> YamlReader::nonempty_string(const Field& f) const {
   auto s = string(f);
   if (s.ok() && s->empty()) return error(f.mark(), fmt::format("'{}' is empty", f.path));
+  return s;
+}
+
+util::Result<std::string> YamlReader::address(const Field& f) const {
+  auto s = string(f);
+  if (!s) return s;
+  if (auto why = address_problem(*s)) {
+    return error(f.mark(), fmt::format("'{}': '{}' {}", f.path, *s, *why));
+  }
   return s;
 }
 

@@ -70,6 +70,9 @@ class YamlReader {
   util::Result<std::string> string(const Field& f) const;
   /// A single value that is not empty.
   util::Result<std::string> nonempty_string(const Field& f) const;
+  /// An IP address (util::address_problem: IPv4, or IPv6 with an optional %scope; not a host
+  /// name, not with a port, not empty); the error says what is wrong with it.
+  util::Result<std::string> address(const Field& f) const;
   /// A decimal whole number in [min, max]; `what` describes it ("a whole number of seconds").
   util::Result<std::int64_t> integer(const Field& f, std::int64_t min, std::int64_t max,
                                      std::string_view what = "a whole number") const;

@@ -61,3 +61,30 @@ TEST_CASE("yaml reader: a syntax error carries yaml-cpp's mark, a document that 
 
 }  // namespace
 }  // namespace cc::util
+
+namespace cc::util {
+namespace {
+
+TEST_CASE(
+    "yaml reader: address() takes IP addresses only, saying what is wrong at FILE:LINE:COLUMN") {
+  const YamlReader r("inv.yaml", "the inventory");
+  auto doc =
+      r.load("a: 10.0.0.1\nb: fe80::1%en0\nc: 10.0.0.300\nd: 10.0.0.1:5000\ne: ''\nf: [1]\n");
+  REQUIRE(doc.ok());
+  auto f = fields(r, *doc, {"a", "b", "c", "d", "e", "f"});
+  REQUIRE(f.size() == 6);
+  CHECK(*r.address(f[0]) == "10.0.0.1");
+  CHECK(*r.address(f[1]) == "fe80::1%en0");
+  CHECK(
+      r.address(f[2]).error().message ==
+      "inv.yaml:3:4: 'c': '10.0.0.300' is not an IPv4 address: 300 is not a number from 0 to 255");
+  CHECK(
+      r.address(f[3]).error().message ==
+      "inv.yaml:4:4: 'd': '10.0.0.1:5000' has a port (':5000'): give the address alone, 10.0.0.1");
+  CHECK(r.address(f[4]).error().message.starts_with("inv.yaml:5:4: 'e': '' is empty"));
+  CHECK(r.address(f[5]).error().message ==
+        "inv.yaml:6:4: 'f': expected a single value (a string), got a list");
+}
+
+}  // namespace
+}  // namespace cc::util

@@ -1,0 +1,163 @@
+#include "util/address.h"
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "util/text.h"
+
+namespace cc::util {
+namespace {
+
+constexpr const char* kWant = "give an IPv4 address (10.0.0.1) or an IPv6 one (2001:db8::1)";
+
+bool is_v4(const std::string& s) {
+  in_addr a{};
+  return ::inet_pton(AF_INET, s.c_str(), &a) == 1;
+}
+
+bool is_v6(const std::string& s) {
+  in6_addr a{};
+  return ::inet_pton(AF_INET6, s.c_str(), &a) == 1;
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+bool is_alnum(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// An interface name as a scope: "en0", "eth0", "enp3s0f1", "bridge0.10", or an index ("4").
+bool is_scope(std::string_view s) {
+  return !s.empty() && s.size() < IF_NAMESIZE && std::all_of(s.begin(), s.end(), [](char c) {
+    return is_alnum(c) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+// Why digits and dots are no IPv4 address ("1.2.3", "10.0.0.300", "10..0.1").
+std::string dotted_problem(std::string_view text) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = text.find('.', start);
+    parts.push_back(text.substr(start, dot == std::string_view::npos ? dot : dot - start));
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  const std::string shape = "four numbers from 0 to 255 separated by dots";
+  if (parts.size() != 4) {
+    return fmt::format("is not an IPv4 address: it has {} part{}, an address {}", parts.size(),
+                       parts.size() == 1 ? "" : "s", shape);
+  }
+  for (std::string_view p : parts) {
+    if (p.empty()) return fmt::format("is not an IPv4 address: it has an empty part ({})", shape);
+    auto n = parse_u64(p);
+    if (!n || *n > 255) {
+      return fmt::format("is not an IPv4 address: {} is not a number from 0 to 255", p);
+    }
+    if (p.size() > 1 && p.front() == '0') {
+      return fmt::format(
+          "is not an IPv4 address: {} has a leading zero (some tools read it "
+          "as octal): write {}",
+          p, *n);
+    }
+  }
+  return fmt::format("is not an IPv4 address ({})", shape);
+}
+
+}  // namespace
+
+std::optional<std::string> address_problem(std::string_view text) {
+  if (text.empty()) return fmt::format("is empty: {}", kWant);
+  if (std::any_of(text.begin(), text.end(),
+                  [](char c) { return static_cast<unsigned char>(c) <= ' ' || c == 0x7f; })) {
+    return fmt::format("has a space or a control character in it: {}", kWant);
+  }
+  const std::string s(text);
+  if (is_v4(s) || is_v6(s)) return std::nullopt;
+  if (text.front() == '[') {
+    const std::size_t close = text.find(']');
+    if (close != std::string_view::npos && close + 1 < text.size() && text[close + 1] == ':') {
+      return fmt::format("has a port ('{}'): give the address alone, {}", text.substr(close + 1),
+                         text.substr(1, close - 1));
+    }
+    if (close == text.size() - 1) {
+      return fmt::format(
+          "is in brackets: write the address alone, {} (brackets only set an "
+          "IPv6 address apart from a port)",
+          text.substr(1, close - 1));
+    }
+    return fmt::format("is not an IP address: {}", kWant);
+  }
+  if (const std::size_t pct = text.find('%'); pct != std::string_view::npos) {
+    const std::string addr(text.substr(0, pct));
+    const std::string_view scope = text.substr(pct + 1);
+    if (!is_v6(addr)) {
+      return fmt::format(
+          "is not an IP address: only an IPv6 address takes a %scope "
+          "(fe80::1%en0), and {} is none",
+          addr);
+    }
+    if (!is_scope(scope)) {
+      return fmt::format(
+          "has {} after '%', which is no interface name: write the interface "
+          "the address is reached through (fe80::1%en0)",
+          scope.empty() ? std::string("nothing") : fmt::format("'{}'", scope));
+    }
+    return std::nullopt;
+  }
+  if (const std::size_t colon = text.rfind(':'); colon != std::string_view::npos) {
+    const std::string_view before = text.substr(0, colon), after = text.substr(colon + 1);
+    const bool port = !after.empty() && parse_u64(after).has_value();
+    if (port && before.find(':') == std::string_view::npos) {
+      return fmt::format("has a port ('{}'): give the address alone, {}", text.substr(colon),
+                         before);
+    }
+    return fmt::format(
+        "is not an IPv6 address (eight groups of hex digits separated by ':', "
+        "'::' for a run of zeros): {}",
+        kWant);
+  }
+  if (std::all_of(text.begin(), text.end(), [](char c) { return is_digit(c) || c == '.'; })) {
+    return dotted_problem(text);
+  }
+  return fmt::format("is a host name, not an IP address: {}", kWant);
+}
+
+std::string host_port(std::string_view host, int port) {
+  const bool bracket = host.find(':') != std::string_view::npos && !host.starts_with('[');
+  return bracket ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);
+}
+
+std::string host_key(std::string_view name) {
+  if (name.size() > 1 && name.back() == '.') name.remove_suffix(1);
+  std::string out(name);
+  std::transform(out.begin(), out.end(), out.begin(), [](char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  });
+  return out;
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> same_host(
+    const std::vector<std::string>& names) {
+  std::unordered_map<std::string, std::size_t> first;
+  first.reserve(names.size());
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    auto [it, fresh] = first.emplace(host_key(names[j]), j);
+    if (!fresh) return std::make_pair(it->second, j);
+  }
+  return std::nullopt;
+}
+
+std::string same_host_note(std::string_view a, std::string_view b) {
+  return a == b ? std::string() : std::string(" (host names ignore case and a final dot)");
+}
+
+}  // namespace cc::util

@@ -1,0 +1,41 @@
+// IP addresses and host names as operators write them (inventories, hostfiles, cluster states),
+// and as ranks are given them: the one checker of an address, the one formatter of host:port,
+// and the one rule for when two host names name the same host.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cc::util {
+
+/// What is wrong with `text` as an IP address, or nullopt when it is one: an IPv4 dotted quad
+/// ("10.0.0.1") or an IPv6 literal ("2001:db8::1"), as inet_pton(3) reads them, the IPv6 one
+/// optionally with its scope ("fe80::1%en0", as ssh(1) and getaddrinfo(3) take it). Not a host
+/// name, nor an address with a port or in brackets. The problem is a phrase that follows the
+/// quoted text in a message: "'10.0.0.300' <problem>", e.g. "is not an IPv4 address: 300 is
+/// not a number from 0 to 255"; "is empty: ...", "has a port (':5000'): ...".
+std::optional<std::string> address_problem(std::string_view text);
+
+/// "HOST:PORT" for a connection or a listener: an IPv6 literal (any host with a ':') in
+/// brackets, "[2001:db8::1]:5000", "[fe80::1%eth0]:5000"; others as they are,
+/// "10.0.0.1:5000", "studio1:5000". A host already in brackets is not bracketed again.
+std::string host_port(std::string_view host, int port);
+
+/// The form under which host names are compared: DNS names are case-insensitive (RFC 4343)
+/// and a final dot only marks a name as fully qualified, so "Studio1", "studio1" and
+/// "studio1." are one host ("studio1"). ASCII lower case, one final dot dropped.
+std::string host_key(std::string_view name);
+
+/// The first pair (i, j), i < j, of `names` that name one host (equal host_key), or nullopt.
+/// Linear time (a hash map): inventories of tens of thousands of hosts load at once.
+std::optional<std::pair<std::size_t, std::size_t>> same_host(const std::vector<std::string>& names);
+
+/// The note that says why two names are one host when they are not written alike: "" when
+/// `a` and `b` are the same text, else " (host names ignore case and a final dot)".
+std::string same_host_note(std::string_view a, std::string_view b);
+
+}  // namespace cc::util

@@ -1,0 +1,82 @@
+#include "util/address.h"
+
+#include <doctest/doctest.h>
+
+namespace cc::util {
+namespace {
+
+std::string problem(std::string_view text) {
+  auto p = address_problem(text);
+  return p ? *p : std::string("ok");
+}
+
+TEST_CASE("address_problem: IPv4 and IPv6 literals pass, scoped IPv6 too") {
+  for (const char* ok :
+       {"10.0.0.1", "0.0.0.0", "255.255.255.255", "2001:db8::1", "::1", "::", "fe80::1%en0",
+        "fe80::1%eth0", "fe80::aede:48ff:fe00:1122%bridge0", "fe80::1%4", "::ffff:10.0.0.1"}) {
+    CAPTURE(ok);
+    CHECK(problem(ok) == "ok");
+  }
+}
+
+TEST_CASE("address_problem: what cannot be an address, and why") {
+  CHECK(problem("10.0.0.300") == "is not an IPv4 address: 300 is not a number from 0 to 255");
+  CHECK(problem("1.2.3") ==
+        "is not an IPv4 address: it has 3 parts, an address four numbers from 0 to 255 "
+        "separated by dots");
+  CHECK(problem("10..0.1") ==
+        "is not an IPv4 address: it has an empty part (four numbers from 0 to 255 separated by "
+        "dots)");
+  CHECK(problem("10.0.0.01") ==
+        "is not an IPv4 address: 01 has a leading zero (some tools read it as octal): write 1");
+  CHECK(problem("10.0.0.1:5000") == "has a port (':5000'): give the address alone, 10.0.0.1");
+  CHECK(problem("[2001:db8::1]:5000") ==
+        "has a port (':5000'): give the address alone, 2001:db8::1");
+  CHECK(problem("[2001:db8::1]") ==
+        "is in brackets: write the address alone, 2001:db8::1 (brackets only set an IPv6 address "
+        "apart from a port)");
+  CHECK(problem("host name") ==
+        "has a space or a control character in it: give an IPv4 address (10.0.0.1) or an IPv6 "
+        "one (2001:db8::1)");
+  CHECK(problem(" 10.0.0.1") ==
+        "has a space or a control character in it: give an IPv4 address (10.0.0.1) or an IPv6 "
+        "one (2001:db8::1)");
+  CHECK(problem("") == "is empty: give an IPv4 address (10.0.0.1) or an IPv6 one (2001:db8::1)");
+  CHECK(problem("studio1") ==
+        "is a host name, not an IP address: give an IPv4 address (10.0.0.1) or an IPv6 one "
+        "(2001:db8::1)");
+  CHECK(problem("2001:db8::1::2").starts_with("is not an IPv6 address"));
+  CHECK(problem("2001:db8:::5000").starts_with("is not an IPv6 address"));
+  CHECK(problem("fe80::1%") ==
+        "has nothing after '%', which is no interface name: write the interface the address is "
+        "reached through (fe80::1%en0)");
+  CHECK(problem("fe80::1%en 0").starts_with("has a space"));
+  CHECK(problem("10.0.0.1%en0") ==
+        "is not an IP address: only an IPv6 address takes a %scope (fe80::1%en0), and 10.0.0.1 "
+        "is none");
+}
+
+TEST_CASE("host_port: IPv6 literals in brackets, with or without a scope") {
+  CHECK(host_port("10.0.0.1", 5000) == "10.0.0.1:5000");
+  CHECK(host_port("studio1", 32323) == "studio1:32323");
+  CHECK(host_port("2001:db8::1", 5000) == "[2001:db8::1]:5000");
+  CHECK(host_port("fe80::1%eth0", 5000) == "[fe80::1%eth0]:5000");
+  CHECK(host_port("[2001:db8::1]", 5000) == "[2001:db8::1]:5000");
+}
+
+TEST_CASE("host_key and same_host: names that differ in case or a final dot are one host") {
+  CHECK(host_key("Studio1") == "studio1");
+  CHECK(host_key("studio1.") == "studio1");
+  CHECK(host_key("STUDIO1.LOCAL.") == "studio1.local");
+  CHECK(host_key("10.0.0.1") == "10.0.0.1");
+  CHECK(host_key(".") == ".");
+  CHECK(!same_host({"studio1", "studio2", "mac1"}));
+  CHECK(same_host({"a", "Studio1", "b", "studio1"}) ==
+        std::make_pair(std::size_t{1}, std::size_t{3}));
+  CHECK(same_host({"studio1", "b", "studio1."}) == std::make_pair(std::size_t{0}, std::size_t{2}));
+  CHECK(same_host_note("a", "a").empty());
+  CHECK(same_host_note("A", "a") == " (host names ignore case and a final dot)");
+}
+
+}  // namespace
+}  // namespace cc::util
