@@ -165,5 +165,18 @@ if ! grep -q "note: --lab nosuchlab replaces the job's cluster: lab:default" <<<
   echo "FAIL: --lab not used for a lab job: $LAST"
   fail=1
 fi
+bundle="$(cd "$(dirname "$0")" && pwd)/data/bundles/mac-pair"
+# Output into a pipe whose reader is gone (`clusterctl ... | head -1`): exit 141 as a program
+# ended by SIGPIPE, and not a word on stderr (it said "internal error: ... Broken pipe", exit 1).
+{ sleep 1; "$cc" --json discover --from "$bundle"; } 2>"$tmp/pipe.err" | true
+rc=${PIPESTATUS[0]}
+[ "$rc" -eq 141 ] || { echo "FAIL: output to a closed pipe: exit $rc, want 141"; fail=1; }
+[ -s "$tmp/pipe.err" ] && { echo "FAIL: output to a closed pipe said: $(cat "$tmp/pipe.err")"; fail=1; }
+# collect never creates the directories above its bundle (README, "Files").
+expect 2 "collect into a missing directory" -- "$cc" collect --from "$bundle" -o "$tmp/nodir/sub/bundle"
+grep -q "the directory $tmp/nodir/sub does not exist" <<<"$LAST" ||
+  { echo "FAIL: collect's missing directory not named: $LAST"; fail=1; }
+[ -e "$tmp/nodir" ] && { echo "FAIL: collect created $tmp/nodir"; fail=1; }
+expect 0 "collect into a new directory" -- "$cc" collect --from "$bundle" -o "$tmp/bundle/"
 [ "$fail" -eq 0 ] && echo "cli basics: ok"
 exit "$fail"
