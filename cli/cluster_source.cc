@@ -14,6 +14,7 @@
 #include "cli/options.h"
 #include "discovery/discover.h"
 #include "launch/rank_env.h"
+#include "remote/quote.h"
 
 namespace cc::cli {
 
@@ -46,7 +47,12 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
                        "give a cluster state file, or discover: --hostfile FILE or --hosts to "
                        "name the hosts, --from DIR to replay their answers");
   }
-  if (!src.state_file.empty()) return discovery::load_cluster_state(src.state_file);
+  if (!src.state_file.empty()) {
+    auto loaded = discovery::load_cluster_state(src.state_file);
+    if (!loaded) return loaded.error();
+    if (auto g = options_for_state(ctx.global, *loaded, src.state_file); !g) return g.error();
+    return loaded;
+  }
 
   GlobalOptions g = ctx.global;
   discovery::DiscoverOptions opts;
@@ -94,6 +100,12 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
     targets.push_back({(*executors)[i].get(), fallback[i]});
   }
   discovery::ClusterState state = discovery::discover(targets, opts, ctx.style);
+  if (g.replay.empty()) state.lab = g.lab;  // `discover -o` remembers it for later commands
+  // A name that resolves nowhere, with no lab selected while labs exist: a lab's host named
+  // without --lab (`hostfile --hostfile F` of a lab).
+  for (auto& p : state.problems) {
+    if (p.unreachable()) p.message += lab_hint(g, p.host);
+  }
   // One machine under two names (an alias and its .local name, say) would be cabled to itself
   // in the plan and counted twice in every hostfile: refuse it, naming both.
   if (auto same = discovery::same_machines(state.hosts); !same.empty()) {
@@ -112,6 +124,48 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
                     fmt::join(lines, "; "), advice.empty() ? "" : "; ", fmt::join(advice, "; ")));
   }
   return state;
+}
+
+provision::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
+                                  const discovery::ClusterState& state) {
+  provision::FixCommand fix;
+  std::vector<std::string> global;
+  if (!g.lab.empty()) global.insert(global.end(), {"--lab", g.lab});
+  if (!g.inventory.empty()) global.insert(global.end(), {"--inventory", g.inventory});
+  if (!g.ssh_config.empty()) global.insert(global.end(), {"-F", g.ssh_config});
+  fix.global = remote::shell_quote(global);
+  fix.state_file = src.state_file;
+  fix.hosts = src.hosts;
+  if (fix.hosts.empty() && g.replay.empty()) {
+    std::vector<std::string> names;
+    for (const auto& h : state.hosts) names.push_back(h.host);
+    for (const auto& p : state.problems) names.push_back(p.host);
+    fix.hosts = fmt::format("{}", fmt::join(names, ","));
+  }
+  return fix;
+}
+
+util::Result<GlobalOptions> options_for_state(const GlobalOptions& g,
+                                              const discovery::ClusterState& state,
+                                              const std::string& file) {
+  GlobalOptions out = g;
+  if (state.lab.empty()) return out;
+  if (!g.lab.empty() && g.lab != state.lab) {
+    return util::error(
+        ExitCode::kUsage,
+        fmt::format("{} was discovered on lab '{}', but --lab (or CLUSTERCTL_LAB) names lab "
+                    "'{}': drop --lab to use lab '{}', or discover lab '{}' into another file "
+                    "(`clusterctl --lab {} discover -o FILE`)",
+                    file, state.lab, g.lab, state.lab, g.lab, g.lab));
+  }
+  if (!g.inventory.empty()) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("{} was discovered on lab '{}', but --inventory {} was "
+                                   "given: drop --inventory (the state's lab names its hosts)",
+                                   file, state.lab, g.inventory));
+  }
+  if (g.replay.empty()) out.lab = state.lab;
+  return out;
 }
 
 }  // namespace cc::cli

@@ -10,6 +10,7 @@
 
 #include "cli/context.h"
 #include "discovery/cluster_state.h"
+#include "provision/fix_command.h"
 #include "util/result.h"
 
 namespace CLI {
@@ -31,10 +32,29 @@ struct ClusterSource {
 void add_cluster_source_options(CLI::App* cmd, ClusterSource& src, bool positional);
 
 /// The cluster state: loaded from the file, or discovered (live or from the bundle) with a
-/// progress line on a TTY. Errors: kUsage for conflicting or bad options and unreadable files
-/// (the message names the file). Hosts that could not be probed are in ClusterState::problems,
-/// not errors.
+/// progress line on a TTY; a live discovery with --lab NAME records NAME in the state
+/// (ClusterState::lab). Errors: kUsage for conflicting or bad options and unreadable files
+/// (the message names the file), and a state file of another lab than --lab (see
+/// options_for_state). Hosts that could not be probed are in ClusterState::problems, not
+/// errors; one whose name does not resolve while labs exist and none was selected says to add
+/// --lab NAME (lab_hint).
 util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
                                                            const ClusterSource& src);
+
+/// The global options that reach the hosts of `state` (read from `file`): the lab the state
+/// records when neither --lab (CLUSTERCTL_LAB) nor --inventory is given, so `health
+/// cluster.json` needs no --lab for a lab's state; `g` unchanged for a state without a lab.
+/// This is the one place a state's lab is resolved. Errors (kUsage, naming the file and both
+/// labs): --lab or CLUSTERCTL_LAB names another lab, or --inventory is given, for a state
+/// discovered on a lab.
+util::Result<GlobalOptions> options_for_state(const GlobalOptions& g,
+                                              const discovery::ClusterState& state,
+                                              const std::string& file);
+
+/// How the fixes a report on `state` suggests name the cluster, so each runs as printed: the
+/// state file (shell-quoted), else --hosts (those of `src`, else every host of `state`), after
+/// --lab NAME / --inventory FILE / -F FILE from `g` (resolved by options_for_state).
+provision::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
+                                  const discovery::ClusterState& state);
 
 }  // namespace cc::cli

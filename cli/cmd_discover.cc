@@ -125,20 +125,10 @@ util::ExitCode run_discover(const Context& ctx, const DiscoverOptions& o) {
 
 util::ExitCode run_collect(const Context& ctx, DiscoverOptions o) {
   namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(o.output, ec) && !fs::is_directory(o.output, ec)) {
-    fmt::print(stderr,
-               "clusterctl collect: {} exists and is not a directory: collect writes a "
-               "directory of outputs; give the path of a new directory\n",
-               o.output);
-    return util::ExitCode::kUsage;
-  }
-  if (fs::exists(o.output, ec) && !fs::is_empty(o.output, ec)) {
-    fmt::print(stderr,
-               "clusterctl collect: {} exists and is not empty: give a new directory, so that "
-               "the bundle holds only this run's outputs\n",
-               o.output);
-    return util::ExitCode::kUsage;
+  // A new or empty directory whose parent exists: collect never creates the directories
+  // above the bundle (README, "Files").
+  if (auto st = util::check_output_directory(o.output); !st) {
+    return report_error(ctx, "collect", st.error());
   }
   o.source.collect_dir = o.output;
   auto state = obtain_cluster_state(ctx, o.source);

@@ -96,13 +96,6 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   h.soak_s = o.soak_s;
   h.timeout = std::chrono::milliseconds(static_cast<long long>(o.source.timeout_s * 1000));
   h.remote_clusterctl = o.remote_clusterctl;
-  if (h.remote_clusterctl.empty()) {
-    // A lab's hosts share this machine's root, so they run this very binary.
-    const fs::path self = own_dir() / "clusterctl";
-    std::error_code ec;
-    h.remote_clusterctl =
-        !ctx.global.lab.empty() && fs::is_regular_file(self, ec) ? self.string() : "clusterctl";
-  }
   h.local_version = CLUSTERCTL_VERSION;
   h.perf.program = perf_program(o);
   h.perf.timeout = std::chrono::milliseconds(static_cast<long long>(o.perf_timeout_s * 1000));
@@ -110,8 +103,6 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
     auto t = healthcheck::load_thresholds(o.thresholds);
     if (!t) return report_error(ctx, "health", t.error());
     h.thresholds = *t;
-  } else if (!ctx.global.lab.empty()) {
-    h.thresholds = healthcheck::lab_thresholds();  // veth cables, not Thunderbolt 5
   }
   const std::string baseline_path = default_baseline(o);
   if (!o.save_baseline && !o.quick) {
@@ -144,7 +135,21 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
                          "no hosts to check: give a cluster state file "
                          "(`clusterctl discover -o cluster.json`) or --hosts"});
   }
-  GlobalOptions g = ctx.global;
+  // The state's lab when it records one (options_for_state), else --lab.
+  auto resolved = options_for_state(ctx.global, *expected, o.source.state_file);
+  if (!resolved) return report_error(ctx, "health", resolved.error());
+  GlobalOptions g = std::move(*resolved);
+  if (h.remote_clusterctl.empty()) {
+    // A lab's hosts share this machine's root, so they run this very binary.
+    const fs::path self = own_dir() / "clusterctl";
+    std::error_code ec;
+    h.remote_clusterctl =
+        !g.lab.empty() && fs::is_regular_file(self, ec) ? self.string() : "clusterctl";
+  }
+  h.fix = fix_command(g, o.source, *expected);
+  if (o.thresholds.empty() && !g.lab.empty()) {
+    h.thresholds = healthcheck::lab_thresholds();  // veth cables, not Thunderbolt 5
+  }
   if (!o.source.from_dir.empty()) {
     g.replay = o.source.from_dir;
     h.mode = discovery::ProbeMode::kEach;

@@ -54,6 +54,9 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
   }
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "hostfile", state.error());
+  if (auto g = options_for_state(ctx.global, *state, o.source.state_file); g) {
+    opts.fix = fix_command(*g, o.source, *state);
+  }
   std::vector<std::string> notes;
   auto text = provision::render_hostfile(*state, opts, &notes);
   if (!text) return report_error(ctx, "hostfile", text.error());

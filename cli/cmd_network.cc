@@ -63,6 +63,7 @@ util::Status require_all_hosts(const ClusterState& s) {
 struct Planned {
   ClusterState live;
   std::vector<LinkAddress> plan;
+  GlobalOptions global;  // what reaches the hosts: with the state file's lab (options_for_state)
 };
 
 util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o) {
@@ -72,9 +73,13 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
   std::vector<LinkAddress> saved;
   std::vector<discovery::Cable> file_cables;
   ClusterSource live_source = o.source;
+  Context live_ctx = ctx;
   if (!o.source.state_file.empty()) {
     auto state = discovery::load_cluster_state(o.source.state_file);
     if (!state) return state.error();
+    auto g = options_for_state(ctx.global, *state, o.source.state_file);
+    if (!g) return g.error();
+    live_ctx.global = std::move(*g);
     saved = state->network;
     file_cables = state->cables;
     std::vector<std::string> names;
@@ -82,9 +87,10 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
     live_source.state_file.clear();
     live_source.hosts = fmt::format("{}", fmt::join(names, ","));
   }
-  auto live = obtain_cluster_state(ctx, live_source);
+  auto live = obtain_cluster_state(live_ctx, live_source);
   if (!live) return live.error();
   p.live = std::move(*live);
+  p.global = live_ctx.global;
   // A host not reached sees none of its cables: say so (exit 3), not that they were pulled.
   if (auto st = require_all_hosts(p.live); !st) return st.error();
   // Every cable of the file must still be there: a port gone down or a cable pulled since
@@ -97,10 +103,11 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
     if (!present) {
       return util::error(ExitCode::kCheckFailed,
                          fmt::format("{} - {} of {} is not seen now (port down or cable "
-                                     "pulled): plug it back, or run `clusterctl discover -o {}` "
-                                     "to accept the new cabling",
+                                     "pulled): plug it back, or run `{}` to accept the new "
+                                     "cabling",
                                      discovery::end_label(c.a), discovery::end_label(c.b),
-                                     o.source.state_file, o.source.state_file));
+                                     o.source.state_file,
+                                     fix_command(p.global, o.source, p.live).rediscover()));
     }
   }
   if (!saved.empty()) {
@@ -112,9 +119,11 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
       if (!present) {
         return util::error(ExitCode::kCheckFailed,
                            fmt::format("the cabling changed since {} was planned: {} - {} is "
-                                       "gone. Run `clusterctl network plan` again",
+                                       "gone. Run `{}` again",
                                        o.source.state_file, discovery::end_label(l.a),
-                                       discovery::end_label(l.b)));
+                                       discovery::end_label(l.b),
+                                       fix_command(p.global, o.source, p.live)
+                                           .command("network plan")));
       }
     }
     p.plan = std::move(saved);
@@ -184,7 +193,7 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
 
   std::vector<std::string> names;
   for (const auto& h : p->live.hosts) names.push_back(h.host);
-  GlobalOptions g = ctx.global;
+  GlobalOptions g = p->global;
   if (!o.source.from_dir.empty()) g.replay = o.source.from_dir;
   auto executors = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
   if (!executors) return report_error(ctx, "network apply", executors.error());
@@ -345,7 +354,7 @@ ExitCode run_verify(const Context& ctx, const NetworkOptions& o) {
   if (!p) return report_error(ctx, "network verify", p.error());
   std::vector<std::string> names;
   for (const auto& h : p->live.hosts) names.push_back(h.host);
-  GlobalOptions g = ctx.global;
+  GlobalOptions g = p->global;
   if (!o.source.from_dir.empty()) g.replay = o.source.from_dir;
   auto executors = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
   if (!executors) return report_error(ctx, "network verify", executors.error());

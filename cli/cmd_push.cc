@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/cluster_source.h"
 #include "cli/context.h"
 #include "cli/hosts.h"
 #include "discovery/cluster_state.h"
@@ -97,6 +98,13 @@ util::Result<launch::Placement> push_hosts(const Context& ctx, const PushCli& o,
                        "transfer then uses the cables), --lab NAME or --inventory FILE");
   }
   g = ctx.global;
+  if (!o.cluster.empty()) {  // its hosts through the lab the state records (options_for_state)
+    auto state = discovery::load_cluster_state(o.cluster);
+    if (!state) return state.error();
+    auto resolved = options_for_state(ctx.global, *state, o.cluster);
+    if (!resolved) return resolved.error();
+    g = std::move(*resolved);
+  }
   auto placed = launch::place(spec, [&] { return selected_inventory(g); });
   if (!placed) return placed.error();
   launch::Placement all = std::move(*placed);

@@ -52,7 +52,9 @@ milliseconds to_ms(double seconds) {
 ExitCode run_status(const Context& ctx, const StatusOptions& o) {
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "rdma status", state.error());
-  const provision::RdmaStatus status = provision::rdma_status(*state);
+  auto g = options_for_state(ctx.global, *state, o.source.state_file);
+  if (!g) return report_error(ctx, "rdma status", g.error());
+  const provision::RdmaStatus status = provision::rdma_status(*state, fix_command(*g, o.source, *state));
   fmt::print("{}", ctx.style.json ? provision::render_json(status)
                                   : provision::render_text(status, ctx.style));
   return provision::exit_code(status);
@@ -95,9 +97,11 @@ util::Result<std::vector<std::unique_ptr<remote::Executor>>> executors_for(
   for (const auto& h : state.hosts) names.push_back(h.host);
   for (const auto& p : state.problems) names.push_back(p.host);
   if (names.empty()) return std::vector<std::unique_ptr<remote::Executor>>{};
-  GlobalOptions g = ctx.global;
-  if (!src.from_dir.empty()) g.replay = src.from_dir;
-  return make_executors(g, fmt::format("{}", fmt::join(names, ",")));
+  // The state's lab when it records one (options_for_state), else --lab.
+  auto g = options_for_state(ctx.global, state, src.state_file);
+  if (!g) return g.error();
+  if (!src.from_dir.empty()) g->replay = src.from_dir;
+  return make_executors(*g, fmt::format("{}", fmt::join(names, ",")));
 }
 
 remote::Executor* find(const std::vector<std::unique_ptr<remote::Executor>>& exs,

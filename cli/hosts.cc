@@ -11,6 +11,7 @@
 #include "remote/local_executor.h"
 #include "remote/replay_executor.h"
 #include "remote/ssh_executor.h"
+#include "util/state_dir.h"
 #include "util/suggest.h"
 
 namespace cc::cli {
@@ -44,6 +45,27 @@ remote::SshOptions ssh_options(const GlobalOptions& g, const remote::Inventory* 
 
 }  // namespace
 
+std::vector<std::string> existing_labs() {
+  return subdirectories(util::state_dir() / "labs");
+}
+
+std::string use_lab_hint(const std::vector<std::string>& labs) {
+  if (labs.empty()) return "";
+  if (labs.size() == 1) return fmt::format("use lab '{}' (--lab {})", labs[0], labs[0]);
+  return "use one of them (--lab NAME)";
+}
+
+std::string lab_hint(const GlobalOptions& g, const std::string& host) {
+  if (!g.lab.empty() || !g.inventory.empty() || !g.replay.empty() || host == "local") return "";
+  const std::vector<std::string> labs = existing_labs();
+  if (labs.empty()) return "";
+  if (remote::check_destination(host, ssh_options(g, nullptr)).ok()) return "";
+  return labs.size() == 1
+             ? fmt::format("; if it is a host of a lab, add --lab {}", labs[0])
+             : fmt::format("; if it is a host of a lab, add --lab NAME (labs: {})",
+                           fmt::join(labs, ", "));
+}
+
 util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOptions& g) {
   if (!g.lab.empty() && !g.inventory.empty()) {
     return util::error(ExitCode::kUsage,
@@ -60,11 +82,13 @@ util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOp
       std::vector<std::string> labs = subdirectories(dir.parent_path());
       std::string known = labs.empty() ? "there are no labs"
                                        : fmt::format("existing labs: {}", fmt::join(labs, ", "));
+      const std::string other = use_lab_hint(labs);
       return util::error(
           ExitCode::kUsage,
           fmt::format("no lab named '{}'{} (no {}); {}. Create it with "
-                      "`clusterctl lab up --name {}`",
-                      g.lab, util::did_you_mean(g.lab, labs), file.string(), known, g.lab));
+                      "`clusterctl lab up --name {}`{}{}",
+                      g.lab, util::did_you_mean(g.lab, labs), file.string(), known, g.lab,
+                      other.empty() ? "" : ", or ", other));
     }
   }
   if (file.empty()) return std::optional<remote::Inventory>();
@@ -145,7 +169,7 @@ util::Result<std::vector<std::string>> unknown_hosts(const GlobalOptions& g,
       if (auto h = remote::select_hosts(*inventory, name); !h) unknown.push_back(h.error().message);
     } else if (name != "local") {
       if (auto st = remote::check_destination(name, options); !st) {
-        unknown.push_back(st.error().message);
+        unknown.push_back(st.error().message + lab_hint(g, name));
       }
     }
   }

@@ -22,6 +22,18 @@ namespace cc::cli {
 /// inventory that does not load (remote::load_inventory's file:line:column message).
 util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOptions& g);
 
+/// The names of the labs of this state directory (`clusterctl lab up`), naturally sorted.
+std::vector<std::string> existing_labs();
+
+/// How to pick one of `labs` instead: "use lab 't3a' (--lab t3a)" for one, "use one of them
+/// (--lab NAME)" for several, "" for none.
+std::string use_lab_hint(const std::vector<std::string>& labs);
+
+/// For a host reached without an inventory (neither --lab nor --inventory, no --replay) whose
+/// name does not resolve (remote::check_destination) while labs exist: "; if it is a host of
+/// a lab, add --lab t3a" (with several labs: "--lab NAME (labs: a, b)"). "" otherwise.
+std::string lab_hint(const GlobalOptions& g, const std::string& host);
+
 /// One Executor per host chosen by `hosts_spec` ("h1,h2" or "all"), in that order.
 ///  - With an inventory (--lab/--inventory): names must be inventory hosts ("did you mean");
 ///    each host is reached at its `ssh` destination with the inventory's ssh_config and
@@ -43,7 +55,7 @@ std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_
 /// Whether each of `names` is a host make_executors can reach, checked without connecting:
 /// with an inventory, it must be one of its hosts (remote::select_hosts' "did you mean");
 /// without one, an SSH destination that exists (remote::check_destination: a Host entry of the
-/// SSH config or a host name; "local" always). Returns one message per unknown name (empty:
+/// SSH config or a host name; "local" always; its message ends with lab_hint). Returns one message per unknown name (empty:
 /// all known); an error (kUsage) only when the inventory itself cannot be selected or read.
 util::Result<std::vector<std::string>> unknown_hosts(const GlobalOptions& g,
                                                      const std::vector<std::string>& names);

@@ -1,5 +1,7 @@
 // clusterctl's entry point: parses the command line, runs the chosen subcommand, and is the
 // one place that turns errors into exit codes (README.md, "Exit codes").
+#include <cerrno>
+#include <cstdio>
 #include <exception>
 
 #include <fmt/format.h>
@@ -7,6 +9,7 @@
 
 #include "cli/context.h"
 #include "cli/options.h"
+#include "util/exit_code.h"
 #include "util/interrupt.h"
 #include "util/suggest.h"
 
@@ -138,11 +141,18 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  int rc = 0;
   try {
-    return run(argc, argv);
+    rc = run(argc, argv);
   } catch (const std::exception& e) {
+    // The reader of stdout went away (`clusterctl ... | head -1`): end quietly, as a program
+    // that SIGPIPE ended would (README, "Exit codes").
+    if (cc::util::is_broken_pipe(e)) return cc::util::kBrokenPipeStatus;
     fmt::print(stderr, "clusterctl: internal error: {}\n(this is a bug; please report it)\n",
                e.what());
     return 1;
   }
+  // Output still buffered is written now; a reader gone by then ends it the same way.
+  if (std::fflush(stdout) != 0 && errno == EPIPE) return cc::util::kBrokenPipeStatus;
+  return rc;
 }

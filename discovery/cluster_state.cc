@@ -135,6 +135,7 @@ void to_json(json& j, const ClusterState& v) {
            {"cables", v.cables},
            {"problems", v.problems},
            {"network", v.network}};
+  if (!v.lab.empty()) j["lab"] = v.lab;
 }
 
 namespace {
@@ -487,6 +488,7 @@ util::Result<ClusterState> cluster_state_from_json(const json& j) {
     read_list(j, "cables", state.cables);
     read_list(j, "problems", state.problems);
     read_list(j, "network", state.network);
+    read(j, "lab", state.lab);
     auto problems = reference_problems(state);
     if (problems.size() == 1) {
       return util::error(util::ExitCode::kUsage, fmt::format("cluster state: {}", problems[0]));

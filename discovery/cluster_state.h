@@ -17,7 +17,8 @@
 //    "problems": [{"host": "h3", "exit_code": 3, "message": "h3: ..."}],
 //    "network": [{"a": CableEnd, "b": CableEnd, "subnet": "10.231.0.4/30",
 //                 "a_address": "10.231.0.5", "b_address": "10.231.0.6",
-//                 "prefix_length": 30}, ...]}
+//                 "prefix_length": 30}, ...],
+//    "lab": "t3a"}                                  // only when discovered with --lab NAME
 #pragma once
 
 #include <optional>
@@ -85,6 +86,9 @@ struct ClusterState {
   std::vector<Cable> cables;     // sorted by (a.host index, a port, b.host index, b port)
   std::vector<HostProblem> problems;
   std::vector<LinkAddress> network;  // the saved network plan (empty until `network plan`)
+  /// The emulated lab the hosts were discovered on (`--lab NAME`), so later commands given
+  /// this state reach its hosts through that lab; "" for real hosts (written only when set).
+  std::string lab;
 
   /// The host's facts, or nullptr.
   const HostFacts* find_host(const std::string& name) const;

@@ -57,6 +57,22 @@ TEST_CASE("cluster state: a consistent state reads, and survives a round trip") 
   CHECK(cluster_state_from_json(json(*s)).ok());
 }
 
+TEST_CASE("cluster state: the lab it was discovered on is kept, and only written when set") {
+  auto s = cluster_state_from_json(state_json());
+  REQUIRE(s.ok());
+  CHECK(s->lab.empty());
+  CHECK_FALSE(json(*s).contains("lab"));  // real hosts: no key
+  s->lab = "t3a";
+  const json written = json(*s);
+  CHECK(written.at("lab") == "t3a");
+  auto back = cluster_state_from_json(written);
+  REQUIRE(back.ok());
+  CHECK(back->lab == "t3a");
+  json bad = written;
+  bad["lab"] = 7;
+  CHECK(error_of(bad).find("lab") != std::string::npos);
+}
+
 TEST_CASE("cluster state: cables must name hosts and ports of the state") {
   json j = state_json();
   j["cables"][0]["b"]["host"] = "ghost";

@@ -21,7 +21,7 @@ Status below(double v, const Limit& l) {
 // A check of a bandwidth-like figure against an absolute limit and, when known, a baseline.
 CheckResult judge_rate(Scope scope, const std::string& subject, const char* check,
                        const char* what, double v, const Limit& abs, const Limit& pct,
-                       std::optional<double> base) {
+                       std::optional<double> base, const provision::FixCommand& fix) {
   CheckResult r;
   r.scope = scope;
   r.subject = subject;
@@ -51,8 +51,8 @@ CheckResult judge_rate(Scope scope, const std::string& subject, const char* chec
   }
   if (r.status != Status::kPass) {
     r.fix = scope == Scope::kCable
-                ? fmt::format("reseat or replace the cable {}; check `clusterctl health --quick`",
-                              subject)
+                ? fmt::format("reseat or replace the cable {}; check `{}`", subject,
+                              fix.command("health", "--quick"))
                 : "find the slow cable in the per-cable results and reseat or replace it";
   }
   return r;
@@ -127,7 +127,8 @@ util::Status save_baseline(const Baseline& b, const std::string& path) {
 }
 
 std::vector<CheckResult> judge_link(const std::string& label, const LinkFigures& f,
-                                    const Thresholds& t, const Baseline* base) {
+                                    const Thresholds& t, const Baseline* base,
+                                    const provision::FixCommand& fix) {
   std::vector<CheckResult> out;
   const BaselineLink* bl = nullptr;
   if (base != nullptr) {
@@ -159,7 +160,7 @@ std::vector<CheckResult> judge_link(const std::string& label, const LinkFigures&
   out.push_back(lat);
   out.push_back(judge_rate(Scope::kCable, label, "bandwidth", "bandwidth", f.bandwidth_gbps,
                            t.bandwidth_gbps, t.bandwidth_baseline_percent,
-                           bl ? std::optional<double>(bl->bandwidth_gbps) : std::nullopt));
+                           bl ? std::optional<double>(bl->bandwidth_gbps) : std::nullopt, fix));
   CheckResult data;
   data.scope = Scope::kCable;
   data.subject = label;
@@ -177,7 +178,8 @@ std::vector<CheckResult> judge_link(const std::string& label, const LinkFigures&
 }
 
 std::vector<CheckResult> judge_all_reduce(const AllReduceFigures& f, int hosts, const Thresholds& t,
-                                          const Baseline* base) {
+                                          const Baseline* base,
+                                          const provision::FixCommand& fix) {
   std::vector<CheckResult> out;
   CheckResult data;
   data.scope = Scope::kCluster;
@@ -190,12 +192,14 @@ std::vector<CheckResult> judge_all_reduce(const AllReduceFigures& f, int hosts, 
                             f.runs, f.runs == 1 ? "" : "s", f.wrong);
   if (f.wrong > 0) {
     data.status = Status::kFail;
-    data.fix = "run the per-cable checks (`clusterctl health`) to find the corrupting cable";
+    data.fix = fmt::format("run the per-cable checks (`{}`) to find the corrupting cable",
+                           fix.command("health"));
   }
   out.push_back(data);
   CheckResult busbw = judge_rate(Scope::kCluster, "cluster", "all-reduce-busbw",
                                  "all_reduce busbw", f.busbw_gbps, t.busbw_gbps,
-                                 t.busbw_baseline_percent, base ? base->busbw_gbps : std::nullopt);
+                                 t.busbw_baseline_percent, base ? base->busbw_gbps : std::nullopt,
+                                 fix);
   if (f.runs > 1) busbw.detail += fmt::format(" (the lowest of {} runs)", f.runs);
   out.push_back(busbw);
   return out;

@@ -25,7 +25,8 @@ remote::Executor* executor_of(std::span<remote::Executor* const> exs, const std:
   return nullptr;
 }
 
-CheckResult link_error(const std::string& label, const util::Error& e) {
+CheckResult link_error(const std::string& label, const util::Error& e,
+                       const provision::FixCommand& fix) {
   CheckResult r;
   r.scope = Scope::kCable;
   r.subject = label;
@@ -33,9 +34,9 @@ CheckResult link_error(const std::string& label, const util::Error& e) {
   r.status = Status::kFail;
   r.measured = "failed";
   r.detail = e.message;
-  r.fix = fmt::format("check cable {} (`clusterctl health --quick`) and that clustercomm-perf "
-                      "runs on both hosts (--perf PATH)",
-                      label);
+  r.fix = fmt::format("check cable {} (`{}`) and that clustercomm-perf runs on both hosts "
+                      "(--perf PATH)",
+                      label, fix.command("health", "--quick"));
   return r;
 }
 
@@ -68,16 +69,16 @@ void link_checks(const discovery::ClusterState& live, std::span<remote::Executor
             label, util::Error{util::ExitCode::kCheckFailed,
                                fmt::format("cable {} not measured: its link is down or not "
                                            "addressed (see link-up and addresses)",
-                                           label)}));
+                                           label)}, opts.fix));
         continue;
       }
       threads.emplace_back([&, i, a, b, plan, label] {
         auto f = measure_link(*a, *b, *plan, opts.perf);
         if (!f) {
-          per_cable[i].push_back(link_error(label, f.error()));
+          per_cable[i].push_back(link_error(label, f.error(), opts.fix));
         } else {
           per_cable[i] = judge_link(label, *f, opts.thresholds,
-                                    opts.baseline ? &*opts.baseline : nullptr);
+                                    opts.baseline ? &*opts.baseline : nullptr, opts.fix);
         }
       });
     }
@@ -135,7 +136,7 @@ Report run_health(const discovery::ClusterState& expected,
         }
       },
       style);
-  quick_checks(expected, outcomes, opts.thresholds, opts.local_version, report);
+  quick_checks(expected, outcomes, opts.thresholds, opts.local_version, report, opts.fix);
 
   if (opts.level != Level::kQuick) {
     const discovery::ClusterState live = live_state(expected, outcomes);
@@ -149,7 +150,8 @@ Report run_health(const discovery::ClusterState& expected,
             "not run",
             fmt::format("the all_reduce needs every host: {} of {} were probed",
                         live.hosts.size(), names.size()),
-            "bring every host back, then run `clusterctl health --full` again"));
+            fmt::format("bring every host back, then run `{}` again",
+                        opts.fix.command("health", "--full"))));
       } else {
         auto f = measure_all_reduce(ranks, live,
                                     static_cast<std::size_t>(opts.thresholds.all_reduce_size_bytes),
@@ -157,11 +159,12 @@ Report run_health(const discovery::ClusterState& expected,
         if (!f) {
           report.add(all_reduce_failed(
               "failed", f.error().message,
-              "run `clusterctl health` (per cable) to find the failing cable or host"));
+              fmt::format("run `{}` (per cable) to find the failing cable or host",
+                          opts.fix.command("health"))));
         } else {
           for (auto& r : judge_all_reduce(*f, static_cast<int>(live.hosts.size()),
                                           opts.thresholds,
-                                          opts.baseline ? &*opts.baseline : nullptr)) {
+                                          opts.baseline ? &*opts.baseline : nullptr, opts.fix)) {
             report.add(std::move(r));
           }
         }

@@ -17,6 +17,7 @@
 #include "healthcheck/check.h"
 #include "healthcheck/link_test.h"
 #include "healthcheck/thresholds.h"
+#include "provision/fix_command.h"
 #include "remote/executor.h"
 #include "util/term.h"
 
@@ -35,6 +36,7 @@ struct HealthOptions {
   PerfOptions perf;                 // the link and all_reduce tests
   std::optional<Baseline> baseline;  // figures to compare against
   int soak_s = 0;                   // --full: all_reduce repeated for this many seconds
+  provision::FixCommand fix;        // how the fixes' commands name the cluster (runnable)
 };
 
 /// Runs the checks of `opts.level`. `executors` are the hosts of expected_hosts(expected), in

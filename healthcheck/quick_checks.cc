@@ -156,9 +156,10 @@ struct Context {
   const provision::RdmaStatus& rdma;                   // of the hosts as probed now
   const std::vector<topology::Finding>& mac_findings;  // topology::run_mac_checks
   const Thresholds& t;
+  const provision::FixCommand& fix;  // how the fixes' commands name the cluster
 };
 
-CheckResult reachable_check(const HostOutcome& o, Report& report) {
+CheckResult reachable_check(const HostOutcome& o, Report& report, const provision::FixCommand& fix) {
   CheckResult r = host_check(o.host, "reachable");
   if (o.sample) {
     r.measured = fmt::format("{:.2f} s", o.sample->probe_s);
@@ -174,7 +175,7 @@ CheckResult reachable_check(const HostOutcome& o, Report& report) {
   r.fix =
       unreachable
           ? fmt::format("check that {} is up and that `ssh {}` works", o.host, o.host)
-          : fmt::format("run `clusterctl collect --hosts {}` and read the failing output", o.host);
+          : fmt::format("run `{}` and read the failing output", fix.collect(o.host));
   if (unreachable) report.unreachable.push_back(o.host);
   return r;
 }
@@ -182,7 +183,8 @@ CheckResult reachable_check(const HostOutcome& o, Report& report) {
 // Only when the cluster state recorded what identifies the host (discovery's machine ID and
 // SSH host key) and the host reports it now: the same machine must answer under its name.
 std::optional<CheckResult> identity_check(const std::string& host, const HostFacts& now,
-                                          const HostFacts* then) {
+                                          const HostFacts* then,
+                                          const provision::FixCommand& fix) {
   if (then == nullptr) return std::nullopt;
   std::vector<std::string> same, changed;
   auto compare = [&](const char* what, const std::optional<std::string>& a,
@@ -209,10 +211,9 @@ std::optional<CheckResult> identity_check(const std::string& host, const HostFac
   r.detail = fmt::format("{} is not the machine discovered under that name: {}", host,
                          fmt::join(changed, "; "));
   r.fix = fmt::format(
-      "if {0} was replaced or reinstalled, run `clusterctl discover` again and save the "
-      "cluster state; if not, the name {0} now reaches another machine: check DNS, /etc/hosts "
-      "and ~/.ssh/config",
-      host);
+      "if {0} was replaced or reinstalled, run `{1}` again and save the cluster state; if "
+      "not, the name {0} now reaches another machine: check DNS, /etc/hosts and ~/.ssh/config",
+      host, fix.rediscover());
   return r;
 }
 
@@ -336,7 +337,7 @@ std::vector<CheckResult> sampled_host_checks(const HostOutcome& o, double median
   const HostSample& s = *o.sample;
   const bool mac = topology::is_mac(s.facts);
   std::vector<CheckResult> out;
-  if (auto id = identity_check(o.host, s.facts, ctx.expected.find_host(o.host))) {
+  if (auto id = identity_check(o.host, s.facts, ctx.expected.find_host(o.host), ctx.fix)) {
     out.push_back(std::move(*id));
   }
   if (mac) out.push_back(macos_version_check(o.host, s, ctx.t));
@@ -412,7 +413,8 @@ CheckResult link_up_check(const discovery::Cable& c, const HostFacts& ha, const 
 }
 
 CheckResult addresses_check(const discovery::Cable& c, const HostFacts& ha, const HostFacts& hb,
-                            const std::vector<discovery::LinkAddress>& network) {
+                            const std::vector<discovery::LinkAddress>& network,
+                            const provision::FixCommand& fix) {
   CheckResult r = cable_check(c, "addresses");
   const discovery::LinkAddress* plan = nullptr;
   for (const auto& l : network) {
@@ -424,7 +426,8 @@ CheckResult addresses_check(const discovery::Cable& c, const HostFacts& ha, cons
     r.threshold = "planned addresses";
     r.detail = fmt::format("no network plan for cable {} - {}", discovery::end_label(c.a),
                            discovery::end_label(c.b));
-    r.fix = "run `clusterctl network plan CLUSTER.json` and `clusterctl network apply`";
+    r.fix = fmt::format("run `{}`, then `{}`", fix.command("network plan"),
+                        fix.command("network apply"));
     return r;
   }
   r.threshold = plan->a_address + ", " + plan->b_address;
@@ -444,7 +447,7 @@ CheckResult addresses_check(const discovery::Cable& c, const HostFacts& ha, cons
   r.status = Status::kFail;
   r.detail = fmt::format("cable {} - {}: planned address missing on {}", discovery::end_label(c.a),
                          discovery::end_label(c.b), fmt::join(missing, ", "));
-  r.fix = "run `clusterctl network apply`";
+  r.fix = fmt::format("run `{}`", fix.command("network apply"));
   return r;
 }
 
@@ -526,17 +529,18 @@ CheckResult cable_rdma_check(const discovery::Cable& c, const provision::RdmaSta
 }  // namespace
 
 void quick_checks(const discovery::ClusterState& expected, const std::vector<HostOutcome>& outcomes,
-                  const Thresholds& t, const std::string& local_version, Report& report) {
+                  const Thresholds& t, const std::string& local_version, Report& report,
+                  const provision::FixCommand& fix) {
   report.local_version = local_version;
   const discovery::ClusterState live = live_state(expected, outcomes);
-  const provision::RdmaStatus rdma = provision::rdma_status(live);
+  const provision::RdmaStatus rdma = provision::rdma_status(live, fix);
   const topology::ClusterGraph graph(live);
   std::vector<topology::Finding> mac_findings;
   topology::run_mac_checks(graph, mac_findings);
-  const Context ctx{expected, rdma, mac_findings, t};
+  const Context ctx{expected, rdma, mac_findings, t, fix};
 
   std::map<std::string, std::vector<CheckResult>> by_host;
-  for (const auto& o : outcomes) by_host[o.host].push_back(reachable_check(o, report));
+  for (const auto& o : outcomes) by_host[o.host].push_back(reachable_check(o, report, fix));
   version_checks(outcomes, local_version, report, by_host);
 
   std::vector<double> offsets;
@@ -564,7 +568,7 @@ void quick_checks(const discovery::ClusterState& expected, const std::vector<Hos
       continue;
     }
     report.add(link_up_check(c, *ha, *hb));
-    report.add(addresses_check(c, *ha, *hb, expected.network));
+    report.add(addresses_check(c, *ha, *hb, expected.network, fix));
     if (auto speed = link_speed_check(c, *ha, *hb, t)) report.add(std::move(*speed));
     report.add(cable_rdma_check(c, rdma, t));
   }

@@ -143,6 +143,23 @@ TEST_CASE("quick checks: one cable end down FAILs that cable, naming both ends")
   CHECK(exit_code(r) == util::ExitCode::kCheckFailed);
 }
 
+TEST_CASE("quick checks: the fixes' commands name the cluster as given, runnable as printed") {
+  Fixture f;
+  f.sample("h2").facts.ports[0].interface->ipv4.clear();  // h1-h2 at h2 tb1
+  Report r;
+  quick_checks(f.expected, f.outcomes, f.t, "0.1.0", r,
+               cc::provision::FixCommand{"--lab t3a", "my lab.json", ""});
+  CHECK(find(r, "h1:tb1-h2:tb1", "addresses").fix ==
+        "run `clusterctl network apply --lab t3a 'my lab.json'`");
+  f.expected.network.clear();  // no plan at all
+  Report none;
+  quick_checks(f.expected, f.outcomes, f.t, "0.1.0", none,
+               cc::provision::FixCommand{"", "cluster.json", ""});
+  CHECK(find(none, "h1:tb1-h2:tb1", "addresses").fix ==
+        "run `clusterctl network plan cluster.json`, then `clusterctl network apply "
+        "cluster.json`");
+}
+
 TEST_CASE("quick checks: a missing planned address, versions, clock, memory, disk") {
   Fixture f;
   f.sample("h2").facts.ports[0].interface->ipv4.clear();  // h1-h2 at h2 tb1

@@ -204,7 +204,8 @@ util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
   return hf;
 }
 
-util::Result<MlxHostfile> make_ring(const ClusterGraph& g, MlxHostfile hf) {
+util::Result<MlxHostfile> make_ring(const ClusterGraph& g, MlxHostfile hf,
+                                    const FixCommand& fix) {
   const std::size_t n = g.size();
   auto ring = ring_or_error(g, g.matrix(), HostfileFormat::kMlxRing, "cabled pairs");
   if (!ring) return ring.error();
@@ -227,9 +228,11 @@ util::Result<MlxHostfile> make_ring(const ClusterGraph& g, MlxHostfile hf) {
   if (!unaddressed.empty()) {
     return cannot(
         HostfileFormat::kMlxRing,
-        fmt::format("{} {} no IPv4 address in this cluster state: run `clusterctl network "
-                    "apply CLUSTER.json` (it addresses the cables and updates the file)",
-                    fmt::join(unaddressed, ", "), unaddressed.size() == 1 ? "has" : "have"));
+        fmt::format("{} {} no IPv4 address in this cluster state: run `{}` (it addresses the "
+                    "cables{})",
+                    fmt::join(unaddressed, ", "), unaddressed.size() == 1 ? "has" : "have",
+                    fix.command("network apply"),
+                    fix.state_file.empty() ? "" : " and updates the file"));
   }
   return hf;
 }
@@ -336,7 +339,8 @@ util::Status check_direct(const ClusterState& state, HostfileFormat format) {
 
 util::Result<MlxHostfile> make_mlx_hostfile(const ClusterState& state, HostfileFormat format,
                                             const std::vector<std::string>& envs,
-                                            std::vector<std::string>* notes) {
+                                            std::vector<std::string>* notes,
+                                            const FixCommand& fix) {
   if (auto st = check_complete(state); !st) return st.error();
   if (auto st = check_direct(state, format); !st) return st.error();
   if (auto st = check_envs(envs); !st) return st.error();
@@ -355,7 +359,7 @@ util::Result<MlxHostfile> make_mlx_hostfile(const ClusterState& state, HostfileF
       break;
     case HostfileFormat::kMlxRing:
       hf.backend = "ring";
-      made = make_ring(g, std::move(hf));
+      made = make_ring(g, std::move(hf), fix);
       break;
     default:
       throw std::invalid_argument(
@@ -379,7 +383,7 @@ util::Result<std::string> render_hostfile(const ClusterState& state, const Hostf
     case HostfileFormat::kMlxJaccl:
     case HostfileFormat::kMlxJacclRing:
     case HostfileFormat::kMlxRing: {
-      auto hf = make_mlx_hostfile(state, opts.format, opts.envs, notes);
+      auto hf = make_mlx_hostfile(state, opts.format, opts.envs, notes, opts.fix);
       if (!hf) return hf.error();
       return render_mlx_hostfile(*hf);
     }

@@ -59,6 +59,7 @@
 #include <vector>
 
 #include "discovery/cluster_state.h"
+#include "provision/fix_command.h"
 #include "provision/mlx_hostfile.h"
 #include "topology/graph.h"
 #include "util/result.h"
@@ -80,6 +81,8 @@ struct HostfileOptions {
   HostfileFormat format = HostfileFormat::kClusterctl;
   std::vector<std::string> envs;  // "NAME=VALUE": MLX "envs", clusterctl "envs"; not mpi/mpich
   int slots = 1;                  // mpi, mpich: processes per host (>= 1)
+  /// How the messages' commands name the cluster (fix_command.h); by default a placeholder.
+  FixCommand fix{"", "CLUSTER.json", ""};
 };
 
 /// The hostfile's text, ending in a newline (JSON pretty-printed with 2 spaces). `notes`, when
@@ -90,11 +93,13 @@ util::Result<std::string> render_hostfile(const discovery::ClusterState& state,
                                           std::vector<std::string>* notes = nullptr);
 
 /// The MLX hostfile for format kMlxJaccl, kMlxJacclRing or kMlxRing (throws
-/// std::invalid_argument for another format). Errors as render_hostfile.
+/// std::invalid_argument for another format). Errors as render_hostfile; their commands name
+/// the cluster as `fix` says (by default the placeholder CLUSTER.json).
 util::Result<MlxHostfile> make_mlx_hostfile(const discovery::ClusterState& state,
                                             HostfileFormat format,
                                             const std::vector<std::string>& envs = {},
-                                            std::vector<std::string>* notes = nullptr);
+                                            std::vector<std::string>* notes = nullptr,
+                                            const FixCommand& fix = {"", "CLUSTER.json", ""});
 
 /// The clusterctl.hostfile/1 document. Errors as render_hostfile.
 util::Result<std::string> render_clusterctl_hostfile(const discovery::ClusterState& state,

@@ -313,6 +313,23 @@ TEST_CASE("hostfile: mlx-ring names a cable end without IPv4") {
         "`clusterctl network apply CLUSTER.json` (it addresses the cables and updates the file)");
 }
 
+TEST_CASE("hostfile: the missing-address fix names the state file, quoted, so it runs as printed") {
+  ClusterState s = addressed_lab(3);
+  port(s, "h2", "tb1").interface->ipv4.clear();
+  HostfileOptions opts;
+  opts.format = HostfileFormat::kMlxRing;
+  opts.fix = FixCommand{"--lab t3a", "my lab.json", ""};
+  auto text = render_hostfile(s, opts);
+  REQUIRE(!text.ok());
+  CHECK(text.error().message ==
+        "no mlx-ring hostfile: h2 tb1 has no IPv4 address in this cluster state: run `clusterctl "
+        "network apply --lab t3a 'my lab.json'` (it addresses the cables and updates the file)");
+  opts.fix = FixCommand{"--lab t3a", "", "h1,h2,h3"};  // discovered live: no file to update
+  CHECK(render_hostfile(s, opts).error().message ==
+        "no mlx-ring hostfile: h2 tb1 has no IPv4 address in this cluster state: run `clusterctl "
+        "network apply --lab t3a --hosts h1,h2,h3` (it addresses the cables)");
+}
+
 TEST_CASE("hostfile: ring formats without a ring") {
   const ClusterState path = lab_mesh(3, {{1, 3}});  // h1 - h2 - h3
   auto ring = make_mlx_hostfile(path, HostfileFormat::kMlxRing);

@@ -17,17 +17,29 @@ using discovery::HostFacts;
 using discovery::RdmaState;
 using R = RdmaReadiness;
 
-constexpr const char* kEnableFix =
-    "enable RDMA once from macOS Recovery (it cannot be done over SSH): `clusterctl rdma "
-    "enable` walks you through it";
-constexpr const char* kSoftRoceFix =
-    "add Soft-RoCE devices on the cabled interfaces: `clusterctl rdma enable --soft-roce`";
-constexpr const char* kNoSubsystemFix =
-    "this kernel has no RDMA subsystem, so Soft-RoCE cannot be added here either: use a kernel "
-    "with the rdma_rxe module (Debian's standard kernel has it; containers and some cloud "
-    "kernels do not), then `clusterctl rdma enable --soft-roce`; until then collectives use TCP";
-constexpr const char* kNetworkFix =
-    "give every cabled port an IPv4 address: `clusterctl network apply`";
+// The fixes' commands name the cluster as the operator did (fix_command.h).
+std::string enable_fix(const FixCommand& c) {
+  return fmt::format("enable RDMA once from macOS Recovery (it cannot be done over SSH): `{}` "
+                     "walks you through it",
+                     c.command("rdma enable"));
+}
+std::string soft_roce_fix(const FixCommand& c) {
+  return fmt::format("add Soft-RoCE devices on the cabled interfaces: `{}`",
+                     c.command("rdma enable", "--soft-roce"));
+}
+std::string no_subsystem_fix(const FixCommand& c) {
+  return fmt::format(
+      "this kernel has no RDMA subsystem, so Soft-RoCE cannot be added here either: use a "
+      "kernel with the rdma_rxe module (Debian's standard kernel has it; containers and some "
+      "cloud kernels do not), then `{}`; until then collectives use TCP",
+      c.command("rdma enable", "--soft-roce"));
+}
+std::string network_fix(const FixCommand& c) {
+  return fmt::format("give every cabled port an IPv4 address: `{}`", c.command("network apply"));
+}
+std::string rediscover_fix(const FixCommand& c) {
+  return fmt::format("run `{}` again", c.rediscover());
+}
 
 std::string os_label(const discovery::OsInfo& os) {
   return os.build.empty() ? fmt::format("{} {}", os.name, os.version)
@@ -40,14 +52,13 @@ std::vector<std::string> device_names(const HostFacts& f) {
   return names;
 }
 
-void classify_mac(const HostFacts& f, HostRdmaStatus& h) {
+void classify_mac(const HostFacts& f, HostRdmaStatus& h, const FixCommand& c) {
   if (!macos_at_least(f.os.version, 26, 2)) {
     h.state = R::kOsTooOld;
     h.detail = fmt::format("{}: RDMA over Thunderbolt needs macOS 26.2 or later", os_label(f.os));
     h.fix = fmt::format(
-        "update {} to macOS 26.2 or later (the same build as the other Macs), then `clusterctl "
-        "rdma enable`",
-        f.host);
+        "update {} to macOS 26.2 or later (the same build as the other Macs), then `{}`",
+        f.host, c.command("rdma enable"));
     return;
   }
   switch (f.rdma.state) {
@@ -61,12 +72,12 @@ void classify_mac(const HostFacts& f, HostRdmaStatus& h) {
     case RdmaState::kUnknown:
       h.state = R::kUnknown;
       h.detail = "the RDMA state was not read (no rdma_ctl status output)";
-      h.fix = "run `clusterctl discover` again";
+      h.fix = rediscover_fix(c);
       return;
     case RdmaState::kDisabled:
       h.state = R::kDisabled;
       h.detail = "rdma_ctl status: disabled";
-      h.fix = kEnableFix;
+      h.fix = enable_fix(c);
       return;
     case RdmaState::kEnabled:
       break;
@@ -78,9 +89,9 @@ void classify_mac(const HostFacts& f, HostRdmaStatus& h) {
         "Gb/s: Thunderbolt 4 hardware only";
     h.fix = fmt::format(
         "RDMA over Thunderbolt needs Thunderbolt 5 ports, which {} does not have (enabling RDMA "
-        "again cannot help): it can use TCP over its cables (`clusterctl network apply`); for "
-        "RDMA, use a Mac with Thunderbolt 5 ports",
-        f.host);
+        "again cannot help): it can use TCP over its cables (`{}`); for RDMA, use a Mac with "
+        "Thunderbolt 5 ports",
+        f.host, c.command("network apply"));
     return;
   }
   if (f.rdma.devices.empty()) {
@@ -88,26 +99,26 @@ void classify_mac(const HostFacts& f, HostRdmaStatus& h) {
     h.detail = "rdma_ctl status: enabled, but ibv_devices lists no device";
     h.fix = fmt::format(
         "reboot {} (stale RDMA state clears only with a reboot); if ibv_devices still lists "
-        "nothing, enable RDMA again from macOS Recovery (`clusterctl rdma enable`)",
-        f.host);
+        "nothing, enable RDMA again from macOS Recovery (`{}`)",
+        f.host, c.command("rdma enable"));
     return;
   }
   h.state = R::kReady;
   h.detail = fmt::format("rdma_ctl status: enabled; {}", fmt::join(h.devices, ", "));
 }
 
-void classify_linux(const HostFacts& f, HostRdmaStatus& h) {
+void classify_linux(const HostFacts& f, HostRdmaStatus& h, const FixCommand& c) {
   if (f.rdma.state == RdmaState::kUnknown && f.rdma.devices.empty()) {
     h.state = R::kUnknown;
     h.detail = "the RDMA devices were not read (no `rdma -j link` output)";
-    h.fix = "run `clusterctl discover` again";
+    h.fix = rediscover_fix(c);
   } else if (f.rdma.devices.empty()) {
     h.state = R::kNoDevice;
     h.detail = f.rdma.state == RdmaState::kUnsupported
                    ? "no RDMA subsystem in this kernel (`rdma link`: Failed to open NETLINK_RDMA "
                      "socket)"
                    : "no RDMA device";
-    h.fix = f.rdma.state == RdmaState::kUnsupported ? kNoSubsystemFix : kSoftRoceFix;
+    h.fix = f.rdma.state == RdmaState::kUnsupported ? no_subsystem_fix(c) : soft_roce_fix(c);
   } else {
     h.state = R::kReady;
     h.detail = fmt::format("RDMA devices: {}", fmt::join(h.devices, ", "));
@@ -127,7 +138,7 @@ std::optional<std::string> ipv4_gid(const discovery::RdmaPort& p) {
 
 PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
                              const topology::PortNode& p, const topology::CabledPeer& cp,
-                             const HostRdmaStatus& host) {
+                             const HostRdmaStatus& host, const FixCommand& c) {
   const HostFacts& f = *g.host(hi).facts;
   const HostFacts& q = *g.host(cp.host).facts;
   const discovery::Cable& cable = g.cable(cp.cable);
@@ -169,7 +180,7 @@ PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
   }
   const bool peer_off = topology::peer_rdma_off(q, p.host_peer());
   const std::string enable_peer =
-      fmt::format("enable RDMA on {}: `clusterctl rdma enable`", q.host);
+      fmt::format("enable RDMA on {}: `{}`", q.host, c.command("rdma enable"));
   if (dev == nullptr) {
     if (peer_off) {
       s.state = R::kWaitingForPeer;
@@ -181,8 +192,9 @@ PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
       s.state = R::kNoDevice;
       s.detail = fmt::format("no RDMA device rides on {}",
                              s.end.interface.empty() ? std::string("this port") : s.end.interface);
-      s.fix = mac ? fmt::format("reboot {}, then run `clusterctl rdma status` again", f.host)
-                  : std::string(kSoftRoceFix);
+      s.fix = mac ? fmt::format("reboot {}, then run `{}` again", f.host,
+                                c.command("rdma status"))
+                  : soft_roce_fix(c);
     }
     return s;
   }
@@ -197,8 +209,8 @@ PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
       s.state = R::kPortDown;
       s.detail = fmt::format("{} although its peer {} has RDMA {}", state, q.host,
                              discovery::to_string(q.rdma.state));
-      s.fix = fmt::format("reseat the cable {} <-> {}, then run `clusterctl rdma status` again",
-                          port, discovery::end_label(s.peer));
+      s.fix = fmt::format("reseat the cable {} <-> {}, then run `{}` again", port,
+                          discovery::end_label(s.peer), c.command("rdma status"));
     }
     return s;
   }
@@ -213,7 +225,7 @@ PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
           "{} has no IPv4 address, so {} has no IPv4-mapped GID (queue pairs fail moving to RTR, "
           "errno 22)",
           s.end.interface.empty() ? std::string("the interface") : s.end.interface, dev->name);
-      s.fix = kNetworkFix;
+      s.fix = network_fix(c);
     }
   } else if (s.gid) {
     s.state = R::kReady;
@@ -224,7 +236,7 @@ PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
         "no IPv4-mapped GID (::ffff:a.b.c.d) in {}'s GID table: queue pairs fail moving to RTR "
         "(errno 22)",
         dev->name);
-    s.fix = kNetworkFix;
+    s.fix = network_fix(c);
   }
   return s;
 }
@@ -278,7 +290,7 @@ bool macos_at_least(const std::string& version, int major, int minor) {
   return v_major != major ? v_major > major : v_minor >= minor;
 }
 
-RdmaStatus rdma_status(const discovery::ClusterState& state) {
+RdmaStatus rdma_status(const discovery::ClusterState& state, const FixCommand& fix) {
   topology::ClusterGraph g(state);
   RdmaStatus out;
   for (std::size_t hi = 0; hi < g.size(); ++hi) {
@@ -289,13 +301,13 @@ RdmaStatus rdma_status(const discovery::ClusterState& state) {
     h.os = f.os;
     h.devices = device_names(f);
     if (*h.macos) {
-      classify_mac(f, h);
+      classify_mac(f, h, fix);
     } else {
-      classify_linux(f, h);
+      classify_linux(f, h, fix);
     }
     for (const auto& p : g.host(hi).ports) {
       if (auto cp = topology::cabled_peer(g, hi, p)) {
-        h.ports.push_back(classify_port(g, hi, p, *cp, h));
+        h.ports.push_back(classify_port(g, hi, p, *cp, h, fix));
       }
     }
     out.hosts.push_back(std::move(h));

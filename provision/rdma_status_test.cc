@@ -33,6 +33,15 @@ const PortRdmaStatus& only_port(const HostRdmaStatus& h) {
   return h.ports.front();
 }
 
+TEST_CASE("rdma status: the fixes' commands name the state file, so they run as printed") {
+  const RdmaStatus s = rdma_status(mac_pair(), cc::provision::FixCommand{"", "my pair.json", ""});
+  REQUIRE(s.hosts.size() == 2);
+  CHECK(s.hosts[0].fix ==
+        "enable RDMA once from macOS Recovery (it cannot be done over SSH): `clusterctl rdma "
+        "enable 'my pair.json'` walks you through it");
+  CHECK(only_port(s.hosts[1]).fix == "enable RDMA on a: `clusterctl rdma enable 'my pair.json'`");
+}
+
 TEST_CASE("rdma status: the Mac pair bundle: a disabled, b's cabled port waiting for peer a") {
   const RdmaStatus s = rdma_status(mac_pair());
   REQUIRE(s.hosts.size() == 2);

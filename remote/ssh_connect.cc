@@ -1,16 +1,23 @@
 // SshExecutor: opening a session (config, TCP + handshake, host key check, authentication).
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <mutex>
 #include <string>
 #include <system_error>
+#include <utility>
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <libssh/libssh.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include "remote/resolve.h"
 #include "remote/ssh_session.h"
 #include "util/address.h"
 #include "util/atomic_file.h"
@@ -141,6 +148,82 @@ std::string connect_advice(std::string_view why) {
   return "Check that the host is up and runs sshd, and its address and port in the SSH config";
 }
 
+bool has_proxy_command(ssh_session s) {
+  char* proxy = nullptr;
+  if (ssh_options_get(s, SSH_OPTIONS_PROXYCOMMAND, &proxy) != SSH_OK || proxy == nullptr) {
+    return false;
+  }
+  ssh_string_free_char(proxy);
+  return true;
+}
+
+// The host name the config resolved to, without the brackets of an IPv6 address.
+std::string host_name(ssh_session s) {
+  std::string name = option(s, SSH_OPTIONS_HOST);
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']') {
+    name = name.substr(1, name.size() - 2);
+  }
+  return name;
+}
+
+// Owns a socket until it is handed to libssh.
+struct SocketFd {
+  int fd = -1;
+  ~SocketFd() {
+    if (fd >= 0) ::close(fd);
+  }
+  int release() { return std::exchange(fd, -1); }
+};
+
+// Why a TCP connection was not made (the message) and whether the deadline ended it.
+struct TcpFailure {
+  std::string why;
+  bool timed_out = false;
+  bool interrupted = false;
+};
+
+// One non-blocking TCP connect to `a`, waited on until `deadline` (and Ctrl-C): the socket, or
+// -1 with `fail` filled in.
+int connect_one(const addrinfo& a, Clock::time_point deadline, TcpFailure& fail) {
+  SocketFd sock{::socket(a.ai_family, a.ai_socktype, a.ai_protocol)};
+  if (sock.fd < 0 || ::fcntl(sock.fd, F_SETFD, FD_CLOEXEC) != 0 ||
+      ::fcntl(sock.fd, F_SETFL, ::fcntl(sock.fd, F_GETFL) | O_NONBLOCK) != 0) {
+    fail.why = std::strerror(errno);
+    return -1;
+  }
+  if (::connect(sock.fd, a.ai_addr, a.ai_addrlen) == 0) return sock.release();
+  if (errno != EINPROGRESS) {
+    fail.why = std::strerror(errno);
+    return -1;
+  }
+  for (;;) {
+    if (util::interrupted()) {
+      fail.interrupted = true;
+      return -1;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      fail.timed_out = true;
+      return -1;
+    }
+    pollfd p{sock.fd, POLLOUT, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), kConnectPollMs)));
+    if (n < 0 && errno != EINTR) {
+      fail.why = std::strerror(errno);
+      return -1;
+    }
+    if (n <= 0) continue;
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (::getsockopt(sock.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+    if (err != 0) {
+      fail.why = std::strerror(err);
+      return -1;
+    }
+    return sock.release();
+  }
+}
+
 }  // namespace
 
 void set_round_trip_timeout(ssh_session s, std::chrono::milliseconds timeout) {
@@ -209,8 +292,72 @@ util::Status SshExecutor::connect() {
   }
   set_round_trip_timeout(s, options_.connect_timeout);
 
-  // TCP connect and handshake, non-blocking so Ctrl-C and the deadline are seen at once.
+  // One deadline for the whole connection: name lookup, TCP connect, SSH handshake and
+  // authentication. libssh would call getaddrinfo itself, which has no timeout (a name on a
+  // link that is down took 6 s more than --connect-timeout), so the lookup (bounded too:
+  // resolve.h) and the TCP connect are done here and the socket is handed to libssh
+  // (SSH_OPTIONS_FD). Behind a ProxyCommand the proxy connects: libssh runs it.
   const auto deadline = Clock::now() + options_.connect_timeout;
+  session->target = describe_target(s);
+  auto no_answer = [&] {
+    return fail(ExitCode::kUnreachable,
+                fmt::format("no answer from {} within {:.3g} s (connect timeout). Check that "
+                            "the host is up and reachable, or wait longer with "
+                            "--connect-timeout SECONDS",
+                            session->target,
+                            std::chrono::duration<double>(options_.connect_timeout).count()));
+  };
+  if (!has_proxy_command(s)) {
+    const std::string name = host_name(s);
+    unsigned port = 22;
+    ssh_options_get_port(s, &port);
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    auto found = resolve_host(name, std::to_string(port), hints,
+                              std::clamp(left, std::chrono::milliseconds(1), kResolveTimeout),
+                              options_.lookup);
+    if (!found && found.error().code == ExitCode::kUnreachable && left < kResolveTimeout) {
+      // The connect timeout ended the lookup, not the lookup's own limit: say which.
+      return fail(ExitCode::kUnreachable,
+                  fmt::format("cannot connect to {}: no answer from the name lookup of '{}' "
+                              "within {:.3g} s (connect timeout). Check the resolver "
+                              "(/etc/resolv.conf) and the network, give the host's address "
+                              "(HostName in the SSH config), or wait longer with "
+                              "--connect-timeout SECONDS",
+                              session->target, name,
+                              std::chrono::duration<double>(options_.connect_timeout).count()));
+    }
+    if (!found) {
+      return fail(found.error().code,
+                  fmt::format("cannot connect to {}: {}", session->target, found.error().message));
+    }
+    if (found->status != 0) {
+      const std::string why = fmt::format("could not resolve host name '{}' ({})", name,
+                                          ::gai_strerror(found->status));
+      return fail(ExitCode::kUnreachable, fmt::format("cannot connect to {}: {}. {}",
+                                                      session->target, why, connect_advice(why)));
+    }
+    TcpFailure tcp;
+    int fd = -1;
+    for (const addrinfo* a = found->addresses.get(); a != nullptr && fd < 0; a = a->ai_next) {
+      fd = connect_one(*a, deadline, tcp);
+      if (tcp.interrupted || tcp.timed_out) break;
+    }
+    if (tcp.interrupted) return fail(ExitCode::kInterrupted, "interrupted while connecting");
+    if (tcp.timed_out) return no_answer();
+    if (fd < 0) {
+      return fail(ExitCode::kUnreachable, fmt::format("cannot connect to {}: {}. {}",
+                                                      session->target, tcp.why,
+                                                      connect_advice(tcp.why)));
+    }
+    socket_t handed = fd;
+    ssh_options_set(s, SSH_OPTIONS_FD, &handed);  // libssh closes it with the session
+  }
+
+  // The SSH handshake, non-blocking so Ctrl-C and the deadline are seen at once.
   ssh_set_blocking(s, 0);
   for (;;) {
     int rc = ssh_connect(s);
@@ -222,14 +369,7 @@ util::Status SshExecutor::connect() {
                                                       session->target, why, connect_advice(why)));
     }
     if (util::interrupted()) return fail(ExitCode::kInterrupted, "interrupted while connecting");
-    if (Clock::now() >= deadline) {
-      return fail(ExitCode::kUnreachable,
-                  fmt::format("no answer from {} within {:.3g} s (connect timeout). Check that "
-                              "the host is up and reachable, or wait longer with "
-                              "--connect-timeout SECONDS",
-                              session->target,
-                              std::chrono::duration<double>(options_.connect_timeout).count()));
-    }
+    if (Clock::now() >= deadline) return no_answer();
     socket_t fd = ssh_get_fd(s);
     if (fd != SSH_INVALID_SOCKET) {
       pollfd p{fd, POLLIN, 0};
@@ -239,6 +379,9 @@ util::Status SshExecutor::connect() {
     }
   }
   ssh_set_blocking(s, 1);
+  // The host key check and authentication get what is left of the connect timeout.
+  set_round_trip_timeout(s, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                deadline - Clock::now()));
 
   // Host key: known_hosts decides; only a key never seen may be added, and only when asked.
   std::string known_file = option(s, SSH_OPTIONS_KNOWNHOSTS);
@@ -298,6 +441,7 @@ util::Status SshExecutor::connect() {
                             "~/.ssh/authorized_keys (ssh-copy-id) or load it with ssh-add",
                             session->target, why));
   }
+  set_round_trip_timeout(s, options_.connect_timeout);  // each later round trip
   host_key_ = key.fingerprint.starts_with("SHA256:") ? key.fingerprint : "";
   session->broken = false;
   session_ = std::move(session);
@@ -347,9 +491,9 @@ util::Status check_destination(const std::string& destination, const SshOptions&
   }
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  const int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &res);
-  if (res != nullptr) ::freeaddrinfo(res);
+  auto found = resolve_host(name, "", hints, kResolveTimeout, options.lookup);
+  if (!found) return {};  // no answer in time: the connection reports it, naming the host
+  const int rc = found->status;
   // Only a definite "no such name" is the operator's mistake; a DNS server that does not
   // answer (EAI_AGAIN) is left to the connection, which reports the host as unreachable.
   if (rc == EAI_NONAME

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "remote/executor.h"
+#include "remote/resolve.h"
 
 namespace cc::remote {
 
@@ -22,10 +23,12 @@ struct SshOptions {
   /// Record host keys that are not yet known (as ssh's StrictHostKeyChecking=accept-new).
   /// A known host whose key changed is refused regardless.
   bool accept_new_host_keys = false;
-  /// TCP connect + SSH handshake, and the bound of each later protocol round trip (channel
-  /// open, SFTP request). Name resolution (getaddrinfo) is not bounded by it: give hosts as
-  /// addresses or HostName entries where DNS may hang.
+  /// The whole connection (name lookup, TCP connect, SSH handshake, host key check and
+  /// authentication), and the bound of each later protocol round trip (channel open, SFTP
+  /// request). The name lookup alone takes at most remote::kResolveTimeout (5 s) of it.
   std::chrono::milliseconds connect_timeout{10'000};
+  /// The name lookup (getaddrinfo; tests stand in a slow one), run by remote::resolve_host.
+  LookupFn lookup = ::getaddrinfo;
 };
 
 /// One SSH session to one host, opened on the first run()/upload() and reused by later ones;
@@ -44,7 +47,8 @@ struct SshOptions {
 /// QUIT ILL TRAP ABRT FPE KILL SEGV PIPE ALRM TERM), 255 for others (as ssh exits 255).
 ///
 /// Errors, all naming the host and what to do:
-///  - kUnreachable: name resolution or TCP connect failed or timed out; the SSH handshake
+///  - kUnreachable: name resolution or TCP connect failed or timed out (the message names the
+///    host name the lookup gave no answer for); the SSH handshake
 ///    failed; host key unknown (message: the key's SHA256 fingerprint and the flag
 ///    --accept-new-host-keys), changed or of another type (message: the known_hosts file and
 ///    `ssh-keygen -R`); public-key authentication (agent, IdentityFile, ~/.ssh/id_*) denied;
@@ -91,8 +95,8 @@ class SshExecutor final : public Executor {
 /// Whether `destination` names a host at all, before anything connects: the SSH config
 /// (options.config_file, else ~/.ssh/config) is applied and the resulting host name looked up.
 /// Error (kUsage) only when the name certainly does not exist (getaddrinfo: EAI_NONAME), naming
-/// the config; a host behind a ProxyCommand, a DNS server that does not answer or anything
-/// else is left to the connection (ok here).
+/// the config; a host behind a ProxyCommand, a DNS server that does not answer (the lookup is
+/// given up after remote::kResolveTimeout) or anything else is left to the connection (ok here).
 util::Status check_destination(const std::string& destination, const SshOptions& options);
 
 }  // namespace cc::remote

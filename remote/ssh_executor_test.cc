@@ -110,6 +110,60 @@ TEST_CASE("ssh: a server that never answers hits the connect timeout, not more")
   CHECK(up.error().code == ExitCode::kUnreachable);
 }
 
+namespace {
+
+// A name lookup that takes 1.5 s (an mDNS name on a link that is down), then answers.
+int lookup_after_1500ms(const char* name, const char* service, const addrinfo* hints,
+                        addrinfo** res) {
+  std::this_thread::sleep_for(1500ms);
+  return ::getaddrinfo(name, service, hints, res);
+}
+
+// A name lookup that never answers in time (a DNS server that is gone).
+int lookup_after_30s(const char* name, const char* service, const addrinfo* hints,
+                     addrinfo** res) {
+  std::this_thread::sleep_for(30s);
+  return ::getaddrinfo(name, service, hints, res);
+}
+
+}  // namespace
+
+TEST_CASE("ssh: the connect timeout bounds the name lookup, TCP and handshake together") {
+  SilentServer server;
+  Config cfg("mute", server.port);
+  SshOptions o;
+  o.config_file = cfg.file;
+  o.known_hosts = cfg.dir / "known_hosts";
+  o.connect_timeout = 2s;
+  o.lookup = lookup_after_1500ms;
+  SshExecutor ssh("mute", "mute", o);
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = ssh.run({{"true"}}, {});
+  auto took = std::chrono::steady_clock::now() - t0;
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ExitCode::kUnreachable);
+  CHECK(r.error().message.find("mute: no answer from nobody@127.0.0.1:") == 0);
+  CHECK(took >= 2s);
+  CHECK(took < 3s);  // the lookup's 1.5 s counted in the 2 s, not added to them (3.5 s)
+
+  // A lookup that does not answer: given up within the connect timeout, naming the name.
+  o.connect_timeout = 1s;
+  o.lookup = lookup_after_30s;
+  SshExecutor dns("mute", "mute", o);
+  t0 = std::chrono::steady_clock::now();
+  r = dns.run({{"true"}}, {});
+  took = std::chrono::steady_clock::now() - t0;
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ExitCode::kUnreachable);
+  CHECK(r.error().message ==
+        fmt::format("mute: cannot connect to nobody@127.0.0.1:{}: no answer from the name lookup "
+                    "of '127.0.0.1' within 1 s (connect timeout). Check the resolver "
+                    "(/etc/resolv.conf) and the network, give the host's address (HostName in "
+                    "the SSH config), or wait longer with --connect-timeout SECONDS",
+                    server.port));
+  CHECK(took < 2s);
+}
+
 TEST_CASE("ssh: Ctrl-C while connecting ends the attempt at once") {
   SilentServer server;
   Config cfg("mute", server.port);

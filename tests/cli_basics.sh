@@ -165,5 +165,46 @@ if ! grep -q "note: --lab nosuchlab replaces the job's cluster: lab:default" <<<
   echo "FAIL: --lab not used for a lab job: $LAST"
   fail=1
 fi
+bundle="$(cd "$(dirname "$0")" && pwd)/data/bundles/mac-pair"
+# Output into a pipe whose reader is gone (`clusterctl ... | head -1`): exit 141 as a program
+# ended by SIGPIPE, and not a word on stderr (it said "internal error: ... Broken pipe", exit 1).
+{ sleep 1; "$cc" --json discover --from "$bundle"; } 2>"$tmp/pipe.err" | true
+rc=${PIPESTATUS[0]}
+[ "$rc" -eq 141 ] || { echo "FAIL: output to a closed pipe: exit $rc, want 141"; fail=1; }
+[ -s "$tmp/pipe.err" ] && { echo "FAIL: output to a closed pipe said: $(cat "$tmp/pipe.err")"; fail=1; }
+# collect never creates the directories above its bundle (README, "Files").
+expect 2 "collect into a missing directory" -- "$cc" collect --from "$bundle" -o "$tmp/nodir/sub/bundle"
+grep -q "the directory $tmp/nodir/sub does not exist" <<<"$LAST" ||
+  { echo "FAIL: collect's missing directory not named: $LAST"; fail=1; }
+[ -e "$tmp/nodir" ] && { echo "FAIL: collect created $tmp/nodir"; fail=1; }
+expect 0 "collect into a new directory" -- "$cc" collect --from "$bundle" -o "$tmp/bundle/"
+# Labs: a state directory with one lab, t3a, whose hosts a and b (those of the mac-pair
+# bundle) refuse connections.
+labs="$tmp/labs-state"
+mkdir -p "$labs/clusterctl/labs/t3a"
+cp "$tmp/ssh_config" "$labs/clusterctl/labs/t3a/ssh_config"
+printf 'ssh_config: ssh_config\nhosts:\n  - {name: a, ssh: refusing}\n  - {name: b, ssh: refusing}\n' \
+  >"$labs/clusterctl/labs/t3a/inventory.yaml"
+lab() { env -u CLUSTERCTL_LAB XDG_STATE_HOME="$labs" "$@"; }
+# A lab that does not exist names the one that does.
+expect 2 "a lab that does not exist" -- lab "$cc" --lab default exec --hosts all -- true
+grep -q "existing labs: t3a. Create it with \`clusterctl lab up --name default\`, or use lab 't3a' (--lab t3a)" <<<"$LAST" ||
+  { echo "FAIL: no 'use lab t3a' hint: $LAST"; fail=1; }
+# A cluster state remembers its lab: health on it reaches the lab's hosts without --lab
+# (refused: exit 3 naming the lab's address), and another --lab is an error naming both.
+"$cc" --json discover --from "$bundle" >"$tmp/nolab.json"
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); s["lab"]="t3a"; json.dump(s,open(sys.argv[2],"w"))' \
+  "$tmp/nolab.json" "$tmp/t3a state.json"
+expect 3 "health of a lab's state without --lab" -- lab "$cc" health --quick "$tmp/t3a state.json"
+grep -q "a: cannot connect to 127.0.0.1:9" <<<"$LAST" || { echo "FAIL: health did not use the state's lab: $LAST"; fail=1; }
+expect 2 "health of a lab's state with another --lab" -- lab "$cc" --lab other health --quick "$tmp/t3a state.json"
+grep -q "$tmp/t3a state.json was discovered on lab 't3a', but --lab (or CLUSTERCTL_LAB) names lab 'other'" <<<"$LAST" ||
+  { echo "FAIL: conflicting labs not named: $LAST"; fail=1; }
+# A state without a lab, or a hostfile, whose hosts are only a lab's: add --lab NAME.
+expect 3 "network apply of a state without its lab" -- lab "$cc" network apply "$tmp/nolab.json"
+grep -q "if it is a host of a lab, add --lab t3a" <<<"$LAST" || { echo "FAIL: network apply: no --lab hint: $LAST"; fail=1; }
+printf '[{"ssh": "a", "ips": []}, {"ssh": "b", "ips": []}]\n' >"$tmp/mlx.json"
+expect 3 "hostfile --hostfile of lab hosts without --lab" -- lab "$cc" hostfile --hostfile "$tmp/mlx.json" --format mpi
+grep -q "if it is a host of a lab, add --lab t3a" <<<"$LAST" || { echo "FAIL: hostfile: no --lab hint: $LAST"; fail=1; }
 [ "$fail" -eq 0 ] && echo "cli basics: ok"
 exit "$fail"

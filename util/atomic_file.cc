@@ -227,6 +227,29 @@ Status check_output_path(const std::filesystem::path& path) {
   return {};
 }
 
+Status check_output_directory(const std::filesystem::path& dir) {
+  // "bundle/" names the directory "bundle": its parent is the one that must exist.
+  const std::filesystem::path path = dir.has_filename() ? dir : dir.parent_path();
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) {
+      return error(ExitCode::kUsage, fmt::format("{}: exists and is {}, not a directory: give "
+                                                 "the path of a new or empty directory",
+                                                 dir.string(), kind_of(st.st_mode)));
+    }
+    std::error_code ec;
+    if (!std::filesystem::is_empty(path, ec)) {
+      return error(ExitCode::kUsage, fmt::format("{}: exists and is not empty: give a new or "
+                                                 "empty directory, so that it holds only this "
+                                                 "run's outputs",
+                                                 dir.string()));
+    }
+    return {};
+  }
+  if (errno != ENOENT && errno != ENOTDIR) return os_error(dir, "inspect", errno);
+  return check_output_path(path);  // a new directory: its parent must exist and be writable
+}
+
 Status write_output_file(const std::filesystem::path& path, std::string_view content,
                          unsigned mode) {
   if (auto ok = check_output_path(path); !ok) return ok;

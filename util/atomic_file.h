@@ -45,6 +45,13 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view con
 /// path and what to do.
 Status check_output_path(const std::filesystem::path& path);
 
+/// Whether `dir` can take an output directory the operator names (`collect -o DIR`), checked
+/// before any work is done: an empty directory, or a new one (to be created by the caller)
+/// whose parent directory exists, as check_output_path requires of a file: a typo above it
+/// never creates directories. Errors: kUsage naming the path and what to do: it is not a
+/// directory, it is not empty, or its parent does not exist or is not a directory.
+Status check_output_directory(const std::filesystem::path& dir);
+
 /// check_output_path, then write_file_atomic: for outputs the operator names. Unlike
 /// write_file_atomic, never creates a directory.
 Status write_output_file(const std::filesystem::path& path, std::string_view content,

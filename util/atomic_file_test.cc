@@ -210,3 +210,37 @@ TEST_CASE("write_output_file never creates a directory: a typo in -o is refused,
   CHECK(*cc::util::read_file(dir / "new.json") == "{}\n");
   fs::remove_all(dir);
 }
+
+TEST_CASE("check_output_directory: a new or empty directory whose parent exists, never more") {
+  const fs::path dir = temp_dir();
+  // `collect -o DIR/sub/bundle` with no DIR/sub: refused, naming the missing directory, and
+  // nothing is created.
+  const fs::path deep = dir / "sub" / "bundle";
+  const auto missing = cc::util::check_output_directory(deep);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().code == cc::util::ExitCode::kUsage);
+  CHECK(missing.error().message == deep.string() + ": the directory " + (dir / "sub").string() +
+                                       " does not exist: check the path for a typo, or create "
+                                       "it first (mkdir -p " + (dir / "sub").string() + ")");
+  CHECK_FALSE(fs::exists(dir / "sub"));
+  // A trailing slash names the same directory.
+  CHECK_FALSE(cc::util::check_output_directory(dir.string() + "/sub/bundle/").ok());
+  // Good: a new directory in an existing one, an existing empty one (with or without "/").
+  CHECK(cc::util::check_output_directory(dir / "bundle").ok());
+  CHECK(cc::util::check_output_directory(dir.string() + "/bundle/").ok());
+  fs::create_directory(dir / "empty");
+  CHECK(cc::util::check_output_directory(dir / "empty").ok());
+  // Refused: not empty; not a directory.
+  REQUIRE(cc::util::write_file_atomic(dir / "empty" / "x", "x").ok());
+  const auto full = cc::util::check_output_directory(dir / "empty");
+  REQUIRE_FALSE(full.ok());
+  CHECK(full.error().message == (dir / "empty").string() +
+                                    ": exists and is not empty: give a new or empty directory, "
+                                    "so that it holds only this run's outputs");
+  const auto file = cc::util::check_output_directory(dir / "empty" / "x");
+  REQUIRE_FALSE(file.ok());
+  CHECK(file.error().message == (dir / "empty" / "x").string() +
+                                    ": exists and is a regular file, not a directory: give the "
+                                    "path of a new or empty directory");
+  fs::remove_all(dir);
+}

@@ -2,6 +2,9 @@
 // subcommand. Only cli/main.cc turns them into a process exit status.
 #pragma once
 
+#include <exception>
+#include <system_error>
+
 namespace cc::util {
 
 enum class ExitCode : int {
@@ -38,6 +41,20 @@ constexpr ExitCode worst(ExitCode a, ExitCode b) {
     return 5;
   };
   return rank(a) >= rank(b) ? a : b;
+}
+
+/// The exit status of a program that wrote to a pipe whose reader had gone (`clusterctl ... |
+/// head -1`): 128 + SIGPIPE (13 on Linux and macOS), what a shell reports for a program the
+/// signal ended. clusterctl ignores SIGPIPE (util::install_interrupt_handler), so the failed
+/// write surfaces as an exception (fmt throws fmt::system_error) that cli/main.cc turns into
+/// this status, quietly.
+inline constexpr int kBrokenPipeStatus = 141;
+
+/// Whether `e` is a write that failed because the reading end of a pipe or socket was closed
+/// (EPIPE), such as fmt's "cannot write to file: Broken pipe".
+inline bool is_broken_pipe(const std::exception& e) {
+  const auto* sys = dynamic_cast<const std::system_error*>(&e);
+  return sys != nullptr && sys->code() == std::errc::broken_pipe;
 }
 
 }  // namespace cc::util

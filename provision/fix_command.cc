@@ -1,0 +1,37 @@
+#include "provision/fix_command.h"
+
+#include <fmt/format.h>
+
+#include "remote/quote.h"
+
+namespace cc::provision {
+namespace {
+
+// " WORDS", or "" for none: words joined to a command line.
+std::string words(std::string_view w) {
+  return w.empty() ? std::string() : " " + std::string(w);
+}
+
+}  // namespace
+
+std::string FixCommand::command(std::string_view subcommand, std::string_view extra) const {
+  const std::string cluster = !state_file.empty() ? remote::shell_quote_arg(state_file)
+                              : !hosts.empty()    ? "--hosts " + remote::shell_quote_arg(hosts)
+                                                  : "";
+  return fmt::format("clusterctl {}{}{}{}", subcommand, words(global), words(cluster),
+                     words(extra));
+}
+
+std::string FixCommand::rediscover() const {
+  std::string line = "clusterctl" + words(global) + " discover";
+  if (!hosts.empty()) line += " --hosts " + remote::shell_quote_arg(hosts);
+  if (!state_file.empty()) line += " -o " + remote::shell_quote_arg(state_file);
+  return line;
+}
+
+std::string FixCommand::collect(std::string_view host) const {
+  return fmt::format("clusterctl{} collect --hosts {} -o {}", words(global),
+                     remote::shell_quote_arg(host), remote::shell_quote_arg(std::string(host) + "-bundle"));
+}
+
+}  // namespace cc::provision
