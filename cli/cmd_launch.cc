@@ -38,6 +38,7 @@
 #include "util/clock.h"
 #include "util/interrupt.h"
 #include "util/process.h"
+#include "util/text.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -346,6 +347,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   rec.logs = std::filesystem::absolute(run_logs).lexically_normal().string();
   rec.world_size = plan.world_size();
   rec.hosts = labels;
+  rec.lab = placement->global.lab;  // `jobs --gc` reaches the hosts through it
   if (o.detach) {
     // Before any thread exists: the child runs the job in its own session, the parent reports.
     std::fflush(nullptr);
@@ -408,11 +410,17 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   if (!outcome) {
     summary = fmt::format("clusterctl launch: {}\n", outcome.error().message);
     code = outcome.error().code;
+    // One line for `jobs`: "the job did not start: a host could not be set up: h2: ...".
+    for (std::string_view line : util::split_lines(outcome.error().message)) {
+      rec.reason += (rec.reason.empty() ? "" : " ") + std::string(util::trim(line));
+    }
   } else {
     summary = launch::render_summary(*outcome);
     code = outcome->code;
+    rec.reason = launch::job_reason(*outcome);
     for (const auto& r : outcome->ranks) rec.rank_status.push_back(launch::describe_status(r));
   }
+  if (!summary.ends_with('\n')) summary += '\n';  // a text file: `cat summary.txt`, `tail`
   rec.exit_code = util::to_int(code);
   rec.state = code == ExitCode::kOk            ? launch::JobState::kSucceeded
               : code == ExitCode::kInterrupted ? launch::JobState::kInterrupted
