@@ -1,16 +1,18 @@
 // `clusterctl jobs`, `clusterctl logs JOB [--rank R] [-f]`, `clusterctl stop JOB`: launched jobs
 // seen from any terminal, through their records (launch/job_state.h) and log files.
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -27,6 +29,8 @@
 #include "util/interrupt.h"
 #include "util/json_text.h"
 
+#include <unistd.h>
+
 namespace cc::cli {
 namespace {
 
@@ -34,38 +38,71 @@ using util::ExitCode;
 using namespace std::chrono_literals;
 
 // `jobs --gc`: the janitor on the chosen hosts (default: every host of this machine's job
-// records), as a launch to them runs it. A record naming a host the inventory (or SSH config)
-// does not know, such as one of a job that never started, is skipped with one warning naming
-// it and the host: the other hosts are still cleaned, and only a host that could have been
-// cleaned and was not (no answer) makes the exit status non-zero.
+// records), as a launch to them runs it. A record's hosts are reached through its lab (the
+// record's `lab`, as launch wrote it) unless --lab or --inventory chooses the cluster, so lab
+// jobs need no --lab. A record naming a host that its lab's inventory (or the SSH config)
+// does not know, such as one of a job that never started, or of a lab that is gone, is skipped
+// with one warning naming it and the host: the other hosts are still cleaned, and only a host
+// that could have been cleaned and was not (no answer) makes the exit status non-zero.
 ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
                 const std::vector<launch::JobRecord>& jobs) {
-  std::string spec = hosts_spec;
-  if (spec.empty()) {
-    std::set<std::string> names;
-    for (const auto& j : jobs) names.insert(j.hosts.begin(), j.hosts.end());
+  std::vector<std::unique_ptr<remote::Executor>> executors;
+  if (!hosts_spec.empty()) {
+    auto chosen = make_executors(ctx.global, hosts_spec);
+    if (!chosen) {
+      fmt::print(stderr, "clusterctl jobs --gc: {}\n", chosen.error().message);
+      return chosen.error().code;
+    }
+    executors = std::move(*chosen);
+  } else {
+    // The cluster of each record's hosts: its lab ("": the one the global options choose).
+    const bool cluster_given = !ctx.global.lab.empty() || !ctx.global.inventory.empty();
+    auto cluster_of = [&](const launch::JobRecord& j) {
+      return cluster_given ? std::string() : j.lab;
+    };
+    std::map<std::string, std::set<std::string>> names;  // cluster -> hosts
+    for (const auto& j : jobs) {
+      if (!j.hosts.empty()) names[cluster_of(j)].insert(j.hosts.begin(), j.hosts.end());
+    }
     if (names.empty()) {
       fmt::print(stderr, "clusterctl jobs --gc: no job records name a host: give --hosts\n");
       return ExitCode::kUsage;
     }
-    std::map<std::string, std::string> skipped;  // host -> why it is not known
-    for (const auto& n : names) {
-      auto unknown = unknown_hosts(ctx.global, {n});
-      if (!unknown) {
-        fmt::print(stderr, "clusterctl jobs --gc: {}\n", unknown.error().message);
-        return unknown.error().code;
+    std::map<std::pair<std::string, std::string>, std::string> skipped;  // why not known
+    for (const auto& [cluster, hosts] : names) {
+      GlobalOptions g = ctx.global;
+      if (!cluster.empty()) {
+        g.lab = cluster;
+        g.inventory.clear();
       }
-      if (unknown->empty()) {
-        spec += (spec.empty() ? "" : ",") + n;
-      } else {
-        skipped[n] = unknown->front();
+      std::string spec;
+      for (const auto& n : hosts) {
+        auto unknown = unknown_hosts(g, {n});
+        if (!unknown && cluster.empty()) {
+          fmt::print(stderr, "clusterctl jobs --gc: {}\n", unknown.error().message);
+          return unknown.error().code;
+        }
+        if (!unknown) {  // the record's lab is gone (`lab down`) or unreadable
+          skipped[{cluster, n}] = unknown.error().message;
+        } else if (unknown->empty()) {
+          spec += (spec.empty() ? "" : ",") + n;
+        } else {
+          skipped[{cluster, n}] = unknown->front();
+        }
       }
+      if (spec.empty()) continue;
+      auto chosen = make_executors(g, spec);
+      if (!chosen) {
+        fmt::print(stderr, "clusterctl jobs --gc: {}\n", chosen.error().message);
+        return chosen.error().code;
+      }
+      for (auto& e : *chosen) executors.push_back(std::move(e));
     }
     for (const auto& j : jobs) {
       std::vector<std::string> why;
       std::set<std::string> seen;
       for (const auto& h : j.hosts) {
-        auto it = skipped.find(h);
+        auto it = skipped.find({cluster_of(j), h});
         if (it != skipped.end() && seen.insert(h).second) why.push_back(it->second);
       }
       if (why.empty()) continue;
@@ -78,18 +115,13 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
                  j.id, (launch::jobs_dir() / (j.id + ".json")).string(), text,
                  why.size() == 1 ? "that host was" : "those hosts were");
     }
-    if (spec.empty()) {
+    if (executors.empty()) {
       fmt::print("0 job directories of launchers that are gone removed\n");
       return ExitCode::kOk;
     }
   }
-  auto executors = make_executors(ctx.global, spec);
-  if (!executors) {
-    fmt::print(stderr, "clusterctl jobs --gc: {}\n", executors.error().message);
-    return executors.error().code;
-  }
   std::vector<remote::Executor*> raw;
-  for (auto& e : *executors) raw.push_back(e.get());
+  for (auto& e : executors) raw.push_back(e.get());
   std::vector<std::vector<std::string>> removed(raw.size());
   std::vector<std::string> silent(raw.size());
   remote::for_each_host(
@@ -138,7 +170,9 @@ ExitCode run_jobs(const Context& ctx, bool gc, const std::string& gc_hosts) {
                      {"started_at", j.started_at},
                      {"ranks", j.world_size},
                      {"pid", j.pid},
-                     {"logs", j.logs}});
+                     {"logs", j.logs},
+                     {"lab", j.lab.empty() ? nlohmann::json() : nlohmann::json(j.lab)},
+                     {"reason", j.why().empty() ? nlohmann::json() : nlohmann::json(j.why())}});
     }
     fmt::print("{}\n", util::json_text(out, 2));
     return ExitCode::kOk;
@@ -147,19 +181,22 @@ ExitCode run_jobs(const Context& ctx, bool gc, const std::string& gc_hosts) {
     fmt::print("no jobs (records in {})\n", launch::jobs_dir().string());
     return ExitCode::kOk;
   }
-  fmt::print("{:<40}  {:<11}  {:>4}  {:>5}  {:<20}  {}\n", "job", "state", "exit", "ranks",
-             "started", "logs");
+  // `why` last: it is the one column of free length (the logs path comes before it).
+  fmt::print("{:<40}  {:<11}  {:>4}  {:>5}  {:<20}  {}  {}\n", "job", "state", "exit", "ranks",
+             "started", "logs", "why");
   for (const auto& j : jobs) {
-    fmt::print("{:<40}  {:<11}  {:>4}  {:>5}  {:<20}  {}\n", j.id, launch::to_string(j.live_state()),
-               j.exit_code ? std::to_string(*j.exit_code) : "-", j.world_size, j.started_at,
-               j.logs);
+    const std::string why = j.why();
+    fmt::print("{:<40}  {:<11}  {:>4}  {:>5}  {:<20}  {}  {}\n", j.id,
+               launch::to_string(j.live_state()), j.exit_code ? std::to_string(*j.exit_code) : "-",
+               j.world_size, j.started_at, j.logs, why.empty() ? "-" : why);
   }
   const bool any_failed = std::any_of(jobs.begin(), jobs.end(), [](const launch::JobRecord& j) {
     const launch::JobState st = j.live_state();
     return st == launch::JobState::kFailed || st == launch::JobState::kLost;
   });
   if (any_failed) {
-    fmt::print(stderr, "why a job failed: `clusterctl logs JOB` ends with its summary\n");
+    fmt::print(stderr, "the whole story of a failed job: `clusterctl logs JOB` ends with its "
+                       "summary\n");
   }
   return ExitCode::kOk;
 }
@@ -170,36 +207,56 @@ struct LogsCli {
   bool follow = false;
 };
 
-// Prints what was added to each log since the last call; returns whether anything was.
 // What starts each line of `rank`: "[R host] " when several ranks are shown, else nothing.
 std::string line_prefix(const launch::JobRecord& j, const std::vector<int>& ranks, int rank) {
   return ranks.size() > 1 ? launch::rank_prefix(rank, j.hosts[static_cast<size_t>(rank)]) : "";
 }
 
+// Where `logs` is in each rank log: the bytes shown so far, the line not yet ended, and
+// whether the path was named as one that cannot be read (once, then skipped).
+struct LogSlot {
+  std::filesystem::path path;
+  off_t offset = 0;
+  std::string partial;
+  bool refused = false;
+};
+
+// Prints what was added to each log since the last call, a piece at a time; returns whether
+// anything was. Logs are read under the file rule (util::open_regular_file): a FIFO, device or
+// directory put in a log's place is named once on stderr and skipped, never waited on.
 bool print_new(const launch::JobRecord& j, const std::vector<int>& ranks,
-               std::vector<std::streamoff>& offsets, std::vector<std::string>& partial) {
+               std::vector<LogSlot>& slots) {
   bool any = false;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    for (int fd = 1; fd <= 2; ++fd) {
-      size_t slot = i * 2 + static_cast<size_t>(fd - 1);
-      std::ifstream f(fmt::format("{}/rank-{}.{}", j.logs, ranks[i], fd == 1 ? "out" : "err"),
-                      std::ios::binary);
-      if (!f) continue;
-      f.seekg(offsets[slot]);
-      std::string chunk((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-      if (chunk.empty()) continue;
-      offsets[slot] += static_cast<std::streamoff>(chunk.size());
+  for (size_t slot = 0; slot < slots.size(); ++slot) {
+    LogSlot& s = slots[slot];
+    if (s.refused) continue;
+    const int rank = ranks[slot / 2];
+    std::FILE* to = slot % 2 == 0 ? stdout : stderr;
+    auto fd = util::open_regular_file(s.path);
+    if (!fd) {
+      std::error_code ec;
+      if (!std::filesystem::exists(std::filesystem::symlink_status(s.path, ec))) continue;
+      fmt::print(stderr, "clusterctl logs: rank {}'s log {}; skipped\n", rank,
+                 fd.error().message);
+      std::fflush(stderr);
+      s.refused = true;
+      continue;
+    }
+    char buf[64 * 1024];
+    for (;;) {
+      const ssize_t n = ::pread(fd->get(), buf, sizeof buf, s.offset);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      s.offset += static_cast<off_t>(n);
       any = true;
-      std::string& text = partial[slot];
-      text += chunk;
+      s.partial.append(buf, static_cast<size_t>(n));
       size_t nl = 0;
-      while ((nl = text.find('\n')) != std::string::npos) {
-        std::string line = text.substr(0, nl);
-        text.erase(0, nl + 1);
-        std::FILE* to = fd == 1 ? stdout : stderr;
-        fmt::print(to, "{}{}\n", line_prefix(j, ranks, ranks[i]), line);
-        std::fflush(to);
+      while ((nl = s.partial.find('\n')) != std::string::npos) {
+        fmt::print(to, "{}{}\n", line_prefix(j, ranks, rank),
+                   std::string_view(s.partial).substr(0, nl));
+        s.partial.erase(0, nl + 1);
       }
+      std::fflush(to);
     }
   }
   return any;
@@ -207,12 +264,12 @@ bool print_new(const launch::JobRecord& j, const std::vector<int>& ranks,
 
 // A last line without a newline, once the job has ended (nothing more will follow it).
 void flush_partial(const launch::JobRecord& j, const std::vector<int>& ranks,
-                   std::vector<std::string>& partial) {
-  for (size_t slot = 0; slot < partial.size(); ++slot) {
-    if (partial[slot].empty()) continue;
+                   std::vector<LogSlot>& slots) {
+  for (size_t slot = 0; slot < slots.size(); ++slot) {
+    if (slots[slot].partial.empty()) continue;
     std::FILE* to = slot % 2 == 0 ? stdout : stderr;
-    fmt::print(to, "{}{}\n", line_prefix(j, ranks, ranks[slot / 2]), partial[slot]);
-    partial[slot].clear();
+    fmt::print(to, "{}{}\n", line_prefix(j, ranks, ranks[slot / 2]), slots[slot].partial);
+    slots[slot].partial.clear();
   }
   std::fflush(stdout);
 }
@@ -306,20 +363,23 @@ ExitCode run_logs(const LogsCli& o) {
       return ExitCode::kUsage;
     }
   }
-  std::vector<std::streamoff> offsets(ranks.size() * 2, 0);
-  std::vector<std::string> partial(ranks.size() * 2);
-  print_new(*j, ranks, offsets, partial);
+  std::vector<LogSlot> slots(ranks.size() * 2);
+  for (size_t slot = 0; slot < slots.size(); ++slot) {
+    slots[slot].path = std::filesystem::path(j->logs) /
+                       fmt::format("rank-{}.{}", ranks[slot / 2], slot % 2 == 0 ? "out" : "err");
+  }
+  print_new(*j, ranks, slots);
   launch::JobRecord last = *j;
   while (o.follow && !util::interrupted() && last.live_state() == launch::JobState::kRunning) {
     auto now = launch::find_job(j->id);
     std::this_thread::sleep_for(200ms);
-    print_new(*j, ranks, offsets, partial);
+    print_new(*j, ranks, slots);
     if (!now) break;  // its record was removed: nothing more to learn
     last = std::move(*now);
   }
   if (util::interrupted()) return ExitCode::kInterrupted;
   if (last.live_state() == launch::JobState::kRunning) return ExitCode::kOk;  // no -f
-  flush_partial(*j, ranks, partial);
+  flush_partial(*j, ranks, slots);
   show_outcome(last);
   return o.follow ? outcome_code(last) : ExitCode::kOk;
 }
@@ -346,9 +406,11 @@ ExitCode run_stop(const std::string& id) {
     return ExitCode::kCheckFailed;
   }
   if (j->live_state() != launch::JobState::kRunning) {
-    fmt::print(stderr, "clusterctl stop: job {} is not running ({})\n", j->id,
+    // What `stop` is for has happened already: not an error (a script may stop what it
+    // started without knowing whether it ended).
+    fmt::print(stderr, "clusterctl stop: job {} already ended ({}): nothing to stop\n", j->id,
                launch::to_string(j->live_state()));
-    return ExitCode::kCheckFailed;
+    return ExitCode::kOk;
   }
   // The launching process ends the job as on Ctrl-C: SIGTERM, then SIGKILL after the grace
   // period, every job directory removed.
@@ -384,7 +446,8 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
                  "from this machine left on hosts when they were killed, and say which");
   jobs->add_option("--hosts", jo->hosts,
                    "With --gc: the hosts to clean (as for exec; default: every host named in "
-                   "this machine's job records, skipping with a warning a record's host that "
+                   "this machine's job records, each reached through its record's lab unless "
+                   "--lab or --inventory is given, skipping with a warning a record's host that "
                    "the inventory or SSH config does not know)");
   jobs->callback([&ctx, jo] { ctx.action = [&ctx, jo] { return run_jobs(ctx, jo->gc, jo->hosts); }; });
 
@@ -402,7 +465,9 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
 
   auto id = std::make_shared<std::string>();
   CLI::App* stop = app.add_subcommand(
-      "stop", "End a running job as Ctrl-C would (SIGTERM, SIGKILL after its grace period)");
+      "stop",
+      "End a running job as Ctrl-C would (SIGTERM, SIGKILL after its grace period; a second "
+      "stop: SIGKILL at once); a job that already ended: nothing to do, exit 0");
   stop->add_option("job", *id, "Job id, or a job name (its newest run)")->required();
   stop->callback([&ctx, id] { ctx.action = [id] { return run_stop(*id); }; });
 }

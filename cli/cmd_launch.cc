@@ -23,6 +23,7 @@
 #include "discovery/cluster_state.h"
 #include "launch/job_spec.h"
 #include "launch/job_state.h"
+#include "launch/local_needs.h"
 #include "launch/output.h"
 #include "launch/placement.h"
 #include "launch/rank_env.h"
@@ -37,6 +38,7 @@
 #include "util/clock.h"
 #include "util/interrupt.h"
 #include "util/process.h"
+#include "util/text.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -182,32 +184,6 @@ util::Status check_hosts_known(const launch::JobSpec& spec, const Placement& p) 
   return util::error(ExitCode::kUsage, msg);
 }
 
-// Every `upload:` source is a readable local file, before anything else happens: a host cannot
-// be set up without it (exit 3, as for any host set-up failure; README "Launching a job").
-util::Status check_uploads(const launch::JobSpec& spec) {
-  for (const auto& up : spec.upload) {
-    std::error_code ec;
-    const auto st = std::filesystem::status(up.src, ec);
-    std::string problem;
-    if (!std::filesystem::exists(st)) {
-      problem = "no such file";
-    } else if (!std::filesystem::is_regular_file(st)) {
-      problem = "not a regular file";
-    } else if (::access(up.src.c_str(), R_OK) != 0) {
-      problem = "not readable";
-    }
-    if (!problem.empty()) {
-      return util::error(ExitCode::kUnreachable,
-                         fmt::format("{}:{}:{}: upload src {}: {}: nothing was started; build or "
-                                     "copy the file there, or fix `src` (relative paths are from "
-                                     "the job file's directory)",
-                                     spec.source.string(), up.line, up.column, up.src.string(),
-                                     problem));
-    }
-  }
-  return {};
-}
-
 bool on_path(const std::string& program) {
   const char* env = std::getenv("PATH");
   std::string_view path = env != nullptr ? env : "";
@@ -282,8 +258,24 @@ std::string new_job_id(const std::string& name) {
                      util::random_hex(3));
 }
 
+// The job file, and what it needs from this machine (launch/local_needs.h: uploads, secrets),
+// checked before any host is contacted: every mistake of the file and every local problem are
+// reported together (file order within each), exit 2, or 3 when only uploads are missing.
+util::Result<launch::JobSpec> load_checked(const std::string& job_file) {
+  auto text = util::read_file(job_file);
+  if (!text) return text.error();
+  launch::JobSpecDraft draft = launch::parse_job_spec_draft(*text, job_file);
+  const std::vector<util::Error> local = launch::local_problems(draft.job);
+  if (draft.errors.empty() && local.empty()) return std::move(draft.job);
+  std::string msg;
+  for (const auto& e : draft.errors) msg += (msg.empty() ? "" : "\n") + e.message;
+  for (const auto& e : local) msg += (msg.empty() ? "" : "\n") + e.message;
+  return util::error(draft.errors.empty() ? launch::local_problems_code(local) : ExitCode::kUsage,
+                     msg);
+}
+
 ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
-  auto spec = launch::load_job_spec(o.job_file);
+  auto spec = load_checked(o.job_file);
   if (!spec) {
     fmt::print(stderr, "{}\n", spec.error().message);
     return spec.error().code;
@@ -292,7 +284,6 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     fmt::print(stderr, "clusterctl launch: {}\n", e.message);
     return e.code;
   };
-  if (auto st = check_uploads(*spec); !st) return fail(st.error());
   auto placement = place(ctx.global, *spec);
   if (!placement) return fail(placement.error());
   if (auto st = check_hosts_known(*spec, *placement); !st) return fail(st.error());
@@ -356,6 +347,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   rec.logs = std::filesystem::absolute(run_logs).lexically_normal().string();
   rec.world_size = plan.world_size();
   rec.hosts = labels;
+  rec.lab = placement->global.lab;  // `jobs --gc` reaches the hosts through it
   if (o.detach) {
     // Before any thread exists: the child runs the job in its own session, the parent reports.
     std::fflush(nullptr);
@@ -418,11 +410,17 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   if (!outcome) {
     summary = fmt::format("clusterctl launch: {}\n", outcome.error().message);
     code = outcome.error().code;
+    // One line for `jobs`: "the job did not start: a host could not be set up: h2: ...".
+    for (std::string_view line : util::split_lines(outcome.error().message)) {
+      rec.reason += (rec.reason.empty() ? "" : " ") + std::string(util::trim(line));
+    }
   } else {
     summary = launch::render_summary(*outcome);
     code = outcome->code;
+    rec.reason = launch::job_reason(*outcome);
     for (const auto& r : outcome->ranks) rec.rank_status.push_back(launch::describe_status(r));
   }
+  if (!summary.ends_with('\n')) summary += '\n';  // a text file: `cat summary.txt`, `tail`
   rec.exit_code = util::to_int(code);
   rec.state = code == ExitCode::kOk            ? launch::JobState::kSucceeded
               : code == ExitCode::kInterrupted ? launch::JobState::kInterrupted

@@ -14,7 +14,6 @@ namespace {
 
 using util::ExitCode;
 
-constexpr std::size_t kMaxNameLength = 32;
 constexpr int kSubnetCandidates = 1000;
 
 // FNV-1a, 32 bits: stable across platforms and releases (names, tags and subnets derive from it).
@@ -67,22 +66,6 @@ util::Result<std::vector<Ipv4Prefix>> used_prefixes_from_ip_json(std::string_vie
     }
   }
   return used;
-}
-
-util::Status validate_lab_name(std::string_view name) {
-  auto ok_char = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-';
-  };
-  bool ok = !name.empty() && name.size() <= kMaxNameLength && name[0] != '-' && name[0] != '_' &&
-            std::all_of(name.begin(), name.end(), ok_char);
-  if (!ok) {
-    return util::error(ExitCode::kUsage,
-                       fmt::format("invalid lab name '{}': use 1 to {} letters, digits, '-' or "
-                                   "'_', starting with a letter or digit",
-                                   name, kMaxNameLength));
-  }
-  return {};
 }
 
 std::string lab_tag(std::string_view name) {

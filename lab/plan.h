@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "lab/topology.h"
+#include "remote/inventory.h"
 #include "util/ipv4.h"
 #include "util/result.h"
 
@@ -40,8 +41,9 @@ using util::parse_ipv4_prefix;
 util::Result<std::vector<Ipv4Prefix>> used_prefixes_from_ip_json(std::string_view route_json,
                                                                  std::string_view addr_json);
 
-/// Checks a lab name (see the header comment). Errors (kUsage) say what is allowed.
-util::Status validate_lab_name(std::string_view name);
+/// Checks a lab name (see the header comment). Errors (kUsage) say what is allowed. In remote/
+/// (beside lab_dir) so that job records and --lab are checked the same way on every platform.
+using remote::validate_lab_name;
 
 /// "cc" + 6 hex digits: the prefix of the lab's interfaces in the root namespace.
 std::string lab_tag(std::string_view name);

@@ -93,7 +93,8 @@ class Parser {
  public:
   explicit Parser(const std::string& file) : r_(file, "the job"), base_(directory_of(file)) {}
 
-  util::Result<JobSpec> parse(std::string_view text);
+  /// Fills `job` with every entry that parses; returns every mistake (none: `job` is valid).
+  std::vector<util::Error> parse(std::string_view text, JobSpec& job);
 
  private:
   util::Status field(const Field& f, JobSpec& job);
@@ -298,6 +299,8 @@ util::Status Parser::secret_env(const Field& f, JobSpec& job) {
       if (!p) return p.error();
       s = SecretSource{SecretSource::Kind::kFile, p->string()};
     }
+    s.line = from.mark().line + 1;
+    s.column = from.mark().column + 1;
     secret_fields_.push_back(e);
     job.secret_env[e.key] = std::move(s);
   }
@@ -495,27 +498,26 @@ util::Status Parser::field(const Field& f, JobSpec& job) {
   return {};
 }
 
-util::Result<JobSpec> Parser::parse(std::string_view text) {
+std::vector<util::Error> Parser::parse(std::string_view text, JobSpec& job) {
   auto doc = r_.load(text);
-  if (!doc) return doc.error();
+  if (!doc) return {doc.error()};
   const YAML::Mark start;  // line 1, column 1
   if (doc->IsNull()) {
-    return r_.error(start,
-                    "the job file is empty: a job needs at least name, command, and "
-                    "cluster or hosts");
+    return {r_.error(start,
+                     "the job file is empty: a job needs at least name, command, and "
+                     "cluster or hosts")};
   }
   if (!doc->IsMap()) {
-    return r_.error(doc->Mark(), fmt::format("expected a mapping of job settings (name: ..., "
-                                             "command: ...), got {}",
-                                             YamlReader::kind(*doc)));
+    return {r_.error(doc->Mark(), fmt::format("expected a mapping of job settings (name: ..., "
+                                              "command: ...), got {}",
+                                              YamlReader::kind(*doc)))};
   }
   // Every mistake is reported, not just the first: each top-level entry is checked on its own
   // (within one entry, the first problem), then what is missing.
   std::vector<util::Error> errors;
   auto fields = r_.mapping(YamlReader::root(*doc), kJobKeys, errors);
-  if (!fields) return fields.error();
+  if (!fields) return {fields.error()};
 
-  JobSpec job;
   bool has_command = false, has_name = false;
   for (const Field& f : *fields) {
     if (auto st = field(f, job); !st) errors.push_back(st.error());
@@ -546,17 +548,23 @@ util::Result<JobSpec> Parser::parse(std::string_view text) {
                                                         s.path, e->second.line + 1)));
     }
   }
-  if (!errors.empty()) return YamlReader::all(errors);
-  if (job.logs.empty()) job.logs = "logs/" + job.name;
-  return job;
+  if (job.logs.empty() && !job.name.empty()) job.logs = "logs/" + job.name;
+  return errors;
 }
 
 }  // namespace
 
+JobSpecDraft parse_job_spec_draft(std::string_view yaml_text, const std::string& source_path) {
+  JobSpecDraft d;
+  d.errors = Parser(source_path).parse(yaml_text, d.job);
+  d.job.source = source_path;
+  return d;
+}
+
 util::Result<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& source_path) {
-  auto job = Parser(source_path).parse(yaml_text);
-  if (job) job->source = source_path;
-  return job;
+  JobSpecDraft d = parse_job_spec_draft(yaml_text, source_path);
+  if (!d.errors.empty()) return YamlReader::all(d.errors);
+  return std::move(d.job);
 }
 
 util::Result<JobSpec> load_job_spec(const std::filesystem::path& path) {

@@ -88,7 +88,11 @@ struct SecretSource {
   };
   Kind kind = Kind::kEnv;
   std::string value;
-  friend bool operator==(const SecretSource&, const SecretSource&) = default;
+  int line = 0, column = 0;  // where the value is in the job file (1-based), for errors
+  /// The same source (wherever it was written).
+  friend bool operator==(const SecretSource& a, const SecretSource& b) {
+    return a.kind == b.kind && a.value == b.value;
+  }
 };
 
 /// Time limits, whole seconds.
@@ -161,6 +165,15 @@ inline constexpr std::string_view kWrapperVariablePrefix = "_ccw_";
 /// sets itself (CLUSTERCOMM_RANK, MLX_RANK, ...) or that begins with kWrapperVariablePrefix,
 /// a secret_env name also in env.
 util::Result<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& source_path);
+
+/// What parse_job_spec found, kept when there are mistakes, so that the checks that need only
+/// part of the job (launch::local_problems: uploads, secrets) can run in the same pass and
+/// every problem is reported at once.
+struct JobSpecDraft {
+  JobSpec job;  // every entry that parsed; the others left at their defaults
+  std::vector<util::Error> errors;  // as parse_job_spec reports them (empty: `job` is valid)
+};
+JobSpecDraft parse_job_spec_draft(std::string_view yaml_text, const std::string& source_path);
 
 /// Reads and parses the job file at `path`. Errors: as parse_job_spec, and an unreadable file.
 util::Result<JobSpec> load_job_spec(const std::filesystem::path& path);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "remote/inventory.h"
 #include "util/atomic_file.h"
 #include "util/process.h"
 #include "util/state_dir.h"
@@ -26,7 +27,7 @@ nlohmann::json to_json(const JobRecord& r) {
     e["status"] = i < r.rank_status.size() ? nlohmann::json(r.rank_status[i]) : nlohmann::json();
     ranks.push_back(e);
   }
-  return {{"schema", kSchema},
+  nlohmann::json out = {{"schema", kSchema},
           {"id", r.id},
           {"name", r.name},
           {"job_file", r.job_file},
@@ -38,6 +39,9 @@ nlohmann::json to_json(const JobRecord& r) {
           {"logs", r.logs},
           {"world_size", r.world_size},
           {"ranks", ranks}};
+  if (!r.lab.empty()) out["lab"] = r.lab;
+  if (!r.reason.empty()) out["reason"] = r.reason;
+  return out;
 }
 
 std::optional<JobRecord> from_json(const nlohmann::json& j) {
@@ -56,6 +60,9 @@ std::optional<JobRecord> from_json(const nlohmann::json& j) {
     r.started_at = j.at("started_at");
     r.logs = j.at("logs");
     r.world_size = j.at("world_size");
+    const std::string lab = j.value("lab", "");
+    if (!lab.empty() && remote::validate_lab_name(lab)) r.lab = lab;
+    r.reason = j.value("reason", "");
     for (const auto& e : j.at("ranks")) {
       r.hosts.push_back(e.at("host"));
       if (!e.at("status").is_null()) r.rank_status.push_back(e.at("status"));
@@ -89,6 +96,22 @@ std::optional<JobState> job_state_from(std::string_view text) {
     if (name == text) return state;
   }
   return std::nullopt;
+}
+
+std::string JobRecord::why() const {
+  const JobState st = live_state();
+  if (st == JobState::kLost) {
+    return fmt::format("launcher (pid {}) gone without an outcome (killed?)", pid);
+  }
+  if (st == JobState::kRunning || st == JobState::kSucceeded) return "";
+  if (!reason.empty()) return reason;
+  for (size_t i = 0; i < rank_status.size(); ++i) {
+    if (rank_status[i] != "exit 0") {
+      return fmt::format("rank {}{} {}", i, i < hosts.size() ? " on " + hosts[i] : "",
+                         rank_status[i]);
+    }
+  }
+  return "";
 }
 
 JobState JobRecord::live_state() const {

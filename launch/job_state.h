@@ -11,8 +11,10 @@
 //    "pid_start": "linux:BOOTID:TICKS",                  // util::process_start_time(pid)
 //    "state": "running" | "succeeded" | "failed" | "interrupted",
 //    "exit_code": null | 0 | 4 | 130, "started_at": "2026-11-30T23:30:53Z",
-//    "logs": "/abs/logs/smoke/ID", "world_size": 4, "hosts": ["h1", ...],
-//    "ranks": [{"rank": 0, "host": "h1", "status": "exit 0"}, ...]}   // filled at the end
+//    "logs": "/abs/logs/smoke/ID", "world_size": 4,
+//    "lab": "default",                                   // or absent: see JobRecord::lab
+//    "ranks": [{"rank": 0, "host": "h1", "status": "exit 0"}, ...],  // status: at the end
+//    "reason": "rank 2 on h3 failed (exit 1)"}           // why it failed; absent otherwise
 #pragma once
 
 #include <filesystem>
@@ -46,6 +48,16 @@ struct JobRecord {
   int world_size = 0;
   std::vector<std::string> hosts;        // per rank
   std::vector<std::string> rank_status;  // per rank, at the end ("exit 0", "SIGKILL")
+  /// The lab whose inventory names the hosts (`cluster: lab:NAME` or --lab), so `jobs --gc`
+  /// reaches them without --lab; "" for other jobs. A record's text that is not a valid lab
+  /// name (remote::validate_lab_name) reads as "": a record cannot point gc at another path.
+  std::string lab;
+  /// Why the job did not succeed (launch::job_reason: the rank, its exit status or signal, or
+  /// the lost host; or why it never started), at the end; "" otherwise and in older records.
+  std::string reason;
+  /// Why the job failed, for `jobs`: `reason`, or what the record still tells (a lost
+  /// launcher; the first rank status that is not "exit 0"); "" for a running or succeeded job.
+  std::string why() const;
   /// kRunning only while its clusterctl process lives; a record left running by a process
   /// that died (kill -9), or whose pid now names another process, reads kLost.
   JobState live_state() const;

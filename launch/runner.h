@@ -72,7 +72,9 @@ struct RankOutcome {
   bool finished = false;     // its exit status (or a connection loss) is known
   int exit_status = -1;      // 0..255 (128+N after death by signal N); -1: unknown (lost, never ran)
   bool signaled = false;     // it died by signal exit_status-128 (an exit with 128+N is not)
-  std::string problem;       // why it has no status: "connection lost: ...", "never started"
+  std::string problem;       // why it has no status: "connection lost: ...", "never started";
+                             // or, with a status, why it failed before its command ran
+                             // ("cannot enter the working directory /x on h2": wrapper.h)
   bool ended_by_us = false;  // its end followed clusterctl's SIGTERM/SIGKILL
   bool stopped = false;      // seen stopped while it ran (ps STAT T/t: SIGSTOP, Ctrl-Z, a debugger)
   std::chrono::milliseconds duration{0};
@@ -110,6 +112,15 @@ std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::mill
 
 /// "0", "1", "SIGKILL", "connection lost" for the summary.
 std::string describe_status(const RankOutcome& r);
+
+/// describe_status, and why the rank failed before its command ran when it did ("exit 126:
+/// cannot enter the working directory /x on h2").
+std::string describe_failure(const RankOutcome& r);
+
+/// Why the job did not succeed, in one line: the reason it ended early, or the rank that
+/// failed first ("rank 2 on h3 failed (exit 1)"); "" for a job that succeeded. The verdict
+/// of render_summary, and the `reason` of the job's record (`clusterctl jobs`).
+std::string job_reason(const JobOutcome& outcome);
 
 /// The summary table (rank, host, exit, duration; the first failure marked) and the verdict.
 std::string render_summary(const JobOutcome& outcome);

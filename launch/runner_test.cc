@@ -3,6 +3,7 @@
 #include "launch/runner.h"
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -229,6 +230,91 @@ TEST_CASE("runner: Ctrl-C during an upload says interrupted, not a host or job f
   CHECK(out.error().code == cc::util::ExitCode::kInterrupted);
   CHECK(out.error().message == "interrupted while the hosts were set up: no rank was started");
   CHECK_FALSE(job.dirs_left(2));
+}
+
+TEST_CASE("runner: a second Ctrl-C while the job ends sends SIGKILL at once, not after the grace") {
+  // Both ranks ignore SIGTERM; the first "Ctrl-C" comes once both are running with their trap
+  // set, the second once the watcher says the job is ending. Without the second, the job
+  // would wait the whole grace period (30 s) for them.
+  const std::string ready = "/tmp/cc-twice-" + random_hex(6);
+  JobSpec spec = spec_of(fmt::format(
+      "name: twice\nhosts: [a, b]\n"
+      "command: {{shell: 'trap \"\" TERM; : >{0}-$CLUSTERCOMM_RANK; while :; do sleep 0.1; "
+      "done'}}\n"
+      "timeouts: {{grace: 30}}\n",
+      ready));
+  LocalJob job;
+  job.status = [&ready](const std::string& line) {
+    const int n = cc::util::interrupt_count();
+    if (n == 0 && fs::exists(ready + "-0") && fs::exists(ready + "-1")) {
+      cc::util::set_interrupt_count(1);
+    } else if (n == 1 && line.find("(ending)") != std::string::npos) {
+      cc::util::set_interrupt_count(2);
+    }
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  auto out = job.run(spec, 2);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  cc::util::set_interrupted(false);
+  fs::remove(ready + "-0");
+  fs::remove(ready + "-1");
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kInterrupted);
+  CHECK(out->ranks[0].exit_status == 128 + 9);
+  CHECK(out->ranks[1].exit_status == 128 + 9);
+  CHECK(took < std::chrono::seconds(15));
+  CHECK_FALSE(job.dirs_left(2));
+}
+
+TEST_CASE("runner: ranks that cannot enter their cwd failed (with the reason), never 'never started'") {
+  JobSpec spec = spec_of(
+      "name: nocwd\nhosts: [a, b]\nranks_per_host: 2\ncommand: [true]\n"
+      "cwd: /nonexistent-cc-cwd\n");
+  LocalJob job;
+  auto out = job.run(spec, 2);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  const std::string summary = render_summary(*out);
+  CHECK(summary.find("never started") == std::string::npos);
+  for (const auto& r : out->ranks) {
+    CAPTURE(r.rank);
+    CHECK(r.exit_status == 126);
+    CHECK(r.problem.find("cannot enter the working directory /nonexistent-cc-cwd") !=
+          std::string::npos);
+  }
+  CHECK(summary.find("cannot enter the working directory /nonexistent-cc-cwd on ") !=
+        std::string::npos);
+  // "rank R on H failed first (exit 126: ...)", or "failed (...)" when the others were still
+  // running when it failed
+  CAPTURE(job_reason(*out));
+  CHECK(job_reason(*out).find(" (exit 126: cannot enter the working directory "
+                              "/nonexistent-cc-cwd on ") != std::string::npos);
+  CHECK_FALSE(job.dirs_left(2));
+}
+
+TEST_CASE("runner: a daemon the rank leaves (setsid, holding its output) does not hold the job") {
+  // The daemon: a new session (perl's POSIX::setsid, as on macOS), stdout and stderr those of
+  // the rank, its pid in a file so the test ends it by its id. The rank exits once the daemon
+  // runs (else the wrapper's SIGKILL to the rank's group can come first).
+  const fs::path pidfile = fs::temp_directory_path() / ("cc-daemon-" + random_hex(6));
+  JobSpec spec = spec_of(fmt::format(
+      "name: daemon\nhosts: [a]\n"
+      "command: {{shell: 'perl -MPOSIX -e \"POSIX::setsid(); exec @ARGV\" sh -c \"echo \\$\\$ "
+      ">{0}; exec sleep 30\" & while [ ! -s {0} ]; do sleep 0.05; done; echo rank-done'}}\n",
+      pidfile.string()));
+  LocalJob job;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto out = job.run(spec, 1);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  if (auto pid = cc::util::read_file(pidfile); pid && std::atoi(pid->c_str()) > 1) {
+    ::kill(static_cast<pid_t>(std::atoi(pid->c_str())), SIGKILL);
+  }
+  fs::remove(pidfile);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kOk);
+  CHECK(took < std::chrono::seconds(10));  // the daemon sleeps 30 s
+  CHECK(*cc::util::read_file(job.logs / "rank-0.out") == "rank-done\n");
+  CHECK_FALSE(job.dirs_left(1));
 }
 
 namespace {

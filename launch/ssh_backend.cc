@@ -14,6 +14,21 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// What the wrapper said last before it gave up on starting rank `rank` ("clusterctl: rank R:
+// cannot enter the working directory D on H" -> "cannot enter the working directory D on H");
+// "" when it said nothing of its own, or only that the job was ending.
+std::string wrapper_problem(std::string_view err, int rank) {
+  const std::string prefix = fmt::format("clusterctl: rank {}: ", rank);
+  std::string found;
+  while (!err.empty()) {
+    const size_t nl = err.find('\n');
+    const std::string_view line = err.substr(0, nl);
+    err = nl == std::string_view::npos ? std::string_view() : err.substr(nl + 1);
+    if (line.starts_with(prefix)) found = line.substr(prefix.size());
+  }
+  return found.starts_with("not started, the job is ending") ? std::string() : found;
+}
+
 // One rank: connect, start, stream, exit status, reported on the board.
 class RankSession {
  public:
@@ -99,7 +114,11 @@ class RankSession {
   }
 
   void finish(int status, std::string problem, bool signaled = false) {
-    if (auto rest = marker_.flush(); !rest.empty()) feed(2, rest);
+    const std::string rest = marker_.flush();
+    if (!rest.empty()) feed(2, rest);
+    // The wrapper failed before the command ran (a cwd that is missing, a job directory that
+    // is not ours): its own last line says why (wrapper.h), and the summary says it.
+    if (problem.empty() && !marker_.started() && status > 0) problem = wrapper_problem(rest, rank_);
     ctx_.output.finish(rank_);
     board_.finished(
         rank_, status, signaled, std::move(problem),

@@ -44,14 +44,34 @@ std::string describe_status(const RankOutcome& r) {
   return fmt::format("exit {}", r.exit_status);
 }
 
+std::string describe_failure(const RankOutcome& r) {
+  std::string status = describe_status(r);
+  if (r.exit_status >= 0 && !r.problem.empty()) status += ": " + r.problem;
+  return status;
+}
+
+std::string job_reason(const JobOutcome& o) {
+  if (o.code == util::ExitCode::kOk) return "";
+  if (!o.reason.empty()) return o.reason;
+  if (o.first_failed >= 0 && static_cast<size_t>(o.first_failed) < o.ranks.size()) {
+    const auto& r = o.ranks[static_cast<size_t>(o.first_failed)];
+    return fmt::format("rank {} on {} failed first ({})", r.rank, r.host, describe_failure(r));
+  }
+  return "";
+}
+
 std::string render_summary(const JobOutcome& o) {
   std::string out =
       fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", "rank", "host", "status", "duration", "");
   for (const auto& r : o.ranks) {
     std::string status = describe_status(r);
     std::string note;
+    const bool failed_to_start = !r.started && r.exit_status > 0 && !r.problem.empty();
     if (r.rank == o.first_failed) {
       note = "<- failed first";
+    } else if (failed_to_start) {
+      // Its own failure (a missing cwd), whenever it came: not the teardown's doing.
+      note = "failed: " + r.problem;
     } else if (r.stopped) {
       note = "<- was stopped: the others waited for it";
     } else if (r.ended_by_us) {
@@ -65,6 +85,7 @@ std::string render_summary(const JobOutcome& o) {
     out += fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", r.rank, r.host, shown,
                        seconds(r.duration), note);
     if (status.size() > 22) out += fmt::format("       {}\n", status);
+    if (r.rank == o.first_failed && failed_to_start) out += fmt::format("       {}\n", r.problem);
   }
   size_t ok = 0;
   for (const auto& r : o.ranks) ok += r.exit_status == 0 ? 1 : 0;
@@ -72,11 +93,7 @@ std::string render_summary(const JobOutcome& o) {
     out += fmt::format("job succeeded: {} ranks exited 0 in {}\n", o.ranks.size(),
                        seconds(o.duration));
   } else {
-    std::string why = o.reason;
-    if (why.empty() && o.first_failed >= 0) {
-      const auto& r = o.ranks[static_cast<size_t>(o.first_failed)];
-      why = fmt::format("rank {} on {} failed first ({})", r.rank, r.host, describe_status(r));
-    }
+    const std::string why = job_reason(o);
     out += fmt::format("job {}: {}; {}/{} ranks exited 0\n",
                        o.code == util::ExitCode::kInterrupted ? "interrupted" : "failed", why, ok,
                        o.ranks.size());

@@ -77,7 +77,7 @@ class Watcher {
         judge(answers, false, clock_.now());
       }
       const RankOutcome o = board_.rank(c.first_failed);
-      return Reason{fmt::format("rank {} on {} failed ({})", o.rank, o.host, describe_status(o)),
+      return Reason{fmt::format("rank {} on {} failed ({})", o.rank, o.host, describe_failure(o)),
                     ExitCode::kJobFailed, true};
     }
     if (c.started < world_ && now - opts_.t0 > opts_.timeouts.startup) {
@@ -108,17 +108,32 @@ class Watcher {
     result_.reason = std::move(r.why);
     result_.code = r.code;
     ending_at_ = clock_.now();
+    interrupts_at_end_ = util::interrupt_count();
     next_term_ = *ending_at_ + 1s;
     output_.note(fmt::format("{}: ending the job (SIGTERM, SIGKILL after {} s)", result_.reason,
                              opts_.timeouts.grace.count()));
     backend_.terminate(r.rank_failed);
   }
 
-  // SIGTERM again every second for ranks that started since, SIGKILL after the grace period,
-  // and, once even that had time to reach every host, give up on the hosts that do not answer.
+  // SIGTERM again every second for ranks that started since, SIGKILL after the grace period
+  // (or at once on a Ctrl-C or SIGTERM that arrives while the job is ending: the operator does
+  // not want to wait for it), and, once even that had time to reach every host, give up on the
+  // hosts that do not answer.
   void teardown_step() {
     const auto now = clock_.now();
-    if (!killed_ && now >= *ending_at_ + opts_.timeouts.grace) {
+    if (!killed_ && util::interrupt_count() > interrupts_at_end_) {
+      // The handler (util/interrupt.h) lets the signal after the second end clusterctl.
+      const int more = util::interrupt_count() >= 2 ? 1 : 2;
+      output_.note(fmt::format(
+          "{}: sending SIGKILL to every rank now, without waiting for the rest of the grace "
+          "period; {} Ctrl-C more end{} clusterctl at once (the ranks' watchdogs then end what "
+          "is left, and `clusterctl jobs --gc` removes their job directories)",
+          interrupts_at_end_ == 0 ? "Ctrl-C or SIGTERM while the job was ending"
+                                  : "second Ctrl-C or SIGTERM",
+          more == 1 ? "one" : "two", more == 1 ? "s" : ""));
+      backend_.kill();
+      killed_ = true;
+    } else if (!killed_ && now >= *ending_at_ + opts_.timeouts.grace) {
       backend_.kill();
       killed_ = true;
     } else if (!killed_ && now >= next_term_) {
@@ -219,6 +234,7 @@ class Watcher {
   WatchResult result_;
   std::optional<Time> ending_at_;
   Time next_term_{};
+  int interrupts_at_end_ = 0;  // util::interrupt_count() when the ending began
   bool killed_ = false;
   bool abandoned_ = false;
   Time last_status_ = clock_.now() - 1s;

@@ -2,7 +2,8 @@
 // backend's sessions write (backend.h) and ends the job early on the first failure, Ctrl-C
 // (util::interrupted()), timeouts.startup (not every rank running) or timeouts.total; then it
 // asks the backend for SIGTERM, again about every second for ranks that started since, and
-// SIGKILL after timeouts.grace, and gives up on the sessions still connected once
+// SIGKILL after timeouts.grace (at once when a Ctrl-C or SIGTERM arrives while it ends:
+// util::interrupt_count() grew), and gives up on the sessions still connected once
 // grace + control timeout + 5 s passed (their hosts do not answer). Beside that it samples the
 // running ranks (stall.h: a rank silent at ~100% CPU, a stopped rank) and draws the status line.
 // All time is the given util::Clock's, so a test on util::FakeClock proves every timeout without

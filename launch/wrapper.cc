@@ -113,10 +113,20 @@ if [ -e "$_ccw_d/ending" ]; then
   exit 143
 fi
 exec 3<&0
+_ccw_o=$_ccw_d/out-$_ccw_r
+_ccw_x=$_ccw_d/err-$_ccw_r
+if ! mkfifo -m 600 "$_ccw_o" "$_ccw_x"; then
+  echo "clusterctl: rank $_ccw_r: cannot create its output pipes in $_ccw_d on $(uname -n)" >&2
+  exit 126
+fi
+cat <"$_ccw_o" 3<&- &
+_ccw_co=$!
+cat <"$_ccw_x" >&2 3<&- &
+_ccw_ce=$!
 if command -v perl >/dev/null 2>&1; then
-  perl -e "$_ccw_W" -- 1 "$_ccw_d/end-$_ccw_r" "$_ccw_m" "$@" </dev/null 3<&- &
+  perl -e "$_ccw_W" -- 1 "$_ccw_d/end-$_ccw_r" "$_ccw_m" "$@" </dev/null >"$_ccw_o" 2>"$_ccw_x" 3<&- &
 else
-  st sh -c 'printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$_ccw_m" "$@" </dev/null 3<&- &
+  st sh -c 'printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$_ccw_m" "$@" </dev/null >"$_ccw_o" 2>"$_ccw_x" 3<&- &
 fi
 p=$!
 pidfile "$_ccw_d/rank-$_ccw_r.pid" "$p"
@@ -152,11 +162,29 @@ exec 3<&-
 wait "$p"
 s=$?
 kill -KILL -"$p" 2>/dev/null
+# The relays end at their pipes' end, once every writer is gone; a daemon of the rank's (a
+# new session, holding its stdout or stderr) would keep them, and the job, open: they get 2 s
+# to pass on what is left, then the rank's end is the job's.
+# The timer polls for the relays' end rather than being signalled, so nothing of the job
+# outlives the wrapper; SIGPIPE ends the relays because no shell reports a job killed by it
+# (dash prints "Terminated" on the rank's stderr for SIGTERM).
+(
+  i=0
+  while [ ! -e "$_ccw_o.done" ] && [ "$i" -lt 20 ]; do
+    sleep 0.1
+    i=$((i + 1))
+  done
+  [ -e "$_ccw_o.done" ] || kill -PIPE "$_ccw_co" "$_ccw_ce"
+) </dev/null >/dev/null 2>&1 &
+k=$!
+wait "$_ccw_co" "$_ccw_ce"
+: >"$_ccw_o.done"
+wait "$k"
 if [ -e "$_ccw_d/lost-$_ccw_r" ]; then
   wait "$w"
 else
   kill "$w" "$rd" 2>/dev/null
-  rm -f "$_ccw_d/rank-$_ccw_r.pid" "$_ccw_d/beat-$_ccw_r" "$_ccw_d/eof-$_ccw_r"
+  rm -f "$_ccw_d/rank-$_ccw_r.pid" "$_ccw_d/beat-$_ccw_r" "$_ccw_d/eof-$_ccw_r" "$_ccw_o" "$_ccw_x" "$_ccw_o.done"
 fi
 exit "$s"
 )SH";

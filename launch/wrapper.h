@@ -21,6 +21,10 @@
 //     group, SIGKILL after the grace period, and removes the job directory. Portable to dash
 //     and macOS's bash 3.2 /bin/sh (no `read -t`): a reader process touches JOBDIR/beat-R per
 //     heartbeat, a checker looks at it once a second;
+//   - the rank's stdout and stderr are FIFOs in JOBDIR (out-R, err-R) that two `cat` relays
+//     copy to the wrapper's own: when the rank exits, the relays get 2 s to pass on what is
+//     left and are then ended, so a daemon the rank left in a session of its own (setsid)
+//     holding its output cannot keep the connection, and the job, open;
 //   - when the rank exits, kills what is left in its group and exits with the rank's status
 //     (128+N after death by signal N, as sh reports it). Where perl exists (macOS, Debian) the
 //     rank is started by a small perl waiter (waiter_perl) that records in JOBDIR/end-R whether

@@ -276,4 +276,21 @@ std::filesystem::path lab_dir(const std::string& name) {
   return util::state_dir() / "labs" / name;
 }
 
+util::Status validate_lab_name(std::string_view name) {
+  constexpr std::size_t kMaxLabName = 32;
+  auto ok_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
+  };
+  bool ok = !name.empty() && name.size() <= kMaxLabName && name[0] != '-' && name[0] != '_' &&
+            std::all_of(name.begin(), name.end(), ok_char);
+  if (!ok) {
+    return util::error(util::ExitCode::kUsage,
+                       fmt::format("invalid lab name '{}': use 1 to {} letters, digits, '-' or "
+                                   "'_', starting with a letter or digit",
+                                   name, kMaxLabName));
+  }
+  return {};
+}
+
 }  // namespace cc::remote

@@ -77,4 +77,9 @@ std::vector<std::string> split_host_list(std::string_view spec);
 /// `--lab NAME` means `--inventory lab_dir(NAME)/inventory.yaml`.
 std::filesystem::path lab_dir(const std::string& name);
 
+/// Checks a lab name: 1 to 32 letters, digits, '-' or '_', starting with a letter or digit (so
+/// lab_dir(NAME) is one directory under labs/, never a path elsewhere). Errors (kUsage) say
+/// what is allowed.
+util::Status validate_lab_name(std::string_view name);
+
 }  // namespace cc::remote

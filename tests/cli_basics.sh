@@ -99,6 +99,33 @@ record never-2 h9
 expect 0 "jobs --gc with only a record naming an unknown host" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
 grep -q "warning: job record never-2 .*no host 'h9'" <<<"$LAST" ||
   { echo "FAIL: gc: no warning for never-2: $LAST"; fail=1; }
+# jobs --gc without --lab: a record's hosts are reached through the lab it names (here a lab
+# whose inventory points lh1 at the refusing port: tried, exit 3, no warning); a `lab` that is
+# not a lab name is ignored (lh1 is then unknown to the SSH config: warned, skipped).
+rm "$gcstate/clusterctl/jobs/never-2.json"
+mkdir -p "$gcstate/clusterctl/labs/fakelab"
+chmod 700 "$gcstate/clusterctl/labs" "$gcstate/clusterctl/labs/fakelab"
+cp "$tmp/ssh_config" "$gcstate/clusterctl/labs/fakelab/ssh_config"
+printf 'ssh_config: ssh_config\nhosts:\n  - {name: lh1, ssh: refusing}\n' \
+  >"$gcstate/clusterctl/labs/fakelab/inventory.yaml"
+labrecord() {  # labrecord ID LAB HOST
+  printf '{"schema": "clusterctl.job/1", "id": "%s", "name": "old", "job_file": "/j.yaml",
+    "pid": 1, "state": "failed", "exit_code": 4, "started_at": "2026-11-30T23:30:53Z",
+    "logs": "%s/nologs", "world_size": 1, "lab": "%s",
+    "ranks": [{"rank": 0, "host": "%s", "status": "exit 1"}]}\n' "$1" "$tmp" "$2" "$3" \
+    >"$gcstate/clusterctl/jobs/$1.json"
+}
+labrecord inlab-1 fakelab lh1
+expect 3 "jobs --gc reaches a lab record's hosts without --lab" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$gcstate" "$cc" jobs --gc
+grep -q "lh1: cannot connect" <<<"$LAST" || { echo "FAIL: gc did not try the lab's lh1: $LAST"; fail=1; }
+grep -q "warning" <<<"$LAST" && { echo "FAIL: gc warned about a lab record: $LAST"; fail=1; }
+rm "$gcstate/clusterctl/jobs/inlab-1.json"
+labrecord badlab-1 ../labs/fakelab lh1
+expect 0 "jobs --gc ignores a lab field that is not a lab name" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$gcstate" "$cc" jobs --gc
+grep -q "warning: job record badlab-1 .*no host 'lh1'" <<<"$LAST" ||
+  { echo "FAIL: gc used a record's path as a lab: $LAST"; fail=1; }
+expect 0 "jobs --json of a record with a bad lab" -- env XDG_STATE_HOME="$gcstate" "$cc" --json jobs
+grep -q '"lab": null' <<<"$LAST" || { echo "FAIL: jobs --json shows a bad lab: $LAST"; fail=1; }
 # logs of a detached job that failed: its summary ends the logs, and `logs -f` exits as the
 # job did (4), never 0.
 printf 'name: fails\nhosts: [local]\nranks_per_host: 2\nlogs: %s/fail-logs\ntimeouts: {grace: 2}\ncommand: {shell: "echo hi; [ \\"$CLUSTERCOMM_RANK\\" = 1 ] && exit 7; sleep 5"}\n' \
@@ -108,6 +135,16 @@ expect 4 "logs -f of a failed job" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs
 grep -q "rank 1 on local failed (exit 7)" <<<"$LAST" || { echo "FAIL: logs -f shows no reason: $LAST"; fail=1; }
 expect 0 "logs of a failed job" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs "$id"
 grep -q "rank 1 on local failed (exit 7)" <<<"$LAST" || { echo "FAIL: logs shows no reason: $LAST"; fail=1; }
+# jobs says why it failed; stop of a job that already ended is nothing to do (exit 0); its
+# summary.txt is a text file (ends with a newline).
+expect 0 "jobs with a failed job" -- env XDG_STATE_HOME="$tmp/state" "$cc" jobs
+grep -q "^$id .*rank 1 on local failed (exit 7)" <<<"$LAST" || { echo "FAIL: jobs shows no why: $LAST"; fail=1; }
+expect 0 "jobs --json with a failed job" -- env XDG_STATE_HOME="$tmp/state" "$cc" --json jobs
+grep -q '"reason": "rank 1 on local failed (exit 7)' <<<"$LAST" || { echo "FAIL: jobs --json has no reason: $LAST"; fail=1; }
+expect 0 "stop of a job that ended" -- env XDG_STATE_HOME="$tmp/state" "$cc" stop "$id"
+grep -q "job $id already ended (failed): nothing to stop" <<<"$LAST" || { echo "FAIL: stop of an ended job: $LAST"; fail=1; }
+[ "$(tail -c1 "$tmp/fail-logs/$id/summary.txt" | od -An -tx1 | tr -d ' ')" = 0a ] ||
+  { echo "FAIL: summary.txt does not end with a newline"; fail=1; }
 # An invalid SSH destination says what a valid one looks like (libssh gives no reason).
 expect 2 "invalid SSH destination" -- "$cc" exec --hosts 'user@' -- true
 grep -q "is not a valid SSH destination: expected HOST or USER@HOST" <<<"$LAST" ||
@@ -135,6 +172,34 @@ if ls "$tmp"/state/clusterctl/jobs/up-* >/dev/null 2>&1 || [ -e "$tmp/up-logs" ]
   ls -l "$tmp"/state/clusterctl/jobs/ "$tmp/up-logs" 2>&1
   fail=1
 fi
+# logs: a FIFO in a rank log's place is named once and skipped, never waited on.
+mkdir -p "$tmp/state/clusterctl/jobs" "$tmp/fifo-logs"
+mkfifo "$tmp/fifo-logs/rank-0.out"
+printf 'hello\n' >"$tmp/fifo-logs/rank-0.err"
+printf '{"schema": "clusterctl.job/1", "id": "fifo-1", "name": "fifo", "job_file": "/j.yaml",
+  "pid": 1, "state": "succeeded", "exit_code": 0, "started_at": "2026-11-30T23:30:53Z",
+  "logs": "%s/fifo-logs", "world_size": 1, "hosts": ["h1"], "ranks": []}\n' "$tmp" \
+  >"$tmp/state/clusterctl/jobs/fifo-1.json"
+for f in "" -f; do
+  # shellcheck disable=SC2086
+  expect 0 "logs $f with a FIFO for a rank log" -- env XDG_STATE_HOME="$tmp/state" timeout 20 "$cc" logs fifo-1 $f
+  [ "$(grep -c "rank 0's log $tmp/fifo-logs/rank-0.out: is a FIFO, not a regular file" <<<"$LAST")" = 1 ] ||
+    { echo "FAIL: logs $f: the FIFO not named once: $LAST"; fail=1; }
+  grep -q "^hello$" <<<"$LAST" || { echo "FAIL: logs $f: the other log not shown: $LAST"; fail=1; }
+done
+# launch: every local problem (missing uploads, an unset secret, an unreadable secret file) and
+# the job file's own mistakes in one run, each at its FILE:LINE:COLUMN, before any host.
+printf 'name: many\nhosts: [nowhere.invalid]\ncommand: [x]\nlogs: %s/many-logs\ncomand: [y]\nsecret_env:\n  T: {from_env: CLUSTERCTL_TEST_UNSET_VAR}\n  F: {from_file: no-secret-file}\nupload:\n  - {src: missing-1, dest: a}\n  - {src: missing-2, dest: b}\n' \
+  "$tmp" >"$tmp/many.yaml"
+expect 2 "launch with many local problems" -- env -u CLUSTERCTL_TEST_UNSET_VAR XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/many.yaml"
+for want in "$tmp/many.yaml:5:1: unknown key 'comand'" \
+  "$tmp/many.yaml:7:17: secret_env T: the variable CLUSTERCTL_TEST_UNSET_VAR is not set" \
+  "$tmp/many.yaml:8:18: secret_env F: cannot read the secret file: $tmp/no-secret-file" \
+  "$tmp/many.yaml:10:5: upload src $tmp/missing-1: no such file" \
+  "$tmp/many.yaml:11:5: upload src $tmp/missing-2: no such file"; do
+  grep -qF "$want" <<<"$LAST" || { echo "FAIL: launch: not reported: $want: $LAST"; fail=1; }
+done
+grep -q "nowhere.invalid" <<<"$LAST" && { echo "FAIL: launch looked at the hosts first: $LAST"; fail=1; }
 # logs: a job whose log directory was deleted says so, exit 2.
 mkdir -p "$tmp/state/clusterctl/jobs"
 printf '{"schema": "clusterctl.job/1", "id": "gone-1", "name": "gone", "job_file": "/j.yaml",

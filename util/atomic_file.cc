@@ -256,7 +256,7 @@ Status write_output_file(const std::filesystem::path& path, std::string_view con
   return write_file_atomic(path, content, mode);
 }
 
-Result<std::string> read_file(const std::filesystem::path& path, std::uintmax_t max_bytes) {
+Result<UniqueFd> open_regular_file(const std::filesystem::path& path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
   int fd = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return os_error(path, "read", errno);
@@ -268,6 +268,15 @@ Result<std::string> read_file(const std::filesystem::path& path, std::uintmax_t 
                  fmt::format("{}: is {}, not a regular file: give the path of a file",
                              path.string(), kind_of(st.st_mode)));
   }
+  return owner;
+}
+
+Result<std::string> read_file(const std::filesystem::path& path, std::uintmax_t max_bytes) {
+  auto owner = open_regular_file(path);
+  if (!owner) return owner.error();
+  const int fd = owner->get();
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return os_error(path, "read", errno);
   const auto too_big = [&](std::uintmax_t size) {
     return error(ExitCode::kUsage,
                  fmt::format("{}: is {} bytes, more than the {} bytes clusterctl reads from one "

@@ -13,7 +13,7 @@
 // Files that must be new (logs, job records) are created by create_new_file: O_EXCL|O_NOFOLLOW,
 // so nothing existing is ever truncated or followed.
 //
-// Reading a path (read_file): it must be a regular file (a FIFO, a device or a directory is
+// Reading a path (read_file, open_regular_file): it must be a regular file (a FIFO, a device or a directory is
 // refused, so `/dev/zero` or a FIFO can neither hang nor exhaust memory) and at most
 // `max_bytes` long (kMaxInputBytes unless the caller says otherwise).
 #pragma once
@@ -82,6 +82,12 @@ class UniqueFd {
  private:
   int fd_ = -1;
 };
+
+/// Opens `path` for reading when it is a regular file (a FIFO is opened without waiting for a
+/// writer and then refused, as a device, a socket or a directory is): for a file read piece by
+/// piece as it grows (`logs -f`). Errors: ExitCode::kUsage naming the path and the OS error, or
+/// its kind when it is not a regular file.
+Result<UniqueFd> open_regular_file(const std::filesystem::path& path);
 
 /// Creates `path` for writing; it must not exist (O_CREAT|O_EXCL|O_NOFOLLOW: an existing file,
 /// link or device there is an error, never truncated or followed). Errors: kUsage naming the

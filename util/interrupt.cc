@@ -5,11 +5,11 @@
 namespace cc::util {
 namespace {
 
-volatile std::sig_atomic_t g_interrupted = 0;
+volatile std::sig_atomic_t g_interrupted = 0;  // the number of signals (saturating)
 
 extern "C" void on_signal(int sig) {
-  if (g_interrupted != 0 && sig == SIGINT) std::signal(SIGINT, SIG_DFL);
-  g_interrupted = 1;
+  if (g_interrupted != 0) std::signal(sig, SIG_DFL);  // the next one ends the process
+  if (g_interrupted < 1000) g_interrupted = g_interrupted + 1;
 }
 
 }  // namespace
@@ -28,8 +28,16 @@ bool interrupted() {
   return g_interrupted != 0;
 }
 
+int interrupt_count() {
+  return static_cast<int>(g_interrupted);
+}
+
 void set_interrupted(bool value) {
   g_interrupted = value ? 1 : 0;
+}
+
+void set_interrupt_count(int count) {
+  g_interrupted = count;
 }
 
 }  // namespace cc::util

@@ -5,14 +5,22 @@
 
 namespace cc::util {
 
-/// Installs SIGINT and SIGTERM handlers that set the flag (async-signal-safe). A second
-/// SIGINT restores the default action, so a third Ctrl-C kills at once.
+/// Installs SIGINT and SIGTERM handlers that set the flag and count the signals
+/// (async-signal-safe). A second SIGINT or SIGTERM restores that signal's default action, so a
+/// third Ctrl-C (or `kill`) ends clusterctl at once; what the second asks for (a job ending:
+/// SIGKILL to its ranks now) the caller reads from interrupt_count().
 void install_interrupt_handler();
 
 /// True once SIGINT or SIGTERM arrived.
 bool interrupted();
 
-/// For tests: sets or clears the flag.
+/// How many SIGINTs and SIGTERMs arrived (0: none).
+int interrupt_count();
+
+/// For tests: sets or clears the flag (a count of 1 or 0).
 void set_interrupted(bool value);
+
+/// For tests: as if `count` SIGINTs or SIGTERMs had arrived.
+void set_interrupt_count(int count);
 
 }  // namespace cc::util

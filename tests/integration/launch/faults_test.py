@@ -50,14 +50,26 @@ def wait_gone(lab, seconds):
     return False
 
 
+def wait_sleeping(lab, timeout):
+    """Every host's rank has become its `sleep 300`. A rank prints "ready" before it sets its
+    trap and execs sleep: on a loaded machine `ps` right after "ready" can still show its
+    shell, and kill9 then found no rank to kill ("expected rank 2's sleep on h3, found []")."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if all(len(v) == 1 for v in ranks_alive(lab).values()):
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def start(lab, name):
     job = lab.job(name, command={"shell": COMMAND}, timeouts={"grace": GRACE, "startup": 30,
                                                               "total": 120})
     p = subprocess.Popen([CLUSTERCTL, "launch", job], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    if not wait_all_ready(p.stdout, 4, 30):
+    if not wait_all_ready(p.stdout, 4, 30) or not wait_sleeping(lab, 30):
         p.kill()
-        fail(f"{name}: the 4 ranks did not print ready: {p.communicate()}")
+        fail(f"{name}: the 4 ranks did not start: {ranks_alive(lab)} {p.communicate()}")
     return p
 
 
@@ -156,7 +168,7 @@ def net_cut(lab):
 def ctrl_c(lab):
     job = lab.job("ctrlc", command={"shell": COMMAND}, timeouts={"grace": GRACE})
     t = Pty([CLUSTERCTL, "launch", job])
-    if not t.read_until("ready", 4, 30):
+    if not t.read_until("ready", 4, 30) or not wait_sleeping(lab, 30):
         fail(f"ctrlc: the ranks did not start:\n{t.text()}")
     t0 = time.time()
     t.send(b"\x03")

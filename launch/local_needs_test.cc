@@ -1,0 +1,75 @@
+#include "launch/local_needs.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "util/atomic_file.h"
+
+#include <sys/stat.h>
+
+using namespace cc::launch;
+namespace fs = std::filesystem;
+
+TEST_CASE("local_problems: every missing upload and secret at once, each at its line, in order") {
+  const fs::path dir = fs::temp_directory_path() / ("cc-local-" + cc::util::random_hex(4));
+  fs::create_directories(dir);
+  REQUIRE(cc::util::write_file_atomic(dir / "present", "x", 0600).ok());
+  REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+  const std::string file = (dir / "job.yaml").string();
+  ::unsetenv("CC_LOCAL_TEST_UNSET");
+  ::setenv("CC_LOCAL_TEST_SET", "v", 1);
+  const std::string yaml =
+      "name: j\n"
+      "hosts: [a]\n"
+      "command: [x]\n"
+      "secret_env:\n"
+      "  A: {from_env: CC_LOCAL_TEST_UNSET}\n"  // line 5
+      "  B: {from_env: CC_LOCAL_TEST_SET}\n"
+      "  C: {from_file: no-secret}\n"  // line 7
+      "  D: {from_file: fifo}\n"       // line 8: a FIFO is refused, not waited on
+      "upload:\n"
+      "  - {src: present, dest: p}\n"
+      "  - {src: missing-1, dest: m1}\n"  // line 11
+      "  - {src: missing-2, dest: m2}\n";  // line 12
+  auto spec = parse_job_spec(yaml, file);
+  REQUIRE(spec.ok());
+  const auto problems = local_problems(*spec);
+  REQUIRE(problems.size() == 5);
+  CHECK(problems[0].message.starts_with(file + ":5:17: secret_env A: the variable "
+                                        "CC_LOCAL_TEST_UNSET is not set"));
+  CHECK(problems[0].code == cc::util::ExitCode::kUsage);
+  CHECK(problems[1].message.starts_with(file + ":7:18: secret_env C: cannot read the secret "
+                                        "file: " + (dir / "no-secret").string()));
+  CHECK(problems[2].message.starts_with(file + ":8:18: secret_env D: cannot read the secret "
+                                        "file: " + (dir / "fifo").string() + ": is a FIFO"));
+  CHECK(problems[3].message.starts_with(file + ":11:5: upload src " +
+                                        (dir / "missing-1").string() + ": no such file"));
+  CHECK(problems[3].code == cc::util::ExitCode::kUnreachable);
+  CHECK(problems[4].message.starts_with(file + ":12:5: upload src " +
+                                        (dir / "missing-2").string() + ": no such file"));
+  CHECK(local_problems_code(problems) == cc::util::ExitCode::kUsage);
+  CHECK(local_problems_code({problems[3]}) == cc::util::ExitCode::kUnreachable);
+  ::unsetenv("CC_LOCAL_TEST_SET");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("local_problems: a job file with mistakes still has its uploads checked (one run)") {
+  const std::string yaml =
+      "name: j\n"
+      "hosts: [a]\n"
+      "comand: [x]\n"  // a mistake of the job file
+      "upload:\n"
+      "  - {src: /nonexistent-cc-upload, dest: u}\n";
+  auto draft = parse_job_spec_draft(yaml, "/tmp/job.yaml");
+  REQUIRE(draft.errors.size() == 2);  // the unknown key, the missing command
+  CHECK(draft.errors[0].message.starts_with("/tmp/job.yaml:3:1: "));
+  const auto problems = local_problems(draft.job);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].message.starts_with(
+      "/tmp/job.yaml:5:5: upload src /nonexistent-cc-upload: no such file"));
+  CHECK_FALSE(parse_job_spec(yaml, "/tmp/job.yaml").ok());
+}
