@@ -1035,4 +1035,56 @@ TEST_CASE("shm + tcp: ranks that wait on each other still time out: a peer's mov
   }));
 }
 
+// A leader waiting only on a rank of another host hands the wait to its cable transport; that
+// wait refreshes the leader's heartbeat and says whom it waits on, so a rank of its host that
+// times out on it names what it is really doing. Hosts {0, 1} and {2}: rank 0 waits for
+// rank 2, which sends only after 2 s; rank 1 (timeout 1 s) waits for rank 0. Before, rank 1
+// said rank 0 was "not waiting in the library: stopped, or busy elsewhere".
+TEST_CASE("shm + tcp: a timeout on a leader that waits on a cable names the rank it waits on") {
+  using namespace std::chrono;
+  std::mutex mu;
+  std::string rank1;
+  Config base;
+  base.timeout = milliseconds(10000);
+  const auto errors = run_threads(
+      3,
+      [&](Communicator& c) {
+        int v = 7;
+        try {
+          if (c.rank() == 2) {
+            std::this_thread::sleep_for(milliseconds(2000));
+            c.send(&v, sizeof v, 0);
+          } else if (c.rank() == 0) {
+            c.recv(&v, sizeof v, 2);  // rank 1 gave up meanwhile: nothing more to do
+          } else {
+            const auto started = steady_clock::now();
+            try {
+              c.recv(&v, sizeof v, 0);
+              std::lock_guard lock(mu);
+              rank1 = "recv returned";
+            } catch (const Error& e) {
+              const auto took = duration_cast<milliseconds>(steady_clock::now() - started);
+              std::lock_guard lock(mu);
+              rank1 = std::string(to_string(e.kind())) + " after " + std::to_string(took.count()) +
+                      " ms: " + e.what();
+            }
+          }
+        } catch (const Error&) {
+        }
+      },
+      base,
+      [](Config& c) {
+        c.host_id = c.rank < 2 ? "lead-host-a" : "lead-host-b";
+        if (c.rank == 1) c.timeout = milliseconds(1000);
+      });
+  for (const auto& e : errors) FAIL_CHECK(e);
+  CAPTURE(rank1);
+  CHECK(rank1.rfind("timeout after ", 0) == 0);
+  CHECK(rank1.find("timed out waiting for rank 0 (no data moved to or from it for ") !=
+        std::string::npos);
+  CHECK(rank1.find("; it is waiting in the library on rank 2 of another host: that rank, or "
+                   "the cable to it, is the cause)") != std::string::npos);
+  CHECK(rank1.find("not waiting in the library") == std::string::npos);
+}
+
 }  // namespace cc::comm::test

@@ -214,8 +214,7 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
   pfds_.clear();
   const size_t nlinks = links_.size();
   bool can_sleep = block;
-  int cap_ms = static_cast<int>(
-      interruptible() ? std::min(kAliveEvery, kInterruptCheckEvery).count() : kAliveEvery.count());
+  int cap_ms = sleep_cap_ms(static_cast<int>(kAliveEvery.count()));
   if (block) {
     for (FrameLink* l : links_) {
       if (l->event_fd() < 0) {
@@ -294,7 +293,7 @@ void VerbsTransport::send_alive() {
 void VerbsTransport::poll() {
   if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
   try {
-    progress_channels();
+    if (progress_channels()) moved();  // dated and published by the next limit(), ours or shm's
     read_control(false, Clock::now());
   } catch (Error& e) {
     fail(std::move(e));
