@@ -1087,4 +1087,56 @@ TEST_CASE("shm + tcp: a timeout on a leader that waits on a cable names the rank
   CHECK(rank1.find("not waiting in the library") == std::string::npos);
 }
 
+// On verbs the ABORT travels by TCP and the frames by the queue pairs: the ABORT of a rank that
+// found a mismatched call can overtake its own frame of that call. The peer must still take
+// that frame and name the mismatch (kProtocol), not only that the other gave up. Fake links,
+// rank 1's frames held on the wire until 20 ms after rank 1 gave up (float32 against int32).
+// Before, rank 0 acted on the ABORT at once: "rank 1 gave up on this rank (0)".
+TEST_CASE("verbs: a frame still on the wire when its sender's ABORT arrives is checked first") {
+  auto world = make_fake_verbs_world(2, 1, FakeMode::kUcDrop, 4096, 8);
+  world.wires[0]->hold_delivery[1] = true;  // side 1 = rank 1
+  std::shared_ptr<FakeWire> wire = world.wires[0];
+  std::vector<std::unique_ptr<Transport>> ts;
+  for (auto& t : world.transports) ts.push_back(std::move(t));
+  std::atomic<bool> rank1_failed{false};
+  std::mutex mu;
+  std::vector<std::string> got(2);
+  std::thread release([&] {
+    for (int i = 0; i < 5000 && !rank1_failed.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    wire->release_delivery(1);
+  });
+  Config base;
+  base.timeout = std::chrono::milliseconds(5000);
+  base.transport = TransportKind::kVerbs;
+  const auto errors = run_threads_over(
+      std::move(ts),
+      [&](Communicator& c) {
+        std::vector<uint32_t> v(8, 1);
+        std::string text = "no error";
+        try {
+          c.all_reduce(v.data(), v.data(), v.size(),
+                       c.rank() == 0 ? DataType::kF32 : DataType::kI32, ReduceOp::kSum);
+        } catch (const Error& e) {
+          text = std::string(to_string(e.kind())) + ": " + e.what();
+        }
+        if (c.rank() == 1) rank1_failed = true;
+        std::lock_guard lock(mu);
+        got[static_cast<size_t>(c.rank())] = text;
+      },
+      base);
+  release.join();
+  for (const auto& e : errors) FAIL_CHECK(e);
+  CAPTURE(got[0]);
+  CAPTURE(got[1]);
+  CHECK(got[1].find("protocol error: ") == 0);
+  CHECK(got[1].find("sent data of a float32 sum reduction where this rank's call is an int32 "
+                    "sum reduction") != std::string::npos);
+  CHECK(got[0].find("protocol error: ") == 0);
+  CHECK(got[0].find("sent data of an int32 sum reduction where this rank's call is a float32 "
+                    "sum reduction") != std::string::npos);
+}
+
 }  // namespace cc::comm::test
