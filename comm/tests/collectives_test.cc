@@ -994,7 +994,8 @@ TEST_CASE("shm + tcp: a rank waiting on a local peer that moves data on the cabl
 TEST_CASE("shm + tcp: ranks that wait on each other still time out: a peer's movement is not "
           "published as the waiting rank's own") {
   // Ranks 0 and 1 (one host) each receive from the other, which never sends; rank 2 (another
-  // host) waits for them in a barrier. Both must fail with kTimeout within about the timeout.
+  // host, with a longer timeout) waits for them in a barrier. Both must fail within about the
+  // timeout, one of them with kTimeout.
   using namespace std::chrono;
   std::mutex mu;
   std::vector<std::string> seen;
@@ -1026,7 +1027,12 @@ TEST_CASE("shm + tcp: ranks that wait on each other still time out: a peer's mov
           CHECK(took < 1500);
         }
       },
-      base, [](Config& c) { c.host_id = c.rank < 2 ? "silent-host-a" : "silent-host-b"; });
+      base, [](Config& c) {
+        c.host_id = c.rank < 2 ? "silent-host-a" : "silent-host-b";
+        // Rank 2's barrier must not time out first: its ABORT would reach ranks 0 and 1 as
+        // "rank 2 gave up" before their own timeouts, all three being due at 300 ms.
+        if (c.rank == 2) c.timeout = milliseconds(3000);
+      });
   for (const auto& e : errors) FAIL_CHECK(e);
   for (const auto& s : seen) MESSAGE(s);
   REQUIRE(seen.size() == 2);
