@@ -994,7 +994,8 @@ TEST_CASE("shm + tcp: a rank waiting on a local peer that moves data on the cabl
 TEST_CASE("shm + tcp: ranks that wait on each other still time out: a peer's movement is not "
           "published as the waiting rank's own") {
   // Ranks 0 and 1 (one host) each receive from the other, which never sends; rank 2 (another
-  // host) waits for them in a barrier. Both must fail with kTimeout within about the timeout.
+  // host, with a longer timeout) waits for them in a barrier. Both must fail within about the
+  // timeout, one of them with kTimeout.
   using namespace std::chrono;
   std::mutex mu;
   std::vector<std::string> seen;
@@ -1026,13 +1027,122 @@ TEST_CASE("shm + tcp: ranks that wait on each other still time out: a peer's mov
           CHECK(took < 1500);
         }
       },
-      base, [](Config& c) { c.host_id = c.rank < 2 ? "silent-host-a" : "silent-host-b"; });
+      base, [](Config& c) {
+        c.host_id = c.rank < 2 ? "silent-host-a" : "silent-host-b";
+        // Rank 2's barrier must not time out first: its ABORT would reach ranks 0 and 1 as
+        // "rank 2 gave up" before their own timeouts, all three being due at 300 ms.
+        if (c.rank == 2) c.timeout = milliseconds(3000);
+      });
   for (const auto& e : errors) FAIL_CHECK(e);
   for (const auto& s : seen) MESSAGE(s);
   REQUIRE(seen.size() == 2);
   CHECK(std::any_of(seen.begin(), seen.end(), [](const std::string& l) {
     return l.find(" ms: timeout: ") != std::string::npos;
   }));
+}
+
+// A leader waiting only on a rank of another host hands the wait to its cable transport; that
+// wait refreshes the leader's heartbeat and says whom it waits on, so a rank of its host that
+// times out on it names what it is really doing. Hosts {0, 1} and {2}: rank 0 waits for
+// rank 2, which sends only after 2 s; rank 1 (timeout 1 s) waits for rank 0. Before, rank 1
+// said rank 0 was "not waiting in the library: stopped, or busy elsewhere".
+TEST_CASE("shm + tcp: a timeout on a leader that waits on a cable names the rank it waits on") {
+  using namespace std::chrono;
+  std::mutex mu;
+  std::string rank1;
+  Config base;
+  base.timeout = milliseconds(10000);
+  const auto errors = run_threads(
+      3,
+      [&](Communicator& c) {
+        int v = 7;
+        try {
+          if (c.rank() == 2) {
+            std::this_thread::sleep_for(milliseconds(2000));
+            c.send(&v, sizeof v, 0);
+          } else if (c.rank() == 0) {
+            c.recv(&v, sizeof v, 2);  // rank 1 gave up meanwhile: nothing more to do
+          } else {
+            const auto started = steady_clock::now();
+            try {
+              c.recv(&v, sizeof v, 0);
+              std::lock_guard lock(mu);
+              rank1 = "recv returned";
+            } catch (const Error& e) {
+              const auto took = duration_cast<milliseconds>(steady_clock::now() - started);
+              std::lock_guard lock(mu);
+              rank1 = std::string(to_string(e.kind())) + " after " + std::to_string(took.count()) +
+                      " ms: " + e.what();
+            }
+          }
+        } catch (const Error&) {
+        }
+      },
+      base,
+      [](Config& c) {
+        c.host_id = c.rank < 2 ? "lead-host-a" : "lead-host-b";
+        if (c.rank == 1) c.timeout = milliseconds(1000);
+      });
+  for (const auto& e : errors) FAIL_CHECK(e);
+  CAPTURE(rank1);
+  CHECK(rank1.rfind("timeout after ", 0) == 0);
+  CHECK(rank1.find("timed out waiting for rank 0 (no data moved to or from it for ") !=
+        std::string::npos);
+  CHECK(rank1.find("; it is waiting in the library on rank 2 of another host: that rank, or "
+                   "the cable to it, is the cause)") != std::string::npos);
+  CHECK(rank1.find("not waiting in the library") == std::string::npos);
+}
+
+// On verbs the ABORT travels by TCP and the frames by the queue pairs: the ABORT of a rank that
+// found a mismatched call can overtake its own frame of that call. The peer must still take
+// that frame and name the mismatch (kProtocol), not only that the other gave up. Fake links,
+// rank 1's frames held on the wire until 20 ms after rank 1 gave up (float32 against int32).
+// Before, rank 0 acted on the ABORT at once: "rank 1 gave up on this rank (0)".
+TEST_CASE("verbs: a frame still on the wire when its sender's ABORT arrives is checked first") {
+  auto world = make_fake_verbs_world(2, 1, FakeMode::kUcDrop, 4096, 8);
+  world.wires[0]->hold_delivery[1] = true;  // side 1 = rank 1
+  std::shared_ptr<FakeWire> wire = world.wires[0];
+  std::vector<std::unique_ptr<Transport>> ts;
+  for (auto& t : world.transports) ts.push_back(std::move(t));
+  std::atomic<bool> rank1_failed{false};
+  std::mutex mu;
+  std::vector<std::string> got(2);
+  std::thread release([&] {
+    for (int i = 0; i < 5000 && !rank1_failed.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    wire->release_delivery(1);
+  });
+  Config base;
+  base.timeout = std::chrono::milliseconds(5000);
+  base.transport = TransportKind::kVerbs;
+  const auto errors = run_threads_over(
+      std::move(ts),
+      [&](Communicator& c) {
+        std::vector<uint32_t> v(8, 1);
+        std::string text = "no error";
+        try {
+          c.all_reduce(v.data(), v.data(), v.size(),
+                       c.rank() == 0 ? DataType::kF32 : DataType::kI32, ReduceOp::kSum);
+        } catch (const Error& e) {
+          text = std::string(to_string(e.kind())) + ": " + e.what();
+        }
+        if (c.rank() == 1) rank1_failed = true;
+        std::lock_guard lock(mu);
+        got[static_cast<size_t>(c.rank())] = text;
+      },
+      base);
+  release.join();
+  for (const auto& e : errors) FAIL_CHECK(e);
+  CAPTURE(got[0]);
+  CAPTURE(got[1]);
+  CHECK(got[1].find("protocol error: ") == 0);
+  CHECK(got[1].find("sent data of a float32 sum reduction where this rank's call is an int32 "
+                    "sum reduction") != std::string::npos);
+  CHECK(got[0].find("protocol error: ") == 0);
+  CHECK(got[0].find("sent data of an int32 sum reduction where this rank's call is a float32 "
+                    "sum reduction") != std::string::npos);
 }
 
 }  // namespace cc::comm::test

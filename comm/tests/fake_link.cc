@@ -146,6 +146,24 @@ void FakeWire::release_send_completions(int s) {
   completed(s);
 }
 
+void FakeWire::release_delivery(int s) {
+  std::lock_guard lock(mu);
+  hold_delivery[s] = false;
+  Side& peer = side[1 - s];
+  while (!delayed[s].empty()) {
+    const std::vector<std::byte> m = std::move(delayed[s].front());
+    delayed[s].pop_front();
+    if (peer.link == nullptr) continue;
+    if (!peer.posted.empty() && peer.in_flight.empty()) {
+      deliver(1 - s, m.data(), static_cast<uint32_t>(m.size()));
+    } else if (mode == FakeMode::kUcDrop) {
+      ++drops;
+    } else {
+      peer.in_flight.push_back(m);
+    }
+  }
+}
+
 void FakeLink::post_send_gather(uint32_t slot, const std::byte* payload, uint32_t bytes,
                                 uint32_t lkey, bool signaled) {
   if (max_send_sge_ < 2 || registrar_ == nullptr) throw std::logic_error("fake: no gather sends");
@@ -176,6 +194,8 @@ void FakeLink::send_message(uint32_t slot, const std::byte* data, uint32_t bytes
     // lost on the wire: the sender still sees its send complete (UC has no acknowledgement)
   } else if (peer.link == nullptr) {
     // the peer's queue pair is gone: the frame is lost (the sender still sees it complete)
+  } else if (wire_->hold_delivery[side_]) {
+    wire_->delayed[side_].emplace_back(data, data + bytes);
   } else if (!peer.posted.empty() && peer.in_flight.empty()) {
     wire_->deliver(to, data, bytes);
   } else if (wire_->mode == FakeMode::kUcDrop) {

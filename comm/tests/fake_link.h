@@ -120,6 +120,12 @@ struct FakeWire {
   uint64_t gather_sends[2] = {0, 0};    // of them, sends posted with post_send_gather
   bool record = false;                  // keep every message's bytes in sent[side]
   std::vector<std::vector<std::byte>> sent[2];
+  /// Messages side s sends stay on the wire (as on a link slower than the TCP control path)
+  /// until release_delivery(s); the sender sees its sends complete as usual.
+  bool hold_delivery[2] = {false, false};
+  std::deque<std::vector<std::byte>> delayed[2];
+  /// Lets side s's delayed messages arrive, in order (locks mu).
+  void release_delivery(int s);
   bool hold_send_completions[2] = {false, false};
   std::deque<verbs::Completion> held[2];  // send completions held back
   /// Lets side s's held send completions into its completion queue (locks mu).

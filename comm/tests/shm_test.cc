@@ -16,9 +16,11 @@
 #include <cstdint>
 #include <cstring>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "comm/error.h"
@@ -26,6 +28,9 @@
 #include "comm/tests/thread_world.h"
 #include "comm/transport/shm/shm_segment.h"
 #include "comm/transport/shm/shm_setup.h"
+#include "comm/transport/shm/shm_transport.h"
+#include "comm/transport/tcp/socket.h"
+#include "comm/transport/tcp/tcp_transport.h"
 
 namespace cc::comm::test {
 namespace {
@@ -391,5 +396,102 @@ TEST_CASE("shm: the creator killed after its offer leaves no name in /dev/shm" *
   CHECK(err.find("rank 0") != std::string::npos);
   CHECK(our_segments(creator).empty());
 }
+
+namespace {
+
+// A connected loopback TCP pair.
+std::pair<tcp::Fd, tcp::Fd> loopback_pair() {
+  tcp::Fd listener = tcp::listen_on(tcp::resolve("127.0.0.1:0"));
+  const tcp::Address there = tcp::local_address(listener.get());
+  tcp::Fd ours =
+      tcp::connect_to(there, nullptr, Clock::now() + std::chrono::seconds(5), "the test listener");
+  tcp::Fd theirs;
+  for (int i = 0; i < 500 && !theirs.valid(); ++i) {
+    theirs = tcp::Fd(::accept(listener.get(), nullptr, nullptr));
+    if (!theirs.valid()) ::usleep(1000);
+  }
+  REQUIRE(theirs.valid());
+  return {std::move(ours), std::move(theirs)};
+}
+
+// A shared-memory wait on a request of this host drives the cable transport with poll(); what
+// that moves is this rank's movement too: it keeps the wait going (the stall timeout bounds
+// silence on all of the rank's connections) and is published on the rank's board for the
+// ranks of its host. Rank 0 of hosts {0, 1} and {2}, built by hand: it waits for a message
+// from rank 1 (which never comes) with a timeout of 300 ms while rank 2 (another thread, TCP)
+// sends it ten 64 KiB messages 60 ms apart. Before, the poll's movement counted nowhere: the
+// wait timed out after 300 ms and the board's moved_ns stayed 0.
+TEST_CASE(
+    "shm + tcp: cable movement seen by a shared-memory wait's poll() counts and is "
+    "published") {
+  using namespace std::chrono;
+  shm::Segment seg = shm::Segment::create(2, 4096);
+  const shm::SegmentHeader* header = &seg.header();  // the mapping moves with the Segment
+  int pair[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0);
+  tcp::Fd far_local(pair[1]);  // rank 1's end: open, silent
+  std::vector<tcp::Fd> socks(3);
+  socks[1] = tcp::Fd(pair[0]);
+  std::vector<std::vector<tcp::Fd>> conns0(3), conns2(3);
+  for (int k = 0; k < 2; ++k) {  // a data connection, then the control connection
+    auto p = loopback_pair();
+    conns0[2].push_back(std::move(p.first));
+    conns2[0].push_back(std::move(p.second));
+  }
+  tcp::TcpOptions o;
+  o.close_timeout = milliseconds(500);
+  auto cable0 = std::make_unique<tcp::TcpTransport>(0, 3, std::move(conns0), o);
+  shm::ShmTransport t0(0, 3, {0, 1}, std::move(seg), std::move(socks), std::move(cable0),
+                       shm::ShmOptions{});
+  t0.set_stall_timeout(milliseconds(300));
+  constexpr int kMessages = 10;
+  std::vector<std::vector<char>> in(kMessages, std::vector<char>(64 * 1024));
+  std::vector<Request> cable(kMessages);
+  for (size_t i = 0; i < kMessages; ++i) t0.irecv(2, in[i].data(), in[i].size(), cable[i]);
+  std::string rank2_error;
+  std::thread rank2([&conns2, &o, &rank2_error] {
+    try {
+      tcp::TcpTransport t2(2, 3, std::move(conns2), o);
+      std::vector<char> block(64 * 1024, 'x');
+      for (int i = 0; i < kMessages; ++i) {
+        std::this_thread::sleep_for(milliseconds(60));
+        Request r;
+        t2.isend(0, block.data(), block.size(), r);
+        t2.wait(r, Clock::now() + seconds(10));
+      }
+    } catch (const Error& e) {
+      rank2_error = e.what();  // rank 0 gave up early (the bug)
+    }
+  });
+  int v = 0;
+  Request local;
+  t0.irecv(1, &v, sizeof v, local);
+  const auto started = steady_clock::now();
+  std::string what = "no error";
+  try {
+    t0.wait(local, Clock::now() + milliseconds(300));
+  } catch (const Error& e) {
+    what = std::string(to_string(e.kind())) + ": " + e.what();
+  }
+  const auto took = duration_cast<milliseconds>(steady_clock::now() - started).count();
+  rank2.join();
+  const int64_t moved_ns = header->beats[0].board.moved_ns.load();
+  CAPTURE(what);
+  CAPTURE(took);
+  CAPTURE(rank2_error);
+  CHECK(rank2_error.empty());
+  CHECK(what.rfind("timeout: clustercomm: timed out waiting for rank 1 (", 0) == 0);
+  size_t received = 0;
+  for (const Request& r : cable) received += r.done() ? 1u : 0u;
+  CHECK(received == kMessages);
+  // The last message came at about 600 ms; the wait ended the timeout after it.
+  CHECK(took >= 800);
+  const auto since_start =
+      duration_cast<milliseconds>(nanoseconds(moved_ns) - started.time_since_epoch()).count();
+  CAPTURE(since_start);
+  CHECK(since_start >= 500);
+}
+
+}  // namespace
 
 }  // namespace cc::comm::test

@@ -22,6 +22,7 @@
 // docs/platform.md#open-mpi-and-gloo).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -119,6 +120,22 @@ struct Request {
   bool done() const { return parts_left == 0; }
 };
 
+/// What a rank publishes about its waits for the ranks of its host (one per rank in the
+/// shared-memory segment; written by that rank only, relaxed): beat_ns, when it last ran a
+/// wait loop (Clock's nanoseconds since its epoch; refreshed at the clock reads its wait
+/// already makes, the cable transport's included, at least every kBoardEvery while it waits);
+/// moved_ns, when it last saw data move on any of its connections (0: never); waiting_on, the
+/// world rank its latest wait is on + 1 (0: none yet). A rank whose beat is fresh is in the
+/// library, waiting on waiting_on - 1; one whose beat is stale is stopped or busy elsewhere.
+struct WaitBoard {
+  std::atomic<int64_t> beat_ns;
+  std::atomic<int64_t> moved_ns;
+  std::atomic<int32_t> waiting_on;
+};
+/// A waiting rank refreshes its WaitBoard::beat_ns at least this often (a blocking poll()
+/// sleeps at most this long while the rank publishes one).
+inline constexpr std::chrono::milliseconds kBoardEvery{100};
+
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -173,12 +190,16 @@ class Transport {
   void set_signature(Signature s) { signature_ = s; }
   Signature signature() const { return signature_; }
 
-  /// Where this rank publishes when it last saw data move (Clock's nanoseconds since its
-  /// epoch; relaxed stores, made only at the clock reads limit() already does), or nullptr:
-  /// the shared-memory transport points itself and its cable transport at this rank's slot in
-  /// the segment, so the ranks of a host that wait on this one see it move (see
-  /// ShmTransport::wait). Only this rank's own movement is published, never a peer's.
-  void publish_movement(std::atomic<int64_t>* slot) { movement_slot_ = slot; }
+  /// Where this rank publishes, for the ranks of its host, how its waits go (its slot in the
+  /// shared-memory segment), or nullptr: the shared-memory transport points itself at its
+  /// slot (see ShmTransport::wait) and lets its cable transport share its movement record
+  /// (share_movement), so a wait anywhere under it publishes there. Only this rank's own
+  /// movement is published, never a peer's.
+  void publish_to(WaitBoard* board) { movement_->board = board; }
+  /// Makes this transport note and date its movement in `outer`'s record (and so publish it on
+  /// `outer`'s board): a transport run under another (the cables under shared memory) moves
+  /// data for the same rank, whichever of the two waits or polls. `outer` must outlive it.
+  void share_movement(Transport& outer) { movement_ = outer.movement_; }
 
   /// Whether the whole world runs on this one host with more ranks than the host has cores
   /// (online CPUs), so ranks share cores and each message's syscalls take CPU from a peer.
@@ -214,34 +235,55 @@ class Transport {
   /// Called from wait() with the time just read: asks the check when it is due, and throws
   /// Error(kInterrupted) when it says to give up.
   void check_interrupt(Clock::time_point now);
-  /// Notes that data moved (a wait saw progress), without reading the clock (a wait that is
-  /// done at once reads none): the next limit() call dates it. Kept across waits and calls, so
-  /// a call of many waits that runs past its deadline while data moves is judged by its last
-  /// movement, not by its start.
-  void moved() { moved_unread_ = true; }
+  /// Notes that data moved (a wait or a poll saw progress), without reading the clock (a wait
+  /// that is done at once reads none): the next limit() call, of this transport or of the one
+  /// it shares its movement with, dates it and publishes it on the board. Kept across waits and
+  /// calls, so a call of many waits that runs past its deadline while data moves is judged by
+  /// its last movement, not by its start. Every path that sees data move calls it; limit() is
+  /// the one place that dates and publishes.
+  void moved() { movement_->unread = true; }
   /// When a wait with `deadline` gives up, `now` being the time just read: the deadline, or the
-  /// stall timeout after the last movement, whichever is later.
+  /// stall timeout after the last movement, whichever is later. Also refreshes the board's
+  /// heartbeat (a wait calls it at its clock reads: no clock read of its own).
   Deadline limit(Deadline deadline, Clock::time_point now) {
-    if (moved_unread_) {
-      moved_ = now;
-      moved_unread_ = false;
-      if (movement_slot_ != nullptr) {
-        movement_slot_->store(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count(),
-            std::memory_order_relaxed);
-      }
+    Movement& m = *movement_;
+    if (m.unread) {
+      m.at = now;
+      m.unread = false;
+      if (m.board != nullptr)
+        m.board->moved_ns.store(ns_since_epoch(now), std::memory_order_relaxed);
     }
-    return stall_.count() > 0 && moved_ + stall_ > deadline ? moved_ + stall_ : deadline;
+    if (m.board != nullptr) m.board->beat_ns.store(ns_since_epoch(now), std::memory_order_relaxed);
+    return stall_.count() > 0 && m.at + stall_ > deadline ? m.at + stall_ : deadline;
+  }
+  /// The longest a blocking poll() may sleep when it would sleep `cap_ms`: at most
+  /// kInterruptCheckEvery while an interrupt check is installed, kBoardEvery while the rank
+  /// publishes a heartbeat.
+  int sleep_cap_ms(int cap_ms) const {
+    if (interruptible()) cap_ms = std::min(cap_ms, static_cast<int>(kInterruptCheckEvery.count()));
+    if (movement_->board != nullptr)
+      cap_ms = std::min(cap_ms, static_cast<int>(kBoardEvery.count()));
+    return cap_ms;
+  }
+  WaitBoard* board() const { return movement_->board; }
+  static int64_t ns_since_epoch(Clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
   }
 
  private:
   std::function<bool()> interrupted_;
   std::chrono::milliseconds stall_{0};
-  Clock::time_point moved_{};
-  bool moved_unread_ = false;
+  // The last movement: dated by limit(), noted by moved(). A transport under another points
+  // at the outer one's (share_movement).
+  struct Movement {
+    Clock::time_point at{};
+    bool unread = false;
+    WaitBoard* board = nullptr;
+  };
+  Movement own_movement_;
+  Movement* movement_ = &own_movement_;
   uint32_t context_ = 0;
   Signature signature_ = kReducesNothing;
-  std::atomic<int64_t>* movement_slot_ = nullptr;
   Clock::time_point next_interrupt_check_{};
 };
 

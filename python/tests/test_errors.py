@@ -126,6 +126,45 @@ def test_an_op_string_that_utf8_cannot_hold_is_named():
     assert message.startswith("op: 's\\ud800m' is not one of"), message
 
 
+# A str option UTF-8 cannot hold (a lone surrogate, as os.fsdecode gives for undecodable
+# bytes) was nanobind's generic "incompatible function arguments" TypeError; now a ValueError
+# naming the option (the token's value is never shown), and a str option of another type a
+# TypeError naming it.
+@pytest.mark.parametrize(
+    "kwargs, start",
+    [
+        (dict(topology="m\udce9sh"), "topology: 'm\\udce9sh' cannot be encoded as UTF-8"),
+        (dict(transport="tc\ud800p"), "transport: 'tc\\ud800p' cannot be encoded as UTF-8"),
+        (dict(ibv_profile="\udcff"), "ibv_profile: '\\udcff' cannot be encoded as UTF-8"),
+        (dict(coordinator="127.0.0.1:\udc80"), "coordinator: '127.0.0.1:\\udc80' cannot be"),
+        (dict(token="s\udc80cret"), "token: the value cannot be encoded as UTF-8"),
+        (dict(listen=["127.0.0.1:0", "\udc80"]), "listen[1]: '\\udc80' cannot be encoded"),
+        (dict(routes=["\udc80"]), "routes[0]: '\\udc80' cannot be encoded"),
+        (dict(devices=[[], ["rxe\udc80"]]), "devices[1][0]: 'rxe\\udc80' cannot be encoded"),
+    ],
+)
+def test_a_str_option_utf8_cannot_hold_names_the_option(kwargs, start):
+    with pytest.raises(ValueError) as e:
+        clustercomm.Communicator(**kwargs)
+    message = str(e.value)
+    assert message.startswith(start), message
+    assert "lone surrogate" in message, message
+    assert "cret" not in message, message
+
+
+def test_a_str_option_of_another_type_names_the_option():
+    for kwargs, want in [
+        (dict(topology=3), "topology: expected a str, got int"),
+        (dict(token=b"secret"), "token: expected a str, got bytes"),
+        (dict(listen="127.0.0.1:0"), "listen: expected a list of str, got str"),
+        (dict(devices=[None]), "devices[0]: expected a list of str, got None"),
+        (dict(routes=[1]), "routes[0]: expected a str, got int"),
+    ]:
+        with pytest.raises(TypeError) as e:
+            clustercomm.Communicator(**kwargs)
+        assert str(e.value) == want, (kwargs, str(e.value))
+
+
 @pytest.mark.parametrize(
     "call, start",
     [

@@ -2,10 +2,11 @@
 // and macOS alike), and the single-producer/single-consumer byte rings inside it.
 //
 // Layout: an 8192-byte header {magic, version, ranks k, ring bytes C, 16-byte nonce, the abort
-// word, a heartbeat and a last-movement time per rank}, then k(k-1) rings, one per ordered pair of local ranks (i -> j), each a 256-byte
-// control block (head, tail and the two sleep flags on cache lines of their own) and C data
-// bytes. head and tail count bytes ever written and consumed, so the ring holds head - tail
-// bytes and never needs a "full" flag; C is a power of two, so a position is a mask away.
+// word, a WaitBoard per rank: heartbeat, last movement, whom it waits on}, then k(k-1) rings, one
+// per ordered pair of local ranks (i -> j), each a 256-byte control block (head, tail and the two
+// sleep flags on cache lines of their own) and C data bytes. head and tail count bytes ever written
+// and consumed, so the ring holds head - tail bytes and never needs a "full" flag; C is a power of
+// two, so a position is a mask away.
 //
 // Memory order: the producer fills data, then stores head (release); the consumer loads head
 // (acquire), reads the data, then stores tail (release); the producer loads tail (acquire)
@@ -28,10 +29,12 @@
 #include <cstdint>
 #include <string>
 
+#include "comm/transport/transport.h"
+
 namespace cc::comm::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x434353484d534731ull;  // "CCSHMSG1"
-inline constexpr uint32_t kSegmentVersion = 3;  // 3: Beat::moved_ns
+inline constexpr uint32_t kSegmentVersion = 4;  // 3: moved_ns; 4: the WaitBoard (waiting_on)
 inline constexpr size_t kHeaderBytes = 8192;
 /// Ranks one segment serves (one heartbeat slot each); a host with more runs them on TCP.
 inline constexpr int kMaxLocalRanks = 64;
@@ -62,16 +65,16 @@ struct SegmentHeader {
   /// Local ranks that have mapped the segment (the creator counts itself): the open that
   /// brings it to k unlinks the name.
   std::atomic<uint32_t> mapped_ranks;
-  /// Per local rank, the steady clock (ns since its epoch, one clock for the whole host) when
-  /// it last ran its wait loop: a waiting rank refreshes it at least every 100 ms, so one that
-  /// is seconds old belongs to a rank that is stopped or busy outside the library.
-  /// moved_ns: when the rank last saw data move on any of its connections, the cables
-  /// included (Transport::publish_movement; 0: never): a rank waiting on it counts that as
+  /// Per local rank, what it publishes about its waits (Transport's WaitBoard, written by that
+  /// rank only): beat_ns, when it last ran a wait loop, its own or its cable transport's (a
+  /// waiting rank refreshes it at least every 100 ms, so one that is seconds old belongs to a
+  /// rank that is stopped or busy outside the library); moved_ns, when it last saw data move on
+  /// any of its connections, the cables included (0: never): a rank waiting on it counts that as
   /// movement, so a rank waiting on its host's leader while the leader exchanges data with
-  /// other hosts is not cut off by the stall timeout. Both written by their rank only.
-  struct Beat {
-    alignas(64) std::atomic<int64_t> ns;
-    std::atomic<int64_t> moved_ns;
+  /// other hosts is not cut off by the stall timeout; waiting_on, the world rank + 1 its latest
+  /// wait is on, so a timeout names what a waited-on rank of this host waits for itself.
+  struct alignas(64) Beat {
+    WaitBoard board;
   };
   Beat beats[kMaxLocalRanks];
 };

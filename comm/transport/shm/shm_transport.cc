@@ -30,9 +30,8 @@ constexpr size_t kRecord = 8;
 constexpr std::chrono::microseconds kSpinWithoutYield{50};
 // Waiting on a request of a local peer, the remote transport is polled every this many turns.
 constexpr uint32_t kRemoteEvery = 16;
-// A waiting rank's heartbeat is refreshed at least this often; older than kStale, it is not
-// waiting (stopped, or busy outside the library).
-constexpr int kBeatEveryMs = 100;
+// A waiting rank's heartbeat is refreshed at least every kBoardEvery (transport.h); older than
+// kStale, it is not waiting (stopped, or busy outside the library).
 constexpr std::chrono::milliseconds kStale{500};
 
 int64_t ns_of(Clock::time_point t) {
@@ -102,10 +101,11 @@ ShmTransport::ShmTransport(int rank, int size, std::vector<int> local_ranks, Seg
     local_of_[static_cast<size_t>(r)] = static_cast<int>(peers_.size());
     peers_.push_back(std::move(p));
   }
-  // This rank's movement, on the rings and on the cables, is published for the others here.
-  std::atomic<int64_t>* slot = &segment_.header().beats[my_index_].moved_ns;
-  publish_movement(slot);
-  if (remote_) remote_->publish_movement(slot);
+  // This rank's waits and movement, on the rings and on the cables, are published for the
+  // others here: the cable transport notes and dates its movement in this transport's record,
+  // so its waits and its polls (driven from here) publish on the same board.
+  publish_to(&segment_.header().beats[my_index_].board);
+  if (remote_) remote_->share_movement(*this);
 }
 
 ShmTransport::~ShmTransport() {
@@ -328,7 +328,13 @@ bool ShmTransport::progress_recv(Peer& p) {
 }
 
 void ShmTransport::beat() {
-  segment_.header().beats[my_index_].ns.store(ns_of(now_), std::memory_order_relaxed);
+  board()->beat_ns.store(ns_of(now_), std::memory_order_relaxed);
+}
+
+void ShmTransport::waiting_on(int peer) {
+  if (peer == published_waiting_on_) return;
+  published_waiting_on_ = peer;
+  board()->waiting_on.store(peer + 1, std::memory_order_relaxed);
 }
 
 void ShmTransport::check_abort_word() {
@@ -405,7 +411,7 @@ void ShmTransport::block(Deadline deadline) {
     for (const Peer& p : peers_) {
       if (p.sock.valid() && !p.gone) pfds_.push_back(pollfd{p.sock.get(), POLLIN, 0});
     }
-    int cap_ms = interruptible() ? static_cast<int>(kInterruptCheckEvery.count()) : kBeatEveryMs;
+    int cap_ms = sleep_cap_ms(static_cast<int>(kBoardEvery.count()));
     if (remote_) cap_ms = 1;  // the remote transport needs driving too
     ::poll(pfds_.data(), pfds_.size(), tcp::poll_timeout_ms(deadline, cap_ms));
   }
@@ -425,7 +431,7 @@ void ShmTransport::timed_out(const Request& req) {
   // A peer whose heartbeat is stale is not waiting on anyone: it is the cause.
   const SegmentHeader& h = segment_.header();
   const auto stale = [&](const Peer* p) {
-    return ns_of(now_) - h.beats[p->index].ns.load(std::memory_order_relaxed) >
+    return ns_of(now_) - h.beats[p->index].board.beat_ns.load(std::memory_order_relaxed) >
            std::chrono::duration_cast<std::chrono::nanoseconds>(kStale).count();
   };
   std::stable_sort(pending.begin(), pending.end(), [&](const Peer* a, const Peer* b) {
@@ -443,14 +449,26 @@ void ShmTransport::timed_out(const Request& req) {
     const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
         now_ - local(first).last_active);
     msg += " (no data moved to or from it for " + std::to_string(silent.count()) + " ms" +
-           (stale(pending.front()) ? ", and it is not waiting in the library: stopped, or busy"
-                                     " elsewhere)"
-                                   : ": hung, or slower than the timeout)");
+           what_it_does(*pending.front(), stale(pending.front())) + ")";
   }
   msg += "; this rank was " + std::string(req.is_send ? "sending to " : "receiving from ") +
          rank_name(req.peer) + (is_local(req.peer) ? " over shared memory" : " over the cables");
   if (ranks.size() > 1) msg += ", with requests pending with " + describe_ranks(ranks);
   throw Error(ErrorKind::kTimeout, msg, ranks);
+}
+
+std::string ShmTransport::what_it_does(const Peer& p, bool stale) const {
+  if (stale) return ", and it is not waiting in the library: stopped, or busy elsewhere";
+  const int on =
+      segment_.header().beats[p.index].board.waiting_on.load(std::memory_order_relaxed) - 1;
+  if (on < 0 || on >= size_ || on == p.rank) return ": hung, or slower than the timeout";
+  if (on == rank_) {
+    return "; it is waiting on this rank too: each waits for the other, so their calls do not "
+           "match";
+  }
+  if (is_local(on)) return "; it is waiting in the library on " + rank_name(on) + " of this host";
+  return "; it is waiting in the library on " + rank_name(on) +
+         " of another host: that rank, or the cable to it, is the cause";
 }
 
 Deadline ShmTransport::peers_moved_until() const {
@@ -460,7 +478,7 @@ Deadline ShmTransport::peers_moved_until() const {
   const SegmentHeader& h = segment_.header();
   for (const Peer& p : peers_) {
     if (p.recvq.empty() && p.sendq.empty()) continue;
-    const int64_t ns = h.beats[p.index].moved_ns.load(std::memory_order_relaxed);
+    const int64_t ns = h.beats[p.index].board.moved_ns.load(std::memory_order_relaxed);
     if (ns <= 0) continue;
     until = std::max(until, Deadline(std::chrono::duration_cast<Clock::duration>(
                                 std::chrono::nanoseconds(ns))) +
@@ -472,9 +490,9 @@ Deadline ShmTransport::peers_moved_until() const {
 void ShmTransport::poll() {
   if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
   try {
-    progress_local();
+    if (progress_local()) moved();
     for (Peer& p : peers_) read_socket(p);
-    if (remote_) remote_->poll();
+    if (remote_) remote_->poll();  // notes its movement in this transport's record
   } catch (Error& e) {
     fail(std::move(e));
   }
@@ -484,11 +502,17 @@ void ShmTransport::wait(Request& req, Deadline deadline) {
   if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
   try {
     if (remote_ && !is_local(req.peer) && !local_busy()) {
-      remote_->wait(req, deadline);  // nothing here needs driving meanwhile
+      // Nothing here needs driving meanwhile. The cable transport's wait refreshes this
+      // rank's heartbeat at its clock reads (the board is shared: share_movement), and the
+      // board says whom it waits on, so a rank of this host that waits on this one names it
+      // as waiting on a cable, not as stopped.
+      waiting_on(req.peer);
+      remote_->wait(req, deadline);
       return;
     }
     Clock::time_point last = now_ = Clock::now();
     beat();
+    waiting_on(req.peer);
     // A remote poll is a system call or more (TCP: a read per connection; verbs: a poll(2) of
     // the control connections), a local turn about 50 ns: waiting on a local request, the
     // remote transport is driven every kRemoteEvery turns only (and in block()).
@@ -496,6 +520,8 @@ void ShmTransport::wait(Request& req, Deadline deadline) {
     uint32_t turn = 0;
     while (!req.done()) {
       bool any = progress_local();
+      // The cable transport notes what it moves in this transport's record (share_movement),
+      // which limit() below dates and publishes: one place for both.
       if (remote_ && (remote_req || ++turn % kRemoteEvery == 0)) remote_->poll();
       if (any) moved();
       if (req.done()) return;

@@ -21,13 +21,17 @@
 // reasons: ABORT {failed rank} when a rank gives up, BYE on a clean close, and EOF when a
 // process dies (kill -9 closes it): a dead peer is named as soon as this rank waits for it.
 // A stopped peer (SIGSTOP) is silent: the call times out naming first, of the peers it still
-// has requests with, those whose heartbeat (SegmentHeader::beats: refreshed by every waiting
-// rank at least every 100 ms) is over 500 ms old, then the one that has moved no data for
-// longest: a survivor waiting on another survivor that waits on the stopped rank names the
-// stopped rank, not its neighbour. The stall timeout (Transport::set_stall_timeout) counts a
-// local peer's movement as movement: each rank publishes in the segment when it last saw data
-// move on any of its connections (the cables too), and a wait whose own limit has passed goes
-// on while a local peer it has requests with moved data within the timeout. A rank that
+// has requests with, those whose heartbeat (SegmentHeader::beats, a WaitBoard: refreshed by every
+// waiting rank at least every 100 ms, in a wait handed to the cable transport too) is over
+// 500 ms old, then the one that has moved no data for longest: a survivor waiting on another
+// survivor that waits on the stopped rank names the stopped rank, not its neighbour. The board
+// also says whom the waited-on rank's own wait is on, which the message names ("it is waiting
+// in the library on rank 3 of another host"). The stall timeout (Transport::set_stall_timeout)
+// counts a local peer's movement as movement: each rank publishes in the segment when it last saw
+// data move on any of its connections (the cables too: the cable transport notes its movement in
+// this transport's record, Transport::share_movement, from its waits and from the polls driven
+// here), and a wait whose own limit has passed goes on while a local peer it has requests with
+// moved data within the timeout. A rank that
 // aborts also writes the segment's abort word, which spinning peers read on every turn.
 //
 // With a remote transport, a wait that has shared-memory requests queued cannot block in the
@@ -161,6 +165,13 @@ class ShmTransport final : public Transport {
   void check_gone(Peer& p);
   void check_abort_word();
   void beat();  // this rank's heartbeat := now_
+  // Publishes that this rank's wait is on world rank `peer` (WaitBoard::waiting_on), storing
+  // only when it changed.
+  void waiting_on(int peer);
+  // What a local peer this rank timed out on is doing, from its board: ", and it is not waiting
+  // in the library: ..." (stale heartbeat), "; it is waiting in the library on rank 3 of another
+  // host: ...", "; it is waiting on this rank too: ...".
+  std::string what_it_does(const Peer& p, bool stale) const;
   // The stall timeout after the latest movement that a local peer this rank has requests
   // with published (SegmentHeader::Beat::moved_ns): a rank waiting on a peer of its host that
   // moves data elsewhere (its leader on the cables) is not silent. Read only when the wait's
@@ -186,6 +197,7 @@ class ShmTransport final : public Transport {
   uint64_t mask_;
   size_t piece_;  // largest copy published at once
   bool aborted_ = false;
+  int published_waiting_on_ = -1;  // the last rank stored in the board's waiting_on
 };
 
 }  // namespace cc::comm::shm

@@ -397,14 +397,13 @@ void TcpTransport::block_in_poll(Deadline deadline) {
     if (c.control || c.hdr_got > 0 || !c.recvq.empty()) ev = static_cast<short>(ev | POLLIN);
     if (ev != 0) pfds_.push_back(pollfd{c.fd.get(), ev, 0});
   }
-  const int cap_ms = interruptible() ? static_cast<int>(kInterruptCheckEvery.count()) : 1000;
-  ::poll(pfds_.data(), pfds_.size(), poll_timeout_ms(deadline, cap_ms));
+  ::poll(pfds_.data(), pfds_.size(), poll_timeout_ms(deadline, sleep_cap_ms(1000)));
 }
 
 void TcpTransport::poll() {
   if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
   try {
-    progress_all(true);
+    if (progress_all(true)) moved();  // dated and published by the next limit(), ours or shm's
   } catch (Error& e) {
     fail(std::move(e));
   }

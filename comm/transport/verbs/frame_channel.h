@@ -127,6 +127,11 @@ class FrameChannel {
   /// Parts still queued or, zero-copy, posted and not yet completed (for the timeout message
   /// and clean close).
   bool idle() const { return sendq_.empty() && recvq_.empty() && zc_pending_.empty(); }
+  /// Frames posted to the link (data and credit), and frames that arrived from it: what a rank
+  /// that aborts tells its peer it sent, and what the peer waits to have seen before it acts on
+  /// the ABORT (VerbsTransport::read_control).
+  uint64_t frames_posted() const { return sent_; }
+  uint64_t frames_received() const { return received_; }
   bool has_sends() const { return !sendq_.empty() || !zc_pending_.empty(); }
   /// Whether parts of at least zero_copy_min bytes go zero-copy on this link (asked for, and
   /// the link has an MR cache and max_send_sge() >= 2).

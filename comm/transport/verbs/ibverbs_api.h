@@ -96,6 +96,11 @@ std::vector<std::string> ibverbs_library_names();
 /// `library` overrides the names (tests use a path that does not exist).
 const IbvApi* load_ibverbs(std::string& why, const char* library = nullptr);
 
+/// Makes load_ibverbs (without `library`) return `api` instead of the system's library, until
+/// called again with nullptr: the tests' fake verbs (comm/tests/fake_ibv.h), which inject
+/// failures into device opening, registration and queue-pair setup. Not for production use.
+void install_ibverbs_for_tests(const IbvApi* api);
+
 /// dlopen()s the first of `names` that loads (RTLD_NOW | RTLD_LOCAL). nullptr when none does,
 /// `why` then naming each with its dlerror(): "cannot load A (...), nor B (...)".
 void* open_verbs_library(const std::vector<std::string>& names, std::string& why);

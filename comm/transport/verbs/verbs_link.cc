@@ -16,11 +16,12 @@ void VerbsLink::Free::operator()(std::byte* p) const {
   std::free(p);
 }
 
-void VerbsLink::fail(const std::string& what, int err) const {
+void VerbsLink::fail(const std::string& what, int err, bool advise) const {
   throw Error(ErrorKind::kSystem,
-              "rank " + std::to_string(rank_) + ", link to rank " + std::to_string(peer_) +
-                  " on " + dev_->where() + ": " + what +
-                  (err != 0 ? std::string(" (") + std::strerror(err) + ")" : std::string()),
+              "rank " + std::to_string(rank_) + ", link to rank " + std::to_string(peer_) + " on " +
+                  dev_->where() + ": " + what +
+                  (err != 0 ? std::string(" (") + std::strerror(err) + ")" : std::string()) +
+                  (advise ? verbs_advice(err) : std::string()),
               {peer_});
 }
 
@@ -127,10 +128,7 @@ void VerbsLink::connect(const QpInfo& remote, uint32_t frame_bytes, uint32_t rec
                      {&api});
   recv_mr_ = MrOwner(api.reg_mr(dev_->pd.get(), recv_ring_.get(), recv_bytes, IBV_ACCESS_LOCAL_WRITE),
                      {&api});
-  if (!send_mr_ || !recv_mr_) {
-    fail("cannot register the frame rings (Apple allows about 100 memory regions per device)",
-         errno);
-  }
+  if (!send_mr_ || !recv_mr_) fail("cannot register the frame rings", errno != 0 ? errno : ENOMEM);
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_RTR;
   const uint32_t mtu = std::min(remote.mtu, static_cast<uint32_t>(dev_->port_attr.active_mtu));
@@ -151,11 +149,13 @@ void VerbsLink::connect(const QpInfo& remote, uint32_t frame_bytes, uint32_t rec
     rtr_mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
   }
   int err = api.modify_qp(qp_.get(), &a, rtr_mask);
-  if (err != 0) {
-    fail("cannot move the queue pair to RTR (errno 22 on a Mac: the port's interface has no "
-         "IPv4 address; run `clusterctl network apply`)",
-         err);
+  if (err == EINVAL) {
+    fail(
+        "cannot move the queue pair to RTR (errno 22 on a Mac: the port's interface has no "
+        "IPv4 address; run `clusterctl network apply`)",
+        err, /*advise=*/false);
   }
+  if (err != 0) fail("cannot move the queue pair to RTR", err);
   ibv_qp_attr s{};
   s.qp_state = IBV_QPS_RTS;
   s.sq_psn = psn_;

@@ -79,7 +79,9 @@ class VerbsLink final : public FrameLink {
   struct Free {
     void operator()(std::byte* p) const;
   };
-  [[noreturn]] void fail(const std::string& what, int err) const;
+  // Throws kSystem naming this rank, the peer, the device and port, what failed, strerror(err)
+  // and, when `advise`, what to do about err (verbs_advice).
+  [[noreturn]] void fail(const std::string& what, int err, bool advise = true) const;
 
   // Declaration order = reverse release order: QP, MRs, CQ, channel, rings, then the device.
   std::shared_ptr<Device> dev_;

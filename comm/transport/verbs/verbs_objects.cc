@@ -36,6 +36,31 @@ void VerbsDeleter<ibv_qp>::operator()(ibv_qp* p) const {
   if (p != nullptr) api->destroy_qp(p);
 }
 
+std::string verbs_advice(int err) {
+  switch (err) {
+    case EBUSY:
+    case ENOMEM:
+    case EAGAIN:
+      return ": too many queue pairs or MRs: Apple allows 10 QPs and about 100 MRs per device; "
+             "end other jobs using the device (or what a crashed job left running), or reboot "
+             "to clear stale RDMA state";
+    case EINVAL:
+      return ": the provider refused it: check that the device matrix (MLX_IBV_DEVICES) names "
+             "the device on this cable and that its port is up (on a Mac: RDMA enabled, "
+             "`rdma_ctl enable`, and the interface has an IPv4 address, `clusterctl network "
+             "apply`)";
+    case EPERM:
+    case EACCES:
+      return ": no permission to use the device: check the access rights of /dev/infiniband/* "
+             "and the locked-memory limit (ulimit -l)";
+    case ENODEV:
+    case ENXIO:
+      return ": the device went away: check the cable and that RDMA is enabled";
+    default:
+      return "";
+  }
+}
+
 int find_ipv4_mapped(const ibv_gid* gids, int count) {
   for (int i = 0; i < count; ++i) {
     const uint8_t* r = gids[i].raw;
@@ -98,8 +123,11 @@ std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, 
   auto dev = std::make_shared<Device>();
   dev->api = &api;
   dev->name = name;
+  int open_err = 0;
   if (found != nullptr) {
+    errno = 0;
     dev->context = ContextOwner(api.open_device(found), {&api});
+    open_err = errno != 0 ? errno : EINVAL;
   }
   api.free_device_list(list);
   guard.release();
@@ -112,22 +140,31 @@ std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, 
                             : "(it has " + names + ")"));
   }
   if (!dev->context) {
-    throw Error(ErrorKind::kSystem, who + "cannot open " + name + " (" + std::strerror(errno) + ")");
+    throw Error(ErrorKind::kSystem, who + "cannot open " + dev->where() + " (" +
+                                        std::strerror(open_err) + ")" + verbs_advice(open_err));
   }
+  errno = 0;
   dev->pd = PdOwner(api.alloc_pd(dev->context.get()), {&api});
   if (!dev->pd) {
-    throw Error(ErrorKind::kSystem,
-                who + "cannot allocate a protection domain on " + name + " (" +
-                    std::strerror(errno) +
-                    "): stale RDMA state after a crash is cleared only by a reboot");
+    // A provider that sets no errno still failed: say what a failed PD usually means.
+    const int err = errno != 0 ? errno : ENOMEM;
+    const std::string advice = err == EBUSY || err == ENOMEM || err == EAGAIN
+                                   ? verbs_advice(err)
+                                   : verbs_advice(err) + (verbs_advice(err).empty() ? ": " : "; ") +
+                                         "stale RDMA state after a crash is cleared only by a "
+                                         "reboot";
+    throw Error(ErrorKind::kSystem, who + "cannot allocate a protection domain on " + dev->where() +
+                                        " (" + std::strerror(err) + ")" + advice);
   }
   if (api.query_device != nullptr) {
     ibv_device_attr attr{};
     if (api.query_device(dev->context.get(), &attr) == 0) dev->max_sge = attr.max_sge;
   }
   std::memset(&dev->port_attr, 0, sizeof(dev->port_attr));
-  if (api.query_port(dev->context.get(), dev->port, &dev->port_attr) != 0) {
-    throw Error(ErrorKind::kSystem, who + "cannot query " + dev->where());
+  if (const int err = api.query_port(dev->context.get(), dev->port, &dev->port_attr); err != 0) {
+    const int e = err > 0 ? err : (errno != 0 ? errno : EINVAL);
+    throw Error(ErrorKind::kSystem, who + "cannot query " + dev->where() + " (" + std::strerror(e) +
+                                        ")" + verbs_advice(e));
   }
   if (dev->port_attr.state != IBV_PORT_ACTIVE) {
     throw Error(ErrorKind::kSystem,

@@ -30,6 +30,12 @@ inline constexpr size_t kMaxMessageBytes = 16773120;
 /// Apple: about 63 posted receives in practice (docs/platform.md#transport-profile-and-limits).
 inline constexpr uint32_t kMaxPostedReceives = 63;
 
+/// What to do about a verbs setup call (open, PD, CQ, MR, QP) that failed with `err` (an errno
+/// value), for the error message: ": too many queue pairs or MRs: ..." for EBUSY, ENOMEM and
+/// EAGAIN (Apple's provider answers so at its limits), and a hint for EINVAL, EPERM/EACCES and
+/// ENODEV/ENXIO; "" for any other value.
+std::string verbs_advice(int err);
+
 template <class T>
 struct VerbsDeleter {
   const IbvApi* api = nullptr;

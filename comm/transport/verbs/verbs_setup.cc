@@ -16,6 +16,10 @@ namespace {
 constexpr uint32_t kQpMagic = 0x32514343u;
 constexpr uint32_t kQpMagicV1 = 0x50514343u;
 constexpr uint32_t kReadyMagic = 0x44524343u;  // "CCRD"
+// In place of "ready": this rank's setup failed; u32 error kind, str message. Every peer then
+// fails with that message, instead of one rank knowing why and the others seeing only a
+// connection close.
+constexpr uint32_t kFailedMagic = 0x4c464343u;  // "CCFL"
 constexpr uint32_t kSendFrames = 16;
 
 uint32_t profile_code(VerbsProfile p) { return p == VerbsProfile::kRc ? 2 : 1; }
@@ -52,6 +56,7 @@ std::string recv_msg(int fd, Deadline d, const std::string& who) {
 class Setup final : public VerbsSetup {
  public:
   std::vector<std::vector<std::unique_ptr<VerbsLink>>> links;  // [peer][cable]
+  bool peer_failed_ = false;  // a peer sent its setup failure in place of "ready"
 
   std::unique_ptr<Transport> connect(const Config& cfg,
                                      std::vector<std::vector<tcp::Fd>> conns) override {
@@ -71,6 +76,37 @@ class Setup final : public VerbsSetup {
       }
       send_msg(conns[p][0].get(), w.data(), deadline, "rank " + std::to_string(p));
     }
+    // From here to "ready", a failure of this rank's own setup (registering the frame rings,
+    // moving a queue pair to RTR/RTS, posting the receives) is sent to every peer in place of
+    // "ready", so each fails with this rank's message within the timeout.
+    try {
+      return connect_links(cfg, conns, deadline);
+    } catch (const Error& e) {
+      if (peer_failed_) throw;
+      const std::string failed = WireWriter()
+                                     .u32(kFailedMagic)
+                                     .u32(static_cast<uint32_t>(e.kind()))
+                                     .str(e.message())
+                                     .data();
+      for (size_t p = 0; p < n; ++p) {
+        if (skip(p)) continue;
+        try {
+          send_msg(conns[p][0].get(), failed, deadline, "rank " + std::to_string(p));
+        } catch (const Error&) {
+          // that peer is gone or failed too: it has its own error
+        }
+      }
+      throw;
+    }
+  }
+
+  // connect()'s second half: the peers' QP tables, the links to RTS, the transport, "ready".
+  std::unique_ptr<Transport> connect_links(const Config& cfg,
+                                           std::vector<std::vector<tcp::Fd>>& conns,
+                                           Deadline deadline) {
+    const size_t n = static_cast<size_t>(cfg.size);
+    const auto frame = static_cast<uint32_t>(cfg.ibv_frame_bytes);
+    const auto skip = [&](size_t p) { return static_cast<int>(p) == cfg.rank || links[p].empty(); };
     std::vector<std::vector<std::unique_ptr<FrameLink>>> frame_links(n);
     for (size_t p = 0; p < n; ++p) {
       if (skip(p)) continue;
@@ -156,7 +192,19 @@ class Setup final : public VerbsSetup {
     for (size_t p = 0; p < n; ++p) {
       if (skip(p)) continue;
       const std::string who = "rank " + std::to_string(p);
-      if (WireReader(recv_msg(conns[p][0].get(), deadline, who)).u32() != kReadyMagic) {
+      const std::string answer = recv_msg(conns[p][0].get(), deadline, who);
+      WireReader r(answer);
+      const uint32_t magic = r.u32();
+      if (magic == kFailedMagic) {
+        const uint32_t code = r.u32();
+        const std::string text = r.str();
+        peer_failed_ = true;  // its message: not to be sent on
+        throw Error(code <= static_cast<uint32_t>(ErrorKind::kInterrupted)
+                        ? static_cast<ErrorKind>(code)
+                        : ErrorKind::kSystem,
+                    text.rfind("rank ", 0) == 0 ? text : who + ": " + text, {static_cast<int>(p)});
+      }
+      if (magic != kReadyMagic) {
         throw Error(ErrorKind::kProtocol, who + " did not report ready", {static_cast<int>(p)});
       }
     }

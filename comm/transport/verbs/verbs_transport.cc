@@ -1,5 +1,6 @@
 #include "comm/transport/verbs/verbs_transport.h"
 
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -20,8 +21,16 @@ constexpr auto kAliveEvery = std::chrono::milliseconds(200);
 struct ControlHeader {
   uint32_t magic_type;
   int32_t aux;
-  uint64_t zero;
+  // ABORT: the frames the aborting rank had posted to this peer (all its links), so the peer
+  // takes those still on the wire before it acts on the ABORT. 0 otherwise (and from a rank
+  // of an older build, which the peer then does not wait for).
+  uint64_t frames;
 };
+// How long a rank that got a peer's ABORT waits for the frames that peer says it posted and
+// that have not arrived: on UC a frame and the ABORT (TCP) race, and the frame, when it holds
+// the message whose mismatch made the peer give up, is what this rank must name (kProtocol) as
+// well. A lost frame never comes, so the wait is bounded; it is taken only on that error path.
+constexpr auto kAbortGrace = std::chrono::milliseconds(250);
 static_assert(sizeof(ControlHeader) == 16);
 
 std::string devices_of(const std::vector<std::unique_ptr<FrameLink>>& links) {
@@ -108,9 +117,10 @@ void VerbsTransport::fail(Error e) {
 void VerbsTransport::abort(int failed_rank) noexcept {
   if (aborted_) return;
   aborted_ = true;
-  const ControlHeader h{kControlMagic | kAbort, failed_rank, 0};
   for (Peer& p : peers_) {
     if (p.control.valid() && !p.closed) {
+      ControlHeader h{kControlMagic | kAbort, failed_rank, 0};
+      for (const auto& c : p.channels) h.frames += c->frames_posted();
       [[maybe_unused]] ssize_t n =
           ::send(p.control.get(), &h, sizeof(h), tcp::send_flags() | MSG_DONTWAIT);
     }
@@ -214,8 +224,7 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
   pfds_.clear();
   const size_t nlinks = links_.size();
   bool can_sleep = block;
-  int cap_ms = static_cast<int>(
-      interruptible() ? std::min(kAliveEvery, kInterruptCheckEvery).count() : kAliveEvery.count());
+  int cap_ms = sleep_cap_ms(static_cast<int>(kAliveEvery.count()));
   if (block) {
     for (FrameLink* l : links_) {
       if (l->event_fd() < 0) {
@@ -263,9 +272,15 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
       }
       if (n == static_cast<ssize_t>(sizeof(h)) && h.magic_type == (kControlMagic | kAbort)) {
         p.closed = true;
-        // The frames that arrived before it are checked first, so ranks that called different
-        // collectives both name the mismatch (kProtocol), not only that the other gave up.
+        // The frames the peer posted before it are checked first, so ranks that called
+        // different collectives both name the mismatch (kProtocol), not only that the other
+        // gave up: those in the completion queue, then those still on the wire (the ABORT
+        // came by TCP and may overtake them), for at most kAbortGrace.
         progress_channels();
+        const Deadline until = Clock::now() + kAbortGrace;
+        while (received_from(p) < h.frames && Clock::now() < until) {
+          if (!progress_channels()) sched_yield();
+        }
         fail(peer_gave_up(peer, h.aux, rank_, size_));
       }
       p.closed = true;
@@ -278,6 +293,12 @@ void VerbsTransport::read_control(bool block, Deadline deadline) {
                  {peer}));
     }
   }
+}
+
+uint64_t VerbsTransport::received_from(const Peer& p) {
+  uint64_t n = 0;
+  for (const auto& c : p.channels) n += c->frames_received();
+  return n;
 }
 
 void VerbsTransport::send_alive() {
@@ -294,7 +315,7 @@ void VerbsTransport::send_alive() {
 void VerbsTransport::poll() {
   if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
   try {
-    progress_channels();
+    if (progress_channels()) moved();  // dated and published by the next limit(), ours or shm's
     read_control(false, Clock::now());
   } catch (Error& e) {
     fail(std::move(e));

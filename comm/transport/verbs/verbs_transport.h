@@ -103,6 +103,8 @@ class VerbsTransport final : public Transport {
   void read_control(bool block, Deadline deadline);
   [[noreturn]] void fail(Error e);
   void send_alive();
+  // Frames that arrived from `p` on all its links.
+  static uint64_t received_from(const Peer& p);
   std::vector<int> waiting_on(const Request& req, std::string& text) const;
 
   std::shared_ptr<void> keepalive_;  // declared first: destroyed after the links

@@ -314,6 +314,36 @@ std::string py_repr(nb::handle obj) {
   return text_of(obj, PyObject_Repr);
 }
 
+std::string as_str(nb::handle obj, const std::string& name, bool secret) {
+  if (!PyUnicode_Check(obj.ptr())) {
+    throw nb::type_error(
+        (name + ": expected a str, got " + py_str(nb::type_name(obj.type()))).c_str());
+  }
+  Py_ssize_t size = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(obj.ptr(), &size);
+  if (utf8 == nullptr) {
+    PyErr_Clear();
+    throw nb::value_error(
+        (name + ": " + (secret ? std::string("the value") : "'" + py_str(obj) + "'") +
+         " cannot be encoded as UTF-8 (it holds a lone surrogate, as text decoded with "
+         "errors='surrogateescape' does): pass text that is valid Unicode")
+            .c_str());
+  }
+  return std::string(utf8, static_cast<size_t>(size));
+}
+
+std::optional<std::vector<std::string>> as_str_list(nb::handle obj, const std::string& name) {
+  if (obj.is_none()) return std::nullopt;
+  if (!nb::isinstance<nb::list>(obj) && !nb::isinstance<nb::tuple>(obj)) {
+    throw nb::type_error(
+        (name + ": expected a list of str, got " + py_str(nb::type_name(obj.type()))).c_str());
+  }
+  std::vector<std::string> out;
+  size_t i = 0;
+  for (nb::handle e : obj) out.push_back(as_str(e, name + "[" + std::to_string(i++) + "]"));
+  return out;
+}
+
 long long as_int(nb::handle obj, const char* name, long long lo, long long hi) {
   if (!PyIndex_Check(obj.ptr())) {
     throw nb::type_error((std::string(name) + ": expected an int, got " +

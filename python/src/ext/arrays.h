@@ -70,6 +70,14 @@ std::vector<size_t> as_shape(nb::handle obj, const char* name);
 std::string py_str(nb::handle obj);
 std::string py_repr(nb::handle obj);
 
+/// A str argument as UTF-8: TypeError "NAME: expected a str, got TYPE", or ValueError "NAME:
+/// 's\\ud800' cannot be encoded as UTF-8 (a lone surrogate ...)" for a str UTF-8 cannot hold
+/// (the text shown through py_str; a `secret` one, the token, is not shown), instead of
+/// nanobind's "incompatible function arguments" for both.
+std::string as_str(nb::handle obj, const std::string& name, bool secret = false);
+/// None (nullopt), or a list or tuple of str, each checked as as_str does, named "NAME[i]".
+std::optional<std::vector<std::string>> as_str_list(nb::handle obj, const std::string& name);
+
 /// An int argument (anything with __index__) in [lo, hi]: TypeError "NAME: expected an int,
 /// got TYPE" or ValueError "NAME: V is not in [lo, hi]", any size of V, instead of nanobind's
 /// "incompatible function arguments" for an int that does not fit a C++ int.

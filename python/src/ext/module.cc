@@ -350,6 +350,24 @@ class PyCommunicator {
   std::shared_ptr<std::atomic<bool>> busy_ = std::make_shared<std::atomic<bool>>(false);
 };
 
+// `devices`: None, or a list of lists of str (this rank's row of the device matrix).
+std::optional<std::vector<std::vector<std::string>>> device_rows(nb::handle obj) {
+  if (obj.is_none()) return std::nullopt;
+  if (!nb::isinstance<nb::list>(obj) && !nb::isinstance<nb::tuple>(obj)) {
+    throw nb::type_error(
+        ("devices: expected a list of lists of str, got " + py_str(nb::type_name(obj.type())))
+            .c_str());
+  }
+  std::vector<std::vector<std::string>> rows;
+  size_t i = 0;
+  for (nb::handle row : obj) {
+    const std::string name = "devices[" + std::to_string(i++) + "]";
+    if (row.is_none()) throw nb::type_error((name + ": expected a list of str, got None").c_str());
+    rows.push_back(*as_str_list(row, name));
+  }
+  return rows;
+}
+
 std::vector<std::string> str_list(const std::optional<std::vector<std::string>>& v) {
   return v ? *v : std::vector<std::string>{};
 }
@@ -431,8 +449,9 @@ or ``out=`` (written in place, zero copy; ``out=x`` reduces in place). Results a
 on every rank. The GIL is released during every call.
 
 Errors: argument mistakes raise TypeError (not an array, unsupported or mismatched dtype) or
-ValueError (not C-contiguous, read-only ``out``, wrong shape, bad peer/root/op), naming the
-argument, before anything is sent. A failed call raises a ``clustercomm.Error`` subclass
+ValueError (not C-contiguous, read-only ``out``, wrong shape, bad peer/root/op; a str option
+UTF-8 cannot hold, such as one with a lone surrogate), naming the argument, before anything is
+sent. A failed call raises a ``clustercomm.Error`` subclass
 (``TimeoutError``, ``PeerLostError``, ...; ``.ranks`` names the ranks involved) and breaks the
 communicator: later calls raise ``BrokenError``. Ctrl-C during a call raises KeyboardInterrupt
 within about 40 ms and breaks it too (its peers then get ``PeerLostError``).
@@ -455,17 +474,14 @@ NB_MODULE(_clustercomm, m) {
           "__init__",
           // The ints are taken as objects and converted by as_int, so that one out of range
           // (rank=1 << 40) is a ValueError naming it, not "incompatible function arguments".
-          [](PyCommunicator* self, nb::handle rank, nb::handle size,
-             const std::string& coordinator, const std::string& token, nb::handle timeout_ms,
-             const std::optional<std::vector<std::string>>& listen,
-             const std::optional<std::vector<std::string>>& routes,
-             nb::handle connections_per_peer, const std::string& topology,
-             const std::string& transport,
-             const std::optional<std::vector<std::vector<std::string>>>& devices,
-             nb::handle ibv_frame_bytes, nb::handle ibv_recv_frames,
-             const std::string& ibv_profile, nb::handle one_shot_max_bytes,
-             nb::handle chunk_bytes, nb::handle window_chunks, nb::handle spin_us,
-             nb::handle ibv_zero_copy) {
+          // The strings likewise (as_str): one UTF-8 cannot hold (a lone surrogate) or of
+          // another type is an error naming the option.
+          [](PyCommunicator* self, nb::handle rank, nb::handle size, nb::handle coordinator,
+             nb::handle token, nb::handle timeout_ms, nb::handle listen, nb::handle routes,
+             nb::handle connections_per_peer, nb::handle topology, nb::handle transport,
+             nb::handle devices, nb::handle ibv_frame_bytes, nb::handle ibv_recv_frames,
+             nb::handle ibv_profile, nb::handle one_shot_max_bytes, nb::handle chunk_bytes,
+             nb::handle window_chunks, nb::handle spin_us, nb::handle ibv_zero_copy) {
             const auto i = [](nb::handle v, const char* name) {
               return as_int(v, name, LLONG_MIN, LLONG_MAX);
             };
@@ -473,13 +489,15 @@ NB_MODULE(_clustercomm, m) {
               return static_cast<int>(as_int(v, name, kIntMin, kIntMax));
             };
             Config c = make_config(
-                small(rank, "rank"), small(size, "size"), coordinator, token,
-                i(timeout_ms, "timeout_ms"), listen, routes,
-                small(connections_per_peer, "connections_per_peer"), topology, transport,
-                devices, i(ibv_frame_bytes, "ibv_frame_bytes"),
-                i(ibv_recv_frames, "ibv_recv_frames"), ibv_profile,
-                i(one_shot_max_bytes, "one_shot_max_bytes"), i(chunk_bytes, "chunk_bytes"),
-                i(window_chunks, "window_chunks"), i(spin_us, "spin_us"), ibv_zero_copy);
+                small(rank, "rank"), small(size, "size"), as_str(coordinator, "coordinator"),
+                as_str(token, "token", /*secret=*/true), i(timeout_ms, "timeout_ms"),
+                as_str_list(listen, "listen"), as_str_list(routes, "routes"),
+                small(connections_per_peer, "connections_per_peer"), as_str(topology, "topology"),
+                as_str(transport, "transport"), device_rows(devices),
+                i(ibv_frame_bytes, "ibv_frame_bytes"), i(ibv_recv_frames, "ibv_recv_frames"),
+                as_str(ibv_profile, "ibv_profile"), i(one_shot_max_bytes, "one_shot_max_bytes"),
+                i(chunk_bytes, "chunk_bytes"), i(window_chunks, "window_chunks"),
+                i(spin_us, "spin_us"), ibv_zero_copy);
             new (self) PyCommunicator(std::move(c));
           },
           nb::kw_only(), arg("rank") = 0, arg("size") = 1, arg("coordinator") = "",
