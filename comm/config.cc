@@ -109,9 +109,32 @@ nlohmann::json read_json(const std::string& var, const char* path) {
   }
 }
 
+// True for the hostfile mlx.launch reads (--hostfile, mlx.distributed_config's output): an
+// object with "hosts", or a list of objects with "ssh". People who start their ranks without
+// mlx.launch point MLX_HOSTFILE or MLX_IBV_DEVICES at it, but those variables hold what
+// mlx.launch derives from it for each job.
+bool is_launch_hostfile(const nlohmann::json& j) {
+  if (j.is_object()) return j.contains("hosts");
+  return j.is_array() && !j.empty() && j[0].is_object() && j[0].contains("ssh");
+}
+
+std::string launch_hostfile(const char* path) {
+  return "names '" + std::string(path) +
+         "', which is an mlx.launch hostfile (hosts with \"ssh\" and \"ips\"), ";
+}
+
 // MLX ring hostfile: a JSON list, per rank, of "ip:port" strings (rank i listens on them).
 void from_mlx_hostfile(Config& c, const char* path) {
   const nlohmann::json j = read_json("MLX_HOSTFILE", path);
+  if (is_launch_hostfile(j)) {
+    throw bad("MLX_HOSTFILE",
+              launch_hostfile(path) +
+                  "not the list of each rank's \"ip:port\" addresses that mlx.launch writes "
+                  "from it for the ring backend: start the ranks with `mlx.launch --hostfile " +
+                  path +
+                  "` (or clusterctl launch, runtime mlx-ring), or write one entry per rank, "
+                  "[[\"10.0.0.1:5000\"], [\"10.0.0.2:5000\"], ...]");
+  }
   if (!j.is_array() || j.empty()) throw bad("MLX_HOSTFILE", "must hold a non-empty JSON list");
   c.size = static_cast<int>(j.size());
   std::vector<std::vector<std::string>> hosts;
@@ -128,7 +151,10 @@ void from_mlx_hostfile(Config& c, const char* path) {
     if (addrs.empty()) throw bad("MLX_HOSTFILE", "has a rank without any \"ip:port\"");
     hosts.push_back(std::move(addrs));
   }
-  if (c.rank >= c.size) throw bad("MLX_RANK", "is not below the hostfile's length");
+  if (c.rank >= c.size) {
+    throw bad("MLX_RANK", "is " + std::to_string(c.rank) + ", not below the " +
+                              std::to_string(c.size) + " ranks of MLX_HOSTFILE ('" + path + "')");
+  }
   c.topology = Topology::kRing;
   c.listen = hosts[static_cast<size_t>(c.rank)];
   c.coordinator = hosts[0][0];
@@ -155,6 +181,13 @@ std::vector<std::string> device_cell(const nlohmann::json& cell) {
 // MLX jaccl: an N x N matrix of RDMA device names (null on the diagonal).
 void from_mlx_jaccl(Config& c, const char* path, const GetEnv& env, bool set_size) {
   const nlohmann::json j = read_json("MLX_IBV_DEVICES", path);
+  if (is_launch_hostfile(j)) {
+    throw bad("MLX_IBV_DEVICES",
+              launch_hostfile(path) +
+                  "not the N x N device matrix that mlx.launch writes from it for jaccl (row i: "
+                  "rank i's \"rdma\" list): start the ranks with `mlx.launch --hostfile " +
+                  path + "` (or clusterctl launch, runtime mlx-jaccl), or write the matrix");
+  }
   if (!j.is_array() || j.empty()) throw bad("MLX_IBV_DEVICES", "must hold an N x N JSON matrix");
   if (!set_size) {
     if (j.size() != static_cast<size_t>(c.size)) {

@@ -188,6 +188,47 @@ TEST_CASE("malformed variables name themselves") {
                        doctest::Contains("below"), Error);
 }
 
+TEST_CASE("an mlx.launch hostfile given as MLX_HOSTFILE or MLX_IBV_DEVICES is named as one") {
+  // Ranks started without mlx.launch, its hostfile (mlx.distributed_config's output) in the
+  // variables: before, "must hold a non-empty JSON list" / "an N x N JSON matrix".
+  const std::string object = temp_file(
+      R"({"backend": "ring", "hosts": [{"ssh": "m1", "ips": ["10.0.0.1"]},
+                                        {"ssh": "m2", "ips": ["10.0.0.2"]}]})");
+  const std::string list = temp_file(R"([{"ssh": "m1", "ips": ["10.0.0.1"], "rdma": [null]}])");
+  for (const std::string& path : {object, list}) {
+    CAPTURE(path);
+    CHECK_THROWS_WITH_AS(
+        config_from_env(env_of({{"MLX_RANK", "0"}, {"MLX_HOSTFILE", path}})),
+        ("clustercomm: environment variable MLX_HOSTFILE names '" + path +
+         "', which is an mlx.launch hostfile (hosts with \"ssh\" and \"ips\"), not the list of "
+         "each rank's \"ip:port\" addresses that mlx.launch writes from it for the ring "
+         "backend: start the ranks with `mlx.launch --hostfile " + path +
+         "` (or clusterctl launch, runtime mlx-ring), or write one entry per rank, "
+         "[[\"10.0.0.1:5000\"], [\"10.0.0.2:5000\"], ...]")
+            .c_str(),
+        Error);
+    CHECK_THROWS_WITH_AS(
+        config_from_env(env_of({{"MLX_RANK", "0"},
+                                {"MLX_IBV_DEVICES", path},
+                                {"MLX_JACCL_COORDINATOR", "10.0.0.1:32323"}})),
+        doctest::Contains("which is an mlx.launch hostfile (hosts with \"ssh\" and \"ips\"), "
+                          "not the N x N device matrix"),
+        Error);
+  }
+  std::remove(object.c_str());
+  std::remove(list.c_str());
+}
+
+TEST_CASE("MLX ring hostfile: MLX_RANK beyond it names both numbers") {
+  const std::string path = temp_file(R"([["10.0.0.1:5000"], ["10.0.0.2:5000"]])");
+  CHECK_THROWS_WITH_AS(config_from_env(env_of({{"MLX_RANK", "5"}, {"MLX_HOSTFILE", path}})),
+                       ("clustercomm: environment variable MLX_RANK is 5, not below the 2 ranks of "
+                        "MLX_HOSTFILE ('" + path + "')")
+                           .c_str(),
+                       Error);
+  std::remove(path.c_str());
+}
+
 TEST_CASE("MLX ring hostfile") {
   const std::string path =
       temp_file(R"([["10.0.0.1:5000"], ["10.0.0.2:5000"], ["10.0.0.3:5000", "10.0.1.3:5000"]])");

@@ -94,6 +94,7 @@ util::Status setup_local(remote::Executor& ex, const std::string& dir, const std
 struct SetUp {
   std::vector<std::unique_ptr<remote::Executor>> control;
   std::vector<std::string> problems;
+  std::vector<size_t> never_reached;  // hosts the janitor could not reach: nothing to clean up
   ExitCode code = ExitCode::kOk;
   bool interrupted = false;  // a step gave up on Ctrl-C (kInterrupted)
 };
@@ -113,23 +114,30 @@ SetUp set_up_hosts(const JobSpec& spec, const WorldPlan& plan, OutputMux& output
     threads.emplace_back([&, h] {
       auto ex = h < nhosts ? connect(h) : opts.connect_local();
       util::Status st;
+      bool never_reached = false;
       if (!ex) {
         st = ex.error();
       } else {
         out.control[h] = std::move(*ex);
-        auto removed = sweep_leftovers(*out.control[h], opts.control_timeout);
+        // A host the janitor could not reach is not tried again for the set-up: an unreachable
+        // host cost two connect timeouts (23 s with the default 10 s) before it was named.
+        util::Status reached;
+        auto removed = sweep_leftovers(*out.control[h], opts.control_timeout, &reached);
         if (!removed.empty()) {
           std::lock_guard<std::mutex> lock(mu);
           swept.insert(swept.end(), removed.begin(), removed.end());
         }
-        st = h < nhosts ? setup_host(*out.control[h], spec, plan, job_dir(run_id, h), launcher,
-                                     opts.control_timeout)
-                        : setup_local(*out.control[h], local_job_dir(run_id), hostfile, launcher,
-                                      opts.control_timeout);
+        never_reached = !reached;
+        st = !reached  ? reached
+             : h < nhosts ? setup_host(*out.control[h], spec, plan, job_dir(run_id, h), launcher,
+                                       opts.control_timeout)
+                          : setup_local(*out.control[h], local_job_dir(run_id), hostfile,
+                                        launcher, opts.control_timeout);
       }
       if (!st) {
         std::lock_guard<std::mutex> lock(mu);
         out.problems[h] = st.error().message;
+        if (never_reached) out.never_reached.push_back(h);
         if (st.error().code == ExitCode::kInterrupted) out.interrupted = true;
         if (out.code == ExitCode::kOk || st.error().code == ExitCode::kUnreachable) {
           out.code = st.error().code;
@@ -152,12 +160,18 @@ SetUp set_up_hosts(const JobSpec& spec, const WorldPlan& plan, OutputMux& output
 
 }  // namespace
 
-std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::milliseconds timeout) {
+std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::milliseconds timeout,
+                                         util::Status* unreachable) {
   remote::RunOptions ro;
   ro.timeout = timeout;
   ro.cancelled = [] { return false; };
   ro.what = describe_step(leftovers_argv());
   auto listed = ex.run(remote::Command{leftovers_argv()}, ro);
+  if (!listed && unreachable != nullptr &&
+      (listed.error().code == ExitCode::kUnreachable ||
+       listed.error().code == ExitCode::kInterrupted)) {
+    *unreachable = listed.error();
+  }
   std::vector<std::string> removed;
   if (!listed || listed->timed_out || listed->exit_status != 0) return removed;
   std::string_view rest = listed->out;
@@ -208,6 +222,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   SetUp setup =
       set_up_hosts(spec, plan, output, connect, opts, run_id, hostfile, nhosts + (mpi ? 1 : 0));
   ControlHosts control(std::move(setup.control), opts.control_timeout);
+  for (size_t h : setup.never_reached) control.mark_lost(h);  // not tried a third time
   if (!setup.problems.empty() || util::interrupted()) {
     control.on_every_host([&](size_t h) { return cleanup_argv(dir_of(h)); });
     // Ctrl-C while the hosts were set up (an upload or a connection cut short by it): the

@@ -107,8 +107,10 @@ std::string local_job_dir(const std::string& run_id);
 /// this machine) is gone, e.g. killed with -9 during an upload (wrapper.h, leftovers_argv,
 /// launcher_gone), killing what still runs there; returns "HOST:DIR" for each removed.
 /// Directories of live launchers and of other machines' are left alone. A host that does not
-/// answer within `timeout` is skipped.
-std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::milliseconds timeout);
+/// answer within `timeout` is skipped; when `unreachable` is given, it then holds why (the
+/// listing's kUnreachable or kInterrupted error), so a caller tries the host no second time.
+std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::milliseconds timeout,
+                                         util::Status* unreachable = nullptr);
 
 /// "0", "1", "SIGKILL", "connection lost" for the summary.
 std::string describe_status(const RankOutcome& r);

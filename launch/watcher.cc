@@ -15,6 +15,9 @@ using util::ExitCode;
 using Time = std::chrono::steady_clock::time_point;
 using namespace std::chrono_literals;
 
+// How long a rank seen stopped must stay stopped to be named as stopped (confirmed_stops).
+constexpr std::chrono::milliseconds kStopConfirm{300};
+
 std::chrono::milliseconds ms(std::chrono::steady_clock::duration d) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(d);
 }
@@ -73,7 +76,7 @@ class Watcher {
       // cause: look once more at the others (only when the failed rank reported an exit
       // status; after a lost connection the hosts may not answer).
       if (backend_.samples_ranks() && board_.rank(c.first_failed).exit_status >= 0) {
-        auto answers = backend_.sample(running_pids());
+        auto answers = confirmed_stops(backend_.sample(running_pids()));
         judge(answers, false, clock_.now());
       }
       const RankOutcome o = board_.rank(c.first_failed);
@@ -144,6 +147,36 @@ class Watcher {
       backend_.abandon();  // the ranks still connected belong to unreachable hosts
       abandoned_ = true;
     }
+  }
+
+  // A rank seen stopped once may be stopped only for a moment: LeakSanitizer stops a process's
+  // threads with ptrace as it exits (ps STAT t), and so do profilers that sample stacks
+  // (py-spy). Only a rank still stopped a moment later (SIGSTOP, Ctrl-Z, a debugger at a
+  // breakpoint) is what the others waited for; the others are not named so.
+  std::vector<std::vector<ProcessSample>> confirmed_stops(
+      std::vector<std::vector<ProcessSample>> answers) {
+    const auto any_stopped = [&] {
+      for (const auto& host : answers) {
+        for (const auto& p : host) {
+          if (p.stopped) return true;
+        }
+      }
+      return false;
+    };
+    if (!any_stopped()) return answers;
+    clock_.sleep_for(kStopConfirm);
+    const auto again = backend_.sample(running_pids());
+    for (size_t h = 0; h < answers.size(); ++h) {
+      for (auto& p : answers[h]) {
+        if (!p.stopped) continue;
+        const bool still =
+            h < again.size() && std::any_of(again[h].begin(), again[h].end(), [&](const auto& q) {
+              return q.pid == p.pid && q.stopped;
+            });
+        p.stopped = still;
+      }
+    }
+    return answers;
   }
 
   std::vector<std::vector<long>> running_pids() const {

@@ -3,6 +3,7 @@
 // real backends on real processes.
 #include "launch/watcher.h"
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -63,8 +64,11 @@ class FakeBackend final : public LaunchBackend {
       const std::vector<std::vector<long>>& pids) override {
     std::vector<std::vector<ProcessSample>> out(pids.size());
     for (size_t h = 0; h < pids.size(); ++h) {
-      for (long pid : pids[h]) out[h].push_back({pid, pid == stopped_pid, 0ms});
+      for (long pid : pids[h]) {
+        out[h].push_back({pid, pid == stopped_pid && stopped_samples != 0, 0ms});
+      }
     }
+    if (stopped_samples > 0) --stopped_samples;
     return out;
   }
   void abandon() override {
@@ -83,6 +87,7 @@ class FakeBackend final : public LaunchBackend {
   std::vector<int> obeys_term;
   bool unreachable = false;
   long stopped_pid = 0;
+  std::atomic<int> stopped_samples{-1};  // samples that show stopped_pid stopped (-1: all)
   std::vector<std::string> calls;  // "TERM@5020ms rank_failed", "KILL@8020ms"
   int terms_again = 0;
 
@@ -203,6 +208,21 @@ TEST_CASE("watcher: a stopped rank is named as what the failing rank waited for"
         "rank 1 on h2 was stopped (SIGSTOP, Ctrl-Z or a debugger) and the others waited for it; "
         "then rank 0 on h1 failed (exit 1)");
   CHECK(ranks[1].stopped);
+}
+
+TEST_CASE("watcher: a rank stopped only for a moment (LeakSanitizer at exit) is not named") {
+  // LeakSanitizer stops an exiting process's threads with ptrace (ps STAT t) for a moment; a
+  // rank caught so when another fails was named "stopped (SIGSTOP, Ctrl-Z or a debugger)".
+  Watch t;
+  t.opts.timeouts.stall = 0s;  // no periodic samples: only the one taken at the failure
+  t.start_all_at(100ms);
+  t.backend.obeys_term = {0, 1};
+  t.backend.stopped_pid = 1001;  // rank 1's, stopped in the first sample only
+  t.backend.stopped_samples = 1;
+  t.clock.at(4s, [&] { t.backend.end(0, 3); });
+  auto [w, ranks] = t.run();
+  CHECK(w.reason == "rank 0 on h1 failed (exit 3)");
+  CHECK_FALSE(ranks[1].stopped);
 }
 
 TEST_CASE("watcher: Ctrl-C ends the job as interrupted") {

@@ -453,6 +453,27 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
     }
     hf.hosts.push_back(std::move(*h));
   }
+  // Several hosts: every ips entry is where the others reach that host (rank 0's ips[0] is the
+  // coordinator, a ring's entries its neighbours' peers). 0.0.0.0 (exo's placeholder for a
+  // rank itself) or 127.0.0.1 there makes each rank connect to itself and wait out the
+  // start-up timeout. One host alone (ranks on one machine) may use loopback.
+  if (hf.hosts.size() >= 2) {
+    for (std::size_t i = 0; i < hf.hosts.size(); ++i) {
+      const auto& ips = hf.hosts[i].ips;
+      for (std::size_t k = 0; k < ips.size(); ++k) {
+        if (auto why = util::local_only_problem(ips[k])) {
+          return bad(path, fmt::format("rank {} ({}): ips[{}]: '{}' {}: in a hostfile of {} "
+                                       "hosts each ips entry must be an address the other "
+                                       "hosts reach {} on{}; `clusterctl hostfile --format "
+                                       "mlx-jaccl` (or mlx-ring) writes them",
+                                       i, hf.hosts[i].ssh, k, ips[k], *why, hf.hosts.size(),
+                                       hf.hosts[i].ssh,
+                                       i == 0 && k == 0 ? " (rank 0's ips[0] is the coordinator)"
+                                                        : ""));
+        }
+      }
+    }
+  }
   if (auto st = validate_mlx_hostfile(hf); !st) return st.error();
   return hf;
 }

@@ -286,6 +286,27 @@ TEST_CASE("mlx hostfile: an ips entry that cannot be an address names the file, 
   CHECK(hf->hosts[1].ips == std::vector<std::string>{"fe80::1%en0"});
 }
 
+TEST_CASE("mlx hostfile: 0.0.0.0 or loopback in a hostfile of several hosts names the rank") {
+  // exo#1000 wrote 0.0.0.0 for a rank itself; rank 0's ips[0] is the coordinator, and 0.0.0.0
+  // or 127.0.0.1 there made every other rank connect to itself until the start-up timeout.
+  CHECK(parse_error(R"([{"ssh": "a", "ips": ["0.0.0.0"]}, {"ssh": "b", "ips": ["10.0.0.2"]}])") ==
+        "h.json: rank 0 (a): ips[0]: '0.0.0.0' is the unspecified address: it means every "
+        "address to a listener, but a host connecting to it reaches itself: in a hostfile of 2 "
+        "hosts each ips entry must be an address the other hosts reach a on (rank 0's ips[0] is "
+        "the coordinator); `clusterctl hostfile --format mlx-jaccl` (or mlx-ring) writes them");
+  CHECK(parse_error(R"([{"ssh": "a", "ips": ["10.0.0.1"]}, {"ssh": "b", "ips": ["127.0.1.1"]}])") ==
+        "h.json: rank 1 (b): ips[0]: '127.0.1.1' is a loopback address: on every host it names "
+        "that host itself: in a hostfile of 2 hosts each ips entry must be an address the other "
+        "hosts reach b on; `clusterctl hostfile --format mlx-jaccl` (or mlx-ring) writes them");
+  CHECK(parse_error(R"([{"ssh": "a", "ips": ["10.0.0.1", "::1"]}, {"ssh": "b"}])")
+            .starts_with("h.json: rank 0 (a): ips[1]: '::1' is a loopback address"));
+  CHECK(parse_error(R"([{"ssh": "a", "ips": ["::"]}, {"ssh": "b"}])")
+            .starts_with("h.json: rank 0 (a): ips[0]: '::' is the unspecified address"));
+  // One host (ranks on one machine) may use loopback.
+  auto one = parse_mlx_hostfile(R"([{"ssh": "localhost", "ips": ["127.0.0.1"]}])", "h.json");
+  CHECK_MESSAGE(one.ok(), one.error().message);
+}
+
 TEST_CASE("mlx hostfile: host names that differ in case or a final dot are one host") {
   CHECK(parse_error(R"([{"ssh": "Studio1"}, {"ssh": "studio2"}, {"ssh": "studio1"}])") ==
         "h.json: Studio1 (rank 0) and studio1 (rank 2) are one host (host names ignore case and a "

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join
@@ -209,9 +212,28 @@ std::vector<ProbeCommand> link_pings_of(const ClusterState& live,
 
 namespace {
 
-// Why `from`'s ping to `address` failed, or "" when it went through.
+// Whether cable end `e` has the IPv4 address `addr` in the live facts; nullopt when they do
+// not show the end's interface.
+std::optional<bool> end_has(const ClusterState& live, const discovery::CableEnd& e,
+                            const std::string& addr) {
+  const HostFacts* h = live.find_host(e.host);
+  if (h == nullptr) return std::nullopt;
+  for (const auto& p : h->ports) {
+    if (p.interface && p.interface->name == e.interface) {
+      const auto& v4 = p.interface->ipv4;
+      return std::find(v4.begin(), v4.end(), addr) != v4.end();
+    }
+  }
+  return std::nullopt;
+}
+
+// Why `from`'s ping to `address` (the planned address of `to`, the cable's other end) failed,
+// or "" when it went through; a ping fails when either end lacks its planned address (it was
+// removed, or the interface was reset), and the live facts say which (mlx#3755: pings fine on
+// some hops, EHOSTUNREACH on others).
 std::string ping_problem(const ClusterState& live, const std::vector<discovery::ProbeOutputs>& pings,
-                         const discovery::CableEnd& from, const std::string& address) {
+                         const discovery::CableEnd& from, const std::string& own,
+                         const discovery::CableEnd& to, const std::string& address) {
   size_t index = 0;
   while (index < live.hosts.size() && live.hosts[index].host != from.host) ++index;
   if (index == live.hosts.size() || index >= pings.size()) {
@@ -221,7 +243,20 @@ std::string ping_problem(const ClusterState& live, const std::vector<discovery::
   const auto* r = pings[index].find(link_ping(macos, from.interface, address));
   if (r == nullptr) return fmt::format("{} ran no ping", from.host);
   if (r->exit_status == 0) return "";
-  return fmt::format("no reply from {} over {} {}", address, from.host, from.interface);
+  std::string why = fmt::format("no reply from {} over {} {}", address, from.host, from.interface);
+  std::vector<std::string> missing;
+  if (end_has(live, to, address) == false) {
+    missing.push_back(fmt::format("{} {} does not have {}", to.host, to.interface, address));
+  }
+  if (end_has(live, from, own) == false) {
+    missing.push_back(fmt::format("{} {} does not have {}", from.host, from.interface, own));
+  }
+  if (!missing.empty()) {
+    why += fmt::format(": {}, its planned address: run `clusterctl network apply` with the "
+                       "cluster state file",
+                       fmt::join(missing, "; "));
+  }
+  return why;
 }
 
 // An RDMA port without the IPv4-mapped GID of its planned address.
@@ -251,8 +286,8 @@ std::vector<LinkCheck> check_links(const ClusterState& live, const std::vector<L
   for (const auto& l : plan) {
     LinkCheck c;
     c.link = l;
-    c.a_problem = ping_problem(live, pings, l.a, l.b_address);
-    c.b_problem = ping_problem(live, pings, l.b, l.a_address);
+    c.a_problem = ping_problem(live, pings, l.a, l.a_address, l.b, l.b_address);
+    c.b_problem = ping_problem(live, pings, l.b, l.b_address, l.a, l.a_address);
     c.a_to_b = c.a_problem.empty();
     c.b_to_a = c.b_problem.empty();
     if (c.a_problem.empty()) c.a_problem = gid_problem(live, l.a, l.a_address);

@@ -206,6 +206,8 @@ TEST_CASE("network apply: a failed command rolls the host back, in reverse order
 TEST_CASE("network verify: pings both ways per cable, and the RDMA GID of the address") {
   auto s = pair("Debian GNU/Linux");
   auto plan = plan_of(s);
+  s.hosts[0].ports[0].interface->ipv4 = {plan[0].a_address};  // applied: both ends have theirs
+  s.hosts[1].ports[0].interface->ipv4 = {plan[0].b_address};
   CHECK(link_pings_of(s, plan, "h1")[0].argv ==
         std::vector<std::string>{"ping", "-n", "-c", "1", "-W", "2", "-I", "tb1", plan[0].b_address});
   std::vector<cc::discovery::ProbeOutputs> pings(2);
@@ -230,6 +232,29 @@ TEST_CASE("network verify: pings both ways per cable, and the RDMA GID of the ad
                                    " (the IPv4-mapped GID of its address)");
   s.hosts[0].rdma.devices[0].ports[0].gids.push_back({1, "::ffff:" + plan[0].a_address});
   CHECK(check_links(s, plan, pings)[0].ok());
+}
+
+TEST_CASE("network verify: a failed ping names the end that lost its planned address") {
+  // mlx#3755-like: pings fine on some cables, not on one whose end lost its address (removed,
+  // or its interface reset); before, both directions said only "no reply from ...".
+  auto s = pair("Debian GNU/Linux");
+  auto plan = plan_of(s);
+  s.hosts[0].ports[0].interface->ipv4 = {plan[0].a_address};  // h2 tb1 has none
+  std::vector<cc::discovery::ProbeOutputs> pings(2);
+  pings[0].by_key[link_pings_of(s, plan, "h1")[0].key()] = {"0 received", "", 1};
+  pings[1].by_key[link_pings_of(s, plan, "h2")[0].key()] = {"0 received", "", 1};
+  auto checks = check_links(s, plan, pings);
+  REQUIRE(checks.size() == 1);
+  CHECK(checks[0].a_problem == "no reply from " + plan[0].b_address + " over h1 tb1: h2 tb1 does "
+                               "not have " + plan[0].b_address + ", its planned address: run "
+                               "`clusterctl network apply` with the cluster state file");
+  CHECK(checks[0].b_problem == "no reply from " + plan[0].a_address + " over h2 tb1: h2 tb1 does "
+                               "not have " + plan[0].b_address + ", its planned address: run "
+                               "`clusterctl network apply` with the cluster state file");
+  // Both ends have theirs: the ping failed for another reason, said as before.
+  s.hosts[1].ports[0].interface->ipv4 = {plan[0].b_address};
+  checks = check_links(s, plan, pings);
+  CHECK(checks[0].a_problem == "no reply from " + plan[0].b_address + " over h1 tb1");
 }
 
 TEST_CASE("network apply: privileges are root, passwordless sudo, or none") {

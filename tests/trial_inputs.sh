@@ -229,5 +229,34 @@ has "a state with one address on two ports" "$tmp/err" "is also network[0].a_add
 expect 2 "a state with one subnet on two cables" -- "$cc" network apply --dry-run "$tmp/dup-subnet.json"
 has "a state with one subnet on two cables" "$tmp/err" "is also network[0].subnet"
 
+# 10. More operator inputs from public bug reports (a second trial):
+#  - one cable end with MTU 9000, the other 1500 (NVIDIA/nccl#1524): verify-mesh fails it;
+#  - a hostfile whose rank 0 ips is 0.0.0.0 (exo#1000's placeholder) or 127.0.0.1: refused at
+#    once, where every rank used to connect to itself until the start-up timeout.
+python3 - "$tmp/mesh3.json" "$tmp/mtu.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+cable = next(c for c in s["cables"] if {c["a"]["host"], c["b"]["host"]} == {"mac1", "mac2"})
+end = cable["a"]
+host = next(h for h in s["hosts"] if h["host"] == end["host"])
+port = next(p for p in host["ports"] if (p["interface"] or {}).get("name") == end["interface"])
+port["interface"]["mtu"] = 9000
+json.dump(s, open(sys.argv[2], "w"))
+PY
+expect 1 "verify-mesh, MTU 9000 on one end of a cable" -- "$cc" verify-mesh "$tmp/mtu.json"
+has "verify-mesh, MTU mismatch" "$tmp/out" "FAIL mtu-mismatch: "
+has "verify-mesh, MTU mismatch" "$tmp/out" ": MTU 9000 on mac1 receptacle 1 (en1) but 1500 on mac2"
+has "verify-mesh, MTU mismatch fix" "$tmp/out" "sudo networksetup -setMTU"
+hasnt "verify-mesh, MTU mismatch headline" "$tmp/out" "RDMA ready"
+edit_hostfile "$tmp/any.json" 'h["hosts"][0]["ips"] = ["0.0.0.0"]'
+expect 2 "hostfile ips 0.0.0.0" -- "$cc" hostfile --hostfile "$tmp/any.json" --from "$mesh3" \
+  --format mpi
+has "hostfile ips 0.0.0.0" "$tmp/err" "$tmp/any.json: rank 0 (mac1): ips[0]: '0.0.0.0' is the unspecified address"
+has "hostfile ips 0.0.0.0" "$tmp/err" "(rank 0's ips[0] is the coordinator)"
+edit_hostfile "$tmp/lo.json" 'h["hosts"][2]["ips"] = ["127.0.0.1"]'
+expect 2 "hostfile ips 127.0.0.1" -- "$cc" hostfile --hostfile "$tmp/lo.json" --from "$mesh3" \
+  --format mpi
+has "hostfile ips 127.0.0.1" "$tmp/err" "rank 2 (mac3): ips[0]: '127.0.0.1' is a loopback address"
+
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

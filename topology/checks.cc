@@ -290,6 +290,47 @@ void check_linux_rdma(const ClusterGraph& g, std::vector<Finding>& out) {
   }
 }
 
+// The two ends of a cable with different MTUs: frames longer than the smaller one, sent from
+// the other end, are dropped by the receiving port. TCP hides it (each side announces an MSS
+// from its own MTU), but a large ping, UDP and an RDMA queue pair whose two ends disagree
+// stall or fail; NCCL hung on exactly this (NVIDIA/nccl#1524). Ends that report no MTU (0)
+// are not judged.
+void check_mtu(const ClusterGraph& g, std::vector<Finding>& out) {
+  for (std::size_t i = 0; i < g.edges().size(); ++i) {
+    const auto& e = g.edges()[i];
+    if (!e.joins_two_hosts() || !e.a_port || !e.b_port) continue;
+    const HostNode& ha = g.host(*e.a_host);
+    const HostNode& hb = g.host(*e.b_host);
+    const PortNode& pa = ha.ports[*e.a_port];
+    const PortNode& pb = hb.ports[*e.b_port];
+    if (!pa.port->interface || !pb.port->interface) continue;
+    const int ma = pa.port->interface->mtu, mb = pb.port->interface->mtu;
+    if (ma <= 0 || mb <= 0 || ma == mb) continue;
+    // Lower the larger one: the smaller MTU always works on both ends.
+    const bool lower_a = ma > mb;
+    const HostNode& big = lower_a ? ha : hb;
+    const std::string& itf = (lower_a ? pa : pb).port->interface->name;
+    const int target = std::min(ma, mb);
+    const Cable& c = g.cable(i);
+    out.push_back(
+        {"mtu-mismatch",
+         Severity::kFail,
+         {c.a.host, c.b.host},
+         {c.a, c.b},
+         fmt::format("{}: MTU {} on {} but {} on {}: frames longer than {} bytes from {} are "
+                     "dropped (large pings, UDP and RDMA stall; TCP hides it)",
+                     cable_label(g, i), ma, discovery::end_label(c.a), mb,
+                     discovery::end_label(c.b), target, big.name()),
+         is_mac(*big.facts)
+             ? fmt::format("give both ends one MTU: on {} `sudo networksetup -setMTU {} {}` (or "
+                           "raise the other end to {})",
+                           big.name(), itf, target, std::max(ma, mb))
+             : fmt::format("give both ends one MTU: on {} `sudo ip link set dev {} mtu {}` (or "
+                           "raise the other end to {})",
+                           big.name(), itf, target, std::max(ma, mb))});
+  }
+}
+
 }  // namespace
 
 std::string cable_label(const ClusterGraph& g, std::size_t i) {
@@ -323,6 +364,7 @@ std::vector<Finding> run_checks(const ClusterGraph& g, const CheckOptions& opts)
   check_peers(g, out);
   check_linux_rdma(g, out);
   check_multi_rail(g, out);
+  check_mtu(g, out);
   run_mac_checks(g, out);
   return out;
 }

@@ -26,6 +26,8 @@
 //                              TCP (Soft-RoCE can add devices:
 //                              docs/platform.md#soft-roce)
 //     multi-rail         info  two or more cables between one pair (allowed)
+//     mtu-mismatch       fail  the two ends of a cable report different MTUs: frames longer
+//                              than the smaller one are dropped one way (NVIDIA/nccl#1524)
 //     device-port        info  a dock, display or drive on a port (the port is not free)
 //   per Mac, os.name "macOS" (mac_checks.cc)
 //     rdma-disabled      fail  `rdma_ctl status` says disabled (enable from macOS Recovery)

@@ -66,6 +66,41 @@ TEST_CASE("topology checks: missing h2-h4 and doubled h1-h3 in a 5-host lab") {
   CHECK(of_check(f, "one-source-cable").empty());
 }
 
+TEST_CASE("topology checks: a cable whose two ends have different MTUs") {
+  // NVIDIA/nccl#1524: two servers with different MTUs; a lab where `ip link set tb2 mtu 9000`
+  // on h3 alone left verify-mesh at "full mesh" while 3000-byte pings from h3 were lost.
+  auto s = lab_mesh(3);
+  testing::port(s, "h3", "tb2").interface->mtu = 9000;  // the h2 - h3 cable
+  ClusterGraph g(s);
+  auto f = of_check(run_checks(g), "mtu-mismatch");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].severity == Severity::kFail);
+  CHECK(f[0].hosts == Strings{"h2", "h3"});
+  CHECK(f[0].ports.size() == 2);
+  CHECK(f[0].message ==
+        "h2 tb2 - h3 tb2: MTU 1500 on h2 tb2 but 9000 on h3 tb2: frames longer than 1500 bytes "
+        "from h3 are dropped (large pings, UDP and RDMA stall; TCP hides it)");
+  CHECK(f[0].fix ==
+        "give both ends one MTU: on h3 `sudo ip link set dev tb2 mtu 1500` (or raise the other "
+        "end to 9000)");
+
+  // On a Mac, networksetup names the interface.
+  auto m = testing::mac_mesh(2, 1);
+  testing::port(m, "m1", "en2").interface->mtu = 9000;
+  ClusterGraph gm(m);
+  auto fm = of_check(run_checks(gm), "mtu-mismatch");
+  REQUIRE(fm.size() == 1);
+  CHECK(fm[0].fix ==
+        "give both ends one MTU: on m1 `sudo networksetup -setMTU en2 1500` (or raise the other "
+        "end to 9000)");
+
+  // The same MTU on both ends, or one not reported (0), is no finding.
+  testing::port(s, "h2", "tb2").interface->mtu = 9000;
+  testing::port(s, "h1", "tb1").interface->mtu = 0;
+  ClusterGraph g2(s);
+  CHECK(of_check(run_checks(g2), "mtu-mismatch").empty());
+}
+
 TEST_CASE("topology checks: a host with fewer ports than n - 1") {
   auto s = lab_mesh(4, {{1, 2}}, {}, 2);
   ClusterGraph g(s);

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -129,6 +130,30 @@ std::optional<std::string> address_problem(std::string_view text) {
     return dotted_problem(text);
   }
   return fmt::format("is a host name, not an IP address: {}", kWant);
+}
+
+std::optional<std::string> local_only_problem(std::string_view address) {
+  std::string text(address.substr(0, address.find('%')));
+  in_addr v4{};
+  in6_addr v6{};
+  bool unspecified = false, loopback = false;
+  if (::inet_pton(AF_INET, text.c_str(), &v4) == 1) {
+    const uint32_t host_order = ntohl(v4.s_addr);
+    unspecified = host_order == 0;
+    loopback = (host_order >> 24) == 127;
+  } else if (::inet_pton(AF_INET6, text.c_str(), &v6) == 1) {
+    unspecified = IN6_IS_ADDR_UNSPECIFIED(&v6);
+    loopback = IN6_IS_ADDR_LOOPBACK(&v6);
+  }
+  if (unspecified) {
+    return std::string(
+        "is the unspecified address: it means every address to a listener, but a host "
+        "connecting to it reaches itself");
+  }
+  if (loopback) {
+    return std::string("is a loopback address: on every host it names that host itself");
+  }
+  return std::nullopt;
 }
 
 std::string host_port(std::string_view host, int port) {

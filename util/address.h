@@ -20,6 +20,12 @@ namespace cc::util {
 /// not a number from 0 to 255"; "is empty: ...", "has a port (':5000'): ...".
 std::optional<std::string> address_problem(std::string_view text);
 
+/// Why `address` (one address_problem accepts) names no machine another host can reach, or
+/// nullopt: an unspecified address (0.0.0.0, ::: "every address" to a listener, this very
+/// host to a connecting program) or a loopback one (127.0.0.0/8, ::1: on every host, that host
+/// itself). A phrase that follows the quoted text, as address_problem's.
+std::optional<std::string> local_only_problem(std::string_view address);
+
 /// "HOST:PORT" for a connection or a listener: an IPv6 literal (any host with a ':') in
 /// brackets, "[2001:db8::1]:5000", "[fe80::1%eth0]:5000"; others as they are,
 /// "10.0.0.1:5000", "studio1:5000". A host already in brackets is not bracketed again.

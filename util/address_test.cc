@@ -56,6 +56,24 @@ TEST_CASE("address_problem: what cannot be an address, and why") {
         "is none");
 }
 
+TEST_CASE("local_only_problem: unspecified and loopback addresses, not others") {
+  for (const char* ok : {"10.0.0.1", "192.168.1.1", "2001:db8::1", "fe80::1%en0", "128.0.0.1"}) {
+    CAPTURE(ok);
+    CHECK_FALSE(local_only_problem(ok));
+  }
+  for (const char* unspecified : {"0.0.0.0", "::", "0:0::0"}) {
+    CAPTURE(unspecified);
+    REQUIRE(local_only_problem(unspecified));
+    CHECK(local_only_problem(unspecified)->starts_with("is the unspecified address"));
+  }
+  for (const char* loopback : {"127.0.0.1", "127.0.1.1", "127.255.255.254", "::1"}) {
+    CAPTURE(loopback);
+    REQUIRE(local_only_problem(loopback));
+    CHECK(*local_only_problem(loopback) ==
+          "is a loopback address: on every host it names that host itself");
+  }
+}
+
 TEST_CASE("host_port: IPv6 literals in brackets, with or without a scope") {
   CHECK(host_port("10.0.0.1", 5000) == "10.0.0.1:5000");
   CHECK(host_port("studio1", 32323) == "studio1:32323");

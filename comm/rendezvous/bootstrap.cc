@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <random>
 
@@ -44,6 +45,11 @@ constexpr uint32_t kJoin = 1, kConnect = 2;
 // the shared-memory ring header's magic, verbs flags bits 1..7; transport.h, Signature).
 constexpr uint32_t kWire = 3;
 constexpr uint32_t kMaxReply = 16u << 20;
+// How much longer a rank waits for its peers' connections than they try to connect: a rank
+// that cannot reach a peer (no route to the peer's cable address: EHOSTUNREACH, refused) then
+// fails first and says where it connected and why, before the peer's bare "never connected"
+// ends the job (a launcher stops every rank at the first failure).
+constexpr std::chrono::milliseconds kConnectorFirst{1000};
 
 // CLUSTERCOMM_TRANSPORT's spelling of a TransportKind as it travels in a join.
 std::string transport_name(uint32_t kind) {
@@ -465,8 +471,23 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
         if (!route.local.empty()) local = tcp::resolve(route.local, 0);
       }
       const std::string who = "rank " + std::to_string(j) + " at " + remote;
-      Fd fd = tcp::connect_to(tcp::resolve(remote), local ? &*local : nullptr, deadline,
-                              "rank " + std::to_string(j));  // it adds " at <address>"
+      Fd fd;
+      try {
+        fd = tcp::connect_to(tcp::resolve(remote), local ? &*local : nullptr, deadline,
+                             "rank " + std::to_string(j));  // it adds " at <address>"
+      } catch (const Error& e) {
+        if (e.kind() == ErrorKind::kInterrupted) throw;
+        const bool routed = !cfg.routes.empty() && !cfg.routes[j].remote.empty();
+        throw Error(e.kind(),
+                    "rank " + std::to_string(cfg.rank) + ": " + e.message() +
+                        (routed ? ": that is rank " + std::to_string(j) +
+                                      "'s address on the link between them "
+                                      "(CLUSTERCOMM_PEER_ADDRS): is it up on rank " +
+                                      std::to_string(j) + "'s host, and its cable plugged in?"
+                                : ": rank " + std::to_string(j) +
+                                      " advertised that address; is it reachable from here?"),
+                    {static_cast<int>(j)});
+      }
       WireWriter hello;
       hello.u32(kConnect).u64(world_id).u32(static_cast<uint32_t>(cfg.rank));
       hello.u32(static_cast<uint32_t>(k));
@@ -489,7 +510,7 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
       a = std::move(early.back());
       early.pop_back();
     } else {
-      a = acc.next(deadline);
+      a = acc.next(deadline + kConnectorFirst);
     }
     if (!a) {
       std::vector<int> missing;
@@ -503,7 +524,8 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
       }
       throw Error(ErrorKind::kTimeout,
                   describe_ranks(missing) + " never connected to rank " + std::to_string(cfg.rank) +
-                      " within " + std::to_string(cfg.timeout.count()) + " ms",
+                      " within " + std::to_string(cfg.timeout.count()) + " ms (a rank that "
+                      "could not reach this one says where it tried and why)",
                   missing);
     }
     try {

@@ -163,6 +163,48 @@ TEST_CASE("a coordinator port in use names where the port was set, not a variabl
   CHECK(message("").find("Config::coordinator must name") != std::string::npos);
 }
 
+TEST_CASE("a rank that cannot reach a peer's cable address fails first, naming it and why") {
+  // Rank 0 connects to rank 1 (the lower rank of a pair opens), here through a route to an
+  // address where nothing listens, as when rank 1's host lost its cable address: rank 0's
+  // connect is refused until the timeout. Rank 1 waits for that connection; before, both gave
+  // up at the same moment and a launcher often showed only rank 1's bare "rank 0 never
+  // connected to rank 1". Now rank 1 waits a second longer, so rank 0's error comes first.
+  std::promise<int> port;
+  std::string errors[2];
+  Clock::time_point failed_at[2];
+  std::thread rank0([&] {
+    Config c = rank_config(0, 2, "127.0.0.1:0");
+    c.timeout = milliseconds(2000);
+    c.routes = {PeerRoute{}, PeerRoute{"127.0.0.1:1", ""}};
+    c.on_coordinator_listening = [&](int p) { port.set_value(p); };
+    try {
+      Communicator comm(c);
+    } catch (const Error& e) {
+      errors[0] = e.what();
+    }
+    failed_at[0] = Clock::now();
+  });
+  auto f = port.get_future();
+  REQUIRE(f.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  Config c = rank_config(1, 2, "127.0.0.1:" + std::to_string(f.get()));
+  c.timeout = milliseconds(2000);
+  try {
+    Communicator comm(c);
+  } catch (const Error& e) {
+    errors[1] = e.what();
+  }
+  failed_at[1] = Clock::now();
+  rank0.join();
+  CAPTURE(errors[0]);
+  CAPTURE(errors[1]);
+  CHECK(errors[0].find("rank 0: could not connect to rank 1 at 127.0.0.1:1") != std::string::npos);
+  CHECK(errors[0].find("Connection refused") != std::string::npos);
+  CHECK(errors[0].find("rank 1's address on the link between them (CLUSTERCOMM_PEER_ADDRS)") !=
+        std::string::npos);
+  CHECK(errors[1].find("rank 0 never connected to rank 1") != std::string::npos);
+  CHECK(failed_at[1] - failed_at[0] > milliseconds(500));
+}
+
 TEST_CASE(
     "an exception thrown by on_coordinator_listening ends start-up: the constructor rethrows it") {
   Config c = rank_config(0, 2, "127.0.0.1:0");
