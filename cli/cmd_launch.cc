@@ -58,7 +58,8 @@ struct LaunchCli {
 
 // The job's placement (launch/placement.h) and the options make_executors gets for its hosts:
 // a job's `cluster: lab:NAME` or `inventory:FILE` selects that inventory, as --lab / --inventory
-// would (--lab on the command line wins over the job's lab).
+// would (--lab on the command line wins over the job's lab); a `cluster: cluster.json` discovered
+// on a lab selects that lab (options_for_state: another --lab is an error naming both).
 struct Placement : launch::Placement {
   GlobalOptions global;
 };
@@ -81,6 +82,12 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
   auto placed = launch::place(spec, [&] { return selected_inventory(p.global); });
   if (!placed) return placed.error();
   static_cast<launch::Placement&>(p) = std::move(*placed);
+  if (p.state && spec.cluster && spec.cluster->kind == Kind::kClusterState) {
+    // `cluster: cluster.json` discovered on a lab: its hosts are reached through that lab.
+    auto resolved = options_for_state(g, *p.state, spec.cluster->value);
+    if (!resolved) return resolved.error();
+    p.global = std::move(*resolved);
+  }
   return p;
 }
 

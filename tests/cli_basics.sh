@@ -265,11 +265,22 @@ grep -q "a: cannot connect to 127.0.0.1:9" <<<"$LAST" || { echo "FAIL: health di
 expect 2 "health of a lab's state with another --lab" -- lab "$cc" --lab other health --quick "$tmp/t3a state.json"
 grep -q "$tmp/t3a state.json was discovered on lab 't3a', but --lab (or CLUSTERCTL_LAB) names lab 'other'" <<<"$LAST" ||
   { echo "FAIL: conflicting labs not named: $LAST"; fail=1; }
+# launch of a job whose cluster is that state reaches the lab's hosts the same way.
+printf 'name: t3ajob\ncluster: "t3a state.json"\ncommand: [true]\nlogs: %s/t3a-logs\n' "$tmp" \
+  >"$tmp/t3a-job.yaml"
+expect 3 "launch of a lab's state without --lab" -- lab "$cc" launch "$tmp/t3a-job.yaml"
+grep -q "a: cannot connect" <<<"$LAST" || { echo "FAIL: launch did not use the state's lab: $LAST"; fail=1; }
 # A state without a lab, or a hostfile, whose hosts are only a lab's: add --lab NAME.
 expect 3 "network apply of a state without its lab" -- lab "$cc" network apply "$tmp/nolab.json"
 grep -q "if it is a host of a lab, add --lab t3a" <<<"$LAST" || { echo "FAIL: network apply: no --lab hint: $LAST"; fail=1; }
 printf '[{"ssh": "a", "ips": []}, {"ssh": "b", "ips": []}]\n' >"$tmp/mlx.json"
 expect 3 "hostfile --hostfile of lab hosts without --lab" -- lab "$cc" hostfile --hostfile "$tmp/mlx.json" --format mpi
 grep -q "if it is a host of a lab, add --lab t3a" <<<"$LAST" || { echo "FAIL: hostfile: no --lab hint: $LAST"; fail=1; }
+# With a second lab, other, --lab other and a state of t3a are refused, naming both.
+mkdir -p "$labs/clusterctl/labs/other"
+cp "$labs/clusterctl/labs/t3a/"{ssh_config,inventory.yaml} "$labs/clusterctl/labs/other/"
+expect 2 "launch of a lab's state with another --lab" -- lab "$cc" --lab other launch "$tmp/t3a-job.yaml"
+grep -q "was discovered on lab 't3a', but --lab (or CLUSTERCTL_LAB) names lab 'other'" <<<"$LAST" ||
+  { echo "FAIL: launch: conflicting labs not named: $LAST"; fail=1; }
 [ "$fail" -eq 0 ] && echo "cli basics: ok"
 exit "$fail"

@@ -27,18 +27,10 @@ bool is_v6(const std::string& s) {
   return ::inet_pton(AF_INET6, s.c_str(), &a) == 1;
 }
 
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-bool is_alnum(char c) {
-  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
 // An interface name as a scope: "en0", "eth0", "enp3s0f1", "bridge0.10", or an index ("4").
 bool is_scope(std::string_view s) {
   return !s.empty() && s.size() < IF_NAMESIZE && std::all_of(s.begin(), s.end(), [](char c) {
-    return is_alnum(c) || c == '.' || c == '_' || c == '-';
+    return is_ascii_alnum(c) || c == '.' || c == '_' || c == '-';
   });
 }
 
@@ -126,7 +118,7 @@ std::optional<std::string> address_problem(std::string_view text) {
         "'::' for a run of zeros): {}",
         kWant);
   }
-  if (std::all_of(text.begin(), text.end(), [](char c) { return is_digit(c) || c == '.'; })) {
+  if (std::all_of(text.begin(), text.end(), [](char c) { return is_ascii_digit(c) || c == '.'; })) {
     return dotted_problem(text);
   }
   return fmt::format("is a host name, not an IP address: {}", kWant);

@@ -7,6 +7,8 @@
 #include <string>
 #include <version>
 
+#include "util/text.h"
+
 #if defined(__cpp_lib_to_chars) && __cpp_lib_to_chars >= 201611L
 #include <charconv>
 #include <system_error>
@@ -15,25 +17,23 @@
 namespace cc::util {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
 // The grammar of parse_double (number.h), checked before converting, so that the conversion
 // (from_chars or a C-locale stream) only ever sees text both read the same way.
 bool well_formed(std::string_view s) {
   std::size_t i = 0;
   if (i < s.size() && s[i] == '-') ++i;
   std::size_t digits = 0;
-  while (i < s.size() && is_digit(s[i])) ++i, ++digits;
+  while (i < s.size() && is_ascii_digit(s[i])) ++i, ++digits;
   if (i < s.size() && s[i] == '.') {
     ++i;
-    while (i < s.size() && is_digit(s[i])) ++i, ++digits;
+    while (i < s.size() && is_ascii_digit(s[i])) ++i, ++digits;
   }
   if (digits == 0) return false;
   if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
     ++i;
     if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
     std::size_t exp_digits = 0;
-    while (i < s.size() && is_digit(s[i])) ++i, ++exp_digits;
+    while (i < s.size() && is_ascii_digit(s[i])) ++i, ++exp_digits;
     if (exp_digits == 0) return false;
   }
   return i == s.size();

@@ -36,6 +36,13 @@ std::string plural(std::size_t n, const char* one, const char* many);
 /// variable set through a shell (the rank wrapper's `export NAME=...`) may be called.
 bool is_env_name(std::string_view s);
 
+/// ASCII '0'..'9' and [0-9A-Za-z], in every locale (std::isdigit and std::isalnum depend on it
+/// and take an int that a negative char breaks).
+constexpr bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
+constexpr bool is_ascii_alnum(char c) {
+  return is_ascii_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
 /// True when `s` is blank (only whitespace).
 bool blank(std::string_view s);
 
