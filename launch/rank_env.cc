@@ -23,8 +23,9 @@ constexpr const char* kIbvDevicesFile = "mlx-ibv-devices.json";
 constexpr const char* kRingHostfile = "mlx-hostfile.json";
 
 // Every runtime, for launch_env_names.
-constexpr Runtime kRuntimes[] = {Runtime::kClusterComm, Runtime::kMlxJaccl, Runtime::kMlxJacclRing,
-                                 Runtime::kMlxRing,     Runtime::kMpi,      Runtime::kNone};
+constexpr Runtime kEveryRuntime[] = {Runtime::kClusterComm,  Runtime::kMlxJaccl,
+                                     Runtime::kMlxJacclRing, Runtime::kMlxRing,
+                                     Runtime::kMpi,          Runtime::kNone};
 
 bool is_mlx(Runtime r) {
   return r == Runtime::kMlxJaccl || r == Runtime::kMlxJacclRing || r == Runtime::kMlxRing;
@@ -220,7 +221,7 @@ const std::vector<std::string>& launch_env_names() {
     p.coordinator_from = "f";
     p.routes = {{"", "10.0.0.1>10.0.0.2"}, {"10.0.0.2>10.0.0.1", ""}};
     std::set<std::string> seen;
-    for (Runtime r : kRuntimes) {
+    for (Runtime r : kEveryRuntime) {
       p.runtime = r;
       for (const auto& [name, value] : rank_env(p, 0, "/job")) seen.insert(name);
     }
