@@ -26,12 +26,18 @@ grep -q "^6 of 6 cables answer both ways" "$tmp/apply" || fail "apply: $(cat "$t
 
 "$CLUSTERCTL" --lab "$name" discover -o "$tmp/c.json" >/dev/null
 "$CLUSTERCTL" --lab "$name" network plan "$tmp/c.json" >/dev/null
-# The same file without --lab: no host resolves. That is exit 3 naming the hosts, not a cable
-# "not seen now" (exit 1), which sent a new user to re-cable.
+# The file records the lab it was discovered on: without --lab, apply reaches that lab's hosts.
+"$CLUSTERCTL" network apply "$tmp/c.json" >"$tmp/withlab" 2>&1 ||
+  fail "apply of a state that records its lab, without --lab, exited $?: $(cat "$tmp/withlab")"
+grep -q "^6 of 6 cables answer both ways" "$tmp/withlab" || fail "apply without --lab: $(cat "$tmp/withlab")"
+# The same file without its lab: no host resolves. That is exit 3 naming the hosts and saying
+# to add --lab, not a cable "not seen now" (exit 1), which sent a new user to re-cable.
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s.pop("lab") == sys.argv[3]; json.dump(s,open(sys.argv[2],"w"))' \
+  "$tmp/c.json" "$tmp/nolab.json" "$name" || fail "the cluster state does not record lab $name"
 rc=0
-"$CLUSTERCTL" network apply "$tmp/c.json" >"$tmp/nolab" 2>&1 || rc=$?
-[ "$rc" -eq 3 ] && grep -q "host(s) could not be probed; nothing was changed" "$tmp/nolab" ||
-  fail "apply without --lab exited $rc: $(cat "$tmp/nolab")"
+"$CLUSTERCTL" network apply "$tmp/nolab.json" >"$tmp/nolab" 2>&1 || rc=$?
+[ "$rc" -eq 3 ] && grep -q "host(s) could not be probed; nothing was changed" "$tmp/nolab" &&
+  grep -q "add --lab" "$tmp/nolab" || fail "apply of a state without its lab exited $rc: $(cat "$tmp/nolab")"
 python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["network"]; assert len(n) == 6, n' "$tmp/c.json" ||
   fail "plan not saved in the cluster state"
 "$CLUSTERCTL" --lab "$name" network verify "$tmp/c.json" >"$tmp/verify" || fail "verify exited $?"
