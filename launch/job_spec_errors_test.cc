@@ -136,7 +136,7 @@ TEST_CASE("job spec errors: env and secret_env names and values") {
   CHECK(err(kHead + "env:\n  MLX_RANK: \"0\"\n") ==
         "job.yaml:5:3: env name 'MLX_RANK' is set by launch for each rank: remove it from the job");
   // The refused names are what launch sets (launch_env_names), whatever the runtime.
-  for (const char* owned : {"MLX_WORLD_SIZE", "MLX_HOSTFILE", "CLUSTERCOMM_TOKEN",
+  for (const char* owned : {"MLX_JACCL_COORDINATOR", "MLX_HOSTFILE", "CLUSTERCOMM_TOKEN",
                             "CLUSTERCOMM_PEER_ADDRS", "MLX_JACCL_RING"}) {
     CAPTURE(owned);
     CHECK(err(kHead + "env:\n  " + owned + ": x\n") ==

@@ -170,7 +170,6 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
     case Runtime::kMlxJaccl:
     case Runtime::kMlxJacclRing:
       env.emplace_back("MLX_RANK", r);
-      env.emplace_back("MLX_WORLD_SIZE", std::to_string(plan.world_size()));
       env.emplace_back("MLX_IBV_DEVICES", job_dir + "/" + kIbvDevicesFile);
       env.emplace_back("MLX_JACCL_COORDINATOR",
                        util::host_port(plan.mlx->hosts.at(0).ips.at(0), plan.coordinator_port));
@@ -184,7 +183,6 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
       break;
     case Runtime::kMlxRing:
       env.emplace_back("MLX_RANK", r);
-      env.emplace_back("MLX_WORLD_SIZE", std::to_string(plan.world_size()));
       env.emplace_back("MLX_HOSTFILE", job_dir + "/" + kRingHostfile);
       env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
       if (!plan.coordinator_from.empty()) {

@@ -13,16 +13,17 @@
 //                   host pair's cell, null between ranks of one host, which shared memory
 //                   carries; a cable end then holds ranks_per_host^2 queue pairs, and Apple's
 //                   provider allows 10 per device: at most 3 ranks per Mac)
-//   mlx-jaccl       MLX_RANK, MLX_WORLD_SIZE, MLX_IBV_DEVICES=JOBDIR/mlx-ibv-devices.json (the
+//   mlx-jaccl       MLX_RANK, MLX_IBV_DEVICES=JOBDIR/mlx-ibv-devices.json (the
 //                   N x N device matrix: [[null, "rdma_en1", ...], ...], a cell with parallel
 //                   cables a list), MLX_JACCL_COORDINATOR=ips[0] of rank 0:PORT
 //   mlx-jaccl-ring  the same plus MLX_JACCL_RING=1 (read by presence)
-//   mlx-ring        MLX_RANK, MLX_WORLD_SIZE, MLX_HOSTFILE=JOBDIR/mlx-hostfile.json: per rank
+//   mlx-ring        MLX_RANK, MLX_HOSTFILE=JOBDIR/mlx-hostfile.json: per rank
 //                   the list of "ip:port" for its ips, ports counting up from coordinator_port
 //                   across all ranks' addresses (one connection per address)
 //   mpi             none here: mpirun gives its ranks their environment
 //   none            only the job's env
-// MLX_WORLD_SIZE is the number of ranks, which MLX's NCCL backend and many programs read. Every
+// Exactly what mlx.launch sets for these backends (tests/integration/launch compares them with
+// real MLX's): no MLX_WORLD_SIZE, which mlx.launch sets only for its NCCL backend. Every
 // host:port brackets an IPv6 address (util::host_port). The MLX hostfile's "envs" (K=V) are set on
 // every MLX rank, as mlx.launch does; then the job's env; then the secrets.
 #pragma once

@@ -195,22 +195,12 @@ TEST_CASE("rank_env: an IPv6 coordinator and ring addresses reach the ranks in b
         "[[\"[2001:db8::1]:7000\",\"10.1.0.1:7001\"],[\"[fe80::2%en1]:7002\"]]\n");
 }
 
-TEST_CASE("rank_env: MLX_WORLD_SIZE for the MLX runtimes, which MLX's NCCL backend reads") {
-  WorldPlan p;
-  p.runtime = Runtime::kMlxJaccl;
-  p.hosts = {{"mac1", "", ""}, {"mac2", "", ""}, {"mac3", "", ""}};
-  p.mlx = mesh3();
-  CHECK(get(rank_env(p, 1, "/j"), "MLX_WORLD_SIZE") == "3");
-  p.runtime = Runtime::kMlxRing;
-  CHECK(get(rank_env(p, 1, "/j"), "MLX_WORLD_SIZE") == "3");
-}
-
 TEST_CASE("launch_env_names: exactly what rank_env sets, whatever the runtime") {
   const auto& names = launch_env_names();
   CHECK(std::is_sorted(names.begin(), names.end()));
   for (const char* n : {"CLUSTERCOMM_RANK", "CLUSTERCOMM_SIZE", "CLUSTERCOMM_COORDINATOR",
                         "CLUSTERCOMM_COORDINATOR_FROM", "CLUSTERCOMM_TOKEN",
-                        "CLUSTERCOMM_PEER_ADDRS", "MLX_RANK", "MLX_WORLD_SIZE", "MLX_HOSTFILE",
+                        "CLUSTERCOMM_PEER_ADDRS", "MLX_RANK", "MLX_HOSTFILE",
                         "MLX_IBV_DEVICES", "MLX_JACCL_COORDINATOR", "MLX_JACCL_RING"}) {
     CAPTURE(n);
     CHECK(std::binary_search(names.begin(), names.end(), std::string(n)));
@@ -242,7 +232,7 @@ TEST_CASE("launch_env_names: exactly what rank_env sets, whatever the runtime") 
 
 TEST_CASE("env_name_problem: launch's variables, the wrapper's, and malformed names") {
   CHECK(env_name_problem("MLX_RANK") == EnvNameProblem::kSetByLaunch);
-  CHECK(env_name_problem("MLX_WORLD_SIZE") == EnvNameProblem::kSetByLaunch);
+  CHECK(env_name_problem("MLX_HOSTFILE") == EnvNameProblem::kSetByLaunch);
   CHECK(env_name_problem("CLUSTERCOMM_TOKEN") == EnvNameProblem::kSetByLaunch);
   CHECK(env_name_problem("_ccw_d") == EnvNameProblem::kWrapperOwn);
   CHECK(env_name_problem("_ccw_anything") == EnvNameProblem::kWrapperOwn);
@@ -279,7 +269,7 @@ TEST_CASE("read_hostfile: a hostfile's envs may not set what launch sets, naming
             ": envs[1] = \"MLX_RANK=0\": 'MLX_RANK' is set by launch for each rank (each rank "
             "gets its own value; one set here would be every rank's): remove it from the "
             "hostfile's \"envs\"");
-  for (const char* owned : {"MLX_WORLD_SIZE=2", "MLX_HOSTFILE=/x", "CLUSTERCOMM_TOKEN=x",
+  for (const char* owned : {"MLX_JACCL_RING=1", "MLX_HOSTFILE=/x", "CLUSTERCOMM_TOKEN=x",
                             "CLUSTERCOMM_COORDINATOR=1.2.3.4:5", "MLX_IBV_DEVICES=/d"}) {
     CAPTURE(owned);
     CHECK(read_with(std::string("\"") + owned + "\"")

@@ -184,9 +184,9 @@ edit_hostfile "$tmp/noeq.json" 'h["envs"] = ["MLX_METAL_FAST_SYNCH"]'
 expect 2 "hostfile envs without =" -- "$cc" hostfile --hostfile "$tmp/noeq.json" --from "$mesh3" \
   --format mpi
 has "hostfile envs without =" "$tmp/err" "$tmp/noeq.json: envs[0] = \"MLX_METAL_FAST_SYNCH\": expected NAME=VALUE, but there is no '='"
-expect 2 "hostfile --env MLX_WORLD_SIZE" -- "$cc" hostfile "$tmp/mesh3.json" --format mlx-jaccl \
-  --env MLX_WORLD_SIZE=3
-has "hostfile --env MLX_WORLD_SIZE" "$tmp/err" "--env MLX_WORLD_SIZE=3: 'MLX_WORLD_SIZE' is set by launch for each rank"
+expect 2 "hostfile --env MLX_JACCL_COORDINATOR" -- "$cc" hostfile "$tmp/mesh3.json" --format mlx-jaccl \
+  --env MLX_JACCL_COORDINATOR=10.0.0.1:1
+has "hostfile --env MLX_JACCL_COORDINATOR" "$tmp/err" "--env MLX_JACCL_COORDINATOR=10.0.0.1:1: 'MLX_JACCL_COORDINATOR' is set by launch for each rank"
 edit_hostfile "$tmp/ip300.json" 'h["hosts"][1]["ips"] = ["10.0.0.300"]'
 expect 2 "hostfile ips 10.0.0.300" -- "$cc" hostfile --hostfile "$tmp/ip300.json" --from "$mesh3" \
   --format mpi
