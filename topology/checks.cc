@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "remote/quote.h"
 #include "util/interrupt.h"
 #include "util/text.h"
 
@@ -312,6 +314,10 @@ void check_mtu(const ClusterGraph& g, std::vector<Finding>& out) {
     const std::string& itf = (lower_a ? pa : pb).port->interface->name;
     const int target = std::min(ma, mb);
     const Cable& c = g.cable(i);
+    const std::vector<std::string> set_mtu =
+        is_mac(*big.facts)
+            ? std::vector<std::string>{"networksetup", "-setMTU", itf, std::to_string(target)}
+            : std::vector<std::string>{"ip", "link", "set", "dev", itf, "mtu", std::to_string(target)};
     out.push_back(
         {"mtu-mismatch",
          Severity::kFail,
@@ -321,13 +327,8 @@ void check_mtu(const ClusterGraph& g, std::vector<Finding>& out) {
                      "dropped (large pings, UDP and RDMA stall; TCP hides it)",
                      cable_label(g, i), ma, discovery::end_label(c.a), mb,
                      discovery::end_label(c.b), target, big.name()),
-         is_mac(*big.facts)
-             ? fmt::format("give both ends one MTU: on {} `sudo networksetup -setMTU {} {}` (or "
-                           "raise the other end to {})",
-                           big.name(), itf, target, std::max(ma, mb))
-             : fmt::format("give both ends one MTU: on {} `sudo ip link set dev {} mtu {}` (or "
-                           "raise the other end to {})",
-                           big.name(), itf, target, std::max(ma, mb))});
+         fmt::format("give both ends one MTU: on {} `sudo {}` (or raise the other end to {})",
+                     big.name(), remote::shell_quote(set_mtu), std::max(ma, mb))});
   }
 }
 

@@ -94,6 +94,22 @@ TEST_CASE("topology checks: a cable whose two ends have different MTUs") {
         "give both ends one MTU: on m1 `sudo networksetup -setMTU en2 1500` (or raise the other "
         "end to 9000)");
 
+  // An interface name as a host reported it reaches the advice shell-quoted.
+  auto q = testing::mac_mesh(2, 1);
+  testing::port(q, "m1", "en2").interface->mtu = 9000;
+  testing::port(q, "m1", "en2").interface->name = "en2$(id)";
+  for (auto& c : q.cables) {
+    for (auto* end : {&c.a, &c.b}) {
+      if (end->host == "m1" && end->interface == "en2") end->interface = "en2$(id)";
+    }
+  }
+  ClusterGraph gq(q);
+  auto fq = of_check(run_checks(gq), "mtu-mismatch");
+  REQUIRE(fq.size() == 1);
+  CHECK(fq[0].fix ==
+        "give both ends one MTU: on m1 `sudo networksetup -setMTU 'en2$(id)' 1500` (or raise the "
+        "other end to 9000)");
+
   // The same MTU on both ends, or one not reported (0), is no finding.
   testing::port(s, "h2", "tb2").interface->mtu = 9000;
   testing::port(s, "h1", "tb1").interface->mtu = 0;
