@@ -12,6 +12,7 @@
 #include "comm/rendezvous/acceptor.h"
 #include "comm/rendezvous/handshake.h"
 #include "comm/rendezvous/wire.h"
+#include "comm/transport/shm/shm_segment.h"
 #include "comm/transport/tcp/tcp_transport.h"
 
 namespace cc::comm {
@@ -42,8 +43,12 @@ constexpr uint32_t kJoin = 1, kConnect = 2;
 // 0: a join without the transport it chose; 1: a join with it but without this number;
 // 2: striped verbs parts split on multiples of 8 bytes, and the join and reply carry this;
 // 3: every message carries the signature of its call (what it reduces: TCP header bits 8..15,
-// the shared-memory ring header's magic, verbs flags bits 1..7; transport.h, Signature).
-constexpr uint32_t kWire = 3;
+// the shared-memory ring header's magic, verbs flags bits 1..7; transport.h, Signature);
+// 4: the join also carries the shared-memory segment's version (shm::kSegmentVersion), which
+// rank 0 compares with its own: builds that would map different segment layouts (3 and 4 both
+// spoke wire protocol 3) fail at start-up on every rank instead of running the ranks of a host
+// on TCP. A segment layout change thus needs no bump here; it changes kSegmentVersion.
+constexpr uint32_t kWire = 4;
 constexpr uint32_t kMaxReply = 16u << 20;
 // How much longer a rank waits for its peers' connections than they try to connect: a rank
 // that cannot reach a peer (no route to the peer's cable address: EHOSTUNREACH, refused) then
@@ -162,14 +167,28 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
     }
     throw e;
   };
-  // Turn a joiner away: tell it why, then tell every rank already joined and throw.
+  // Turn a joiner away: tell it why, and every rank already joined. Then every rank that joins
+  // later is told the same at once (a mixed-build job whose odd rank joined early must not
+  // leave the later ones timing out on "is rank 0 running?"); rank 0 throws it once every rank
+  // has been told, or at the deadline.
+  std::optional<Error> refused;
   auto refuse = [&](const Fd& joiner, int rank, const std::string& msg) {
-    const Error e(ErrorKind::kWorld, msg, {rank});
-    send_reply(joiner.get(), encode_error(e), Clock::now() + std::chrono::milliseconds(1000));
-    fail_all(e);
+    refused = Error(ErrorKind::kWorld, msg, {rank});
+    const std::string payload = encode_error(*refused);
+    const Deadline d = Clock::now() + std::chrono::milliseconds(1000);
+    send_reply(joiner.get(), payload, d);
+    for (auto& j : joined) {
+      if (j && j->fd.valid()) send_reply(j->fd.get(), payload, d);
+      if (j) j->fd.reset();
+    }
+    if (rank >= 0 && rank < cfg.size && !joined[static_cast<size_t>(rank)]) {
+      joined[static_cast<size_t>(rank)] = Joined{{}, Fd(), ""};
+      ++count;
+    }
   };
   while (count < n) {
     std::optional<Accepted> a = acc.next(deadline);
+    if (!a && refused) throw *refused;  // every rank that joined was told
     if (!a) {
       std::vector<int> missing;
       for (size_t r = 0; r < n; ++r) {
@@ -191,6 +210,15 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
       }
       if (kind != kJoin) continue;  // unknown: drop
       const int rank = static_cast<int>(r.u32());
+      if (refused) {  // the job cannot form: tell this rank why
+        send_reply(a->fd.get(), encode_error(*refused),
+                   Clock::now() + std::chrono::milliseconds(1000));
+        if (rank >= 0 && rank < cfg.size && !joined[static_cast<size_t>(rank)]) {
+          joined[static_cast<size_t>(rank)] = Joined{{}, Fd(), ""};
+          ++count;
+        }
+        continue;
+      }
       const int size = static_cast<int>(r.u32());
       const uint32_t naddr = r.u32();
       std::vector<std::string> addrs;
@@ -214,6 +242,22 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
                                 std::to_string(wire) + ", rank 0's is " + std::to_string(kWire) +
                                 "): run the same version on every rank";
         refuse(a->fd, rank, msg);
+        continue;
+      }
+      // Same wire protocol, so the segment version follows (a join without it is malformed).
+      const uint32_t segment = r.u32();
+      if (segment != shm::kSegmentVersion) {
+        // Whatever the transport: ranks of one host would not map one segment and would run
+        // on TCP between them, a job half on another transport than asked for.
+        const std::string msg =
+            "rank " + std::to_string(rank) + " (from " + from + ") runs " +
+            (segment < shm::kSegmentVersion ? "an older" : "a newer") +
+            " libclustercomm than rank 0 (shared-memory segment version " +
+            std::to_string(segment) + ", rank 0's is " + std::to_string(shm::kSegmentVersion) +
+            "; both wire protocol " + std::to_string(kWire) +
+            "): ranks of one host could not share memory; run the same version on every rank";
+        refuse(a->fd, rank, msg);
+        continue;
       }
       if (size == cfg.size && transport != static_cast<uint32_t>(cfg.transport)) {
         // Different choices fail later and obscurely (a shm rank and a tcp rank: "Connection
@@ -224,6 +268,7 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
                                 transport_name(static_cast<uint32_t>(cfg.transport)) +
                                 ": every rank must choose the same transport";
         refuse(a->fd, rank, msg);
+        continue;
       }
       if (size != cfg.size) {
         const std::string msg = "rank " + std::to_string(rank) + " (from " + from +
@@ -231,6 +276,7 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
                                 " but rank 0 with " + std::to_string(cfg.size) +
                                 ": all ranks must agree on CLUSTERCOMM_SIZE";
         refuse(a->fd, rank, msg);
+        continue;
       }
       if (rank < 0 || rank >= cfg.size || joined[static_cast<size_t>(rank)]) {
         const std::string msg =
@@ -240,6 +286,7 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
                 : "a process at " + from + " claims rank " + std::to_string(rank) +
                       ", outside the world of size " + std::to_string(cfg.size);
         refuse(a->fd, rank, msg);
+        continue;
       }
       joined[static_cast<size_t>(rank)] = Joined{addrs, std::move(a->fd), from};
       ++count;
@@ -248,6 +295,7 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
       // A malformed hello from a token holder: ignore that connection.
     }
   }
+  if (refused) throw *refused;
   std::vector<std::vector<std::string>> table(n);
   WireWriter w;
   w.u32(0).u64(world_id).u32(static_cast<uint32_t>(settings.connections_per_peer));
@@ -288,6 +336,7 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
   for (const auto& a : own) hello.str(a);
   hello.u32(static_cast<uint32_t>(cfg.transport));  // rank 0 checks that every rank agrees
   hello.u32(kWire);
+  hello.u32(shm::kSegmentVersion);  // and this (wire protocol 4 on)
   client_handshake(fd.get(), cfg.token, hello.data(), deadline, who);
   // Rank 0 reports missing ranks at its own deadline; give its answer a moment to arrive.
   const Deadline reply_deadline = deadline + std::chrono::milliseconds(500);

@@ -1,7 +1,7 @@
 // Coordinator port 0 (Config::on_coordinator_listening): rank 0 listens on a port the kernel
 // picks and reports it, and the other ranks join there; port 0 where no one could learn the
-// port is refused at once; ranks of different libclustercomm builds (wire protocols) name each
-// other at once.
+// port is refused at once; ranks of different libclustercomm builds (wire protocols, shared-
+// memory segment versions) name each other at once, on every rank.
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -16,6 +16,7 @@
 #include "comm/rendezvous/acceptor.h"
 #include "comm/rendezvous/handshake.h"
 #include "comm/rendezvous/wire.h"
+#include "comm/transport/shm/shm_segment.h"
 #include "comm/transport/tcp/socket.h"
 
 namespace cc::comm {
@@ -306,9 +307,9 @@ Refusal refused_join(const std::string& hello) {
 }  // namespace
 
 TEST_CASE("a rank of an older or newer libclustercomm is named at start-up, not timed out") {
-  // A join is {kind 1, rank, size, addresses, transport, wire protocol}. Older builds end it
-  // early: rank 0 fails at once with kWorld naming the rank and both builds, and tells the
-  // joiner the same.
+  // A join is {kind 1, rank, size, addresses, transport, wire protocol, shared-memory segment
+  // version}. Older builds end it early: rank 0 fails at once with kWorld naming the rank and
+  // both builds, and tells the joiner the same.
   struct Case {
     const char* name;
     std::string hello;
@@ -317,15 +318,29 @@ TEST_CASE("a rank of an older or newer libclustercomm is named at start-up, not 
   const std::string head = WireWriter().u32(1).u32(1).u32(2).u32(1).str("127.0.0.1:1").data();
   const Case cases[] = {
       {"no transport", head,
-       "runs an older libclustercomm than rank 0 (wire protocol 0, rank 0's is 3): run the "
+       "runs an older libclustercomm than rank 0 (wire protocol 0, rank 0's is 4): run the "
        "same version on every rank"},
       {"no wire protocol", head + WireWriter().u32(0).data(),
-       "runs an older libclustercomm than rank 0 (wire protocol 1, rank 0's is 3)"},
+       "runs an older libclustercomm than rank 0 (wire protocol 1, rank 0's is 4)"},
       // 2: messages without the signature of their call (what it reduces).
       {"unsigned messages", head + WireWriter().u32(0).u32(2).data(),
-       "runs an older libclustercomm than rank 0 (wire protocol 2, rank 0's is 3)"},
-      {"a newer one", head + WireWriter().u32(0).u32(4).data(),
-       "runs a newer libclustercomm than rank 0 (wire protocol 4, rank 0's is 3)"},
+       "runs an older libclustercomm than rank 0 (wire protocol 2, rank 0's is 4)"},
+      // 3: a join without the shared-memory segment's version (segments 3 and 4 both spoke it).
+      {"no segment version", head + WireWriter().u32(0).u32(3).data(),
+       "runs an older libclustercomm than rank 0 (wire protocol 3, rank 0's is 4)"},
+      {"a newer one", head + WireWriter().u32(0).u32(5).u32(shm::kSegmentVersion).data(),
+       "runs a newer libclustercomm than rank 0 (wire protocol 5, rank 0's is 4)"},
+      // Same wire protocol, another shared-memory segment layout.
+      {"an older segment", head + WireWriter().u32(0).u32(4).u32(shm::kSegmentVersion - 1).data(),
+       "runs an older libclustercomm than rank 0 (shared-memory segment version " +
+           std::to_string(shm::kSegmentVersion - 1) + ", rank 0's is " +
+           std::to_string(shm::kSegmentVersion) +
+           "; both wire protocol 4): ranks of one host could not share memory; run the same "
+           "version on every rank"},
+      {"a newer segment", head + WireWriter().u32(0).u32(4).u32(shm::kSegmentVersion + 1).data(),
+       "runs a newer libclustercomm than rank 0 (shared-memory segment version " +
+           std::to_string(shm::kSegmentVersion + 1) + ", rank 0's is " +
+           std::to_string(shm::kSegmentVersion) + "; both wire protocol 4)"},
   };
   for (const Case& k : cases) {
     CAPTURE(k.name);
@@ -338,6 +353,70 @@ TEST_CASE("a rank of an older or newer libclustercomm is named at start-up, not 
     CHECK(r.reply.find(k.cause) != std::string::npos);  // the joiner is told too
     CHECK(Clock::now() - started < milliseconds(10000));
   }
+}
+
+// Ranks of builds whose shared-memory segments differ (same wire protocol) used to form the
+// world and then run the ranks of a host on TCP with one line (or fail with
+// CLUSTERCOMM_TRANSPORT=shm). Now rank 0 refuses the join, and every rank hears why, the ones
+// that join after the refusal too. World of 3: a hand-made rank 1 with segment version
+// kSegmentVersion - 1 joins first, then the real rank 2.
+TEST_CASE("a rank of another shared-memory segment version fails every rank at start-up") {
+  std::promise<int> port;
+  std::string rank0, rank2, reply;
+  ErrorKind kind0 = ErrorKind::kSystem, kind2 = ErrorKind::kSystem;
+  const auto started = Clock::now();
+  std::thread t0([&] {
+    Config c = rank_config(0, 3, "127.0.0.1:0");
+    c.on_coordinator_listening = [&](int p) { port.set_value(p); };
+    try {
+      Communicator comm(c);
+      rank0 = "no error";
+    } catch (const Error& e) {
+      rank0 = e.what();
+      kind0 = e.kind();
+    }
+  });
+  auto f = port.get_future();
+  REQUIRE(f.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  const std::string coordinator = "127.0.0.1:" + std::to_string(f.get());
+  try {  // (without the check, rank 0 answers only once rank 2 has joined: no answer here)
+    const Deadline deadline = Clock::now() + milliseconds(3000);
+    tcp::Fd fd = tcp::connect_to(tcp::resolve(coordinator), nullptr, deadline, "rank 0");
+    WireWriter hello;
+    hello.u32(1).u32(1).u32(3).u32(1).str("127.0.0.1:1");  // join, rank 1 of 3, its address
+    hello.u32(0).u32(4).u32(shm::kSegmentVersion - 1);     // auto, wire protocol 4
+    client_handshake(fd.get(), "bootstrap-test-token", hello.data(), deadline, "rank 0");
+    char len_buf[4];
+    tcp::read_exact(fd.get(), len_buf, 4, deadline, "rank 0");
+    reply.assign(WireReader(std::string_view(len_buf, 4)).u32(), '\0');
+    tcp::read_exact(fd.get(), reply.data(), reply.size(), deadline, "rank 0");
+  } catch (const Error& e) {
+    reply = std::string("no answer: ") + e.what();
+  }
+  try {
+    Communicator comm(rank_config(2, 3, coordinator));
+    rank2 = "no error";
+  } catch (const Error& e) {
+    rank2 = e.what();
+    kind2 = e.kind();
+  }
+  t0.join();
+  const std::string cause = "rank 1 (from 127.0.0.1:";
+  const std::string versions =
+      " runs an older libclustercomm than rank 0 (shared-memory segment version " +
+      std::to_string(shm::kSegmentVersion - 1) + ", rank 0's is " +
+      std::to_string(shm::kSegmentVersion) + "; both wire protocol 4)";
+  CAPTURE(rank0);
+  CAPTURE(rank2);
+  CAPTURE(reply);
+  CHECK(kind0 == ErrorKind::kWorld);
+  CHECK(kind2 == ErrorKind::kWorld);
+  for (const std::string& m : {rank0, rank2, reply}) {
+    CHECK(m.find(cause) != std::string::npos);
+    CHECK(m.find(versions) != std::string::npos);
+  }
+  CHECK(rank2.find("(reported by the coordinator)") != std::string::npos);
+  CHECK(Clock::now() - started < milliseconds(15000));  // the timeout is 20 s
 }
 
 TEST_CASE("a rank joining an older coordinator names it at start-up") {
@@ -373,7 +452,7 @@ TEST_CASE("a rank joining an older coordinator names it at start-up") {
   CHECK(kind == ErrorKind::kWorld);
   CHECK(error.find("the coordinator (rank 0) at " + coordinator +
                    " runs an older libclustercomm than rank 1 (its answer carries no wire "
-                   "protocol, this rank's is 3): run the same version on every rank") !=
+                   "protocol, this rank's is 4): run the same version on every rank") !=
         std::string::npos);
   CHECK(Clock::now() - started < milliseconds(10000));
 }

@@ -1093,6 +1093,73 @@ TEST_CASE("shm + tcp: a timeout on a leader that waits on a cable names the rank
   CHECK(rank1.find("not waiting in the library") == std::string::npos);
 }
 
+// A leader waiting only on a cable hands its wait to the cable transport; a rank of its host
+// that gives up meanwhile writes the segment's abort word (and an ABORT on the pair socket,
+// which that wait does not poll). The cable wait reads the word at its clock reads, so the
+// leader fails at once naming that rank. Hosts {0, 1} and {2}: rank 2 stays silent (alive, not
+// in the library); ranks 0 and 1 both wait for it, rank 1 with a 300 ms timeout, rank 0 with
+// 5 s. Before, rank 0 learnt nothing until its own timeout: "timed out waiting for rank 2".
+TEST_CASE("shm + tcp: a leader waiting on a silent cable fails when a rank of its host gives up") {
+  using namespace std::chrono;
+  std::mutex mu;
+  std::string rank0, rank1;
+  std::vector<int> rank0_ranks;
+  milliseconds rank0_took{0};
+  std::atomic<int> finished{0};
+  Config base;
+  base.timeout = milliseconds(5000);
+  const auto errors = run_threads(
+      3,
+      [&](Communicator& c) {
+        int v = 0;
+        if (c.rank() == 2) {  // silent until both others are done (at most 10 s)
+          for (int i = 0; i < 1000 && finished.load() < 2; ++i) {
+            std::this_thread::sleep_for(milliseconds(10));
+          }
+          return;
+        }
+        const auto started = steady_clock::now();
+        std::string text = "recv returned";
+        std::vector<int> ranks;
+        try {
+          c.recv(&v, sizeof v, 2);
+        } catch (const Error& e) {
+          text = std::string(to_string(e.kind())) + ": " + e.what();
+          ranks = e.ranks();
+        }
+        const auto took = duration_cast<milliseconds>(steady_clock::now() - started);
+        {
+          std::lock_guard lock(mu);
+          if (c.rank() == 0) {
+            rank0 = text;
+            rank0_ranks = ranks;
+            rank0_took = took;
+          } else {
+            rank1 = text;
+          }
+        }
+        ++finished;
+      },
+      base,
+      [](Config& c) {
+        c.host_id = c.rank < 2 ? "abort-host-a" : "abort-host-b";
+        if (c.rank == 1) c.timeout = milliseconds(300);
+      });
+  for (const auto& e : errors) FAIL_CHECK(e);
+  CAPTURE(rank0);
+  CAPTURE(rank1);
+  CHECK(rank1.rfind("timeout: ", 0) == 0);
+  CHECK(rank1.find("timed out waiting for rank 2") != std::string::npos);
+  CHECK(rank0.rfind("peer lost: clustercomm: recv on rank 0: rank 1 gave up", 0) == 0);
+  CHECK(rank0.find(": rank 1 gave up because of rank 2: its own error names that rank") !=
+        std::string::npos);
+  CHECK(rank0.find("timed out") == std::string::npos);
+  CHECK(std::find(rank0_ranks.begin(), rank0_ranks.end(), 1) != rank0_ranks.end());
+  // Rank 1's 300 ms and one sleep; before, rank 0's own 5 s timeout.
+  MESSAGE("rank 0 failed after ", rank0_took.count(), " ms");
+  CHECK(rank0_took < milliseconds(4000));
+}
+
 // On verbs the ABORT travels by TCP and the frames by the queue pairs: the ABORT of a rank that
 // found a mismatched call can overtake its own frame of that call. The peer must still take
 // that frame and name the mismatch (kProtocol), not only that the other gave up. Fake links,

@@ -200,6 +200,17 @@ class Transport {
   /// `outer`'s board): a transport run under another (the cables under shared memory) moves
   /// data for the same rank, whichever of the two waits or polls. `outer` must outlive it.
   void share_movement(Transport& outer) { movement_ = outer.movement_; }
+  /// Makes every wait that dates its movement in this transport's record (its own, and those of
+  /// a transport run under it: share_movement) load `word` at each clock read, in limit(), and
+  /// call host_aborted() when it is not 0. The shared-memory transport points it at its
+  /// segment's abort word, so a leader whose wait went to the cables alone still sees a rank
+  /// of its host give up within one sleep (kBoardEvery), not at the cable's own timeout. One
+  /// relaxed load of a line that is written only on an abort. `word` must outlive this
+  /// transport and those sharing its record.
+  void watch_host_abort(const std::atomic<uint64_t>* word) {
+    movement_->host_abort = word;
+    movement_->host = this;
+  }
 
   /// Whether the whole world runs on this one host with more ranks than the host has cores
   /// (online CPUs), so ranks share cores and each message's syscalls take CPU from a peer.
@@ -244,7 +255,8 @@ class Transport {
   void moved() { movement_->unread = true; }
   /// When a wait with `deadline` gives up, `now` being the time just read: the deadline, or the
   /// stall timeout after the last movement, whichever is later. Also refreshes the board's
-  /// heartbeat (a wait calls it at its clock reads: no clock read of its own).
+  /// heartbeat (a wait calls it at its clock reads: no clock read of its own), and throws what
+  /// host_aborted() throws when the watched abort word is set (watch_host_abort).
   Deadline limit(Deadline deadline, Clock::time_point now) {
     Movement& m = *movement_;
     if (m.unread) {
@@ -254,6 +266,9 @@ class Transport {
         m.board->moved_ns.store(ns_since_epoch(now), std::memory_order_relaxed);
     }
     if (m.board != nullptr) m.board->beat_ns.store(ns_since_epoch(now), std::memory_order_relaxed);
+    if (m.host_abort != nullptr && m.host_abort->load(std::memory_order_relaxed) != 0) {
+      m.host->host_aborted();
+    }
     return stall_.count() > 0 && m.at + stall_ > deadline ? m.at + stall_ : deadline;
   }
   /// The longest a blocking poll() may sleep when it would sleep `cap_ms`: at most
@@ -279,7 +294,13 @@ class Transport {
     Clock::time_point at{};
     bool unread = false;
     WaitBoard* board = nullptr;
+    const std::atomic<uint64_t>* host_abort = nullptr;  // watch_host_abort
+    Transport* host = nullptr;                          // whose host_aborted() it calls
   };
+  /// Called by limit() when the watched abort word is not 0: throws the Error it means (a rank
+  /// of this host gave up), or returns when the word is this rank's own. Only the transport that
+  /// called watch_host_abort is asked.
+  virtual void host_aborted() {}
   Movement own_movement_;
   Movement* movement_ = &own_movement_;
   uint32_t context_ = 0;

@@ -105,6 +105,9 @@ ShmTransport::ShmTransport(int rank, int size, std::vector<int> local_ranks, Seg
   // others here: the cable transport notes and dates its movement in this transport's record,
   // so its waits and its polls (driven from here) publish on the same board.
   publish_to(&segment_.header().beats[my_index_].board);
+  // And the abort word is looked at there too: a wait handed to the cable transport (a leader
+  // waiting on another host only) sees a rank of this host give up at its next clock read.
+  watch_host_abort(&segment_.header().abort_word);
   if (remote_) remote_->share_movement(*this);
 }
 

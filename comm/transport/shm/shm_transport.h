@@ -32,7 +32,11 @@
 // this transport's record, Transport::share_movement, from its waits and from the polls driven
 // here), and a wait whose own limit has passed goes on while a local peer it has requests with
 // moved data within the timeout. A rank that
-// aborts also writes the segment's abort word, which spinning peers read on every turn.
+// aborts also writes the segment's abort word, which spinning peers read on every turn, and
+// every wait of the rank reads at its clock reads (Transport::watch_host_abort): a leader whose
+// wait went to the cable transport alone (it waits on another host only) fails naming the rank
+// of its host that gave up within about 100 ms (kBoardEvery: its longest sleep in poll()),
+// not when the cable wait ends.
 //
 // With a remote transport, a wait that has shared-memory requests queued cannot block in the
 // remote's poll(): it sleeps at most 1 ms at a time in poll() on the pair sockets, then drives
@@ -164,6 +168,9 @@ class ShmTransport final : public Transport {
   void read_socket(Peer& p);
   void check_gone(Peer& p);
   void check_abort_word();
+  // The abort word is set (Transport::watch_host_abort, seen at a clock read of any wait,
+  // the cable transport's included): check_abort_word().
+  void host_aborted() override { check_abort_word(); }
   void beat();  // this rank's heartbeat := now_
   // Publishes that this rank's wait is on world rank `peer` (WaitBoard::waiting_on), storing
   // only when it changed.
