@@ -258,5 +258,12 @@ expect 2 "hostfile ips 127.0.0.1" -- "$cc" hostfile --hostfile "$tmp/lo.json" --
   --format mpi
 has "hostfile ips 127.0.0.1" "$tmp/err" "rank 2 (mac3): ips[0]: '127.0.0.1' is a loopback address"
 
+# 11. A third trial, operator problems from public bug reports of launchers and SSH tools,
+#     through exec and through launch on this machine (host `local`):
+#  - a destination HOST:PORT (mpirun -H, an MPICH hostfile's "10.0.0.179:512"): said only what a
+#    destination looks like; now it says where the port goes (a Host entry's Port).
+expect 2 "exec to HOST:PORT" -- "$cc" exec --hosts root@192.0.2.1:2222 -- true
+has "exec to HOST:PORT" "$tmp/err" "a port (or an ssh:// URL) is not part of a destination here"
+
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"
