@@ -264,6 +264,22 @@ has "hostfile ips 127.0.0.1" "$tmp/err" "rank 2 (mac3): ips[0]: '127.0.0.1' is a
 #    destination looks like; now it says where the port goes (a Host entry's Port).
 expect 2 "exec to HOST:PORT" -- "$cc" exec --hosts root@192.0.2.1:2222 -- true
 has "exec to HOST:PORT" "$tmp/err" "a port (or an ssh:// URL) is not part of a destination here"
+#  - a job's env PATH (a venv's bin; horovod#633's `-x PATH`) was exported into the rank
+#    wrapper itself, which then lacked mkfifo and uname: every rank failed with "cannot create
+#    its output pipes in DIR on " (exit 4). Now it is the rank's alone, and a command it does
+#    not find is named with that PATH (a literal $PATH is not expanded).
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\necho "venv-rank PATH=$PATH"\n' >"$tmp/bin/venv-rank"
+chmod 755 "$tmp/bin/venv-rank"
+printf 'name: envpath\nhosts: [local]\nruntime: none\nlogs: %s/logs\nenv: {PATH: "%s/bin"}\ncommand: [venv-rank]\n' \
+  "$tmp" "$tmp" >"$tmp/envpath.yaml"
+expect 0 "launch with env PATH" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/envpath.yaml"
+has "launch with env PATH: the rank ran with it" "$tmp/out" "venv-rank PATH=$tmp/bin"
+hasnt "launch with env PATH: the wrapper kept its tools" "$tmp/err" "cannot create its output pipes"
+printf 'name: envpath\nhosts: [local]\nruntime: none\nlogs: %s/logs\nenv: {PATH: "%s/bin:$PATH"}\ncommand: [python3, -V]\n' \
+  "$tmp" "$tmp" >"$tmp/envpath2.yaml"
+expect 4 "launch with env PATH written as a shell would" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/envpath2.yaml"
+has "launch, command not found: the PATH named" "$tmp/err" "cannot run python3: No such file or directory (looked for in PATH=$tmp/bin:\$PATH)"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"
