@@ -280,6 +280,13 @@ printf 'name: envpath\nhosts: [local]\nruntime: none\nlogs: %s/logs\nenv: {PATH:
   "$tmp" "$tmp" >"$tmp/envpath2.yaml"
 expect 4 "launch with env PATH written as a shell would" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/envpath2.yaml"
 has "launch, command not found: the PATH named" "$tmp/err" "cannot run python3: No such file or directory (looked for in PATH=$tmp/bin:\$PATH)"
+#  - `cwd: ~/work` (mpirun --wdir ~/work; radical.pilot#10's $HOME) became ./~/work in the job
+#    directory and failed every rank once started: refused at FILE:LINE:COLUMN, nothing started.
+printf 'name: tilde\nhosts: [local]\nruntime: none\nlogs: %s/logs\ncwd: ~/work\ncommand: [pwd]\n' \
+  "$tmp" >"$tmp/tilde.yaml"
+expect 2 "launch with cwd ~/work" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/tilde.yaml"
+has "launch with cwd ~/work" "$tmp/err" "$tmp/tilde.yaml:5:6: 'cwd': '~' is not expanded on the hosts"
+hasnt "launch with cwd ~/work: nothing started" "$tmp/err" "ranks on"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"
