@@ -287,6 +287,23 @@ printf 'name: tilde\nhosts: [local]\nruntime: none\nlogs: %s/logs\ncwd: ~/work\n
 expect 2 "launch with cwd ~/work" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/tilde.yaml"
 has "launch with cwd ~/work" "$tmp/err" "$tmp/tilde.yaml:5:6: 'cwd': '~' is not expanded on the hosts"
 hasnt "launch with cwd ~/work: nothing started" "$tmp/err" "ranks on"
+#  - a Python rank's prints (mlx.launch gives its ranks a terminal, `ssh -tt`): its stdout is
+#    a pipe here, so Python held them until exit; with PYTHONUNBUFFERED=1 set for every rank
+#    the first line is in the log while the rank still runs (this shell's own PYTHONUNBUFFERED
+#    is taken away: ranks on `local` inherit it).
+printf 'import os, sys, time\nprint("first line")\nfor _ in range(300):\n    if os.path.exists(sys.argv[1]):\n        break\n    time.sleep(0.1)\nprint("done")\n' >"$tmp/pyline.py"
+printf 'name: pyline\nhosts: [local]\nruntime: none\nlogs: %s/pylogs\ncommand: [python3, %s/pyline.py, %s/go]\n' \
+  "$tmp" "$tmp" "$tmp" >"$tmp/pyline.yaml"
+id=$(env -u PYTHONUNBUFFERED XDG_STATE_HOME="$tmp/state" "$cc" launch --detach "$tmp/pyline.yaml" 2>"$tmp/err")
+seen=0
+for _ in $(seq 150); do
+  grep -qs "first line" "$tmp/pylogs/$id/rank-0.out" && { seen=1; break; }
+  sleep 0.1
+done
+: >"$tmp/go"
+[ "$seen" = 1 ] || { echo "FAIL: a Python rank's first line was not in its log while it ran (id '$id')"; cat "$tmp/err"; fail=1; }
+expect 0 "logs -f of the Python rank's job" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs "$id" -f
+has "the Python rank's job ran to its end" "$tmp/out" "done"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"
