@@ -108,6 +108,7 @@ class Parser {
   util::Result<std::vector<Upload>> upload(const Field& f) const;
   util::Result<std::vector<Preflight>> preflight(const Field& f) const;
   util::Result<fs::path> local_path(const Field& f) const;
+  util::Status remote_path(const Field& f, const std::string& path) const;
   util::Result<fs::path> resolve(const Field& f, const std::string& path) const;
   util::Status env_name(const Field& f, std::string_view section) const;
   template <class E, std::size_t N>
@@ -149,6 +150,22 @@ util::Result<fs::path> Parser::resolve(const Field& f, const std::string& path) 
   }
   fs::path p(path);
   return (p.is_absolute() ? p : base_ / p).lexically_normal();
+}
+
+// A path on the hosts (`cwd`, an upload's `dest`) reaches them as it is written: no shell
+// expands a leading ~ or a $NAME in it (`cwd: ~/work` was ./~/work inside the job directory,
+// and failed every rank only once the job had started).
+util::Status Parser::remote_path(const Field& f, const std::string& path) const {
+  bool var = false;  // a '$' before a name or a '{'
+  for (size_t i = path.find('$'); i != std::string::npos && !var; i = path.find('$', i + 1)) {
+    const char next = i + 1 < path.size() ? path[i + 1] : '\0';
+    var = next == '{' || next == '_' || (util::is_ascii_alnum(next) && !util::is_ascii_digit(next));
+  }
+  if (path.front() != '~' && !var) return {};
+  return r_.error(f.mark(), fmt::format("'{}': '{}' is not expanded on the hosts (no shell reads "
+                                        "this path): write the full path, or one relative to "
+                                        "the job's directory",
+                                        f.path, path.front() == '~' ? "~" : "$"));
 }
 
 // The check an MLX hostfile's envs get too (rank_env.h: env_name_problem).
@@ -379,6 +396,7 @@ util::Result<std::vector<Upload>> Parser::upload(const Field& f) const {
       } else if (e.key == "dest") {
         auto d = r_.nonempty_string(e);
         if (!d) return d.error();
+        if (auto bad = remote_path(e, *d); !bad) return bad.error();
         if (!d->starts_with('/') && escapes_job_dir(*d)) {
           return r_.error(e.mark(), fmt::format("'{}': '{}' leaves the job directory: give a "
                                                 "path inside it, or an absolute path",
@@ -465,6 +483,9 @@ util::Status Parser::field(const Field& f, JobSpec& job) {
   } else if (k == "cwd" || k == "logs") {
     auto s = r_.nonempty_string(f);
     if (!s) return s.error();
+    if (k == "cwd") {
+      if (auto bad = remote_path(f, *s); !bad) return bad.error();
+    }
     (k == "cwd" ? job.cwd : job.logs) = std::move(*s);
   } else if (k == "env") {
     return env(f, job);

@@ -126,6 +126,25 @@ TEST_CASE("job spec errors: missing, conflicting and empty required keys") {
         "relative to the job file");
 }
 
+TEST_CASE("job spec errors: a path on the hosts with ~ or $NAME, which no shell expands there") {
+  // mpirun --wdir ~/x and ssh users write these; `cwd: ~/work` became ./~/work inside the job
+  // directory and failed every rank (exit 126) only once the job had started.
+  CHECK(err(kHead + "cwd: ~/work\n") ==
+        "job.yaml:4:6: 'cwd': '~' is not expanded on the hosts (no shell reads this path): write "
+        "the full path, or one relative to the job's directory");
+  CHECK(err(kHead + "cwd: $HOME/work\n") ==
+        "job.yaml:4:6: 'cwd': '$' is not expanded on the hosts (no shell reads this path): write "
+        "the full path, or one relative to the job's directory");
+  CHECK(err(kHead + "cwd: \"/srv/${USER}\"\n") ==
+        "job.yaml:4:6: 'cwd': '$' is not expanded on the hosts (no shell reads this path): write "
+        "the full path, or one relative to the job's directory");
+  CHECK(err(kHead + "upload:\n  - {src: job.yaml, dest: ~/bin/rank}\n") ==
+        "job.yaml:5:27: 'upload[0].dest': '~' is not expanded on the hosts (no shell reads this "
+        "path): write the full path, or one relative to the job's directory");
+  CHECK(err(kHead + "cwd: /srv/price$5/a~b$\n") == "");  // a '$' before no name, a '~' inside
+  CHECK_FALSE(err(kHead + "cwd: /srv/$5/$HOME\n").empty());
+}
+
 TEST_CASE("job spec errors: env and secret_env names and values") {
   CHECK(err(kHead + "env:\n  1BAD: x\n") ==
         "job.yaml:5:3: env name '1BAD' is not a valid environment variable name: use letters, "

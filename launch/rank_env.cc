@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <set>
 
 #include <fmt/format.h>
@@ -136,6 +137,14 @@ std::vector<RuntimeFile> runtime_files(const WorldPlan& plan) {
 
 std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string& job_dir) {
   std::vector<EnvVar> env;
+  for (const RankEnvDefault& d : kRankEnvDefaults) {
+    const std::string name(d.name);
+    bool set = plan.env.count(name) > 0 || plan.secrets.count(name) > 0;
+    if (plan.mlx && is_mlx(plan.runtime)) {
+      for (const auto& kv : plan.mlx->envs) set = set || kv.starts_with(name + "=");
+    }
+    if (!set) env.emplace_back(name, std::string(d.value));
+  }
   const std::string r = std::to_string(rank);
   switch (plan.runtime) {
     case Runtime::kClusterComm: {
@@ -221,7 +230,12 @@ const std::vector<std::string>& launch_env_names() {
     std::set<std::string> seen;
     for (Runtime r : kEveryRuntime) {
       p.runtime = r;
-      for (const auto& [name, value] : rank_env(p, 0, "/job")) seen.insert(name);
+      for (const EnvVar& v : rank_env(p, 0, "/job")) {
+        const bool fallback =
+            std::any_of(std::begin(kRankEnvDefaults), std::end(kRankEnvDefaults),
+                        [&](const RankEnvDefault& d) { return d.name == v.first; });
+        if (!fallback) seen.insert(v.first);
+      }
     }
     return std::vector<std::string>(seen.begin(), seen.end());
   }();

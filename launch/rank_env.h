@@ -87,8 +87,21 @@ util::Status check_world(const WorldPlan& plan);
 /// The runtime's files (MLX_IBV_DEVICES, MLX_HOSTFILE content), the same on every host.
 std::vector<RuntimeFile> runtime_files(const WorldPlan& plan);
 
-/// Rank `rank`'s environment, in the order set: runtime variables, hostfile envs, job env,
-/// secrets. `job_dir` is the job's directory on the rank's host (for file paths).
+/// What every rank gets unless the job's env, its secrets or the hostfile's envs set it:
+/// PYTHONUNBUFFERED=1. A rank's stdout is a pipe, to which Python writes only once 8 KiB have
+/// gathered or it exits: a job's progress lines came at its end, and a busy rank that printed
+/// drew the stall warning. (mlx.launch runs ranks under `ssh -tt`, a terminal, where Python
+/// writes each line.) Not among launch_env_names(): a job may set it (to the empty string to
+/// have Python buffer again: any other value, 0 too, means unbuffered to Python).
+struct RankEnvDefault {
+  std::string_view name;
+  std::string_view value;
+};
+inline constexpr RankEnvDefault kRankEnvDefaults[] = {{"PYTHONUNBUFFERED", "1"}};
+
+/// Rank `rank`'s environment, in the order set: kRankEnvDefaults the job does not set, runtime
+/// variables, hostfile envs, job env, secrets. `job_dir` is the job's directory on the rank's host
+/// (for file paths).
 std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string& job_dir);
 
 /// The JSON of the MLX device matrix (MLX_IBV_DEVICES's file): one row and column per rank,

@@ -224,10 +224,43 @@ TEST_CASE("launch_env_names: exactly what rank_env sets, whatever the runtime") 
     p.runtime = r;
     for (const auto& v : rank_env(p, 2, "/j")) {
       if (v.first == "MLX_METAL_FAST_SYNCH") continue;  // the hostfile's envs
+      if (v.first == "PYTHONUNBUFFERED") continue;      // a default a job may replace
       CAPTURE(v.first);
       CHECK(std::binary_search(names.begin(), names.end(), v.first));
     }
   }
+}
+
+TEST_CASE("rank_env: Python writes each line (PYTHONUNBUFFERED=1) unless the job says otherwise") {
+  // A rank's stdout is a pipe: Python held its prints until exit (8 KiB at a time), so a job's
+  // progress came at its end and a busy, printing rank drew the stall warning. mlx.launch's
+  // ranks run under `ssh -tt`, a terminal, where Python writes each line.
+  WorldPlan p;
+  p.hosts = {{"h1", "10.9.0.1", ""}};
+  p.token = "t";
+  for (Runtime r : {Runtime::kClusterComm, Runtime::kNone}) {
+    p.runtime = r;
+    auto env = rank_env(p, 0, "/j");
+    CHECK(get(env, "PYTHONUNBUFFERED") == "1");
+  }
+  p.env = {{"PYTHONUNBUFFERED", ""}};  // the job's own value, once
+  auto env = rank_env(p, 0, "/j");
+  CHECK(std::count_if(env.begin(), env.end(),
+                      [](const EnvVar& v) { return v.first == "PYTHONUNBUFFERED"; }) == 1);
+  CHECK(get(env, "PYTHONUNBUFFERED") == "");
+  p.env.clear();
+  p.secrets = {{"PYTHONUNBUFFERED", "x"}};
+  CHECK(get(rank_env(p, 0, "/j"), "PYTHONUNBUFFERED") == "x");
+  p.secrets.clear();
+  p.runtime = Runtime::kMlxRing;
+  p.mlx = mesh3();
+  p.hosts = {{"mac1", "10.0.0.11", ""}, {"mac2", "10.0.0.12", ""}, {"mac3", "10.0.0.13", ""}};
+  p.mlx->envs = {"PYTHONUNBUFFERED=0"};
+  CHECK(get(rank_env(p, 0, "/j"), "PYTHONUNBUFFERED") == "0");
+  // A job may set it: it is no variable of launch's own.
+  CHECK_FALSE(env_name_problem("PYTHONUNBUFFERED").has_value());
+  const auto& names = launch_env_names();
+  CHECK_FALSE(std::binary_search(names.begin(), names.end(), std::string("PYTHONUNBUFFERED")));
 }
 
 TEST_CASE("env_name_problem: launch's variables, the wrapper's, and malformed names") {

@@ -88,10 +88,10 @@ if [ "$_ccw_l" != "$_ccw_m" ]; then
   echo "clusterctl: rank $_ccw_r: the environment did not arrive (connection lost?)" >&2
   exit 125
 fi
-# The job's variables (export NAME='value' lines): the wrapper's own are all _ccw_*, a prefix
-# no job may use (job_spec.h), so none of them can be replaced here.
-eval "$_ccw_e"
-unset _ccw_e _ccw_l
+# The job's variables (export NAME='value' lines) are set only in the subshell that becomes
+# the rank (below): a job's PATH, LD_LIBRARY_PATH, PERL5OPT, ... never change which tools the
+# wrapper runs (`env: {PATH: /opt/venv/bin}` left it without mkfifo and uname).
+unset _ccw_l
 if ! ours "$_ccw_d"; then
   echo "clusterctl: rank $_ccw_r: $_ccw_d on $(uname -n) is not this job's directory (missing, a link, or another user's): not started" >&2
   exit 126
@@ -104,10 +104,6 @@ if [ -n "$_ccw_c" ]; then
     exit 126
   fi
 fi
-st() {
-  if command -v setsid >/dev/null 2>&1; then exec setsid "$@"; fi
-  exec perl -MPOSIX -e 'POSIX::setsid() > 0 or die "setsid: $!\n"; exec { $ARGV[0] } @ARGV or die "$ARGV[0]: $!\n"' "$@"
-}
 if [ -e "$_ccw_d/ending" ]; then
   echo "clusterctl: rank $_ccw_r: not started, the job is ending" >&2
   exit 143
@@ -123,12 +119,17 @@ cat <"$_ccw_o" 3<&- &
 _ccw_co=$!
 cat <"$_ccw_x" >&2 3<&- &
 _ccw_ce=$!
-if command -v perl >/dev/null 2>&1; then
-  perl -e "$_ccw_W" -- 1 "$_ccw_d/end-$_ccw_r" "$_ccw_m" "$@" </dev/null >"$_ccw_o" 2>"$_ccw_x" 3<&- &
+# Found with the wrapper's PATH; the rank's command is then found with the job's.
+_ccw_pl=$(command -v perl)
+_ccw_ss=$(command -v setsid)
+_ccw_sh=$(command -v sh)
+if [ -n "$_ccw_pl" ]; then
+  (eval "$_ccw_e"; exec "$_ccw_pl" -e "$_ccw_W" -- 1 "$_ccw_d/end-$_ccw_r" "$_ccw_m" "$@") </dev/null >"$_ccw_o" 2>"$_ccw_x" 3<&- &
 else
-  st sh -c 'printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$_ccw_m" "$@" </dev/null >"$_ccw_o" 2>"$_ccw_x" 3<&- &
+  (eval "$_ccw_e"; exec "$_ccw_ss" "$_ccw_sh" -c 'printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$_ccw_m" "$@") </dev/null >"$_ccw_o" 2>"$_ccw_x" 3<&- &
 fi
 p=$!
+unset _ccw_e
 pidfile "$_ccw_d/rank-$_ccw_r.pid" "$p"
 {
   while IFS= read -r l; do : >"$_ccw_d/beat-$_ccw_r"; done
@@ -204,7 +205,9 @@ if ($c == 0) {
   $SIG{$_} = "DEFAULT" for @sigs;
   print STDERR "$m $$\n" if length $m;
   exec { $ARGV[0] } @ARGV;
-  print STDERR "clusterctl: cannot run $ARGV[0]: $!\n";
+  my $why = "$!";
+  my $path = $ARGV[0] =~ m{/} ? "" : " (looked for in PATH=" . ($ENV{PATH} // "") . ")";
+  print STDERR "clusterctl: cannot run $ARGV[0]: $why$path\n";
   POSIX::_exit(127);
 }
 waitpid($c, 0);

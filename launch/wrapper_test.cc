@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -94,6 +95,42 @@ TEST_CASE("wrapper: job variables named d, r, c, e, l, ... reach the rank and ch
   CHECK(fs::exists(decoy));
   fs::remove_all(dir);
   fs::remove_all(decoy);
+}
+
+TEST_CASE("wrapper: the job's PATH finds the rank's command and leaves the wrapper's tools alone") {
+  // A job's `env: {PATH: ...}` (a venv's bin, or "/opt/venv/bin:$PATH" written as a shell
+  // would take it) was exported into the wrapper itself: without mkfifo and uname it failed
+  // every rank with "cannot create its output pipes in DIR on " (exit 126).
+  namespace fs = std::filesystem;
+  const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
+  const std::string bin = dir + "/venv-bin";
+  fs::create_directories(bin);
+  {
+    std::ofstream prog(bin + "/jobprog");
+    prog << "#!/bin/sh\nprintf 'jobprog|%s|%s' \"$PATH\" \"$LD_PRELOAD\"\n";
+  }
+  fs::permissions(bin + "/jobprog", fs::perms::owner_all);
+  cc::remote::LocalExecutor local;
+  std::string nonce = random_hex(8);
+  cc::remote::RunOptions ro;
+  ro.keep_stdin_open = true;
+  ro.stdin_data = env_payload({{"PATH", bin}, {"LD_PRELOAD", "/no/such/lib.so"}}, nonce);
+  auto r = local.run(cc::remote::Command{wrapper_argv({dir, 0, "", 1, nonce, {"jobprog"}})}, ro);
+  REQUIRE(r.ok());
+  CAPTURE(r->err);
+  CHECK(r->exit_status == 0);
+  CHECK(r->out == "jobprog|" + bin + "|/no/such/lib.so");
+  CHECK(r->err.find("cannot create its output pipes") == std::string::npos);
+  // A PATH written as a shell would take it is passed as it is (no shell expands $PATH): the
+  // command not found there is named with the PATH it was looked for in.
+  ro.stdin_data = env_payload({{"PATH", bin + ":$PATH"}}, nonce);
+  r = local.run(cc::remote::Command{wrapper_argv({dir, 0, "", 1, nonce, {"python3"}})}, ro);
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 127);
+  CHECK(r->err.find("clusterctl: cannot run python3: No such file or directory (looked for in "
+                    "PATH=" +
+                    bin + ":$PATH)") != std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("wrapper: the rank's exit status and death by signal come back") {

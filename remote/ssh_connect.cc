@@ -1,6 +1,7 @@
 // SshExecutor: opening a session (config, TCP + handshake, host key check, authentication).
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <mutex>
@@ -15,8 +16,10 @@
 #include <netdb.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "remote/quote.h"
 #include "remote/resolve.h"
 #include "remote/ssh_session.h"
 #include "util/address.h"
@@ -135,6 +138,12 @@ std::string destination_refusal(const std::string& destination) {
           scope, host.substr(0, pct));
     }
   }
+  // HOST:PORT and ssh://USER@HOST:PORT, as mpirun's and pdsh's host lists take them.
+  if (destination.starts_with("ssh://") ||
+      (host.find(':') != std::string::npos && util::address_problem(host))) {
+    return "a port (or an ssh:// URL) is not part of a destination here: name a Host entry of "
+           "the SSH config that gives it (Host NAME, HostName ADDRESS, Port PORT, User USER)";
+  }
   return "expected HOST or USER@HOST: a host name without spaces or shell characters, an IPv4 "
          "address, or an IPv6 address (with its scope when link-local: fe80::1%en0; brackets "
          "optional)";
@@ -148,15 +157,6 @@ std::string connect_advice(std::string_view why) {
   return "Check that the host is up and runs sshd, and its address and port in the SSH config";
 }
 
-bool has_proxy_command(ssh_session s) {
-  char* proxy = nullptr;
-  if (ssh_options_get(s, SSH_OPTIONS_PROXYCOMMAND, &proxy) != SSH_OK || proxy == nullptr) {
-    return false;
-  }
-  ssh_string_free_char(proxy);
-  return true;
-}
-
 // The host name the config resolved to, without the brackets of an IPv6 address.
 std::string host_name(ssh_session s) {
   std::string name = option(s, SSH_OPTIONS_HOST);
@@ -164,6 +164,79 @@ std::string host_name(ssh_session s) {
     name = name.substr(1, name.size() - 2);
   }
   return name;
+}
+
+bool has_proxy_command(ssh_session s) {
+  return !option(s, SSH_OPTIONS_PROXYCOMMAND).empty();
+}
+
+// The proxy command as a line to run by hand: libssh's %h and %p filled in.
+std::string proxy_line(ssh_session s) {
+  std::string line = option(s, SSH_OPTIONS_PROXYCOMMAND);
+  unsigned port = 22;
+  ssh_options_get_port(s, &port);
+  for (auto [esc, value] : {std::pair<std::string_view, std::string>{"%h", host_name(s)},
+                            {"%p", std::to_string(port)}}) {
+    for (size_t at = line.find(esc); at != std::string::npos; at = line.find(esc, at)) {
+      line.replace(at, esc.size(), value);
+      at += value.size();
+    }
+  }
+  return line;
+}
+
+// Why a connection through a proxy failed, and how to see the proxy's own error.
+std::string proxy_advice(ssh_session s) {
+  return fmt::format(
+      "The connection goes through the proxy command `{}` (ProxyJump or ProxyCommand in the SSH "
+      "config), whose own errors libssh does not show: run it yourself to see why",
+      proxy_line(s));
+}
+
+// What public-key authentication had to offer, when the host accepted none of it: the agent
+// ($SSH_AUTH_SOCK) and the first IdentityFile (the config's, else ~/.ssh/id_ed25519), each with
+// what went wrong with it, and what to do.
+std::string auth_advice(ssh_session s) {
+  std::string home;
+  if (const char* h = std::getenv("HOME"); h != nullptr) home = h;
+  std::string notes;
+  const char* sock = std::getenv("SSH_AUTH_SOCK");
+  struct stat st {};
+  if (sock == nullptr || *sock == '\0') {
+    notes = "no ssh-agent (SSH_AUTH_SOCK is not set)";
+  } else if (::stat(sock, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+    notes = fmt::format(
+        "no ssh-agent: SSH_AUTH_SOCK names {}, which is no socket (an agent "
+        "that has ended: start one with `eval \"$(ssh-agent)\"`)",
+        sock);
+  } else {
+    notes = fmt::format("the ssh-agent at {} offered its keys (`ssh-add -l` lists them)", sock);
+  }
+  std::string id = option(s, SSH_OPTIONS_IDENTITY);
+  if (id.starts_with("%d/")) id = home + "/.ssh" + id.substr(2);
+  if (id.starts_with("~/")) id = home + id.substr(1);
+  if (id.empty()) return notes;
+  std::error_code ec;
+  if (!std::filesystem::exists(id, ec)) {
+    return fmt::format(
+        "{}. IdentityFile {} does not exist: fix its path in the SSH config, "
+        "or make a key with `ssh-keygen -t ed25519 -f {}` and copy it with "
+        "`ssh-copy-id -i {}`",
+        notes, id, shell_quote_arg(id), shell_quote_arg(id));
+  }
+  ssh_key key = nullptr;
+  if (ssh_pki_import_privkey_file(id.c_str(), nullptr, nullptr, nullptr, &key) != SSH_OK) {
+    return fmt::format(
+        "{}. IdentityFile {} could not be loaded: it is protected by a "
+        "passphrase (clusterctl never asks for one) or is no private key. Load "
+        "it into your agent with `ssh-add {}`",
+        notes, id, shell_quote_arg(id));
+  }
+  ssh_key_free(key);
+  return fmt::format(
+      "{}. IdentityFile {} was refused too: add {}.pub to the host's "
+      "~/.ssh/authorized_keys (`ssh-copy-id -i {}`)",
+      notes, id, id, shell_quote_arg(id));
 }
 
 // Owns a socket until it is handed to libssh.
@@ -290,6 +363,10 @@ util::Status SshExecutor::connect() {
     ssh_options_set(s, SSH_OPTIONS_KNOWNHOSTS, options_.known_hosts->c_str());
     ssh_options_set(s, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");
   }
+  if (const std::string proxy = option(s, SSH_OPTIONS_PROXYCOMMAND); !proxy.empty()) {
+    const std::string jump = jump_proxy_command(proxy, options_);
+    if (jump != proxy) ssh_options_set(s, SSH_OPTIONS_PROXYCOMMAND, jump.c_str());
+  }
   set_round_trip_timeout(s, options_.connect_timeout);
 
   // One deadline for the whole connection: name lookup, TCP connect, SSH handshake and
@@ -365,8 +442,9 @@ util::Status SshExecutor::connect() {
     if (rc == SSH_OK) break;
     if (rc == SSH_ERROR) {
       std::string why = ssh_get_error(s);
-      return fail(ExitCode::kUnreachable, fmt::format("cannot connect to {}: {}. {}",
-                                                      session->target, why, connect_advice(why)));
+      return fail(ExitCode::kUnreachable,
+                  fmt::format("cannot connect to {}: {}. {}", session->target, why,
+                              has_proxy_command(s) ? proxy_advice(s) : connect_advice(why)));
     }
     if (util::interrupted()) return fail(ExitCode::kInterrupted, "interrupted while connecting");
     if (Clock::now() >= deadline) return no_answer();
@@ -431,9 +509,14 @@ util::Status SshExecutor::connect() {
   // Public-key authentication: the agent ($SSH_AUTH_SOCK), then IdentityFile / ~/.ssh/id_*.
   int auth = ssh_userauth_publickey_auto(s, nullptr, nullptr);
   if (auth != SSH_AUTH_SUCCESS) {
-    std::string why = auth == SSH_AUTH_ERROR     ? std::string(ssh_get_error(s))
-                      : auth == SSH_AUTH_PARTIAL ? "the server asks for a further method"
-                                                 : "no key was accepted";
+    if (auth == SSH_AUTH_DENIED) {
+      return fail(ExitCode::kUnreachable,
+                  fmt::format("public-key authentication to {} failed (no key was accepted): "
+                              "{}",
+                              session->target, auth_advice(s)));
+    }
+    std::string why = auth == SSH_AUTH_ERROR ? std::string(ssh_get_error(s))
+                                             : "the server asks for a further method";
     return fail(ExitCode::kUnreachable,
                 fmt::format("public-key authentication to {} failed ({}). Tried the ssh-agent "
                             "and the IdentityFile keys (default ~/.ssh/id_ed25519, id_ecdsa, "
@@ -510,6 +593,35 @@ util::Status check_destination(const std::string& destination, const SshOptions&
                           destination, name, config, ::gai_strerror(rc)));
   }
   return {};
+}
+
+}  // namespace cc::remote
+
+namespace cc::remote {
+
+std::string jump_proxy_command(std::string_view proxy, const SshOptions& options) {
+  // libssh 0.10's form (config.c, ssh_config_parse_proxy_jump):
+  // "ssh[ -l USER][ -p PORT][ -J NEXT] -W '[%h]:%p' HOST".
+  if (!proxy.starts_with("ssh ") || proxy.find(" -W '[%h]:%p' ") == std::string_view::npos) {
+    return std::string(proxy);
+  }
+  // libssh expands %-escapes in the whole line: a path with a % in it is left out.
+  auto path_arg = [](const std::string& flag, const std::string& prefix,
+                     const std::filesystem::path& path) {
+    std::error_code ec;
+    const std::string abs = std::filesystem::absolute(path, ec).string();
+    if (ec || abs.find('%') != std::string::npos) return std::string();
+    return " " + flag + " " + shell_quote_arg(prefix + abs);
+  };
+  std::string line = "ssh";
+  if (options.config_file) line += path_arg("-F", "", *options.config_file);
+  if (options.known_hosts) {
+    line += path_arg("-o", "UserKnownHostsFile=", *options.known_hosts);
+    line += " -o GlobalKnownHostsFile=/dev/null";
+  }
+  line += " -o BatchMode=yes";
+  line += proxy.substr(3);
+  return line;
 }
 
 }  // namespace cc::remote

@@ -208,6 +208,28 @@ TEST_CASE("ssh: a missing -F file and malformed commands are usage errors") {
   CHECK(up.error().message.find("/nonexistent/file") != std::string::npos);
 }
 
+TEST_CASE("ssh: libssh's ProxyJump command gets our config, known_hosts and no prompts") {
+  using cc::remote::jump_proxy_command;
+  SshOptions o;
+  // libssh 0.10 ran `ssh -W '[%h]:%p' bastion` with ~/.ssh/config: bastion, a Host of -F's
+  // file, was unknown there and the connection was "reset by peer".
+  CHECK(jump_proxy_command("ssh -W '[%h]:%p' bastion", o) ==
+        "ssh -o BatchMode=yes -W '[%h]:%p' bastion");
+  o.config_file = "/etc/lab dir/ssh_config";
+  o.known_hosts = "/etc/lab dir/known_hosts";
+  CHECK(jump_proxy_command("ssh -l admin -p 2222 -J next -W '[%h]:%p' bastion", o) ==
+        "ssh -F '/etc/lab dir/ssh_config' -o 'UserKnownHostsFile=/etc/lab dir/known_hosts' -o "
+        "GlobalKnownHostsFile=/dev/null -o BatchMode=yes -l admin -p 2222 -J next -W "
+        "'[%h]:%p' bastion");
+  // A ProxyCommand the operator wrote is theirs.
+  CHECK(jump_proxy_command("nc -X 5 -x proxy:1080 %h %p", o) == "nc -X 5 -x proxy:1080 %h %p");
+  CHECK(jump_proxy_command("ssh -W %h:%p bastion", o) == "ssh -W %h:%p bastion");
+  // libssh expands % in the whole line: a path with one is left out.
+  o.config_file = "/tmp/100%/ssh_config";
+  o.known_hosts.reset();
+  CHECK(jump_proxy_command("ssh -W '[%h]:%p' b", o) == "ssh -o BatchMode=yes -W '[%h]:%p' b");
+}
+
 TEST_CASE("ssh: the remote shell's pid report is taken out of stderr") {
   using cc::remote::take_pid_report;
   CHECK(cc::remote::with_pid_report("uname -n") == "echo clusterctl-pid=$$ >&2; uname -n");
@@ -263,6 +285,18 @@ TEST_CASE("ssh: check_destination tells a name that does not exist from one that
   CHECK(scope.error().message.starts_with(
       "'fe80::1%nosuchif9' is not a valid SSH destination: its scope 'nosuchif9' is no network "
       "interface of this machine"));
+  // HOST:PORT (mpirun -H, pdsh) and ssh:// URLs: the port belongs in the SSH config.
+  for (const char* dest : {"root@10.0.0.1:2222", "studio1:22", "ssh://root@studio1:22"}) {
+    CAPTURE(dest);
+    SshExecutor ssh("a", dest, o);
+    auto r = ssh.run({{"true"}}, {});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ExitCode::kUsage);
+    CHECK(r.error().message.find(
+              "is not a valid SSH destination: a port (or an ssh:// URL) is not part of a "
+              "destination here: name a Host entry of the SSH config that gives it") !=
+          std::string::npos);
+  }
   auto bad = cc::remote::check_destination("badname", o);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ExitCode::kUsage);

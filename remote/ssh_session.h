@@ -43,6 +43,16 @@ std::string with_pid_report(const std::string& line);
 /// when it cannot come any more (64 KiB of stderr without it, or a malformed pid).
 long take_pid_report(std::string& err);
 
+/// libssh 0.10 runs `ProxyJump J` as the ProxyCommand `ssh -W '[%h]:%p' J` (with -l, -p and -J
+/// for a user, a port and further hops) through the system's ssh(1), which reads only
+/// ~/.ssh/config (not -F or an inventory's ssh_config, so J went unknown) and would ask for a
+/// password on the terminal while libssh hides its stderr. Returns that command with
+/// clusterctl's own files and no prompts: `ssh -F CONFIG -o UserKnownHostsFile=KNOWN -o
+/// GlobalKnownHostsFile=/dev/null -o BatchMode=yes -W ...` (each file when `options` has
+/// one, absolute); `proxy` unchanged when it is not that form (a ProxyCommand the operator
+/// wrote is theirs).
+std::string jump_proxy_command(std::string_view proxy, const SshOptions& options);
+
 /// Sets libssh's per-round-trip timeout (SSH_OPTIONS_TIMEOUT + _USEC), at least 1 ms.
 void set_round_trip_timeout(ssh_session s, std::chrono::milliseconds timeout);
 

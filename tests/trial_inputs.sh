@@ -258,5 +258,52 @@ expect 2 "hostfile ips 127.0.0.1" -- "$cc" hostfile --hostfile "$tmp/lo.json" --
   --format mpi
 has "hostfile ips 127.0.0.1" "$tmp/err" "rank 2 (mac3): ips[0]: '127.0.0.1' is a loopback address"
 
+# 11. A third trial, operator problems from public bug reports of launchers and SSH tools,
+#     through exec and through launch on this machine (host `local`):
+#  - a destination HOST:PORT (mpirun -H, an MPICH hostfile's "10.0.0.179:512"): said only what a
+#    destination looks like; now it says where the port goes (a Host entry's Port).
+expect 2 "exec to HOST:PORT" -- "$cc" exec --hosts root@192.0.2.1:2222 -- true
+has "exec to HOST:PORT" "$tmp/err" "a port (or an ssh:// URL) is not part of a destination here"
+#  - a job's env PATH (a venv's bin; horovod#633's `-x PATH`) was exported into the rank
+#    wrapper itself, which then lacked mkfifo and uname: every rank failed with "cannot create
+#    its output pipes in DIR on " (exit 4). Now it is the rank's alone, and a command it does
+#    not find is named with that PATH (a literal $PATH is not expanded).
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\necho "venv-rank PATH=$PATH"\n' >"$tmp/bin/venv-rank"
+chmod 755 "$tmp/bin/venv-rank"
+printf 'name: envpath\nhosts: [local]\nruntime: none\nlogs: %s/logs\nenv: {PATH: "%s/bin"}\ncommand: [venv-rank]\n' \
+  "$tmp" "$tmp" >"$tmp/envpath.yaml"
+expect 0 "launch with env PATH" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/envpath.yaml"
+has "launch with env PATH: the rank ran with it" "$tmp/out" "venv-rank PATH=$tmp/bin"
+hasnt "launch with env PATH: the wrapper kept its tools" "$tmp/err" "cannot create its output pipes"
+printf 'name: envpath\nhosts: [local]\nruntime: none\nlogs: %s/logs\nenv: {PATH: "%s/bin:$PATH"}\ncommand: [python3, -V]\n' \
+  "$tmp" "$tmp" >"$tmp/envpath2.yaml"
+expect 4 "launch with env PATH written as a shell would" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/envpath2.yaml"
+has "launch, command not found: the PATH named" "$tmp/err" "cannot run python3: No such file or directory (looked for in PATH=$tmp/bin:\$PATH)"
+#  - `cwd: ~/work` (mpirun --wdir ~/work; radical.pilot#10's $HOME) became ./~/work in the job
+#    directory and failed every rank once started: refused at FILE:LINE:COLUMN, nothing started.
+printf 'name: tilde\nhosts: [local]\nruntime: none\nlogs: %s/logs\ncwd: ~/work\ncommand: [pwd]\n' \
+  "$tmp" >"$tmp/tilde.yaml"
+expect 2 "launch with cwd ~/work" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/tilde.yaml"
+has "launch with cwd ~/work" "$tmp/err" "$tmp/tilde.yaml:5:6: 'cwd': '~' is not expanded on the hosts"
+hasnt "launch with cwd ~/work: nothing started" "$tmp/err" "ranks on"
+#  - a Python rank's prints (mlx.launch gives its ranks a terminal, `ssh -tt`): its stdout is
+#    a pipe here, so Python held them until exit; with PYTHONUNBUFFERED=1 set for every rank
+#    the first line is in the log while the rank still runs (this shell's own PYTHONUNBUFFERED
+#    is taken away: ranks on `local` inherit it).
+printf 'import os, sys, time\nprint("first line")\nfor _ in range(300):\n    if os.path.exists(sys.argv[1]):\n        break\n    time.sleep(0.1)\nprint("done")\n' >"$tmp/pyline.py"
+printf 'name: pyline\nhosts: [local]\nruntime: none\nlogs: %s/pylogs\ncommand: [python3, %s/pyline.py, %s/go]\n' \
+  "$tmp" "$tmp" "$tmp" >"$tmp/pyline.yaml"
+id=$(env -u PYTHONUNBUFFERED XDG_STATE_HOME="$tmp/state" "$cc" launch --detach "$tmp/pyline.yaml" 2>"$tmp/err")
+seen=0
+for _ in $(seq 150); do
+  grep -qs "first line" "$tmp/pylogs/$id/rank-0.out" && { seen=1; break; }
+  sleep 0.1
+done
+: >"$tmp/go"
+[ "$seen" = 1 ] || { echo "FAIL: a Python rank's first line was not in its log while it ran (id '$id')"; cat "$tmp/err"; fail=1; }
+expect 0 "logs -f of the Python rank's job" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs "$id" -f
+has "the Python rank's job ran to its end" "$tmp/out" "done"
+
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

@@ -27,6 +27,49 @@ print("exec: 4 distinct names", sorted(names.values()))
 PY
 "$CLUSTERCTL" lab status --name "$name" || fail "lab status of a healthy lab exited $?"
 
+# Operator SSH configs from public bug reports (a second trial), against the lab's sshd:
+#  - ProxyJump (a cluster reached through a head node): libssh 0.10 runs `ssh -W ... JUMP`
+#    with ~/.ssh/config, so a jump host that only -F's file names failed as "Connection reset
+#    by peer"; now it goes through h2 with the same files, and sshd on h1 sees h2's address;
+#  - a passphrase-protected IdentityFile without an agent, one that does not exist, and a
+#    stale SSH_AUTH_SOCK: the message names the file or socket and what to do, where it said
+#    only "no key was accepted" and to add the key to authorized_keys.
+own=$(mktemp -d)
+trap 'rm -rf "$own"; "$CLUSTERCTL" lab down --name "$name" >/dev/null 2>&1 || true' EXIT
+addr() { awk -v h="$1" '$1 == "Host" { cur = $2 } cur == h && $1 == "HostName" { print $2 }' "$dir/ssh_config"; }
+h1=$(addr h1)
+h2=$(addr h2)
+printf 'Host h1\n  HostName %s\n  User root\n  ProxyJump h2\n  IdentityFile %s\n  UserKnownHostsFile %s\n' \
+  "$h1" "$dir/id_ed25519" "$dir/known_hosts" >"$own/jump"
+printf 'Host h2\n  HostName %s\n  User root\n  IdentityFile %s\n  UserKnownHostsFile %s\n' \
+  "$h2" "$dir/id_ed25519" "$dir/known_hosts" >>"$own/jump"
+rc=0
+out=$("$CLUSTERCTL" -F "$own/jump" exec --hosts h1 --timeout 20 -- sh -c 'uname -n; echo "$SSH_CONNECTION"' 2>&1) || rc=$?
+[ "$rc" -eq 0 ] || fail "exec through ProxyJump h2 exited $rc: $out"
+grep -qx h1 <<<"$out" || fail "exec through ProxyJump did not reach h1: $out"
+grep -q "^$h2 " <<<"$out" || fail "exec through ProxyJump did not come from h2 ($h2): $out"
+cp "$dir/id_ed25519" "$own/key_pp"
+chmod 600 "$own/key_pp"
+ssh-keygen -q -p -P '' -N 'a passphrase' -f "$own/key_pp" >/dev/null
+for key in key_pp no_such_key; do
+  printf 'Host h1\n  HostName %s\n  User root\n  IdentityFile %s\n  UserKnownHostsFile %s\n' \
+    "$h1" "$own/$key" "$dir/known_hosts" >"$own/cfg_$key"
+  rc=0
+  out=$(env -u SSH_AUTH_SOCK "$CLUSTERCTL" -F "$own/cfg_$key" exec --hosts h1 -- true 2>&1) || rc=$?
+  [ "$rc" -eq 3 ] || fail "exec with IdentityFile $key exited $rc, expected 3: $out"
+  grep -q "no ssh-agent (SSH_AUTH_SOCK is not set)" <<<"$out" || fail "$key: agent not named: $out"
+  case $key in
+    key_pp) want="IdentityFile $own/key_pp could not be loaded: it is protected by a passphrase" ;;
+    *) want="IdentityFile $own/no_such_key does not exist" ;;
+  esac
+  grep -qF "$want" <<<"$out" || fail "$key: no '$want' in: $out"
+done
+rc=0
+out=$(SSH_AUTH_SOCK=$own/gone "$CLUSTERCTL" -F "$own/cfg_key_pp" exec --hosts h1 -- true 2>&1) || rc=$?
+[ "$rc" -eq 3 ] || fail "exec with a stale SSH_AUTH_SOCK exited $rc, expected 3: $out"
+grep -qF "SSH_AUTH_SOCK names $own/gone, which is no socket" <<<"$out" || fail "stale agent not named: $out"
+echo "exec: ProxyJump and IdentityFile cases pass"
+
 pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hosts"][1]["sshd_pid"])' \
   "$dir/lab.json")
 kill -TERM "$pid"
