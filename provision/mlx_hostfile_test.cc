@@ -273,8 +273,8 @@ TEST_CASE("mlx hostfile: an ips entry that cannot be an address names the file, 
         "h.json: rank 0 (a): ips[0]: '10.0.0.1:5000' has a port (':5000'): give the address "
         "alone, 10.0.0.1");
   CHECK(parse_error(R"([{"ssh": "a", "ips": ["10.0.0.1", "1.2.3"]}])") ==
-        "h.json: rank 0 (a): ips[1]: '1.2.3' is not an IPv4 address: it has 3 parts, an address "
-        "four numbers from 0 to 255 separated by dots");
+        "h.json: rank 0 (a): ips[1]: '1.2.3' is not an IPv4 address: it has 3 parts, and an "
+        "address is four numbers from 0 to 255 separated by dots");
   CHECK(parse_error(R"([{"ssh": "a", "ips": ["host name"]}])")
             .starts_with("h.json: rank 0 (a): ips[0]: 'host name' has a space"));
   CHECK(parse_error(R"([{"ssh": "a", "ips": [""]}])")

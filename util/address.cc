@@ -46,11 +46,14 @@ std::string dotted_problem(std::string_view text) {
   }
   const std::string shape = "four numbers from 0 to 255 separated by dots";
   if (parts.size() != 4) {
-    return fmt::format("is not an IPv4 address: it has {} part{}, an address {}", parts.size(),
-                       parts.size() == 1 ? "" : "s", shape);
+    return fmt::format("is not an IPv4 address: it has {} part{}, and an address is {}",
+                       parts.size(), parts.size() == 1 ? "" : "s", shape);
   }
   for (std::string_view p : parts) {
-    if (p.empty()) return fmt::format("is not an IPv4 address: it has an empty part ({})", shape);
+    if (p.empty()) {
+      return fmt::format("is not an IPv4 address: it has an empty part, and an address is {}",
+                         shape);
+    }
     auto n = parse_u64(p);
     if (!n || *n > 255) {
       return fmt::format("is not an IPv4 address: {} is not a number from 0 to 255", p);
@@ -62,7 +65,7 @@ std::string dotted_problem(std::string_view text) {
           p, *n);
     }
   }
-  return fmt::format("is not an IPv4 address ({})", shape);
+  return fmt::format("is not an IPv4 address: an address is {}", shape);
 }
 
 }  // namespace
@@ -95,12 +98,12 @@ std::optional<std::string> address_problem(std::string_view text) {
     if (!is_v6(addr)) {
       return fmt::format(
           "is not an IP address: only an IPv6 address takes a %scope "
-          "(fe80::1%en0), and {} is none",
+          "(fe80::1%en0), and {} is not one",
           addr);
     }
     if (!is_scope(scope)) {
       return fmt::format(
-          "has {} after '%', which is no interface name: write the interface "
+          "has {} after '%', which is not an interface name: write the interface "
           "the address is reached through (fe80::1%en0)",
           scope.empty() ? std::string("nothing") : fmt::format("'{}'", scope));
     }

@@ -22,11 +22,11 @@ TEST_CASE("address_problem: IPv4 and IPv6 literals pass, scoped IPv6 too") {
 TEST_CASE("address_problem: what cannot be an address, and why") {
   CHECK(problem("10.0.0.300") == "is not an IPv4 address: 300 is not a number from 0 to 255");
   CHECK(problem("1.2.3") ==
-        "is not an IPv4 address: it has 3 parts, an address four numbers from 0 to 255 "
+        "is not an IPv4 address: it has 3 parts, and an address is four numbers from 0 to 255 "
         "separated by dots");
   CHECK(problem("10..0.1") ==
-        "is not an IPv4 address: it has an empty part (four numbers from 0 to 255 separated by "
-        "dots)");
+        "is not an IPv4 address: it has an empty part, and an address is four numbers from 0 to "
+        "255 separated by dots");
   CHECK(problem("10.0.0.01") ==
         "is not an IPv4 address: 01 has a leading zero (some tools read it as octal): write 1");
   CHECK(problem("10.0.0.1:5000") == "has a port (':5000'): give the address alone, 10.0.0.1");
@@ -48,12 +48,12 @@ TEST_CASE("address_problem: what cannot be an address, and why") {
   CHECK(problem("2001:db8::1::2").starts_with("is not an IPv6 address"));
   CHECK(problem("2001:db8:::5000").starts_with("is not an IPv6 address"));
   CHECK(problem("fe80::1%") ==
-        "has nothing after '%', which is no interface name: write the interface the address is "
-        "reached through (fe80::1%en0)");
+        "has nothing after '%', which is not an interface name: write the interface the address "
+        "is reached through (fe80::1%en0)");
   CHECK(problem("fe80::1%en 0").starts_with("has a space"));
   CHECK(problem("10.0.0.1%en0") ==
         "is not an IP address: only an IPv6 address takes a %scope (fe80::1%en0), and 10.0.0.1 "
-        "is none");
+        "is not one");
 }
 
 TEST_CASE("local_only_problem: unspecified and loopback addresses, not others") {
