@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -51,16 +52,27 @@ struct NameAt {
   int line = 0;
 };
 
-// One host entry, `- name: h1` with optional ssh and address.
-util::Result<InventoryHost> host_entry(const util::YamlReader& r, const util::Field& entry,
-                                       std::unordered_map<std::string, NameAt>& names) {
-  auto fields = r.mapping(entry, kHostKeys);
-  if (!fields) return fields.error();
+// One host entry, `- name: h1` with optional ssh and address. Every mistake of the entry is
+// added to `errors` (a bad key, a bad value, a bad or repeated name: each on its own); the host
+// is returned only when there is none.
+std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::Field& entry,
+                                        std::unordered_map<std::string, NameAt>& names,
+                                        std::vector<util::Error>& errors) {
+  const std::size_t before = errors.size();
+  auto fields = r.mapping(entry, kHostKeys, errors);
+  if (!fields) {
+    errors.push_back(fields.error());
+    return std::nullopt;
+  }
+  const bool bad_key = errors.size() != before;  // it may be the misspelt 'name'
   InventoryHost host;
   const util::Field* name_field = nullptr;
   for (const util::Field& f : *fields) {
     auto v = f.key == "address" ? r.address(f) : r.nonempty_string(f);
-    if (!v) return v.error();
+    if (!v) {
+      errors.push_back(v.error());
+      continue;
+    }
     if (f.key == "name") {
       host.name = *v;
       name_field = &f;
@@ -68,35 +80,47 @@ util::Result<InventoryHost> host_entry(const util::YamlReader& r, const util::Fi
     if (f.key == "ssh") host.ssh = *v;
     if (f.key == "address") host.address = *v;
   }
-  if (name_field == nullptr) {
-    return r.error(entry.mark(), fmt::format("'{}' has no 'name': give each host one, like "
-                                             "'- name: h1'",
-                                             entry.path));
+  const bool named = std::any_of(fields->begin(), fields->end(),
+                                 [](const util::Field& f) { return f.key == "name"; });
+  if (!named && !bad_key) {
+    errors.push_back(r.error(entry.mark(), fmt::format("'{}' has no 'name': give each host one, "
+                                                       "like '- name: h1'",
+                                                       entry.path)));
   }
-  const util::Field& nf = *name_field;
-  if (!valid_name(host.name)) {
-    return r.error(nf.mark(),
-                   fmt::format("host name '{}' is not valid: use letters, digits, '.', '_' and "
-                               "'-', starting with a letter or digit, at most {} characters",
-                               host.name, kMaxNameLength));
-  }
-  if (host.name == "all") {
-    return r.error(nf.mark(), "host name 'all' is reserved: --hosts all means every host");
-  }
-  // DNS names ignore case and a final dot: "Studio1" and "studio1." are studio1 again.
-  auto [first, added] =
-      names.emplace(util::host_key(host.name), NameAt{host.name, nf.mark().line + 1});
-  if (!added) {
-    const NameAt& was = first->second;
-    if (was.name == host.name) {
-      return r.error(nf.mark(), fmt::format("host '{}' appears twice (first at line {})", host.name,
-                                            was.line));
+  if (name_field != nullptr) {
+    const util::Field& nf = *name_field;
+    if (!valid_name(host.name)) {
+      errors.push_back(
+          r.error(nf.mark(),
+                  fmt::format("host name '{}' is not valid: use letters, digits, '.', '_' and "
+                              "'-', starting with a letter or digit, at most {} characters",
+                              host.name, kMaxNameLength)));
+    } else if (host.name == "all") {
+      errors.push_back(
+          r.error(nf.mark(), "host name 'all' is reserved: --hosts all means every host"));
+    } else {
+      // DNS names ignore case and a final dot: "Studio1" and "studio1." are studio1 again.
+      // Checked whatever else is wrong with the entry: a user fixing its address should learn
+      // of the repeated name in the same run.
+      auto [first, added] =
+          names.emplace(util::host_key(host.name), NameAt{host.name, nf.mark().line + 1});
+      if (!added) {
+        const NameAt& was = first->second;
+        if (was.name == host.name) {
+          errors.push_back(r.error(nf.mark(), fmt::format("host '{}' appears twice (first at "
+                                                          "line {})",
+                                                          host.name, was.line)));
+        } else {
+          errors.push_back(r.error(nf.mark(), fmt::format("host '{}' appears twice: it is '{}' "
+                                                          "of line {}{}; list each host once",
+                                                          host.name, was.name, was.line,
+                                                          util::same_host_note(was.name,
+                                                                               host.name))));
+        }
+      }
     }
-    return r.error(nf.mark(), fmt::format("host '{}' appears twice: it is '{}' of line {}{}; "
-                                          "list each host once",
-                                          host.name, was.name, was.line,
-                                          util::same_host_note(was.name, host.name)));
   }
+  if (errors.size() != before) return std::nullopt;
   if (host.ssh.empty()) host.ssh = host.name;
   return host;
 }
@@ -138,12 +162,7 @@ util::Result<Inventory> parse(const std::filesystem::path& file, const std::stri
     }
     if (entries->empty()) errors.push_back(r.error(f.mark(), "'hosts' lists no host"));
     for (const util::Field& e : *entries) {
-      auto h = host_entry(r, e, names);
-      if (h) {
-        inv.hosts.push_back(std::move(*h));
-      } else {
-        errors.push_back(h.error());
-      }
+      if (auto h = host_entry(r, e, names, errors)) inv.hosts.push_back(std::move(*h));
     }
   }
   errors = r.in_file_order(std::move(errors));

@@ -160,6 +160,28 @@ TEST_CASE("inventory: names that differ only in case or a final dot are one host
         "dot): give it once");
 }
 
+TEST_CASE("inventory: bad addresses, a name repeated in another case and a bad key, all at once") {
+  TempDir d;
+  const std::string file = (d.path / "inventory.yaml").string();
+  // Each entry is read whole: its address being wrong hides neither its name nor its keys.
+  CHECK(load_error(d,
+                   "hosts:\n"
+                   "  - name: Studio1\n"
+                   "    address: 10.0.0.300\n"
+                   "  - name: studio1\n"
+                   "    address: 1.2.3\n"
+                   "    user: admin\n") ==
+        file + ":3:14: 'hosts[0].address': '10.0.0.300' is not an IPv4 address: 300 is not a "
+               "number from 0 to 255\n" +
+            file +
+            ":4:11: host 'studio1' appears twice: it is 'Studio1' of line 2 (host names ignore "
+            "case and a final dot); list each host once\n" +
+            file +
+            ":5:14: 'hosts[1].address': '1.2.3' is not an IPv4 address: it has 3 parts, and an "
+            "address is four numbers from 0 to 255 separated by dots\n" +
+            file + ":6:5: unknown key 'user' in 'hosts[1]'; known keys: name, ssh, address");
+}
+
 TEST_CASE("inventory: save then load gives the same inventory") {
   TempDir d;
   Inventory inv;
