@@ -1,6 +1,7 @@
 #include "launch/job_spec.h"
 
 #include <algorithm>
+#include <optional>
 #include <system_error>
 #include <utility>
 
@@ -97,25 +98,29 @@ class Parser {
   std::vector<util::Error> parse(std::string_view text, JobSpec& job);
 
  private:
-  util::Status field(const Field& f, JobSpec& job);
+  // Each reader adds every mistake it finds to errors_ (fail) and goes on with the next entry,
+  // returning what parsed: one bad value hides nothing else of the file.
+  void fail(util::Error e) { errors_.push_back(std::move(e)); }
+  void field(const Field& f, JobSpec& job);
   util::Result<ClusterRef> cluster(const Field& f) const;
-  util::Result<std::vector<std::string>> hosts(const Field& f) const;
-  util::Result<Command> command(const Field& f) const;
-  util::Status env(const Field& f, JobSpec& job);
-  util::Status secret_env(const Field& f, JobSpec& job);
-  util::Result<Timeouts> timeouts(const Field& f) const;
-  util::Result<Restart> restart(const Field& f) const;
-  util::Result<std::vector<Upload>> upload(const Field& f) const;
-  util::Result<std::vector<Preflight>> preflight(const Field& f) const;
+  std::vector<std::string> hosts(const Field& f);
+  Command command(const Field& f);
+  void env(const Field& f, JobSpec& job);
+  void secret_env(const Field& f, JobSpec& job);
+  Timeouts timeouts(const Field& f);
+  Restart restart(const Field& f);
+  std::vector<Upload> upload(const Field& f);
+  std::vector<Preflight> preflight(const Field& f);
   util::Result<fs::path> local_path(const Field& f) const;
   util::Status remote_path(const Field& f, const std::string& path) const;
   util::Result<fs::path> resolve(const Field& f, const std::string& path) const;
-  util::Status env_name(const Field& f, std::string_view section) const;
+  void env_name(const Field& f, std::string_view section);
   template <class E, std::size_t N>
   util::Result<E> choice(const Field& f, const Named<E> (&table)[N], std::string_view what) const;
 
   YamlReader r_;
   fs::path base_;
+  std::vector<util::Error> errors_;
   std::optional<YAML::Mark> cluster_, hosts_;  // where each was given
   std::map<std::string, YAML::Mark> env_marks_;
   std::vector<Field> secret_fields_;
@@ -169,13 +174,13 @@ util::Status Parser::remote_path(const Field& f, const std::string& path) const 
 }
 
 // The check an MLX hostfile's envs get too (rank_env.h: env_name_problem).
-util::Status Parser::env_name(const Field& f, std::string_view section) const {
+void Parser::env_name(const Field& f, std::string_view section) {
   auto p = env_name_problem(f.key);
-  if (!p) return {};
+  if (!p) return;
   const char* fix = *p == EnvNameProblem::kSetByLaunch  ? ": remove it from the job"
                     : *p == EnvNameProblem::kWrapperOwn ? ": rename it"
                                                         : "";
-  return r_.error(f.key_mark, fmt::format("{} name {}{}", section, describe(*p, f.key), fix));
+  fail(r_.error(f.key_mark, fmt::format("{} name {}{}", section, describe(*p, f.key), fix)));
 }
 
 util::Result<ClusterRef> Parser::cluster(const Field& f) const {
@@ -208,14 +213,20 @@ util::Result<ClusterRef> Parser::cluster(const Field& f) const {
   return ClusterRef{kind, p->string()};
 }
 
-util::Result<std::vector<std::string>> Parser::hosts(const Field& f) const {
+std::vector<std::string> Parser::hosts(const Field& f) {
   auto items = r_.list(f, "a list of strings");
-  if (!items) return items.error();
-  if (items->empty()) return r_.error(f.mark(), "'hosts' is empty: name at least one host");
+  if (!items) {
+    fail(items.error());
+    return std::vector<std::string>{};
+  }
+  if (items->empty()) fail(r_.error(f.mark(), "'hosts' is empty: name at least one host"));
   std::vector<std::string> out;
   for (const Field& item : *items) {
     auto h = r_.nonempty_string(item);
-    if (!h) return h.error();
+    if (!h) {
+      fail(h.error());
+      continue;
+    }
     // One host under two spellings ("Studio1", "studio1.") is still one host.
     auto same = std::find_if(out.begin(), out.end(), [&](const std::string& o) {
       return util::host_key(o) == util::host_key(*h);
@@ -224,299 +235,387 @@ util::Result<std::vector<std::string>> Parser::hosts(const Field& f) const {
       const std::string as =
           *same == *h ? std::string()
                       : fmt::format(", as '{}' too{}", *same, util::same_host_note(*same, *h));
-      return r_.error(item.mark(), fmt::format("host '{}' appears twice in 'hosts'{}: use "
-                                               "ranks_per_host for more ranks on a host",
-                                               *h, as));
+      fail(r_.error(item.mark(), fmt::format("host '{}' appears twice in 'hosts'{}: use "
+                                             "ranks_per_host for more ranks on a host",
+                                             *h, as)));
+      continue;
     }
     out.push_back(std::move(*h));
   }
   return out;
 }
 
-util::Result<Command> Parser::command(const Field& f) const {
+Command Parser::command(const Field& f) {
   Command c;
   if (f.value.IsSequence()) {
     auto items = r_.list(f, "a list of strings");
-    if (!items) return items.error();
+    if (!items) {
+      fail(items.error());
+      return c;
+    }
     if (items->empty()) {
-      return r_.error(f.mark(),
-                      "'command' is empty: give the program and its arguments, "
-                      "e.g. [python3, train.py]");
+      fail(r_.error(f.mark(),
+                    "'command' is empty: give the program and its arguments, "
+                    "e.g. [python3, train.py]"));
+      return c;
     }
     for (const Field& item : *items) {
       auto arg = r_.string(item);
-      if (!arg) return arg.error();
+      if (!arg) {
+        fail(arg.error());
+        c.argv.emplace_back();
+        continue;
+      }
+      if (&item == &items->front() && arg->empty()) {
+        fail(r_.error(item.mark(), "'command[0]' is empty: it names the program"));
+      }
       c.argv.push_back(std::move(*arg));
-    }
-    if (c.argv.front().empty()) {
-      return r_.error(items->front().mark(), "'command[0]' is empty: it names the program");
     }
     return c;
   }
   if (!f.value.IsMap()) {
-    return r_.error(f.mark(),
-                    fmt::format("'command': expected a list of strings (argv) or a mapping "
-                                "{{shell: \"script\"}}, got {}",
-                                YamlReader::kind(f.value)));
+    fail(r_.error(f.mark(), fmt::format("'command': expected a list of strings (argv) or a "
+                                        "mapping {{shell: \"script\"}}, got {}",
+                                        YamlReader::kind(f.value))));
+    return c;
   }
-  auto fields = r_.mapping(f, kCommandKeys);
-  if (!fields) return fields.error();
-  if (fields->empty()) return r_.error(f.mark(), "'command' has no 'shell': the script to run");
+  const std::size_t before = errors_.size();
+  auto fields = r_.mapping(f, kCommandKeys, errors_);
+  if (!fields) {
+    fail(fields.error());
+    return c;
+  }
+  if (fields->empty()) {
+    // A bad key (said above) may be the misspelt 'shell'.
+    if (errors_.size() == before) {
+      fail(r_.error(f.mark(), "'command' has no 'shell': the script to run"));
+    }
+    return c;
+  }
   auto script = r_.string(fields->front());
-  if (!script) return script.error();
+  if (!script) {
+    fail(script.error());
+    return c;
+  }
   if (script->find_first_not_of(" \t\r\n") == std::string::npos) {
-    return r_.error(fields->front().mark(), "'command.shell' is empty");
+    fail(r_.error(fields->front().mark(), "'command.shell' is empty"));
+    return c;
   }
   c.shell = std::move(*script);
   return c;
 }
 
-util::Status Parser::env(const Field& f, JobSpec& job) {
+void Parser::env(const Field& f, JobSpec& job) {
   auto entries = r_.any_mapping(f);
-  if (!entries) return entries.error();
+  if (!entries) return fail(entries.error());
   for (const Field& e : *entries) {
-    if (auto st = env_name(e, "env"); !st) return st;
+    env_name(e, "env");
     if (e.value.IsNull()) {
-      return r_.error(e.mark(), fmt::format("'{}' has no value: write {}: \"\" for an empty one",
-                                            e.path, e.key));
+      fail(r_.error(e.mark(), fmt::format("'{}' has no value: write {}: \"\" for an empty one",
+                                          e.path, e.key)));
+      continue;
     }
     auto v = r_.string(e);
-    if (!v) return v.error();
+    if (!v) {
+      fail(v.error());
+      continue;
+    }
     env_marks_[e.key] = e.key_mark;
     job.env[e.key] = std::move(*v);
   }
-  return {};
 }
 
-util::Status Parser::secret_env(const Field& f, JobSpec& job) {
+void Parser::secret_env(const Field& f, JobSpec& job) {
   auto entries = r_.any_mapping(f);
-  if (!entries) return entries.error();
+  if (!entries) return fail(entries.error());
   for (const Field& e : *entries) {
-    if (auto st = env_name(e, "secret_env"); !st) return st;
-    auto source = r_.mapping(e, kSecretKeys);
-    if (!source) return source.error();
+    env_name(e, "secret_env");
+    const std::size_t before = errors_.size();
+    auto source = r_.mapping(e, kSecretKeys, errors_);
+    if (!source) {
+      fail(source.error());
+      continue;
+    }
+    if (source->empty() && errors_.size() != before) continue;  // a bad key: said above
     if (source->size() != 1) {
-      return r_.error(e.mark(), fmt::format("'{}': give exactly one of from_env: VAR and "
-                                            "from_file: PATH",
-                                            e.path));
+      fail(r_.error(e.mark(), fmt::format("'{}': give exactly one of from_env: VAR and "
+                                          "from_file: PATH",
+                                          e.path)));
+      continue;
     }
     const Field& from = source->front();
     SecretSource s;
     if (from.key == "from_env") {
       auto var = r_.nonempty_string(from);
-      if (!var) return var.error();
+      if (!var) {
+        fail(var.error());
+        continue;
+      }
       if (!util::is_env_name(*var)) {
-        return r_.error(from.mark(), fmt::format("'{}': '{}' is not a valid environment "
-                                                 "variable name",
-                                                 from.path, *var));
+        fail(r_.error(from.mark(), fmt::format("'{}': '{}' is not a valid environment "
+                                               "variable name",
+                                               from.path, *var)));
+        continue;
       }
       s = SecretSource{SecretSource::Kind::kEnv, std::move(*var)};
     } else {
       auto p = local_path(from);
-      if (!p) return p.error();
+      if (!p) {
+        fail(p.error());
+        continue;
+      }
       s = SecretSource{SecretSource::Kind::kFile, p->string()};
     }
     s.line = from.mark().line + 1;
     s.column = from.mark().column + 1;
     secret_fields_.push_back(e);
+    // A bad name is reported above; its source is still checked (launch::local_problems).
     job.secret_env[e.key] = std::move(s);
   }
-  return {};
 }
 
-util::Result<Timeouts> Parser::timeouts(const Field& f) const {
-  auto fields = r_.mapping(f, kTimeoutKeys);
-  if (!fields) return fields.error();
+Timeouts Parser::timeouts(const Field& f) {
   Timeouts t;
+  auto fields = r_.mapping(f, kTimeoutKeys, errors_);
+  if (!fields) {
+    fail(fields.error());
+    return t;
+  }
   for (const Field& e : *fields) {
     const bool grace = e.key == "grace", total = e.key == "total";
     const std::int64_t min = (e.key == "startup" || grace) ? 1 : 0;
     const std::int64_t max = total ? 365 * kDay : grace ? 3600 : kDay;
     auto v = r_.integer(e, min, max, "a whole number of seconds");
-    if (!v) return v.error();
+    if (!v) {
+      fail(v.error());
+      continue;
+    }
     std::chrono::seconds s{*v};
     (e.key == "startup" ? t.startup : total ? t.total : grace ? t.grace : t.stall) = s;
   }
   return t;
 }
 
-util::Result<Restart> Parser::restart(const Field& f) const {
+Restart Parser::restart(const Field& f) {
   Restart r;
   if (f.value.IsScalar()) {
     auto p = choice(f, kPolicies, "restart policy");
-    if (!p) return p.error();
+    if (!p) {
+      fail(p.error());
+      return r;
+    }
     r.policy = *p;
     r.max_attempts = r.policy == Restart::Policy::kOnFailure ? 3 : 1;
     return r;
   }
   if (!f.value.IsMap()) {
-    return r_.error(f.mark(), fmt::format("'restart': expected never, on-failure or "
-                                          "{{policy: on-failure, max_attempts: N}}, got {}",
-                                          YamlReader::kind(f.value)));
+    fail(r_.error(f.mark(), fmt::format("'restart': expected never, on-failure or "
+                                        "{{policy: on-failure, max_attempts: N}}, got {}",
+                                        YamlReader::kind(f.value))));
+    return r;
   }
-  auto fields = r_.mapping(f, kRestartKeys);
-  if (!fields) return fields.error();
+  const std::size_t before = errors_.size();
+  auto fields = r_.mapping(f, kRestartKeys, errors_);
+  if (!fields) {
+    fail(fields.error());
+    return r;
+  }
+  const bool bad_key = errors_.size() != before;  // it may be the misspelt 'policy'
   const Field* policy = nullptr;
   const Field* attempts = nullptr;
   for (const Field& e : *fields) (e.key == "policy" ? policy : attempts) = &e;
-  if (policy == nullptr) return r_.error(f.mark(), "'restart' has no 'policy' (never, on-failure)");
-  auto p = choice(*policy, kPolicies, "restart policy");
-  if (!p) return p.error();
-  r.policy = *p;
+  std::optional<Restart::Policy> p;
+  if (policy == nullptr && !bad_key) {
+    fail(r_.error(f.mark(), "'restart' has no 'policy' (never, on-failure)"));
+  } else if (policy == nullptr) {
+    // the bad key is said above
+  } else if (auto c = choice(*policy, kPolicies, "restart policy"); c) {
+    p = *c;
+  } else {
+    fail(c.error());
+  }
+  r.policy = p.value_or(Restart::Policy::kNever);
   r.max_attempts = r.policy == Restart::Policy::kOnFailure ? 3 : 1;
   if (attempts != nullptr) {
-    if (r.policy == Restart::Policy::kNever) {
-      return r_.error(attempts->key_mark,
-                      "'restart.max_attempts' applies only to policy on-failure");
-    }
+    // Checked on its own; whether it applies needs a policy that parsed.
     auto n = r_.integer(*attempts, 1, 100);
-    if (!n) return n.error();
-    r.max_attempts = static_cast<int>(*n);
+    if (!n) {
+      fail(n.error());
+    } else if (p == Restart::Policy::kNever) {
+      fail(r_.error(attempts->key_mark,
+                    "'restart.max_attempts' applies only to policy on-failure"));
+    } else {
+      r.max_attempts = static_cast<int>(*n);
+    }
   }
   return r;
 }
 
-util::Result<std::vector<Upload>> Parser::upload(const Field& f) const {
-  auto items = r_.list(f, "a list of {src, dest, mode} entries");
-  if (!items) return items.error();
+// Every entry and every field of each is checked on its own: a bad `dest:` hides neither
+// another entry's problems nor its own `src:`, which launch::local_problems then checks.
+std::vector<Upload> Parser::upload(const Field& f) {
   std::vector<Upload> out;
+  auto items = r_.list(f, "a list of {src, dest, mode} entries");
+  if (!items) {
+    fail(items.error());
+    return out;
+  }
   for (const Field& item : *items) {
-    auto fields = r_.mapping(item, kUploadKeys);
-    if (!fields) return fields.error();
+    const std::size_t before = errors_.size();
+    auto fields = r_.mapping(item, kUploadKeys, errors_);
+    if (!fields) {
+      fail(fields.error());
+      continue;
+    }
+    const bool bad_key = errors_.size() != before;  // it may be a misspelt 'src'
     Upload u;
     u.line = item.mark().line + 1;
     u.column = item.mark().column + 1;
-    bool has_src = false;
+    bool has_src = false, src_ok = false;
     for (const Field& e : *fields) {
       if (e.key == "src") {
-        auto p = local_path(e);
-        if (!p) return p.error();
-        u.src = std::move(*p);
         has_src = true;
+        auto p = local_path(e);
+        if (!p) {
+          fail(p.error());
+          continue;
+        }
+        u.src = std::move(*p);
+        src_ok = true;
       } else if (e.key == "dest") {
         auto d = r_.nonempty_string(e);
-        if (!d) return d.error();
-        if (auto bad = remote_path(e, *d); !bad) return bad.error();
+        if (!d) {
+          fail(d.error());
+          continue;
+        }
+        if (auto bad = remote_path(e, *d); !bad) {
+          fail(bad.error());
+          continue;
+        }
         if (!d->starts_with('/') && escapes_job_dir(*d)) {
-          return r_.error(e.mark(), fmt::format("'{}': '{}' leaves the job directory: give a "
-                                                "path inside it, or an absolute path",
-                                                e.path, *d));
+          fail(r_.error(e.mark(), fmt::format("'{}': '{}' leaves the job directory: give a "
+                                              "path inside it, or an absolute path",
+                                              e.path, *d)));
+          continue;
         }
         u.dest = std::move(*d);
       } else {
         auto m = r_.string(e);
-        if (!m) return m.error();
+        if (!m) {
+          fail(m.error());
+          continue;
+        }
         const bool octal =
             (m->size() == 3 || m->size() == 4) &&
             std::all_of(m->begin(), m->end(), [](char c) { return c >= '0' && c <= '7'; });
         if (!octal) {
-          return r_.error(e.mark(), fmt::format("'{}': expected an octal mode like \"0755\", "
-                                                "got '{}'",
-                                                e.path, *m));
+          fail(r_.error(e.mark(), fmt::format("'{}': expected an octal mode like \"0755\", "
+                                              "got '{}'",
+                                              e.path, *m)));
+          continue;
         }
         u.mode = static_cast<unsigned>(std::stoul(*m, nullptr, 8));
       }
     }
-    if (!has_src) {
-      return r_.error(item.mark(),
-                      fmt::format("'{}' has no 'src': the local file to copy", item.path));
+    if (!has_src && !bad_key) {
+      fail(r_.error(item.mark(),
+                    fmt::format("'{}' has no 'src': the local file to copy", item.path)));
     }
+    if (!src_ok) continue;
     if (u.dest.empty()) u.dest = u.src.filename().string();
     out.push_back(std::move(u));
   }
   return out;
 }
 
-util::Result<std::vector<Preflight>> Parser::preflight(const Field& f) const {
-  auto items = r_.list(f, "a list of checks (verify-mesh, health, health-quick)");
-  if (!items) return items.error();
+std::vector<Preflight> Parser::preflight(const Field& f) {
   std::vector<Preflight> out;
+  auto items = r_.list(f, "a list of checks (verify-mesh, health, health-quick)");
+  if (!items) {
+    fail(items.error());
+    return out;
+  }
   for (const Field& item : *items) {
     auto p = choice(item, kPreflights, "preflight check");
-    if (!p) return p.error();
+    if (!p) {
+      fail(p.error());
+      continue;
+    }
     if (std::find(out.begin(), out.end(), *p) != out.end()) {
-      return r_.error(item.mark(),
-                      fmt::format("preflight check '{}' appears twice", name_of(kPreflights, *p)));
+      fail(r_.error(item.mark(),
+                    fmt::format("preflight check '{}' appears twice", name_of(kPreflights, *p))));
+      continue;
     }
     out.push_back(*p);
   }
   return out;
 }
 
-util::Status Parser::field(const Field& f, JobSpec& job) {
+void Parser::field(const Field& f, JobSpec& job) {
   const std::string& k = f.key;
+  // A single value: its error, or it is stored.
+  auto one = [&](auto result, auto store) {
+    if (result) {
+      store(std::move(*result));
+    } else {
+      fail(result.error());
+    }
+  };
   if (k == "name") {
     auto s = r_.string(f);
-    if (!s) return s.error();
-    if (!is_job_name(*s)) {
-      return r_.error(f.mark(), fmt::format("name '{}' is not valid: use 1 to {} letters, "
-                                            "digits, '_', '.' and '-'",
-                                            *s, kMaxNameLength));
+    if (s && !is_job_name(*s)) {
+      fail(r_.error(f.mark(), fmt::format("name '{}' is not valid: use 1 to {} letters, "
+                                          "digits, '_', '.' and '-'",
+                                          *s, kMaxNameLength)));
+      return;
     }
-    job.name = std::move(*s);
+    one(std::move(s), [&](std::string v) { job.name = std::move(v); });
   } else if (k == "cluster" || k == "hosts") {
     (k == "cluster" ? cluster_ : hosts_) = f.key_mark;
     if (cluster_ && hosts_) {
       const bool second_is_cluster = k == "cluster";
-      return r_.error(f.key_mark, fmt::format("'{}' and '{}' (line {}) are both given: keep "
-                                              "one, they both say where the job runs",
-                                              k, second_is_cluster ? "hosts" : "cluster",
-                                              (second_is_cluster ? *hosts_ : *cluster_).line + 1));
+      fail(r_.error(f.key_mark, fmt::format("'{}' and '{}' (line {}) are both given: keep "
+                                            "one, they both say where the job runs",
+                                            k, second_is_cluster ? "hosts" : "cluster",
+                                            (second_is_cluster ? *hosts_ : *cluster_).line + 1)));
     }
     if (k == "cluster") {
-      auto c = cluster(f);
-      if (!c) return c.error();
-      job.cluster = std::move(*c);
+      one(cluster(f), [&](ClusterRef c) { job.cluster = std::move(c); });
     } else {
-      auto h = hosts(f);
-      if (!h) return h.error();
-      job.hosts = std::move(*h);
+      job.hosts = hosts(f);
     }
   } else if (k == "ranks_per_host") {
-    auto n = r_.integer(f, 1, kMaxRanksPerHost);
-    if (!n) return n.error();
-    job.ranks_per_host = static_cast<int>(*n);
+    one(r_.integer(f, 1, kMaxRanksPerHost),
+        [&](std::int64_t n) { job.ranks_per_host = static_cast<int>(n); });
   } else if (k == "command") {
-    auto c = command(f);
-    if (!c) return c.error();
-    job.command = std::move(*c);
+    job.command = command(f);
   } else if (k == "cwd" || k == "logs") {
     auto s = r_.nonempty_string(f);
-    if (!s) return s.error();
-    if (k == "cwd") {
-      if (auto bad = remote_path(f, *s); !bad) return bad.error();
+    if (s && k == "cwd") {
+      if (auto bad = remote_path(f, *s); !bad) {
+        fail(bad.error());
+        return;
+      }
     }
-    (k == "cwd" ? job.cwd : job.logs) = std::move(*s);
+    one(std::move(s), [&](std::string v) { (k == "cwd" ? job.cwd : job.logs) = std::move(v); });
   } else if (k == "env") {
-    return env(f, job);
+    env(f, job);
   } else if (k == "secret_env") {
-    return secret_env(f, job);
+    secret_env(f, job);
   } else if (k == "runtime") {
-    auto rt = choice(f, kRuntimes, "runtime");
-    if (!rt) return rt.error();
-    job.runtime = *rt;
+    one(choice(f, kRuntimes, "runtime"), [&](Runtime rt) { job.runtime = rt; });
   } else if (k == "coordinator_port") {
-    auto port = r_.integer(f, 1, 65535, "a TCP port");
-    if (!port) return port.error();
-    job.coordinator_port = static_cast<int>(*port);
+    one(r_.integer(f, 1, 65535, "a TCP port"),
+        [&](std::int64_t port) { job.coordinator_port = static_cast<int>(port); });
   } else if (k == "timeouts") {
-    auto t = timeouts(f);
-    if (!t) return t.error();
-    job.timeouts = *t;
+    job.timeouts = timeouts(f);
   } else if (k == "restart") {
-    auto rs = restart(f);
-    if (!rs) return rs.error();
-    job.restart = *rs;
+    job.restart = restart(f);
   } else if (k == "upload") {
-    auto u = upload(f);
-    if (!u) return u.error();
-    job.upload = std::move(*u);
+    job.upload = upload(f);
   } else {
-    auto p = preflight(f);
-    if (!p) return p.error();
-    job.preflight = std::move(*p);
+    job.preflight = preflight(f);
   }
-  return {};
 }
 
 std::vector<util::Error> Parser::parse(std::string_view text, JobSpec& job) {
@@ -533,19 +632,18 @@ std::vector<util::Error> Parser::parse(std::string_view text, JobSpec& job) {
                                               "command: ...), got {}",
                                               YamlReader::kind(*doc)))};
   }
-  // Every mistake is reported, not just the first: each top-level entry is checked on its own
-  // (within one entry, the first problem), then what is missing.
-  std::vector<util::Error> errors;
-  auto fields = r_.mapping(YamlReader::root(*doc), kJobKeys, errors);
+  // Every mistake is reported, not just the first: each entry, at every level, is checked on
+  // its own, then what is missing.
+  auto fields = r_.mapping(YamlReader::root(*doc), kJobKeys, errors_);
   if (!fields) return {fields.error()};
 
   bool has_command = false, has_name = false;
   for (const Field& f : *fields) {
-    if (auto st = field(f, job); !st) errors.push_back(st.error());
+    field(f, job);
     has_command = has_command || f.key == "command";
     has_name = has_name || f.key == "name";
   }
-  errors = r_.in_file_order(std::move(errors));  // the bad keys were found first
+  std::vector<util::Error> errors = r_.in_file_order(std::move(errors_));
   if (!has_name) {
     errors.push_back(r_.error(doc->Mark(),
                               "missing 'name': every job needs one (letters, digits, '_', "

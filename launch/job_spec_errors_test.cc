@@ -224,3 +224,23 @@ TEST_CASE("job spec errors: every mistake is reported at once, in file order, th
         "job.yaml:1:1: missing 'cluster' or 'hosts': where the job runs (cluster: cluster.json, "
         "cluster: lab:NAME, or hosts: [h1, h2])");
 }
+
+TEST_CASE("job spec errors: every mistake within one entry and one list, not only the first") {
+  // hosts: a repeated host and an empty one; timeouts: two bad values; restart: a bad policy
+  // and a bad max_attempts; preflight: an unknown check and a repeated one.
+  CHECK(err("name: j\ncommand: [./rank]\nhosts: [h1, H1, '']\ntimeouts: {grace: 0, total: x}\n"
+            "restart: {policy: sometimes, max_attempts: 0}\n"
+            "preflight: [health, helth, health]\n") ==
+        "job.yaml:3:13: host 'H1' appears twice in 'hosts', as 'h1' too (host names ignore case "
+        "and a final dot): use ranks_per_host for more ranks on a host\n"
+        "job.yaml:3:17: 'hosts[2]' is empty\n"
+        "job.yaml:4:19: 'timeouts.grace': expected a whole number of seconds from 1 to 3600, got "
+        "'0'\n"
+        "job.yaml:4:29: 'timeouts.total': expected a whole number of seconds from 0 to 31536000, "
+        "got 'x'\n"
+        "job.yaml:5:19: restart policy 'sometimes' is not one of never, on-failure\n"
+        "job.yaml:5:44: 'restart.max_attempts': expected a whole number from 1 to 100, got '0'\n"
+        "job.yaml:6:21: preflight check 'helth' is not one of verify-mesh, health, health-quick "
+        "(did you mean 'health'?)\n"
+        "job.yaml:6:28: preflight check 'health' appears twice");
+}

@@ -73,3 +73,26 @@ TEST_CASE("local_problems: a job file with mistakes still has its uploads checke
       "/tmp/job.yaml:5:5: upload src /nonexistent-cc-upload: no such file"));
   CHECK_FALSE(parse_job_spec(yaml, "/tmp/job.yaml").ok());
 }
+
+TEST_CASE("local_problems: a bad upload dest hides neither its own src nor the list's others") {
+  const std::string yaml =
+      "name: j\n"
+      "hosts: [a]\n"
+      "command: [x]\n"
+      "upload:\n"
+      "  - {src: /nonexistent-cc-a, dest: ../out}\n"
+      "  - {src: /nonexistent-cc-b, mode: \"999\"}\n"
+      "  - {src: /nonexistent-cc-c}\n";
+  auto draft = parse_job_spec_draft(yaml, "/tmp/job.yaml");
+  REQUIRE(draft.errors.size() == 2);
+  CHECK(draft.errors[0].message ==
+        "/tmp/job.yaml:5:36: 'upload[0].dest': '../out' leaves the job directory: give a path "
+        "inside it, or an absolute path");
+  CHECK(draft.errors[1].message ==
+        "/tmp/job.yaml:6:36: 'upload[1].mode': expected an octal mode like \"0755\", got '999'");
+  const auto problems = local_problems(draft.job);
+  REQUIRE(problems.size() == 3);
+  CHECK(problems[0].message.starts_with("/tmp/job.yaml:5:5: upload src /nonexistent-cc-a: no such file"));
+  CHECK(problems[1].message.starts_with("/tmp/job.yaml:6:5: upload src /nonexistent-cc-b: no such file"));
+  CHECK(problems[2].message.starts_with("/tmp/job.yaml:7:5: upload src /nonexistent-cc-c: no such file"));
+}
