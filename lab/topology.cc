@@ -121,11 +121,17 @@ util::Result<Topology> parse_topology_file(std::string_view text, std::string_vi
         errors.push_back(ends.error());
         continue;
       }
+      // Both ends are checked: a cable's two unknown hosts are two mistakes.
       auto a = parse_host_name((*ends)[0], topo.hosts);
-      auto b = a ? parse_host_name((*ends)[1], topo.hosts) : a;
+      auto b = parse_host_name((*ends)[1], topo.hosts);
+      for (const auto* end : {&a, &b}) {
+        if (!*end) {
+          errors.push_back(
+              r.error(c.mark(), fmt::format("'{}': {}", c.path, end->error().message)));
+        }
+      }
       if (!a || !b) {
-        errors.push_back(
-            r.error(c.mark(), fmt::format("'{}': {}", c.path, (!a ? a : b).error().message)));
+        continue;
       } else if (*a == *b) {
         errors.push_back(r.error(c.mark(), fmt::format("'{}': cable [{}, {}] connects a host to "
                                                        "itself",

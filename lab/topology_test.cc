@@ -136,4 +136,8 @@ TEST_CASE("topology: file errors carry file:line:column, every one at once") {
   CHECK(file_error("cables:\n  - [h1, h9]\n  - h2\n  - [h2, h3]\n") ==
         "t.yaml:2:5: 'cables[0]': unknown host 'h9': this lab's hosts are h1..h4\n"
         "t.yaml:3:5: 'cables[1]': each cable must be a pair of host names, e.g. [h1, h2]");
+  // Both ends of one cable: two mistakes, both said.
+  CHECK(file_error("cables:\n  - [h9, h7]\n") ==
+        "t.yaml:2:5: 'cables[0]': unknown host 'h9': this lab's hosts are h1..h4\n"
+        "t.yaml:2:5: 'cables[0]': unknown host 'h7': this lab's hosts are h1..h4");
 }

@@ -198,11 +198,16 @@ util::Result<std::vector<std::string>> YamlReader::strings(const Field& f) const
   auto items = list(f, "a list of strings");
   if (!items) return items.error();
   std::vector<std::string> out;
+  std::vector<util::Error> errors;  // every bad element, not only the first
   for (const Field& item : *items) {
     auto s = string(item);
-    if (!s) return s.error();
+    if (!s) {
+      errors.push_back(s.error());
+      continue;
+    }
     out.push_back(std::move(*s));
   }
+  if (!errors.empty()) return all(errors);
   return out;
 }
 

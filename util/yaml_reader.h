@@ -78,7 +78,8 @@ class YamlReader {
                                      std::string_view what = "a whole number") const;
   /// The elements of a list, each a Field with path "key[i]" (the list may be empty).
   util::Result<std::vector<Field>> list(const Field& f, std::string_view expected) const;
-  /// A list of single values.
+  /// A list of single values. Errors: not a list; every element that is no single value, one
+  /// line each.
   util::Result<std::vector<std::string>> strings(const Field& f) const;
   /// A finite decimal number (util::parse_double: "5", "0.5", "1e3") in [min, max].
   util::Result<double> number(const Field& f, double min, double max) const;

@@ -29,6 +29,16 @@ TEST_CASE("yaml reader: numbers and booleans, with FILE:LINE:COLUMN and the dott
   CHECK(r.boolean(f[4]).error().code == ExitCode::kUsage);
 }
 
+TEST_CASE("yaml reader: strings names every element that is no single value") {
+  const YamlReader r("f.yaml", "the file");
+  auto doc = r.load("a: [x, [1], y, {k: v}]\n");
+  REQUIRE(doc.ok());
+  auto f = fields(r, *doc, {"a"});
+  CHECK(r.strings(f[0]).error().message ==
+        "f.yaml:1:8: 'a[1]': expected a single value (a string), got a list\n"
+        "f.yaml:1:16: 'a[3]': expected a single value (a string), got a mapping");
+}
+
 TEST_CASE("yaml reader: unknown and repeated keys, every one at once, in file order") {
   const YamlReader r("f.yaml", "the file");
   auto doc = r.load("name: x\nnmae: y\nname: z\nzzz: 1\n");
