@@ -281,16 +281,11 @@ std::optional<std::string> rank_env_entry_problem(std::string_view entry, std::s
 }
 
 util::Result<provision::MlxHostfile> read_hostfile(const std::string& path) {
-  auto hf = provision::read_mlx_hostfile(path);
-  if (!hf) return hf.error();
-  for (std::size_t k = 0; k < hf->envs.size(); ++k) {
-    if (auto why = rank_env_entry_problem(hf->envs[k], "the hostfile's \"envs\"")) {
-      return util::error(ExitCode::kUsage,
-                         fmt::format("{}: envs[{}] = {}: {}", path, k,
-                                     util::json_text(nlohmann::json(hf->envs[k])), *why));
-    }
-  }
-  return hf;
+  // Launch's check of each "envs" entry runs with the reader's, so every problem of the file
+  // is reported in one run.
+  return provision::read_mlx_hostfile(path, [](std::string_view entry) {
+    return rank_env_entry_problem(entry, "the hostfile's \"envs\"");
+  });
 }
 
 void add_cable_links(WorldPlan& plan, const discovery::ClusterState& state) {

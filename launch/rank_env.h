@@ -145,8 +145,9 @@ std::string describe(EnvNameProblem p, std::string_view name);
 std::optional<std::string> rank_env_entry_problem(std::string_view entry, std::string_view remove);
 
 /// Reads an MLX hostfile as launch and every command that is given one do:
-/// provision::read_mlx_hostfile, then rank_env_entry_problem on each of its "envs". Errors
-/// (kUsage): read_mlx_hostfile's, and "FILE: envs[K] = "ENTRY": problem".
+/// provision::read_mlx_hostfile with rank_env_entry_problem applied to each of its "envs" in
+/// the same pass, so every problem of the file is reported at once. Errors (kUsage):
+/// read_mlx_hostfile's, among them "FILE: envs[K] = "ENTRY": problem".
 util::Result<provision::MlxHostfile> read_hostfile(const std::string& path);
 
 /// secret_env values: from the local environment or files. Errors: kUsage naming the variable

@@ -315,5 +315,15 @@ TEST_CASE("read_hostfile: a hostfile's envs may not set what launch sets, naming
             ": envs[0] = \"_ccw_d=/data\": '_ccw_d': names beginning with '_ccw_' are the "
             "rank wrapper's own: rename it, or remove it from the hostfile's \"envs\"");
   CHECK(read_with("\"NOEQ\"").starts_with(path + ": envs[0] = \"NOEQ\": expected NAME=VALUE"));
+  // Every bad entry in one run: launch's own check and the reader's, in entry order.
+  CHECK(read_with("\"MLX_RANK=0\", \"NOEQ\", \"OK=1\", \"_ccw_d=1\"") ==
+        path +
+            ": envs[0] = \"MLX_RANK=0\": 'MLX_RANK' is set by launch for each rank (each rank "
+            "gets its own value; one set here would be every rank's): remove it from the "
+            "hostfile's \"envs\"\n" +
+            path + ": envs[1] = \"NOEQ\": expected NAME=VALUE, but there is no '=' (an empty "
+            "value is NAME=)\n" +
+            path + ": envs[3] = \"_ccw_d=1\": '_ccw_d': names beginning with '_ccw_' are the "
+            "rank wrapper's own: rename it, or remove it from the hostfile's \"envs\"");
   std::filesystem::remove_all(dir);
 }

@@ -103,34 +103,58 @@ std::optional<std::string> parse_cell(const json& c, MlxCell& out) {
                      c.type_name());
 }
 
-util::Result<MlxHost> parse_host(const json& h, std::size_t rank, const std::string& path) {
+// One host object of a hostfile of `n` hosts. Every problem of it is added to `errors` (each
+// ips entry and each cell on its own); nullopt when it has no "ssh" name. `rdma_ok` is false
+// when its "rdma" row is not what the file says (the matrix rules cannot judge it).
+std::optional<MlxHost> parse_host(const json& h, std::size_t rank, std::size_t n,
+                                  const std::string& path, std::vector<util::Error>& errors,
+                                  bool& rdma_ok) {
   auto ssh = h.is_object() ? h.find("ssh") : h.end();
   if (!h.is_object() || ssh == h.end() || !ssh->is_string() || ssh->get<std::string>().empty()) {
-    return bad(path,
-               fmt::format("rank {} has no \"ssh\" name (hosts[{}]); {}", rank, rank, kShape));
+    errors.push_back(
+        bad(path, fmt::format("rank {} has no \"ssh\" name (hosts[{}]); {}", rank, rank, kShape)));
+    return std::nullopt;
   }
   MlxHost host;
   host.ssh = ssh->get<std::string>();
   const std::string who = fmt::format("rank {} ({})", rank, host.ssh);
   if (auto ips = h.find("ips"); ips != h.end() && !ips->is_null()) {
-    if (!ips->is_array()) return bad(path, fmt::format("{}: \"ips\" must be a list", who));
-    for (std::size_t k = 0; k < ips->size(); ++k) {
+    if (!ips->is_array()) errors.push_back(bad(path, fmt::format("{}: \"ips\" must be a list", who)));
+    for (std::size_t k = 0; ips->is_array() && k < ips->size(); ++k) {
       if (!(*ips)[k].is_string()) {
-        return bad(path, fmt::format("{}: ips[{}] must be an address string", who, k));
+        errors.push_back(bad(path, fmt::format("{}: ips[{}] must be an address string", who, k)));
+        continue;
       }
       std::string ip = (*ips)[k].get<std::string>();
       if (auto why = util::address_problem(ip)) {
-        return bad(path, fmt::format("{}: ips[{}]: '{}' {}", who, k, ip, *why));
+        errors.push_back(bad(path, fmt::format("{}: ips[{}]: '{}' {}", who, k, ip, *why)));
+        continue;
+      }
+      // Several hosts: every ips entry is where the others reach that host (rank 0's ips[0] is
+      // the coordinator, a ring's entries its neighbours' peers). 0.0.0.0 (exo's placeholder
+      // for a rank itself) or 127.0.0.1 there makes each rank connect to itself and wait out
+      // the start-up timeout. One host alone (ranks on one machine) may use loopback.
+      if (auto why = n >= 2 ? util::local_only_problem(ip) : std::nullopt) {
+        errors.push_back(bad(
+            path, fmt::format("{}: ips[{}]: '{}' {}: in a hostfile of {} hosts each ips entry "
+                              "must be an address the other hosts reach {} on{}; `clusterctl "
+                              "hostfile --format mlx-jaccl` (or mlx-ring) writes them",
+                              who, k, ip, *why, n, host.ssh,
+                              rank == 0 && k == 0 ? " (rank 0's ips[0] is the coordinator)" : "")));
       }
       host.ips.push_back(std::move(ip));
     }
   }
   if (auto rdma = h.find("rdma"); rdma != h.end() && !rdma->is_null()) {
-    if (!rdma->is_array()) return bad(path, fmt::format("{}: \"rdma\" must be a list", who));
-    for (std::size_t j = 0; j < rdma->size(); ++j) {
+    if (!rdma->is_array()) {
+      errors.push_back(bad(path, fmt::format("{}: \"rdma\" must be a list", who)));
+      rdma_ok = false;
+    }
+    for (std::size_t j = 0; rdma->is_array() && j < rdma->size(); ++j) {
       MlxCell cell;
       if (auto e = parse_cell((*rdma)[j], cell)) {
-        return bad(path, fmt::format("{}: {} {}", who, cell_name(rank, j), *e));
+        errors.push_back(bad(path, fmt::format("{}: {} {}", who, cell_name(rank, j), *e)));
+        rdma_ok = false;
       }
       host.rdma.push_back(std::move(cell));
     }
@@ -214,42 +238,46 @@ std::optional<std::string> ring_problem(const std::vector<std::vector<MlxCell>>&
   return std::nullopt;
 }
 
-// The structural matrix rules of parse_mlx_hostfile's contract; JACCL's own rules follow in
+// The structural matrix rules of parse_mlx_hostfile's contract, every broken one (a row of the
+// wrong length stops there: the cell checks need N x N); JACCL's own rules follow in
 // validate_mlx_hostfile.
-util::Status check_matrix(const MlxHostfile& hf) {
+std::vector<util::Error> matrix_problems(const MlxHostfile& hf) {
   const auto& hosts = hf.hosts;
   const std::size_t n = hosts.size();
+  std::vector<util::Error> out;
   const bool any =
       std::any_of(hosts.begin(), hosts.end(), [](const MlxHost& h) { return !h.rdma.empty(); });
   const bool jaccl = hf.backend == "jaccl", ring = hf.backend == "jaccl-ring";
   if (!any) {
     if (jaccl || ring) {
-      return bad(hf.path, fmt::format("backend {} needs the \"rdma\" device matrix, and no host "
-                                      "has one: write it with `clusterctl hostfile --format "
-                                      "mlx-{}`",
-                                      hf.backend, hf.backend));
+      out.push_back(bad(hf.path, fmt::format("backend {} needs the \"rdma\" device matrix, and no "
+                                             "host has one: write it with `clusterctl hostfile "
+                                             "--format mlx-{}`",
+                                             hf.backend, hf.backend)));
     }
-    return {};
+    return out;
   }
   for (std::size_t i = 0; i < n; ++i) {
     if (hosts[i].rdma.size() != n) {
-      return bad(hf.path, fmt::format("{}: \"rdma\" is a list of {}, want {} cells (one per rank)",
-                                      label(hosts, i), hosts[i].rdma.size(), n));
+      out.push_back(bad(hf.path, fmt::format("{}: \"rdma\" is a list of {}, want {} cells (one "
+                                             "per rank)",
+                                             label(hosts, i), hosts[i].rdma.size(), n)));
     }
   }
+  if (!out.empty()) return out;
   for (std::size_t i = 0; i < n; ++i) {
     const auto& row = hosts[i].rdma;
     if (!row[i].empty()) {
-      return bad(hf.path, fmt::format("{}: {} must be null (a host has no cable to itself)",
-                                      label(hosts, i), cell_name(i, i)));
+      out.push_back(bad(hf.path, fmt::format("{}: {} must be null (a host has no cable to itself)",
+                                             label(hosts, i), cell_name(i, i))));
     }
-    std::set<std::string> seen;
+    std::set<std::string> seen, twice;
     for (std::size_t j = 0; j < n; ++j) {
       for (const std::string& d : row[j]) {
-        if (!seen.insert(d).second) {
-          return bad(hf.path, fmt::format("{}: {} is named twice in its row (one device is one "
-                                          "cable)",
-                                          label(hosts, i), d));
+        if (!seen.insert(d).second && twice.insert(d).second) {
+          out.push_back(bad(hf.path, fmt::format("{}: {} is named twice in its row (one device is "
+                                                 "one cable)",
+                                                 label(hosts, i), d)));
         }
       }
     }
@@ -259,14 +287,21 @@ util::Status check_matrix(const MlxHostfile& hf) {
       const auto& a = hosts[i].rdma[j];
       const auto& b = hosts[j].rdma[i];
       if (a.size() != b.size()) {
-        return bad(hf.path, fmt::format("{} lists {} device(s) but {} lists {}: both ends of a "
-                                        "pair name the same cables ({} and {})",
-                                        cell_name(i, j), a.size(), cell_name(j, i), b.size(),
-                                        label(hosts, i), label(hosts, j)));
+        out.push_back(bad(hf.path, fmt::format("{} lists {} device(s) but {} lists {}: both ends "
+                                               "of a pair name the same cables ({} and {})",
+                                               cell_name(i, j), a.size(), cell_name(j, i),
+                                               b.size(), label(hosts, i), label(hosts, j))));
       }
     }
   }
-  return {};
+  return out;
+}
+
+// Several errors of one file as one (kUsage), one line each, in the order found.
+util::Error all_of(const std::vector<util::Error>& errors) {
+  std::string text;
+  for (const auto& e : errors) text += (text.empty() ? "" : "\n") + e.message;
+  return util::error(ExitCode::kUsage, std::move(text));
 }
 
 }  // namespace
@@ -346,7 +381,7 @@ util::Status check_jaccl_devices(const std::vector<std::vector<MlxCell>>& rdma, 
 }
 
 util::Status validate_mlx_hostfile(const MlxHostfile& hf) {
-  if (auto st = check_matrix(hf); !st) return st;
+  if (auto problems = matrix_problems(hf); !problems.empty()) return all_of(problems);
   const bool any = std::any_of(hf.hosts.begin(), hf.hosts.end(),
                                [](const MlxHost& h) { return !h.rdma.empty(); });
   if (!any || hf.backend == "ring") return {};  // no matrix, or TCP ring (the matrix unused)
@@ -385,7 +420,8 @@ std::string render_mlx_hostfile(const MlxHostfile& hf) {
   return util::json_text(j, 2) + "\n";
 }
 
-util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::string& path) {
+util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::string& path,
+                                             const EnvCheck& env_check) {
   json j;
   try {
     j = json::parse(text);
@@ -404,84 +440,99 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
   }
   MlxHostfile hf;
   hf.path = path;
+  // Every problem of the file at once: backend, each envs entry, each host and each of its
+  // values are checked on their own. The matrix rules need every host read, and JACCL's rules
+  // a sound matrix and backend, so those come only when what they rest on is right.
+  std::vector<util::Error> errors;
+  bool backend_ok = true;
   const json* hosts = &j;
   if (j.is_object()) {
     auto it = j.find("hosts");
-    if (it == j.end()) return bad(path, fmt::format("no \"hosts\" list; {}", kShape));
-    hosts = &*it;
+    if (it == j.end()) {
+      errors.push_back(bad(path, fmt::format("no \"hosts\" list; {}", kShape)));
+      hosts = nullptr;
+    } else {
+      hosts = &*it;
+    }
     if (auto b = j.find("backend"); b != j.end() && !b->is_null()) {
       static const std::set<std::string> known = {"", "jaccl", "jaccl-ring", "ring"};
       if (!b->is_string() || known.count(b->get<std::string>()) == 0) {
-        return bad(path, fmt::format("unknown backend {}: use \"jaccl\", \"jaccl-ring\", "
-                                     "\"ring\" or \"\"",
-                                     b->dump()));
+        errors.push_back(bad(path, fmt::format("unknown backend {}: use \"jaccl\", \"jaccl-ring\", "
+                                               "\"ring\" or \"\"",
+                                               b->dump())));
+        backend_ok = false;
+      } else {
+        hf.backend = b->get<std::string>();
       }
-      hf.backend = b->get<std::string>();
     }
     if (auto envs = j.find("envs"); envs != j.end() && !envs->is_null()) {
-      if (!envs->is_array()) return bad(path, "\"envs\" must be a list of \"K=V\" strings");
-      for (std::size_t k = 0; k < envs->size(); ++k) {
+      if (!envs->is_array()) {
+        errors.push_back(bad(path, "\"envs\" must be a list of \"K=V\" strings"));
+      }
+      for (std::size_t k = 0; envs->is_array() && k < envs->size(); ++k) {
         const json& e = (*envs)[k];
         if (!e.is_string()) {
-          return bad(path, fmt::format("envs[{}] = {} is not a \"NAME=VALUE\" string", k,
-                                       util::json_text(e)));
+          errors.push_back(bad(path, fmt::format("envs[{}] = {} is not a \"NAME=VALUE\" string", k,
+                                                 util::json_text(e))));
+          continue;
         }
-        if (auto why = env_entry_problem(e.get<std::string>())) {
-          return bad(path, fmt::format("envs[{}] = {}: {}", k, util::json_text(e), *why));
+        const std::string entry = e.get<std::string>();
+        auto why = env_entry_problem(entry);
+        if (!why && env_check) why = env_check(entry);
+        if (why) {
+          errors.push_back(bad(path, fmt::format("envs[{}] = {}: {}", k, util::json_text(e), *why)));
+          continue;
         }
-        hf.envs.push_back(e.get<std::string>());
+        hf.envs.push_back(entry);
       }
     }
   }
-  if (!hosts->is_array() || hosts->empty()) {
-    return bad(path, fmt::format("\"hosts\" must be a non-empty list of host objects; {}", kShape));
+  bool hosts_ok = hosts != nullptr;
+  if (hosts != nullptr && (!hosts->is_array() || hosts->empty())) {
+    errors.push_back(
+        bad(path, fmt::format("\"hosts\" must be a non-empty list of host objects; {}", kShape)));
+    hosts_ok = false;
   }
-  std::unordered_map<std::string, std::size_t> rank_of;  // by util::host_key
-  for (std::size_t i = 0; i < hosts->size(); ++i) {
-    auto h = parse_host((*hosts)[i], i, path);
-    if (!h) return h.error();
-    auto [r, fresh] = rank_of.emplace(util::host_key(h->ssh), i);
+  // By util::host_key: the first rank of each host and its name as written.
+  std::unordered_map<std::string, std::pair<std::size_t, std::string>> rank_of;
+  const std::size_t n = hosts_ok ? hosts->size() : 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    bool rdma_ok = true;
+    auto h = parse_host((*hosts)[i], i, n, path, errors, rdma_ok);
+    if (!h || !rdma_ok) hosts_ok = false;  // the matrix rules need every row as written
+    if (!h) continue;
+    auto [r, fresh] = rank_of.emplace(util::host_key(h->ssh), std::make_pair(i, h->ssh));
     if (!fresh) {
-      const std::string& was = hf.hosts[r->second].ssh;
+      const std::string& was = r->second.second;
       if (was == h->ssh) {
-        return bad(path, fmt::format("{} is named twice (ranks {} and {}): one rank per host",
-                                     h->ssh, r->second, i));
+        errors.push_back(bad(path, fmt::format("{} is named twice (ranks {} and {}): one rank "
+                                               "per host",
+                                               h->ssh, r->second.first, i)));
+      } else {
+        errors.push_back(bad(path, fmt::format("{} (rank {}) and {} (rank {}) are one host{}: "
+                                               "one rank per host",
+                                               was, r->second.first, h->ssh, i,
+                                               util::same_host_note(was, h->ssh))));
       }
-      return bad(path, fmt::format("{} (rank {}) and {} (rank {}) are one host{}: one rank per "
-                                   "host",
-                                   was, r->second, h->ssh, i, util::same_host_note(was, h->ssh)));
+      hosts_ok = false;
     }
     hf.hosts.push_back(std::move(*h));
   }
-  // Several hosts: every ips entry is where the others reach that host (rank 0's ips[0] is the
-  // coordinator, a ring's entries its neighbours' peers). 0.0.0.0 (exo's placeholder for a
-  // rank itself) or 127.0.0.1 there makes each rank connect to itself and wait out the
-  // start-up timeout. One host alone (ranks on one machine) may use loopback.
-  if (hf.hosts.size() >= 2) {
-    for (std::size_t i = 0; i < hf.hosts.size(); ++i) {
-      const auto& ips = hf.hosts[i].ips;
-      for (std::size_t k = 0; k < ips.size(); ++k) {
-        if (auto why = util::local_only_problem(ips[k])) {
-          return bad(path, fmt::format("rank {} ({}): ips[{}]: '{}' {}: in a hostfile of {} "
-                                       "hosts each ips entry must be an address the other "
-                                       "hosts reach {} on{}; `clusterctl hostfile --format "
-                                       "mlx-jaccl` (or mlx-ring) writes them",
-                                       i, hf.hosts[i].ssh, k, ips[k], *why, hf.hosts.size(),
-                                       hf.hosts[i].ssh,
-                                       i == 0 && k == 0 ? " (rank 0's ips[0] is the coordinator)"
-                                                        : ""));
-        }
-      }
+  if (hosts_ok) {
+    auto matrix = matrix_problems(hf);
+    if (matrix.empty() && backend_ok) {
+      if (auto st = validate_mlx_hostfile(hf); !st) errors.push_back(st.error());
     }
+    for (auto& e : matrix) errors.push_back(std::move(e));
   }
-  if (auto st = validate_mlx_hostfile(hf); !st) return st.error();
+  if (!errors.empty()) return all_of(errors);
   return hf;
 }
 
-util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path) {
+util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path, const EnvCheck& env_check) {
   auto text = util::read_file(path);
   if (!text) return text.error();
-  return parse_mlx_hostfile(*text, path);
+  return parse_mlx_hostfile(*text, path, env_check);
 }
 
 util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState& state) {

@@ -19,6 +19,7 @@
 // launch.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,8 +100,15 @@ std::string rank_label(const MlxHostfile& hf, std::size_t rank);
 /// backend, envs, hosts and ssh, ips, rdma.
 std::string render_mlx_hostfile(const MlxHostfile& hf);
 
-/// Parses and validates a hostfile's text; `path` only names it in messages. Errors (kUsage;
-/// the message starts with the path and names the rank and host): an MPI hostfile ("node1
+/// A check of one "envs" entry beyond env_entry_problem (launch's: a name the launcher sets for
+/// each rank): what is wrong with it, or nullopt.
+using EnvCheck = std::function<std::optional<std::string>(std::string_view entry)>;
+
+/// Parses and validates a hostfile's text; `path` only names it in messages; `env_check`, when
+/// given, is applied to every "envs" entry too. Every problem of the file is reported at once,
+/// one line each (kUsage; each line starts with the path and names the rank and host); only the
+/// matrix rules wait for every host to be read, and JACCL's rules for a sound matrix. The
+/// problems: an MPI hostfile ("node1
 /// slots=2" lines: "PATH looks like an MPI hostfile (line 1: ...)"), invalid JSON (line and
 /// column), neither an object with "hosts" nor a list, an unknown backend, a malformed env
 /// (env_entry_problem), a host without "ssh", a host named twice (util::host_key: "Mac1" and
@@ -109,11 +117,13 @@ std::string render_mlx_hostfile(const MlxHostfile& hf);
 /// (i,j) and (j,i) that disagree (null on one side only, or a different cable count), one device
 /// named for two cells of a row, a jaccl or jaccl-ring backend without a matrix, and JACCL's rules
 /// (check_jaccl_devices, through validate_mlx_hostfile).
-util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::string& path);
+util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::string& path,
+                                             const EnvCheck& env_check = {});
 
 /// Reads and validates a hostfile (parse_mlx_hostfile). Errors (kUsage): unreadable file, and
 /// the errors above.
-util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path);
+util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path,
+                                            const EnvCheck& env_check = {});
 
 /// Checks the hostfile against the cabling in `state` (which is how a permuted rank order is
 /// caught): every rank's host is in the state; every device rdma[i][j][k] is a device of host i

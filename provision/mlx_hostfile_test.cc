@@ -126,6 +126,8 @@ TEST_CASE("mlx hostfile: malformed files, each message naming the file and the r
         "h.json: rank 0 (a): \"rdma\" must be a list");
   CHECK(parse_error(R"([{"ssh": "a", "rdma": [null, 5]}, {"ssh": "b", "rdma": [5, null]}])") ==
         "h.json: rank 0 (a): rdma[0][1] must be null, a device name or a list of device names "
+        "(found JSON number)\n"
+        "h.json: rank 1 (b): rdma[1][0] must be null, a device name or a list of device names "
         "(found JSON number)");
   CHECK(parse_error(R"([{"ssh": "a", "rdma": [null, ["x", ""]]}])") ==
         "h.json: rank 0 (a): rdma[0][1] has an entry that is not a device name");
@@ -262,6 +264,33 @@ TEST_CASE("mlx hostfile: valid_env_entry") {
     CHECK(valid_env_entry(ok));
   }
   for (const char* bad : {"", "A", "=1", "1A=2", "A-B=1", " A=1"}) CHECK(!valid_env_entry(bad));
+}
+
+TEST_CASE("mlx hostfile: every problem of the file at once, each naming its entry or rank") {
+  CHECK(parse_error(R"({"envs": ["A", "OK=1", "MY-VAR=1"],
+    "hosts": [{"ssh": "a", "ips": ["10.0.0.300"]}, {"ssh": "b", "ips": ["127.0.0.1", "1.2.3"]},
+              {"ssh": "A"}]})") ==
+        "h.json: envs[0] = \"A\": expected NAME=VALUE, but there is no '=' (an empty value is "
+        "NAME=)\n"
+        "h.json: envs[2] = \"MY-VAR=1\": expected NAME=VALUE, but 'MY-VAR' is not a valid "
+        "environment variable name: use letters, digits and '_', not starting with a digit\n"
+        "h.json: rank 0 (a): ips[0]: '10.0.0.300' is not an IPv4 address: 300 is not a number "
+        "from 0 to 255\n"
+        "h.json: rank 1 (b): ips[0]: '127.0.0.1' is a loopback address: on every host it names "
+        "that host itself: in a hostfile of 3 hosts each ips entry must be an address the other "
+        "hosts reach b on; `clusterctl hostfile --format mlx-jaccl` (or mlx-ring) writes them\n"
+        "h.json: rank 1 (b): ips[1]: '1.2.3' is not an IPv4 address: it has 3 parts, and an "
+        "address is four numbers from 0 to 255 separated by dots\n"
+        "h.json: a (rank 0) and A (rank 2) are one host (host names ignore case and a final "
+        "dot): one rank per host");
+  // The matrix rules: each broken one, once every row has its N cells.
+  CHECK(parse_error(R"([{"ssh": "a", "rdma": ["x", "d1"]}, {"ssh": "b", "rdma": [["d2", "d3"], null]}])") ==
+        "h.json: rank 0 (a): rdma[0][0] must be null (a host has no cable to itself)\n"
+        "h.json: rdma[0][1] lists 1 device(s) but rdma[1][0] lists 2: both ends of a pair name "
+        "the same cables (rank 0 (a) and rank 1 (b))");
+  CHECK(parse_error(R"([{"ssh": "a", "rdma": [null]}, {"ssh": "b", "rdma": [null, null, null]}])") ==
+        "h.json: rank 0 (a): \"rdma\" is a list of 1, want 2 cells (one per rank)\n"
+        "h.json: rank 1 (b): \"rdma\" is a list of 3, want 2 cells (one per rank)");
 }
 
 TEST_CASE("mlx hostfile: an ips entry that cannot be an address names the file, rank and entry") {
