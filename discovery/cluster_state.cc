@@ -241,23 +241,38 @@ std::vector<SameMachine> same_machines(const std::vector<HostFacts>& hosts) {
 namespace {
 
 // Reads the list j[key] element by element, so a bad field's message names its index
-// ("cables[3].a.receptacle: ...").
+// ("cables[3].a.receptacle: ..."). Every bad element is added to `problems` (within one
+// element, its first bad field), and the others are read on.
 template <class T>
-void read_list(const json& j, const char* key, std::vector<T>& out) {
+void read_list(const json& j, const char* key, std::vector<T>& out,
+               std::vector<std::string>& problems) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return;
   if (!it->is_array()) {
-    throw BadField(fmt::format("{}: must be a list, but is {}", key, it->type_name()));
+    problems.push_back(fmt::format("{}: must be a list, but is {}", key, it->type_name()));
+    return;
   }
   out.reserve(it->size());
   for (std::size_t i = 0; i < it->size(); ++i) {
     try {
       out.push_back((*it)[i].template get<T>());
     } catch (const json::exception& e) {
-      throw BadField(fmt::format("{}[{}]: {}", key, i, json_error_text(e)));
+      problems.push_back(fmt::format("{}[{}]: {}", key, i, json_error_text(e)));
     } catch (const BadField& e) {
-      throw BadField(fmt::format("{}[{}].{}", key, i, e.what()));
+      problems.push_back(fmt::format("{}[{}].{}", key, i, e.what()));
     }
+  }
+}
+
+// One top-level field; its problem is added to `problems`.
+template <class T>
+void read_top(const json& j, const char* key, T& out, std::vector<std::string>& problems) {
+  try {
+    read(j, key, out);
+  } catch (const json::exception& e) {
+    problems.push_back(fmt::format("{}: {}", key, json_error_text(e)));
+  } catch (const BadField& e) {
+    problems.push_back(e.what());
   }
 }
 
@@ -483,13 +498,16 @@ util::Result<ClusterState> cluster_state_from_json(const json& j) {
   }
   try {
     ClusterState state;
-    read(j, "created_at", state.created_at);
-    read_list(j, "hosts", state.hosts);
-    read_list(j, "cables", state.cables);
-    read_list(j, "problems", state.problems);
-    read_list(j, "network", state.network);
-    read(j, "lab", state.lab);
-    auto problems = reference_problems(state);
+    // Every value of the wrong shape at once; the references (which host a cable names) are
+    // checked only when every value could be read.
+    std::vector<std::string> problems;
+    read_top(j, "created_at", state.created_at, problems);
+    read_list(j, "hosts", state.hosts, problems);
+    read_list(j, "cables", state.cables, problems);
+    read_list(j, "problems", state.problems, problems);
+    read_list(j, "network", state.network, problems);
+    read_top(j, "lab", state.lab, problems);
+    if (problems.empty()) problems = reference_problems(state);
     if (problems.size() == 1) {
       return util::error(util::ExitCode::kUsage, fmt::format("cluster state: {}", problems[0]));
     }

@@ -227,6 +227,20 @@ TEST_CASE("cluster state: a wrong field type names its index") {
   CHECK(error_of(j) == "cluster state: hosts: must be a list, but is number");
 }
 
+TEST_CASE("cluster state: every value of the wrong type at once, in each list") {
+  json j = state_json();
+  j["cables"][0]["a"]["receptacle"] = "one";
+  j["hosts"][1]["ports"] = "none";
+  j["network"] = json::array({{{"subnet", 5}}});
+  j["lab"] = 5;
+  const std::string e = error_of(j);
+  CAPTURE(e);
+  CHECK(e.starts_with("cluster state: 4 problems:\n  hosts[1].ports: "));
+  CHECK(e.find("\n  cables[0].a.receptacle: ") != std::string::npos);
+  CHECK(e.find("\n  network[0].subnet: ") != std::string::npos);
+  CHECK(e.find("\n  lab: ") != std::string::npos);
+}
+
 TEST_CASE("cluster state: load_cluster_state names the file and the JSON path") {
   const auto path = std::filesystem::temp_directory_path() /
                     ("cc-cluster-state-test-" + std::to_string(::getpid()) + ".json");
