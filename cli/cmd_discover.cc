@@ -15,6 +15,8 @@
 #include "cli/cluster_source.h"
 #include "cli/context.h"
 #include "discovery/cluster_state.h"
+#include "provision/fix_command.h"
+#include "provision/network_plan.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"
 
@@ -101,19 +103,61 @@ util::ExitCode exit_code_of(const ClusterState& state) {
   return rc;
 }
 
+// The network plan of the state `discover -o FILE` writes over, kept for every cable `state`
+// still sees (provision::keep_plan), so a new discovery never silently drops the addresses
+// `network plan` gave (a plan is also what `hostfile` and `launch` read). Returns the notes
+// for stderr: what was kept, each entry dropped with why, and how to plan again.
+std::vector<std::string> keep_plan_of(ClusterState& state,
+                                      const std::vector<discovery::LinkAddress>& old_plan,
+                                      const Context& ctx, const DiscoverOptions& o) {
+  auto kept = provision::keep_plan(old_plan, state);
+  state.network = kept.kept;
+  const auto unplanned = provision::unplanned_cables(state.cables, state.network);
+  if (kept.dropped.empty() && unplanned.empty()) return {};
+  ClusterSource written = o.source;
+  written.state_file = o.output;  // the fixes name the file: discover -o FILE, network plan FILE
+  const provision::FixCommand fix = fix_command(ctx.global, written, state);
+  std::vector<std::string> notes;
+  notes.push_back(fmt::format("discover: kept {} of the {} cables of the network plan in {}",
+                              kept.kept.size(), old_plan.size(), o.output));
+  for (const auto& d : kept.dropped) {
+    notes.push_back(util::red(ctx.style, fmt::format("  dropped {} - {} ({}): {}",
+                                                     discovery::end_label(d.link.a),
+                                                     discovery::end_label(d.link.b),
+                                                     d.link.subnet, d.reason)));
+  }
+  for (const auto& c : unplanned) {
+    notes.push_back(fmt::format("  not planned: {} - {} (a cable the plan does not have)",
+                                discovery::end_label(c.a), discovery::end_label(c.b)));
+  }
+  notes.push_back(fmt::format(
+      "  a dropped cable that is only down keeps no addresses in {}: when it is back, run "
+      "`{}` and then `{}` (the plan is deterministic: the same cabling gets the same subnets)",
+      o.output, fix.rediscover(), fix.command("network plan")));
+  return notes;
+}
+
 util::ExitCode run_discover(const Context& ctx, const DiscoverOptions& o) {
   if (!o.output.empty()) {  // before probing every host: a typo in -o is said at once
     if (auto st = util::check_output_path(o.output); !st) {
       return report_error(ctx, "discover", st.error());
     }
   }
+  // A state written over keeps its network plan for the cables still seen (keep_plan_of).
+  std::vector<discovery::LinkAddress> old_plan;
+  if (!o.output.empty()) {
+    if (auto old = discovery::load_cluster_state(o.output)) old_plan = std::move(old->network);
+  }
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "discover", state.error());
+  std::vector<std::string> plan_notes;
+  if (!old_plan.empty()) plan_notes = keep_plan_of(*state, old_plan, ctx, o);
   if (!o.output.empty()) {
     if (auto st = discovery::save_cluster_state(*state, o.output); !st) {
       return report_error(ctx, "discover", st.error());
     }
   }
+  for (const auto& n : plan_notes) fmt::print(stderr, "{}\n", n);
   if (ctx.style.json) {
     fmt::print("{}\n", util::json_text(nlohmann::json(*state), 2));
   } else {

@@ -1,9 +1,11 @@
 // `clusterctl network plan | apply | verify`: per-cable IPv4 addressing (provision/network_*).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -57,12 +59,17 @@ util::Status require_all_hosts(const ClusterState& s) {
 }
 
 // The live cluster (every host reached: require_all_hosts) and the plan to carry out. With a
-// cluster state file that holds a saved
-// plan, that plan is used (its cables must still be there); otherwise the plan is computed
-// from the live cluster (deterministic: the same cabling gives the same plan).
+// cluster state file that holds a saved plan, that plan is used; otherwise the plan is computed
+// from the live cluster (deterministic: the same cabling gives the same plan). A cable of the
+// file or of its plan that is not seen now (a port down, a cable loose or pulled) is no reason
+// to leave the others unaddressed: `plan` holds what can be applied, `down` names the rest, and
+// apply and verify do the first and report the second (exit 1).
 struct Planned {
   ClusterState live;
-  std::vector<LinkAddress> plan;
+  std::vector<LinkAddress> plan;  // the entries whose cable is up now
+  std::vector<LinkAddress> saved;  // the file's whole plan (empty: none): written back
+  std::vector<provision::DroppedLink> down;  // cables of the file or its plan not seen now
+  std::vector<discovery::Cable> unplanned;   // live cables the saved plan has no entry for
   GlobalOptions global;  // what reaches the hosts: with the state file's lab (options_for_state)
 };
 
@@ -93,46 +100,75 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
   p.global = live_ctx.global;
   // A host not reached sees none of its cables: say so (exit 3), not that they were pulled.
   if (auto st = require_all_hosts(p.live); !st) return st.error();
-  // Every cable of the file must still be there: a port gone down or a cable pulled since
-  // the file was written is a failure naming it, never a cable silently dropped from the plan.
+  if (!saved.empty()) {
+    auto kept = provision::keep_plan(saved, p.live);
+    p.plan = std::move(kept.kept);
+    p.down = std::move(kept.dropped);
+    p.unplanned = provision::unplanned_cables(p.live.cables, saved);
+    p.saved = std::move(saved);
+  } else {
+    auto plan = provision::plan_network(p.live, {*base});
+    if (!plan) return plan.error();
+    p.plan = std::move(*plan);
+  }
+  // Every cable of the file must still be there: one not seen now is named, never silently
+  // left out (those of the saved plan are named above).
+  std::vector<LinkAddress> unplanned_file_cables;
   for (const auto& c : file_cables) {
-    bool present = false;
-    for (const auto& l : p.live.cables) {
-      present |= (l.a == c.a && l.b == c.b) || (l.a == c.b && l.b == c.a);
+    if (provision::find_link(p.saved, c.a, c.b) == nullptr) {
+      LinkAddress l;
+      l.a = c.a;
+      l.b = c.b;
+      unplanned_file_cables.push_back(std::move(l));
     }
-    if (!present) {
-      return util::error(ExitCode::kCheckFailed,
-                         fmt::format("{} - {} of {} is not seen now (port down or cable "
-                                     "pulled): plug it back, or run `{}` to accept the new "
-                                     "cabling",
+  }
+  for (auto& d : provision::keep_plan(unplanned_file_cables, p.live).dropped) {
+    p.down.push_back(std::move(d));
+  }
+  return p;
+}
+
+// Says which cables `subcommand` could not carry out and what to do about each (stderr).
+// True when there was any: the command then exits 1 (a check failed), after doing the others.
+bool report_left_out(const Context& ctx, const NetworkOptions& o, const Planned& p,
+                     std::string_view subcommand, bool others_applied = false) {
+  if (p.down.empty() && p.unplanned.empty()) return false;
+  const provision::FixCommand fix = fix_command(p.global, o.source, p.live);
+  const std::string again = fix.command(fmt::format("network {}", subcommand));
+  const std::string replan =
+      fmt::format("`{}`, then `{}`", fix.rediscover(), fix.command("network plan"));
+  const bool applying = subcommand == "apply";
+  for (const auto& d : p.down) {
+    const std::string addresses =
+        d.link.subnet.empty() ? std::string() : fmt::format(" ({})", d.link.subnet);
+    std::string what;
+    if (d.why == provision::Unseen::kNotSeen) {
+      what = fmt::format(
+          "cable down: {} - {}{}: {}; {}. Check that both ends are plugged in and up, reseat "
+          "or replace the cable, then run `{}` again",
+          discovery::end_label(d.link.a), discovery::end_label(d.link.b), addresses, d.reason,
+          applying ? "nothing was applied to it" : "it was not checked", again);
+    } else {
+      what = fmt::format(
+          "cable gone: {} - {}{}: {}; {}. If the cabling changed on purpose, plan it again: {}",
+          discovery::end_label(d.link.a), discovery::end_label(d.link.b), addresses, d.reason,
+          applying ? "nothing was applied to it" : "it was not checked", replan);
+    }
+    fmt::print(stderr, "{}\n", util::red(ctx.style, what));
+  }
+  for (const auto& c : p.unplanned) {
+    fmt::print(stderr, "{}\n",
+               util::red(ctx.style,
+                         fmt::format("cable not planned: {} - {} is not in the network plan of "
+                                     "{}, so it {}: plan it with {}",
                                      discovery::end_label(c.a), discovery::end_label(c.b),
                                      o.source.state_file,
-                                     fix_command(p.global, o.source, p.live).rediscover()));
-    }
+                                     applying ? "got no address" : "was not checked", replan)));
   }
-  if (!saved.empty()) {
-    for (const auto& l : saved) {
-      bool present = false;
-      for (const auto& c : p.live.cables) {
-        present |= provision::find_link({l}, c.a, c.b) != nullptr;
-      }
-      if (!present) {
-        return util::error(ExitCode::kCheckFailed,
-                           fmt::format("the cabling changed since {} was planned: {} - {} is "
-                                       "gone. Run `{}` again",
-                                       o.source.state_file, discovery::end_label(l.a),
-                                       discovery::end_label(l.b),
-                                       fix_command(p.global, o.source, p.live)
-                                           .command("network plan")));
-      }
-    }
-    p.plan = std::move(saved);
-    return p;
-  }
-  auto plan = provision::plan_network(p.live, {*base});
-  if (!plan) return plan.error();
-  p.plan = std::move(*plan);
-  return p;
+  const std::size_t n = p.down.size() + p.unplanned.size();
+  fmt::print(stderr, "{} cable{} left out{}\n", n, n == 1 ? "" : "s",
+             others_applied ? ": every other cable was applied" : "");
+  return true;
 }
 
 ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
@@ -248,7 +284,7 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
         print_commands(i, privilege[i]);
       }
     }
-    return ExitCode::kOk;
+    return report_left_out(ctx, o, *p, "apply") ? ExitCode::kCheckFailed : ExitCode::kOk;
   }
   if (!manual_hosts.empty()) {
     if (!o.manual) {
@@ -285,7 +321,10 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
       fmt::print("{}: {} change{} applied\n", r.host, r.applied, r.applied == 1 ? "" : "s");
     }
   }
-  if (failed) return ExitCode::kCheckFailed;
+  if (failed) {
+    report_left_out(ctx, o, *p, "apply");
+    return ExitCode::kCheckFailed;
+  }
   if (total > 0 && !o.persist) {
     fmt::print("(not persistent: the addresses last until reboot{})\n",
                any_mac ? "; --persist makes one network service per Thunderbolt port" : "");
@@ -298,14 +337,37 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
   fresh->plan = p->plan;
   if (!o.source.state_file.empty()) {
     // The cluster state gets the facts as they are now (every cable end with its address, so
-    // `hostfile --format mlx-ring` and launch read them without a new `discover`) and the plan.
+    // `hostfile --format mlx-ring` and launch read them without a new `discover`) and the plan:
+    // the whole saved plan, a down cable's entry too, so that once the cable is back, apply
+    // gives it its addresses again. Only an entry whose port is gone cannot stay (the state
+    // would name a port it does not have); it is named.
     ClusterState saved = fresh->live;
     saved.network = p->plan;
+    if (!p->saved.empty()) {
+      saved.network.clear();
+      const auto now = provision::keep_plan(p->saved, fresh->live);
+      for (const auto& l : p->saved) {
+        auto d = std::find_if(now.dropped.begin(), now.dropped.end(), [&](const auto& x) {
+          return provision::find_link({x.link}, l.a, l.b) != nullptr;
+        });
+        if (d == now.dropped.end() || d->why == provision::Unseen::kNotSeen) {
+          saved.network.push_back(l);
+        } else {
+          fmt::print(stderr, "{}\n",
+                     util::red(ctx.style,
+                               fmt::format("{} - {} ({}) is dropped from the plan in {}: {}",
+                                           discovery::end_label(l.a), discovery::end_label(l.b),
+                                           l.subnet, o.source.state_file, d->reason)));
+        }
+      }
+    }
     if (auto st = discovery::save_cluster_state(saved, o.source.state_file); !st) {
       return report_error(ctx, "network apply", st.error());
     }
   }
-  return run_verify_links(ctx, *fresh, *executors);
+  const ExitCode verified = run_verify_links(ctx, *fresh, *executors);
+  const bool left_out = report_left_out(ctx, o, *fresh, "apply", /*others_applied=*/true);
+  return left_out ? util::worst(verified, ExitCode::kCheckFailed) : verified;
 }
 
 ExitCode run_verify_links(const Context& ctx, const Planned& p,
@@ -358,7 +420,9 @@ ExitCode run_verify(const Context& ctx, const NetworkOptions& o) {
   if (!o.source.from_dir.empty()) g.replay = o.source.from_dir;
   auto executors = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
   if (!executors) return report_error(ctx, "network verify", executors.error());
-  return run_verify_links(ctx, *p, *executors);
+  const ExitCode verified = run_verify_links(ctx, *p, *executors);
+  const bool left_out = report_left_out(ctx, o, *p, "verify");
+  return left_out ? util::worst(verified, ExitCode::kCheckFailed) : verified;
 }
 
 void add_common(CLI::App* cmd, NetworkOptions& o) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 namespace cc::provision {
 namespace {
 
+using discovery::Cable;
 using discovery::CableEnd;
 using discovery::ClusterState;
 using discovery::LinkAddress;
@@ -156,6 +158,55 @@ const LinkAddress* find_link(const std::vector<LinkAddress>& plan, const CableEn
     }
   }
   return nullptr;
+}
+
+KeptPlan keep_plan(const std::vector<LinkAddress>& plan, const ClusterState& now) {
+  KeptPlan out;
+  // The first problem of an end: its host not probed, or its port gone.
+  auto end_problem = [&](const CableEnd& e) -> std::optional<DroppedLink> {
+    const discovery::HostFacts* h = now.find_host(e.host);
+    if (h == nullptr) {
+      const bool listed = std::any_of(now.problems.begin(), now.problems.end(),
+                                      [&](const discovery::HostProblem& p) { return p.host == e.host; });
+      return DroppedLink{{}, Unseen::kNotProbed,
+                         listed ? fmt::format("{} was not probed", e.host)
+                                : fmt::format("{} is not one of the hosts discovered", e.host)};
+    }
+    const bool has = std::any_of(h->ports.begin(), h->ports.end(), [&](const discovery::Port& p) {
+      return e.interface.empty() ? p.receptacle == e.receptacle
+                                 : p.interface && p.interface->name == e.interface;
+    });
+    if (has) return std::nullopt;
+    return DroppedLink{{}, Unseen::kNoPort,
+                       fmt::format("{} has no port {} now", e.host, discovery::port_label(e))};
+  };
+  for (const LinkAddress& l : plan) {
+    const bool seen = std::any_of(now.cables.begin(), now.cables.end(), [&](const Cable& c) {
+      return find_link({l}, c.a, c.b) != nullptr;
+    });
+    if (seen) {
+      out.kept.push_back(l);
+      continue;
+    }
+    std::optional<DroppedLink> d = end_problem(l.a);
+    if (!d) d = end_problem(l.b);
+    if (!d) {
+      d = DroppedLink{{}, Unseen::kNotSeen,
+                      "the cable is not seen now (a port down, a cable loose or pulled)"};
+    }
+    d->link = l;
+    out.dropped.push_back(std::move(*d));
+  }
+  return out;
+}
+
+std::vector<Cable> unplanned_cables(const std::vector<Cable>& cables,
+                                    const std::vector<LinkAddress>& plan) {
+  std::vector<Cable> out;
+  for (const Cable& c : cables) {
+    if (find_link(plan, c.a, c.b) == nullptr) out.push_back(c);
+  }
+  return out;
 }
 
 std::vector<EndAddress> addresses_of(const std::vector<LinkAddress>& plan,

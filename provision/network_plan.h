@@ -47,6 +47,37 @@ const discovery::LinkAddress* find_link(const std::vector<discovery::LinkAddress
                                         const discovery::CableEnd& a,
                                         const discovery::CableEnd& b);
 
+/// Why a saved plan entry has no cable in a cluster state (keep_plan).
+enum class Unseen {
+  kNotProbed,  // a host of it was not probed (state.problems) or is not in the state
+  kNoPort,     // a host of it no longer has the port (interface, receptacle)
+  kNotSeen,    // both ports are there, but no cable joins them now: a port down, a cable
+               // loose or pulled
+};
+
+struct DroppedLink {
+  discovery::LinkAddress link;
+  Unseen why = Unseen::kNotSeen;
+  std::string reason;  // "h3 was not probed", "h1 has no port tb4 now", "the cable is not seen
+                       // now (a port down, a cable loose or pulled)"
+};
+
+/// A saved plan checked against the cables a cluster state sees now: `kept` are the entries
+/// whose cable is among now.cables (find_link's rule, either orientation), in plan order;
+/// `dropped` the others, each with why. What `discover -o FILE` keeps of FILE's plan, and what
+/// `network apply` can apply (the dropped ones are its cables that are down). Pure; O(plan x
+/// cables).
+struct KeptPlan {
+  std::vector<discovery::LinkAddress> kept;
+  std::vector<DroppedLink> dropped;
+};
+KeptPlan keep_plan(const std::vector<discovery::LinkAddress>& plan,
+                   const discovery::ClusterState& now);
+
+/// The cables of `cables` that have no entry in `plan`, in their order.
+std::vector<discovery::Cable> unplanned_cables(const std::vector<discovery::Cable>& cables,
+                                               const std::vector<discovery::LinkAddress>& plan);
+
 /// Per-host view of a plan: (interface, address, prefix length) for every cable end on `host`.
 struct EndAddress {
   std::string interface;

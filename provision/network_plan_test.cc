@@ -138,3 +138,52 @@ TEST_CASE("network plan: per-host view and lookup by ends") {
   CHECK(find_link(*plan, s.cables[1].b, s.cables[1].a) == &(*plan)[1]);
   CHECK(find_link(*plan, s.cables[0].a, s.cables[1].b) == nullptr);
 }
+
+TEST_CASE("keep_plan: entries of cables seen now are kept; the others dropped, each with why") {
+  const ClusterState planned = mesh(4);
+  auto plan = plan_network(planned, {});
+  REQUIRE(plan.ok());
+  REQUIRE(plan->size() == 6);
+  ClusterState now = mesh(4);
+  // h1 tb1 - h2 tb1 is down; h3 is not probed; h4 lost its port tb3 (h4 tb3 - h3 tb3 too).
+  now.cables.erase(now.cables.begin());  // h1 tb1 - h2 tb1
+  now.hosts[3].ports.pop_back();          // h4 tb3
+  now.problems.push_back({"h3", 3, "h3: unreachable"});
+  now.hosts.erase(now.hosts.begin() + 2);
+  std::erase_if(now.cables, [](const Cable& c) {
+    return c.a.host == "h3" || c.b.host == "h3" || (c.b.host == "h4" && c.b.interface == "tb3");
+  });
+  const KeptPlan k = keep_plan(*plan, now);
+  REQUIRE(k.kept.size() == 2);  // h1-h4, h2-h4
+  CHECK(k.kept[0].a.host == "h1");
+  CHECK(k.kept[0].b.host == "h4");
+  CHECK(k.kept[0].subnet == (*plan)[2].subnet);
+  CHECK(k.kept[1].a.host == "h2");
+  CHECK(k.kept[1].b.host == "h4");
+  REQUIRE(k.dropped.size() == 4);
+  CHECK(k.dropped[0].link.subnet == (*plan)[0].subnet);  // h1-h2
+  CHECK(k.dropped[0].why == Unseen::kNotSeen);
+  CHECK(k.dropped[0].reason ==
+        "the cable is not seen now (a port down, a cable loose or pulled)");
+  CHECK(k.dropped[1].why == Unseen::kNotProbed);  // h1-h3
+  CHECK(k.dropped[1].reason == "h3 was not probed");
+  CHECK(k.dropped[2].why == Unseen::kNotProbed);  // h2-h3
+  CHECK(k.dropped[3].why == Unseen::kNotProbed);  // h3-h4: h3's end is named first
+  // h4's port alone gone: the end without the port is named.
+  ClusterState lost = mesh(4);
+  lost.hosts[3].ports.pop_back();  // h4 tb3, the end of h3 tb3 - h4 tb3
+  lost.cables.pop_back();
+  const KeptPlan l = keep_plan(*plan, lost);
+  REQUIRE(l.dropped.size() == 1);
+  CHECK(l.dropped[0].why == Unseen::kNoPort);
+  CHECK(l.dropped[0].reason == "h4 has no port tb3 now");
+  CHECK(l.kept.size() == 5);
+  // Nothing changed: everything kept, nothing dropped; a new cable is unplanned.
+  CHECK(keep_plan(*plan, planned).dropped.empty());
+  CHECK(unplanned_cables(planned.cables, *plan).empty());
+  std::vector<cc::discovery::LinkAddress> five(plan->begin() + 1, plan->end());
+  const auto unplanned = unplanned_cables(planned.cables, five);
+  REQUIRE(unplanned.size() == 1);
+  CHECK(unplanned[0].a.host == "h1");
+  CHECK(unplanned[0].b.host == "h2");
+}

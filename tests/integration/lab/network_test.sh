@@ -4,7 +4,9 @@
 #  - apply gives every cable end its address and pings all 6 cables both ways;
 #  - a second apply reports no change;
 #  - the plan saved in a cluster state file is the one apply and verify use;
-#  - a cable end that loses its address: verify names that cable, exit 1.
+#  - a cable end that loses its address: verify names that cable, exit 1;
+#  - a cable down: verify and apply do the others, name it and exit 1; discover -o keeps the
+#    rest of the plan.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 name=ctlnet${CLUSTERCTL_TEST_SUFFIX:-}
@@ -66,16 +68,61 @@ grep -q "h2 tb1 has no IPv4 address in this cluster state" "$tmp/ring0" || fail 
   fail "mlx-ring after apply exited $?: $(cat "$tmp/ring")"
 python3 -c 'import json,sys; h=json.load(open(sys.argv[1]))["hosts"]; assert len(h) == 4 and all(x["ips"] for x in h), h' \
   "$tmp/ring" || fail "mlx-ring after apply: $(cat "$tmp/ring")"
-# A cable of the file that went down since: verify and apply fail naming it, the file unchanged.
+# A cable of the file that went down since (h1 tb1 - h2 tb1) while another cable end (h3 tb3,
+# of h3 - h4) lost its address. verify checks the cables that are up and names the down one,
+# exit 1, the file unchanged. apply gives h3 tb3 its address back (the fix a report prints for
+# it must work while some other cable is down), names the down cable with both ends and what
+# to do, keeps the cable's plan entry in the file, and exits 1.
 cp "$tmp/c3.json" "$tmp/c3.before"
+ip -n "$(ns h3)" -4 addr flush dev tb3
 ip -n "$(ns h1)" link set tb1 down
-for cmd in verify apply; do
-  set +e
-  "$CLUSTERCTL" --lab "$name" network "$cmd" "$tmp/c3.json" >"$tmp/down" 2>&1
-  rc=$?
-  set -e
-  [ "$rc" -eq 1 ] || fail "$cmd with a cable down exited $rc: $(cat "$tmp/down")"
-  grep -q 'h1 tb1 - h2 tb1 of .* is not seen now' "$tmp/down" || fail "$cmd: $(cat "$tmp/down")"
-  cmp -s "$tmp/c3.json" "$tmp/c3.before" || fail "$cmd with a cable down rewrote the file"
+set +e
+"$CLUSTERCTL" --lab "$name" network verify "$tmp/c3.json" >"$tmp/down" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "verify with a cable down exited $rc: $(cat "$tmp/down")"
+grep -q '^cable down: h1 tb1 - h2 tb1 (10\.231\.[0-9.]*/31): the cable is not seen now' "$tmp/down" &&
+  grep -q 'reseat or replace the cable, then run `clusterctl .*network verify' "$tmp/down" &&
+  grep -q '^FAIL h3 tb3 ' "$tmp/down" && grep -q '^4 of 5 cables answer' "$tmp/down" ||
+  fail "verify with a cable down: $(cat "$tmp/down")"
+cmp -s "$tmp/c3.json" "$tmp/c3.before" || fail "verify with a cable down rewrote the file"
+set +e
+"$CLUSTERCTL" --lab "$name" network apply "$tmp/c3.json" >"$tmp/down" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || fail "apply with a cable down exited $rc: $(cat "$tmp/down")"
+grep -q '^cable down: h1 tb1 - h2 tb1 (10\.231\.[0-9.]*/31): .*; nothing was applied to it' "$tmp/down" &&
+  grep -q 'then run `clusterctl .*network apply' "$tmp/down" &&
+  grep -q '^5 of 5 cables answer both ways' "$tmp/down" &&
+  grep -q '^1 cable left out: every other cable was applied' "$tmp/down" ||
+  fail "apply with a cable down: $(cat "$tmp/down")"
+ip -n "$(ns h3)" -4 -o addr show dev tb3 | grep -q ' 10\.231\.' || fail "apply did not restore h3 tb3"
+python3 - "$tmp/c3.json" <<'PY' || fail "the state after apply with a cable down: $(cat "$tmp/c3.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert len(s["network"]) == 6, s["network"]    # the down cable's plan entry is kept
+assert len(s["cables"]) == 5, s["cables"]      # the facts as they are now
+h3 = [h for h in s["hosts"] if h["host"] == "h3"][0]
+tb3 = [p for p in h3["ports"] if (p.get("interface") or {}).get("name") == "tb3"][0]
+assert tb3["interface"]["ipv4"], tb3           # h3 tb3's address is recorded
+PY
+# discover -o over a state with a plan, while the cable is down: the plan's other entries are
+# kept, the dropped one is named with why.
+cp "$tmp/c3.json" "$tmp/c4.json"
+"$CLUSTERCTL" --lab "$name" discover -o "$tmp/c4.json" >/dev/null 2>"$tmp/rediscover" ||
+  fail "discover -o over a planned state exited $?: $(cat "$tmp/rediscover")"
+grep -q '^discover: kept 5 of the 6 cables of the network plan in ' "$tmp/rediscover" &&
+  grep -q '^  dropped h1 tb1 - h2 tb1 (10\.231\.[0-9.]*/31): the cable is not seen now' "$tmp/rediscover" &&
+  grep -q 'network plan' "$tmp/rediscover" || fail "discover -o over a plan: $(cat "$tmp/rediscover")"
+python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["network"]; assert len(n) == 5, n' "$tmp/c4.json" ||
+  fail "discover -o dropped the plan: $(cat "$tmp/c4.json")"
+# The cable back: the same file's apply now gives it its addresses (its entry was kept).
+ip -n "$(ns h1)" link set tb1 up
+ok=0
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+  if "$CLUSTERCTL" --lab "$name" network apply "$tmp/c3.json" >"$tmp/back" 2>&1; then ok=1; break; fi
+  sleep 1
 done
+[ "$ok" -eq 1 ] && grep -q '^6 of 6 cables answer both ways' "$tmp/back" ||
+  fail "apply with the cable back: $(cat "$tmp/back")"
 echo "network: ok"
