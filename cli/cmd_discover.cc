@@ -121,10 +121,9 @@ std::vector<std::string> keep_plan_of(ClusterState& state,
   notes.push_back(fmt::format("discover: kept {} of the {} cables of the network plan in {}",
                               kept.kept.size(), old_plan.size(), o.output));
   for (const auto& d : kept.dropped) {
-    notes.push_back(util::red(ctx.style, fmt::format("  dropped {} - {} ({}): {}",
-                                                     discovery::end_label(d.link.a),
-                                                     discovery::end_label(d.link.b),
-                                                     d.link.subnet, d.reason)));
+    notes.push_back(util::red(
+        ctx.style, fmt::format("  dropped {} - {} ({}): {}", discovery::end_label(d.link.a),
+                               discovery::end_label(d.link.b), d.link.subnet, d.reason)));
   }
   for (const auto& c : unplanned) {
     notes.push_back(fmt::format("  not planned: {} - {} (a cable the plan does not have)",

@@ -66,8 +66,8 @@ util::Status require_all_hosts(const ClusterState& s) {
 // apply and verify do the first and report the second (exit 1).
 struct Planned {
   ClusterState live;
-  std::vector<LinkAddress> plan;  // the entries whose cable is up now
-  std::vector<LinkAddress> saved;  // the file's whole plan (empty: none): written back
+  std::vector<LinkAddress> plan;             // the entries whose cable is up now
+  std::vector<LinkAddress> saved;            // the file's whole plan (empty: none): written back
   std::vector<provision::DroppedLink> down;  // cables of the file or its plan not seen now
   std::vector<discovery::Cable> unplanned;   // live cables the saved plan has no entry for
   GlobalOptions global;  // what reaches the hosts: with the state file's lab (options_for_state)
@@ -157,13 +157,13 @@ bool report_left_out(const Context& ctx, const NetworkOptions& o, const Planned&
     fmt::print(stderr, "{}\n", util::red(ctx.style, what));
   }
   for (const auto& c : p.unplanned) {
-    fmt::print(stderr, "{}\n",
-               util::red(ctx.style,
-                         fmt::format("cable not planned: {} - {} is not in the network plan of "
-                                     "{}, so it {}: plan it with {}",
-                                     discovery::end_label(c.a), discovery::end_label(c.b),
-                                     o.source.state_file,
-                                     applying ? "got no address" : "was not checked", replan)));
+    fmt::print(
+        stderr, "{}\n",
+        util::red(ctx.style, fmt::format("cable not planned: {} - {} is not in the network plan of "
+                                         "{}, so it {}: plan it with {}",
+                                         discovery::end_label(c.a), discovery::end_label(c.b),
+                                         o.source.state_file,
+                                         applying ? "got no address" : "was not checked", replan)));
   }
   const std::size_t n = p.down.size() + p.unplanned.size();
   fmt::print(stderr, "{} cable{} left out{}\n", n, n == 1 ? "" : "s",
@@ -353,11 +353,11 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
         if (d == now.dropped.end() || d->why == provision::Unseen::kNotSeen) {
           saved.network.push_back(l);
         } else {
-          fmt::print(stderr, "{}\n",
-                     util::red(ctx.style,
-                               fmt::format("{} - {} ({}) is dropped from the plan in {}: {}",
-                                           discovery::end_label(l.a), discovery::end_label(l.b),
-                                           l.subnet, o.source.state_file, d->reason)));
+          fmt::print(
+              stderr, "{}\n",
+              util::red(ctx.style, fmt::format("{} - {} ({}) is dropped from the plan in {}: {}",
+                                               discovery::end_label(l.a), discovery::end_label(l.b),
+                                               l.subnet, o.source.state_file, d->reason)));
         }
       }
     }

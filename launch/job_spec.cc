@@ -442,8 +442,8 @@ Restart Parser::restart(const Field& f) {
     if (!n) {
       fail(n.error());
     } else if (p == Restart::Policy::kNever) {
-      fail(r_.error(attempts->key_mark,
-                    "'restart.max_attempts' applies only to policy on-failure"));
+      fail(
+          r_.error(attempts->key_mark, "'restart.max_attempts' applies only to policy on-failure"));
     } else {
       r.max_attempts = static_cast<int>(*n);
     }

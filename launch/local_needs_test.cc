@@ -92,7 +92,10 @@ TEST_CASE("local_problems: a bad upload dest hides neither its own src nor the l
         "/tmp/job.yaml:6:36: 'upload[1].mode': expected an octal mode like \"0755\", got '999'");
   const auto problems = local_problems(draft.job);
   REQUIRE(problems.size() == 3);
-  CHECK(problems[0].message.starts_with("/tmp/job.yaml:5:5: upload src /nonexistent-cc-a: no such file"));
-  CHECK(problems[1].message.starts_with("/tmp/job.yaml:6:5: upload src /nonexistent-cc-b: no such file"));
-  CHECK(problems[2].message.starts_with("/tmp/job.yaml:7:5: upload src /nonexistent-cc-c: no such file"));
+  CHECK(problems[0].message.starts_with(
+      "/tmp/job.yaml:5:5: upload src /nonexistent-cc-a: no such file"));
+  CHECK(problems[1].message.starts_with(
+      "/tmp/job.yaml:6:5: upload src /nonexistent-cc-b: no such file"));
+  CHECK(problems[2].message.starts_with(
+      "/tmp/job.yaml:7:5: upload src /nonexistent-cc-c: no such file"));
 }

@@ -321,9 +321,11 @@ TEST_CASE("read_hostfile: a hostfile's envs may not set what launch sets, naming
             ": envs[0] = \"MLX_RANK=0\": 'MLX_RANK' is set by launch for each rank (each rank "
             "gets its own value; one set here would be every rank's): remove it from the "
             "hostfile's \"envs\"\n" +
-            path + ": envs[1] = \"NOEQ\": expected NAME=VALUE, but there is no '=' (an empty "
+            path +
+            ": envs[1] = \"NOEQ\": expected NAME=VALUE, but there is no '=' (an empty "
             "value is NAME=)\n" +
-            path + ": envs[3] = \"_ccw_d=1\": '_ccw_d': names beginning with '_ccw_' are the "
+            path +
+            ": envs[3] = \"_ccw_d=1\": '_ccw_d': names beginning with '_ccw_' are the "
             "rank wrapper's own: rename it, or remove it from the hostfile's \"envs\"");
   std::filesystem::remove_all(dir);
 }

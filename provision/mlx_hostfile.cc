@@ -119,7 +119,8 @@ std::optional<MlxHost> parse_host(const json& h, std::size_t rank, std::size_t n
   host.ssh = ssh->get<std::string>();
   const std::string who = fmt::format("rank {} ({})", rank, host.ssh);
   if (auto ips = h.find("ips"); ips != h.end() && !ips->is_null()) {
-    if (!ips->is_array()) errors.push_back(bad(path, fmt::format("{}: \"ips\" must be a list", who)));
+    if (!ips->is_array())
+      errors.push_back(bad(path, fmt::format("{}: \"ips\" must be a list", who)));
     for (std::size_t k = 0; ips->is_array() && k < ips->size(); ++k) {
       if (!(*ips)[k].is_string()) {
         errors.push_back(bad(path, fmt::format("{}: ips[{}] must be an address string", who, k)));
@@ -289,8 +290,8 @@ std::vector<util::Error> matrix_problems(const MlxHostfile& hf) {
       if (a.size() != b.size()) {
         out.push_back(bad(hf.path, fmt::format("{} lists {} device(s) but {} lists {}: both ends "
                                                "of a pair name the same cables ({} and {})",
-                                               cell_name(i, j), a.size(), cell_name(j, i),
-                                               b.size(), label(hosts, i), label(hosts, j))));
+                                               cell_name(i, j), a.size(), cell_name(j, i), b.size(),
+                                               label(hosts, i), label(hosts, j))));
       }
     }
   }
@@ -480,7 +481,8 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
         auto why = env_entry_problem(entry);
         if (!why && env_check) why = env_check(entry);
         if (why) {
-          errors.push_back(bad(path, fmt::format("envs[{}] = {}: {}", k, util::json_text(e), *why)));
+          errors.push_back(
+              bad(path, fmt::format("envs[{}] = {}: {}", k, util::json_text(e), *why)));
           continue;
         }
         hf.envs.push_back(entry);
@@ -509,10 +511,10 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
                                                "per host",
                                                h->ssh, r->second.first, i)));
       } else {
-        errors.push_back(bad(path, fmt::format("{} (rank {}) and {} (rank {}) are one host{}: "
-                                               "one rank per host",
-                                               was, r->second.first, h->ssh, i,
-                                               util::same_host_note(was, h->ssh))));
+        errors.push_back(bad(
+            path, fmt::format("{} (rank {}) and {} (rank {}) are one host{}: "
+                              "one rank per host",
+                              was, r->second.first, h->ssh, i, util::same_host_note(was, h->ssh))));
       }
       hosts_ok = false;
     }

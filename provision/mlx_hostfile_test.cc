@@ -284,13 +284,15 @@ TEST_CASE("mlx hostfile: every problem of the file at once, each naming its entr
         "h.json: a (rank 0) and A (rank 2) are one host (host names ignore case and a final "
         "dot): one rank per host");
   // The matrix rules: each broken one, once every row has its N cells.
-  CHECK(parse_error(R"([{"ssh": "a", "rdma": ["x", "d1"]}, {"ssh": "b", "rdma": [["d2", "d3"], null]}])") ==
+  CHECK(parse_error(
+            R"([{"ssh": "a", "rdma": ["x", "d1"]}, {"ssh": "b", "rdma": [["d2", "d3"], null]}])") ==
         "h.json: rank 0 (a): rdma[0][0] must be null (a host has no cable to itself)\n"
         "h.json: rdma[0][1] lists 1 device(s) but rdma[1][0] lists 2: both ends of a pair name "
         "the same cables (rank 0 (a) and rank 1 (b))");
-  CHECK(parse_error(R"([{"ssh": "a", "rdma": [null]}, {"ssh": "b", "rdma": [null, null, null]}])") ==
-        "h.json: rank 0 (a): \"rdma\" is a list of 1, want 2 cells (one per rank)\n"
-        "h.json: rank 1 (b): \"rdma\" is a list of 3, want 2 cells (one per rank)");
+  CHECK(
+      parse_error(R"([{"ssh": "a", "rdma": [null]}, {"ssh": "b", "rdma": [null, null, null]}])") ==
+      "h.json: rank 0 (a): \"rdma\" is a list of 1, want 2 cells (one per rank)\n"
+      "h.json: rank 1 (b): \"rdma\" is a list of 3, want 2 cells (one per rank)");
 }
 
 TEST_CASE("mlx hostfile: an ips entry that cannot be an address names the file, rank and entry") {

@@ -166,9 +166,11 @@ KeptPlan keep_plan(const std::vector<LinkAddress>& plan, const ClusterState& now
   auto end_problem = [&](const CableEnd& e) -> std::optional<DroppedLink> {
     const discovery::HostFacts* h = now.find_host(e.host);
     if (h == nullptr) {
-      const bool listed = std::any_of(now.problems.begin(), now.problems.end(),
-                                      [&](const discovery::HostProblem& p) { return p.host == e.host; });
-      return DroppedLink{{}, Unseen::kNotProbed,
+      const bool listed =
+          std::any_of(now.problems.begin(), now.problems.end(),
+                      [&](const discovery::HostProblem& p) { return p.host == e.host; });
+      return DroppedLink{{},
+                         Unseen::kNotProbed,
                          listed ? fmt::format("{} was not probed", e.host)
                                 : fmt::format("{} is not one of the hosts discovered", e.host)};
     }
@@ -177,7 +179,8 @@ KeptPlan keep_plan(const std::vector<LinkAddress>& plan, const ClusterState& now
                                  : p.interface && p.interface->name == e.interface;
     });
     if (has) return std::nullopt;
-    return DroppedLink{{}, Unseen::kNoPort,
+    return DroppedLink{{},
+                       Unseen::kNoPort,
                        fmt::format("{} has no port {} now", e.host, discovery::port_label(e))};
   };
   for (const LinkAddress& l : plan) {
@@ -191,8 +194,8 @@ KeptPlan keep_plan(const std::vector<LinkAddress>& plan, const ClusterState& now
     std::optional<DroppedLink> d = end_problem(l.a);
     if (!d) d = end_problem(l.b);
     if (!d) {
-      d = DroppedLink{{}, Unseen::kNotSeen,
-                      "the cable is not seen now (a port down, a cable loose or pulled)"};
+      d = DroppedLink{
+          {}, Unseen::kNotSeen, "the cable is not seen now (a port down, a cable loose or pulled)"};
     }
     d->link = l;
     out.dropped.push_back(std::move(*d));

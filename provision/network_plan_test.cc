@@ -147,7 +147,7 @@ TEST_CASE("keep_plan: entries of cables seen now are kept; the others dropped, e
   ClusterState now = mesh(4);
   // h1 tb1 - h2 tb1 is down; h3 is not probed; h4 lost its port tb3 (h4 tb3 - h3 tb3 too).
   now.cables.erase(now.cables.begin());  // h1 tb1 - h2 tb1
-  now.hosts[3].ports.pop_back();          // h4 tb3
+  now.hosts[3].ports.pop_back();         // h4 tb3
   now.problems.push_back({"h3", 3, "h3: unreachable"});
   now.hosts.erase(now.hosts.begin() + 2);
   std::erase_if(now.cables, [](const Cable& c) {
@@ -163,8 +163,7 @@ TEST_CASE("keep_plan: entries of cables seen now are kept; the others dropped, e
   REQUIRE(k.dropped.size() == 4);
   CHECK(k.dropped[0].link.subnet == (*plan)[0].subnet);  // h1-h2
   CHECK(k.dropped[0].why == Unseen::kNotSeen);
-  CHECK(k.dropped[0].reason ==
-        "the cable is not seen now (a port down, a cable loose or pulled)");
+  CHECK(k.dropped[0].reason == "the cable is not seen now (a port down, a cable loose or pulled)");
   CHECK(k.dropped[1].why == Unseen::kNotProbed);  // h1-h3
   CHECK(k.dropped[1].reason == "h3 was not probed");
   CHECK(k.dropped[2].why == Unseen::kNotProbed);  // h2-h3

@@ -90,11 +90,10 @@ std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::F
   if (name_field != nullptr) {
     const util::Field& nf = *name_field;
     if (!valid_name(host.name)) {
-      errors.push_back(
-          r.error(nf.mark(),
-                  fmt::format("host name '{}' is not valid: use letters, digits, '.', '_' and "
-                              "'-', starting with a letter or digit, at most {} characters",
-                              host.name, kMaxNameLength)));
+      errors.push_back(r.error(
+          nf.mark(), fmt::format("host name '{}' is not valid: use letters, digits, '.', '_' and "
+                                 "'-', starting with a letter or digit, at most {} characters",
+                                 host.name, kMaxNameLength)));
     } else if (host.name == "all") {
       errors.push_back(
           r.error(nf.mark(), "host name 'all' is reserved: --hosts all means every host"));
@@ -111,11 +110,11 @@ std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::F
                                                           "line {})",
                                                           host.name, was.line)));
         } else {
-          errors.push_back(r.error(nf.mark(), fmt::format("host '{}' appears twice: it is '{}' "
-                                                          "of line {}{}; list each host once",
-                                                          host.name, was.name, was.line,
-                                                          util::same_host_note(was.name,
-                                                                               host.name))));
+          errors.push_back(
+              r.error(nf.mark(), fmt::format("host '{}' appears twice: it is '{}' "
+                                             "of line {}{}; list each host once",
+                                             host.name, was.name, was.line,
+                                             util::same_host_note(was.name, host.name))));
         }
       }
     }

@@ -171,8 +171,9 @@ TEST_CASE("inventory: bad addresses, a name repeated in another case and a bad k
                    "  - name: studio1\n"
                    "    address: 1.2.3\n"
                    "    user: admin\n") ==
-        file + ":3:14: 'hosts[0].address': '10.0.0.300' is not an IPv4 address: 300 is not a "
-               "number from 0 to 255\n" +
+        file +
+            ":3:14: 'hosts[0].address': '10.0.0.300' is not an IPv4 address: 300 is not a "
+            "number from 0 to 255\n" +
             file +
             ":4:11: host 'studio1' appears twice: it is 'Studio1' of line 2 (host names ignore "
             "case and a final dot); list each host once\n" +
