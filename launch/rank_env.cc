@@ -266,8 +266,9 @@ std::optional<std::string> rank_env_entry_problem(std::string_view entry, std::s
   return fmt::format("{}: rename it, or remove it from {}", describe(*p, name), remove);
 }
 
-util::Result<provision::MlxHostfile> read_hostfile(const std::string& path) {
-  auto hf = provision::read_mlx_hostfile(path);
+util::Result<provision::MlxHostfile> read_hostfile(const std::string& path,
+                                                   const provision::MpiHostfileAdvice& mpi) {
+  auto hf = provision::read_mlx_hostfile(path, mpi);
   if (!hf) return hf.error();
   for (std::size_t k = 0; k < hf->envs.size(); ++k) {
     if (auto why = rank_env_entry_problem(hf->envs[k], "the hostfile's \"envs\"")) {
