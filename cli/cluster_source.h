@@ -51,9 +51,15 @@ util::Result<GlobalOptions> options_for_state(const GlobalOptions& g,
                                               const discovery::ClusterState& state,
                                               const std::string& file);
 
+/// The global options of `g` that select the hosts, as quoted shell words for a suggested
+/// command: "--lab t3a", "--inventory 'my inv.yaml'", "-F FILE"; "" for none.
+std::string global_words(const GlobalOptions& g);
+
 /// How the fixes a report on `state` suggests name the cluster, so each runs as printed: the
 /// state file (shell-quoted), else --hosts (those of `src`, else every host of `state`), after
-/// --lab NAME / --inventory FILE / -F FILE from `g` (resolved by options_for_state).
+/// --lab NAME / --inventory FILE / -F FILE from `g` (resolved by options_for_state); and the
+/// ssh(1) that reaches a host as clusterctl does (FixCommand::ssh: -F the lab's or the
+/// inventory's ssh_config, the inventory's known_hosts, its `ssh:` destinations).
 provision::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
                                   const discovery::ClusterState& state);
 

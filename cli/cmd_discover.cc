@@ -15,6 +15,7 @@
 #include "cli/cluster_source.h"
 #include "cli/context.h"
 #include "discovery/cluster_state.h"
+#include "remote/quote.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"
 
@@ -142,7 +143,7 @@ util::ExitCode run_collect(const Context& ctx, DiscoverOptions o) {
   } else {
     fmt::print("{}", report(*state, ctx.style));
     fmt::print("bundle written to {} (replay it with `clusterctl discover --from {}`)\n",
-               o.output, o.output);
+               o.output, remote::shell_quote_arg(o.output));
   }
   return exit_code_of(*state);
 }

@@ -130,10 +130,12 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   }
   const auto names = healthcheck::expected_hosts(*expected);
   if (names.empty()) {
+    const std::string global = global_words(ctx.global);
     return report_error(ctx, "health",
                         {ExitCode::kUsage,
-                         "no hosts to check: give a cluster state file "
-                         "(`clusterctl discover -o cluster.json`) or --hosts"});
+                         fmt::format("no hosts to check: give a cluster state file "
+                                     "(`clusterctl{}{} discover -o cluster.json`) or --hosts",
+                                     global.empty() ? "" : " ", global)});
   }
   // The state's lab when it records one (options_for_state), else --lab.
   auto resolved = options_for_state(ctx.global, *expected, o.source.state_file);

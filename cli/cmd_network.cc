@@ -75,7 +75,7 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
   ClusterSource live_source = o.source;
   Context live_ctx = ctx;
   if (!o.source.state_file.empty()) {
-    auto state = discovery::load_cluster_state(o.source.state_file);
+    auto state = discovery::load_cluster_state(o.source.state_file, global_words(ctx.global));
     if (!state) return state.error();
     auto g = options_for_state(ctx.global, *state, o.source.state_file);
     if (!g) return g.error();
@@ -176,7 +176,7 @@ bool wait_for_enter() {
   return static_cast<bool>(std::getline(std::cin, line)) && !util::interrupted();
 }
 
-ExitCode run_verify_links(const Context& ctx, const Planned& p,
+ExitCode run_verify_links(const Context& ctx, const NetworkOptions& o, const Planned& p,
                           std::vector<std::unique_ptr<remote::Executor>>& executors);
 
 ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
@@ -305,10 +305,10 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
       return report_error(ctx, "network apply", st.error());
     }
   }
-  return run_verify_links(ctx, *fresh, *executors);
+  return run_verify_links(ctx, o, *fresh, *executors);
 }
 
-ExitCode run_verify_links(const Context& ctx, const Planned& p,
+ExitCode run_verify_links(const Context& ctx, const NetworkOptions& o, const Planned& p,
                           std::vector<std::unique_ptr<remote::Executor>>& executors) {
   std::vector<remote::Executor*> ptrs;
   for (auto& e : executors) ptrs.push_back(e.get());
@@ -334,7 +334,7 @@ ExitCode run_verify_links(const Context& ctx, const Planned& p,
       rc = util::worst(rc, e->code);
     }
   }
-  auto checks = provision::check_links(p.live, p.plan, pings);
+  auto checks = provision::check_links(p.live, p.plan, pings, fix_command(p.global, o.source, p.live));
   size_t good = 0;
   for (const auto& c : checks) {
     good += c.ok();
@@ -358,7 +358,7 @@ ExitCode run_verify(const Context& ctx, const NetworkOptions& o) {
   if (!o.source.from_dir.empty()) g.replay = o.source.from_dir;
   auto executors = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
   if (!executors) return report_error(ctx, "network verify", executors.error());
-  return run_verify_links(ctx, *p, *executors);
+  return run_verify_links(ctx, o, *p, *executors);
 }
 
 void add_common(CLI::App* cmd, NetworkOptions& o) {

@@ -262,6 +262,16 @@ python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); s["lab"]="t3a"; jso
   "$tmp/nolab.json" "$tmp/t3a state.json"
 expect 3 "health of a lab's state without --lab" -- lab "$cc" health --quick "$tmp/t3a state.json"
 grep -q "a: cannot connect to 127.0.0.1:9" <<<"$LAST" || { echo "FAIL: health did not use the state's lab: $LAST"; fail=1; }
+# Its advice runs as printed: a lab's host is reached with the lab's ssh_config at its `ssh:`
+# destination (`ssh a` reaches nothing).
+grep -qF "check that a is up and that \`ssh -F $labs/clusterctl/labs/t3a/ssh_config refusing\` works" <<<"$LAST" ||
+  { echo "FAIL: health's ssh advice for a lab host is not the lab's ssh: $LAST"; fail=1; }
+# A broken state file of that lab: the discovery that writes it again has --lab and the quoted path.
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); s["cables"][0]["b"]["host"]="ghost"; json.dump(s,open(sys.argv[2],"w"))' \
+  "$tmp/t3a state.json" "$tmp/bad t3a.json"
+expect 2 "health of a broken state of a lab" -- lab "$cc" health --quick "$tmp/bad t3a.json"
+grep -qF "(fix it, or write it again with \`clusterctl --lab t3a discover -o '$tmp/bad t3a.json'\`)" <<<"$LAST" ||
+  { echo "FAIL: a broken state's fix lacks its lab or quoting: $LAST"; fail=1; }
 expect 2 "health of a lab's state with another --lab" -- lab "$cc" --lab other health --quick "$tmp/t3a state.json"
 grep -q "$tmp/t3a state.json was discovered on lab 't3a', but --lab (or CLUSTERCTL_LAB) names lab 'other'" <<<"$LAST" ||
   { echo "FAIL: conflicting labs not named: $LAST"; fail=1; }
