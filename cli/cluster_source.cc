@@ -136,6 +136,31 @@ std::string global_words(const GlobalOptions& g) {
   return remote::shell_quote(global);
 }
 
+util::Status check_source_hosts(const Context& ctx, const ClusterSource& src) {
+  if (!src.from_dir.empty() || !ctx.global.replay.empty()) return {};
+  if (!src.state_file.empty()) {
+    auto state = discovery::load_cluster_state(src.state_file, global_words(ctx.global));
+    if (!state) return state.error();
+    auto g = options_for_state(ctx.global, *state, src.state_file);
+    if (!g) return g.error();
+    std::vector<std::string> names;
+    for (const auto& h : state->hosts) names.push_back(h.host);
+    for (const auto& p : state->problems) names.push_back(p.host);
+    return check_hosts(*g, names, ctx.style);
+  }
+  if (!src.hostfile.empty()) {
+    auto hf = launch::read_hostfile(src.hostfile, {global_words(ctx.global), false});
+    if (!hf) return hf.error();
+    std::vector<std::string> names;
+    for (const auto& h : hf->hosts) names.push_back(h.ssh);
+    return check_hosts(ctx.global, names, ctx.style);
+  }
+  auto checked = make_checked_executors(ctx.global, src.hosts.empty() ? "all" : src.hosts,
+                                        ctx.style);
+  if (!checked) return checked.error();
+  return {};
+}
+
 provision::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
                                   const discovery::ClusterState& state) {
   provision::FixCommand fix;

@@ -41,6 +41,13 @@ void add_cluster_source_options(CLI::App* cmd, ClusterSource& src, bool position
 util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
                                                            const ClusterSource& src);
 
+/// The pre-check (check_hosts, hosts.h) of every host `src` names, for a command that changes
+/// something on them, before it discovers any: a state file's hosts (through the lab it
+/// records: options_for_state), an MLX hostfile's, else --hosts (default: every host of --lab
+/// / --inventory). Nothing for --from or --replay (recordings). Errors: kUsage listing every
+/// host's problem at once (remote::hosts_refused), or the state file's or hostfile's own.
+util::Status check_source_hosts(const Context& ctx, const ClusterSource& src);
+
 /// The global options that reach the hosts of `state` (read from `file`): the lab the state
 /// records when neither --lab (CLUSTERCTL_LAB) nor --inventory is given, so `health
 /// cluster.json` needs no --lab for a lab's state; `g` unchanged for a state without a lab.

@@ -183,11 +183,12 @@ util::Status check_hostfile_cabling(const Context& ctx, const launch::JobSpec& s
 }
 
 // Every host of the job is one the inventory (or, without one, the SSH config or DNS) knows,
-// before anything is recorded, detached or connected: an unknown name is a mistake in the job
-// file (or in --lab / --inventory / -F), exit 2 with or without an inventory, in the foreground
-// and with --detach alike.
+// at a destination that can be tried (host_problems, the pre-check every command that acts on
+// hosts shares), before anything is recorded, detached or connected: an unknown name or a bad
+// destination is a mistake in the job file (or in --lab / --inventory / -F, or the inventory),
+// exit 2 with or without an inventory, in the foreground and with --detach alike.
 util::Status check_hosts_known(const launch::JobSpec& spec, const Placement& p) {
-  auto unknown = unknown_hosts(p.global, p.names);
+  auto unknown = host_problems(p.global, p.names);
   if (!unknown) return unknown.error();
   if (unknown->empty()) return {};
   const std::string where = !spec.hosts.empty() || !spec.cluster

@@ -186,6 +186,10 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
                                     "--from replays recorded outputs: only --dry-run "
                                     "can run on a bundle"});
   }
+  // Every host before any is probed or changed, also for --dry-run (it rehearses apply).
+  if (auto st = check_source_hosts(ctx, o.source); !st) {
+    return report_error(ctx, "network apply", st.error());
+  }
   auto p = live_and_plan(ctx, o);
   if (!p) return report_error(ctx, "network apply", p.error());
   auto base = *util::parse_ipv4_prefix(o.base);

@@ -360,6 +360,8 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   GlobalOptions g;
   auto hosts = push_hosts(ctx, o, g);
   if (!hosts) return fail(hosts.error());
+  // Every target's destination before a byte moves to any (check_hosts).
+  if (auto st = check_hosts(g, hosts->names, ctx.style); !st) return fail(st.error());
 
   launch::WorldPlan plan;
   plan.runtime = launch::Runtime::kClusterComm;

@@ -224,6 +224,10 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
         util::error(ExitCode::kUsage,
                     "the walkthrough is interactive: --json goes with --check only"));
   }
+  // Every host before any is probed or changed, also for --check (it rehearses enable).
+  if (auto st = check_source_hosts(ctx, o.source); !st) {
+    return report_error(ctx, "rdma enable", st.error());
+  }
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "rdma enable", state.error());
   auto exs = executors_for(ctx, o.source, *state);
