@@ -22,6 +22,7 @@
 #include "provision/rdma_enable.h"
 #include "provision/rdma_status.h"
 #include "provision/soft_roce.h"
+#include "remote/quote.h"
 #include "topology/graph.h"
 #include "util/json_text.h"
 
@@ -304,6 +305,10 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
   provision::SteadyClock clock;
   TerminalConsole console(ctx.style);
   provision::WalkOptions wo{to_ms(o.wait_timeout_s), to_ms(o.poll_interval_s), state_path};
+  // Resumed with the same cluster, lab and progress file: runnable as printed.
+  wo.resume_command = fix.command(
+      "rdma enable", o.state_file.empty() ? "" : "--state " + remote::shell_quote_arg(o.state_file));
+  wo.status_command = fix.command("rdma status");
   fmt::print("\nProgress is saved in {}.\n", state_path.string());
   provision::Walkthrough walk(prober, clock, console, wo);
   const provision::WalkResult result = walk.run(plan.walk, saved);
