@@ -301,6 +301,11 @@ grep -q "a: cannot connect to 127.0.0.1:9" <<<"$LAST" || { echo "FAIL: health di
 # destination (`ssh a` reaches nothing).
 grep -qF "check that a is up and that \`ssh -F $labs/clusterctl/labs/t3a/ssh_config refusing\` works" <<<"$LAST" ||
   { echo "FAIL: health's ssh advice for a lab host is not the lab's ssh: $LAST"; fail=1; }
+# A file that is no baseline: the run that writes one there names the state (quoted) and it.
+printf '{"schema": "x"}\n' >"$tmp/other base.json"
+expect 2 "health with a file that is no baseline" -- lab "$cc" health "$tmp/t3a state.json" --baseline "$tmp/other base.json"
+grep -qF "make one with \`clusterctl health '$tmp/t3a state.json' --save-baseline --baseline '$tmp/other base.json'\`" <<<"$LAST" ||
+  { echo "FAIL: the baseline's fix is not runnable as printed: $LAST"; fail=1; }
 # A broken state file of that lab: the discovery that writes it again has --lab and the quoted path.
 python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); s["cables"][0]["b"]["host"]="ghost"; json.dump(s,open(sys.argv[2],"w"))' \
   "$tmp/t3a state.json" "$tmp/bad t3a.json"
