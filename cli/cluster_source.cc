@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
@@ -48,7 +50,7 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
                        "name the hosts, --from DIR to replay their answers");
   }
   if (!src.state_file.empty()) {
-    auto loaded = discovery::load_cluster_state(src.state_file);
+    auto loaded = discovery::load_cluster_state(src.state_file, global_words(ctx.global));
     if (!loaded) return loaded.error();
     if (auto g = options_for_state(ctx.global, *loaded, src.state_file); !g) return g.error();
     return loaded;
@@ -74,7 +76,7 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
     if (!src.hosts.empty()) {
       return util::error(ExitCode::kUsage, "--hostfile names the hosts already: drop --hosts");
     }
-    auto hf = launch::read_hostfile(src.hostfile);
+    auto hf = launch::read_hostfile(src.hostfile, {global_words(ctx.global), false});
     if (!hf) return hf.error();
     std::vector<std::string> names;
     for (const auto& h : hf->hosts) {
@@ -126,15 +128,66 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
   return state;
 }
 
-provision::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
-                                  const discovery::ClusterState& state) {
-  provision::FixCommand fix;
+std::string global_words(const GlobalOptions& g) {
   std::vector<std::string> global;
   if (!g.lab.empty()) global.insert(global.end(), {"--lab", g.lab});
   if (!g.inventory.empty()) global.insert(global.end(), {"--inventory", g.inventory});
   if (!g.ssh_config.empty()) global.insert(global.end(), {"-F", g.ssh_config});
-  fix.global = remote::shell_quote(global);
+  return remote::shell_quote(global);
+}
+
+util::Status check_source_hosts(const Context& ctx, const ClusterSource& src) {
+  if (!src.from_dir.empty() || !ctx.global.replay.empty()) return {};
+  if (!src.state_file.empty()) {
+    auto state = discovery::load_cluster_state(src.state_file, global_words(ctx.global));
+    if (!state) return state.error();
+    auto g = options_for_state(ctx.global, *state, src.state_file);
+    if (!g) return g.error();
+    std::vector<std::string> names;
+    for (const auto& h : state->hosts) names.push_back(h.host);
+    for (const auto& p : state->problems) names.push_back(p.host);
+    return check_hosts(*g, names, ctx.style);
+  }
+  if (!src.hostfile.empty()) {
+    auto hf = launch::read_hostfile(src.hostfile, {global_words(ctx.global), false});
+    if (!hf) return hf.error();
+    std::vector<std::string> names;
+    for (const auto& h : hf->hosts) names.push_back(h.ssh);
+    return check_hosts(ctx.global, names, ctx.style);
+  }
+  auto checked = make_checked_executors(ctx.global, src.hosts.empty() ? "all" : src.hosts,
+                                        ctx.style);
+  if (!checked) return checked.error();
+  return {};
+}
+
+provision::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
+                                  const discovery::ClusterState& state) {
+  provision::FixCommand fix;
+  fix.global = global_words(g);
   fix.state_file = src.state_file;
+  // How ssh(1) reaches the hosts as clusterctl does: the config (-F, else the inventory's: a
+  // lab's names each host's address, user, key and known_hosts) and the inventory's
+  // known_hosts, which clusterctl uses over any config's; each host at its `ssh:` destination.
+  auto inv = g.replay.empty() ? selected_inventory(g)
+                              : util::Result<std::optional<remote::Inventory>>(std::nullopt);
+  const remote::Inventory* inventory = inv && inv->has_value() ? &**inv : nullptr;
+  std::vector<std::string> ssh;
+  if (!g.ssh_config.empty()) {
+    ssh = {"-F", g.ssh_config};
+  } else if (inventory != nullptr && inventory->ssh_config) {
+    ssh = {"-F", inventory->ssh_config->string()};
+  }
+  const bool lab_config = !g.lab.empty() && g.ssh_config.empty();  // names known_hosts itself
+  if (inventory != nullptr && inventory->known_hosts && !lab_config) {
+    ssh.insert(ssh.end(), {"-o", "UserKnownHostsFile=" + inventory->known_hosts->string()});
+  }
+  fix.ssh_options = remote::shell_quote(ssh);
+  if (inventory != nullptr) {
+    for (const auto& h : inventory->hosts) {
+      if (h.ssh != h.name) fix.ssh_destinations[h.name] = h.ssh;
+    }
+  }
   fix.hosts = src.hosts;
   if (fix.hosts.empty() && g.replay.empty()) {
     std::vector<std::string> names;

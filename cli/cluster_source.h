@@ -41,6 +41,13 @@ void add_cluster_source_options(CLI::App* cmd, ClusterSource& src, bool position
 util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
                                                            const ClusterSource& src);
 
+/// The pre-check (check_hosts, hosts.h) of every host `src` names, for a command that changes
+/// something on them, before it discovers any: a state file's hosts (through the lab it
+/// records: options_for_state), an MLX hostfile's, else --hosts (default: every host of --lab
+/// / --inventory). Nothing for --from or --replay (recordings). Errors: kUsage listing every
+/// host's problem at once (remote::hosts_refused), or the state file's or hostfile's own.
+util::Status check_source_hosts(const Context& ctx, const ClusterSource& src);
+
 /// The global options that reach the hosts of `state` (read from `file`): the lab the state
 /// records when neither --lab (CLUSTERCTL_LAB) nor --inventory is given, so `health
 /// cluster.json` needs no --lab for a lab's state; `g` unchanged for a state without a lab.
@@ -51,9 +58,15 @@ util::Result<GlobalOptions> options_for_state(const GlobalOptions& g,
                                               const discovery::ClusterState& state,
                                               const std::string& file);
 
+/// The global options of `g` that select the hosts, as quoted shell words for a suggested
+/// command: "--lab t3a", "--inventory 'my inv.yaml'", "-F FILE"; "" for none.
+std::string global_words(const GlobalOptions& g);
+
 /// How the fixes a report on `state` suggests name the cluster, so each runs as printed: the
 /// state file (shell-quoted), else --hosts (those of `src`, else every host of `state`), after
-/// --lab NAME / --inventory FILE / -F FILE from `g` (resolved by options_for_state).
+/// --lab NAME / --inventory FILE / -F FILE from `g` (resolved by options_for_state); and the
+/// ssh(1) that reaches a host as clusterctl does (FixCommand::ssh: -F the lab's or the
+/// inventory's ssh_config, the inventory's known_hosts, its `ssh:` destinations).
 provision::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
                                   const discovery::ClusterState& state);
 

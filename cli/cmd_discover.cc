@@ -17,6 +17,7 @@
 #include "discovery/cluster_state.h"
 #include "provision/fix_command.h"
 #include "provision/network_plan.h"
+#include "remote/quote.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"
 
@@ -185,7 +186,7 @@ util::ExitCode run_collect(const Context& ctx, DiscoverOptions o) {
   } else {
     fmt::print("{}", report(*state, ctx.style));
     fmt::print("bundle written to {} (replay it with `clusterctl discover --from {}`)\n",
-               o.output, o.output);
+               o.output, remote::shell_quote_arg(o.output));
   }
   return exit_code_of(*state);
 }

@@ -47,7 +47,9 @@ util::ExitCode run_exec(const Context& ctx, const ExecOptions& opts) {
   run.timeout =
       std::chrono::milliseconds(static_cast<long long>(std::llround(opts.timeout_s * 1000.0)));
 
-  auto executors = make_executors(ctx.global, opts.hosts);
+  // Every host's destination is checked before the command runs on any (README, "Exit codes":
+  // 2 means nothing was changed).
+  auto executors = make_checked_executors(ctx.global, opts.hosts, style);
   if (!executors) {
     fmt::print(stderr, "clusterctl exec: {}\n", util::red(style, executors.error().message));
     return executors.error().code;

@@ -20,7 +20,9 @@
 #include "healthcheck/health.h"
 #include "healthcheck/quick_checks.h"
 #include "healthcheck/render.h"
+#include "provision/fix_command.h"
 #include "provision/network_plan.h"
+#include "remote/quote.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
 #include "util/self_exe.h"
@@ -108,7 +110,16 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   if (!o.save_baseline && !o.quick) {
     std::error_code ec;
     if (fs::exists(baseline_path, ec)) {
-      auto b = healthcheck::load_baseline(baseline_path);
+      // The run that writes a baseline there, runnable as printed: this cluster, its lab.
+      provision::FixCommand save;
+      save.global = global_words(ctx.global);
+      save.state_file = o.source.state_file;
+      save.hosts = o.source.hosts;
+      const std::string save_command = save.command(
+          "health", o.baseline.empty()
+                        ? "--save-baseline"
+                        : "--save-baseline --baseline " + remote::shell_quote_arg(o.baseline));
+      auto b = healthcheck::load_baseline(baseline_path, save_command);
       if (!b) return report_error(ctx, "health", b.error());
       h.baseline = *b;
     } else if (!o.baseline.empty()) {
@@ -130,10 +141,12 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   }
   const auto names = healthcheck::expected_hosts(*expected);
   if (names.empty()) {
+    const std::string global = global_words(ctx.global);
     return report_error(ctx, "health",
                         {ExitCode::kUsage,
-                         "no hosts to check: give a cluster state file "
-                         "(`clusterctl discover -o cluster.json`) or --hosts"});
+                         fmt::format("no hosts to check: give a cluster state file "
+                                     "(`clusterctl{}{} discover -o cluster.json`) or --hosts",
+                                     global.empty() ? "" : " ", global)});
   }
   // The state's lab when it records one (options_for_state), else --lab.
   auto resolved = options_for_state(ctx.global, *expected, o.source.state_file);

@@ -77,7 +77,7 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
       }
       std::string spec;
       for (const auto& n : hosts) {
-        auto unknown = unknown_hosts(g, {n});
+        auto unknown = host_problems(g, {n});
         if (!unknown && cluster.empty()) {
           fmt::print(stderr, "clusterctl jobs --gc: {}\n", unknown.error().message);
           return unknown.error().code;

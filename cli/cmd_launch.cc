@@ -30,9 +30,11 @@
 #include "launch/restart.h"
 #include "launch/runner.h"
 #include "launch/wrapper.h"
+#include "provision/fix_command.h"
 #include "provision/hostfile.h"
 #include "provision/mlx_hostfile.h"
 #include "remote/local_executor.h"
+#include "remote/quote.h"
 #include "topology/report.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
@@ -79,7 +81,8 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     }
     p.global.inventory = spec.cluster->kind == Kind::kInventory ? spec.cluster->value : "";
   }
-  auto placed = launch::place(spec, [&] { return selected_inventory(p.global); });
+  auto placed = launch::place(spec, [&] { return selected_inventory(p.global); },
+                              global_words(p.global));
   if (!placed) return placed.error();
   static_cast<launch::Placement&>(p) = std::move(*placed);
   if (p.state && spec.cluster && spec.cluster->kind == Kind::kClusterState) {
@@ -108,19 +111,24 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
         src.hosts.clear();
         src.state_file = spec.cluster->value;
       }
-      fmt::print(stderr, "clusterctl launch: preflight {}: `clusterctl health{} {}`\n",
-                 launch::to_string(check), quick ? " --quick" : "",
-                 src.state_file.empty() ? "--hosts " + src.hosts : src.state_file);
+      // The same check by hand, runnable as printed: the job's cluster with its lab.
+      provision::FixCommand again;
+      again.global = global_words(c.global);
+      again.state_file = src.state_file;
+      again.hosts = src.hosts;
+      const std::string health = again.command("health", quick ? "--quick" : "");
+      fmt::print(stderr, "clusterctl launch: preflight {}: `{}`\n", launch::to_string(check),
+                 health);
       std::fflush(stderr);
       const ExitCode code = run_health_check(c, src, quick);
       std::fflush(stdout);
       if (code != ExitCode::kOk) {
         return util::error(code, fmt::format("preflight {} failed (exit {}; report above): "
                                              "nothing was started; fix what it reports (run "
-                                             "`clusterctl health{}` to check again) or remove "
+                                             "`{}` to check again) or remove "
                                              "{} from `preflight:` in {}",
                                              launch::to_string(check), util::to_int(code),
-                                             quick ? " --quick" : "", launch::to_string(check),
+                                             health, launch::to_string(check),
                                              spec.source.string()));
       }
       fmt::print(stderr, "clusterctl launch: preflight {}: every check passed\n",
@@ -158,23 +166,29 @@ util::Status check_hostfile_cabling(const Context& ctx, const launch::JobSpec& s
   auto state = obtain_cluster_state(c, src);
   if (!state) return state.error();
   if (auto st = provision::check_against(*p.mlx, *state); !st) {
+    // Runnable as printed: the hosts' lab, the hostfile quoted and written over in place.
+    const std::string global = global_words(p.global);
+    const std::string rewrite = fmt::format(
+        "clusterctl{}{} hostfile --hostfile {} --format {} -o {}", global.empty() ? "" : " ",
+        global, remote::shell_quote_arg(spec.cluster->value), launch::to_string(spec.runtime),
+        remote::shell_quote_arg(spec.cluster->value));
     return util::error(
         st.error().code,
         fmt::format("{}: the hostfile {} does not match the cabling its hosts report:\n{}\n"
-                    "nothing was started; write it again from the cabling (`clusterctl hostfile "
-                    "--hostfile {} --format {} -o FILE`)",
+                    "nothing was started; write it again from the cabling (`{}`)",
                     spec.source.string(), spec.cluster->value, st.error().message,
-                    spec.cluster->value, launch::to_string(spec.runtime)));
+                    rewrite));
   }
   return {};
 }
 
 // Every host of the job is one the inventory (or, without one, the SSH config or DNS) knows,
-// before anything is recorded, detached or connected: an unknown name is a mistake in the job
-// file (or in --lab / --inventory / -F), exit 2 with or without an inventory, in the foreground
-// and with --detach alike.
+// at a destination that can be tried (host_problems, the pre-check every command that acts on
+// hosts shares), before anything is recorded, detached or connected: an unknown name or a bad
+// destination is a mistake in the job file (or in --lab / --inventory / -F, or the inventory),
+// exit 2 with or without an inventory, in the foreground and with --detach alike.
 util::Status check_hosts_known(const launch::JobSpec& spec, const Placement& p) {
-  auto unknown = unknown_hosts(p.global, p.names);
+  auto unknown = host_problems(p.global, p.names);
   if (!unknown) return unknown.error();
   if (unknown->empty()) return {};
   const std::string where = !spec.hosts.empty() || !spec.cluster

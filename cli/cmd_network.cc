@@ -82,7 +82,7 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
   ClusterSource live_source = o.source;
   Context live_ctx = ctx;
   if (!o.source.state_file.empty()) {
-    auto state = discovery::load_cluster_state(o.source.state_file);
+    auto state = discovery::load_cluster_state(o.source.state_file, global_words(ctx.global));
     if (!state) return state.error();
     auto g = options_for_state(ctx.global, *state, o.source.state_file);
     if (!g) return g.error();
@@ -212,7 +212,7 @@ bool wait_for_enter() {
   return static_cast<bool>(std::getline(std::cin, line)) && !util::interrupted();
 }
 
-ExitCode run_verify_links(const Context& ctx, const Planned& p,
+ExitCode run_verify_links(const Context& ctx, const NetworkOptions& o, const Planned& p,
                           std::vector<std::unique_ptr<remote::Executor>>& executors);
 
 ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
@@ -221,6 +221,10 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
                         util::Error{ExitCode::kUsage,
                                     "--from replays recorded outputs: only --dry-run "
                                     "can run on a bundle"});
+  }
+  // Every host before any is probed or changed, also for --dry-run (it rehearses apply).
+  if (auto st = check_source_hosts(ctx, o.source); !st) {
+    return report_error(ctx, "network apply", st.error());
   }
   auto p = live_and_plan(ctx, o);
   if (!p) return report_error(ctx, "network apply", p.error());
@@ -365,12 +369,12 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
       return report_error(ctx, "network apply", st.error());
     }
   }
-  const ExitCode verified = run_verify_links(ctx, *fresh, *executors);
+  const ExitCode verified = run_verify_links(ctx, o, *fresh, *executors);
   const bool left_out = report_left_out(ctx, o, *fresh, "apply", /*others_applied=*/true);
   return left_out ? util::worst(verified, ExitCode::kCheckFailed) : verified;
 }
 
-ExitCode run_verify_links(const Context& ctx, const Planned& p,
+ExitCode run_verify_links(const Context& ctx, const NetworkOptions& o, const Planned& p,
                           std::vector<std::unique_ptr<remote::Executor>>& executors) {
   std::vector<remote::Executor*> ptrs;
   for (auto& e : executors) ptrs.push_back(e.get());
@@ -396,7 +400,7 @@ ExitCode run_verify_links(const Context& ctx, const Planned& p,
       rc = util::worst(rc, e->code);
     }
   }
-  auto checks = provision::check_links(p.live, p.plan, pings);
+  auto checks = provision::check_links(p.live, p.plan, pings, fix_command(p.global, o.source, p.live));
   size_t good = 0;
   for (const auto& c : checks) {
     good += c.ok();
@@ -420,7 +424,7 @@ ExitCode run_verify(const Context& ctx, const NetworkOptions& o) {
   if (!o.source.from_dir.empty()) g.replay = o.source.from_dir;
   auto executors = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
   if (!executors) return report_error(ctx, "network verify", executors.error());
-  const ExitCode verified = run_verify_links(ctx, *p, *executors);
+  const ExitCode verified = run_verify_links(ctx, o, *p, *executors);
   const bool left_out = report_left_out(ctx, o, *p, "verify");
   return left_out ? util::worst(verified, ExitCode::kCheckFailed) : verified;
 }

@@ -99,13 +99,13 @@ util::Result<launch::Placement> push_hosts(const Context& ctx, const PushCli& o,
   }
   g = ctx.global;
   if (!o.cluster.empty()) {  // its hosts through the lab the state records (options_for_state)
-    auto state = discovery::load_cluster_state(o.cluster);
+    auto state = discovery::load_cluster_state(o.cluster, global_words(ctx.global));
     if (!state) return state.error();
     auto resolved = options_for_state(ctx.global, *state, o.cluster);
     if (!resolved) return resolved.error();
     g = std::move(*resolved);
   }
-  auto placed = launch::place(spec, [&] { return selected_inventory(g); });
+  auto placed = launch::place(spec, [&] { return selected_inventory(g); }, global_words(ctx.global));
   if (!placed) return placed.error();
   launch::Placement all = std::move(*placed);
   auto index_of = [&](const std::string& name) -> long {
@@ -360,6 +360,8 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   GlobalOptions g;
   auto hosts = push_hosts(ctx, o, g);
   if (!hosts) return fail(hosts.error());
+  // Every target's destination before a byte moves to any (check_hosts).
+  if (auto st = check_hosts(g, hosts->names, ctx.style); !st) return fail(st.error());
 
   launch::WorldPlan plan;
   plan.runtime = launch::Runtime::kClusterComm;
@@ -369,12 +371,18 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   plan.env["CLUSTERCOMM_TIMEOUT_MS"] = std::to_string(static_cast<long>(o.timeout_s * 1000));
   if (o.network == "cables" && hosts->state) launch::add_cable_links(plan, *hosts->state);
   if (plan.routes.empty()) {
+    std::string apply;  // runnable as printed: the state file quoted, with the --lab it needs
+    if (hosts->state) {
+      ClusterSource src;
+      src.state_file = o.cluster;
+      apply = fix_command(g, src, *hosts->state).command("network apply");
+    }
     fmt::print(stderr, "clusterctl push: note: {}: pushing over the management network\n",
                o.network == "mgmt" ? "--network mgmt"
                : o.cluster.empty() ? "no cluster state given (--cluster cluster.json after "
                                      "`network apply` uses the cables)"
-                                   : "the cluster state has no cable addresses (run `clusterctl "
-                                     "network apply " + o.cluster + "`)");
+                                   : "the cluster state has no cable addresses (run `" + apply +
+                                         "`)");
   }
   if (auto st = launch::check_world(plan); !st) return fail(st.error());
   std::vector<push::Share> shares;

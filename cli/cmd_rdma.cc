@@ -22,6 +22,7 @@
 #include "provision/rdma_enable.h"
 #include "provision/rdma_status.h"
 #include "provision/soft_roce.h"
+#include "remote/quote.h"
 #include "topology/graph.h"
 #include "util/json_text.h"
 
@@ -205,14 +206,15 @@ std::size_t soft_roce(const Context& ctx, const EnableOptions& o, const ClusterS
 }
 
 // Linux hosts without devices on cabled ports, when --soft-roce was not given: a hint.
-void soft_roce_hint(const ClusterState& state, const provision::EnablePlan& plan) {
+void soft_roce_hint(const ClusterState& state, const provision::EnablePlan& plan,
+                    const provision::FixCommand& fix) {
   for (const auto& host : plan.linux_hosts) {
     const auto* f = state.find_host(host);
     if (f == nullptr || !f->rdma.devices.empty()) continue;
     const auto itfs = provision::cabled_interfaces(state, host);
     if (itfs.empty()) continue;
-    fmt::print("{}: no RDMA device on {}: `clusterctl rdma enable --soft-roce` adds Soft-RoCE\n",
-               host, fmt::join(itfs, ", "));
+    fmt::print("{}: no RDMA device on {}: `{}` adds Soft-RoCE\n", host, fmt::join(itfs, ", "),
+               fix.command("rdma enable", "--soft-roce"));
   }
 }
 
@@ -223,10 +225,19 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
         util::error(ExitCode::kUsage,
                     "the walkthrough is interactive: --json goes with --check only"));
   }
+  // Every host before any is probed or changed, also for --check (it rehearses enable).
+  if (auto st = check_source_hosts(ctx, o.source); !st) {
+    return report_error(ctx, "rdma enable", st.error());
+  }
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "rdma enable", state.error());
   auto exs = executors_for(ctx, o.source, *state);
   if (!exs) return report_error(ctx, "rdma enable", exs.error());
+  // The commands it suggests name the cluster as given, with the lab in use (runnable).
+  provision::FixCommand fix;
+  if (auto g = options_for_state(ctx.global, *state, o.source.state_file); g) {
+    fix = fix_command(*g, o.source, *state);
+  }
   const std::filesystem::path state_path =
       o.state_file.empty() ? provision::default_enable_state_path(o.source.state_file)
                            : std::filesystem::path(o.state_file);
@@ -253,7 +264,7 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
       rc = util::worst(rc, ExitCode::kCheckFailed);
     }
   } else if (!ctx.style.json) {
-    soft_roce_hint(*state, plan);
+    soft_roce_hint(*state, plan, fix);
   }
 
   if (o.check) {
@@ -273,9 +284,10 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
                                         {"soft_roce", soft_json},
                                         {"exit_code", util::to_int(rc)}}, 2));
     } else if (!plan.walk.empty()) {
-      fmt::print("\n{} Mac{} need{} RDMA enabled: {}. Run `clusterctl rdma enable` at the Macs.\n",
+      fmt::print("\n{} Mac{} need{} RDMA enabled: {}. Run `{}` at the Macs.\n",
                  plan.walk.size(), plan.walk.size() == 1 ? "" : "s",
-                 plan.walk.size() == 1 ? "s" : "", fmt::join(plan.walk, ", "));
+                 plan.walk.size() == 1 ? "s" : "", fmt::join(plan.walk, ", "),
+                 fix.command("rdma enable"));
     }
     return rc;
   }
@@ -293,13 +305,17 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
   provision::SteadyClock clock;
   TerminalConsole console(ctx.style);
   provision::WalkOptions wo{to_ms(o.wait_timeout_s), to_ms(o.poll_interval_s), state_path};
+  // Resumed with the same cluster, lab and progress file: runnable as printed.
+  wo.resume_command = fix.command(
+      "rdma enable", o.state_file.empty() ? "" : "--state " + remote::shell_quote_arg(o.state_file));
+  wo.status_command = fix.command("rdma status");
   fmt::print("\nProgress is saved in {}.\n", state_path.string());
   provision::Walkthrough walk(prober, clock, console, wo);
   const provision::WalkResult result = walk.run(plan.walk, saved);
   rc = util::worst(rc, result.code);
   if (result.code == ExitCode::kOk && result.failed.empty()) {
-    fmt::print("\nRDMA is enabled on {}. Check every cabled port with `clusterctl rdma status`.\n",
-               fmt::join(result.enabled, ", "));
+    fmt::print("\nRDMA is enabled on {}. Check every cabled port with `{}`.\n",
+               fmt::join(result.enabled, ", "), fix.command("rdma status"));
   }
   return rc;
 }

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
 
 #include "discovery/natural_sort.h"
+#include "remote/fan_out.h"
 #include "remote/inventory.h"
 #include "remote/local_executor.h"
 #include "remote/replay_executor.h"
@@ -97,23 +98,28 @@ util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOp
   return std::optional<remote::Inventory>(std::move(*inv));
 }
 
-util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_executors(
-    const GlobalOptions& g, std::string_view hosts_spec) {
+namespace {
+
+// The hosts `hosts_spec` chooses: (operator's name, SSH destination) per host, in order, and
+// the inventory they come from (none: nullopt).
+struct Chosen {
+  std::optional<remote::Inventory> inventory;
+  std::vector<std::pair<std::string, std::string>> hosts;
+};
+
+util::Result<Chosen> choose_hosts(const GlobalOptions& g, std::string_view hosts_spec) {
   const std::filesystem::path replay_bundle = g.replay;
   auto inv = selected_inventory(g);
   if (!inv) return inv.error();
-  const remote::Inventory* inventory = inv->has_value() ? &**inv : nullptr;
+  Chosen chosen{std::move(*inv), {}};
   const bool all = remote::split_host_list(hosts_spec) == std::vector<std::string>{"all"};
-
-  // (operator's name, SSH destination) per chosen host.
-  std::vector<std::pair<std::string, std::string>> chosen;
-  if (inventory != nullptr) {
-    auto hosts = remote::select_hosts(*inventory, hosts_spec);
+  if (chosen.inventory) {
+    auto hosts = remote::select_hosts(*chosen.inventory, hosts_spec);
     if (!hosts) return hosts.error();
-    for (const auto& h : *hosts) chosen.emplace_back(h.name, h.ssh);
+    for (const auto& h : *hosts) chosen.hosts.emplace_back(h.name, h.ssh);
   } else if (all && !replay_bundle.empty()) {
-    for (const auto& name : subdirectories(replay_bundle)) chosen.emplace_back(name, name);
-    if (chosen.empty()) {
+    for (const auto& name : subdirectories(replay_bundle)) chosen.hosts.emplace_back(name, name);
+    if (chosen.hosts.empty()) {
       return util::error(ExitCode::kUsage, fmt::format("replay bundle {} has no host directories",
                                                        replay_bundle.string()));
     }
@@ -127,19 +133,31 @@ util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_executors(
       return util::error(ExitCode::kUsage, "--hosts is empty: give host names (h1,h2) or 'all'");
     }
     if (auto st = remote::check_distinct_hosts(names, "--hosts"); !st) return st.error();
-    for (const auto& name : names) chosen.emplace_back(name, name);
+    for (const auto& name : names) chosen.hosts.emplace_back(name, name);
   }
+  return chosen;
+}
 
+std::unique_ptr<remote::Executor> executor_for(const GlobalOptions& g, bool inventory,
+                                               const std::string& name,
+                                               const std::string& destination,
+                                               const remote::SshOptions& options) {
+  if (!g.replay.empty()) return std::make_unique<remote::ReplayExecutor>(g.replay, name);
+  if (!inventory && name == "local") return std::make_unique<remote::LocalExecutor>(name);
+  return std::make_unique<remote::SshExecutor>(name, destination, options);
+}
+
+}  // namespace
+
+util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_executors(
+    const GlobalOptions& g, std::string_view hosts_spec) {
+  auto chosen = choose_hosts(g, hosts_spec);
+  if (!chosen) return chosen.error();
+  const remote::Inventory* inventory = chosen->inventory ? &*chosen->inventory : nullptr;
+  const remote::SshOptions options = ssh_options(g, inventory);
   std::vector<std::unique_ptr<remote::Executor>> executors;
-  remote::SshOptions options = ssh_options(g, inventory);
-  for (const auto& [name, destination] : chosen) {
-    if (!replay_bundle.empty()) {
-      executors.push_back(std::make_unique<remote::ReplayExecutor>(replay_bundle, name));
-    } else if (inventory == nullptr && name == "local") {
-      executors.push_back(std::make_unique<remote::LocalExecutor>(name));
-    } else {
-      executors.push_back(std::make_unique<remote::SshExecutor>(name, destination, options));
-    }
+  for (const auto& [name, destination] : chosen->hosts) {
+    executors.push_back(executor_for(g, inventory != nullptr, name, destination, options));
   }
   return executors;
 }
@@ -156,24 +174,82 @@ std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_
   };
 }
 
-util::Result<std::vector<std::string>> unknown_hosts(const GlobalOptions& g,
-                                                     const std::vector<std::string>& names) {
+util::Result<std::vector<std::string>> host_problems(const GlobalOptions& g,
+                                                     const std::vector<std::string>& names,
+                                                     const util::OutputStyle& style) {
   auto inv = selected_inventory(g);
   if (!inv) return inv.error();
-  std::vector<std::string> unknown;
-  if (!g.replay.empty()) return unknown;  // a recording answers for whatever it holds
+  if (!g.replay.empty()) return std::vector<std::string>{};  // a recording answers for itself
   const remote::Inventory* inventory = inv->has_value() ? &**inv : nullptr;
   const remote::SshOptions options = ssh_options(g, inventory);
-  for (const auto& name : names) {
+  std::vector<std::string> unknown(names.size());  // per name: "" when known
+  std::vector<std::unique_ptr<remote::Executor>> executors(names.size());
+  std::vector<const remote::InventoryHost*> entries(names.size(), nullptr);
+  const auto by_name = inventory != nullptr ? inventory->by_name()
+                                            : decltype(inventory->by_name()){};
+  for (size_t i = 0; i < names.size(); ++i) {
     if (inventory != nullptr) {
-      if (auto h = remote::select_hosts(*inventory, name); !h) unknown.push_back(h.error().message);
-    } else if (name != "local") {
-      if (auto st = remote::check_destination(name, options); !st) {
-        unknown.push_back(st.error().message + lab_hint(g, name));
+      const auto found = by_name.find(names[i]);
+      if (found == by_name.end()) {
+        auto h = remote::select_hosts(*inventory, names[i]);  // its "did you mean" message
+        unknown[i] = h ? fmt::format("no host '{}' in {}", names[i], inventory->path.string())
+                       : h.error().message;
+        continue;
       }
+      entries[i] = found->second;
+      executors[i] = executor_for(g, true, names[i], found->second->ssh, options);
+    } else {
+      executors[i] = executor_for(g, false, names[i], names[i], options);
     }
   }
-  return unknown;
+  std::vector<remote::Executor*> raw;
+  for (const auto& e : executors) raw.push_back(e.get());
+  const auto checked = remote::check_each(raw, style);
+  std::vector<std::string> problems;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!unknown[i].empty()) {
+      problems.push_back(unknown[i]);
+    } else if (checked[i] && entries[i] != nullptr) {
+      // "inventory.yaml: host h2: 'fe80::1%nosuch0' is not a valid SSH destination: ..."
+      const remote::InventoryHost& h = *entries[i];
+      problems.push_back(fmt::format(
+          "{}: host {}{}", inventory->path.string(), checked[i]->message,
+          h.ssh != h.name ? fmt::format("; fix host {}'s `ssh:` in {}", h.name,
+                                        inventory->path.string())
+                          : std::string()));
+    } else if (checked[i]) {
+      // The name is the destination: said once ("'fe80::1%nosuch0' is not a valid ...").
+      std::string_view message = checked[i]->message;
+      if (message.starts_with(names[i] + ": ")) message.remove_prefix(names[i].size() + 2);
+      problems.push_back(std::string(message) + lab_hint(g, names[i]));
+    }
+  }
+  return problems;
+}
+
+util::Status check_hosts(const GlobalOptions& g, const std::vector<std::string>& names,
+                         const util::OutputStyle& style) {
+  auto problems = host_problems(g, names, style);
+  if (!problems) return problems.error();
+  if (problems->empty()) return {};
+  return remote::hosts_refused(*problems, names.size());
+}
+
+util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_checked_executors(
+    const GlobalOptions& g, std::string_view hosts_spec, const util::OutputStyle& style) {
+  std::vector<std::string> names = remote::split_host_list(hosts_spec);
+  if (names == std::vector<std::string>{"all"}) {
+    auto chosen = choose_hosts(g, hosts_spec);
+    if (!chosen) return chosen.error();
+    names.clear();
+    for (const auto& h : chosen->hosts) names.push_back(h.first);
+  } else if (auto st = remote::check_distinct_hosts(names, "--hosts"); !st) {
+    return st.error();
+  }
+  if (!names.empty()) {
+    if (auto st = check_hosts(g, names, style); !st) return st.error();
+  }
+  return make_executors(g, hosts_spec);
 }
 
 }  // namespace cc::cli

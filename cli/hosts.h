@@ -13,6 +13,7 @@
 #include "remote/executor.h"
 #include "remote/inventory.h"
 #include "util/result.h"
+#include "util/term.h"
 
 namespace cc::cli {
 
@@ -52,12 +53,30 @@ util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_executors(
 std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_connector(
     const GlobalOptions& g, const std::vector<std::string>& names);
 
-/// Whether each of `names` is a host make_executors can reach, checked without connecting:
-/// with an inventory, it must be one of its hosts (remote::select_hosts' "did you mean");
-/// without one, an SSH destination that exists (remote::check_destination: a Host entry of the
-/// SSH config or a host name; "local" always; its message ends with lab_hint). Returns one message per unknown name (empty:
-/// all known); an error (kUsage) only when the inventory itself cannot be selected or read.
-util::Result<std::vector<std::string>> unknown_hosts(const GlobalOptions& g,
-                                                     const std::vector<std::string>& names);
+/// What is wrong with reaching each of `names` (hosts make_executors would be given), found
+/// without connecting to any, all at once (remote::check_each, in parallel): with an
+/// inventory, a name it does not have (remote::select_hosts' "did you mean"), else a
+/// destination its SshExecutor::check refuses, as "INVENTORY: host h2: 'fe80::1%nosuch0' is not
+/// a valid SSH destination: ...; fix host h2's `ssh:` in INVENTORY"; without one, the name as an
+/// SSH destination (remote::check_destination: malformed, a scope that is no interface here, a
+/// name that resolves nowhere; "local" always passes; the message ends with lab_hint). Nothing
+/// is checked for --replay. Returns one message per host with a problem, in the order of
+/// `names` (empty: all can be tried); an error (kUsage) only when the inventory itself cannot
+/// be selected or read.
+util::Result<std::vector<std::string>> host_problems(const GlobalOptions& g,
+                                                     const std::vector<std::string>& names,
+                                                     const util::OutputStyle& style = {});
+
+/// The one pre-check of every command that changes or runs something on several hosts (exec,
+/// push, launch, network apply, rdma enable): ok, or remote::hosts_refused (kUsage) listing
+/// every host_problems line at once, before anything ran on any host.
+util::Status check_hosts(const GlobalOptions& g, const std::vector<std::string>& names,
+                         const util::OutputStyle& style = {});
+
+/// make_executors after check_hosts passed for every host `hosts_spec` chooses: what a command
+/// that acts on the hosts uses, so that a bad destination of one host stops it before any
+/// other host ran anything.
+util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_checked_executors(
+    const GlobalOptions& g, std::string_view hosts_spec, const util::OutputStyle& style = {});
 
 }  // namespace cc::cli

@@ -13,6 +13,8 @@
 
 #include "discovery/json_fields.h"
 #include "discovery/json_util.h"
+#include "remote/inventory.h"
+#include "remote/quote.h"
 #include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/ipv4.h"
@@ -525,14 +527,19 @@ util::Result<ClusterState> cluster_state_from_json(const json& j) {
   }
 }
 
-util::Result<ClusterState> load_cluster_state(const std::string& path) {
+util::Result<ClusterState> load_cluster_state(const std::string& path, std::string_view global) {
+  // The discovery that writes the file again, as the command that read it reaches the hosts.
+  auto rediscover = [&](std::string_view globals) {
+    return fmt::format("clusterctl{}{} discover -o {}", globals.empty() ? "" : " ", globals,
+                       remote::shell_quote_arg(path));
+  };
   auto text = util::read_file(path);
   if (!text) {
     std::error_code ec;
     if (std::filesystem::exists(path, ec)) return text.error();  // there, but not a state file
-    return util::error(util::ExitCode::kUsage,
-                       fmt::format("{} (make one with `clusterctl discover -o {}`)",
-                                   text.error().message, path));
+    return util::error(util::ExitCode::kUsage, fmt::format("{} (make one with `{}`)",
+                                                           text.error().message,
+                                                           rediscover(global)));
   }
   auto j = parse_json_file(path, *text);
   if (!j) return util::error(util::ExitCode::kUsage, j.error().message);
@@ -541,10 +548,18 @@ util::Result<ClusterState> load_cluster_state(const std::string& path) {
     std::string_view message = state.error().message;
     if (message.starts_with("cluster state: ")) message.remove_prefix(15);
     const bool many = message.find('\n') != std::string_view::npos;
+    // A bad file may still name its lab: then the discovery that rewrites it needs --lab.
+    std::string globals(global);
+    if (globals.empty() && j->is_object()) {
+      const auto lab = j->find("lab");
+      if (lab != j->end() && lab->is_string() &&
+          remote::validate_lab_name(lab->get<std::string>()).ok()) {
+        globals = "--lab " + lab->get<std::string>();
+      }
+    }
     return util::error(util::ExitCode::kUsage,
-                       fmt::format("{}: {}{}(fix it, or write it again with `clusterctl discover "
-                                   "-o {}`)",
-                                   path, message, many ? "\n" : " ", path));
+                       fmt::format("{}: {}{}(fix it, or write it again with `{}`)", path, message,
+                                   many ? "\n" : " ", rediscover(globals)));
   }
   return state;
 }

@@ -147,9 +147,13 @@ void to_json(nlohmann::json& j, const ClusterState& v);
 util::Result<ClusterState> cluster_state_from_json(const nlohmann::json& j);
 
 /// Reads a cluster state file. Errors (kUsage): unreadable file, invalid JSON (with line and
-/// column), the errors above; every message starts with the path and says how to make one
-/// (`clusterctl discover -o FILE`).
-util::Result<ClusterState> load_cluster_state(const std::string& path);
+/// column), the errors above; every message starts with the path and says how to make one,
+/// runnable as printed: `clusterctl GLOBAL discover -o 'FILE'` (the path shell-quoted), where
+/// GLOBAL is `global`, the quoted global options of the command that reads it that select the
+/// hosts ("--lab t3a", "--inventory 'my inv.yaml'"), else "--lab NAME" when the file, though
+/// bad, still says which lab it was discovered on ("lab": "NAME"), else nothing.
+util::Result<ClusterState> load_cluster_state(const std::string& path,
+                                              std::string_view global = "");
 
 /// Writes the state atomically (util::write_file_atomic), pretty-printed, with a final newline.
 util::Status save_cluster_state(const ClusterState& state, const std::string& path);

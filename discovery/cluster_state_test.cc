@@ -258,6 +258,36 @@ TEST_CASE("cluster state: load_cluster_state names the file and the JSON path") 
             path.string() + "`)");
 }
 
+TEST_CASE("cluster state: the fix of a bad or missing file runs as printed, with its lab") {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("cc cluster state " + std::to_string(::getpid()) + ".json");
+  const std::string quoted = "'" + path.string() + "'";
+  json j = state_json();
+  j["cables"][0]["b"]["host"] = "ghost";
+  j["lab"] = "t3a";  // the file still says which lab it was discovered on
+  REQUIRE(cc::util::write_file_atomic(path.string(), j.dump(2)).ok());
+  auto s = load_cluster_state(path.string());
+  REQUIRE(!s.ok());
+  CHECK(s.error().message.ends_with("(fix it, or write it again with `clusterctl --lab t3a "
+                                    "discover -o " + quoted + "`)"));
+  // The command's own options that select the hosts win.
+  auto given = load_cluster_state(path.string(), "--inventory 'my inv.yaml'");
+  REQUIRE(!given.ok());
+  CHECK(given.error().message.ends_with("`clusterctl --inventory 'my inv.yaml' discover -o " +
+                                        quoted + "`)"));
+  // A lab field that is no lab name is not repeated into the command.
+  j["lab"] = "t3a; rm -rf ~";
+  REQUIRE(cc::util::write_file_atomic(path.string(), j.dump(2)).ok());
+  auto odd = load_cluster_state(path.string());
+  REQUIRE(!odd.ok());
+  CHECK(odd.error().message.ends_with("`clusterctl discover -o " + quoted + "`)"));
+  std::filesystem::remove(path);
+  auto missing = load_cluster_state(path.string(), "--lab t3a");
+  REQUIRE(!missing.ok());
+  CHECK(missing.error().message.ends_with("(make one with `clusterctl --lab t3a discover -o " +
+                                          quoted + "`)"));
+}
+
 TEST_CASE("cluster state: same_machines finds one machine under two names") {
   auto mac = [](const char* name, const char* addr, std::vector<std::string> uuids) {
     HostFacts h;

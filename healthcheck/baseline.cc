@@ -94,7 +94,7 @@ std::string baseline_json(const Baseline& b) {
   return util::json_text(j, 2) + "\n";
 }
 
-util::Result<Baseline> load_baseline(const std::string& path) {
+util::Result<Baseline> load_baseline(const std::string& path, std::string_view save_command) {
   auto text = util::read_file(path);
   if (!text) return text.error();
   try {
@@ -102,8 +102,8 @@ util::Result<Baseline> load_baseline(const std::string& path) {
     if (!j.is_object() || j.value("schema", "") != kBaselineSchema) {
       return util::Error{ExitCode::kUsage,
                          fmt::format("{}: not a health baseline (schema {}): make one with "
-                                     "`clusterctl health --save-baseline`",
-                                     path, kBaselineSchema)};
+                                     "`{}`",
+                                     path, kBaselineSchema, save_command)};
     }
     Baseline b;
     b.created_at = j.value("created_at", "");

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "healthcheck/check.h"
 #include "healthcheck/link_test.h"
@@ -37,8 +38,12 @@ struct Baseline {
 Baseline baseline_from(const Report& r, const std::string& created_at,
                        std::int64_t all_reduce_size_bytes);
 std::string baseline_json(const Baseline& b);
-/// Errors (kUsage): unreadable file, invalid JSON, another schema; naming the file.
-util::Result<Baseline> load_baseline(const std::string& path);
+/// Errors (kUsage): unreadable file, invalid JSON, another schema; naming the file. A file of
+/// another schema says to make one with `save_command`, the health run that writes it there
+/// (cli/ gives it the cluster, the --lab in use and --baseline).
+util::Result<Baseline> load_baseline(
+    const std::string& path,
+    std::string_view save_command = "clusterctl health --save-baseline");
 util::Status save_baseline(const Baseline& b, const std::string& path);
 
 /// The link checks of one cable: "latency" (p99 one way, us) and "bandwidth" (Gb/s, absolute

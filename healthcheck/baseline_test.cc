@@ -82,6 +82,12 @@ TEST_CASE("baseline: saved from a report, read back, compared for the all_reduce
   auto bad = load_baseline((dir / "other.json").string());
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message.find("other.json: not a health baseline") != std::string::npos);
+  // The run that makes one is the caller's, runnable as printed (cli/: cluster, lab, path).
+  auto named = load_baseline((dir / "other.json").string(),
+                             "clusterctl health --lab t3a 'my c.json' --save-baseline");
+  REQUIRE_FALSE(named.ok());
+  CHECK(named.error().message.ends_with(
+      "make one with `clusterctl health --lab t3a 'my c.json' --save-baseline`"));
   std::filesystem::remove_all(dir);
 }
 

@@ -174,7 +174,7 @@ CheckResult reachable_check(const HostOutcome& o, Report& report, const provisio
   r.detail = o.problem ? o.problem->message : o.host + ": not probed";
   r.fix =
       unreachable
-          ? fmt::format("check that {} is up and that `ssh {}` works", o.host, o.host)
+          ? fmt::format("check that {} is up and that `{}` works", o.host, fix.ssh(o.host))
           : fmt::format("run `{}` and read the failing output", fix.collect(o.host));
   if (unreachable) report.unreachable.push_back(o.host);
   return r;

@@ -198,11 +198,24 @@ TEST_CASE("quick checks: an unreachable host gives exit 3 and FAILs its cables")
   CHECK(r.unreachable == std::vector<std::string>{"h4"});
   CHECK(exit_code(r) == util::ExitCode::kUnreachable);
   CHECK(find(r, "h4", "reachable").status == Status::kFail);
+  CHECK(find(r, "h4", "reachable").fix == "check that h4 is up and that `ssh h4` works");
   CHECK(find(r, "h1:tb3-h4:tb1", "link-up").detail ==
         "cable h1 tb3 - h4 tb1 not checked: h4 not probed");
   // The cables of h4 get only that result; the others all their checks.
   CHECK(r.results.size() == 3 * 7 + 1 + 3 * 1 + 3 * 3);
   CHECK(find(r, "h1:tb1-h2:tb1", "link-up").status == Status::kPass);
+}
+
+TEST_CASE("quick checks: an unreachable lab host's fix is the ssh that reaches a lab host") {
+  Fixture f;
+  f.outcomes[3].sample.reset();
+  f.outcomes[3].problem = discovery::HostProblem{"h4", 3, "h4: connection refused"};
+  cc::provision::FixCommand fix{"--lab t3a", "my lab.json", ""};
+  fix.ssh_options = "-F '/state/labs/t3a/ssh_config'";  // as cli's fix_command fills it for a lab
+  Report r;
+  quick_checks(f.expected, f.outcomes, f.t, "0.1.0", r, fix);
+  CHECK(find(r, "h4", "reachable").fix ==
+        "check that h4 is up and that `ssh -F '/state/labs/t3a/ssh_config' h4` works");
 }
 
 TEST_CASE("quick checks: Macs get the macOS, bridge and sleep checks") {

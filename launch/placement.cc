@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "launch/rank_env.h"
+#include "provision/fix_command.h"
 #include "provision/hostfile.h"
 
 namespace cc::launch {
@@ -26,27 +27,33 @@ std::optional<provision::HostfileFormat> mlx_format(Runtime r) {
 
 }  // namespace
 
-util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& inventory) {
+util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& inventory,
+                              std::string_view global) {
   Placement p;
   using Kind = ClusterRef::Kind;
   std::vector<std::string> names;
   if (!spec.hosts.empty()) {
     names = spec.hosts;
   } else if (spec.cluster->kind == Kind::kClusterState) {
-    auto state = discovery::load_cluster_state(spec.cluster->value);
+    auto state = discovery::load_cluster_state(spec.cluster->value, global);
     if (!state) return state.error();
     for (const auto& h : state->hosts) {
       names.push_back(h.host);
       p.hosts.push_back({h.host, h.management_address, ""});
     }
     if (auto f = mlx_format(spec.runtime)) {
-      auto hf = provision::make_mlx_hostfile(*state, *f);
+      // Its fixes name the job's cluster state, as the command line reaches its hosts.
+      auto hf = provision::make_mlx_hostfile(
+          *state, *f, {}, nullptr,
+          provision::FixCommand{std::string(global), spec.cluster->value, ""});
       if (!hf) return hf.error();
       p.mlx = std::move(*hf);
     }
     p.state = std::move(*state);
   } else if (spec.cluster->kind == Kind::kMlxHostfile) {
-    auto hf = read_hostfile(spec.cluster->value);
+    // launch takes no --hosts: an MPI hostfile's hosts go in the job's `hosts:` instead.
+    auto hf = read_hostfile(spec.cluster->value,
+                            provision::MpiHostfileAdvice{std::string(global), true});
     if (!hf) return hf.error();
     for (const auto& h : hf->hosts) {
       names.push_back(h.ssh);

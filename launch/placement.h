@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "discovery/cluster_state.h"
@@ -35,8 +36,11 @@ using InventoryLoader = std::function<util::Result<std::optional<remote::Invento
 ///     MLX runtime, the hostfile made from its cables);
 ///   - `cluster: hostfile:FILE` (an MLX hostfile): its hosts and, but for mlx-ring, their first
 ///     addresses.
-/// Errors: the cluster state's, hostfile's or inventory's own (kUsage, naming the file); kUsage
-/// "FILE: no hosts" when neither the job nor the inventory names one.
-util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& inventory);
+/// Errors: the cluster state's, hostfile's or inventory's own (kUsage, naming the file; a bad
+/// cluster state's fix, `clusterctl GLOBAL discover -o FILE`, with `global`: the quoted global
+/// options that select the hosts, discovery::load_cluster_state); kUsage "FILE: no hosts" when
+/// neither the job nor the inventory names one.
+util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& inventory,
+                              std::string_view global = "");
 
 }  // namespace cc::launch

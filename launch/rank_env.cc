@@ -280,12 +280,16 @@ std::optional<std::string> rank_env_entry_problem(std::string_view entry, std::s
   return fmt::format("{}: rename it, or remove it from {}", describe(*p, name), remove);
 }
 
-util::Result<provision::MlxHostfile> read_hostfile(const std::string& path) {
+util::Result<provision::MlxHostfile> read_hostfile(const std::string& path,
+                                                   const provision::MpiHostfileAdvice& mpi) {
   // Launch's check of each "envs" entry runs with the reader's, so every problem of the file
   // is reported in one run.
-  return provision::read_mlx_hostfile(path, [](std::string_view entry) {
-    return rank_env_entry_problem(entry, "the hostfile's \"envs\"");
-  });
+  return provision::read_mlx_hostfile(
+      path,
+      [](std::string_view entry) {
+        return rank_env_entry_problem(entry, "the hostfile's \"envs\"");
+      },
+      mpi);
 }
 
 void add_cable_links(WorldPlan& plan, const discovery::ClusterState& state) {

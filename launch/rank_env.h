@@ -147,8 +147,10 @@ std::optional<std::string> rank_env_entry_problem(std::string_view entry, std::s
 /// Reads an MLX hostfile as launch and every command that is given one do:
 /// provision::read_mlx_hostfile with rank_env_entry_problem applied to each of its "envs" in
 /// the same pass, so every problem of the file is reported at once. Errors (kUsage):
-/// read_mlx_hostfile's, among them "FILE: envs[K] = "ENTRY": problem".
-util::Result<provision::MlxHostfile> read_hostfile(const std::string& path);
+/// read_mlx_hostfile's (an MPI hostfile's advice per `mpi`), among them "FILE: envs[K] =
+/// "ENTRY": problem".
+util::Result<provision::MlxHostfile> read_hostfile(const std::string& path,
+                                                   const provision::MpiHostfileAdvice& mpi = {});
 
 /// secret_env values: from the local environment or files. Errors: kUsage naming the variable
 /// (never its value) and the missing source.

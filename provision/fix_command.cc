@@ -34,4 +34,10 @@ std::string FixCommand::collect(std::string_view host) const {
                      remote::shell_quote_arg(host), remote::shell_quote_arg(std::string(host) + "-bundle"));
 }
 
+std::string FixCommand::ssh(std::string_view host) const {
+  const auto it = ssh_destinations.find(std::string(host));
+  const std::string_view destination = it != ssh_destinations.end() ? it->second : host;
+  return "ssh" + words(ssh_options) + " " + remote::shell_quote_arg(destination);
+}
+
 }  // namespace cc::provision

@@ -4,6 +4,7 @@
 // select its hosts (--lab NAME, --inventory FILE).
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,13 @@ struct FixCommand {
   std::string state_file;
   /// The hosts of a live discovery (--hosts), "" for all hosts of --lab / --inventory.
   std::string hosts;
+  /// The options that make ssh(1) reach the hosts as clusterctl does, already quoted: "-F
+  /// '/root/.local/state/clusterctl/labs/t3a/ssh_config'" for a lab (its config names each
+  /// host's address, user, key and known_hosts: lab/files.cc), -F FILE, or an inventory's
+  /// ssh_config and known_hosts ("-o UserKnownHostsFile=FILE"); "" for ~/.ssh/config.
+  std::string ssh_options{};
+  /// An inventory's SSH destination (its `ssh:`) per host name, where it is not the name.
+  std::map<std::string, std::string> ssh_destinations{};
 
   /// "clusterctl SUB [GLOBAL] CLUSTER [EXTRA]": CLUSTER is the quoted state file, else
   /// "--hosts h1,h2" (nothing for all hosts). E.g. "clusterctl network apply 'my state.json'".
@@ -28,6 +36,9 @@ struct FixCommand {
   std::string rediscover() const;
   /// A support bundle of one host: "clusterctl [GLOBAL] collect --hosts H -o H-bundle".
   std::string collect(std::string_view host) const;
+  /// How to try the SSH connection to `host` by hand, as clusterctl makes it: "ssh
+  /// [SSH_OPTIONS] DESTINATION" ("ssh -F '/x/labs/t3a/ssh_config' h4"; "ssh h4" by default).
+  std::string ssh(std::string_view host) const;
 };
 
 }  // namespace cc::provision

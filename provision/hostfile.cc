@@ -76,7 +76,7 @@ std::string interface_address(const discovery::HostFacts& f, const std::string& 
 // MLX itself takes (with a note saying so).
 util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::size_t>& order,
                                 HostfileFormat f, MlxHostfile& hf,
-                                std::vector<std::string>* notes) {
+                                std::vector<std::string>* notes, const FixCommand& fix) {
   for (std::size_t r = 0; r < order.size(); ++r) {
     const auto& facts = *g.host(order[r]).facts;
     std::string addr = facts.management_address;
@@ -93,9 +93,10 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
     } else if (r == 0) {
       return cannot(f, fmt::format("rank 0 ({}) has no management address (no SSH_CONNECTION "
                                    "was recorded){}, and its ips[0] is the coordinator's: "
-                                   "discover it over SSH (`clusterctl discover`)",
+                                   "discover it over SSH (`{}`)",
                                    facts.host,
-                                   topology::is_mac(facts) ? " and no IPv4 address on en0" : ""));
+                                   topology::is_mac(facts) ? " and no IPv4 address on en0" : "",
+                                   fix.rediscover()));
     }
   }
   return {};
@@ -103,7 +104,7 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
 
 util::Result<topology::Ring> ring_or_error(const ClusterGraph& g,
                                            const std::vector<std::vector<int>>& m, HostfileFormat f,
-                                           const char* over) {
+                                           const char* over, const FixCommand& fix) {
   topology::Ring ring = topology::find_ring(m);
   switch (ring.status) {
     case topology::RingStatus::kFound:
@@ -124,12 +125,13 @@ util::Result<topology::Ring> ring_or_error(const ClusterGraph& g,
     }
   }
   return cannot(f, fmt::format("no ring through all {} hosts uses only {} (pairs without: {}): "
-                               "`clusterctl verify-mesh` says what to plug where",
-                               g.size(), over, fmt::join(missing, ", ")));
+                               "`{}` says what to plug where",
+                               g.size(), over, fmt::join(missing, ", "),
+                               fix.command("verify-mesh")));
 }
 
 util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
-                                     std::vector<std::string>* notes) {
+                                     std::vector<std::string>* notes, const FixCommand& fix) {
   const std::size_t n = g.size();
   std::vector<std::string> missing, no_rdma;
   for (std::size_t a = 0; a < n; ++a) {
@@ -151,14 +153,13 @@ util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
   if (!missing.empty()) {
     return cannot(HostfileFormat::kMlxJaccl,
                   fmt::format("no cable between {}: jaccl needs a direct cable between every pair "
-                              "(RDMA cannot route); `clusterctl verify-mesh` says what to plug "
-                              "where",
-                              fmt::join(missing, ", ")));
+                              "(RDMA cannot route); `{}` says what to plug where",
+                              fmt::join(missing, ", "), fix.command("verify-mesh")));
   }
   if (!no_rdma.empty()) {
     return cannot(HostfileFormat::kMlxJaccl,
-                  fmt::format("no RDMA cable between {}: `clusterctl rdma status` says why",
-                              fmt::join(no_rdma, "; ")));
+                  fmt::format("no RDMA cable between {}: `{}` says why",
+                              fmt::join(no_rdma, "; "), fix.command("rdma status")));
   }
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -167,14 +168,14 @@ util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
     for (std::size_t j = 0; j < n; ++j)
       hf.hosts[i].rdma.push_back(i == j ? MlxCell{} : cell(g, i, j));
   }
-  if (auto st = add_management_ips(g, order, HostfileFormat::kMlxJaccl, hf, notes); !st) {
+  if (auto st = add_management_ips(g, order, HostfileFormat::kMlxJaccl, hf, notes, fix); !st) {
     return st.error();
   }
   return hf;
 }
 
 util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
-                                          std::vector<std::string>* notes) {
+                                          std::vector<std::string>* notes, const FixCommand& fix) {
   const std::size_t n = g.size();
   std::vector<std::vector<int>> m(n, std::vector<int>(n, 0));
   for (std::size_t a = 0; a < n; ++a) {
@@ -183,7 +184,7 @@ util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
     }
   }
   auto ring = ring_or_error(g, m, HostfileFormat::kMlxJacclRing,
-                            "pairs with an RDMA device on both ends of a cable");
+                            "pairs with an RDMA device on both ends of a cable", fix);
   if (!ring) return ring.error();
   const auto& order = ring->order;
   // JACCL's ring needs every neighbour cell of one length (Config::is_valid_ring): the ring's
@@ -198,7 +199,8 @@ util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
       hf.hosts[r].rdma[s] = std::move(c);
     }
   }
-  if (auto st = add_management_ips(g, order, HostfileFormat::kMlxJacclRing, hf, notes); !st) {
+  if (auto st = add_management_ips(g, order, HostfileFormat::kMlxJacclRing, hf, notes, fix);
+      !st) {
     return st.error();
   }
   return hf;
@@ -207,7 +209,7 @@ util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
 util::Result<MlxHostfile> make_ring(const ClusterGraph& g, MlxHostfile hf,
                                     const FixCommand& fix) {
   const std::size_t n = g.size();
-  auto ring = ring_or_error(g, g.matrix(), HostfileFormat::kMlxRing, "cabled pairs");
+  auto ring = ring_or_error(g, g.matrix(), HostfileFormat::kMlxRing, "cabled pairs", fix);
   if (!ring) return ring.error();
   const auto& order = ring->order;
   const auto count = static_cast<std::size_t>(ring->min_cables);
@@ -302,10 +304,11 @@ std::vector<std::size_t> rdma_cables(const ClusterGraph& g, std::size_t a, std::
   return out;
 }
 
-util::Status check_complete(const ClusterState& state) {
+util::Status check_complete(const ClusterState& state, const FixCommand& fix) {
   if (state.hosts.empty() && state.problems.empty()) {
     return util::error(ExitCode::kUsage,
-                       "the cluster state has no hosts: discover some (`clusterctl discover`)");
+                       fmt::format("the cluster state has no hosts: discover some (`{}`)",
+                                   fix.rediscover()));
   }
   if (state.problems.empty()) return {};
   ExitCode code = ExitCode::kOk;
@@ -322,7 +325,8 @@ util::Status check_complete(const ClusterState& state) {
                                  fmt::join(lines, "\n  ")));
 }
 
-util::Status check_direct(const ClusterState& state, HostfileFormat format) {
+util::Status check_direct(const ClusterState& state, HostfileFormat format,
+                          const FixCommand& fix) {
   const ClusterGraph g(state);
   std::vector<std::string> hub;
   for (std::size_t i = 0; i < g.edges().size(); ++i) {
@@ -332,17 +336,17 @@ util::Status check_direct(const ClusterState& state, HostfileFormat format) {
   return cannot(format,
                 fmt::format("{} {} through a hub or dock, which is not a direct link (no RDMA, "
                             "not part of the mesh): plug {} directly between the two hosts, then "
-                            "run `clusterctl discover` again",
+                            "run `{}` again",
                             fmt::join(hub, ", "), hub.size() == 1 ? "runs" : "run",
-                            hub.size() == 1 ? "it" : "each"));
+                            hub.size() == 1 ? "it" : "each", fix.rediscover()));
 }
 
 util::Result<MlxHostfile> make_mlx_hostfile(const ClusterState& state, HostfileFormat format,
                                             const std::vector<std::string>& envs,
                                             std::vector<std::string>* notes,
                                             const FixCommand& fix) {
-  if (auto st = check_complete(state); !st) return st.error();
-  if (auto st = check_direct(state, format); !st) return st.error();
+  if (auto st = check_complete(state, fix); !st) return st.error();
+  if (auto st = check_direct(state, format, fix); !st) return st.error();
   if (auto st = check_envs(envs); !st) return st.error();
   const ClusterGraph g(state);
   MlxHostfile hf;
@@ -351,11 +355,11 @@ util::Result<MlxHostfile> make_mlx_hostfile(const ClusterState& state, HostfileF
   switch (format) {
     case HostfileFormat::kMlxJaccl:
       hf.backend = "jaccl";
-      made = make_jaccl(g, std::move(hf), notes);
+      made = make_jaccl(g, std::move(hf), notes, fix);
       break;
     case HostfileFormat::kMlxJacclRing:
       hf.backend = "jaccl-ring";
-      made = make_jaccl_ring(g, std::move(hf), notes);
+      made = make_jaccl_ring(g, std::move(hf), notes, fix);
       break;
     case HostfileFormat::kMlxRing:
       hf.backend = "ring";
@@ -379,7 +383,7 @@ util::Result<std::string> render_hostfile(const ClusterState& state, const Hostf
                                           std::vector<std::string>* notes) {
   switch (opts.format) {
     case HostfileFormat::kClusterctl:
-      return render_clusterctl_hostfile(state, opts.envs);
+      return render_clusterctl_hostfile(state, opts.envs, opts.fix);
     case HostfileFormat::kMlxJaccl:
     case HostfileFormat::kMlxJacclRing:
     case HostfileFormat::kMlxRing: {
@@ -402,7 +406,7 @@ util::Result<std::string> render_hostfile(const ClusterState& state, const Hostf
   if (opts.slots < 1) {
     return util::error(ExitCode::kUsage, fmt::format("--slots {}: at least 1", opts.slots));
   }
-  if (auto st = check_complete(state); !st) return st.error();
+  if (auto st = check_complete(state, opts.fix); !st) return st.error();
   std::string out;
   for (const auto& h : state.hosts) {
     out += mpi ? fmt::format("{} slots={}\n", h.host, opts.slots)

@@ -103,7 +103,9 @@ util::Result<MlxHostfile> make_mlx_hostfile(const discovery::ClusterState& state
 
 /// The clusterctl.hostfile/1 document. Errors as render_hostfile.
 util::Result<std::string> render_clusterctl_hostfile(const discovery::ClusterState& state,
-                                                     const std::vector<std::string>& envs);
+                                                     const std::vector<std::string>& envs,
+                                                     const FixCommand& fix = {"", "CLUSTER.json",
+                                                                              ""});
 
 /// The IPv4 address of cable `cable`'s end on host `host` (rule above), or nullopt when its
 /// port interface has none (or the end names no port).
@@ -122,11 +124,15 @@ util::Status check_envs(const std::vector<std::string>& envs);
 
 /// Ok when no cable of the state runs through a hub or dock (topology::through_hub); else
 /// kCheckFailed naming each such cable and saying to plug it directly: the formats built from
-/// the cables (clusterctl, mlx-*) refuse them, since such a cable is no direct link.
-util::Status check_direct(const discovery::ClusterState& state, HostfileFormat format);
+/// the cables (clusterctl, mlx-*) refuse them, since such a cable is no direct link; `fix`
+/// names the discovery to run again after replugging.
+util::Status check_direct(const discovery::ClusterState& state, HostfileFormat format,
+                          const FixCommand& fix = {"", "CLUSTER.json", ""});
 
 /// Ok when a hostfile can cover the whole state: it has hosts (else kUsage) and no host
-/// problems (else the worst problem's code, every problem's message).
-util::Status check_complete(const discovery::ClusterState& state);
+/// problems (else the worst problem's code, every problem's message); `fix` names the discovery
+/// that finds hosts.
+util::Status check_complete(const discovery::ClusterState& state,
+                            const FixCommand& fix = {"", "CLUSTER.json", ""});
 
 }  // namespace cc::provision

@@ -39,9 +39,10 @@ ordered_json cable_json(const ClusterGraph& g, std::size_t c, std::size_t h, std
 }  // namespace
 
 util::Result<std::string> render_clusterctl_hostfile(const discovery::ClusterState& state,
-                                                     const std::vector<std::string>& envs) {
-  if (auto st = check_complete(state); !st) return st.error();
-  if (auto st = check_direct(state, HostfileFormat::kClusterctl); !st) return st.error();
+                                                     const std::vector<std::string>& envs,
+                                                     const FixCommand& fix) {
+  if (auto st = check_complete(state, fix); !st) return st.error();
+  if (auto st = check_direct(state, HostfileFormat::kClusterctl, fix); !st) return st.error();
   if (auto st = check_envs(envs); !st) return st.error();
   const ClusterGraph g(state);
   const std::size_t n = g.size();

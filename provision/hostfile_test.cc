@@ -102,8 +102,8 @@ TEST_CASE("hostfile: mlx-jaccl names every missing pair") {
   CHECK(hf.error().code == ExitCode::kCheckFailed);
   CHECK(hf.error().message ==
         "no mlx-jaccl hostfile: no cable between h1-h3, h2-h4: jaccl needs a direct cable "
-        "between every pair (RDMA cannot route); `clusterctl verify-mesh` says what to plug "
-        "where");
+        "between every pair (RDMA cannot route); `clusterctl verify-mesh CLUSTER.json` says "
+        "what to plug where");
 }
 
 TEST_CASE("hostfile: mlx-jaccl needs an RDMA device on both ends of a pair's cable") {
@@ -115,7 +115,7 @@ TEST_CASE("hostfile: mlx-jaccl needs an RDMA device on both ends of a pair's cab
   CHECK(hf.error().code == ExitCode::kCheckFailed);
   CHECK(hf.error().message ==
         "no mlx-jaccl hostfile: no RDMA cable between m1-m2 (no RDMA device on m2 receptacle 1 "
-        "(en2)): `clusterctl rdma status` says why");
+        "(en2)): `clusterctl rdma status CLUSTER.json` says why");
 }
 
 TEST_CASE("hostfile: jaccl formats need rank 0's management address for the coordinator") {
@@ -128,7 +128,8 @@ TEST_CASE("hostfile: jaccl formats need rank 0's management address for the coor
     CHECK(hf.error().message ==
           fmt::format("no {} hostfile: rank 0 (m1) has no management address (no "
                       "SSH_CONNECTION was recorded) and no IPv4 address on en0, and its ips[0] "
-                      "is the coordinator's: discover it over SSH (`clusterctl discover`)",
+                      "is the coordinator's: discover it over SSH (`clusterctl discover -o "
+                      "CLUSTER.json`)",
                       to_string(f)));
   }
   s = mesh3();
@@ -187,8 +188,8 @@ TEST_CASE("hostfile: a cable through a hub or dock is refused, naming it") {
     CHECK(r.error().message ==
           fmt::format("no {} hostfile: m1 receptacle 1 (en2) - m2 receptacle 1 (en2) runs through "
                       "a hub or dock, which is not a direct link (no RDMA, not part of the mesh): "
-                      "plug it directly between the two hosts, then run `clusterctl discover` "
-                      "again",
+                      "plug it directly between the two hosts, then run `clusterctl discover -o "
+                      "CLUSTER.json` again",
                       to_string(f)));
   }
   // mpi lists hosts only (no cable in it): still written.
@@ -328,6 +329,14 @@ TEST_CASE("hostfile: the missing-address fix names the state file, quoted, so it
   CHECK(render_hostfile(s, opts).error().message ==
         "no mlx-ring hostfile: h2 tb1 has no IPv4 address in this cluster state: run `clusterctl "
         "network apply --lab t3a --hosts h1,h2,h3` (it addresses the cables)");
+  // Every other fix of a hostfile error names the cluster the same way.
+  opts.fix = FixCommand{"--lab t3a", "my lab.json", ""};
+  opts.format = HostfileFormat::kMlxJaccl;
+  CHECK(render_hostfile(lab_mesh(3, {{1, 3}}), opts).error().message.ends_with(
+      "`clusterctl verify-mesh --lab t3a 'my lab.json'` says what to plug where"));
+  CHECK(render_hostfile(ClusterState{}, opts).error().message ==
+        "the cluster state has no hosts: discover some (`clusterctl --lab t3a discover -o 'my "
+        "lab.json'`)");
 }
 
 TEST_CASE("hostfile: ring formats without a ring") {
@@ -337,12 +346,12 @@ TEST_CASE("hostfile: ring formats without a ring") {
   CHECK(ring.error().code == ExitCode::kCheckFailed);
   CHECK(ring.error().message ==
         "no mlx-ring hostfile: no ring through all 3 hosts uses only cabled pairs (pairs "
-        "without: h1-h3): `clusterctl verify-mesh` says what to plug where");
+        "without: h1-h3): `clusterctl verify-mesh CLUSTER.json` says what to plug where");
   // Lab hosts have no RDMA: no pair counts for jaccl-ring.
   CHECK(make_mlx_hostfile(lab_mesh(3), HostfileFormat::kMlxJacclRing).error().message ==
         "no mlx-jaccl-ring hostfile: no ring through all 3 hosts uses only pairs with an RDMA "
         "device on both ends of a cable (pairs without: h1-h2, h1-h3, h2-h3): `clusterctl "
-        "verify-mesh` says what to plug where");
+        "verify-mesh CLUSTER.json` says what to plug where");
   CHECK(make_mlx_hostfile(lab_mesh(1), HostfileFormat::kMlxRing).error().message ==
         "no mlx-ring hostfile: a ring needs at least 2 hosts");
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "provision/hostfile.h"
+#include "remote/quote.h"
 #include "topology/checks.h"
 #include "topology/graph.h"
 #include "util/address.h"
@@ -74,6 +76,24 @@ std::optional<std::pair<std::size_t, std::string>> mpi_hostfile_line(std::string
     if (!first) first = std::make_pair(i + 1, std::string(line));
   }
   return first;
+}
+
+// The hosts of a text mpi_hostfile_line reads as an MPI hostfile, in order: each host line's
+// first word, without MPICH's ":N" (a name with one ':' only; an IPv6 address keeps its own).
+std::vector<std::string> mpi_hostfile_hosts(std::string_view text) {
+  std::vector<std::string> hosts;
+  for (std::string_view line : util::split_lines(text)) {
+    if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = util::trim(line);
+    if (line.empty()) continue;
+    std::string_view host = util::split_words(line).front();
+    if (const auto colon = host.find(':');
+        colon != std::string_view::npos && host.find(':', colon + 1) == std::string_view::npos) {
+      host = host.substr(0, colon);
+    }
+    hosts.emplace_back(host);
+  }
+  return hosts;
 }
 
 std::string label(const std::vector<MlxHost>& hosts, std::size_t rank) {
@@ -422,19 +442,34 @@ std::string render_mlx_hostfile(const MlxHostfile& hf) {
 }
 
 util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::string& path,
-                                             const EnvCheck& env_check) {
+                                             const EnvCheck& env_check,
+                                             const MpiHostfileAdvice& advice) {
   json j;
   try {
     j = json::parse(text);
   } catch (const json::parse_error& e) {
     if (auto mpi = mpi_hostfile_line(text)) {
+      // Commands that run as printed: `hostfile --hosts` discovers those hosts and writes MLX's
+      // file of them; or the hosts are named where the file was given.
+      const std::vector<std::string> hosts = mpi_hostfile_hosts(text);
+      const std::string list = remote::shell_quote_arg(fmt::format("{}", fmt::join(hosts, ",")));
+      const std::string out = remote::shell_quote_arg(
+          path.empty() ? std::string("mlx-hostfile.json")
+                       : std::filesystem::path(path).replace_extension("").string() + "-mlx.json");
+      const std::string instead =
+          advice.job_file
+              ? fmt::format("list them in the job file instead of its `cluster:` (`hosts: [{}]`; "
+                            "launch takes no --hosts)",
+                            fmt::join(hosts, ", "))
+              : fmt::format("name them with `--hosts {}` instead of --hostfile", list);
       return util::error(
           ExitCode::kUsage,
           fmt::format("{} looks like an MPI hostfile (line {}: '{}'); clusterctl reads MLX's "
-                      "JSON hostfile: {}. Write one with `clusterctl hostfile --format "
-                      "mlx-jaccl` (or mlx-ring), or name the hosts with --hosts",
+                      "JSON hostfile: {}. Write one of its hosts with `clusterctl{}{} hostfile "
+                      "--hosts {} --format mlx-jaccl -o {}` (--format mlx-ring for TCP), or {}",
                       path.empty() ? std::string("the hostfile") : path, mpi->first, mpi->second,
-                      kShape));
+                      kShape, advice.global.empty() ? "" : " ", advice.global, list, out,
+                      instead));
     }
     auto [line, column] = line_column(text, e.byte);
     return bad(path, fmt::format("not valid JSON (line {}, column {}); {}", line, column, kShape));
@@ -531,10 +566,11 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
   return hf;
 }
 
-util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path, const EnvCheck& env_check) {
+util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path, const EnvCheck& env_check,
+                                            const MpiHostfileAdvice& mpi) {
   auto text = util::read_file(path);
   if (!text) return text.error();
-  return parse_mlx_hostfile(*text, path, env_check);
+  return parse_mlx_hostfile(*text, path, env_check, mpi);
 }
 
 util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState& state) {

@@ -104,12 +104,25 @@ std::string render_mlx_hostfile(const MlxHostfile& hf);
 /// each rank): what is wrong with it, or nullopt.
 using EnvCheck = std::function<std::optional<std::string>(std::string_view entry)>;
 
+/// How the error about an MPI hostfile given where MLX's is read says to go on, so that what
+/// it suggests runs as printed there.
+struct MpiHostfileAdvice {
+  /// The quoted global options that select the hosts ("--lab t3a"), for the suggested
+  /// `clusterctl hostfile --hosts ...` that writes an MLX hostfile of the same hosts.
+  std::string global;
+  /// The file is a job's `cluster: hostfile:FILE`: launch takes no --hosts, so its hosts go
+  /// in the job's `hosts:` list instead; otherwise (`--hostfile FILE` of discover, health,
+  /// hostfile, ...) they are named with --hosts.
+  bool job_file = false;
+};
+
 /// Parses and validates a hostfile's text; `path` only names it in messages; `env_check`, when
 /// given, is applied to every "envs" entry too. Every problem of the file is reported at once,
 /// one line each (kUsage; each line starts with the path and names the rank and host); only the
 /// matrix rules wait for every host to be read, and JACCL's rules for a sound matrix. The
-/// problems: an MPI hostfile ("node1
-/// slots=2" lines: "PATH looks like an MPI hostfile (line 1: ...)"), invalid JSON (line and
+/// problems: an MPI hostfile ("node1 slots=2" lines: "PATH looks like an MPI hostfile (line 1:
+/// ...)", with the command that writes an MLX hostfile of its hosts and how to name them
+/// instead, per `mpi`), invalid JSON (line and
 /// column), neither an object with "hosts" nor a list, an unknown backend, a malformed env
 /// (env_entry_problem), a host without "ssh", a host named twice (util::host_key: "Mac1" and
 /// "mac1." too), an ips entry that is no IP address (util::address_problem), a cell that is not
@@ -118,12 +131,14 @@ using EnvCheck = std::function<std::optional<std::string>(std::string_view entry
 /// named for two cells of a row, a jaccl or jaccl-ring backend without a matrix, and JACCL's rules
 /// (check_jaccl_devices, through validate_mlx_hostfile).
 util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::string& path,
-                                             const EnvCheck& env_check = {});
+                                             const EnvCheck& env_check = {},
+                                             const MpiHostfileAdvice& mpi = {});
 
 /// Reads and validates a hostfile (parse_mlx_hostfile). Errors (kUsage): unreadable file, and
 /// the errors above.
 util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path,
-                                            const EnvCheck& env_check = {});
+                                            const EnvCheck& env_check = {},
+                                            const MpiHostfileAdvice& mpi = {});
 
 /// Checks the hostfile against the cabling in `state` (which is how a permuted rank order is
 /// caught): every rank's host is in the state; every device rdma[i][j][k] is a device of host i

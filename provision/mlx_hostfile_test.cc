@@ -352,8 +352,20 @@ TEST_CASE("mlx hostfile: an MPI hostfile is named as one, not as bad JSON") {
         "h.json looks like an MPI hostfile (line 1: 'node1 slots=2'); clusterctl reads MLX's JSON "
         "hostfile: " +
             kShape +
-            ". Write one with `clusterctl hostfile --format mlx-jaccl` (or mlx-ring), or name the "
-            "hosts with --hosts");
+            ". Write one of its hosts with `clusterctl hostfile --hosts node1,node2 --format "
+            "mlx-jaccl -o h-mlx.json` (--format mlx-ring for TCP), or name them with `--hosts "
+            "node1,node2` instead of --hostfile");
+  // Where it was given decides what runs as printed: a lab's hosts need --lab; a job's
+  // `cluster: hostfile:FILE` takes its hosts in `hosts:` (launch has no --hosts); MPICH's
+  // "host:N" is the host.
+  auto advised = parse_mlx_hostfile("mac1:2\nmac2:2\n", "my hosts.txt", {},
+                                    cc::provision::MpiHostfileAdvice{"--lab t3a", true});
+  REQUIRE_FALSE(advised.ok());
+  CHECK(advised.error().message.ends_with(
+      ". Write one of its hosts with `clusterctl --lab t3a hostfile --hosts mac1,mac2 --format "
+      "mlx-jaccl -o 'my hosts-mlx.json'` (--format mlx-ring for TCP), or list them in the job "
+      "file instead of its `cluster:` (`hosts: [mac1, mac2]`; launch takes no --hosts)"));
+  CHECK(advised.error().message.find("--hosts mac1,mac2 --format") != std::string::npos);
   CHECK(parse_error("# cluster\n\nmac1\nmac2 max_slots=4\n")
             .starts_with("h.json looks like an MPI hostfile (line 3: 'mac1');"));
   CHECK(parse_error("10.0.0.1:2\n10.0.0.2:2\n")

@@ -233,7 +233,8 @@ std::optional<bool> end_has(const ClusterState& live, const discovery::CableEnd&
 // some hops, EHOSTUNREACH on others).
 std::string ping_problem(const ClusterState& live, const std::vector<discovery::ProbeOutputs>& pings,
                          const discovery::CableEnd& from, const std::string& own,
-                         const discovery::CableEnd& to, const std::string& address) {
+                         const discovery::CableEnd& to, const std::string& address,
+                         const FixCommand& fix) {
   size_t index = 0;
   while (index < live.hosts.size() && live.hosts[index].host != from.host) ++index;
   if (index == live.hosts.size() || index >= pings.size()) {
@@ -252,9 +253,8 @@ std::string ping_problem(const ClusterState& live, const std::vector<discovery::
     missing.push_back(fmt::format("{} {} does not have {}", from.host, from.interface, own));
   }
   if (!missing.empty()) {
-    why += fmt::format(": {}, its planned address: run `clusterctl network apply` with the "
-                       "cluster state file",
-                       fmt::join(missing, "; "));
+    why += fmt::format(": {}, its planned address: run `{}`", fmt::join(missing, "; "),
+                       fix.command("network apply"));
   }
   return why;
 }
@@ -281,13 +281,14 @@ std::string gid_problem(const ClusterState& live, const discovery::CableEnd& end
 }  // namespace
 
 std::vector<LinkCheck> check_links(const ClusterState& live, const std::vector<LinkAddress>& plan,
-                                   const std::vector<discovery::ProbeOutputs>& pings) {
+                                   const std::vector<discovery::ProbeOutputs>& pings,
+                                   const FixCommand& fix) {
   std::vector<LinkCheck> out;
   for (const auto& l : plan) {
     LinkCheck c;
     c.link = l;
-    c.a_problem = ping_problem(live, pings, l.a, l.a_address, l.b, l.b_address);
-    c.b_problem = ping_problem(live, pings, l.b, l.b_address, l.a, l.a_address);
+    c.a_problem = ping_problem(live, pings, l.a, l.a_address, l.b, l.b_address, fix);
+    c.b_problem = ping_problem(live, pings, l.b, l.b_address, l.a, l.a_address, fix);
     c.a_to_b = c.a_problem.empty();
     c.b_to_a = c.b_problem.empty();
     if (c.a_problem.empty()) c.a_problem = gid_problem(live, l.a, l.a_address);

@@ -29,6 +29,7 @@
 
 #include "discovery/cluster_state.h"
 #include "discovery/probe.h"
+#include "provision/fix_command.h"
 #include "remote/executor.h"
 #include "util/ipv4.h"
 #include "util/term.h"
@@ -89,10 +90,12 @@ discovery::ProbeCommand link_ping(bool macos, const std::string& interface,
                                   const std::string& address);
 
 /// Checks every planned cable. `live` holds fresh facts (for the GID check); `pings[i]` are the
-/// outputs of host i's link pings (run_commands over link_ping for each of its ends).
+/// outputs of host i's link pings (run_commands over link_ping for each of its ends). An end
+/// without its planned address says to run `fix.command("network apply")`.
 std::vector<LinkCheck> check_links(const discovery::ClusterState& live,
                                    const std::vector<discovery::LinkAddress>& plan,
-                                   const std::vector<discovery::ProbeOutputs>& pings);
+                                   const std::vector<discovery::ProbeOutputs>& pings,
+                                   const FixCommand& fix = {"", "CLUSTER.json", ""});
 
 /// Every link_ping a host runs for the plan.
 std::vector<discovery::ProbeCommand> link_pings_of(const discovery::ClusterState& live,

@@ -70,17 +70,16 @@ util::Status Walkthrough::set_phase(EnableState& state, const std::string& host,
 
 std::string Walkthrough::interrupted_message() const {
   return fmt::format(
-      "Interrupted. Progress is saved in {}: run `clusterctl rdma enable` again to "
-      "resume.",
-      opts_.state_path.string());
+      "Interrupted. Progress is saved in {}: run `{}` again to resume.",
+      opts_.state_path.string(), opts_.resume_command);
 }
 
 void Walkthrough::print_steps(const std::string& host) {
   for (const auto& line : recovery_steps(host)) console_.say("  " + line);
   console_.say(fmt::format(
       "Waiting for {} to shut down. clusterctl watches it over SSH and goes on by itself; "
-      "Ctrl-C stops, and `clusterctl rdma enable` again resumes here.",
-      host));
+      "Ctrl-C stops, and `{}` again resumes here.",
+      host, opts_.resume_command));
 }
 
 Walkthrough::Step Walkthrough::walk_one(const std::string& host, std::size_t n, std::size_t of,
@@ -132,14 +131,14 @@ Walkthrough::Step Walkthrough::walk_one(const std::string& host, std::size_t n, 
       return down_phase
                  ? fail(ExitCode::kCheckFailed,
                         fmt::format("{} did not shut down within {}: follow the steps above, "
-                                    "then run `clusterctl rdma enable` again (it resumes here).",
-                                    host, format_elapsed(opts_.timeout)))
+                                    "then run `{}` again (it resumes here).",
+                                    host, format_elapsed(opts_.timeout), opts_.resume_command))
                  : fail(ExitCode::kUnreachable,
                         fmt::format("{} did not come back on SSH within {}: check that it "
                                     "restarted into macOS (in Recovery: Apple menu > Restart) "
-                                    "and that Remote Login is on, then run `clusterctl rdma "
-                                    "enable` again (it resumes here).",
-                                    host, format_elapsed(opts_.timeout)));
+                                    "and that Remote Login is on, then run `{}` again (it "
+                                    "resumes here).",
+                                    host, format_elapsed(opts_.timeout), opts_.resume_command));
     }
     auto probe = probe_with_spinner(host, waiting, phase_start);
     if (!probe) return fail(probe.error().code, probe.error().message);
@@ -195,8 +194,8 @@ Walkthrough::Step Walkthrough::verify(const std::string& host, const MacRdma& pr
   if (probe.state == discovery::RdmaState::kEnabled) {
     note = fmt::format(
         "rdma_ctl status says enabled but ibv_devices lists no device: reboot {} once more, then "
-        "run `clusterctl rdma status`",
-        host);
+        "run `{}`",
+        host, opts_.status_command);
   } else {
     note = fmt::format(
         "rdma_ctl status: {}: RDMA over Thunderbolt needs macOS 26.2 or later on "

@@ -103,6 +103,10 @@ struct WalkOptions {
   std::chrono::milliseconds timeout{20 * 60 * 1000};  // per Mac and attempt
   std::chrono::milliseconds poll_interval{2000};      // between two re-probes
   std::filesystem::path state_path;                   // where progress is saved
+  /// What the operator runs to resume the walk and to check the ports afterwards, runnable as
+  /// printed (cli/ gives them the cluster, the --lab and the --state in use: FixCommand).
+  std::string resume_command = "clusterctl rdma enable";
+  std::string status_command = "clusterctl rdma status";
 };
 
 struct WalkResult {

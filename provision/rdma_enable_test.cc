@@ -173,11 +173,15 @@ TEST_CASE("rdma enable: every wait has a timeout with a message") {
   WalkResult r = rig.run({"a", "c"}, state);
   CHECK(r.code == util::ExitCode::kCheckFailed);
   CHECK(rig.console.has("a did not shut down within 1:00"));
+  CHECK(rig.console.has("then run `clusterctl rdma enable` again (it resumes here)"));
   CHECK(rig.saved_phase("a") == MacPhase::kWaitingDown);
   CHECK(std::count(rig.prober.calls.begin(), rig.prober.calls.end(), "c") == 0);  // stopped
 
   rig.prober.script["a"] = {down()};  // never comes back
+  rig.opts.resume_command = "clusterctl rdma enable --lab t3a 'my c.json'";  // as cli/ gives it
   r = rig.run({"a"}, state);
+  CHECK(rig.console.has("then run `clusterctl rdma enable --lab t3a 'my c.json'` again (it "
+                        "resumes here)"));
   CHECK(r.code == util::ExitCode::kUnreachable);
   CHECK(rig.console.has("a did not come back on SSH within 1:00"));
   CHECK(rig.saved_phase("a") == MacPhase::kWaitingUp);

@@ -92,6 +92,14 @@ class Executor {
   /// there is none (not connected yet, the local machine, a fake). Discovery records it as one
   /// piece of the host's identity (discovery::HostFacts::ssh_host_key).
   virtual std::string host_key_fingerprint() const { return {}; }
+  /// What can be known to be wrong about reaching this host without connecting to it, or ok:
+  /// the SSH executor checks its destination as check_destination does (a malformed one, a
+  /// scope that is no interface of this machine, an SSH config that cannot be used, a name
+  /// that resolves nowhere); the local and replay executors have nothing to check. Never
+  /// runs anything on the host. Errors: kUsage, the message naming the host and what to fix.
+  /// Commands that change or run something check every host this way before acting on any
+  /// (remote::check_each).
+  virtual util::Status check() const { return {}; }
 
   /// Copies a local regular file of at most kMaxUploadBytes to `remote_path` with permission
   /// bits `mode`, atomically (written to a temporary name, then renamed). The file is read

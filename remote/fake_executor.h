@@ -24,11 +24,17 @@ class FakeExecutor final : public Executor {
   void on(const std::string& line, CommandResult result) { answers_[line] = std::move(result); }
   /// Every run() fails with this error (e.g. an unreachable host).
   void fail_with(util::Error e) { failure_ = std::move(e); }
+  /// check() fails with this error (a destination known to be wrong without connecting).
+  void fail_check_with(util::Error e) { check_failure_ = std::move(e); }
   /// Every run() takes this long; a delay beyond RunOptions::timeout ends in a timed-out result
   /// after exactly the timeout.
   void set_delay(std::chrono::milliseconds d) { delay_ = d; }
 
   const std::string& host() const override { return host_; }
+  util::Status check() const override {
+    if (check_failure_) return *check_failure_;
+    return {};
+  }
 
   util::Result<CommandResult> run(const Command& cmd, const RunOptions& opts) override {
     std::string line = cmd.shell && !cmd.argv.empty() ? cmd.argv[0] : shell_quote(cmd.argv);
@@ -80,6 +86,7 @@ class FakeExecutor final : public Executor {
   std::string host_;
   std::map<std::string, CommandResult> answers_;
   std::optional<util::Error> failure_;
+  std::optional<util::Error> check_failure_;
   std::chrono::milliseconds delay_{0};
   mutable std::mutex mu_;
   std::vector<std::string> calls_;

@@ -94,4 +94,26 @@ std::vector<HostOutcome> fan_out(std::span<Executor* const> executors, const Com
   return outcomes;
 }
 
+std::vector<std::optional<util::Error>> check_each(std::span<Executor* const> executors,
+                                                   const util::OutputStyle& style) {
+  std::vector<std::optional<util::Error>> problems(executors.size());
+  for_each_host(
+      executors, "check",
+      [&](size_t i) {
+        if (executors[i] == nullptr) return;
+        if (auto st = executors[i]->check(); !st) problems[i] = st.error();
+      },
+      style);
+  return problems;
+}
+
+util::Error hosts_refused(const std::vector<std::string>& problems, size_t total) {
+  std::string text = fmt::format(
+      "{} of {} host{} cannot be reached as given (found before connecting to any); nothing "
+      "was run on any host:",
+      problems.size(), total, total == 1 ? "" : "s");
+  for (const auto& p : problems) text += "\n  " + p;
+  return util::Error{util::ExitCode::kUsage, std::move(text)};
+}
+
 }  // namespace cc::remote

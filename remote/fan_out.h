@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <string>
@@ -36,6 +37,18 @@ std::vector<HostOutcome> fan_out(std::span<Executor* const> executors, const Com
 /// allowed: work(i) still runs for it, and must expect it.
 void for_each_host(std::span<Executor* const> executors, std::string_view label,
                    const std::function<void(size_t)>& work, const util::OutputStyle& style);
+
+/// Executor::check() of every executor at once (as for_each_host, label "check"; a null entry
+/// is skipped), in input order: the problems a command that changes or runs something must
+/// find on every host before it acts on any. Runs nothing on any host.
+std::vector<std::optional<util::Error>> check_each(std::span<Executor* const> executors,
+                                                   const util::OutputStyle& style);
+
+/// The error that refuses to act on any of `total` hosts because of `problems` (one line per
+/// host, each naming it and what to fix; at least one): kUsage, "2 of 5 hosts cannot be
+/// reached as given (found before connecting to any); nothing was run on any host:" followed
+/// by the lines, indented, in order.
+util::Error hosts_refused(const std::vector<std::string>& problems, size_t total);
 
 /// The progress text for `done` of `total` hosts while `waiting` are still running, e.g.
 /// "exec: 5/8 done, waiting for h3, h7"; after four names: "waiting for h1, h2, h3, h4 +5 more".

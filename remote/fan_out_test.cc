@@ -77,3 +77,34 @@ TEST_CASE("fan_out_progress names the hosts still running") {
   CHECK(fan_out_progress("exec", 0, 6, {"a", "b", "c", "d", "e", "f"}) ==
         "exec: 0/6 done, waiting for a, b, c, d +2 more");
 }
+
+TEST_CASE("check_each finds every host's problem before anything runs on any host") {
+  std::vector<std::unique_ptr<FakeExecutor>> hosts;
+  for (int i = 1; i <= 4; ++i) hosts.push_back(std::make_unique<FakeExecutor>("h" + std::to_string(i)));
+  hosts[1]->fail_check_with(
+      cc::util::error(cc::util::ExitCode::kUsage, "h2: 'fe80::1%nosuch0' is not a valid SSH destination"));
+  hosts[3]->fail_check_with(cc::util::error(cc::util::ExitCode::kUsage, "h4: no host 'h4'"));
+  std::vector<Executor*> ptrs;
+  for (auto& h : hosts) ptrs.push_back(h.get());
+  ptrs.push_back(nullptr);  // a host never connected: skipped
+
+  const auto problems = cc::remote::check_each(ptrs, {});
+  REQUIRE(problems.size() == 5);
+  CHECK_FALSE(problems[0].has_value());
+  REQUIRE(problems[1].has_value());
+  CHECK(problems[1]->message == "h2: 'fe80::1%nosuch0' is not a valid SSH destination");
+  CHECK_FALSE(problems[2].has_value());
+  REQUIRE(problems[3].has_value());
+  CHECK(problems[3]->message == "h4: no host 'h4'");
+  CHECK_FALSE(problems[4].has_value());
+  for (const auto& h : hosts) CHECK(h->calls().empty());  // nothing ran, on the good hosts either
+}
+
+TEST_CASE("hosts_refused lists every problem at once and says nothing ran") {
+  const cc::util::Error e = cc::remote::hosts_refused({"h2: bad", "h4: worse"}, 5);
+  CHECK(e.code == cc::util::ExitCode::kUsage);
+  CHECK(e.message ==
+        "2 of 5 hosts cannot be reached as given (found before connecting to any); nothing was "
+        "run on any host:\n  h2: bad\n  h4: worse");
+  CHECK(cc::remote::hosts_refused({"h1: bad"}, 1).message.starts_with("1 of 1 host cannot"));
+}

@@ -558,7 +558,13 @@ util::Status check_destination(const std::string& destination, const SshOptions&
   }
   if (ssh_options_parse_config(s, options.config_file ? options.config_file->c_str() : nullptr) !=
       SSH_OK) {
-    return {};  // connecting reports an unreadable config with its reason
+    // As connect() reports it: connecting would fail the same way on every host.
+    return util::error(ExitCode::kUsage,
+                       options.config_file
+                           ? fmt::format("cannot use SSH config file {}: {}", config,
+                                         ssh_get_error(s))
+                           : fmt::format("cannot read ~/.ssh/config or /etc/ssh/ssh_config: {}",
+                                         ssh_get_error(s)));
   }
   char* proxy = nullptr;
   if (ssh_options_get(s, SSH_OPTIONS_PROXYCOMMAND, &proxy) == SSH_OK && proxy != nullptr) {
@@ -593,6 +599,12 @@ util::Status check_destination(const std::string& destination, const SshOptions&
                           destination, name, config, ::gai_strerror(rc)));
   }
   return {};
+}
+
+util::Status SshExecutor::check() const {
+  auto st = check_destination(destination_, options_);
+  if (st) return st;
+  return util::error(st.error().code, fmt::format("{}: {}", host_, st.error().message));
 }
 
 }  // namespace cc::remote

@@ -74,6 +74,8 @@ class SshExecutor final : public Executor {
   /// The key checked against known_hosts when the session was opened; kept after the session
   /// is dropped (a reopened one must pass the same check). "" before the first connection.
   std::string host_key_fingerprint() const override { return host_key_; }
+  /// check_destination(destination, options), its message led by the host's name ("h2: ...").
+  util::Status check() const override;
   /// Over SFTP: writes REMOTE_PATH.clusterctl-tmp-XXXXXXXX, sets `mode`, renames it over
   /// `remote_path` (POSIX rename when the server offers it, as OpenSSH's does). Each SFTP
   /// round trip is bounded by `timeout`, and the whole upload too.
@@ -95,8 +97,10 @@ class SshExecutor final : public Executor {
 
 /// Whether `destination` names a host at all, before anything connects: the SSH config
 /// (options.config_file, else ~/.ssh/config) is applied and the resulting host name looked up.
-/// Error (kUsage) only when the name certainly does not exist (getaddrinfo: EAI_NONAME), naming
-/// the config; a host behind a ProxyCommand, a DNS server that does not answer (the lookup is
+/// Error (kUsage) when the name certainly does not exist (getaddrinfo: EAI_NONAME), naming
+/// the config; when libssh refuses the destination (malformed, or a scope that is no interface
+/// of this machine: destination_refusal's reason); when the config file does not exist or
+/// cannot be used (as connecting would report it). A host behind a ProxyCommand, a DNS server that does not answer (the lookup is
 /// given up after remote::kResolveTimeout) or anything else is left to the connection (ok here).
 util::Status check_destination(const std::string& destination, const SshOptions& options);
 

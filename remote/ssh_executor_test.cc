@@ -297,6 +297,21 @@ TEST_CASE("ssh: check_destination tells a name that does not exist from one that
               "destination here: name a Host entry of the SSH config that gives it") !=
           std::string::npos);
   }
+  // The executor's own check is the same, led by the host's name; it connects to nothing.
+  const cc::remote::SshExecutor scoped("h2", "fe80::1%nosuchif9", o);
+  auto own = scoped.check();
+  REQUIRE_FALSE(own.ok());
+  CHECK(own.error().code == ExitCode::kUsage);
+  CHECK(own.error().message.starts_with(
+      "h2: 'fe80::1%nosuchif9' is not a valid SSH destination: its scope 'nosuchif9'"));
+  CHECK(cc::remote::SshExecutor("h1", "h1", o).check().ok());
+  // A config that does not exist is found before connecting too.
+  SshOptions missing = o;
+  missing.config_file = dir / "nowhere" / "ssh_config";
+  auto no_config = cc::remote::SshExecutor("h1", "h1", missing).check();
+  REQUIRE_FALSE(no_config.ok());
+  CHECK(no_config.error().message.starts_with(
+      fmt::format("h1: SSH config file {} does not exist", missing.config_file->string())));
   auto bad = cc::remote::check_destination("badname", o);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().code == ExitCode::kUsage);

@@ -149,6 +149,41 @@ grep -q "job $id already ended (failed): nothing to stop" <<<"$LAST" || { echo "
 expect 2 "invalid SSH destination" -- "$cc" exec --hosts 'user@' -- true
 grep -q "is not a valid SSH destination: expected HOST or USER@HOST" <<<"$LAST" ||
   { echo "FAIL: invalid destination without a reason: $LAST"; fail=1; }
+# Every command that runs or changes something checks every host's SSH destination before it
+# acts on any (cli/hosts.h, check_hosts): one bad destination (a scope that is no interface of
+# this machine, a malformed one, a name that resolves nowhere) is exit 2 naming every bad host
+# at once, and nothing ran on the good ones. exec used to run the command on `local` first.
+marker="$tmp/exec-ran"
+expect 2 "exec with bad destinations beside a good host" -- "$cc" exec --hosts 'local,fe80::1%nosuch0,user@' -- touch "$marker"
+[ -e "$marker" ] && { echo "FAIL: exec ran on local though other hosts' destinations are bad"; fail=1; }
+for want in "2 of 3 hosts cannot be reached as given (found before connecting to any); nothing was run on any host:" \
+  "  'fe80::1%nosuch0' is not a valid SSH destination: its scope 'nosuch0' is no network interface of this machine" \
+  "  'user@' is not a valid SSH destination: expected HOST or USER@HOST"; do
+  grep -qF -- "$want" <<<"$LAST" || { echo "FAIL: exec: not reported: $want: $LAST"; fail=1; }
+done
+printf 'Host refusing\n  HostName 127.0.0.1\n  Port 9\n' >"$tmp/bad-dest-ssh_config"
+printf 'ssh_config: bad-dest-ssh_config\nhosts:\n  - {name: h1, ssh: refusing}\n  - {name: h2, ssh: "fe80::1%%nosuch0"}\n  - {name: h3, ssh: nowhere.invalid}\n' \
+  >"$tmp/bad-dest.yaml"
+printf 'name: baddest\nhosts: [h1, h2]\ncommand: [true]\nlogs: %s/bd-logs\n' "$tmp" >"$tmp/bad-dest-job.yaml"
+printf 'x\n' >"$tmp/bad-dest-file"
+bad_dest() {  # bad_dest DESCRIPTION HOSTS-WANTED -- CMD...: exit 2, the bad hosts named, no connection tried
+  local what=$1 want=$2; shift 3
+  expect 2 "$what" -- "$@"
+  grep -qF "$tmp/bad-dest.yaml: host h2: 'fe80::1%nosuch0' is not a valid SSH destination: its scope 'nosuch0'" <<<"$LAST" &&
+    grep -qE "nothing was (run on any host|started)" <<<"$LAST" ||
+    { echo "FAIL: $what: h2's bad destination not named: $LAST"; fail=1; }
+  grep -qF "fix host h2's \`ssh:\` in $tmp/bad-dest.yaml" <<<"$LAST" || { echo "FAIL: $what: no fix for h2: $LAST"; fail=1; }
+  if [ "$want" = h2,h3 ]; then
+    grep -qF "$tmp/bad-dest.yaml: host h3: no host 'nowhere.invalid'" <<<"$LAST" || { echo "FAIL: $what: h3 not named: $LAST"; fail=1; }
+  fi
+  grep -q "cannot connect" <<<"$LAST" && { echo "FAIL: $what: connected to a host first: $LAST"; fail=1; }
+}
+bad_dest "exec on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" exec --hosts all -- true
+bad_dest "launch on an inventory with a bad destination" h2 -- env XDG_STATE_HOME="$tmp/state" "$cc" --inventory "$tmp/bad-dest.yaml" launch "$tmp/bad-dest-job.yaml"
+bad_dest "push to an inventory with bad destinations" h2,h3 -- env XDG_STATE_HOME="$tmp/state" "$cc" --inventory "$tmp/bad-dest.yaml" push "$tmp/bad-dest-file" --dest /tmp
+bad_dest "network apply on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" network apply --hosts all
+bad_dest "network apply --dry-run on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" network apply --dry-run
+bad_dest "rdma enable on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" rdma enable --check
 # launch: a missing upload is named with its job.yaml line before anything starts (exit 3, a
 # host cannot be set up without it); no job line, no host contacted.
 printf 'name: up\nhosts: [nowhere.invalid]\ncommand: [x]\nlogs: %s/up-logs\nupload:\n  - {src: nothing-here, dest: x}\n' \
@@ -262,6 +297,21 @@ python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); s["lab"]="t3a"; jso
   "$tmp/nolab.json" "$tmp/t3a state.json"
 expect 3 "health of a lab's state without --lab" -- lab "$cc" health --quick "$tmp/t3a state.json"
 grep -q "a: cannot connect to 127.0.0.1:9" <<<"$LAST" || { echo "FAIL: health did not use the state's lab: $LAST"; fail=1; }
+# Its advice runs as printed: a lab's host is reached with the lab's ssh_config at its `ssh:`
+# destination (`ssh a` reaches nothing).
+grep -qF "check that a is up and that \`ssh -F $labs/clusterctl/labs/t3a/ssh_config refusing\` works" <<<"$LAST" ||
+  { echo "FAIL: health's ssh advice for a lab host is not the lab's ssh: $LAST"; fail=1; }
+# A file that is no baseline: the run that writes one there names the state (quoted) and it.
+printf '{"schema": "x"}\n' >"$tmp/other base.json"
+expect 2 "health with a file that is no baseline" -- lab "$cc" health "$tmp/t3a state.json" --baseline "$tmp/other base.json"
+grep -qF "make one with \`clusterctl health '$tmp/t3a state.json' --save-baseline --baseline '$tmp/other base.json'\`" <<<"$LAST" ||
+  { echo "FAIL: the baseline's fix is not runnable as printed: $LAST"; fail=1; }
+# A broken state file of that lab: the discovery that writes it again has --lab and the quoted path.
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); s["cables"][0]["b"]["host"]="ghost"; json.dump(s,open(sys.argv[2],"w"))' \
+  "$tmp/t3a state.json" "$tmp/bad t3a.json"
+expect 2 "health of a broken state of a lab" -- lab "$cc" health --quick "$tmp/bad t3a.json"
+grep -qF "(fix it, or write it again with \`clusterctl --lab t3a discover -o '$tmp/bad t3a.json'\`)" <<<"$LAST" ||
+  { echo "FAIL: a broken state's fix lacks its lab or quoting: $LAST"; fail=1; }
 expect 2 "health of a lab's state with another --lab" -- lab "$cc" --lab other health --quick "$tmp/t3a state.json"
 grep -q "$tmp/t3a state.json was discovered on lab 't3a', but --lab (or CLUSTERCTL_LAB) names lab 'other'" <<<"$LAST" ||
   { echo "FAIL: conflicting labs not named: $LAST"; fail=1; }
@@ -271,7 +321,8 @@ printf 'name: t3ajob\ncluster: "t3a state.json"\ncommand: [true]\nlogs: %s/t3a-l
 expect 3 "launch of a lab's state without --lab" -- lab "$cc" launch "$tmp/t3a-job.yaml"
 grep -q "a: cannot connect" <<<"$LAST" || { echo "FAIL: launch did not use the state's lab: $LAST"; fail=1; }
 # A state without a lab, or a hostfile, whose hosts are only a lab's: add --lab NAME.
-expect 3 "network apply of a state without its lab" -- lab "$cc" network apply "$tmp/nolab.json"
+# network apply checks every host before it probes any: a name that resolves nowhere is exit 2.
+expect 2 "network apply of a state without its lab" -- lab "$cc" network apply "$tmp/nolab.json"
 grep -q "if it is a host of a lab, add --lab t3a" <<<"$LAST" || { echo "FAIL: network apply: no --lab hint: $LAST"; fail=1; }
 printf '[{"ssh": "a", "ips": []}, {"ssh": "b", "ips": []}]\n' >"$tmp/mlx.json"
 expect 3 "hostfile --hostfile of lab hosts without --lab" -- lab "$cc" hostfile --hostfile "$tmp/mlx.json" --format mpi

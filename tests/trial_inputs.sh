@@ -200,6 +200,15 @@ expect 2 "an MPI hostfile as --hostfile" -- "$cc" hostfile --hostfile "$tmp/mpi-
   --from "$mesh3" --format mpi
 has "an MPI hostfile as --hostfile" "$tmp/err" "$tmp/mpi-hosts looks like an MPI hostfile (line 1: 'mac1 slots=2'); clusterctl reads MLX's JSON hostfile"
 hasnt "an MPI hostfile as --hostfile" "$tmp/err" "not valid JSON"
+# Its advice runs as printed: hostfile takes --hosts (here from the bundle), launch does not
+# (its job file's `hosts:` instead; it used to be told to use --hosts).
+has "an MPI hostfile as --hostfile" "$tmp/err" "Write one of its hosts with \`clusterctl hostfile --hosts mac1,mac2,mac3 --format mlx-jaccl -o $tmp/mpi-hosts-mlx.json\` (--format mlx-ring for TCP), or name them with \`--hosts mac1,mac2,mac3\` instead of --hostfile"
+expect 0 "the MPI hostfile's suggested hostfile command" -- "$cc" hostfile --from "$mesh3" --hosts mac1,mac2,mac3 --format mlx-jaccl -o "$tmp/mpi-hosts-mlx.json"
+printf 'name: m\ncluster: hostfile:%s/mpi-hosts\ncommand: [true]\n' "$tmp" >"$tmp/mpi-job.yaml"
+expect 2 "an MPI hostfile as a job's cluster" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/mpi-job.yaml"
+has "an MPI hostfile as a job's cluster" "$tmp/err" "$tmp/mpi-hosts looks like an MPI hostfile (line 1: 'mac1 slots=2')"
+has "an MPI hostfile as a job's cluster" "$tmp/err" "or list them in the job file instead of its \`cluster:\` (\`hosts: [mac1, mac2, mac3]\`; launch takes no --hosts)"
+hasnt "an MPI hostfile as a job's cluster" "$tmp/err" "name the hosts with --hosts"
 expect 2 "--hosts mac1,MAC1" -- "$cc" hostfile --format mpi --from "$mesh3" --hosts mac1,mac2,MAC1
 has "--hosts mac1,MAC1" "$tmp/err" "--hosts names one host twice, as 'mac1' and 'MAC1'"
 printf 'hosts:\n  - name: mac1\n    address: 10.0.0.11:5000\n' >"$tmp/port.yaml"

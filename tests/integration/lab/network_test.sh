@@ -32,13 +32,14 @@ grep -q "^6 of 6 cables answer both ways" "$tmp/apply" || fail "apply: $(cat "$t
 "$CLUSTERCTL" network apply "$tmp/c.json" >"$tmp/withlab" 2>&1 ||
   fail "apply of a state that records its lab, without --lab, exited $?: $(cat "$tmp/withlab")"
 grep -q "^6 of 6 cables answer both ways" "$tmp/withlab" || fail "apply without --lab: $(cat "$tmp/withlab")"
-# The same file without its lab: no host resolves. That is exit 3 naming the hosts and saying
-# to add --lab, not a cable "not seen now" (exit 1), which sent a new user to re-cable.
+# The same file without its lab: no host resolves. That is exit 2 naming the hosts and saying
+# to add --lab, found before any host is probed (check_hosts), not a cable "not seen now"
+# (exit 1), which sent a new user to re-cable.
 python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s.pop("lab") == sys.argv[3]; json.dump(s,open(sys.argv[2],"w"))' \
   "$tmp/c.json" "$tmp/nolab.json" "$name" || fail "the cluster state does not record lab $name"
 rc=0
 "$CLUSTERCTL" network apply "$tmp/nolab.json" >"$tmp/nolab" 2>&1 || rc=$?
-[ "$rc" -eq 3 ] && grep -q "host(s) could not be probed; nothing was changed" "$tmp/nolab" &&
+[ "$rc" -eq 2 ] && grep -q "cannot be reached as given (found before connecting to any); nothing was run on any host" "$tmp/nolab" &&
   grep -q "add --lab" "$tmp/nolab" || fail "apply of a state without its lab exited $rc: $(cat "$tmp/nolab")"
 python3 -c 'import json,sys; n=json.load(open(sys.argv[1]))["network"]; assert len(n) == 6, n' "$tmp/c.json" ||
   fail "plan not saved in the cluster state"
