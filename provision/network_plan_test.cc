@@ -139,7 +139,7 @@ TEST_CASE("network plan: per-host view and lookup by ends") {
   CHECK(find_link(*plan, s.cables[0].a, s.cables[1].b) == nullptr);
 }
 
-TEST_CASE("keep_plan: entries of cables seen now are kept; the others dropped, each with why") {
+TEST_CASE("keep_plan: entries of cables seen now are kept, the others dropped, each with why") {
   const ClusterState planned = mesh(4);
   auto plan = plan_network(planned, {});
   REQUIRE(plan.ok());
