@@ -21,7 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 def template():
     with open(os.path.join(ROOT, "templates", "mpi.yaml")) as f:
         job = yaml.safe_load(f)
-    del job["hosts"]
+    del job["cluster"]  # lab.job names this test's lab
     job["upload"][0]["src"] = MPI_PERF
     job["command"] = ["./mpi-allreduce-perf", "-b", "8", "-e", "64K", "-f", "8"]
     job["timeouts"].update({"total": 120, "grace": 3})
