@@ -30,7 +30,7 @@
 #include "launch/restart.h"
 #include "launch/runner.h"
 #include "launch/wrapper.h"
-#include "provision/fix_command.h"
+#include "discovery/fix_command.h"
 #include "provision/hostfile.h"
 #include "provision/mlx_hostfile.h"
 #include "remote/local_executor.h"
@@ -112,7 +112,7 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
         src.state_file = spec.cluster->value;
       }
       // The same check by hand, runnable as printed: the job's cluster with its lab.
-      provision::FixCommand again;
+      discovery::FixCommand again;
       again.global = global_words(c.global);
       again.state_file = src.state_file;
       again.hosts = src.hosts;

@@ -207,7 +207,7 @@ std::size_t soft_roce(const Context& ctx, const EnableOptions& o, const ClusterS
 
 // Linux hosts without devices on cabled ports, when --soft-roce was not given: a hint.
 void soft_roce_hint(const ClusterState& state, const provision::EnablePlan& plan,
-                    const provision::FixCommand& fix) {
+                    const discovery::FixCommand& fix) {
   for (const auto& host : plan.linux_hosts) {
     const auto* f = state.find_host(host);
     if (f == nullptr || !f->rdma.devices.empty()) continue;
@@ -234,7 +234,7 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
   auto exs = executors_for(ctx, o.source, *state);
   if (!exs) return report_error(ctx, "rdma enable", exs.error());
   // The commands it suggests name the cluster as given, with the lab in use (runnable).
-  provision::FixCommand fix;
+  discovery::FixCommand fix;
   if (auto g = options_for_state(ctx.global, *state, o.source.state_file); g) {
     fix = fix_command(*g, o.source, *state);
   }

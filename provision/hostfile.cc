@@ -76,7 +76,7 @@ std::string interface_address(const discovery::HostFacts& f, const std::string& 
 // MLX itself takes (with a note saying so).
 util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::size_t>& order,
                                 HostfileFormat f, MlxHostfile& hf,
-                                std::vector<std::string>* notes, const FixCommand& fix) {
+                                std::vector<std::string>* notes, const discovery::FixCommand& fix) {
   for (std::size_t r = 0; r < order.size(); ++r) {
     const auto& facts = *g.host(order[r]).facts;
     std::string addr = facts.management_address;
@@ -104,7 +104,7 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
 
 util::Result<topology::Ring> ring_or_error(const ClusterGraph& g,
                                            const std::vector<std::vector<int>>& m, HostfileFormat f,
-                                           const char* over, const FixCommand& fix) {
+                                           const char* over, const discovery::FixCommand& fix) {
   topology::Ring ring = topology::find_ring(m);
   switch (ring.status) {
     case topology::RingStatus::kFound:
@@ -131,7 +131,7 @@ util::Result<topology::Ring> ring_or_error(const ClusterGraph& g,
 }
 
 util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
-                                     std::vector<std::string>* notes, const FixCommand& fix) {
+                                     std::vector<std::string>* notes, const discovery::FixCommand& fix) {
   const std::size_t n = g.size();
   std::vector<std::string> missing, no_rdma;
   for (std::size_t a = 0; a < n; ++a) {
@@ -175,7 +175,7 @@ util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
 }
 
 util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
-                                          std::vector<std::string>* notes, const FixCommand& fix) {
+                                          std::vector<std::string>* notes, const discovery::FixCommand& fix) {
   const std::size_t n = g.size();
   std::vector<std::vector<int>> m(n, std::vector<int>(n, 0));
   for (std::size_t a = 0; a < n; ++a) {
@@ -207,7 +207,7 @@ util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
 }
 
 util::Result<MlxHostfile> make_ring(const ClusterGraph& g, MlxHostfile hf,
-                                    const FixCommand& fix) {
+                                    const discovery::FixCommand& fix) {
   const std::size_t n = g.size();
   auto ring = ring_or_error(g, g.matrix(), HostfileFormat::kMlxRing, "cabled pairs", fix);
   if (!ring) return ring.error();
@@ -304,7 +304,7 @@ std::vector<std::size_t> rdma_cables(const ClusterGraph& g, std::size_t a, std::
   return out;
 }
 
-util::Status check_complete(const ClusterState& state, const FixCommand& fix) {
+util::Status check_complete(const ClusterState& state, const discovery::FixCommand& fix) {
   if (state.hosts.empty() && state.problems.empty()) {
     return util::error(ExitCode::kUsage,
                        fmt::format("the cluster state has no hosts: discover some (`{}`)",
@@ -326,7 +326,7 @@ util::Status check_complete(const ClusterState& state, const FixCommand& fix) {
 }
 
 util::Status check_direct(const ClusterState& state, HostfileFormat format,
-                          const FixCommand& fix) {
+                          const discovery::FixCommand& fix) {
   const ClusterGraph g(state);
   std::vector<std::string> hub;
   for (std::size_t i = 0; i < g.edges().size(); ++i) {
@@ -344,7 +344,7 @@ util::Status check_direct(const ClusterState& state, HostfileFormat format,
 util::Result<MlxHostfile> make_mlx_hostfile(const ClusterState& state, HostfileFormat format,
                                             const std::vector<std::string>& envs,
                                             std::vector<std::string>* notes,
-                                            const FixCommand& fix) {
+                                            const discovery::FixCommand& fix) {
   if (auto st = check_complete(state, fix); !st) return st.error();
   if (auto st = check_direct(state, format, fix); !st) return st.error();
   if (auto st = check_envs(envs); !st) return st.error();

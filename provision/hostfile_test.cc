@@ -319,18 +319,18 @@ TEST_CASE("hostfile: the missing-address fix names the state file, quoted, so it
   port(s, "h2", "tb1").interface->ipv4.clear();
   HostfileOptions opts;
   opts.format = HostfileFormat::kMlxRing;
-  opts.fix = FixCommand{"--lab t3a", "my lab.json", ""};
+  opts.fix = discovery::FixCommand{"--lab t3a", "my lab.json", ""};
   auto text = render_hostfile(s, opts);
   REQUIRE(!text.ok());
   CHECK(text.error().message ==
         "no mlx-ring hostfile: h2 tb1 has no IPv4 address in this cluster state: run `clusterctl "
         "network apply --lab t3a 'my lab.json'` (it addresses the cables and updates the file)");
-  opts.fix = FixCommand{"--lab t3a", "", "h1,h2,h3"};  // discovered live: no file to update
+  opts.fix = discovery::FixCommand{"--lab t3a", "", "h1,h2,h3"};  // discovered live: no file to update
   CHECK(render_hostfile(s, opts).error().message ==
         "no mlx-ring hostfile: h2 tb1 has no IPv4 address in this cluster state: run `clusterctl "
         "network apply --lab t3a --hosts h1,h2,h3` (it addresses the cables)");
   // Every other fix of a hostfile error names the cluster the same way.
-  opts.fix = FixCommand{"--lab t3a", "my lab.json", ""};
+  opts.fix = discovery::FixCommand{"--lab t3a", "my lab.json", ""};
   opts.format = HostfileFormat::kMlxJaccl;
   CHECK(render_hostfile(lab_mesh(3, {{1, 3}}), opts).error().message.ends_with(
       "`clusterctl verify-mesh --lab t3a 'my lab.json'` says what to plug where"));

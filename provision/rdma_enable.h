@@ -104,7 +104,7 @@ struct WalkOptions {
   std::chrono::milliseconds poll_interval{2000};      // between two re-probes
   std::filesystem::path state_path;                   // where progress is saved
   /// What the operator runs to resume the walk and to check the ports afterwards, runnable as
-  /// printed (cli/ gives them the cluster, the --lab and the --state in use: FixCommand).
+  /// printed (cli/ gives them the cluster, the --lab and the --state in use: discovery::FixCommand).
   std::string resume_command = "clusterctl rdma enable";
   std::string status_command = "clusterctl rdma status";
 };
