@@ -159,7 +159,8 @@ struct Context {
   const discovery::FixCommand& fix;  // how the fixes' commands name the cluster
 };
 
-CheckResult reachable_check(const HostOutcome& o, Report& report, const discovery::FixCommand& fix) {
+CheckResult reachable_check(const HostOutcome& o, Report& report,
+                            const discovery::FixCommand& fix) {
   CheckResult r = host_check(o.host, "reachable");
   if (o.sample) {
     r.measured = fmt::format("{:.2f} s", o.sample->probe_s);
@@ -183,8 +184,7 @@ CheckResult reachable_check(const HostOutcome& o, Report& report, const discover
 // Only when the cluster state recorded what identifies the host (discovery's machine ID and
 // SSH host key) and the host reports it now: the same machine must answer under its name.
 std::optional<CheckResult> identity_check(const std::string& host, const HostFacts& now,
-                                          const HostFacts* then,
-                                          const discovery::FixCommand& fix) {
+                                          const HostFacts* then, const discovery::FixCommand& fix) {
   if (then == nullptr) return std::nullopt;
   std::vector<std::string> same, changed;
   auto compare = [&](const char* what, const std::optional<std::string>& a,
@@ -536,7 +536,7 @@ void quick_checks(const discovery::ClusterState& expected, const std::vector<Hos
   const provision::RdmaStatus rdma = provision::rdma_status(live, fix);
   const topology::ClusterGraph graph(live);
   std::vector<topology::Finding> mac_findings;
-  topology::run_mac_checks(graph, mac_findings);
+  topology::run_mac_checks(graph, fix, mac_findings);
   const Context ctx{expected, rdma, mac_findings, t, fix};
 
   std::map<std::string, std::vector<CheckResult>> by_host;
