@@ -161,9 +161,9 @@ util::Status check_source_hosts(const Context& ctx, const ClusterSource& src) {
   return {};
 }
 
-provision::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
+discovery::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
                                   const discovery::ClusterState& state) {
-  provision::FixCommand fix;
+  discovery::FixCommand fix;
   fix.global = global_words(g);
   fix.state_file = src.state_file;
   // How ssh(1) reaches the hosts as clusterctl does: the config (-F, else the inventory's: a

@@ -10,7 +10,7 @@
 
 #include "cli/context.h"
 #include "discovery/cluster_state.h"
-#include "provision/fix_command.h"
+#include "discovery/fix_command.h"
 #include "util/result.h"
 
 namespace CLI {
@@ -67,7 +67,7 @@ std::string global_words(const GlobalOptions& g);
 /// --lab NAME / --inventory FILE / -F FILE from `g` (resolved by options_for_state); and the
 /// ssh(1) that reaches a host as clusterctl does (FixCommand::ssh: -F the lab's or the
 /// inventory's ssh_config, the inventory's known_hosts, its `ssh:` destinations).
-provision::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
+discovery::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
                                   const discovery::ClusterState& state);
 
 }  // namespace cc::cli

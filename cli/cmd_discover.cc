@@ -15,7 +15,7 @@
 #include "cli/cluster_source.h"
 #include "cli/context.h"
 #include "discovery/cluster_state.h"
-#include "provision/fix_command.h"
+#include "discovery/fix_command.h"
 #include "provision/network_plan.h"
 #include "remote/quote.h"
 #include "util/atomic_file.h"
@@ -117,7 +117,7 @@ std::vector<std::string> keep_plan_of(ClusterState& state,
   if (kept.dropped.empty() && unplanned.empty()) return {};
   ClusterSource written = o.source;
   written.state_file = o.output;  // the fixes name the file: discover -o FILE, network plan FILE
-  const provision::FixCommand fix = fix_command(ctx.global, written, state);
+  const discovery::FixCommand fix = fix_command(ctx.global, written, state);
   std::vector<std::string> notes;
   notes.push_back(fmt::format("discover: kept {} of the {} cables of the network plan in {}",
                               kept.kept.size(), old_plan.size(), o.output));

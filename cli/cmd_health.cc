@@ -17,10 +17,10 @@
 #include "cli/context.h"
 #include "cli/hosts.h"
 #include "discovery/discover.h"
+#include "discovery/fix_command.h"
 #include "healthcheck/health.h"
 #include "healthcheck/quick_checks.h"
 #include "healthcheck/render.h"
-#include "provision/fix_command.h"
 #include "provision/network_plan.h"
 #include "remote/quote.h"
 #include "util/atomic_file.h"
@@ -111,7 +111,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
     std::error_code ec;
     if (fs::exists(baseline_path, ec)) {
       // The run that writes a baseline there, runnable as printed: this cluster, its lab.
-      provision::FixCommand save;
+      discovery::FixCommand save;
       save.global = global_words(ctx.global);
       save.state_file = o.source.state_file;
       save.hosts = o.source.hosts;

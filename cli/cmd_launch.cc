@@ -21,6 +21,7 @@
 #include "cli/context.h"
 #include "cli/hosts.h"
 #include "discovery/cluster_state.h"
+#include "discovery/fix_command.h"
 #include "launch/job_spec.h"
 #include "launch/job_state.h"
 #include "launch/local_needs.h"
@@ -30,7 +31,6 @@
 #include "launch/restart.h"
 #include "launch/runner.h"
 #include "launch/wrapper.h"
-#include "provision/fix_command.h"
 #include "provision/hostfile.h"
 #include "provision/mlx_hostfile.h"
 #include "remote/local_executor.h"
@@ -112,7 +112,7 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
         src.state_file = spec.cluster->value;
       }
       // The same check by hand, runnable as printed: the job's cluster with its lab.
-      provision::FixCommand again;
+      discovery::FixCommand again;
       again.global = global_words(c.global);
       again.state_file = src.state_file;
       again.hosts = src.hosts;
@@ -165,7 +165,7 @@ util::Status check_hostfile_cabling(const Context& ctx, const launch::JobSpec& s
   src.hostfile = spec.cluster->value;
   auto state = obtain_cluster_state(c, src);
   if (!state) return state.error();
-  if (auto st = provision::check_against(*p.mlx, *state); !st) {
+  if (auto st = provision::check_against(*p.mlx, *state, fix_command(p.global, src, *state)); !st) {
     // Runnable as printed: the hosts' lab, the hostfile quoted and written over in place.
     const std::string global = global_words(p.global);
     const std::string rewrite = fmt::format(

@@ -133,7 +133,7 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
 bool report_left_out(const Context& ctx, const NetworkOptions& o, const Planned& p,
                      std::string_view subcommand, bool others_applied = false) {
   if (p.down.empty() && p.unplanned.empty()) return false;
-  const provision::FixCommand fix = fix_command(p.global, o.source, p.live);
+  const discovery::FixCommand fix = fix_command(p.global, o.source, p.live);
   const std::string again = fix.command(fmt::format("network {}", subcommand));
   const std::string replan =
       fmt::format("`{}`, then `{}`", fix.rediscover(), fix.command("network plan"));

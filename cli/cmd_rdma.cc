@@ -173,7 +173,7 @@ nlohmann::json hygiene(const Context& ctx, const ClusterState& state,
 std::size_t soft_roce(const Context& ctx, const EnableOptions& o, const ClusterState& state,
                       const provision::EnablePlan& plan,
                       const std::vector<std::unique_ptr<remote::Executor>>& exs,
-                      nlohmann::json& json, ExitCode& rc) {
+                      const discovery::FixCommand& fix, nlohmann::json& json, ExitCode& rc) {
   std::size_t added = 0;
   json = nlohmann::json::array();
   const milliseconds timeout = to_ms(std::min(o.source.timeout_s, 30.0));
@@ -181,7 +181,7 @@ std::size_t soft_roce(const Context& ctx, const EnableOptions& o, const ClusterS
     const auto itfs = provision::cabled_interfaces(state, host);
     remote::Executor* ex = find(exs, host);
     if (itfs.empty() || ex == nullptr) continue;
-    auto p = provision::create_soft_roce(*ex, itfs, o.check, timeout);
+    auto p = provision::create_soft_roce(*ex, itfs, o.check, timeout, fix);
     if (!p) {
       rc = util::worst(rc, p.error().code);
       json.push_back({{"host", host}, {"error", p.error().message}});
@@ -207,7 +207,7 @@ std::size_t soft_roce(const Context& ctx, const EnableOptions& o, const ClusterS
 
 // Linux hosts without devices on cabled ports, when --soft-roce was not given: a hint.
 void soft_roce_hint(const ClusterState& state, const provision::EnablePlan& plan,
-                    const provision::FixCommand& fix) {
+                    const discovery::FixCommand& fix) {
   for (const auto& host : plan.linux_hosts) {
     const auto* f = state.find_host(host);
     if (f == nullptr || !f->rdma.devices.empty()) continue;
@@ -234,7 +234,7 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
   auto exs = executors_for(ctx, o.source, *state);
   if (!exs) return report_error(ctx, "rdma enable", exs.error());
   // The commands it suggests name the cluster as given, with the lab in use (runnable).
-  provision::FixCommand fix;
+  discovery::FixCommand fix;
   if (auto g = options_for_state(ctx.global, *state, o.source.state_file); g) {
     fix = fix_command(*g, o.source, *state);
   }
@@ -247,7 +247,7 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
     if (!loaded) return report_error(ctx, "rdma enable", loaded.error());
     saved = std::move(*loaded);
   }
-  const provision::EnablePlan plan = provision::plan_enable(*state, saved);
+  const provision::EnablePlan plan = provision::plan_enable(*state, saved, fix);
   ExitCode rc = ExitCode::kOk;
   if (!plan.unreachable.empty()) rc = ExitCode::kUnreachable;
   if (!plan.blocked.empty()) rc = util::worst(rc, ExitCode::kCheckFailed);
@@ -260,7 +260,7 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
   nlohmann::json soft_json = nlohmann::json::array();
   if (o.soft_roce) {
     if (!ctx.style.json) fmt::print("\nSoft-RoCE on the Linux hosts:\n");
-    if (soft_roce(ctx, o, *state, plan, *exs, soft_json, rc) > 0 && o.check) {
+    if (soft_roce(ctx, o, *state, plan, *exs, fix, soft_json, rc) > 0 && o.check) {
       rc = util::worst(rc, ExitCode::kCheckFailed);
     }
   } else if (!ctx.style.json) {

@@ -31,6 +31,11 @@ util::ExitCode run_verify_mesh(const Context& ctx, const VerifyMeshOptions& o) {
   if (!state) return report_error(ctx, "verify-mesh", state.error());
   topology::VerifyOptions opts;
   if (o.expect_hosts > 0) opts.expect_hosts = o.expect_hosts;
+  // The fixes' commands name the cluster as the operator did (the state file, its lab), so
+  // each runs as printed.
+  if (auto g = options_for_state(ctx.global, *state, o.source.state_file); g) {
+    opts.fix = fix_command(*g, o.source, *state);
+  }
   const topology::VerifyReport report = topology::verify_mesh(*state, opts);
   if (util::interrupted()) {  // the report is partial: say so, print nothing of it
     fmt::print(stderr, "clusterctl verify-mesh: interrupted\n");

@@ -125,8 +125,9 @@ util::Result<Chosen> choose_hosts(const GlobalOptions& g, std::string_view hosts
     }
   } else if (all) {
     return util::error(ExitCode::kUsage,
-                       "--hosts all needs to know the cluster's hosts: pass --lab NAME (or set "
-                       "CLUSTERCTL_LAB) or --inventory FILE, or name the hosts: --hosts h1,h2");
+                       "no lab or inventory says which hosts the cluster has: pass --lab NAME "
+                       "(or set CLUSTERCTL_LAB) or --inventory FILE, or name the hosts: --hosts "
+                       "h1,h2");
   } else {
     const std::vector<std::string> names = remote::split_host_list(hosts_spec);
     if (names.empty()) {

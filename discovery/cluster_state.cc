@@ -11,10 +11,10 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "discovery/fix_command.h"
 #include "discovery/json_fields.h"
 #include "discovery/json_util.h"
 #include "remote/inventory.h"
-#include "remote/quote.h"
 #include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/ipv4.h"
@@ -530,8 +530,7 @@ util::Result<ClusterState> cluster_state_from_json(const json& j) {
 util::Result<ClusterState> load_cluster_state(const std::string& path, std::string_view global) {
   // The discovery that writes the file again, as the command that read it reaches the hosts.
   auto rediscover = [&](std::string_view globals) {
-    return fmt::format("clusterctl{}{} discover -o {}", globals.empty() ? "" : " ", globals,
-                       remote::shell_quote_arg(path));
+    return FixCommand{std::string(globals), path, ""}.rediscover();
   };
   auto text = util::read_file(path);
   if (!text) {

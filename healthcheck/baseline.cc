@@ -19,9 +19,9 @@ Status below(double v, const Limit& l) {
 }
 
 // A check of a bandwidth-like figure against an absolute limit and, when known, a baseline.
-CheckResult judge_rate(Scope scope, const std::string& subject, const char* check,
-                       const char* what, double v, const Limit& abs, const Limit& pct,
-                       std::optional<double> base, const provision::FixCommand& fix) {
+CheckResult judge_rate(Scope scope, const std::string& subject, const char* check, const char* what,
+                       double v, const Limit& abs, const Limit& pct, std::optional<double> base,
+                       const discovery::FixCommand& fix) {
   CheckResult r;
   r.scope = scope;
   r.subject = subject;
@@ -128,7 +128,7 @@ util::Status save_baseline(const Baseline& b, const std::string& path) {
 
 std::vector<CheckResult> judge_link(const std::string& label, const LinkFigures& f,
                                     const Thresholds& t, const Baseline* base,
-                                    const provision::FixCommand& fix) {
+                                    const discovery::FixCommand& fix) {
   std::vector<CheckResult> out;
   const BaselineLink* bl = nullptr;
   if (base != nullptr) {
@@ -178,8 +178,7 @@ std::vector<CheckResult> judge_link(const std::string& label, const LinkFigures&
 }
 
 std::vector<CheckResult> judge_all_reduce(const AllReduceFigures& f, int hosts, const Thresholds& t,
-                                          const Baseline* base,
-                                          const provision::FixCommand& fix) {
+                                          const Baseline* base, const discovery::FixCommand& fix) {
   std::vector<CheckResult> out;
   CheckResult data;
   data.scope = Scope::kCluster;

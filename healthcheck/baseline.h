@@ -12,10 +12,10 @@
 #include <string>
 #include <string_view>
 
+#include "discovery/fix_command.h"
 #include "healthcheck/check.h"
 #include "healthcheck/link_test.h"
 #include "healthcheck/thresholds.h"
-#include "provision/fix_command.h"
 #include "util/result.h"
 
 namespace cc::healthcheck {
@@ -51,12 +51,12 @@ util::Status save_baseline(const Baseline& b, const std::string& path);
 /// below baseline (5.9 Gb/s, baseline 10.0 Gb/s)").
 std::vector<CheckResult> judge_link(const std::string& label, const LinkFigures& f,
                                     const Thresholds& t, const Baseline* base,
-                                    const provision::FixCommand& fix = {});
+                                    const discovery::FixCommand& fix = {});
 /// The all_reduce checks: "all-reduce-data" (wrong elements: FAIL above 0) and
 /// "all-reduce-busbw" (absolute and against the baseline). The fixes' commands name the
 /// cluster as `fix` says (both judges).
 std::vector<CheckResult> judge_all_reduce(const AllReduceFigures& f, int hosts, const Thresholds& t,
                                           const Baseline* base,
-                                          const provision::FixCommand& fix = {});
+                                          const discovery::FixCommand& fix = {});
 
 }  // namespace cc::healthcheck

@@ -26,7 +26,7 @@ remote::Executor* executor_of(std::span<remote::Executor* const> exs, const std:
 }
 
 CheckResult link_error(const std::string& label, const util::Error& e,
-                       const provision::FixCommand& fix) {
+                       const discovery::FixCommand& fix) {
   CheckResult r;
   r.scope = Scope::kCable;
   r.subject = label;

@@ -12,12 +12,12 @@
 #include <string>
 
 #include "discovery/cluster_state.h"
+#include "discovery/fix_command.h"
 #include "discovery/probe.h"
 #include "healthcheck/baseline.h"
 #include "healthcheck/check.h"
 #include "healthcheck/link_test.h"
 #include "healthcheck/thresholds.h"
-#include "provision/fix_command.h"
 #include "remote/executor.h"
 #include "util/term.h"
 
@@ -36,7 +36,7 @@ struct HealthOptions {
   PerfOptions perf;                 // the link and all_reduce tests
   std::optional<Baseline> baseline;  // figures to compare against
   int soak_s = 0;                   // --full: all_reduce repeated for this many seconds
-  provision::FixCommand fix;        // how the fixes' commands name the cluster (runnable)
+  discovery::FixCommand fix;        // how the fixes' commands name the cluster (runnable)
 };
 
 /// Runs the checks of `opts.level`. `executors` are the hosts of expected_hosts(expected), in

@@ -156,10 +156,11 @@ struct Context {
   const provision::RdmaStatus& rdma;                   // of the hosts as probed now
   const std::vector<topology::Finding>& mac_findings;  // topology::run_mac_checks
   const Thresholds& t;
-  const provision::FixCommand& fix;  // how the fixes' commands name the cluster
+  const discovery::FixCommand& fix;  // how the fixes' commands name the cluster
 };
 
-CheckResult reachable_check(const HostOutcome& o, Report& report, const provision::FixCommand& fix) {
+CheckResult reachable_check(const HostOutcome& o, Report& report,
+                            const discovery::FixCommand& fix) {
   CheckResult r = host_check(o.host, "reachable");
   if (o.sample) {
     r.measured = fmt::format("{:.2f} s", o.sample->probe_s);
@@ -183,8 +184,7 @@ CheckResult reachable_check(const HostOutcome& o, Report& report, const provisio
 // Only when the cluster state recorded what identifies the host (discovery's machine ID and
 // SSH host key) and the host reports it now: the same machine must answer under its name.
 std::optional<CheckResult> identity_check(const std::string& host, const HostFacts& now,
-                                          const HostFacts* then,
-                                          const provision::FixCommand& fix) {
+                                          const HostFacts* then, const discovery::FixCommand& fix) {
   if (then == nullptr) return std::nullopt;
   std::vector<std::string> same, changed;
   auto compare = [&](const char* what, const std::optional<std::string>& a,
@@ -414,7 +414,7 @@ CheckResult link_up_check(const discovery::Cable& c, const HostFacts& ha, const 
 
 CheckResult addresses_check(const discovery::Cable& c, const HostFacts& ha, const HostFacts& hb,
                             const std::vector<discovery::LinkAddress>& network,
-                            const provision::FixCommand& fix) {
+                            const discovery::FixCommand& fix) {
   CheckResult r = cable_check(c, "addresses");
   const discovery::LinkAddress* plan = nullptr;
   for (const auto& l : network) {
@@ -530,13 +530,13 @@ CheckResult cable_rdma_check(const discovery::Cable& c, const provision::RdmaSta
 
 void quick_checks(const discovery::ClusterState& expected, const std::vector<HostOutcome>& outcomes,
                   const Thresholds& t, const std::string& local_version, Report& report,
-                  const provision::FixCommand& fix) {
+                  const discovery::FixCommand& fix) {
   report.local_version = local_version;
   const discovery::ClusterState live = live_state(expected, outcomes);
   const provision::RdmaStatus rdma = provision::rdma_status(live, fix);
   const topology::ClusterGraph graph(live);
   std::vector<topology::Finding> mac_findings;
-  topology::run_mac_checks(graph, mac_findings);
+  topology::run_mac_checks(graph, fix, mac_findings);
   const Context ctx{expected, rdma, mac_findings, t, fix};
 
   std::map<std::string, std::vector<CheckResult>> by_host;

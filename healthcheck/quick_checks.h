@@ -41,10 +41,10 @@
 #include <vector>
 
 #include "discovery/cluster_state.h"
+#include "discovery/fix_command.h"
 #include "healthcheck/check.h"
 #include "healthcheck/host_sample.h"
 #include "healthcheck/thresholds.h"
-#include "provision/fix_command.h"
 
 namespace cc::healthcheck {
 
@@ -66,9 +66,9 @@ discovery::ClusterState live_state(const discovery::ClusterState& expected,
 
 /// Appends the host and cable checks above to `report` (and fills its version matrix and
 /// unreachable list). `local_version` is this clusterctl's version; the fixes' commands name
-/// the cluster as `fix` says (provision/fix_command.h), so they run as printed.
+/// the cluster as `fix` says (discovery/fix_command.h), so they run as printed.
 void quick_checks(const discovery::ClusterState& expected, const std::vector<HostOutcome>& outcomes,
                   const Thresholds& t, const std::string& local_version, Report& report,
-                  const provision::FixCommand& fix = {});
+                  const discovery::FixCommand& fix = {});
 
 }  // namespace cc::healthcheck

@@ -148,13 +148,13 @@ TEST_CASE("quick checks: the fixes' commands name the cluster as given, runnable
   f.sample("h2").facts.ports[0].interface->ipv4.clear();  // h1-h2 at h2 tb1
   Report r;
   quick_checks(f.expected, f.outcomes, f.t, "0.1.0", r,
-               cc::provision::FixCommand{"--lab t3a", "my lab.json", ""});
+               cc::discovery::FixCommand{"--lab t3a", "my lab.json", ""});
   CHECK(find(r, "h1:tb1-h2:tb1", "addresses").fix ==
         "run `clusterctl network apply --lab t3a 'my lab.json'`");
   f.expected.network.clear();  // no plan at all
   Report none;
   quick_checks(f.expected, f.outcomes, f.t, "0.1.0", none,
-               cc::provision::FixCommand{"", "cluster.json", ""});
+               cc::discovery::FixCommand{"", "cluster.json", ""});
   CHECK(find(none, "h1:tb1-h2:tb1", "addresses").fix ==
         "run `clusterctl network plan cluster.json`, then `clusterctl network apply "
         "cluster.json`");
@@ -210,7 +210,7 @@ TEST_CASE("quick checks: an unreachable lab host's fix is the ssh that reaches a
   Fixture f;
   f.outcomes[3].sample.reset();
   f.outcomes[3].problem = discovery::HostProblem{"h4", 3, "h4: connection refused"};
-  cc::provision::FixCommand fix{"--lab t3a", "my lab.json", ""};
+  cc::discovery::FixCommand fix{"--lab t3a", "my lab.json", ""};
   fix.ssh_options = "-F '/state/labs/t3a/ssh_config'";  // as cli's fix_command fills it for a lab
   Report r;
   quick_checks(f.expected, f.outcomes, f.t, "0.1.0", r, fix);

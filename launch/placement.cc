@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "discovery/fix_command.h"
 #include "launch/rank_env.h"
-#include "provision/fix_command.h"
 #include "provision/hostfile.h"
 
 namespace cc::launch {
@@ -45,7 +45,7 @@ util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& invent
       // Its fixes name the job's cluster state, as the command line reaches its hosts.
       auto hf = provision::make_mlx_hostfile(
           *state, *f, {}, nullptr,
-          provision::FixCommand{std::string(global), spec.cluster->value, ""});
+          discovery::FixCommand{std::string(global), spec.cluster->value, ""});
       if (!hf) return hf.error();
       p.mlx = std::move(*hf);
     }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -75,8 +77,8 @@ std::string interface_address(const discovery::HostFacts& f, const std::string& 
 // (the address SSH reached the host on, from SSH_CONNECTION), else on a Mac en0's address, as
 // MLX itself takes (with a note saying so).
 util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::size_t>& order,
-                                HostfileFormat f, MlxHostfile& hf,
-                                std::vector<std::string>* notes, const FixCommand& fix) {
+                                HostfileFormat f, MlxHostfile& hf, std::vector<std::string>* notes,
+                                const discovery::FixCommand& fix) {
   for (std::size_t r = 0; r < order.size(); ++r) {
     const auto& facts = *g.host(order[r]).facts;
     std::string addr = facts.management_address;
@@ -102,9 +104,17 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
   return {};
 }
 
+// "`clusterctl verify-mesh ...` says what to plug where": the command that tells what is
+// missing, naming the cluster as `fix` says (runnable as printed).
+std::string plug_advice(const discovery::FixCommand& fix, std::string_view subcommand,
+                        std::string_view what) {
+  return fmt::format("`{}` says {}", fix.command(subcommand), what);
+}
+
+// `advice` (plug_advice) says which command tells what is missing.
 util::Result<topology::Ring> ring_or_error(const ClusterGraph& g,
                                            const std::vector<std::vector<int>>& m, HostfileFormat f,
-                                           const char* over, const FixCommand& fix) {
+                                           const char* over, const std::string& advice) {
   topology::Ring ring = topology::find_ring(m);
   switch (ring.status) {
     case topology::RingStatus::kFound:
@@ -124,14 +134,13 @@ util::Result<topology::Ring> ring_or_error(const ClusterGraph& g,
       if (m[a][b] == 0) missing.push_back(topology::pair_label(g, a, b));
     }
   }
-  return cannot(f, fmt::format("no ring through all {} hosts uses only {} (pairs without: {}): "
-                               "`{}` says what to plug where",
-                               g.size(), over, fmt::join(missing, ", "),
-                               fix.command("verify-mesh")));
+  return cannot(f, fmt::format("no ring through all {} hosts uses only {} (pairs without: {}): {}",
+                               g.size(), over, fmt::join(missing, ", "), advice));
 }
 
 util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
-                                     std::vector<std::string>* notes, const FixCommand& fix) {
+                                     std::vector<std::string>* notes,
+                                     const discovery::FixCommand& fix) {
   const std::size_t n = g.size();
   std::vector<std::string> missing, no_rdma;
   for (std::size_t a = 0; a < n; ++a) {
@@ -153,13 +162,14 @@ util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
   if (!missing.empty()) {
     return cannot(HostfileFormat::kMlxJaccl,
                   fmt::format("no cable between {}: jaccl needs a direct cable between every pair "
-                              "(RDMA cannot route); `{}` says what to plug where",
-                              fmt::join(missing, ", "), fix.command("verify-mesh")));
+                              "(RDMA cannot route); {}",
+                              fmt::join(missing, ", "),
+                              plug_advice(fix, "verify-mesh", "what to plug where")));
   }
   if (!no_rdma.empty()) {
     return cannot(HostfileFormat::kMlxJaccl,
-                  fmt::format("no RDMA cable between {}: `{}` says why",
-                              fmt::join(no_rdma, "; "), fix.command("rdma status")));
+                  fmt::format("no RDMA cable between {}: {}", fmt::join(no_rdma, "; "),
+                              plug_advice(fix, "rdma status", "why")));
   }
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -175,7 +185,8 @@ util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
 }
 
 util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
-                                          std::vector<std::string>* notes, const FixCommand& fix) {
+                                          std::vector<std::string>* notes,
+                                          const discovery::FixCommand& fix) {
   const std::size_t n = g.size();
   std::vector<std::vector<int>> m(n, std::vector<int>(n, 0));
   for (std::size_t a = 0; a < n; ++a) {
@@ -183,8 +194,12 @@ util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
       if (a != b) m[a][b] = static_cast<int>(rdma_cables(g, a, b).size());
     }
   }
-  auto ring = ring_or_error(g, m, HostfileFormat::kMlxJacclRing,
-                            "pairs with an RDMA device on both ends of a cable", fix);
+  // No ring over the cables at all: cables are missing; else RDMA devices are.
+  const bool cables_ring = topology::find_ring(g.matrix()).status == topology::RingStatus::kFound;
+  auto ring = ring_or_error(
+      g, m, HostfileFormat::kMlxJacclRing, "pairs with an RDMA device on both ends of a cable",
+      cables_ring ? plug_advice(fix, "rdma status", "why those cables have no RDMA device")
+                  : plug_advice(fix, "verify-mesh", "what to plug where"));
   if (!ring) return ring.error();
   const auto& order = ring->order;
   // JACCL's ring needs every neighbour cell of one length (Config::is_valid_ring): the ring's
@@ -207,9 +222,10 @@ util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
 }
 
 util::Result<MlxHostfile> make_ring(const ClusterGraph& g, MlxHostfile hf,
-                                    const FixCommand& fix) {
+                                    const discovery::FixCommand& fix) {
   const std::size_t n = g.size();
-  auto ring = ring_or_error(g, g.matrix(), HostfileFormat::kMlxRing, "cabled pairs", fix);
+  auto ring = ring_or_error(g, g.matrix(), HostfileFormat::kMlxRing, "cabled pairs",
+                            plug_advice(fix, "verify-mesh", "what to plug where"));
   if (!ring) return ring.error();
   const auto& order = ring->order;
   const auto count = static_cast<std::size_t>(ring->min_cables);
@@ -304,7 +320,7 @@ std::vector<std::size_t> rdma_cables(const ClusterGraph& g, std::size_t a, std::
   return out;
 }
 
-util::Status check_complete(const ClusterState& state, const FixCommand& fix) {
+util::Status check_complete(const ClusterState& state, const discovery::FixCommand& fix) {
   if (state.hosts.empty() && state.problems.empty()) {
     return util::error(ExitCode::kUsage,
                        fmt::format("the cluster state has no hosts: discover some (`{}`)",
@@ -326,7 +342,7 @@ util::Status check_complete(const ClusterState& state, const FixCommand& fix) {
 }
 
 util::Status check_direct(const ClusterState& state, HostfileFormat format,
-                          const FixCommand& fix) {
+                          const discovery::FixCommand& fix) {
   const ClusterGraph g(state);
   std::vector<std::string> hub;
   for (std::size_t i = 0; i < g.edges().size(); ++i) {
@@ -344,7 +360,7 @@ util::Status check_direct(const ClusterState& state, HostfileFormat format,
 util::Result<MlxHostfile> make_mlx_hostfile(const ClusterState& state, HostfileFormat format,
                                             const std::vector<std::string>& envs,
                                             std::vector<std::string>* notes,
-                                            const FixCommand& fix) {
+                                            const discovery::FixCommand& fix) {
   if (auto st = check_complete(state, fix); !st) return st.error();
   if (auto st = check_direct(state, format, fix); !st) return st.error();
   if (auto st = check_envs(envs); !st) return st.error();
@@ -373,7 +389,7 @@ util::Result<MlxHostfile> make_mlx_hostfile(const ClusterState& state, HostfileF
   // What we write passes the same checks as what we read (JACCL's rules among them): a
   // cluster state that gives an invalid matrix (one device named for two cables, say) is
   // refused here, not by a silent fallback on the ranks.
-  if (auto st = validate_mlx_hostfile(*made); !st) {
+  if (auto st = validate_mlx_hostfile(*made, fix); !st) {
     return cannot(format, st.error().message);
   }
   return made;

@@ -59,7 +59,7 @@
 #include <vector>
 
 #include "discovery/cluster_state.h"
-#include "provision/fix_command.h"
+#include "discovery/fix_command.h"
 #include "provision/mlx_hostfile.h"
 #include "topology/graph.h"
 #include "util/result.h"
@@ -82,7 +82,7 @@ struct HostfileOptions {
   std::vector<std::string> envs;  // "NAME=VALUE": MLX "envs", clusterctl "envs"; not mpi/mpich
   int slots = 1;                  // mpi, mpich: processes per host (>= 1)
   /// How the messages' commands name the cluster (fix_command.h); by default a placeholder.
-  FixCommand fix{"", "CLUSTER.json", ""};
+  discovery::FixCommand fix{"", "CLUSTER.json", ""};
 };
 
 /// The hostfile's text, ending in a newline (JSON pretty-printed with 2 spaces). `notes`, when
@@ -95,17 +95,16 @@ util::Result<std::string> render_hostfile(const discovery::ClusterState& state,
 /// The MLX hostfile for format kMlxJaccl, kMlxJacclRing or kMlxRing (throws
 /// std::invalid_argument for another format). Errors as render_hostfile; their commands name
 /// the cluster as `fix` says (by default the placeholder CLUSTER.json).
-util::Result<MlxHostfile> make_mlx_hostfile(const discovery::ClusterState& state,
-                                            HostfileFormat format,
-                                            const std::vector<std::string>& envs = {},
-                                            std::vector<std::string>* notes = nullptr,
-                                            const FixCommand& fix = {"", "CLUSTER.json", ""});
+util::Result<MlxHostfile> make_mlx_hostfile(
+    const discovery::ClusterState& state, HostfileFormat format,
+    const std::vector<std::string>& envs = {}, std::vector<std::string>* notes = nullptr,
+    const discovery::FixCommand& fix = {"", "CLUSTER.json", ""});
 
 /// The clusterctl.hostfile/1 document. Errors as render_hostfile.
 util::Result<std::string> render_clusterctl_hostfile(const discovery::ClusterState& state,
                                                      const std::vector<std::string>& envs,
-                                                     const FixCommand& fix = {"", "CLUSTER.json",
-                                                                              ""});
+                                                     const discovery::FixCommand& fix = {
+                                                         "", "CLUSTER.json", ""});
 
 /// The IPv4 address of cable `cable`'s end on host `host` (rule above), or nullopt when its
 /// port interface has none (or the end names no port).
@@ -127,12 +126,12 @@ util::Status check_envs(const std::vector<std::string>& envs);
 /// the cables (clusterctl, mlx-*) refuse them, since such a cable is no direct link; `fix`
 /// names the discovery to run again after replugging.
 util::Status check_direct(const discovery::ClusterState& state, HostfileFormat format,
-                          const FixCommand& fix = {"", "CLUSTER.json", ""});
+                          const discovery::FixCommand& fix = {"", "CLUSTER.json", ""});
 
 /// Ok when a hostfile can cover the whole state: it has hosts (else kUsage) and no host
 /// problems (else the worst problem's code, every problem's message); `fix` names the discovery
 /// that finds hosts.
 util::Status check_complete(const discovery::ClusterState& state,
-                            const FixCommand& fix = {"", "CLUSTER.json", ""});
+                            const discovery::FixCommand& fix = {"", "CLUSTER.json", ""});
 
 }  // namespace cc::provision

@@ -40,7 +40,7 @@ ordered_json cable_json(const ClusterGraph& g, std::size_t c, std::size_t h, std
 
 util::Result<std::string> render_clusterctl_hostfile(const discovery::ClusterState& state,
                                                      const std::vector<std::string>& envs,
-                                                     const FixCommand& fix) {
+                                                     const discovery::FixCommand& fix) {
   if (auto st = check_complete(state, fix); !st) return st.error();
   if (auto st = check_direct(state, HostfileFormat::kClusterctl, fix); !st) return st.error();
   if (auto st = check_envs(envs); !st) return st.error();

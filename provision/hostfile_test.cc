@@ -57,7 +57,7 @@ TEST_CASE("hostfile: mlx-jaccl device matrix with a doubled pair, k-th entry the
   CHECK(hf->hosts[0].rdma == Cells{{}, {"rdma_en2", "rdma_en3"}, {"rdma_en4"}});
   CHECK(hf->hosts[1].rdma == Cells{{"rdma_en3", "rdma_en2"}, {}, {"rdma_en4"}});
   CHECK(hf->hosts[2].rdma == Cells{{"rdma_en2"}, {"rdma_en3"}, {}});
-  CHECK(check_against(*hf, s).ok());
+  CHECK(check_against(*hf, s, {}).ok());
 }
 
 TEST_CASE("hostfile: mlx-jaccl rendered text") {
@@ -214,7 +214,7 @@ TEST_CASE("hostfile: mlx-jaccl-ring lists hosts in ring order, neighbours' cells
   CHECK(hf->hosts[1].rdma == Cells{{"rdma_en2"}, {}, {"rdma_en3"}, {}});
   CHECK(hf->hosts[2].rdma == Cells{{}, {"rdma_en2"}, {}, {"rdma_en3"}});
   CHECK(hf->hosts[3].rdma == Cells{{"rdma_en3"}, {}, {"rdma_en2"}, {}});
-  CHECK(check_against(*hf, s).ok());
+  CHECK(check_against(*hf, s, {}).ok());
 }
 
 TEST_CASE("hostfile: mlx-jaccl-ring lists the ring's smallest cable count in every cell") {
@@ -233,8 +233,8 @@ TEST_CASE("hostfile: mlx-jaccl-ring lists the ring's smallest cable count in eve
   CHECK(hf->hosts[1].rdma == Cells{{"rdma_en2"}, {}, {"rdma_en4"}, {}});
   CHECK(hf->hosts[2].rdma == Cells{{}, {"rdma_en2"}, {}, {"rdma_en3"}});
   CHECK(hf->hosts[3].rdma == Cells{{"rdma_en3"}, {}, {"rdma_en2"}, {}});
-  CHECK(validate_mlx_hostfile(*hf).ok());
-  CHECK(check_against(*hf, s).ok());
+  CHECK(validate_mlx_hostfile(*hf, {}).ok());
+  CHECK(check_against(*hf, s, {}).ok());
   // The 3-Mac mesh: m1-m2 doubled, the other pairs single: one device per neighbour, and the
   // first cable's two ends.
   auto three = make_mlx_hostfile(mesh3(), HostfileFormat::kMlxJacclRing);
@@ -243,7 +243,7 @@ TEST_CASE("hostfile: mlx-jaccl-ring lists the ring's smallest cable count in eve
     for (std::size_t j = 0; j < h.rdma.size(); ++j)
       CHECK(h.rdma[j].size() == (h.ssh == three->hosts[j].ssh ? 0u : 1u));
   }
-  CHECK(check_against(*three, mesh3()).ok());
+  CHECK(check_against(*three, mesh3(), {}).ok());
 }
 
 TEST_CASE("hostfile: every mlx-jaccl* file in tests/data/expected passes JACCL's rules") {
@@ -255,11 +255,11 @@ TEST_CASE("hostfile: every mlx-jaccl* file in tests/data/expected passes JACCL's
     ++seen;
     auto hf = read_mlx_hostfile(path);
     REQUIRE_MESSAGE(hf.ok(), (hf.ok() ? "" : hf.error().message));
-    CHECK(validate_mlx_hostfile(*hf).ok());
+    CHECK(validate_mlx_hostfile(*hf, {}).ok());
     std::vector<std::vector<MlxCell>> m;
     for (const auto& h : hf->hosts) m.push_back(h.rdma);
     const auto want = hf->backend == "jaccl-ring" ? JacclGroup::kRing : JacclGroup::kMesh;
-    CHECK_MESSAGE(check_jaccl_devices(m, want, path).ok(), path);
+    CHECK_MESSAGE(check_jaccl_devices(m, want, {}, path).ok(), path);
   }
   CHECK(seen >= 2);
 }
@@ -290,7 +290,7 @@ TEST_CASE("hostfile: mlx-ring takes each rank's addresses on its cables to its l
   CHECK(hf->hosts[1].ips == std::vector<std::string>{"192.0.2.21"});  // h2 tb1 - h1 tb1
   CHECK(hf->hosts[2].ips == std::vector<std::string>{"192.0.2.32"});  // h3 tb2 - h2 tb2
   for (const auto& h : hf->hosts) CHECK(h.rdma.empty());
-  CHECK(check_against(*hf, s).ok());
+  CHECK(check_against(*hf, s, {}).ok());
 
   // Two hosts with two cables: both cables, in cable order, on both ends.
   auto two = make_mlx_hostfile(addressed_lab(2, {}, {{1, 2}}), HostfileFormat::kMlxRing);
@@ -319,18 +319,19 @@ TEST_CASE("hostfile: the missing-address fix names the state file, quoted, so it
   port(s, "h2", "tb1").interface->ipv4.clear();
   HostfileOptions opts;
   opts.format = HostfileFormat::kMlxRing;
-  opts.fix = FixCommand{"--lab t3a", "my lab.json", ""};
+  opts.fix = discovery::FixCommand{"--lab t3a", "my lab.json", ""};
   auto text = render_hostfile(s, opts);
   REQUIRE(!text.ok());
   CHECK(text.error().message ==
         "no mlx-ring hostfile: h2 tb1 has no IPv4 address in this cluster state: run `clusterctl "
         "network apply --lab t3a 'my lab.json'` (it addresses the cables and updates the file)");
-  opts.fix = FixCommand{"--lab t3a", "", "h1,h2,h3"};  // discovered live: no file to update
+  opts.fix =
+      discovery::FixCommand{"--lab t3a", "", "h1,h2,h3"};  // discovered live: no file to update
   CHECK(render_hostfile(s, opts).error().message ==
         "no mlx-ring hostfile: h2 tb1 has no IPv4 address in this cluster state: run `clusterctl "
         "network apply --lab t3a --hosts h1,h2,h3` (it addresses the cables)");
   // Every other fix of a hostfile error names the cluster the same way.
-  opts.fix = FixCommand{"--lab t3a", "my lab.json", ""};
+  opts.fix = discovery::FixCommand{"--lab t3a", "my lab.json", ""};
   opts.format = HostfileFormat::kMlxJaccl;
   CHECK(render_hostfile(lab_mesh(3, {{1, 3}}), opts).error().message.ends_with(
       "`clusterctl verify-mesh --lab t3a 'my lab.json'` says what to plug where"));
@@ -347,11 +348,16 @@ TEST_CASE("hostfile: ring formats without a ring") {
   CHECK(ring.error().message ==
         "no mlx-ring hostfile: no ring through all 3 hosts uses only cabled pairs (pairs "
         "without: h1-h3): `clusterctl verify-mesh CLUSTER.json` says what to plug where");
-  // Lab hosts have no RDMA: no pair counts for jaccl-ring.
+  // Lab hosts have no RDMA: no pair counts for jaccl-ring. The cables form a ring, so nothing
+  // is to be plugged: rdma status says why they carry no RDMA.
   CHECK(make_mlx_hostfile(lab_mesh(3), HostfileFormat::kMlxJacclRing).error().message ==
         "no mlx-jaccl-ring hostfile: no ring through all 3 hosts uses only pairs with an RDMA "
         "device on both ends of a cable (pairs without: h1-h2, h1-h3, h2-h3): `clusterctl "
-        "verify-mesh CLUSTER.json` says what to plug where");
+        "rdma status CLUSTER.json` says why those cables have no RDMA device");
+  // Without a ring of cables, verify-mesh says what to plug where.
+  CHECK(make_mlx_hostfile(path, HostfileFormat::kMlxJacclRing)
+            .error()
+            .message.ends_with("`clusterctl verify-mesh CLUSTER.json` says what to plug where"));
   CHECK(make_mlx_hostfile(lab_mesh(1), HostfileFormat::kMlxRing).error().message ==
         "no mlx-ring hostfile: a ring needs at least 2 hosts");
 }

@@ -127,8 +127,8 @@ std::optional<std::string> parse_cell(const json& c, MlxCell& out) {
 // ips entry and each cell on its own); nullopt when it has no "ssh" name. `rdma_ok` is false
 // when its "rdma" row is not what the file says (the matrix rules cannot judge it).
 std::optional<MlxHost> parse_host(const json& h, std::size_t rank, std::size_t n,
-                                  const std::string& path, std::vector<util::Error>& errors,
-                                  bool& rdma_ok) {
+                                  const std::string& path, const discovery::FixCommand& fix,
+                                  std::vector<util::Error>& errors, bool& rdma_ok) {
   auto ssh = h.is_object() ? h.find("ssh") : h.end();
   if (!h.is_object() || ssh == h.end() || !ssh->is_string() || ssh->get<std::string>().empty()) {
     errors.push_back(
@@ -158,10 +158,11 @@ std::optional<MlxHost> parse_host(const json& h, std::size_t rank, std::size_t n
       if (auto why = n >= 2 ? util::local_only_problem(ip) : std::nullopt) {
         errors.push_back(bad(
             path, fmt::format("{}: ips[{}]: '{}' {}: in a hostfile of {} hosts each ips entry "
-                              "must be an address the other hosts reach {} on{}; `clusterctl "
-                              "hostfile --format mlx-jaccl` (or mlx-ring) writes them",
+                              "must be an address the other hosts reach {} on{}; `{}` (or "
+                              "--format mlx-ring) writes them",
                               who, k, ip, *why, n, host.ssh,
-                              rank == 0 && k == 0 ? " (rank 0's ips[0] is the coordinator)" : "")));
+                              rank == 0 && k == 0 ? " (rank 0's ips[0] is the coordinator)" : "",
+                              fix.command("hostfile", "--format mlx-jaccl"))));
       }
       host.ips.push_back(std::move(ip));
     }
@@ -262,7 +263,7 @@ std::optional<std::string> ring_problem(const std::vector<std::vector<MlxCell>>&
 // The structural matrix rules of parse_mlx_hostfile's contract, every broken one (a row of the
 // wrong length stops there: the cell checks need N x N); JACCL's own rules follow in
 // validate_mlx_hostfile.
-std::vector<util::Error> matrix_problems(const MlxHostfile& hf) {
+std::vector<util::Error> matrix_problems(const MlxHostfile& hf, const discovery::FixCommand& fix) {
   const auto& hosts = hf.hosts;
   const std::size_t n = hosts.size();
   std::vector<util::Error> out;
@@ -271,10 +272,10 @@ std::vector<util::Error> matrix_problems(const MlxHostfile& hf) {
   const bool jaccl = hf.backend == "jaccl", ring = hf.backend == "jaccl-ring";
   if (!any) {
     if (jaccl || ring) {
-      out.push_back(bad(hf.path, fmt::format("backend {} needs the \"rdma\" device matrix, and no "
-                                             "host has one: write it with `clusterctl hostfile "
-                                             "--format mlx-{}`",
-                                             hf.backend, hf.backend)));
+      out.push_back(bad(
+          hf.path, fmt::format("backend {} needs the \"rdma\" device matrix, and no "
+                               "host has one: write it with `{}`",
+                               hf.backend, fix.command("hostfile", "--format mlx-" + hf.backend))));
     }
     return out;
   }
@@ -360,7 +361,8 @@ const char* to_string(JacclGroup g) {
 }
 
 util::Status check_jaccl_devices(const std::vector<std::vector<MlxCell>>& rdma, JacclGroup want,
-                                 std::string_view where, const std::vector<std::string>& names) {
+                                 const discovery::FixCommand& fix, std::string_view where,
+                                 const std::vector<std::string>& names) {
   const std::size_t n = rdma.size();
   const std::string at = where_prefix(where);
   for (std::size_t i = 0; i < n; ++i) {
@@ -379,30 +381,32 @@ util::Status check_jaccl_devices(const std::vector<std::vector<MlxCell>>& rdma, 
   switch (want) {
     case JacclGroup::kMesh:
       if (!mesh) return {};
-      return util::error(ExitCode::kUsage,
-                         fmt::format("{}not a valid JACCL mesh: {} ({}); write the file with "
-                                     "`clusterctl hostfile --format mlx-jaccl` on a full mesh",
-                                     at, *mesh, fallback));
+      return util::error(
+          ExitCode::kUsage,
+          fmt::format("{}not a valid JACCL mesh: {} ({}); write the file with "
+                      "`{}` on a full mesh",
+                      at, *mesh, fallback, fix.command("hostfile", "--format mlx-jaccl")));
     case JacclGroup::kRing:
       if (!ring) return {};
-      return util::error(ExitCode::kUsage,
-                         fmt::format("{}not a valid JACCL ring: {} ({}); write the file with "
-                                     "`clusterctl hostfile --format mlx-jaccl-ring`",
-                                     at, *ring, fallback));
+      return util::error(
+          ExitCode::kUsage,
+          fmt::format("{}not a valid JACCL ring: {} ({}); write the file with "
+                      "`{}`",
+                      at, *ring, fallback, fix.command("hostfile", "--format mlx-jaccl-ring")));
     case JacclGroup::kMeshOrRing:
       if (!mesh || !ring) return {};
-      return util::error(ExitCode::kUsage,
-                         fmt::format("{}the device matrix is neither a valid JACCL mesh ({}) nor "
-                                     "a valid JACCL ring ({}) ({}); write the file with "
-                                     "`clusterctl hostfile --format mlx-jaccl` or "
-                                     "`--format mlx-jaccl-ring`",
-                                     at, *mesh, *ring, fallback));
+      return util::error(
+          ExitCode::kUsage,
+          fmt::format("{}the device matrix is neither a valid JACCL mesh ({}) nor "
+                      "a valid JACCL ring ({}) ({}); write the file with "
+                      "`{}` or `--format mlx-jaccl-ring`",
+                      at, *mesh, *ring, fallback, fix.command("hostfile", "--format mlx-jaccl")));
   }
   return {};
 }
 
-util::Status validate_mlx_hostfile(const MlxHostfile& hf) {
-  if (auto problems = matrix_problems(hf); !problems.empty()) return all_of(problems);
+util::Status validate_mlx_hostfile(const MlxHostfile& hf, const discovery::FixCommand& fix) {
+  if (auto problems = matrix_problems(hf, fix); !problems.empty()) return all_of(problems);
   const bool any = std::any_of(hf.hosts.begin(), hf.hosts.end(),
                                [](const MlxHost& h) { return !h.rdma.empty(); });
   if (!any || hf.backend == "ring") return {};  // no matrix, or TCP ring (the matrix unused)
@@ -415,7 +419,7 @@ util::Status validate_mlx_hostfile(const MlxHostfile& hf) {
     matrix.push_back(h.rdma);
     names.push_back(h.ssh);
   }
-  return check_jaccl_devices(matrix, want, hf.path, names);
+  return check_jaccl_devices(matrix, want, fix, hf.path, names);
 }
 
 std::string rank_label(const MlxHostfile& hf, std::size_t rank) {
@@ -533,9 +537,18 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
   // By util::host_key: the first rank of each host and its name as written.
   std::unordered_map<std::string, std::pair<std::size_t, std::string>> rank_of;
   const std::size_t n = hosts_ok ? hosts->size() : 0;
+  // The `clusterctl hostfile` the messages suggest writes a file of these hosts (as named),
+  // with the global options of where the file was given: runnable as printed.
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < n; ++i) {
+    const json& h = (*hosts)[i];
+    auto ssh = h.is_object() ? h.find("ssh") : h.end();
+    if (ssh != h.end() && ssh->is_string()) names.push_back(ssh->get<std::string>());
+  }
+  const discovery::FixCommand fix{advice.global, "", fmt::format("{}", fmt::join(names, ","))};
   for (std::size_t i = 0; i < n; ++i) {
     bool rdma_ok = true;
-    auto h = parse_host((*hosts)[i], i, n, path, errors, rdma_ok);
+    auto h = parse_host((*hosts)[i], i, n, path, fix, errors, rdma_ok);
     if (!h || !rdma_ok) hosts_ok = false;  // the matrix rules need every row as written
     if (!h) continue;
     auto [r, fresh] = rank_of.emplace(util::host_key(h->ssh), std::make_pair(i, h->ssh));
@@ -556,9 +569,9 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
     hf.hosts.push_back(std::move(*h));
   }
   if (hosts_ok) {
-    auto matrix = matrix_problems(hf);
+    auto matrix = matrix_problems(hf, fix);
     if (matrix.empty() && backend_ok) {
-      if (auto st = validate_mlx_hostfile(hf); !st) errors.push_back(st.error());
+      if (auto st = validate_mlx_hostfile(hf, fix); !st) errors.push_back(st.error());
     }
     for (auto& e : matrix) errors.push_back(std::move(e));
   }
@@ -573,7 +586,8 @@ util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path, const EnvCh
   return parse_mlx_hostfile(*text, path, env_check, mpi);
 }
 
-util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState& state) {
+util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState& state,
+                           const discovery::FixCommand& fix) {
   const topology::ClusterGraph g(state);
   const std::size_t n = hf.hosts.size();
   std::vector<std::string> lines;
@@ -694,11 +708,12 @@ util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState&
   }
   if (lines.empty()) return {};
   return util::error(
-      code,
-      fmt::format("{}: does not match the cabling of the cluster:\n  {}\nwrite a "
-                  "matching one with `clusterctl hostfile --format mlx-{}`",
-                  hf.path.empty() ? std::string("the hostfile") : hf.path, fmt::join(lines, "\n  "),
-                  hf.backend.empty() ? std::string("jaccl") : hf.backend));
+      code, fmt::format(
+                "{}: does not match the cabling of the cluster:\n  {}\nwrite a "
+                "matching one with `{}`",
+                hf.path.empty() ? std::string("the hostfile") : hf.path, fmt::join(lines, "\n  "),
+                fix.command("hostfile", "--format mlx-" + (hf.backend.empty() ? std::string("jaccl")
+                                                                              : hf.backend))));
 }
 
 }  // namespace cc::provision

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "discovery/cluster_state.h"
+#include "discovery/fix_command.h"
 #include "util/result.h"
 
 namespace cc::provision {
@@ -81,17 +82,19 @@ const char* to_string(JacclGroup g);
 /// A matrix of one rank passes (JACCL forms no group and none is needed). Errors (kUsage; the
 /// message starts with `where` when given, names the rank pair, ranks labelled with `names`
 /// when given, and says which command writes a valid file): a row that is not N cells, and the
-/// first rule broken. launch/ can call it on the MLX_IBV_DEVICES matrix it writes.
+/// first rule broken. launch/ can call it on the MLX_IBV_DEVICES matrix it writes. The
+/// `clusterctl hostfile` it suggests names the cluster as `fix` says, so it runs as printed.
 util::Status check_jaccl_devices(const std::vector<std::vector<MlxCell>>& rdma, JacclGroup want,
-                                 std::string_view where = {},
+                                 const discovery::FixCommand& fix, std::string_view where = {},
                                  const std::vector<std::string>& names = {});
 
 /// The whole validation of a hostfile (what parse_mlx_hostfile applies after reading it and
 /// make_mlx_hostfile after building one): the structural rules of parse_mlx_hostfile below,
 /// then check_jaccl_devices on the matrix (jaccl: kMesh, jaccl-ring: kRing, no backend with a
 /// matrix: kMeshOrRing; the TCP ring backend has no matrix to check). Errors: kUsage, the
-/// message starting with hf.path when it is not empty.
-util::Status validate_mlx_hostfile(const MlxHostfile& hf);
+/// message starting with hf.path when it is not empty; the command it suggests names the
+/// cluster as `fix` says.
+util::Status validate_mlx_hostfile(const MlxHostfile& hf, const discovery::FixCommand& fix);
 
 /// "rank 1 (mac2)".
 std::string rank_label(const MlxHostfile& hf, std::size_t rank);
@@ -129,7 +132,8 @@ struct MpiHostfileAdvice {
 /// null / a device name / a list of names, a matrix that is not n x n, a non-null diagonal, cells
 /// (i,j) and (j,i) that disagree (null on one side only, or a different cable count), one device
 /// named for two cells of a row, a jaccl or jaccl-ring backend without a matrix, and JACCL's rules
-/// (check_jaccl_devices, through validate_mlx_hostfile).
+/// (check_jaccl_devices, through validate_mlx_hostfile). The `clusterctl hostfile` the messages
+/// suggest names the file's hosts (--hosts, after `mpi.global`), so it runs as printed.
 util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::string& path,
                                              const EnvCheck& env_check = {},
                                              const MpiHostfileAdvice& mpi = {});
@@ -146,6 +150,8 @@ util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path,
 /// the ring backend every ips[k] of rank i is an address of host i on a port cabled to its left
 /// neighbour. Errors: kCheckFailed listing every mismatch, one line each, naming rank, host,
 /// cell and cable; kUnreachable (or the problem's code) when a rank's host could not be probed.
-util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState& state);
+/// The command that writes a matching file names the cluster as `fix` says.
+util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState& state,
+                           const discovery::FixCommand& fix);
 
 }  // namespace cc::provision

@@ -161,10 +161,11 @@ TEST_CASE("mlx hostfile: backend rules (jaccl mesh, jaccl-ring neighbours)") {
         "h.json: not a valid JACCL mesh: rank 0 (a) and rank 2 (c): rdma[0][2] is null, but a "
         "JACCL mesh needs a device in every off-diagonal cell (a direct RDMA cable between "
         "every pair) (JACCL's init() would otherwise fall back to a group of one rank without "
-        "a word); write the file with `clusterctl hostfile --format mlx-jaccl` on a full mesh");
+        "a word); write the file with `clusterctl hostfile --hosts a,b,c --format mlx-jaccl` on a "
+        "full mesh");
   CHECK(parse_error(R"({"backend": "jaccl", "hosts": [{"ssh": "a"}, {"ssh": "b"}]})") ==
         "h.json: backend jaccl needs the \"rdma\" device matrix, and no host has one: write it "
-        "with `clusterctl hostfile --format mlx-jaccl`");
+        "with `clusterctl hostfile --hosts a,b --format mlx-jaccl`");
   // Not in ring order: a's ring neighbours are d and b, but a has no cable to d.
   CHECK(parse_error(R"({"backend": "jaccl-ring", "hosts": [
           {"ssh": "a", "rdma": [null, "a1", null, null]},
@@ -174,7 +175,8 @@ TEST_CASE("mlx hostfile: backend rules (jaccl mesh, jaccl-ring neighbours)") {
         "h.json: not a valid JACCL ring: rank 0 (a) and rank 3 (d): rdma[0][3] is null, but a "
         "JACCL ring needs a device to each ring neighbour (rank 3 (d) and rank 1 (b)): list the "
         "hosts in ring order (JACCL's init() would otherwise fall back to a group of one rank "
-        "without a word); write the file with `clusterctl hostfile --format mlx-jaccl-ring`");
+        "without a word); write the file with `clusterctl hostfile --hosts a,b,c,d --format "
+        "mlx-jaccl-ring`");
   // Without a backend, JACCL takes a mesh or a ring: this chain is neither (JACCL would
   // silently run every rank alone), so it is refused too.
   CHECK(parse_error(R"([{"ssh": "a", "rdma": [null, "a1", null, null]},
@@ -198,8 +200,8 @@ TEST_CASE("mlx hostfile: JACCL's ring rule, every neighbour cell the same length
         "but rdma[0][1] lists 2: a JACCL ring needs the same number of cables in every "
         "neighbour cell; list only 1 per neighbour (the ring's smallest cable count, as "
         "mlx.distributed_config does) (JACCL's init() would otherwise fall back to a group of "
-        "one rank without a word); write the file with `clusterctl hostfile --format "
-        "mlx-jaccl-ring`");
+        "one rank without a word); write the file with `clusterctl hostfile --hosts a,b,c,d "
+        "--format mlx-jaccl-ring`");
   // One device per neighbour: valid.
   CHECK(parse_mlx_hostfile(R"({"backend": "jaccl-ring", "hosts": [
           {"ssh": "a", "rdma": [null, "a1", null, "a3"]},
@@ -217,27 +219,28 @@ TEST_CASE("mlx hostfile: JACCL's ring rule, every neighbour cell the same length
         "h.json: not a valid JACCL ring: rank 0 (a) and rank 2 (c): rdma[0][2] is set, but they "
         "are not ring neighbours: in a JACCL ring only the cells of rank - 1 and rank + 1 name "
         "devices (JACCL's init() would otherwise fall back to a group of one rank without a "
-        "word); write the file with `clusterctl hostfile --format mlx-jaccl-ring`");
+        "word); write the file with `clusterctl hostfile --hosts a,b,c,d --format "
+        "mlx-jaccl-ring`");
 }
 
 TEST_CASE("mlx hostfile: check_jaccl_devices on a bare matrix, as launch/ hands to ranks") {
   using M = std::vector<std::vector<MlxCell>>;
   const M mesh = {{{}, {"x"}, {"y"}}, {{"x"}, {}, {"z"}}, {{"y"}, {"z"}, {}}};
-  CHECK(check_jaccl_devices(mesh, JacclGroup::kMesh).ok());
-  CHECK(check_jaccl_devices(mesh, JacclGroup::kRing).ok());  // 3 hosts: every pair neighbours
-  CHECK(check_jaccl_devices(mesh, JacclGroup::kMeshOrRing).ok());
-  CHECK(check_jaccl_devices(M{{{}}}, JacclGroup::kMesh).ok());  // one rank
+  CHECK(check_jaccl_devices(mesh, JacclGroup::kMesh, {}).ok());
+  CHECK(check_jaccl_devices(mesh, JacclGroup::kRing, {}).ok());  // 3 hosts: every pair neighbours
+  CHECK(check_jaccl_devices(mesh, JacclGroup::kMeshOrRing, {}).ok());
+  CHECK(check_jaccl_devices(M{{{}}}, JacclGroup::kMesh, {}).ok());  // one rank
   const M chain = {{{}, {"x"}, {}}, {{"x"}, {}, {"z"}}, {{}, {"z"}, {}}};
-  auto st = check_jaccl_devices(chain, JacclGroup::kMesh, "devices.json", {"h1", "h2", "h3"});
+  auto st = check_jaccl_devices(chain, JacclGroup::kMesh, {}, "devices.json", {"h1", "h2", "h3"});
   REQUIRE(!st.ok());
   CHECK(st.error().code == ExitCode::kUsage);
   CHECK(st.error().message.find("devices.json: not a valid JACCL mesh: rank 0 (h1) and rank 2 "
                                 "(h3): rdma[0][2] is null") == 0);
-  st = check_jaccl_devices(chain, JacclGroup::kRing);
+  st = check_jaccl_devices(chain, JacclGroup::kRing, {});
   REQUIRE(!st.ok());
   CHECK(st.error().message.find("not a valid JACCL ring: rank 0 and rank 2: rdma[0][2] is null") ==
         0);
-  st = check_jaccl_devices(M{{{}, {"x"}}, {{"y"}}}, JacclGroup::kMesh);
+  st = check_jaccl_devices(M{{{}, {"x"}}, {{"y"}}}, JacclGroup::kMesh, {});
   REQUIRE(!st.ok());
   CHECK(st.error().message.find("rank 1: the device matrix row has 1 cells, want 2") == 0);
   CHECK(std::string(to_string(JacclGroup::kMeshOrRing)) == "mesh or ring");
@@ -278,7 +281,8 @@ TEST_CASE("mlx hostfile: every problem of the file at once, each naming its entr
         "from 0 to 255\n"
         "h.json: rank 1 (b): ips[0]: '127.0.0.1' is a loopback address: on every host it names "
         "that host itself: in a hostfile of 3 hosts each ips entry must be an address the other "
-        "hosts reach b on; `clusterctl hostfile --format mlx-jaccl` (or mlx-ring) writes them\n"
+        "hosts reach b on; `clusterctl hostfile --hosts a,b,A --format mlx-jaccl` (or --format "
+        "mlx-ring) writes them\n"
         "h.json: rank 1 (b): ips[1]: '1.2.3' is not an IPv4 address: it has 3 parts, and an "
         "address is four numbers from 0 to 255 separated by dots\n"
         "h.json: a (rank 0) and A (rank 2) are one host (host names ignore case and a final "
@@ -324,11 +328,20 @@ TEST_CASE("mlx hostfile: 0.0.0.0 or loopback in a hostfile of several hosts name
         "h.json: rank 0 (a): ips[0]: '0.0.0.0' is the unspecified address: it means every "
         "address to a listener, but a host connecting to it reaches itself: in a hostfile of 2 "
         "hosts each ips entry must be an address the other hosts reach a on (rank 0's ips[0] is "
-        "the coordinator); `clusterctl hostfile --format mlx-jaccl` (or mlx-ring) writes them");
+        "the coordinator); `clusterctl hostfile --hosts a,b --format mlx-jaccl` (or --format "
+        "mlx-ring) writes them");
   CHECK(parse_error(R"([{"ssh": "a", "ips": ["10.0.0.1"]}, {"ssh": "b", "ips": ["127.0.1.1"]}])") ==
         "h.json: rank 1 (b): ips[0]: '127.0.1.1' is a loopback address: on every host it names "
         "that host itself: in a hostfile of 2 hosts each ips entry must be an address the other "
-        "hosts reach b on; `clusterctl hostfile --format mlx-jaccl` (or mlx-ring) writes them");
+        "hosts reach b on; `clusterctl hostfile --hosts a,b --format mlx-jaccl` (or --format "
+        "mlx-ring) writes them");
+  // Where the file was given with --lab, the command has it too: it runs as printed there.
+  auto lab = parse_mlx_hostfile(R"([{"ssh": "a", "ips": ["0.0.0.0"]}, {"ssh": "b", "ips": []}])",
+                                "h.json", {}, MpiHostfileAdvice{"--lab t3a", false});
+  REQUIRE(!lab.ok());
+  CHECK(lab.error().message.ends_with(
+      "`clusterctl hostfile --lab t3a --hosts a,b --format mlx-jaccl` (or --format mlx-ring) "
+      "writes them"));
   CHECK(parse_error(R"([{"ssh": "a", "ips": ["10.0.0.1", "::1"]}, {"ssh": "b"}])")
             .starts_with("h.json: rank 0 (a): ips[1]: '::1' is a loopback address"));
   CHECK(parse_error(R"([{"ssh": "a", "ips": ["::"]}, {"ssh": "b"}])")
@@ -376,19 +389,21 @@ TEST_CASE("mlx hostfile: an MPI hostfile is named as one, not as bad JSON") {
 }
 
 TEST_CASE("mlx hostfile: check_against accepts what clusterctl wrote") {
-  CHECK(
-      check_against(generated(testing::mesh3(), HostfileFormat::kMlxJaccl), testing::mesh3()).ok());
-  CHECK(check_against(generated(testing::mesh3(), HostfileFormat::kMlxJacclRing), testing::mesh3())
+  CHECK(check_against(generated(testing::mesh3(), HostfileFormat::kMlxJaccl), testing::mesh3(), {})
+            .ok());
+  CHECK(check_against(generated(testing::mesh3(), HostfileFormat::kMlxJacclRing), testing::mesh3(),
+                      {})
             .ok());
   const auto lab = testing::addressed_lab(4);
-  CHECK(check_against(generated(lab, HostfileFormat::kMlxRing), lab).ok());
+  CHECK(check_against(generated(lab, HostfileFormat::kMlxRing), lab, {}).ok());
 }
 
 TEST_CASE("mlx hostfile: check_against catches a permuted rank order") {
   const auto s = testing::mesh3();
   MlxHostfile hf = generated(s, HostfileFormat::kMlxJaccl);
   std::swap(hf.hosts[1].ssh, hf.hosts[2].ssh);  // the names moved, the matrix did not
-  auto st = check_against(hf, s);
+  // The command that writes a matching file names the hosts as cli/ says (runnable).
+  auto st = check_against(hf, s, discovery::FixCommand{"--lab t3a", "", "m1,m2,m3"});
   REQUIRE(!st.ok());
   CHECK(st.error().code == ExitCode::kCheckFailed);
   CHECK(st.error().message ==
@@ -405,7 +420,8 @@ TEST_CASE("mlx hostfile: check_against catches a permuted rank order") {
         "another host\n"
         "  rank 2 (m2): rdma[2][1] = rdma_en3 is cabled to m1 (rank 0), not to rank 1 (m3): the "
         "rank order does not match the cabling\n"
-        "write a matching one with `clusterctl hostfile --format mlx-jaccl`");
+        "write a matching one with `clusterctl hostfile --lab t3a --hosts m1,m2,m3 --format "
+        "mlx-jaccl`");
 }
 
 TEST_CASE("mlx hostfile: check_against names unknown devices and crossed parallel cables") {
@@ -413,7 +429,7 @@ TEST_CASE("mlx hostfile: check_against names unknown devices and crossed paralle
   MlxHostfile hf = generated(s, HostfileFormat::kMlxJaccl);
   hf.hosts[0].rdma[2] = {"rdma_en9"};
   hf.hosts[1].rdma[0] = {"rdma_en2", "rdma_en3"};  // m2's ends listed in m1's port order
-  auto st = check_against(hf, s);
+  auto st = check_against(hf, s, {});
   REQUIRE(!st.ok());
   CHECK(st.error().message ==
         "hosts.json: does not match the cabling of the cluster:\n"
@@ -430,7 +446,7 @@ TEST_CASE("mlx hostfile: check_against names hosts outside the state") {
   auto s = testing::mesh3();
   MlxHostfile hf = generated(s, HostfileFormat::kMlxJaccl);
   hf.hosts[2].ssh = "m9";
-  auto st = check_against(hf, s);
+  auto st = check_against(hf, s, {});
   REQUIRE(!st.ok());
   CHECK(st.error().code == ExitCode::kCheckFailed);
   CHECK(st.error().message ==
@@ -446,7 +462,7 @@ TEST_CASE("mlx hostfile: check_against names hosts outside the state") {
   s.cables.resize(2);
   s.problems.push_back({"m3", 3, "m3: cannot connect to 10.0.0.13:22 (timed out)"});
   hf.hosts[2].ssh = "m3";
-  st = check_against(hf, s);
+  st = check_against(hf, s, {});
   REQUIRE(!st.ok());
   CHECK(st.error().code == ExitCode::kUnreachable);
   CHECK(st.error().message.find("\n  rank 2 (m3) could not be probed: m3: cannot connect to "
@@ -458,7 +474,7 @@ TEST_CASE("mlx hostfile: check_against checks ring addresses against the left ne
   MlxHostfile hf = generated(lab, HostfileFormat::kMlxRing);
   REQUIRE(hf.hosts[1].ips == std::vector<std::string>{"192.0.2.21"});
   hf.hosts[1].ips = {"192.0.2.22"};  // h2's address towards h3, not h1
-  auto st = check_against(hf, lab);
+  auto st = check_against(hf, lab, {});
   REQUIRE(!st.ok());
   CHECK(st.error().message ==
         "hosts.json: does not match the cabling of the cluster:\n"

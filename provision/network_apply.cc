@@ -231,10 +231,11 @@ std::optional<bool> end_has(const ClusterState& live, const discovery::CableEnd&
 // or "" when it went through; a ping fails when either end lacks its planned address (it was
 // removed, or the interface was reset), and the live facts say which (mlx#3755: pings fine on
 // some hops, EHOSTUNREACH on others).
-std::string ping_problem(const ClusterState& live, const std::vector<discovery::ProbeOutputs>& pings,
+std::string ping_problem(const ClusterState& live,
+                         const std::vector<discovery::ProbeOutputs>& pings,
                          const discovery::CableEnd& from, const std::string& own,
                          const discovery::CableEnd& to, const std::string& address,
-                         const FixCommand& fix) {
+                         const discovery::FixCommand& fix) {
   size_t index = 0;
   while (index < live.hosts.size() && live.hosts[index].host != from.host) ++index;
   if (index == live.hosts.size() || index >= pings.size()) {
@@ -282,7 +283,7 @@ std::string gid_problem(const ClusterState& live, const discovery::CableEnd& end
 
 std::vector<LinkCheck> check_links(const ClusterState& live, const std::vector<LinkAddress>& plan,
                                    const std::vector<discovery::ProbeOutputs>& pings,
-                                   const FixCommand& fix) {
+                                   const discovery::FixCommand& fix) {
   std::vector<LinkCheck> out;
   for (const auto& l : plan) {
     LinkCheck c;

@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "discovery/cluster_state.h"
+#include "discovery/fix_command.h"
 #include "discovery/probe.h"
-#include "provision/fix_command.h"
 #include "remote/executor.h"
 #include "util/ipv4.h"
 #include "util/term.h"
@@ -95,7 +95,7 @@ discovery::ProbeCommand link_ping(bool macos, const std::string& interface,
 std::vector<LinkCheck> check_links(const discovery::ClusterState& live,
                                    const std::vector<discovery::LinkAddress>& plan,
                                    const std::vector<discovery::ProbeOutputs>& pings,
-                                   const FixCommand& fix = {"", "CLUSTER.json", ""});
+                                   const discovery::FixCommand& fix = {"", "CLUSTER.json", ""});
 
 /// Every link_ping a host runs for the plan.
 std::vector<discovery::ProbeCommand> link_pings_of(const discovery::ClusterState& live,

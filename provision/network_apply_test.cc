@@ -244,7 +244,8 @@ TEST_CASE("network verify: a failed ping names the end that lost its planned add
   pings[0].by_key[link_pings_of(s, plan, "h1")[0].key()] = {"0 received", "", 1};
   pings[1].by_key[link_pings_of(s, plan, "h2")[0].key()] = {"0 received", "", 1};
   // The fix runs as printed: the state file quoted, with the lab in use.
-  auto checks = check_links(s, plan, pings, cc::provision::FixCommand{"--lab t3a", "my c.json", ""});
+  auto checks =
+      check_links(s, plan, pings, cc::discovery::FixCommand{"--lab t3a", "my c.json", ""});
   REQUIRE(checks.size() == 1);
   CHECK(checks[0].a_problem == "no reply from " + plan[0].b_address + " over h1 tb1: h2 tb1 does "
                                "not have " + plan[0].b_address + ", its planned address: run "

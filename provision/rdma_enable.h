@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "discovery/cluster_state.h"
+#include "discovery/fix_command.h"
 #include "provision/rdma_probe.h"
 #include "util/clock.h"
 #include "util/exit_code.h"
@@ -80,7 +81,9 @@ struct EnablePlan {
   std::vector<discovery::HostProblem> unreachable;  // not probed and not resumed
   std::vector<std::string> linux_hosts;             // non-Mac hosts (for --soft-roce)
 };
-EnablePlan plan_enable(const discovery::ClusterState& state, const EnableState& saved);
+/// The commands its reasons suggest name the cluster as `fix` says.
+EnablePlan plan_enable(const discovery::ClusterState& state, const EnableState& saved,
+                       const discovery::FixCommand& fix);
 
 /// The physical steps for `host`, one numbered line each (header comment of the file).
 std::vector<std::string> recovery_steps(const std::string& host);
@@ -104,7 +107,8 @@ struct WalkOptions {
   std::chrono::milliseconds poll_interval{2000};      // between two re-probes
   std::filesystem::path state_path;                   // where progress is saved
   /// What the operator runs to resume the walk and to check the ports afterwards, runnable as
-  /// printed (cli/ gives them the cluster, the --lab and the --state in use: FixCommand).
+  /// printed (cli/ gives them the cluster, the --lab and the --state in use:
+  /// discovery::FixCommand).
   std::string resume_command = "clusterctl rdma enable";
   std::string status_command = "clusterctl rdma status";
 };

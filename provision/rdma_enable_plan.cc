@@ -108,7 +108,8 @@ std::filesystem::path default_enable_state_path(const std::string& cluster_file)
   return base / "clusterctl" / "rdma-enable.json";
 }
 
-EnablePlan plan_enable(const discovery::ClusterState& state, const EnableState& saved) {
+EnablePlan plan_enable(const discovery::ClusterState& state, const EnableState& saved,
+                       const discovery::FixCommand& fix) {
   EnablePlan plan;
   for (const auto& h : state.hosts) {  // resumed Macs first: the operator is at one of them
     if (topology::is_mac(h) && mid_walk(saved, h.host)) plan.walk.push_back(h.host);
@@ -152,7 +153,7 @@ EnablePlan plan_enable(const discovery::ClusterState& state, const EnableState& 
         break;
       case discovery::RdmaState::kUnknown:
         plan.blocked.push_back(
-            {h.host, "its RDMA state was not read: run `clusterctl discover` again"});
+            {h.host, fmt::format("its RDMA state was not read: run `{}` again", fix.rediscover())});
         break;
     }
   }

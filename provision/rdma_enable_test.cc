@@ -151,7 +151,7 @@ TEST_CASE("rdma enable: Ctrl-C saves the phase, and a re-run resumes from it") {
         s.problems.push_back({"a", 3, "a: unreachable"});  // in Recovery while discover ran
         return s;
       }(),
-      *loaded);
+      *loaded, {});
   CHECK(plan.walk == std::vector<std::string>{"a"});
   CHECK(plan.unreachable.empty());
 
@@ -218,7 +218,7 @@ TEST_CASE("rdma enable: the plan walks only disabled Macs, resumed ones first") 
   EnableState saved;
   saved.macs["m3"] = {MacPhase::kWaitingDown, "", ""};
   saved.macs["m2"] = {MacPhase::kDone, "", ""};
-  const EnablePlan plan = plan_enable(s, saved);
+  const EnablePlan plan = plan_enable(s, saved, {});
   CHECK(plan.walk == std::vector<std::string>{"m3", "m1"});
   CHECK(plan.enabled == std::vector<std::string>{"m2"});
   REQUIRE(plan.blocked.size() == 1);
@@ -230,7 +230,7 @@ TEST_CASE("rdma enable: the plan walks only disabled Macs, resumed ones first") 
 }
 
 TEST_CASE("rdma enable: a Mac with Thunderbolt 4 only is blocked, not walked or 'enabled'") {
-  const EnablePlan plan = plan_enable(t::tb4_only_pair(), EnableState{});
+  const EnablePlan plan = plan_enable(t::tb4_only_pair(), EnableState{}, {});
   CHECK(plan.walk.empty());
   CHECK(plan.enabled == std::vector<std::string>{"m2"});
   REQUIRE(plan.blocked.size() == 1);
@@ -239,6 +239,17 @@ TEST_CASE("rdma enable: a Mac with Thunderbolt 4 only is blocked, not walked or 
         "Thunderbolt 4 hardware only (RDMA enabled, no RDMA device, every link below 80 Gb/s): "
         "RDMA over Thunderbolt needs Thunderbolt 5, so macOS Recovery cannot help; it can use "
         "TCP over its cables");
+}
+
+TEST_CASE("rdma enable: a Mac whose RDMA state was not read: the rediscovery runs as printed") {
+  discovery::ClusterState s;
+  s.hosts = {t::mac_host("m1", 1)};
+  s.hosts[0].rdma.state = RdmaState::kUnknown;
+  const EnablePlan plan =
+      plan_enable(s, EnableState{}, discovery::FixCommand{"--lab t3a", "my lab.json", ""});
+  REQUIRE(plan.blocked.size() == 1);
+  CHECK(plan.blocked[0].reason ==
+        "its RDMA state was not read: run `clusterctl --lab t3a discover -o 'my lab.json'` again");
 }
 
 TEST_CASE("rdma enable: the state file: missing, saved, refused when foreign") {

@@ -18,26 +18,26 @@ using discovery::RdmaState;
 using R = RdmaReadiness;
 
 // The fixes' commands name the cluster as the operator did (fix_command.h).
-std::string enable_fix(const FixCommand& c) {
+std::string enable_fix(const discovery::FixCommand& c) {
   return fmt::format("enable RDMA once from macOS Recovery (it cannot be done over SSH): `{}` "
                      "walks you through it",
                      c.command("rdma enable"));
 }
-std::string soft_roce_fix(const FixCommand& c) {
+std::string soft_roce_fix(const discovery::FixCommand& c) {
   return fmt::format("add Soft-RoCE devices on the cabled interfaces: `{}`",
                      c.command("rdma enable", "--soft-roce"));
 }
-std::string no_subsystem_fix(const FixCommand& c) {
+std::string no_subsystem_fix(const discovery::FixCommand& c) {
   return fmt::format(
       "this kernel has no RDMA subsystem, so Soft-RoCE cannot be added here either: use a "
       "kernel with the rdma_rxe module (Debian's standard kernel has it; containers and some "
       "cloud kernels do not), then `{}`; until then collectives use TCP",
       c.command("rdma enable", "--soft-roce"));
 }
-std::string network_fix(const FixCommand& c) {
+std::string network_fix(const discovery::FixCommand& c) {
   return fmt::format("give every cabled port an IPv4 address: `{}`", c.command("network apply"));
 }
-std::string rediscover_fix(const FixCommand& c) {
+std::string rediscover_fix(const discovery::FixCommand& c) {
   return fmt::format("run `{}` again", c.rediscover());
 }
 
@@ -52,7 +52,7 @@ std::vector<std::string> device_names(const HostFacts& f) {
   return names;
 }
 
-void classify_mac(const HostFacts& f, HostRdmaStatus& h, const FixCommand& c) {
+void classify_mac(const HostFacts& f, HostRdmaStatus& h, const discovery::FixCommand& c) {
   if (!macos_at_least(f.os.version, 26, 2)) {
     h.state = R::kOsTooOld;
     h.detail = fmt::format("{}: RDMA over Thunderbolt needs macOS 26.2 or later", os_label(f.os));
@@ -107,7 +107,7 @@ void classify_mac(const HostFacts& f, HostRdmaStatus& h, const FixCommand& c) {
   h.detail = fmt::format("rdma_ctl status: enabled; {}", fmt::join(h.devices, ", "));
 }
 
-void classify_linux(const HostFacts& f, HostRdmaStatus& h, const FixCommand& c) {
+void classify_linux(const HostFacts& f, HostRdmaStatus& h, const discovery::FixCommand& c) {
   if (f.rdma.state == RdmaState::kUnknown && f.rdma.devices.empty()) {
     h.state = R::kUnknown;
     h.detail = "the RDMA devices were not read (no `rdma -j link` output)";
@@ -138,7 +138,7 @@ std::optional<std::string> ipv4_gid(const discovery::RdmaPort& p) {
 
 PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
                              const topology::PortNode& p, const topology::CabledPeer& cp,
-                             const HostRdmaStatus& host, const FixCommand& c) {
+                             const HostRdmaStatus& host, const discovery::FixCommand& c) {
   const HostFacts& f = *g.host(hi).facts;
   const HostFacts& q = *g.host(cp.host).facts;
   const discovery::Cable& cable = g.cable(cp.cable);
@@ -290,7 +290,7 @@ bool macos_at_least(const std::string& version, int major, int minor) {
   return v_major != major ? v_major > major : v_minor >= minor;
 }
 
-RdmaStatus rdma_status(const discovery::ClusterState& state, const FixCommand& fix) {
+RdmaStatus rdma_status(const discovery::ClusterState& state, const discovery::FixCommand& fix) {
   topology::ClusterGraph g(state);
   RdmaStatus out;
   for (std::size_t hi = 0; hi < g.size(); ++hi) {

@@ -59,7 +59,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "discovery/cluster_state.h"
-#include "provision/fix_command.h"
+#include "discovery/fix_command.h"
 #include "util/exit_code.h"
 #include "util/term.h"
 
@@ -120,7 +120,7 @@ struct RdmaStatus {
 
 /// The status of every host and cabled port (header comment). Never fails: missing facts give
 /// "unknown", not errors. The fixes' commands name the cluster as `fix` says (fix_command.h).
-RdmaStatus rdma_status(const discovery::ClusterState& state, const FixCommand& fix = {});
+RdmaStatus rdma_status(const discovery::ClusterState& state, const discovery::FixCommand& fix = {});
 
 /// True when macOS `version` ("26.2", "15.6.1") is at least major.minor; true when the
 /// version cannot be read (an unknown version is not reported as too old).

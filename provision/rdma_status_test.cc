@@ -34,7 +34,7 @@ const PortRdmaStatus& only_port(const HostRdmaStatus& h) {
 }
 
 TEST_CASE("rdma status: the fixes' commands name the state file, so they run as printed") {
-  const RdmaStatus s = rdma_status(mac_pair(), cc::provision::FixCommand{"", "my pair.json", ""});
+  const RdmaStatus s = rdma_status(mac_pair(), cc::discovery::FixCommand{"", "my pair.json", ""});
   REQUIRE(s.hosts.size() == 2);
   CHECK(s.hosts[0].fix ==
         "enable RDMA once from macOS Recovery (it cannot be done over SSH): `clusterctl rdma "

@@ -116,7 +116,8 @@ SoftRocePlan plan_soft_roce(const std::string& host, const std::vector<std::stri
 
 util::Result<SoftRocePlan> create_soft_roce(remote::Executor& ex,
                                             const std::vector<std::string>& interfaces,
-                                            bool dry_run, std::chrono::milliseconds timeout) {
+                                            bool dry_run, std::chrono::milliseconds timeout,
+                                            const discovery::FixCommand& fix) {
   auto links = read_links(ex, timeout);
   if (!links) return links.error();
   SoftRocePlan plan = plan_soft_roce(ex.host(), interfaces, *links);
@@ -128,8 +129,8 @@ util::Result<SoftRocePlan> create_soft_roce(remote::Executor& ex,
     std::vector<std::string> lines;
     for (const auto& c : plan.commands) lines.push_back("sudo " + remote::shell_quote(c));
     return failed(ex, fmt::format("neither root nor passwordless sudo: run these on {} "
-                                  "yourself, then run `clusterctl rdma status` again:\n  {}",
-                                  ex.host(), fmt::join(lines, "\n  ")));
+                                  "yourself, then run `{}` again:\n  {}",
+                                  ex.host(), fix.command("rdma status"), fmt::join(lines, "\n  ")));
   }
   for (const auto& c : plan.commands) {
     if (auto st = run_step(ex, *privilege, c, timeout); !st) return st.error();

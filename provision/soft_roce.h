@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "discovery/cluster_state.h"
+#include "discovery/fix_command.h"
 #include "discovery/linux_rdma.h"
 #include "remote/executor.h"
 #include "util/result.h"
@@ -48,8 +49,10 @@ SoftRocePlan plan_soft_roce(const std::string& host, const std::vector<std::stri
 ///    lists the commands to run by hand); the kernel module rdma_rxe missing (modprobe's
 ///    message and what to install); `rdma link add` failing (its stderr); a device missing
 ///    after the commands ran.
+/// The `clusterctl rdma status` a message suggests names the cluster as `fix` says.
 util::Result<SoftRocePlan> create_soft_roce(remote::Executor& ex,
                                             const std::vector<std::string>& interfaces,
-                                            bool dry_run, std::chrono::milliseconds timeout);
+                                            bool dry_run, std::chrono::milliseconds timeout,
+                                            const discovery::FixCommand& fix);
 
 }  // namespace cc::provision

@@ -85,7 +85,7 @@ TEST_CASE("rdma soft-roce: as root: modprobe, one rdma link add per interface, v
   ex.answers["modprobe rdma_rxe"] = {ok()};
   ex.answers["rdma link add rxe_tb1 type rxe netdev tb1"] = {ok()};
   ex.answers["rdma link add rxe_tb2 type rxe netdev tb2"] = {ok()};
-  auto r = create_soft_roce(ex, {"tb1", "tb2"}, false, milliseconds(1000));
+  auto r = create_soft_roce(ex, {"tb1", "tb2"}, false, milliseconds(1000), {});
   REQUIRE(r.ok());
   CHECK(r->add == Strings{"tb1", "tb2"});
   CHECK(ex.calls == Strings{"rdma -j link", "id -u", "modprobe rdma_rxe",
@@ -94,7 +94,7 @@ TEST_CASE("rdma soft-roce: as root: modprobe, one rdma link add per interface, v
 
   // Run again: everything is there, nothing runs but the listing.
   ex.calls.clear();
-  r = create_soft_roce(ex, {"tb1", "tb2"}, false, milliseconds(1000));
+  r = create_soft_roce(ex, {"tb1", "tb2"}, false, milliseconds(1000), {});
   REQUIRE(r.ok());
   CHECK(r->add.empty());
   CHECK(ex.calls == Strings{"rdma -j link"});
@@ -107,12 +107,12 @@ TEST_CASE("rdma soft-roce: through sudo -n, dry run, no privileges") {
   ex.answers["sudo -n true"] = {ok()};
   ex.answers["sudo -n modprobe rdma_rxe"] = {ok()};
   ex.answers["sudo -n rdma link add rxe_tb2 type rxe netdev tb2"] = {ok()};
-  auto dry = create_soft_roce(ex, {"tb1", "tb2"}, true, milliseconds(1000));
+  auto dry = create_soft_roce(ex, {"tb1", "tb2"}, true, milliseconds(1000), {});
   REQUIRE(dry.ok());
   CHECK(dry->add == Strings{"tb2"});
   CHECK(ex.calls == Strings{"rdma -j link"});
   ex.answers["rdma -j link"] = {ok(kRxeTb1), ok(kRxeBoth)};
-  auto r = create_soft_roce(ex, {"tb1", "tb2"}, false, milliseconds(1000));
+  auto r = create_soft_roce(ex, {"tb1", "tb2"}, false, milliseconds(1000), {});
   REQUIRE(r.ok());
   CHECK(ex.calls.back() == "rdma -j link");
   CHECK(std::find(ex.calls.begin(), ex.calls.end(),
@@ -122,13 +122,14 @@ TEST_CASE("rdma soft-roce: through sudo -n, dry run, no privileges") {
   user.answers["rdma -j link"] = {ok("[]")};
   user.answers["id -u"] = {ok("1000\n")};
   user.answers["sudo -n true"] = {err(1, "sudo: a password is required\n")};
-  auto none = create_soft_roce(user, {"tb1"}, false, milliseconds(1000));
+  auto none = create_soft_roce(user, {"tb1"}, false, milliseconds(1000),
+                               discovery::FixCommand{"--lab t3a", "my lab.json", ""});
   REQUIRE_FALSE(none.ok());
   CHECK(none.error().code == util::ExitCode::kCheckFailed);
   CHECK(none.error().message ==
         "h2: neither root nor passwordless sudo: run these on h2 yourself, then run `clusterctl "
-        "rdma status` again:\n  sudo modprobe rdma_rxe\n  sudo rdma link add rxe_tb1 type rxe "
-        "netdev tb1");
+        "rdma status --lab t3a 'my lab.json'` again:\n  sudo modprobe rdma_rxe\n  sudo rdma link "
+        "add rxe_tb1 type rxe netdev tb1");
 }
 
 TEST_CASE("rdma soft-roce: a missing kernel module, a failing rdma link add, no device after") {
@@ -137,7 +138,7 @@ TEST_CASE("rdma soft-roce: a missing kernel module, a failing rdma link add, no 
   ex.answers["id -u"] = {ok("0\n")};
   ex.answers["modprobe rdma_rxe"] = {
       err(1, "modprobe: FATAL: Module rdma_rxe not found in directory /lib/modules/6.18.0\n")};
-  auto r = create_soft_roce(ex, {"tb1"}, false, milliseconds(1000));
+  auto r = create_soft_roce(ex, {"tb1"}, false, milliseconds(1000), {});
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.rfind("h1: the kernel module rdma_rxe is missing (modprobe: FATAL: "
                                 "Module rdma_rxe not found",
@@ -145,24 +146,24 @@ TEST_CASE("rdma soft-roce: a missing kernel module, a failing rdma link add, no 
   CHECK(r.error().message.find("CONFIG_RDMA_RXE") != std::string::npos);
 
   ex.answers["modprobe rdma_rxe"] = {err(127, "sh: modprobe: command not found\n")};
-  CHECK(create_soft_roce(ex, {"tb1"}, false, milliseconds(1000))
+  CHECK(create_soft_roce(ex, {"tb1"}, false, milliseconds(1000), {})
             .error()
             .message.find("install kmod") != std::string::npos);
 
   ex.answers["modprobe rdma_rxe"] = {ok()};
   ex.answers["rdma link add rxe_tb1 type rxe netdev tb1"] = {
       err(2, "error: Invalid argument\nfailed to init crc32 algorithm\n")};
-  CHECK(create_soft_roce(ex, {"tb1"}, false, milliseconds(1000)).error().message ==
+  CHECK(create_soft_roce(ex, {"tb1"}, false, milliseconds(1000), {}).error().message ==
         "h1: `rdma link add rxe_tb1 type rxe netdev tb1` failed (exit status 2): error: Invalid "
         "argument");
 
   ex.answers["rdma link add rxe_tb1 type rxe netdev tb1"] = {ok()};
-  CHECK(create_soft_roce(ex, {"tb1"}, false, milliseconds(1000))
+  CHECK(create_soft_roce(ex, {"tb1"}, false, milliseconds(1000), {})
             .error()
             .message.find("lists no device on tb1") != std::string::npos);
 
   SequenceExecutor bare("h3");  // no iproute2 `rdma`
-  CHECK(create_soft_roce(bare, {"tb1"}, false, milliseconds(1000))
+  CHECK(create_soft_roce(bare, {"tb1"}, false, milliseconds(1000), {})
             .error()
             .message.find("install iproute2") != std::string::npos);
 }

@@ -333,5 +333,58 @@ cp "$labs/clusterctl/labs/t3a/"{ssh_config,inventory.yaml} "$labs/clusterctl/lab
 expect 2 "launch of a lab's state with another --lab" -- lab "$cc" --lab other launch "$tmp/t3a-job.yaml"
 grep -q "was discovered on lab 't3a', but --lab (or CLUSTERCTL_LAB) names lab 'other'" <<<"$LAST" ||
   { echo "FAIL: launch: conflicting labs not named: $LAST"; fail=1; }
+# The fixes a report suggests run as printed (README): on a state of lab t3a whose two hosts
+# are Linux machines without RDMA devices, every `clusterctl ...` that verify-mesh and hostfile
+# suggest names the lab and the file, and is no usage error when run literally (its hosts
+# refuse connections: exit 3; 1 or 0 for a report). Before, verify-mesh said `clusterctl rdma
+# enable --soft-roce`, which exits 2 there.
+linux_state() {  # linux_state OUT: the t3a state, its hosts Linux without an RDMA device
+  python3 - "$tmp/t3a state.json" "$1" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+def strip(o):  # no RDMA device anywhere: not on a port, not on a cable end
+    if isinstance(o, dict):
+        o.pop("rdma_device", None)
+        for v in o.values(): strip(v)
+    elif isinstance(o, list):
+        for v in o: strip(v)
+for h in s["hosts"]:
+    h["os"]["name"] = "Linux"
+    h["rdma"] = {"state": "enabled", "devices": []}
+strip(s)
+json.dump(s, open(sys.argv[2], "w"))
+PY
+}
+run_fixes() {  # run_fixes WHAT OUTPUT: run every `clusterctl ...` in OUTPUT as printed
+  local what=$1 cmd rc n=0
+  while IFS= read -r cmd; do
+    n=$((n + 1))
+    grep -qF -- "--lab t3a '$tmp/t3a linux.json'" <<<"$cmd" || grep -qF -- "--lab t3a discover" <<<"$cmd" ||
+      { echo "FAIL: $what: the fix does not name lab t3a and the file: $cmd"; fail=1; }
+    linux_state "$tmp/t3a linux.json"  # a suggested discover -o writes over it
+    out=$(lab env CC="$cc" timeout 120 bash -c 'clusterctl() { "$CC" "$@"; }; '"$cmd" 2>&1); rc=$?
+    if [ "$rc" -eq 2 ] || [ "$rc" -eq 124 ]; then
+      echo "FAIL: $what: \`$cmd\` run as printed: exit $rc"; echo "$out" | head -5; fail=1
+    fi
+  done < <(grep -o '`clusterctl [^`]*`' <<<"$2" | tr -d '`' | sort -u)
+  [ "$n" -gt 0 ] || { echo "FAIL: $what suggests no clusterctl command: $2"; fail=1; }
+}
+linux_state "$tmp/t3a linux.json"
+vm=$(lab "$cc" verify-mesh "$tmp/t3a linux.json" 2>&1)
+grep -qF "\`clusterctl rdma enable --lab t3a '$tmp/t3a linux.json' --soft-roce\`" <<<"$vm" ||
+  { echo "FAIL: verify-mesh's soft-roce fix does not name the lab and file: $vm"; fail=1; }
+run_fixes "verify-mesh" "$vm"
+expect 1 "hostfile mlx-jaccl without RDMA devices" -- lab "$cc" hostfile "$tmp/t3a linux.json" --format mlx-jaccl
+run_fixes "hostfile --format mlx-jaccl" "$LAST"
+expect 1 "hostfile mlx-jaccl-ring without RDMA devices" -- lab "$cc" hostfile "$tmp/t3a linux.json" --format mlx-jaccl-ring
+grep -qF "\`clusterctl rdma status --lab t3a '$tmp/t3a linux.json'\` says why" <<<"$LAST" ||
+  { echo "FAIL: jaccl-ring without RDMA devices does not send to rdma status: $LAST"; fail=1; }
+run_fixes "hostfile --format mlx-jaccl-ring" "$LAST"
+# With no lab and no inventory, a command over every host says what is missing, without
+# naming a --hosts all the operator never gave.
+expect 2 "verify-mesh without a cluster" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/nolabs" "$cc" verify-mesh
+grep -q "no lab or inventory says which hosts the cluster has: pass --lab NAME" <<<"$LAST" ||
+  { echo "FAIL: no hosts: message: $LAST"; fail=1; }
+grep -q -- "--hosts all" <<<"$LAST" && { echo "FAIL: no hosts: names --hosts all: $LAST"; fail=1; }
 [ "$fail" -eq 0 ] && echo "cli basics: ok"
 exit "$fail"

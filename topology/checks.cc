@@ -154,7 +154,8 @@ bool has_identity(const ClusterGraph& g, std::optional<std::size_t> h,
   return h && p && !g.host(*h).ports[*p].port->domain_uuid.empty();
 }
 
-void check_sightings(const ClusterGraph& g, std::vector<Finding>& out) {
+void check_sightings(const ClusterGraph& g, const discovery::FixCommand& fix,
+                     std::vector<Finding>& out) {
   std::set<CableSource> used;
   for (const auto& c : g.state().cables) used.insert(c.sources.begin(), c.sources.end());
   for (std::size_t i = 0; i < g.edges().size(); ++i) {
@@ -169,9 +170,9 @@ void check_sightings(const ClusterGraph& g, std::vector<Finding>& out) {
                      {c.a.host, c.b.host},
                      {c.a, c.b},
                      fmt::format("{} was seen from {} only", cable_label(g, i), seer.host),
-                     fmt::format("check that {} is up with carrier, then run `clusterctl "
-                                 "discover` again; reseat the cable if it persists",
-                                 discovery::end_label(blind))});
+                     fmt::format("check that {} is up with carrier, then run `{}` again; "
+                                 "reseat the cable if it persists",
+                                 discovery::end_label(blind), fix.rediscover())});
     }
     if (c.sources.size() != 1) continue;
     const CableSource seen = c.sources.front();
@@ -188,8 +189,9 @@ void check_sightings(const ClusterGraph& g, std::vector<Finding>& out) {
                      seen == CableSource::kThunderbolt ? "Thunderbolt" : "neighbour probing",
                      other == CableSource::kThunderbolt ? "Thunderbolt" : "neighbour probing"),
          seen == CableSource::kThunderbolt
-             ? "the cable is there but nothing answered over IP: check that both interfaces "
-               "are up (`clusterctl network apply`)"
+             ? fmt::format("the cable is there but nothing answered over IP: check that both "
+                           "interfaces are up (`{}`)",
+                           fix.command("network apply"))
              : "IP answers over it but Thunderbolt does not name the peer: check that the cable "
                "is direct (no hub or dock)"});
   }
@@ -209,7 +211,8 @@ std::string chain_label(const PortNode& p) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-void check_hub_cables(const ClusterGraph& g, std::vector<Finding>& out) {
+void check_hub_cables(const ClusterGraph& g, const discovery::FixCommand& fix,
+                      std::vector<Finding>& out) {
   for (std::size_t i = 0; i < g.edges().size(); ++i) {
     if (!through_hub(g, i)) continue;
     const auto& e = g.edges()[i];
@@ -226,8 +229,8 @@ void check_hub_cables(const ClusterGraph& g, std::vector<Finding>& out) {
                      "hub-mediated links do not carry RDMA",
                      cable_label(g, i), discovery::end_label(seen.end), chain_label(seen)),
          fmt::format("plug {} directly into {} (no hub or dock between them), then run "
-                     "`clusterctl discover` again",
-                     discovery::end_label(c.a), discovery::end_label(c.b))});
+                     "`{}` again",
+                     discovery::end_label(c.a), discovery::end_label(c.b), fix.rediscover())});
   }
 }
 
@@ -277,7 +280,9 @@ void check_peers(const ClusterGraph& g, std::vector<Finding>& out) {
   }
 }
 
-void check_linux_rdma(const ClusterGraph& g, std::vector<Finding>& out) {
+void check_linux_rdma(const ClusterGraph& g, const discovery::FixCommand& fix,
+                      std::vector<Finding>& out) {
+  const std::string enable = fix.command("rdma enable", "--soft-roce");
   for (const auto& h : g.hosts()) {
     if (is_mac(*h.facts) || !h.facts->rdma.devices.empty()) continue;
     out.push_back({"no-rdma",
@@ -286,9 +291,10 @@ void check_linux_rdma(const ClusterGraph& g, std::vector<Finding>& out) {
                    {},
                    fmt::format("{} has no RDMA device: collectives fall back to TCP", h.name()),
                    h.facts->rdma.state == discovery::RdmaState::kUnsupported
-                       ? "no RDMA subsystem in its kernel: boot one with the rdma_rxe module, then "
-                         "`clusterctl rdma enable --soft-roce`"
-                       : "`clusterctl rdma enable --soft-roce` adds Soft-RoCE devices (rdma_rxe)"});
+                       ? fmt::format("no RDMA subsystem in its kernel: boot one with the rdma_rxe "
+                                     "module, then `{}`",
+                                     enable)
+                       : fmt::format("`{}` adds Soft-RoCE devices (rdma_rxe)", enable)});
   }
 }
 
@@ -360,13 +366,13 @@ std::vector<Finding> run_checks(const ClusterGraph& g, const CheckOptions& opts)
   check_host_count(g, opts, out);
   check_port_counts(g, out);
   check_pairs(g, out);
-  check_sightings(g, out);
-  check_hub_cables(g, out);
+  check_sightings(g, opts.fix, out);
+  check_hub_cables(g, opts.fix, out);
   check_peers(g, out);
-  check_linux_rdma(g, out);
+  check_linux_rdma(g, opts.fix, out);
   check_multi_rail(g, out);
   check_mtu(g, out);
-  run_mac_checks(g, out);
+  run_mac_checks(g, opts.fix, out);
   return out;
 }
 

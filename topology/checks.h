@@ -55,6 +55,7 @@
 #include <string>
 #include <vector>
 
+#include "discovery/fix_command.h"
 #include "topology/finding.h"
 #include "topology/graph.h"
 
@@ -67,6 +68,9 @@ inline constexpr std::size_t kListedPairs = 256;
 
 struct CheckOptions {
   std::optional<int> expect_hosts;  // --expect-hosts N
+  /// How the findings' fixes name the cluster, so each `clusterctl ...` they suggest runs as
+  /// printed (cli/ fills it: the state file, --lab NAME). Default: bare commands.
+  discovery::FixCommand fix{};
 };
 
 /// Every finding, in a deterministic order: the cluster checks, then the per-Mac checks; hosts
@@ -74,8 +78,10 @@ struct CheckOptions {
 /// not errors). The report (topology/report.h) orders them by severity.
 std::vector<Finding> run_checks(const ClusterGraph& g, const CheckOptions& opts = {});
 
-/// The per-Mac checks alone (mac_checks.cc), appended to `out`.
-void run_mac_checks(const ClusterGraph& g, std::vector<Finding>& out);
+/// The per-Mac checks alone (mac_checks.cc), appended to `out`; their fixes name the cluster as
+/// `fix` says.
+void run_mac_checks(const ClusterGraph& g, const discovery::FixCommand& fix,
+                    std::vector<Finding>& out);
 
 /// True when cable `i` joins two hosts through a hub or dock: the port at one of its ends has
 /// no host on the cable itself (depth 1) but a host behind a hub or dock (depth >= 2). Such a

@@ -43,6 +43,37 @@ TEST_CASE("topology checks: a complete lab mesh only lacks RDMA (warnings)") {
   CHECK(f3[1].fix.starts_with("no RDMA subsystem in its kernel"));
 }
 
+// What verify-mesh of a lab's state file prints must run as printed: `clusterctl rdma enable
+// --soft-roce` alone, on a lab, exits 2 (it does not know the hosts).
+TEST_CASE("topology checks: the fixes' commands name the cluster as CheckOptions::fix says") {
+  const discovery::FixCommand lab{"--lab default", "my cluster.json", ""};
+  auto s = lab_mesh(3);
+  ClusterGraph g(s);
+  auto f = of_check(run_checks(g, CheckOptions{std::nullopt, lab}), "no-rdma");
+  REQUIRE(f.size() == 3);
+  CHECK(f[0].fix ==
+        "no RDMA subsystem in its kernel: boot one with the rdma_rxe module, then `clusterctl "
+        "rdma enable --lab default 'my cluster.json' --soft-roce`");
+  s.hosts[0].rdma.state = discovery::RdmaState::kEnabled;
+  ClusterGraph g2(s);
+  CHECK(of_check(run_checks(g2, CheckOptions{std::nullopt, lab}), "no-rdma")[0].fix ==
+        "`clusterctl rdma enable --lab default 'my cluster.json' --soft-roce` adds Soft-RoCE "
+        "devices (rdma_rxe)");
+
+  s.cables[0].seen_from_b = false;  // the rediscovery writes the same file, on the same lab
+  ClusterGraph g3(s);
+  auto one = of_check(run_checks(g3, CheckOptions{std::nullopt, lab}), "one-sided-cable");
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].fix ==
+        "check that h2 tb1 is up with carrier, then run `clusterctl --lab default discover -o "
+        "'my cluster.json'` again; reseat the cable if it persists");
+  // A live discovery (no file): the hosts it was run on.
+  const discovery::FixCommand live{"--lab default", "", "h1,h2,h3"};
+  CHECK(of_check(run_checks(g3, CheckOptions{std::nullopt, live}), "one-sided-cable")[0].fix ==
+        "check that h2 tb1 is up with carrier, then run `clusterctl --lab default discover "
+        "--hosts h1,h2,h3` again; reseat the cable if it persists");
+}
+
 TEST_CASE("topology checks: missing h2-h4 and doubled h1-h3 in a 5-host lab") {
   auto s = lab_mesh(5, {{2, 4}}, {{1, 3}});
   ClusterGraph g(s);

@@ -21,11 +21,8 @@ using discovery::NetInterface;
 using discovery::RdmaDevice;
 using discovery::RdmaState;
 
-constexpr const char* kEnableFix =
-    "enable it once from macOS Recovery (it cannot be done over SSH): `clusterctl rdma enable` "
-    "walks you through it";
-
-void check_rdma_state(const HostNode& h, std::vector<Finding>& out) {
+void check_rdma_state(const HostNode& h, const discovery::FixCommand& fix,
+                      std::vector<Finding>& out) {
   const HostFacts& f = *h.facts;
   switch (f.rdma.state) {
     case RdmaState::kEnabled:
@@ -39,9 +36,9 @@ void check_rdma_state(const HostNode& h, std::vector<Finding>& out) {
                          "device and every Thunderbolt link is below 80 Gb/s; RDMA over "
                          "Thunderbolt needs Thunderbolt 5 ports (enabling it again cannot help)",
                          h.name()),
-             fmt::format("{} can use TCP over its cables (`clusterctl network apply` addresses "
-                         "them); for RDMA, use a Mac with Thunderbolt 5 ports",
-                         h.name())});
+             fmt::format("{} can use TCP over its cables (`{}` addresses them); for RDMA, use "
+                         "a Mac with Thunderbolt 5 ports",
+                         h.name(), fix.command("network apply"))});
       }
       return;
     case RdmaState::kDisabled:
@@ -50,7 +47,9 @@ void check_rdma_state(const HostNode& h, std::vector<Finding>& out) {
                      {h.name()},
                      {},
                      fmt::format("{}: RDMA is disabled (rdma_ctl status: disabled)", h.name()),
-                     kEnableFix});
+                     fmt::format("enable it once from macOS Recovery (it cannot be done over "
+                                 "SSH): `{}` walks you through it",
+                                 fix.command("rdma enable"))});
       return;
     case RdmaState::kUnsupported:
       out.push_back(
@@ -69,13 +68,14 @@ void check_rdma_state(const HostNode& h, std::vector<Finding>& out) {
                      {h.name()},
                      {},
                      fmt::format("{}: RDMA state unknown (rdma_ctl status was not read)", h.name()),
-                     "run `clusterctl discover` again"});
+                     fmt::format("run `{}` again", fix.rediscover())});
       return;
   }
 }
 
 // A cabled port of an RDMA-enabled Mac whose device is down, with the reason when known.
-void check_port_states(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& out) {
+void check_port_states(const ClusterGraph& g, std::size_t hi, const discovery::FixCommand& again,
+                       std::vector<Finding>& out) {
   const HostNode& h = g.host(hi);
   if (h.facts->rdma.state != RdmaState::kEnabled || thunderbolt4_only(*h.facts)) return;
   for (const auto& p : h.ports) {
@@ -103,8 +103,8 @@ void check_port_states(const ClusterGraph& g, std::size_t hi, std::vector<Findin
     } else if (down) {
       message = fmt::format("{} {} is {} although its peer {} has RDMA {}", h.name(), dev->name,
                             port_state, q.host, discovery::to_string(q.rdma.state));
-      fix = fmt::format("reseat the cable {}, then run `clusterctl discover` again",
-                        cable_label(g, cable));
+      fix = fmt::format("reseat the cable {}, then run `{}` again", cable_label(g, cable),
+                        again.rediscover());
     } else {
       continue;
     }
@@ -142,7 +142,8 @@ void check_links(const ClusterGraph& g, std::vector<Finding>& out) {
   }
 }
 
-void check_bridge(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& out) {
+void check_bridge(const ClusterGraph& g, std::size_t hi, const discovery::FixCommand& fix,
+                  std::vector<Finding>& out) {
   const auto bridged = bridged_cabled_ports(g, hi);
   if (bridged.empty()) return;
   const HostNode& h = g.host(hi);
@@ -161,20 +162,21 @@ void check_bridge(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& o
                                 ? std::string("the Thunderbolt Bridge (bridge0) is")
                                 : fmt::format("{} {}", fmt::join(bridges, ", "),
                                               bridges.size() == 1 ? "is" : "are");
-  out.push_back({"thunderbolt-bridge",
-                 Severity::kFail,
-                 {h.name()},
-                 ports,
-                 fmt::format("{}: {} active with {} as {}: frames loop between the Macs of a mesh",
-                             h.name(), which, fmt::join(names, ", "),
-                             names.size() == 1 ? "a member" : "members"),
-                 fmt::format("run `clusterctl network apply` (it takes {} out of the bridge), or "
-                             "make the bridge inactive (System Settings > Network > Thunderbolt "
-                             "Bridge > Make Inactive)",
-                             fmt::join(names, ", "))});
+  out.push_back(
+      {"thunderbolt-bridge",
+       Severity::kFail,
+       {h.name()},
+       ports,
+       fmt::format("{}: {} active with {} as {}: frames loop between the Macs of a mesh", h.name(),
+                   which, fmt::join(names, ", "), names.size() == 1 ? "a member" : "members"),
+       fmt::format("run `{}` (it takes {} out of the bridge), or make the bridge "
+                   "inactive (System Settings > Network > Thunderbolt Bridge > Make "
+                   "Inactive)",
+                   fix.command("network apply"), fmt::join(names, ", "))});
 }
 
-void check_ports(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& out) {
+void check_ports(const ClusterGraph& g, std::size_t hi, const discovery::FixCommand& fix,
+                 std::vector<Finding>& out) {
   const HostNode& h = g.host(hi);
   for (const auto& p : h.ports) {
     const bool cabled_to_host = std::any_of(p.cables.begin(), p.cables.end(), [&](std::size_t i) {
@@ -191,7 +193,7 @@ void check_ports(const ClusterGraph& g, std::size_t hi, std::vector<Finding>& ou
            fmt::format("{} has no IPv4 address: no IPv4-mapped GID, so RDMA queue pairs fail "
                        "(errno 22 moving to RTR)",
                        discovery::end_label(p.end)),
-           "`clusterctl network apply` addresses every cabled port"});
+           fmt::format("`{}` addresses every cabled port", fix.command("network apply"))});
     }
     if (is_studio_en2(*h.facts, *p.port)) {
       out.push_back({"studio-en2",
@@ -253,18 +255,19 @@ std::vector<BridgedPort> bridged_cabled_ports(const ClusterGraph& g, std::size_t
   return out;
 }
 
-void run_mac_checks(const ClusterGraph& g, std::vector<Finding>& out) {
+void run_mac_checks(const ClusterGraph& g, const discovery::FixCommand& fix,
+                    std::vector<Finding>& out) {
   for (std::size_t i = 0; i < g.size(); ++i) {
-    if (is_mac(*g.host(i).facts)) check_rdma_state(g.host(i), out);
+    if (is_mac(*g.host(i).facts)) check_rdma_state(g.host(i), fix, out);
   }
   for (std::size_t i = 0; i < g.size(); ++i) {
-    if (is_mac(*g.host(i).facts)) check_port_states(g, i, out);
+    if (is_mac(*g.host(i).facts)) check_port_states(g, i, fix, out);
   }
   check_links(g, out);
   for (std::size_t i = 0; i < g.size(); ++i) {
     if (!is_mac(*g.host(i).facts)) continue;
-    check_bridge(g, i, out);
-    check_ports(g, i, out);
+    check_bridge(g, i, fix, out);
+    check_ports(g, i, fix, out);
   }
   check_builds(g, out);
 }

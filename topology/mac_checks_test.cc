@@ -152,6 +152,39 @@ TEST_CASE("topology mac checks: a cabled port without IPv4") {
   CHECK(f[0].fix == "`clusterctl network apply` addresses every cabled port");
 }
 
+TEST_CASE("topology mac checks: the fixes' commands name the cluster as given") {
+  const discovery::FixCommand fix{"--lab t3a", "my lab.json", ""};
+  auto run = [&](const discovery::ClusterState& s) {
+    ClusterGraph g(s);
+    std::vector<Finding> out;
+    run_mac_checks(g, fix, out);
+    return out;
+  };
+  auto disabled = mac_mesh(3, 2);
+  testing::disable_rdma(disabled, "m1");
+  CHECK(of_check(run(disabled), "rdma-disabled")[0].fix ==
+        "enable it once from macOS Recovery (it cannot be done over SSH): `clusterctl rdma "
+        "enable --lab t3a 'my lab.json'` walks you through it");
+  auto down = mac_mesh(2, 1);
+  down.hosts[0].rdma.devices[0].ports[0] = {1, "PORT_DOWN", false, 4096, "Thunderbolt", {}};
+  CHECK(of_check(run(down), "rdma-port-down")[0].fix ==
+        "reseat the cable m1 receptacle 1 (en2) - m2 receptacle 1 (en2), then run `clusterctl "
+        "--lab t3a discover -o 'my lab.json'` again");
+  auto unknown = mac_mesh(2, 1);
+  unknown.hosts[0].rdma.state = RdmaState::kUnknown;
+  CHECK(of_check(run(unknown), "rdma-unknown")[0].fix ==
+        "run `clusterctl --lab t3a discover -o 'my lab.json'` again");
+  auto bridged = mac_mesh(3, 2);
+  bridged.hosts[1].interfaces[0].up = true;
+  CHECK(of_check(run(bridged), "thunderbolt-bridge")[0].fix.starts_with(
+      "run `clusterctl network apply --lab t3a 'my lab.json'` (it takes en2, en3 out of the "
+      "bridge)"));
+  auto no_ip = mac_mesh(2, 2);
+  no_ip.hosts[0].ports[0].interface->ipv4.clear();
+  CHECK(of_check(run(no_ip), "no-ipv4")[0].fix ==
+        "`clusterctl network apply --lab t3a 'my lab.json'` addresses every cabled port");
+}
+
 TEST_CASE("topology mac checks: a cable on a Mac Studio's en2") {
   auto s = mac_mesh(2, 1);
   s.hosts[1].model = "Mac16,9";

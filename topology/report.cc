@@ -190,7 +190,7 @@ VerifyReport verify_mesh(const discovery::ClusterState& state, const VerifyOptio
   }
   r.ring = find_ring(r.matrix, opts.ring);
   r.plan = plan_cabling(g);
-  r.findings = run_checks(g, CheckOptions{opts.expect_hosts});
+  r.findings = run_checks(g, CheckOptions{opts.expect_hosts, opts.fix});
   attach_plan(r.findings, r.plan);
   std::stable_sort(r.findings.begin(), r.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.severity < b.severity; });

@@ -90,6 +90,7 @@ struct VerifyReport {
 struct VerifyOptions {
   std::optional<int> expect_hosts;  // --expect-hosts N (host-count check)
   RingOptions ring;
+  discovery::FixCommand fix{};  // how the findings' fixes name the cluster (CheckOptions::fix)
 };
 
 /// Builds the graph, runs the checks, the ring search and the cabling plan. The fix of each

@@ -141,6 +141,13 @@ TEST_CASE("topology report: a cable through a dock is no direct link: not RDMA r
         "plug m1 receptacle 1 (en2) directly into m2 receptacle 1 (en2) (no hub or dock between "
         "them), then run `clusterctl discover` again");
 
+  // verify-mesh's fixes name the cluster as VerifyOptions::fix says (cli/ fills it).
+  VerifyOptions named;
+  named.fix = discovery::FixCommand{"--lab t3a", "my lab.json", ""};
+  CHECK(testing::of_check(verify_mesh(s, named).findings, "behind-hub")[0].fix ==
+        "plug m1 receptacle 1 (en2) directly into m2 receptacle 1 (en2) (no hub or dock between "
+        "them), then run `clusterctl --lab t3a discover -o 'my lab.json'` again");
+
   // Beside a direct cable, the hub cable still fails, and the mesh is full but not ready.
   auto two = testing::mac_mesh(2, 2);
   testing::cable_macs(two, "m1", 2, "m2", 2);

@@ -1,8 +1,8 @@
-#include "provision/fix_command.h"
+#include "discovery/fix_command.h"
 
 #include <doctest/doctest.h>
 
-using cc::provision::FixCommand;
+using cc::discovery::FixCommand;
 
 TEST_CASE("fix commands name the cluster as the operator did, quoted for the shell") {
   FixCommand state{"", "my cluster.json", ""};

@@ -2,6 +2,12 @@
 // cluster.json`"), written so that each runs as printed: naming the cluster the way the
 // operator named it (the state file, shell-quoted, or the hosts), with the global options that
 // select its hosts (--lab NAME, --inventory FILE).
+//
+// The one mechanism for every such command, in every layer: cli/ fills a FixCommand from the
+// options it was given (cli/cluster_source.h, fix_command) and hands it down; topology's
+// checks, provision's hostfiles, RDMA status and enablement, and healthcheck render their
+// fixes through it, never as a bare "`clusterctl SUB`". It lives in discovery/ (it needs only
+// remote's shell quoting) so that every layer that suggests a command can take one.
 #pragma once
 
 #include <map>
@@ -9,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace cc::provision {
+namespace cc::discovery {
 
 struct FixCommand {
   /// Shell words of the global options that select the hosts ("--lab t3a", "--inventory
@@ -41,4 +47,4 @@ struct FixCommand {
   std::string ssh(std::string_view host) const;
 };
 
-}  // namespace cc::provision
+}  // namespace cc::discovery

@@ -1,10 +1,10 @@
-#include "provision/fix_command.h"
+#include "discovery/fix_command.h"
 
 #include <fmt/format.h>
 
 #include "remote/quote.h"
 
-namespace cc::provision {
+namespace cc::discovery {
 namespace {
 
 // " WORDS", or "" for none: words joined to a command line.
@@ -40,4 +40,4 @@ std::string FixCommand::ssh(std::string_view host) const {
   return "ssh" + words(ssh_options) + " " + remote::shell_quote_arg(destination);
 }
 
-}  // namespace cc::provision
+}  // namespace cc::discovery
