@@ -20,6 +20,8 @@
 #include "provision/network_plan.h"
 #include "remote/fan_out.h"
 #include "remote/quote.h"
+#include "topology/checks.h"
+#include "topology/graph.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/json_text.h"
@@ -168,6 +170,30 @@ bool report_left_out(const Context& ctx, const NetworkOptions& o, const Planned&
   const std::size_t n = p.down.size() + p.unplanned.size();
   fmt::print(stderr, "{} cable{} left out{}\n", n, n == 1 ? "" : "s",
              others_applied ? ": every other cable was applied" : "");
+  return true;
+}
+
+// Without a state file nothing records which cables there should be, and a cable that is
+// down is simply not discovered: the live cables are judged against the full mesh the hosts
+// should form (n(n-1)/2 pairs), with verify-mesh's own checks (topology::pair_checks: a pair
+// without a cable, or with a port down that may hide one). Names each such pair and what to do
+// on stderr; true when there was any (the command then exits 1).
+bool report_missing_pairs(const Context& ctx, const NetworkOptions& o, const Planned& p) {
+  const topology::ClusterGraph g(p.live);
+  const auto findings = topology::pair_checks(g);
+  if (findings.empty()) return false;
+  for (const auto& f : findings) {
+    fmt::print(stderr, "{}\n",
+               util::red(ctx.style, fmt::format("FAIL {}: {}; fix: {}", f.check, f.message, f.fix)));
+  }
+  const std::size_t n = g.size();
+  const std::size_t missing = g.missing_pairs().size();
+  const discovery::FixCommand fix = fix_command(p.global, o.source, p.live);
+  fmt::print(stderr,
+             "{} of the {} host pairs of a full mesh of {} hosts {} no working cable: `{}` "
+             "prints the cabling plan; run `{}` again once the pairs are cabled and up\n",
+             missing, n * (n - 1) / 2, n, missing == 1 ? "has" : "have",
+             fix.command("verify-mesh"), fix.command("network verify"));
   return true;
 }
 
@@ -426,7 +452,8 @@ ExitCode run_verify(const Context& ctx, const NetworkOptions& o) {
   if (!executors) return report_error(ctx, "network verify", executors.error());
   const ExitCode verified = run_verify_links(ctx, o, *p, *executors);
   const bool left_out = report_left_out(ctx, o, *p, "verify");
-  return left_out ? util::worst(verified, ExitCode::kCheckFailed) : verified;
+  const bool missing = o.source.state_file.empty() && report_missing_pairs(ctx, o, *p);
+  return left_out || missing ? util::worst(verified, ExitCode::kCheckFailed) : verified;
 }
 
 void add_common(CLI::App* cmd, NetworkOptions& o) {

@@ -143,6 +143,47 @@ TEST_CASE("quick checks: one cable end down FAILs that cable, naming both ends")
   CHECK(exit_code(r) == util::ExitCode::kCheckFailed);
 }
 
+TEST_CASE("quick checks: a cable end administratively down gets the command that brings it up") {
+  // The trial: `ip link set tb3 down` on h2; h4's end of that cable then has no carrier.
+  Fixture f;
+  for (auto& p : f.sample("h2").facts.ports) {
+    if (p.interface->name == "tb3") p.interface->up = p.interface->running = false;
+  }
+  for (auto& p : f.sample("h4").facts.ports) {
+    if (p.interface->name == "tb2") p.interface->running = false;
+  }
+  Report r = f.run();
+  const CheckResult& link = find(r, "h2:tb3-h4:tb2", "link-up");
+  CHECK(link.status == Status::kFail);
+  CHECK(link.detail ==
+        "cable h2 tb3 - h4 tb2 is down: h2 tb3: administratively down; h4 tb2: no carrier");
+  CHECK(link.fix ==
+        "bring the port that is down up: on h2 `sudo ip link set dev tb3 up`; if the cable still "
+        "has no carrier then, reseat the cable between h2 tb3 and h4 tb2");
+
+  // On a Mac it is ifconfig, and a name as the host reported it is shell-quoted.
+  Fixture m;
+  m.sample("h2").facts.os.name = "macOS";
+  for (auto& p : m.sample("h2").facts.ports) {
+    if (p.interface->name == "tb3") p.interface->up = p.interface->running = false;
+  }
+  for (auto& p : m.sample("h4").facts.ports) {
+    if (p.interface->name == "tb2") p.interface->up = p.interface->running = false;
+  }
+  CHECK(find(m.run(), "h2:tb3-h4:tb2", "link-up").fix ==
+        "bring the ports that are down up: on h2 `sudo ifconfig tb3 up`, on h4 `sudo ip link set "
+        "dev tb2 up`; if the cable still has no carrier then, reseat the cable between h2 tb3 and "
+        "h4 tb2");
+
+  // No carrier on an end that is up: nothing to bring up, the cable is the suspect.
+  Fixture c;
+  for (auto& p : c.sample("h4").facts.ports) {
+    if (p.interface->name == "tb2") p.interface->running = false;
+  }
+  CHECK(find(c.run(), "h2:tb3-h4:tb2", "link-up").fix ==
+        "reseat the cable between h2 tb3 and h4 tb2 and bring both interfaces up");
+}
+
 TEST_CASE("quick checks: the fixes' commands name the cluster as given, runnable as printed") {
   Fixture f;
   f.sample("h2").facts.ports[0].interface->ipv4.clear();  // h1-h2 at h2 tb1

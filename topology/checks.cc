@@ -82,20 +82,61 @@ void check_port_counts(const ClusterGraph& g, std::vector<Finding>& out) {
   }
 }
 
-void check_pairs(const ClusterGraph& g, std::vector<Finding>& out) {
+// A port without a cable whose interface is administratively down: a cable plugged into it
+// is not seen (neighbour probing gets no answer over a port that is down).
+bool down_uncabled(const PortNode& p) {
+  return !p.cabled() && p.port->interface && !p.port->interface->up;
+}
+
+// The finding for missing pair (a, b), at most kListedPairs of them. A pair gets the first
+// down port of each of its hosts not yet taken by an earlier pair (port-down), or none
+// (missing-cable): each down port explains at most one pair.
+Finding pair_finding(const ClusterGraph& g, std::size_t a, std::size_t b,
+                     std::vector<std::size_t>& next_down) {
+  const std::string& ha = g.host(a).name();
+  const std::string& hb = g.host(b).name();
+  std::vector<std::pair<const HostNode*, const PortNode*>> down;
+  for (std::size_t h : {a, b}) {
+    const auto& ports = g.host(h).ports;
+    while (next_down[h] < ports.size() && !down_uncabled(ports[next_down[h]])) ++next_down[h];
+    if (next_down[h] < ports.size()) down.emplace_back(&g.host(h), &ports[next_down[h]++]);
+  }
+  if (down.empty()) {
+    return {"missing-cable",
+            Severity::kFail,
+            {ha, hb},
+            {},
+            fmt::format("{} and {} have no direct cable (RDMA cannot route: every pair of a mesh "
+                        "needs its own cable)",
+                        ha, hb),
+            fmt::format("cable {} to {} (see the cabling plan)", ha, hb)};
+  }
+  std::vector<std::string> names, commands;
+  std::vector<discovery::CableEnd> ends;
+  for (const auto& [h, p] : down) {
+    names.push_back(discovery::end_label(p->end));
+    commands.push_back(
+        fmt::format("on {} `{}`", h->name(), link_up_command(*h->facts, p->port->interface->name)));
+    ends.push_back(p->end);
+  }
+  return {"port-down",
+          Severity::kFail,
+          {ha, hb},
+          ends,
+          fmt::format("{} and {} have no cable that answers, and {} {} administratively down: a "
+                      "cable plugged into a port that is down is not seen",
+                      ha, hb, fmt::join(names, " and "), names.size() == 1 ? "is" : "are"),
+          fmt::format("bring {} up: {}; then check again, and if {} and {} still have no cable, "
+                      "cable them (see the cabling plan)",
+                      names.size() == 1 ? "it" : "them", fmt::join(commands, ", "), ha, hb)};
+}
+
+// missing-cable and port-down.
+void check_missing_pairs(const ClusterGraph& g, std::vector<Finding>& out) {
   const auto missing = g.missing_pairs();
+  std::vector<std::size_t> next_down(g.size(), 0);
   for (std::size_t i = 0; i < missing.size() && i < kListedPairs; ++i) {
-    const auto [a, b] = missing[i];
-    const std::string& ha = g.host(a).name();
-    const std::string& hb = g.host(b).name();
-    out.push_back({"missing-cable",
-                   Severity::kFail,
-                   {ha, hb},
-                   {},
-                   fmt::format("{} and {} have no direct cable (RDMA cannot route: every pair "
-                               "of a mesh needs its own cable)",
-                               ha, hb),
-                   fmt::format("cable {} to {} (see the cabling plan)", ha, hb)});
+    out.push_back(pair_finding(g, missing[i].first, missing[i].second, next_down));
   }
   if (missing.size() > kListedPairs) {
     const std::size_t n = g.size();
@@ -110,6 +151,9 @@ void check_pairs(const ClusterGraph& g, std::vector<Finding>& out) {
          "cable every pair, or use fewer hosts: a full mesh of n hosts needs n - 1 "
          "ports per host"});
   }
+}
+
+void check_self_cables(const ClusterGraph& g, std::vector<Finding>& out) {
   for (std::size_t i = 0; i < g.edges().size(); ++i) {
     const auto& e = g.edges()[i];
     if (!e.a_host || e.a_host != e.b_host) continue;
@@ -340,6 +384,19 @@ void check_mtu(const ClusterGraph& g, std::vector<Finding>& out) {
 
 }  // namespace
 
+std::vector<Finding> pair_checks(const ClusterGraph& g) {
+  std::vector<Finding> out;
+  check_missing_pairs(g, out);
+  return out;
+}
+
+std::string link_up_command(const discovery::HostFacts& h, const std::string& itf) {
+  return remote::shell_quote(is_mac(h)
+                                 ? std::vector<std::string>{"sudo", "ifconfig", itf, "up"}
+                                 : std::vector<std::string>{"sudo", "ip", "link", "set", "dev",
+                                                            itf, "up"});
+}
+
 std::string cable_label(const ClusterGraph& g, std::size_t i) {
   const Cable& c = g.cable(i);
   return fmt::format("{} - {}", discovery::end_label(c.a), discovery::end_label(c.b));
@@ -365,7 +422,8 @@ std::vector<Finding> run_checks(const ClusterGraph& g, const CheckOptions& opts)
   check_problems(g, out);
   check_host_count(g, opts, out);
   check_port_counts(g, out);
-  check_pairs(g, out);
+  check_missing_pairs(g, out);
+  check_self_cables(g, out);
   check_sightings(g, opts.fix, out);
   check_hub_cables(g, opts.fix, out);
   check_peers(g, out);

@@ -11,6 +11,12 @@
 //                              mesh ("an n-host mesh needs n(n-1)/2 cables and n-1 TB5 ports")
 //     missing-cable      fail  a host pair with no direct cable ("RDMA cannot route"); beyond
 //                              kListedPairs pairs, one more finding (no hosts) counts the rest
+//     port-down          fail  a missing pair (listed as missing-cable would be) where a port
+//                              without a cable on one or both hosts is administratively down:
+//                              a cable plugged into a port that is down is not seen (no
+//                              neighbour answers over it), so the cable may be there. Names the
+//                              port and the command that brings it up (link_up_command); each
+//                              such port explains one pair, in pair order
 //     self-cable         fail  a cable from a host to itself
 //     one-sided-cable    warn  a cable seen from one end only
 //     one-source-cable   warn  a cable seen by one source only, where both ports report their
@@ -100,6 +106,15 @@ struct BridgedPort {
 };
 /// Host `h`'s bridged cabled ports, in port order; empty for a host that is not a Mac.
 std::vector<BridgedPort> bridged_cabled_ports(const ClusterGraph& g, std::size_t h);
+
+/// The missing-cable and port-down findings alone: every pair of the full mesh (n(n-1)/2) that
+/// has no cable, as run_checks reports them. What `clusterctl network verify` without a state
+/// file judges the live cables against.
+std::vector<Finding> pair_checks(const ClusterGraph& g);
+
+/// The command that brings interface `itf` of host `h` up, shell-quoted (remote::shell_quote):
+/// Linux `sudo ip link set dev tb3 up`, macOS `sudo ifconfig en2 up`.
+std::string link_up_command(const discovery::HostFacts& h, const std::string& itf);
 
 /// "h1 tb1 - h2 tb1": both ends of cable `i` (discovery::end_label).
 std::string cable_label(const ClusterGraph& g, std::size_t i);

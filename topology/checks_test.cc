@@ -1,5 +1,7 @@
 #include "topology/checks.h"
 
+#include <algorithm>
+
 #include <doctest/doctest.h>
 
 #include "topology/test_states.h"
@@ -146,6 +148,101 @@ TEST_CASE("topology checks: a cable whose two ends have different MTUs") {
   testing::port(s, "h1", "tb1").interface->mtu = 0;
   ClusterGraph g2(s);
   CHECK(of_check(run_checks(g2), "mtu-mismatch").empty());
+}
+
+TEST_CASE("topology checks: a port that is administratively down is no missing cable") {
+  // The trial: `ip link set tb3 down` on h2 of a 4-host lab. Neighbour probing gets no answer
+  // over a port that is down, so h2-h4 has no cable in the state; verify-mesh said "plug h2 tb3
+  // into h4 tb2" although the cable was plugged in there.
+  auto s = lab_mesh(4, {{2, 4}});
+  testing::port(s, "h2", "tb3").interface->up = false;
+  ClusterGraph g(s);
+  auto f = run_checks(g);
+  CHECK(of_check(f, "missing-cable").empty());
+  auto down = of_check(f, "port-down");
+  REQUIRE(down.size() == 1);
+  CHECK(down[0].severity == Severity::kFail);
+  CHECK(down[0].hosts == Strings{"h2", "h4"});
+  REQUIRE(down[0].ports.size() == 1);
+  CHECK(down[0].ports[0].host == "h2");
+  CHECK(down[0].ports[0].interface == "tb3");
+  CHECK(down[0].message ==
+        "h2 and h4 have no cable that answers, and h2 tb3 is administratively down: a cable "
+        "plugged into a port that is down is not seen");
+  CHECK(down[0].fix ==
+        "bring it up: on h2 `sudo ip link set dev tb3 up`; then check again, and if h2 and h4 "
+        "still have no cable, cable them (see the cabling plan)");
+  // pair_checks (what `network verify` without a file judges by) gives exactly these.
+  auto pairs = pair_checks(g);
+  CHECK(check_ids(pairs) == Strings{"port-down"});
+  CHECK(pairs[0].fix == down[0].fix);
+
+  // Both ends down: both named, each with its command.
+  testing::port(s, "h4", "tb3").interface->up = false;
+  ClusterGraph g2(s);
+  auto both = of_check(run_checks(g2), "port-down");
+  REQUIRE(both.size() == 1);
+  CHECK(both[0].ports.size() == 2);
+  CHECK(both[0].message ==
+        "h2 and h4 have no cable that answers, and h2 tb3 and h4 tb3 are administratively down: "
+        "a cable plugged into a port that is down is not seen");
+  CHECK(both[0].fix ==
+        "bring them up: on h2 `sudo ip link set dev tb3 up`, on h4 `sudo ip link set dev tb3 up`; "
+        "then check again, and if h2 and h4 still have no cable, cable them (see the cabling "
+        "plan)");
+}
+
+TEST_CASE("topology checks: each down port explains one missing pair, a spare one none") {
+  // h2 misses h3 and h4 and has one port down: the first pair gets it, the other stays a
+  // missing cable.
+  auto s = lab_mesh(4, {{2, 3}, {2, 4}});
+  testing::port(s, "h2", "tb2").interface->up = false;
+  ClusterGraph g(s);
+  auto pairs = pair_checks(g);
+  CHECK(check_ids(pairs) == Strings{"port-down", "missing-cable"});
+  CHECK(pairs[0].hosts == Strings{"h2", "h3"});
+  CHECK(pairs[1].hosts == Strings{"h2", "h4"});
+  CHECK(pairs[1].message ==
+        "h2 and h4 have no direct cable (RDMA cannot route: every pair of a mesh needs its own "
+        "cable)");
+
+  // A full mesh with a spare port down: nothing is missing, nothing to say.
+  auto full = lab_mesh(3, {}, {}, 3);
+  testing::port(full, "h1", "tb3").interface->up = false;
+  ClusterGraph gf(full);
+  CHECK(pair_checks(gf).empty());
+  CHECK(of_check(run_checks(gf), "port-down").empty());
+  // self-cable is no pair check.
+  auto self = lab_mesh(2, {}, {}, 3);
+  discovery::Cable c;
+  c.a = {"h1", "tb2", std::nullopt, std::nullopt};
+  c.b = {"h1", "tb3", std::nullopt, std::nullopt};
+  c.sources = {CableSource::kNeighbour};
+  c.seen_from_a = c.seen_from_b = true;
+  self.cables.push_back(c);
+  ClusterGraph gs(self);
+  CHECK(of_check(run_checks(gs), "self-cable").size() == 1);
+  CHECK(pair_checks(gs).empty());
+}
+
+TEST_CASE("topology checks: a Mac's port down is brought up with ifconfig, shell-quoted") {
+  auto m = testing::mac_mesh(3, 3);
+  // m2 - m3 pulled (its cable gone from the state), m2's port of it down under an odd name.
+  m.cables.erase(std::remove_if(m.cables.begin(), m.cables.end(),
+                                [](const discovery::Cable& c) {
+                                  return c.a.host == "m2" && c.b.host == "m3";
+                                }),
+                 m.cables.end());
+  auto& p = testing::port(m, "m2", "en3");
+  p.interface->up = false;
+  p.interface->name = "en3$(id)";
+  ClusterGraph g(m);
+  auto down = pair_checks(g);
+  REQUIRE(down.size() == 1);
+  CHECK(down[0].check == "port-down");
+  CHECK(down[0].fix.starts_with("bring it up: on m2 `sudo ifconfig 'en3$(id)' up`; "));
+  CHECK(link_up_command(testing::host(m, "m1"), "en2") == "sudo ifconfig en2 up");
+  CHECK(link_up_command(testing::host(m, "m1"), "a b") == "sudo ifconfig 'a b' up");
 }
 
 TEST_CASE("topology checks: a host with fewer ports than n - 1") {

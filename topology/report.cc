@@ -87,12 +87,13 @@ std::string shortened(const PairList& v) {
   return fmt::format("{}", fmt::join(v.first, ", "));
 }
 
-// Failed checks the headline does not already name: not the missing pairs (missing-cable, and
-// behind-hub on a pair without a direct cable) nor the hosts not probed.
+// Failed checks the headline does not already name: not the missing pairs (missing-cable,
+// port-down, and behind-hub on a pair without a direct cable) nor the hosts not probed.
 int other_fails(const ClusterGraph& g, const std::vector<Finding>& findings) {
   int n = 0;
   for (const auto& f : findings) {
-    if (f.severity != Severity::kFail || f.check == "missing-cable" || f.check == "unreachable" ||
+    if (f.severity != Severity::kFail || f.check == "missing-cable" || f.check == "port-down" ||
+        f.check == "unreachable" ||
         f.check == "probe-failed") {
       continue;
     }

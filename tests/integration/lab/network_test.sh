@@ -3,6 +3,9 @@
 #  - apply --dry-run prints the commands and changes nothing;
 #  - apply gives every cable end its address and pings all 6 cables both ways;
 #  - a second apply reports no change;
+#  - a port down: verify without a state file judges the live cables against the full mesh and
+#    names the pair and the port (exit 1); verify-mesh says the port is down; both give the
+#    command that brings it up;
 #  - the plan saved in a cluster state file is the one apply and verify use;
 #  - a cable end that loses its address: verify names that cable, exit 1;
 #  - a cable down: verify and apply do the others, name it and exit 1; discover -o keeps the
@@ -25,6 +28,34 @@ grep -q "^6 of 6 cables answer both ways" "$tmp/apply" || fail "apply: $(cat "$t
 [ "$(addrs)" = "3,3,3,3" ] || fail "addresses after apply: $(addrs)"
 "$CLUSTERCTL" --lab "$name" network apply >"$tmp/again" || fail "second apply exited $?"
 [ "$(grep -c ': no change$' "$tmp/again")" -eq 4 ] || fail "second apply changed: $(cat "$tmp/again")"
+
+
+# A port down, no state file: the cable it hides is not discovered, so verify judges the live
+# cables against the full mesh of 4 hosts (6 pairs) and names the pair and the port that is
+# down, with the command that brings it up (exit 1). It said "5 of 5 cables answer", exit 0.
+# verify-mesh says the same: the port is down, not a cable missing.
+ip -n "$(ns h2)" link set tb3 down
+rc=0
+"$CLUSTERCTL" --lab "$name" network verify >"$tmp/portdown" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "verify without a file, h2 tb3 down, exited $rc: $(cat "$tmp/portdown")"
+grep -q '^5 of 5 cables answer both ways' "$tmp/portdown" &&
+  grep -q '^FAIL port-down: h2 and h4 have no cable that answers, and h2 tb3 is administratively down' "$tmp/portdown" &&
+  grep -q 'on h2 `sudo ip link set dev tb3 up`' "$tmp/portdown" &&
+  grep -q '^1 of the 6 host pairs of a full mesh of 4 hosts has no working cable: `clusterctl .*verify-mesh' "$tmp/portdown" ||
+  fail "verify without a file, h2 tb3 down: $(cat "$tmp/portdown")"
+rc=0
+"$CLUSTERCTL" --lab "$name" verify-mesh >"$tmp/mesh" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q 'port-down.*h2 tb3 is administratively down' "$tmp/mesh" &&
+  grep -q 'sudo ip link set dev tb3 up' "$tmp/mesh" && ! grep -q 'missing-cable' "$tmp/mesh" ||
+  fail "verify-mesh with h2 tb3 down exited $rc: $(cat "$tmp/mesh")"
+ip -n "$(ns h2)" link set tb3 up
+ok=0
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+  if "$CLUSTERCTL" --lab "$name" network verify >"$tmp/portup" 2>&1; then ok=1; break; fi
+  sleep 1
+done
+[ "$ok" -eq 1 ] && grep -q '^6 of 6 cables answer both ways' "$tmp/portup" ||
+  fail "verify without a file, h2 tb3 up again: $(cat "$tmp/portup")"
 
 "$CLUSTERCTL" --lab "$name" discover -o "$tmp/c.json" >/dev/null
 "$CLUSTERCTL" --lab "$name" network plan "$tmp/c.json" >/dev/null
