@@ -327,6 +327,17 @@ grep -q "if it is a host of a lab, add --lab t3a" <<<"$LAST" || { echo "FAIL: ne
 printf '[{"ssh": "a", "ips": []}, {"ssh": "b", "ips": []}]\n' >"$tmp/mlx.json"
 expect 3 "hostfile --hostfile of lab hosts without --lab" -- lab "$cc" hostfile --hostfile "$tmp/mlx.json" --format mpi
 grep -q "if it is a host of a lab, add --lab t3a" <<<"$LAST" || { echo "FAIL: hostfile: no --lab hint: $LAST"; fail=1; }
+# Every command that takes --hosts gives the same hint (the SSH options of make_executors carry
+# it), and health's fix for such a host is its name, not `ssh h1`.
+expect 2 "exec on a lab's host without --lab" -- lab "$cc" exec --hosts h1 -- true
+grep -q "no host 'h1' in ~/.ssh/config, and no host of that name (.*); if it is a host of a lab, add --lab t3a" <<<"$LAST" ||
+  { echo "FAIL: exec: no --lab hint: $LAST"; fail=1; }
+expect 3 "health --quick on a lab's host without --lab" -- lab "$cc" health --quick --hosts h1
+grep -q "could not resolve host name 'h1'.*; if it is a host of a lab, add --lab t3a" <<<"$LAST" ||
+  { echo "FAIL: health: no --lab hint: $LAST"; fail=1; }
+grep -qF "check the host name h1: it does not resolve here" <<<"$LAST" ||
+  { echo "FAIL: health: the fix is not the host name: $LAST"; fail=1; }
+grep -qF "\`ssh h1\` works" <<<"$LAST" && { echo "FAIL: health: advises ssh h1: $LAST"; fail=1; }
 # With a second lab, other, --lab other and a state of t3a are refused, naming both.
 mkdir -p "$labs/clusterctl/labs/other"
 cp "$labs/clusterctl/labs/t3a/"{ssh_config,inventory.yaml} "$labs/clusterctl/labs/other/"
