@@ -206,15 +206,15 @@ util::Result<std::vector<std::string>> unknown_hosts(const launch::JobSpec& spec
       line = spec.cluster->line;
       column = spec.cluster->column;
     }
-    const std::string where =
-        line > 0 ? fmt::format("{}:{}:{}", spec.source.string(), line, column)
-                 : spec.source.string();
+    const std::string where = line > 0 ? fmt::format("{}:{}:{}", spec.source.string(), line, column)
+                                       : spec.source.string();
     const std::string what =
         listed ? std::string("`hosts:`") : fmt::format("`cluster: {}`", spec.cluster->value);
-    out.push_back(fmt::format("{}: {} names a host clusterctl does not know: {}; fix the name "
-                              "or choose the cluster that has it (--lab NAME, --inventory FILE, "
-                              "-F SSH_CONFIG)",
-                              where, what, (*each)[i]));
+    out.push_back(
+        fmt::format("{}: {} names a host clusterctl does not know: {}; fix the name "
+                    "or choose the cluster that has it (--lab NAME, --inventory FILE, "
+                    "-F SSH_CONFIG)",
+                    where, what, (*each)[i]));
   }
   return out;
 }
@@ -325,9 +325,9 @@ util::Result<CheckedJob> load_checked(const GlobalOptions& g, const std::string&
                               !g.lab.empty() && g.lab != job.cluster->value);
       if (from_job) {
         // `cluster: FILE` or `lab:NAME` that does not load: the job file line that names it.
-        e.message = fmt::format("{}:{}:{}: `cluster: {}`: {}", job.source.string(),
-                                job.cluster->line, job.cluster->column, job.cluster->value,
-                                e.message);
+        e.message =
+            fmt::format("{}:{}:{}: `cluster: {}`: {}", job.source.string(), job.cluster->line,
+                        job.cluster->column, job.cluster->value, e.message);
       }
       problems.push_back(std::move(e));
     } else if (auto unknown = unknown_hosts(job, *placed); !unknown) {

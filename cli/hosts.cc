@@ -180,7 +180,7 @@ util::Result<std::vector<std::string>> host_problems_each(const GlobalOptions& g
   auto inv = selected_inventory(g);
   if (!inv) return inv.error();
   std::vector<std::string> problems(names.size());  // per name: "" when it can be tried
-  if (!g.replay.empty()) return problems;  // a recording answers for itself
+  if (!g.replay.empty()) return problems;           // a recording answers for itself
   const remote::Inventory* inventory = inv->has_value() ? &**inv : nullptr;
   const remote::SshOptions options = ssh_options(g, inventory);
   std::vector<std::string> unknown(names.size());  // per name: "" when known
@@ -212,11 +212,10 @@ util::Result<std::vector<std::string>> host_problems_each(const GlobalOptions& g
     } else if (checked[i] && entries[i] != nullptr) {
       // "inventory.yaml: host h2: 'fe80::1%nosuch0' is not a valid SSH destination: ..."
       const remote::InventoryHost& h = *entries[i];
-      problems[i] = fmt::format(
-          "{}: host {}{}", inventory->path.string(), checked[i]->message,
-          h.ssh != h.name ? fmt::format("; fix host {}'s `ssh:` in {}", h.name,
-                                        inventory->path.string())
-                          : std::string());
+      problems[i] = fmt::format("{}: host {}{}", inventory->path.string(), checked[i]->message,
+                                h.ssh != h.name ? fmt::format("; fix host {}'s `ssh:` in {}",
+                                                              h.name, inventory->path.string())
+                                                : std::string());
     } else if (checked[i]) {
       // The name is the destination: said once ("'fe80::1%nosuch0' is not a valid ...").
       // A name that resolves nowhere ends with lab_hint (ssh_options).

@@ -177,9 +177,10 @@ CheckResult reachable_check(const HostOutcome& o, Report& report, const provisio
   const std::string& message = r.detail;
   const size_t lab = message.find("if it is a host of a lab");
   if (unreachable && message.find("could not resolve host name") != std::string::npos) {
-    r.fix = fmt::format("check the host name {}: it does not resolve here; give it a Host entry "
-                        "with HostName in the SSH config (-F){}",
-                        o.host, lab == std::string::npos ? "" : "; " + message.substr(lab));
+    r.fix = fmt::format(
+        "check the host name {}: it does not resolve here; give it a Host entry "
+        "with HostName in the SSH config (-F){}",
+        o.host, lab == std::string::npos ? "" : "; " + message.substr(lab));
   } else {
     r.fix = unreachable
                 ? fmt::format("check that {} is up and that `{}` works", o.host, fix.ssh(o.host))

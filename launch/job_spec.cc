@@ -224,8 +224,7 @@ util::Result<ClusterRef> Parser::cluster_ref(const Field& f) const {
   return ClusterRef{kind, p->string()};
 }
 
-std::vector<std::string> Parser::hosts(const Field& f,
-                                       std::vector<std::pair<int, int>>& places) {
+std::vector<std::string> Parser::hosts(const Field& f, std::vector<std::pair<int, int>>& places) {
   auto items = r_.list(f, "a list of strings");
   if (!items) {
     fail(items.error());

@@ -56,9 +56,10 @@ std::string cluster_file_problem(const ClusterRef& c, std::string_view global) {
     make = fmt::format(", or make it with `clusterctl{}{} discover -o {}`",
                        global.empty() ? "" : " ", global, remote::shell_quote_arg(path.string()));
   }
-  return fmt::format("cluster: {} {}: no such file{}: nothing was started; fix `cluster:` "
-                     "(relative paths are from the job file's directory){}",
-                     to_string(c.kind), path.string(), close, make);
+  return fmt::format(
+      "cluster: {} {}: no such file{}: nothing was started; fix `cluster:` "
+      "(relative paths are from the job file's directory){}",
+      to_string(c.kind), path.string(), close, make);
 }
 
 }  // namespace
@@ -67,23 +68,23 @@ std::vector<util::Error> local_problems(const JobSpec& spec, std::string_view gl
   std::vector<Found> found;
   if (spec.cluster && spec.cluster->kind != ClusterRef::Kind::kLab) {
     if (std::string problem = cluster_file_problem(*spec.cluster, global); !problem.empty()) {
-      found.push_back({spec.cluster->line, spec.cluster->column,
-                       util::Error{ExitCode::kUsage,
-                                   fmt::format("{}: {}",
-                                               at(spec, spec.cluster->line, spec.cluster->column),
-                                               problem)}});
+      found.push_back(
+          {spec.cluster->line, spec.cluster->column,
+           util::Error{ExitCode::kUsage,
+                       fmt::format("{}: {}", at(spec, spec.cluster->line, spec.cluster->column),
+                                   problem)}});
     }
   }
   for (const auto& up : spec.upload) {
     const std::string problem = upload_problem(up.src);
     if (problem.empty()) continue;
-    found.push_back({up.line, up.column,
-                     util::Error{ExitCode::kUsage,
-                                 fmt::format("{}: upload src {}: {}: nothing was started; build "
-                                             "or copy the file there, or fix `src` (relative "
-                                             "paths are from the job file's directory)",
-                                             at(spec, up.line, up.column), up.src.string(),
-                                             problem)}});
+    found.push_back(
+        {up.line, up.column,
+         util::Error{ExitCode::kUsage,
+                     fmt::format("{}: upload src {}: {}: nothing was started; build "
+                                 "or copy the file there, or fix `src` (relative "
+                                 "paths are from the job file's directory)",
+                                 at(spec, up.line, up.column), up.src.string(), problem)}});
   }
   for (const auto& [name, src] : spec.secret_env) {
     if (src.kind == SecretSource::Kind::kEnv) {

@@ -129,7 +129,9 @@ int lookup_after_30s(const char* name, const char* service, const addrinfo* hint
 
 // A name lookup with no DNS server to ask (a lab machine without one): EAI_AGAIN, which
 // check_destination leaves to the connection.
-int lookup_no_server(const char*, const char*, const addrinfo*, addrinfo**) { return EAI_AGAIN; }
+int lookup_no_server(const char*, const char*, const addrinfo*, addrinfo**) {
+  return EAI_AGAIN;
+}
 
 }  // namespace
 
