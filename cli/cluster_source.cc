@@ -103,11 +103,9 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
   }
   discovery::ClusterState state = discovery::discover(targets, opts, ctx.style);
   if (g.replay.empty()) state.lab = g.lab;  // `discover -o` remembers it for later commands
-  // A name that resolves nowhere, with no lab selected while labs exist: a lab's host named
-  // without --lab (`hostfile --hostfile F` of a lab).
-  for (auto& p : state.problems) {
-    if (p.unreachable()) p.message += lab_hint(g, p.host);
-  }
+  // A name that resolves nowhere, with no lab selected while labs exist (a lab's host named
+  // without --lab, `hostfile --hostfile F` of a lab) says so: make_executors' SSH options carry
+  // lab_hint into the connection's message.
   // One machine under two names (an alias and its .local name, say) would be cabled to itself
   // in the plan and counted twice in every hostfile: refuse it, naming both.
   if (auto same = discovery::same_machines(state.hosts); !same.empty()) {

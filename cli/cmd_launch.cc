@@ -1,16 +1,21 @@
 // `clusterctl launch JOB.yaml`: start a job on every host, stream its output, end it cleanly
 // (launch/runner.h). Exit 0 only when every rank exited 0; 4 otherwise (summary table on
-// stderr); 130 after Ctrl-C; 2 for a bad job file or a host it names that the inventory (or
-// SSH config) does not know; 3 when a known host cannot be set up (or a local upload is
-// missing); a failed preflight exits with its own code (1, or 3). With --detach, every check
-// that needs no host set up runs before the job id is printed, with the same codes.
+// stderr); 130 after Ctrl-C; 2 for a bad job file, a missing local file it needs (cluster
+// file, upload, secret) or a host it names that the inventory (or SSH config) does not know,
+// all reported at once; 3 when a known host cannot be set up; a failed preflight exits with
+// its own code (1, or 3). With --detach, every check that needs no host set up runs before the
+// job id is printed, with the same codes.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -182,27 +187,36 @@ util::Status check_hostfile_cabling(const Context& ctx, const launch::JobSpec& s
   return {};
 }
 
-// Every host of the job is one the inventory (or, without one, the SSH config or DNS) knows,
-// at a destination that can be tried (host_problems, the pre-check every command that acts on
-// hosts shares), before anything is recorded, detached or connected: an unknown name or a bad
-// destination is a mistake in the job file (or in --lab / --inventory / -F, or the inventory),
-// exit 2 with or without an inventory, in the foreground and with --detach alike.
-util::Status check_hosts_known(const launch::JobSpec& spec, const Placement& p) {
-  auto unknown = host_problems(p.global, p.names);
-  if (!unknown) return unknown.error();
-  if (unknown->empty()) return {};
-  const std::string where = !spec.hosts.empty() || !spec.cluster
-                                ? std::string("`hosts:`")
-                                : fmt::format("`cluster: {}`", spec.cluster->value);
-  std::string msg = fmt::format("{}: {} names {} clusterctl does not know:",
-                                spec.source.string(), where,
-                                unknown->size() == 1 ? "a host" : "hosts");
-  for (const auto& u : *unknown) msg += "\n  " + u;
-  msg += fmt::format(
-      "\nnothing was started; fix the name in {} or choose the cluster that has it (--lab NAME, "
-      "--inventory FILE, -F SSH_CONFIG)",
-      where);
-  return util::error(ExitCode::kUsage, msg);
+// The job's hosts that cannot be tried (host_problems, the pre-check every command that acts on
+// hosts shares): an unknown name (with its "did you mean") or a bad destination is a mistake in
+// the job file (or in --lab / --inventory / -F, or the inventory), each at the place of the job
+// file that names it: its `hosts:` entry, else its `cluster:`. Empty: every host can be tried.
+util::Result<std::vector<std::string>> unknown_hosts(const launch::JobSpec& spec,
+                                                     const Placement& p) {
+  auto each = host_problems_each(p.global, p.names);
+  if (!each) return each.error();
+  const bool listed = !spec.hosts.empty() || !spec.cluster;
+  std::vector<std::string> out;
+  for (size_t i = 0; i < each->size(); ++i) {
+    if ((*each)[i].empty()) continue;
+    int line = 0, column = 0;
+    if (listed && i < spec.host_places.size()) {
+      std::tie(line, column) = spec.host_places[i];
+    } else if (!listed) {
+      line = spec.cluster->line;
+      column = spec.cluster->column;
+    }
+    const std::string where = line > 0 ? fmt::format("{}:{}:{}", spec.source.string(), line, column)
+                                       : spec.source.string();
+    const std::string what =
+        listed ? std::string("`hosts:`") : fmt::format("`cluster: {}`", spec.cluster->value);
+    out.push_back(
+        fmt::format("{}: {} names a host clusterctl does not know: {}; fix the name "
+                    "or choose the cluster that has it (--lab NAME, --inventory FILE, "
+                    "-F SSH_CONFIG)",
+                    where, what, (*each)[i]));
+  }
+  return out;
 }
 
 bool on_path(const std::string& program) {
@@ -279,35 +293,77 @@ std::string new_job_id(const std::string& name) {
                      util::random_hex(3));
 }
 
-// The job file, and what it needs from this machine (launch/local_needs.h: uploads, secrets),
-// checked before any host is contacted: every mistake of the file and every local problem are
-// reported together (file order within each), exit 2, or 3 when only uploads are missing.
-util::Result<launch::JobSpec> load_checked(const std::string& job_file) {
+// The job, checked before anything is recorded, detached, connected or started: the job
+// file's own mistakes, then what it needs from this machine (launch/local_needs.h: its cluster
+// file, uploads, secrets), then its hosts that cannot be tried (unknown_hosts: found without
+// connecting to any), all in one report, each at its FILE:LINE:COLUMN; exit 2 (README "job.yaml").
+struct CheckedJob {
+  launch::JobSpec spec;
+  Placement placement;
+};
+
+util::Result<CheckedJob> load_checked(const GlobalOptions& g, const std::string& job_file) {
   auto text = util::read_file(job_file);
   if (!text) return text.error();
   launch::JobSpecDraft draft = launch::parse_job_spec_draft(*text, job_file);
-  const std::vector<util::Error> local = launch::local_problems(draft.job);
-  if (draft.errors.empty() && local.empty()) return std::move(draft.job);
+  const launch::JobSpec& job = draft.job;
+  std::vector<util::Error> problems = std::move(draft.errors);
+  const std::vector<util::Error> local = launch::local_problems(job, global_words(g));
+  problems.insert(problems.end(), local.begin(), local.end());
+  // The hosts, when the job says where it runs and that place can be read.
+  std::error_code ec;
+  const bool cluster_missing = job.cluster && job.cluster->kind != launch::ClusterRef::Kind::kLab &&
+                               !std::filesystem::exists(job.cluster->value, ec);  // named above
+  std::optional<Placement> placement;
+  if (!job.hosts.empty() || (job.cluster && !cluster_missing)) {
+    auto placed = place(g, job);
+    if (!placed) {
+      util::Error e = placed.error();
+      // (Not when --lab replaces the job's lab: then --lab named it.)
+      const bool from_job = job.hosts.empty() && job.cluster->line > 0 &&
+                            !(job.cluster->kind == launch::ClusterRef::Kind::kLab &&
+                              !g.lab.empty() && g.lab != job.cluster->value);
+      if (from_job) {
+        // `cluster: FILE` or `lab:NAME` that does not load: the job file line that names it.
+        e.message =
+            fmt::format("{}:{}:{}: `cluster: {}`: {}", job.source.string(), job.cluster->line,
+                        job.cluster->column, job.cluster->value, e.message);
+      }
+      problems.push_back(std::move(e));
+    } else if (auto unknown = unknown_hosts(job, *placed); !unknown) {
+      problems.push_back(unknown.error());
+    } else {
+      for (auto& u : *unknown) problems.push_back({ExitCode::kUsage, std::move(u)});
+      placement = std::move(*placed);
+    }
+  }
+  if (problems.empty() && placement) {
+    return CheckedJob{std::move(draft.job), std::move(*placement)};
+  }
+  if (problems.empty()) {
+    problems.push_back({ExitCode::kUsage, fmt::format("{}: no hosts", job.source.string())});
+  }
   std::string msg;
-  for (const auto& e : draft.errors) msg += (msg.empty() ? "" : "\n") + e.message;
-  for (const auto& e : local) msg += (msg.empty() ? "" : "\n") + e.message;
-  return util::error(draft.errors.empty() ? launch::local_problems_code(local) : ExitCode::kUsage,
-                     msg);
+  ExitCode code = ExitCode::kOk;
+  for (const auto& e : problems) {
+    msg += (msg.empty() ? "" : "\n") + e.message;
+    code = util::worst(code, e.code);
+  }
+  return util::error(code, msg);
 }
 
 ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
-  auto spec = load_checked(o.job_file);
-  if (!spec) {
-    fmt::print(stderr, "{}\n", spec.error().message);
-    return spec.error().code;
+  auto checked = load_checked(ctx.global, o.job_file);
+  if (!checked) {
+    fmt::print(stderr, "{}\nclusterctl launch: nothing was started\n", checked.error().message);
+    return checked.error().code;
   }
   auto fail = [](const util::Error& e) {
     fmt::print(stderr, "clusterctl launch: {}\n", e.message);
     return e.code;
   };
-  auto placement = place(ctx.global, *spec);
-  if (!placement) return fail(placement.error());
-  if (auto st = check_hosts_known(*spec, *placement); !st) return fail(st.error());
+  const launch::JobSpec* spec = &checked->spec;
+  const Placement* placement = &checked->placement;
   launch::MpiLaunch mpi;
   if (spec->runtime == launch::Runtime::kMpi) {
     auto m = mpi_settings(*spec, *placement);

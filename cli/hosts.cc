@@ -32,6 +32,7 @@ std::vector<std::string> subdirectories(const std::filesystem::path& dir) {
 
 remote::SshOptions ssh_options(const GlobalOptions& g, const remote::Inventory* inv) {
   remote::SshOptions o;
+  if (inv == nullptr) o.unresolved_hint = lab_hint(g);
   if (!g.ssh_config.empty()) {
     o.config_file = g.ssh_config;
   } else if (inv != nullptr && inv->ssh_config) {
@@ -56,11 +57,10 @@ std::string use_lab_hint(const std::vector<std::string>& labs) {
   return "use one of them (--lab NAME)";
 }
 
-std::string lab_hint(const GlobalOptions& g, const std::string& host) {
-  if (!g.lab.empty() || !g.inventory.empty() || !g.replay.empty() || host == "local") return "";
+std::string lab_hint(const GlobalOptions& g) {
+  if (!g.lab.empty() || !g.inventory.empty() || !g.replay.empty()) return "";
   const std::vector<std::string> labs = existing_labs();
   if (labs.empty()) return "";
-  if (remote::check_destination(host, ssh_options(g, nullptr)).ok()) return "";
   return labs.size() == 1
              ? fmt::format("; if it is a host of a lab, add --lab {}", labs[0])
              : fmt::format("; if it is a host of a lab, add --lab NAME (labs: {})",
@@ -175,12 +175,13 @@ std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_
   };
 }
 
-util::Result<std::vector<std::string>> host_problems(const GlobalOptions& g,
-                                                     const std::vector<std::string>& names,
-                                                     const util::OutputStyle& style) {
+util::Result<std::vector<std::string>> host_problems_each(const GlobalOptions& g,
+                                                          const std::vector<std::string>& names,
+                                                          const util::OutputStyle& style) {
   auto inv = selected_inventory(g);
   if (!inv) return inv.error();
-  if (!g.replay.empty()) return std::vector<std::string>{};  // a recording answers for itself
+  std::vector<std::string> problems(names.size());  // per name: "" when it can be tried
+  if (!g.replay.empty()) return problems;           // a recording answers for itself
   const remote::Inventory* inventory = inv->has_value() ? &**inv : nullptr;
   const remote::SshOptions options = ssh_options(g, inventory);
   std::vector<std::string> unknown(names.size());  // per name: "" when known
@@ -206,24 +207,35 @@ util::Result<std::vector<std::string>> host_problems(const GlobalOptions& g,
   std::vector<remote::Executor*> raw;
   for (const auto& e : executors) raw.push_back(e.get());
   const auto checked = remote::check_each(raw, style);
-  std::vector<std::string> problems;
   for (size_t i = 0; i < names.size(); ++i) {
     if (!unknown[i].empty()) {
-      problems.push_back(unknown[i]);
+      problems[i] = unknown[i];
     } else if (checked[i] && entries[i] != nullptr) {
       // "inventory.yaml: host h2: 'fe80::1%nosuch0' is not a valid SSH destination: ..."
       const remote::InventoryHost& h = *entries[i];
-      problems.push_back(fmt::format(
-          "{}: host {}{}", inventory->path.string(), checked[i]->message,
-          h.ssh != h.name ? fmt::format("; fix host {}'s `ssh:` in {}", h.name,
-                                        inventory->path.string())
-                          : std::string()));
+      problems[i] = fmt::format("{}: host {}{}", inventory->path.string(), checked[i]->message,
+                                h.ssh != h.name ? fmt::format("; fix host {}'s `ssh:` in {}",
+                                                              h.name, inventory->path.string())
+                                                : std::string());
     } else if (checked[i]) {
       // The name is the destination: said once ("'fe80::1%nosuch0' is not a valid ...").
+      // A name that resolves nowhere ends with lab_hint (ssh_options).
       std::string_view message = checked[i]->message;
       if (message.starts_with(names[i] + ": ")) message.remove_prefix(names[i].size() + 2);
-      problems.push_back(std::string(message) + lab_hint(g, names[i]));
+      problems[i] = std::string(message);
     }
+  }
+  return problems;
+}
+
+util::Result<std::vector<std::string>> host_problems(const GlobalOptions& g,
+                                                     const std::vector<std::string>& names,
+                                                     const util::OutputStyle& style) {
+  auto each = host_problems_each(g, names, style);
+  if (!each) return each.error();
+  std::vector<std::string> problems;
+  for (auto& p : *each) {
+    if (!p.empty()) problems.push_back(std::move(p));
   }
   return problems;
 }

@@ -30,10 +30,13 @@ std::vector<std::string> existing_labs();
 /// (--lab NAME)" for several, "" for none.
 std::string use_lab_hint(const std::vector<std::string>& labs);
 
-/// For a host reached without an inventory (neither --lab nor --inventory, no --replay) whose
-/// name does not resolve (remote::check_destination) while labs exist: "; if it is a host of
-/// a lab, add --lab t3a" (with several labs: "--lab NAME (labs: a, b)"). "" otherwise.
-std::string lab_hint(const GlobalOptions& g, const std::string& host);
+/// For hosts reached without an inventory (neither --lab nor --inventory, no --replay) while
+/// labs exist: "; if it is a host of a lab, add --lab t3a" (with several labs: "--lab NAME
+/// (labs: a, b)"). "" otherwise. The one place every command that takes hosts gets it from:
+/// the SSH options of make_executors carry it (remote::SshOptions::unresolved_hint), so that
+/// each message about a host name that does not resolve ends with it, found before connecting
+/// (host_problems) or on connecting (exec, discover, health, ...).
+std::string lab_hint(const GlobalOptions& g);
 
 /// One Executor per host chosen by `hosts_spec` ("h1,h2" or "all"), in that order.
 ///  - With an inventory (--lab/--inventory): names must be inventory hosts ("did you mean");
@@ -66,6 +69,12 @@ std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_
 util::Result<std::vector<std::string>> host_problems(const GlobalOptions& g,
                                                      const std::vector<std::string>& names,
                                                      const util::OutputStyle& style = {});
+
+/// host_problems per host: one entry for each of `names`, in order, "" for a host that can be
+/// tried (launch places each at its job file line).
+util::Result<std::vector<std::string>> host_problems_each(const GlobalOptions& g,
+                                                          const std::vector<std::string>& names,
+                                                          const util::OutputStyle& style = {});
 
 /// The one pre-check of every command that changes or runs something on several hosts (exec,
 /// push, launch, network apply, rdma enable): ok, or remote::hosts_refused (kUsage) listing

@@ -173,10 +173,20 @@ CheckResult reachable_check(const HostOutcome& o, Report& report,
   r.status = Status::kFail;
   r.measured = unreachable ? "unreachable" : "probe failed";
   r.detail = o.problem ? o.problem->message : o.host + ": not probed";
-  r.fix =
-      unreachable
-          ? fmt::format("check that {} is up and that `{}` works", o.host, fix.ssh(o.host))
-          : fmt::format("run `{}` and read the failing output", fix.collect(o.host));
+  // A name that does not resolve (remote's connect message): `ssh NAME` fails the same way,
+  // so the fix is the name, with the message's own hint (a lab's host named without --lab).
+  const std::string& message = r.detail;
+  const size_t lab = message.find("if it is a host of a lab");
+  if (unreachable && message.find("could not resolve host name") != std::string::npos) {
+    r.fix = fmt::format(
+        "check the host name {}: it does not resolve here; give it a Host entry "
+        "with HostName in the SSH config (-F){}",
+        o.host, lab == std::string::npos ? "" : "; " + message.substr(lab));
+  } else {
+    r.fix = unreachable
+                ? fmt::format("check that {} is up and that `{}` works", o.host, fix.ssh(o.host))
+                : fmt::format("run `{}` and read the failing output", fix.collect(o.host));
+  }
   if (unreachable) report.unreachable.push_back(o.host);
   return r;
 }

@@ -259,6 +259,27 @@ TEST_CASE("quick checks: an unreachable lab host's fix is the ssh that reaches a
         "check that h4 is up and that `ssh -F '/state/labs/t3a/ssh_config' h4` works");
 }
 
+TEST_CASE("quick checks: a host name that does not resolve: fix the name, not `ssh NAME`") {
+  Fixture f;
+  f.outcomes[3].sample.reset();
+  f.outcomes[3].problem = discovery::HostProblem{
+      "h4", 3,
+      "h4: cannot connect to h4: could not resolve host name 'h4' (Temporary failure in name "
+      "resolution). Check the host name, or give it a Host entry with HostName in the SSH "
+      "config (-F); if it is a host of a lab, add --lab default"};
+  Report r = f.run();
+  CHECK(find(r, "h4", "reachable").fix ==
+        "check the host name h4: it does not resolve here; give it a Host entry with HostName "
+        "in the SSH config (-F); if it is a host of a lab, add --lab default");
+  f.outcomes[3].problem->message =
+      "h4: cannot connect to h4: could not resolve host name 'h4' (Name or service not known). "
+      "Check the host name, or give it a Host entry with HostName in the SSH config (-F)";
+  Report plain = f.run();
+  CHECK(find(plain, "h4", "reachable").fix ==
+        "check the host name h4: it does not resolve here; give it a Host entry with HostName "
+        "in the SSH config (-F)");
+}
+
 TEST_CASE("quick checks: Macs get the macOS, bridge and sleep checks") {
   ClusterState expected = tt::mac_mesh(2, 2);
   std::vector<HostOutcome> outcomes;

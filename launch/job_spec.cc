@@ -102,8 +102,10 @@ class Parser {
   // returning what parsed: one bad value hides nothing else of the file.
   void fail(util::Error e) { errors_.push_back(std::move(e)); }
   void field(const Field& f, JobSpec& job);
-  util::Result<ClusterRef> cluster(const Field& f) const;
-  std::vector<std::string> hosts(const Field& f);
+  util::Result<ClusterRef> cluster(const Field& f) const;  // with its place
+  util::Result<ClusterRef> cluster_ref(const Field& f) const;
+  /// The names, and where each is written (JobSpec::host_places).
+  std::vector<std::string> hosts(const Field& f, std::vector<std::pair<int, int>>& places);
   Command command(const Field& f);
   void env(const Field& f, JobSpec& job);
   void secret_env(const Field& f, JobSpec& job);
@@ -184,6 +186,15 @@ void Parser::env_name(const Field& f, std::string_view section) {
 }
 
 util::Result<ClusterRef> Parser::cluster(const Field& f) const {
+  auto ref = cluster_ref(f);
+  if (ref) {
+    ref->line = f.mark().line + 1;
+    ref->column = f.mark().column + 1;
+  }
+  return ref;
+}
+
+util::Result<ClusterRef> Parser::cluster_ref(const Field& f) const {
   auto s = r_.nonempty_string(f);
   if (!s) return s.error();
   for (const auto& [prefix, kind] : kClusterPrefixes) {
@@ -213,7 +224,7 @@ util::Result<ClusterRef> Parser::cluster(const Field& f) const {
   return ClusterRef{kind, p->string()};
 }
 
-std::vector<std::string> Parser::hosts(const Field& f) {
+std::vector<std::string> Parser::hosts(const Field& f, std::vector<std::pair<int, int>>& places) {
   auto items = r_.list(f, "a list of strings");
   if (!items) {
     fail(items.error());
@@ -241,6 +252,7 @@ std::vector<std::string> Parser::hosts(const Field& f) {
       continue;
     }
     out.push_back(std::move(*h));
+    places.emplace_back(item.mark().line + 1, item.mark().column + 1);
   }
   return out;
 }
@@ -582,7 +594,7 @@ void Parser::field(const Field& f, JobSpec& job) {
     if (k == "cluster") {
       one(cluster(f), [&](ClusterRef c) { job.cluster = std::move(c); });
     } else {
-      job.hosts = hosts(f);
+      job.hosts = hosts(f, job.host_places);
     }
   } else if (k == "ranks_per_host") {
     one(r_.integer(f, 1, kMaxRanksPerHost),

@@ -44,6 +44,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "util/result.h"
@@ -70,7 +71,11 @@ struct ClusterRef {
   };
   Kind kind = Kind::kClusterState;
   std::string value;  // an absolute, lexically normal path; the lab's name for kLab
-  friend bool operator==(const ClusterRef&, const ClusterRef&) = default;
+  int line = 0, column = 0;  // where the value is in the job file (1-based; 0: not from one)
+  /// The same cluster (wherever it was written).
+  friend bool operator==(const ClusterRef& a, const ClusterRef& b) {
+    return a.kind == b.kind && a.value == b.value;
+  }
 };
 
 /// What every rank runs: exactly one of the two is set.
@@ -136,6 +141,8 @@ struct JobSpec {
   std::string name;                   // [A-Za-z0-9_.-]{1,64}, not "." or ".."
   std::optional<ClusterRef> cluster;  // exactly one of cluster and hosts is given
   std::vector<std::string> hosts;     // SSH names in rank order, unique
+  /// Per entry of `hosts`: where it is in the job file (1-based line, column), for errors.
+  std::vector<std::pair<int, int>> host_places;
   int ranks_per_host = 1;             // 1..1024
   Command command;
   std::string cwd;                         // on every host, as written; empty: the job's dir

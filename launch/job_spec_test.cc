@@ -36,6 +36,8 @@ TEST_CASE("job spec: the smallest job gets every default") {
   CHECK(job.name == "smoke");
   CHECK_FALSE(job.cluster.has_value());
   CHECK(job.hosts == std::vector<std::string>{"h1", "h2"});
+  // Where each host is written, for launch's messages about a host (FILE:LINE:COLUMN).
+  CHECK(job.host_places == std::vector<std::pair<int, int>>{{2, 9}, {2, 13}});
   CHECK(job.ranks_per_host == 1);
   CHECK(job.command.argv == std::vector<std::string>{"./rank"});
   CHECK_FALSE(job.command.is_shell());
@@ -82,6 +84,9 @@ preflight: [verify-mesh, health-quick]
   CHECK(job.name == "train-7b.v2");
   REQUIRE(job.cluster.has_value());
   CHECK(*job.cluster == ClusterRef{ClusterRef::Kind::kClusterState, "/jobs/clusters/cluster.json"});
+  // Where `cluster:` is written, for launch's messages (FILE:LINE:COLUMN).
+  CHECK(job.cluster->line == 3);
+  CHECK(job.cluster->column == 10);
   CHECK(job.hosts.empty());
   CHECK(job.ranks_per_host == 2);
   CHECK(job.command.is_shell());

@@ -4,12 +4,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "remote/quote.h"
 #include "util/atomic_file.h"
+#include "util/suggest.h"
 
 namespace cc::launch {
 namespace {
@@ -35,20 +39,52 @@ std::string upload_problem(const std::filesystem::path& src) {
   return "";
 }
 
+// `cluster:` naming a file that is not there: a typo of a file beside it ("did you mean"), or,
+// for a cluster state, one still to be made by discovery. "" when the file exists.
+std::string cluster_file_problem(const ClusterRef& c, std::string_view global) {
+  namespace fs = std::filesystem;
+  const fs::path path = c.value;
+  std::error_code ec;
+  if (fs::exists(path, ec) || ec) return "";  // there (or unknown: reading it will say)
+  std::vector<std::string> beside;
+  for (const auto& e : fs::directory_iterator(path.parent_path(), ec)) {
+    if (e.is_regular_file(ec)) beside.push_back(e.path().filename().string());
+  }
+  const std::string close = util::did_you_mean(path.filename().string(), beside);
+  std::string make;
+  if (close.empty() && c.kind == ClusterRef::Kind::kClusterState) {
+    make = fmt::format(", or make it with `clusterctl{}{} discover -o {}`",
+                       global.empty() ? "" : " ", global, remote::shell_quote_arg(path.string()));
+  }
+  return fmt::format(
+      "cluster: {} {}: no such file{}: nothing was started; fix `cluster:` "
+      "(relative paths are from the job file's directory){}",
+      to_string(c.kind), path.string(), close, make);
+}
+
 }  // namespace
 
-std::vector<util::Error> local_problems(const JobSpec& spec) {
+std::vector<util::Error> local_problems(const JobSpec& spec, std::string_view global) {
   std::vector<Found> found;
+  if (spec.cluster && spec.cluster->kind != ClusterRef::Kind::kLab) {
+    if (std::string problem = cluster_file_problem(*spec.cluster, global); !problem.empty()) {
+      found.push_back(
+          {spec.cluster->line, spec.cluster->column,
+           util::Error{ExitCode::kUsage,
+                       fmt::format("{}: {}", at(spec, spec.cluster->line, spec.cluster->column),
+                                   problem)}});
+    }
+  }
   for (const auto& up : spec.upload) {
     const std::string problem = upload_problem(up.src);
     if (problem.empty()) continue;
-    found.push_back({up.line, up.column,
-                     util::Error{ExitCode::kUnreachable,
-                                 fmt::format("{}: upload src {}: {}: nothing was started; build "
-                                             "or copy the file there, or fix `src` (relative "
-                                             "paths are from the job file's directory)",
-                                             at(spec, up.line, up.column), up.src.string(),
-                                             problem)}});
+    found.push_back(
+        {up.line, up.column,
+         util::Error{ExitCode::kUsage,
+                     fmt::format("{}: upload src {}: {}: nothing was started; build "
+                                 "or copy the file there, or fix `src` (relative "
+                                 "paths are from the job file's directory)",
+                                 at(spec, up.line, up.column), up.src.string(), problem)}});
   }
   for (const auto& [name, src] : spec.secret_env) {
     if (src.kind == SecretSource::Kind::kEnv) {
@@ -76,13 +112,6 @@ std::vector<util::Error> local_problems(const JobSpec& spec) {
   std::vector<util::Error> out;
   for (auto& f : found) out.push_back(std::move(f.error));
   return out;
-}
-
-util::ExitCode local_problems_code(const std::vector<util::Error>& problems) {
-  const bool usage = std::any_of(problems.begin(), problems.end(), [](const util::Error& e) {
-    return e.code == ExitCode::kUsage;
-  });
-  return usage ? ExitCode::kUsage : ExitCode::kUnreachable;
 }
 
 }  // namespace cc::launch

@@ -1,8 +1,10 @@
-// What a job needs from this machine, checked before any host is contacted: the local files
-// its `upload:` entries copy, and the environment variables and files its `secret_env:` reads.
+// What a job needs from this machine, checked before any host is contacted: the file its
+// `cluster:` names, the local files its `upload:` entries copy, and the environment variables
+// and files its `secret_env:` reads.
 // Each problem is reported at its place in the job file, all of them at once.
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "launch/job_spec.h"
@@ -10,16 +12,14 @@
 
 namespace cc::launch {
 
-/// Every problem with what `spec` needs locally, in job file order: an upload `src` that does
-/// not exist, is not a regular file or cannot be read (ExitCode::kUnreachable: a host cannot be
-/// set up without it, as README "Exit codes" says); a secret_env variable that is not set, a
-/// secret_env file that cannot be read as a regular file (kUsage). Each message is
-/// "FILE:LINE:COLUMN: what; what to do". Empty: nothing is missing. Secret values are read to
-/// be checked but never appear in a message.
-std::vector<util::Error> local_problems(const JobSpec& spec);
-
-/// The exit code of a launch stopped by `problems` (not empty): kUsage when any is a mistake of
-/// the job file or the environment, else kUnreachable (only uploads missing).
-util::ExitCode local_problems_code(const std::vector<util::Error>& problems);
+/// Every problem with what `spec` needs locally, in job file order, all kUsage (an input
+/// error: nothing was started): a `cluster:` file (cluster state, inventory, hostfile) that does
+/// not exist, with "did you mean" a file of a close name beside it, else (a cluster state) the
+/// discovery that makes it, `clusterctl GLOBAL discover -o PATH` with `global` the quoted
+/// global options that select the hosts; an upload `src` that does not exist, is not a regular
+/// file or cannot be read; a secret_env variable that is not set, a secret_env file that cannot
+/// be read as a regular file. Each message is "FILE:LINE:COLUMN: what; what to do". Empty:
+/// nothing is missing. Secret values are read to be checked but never appear in a message.
+std::vector<util::Error> local_problems(const JobSpec& spec, std::string_view global = "");
 
 }  // namespace cc::launch

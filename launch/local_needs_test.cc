@@ -48,11 +48,12 @@ TEST_CASE("local_problems: every missing upload and secret at once, each at its 
                                         "file: " + (dir / "fifo").string() + ": is a FIFO"));
   CHECK(problems[3].message.starts_with(file + ":11:5: upload src " +
                                         (dir / "missing-1").string() + ": no such file"));
-  CHECK(problems[3].code == cc::util::ExitCode::kUnreachable);
+  // An upload that is not here is an input error (exit 2: nothing was started or changed),
+  // not an unreachable host.
+  CHECK(problems[3].code == cc::util::ExitCode::kUsage);
   CHECK(problems[4].message.starts_with(file + ":12:5: upload src " +
                                         (dir / "missing-2").string() + ": no such file"));
-  CHECK(local_problems_code(problems) == cc::util::ExitCode::kUsage);
-  CHECK(local_problems_code({problems[3]}) == cc::util::ExitCode::kUnreachable);
+  CHECK(problems[4].code == cc::util::ExitCode::kUsage);
   ::unsetenv("CC_LOCAL_TEST_SET");
   fs::remove_all(dir);
 }
@@ -98,4 +99,40 @@ TEST_CASE("local_problems: a bad upload dest hides neither its own src nor the l
       "/tmp/job.yaml:6:5: upload src /nonexistent-cc-b: no such file"));
   CHECK(problems[2].message.starts_with(
       "/tmp/job.yaml:7:5: upload src /nonexistent-cc-c: no such file"));
+}
+
+TEST_CASE("local_problems: a `cluster:` file that is not there, at its line, with did-you-mean") {
+  const fs::path dir = fs::temp_directory_path() / ("cc-local-" + cc::util::random_hex(4));
+  fs::create_directories(dir);
+  REQUIRE(cc::util::write_file_atomic(dir / "cluster.json", "{}", 0600).ok());
+  const std::string file = (dir / "job.yaml").string();
+  auto typo = parse_job_spec("name: j\ncommand: [x]\ncluster: clustr.json\n", file);
+  REQUIRE(typo.ok());
+  auto problems = local_problems(*typo);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].code == cc::util::ExitCode::kUsage);
+  CHECK(problems[0].message ==
+        file + ":3:10: cluster: cluster state " + (dir / "clustr.json").string() +
+            ": no such file (did you mean 'cluster.json'?): nothing was started; fix "
+            "`cluster:` (relative paths are from the job file's directory)");
+  // Nothing of a close name: a cluster state is made by discovery, as the hosts are reached.
+  auto other = parse_job_spec("name: j\ncommand: [x]\ncluster: \"far away.json\"\n", file);
+  REQUIRE(other.ok());
+  problems = local_problems(*other, "--lab t3a");
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].message ==
+        file + ":3:10: cluster: cluster state " + (dir / "far away.json").string() +
+            ": no such file: nothing was started; fix `cluster:` (relative paths are from the "
+            "job file's directory), or make it with `clusterctl --lab t3a discover -o '" +
+            (dir / "far away.json").string() + "'`");
+  // An inventory and a lab: no discovery advice; a lab is no file.
+  auto inv = parse_job_spec("name: j\ncommand: [x]\ncluster: inventry.yaml\n", file);
+  REQUIRE(inv.ok());
+  problems = local_problems(*inv);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].message.find("discover") == std::string::npos);
+  auto lab = parse_job_spec("name: j\ncommand: [x]\ncluster: lab:nosuch\n", file);
+  REQUIRE(lab.ok());
+  CHECK(local_problems(*lab).empty());
+  fs::remove_all(dir);
 }

@@ -149,10 +149,14 @@ std::string destination_refusal(const std::string& destination) {
          "optional)";
 }
 
-// What to check when the TCP connection or the handshake failed.
-std::string connect_advice(std::string_view why) {
+// What to check when the TCP connection or the handshake failed; `hint` is added when the
+// name did not resolve (SshOptions::unresolved_hint).
+std::string connect_advice(std::string_view why, std::string_view hint) {
   if (why.find("resolve") != std::string_view::npos) {
-    return "Check the host name, or give it a Host entry with HostName in the SSH config (-F)";
+    return fmt::format(
+        "Check the host name, or give it a Host entry with HostName in the SSH "
+        "config (-F){}",
+        hint);
   }
   return "Check that the host is up and runs sshd, and its address and port in the SSH config";
 }
@@ -414,8 +418,9 @@ util::Status SshExecutor::connect() {
     if (found->status != 0) {
       const std::string why = fmt::format("could not resolve host name '{}' ({})", name,
                                           ::gai_strerror(found->status));
-      return fail(ExitCode::kUnreachable, fmt::format("cannot connect to {}: {}. {}",
-                                                      session->target, why, connect_advice(why)));
+      return fail(ExitCode::kUnreachable,
+                  fmt::format("cannot connect to {}: {}. {}", session->target, why,
+                              connect_advice(why, options_.unresolved_hint)));
     }
     TcpFailure tcp;
     int fd = -1;
@@ -426,9 +431,9 @@ util::Status SshExecutor::connect() {
     if (tcp.interrupted) return fail(ExitCode::kInterrupted, "interrupted while connecting");
     if (tcp.timed_out) return no_answer();
     if (fd < 0) {
-      return fail(ExitCode::kUnreachable, fmt::format("cannot connect to {}: {}. {}",
-                                                      session->target, tcp.why,
-                                                      connect_advice(tcp.why)));
+      return fail(ExitCode::kUnreachable,
+                  fmt::format("cannot connect to {}: {}. {}", session->target, tcp.why,
+                              connect_advice(tcp.why, options_.unresolved_hint)));
     }
     socket_t handed = fd;
     ssh_options_set(s, SSH_OPTIONS_FD, &handed);  // libssh closes it with the session
@@ -442,9 +447,11 @@ util::Status SshExecutor::connect() {
     if (rc == SSH_OK) break;
     if (rc == SSH_ERROR) {
       std::string why = ssh_get_error(s);
-      return fail(ExitCode::kUnreachable,
-                  fmt::format("cannot connect to {}: {}. {}", session->target, why,
-                              has_proxy_command(s) ? proxy_advice(s) : connect_advice(why)));
+      return fail(
+          ExitCode::kUnreachable,
+          fmt::format("cannot connect to {}: {}. {}", session->target, why,
+                      has_proxy_command(s) ? proxy_advice(s)
+                                           : connect_advice(why, options_.unresolved_hint)));
     }
     if (util::interrupted()) return fail(ExitCode::kInterrupted, "interrupted while connecting");
     if (Clock::now() >= deadline) return no_answer();
@@ -593,10 +600,10 @@ util::Status check_destination(const std::string& destination, const SshOptions&
     return util::error(
         ExitCode::kUsage,
         name == destination || destination.ends_with("@" + name)
-            ? fmt::format("no host '{}' in {}, and no host of that name ({})", destination,
-                          config, ::gai_strerror(rc))
-            : fmt::format("no host '{}': its HostName '{}' in {} is no known host ({})",
-                          destination, name, config, ::gai_strerror(rc)));
+            ? fmt::format("no host '{}' in {}, and no host of that name ({}){}", destination,
+                          config, ::gai_strerror(rc), options.unresolved_hint)
+            : fmt::format("no host '{}': its HostName '{}' in {} is no known host ({}){}",
+                          destination, name, config, ::gai_strerror(rc), options.unresolved_hint));
   }
   return {};
 }

@@ -30,6 +30,9 @@ struct SshOptions {
   std::chrono::milliseconds connect_timeout{10'000};
   /// The name lookup (getaddrinfo; tests stand in a slow one), run by remote::resolve_host.
   LookupFn lookup = ::getaddrinfo;
+  /// Appended to the message when the host name does not resolve, both at connect time and
+  /// in check_destination (cli/: "; if it is a host of a lab, add --lab NAME"). "" for none.
+  std::string unresolved_hint;
 };
 
 /// One SSH session to one host, opened on the first run()/upload() and reused by later ones;

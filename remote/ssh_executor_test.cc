@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <net/if.h>
+#include <netdb.h>
 #include <unistd.h>
 
 #include "remote/ssh_session.h"
@@ -126,6 +127,12 @@ int lookup_after_30s(const char* name, const char* service, const addrinfo* hint
   return ::getaddrinfo(name, service, hints, res);
 }
 
+// A name lookup with no DNS server to ask (a lab machine without one): EAI_AGAIN, which
+// check_destination leaves to the connection.
+int lookup_no_server(const char*, const char*, const addrinfo*, addrinfo**) {
+  return EAI_AGAIN;
+}
+
 }  // namespace
 
 TEST_CASE("ssh: the connect timeout bounds the name lookup, TCP and handshake together") {
@@ -162,6 +169,36 @@ TEST_CASE("ssh: the connect timeout bounds the name lookup, TCP and handshake to
                     "the SSH config), or wait longer with --connect-timeout SECONDS",
                     server.port));
   CHECK(took < 2s);
+}
+
+TEST_CASE("ssh: a name that does not resolve ends with the caller's hint (a lab without --lab)") {
+  Config cfg("other", unused_port());
+  SshOptions o;
+  o.config_file = cfg.file;
+  o.known_hosts = cfg.dir / "known_hosts";
+  o.lookup = lookup_no_server;
+  o.unresolved_hint = "; if it is a host of a lab, add --lab default";
+  CHECK(cc::remote::check_destination("h1", o).ok());  // no answer: left to the connection
+  SshExecutor ssh("h1", "h1", o);
+  auto r = ssh.run({{"true"}}, {});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ExitCode::kUnreachable);
+  CHECK(r.error().message.starts_with("h1: cannot connect to "));
+  CHECK(r.error().message.ends_with(
+      fmt::format("could not resolve host name 'h1' ({}). Check the host name, or give it a Host "
+                  "entry with HostName in the SSH config (-F); if it is a host of a lab, add "
+                  "--lab default",
+                  ::gai_strerror(EAI_AGAIN))));
+  // A name that certainly does not exist, found before connecting, ends with it too.
+  o.lookup = ::getaddrinfo;
+  auto none = cc::remote::check_destination("h9.invalid", o);
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().message.ends_with("; if it is a host of a lab, add --lab default"));
+  // A refused connection is no naming problem: no hint.
+  SshExecutor refused("other", "other", o);
+  auto rr = refused.run({{"true"}}, {});
+  REQUIRE_FALSE(rr.ok());
+  CHECK(rr.error().message.find("add --lab") == std::string::npos);
 }
 
 TEST_CASE("ssh: Ctrl-C while connecting ends the attempt at once") {

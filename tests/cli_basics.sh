@@ -62,13 +62,12 @@ printf 'name: nohost\nhosts: [h1, h9]\ncommand: [true]\nlogs: %s/nh-logs\n' "$tm
 for mode in "" --detach; do
   # shellcheck disable=SC2086
   expect 2 "launch $mode with a host that does not exist" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch $mode "$tmp/no-host.yaml"
-  grep -q "no-host.yaml: \`hosts:\` names a host clusterctl does not know:" <<<"$LAST" &&
-    grep -q "no host 'nowhere.invalid' in ~/.ssh/config, and no host of that name" <<<"$LAST" ||
+  grep -q "no-host.yaml:2:16: \`hosts:\` names a host clusterctl does not know: no host 'nowhere.invalid' in ~/.ssh/config, and no host of that name" <<<"$LAST" ||
     { echo "FAIL: launch $mode: unknown host not named: $LAST"; fail=1; }
   grep -q "nohost-" <<<"$LAST" && { echo "FAIL: launch $mode printed a job id: $LAST"; fail=1; }
   # shellcheck disable=SC2086
   expect 2 "launch $mode with a host not in the inventory" -- env XDG_STATE_HOME="$tmp/state" "$cc" --inventory "$tmp/inv.yaml" launch $mode "$tmp/hx.yaml"
-  grep -q "no host 'h9' in $tmp/inv.yaml (did you mean 'h1'?)" <<<"$LAST" ||
+  grep -q "hx.yaml:2:13: \`hosts:\` names a host clusterctl does not know: no host 'h9' in $tmp/inv.yaml (did you mean 'h1'?)" <<<"$LAST" ||
     { echo "FAIL: launch $mode: host not in the inventory not named: $LAST"; fail=1; }
   grep -q "a host could not be set up" <<<"$LAST" && { echo "FAIL: launch $mode: set-up message: $LAST"; fail=1; }
 done
@@ -184,11 +183,11 @@ bad_dest "push to an inventory with bad destinations" h2,h3 -- env XDG_STATE_HOM
 bad_dest "network apply on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" network apply --hosts all
 bad_dest "network apply --dry-run on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" network apply --dry-run
 bad_dest "rdma enable on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" rdma enable --check
-# launch: a missing upload is named with its job.yaml line before anything starts (exit 3, a
-# host cannot be set up without it); no job line, no host contacted.
-printf 'name: up\nhosts: [nowhere.invalid]\ncommand: [x]\nlogs: %s/up-logs\nupload:\n  - {src: nothing-here, dest: x}\n' \
+# launch: a missing upload is named with its job.yaml line before anything starts (exit 2, an
+# input error: nothing was started); no job line, no host contacted.
+printf 'name: up\nhosts: [local]\ncommand: [x]\nlogs: %s/up-logs\nupload:\n  - {src: nothing-here, dest: x}\n' \
   "$tmp" >"$tmp/job.yaml"
-expect 3 "launch with a missing upload" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/job.yaml"
+expect 2 "launch with a missing upload" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/job.yaml"
 grep -q "$tmp/job.yaml:6:5: upload src $tmp/nothing-here: no such file" <<<"$LAST" ||
   { echo "FAIL: missing upload not named with its line: $LAST"; fail=1; }
 grep -q "ranks on" <<<"$LAST" && { echo "FAIL: the job line came before the error: $LAST"; fail=1; }
@@ -222,8 +221,9 @@ for f in "" -f; do
     { echo "FAIL: logs $f: the FIFO not named once: $LAST"; fail=1; }
   grep -q "^hello$" <<<"$LAST" || { echo "FAIL: logs $f: the other log not shown: $LAST"; fail=1; }
 done
-# launch: every local problem (missing uploads, an unset secret, an unreadable secret file) and
-# the job file's own mistakes in one run, each at its FILE:LINE:COLUMN, before any host.
+# launch: every local problem (missing uploads, an unset secret, an unreadable secret file), the
+# job file's own mistakes and its unknown host in one run, each at its FILE:LINE:COLUMN, before
+# any host is connected to.
 printf 'name: many\nhosts: [nowhere.invalid]\ncommand: [x]\nlogs: %s/many-logs\ncomand: [y]\nsecret_env:\n  T: {from_env: CLUSTERCTL_TEST_UNSET_VAR}\n  F: {from_file: no-secret-file}\nupload:\n  - {src: missing-1, dest: a}\n  - {src: missing-2, dest: b}\n' \
   "$tmp" >"$tmp/many.yaml"
 expect 2 "launch with many local problems" -- env -u CLUSTERCTL_TEST_UNSET_VAR XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/many.yaml"
@@ -231,10 +231,28 @@ for want in "$tmp/many.yaml:5:1: unknown key 'comand'" \
   "$tmp/many.yaml:7:17: secret_env T: the variable CLUSTERCTL_TEST_UNSET_VAR is not set" \
   "$tmp/many.yaml:8:18: secret_env F: cannot read the secret file: $tmp/no-secret-file" \
   "$tmp/many.yaml:10:5: upload src $tmp/missing-1: no such file" \
-  "$tmp/many.yaml:11:5: upload src $tmp/missing-2: no such file"; do
+  "$tmp/many.yaml:11:5: upload src $tmp/missing-2: no such file" \
+  "$tmp/many.yaml:2:9: \`hosts:\` names a host clusterctl does not know: no host 'nowhere.invalid'"; do
   grep -qF "$want" <<<"$LAST" || { echo "FAIL: launch: not reported: $want: $LAST"; fail=1; }
 done
-grep -q "nowhere.invalid" <<<"$LAST" && { echo "FAIL: launch looked at the hosts first: $LAST"; fail=1; }
+grep -q "cannot connect" <<<"$LAST" && { echo "FAIL: launch connected to a host: $LAST"; fail=1; }
+# The trial's job: an unknown host of the inventory and a missing upload, both in one run, exit 2.
+printf 'name: two\nhosts: [h1, h9]\ncommand: [true]\nupload:\n  - {src: nothing-here, dest: x}\nlogs: %s/two-logs\n' \
+  "$tmp" >"$tmp/two.yaml"
+expect 2 "launch with an unknown host and a missing upload" -- env XDG_STATE_HOME="$tmp/state" "$cc" --inventory "$tmp/inv.yaml" launch "$tmp/two.yaml"
+for want in "$tmp/two.yaml:5:5: upload src $tmp/nothing-here: no such file" \
+  "$tmp/two.yaml:2:13: \`hosts:\` names a host clusterctl does not know: no host 'h9' in $tmp/inv.yaml (did you mean 'h1'?)"; do
+  grep -qF "$want" <<<"$LAST" || { echo "FAIL: launch two.yaml: not reported: $want: $LAST"; fail=1; }
+done
+# A typo in `cluster:` names the job file's line and the file of a close name beside it, not
+# the discovery that would make a new one.
+mkdir -p "$tmp/typo-dir"
+"$cc" --json discover --from "$(cd "$(dirname "$0")" && pwd)/data/bundles/mac-pair" >"$tmp/typo-dir/cluster.json"
+printf 'name: typo\ncommand: [true]\ncluster: clustr.json\nlogs: %s/typo-logs\n' "$tmp" >"$tmp/typo-dir/job.yaml"
+expect 2 "launch with a typo in cluster:" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/typo-dir/job.yaml"
+grep -qF "$tmp/typo-dir/job.yaml:3:10: cluster: cluster state $tmp/typo-dir/clustr.json: no such file (did you mean 'cluster.json'?)" <<<"$LAST" ||
+  { echo "FAIL: launch: cluster typo not named at its line with did-you-mean: $LAST"; fail=1; }
+grep -q "discover -o" <<<"$LAST" && { echo "FAIL: launch: a typo advised a new discovery: $LAST"; fail=1; }
 # logs: a job whose log directory was deleted says so, exit 2.
 mkdir -p "$tmp/state/clusterctl/jobs"
 printf '{"schema": "clusterctl.job/1", "id": "gone-1", "name": "gone", "job_file": "/j.yaml",
@@ -327,6 +345,17 @@ grep -q "if it is a host of a lab, add --lab t3a" <<<"$LAST" || { echo "FAIL: ne
 printf '[{"ssh": "a", "ips": []}, {"ssh": "b", "ips": []}]\n' >"$tmp/mlx.json"
 expect 3 "hostfile --hostfile of lab hosts without --lab" -- lab "$cc" hostfile --hostfile "$tmp/mlx.json" --format mpi
 grep -q "if it is a host of a lab, add --lab t3a" <<<"$LAST" || { echo "FAIL: hostfile: no --lab hint: $LAST"; fail=1; }
+# Every command that takes --hosts gives the same hint (the SSH options of make_executors carry
+# it), and health's fix for such a host is its name, not `ssh h1`.
+expect 2 "exec on a lab's host without --lab" -- lab "$cc" exec --hosts h1 -- true
+grep -q "no host 'h1' in ~/.ssh/config, and no host of that name (.*); if it is a host of a lab, add --lab t3a" <<<"$LAST" ||
+  { echo "FAIL: exec: no --lab hint: $LAST"; fail=1; }
+expect 3 "health --quick on a lab's host without --lab" -- lab "$cc" health --quick --hosts h1
+grep -q "could not resolve host name 'h1'.*; if it is a host of a lab, add --lab t3a" <<<"$LAST" ||
+  { echo "FAIL: health: no --lab hint: $LAST"; fail=1; }
+grep -qF "check the host name h1: it does not resolve here" <<<"$LAST" ||
+  { echo "FAIL: health: the fix is not the host name: $LAST"; fail=1; }
+grep -qF "\`ssh h1\` works" <<<"$LAST" && { echo "FAIL: health: advises ssh h1: $LAST"; fail=1; }
 # With a second lab, other, --lab other and a state of t3a are refused, naming both.
 mkdir -p "$labs/clusterctl/labs/other"
 cp "$labs/clusterctl/labs/t3a/"{ssh_config,inventory.yaml} "$labs/clusterctl/labs/other/"
