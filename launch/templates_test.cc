@@ -96,11 +96,12 @@ TEST_CASE("job templates: mlx-jaccl runs python3 train.py with the MLX jaccl var
   CHECK(job.preflight == std::vector<Preflight>{Preflight::kVerifyMesh, Preflight::kHealthQuick});
 }
 
-TEST_CASE("job templates: mpi runs mpi-allreduce-perf under mpirun on named hosts") {
+TEST_CASE("job templates: mpi runs mpi-allreduce-perf under mpirun on lab default") {
   JobSpec job = load("mpi.yaml");
   CHECK(job.name == "mpi-allreduce");
-  CHECK_FALSE(job.cluster.has_value());
-  CHECK(job.hosts == std::vector<std::string>{"studio1", "studio2", "studio3", "studio4"});
+  REQUIRE(job.cluster.has_value());
+  CHECK(*job.cluster == ClusterRef{ClusterRef::Kind::kLab, "default"});
+  CHECK(job.hosts.empty());
   CHECK(job.runtime == Runtime::kMpi);
   CHECK(job.command.argv ==
         std::vector<std::string>{"./mpi-allreduce-perf", "-b", "8", "-e", "64M", "-f", "4"});
