@@ -74,7 +74,7 @@ has "verify-mesh: tb4-only fix" "$tmp/out" "b can use TCP over its cables"
 # 2. The Thunderbolt Bridge of mac-pair: en1, en2 and en6 are members, only en6 is cabled.
 expect 1 "verify-mesh mac-pair" -- "$cc" verify-mesh --from "$pair"
 has "bridge check" "$tmp/out" "a: the Thunderbolt Bridge (bridge0) is active with en6 as a member"
-has "bridge fix" "$tmp/out" "run \`clusterctl network apply\` (it takes en6 out of the bridge)"
+has "bridge fix" "$tmp/out" "run \`clusterctl network apply --hosts a,b\` (it takes en6 out of the bridge)"
 expect 0 "network apply --dry-run mac-pair" -- "$cc" network apply --dry-run --from "$pair"
 [ "$(grep -c "ifconfig bridge0 deletem en6" "$tmp/out")" -eq 2 ] ||
   { echo "FAIL: apply does not take en6 out on both Macs:"; cat "$tmp/out"; fail=1; }
