@@ -116,7 +116,9 @@ TEST_CASE("job spec errors: missing, conflicting and empty required keys") {
         "ignore case and a final dot): use ranks_per_host for more ranks on a host");
   CHECK(err("name: j\ncluster: \"lab:\"\ncommand: [x]\n") ==
         "job.yaml:2:10: 'cluster': nothing after 'lab:'");
-  CHECK(err("name: j\ncluster: lab:\ncommand: [x]\n") == "job.yaml:2:13: illegal map value");
+  CHECK(err("name: j\ncluster: lab:\ncommand: [x]\n") ==
+        "job.yaml:2:13: illegal map value: a value that ends with ':' or holds ': ' needs quotes "
+        "(\"lab:x\"), or this line's indentation is off");
   CHECK(err("name: j\ncluster: hosts.txt\ncommand: [x]\n") ==
         "job.yaml:2:10: 'cluster': cannot tell what 'hosts.txt' is: give a cluster state (.json, "
         "from discover -o), an inventory (.yaml), lab:NAME, hostfile:PATH (an MLX hostfile), "
@@ -192,7 +194,12 @@ TEST_CASE("job spec errors: env and secret_env names and values") {
 
 TEST_CASE("job spec errors: YAML syntax, repeated keys, document shape") {
   CHECK(err("name: j\nhosts: [h1, h2\ncommand: [x]\n") ==
-        "job.yaml:3:8: end of sequence flow not found");
+        "job.yaml:3:8: end of sequence flow not found: a list written [a, b] needs its ']'");
+  // A line indented less than its mapping's keys (the new user's mistake): the usual cause named.
+  CHECK(err("name: j\ncommand: [x]\nenv:\n    A: 1\n  B: 2\n") ==
+        "job.yaml:5:3: end of map not found: check the indentation of this line and the ones "
+        "above it (YAML nests by indentation: the keys of one mapping and the '- ' entries of "
+        "one list start in the same column, indented with spaces, never tabs)");
   CHECK(err("name: j\nname: k\nhosts: [h1]\ncommand: [x]\n") ==
         "job.yaml:2:1: 'name' appears twice (first at line 1)");
   CHECK(err(kHead + "env:\n  A: 1\n  A: 2\n") ==

@@ -65,11 +65,33 @@ util::Error YamlReader::error(const YAML::Mark& m, std::string_view what) const 
                      fmt::format("{}:{}:{}: {}", file_, m.line + 1, m.column + 1, what));
 }
 
+namespace {
+
+// yaml-cpp's syntax messages (its ErrorMsg texts) say what the parser missed, not what the
+// writer did: the usual cause, said after them.
+std::string syntax_hint(const std::string& msg) {
+  if (msg == "end of map not found" || msg == "end of sequence not found" ||
+      msg == "block sequence entries are not allowed in this context") {
+    return msg + ": check the indentation of this line and the ones above it (YAML nests by "
+                 "indentation: the keys of one mapping and the '- ' entries of one list start "
+                 "in the same column, indented with spaces, never tabs)";
+  }
+  if (msg == "illegal map value") {
+    return msg + ": a value that ends with ':' or holds ': ' needs quotes (\"lab:x\"), or this "
+                 "line's indentation is off";
+  }
+  if (msg == "end of sequence flow not found") return msg + ": a list written [a, b] needs its ']'";
+  if (msg == "end of map flow not found") return msg + ": a mapping written {a: 1} needs its '}'";
+  return msg;
+}
+
+}  // namespace
+
 util::Result<YAML::Node> YamlReader::load(std::string_view text) const {
   try {
     return YAML::Load(std::string(text));
   } catch (const YAML::ParserException& e) {
-    return error(e.mark, e.msg);
+    return error(e.mark, syntax_hint(e.msg));
   }
 }
 
