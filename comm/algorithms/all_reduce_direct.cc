@@ -4,8 +4,8 @@
 // reduced shard straight to every rank. Both phases are chunked (Tuning::chunk_bytes): a chunk
 // is reduced as soon as all its contributions arrived and is sent on at once, so reduction
 // and transfer overlap; receives are posted a window of chunks ahead (bounded scratch:
-// (n-1) * window * chunk bytes). At n = 2 over verbs the peer's chunks are folded straight
-// out of the receive frames (Transport::irecv_reduce) instead.
+// (n-1) * window * chunk bytes). At n = 2 over verbs or shared memory the peer's chunks are
+// folded straight out of the receive frames or rings (Transport::irecv_reduce) instead.
 //
 // Cost: 2a + 2(n-1)S/(nB) on one shared link, or 2a + 2S/(nB) with a link per peer (full
 // mesh) - the lower bound of docs/platform.md#collective-cost-model - plus (n-1)S/n gamma of
@@ -55,8 +55,9 @@ void direct_reduce_scatter(Ctx& c, const std::byte* in, const Shards& s, std::by
   };
 
   // n = 2: the peer's chunk is folded into dst as its pieces arrive where the transport can
-  // (Transport::irecv_reduce: verbs, from its receive frames), rank 0's contribution first as
-  // reduce() below would take it; no scratch slot, no copy. 1: folding, 0: not, -1: not asked.
+  // (Transport::irecv_reduce: verbs from its receive frames, shared memory from its rings),
+  // rank 0's contribution first as reduce() below would take it; no scratch slot, no copy.
+  // 1: folding, 0: not, -1: not asked.
   int folding = n == 2 ? -1 : 0;
   auto post_recv1 = [&](size_t p, size_t ch) {
     Request& q = recv1[p * W + ch % W];

@@ -4,8 +4,9 @@
 // Reduce-scatter: n-1 steps; at step s rank r passes the partial sum of shard r-s-1 to the
 // right and folds its own contribution into shard r-s-2 from the left. A chunk is forwarded as
 // soon as it is folded, so consecutive steps overlap (pipelining); shard q accumulates in
-// ring order x_{q+1}, x_{q+2}, ..., x_q and ends on rank q. Over verbs the partial sum from
-// the left is folded straight out of the receive frames (Transport::irecv_reduce). Partial
+// ring order x_{q+1}, x_{q+2}, ..., x_q and ends on rank q. Over verbs and shared memory the
+// partial sum from the left is folded straight out of the receive frames or rings
+// (Transport::irecv_reduce). Partial
 // sums are kept until forwarded: in the all-reduce's output, in reduce_scatter's scratch of
 // the input's size (S bytes besides the window's slots). All-gather: n-1 steps passing
 // finished shards to the right. Broadcast: a chain root -> root+1 -> ... in chunks.
@@ -65,7 +66,8 @@ void ring_reduce_scatter(Ctx& c, const std::byte* in, const Shards& s, std::byte
   };
   auto own_of = [&](const Msg& g) { return in + (s.off[g.shard] + g.chunk * C) * e; };
   // The partial sum from the left is folded into dst as its pieces arrive where the transport
-  // can (Transport::irecv_reduce: verbs, from its receive frames), in reduce()'s order below.
+  // can (Transport::irecv_reduce: verbs from its receive frames, shared memory from its rings),
+  // in reduce()'s order below.
   // 1: folding, 0: not, -1: not asked yet.
   int folding = -1;
   auto post_recv = [&](size_t m) {

@@ -153,6 +153,70 @@ TEST_CASE("shm: messages of 0 B to 3 MiB wrap the ring, a sender runs a ring ahe
   CHECK(late_ok.load());
 }
 
+TEST_CASE("shm: reductions fold straight out of a small ring that wraps, every type, exact") {
+  // Two ranks over a hand-made segment with 4 KiB rings (pieces of 1 KiB), so every large
+  // message wraps the ring many times; a 5-byte message before each call shifts where the next
+  // one starts (padding realigns it). The direct all_reduce at n = 2 folds the peer's half
+  // straight out of the ring (irecv_reduce); the results must be exact for every type.
+  constexpr size_t kRing = 4096;
+  shm::Segment a = shm::Segment::create(2, kRing);
+  REQUIRE(a.mapped());
+  unsigned char nonce[16];
+  std::memcpy(nonce, a.header().nonce, 16);
+  shm::Segment b = shm::Segment::open(a.name(), 2, kRing, nonce);
+  int sv[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+  std::vector<tcp::Fd> s0(2), s1(2);
+  s0[1] = tcp::Fd(sv[0]);
+  s1[0] = tcp::Fd(sv[1]);
+  auto t0 = std::make_unique<shm::ShmTransport>(0, 2, std::vector<int>{0, 1}, std::move(a),
+                                                std::move(s0), nullptr, shm::ShmOptions{});
+  auto t1 = std::make_unique<shm::ShmTransport>(1, 2, std::vector<int>{0, 1}, std::move(b),
+                                                std::move(s1), nullptr, shm::ShmOptions{});
+  const shm::ShmTransport* raw[2] = {t0.get(), t1.get()};
+  std::vector<std::unique_ptr<Transport>> ts;
+  ts.push_back(std::move(t0));
+  ts.push_back(std::move(t1));
+  std::mutex mu;
+  std::vector<std::string> wrong;
+  uint64_t folded[2] = {0, 0};
+  const auto errors = run_threads_over(std::move(ts), [&](Communicator& c) {
+    for (const DataType t : {DataType::kF32, DataType::kF64, DataType::kF16, DataType::kBF16,
+                             DataType::kI8, DataType::kI16, DataType::kI32, DataType::kI64}) {
+      for (const ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+        // 70001 elements: the direct algorithm for every type (over one-shot's 64 KiB).
+        for (const size_t count : {size_t{70001}, size_t{200003}}) {
+          const size_t e = size_of(t);
+          std::vector<unsigned char> odd(5, 0x5a);
+          if (c.rank() == 0) {
+            c.send(odd.data(), odd.size(), 1);
+          } else {
+            c.recv(odd.data(), odd.size(), 0);
+          }
+          std::vector<unsigned char> in(count * e), got(count * e), want(count * e);
+          fill(t, op, c.rank(), in.data(), count);
+          expected(t, op, 2, want.data(), count);
+          c.all_reduce(in.data(), got.data(), count, t, op);
+          const std::string diff = compare(t, got.data(), want.data(), count);
+          if (!diff.empty()) {
+            std::lock_guard lock(mu);
+            wrong.push_back("rank " + std::to_string(c.rank()) + " type " +
+                            std::to_string(static_cast<int>(t)) + " op " +
+                            std::to_string(static_cast<int>(op)) + " count " +
+                            std::to_string(count) + ": " + diff);
+          }
+        }
+      }
+    }
+    folded[static_cast<size_t>(c.rank())] = raw[static_cast<size_t>(c.rank())]->folded_bytes();  // the transport ends with the body
+  });
+  for (const auto& e : errors) FAIL_CHECK(e);
+  for (const auto& w : wrong) FAIL_CHECK(w);
+  // This rank's shard of every call came folded (about half of it: the peer's contribution):
+  // at least the f32 calls' 2 x (70001 + 200003) / 2 x 4 bytes, less a rounding.
+  for (const uint64_t f : folded) CHECK(f >= (70001 + 200003) * 4 - 64);
+}
+
 TEST_CASE("shm: the segment's name is gone from /dev/shm once the world is up") {
   std::atomic<int> checked{0};
   std::vector<std::string> seen;

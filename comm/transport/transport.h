@@ -156,7 +156,8 @@ class Transport {
   /// calls reduce()); the answer depends only on the transport, the peer (shared memory
   /// forwards a peer on another host to its cable transport) and the type, so a caller may ask
   /// once per peer and collective. The sender uses a plain isend: the wire does not change.
-  /// Verbs folds straight out of its receive frames; TCP and shared memory say false.
+  /// Verbs folds straight out of its receive frames, shared memory out of its rings (a peer on
+  /// the same host); TCP says false.
   virtual bool irecv_reduce(int /*peer*/, void* /*dst*/, size_t /*bytes*/, const Fold& /*fold*/,
                             Request& /*req*/) {
     return false;

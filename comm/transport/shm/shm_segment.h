@@ -34,10 +34,10 @@
 namespace cc::comm::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x434353484d534731ull;  // "CCSHMSG1"
-// 3: moved_ns; 4: the WaitBoard (waiting_on). Carried in the rendezvous join (bootstrap.cc,
+// 3: moved_ns; 4: the WaitBoard (waiting_on); 5: messages padded to 16 bytes (shm_transport.h). Carried in the rendezvous join (bootstrap.cc,
 // wire protocol 4 on): a rank whose build differs here fails the job at start-up, so bump it
 // with any change to the layout below.
-inline constexpr uint32_t kSegmentVersion = 4;
+inline constexpr uint32_t kSegmentVersion = 5;
 inline constexpr size_t kHeaderBytes = 8192;
 /// Ranks one segment serves (one heartbeat slot each); a host with more runs them on TCP.
 inline constexpr int kMaxLocalRanks = 64;

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "comm/error.h"
+#include "comm/reduce.h"
 
 namespace cc::comm::shm {
 namespace {
@@ -20,6 +21,15 @@ namespace {
 constexpr uint32_t kMsgMagic = 0x4d534300u;
 constexpr uint32_t kMsgMagicMask = 0xffffff00u;
 constexpr size_t kHdr = sizeof(ShmTransport::MsgHeader);
+// A message's payload is padded to a multiple of kAlign bytes (the padding is skipped, never
+// written): every header and payload then starts kAlign-aligned in the ring, so a header never
+// wraps and no element of a reduction (1 to 8 bytes) straddles the ring's end or sits
+// misaligned when it is folded straight out of the ring.
+constexpr size_t kAlign = 16;
+static_assert(kHdr % kAlign == 0);
+constexpr size_t padded(size_t bytes) {
+  return (bytes + kAlign - 1) & ~(kAlign - 1);
+}
 // Socket records: {u32 type, i32 aux}.
 constexpr uint32_t kWake = 1, kAbort = 2, kBye = 3;
 constexpr size_t kRecord = 8;
@@ -221,8 +231,8 @@ void ShmTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
   req.bytes = bytes;
   req.is_send = false;
   req.parts_left = 1;
-  local(peer).recvq.push_back(
-      RecvOp{static_cast<unsigned char*>(data), bytes, &req, context(), signature(), 0});
+  local(peer).recvq.push_back(RecvOp{static_cast<unsigned char*>(data), bytes, &req, context(),
+                                     signature(), 0, nullptr, {}});
 }
 
 bool ShmTransport::irecv_reduce(int peer, void* dst, size_t bytes, const Fold& fold, Request& req) {
@@ -230,7 +240,21 @@ bool ShmTransport::irecv_reduce(int peer, void* dst, size_t bytes, const Fold& f
   if (peer < 0 || peer >= size_ || peer == rank_) {
     throw Error(ErrorKind::kInvalidArgument, "bad peer " + std::to_string(peer));
   }
-  if (is_local(peer)) return false;  // the rings are copied out as they are published
+  if (is_local(peer)) {
+    if (bytes % size_of(fold.type) != 0) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "irecv_reduce: " + std::to_string(bytes) + " bytes is not a whole number of " +
+                      std::to_string(size_of(fold.type)) + "-byte elements");
+    }
+    req.peer = peer;
+    req.bytes = bytes;
+    req.is_send = false;
+    req.parts_left = 1;
+    local(peer).recvq.push_back(RecvOp{static_cast<unsigned char*>(dst), bytes, &req, context(),
+                                       signature(), 0, static_cast<const unsigned char*>(fold.own),
+                                       fold});
+    return true;
+  }
   remote_->set_context(context());
   remote_->set_signature(signature());
   return remote_->irecv_reduce(peer, dst, bytes, fold, req);
@@ -258,7 +282,8 @@ bool ShmTransport::progress_send(Peer& p) {
   bool any = false;
   while (!p.sendq.empty()) {
     SendOp& op = p.sendq.front();
-    const size_t total = kHdr + op.bytes;
+    const size_t end = kHdr + op.bytes;       // header and payload: copied
+    const size_t total = kHdr + padded(op.bytes);  // and the padding: skipped
     // The tail last seen, reloaded only when it leaves too little room: reading it is a cache
     // miss (the reader writes it), on the critical path of every small send.
     uint64_t space = ring_bytes_ - (p.out_head - p.out_tail_seen);
@@ -277,7 +302,10 @@ bool ShmTransport::progress_send(Peer& p) {
     }
     while (op.done < total && space > 0) {
       const size_t n = std::min({total - op.done, static_cast<size_t>(space), piece_});
-      copy_in(p.out_data, mask_, p.out_head, op.data + (op.done - kHdr), n);
+      if (op.done < end) {
+        copy_in(p.out_data, mask_, p.out_head, op.data + (op.done - kHdr),
+                std::min(n, end - op.done));
+      }
       p.out_head += n;
       op.done += n;
       space -= n;
@@ -290,6 +318,24 @@ bool ShmTransport::progress_send(Peer& p) {
     p.sendq.pop_front();
   }
   return any;
+}
+
+// Folds n bytes (whole elements) of the incoming ring at `at` into op.data + op.got, with
+// op.own + op.got as the other source (Fold's order). The ring's end falls between elements
+// (payloads start kAlign-aligned), so the part before it and the part after are folded apart.
+void ShmTransport::fold_out(RecvOp& op, const unsigned char* ring, uint64_t at, size_t n) {
+  const size_t e = size_of(op.fold.type);
+  const size_t pos = static_cast<size_t>(at & mask_);
+  const size_t first = std::min(n, static_cast<size_t>(ring_bytes_) - pos);
+  auto one = [&](const unsigned char* m, size_t off, size_t len) {
+    const void* own = op.own + op.got + off;
+    const void* srcs[2] = {op.fold.incoming_first ? static_cast<const void*>(m) : own,
+                           op.fold.incoming_first ? own : static_cast<const void*>(m)};
+    reduce(op.fold.type, op.fold.op, op.data + op.got + off, srcs, 2, len / e);
+  };
+  one(ring + pos, 0, first);
+  if (first < n) one(ring, first, n - first);
+  folded_bytes_ += n;
 }
 
 bool ShmTransport::progress_recv(Peer& p) {
@@ -312,16 +358,25 @@ bool ShmTransport::progress_recv(Peer& p) {
                     static_cast<Signature>(p.header.magic & 0xffu), op.signature, p.header.bytes,
                     op.bytes);
     }
-    while (op.got < op.bytes && avail > 0) {
-      const size_t n = std::min({op.bytes - op.got, static_cast<size_t>(avail), piece_});
-      copy_out(op.data + op.got, p.in_data, mask_, p.in_tail, n);
+    // A fold takes whole elements only: the writer publishes pieces of any length.
+    const size_t unit = op.own != nullptr ? size_of(op.fold.type) : 1;
+    while (op.got < op.bytes && avail >= unit) {
+      size_t n = std::min({op.bytes - op.got, static_cast<size_t>(avail), piece_});
+      n -= n % unit;
+      if (op.own != nullptr) {
+        fold_out(op, p.in_data, p.in_tail, n);
+      } else {
+        copy_out(op.data + op.got, p.in_data, mask_, p.in_tail, n);
+      }
       p.in_tail += n;
       op.got += n;
       avail -= n;
       any = true;
       if (op.got < op.bytes) publish_tail(p);  // the writer refills this piece meanwhile
     }
-    if (op.got < op.bytes) break;
+    const size_t pad = padded(op.bytes) - op.bytes;
+    if (op.got < op.bytes || avail < pad) break;
+    p.in_tail += pad;
     publish_tail(p);
     p.have_header = false;
     --op.req->parts_left;

@@ -5,7 +5,9 @@
 //
 // Message format in a ring: a 16-byte header {magic (its low byte: the Signature of the
 // message's call, Transport::set_signature), context, payload bytes} and the payload,
-// padded to a multiple of 16 bytes (so a header never wraps around the ring). The k-th isend
+// padded to a multiple of 16 bytes that are skipped, never written (so a header never wraps
+// around the ring, and an element of a reduction never straddles its end or sits misaligned:
+// irecv_reduce folds pieces straight out of the ring). The k-th isend
 // from A to B fills the k-th irecv B posts from A, as the Transport contract says; a sender
 // may run ahead of its receiver by at most one ring (ShmOptions::ring_bytes), after which its
 // isend waits for space. Large messages are copied in pieces of a quarter ring, each published
@@ -85,8 +87,9 @@ class ShmTransport final : public Transport {
   int size() const override { return size_; }
   void isend(int peer, const void* data, size_t bytes, Request& req) override;
   void irecv(int peer, void* data, size_t bytes, Request& req) override;
-  /// A peer on another host: the cable transport's (verbs folds from its frames). A peer on
-  /// this host: false.
+  /// A peer on this host: true, and each piece the peer publishes is folded straight out of
+  /// the ring into dst (no copy into a scratch buffer first). A peer on another host: the
+  /// cable transport's (verbs folds from its frames; TCP says false).
   bool irecv_reduce(int peer, void* dst, size_t bytes, const Fold& fold, Request& req) override;
   void wait(Request& req, Deadline deadline) override;
   void poll() override;
@@ -97,6 +100,8 @@ class ShmTransport final : public Transport {
   const std::vector<int>& local_ranks() const { return local_ranks_; }
   /// The transport between hosts, or nullptr.
   const Transport* remote() const { return remote_.get(); }
+  /// Payload bytes irecv_reduce folded straight out of the rings so far (tests, benchmarks).
+  uint64_t folded_bytes() const { return folded_bytes_; }
   void set_interrupt_check(std::function<bool()> check) override {
     if (remote_) remote_->set_interrupt_check(check);
     Transport::set_interrupt_check(std::move(check));
@@ -132,7 +137,9 @@ class ShmTransport final : public Transport {
     Request* req;
     uint32_t context;
     Signature signature;
-    size_t got;  // payload bytes copied out
+    size_t got;  // payload bytes copied out (or folded)
+    const unsigned char* own;  // irecv_reduce: Fold::own; nullptr: a plain copy
+    Fold fold;
   };
   struct Peer {
     int rank = -1;
@@ -162,6 +169,7 @@ class ShmTransport final : public Transport {
   bool progress_local();
   bool progress_send(Peer& p);
   bool progress_recv(Peer& p);
+  void fold_out(RecvOp& op, const unsigned char* ring, uint64_t at, size_t n);
   void publish_head(Peer& p);
   void publish_tail(Peer& p);
   void send_record(Peer& p, uint32_t type, int32_t aux) noexcept;
@@ -204,6 +212,7 @@ class ShmTransport final : public Transport {
   uint64_t mask_;
   size_t piece_;  // largest copy published at once
   bool aborted_ = false;
+  uint64_t folded_bytes_ = 0;
   int published_waiting_on_ = -1;  // the last rank stored in the board's waiting_on
 };
 
