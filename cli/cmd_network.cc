@@ -69,11 +69,25 @@ util::Status require_all_hosts(const ClusterState& s) {
 struct Planned {
   ClusterState live;
   std::vector<LinkAddress> plan;             // the entries whose cable is up now
-  std::vector<LinkAddress> saved;            // the file's whole plan (empty: none): written back
+  std::vector<LinkAddress> saved;            // the whole plan written back (empty: none): the
+                                             // file's, or, when it has none, the one made now
+                                             // for its cables, those that are down included
   std::vector<provision::DroppedLink> down;  // cables of the file or its plan not seen now
   std::vector<discovery::Cable> unplanned;   // live cables the saved plan has no entry for
   GlobalOptions global;  // what reaches the hosts: with the state file's lab (options_for_state)
 };
+
+// Plan entries naming only the ends of `cables` (no addresses): what keep_plan judges.
+std::vector<LinkAddress> links_of(const std::vector<discovery::Cable>& cables) {
+  std::vector<LinkAddress> out;
+  for (const auto& c : cables) {
+    LinkAddress l;
+    l.a = c.a;
+    l.b = c.b;
+    out.push_back(std::move(l));
+  }
+  return out;
+}
 
 util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o) {
   auto base = util::parse_ipv4_prefix(o.base);
@@ -109,22 +123,35 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
     p.unplanned = provision::unplanned_cables(p.live.cables, saved);
     p.saved = std::move(saved);
   } else {
-    auto plan = provision::plan_network(p.live, {*base});
+    // No saved plan: the file's cables that are down now (both ports there, no cable seen) are
+    // planned with the live ones, so their entries can be written back (run_apply) and a later
+    // apply, once they are up, gives them the addresses of this plan.
+    ClusterState planning = p.live;
+    for (const auto& d : provision::keep_plan(links_of(file_cables), p.live).dropped) {
+      if (d.why != provision::Unseen::kNotSeen) continue;
+      discovery::Cable c;
+      c.a = d.link.a;
+      c.b = d.link.b;
+      planning.cables.push_back(std::move(c));
+    }
+    auto plan = provision::plan_network(planning, {*base});
     if (!plan) return plan.error();
-    p.plan = std::move(*plan);
+    if (planning.cables.size() == p.live.cables.size()) {
+      p.plan = std::move(*plan);
+    } else {
+      auto kept = provision::keep_plan(*plan, p.live);
+      p.plan = std::move(kept.kept);
+      p.down = std::move(kept.dropped);
+      p.saved = std::move(*plan);
+    }
   }
   // Every cable of the file must still be there: one not seen now is named, never silently
   // left out (those of the saved plan are named above).
-  std::vector<LinkAddress> unplanned_file_cables;
+  std::vector<discovery::Cable> unplanned_file_cables;
   for (const auto& c : file_cables) {
-    if (provision::find_link(p.saved, c.a, c.b) == nullptr) {
-      LinkAddress l;
-      l.a = c.a;
-      l.b = c.b;
-      unplanned_file_cables.push_back(std::move(l));
-    }
+    if (provision::find_link(p.saved, c.a, c.b) == nullptr) unplanned_file_cables.push_back(c);
   }
-  for (auto& d : provision::keep_plan(unplanned_file_cables, p.live).dropped) {
+  for (auto& d : provision::keep_plan(links_of(unplanned_file_cables), p.live).dropped) {
     p.down.push_back(std::move(d));
   }
   return p;
@@ -178,7 +205,8 @@ bool report_left_out(const Context& ctx, const NetworkOptions& o, const Planned&
 // should form (n(n-1)/2 pairs), with verify-mesh's own checks (topology::pair_checks: a pair
 // without a cable, or with a port down that may hide one). Names each such pair and what to do
 // on stderr; true when there was any (the command then exits 1).
-bool report_missing_pairs(const Context& ctx, const NetworkOptions& o, const Planned& p) {
+bool report_missing_pairs(const Context& ctx, const NetworkOptions& o, const Planned& p,
+                          std::string_view subcommand) {
   const topology::ClusterGraph g(p.live);
   const auto findings = topology::pair_checks(g);
   if (findings.empty()) return false;
@@ -193,8 +221,19 @@ bool report_missing_pairs(const Context& ctx, const NetworkOptions& o, const Pla
              "{} of the {} host pairs of a full mesh of {} hosts {} no working cable: `{}` "
              "prints the cabling plan; run `{}` again once the pairs are cabled and up\n",
              missing, n * (n - 1) / 2, n, missing == 1 ? "has" : "have",
-             fix.command("verify-mesh"), fix.command("network verify"));
+             fix.command("verify-mesh"), fix.command(fmt::format("network {}", subcommand)));
   return true;
+}
+
+// What `subcommand` (apply or verify) could not carry out or check, on stderr: the cables of
+// the state file or its plan left out (report_left_out) and, without a state file, the pairs
+// of the full mesh with no working cable (report_missing_pairs). One path for both commands;
+// true when there was any: the command then exits 1, after doing the rest.
+bool report_gaps(const Context& ctx, const NetworkOptions& o, const Planned& p,
+                 std::string_view subcommand, bool others_applied = false) {
+  const bool left_out = report_left_out(ctx, o, p, subcommand, others_applied);
+  const bool missing = o.source.state_file.empty() && report_missing_pairs(ctx, o, p, subcommand);
+  return left_out || missing;
 }
 
 ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
@@ -314,7 +353,7 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
         print_commands(i, privilege[i]);
       }
     }
-    return report_left_out(ctx, o, *p, "apply") ? ExitCode::kCheckFailed : ExitCode::kOk;
+    return report_gaps(ctx, o, *p, "apply") ? ExitCode::kCheckFailed : ExitCode::kOk;
   }
   if (!manual_hosts.empty()) {
     if (!o.manual) {
@@ -352,7 +391,7 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
     }
   }
   if (failed) {
-    report_left_out(ctx, o, *p, "apply");
+    report_gaps(ctx, o, *p, "apply");
     return ExitCode::kCheckFailed;
   }
   if (total > 0 && !o.persist) {
@@ -373,6 +412,7 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
     // would name a port it does not have); it is named.
     ClusterState saved = fresh->live;
     saved.network = p->plan;
+    std::vector<LinkAddress> kept_down;  // entries kept for a cable that is down: said below
     if (!p->saved.empty()) {
       saved.network.clear();
       const auto now = provision::keep_plan(p->saved, fresh->live);
@@ -380,8 +420,11 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
         auto d = std::find_if(now.dropped.begin(), now.dropped.end(), [&](const auto& x) {
           return provision::find_link({x.link}, l.a, l.b) != nullptr;
         });
-        if (d == now.dropped.end() || d->why == provision::Unseen::kNotSeen) {
+        if (d == now.dropped.end()) {
           saved.network.push_back(l);
+        } else if (d->why == provision::Unseen::kNotSeen) {
+          saved.network.push_back(l);
+          kept_down.push_back(l);
         } else {
           fmt::print(
               stderr, "{}\n",
@@ -394,10 +437,17 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
     if (auto st = discovery::save_cluster_state(saved, o.source.state_file); !st) {
       return report_error(ctx, "network apply", st.error());
     }
+    const discovery::FixCommand fix = fix_command(p->global, o.source, fresh->live);
+    for (const auto& l : kept_down) {
+      fmt::print("kept {} - {} ({}) in the network plan of {}, though the cable is down now: once "
+                 "it is up, `{}` gives it these addresses\n",
+                 discovery::end_label(l.a), discovery::end_label(l.b), l.subnet,
+                 o.source.state_file, fix.command("network apply"));
+    }
   }
   const ExitCode verified = run_verify_links(ctx, o, *fresh, *executors);
-  const bool left_out = report_left_out(ctx, o, *fresh, "apply", /*others_applied=*/true);
-  return left_out ? util::worst(verified, ExitCode::kCheckFailed) : verified;
+  const bool gaps = report_gaps(ctx, o, *fresh, "apply", /*others_applied=*/true);
+  return gaps ? util::worst(verified, ExitCode::kCheckFailed) : verified;
 }
 
 ExitCode run_verify_links(const Context& ctx, const NetworkOptions& o, const Planned& p,
@@ -451,9 +501,8 @@ ExitCode run_verify(const Context& ctx, const NetworkOptions& o) {
   auto executors = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
   if (!executors) return report_error(ctx, "network verify", executors.error());
   const ExitCode verified = run_verify_links(ctx, o, *p, *executors);
-  const bool left_out = report_left_out(ctx, o, *p, "verify");
-  const bool missing = o.source.state_file.empty() && report_missing_pairs(ctx, o, *p);
-  return left_out || missing ? util::worst(verified, ExitCode::kCheckFailed) : verified;
+  const bool gaps = report_gaps(ctx, o, *p, "verify");
+  return gaps ? util::worst(verified, ExitCode::kCheckFailed) : verified;
 }
 
 void add_common(CLI::App* cmd, NetworkOptions& o) {

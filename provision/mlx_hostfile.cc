@@ -194,70 +194,100 @@ std::string where_prefix(std::string_view where) {
   return where.empty() ? std::string() : fmt::format("{}: ", where);
 }
 
+// "rdma[0][2] is null", "rdma[0][2] and rdma[2][0] are null": the cells of `cells` (i, j).
+std::string cells_are(const std::vector<std::pair<std::size_t, std::size_t>>& cells,
+                      std::string_view what) {
+  std::vector<std::string> names;
+  for (const auto& c : cells) names.push_back(cell_name(c.first, c.second));
+  return fmt::format("{} {} {}", fmt::join(names, " and "), names.size() == 1 ? "is" : "are",
+                     what);
+}
+
 // JACCL's Config::is_valid_mesh: every off-diagonal cell names a device, the diagonal is null.
-// The first violation, or nullopt.
-std::optional<std::string> mesh_problem(const std::vector<std::vector<MlxCell>>& m,
-                                        const std::vector<std::string>& names) {
+// Every violation, one per rank or rank pair, in rank order.
+std::vector<std::string> mesh_problems(const std::vector<std::vector<MlxCell>>& m,
+                                       const std::vector<std::string>& names) {
   const std::size_t n = m.size();
+  std::vector<std::string> out;
   for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t j = 0; j < n; ++j) {
-      if (i == j && !m[i][j].empty()) {
-        return fmt::format("{}: {} must be null (a host has no cable to itself)", ranked(names, i),
-                           cell_name(i, j));
-      }
-      if (i != j && m[i][j].empty()) {
-        return fmt::format(
-            "{} and {}: {} is null, but a JACCL mesh needs a device in every "
-            "off-diagonal cell (a direct RDMA cable between every pair)",
-            ranked(names, i), ranked(names, j), cell_name(i, j));
-      }
+    if (!m[i][i].empty()) {
+      out.push_back(fmt::format("{}: {} must be null (a host has no cable to itself)",
+                                ranked(names, i), cell_name(i, i)));
     }
   }
-  return std::nullopt;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      std::vector<std::pair<std::size_t, std::size_t>> null;
+      if (m[i][j].empty()) null.emplace_back(i, j);
+      if (m[j][i].empty()) null.emplace_back(j, i);
+      if (null.empty()) continue;
+      out.push_back(fmt::format(
+          "{} and {}: {}, but a JACCL mesh needs a device in every off-diagonal cell (a direct "
+          "RDMA cable between every pair)",
+          ranked(names, i), ranked(names, j), cells_are(null, "null")));
+    }
+  }
+  return out;
 }
 
 // JACCL's Config::is_valid_ring, made strict: the cells of each rank's two ring neighbours
 // (rank - 1 and rank + 1, wrapping) all have the length of rdma[0][1] (at least 1), and every
-// other cell is null. The first violation, or nullopt.
-std::optional<std::string> ring_problem(const std::vector<std::vector<MlxCell>>& m,
-                                        const std::vector<std::string>& names) {
+// other cell is null. Every violation, one per rank pair, in rank order.
+std::vector<std::string> ring_problems(const std::vector<std::vector<MlxCell>>& m,
+                                       const std::vector<std::string>& names) {
   const std::size_t n = m.size();
   const std::size_t want = m[0][1].size();
-  if (want == 0) {
-    return fmt::format(
-        "{} and {}: {} is null, but in a JACCL ring every rank has a device to "
-        "each ring neighbour: list the hosts in ring order",
-        ranked(names, 0), ranked(names, 1), cell_name(0, 1));
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!m[i][i].empty()) {
+      out.push_back(fmt::format("{}: {} must be null (a host has no cable to itself)",
+                                ranked(names, i), cell_name(i, i)));
+    }
   }
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t left = (i + n - 1) % n, right = (i + 1) % n;
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::size_t got = m[i][j].size();
-      if (j == left || j == right) {
-        if (got == 0) {
-          return fmt::format(
-              "{} and {}: {} is null, but a JACCL ring needs a device to each "
-              "ring neighbour ({} and {}): list the hosts in ring order",
-              ranked(names, i), ranked(names, j), cell_name(i, j), ranked(names, left), ranked(names, right));
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const std::string pair = fmt::format("{} and {}", ranked(names, i), ranked(names, j));
+      std::vector<std::pair<std::size_t, std::size_t>> null, set, wrong;
+      for (const auto& [x, y] : {std::pair{i, j}, std::pair{j, i}}) {
+        const std::size_t got = m[x][y].size();
+        (got == 0 ? null : set).emplace_back(x, y);
+        if (got != 0 && want != 0 && got != want) wrong.emplace_back(x, y);
+      }
+      if (j != left && j != right) {
+        if (!set.empty()) {
+          out.push_back(fmt::format(
+              "{}: {}, but they are not ring neighbours: in a JACCL ring only the cells of "
+              "rank - 1 and rank + 1 name devices",
+              pair, cells_are(set, "set")));
         }
-        if (got != want) {
-          return fmt::format(
-              "{} and {}: {} lists {} device(s) but {} lists {}: a JACCL ring "
-              "needs the same number of cables in every neighbour cell; list "
-              "only {} per neighbour (the ring's smallest cable count, as "
-              "mlx.distributed_config does)",
-              ranked(names, i), ranked(names, j), cell_name(i, j), got, cell_name(0, 1), want,
-              std::min(got, want));
-        }
-      } else if (got != 0) {
-        return fmt::format(
-            "{} and {}: {} is set, but they are not ring neighbours: in a JACCL "
-            "ring only the cells of rank - 1 and rank + 1 name devices",
-            ranked(names, i), ranked(names, j), cell_name(i, j));
+        continue;
+      }
+      if (i == 0 && j == 1 && want == 0) {
+        out.push_back(fmt::format(
+            "{}: {} is null, but in a JACCL ring every rank has a device to each ring "
+            "neighbour: list the hosts in ring order",
+            pair, cell_name(0, 1)));
+        continue;
+      }
+      if (!null.empty()) {
+        out.push_back(fmt::format(
+            "{}: {}, but a JACCL ring needs a device to each ring neighbour ({} and {}): list "
+            "the hosts in ring order",
+            pair, cells_are(null, "null"), ranked(names, left), ranked(names, right)));
+      }
+      if (!wrong.empty()) {
+        const auto [x, y] = wrong.front();
+        const std::size_t got = m[x][y].size();
+        out.push_back(fmt::format(
+            "{}: {} lists {} device(s) but {} lists {}: a JACCL ring needs the same number of "
+            "cables in every neighbour cell; list only {} per neighbour (the ring's smallest "
+            "cable count, as mlx.distributed_config does)",
+            pair, cell_name(x, y), got, cell_name(0, 1), want, std::min(got, want)));
       }
     }
   }
-  return std::nullopt;
+  return out;
 }
 
 // The structural matrix rules of parse_mlx_hostfile's contract, every broken one (a row of the
@@ -365,44 +395,50 @@ util::Status check_jaccl_devices(const std::vector<std::vector<MlxCell>>& rdma, 
                                  const std::vector<std::string>& names) {
   const std::size_t n = rdma.size();
   const std::string at = where_prefix(where);
+  std::vector<std::string> lines;
   for (std::size_t i = 0; i < n; ++i) {
     if (rdma[i].size() != n) {
-      return util::error(ExitCode::kUsage,
-                         fmt::format("{}{}: the device matrix row has {} cells, want {} (one per "
-                                     "rank): JACCL needs the full N x N matrix",
-                                     at, ranked(names, i), rdma[i].size(), n));
+      lines.push_back(fmt::format("{}{}: the device matrix row has {} cells, want {} (one per "
+                                  "rank): JACCL needs the full N x N matrix",
+                                  at, ranked(names, i), rdma[i].size(), n));
     }
   }
+  if (!lines.empty()) return util::error(ExitCode::kUsage, fmt::format("{}", fmt::join(lines, "\n")));
   if (n < 2) return {};  // one rank: JACCL forms no group, and none is needed
-  auto mesh = want == JacclGroup::kRing ? std::nullopt : mesh_problem(rdma, names);
-  auto ring = want == JacclGroup::kMesh ? std::nullopt : ring_problem(rdma, names);
+  const auto mesh = want == JacclGroup::kRing ? std::vector<std::string>{} : mesh_problems(rdma, names);
+  const auto ring = want == JacclGroup::kMesh ? std::vector<std::string>{} : ring_problems(rdma, names);
   const char* fallback =
       "JACCL's init() would otherwise fall back to a group of one rank without a word";
+  // One line per broken rule, each naming where it is and what to do.
   switch (want) {
     case JacclGroup::kMesh:
-      if (!mesh) return {};
-      return util::error(
-          ExitCode::kUsage,
-          fmt::format("{}not a valid JACCL mesh: {} ({}); write the file with "
-                      "`{}` on a full mesh",
-                      at, *mesh, fallback, fix.command("hostfile", "--format mlx-jaccl")));
+      for (const auto& m : mesh) {
+        lines.push_back(fmt::format("{}not a valid JACCL mesh: {} ({}); write the file with "
+                                    "`{}` on a full mesh",
+                                    at, m, fallback, fix.command("hostfile", "--format mlx-jaccl")));
+      }
+      break;
     case JacclGroup::kRing:
-      if (!ring) return {};
-      return util::error(
-          ExitCode::kUsage,
-          fmt::format("{}not a valid JACCL ring: {} ({}); write the file with "
-                      "`{}`",
-                      at, *ring, fallback, fix.command("hostfile", "--format mlx-jaccl-ring")));
+      for (const auto& r : ring) {
+        lines.push_back(fmt::format("{}not a valid JACCL ring: {} ({}); write the file with `{}`",
+                                    at, r, fallback,
+                                    fix.command("hostfile", "--format mlx-jaccl-ring")));
+      }
+      break;
     case JacclGroup::kMeshOrRing:
-      if (!mesh || !ring) return {};
-      return util::error(
-          ExitCode::kUsage,
-          fmt::format("{}the device matrix is neither a valid JACCL mesh ({}) nor "
-                      "a valid JACCL ring ({}) ({}); write the file with "
-                      "`{}` or `--format mlx-jaccl-ring`",
-                      at, *mesh, *ring, fallback, fix.command("hostfile", "--format mlx-jaccl")));
+      if (mesh.empty() || ring.empty()) return {};
+      for (const auto& [kind, problems] : {std::pair{"mesh", &mesh}, std::pair{"ring", &ring}}) {
+        for (const auto& p : *problems) {
+          lines.push_back(fmt::format(
+              "{}the device matrix is neither a valid JACCL mesh nor a valid JACCL ring ({}): as "
+              "a {}, {}; write the file with `{}` or `--format mlx-jaccl-ring`",
+              at, fallback, kind, p, fix.command("hostfile", "--format mlx-jaccl")));
+        }
+      }
+      break;
   }
-  return {};
+  if (lines.empty()) return {};
+  return util::error(ExitCode::kUsage, fmt::format("{}", fmt::join(lines, "\n")));
 }
 
 util::Status validate_mlx_hostfile(const MlxHostfile& hf, const discovery::FixCommand& fix) {

@@ -79,10 +79,10 @@ const char* to_string(JacclGroup g);
 ///         all as many as rdma[0][1] (JACCL's num_connections); every other cell is null
 ///         (stricter than JACCL, which ignores them: a set non-neighbour cell is a mesh written
 ///         under the ring backend).
-/// A matrix of one rank passes (JACCL forms no group and none is needed). Errors (kUsage; the
-/// message starts with `where` when given, names the rank pair, ranks labelled with `names`
-/// when given, and says which command writes a valid file): a row that is not N cells, and the
-/// first rule broken. launch/ can call it on the MLX_IBV_DEVICES matrix it writes. The
+/// A matrix of one rank passes (JACCL forms no group and none is needed). Errors (kUsage): every
+/// row that is not N cells, else every rule broken (one line per rank or rank pair, both cells
+/// of a pair on one line), one line each that starts with `where` when given, names the rank
+/// pair, ranks labelled with `names` when given, and says which command writes a valid file. launch/ can call it on the MLX_IBV_DEVICES matrix it writes. The
 /// `clusterctl hostfile` it suggests names the cluster as `fix` says, so it runs as printed.
 util::Status check_jaccl_devices(const std::vector<std::vector<MlxCell>>& rdma, JacclGroup want,
                                  const discovery::FixCommand& fix, std::string_view where = {},

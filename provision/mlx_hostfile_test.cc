@@ -1,6 +1,7 @@
 #include "provision/mlx_hostfile.h"
 
 #include <unistd.h>
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -158,11 +159,11 @@ TEST_CASE("mlx hostfile: backend rules (jaccl mesh, jaccl-ring neighbours)") {
           {"ssh": "a", "rdma": [null, "a1", null]},
           {"ssh": "b", "rdma": ["b1", null, "b2"]},
           {"ssh": "c", "rdma": [null, "c1", null]}]})") ==
-        "h.json: not a valid JACCL mesh: rank 0 (a) and rank 2 (c): rdma[0][2] is null, but a "
-        "JACCL mesh needs a device in every off-diagonal cell (a direct RDMA cable between "
-        "every pair) (JACCL's init() would otherwise fall back to a group of one rank without "
-        "a word); write the file with `clusterctl hostfile --hosts a,b,c --format mlx-jaccl` on a "
-        "full mesh");
+        "h.json: not a valid JACCL mesh: rank 0 (a) and rank 2 (c): rdma[0][2] and rdma[2][0] "
+        "are null, but a JACCL mesh needs a device in every off-diagonal cell (a direct RDMA "
+        "cable between every pair) (JACCL's init() would otherwise fall back to a group of one "
+        "rank without a word); write the file with `clusterctl hostfile --hosts a,b,c --format "
+        "mlx-jaccl` on a full mesh");
   CHECK(parse_error(R"({"backend": "jaccl", "hosts": [{"ssh": "a"}, {"ssh": "b"}]})") ==
         "h.json: backend jaccl needs the \"rdma\" device matrix, and no host has one: write it "
         "with `clusterctl hostfile --hosts a,b --format mlx-jaccl`");
@@ -172,19 +173,21 @@ TEST_CASE("mlx hostfile: backend rules (jaccl mesh, jaccl-ring neighbours)") {
           {"ssh": "b", "rdma": ["b1", null, "b2", null]},
           {"ssh": "c", "rdma": [null, "c1", null, "c2"]},
           {"ssh": "d", "rdma": [null, null, "d1", null]}]})") ==
-        "h.json: not a valid JACCL ring: rank 0 (a) and rank 3 (d): rdma[0][3] is null, but a "
-        "JACCL ring needs a device to each ring neighbour (rank 3 (d) and rank 1 (b)): list the "
-        "hosts in ring order (JACCL's init() would otherwise fall back to a group of one rank "
-        "without a word); write the file with `clusterctl hostfile --hosts a,b,c,d --format "
-        "mlx-jaccl-ring`");
+        "h.json: not a valid JACCL ring: rank 0 (a) and rank 3 (d): rdma[0][3] and rdma[3][0] "
+        "are null, but a JACCL ring needs a device to each ring neighbour (rank 3 (d) and rank "
+        "1 (b)): list the hosts in ring order (JACCL's init() would otherwise fall back to a "
+        "group of one rank without a word); write the file with `clusterctl hostfile --hosts "
+        "a,b,c,d --format mlx-jaccl-ring`");
   // Without a backend, JACCL takes a mesh or a ring: this chain is neither (JACCL would
   // silently run every rank alone), so it is refused too.
   CHECK(parse_error(R"([{"ssh": "a", "rdma": [null, "a1", null, null]},
           {"ssh": "b", "rdma": ["b1", null, "b2", null]},
           {"ssh": "c", "rdma": [null, "c1", null, "c2"]},
           {"ssh": "d", "rdma": [null, null, "d1", null]}])")
-            .find("h.json: the device matrix is neither a valid JACCL mesh (rank 0 (a) and rank 2 "
-                  "(c): rdma[0][2] is null") == 0);
+            .find("h.json: the device matrix is neither a valid JACCL mesh nor a valid JACCL "
+                  "ring (JACCL's init() would otherwise fall back to a group of one rank without "
+                  "a word): as a mesh, rank 0 (a) and rank 2 (c): rdma[0][2] and rdma[2][0] are "
+                  "null") == 0);
 }
 
 TEST_CASE("mlx hostfile: JACCL's ring rule, every neighbour cell the same length") {
@@ -195,13 +198,20 @@ TEST_CASE("mlx hostfile: JACCL's ring rule, every neighbour cell the same length
           {"ssh": "b", "rdma": [["b1", "b2"], null, "b3", null]},
           {"ssh": "c", "rdma": [null, "c1", null, "c2"]},
           {"ssh": "d", "rdma": ["d1", null, "d2", null]}]})";
+  // Every broken neighbour cell is reported at once (it named only a-d, so fixing that one
+  // and running again met b-c, then c-d), one line each with the pair and the command.
+  const std::string tail =
+      ": a JACCL ring needs the same number of cables in every neighbour cell; list only 1 per "
+      "neighbour (the ring's smallest cable count, as mlx.distributed_config does) (JACCL's "
+      "init() would otherwise fall back to a group of one rank without a word); write the file "
+      "with `clusterctl hostfile --hosts a,b,c,d --format mlx-jaccl-ring`";
   CHECK(parse_error(all_cables) ==
         "h.json: not a valid JACCL ring: rank 0 (a) and rank 3 (d): rdma[0][3] lists 1 device(s) "
-        "but rdma[0][1] lists 2: a JACCL ring needs the same number of cables in every "
-        "neighbour cell; list only 1 per neighbour (the ring's smallest cable count, as "
-        "mlx.distributed_config does) (JACCL's init() would otherwise fall back to a group of "
-        "one rank without a word); write the file with `clusterctl hostfile --hosts a,b,c,d "
-        "--format mlx-jaccl-ring`");
+        "but rdma[0][1] lists 2" + tail + "\n" +
+        "h.json: not a valid JACCL ring: rank 1 (b) and rank 2 (c): rdma[1][2] lists 1 device(s) "
+        "but rdma[0][1] lists 2" + tail + "\n" +
+        "h.json: not a valid JACCL ring: rank 2 (c) and rank 3 (d): rdma[2][3] lists 1 device(s) "
+        "but rdma[0][1] lists 2" + tail);
   // One device per neighbour: valid.
   CHECK(parse_mlx_hostfile(R"({"backend": "jaccl-ring", "hosts": [
           {"ssh": "a", "rdma": [null, "a1", null, "a3"]},
@@ -216,11 +226,16 @@ TEST_CASE("mlx hostfile: JACCL's ring rule, every neighbour cell the same length
           {"ssh": "b", "rdma": ["b1", null, "b2", "b3"]},
           {"ssh": "c", "rdma": ["c1", "c2", null, "c3"]},
           {"ssh": "d", "rdma": ["d1", "d2", "d3", null]}]})") ==
-        "h.json: not a valid JACCL ring: rank 0 (a) and rank 2 (c): rdma[0][2] is set, but they "
-        "are not ring neighbours: in a JACCL ring only the cells of rank - 1 and rank + 1 name "
-        "devices (JACCL's init() would otherwise fall back to a group of one rank without a "
-        "word); write the file with `clusterctl hostfile --hosts a,b,c,d --format "
-        "mlx-jaccl-ring`");
+        "h.json: not a valid JACCL ring: rank 0 (a) and rank 2 (c): rdma[0][2] and rdma[2][0] "
+        "are set, but they are not ring neighbours: in a JACCL ring only the cells of rank - 1 "
+        "and rank + 1 name devices (JACCL's init() would otherwise fall back to a group of one "
+        "rank without a word); write the file with `clusterctl hostfile --hosts a,b,c,d "
+        "--format mlx-jaccl-ring`\n"
+        "h.json: not a valid JACCL ring: rank 1 (b) and rank 3 (d): rdma[1][3] and rdma[3][1] "
+        "are set, but they are not ring neighbours: in a JACCL ring only the cells of rank - 1 "
+        "and rank + 1 name devices (JACCL's init() would otherwise fall back to a group of one "
+        "rank without a word); write the file with `clusterctl hostfile --hosts a,b,c,d "
+        "--format mlx-jaccl-ring`");
 }
 
 TEST_CASE("mlx hostfile: check_jaccl_devices on a bare matrix, as launch/ hands to ranks") {
@@ -235,14 +250,33 @@ TEST_CASE("mlx hostfile: check_jaccl_devices on a bare matrix, as launch/ hands 
   REQUIRE(!st.ok());
   CHECK(st.error().code == ExitCode::kUsage);
   CHECK(st.error().message.find("devices.json: not a valid JACCL mesh: rank 0 (h1) and rank 2 "
-                                "(h3): rdma[0][2] is null") == 0);
+                                "(h3): rdma[0][2] and rdma[2][0] are null") == 0);
   st = check_jaccl_devices(chain, JacclGroup::kRing, {});
   REQUIRE(!st.ok());
-  CHECK(st.error().message.find("not a valid JACCL ring: rank 0 and rank 2: rdma[0][2] is null") ==
-        0);
+  CHECK(st.error().message.find(
+            "not a valid JACCL ring: rank 0 and rank 2: rdma[0][2] and rdma[2][0] are null") == 0);
   st = check_jaccl_devices(M{{{}, {"x"}}, {{"y"}}}, JacclGroup::kMesh, {});
   REQUIRE(!st.ok());
   CHECK(st.error().message.find("rank 1: the device matrix row has 1 cells, want 2") == 0);
+  // Every row of the wrong length, every broken pair: one line each.
+  st = check_jaccl_devices(M{{{}}, {{"y"}}, {{}, {}, {}}}, JacclGroup::kMesh, {});
+  REQUIRE(!st.ok());
+  CHECK(st.error().message ==
+        "rank 0: the device matrix row has 1 cells, want 3 (one per rank): JACCL needs the full "
+        "N x N matrix\n"
+        "rank 1: the device matrix row has 1 cells, want 3 (one per rank): JACCL needs the full "
+        "N x N matrix");
+  const M empty4(4, std::vector<MlxCell>(4));
+  st = check_jaccl_devices(empty4, JacclGroup::kMesh, {}, "d.json", {"h1", "h2", "h3", "h4"});
+  REQUIRE(!st.ok());
+  const std::string lines = st.error().message;
+  CHECK(std::count(lines.begin(), lines.end(), '\n') == 5);  // the 6 pairs of 4 ranks
+  CHECK(lines.find("d.json: not a valid JACCL mesh: rank 2 (h3) and rank 3 (h4): rdma[2][3] and "
+                   "rdma[3][2] are null") != std::string::npos);
+  st = check_jaccl_devices(chain, JacclGroup::kMeshOrRing, {}, "c.json");
+  REQUIRE(!st.ok());
+  CHECK(st.error().message.find("\nc.json: the device matrix is neither a valid JACCL mesh nor "
+                                "a valid JACCL ring (") != std::string::npos);
   CHECK(std::string(to_string(JacclGroup::kMeshOrRing)) == "mesh or ring");
 }
 

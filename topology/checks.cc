@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -82,26 +84,12 @@ void check_port_counts(const ClusterGraph& g, std::vector<Finding>& out) {
   }
 }
 
-// A port without a cable whose interface is administratively down: a cable plugged into it
-// is not seen (neighbour probing gets no answer over a port that is down).
-bool down_uncabled(const PortNode& p) {
-  return !p.cabled() && p.port->interface && !p.port->interface->up;
-}
-
-// The finding for missing pair (a, b), at most kListedPairs of them. A pair gets the first
-// down port of each of its hosts not yet taken by an earlier pair (port-down), or none
-// (missing-cable): each down port explains at most one pair.
-Finding pair_finding(const ClusterGraph& g, std::size_t a, std::size_t b,
-                     std::vector<std::size_t>& next_down) {
+// The finding for missing pair (a, b), at most kListedPairs of them: port-down when down_pairs
+// gives it down ports, else missing-cable.
+Finding pair_finding(const ClusterGraph& g, std::size_t a, std::size_t b, const DownPair* down) {
   const std::string& ha = g.host(a).name();
   const std::string& hb = g.host(b).name();
-  std::vector<std::pair<const HostNode*, const PortNode*>> down;
-  for (std::size_t h : {a, b}) {
-    const auto& ports = g.host(h).ports;
-    while (next_down[h] < ports.size() && !down_uncabled(ports[next_down[h]])) ++next_down[h];
-    if (next_down[h] < ports.size()) down.emplace_back(&g.host(h), &ports[next_down[h]++]);
-  }
-  if (down.empty()) {
+  if (down == nullptr) {
     return {"missing-cable",
             Severity::kFail,
             {ha, hb},
@@ -111,32 +99,49 @@ Finding pair_finding(const ClusterGraph& g, std::size_t a, std::size_t b,
                         ha, hb),
             fmt::format("cable {} to {} (see the cabling plan)", ha, hb)};
   }
-  std::vector<std::string> names, commands;
+  std::vector<std::string> names, commands, records;
   std::vector<discovery::CableEnd> ends;
-  for (const auto& [h, p] : down) {
-    names.push_back(discovery::end_label(p->end));
+  for (const DownEnd& d : down->ends) {
+    const HostNode& h = g.host(d.host);
+    const PortNode& p = h.ports[d.port];
+    names.push_back(discovery::end_label(p.end));
     commands.push_back(
-        fmt::format("on {} `{}`", h->name(), link_up_command(*h->facts, p->port->interface->name)));
-    ends.push_back(p->end);
+        fmt::format("on {} `{}`", h.name(), link_up_command(*h.facts, p.port->interface->name)));
+    if (d.recorded_peer) {
+      records.push_back(fmt::format("{} faced {}", discovery::end_label(p.end),
+                                    discovery::end_label(*d.recorded_peer)));
+    }
+    ends.push_back(p.end);
   }
+  const std::string evidence =
+      down->recorded()
+          ? fmt::format(" (the network plan of the cluster state records it: {})",
+                        fmt::join(records, ", "))
+          : fmt::format(" (that {} this pair's is a guess: nothing records the host {} faced, "
+                        "so down ports are matched to missing pairs in pair order)",
+                        names.size() == 1 ? "its cable is" : "their cables are",
+                        names.size() == 1 ? "it" : "they");
   return {"port-down",
           Severity::kFail,
           {ha, hb},
           ends,
           fmt::format("{} and {} have no cable that answers, and {} {} administratively down: a "
-                      "cable plugged into a port that is down is not seen",
-                      ha, hb, fmt::join(names, " and "), names.size() == 1 ? "is" : "are"),
-          fmt::format("bring {} up: {}; then check again, and if {} and {} still have no cable, "
-                      "cable them (see the cabling plan)",
+                      "cable plugged into a port that is down is not seen{}",
+                      ha, hb, fmt::join(names, " and "), names.size() == 1 ? "is" : "are",
+                      evidence),
+          fmt::format("bring {} up: {}; do not move its cable. Then check again: if {} and {} "
+                      "still have no cable, the cabling plan then says where to plug one",
                       names.size() == 1 ? "it" : "them", fmt::join(commands, ", "), ha, hb)};
 }
 
 // missing-cable and port-down.
 void check_missing_pairs(const ClusterGraph& g, std::vector<Finding>& out) {
   const auto missing = g.missing_pairs();
-  std::vector<std::size_t> next_down(g.size(), 0);
+  const auto down = down_pairs(g);
   for (std::size_t i = 0; i < missing.size() && i < kListedPairs; ++i) {
-    out.push_back(pair_finding(g, missing[i].first, missing[i].second, next_down));
+    const auto [a, b] = missing[i];
+    const auto d = down.find(a * g.size() + b);
+    out.push_back(pair_finding(g, a, b, d == down.end() ? nullptr : &d->second));
   }
   if (missing.size() > kListedPairs) {
     const std::size_t n = g.size();
@@ -383,6 +388,61 @@ void check_mtu(const ClusterGraph& g, std::vector<Finding>& out) {
 }
 
 }  // namespace
+
+bool DownPair::recorded() const {
+  return std::any_of(ends.begin(), ends.end(), [](const DownEnd& e) { return e.recorded_peer; });
+}
+
+std::unordered_map<std::size_t, DownPair> down_pairs(const ClusterGraph& g) {
+  const std::size_t n = g.size();
+  std::unordered_map<std::size_t, DownPair> out;
+  std::vector<std::vector<bool>> taken(n);
+  std::size_t left = 0;  // down ports not taken yet
+  for (std::size_t h = 0; h < n; ++h) {
+    taken[h].assign(g.host(h).ports.size(), false);
+    for (const auto& p : g.host(h).ports) left += p.down() ? std::size_t{1} : std::size_t{0};
+  }
+  if (left == 0) return out;
+  auto take = [&](std::size_t a, std::size_t b, DownEnd e) {
+    taken[e.host][e.port] = true;
+    --left;
+    if (g.multiplicity(a, b) > 0) return;  // the pair is cabled: the port explains nothing
+    const std::size_t lo = std::min(a, b), hi = std::max(a, b);
+    DownPair& d = out[lo * n + hi];
+    d.a = lo;
+    d.b = hi;
+    d.ends.push_back(std::move(e));
+  };
+  // Evidence: a plan entry not seen now, with an end on a down port.
+  for (const discovery::LinkAddress& l : g.state().network) {
+    const auto ha = g.host_index(l.a.host), hb = g.host_index(l.b.host);
+    if (!ha || !hb || *ha == *hb) continue;
+    const auto pa = g.port_index(*ha, l.a), pb = g.port_index(*hb, l.b);
+    for (const auto& [h, p, peer, other] :
+         {std::tuple{*ha, pa, l.b, *hb}, std::tuple{*hb, pb, l.a, *ha}}) {
+      if (!p || taken[h][*p] || !g.host(h).ports[*p].down()) continue;
+      take(h, other, DownEnd{h, *p, peer});
+    }
+  }
+  // The guess, in pair order, for the down ports left.
+  std::vector<std::size_t> next(n, 0);
+  auto next_down = [&](std::size_t h) -> std::optional<std::size_t> {
+    const auto& ports = g.host(h).ports;
+    while (next[h] < ports.size() && (taken[h][next[h]] || !ports[next[h]].down())) ++next[h];
+    if (next[h] == ports.size()) return std::nullopt;
+    return next[h];
+  };
+  const auto missing = g.missing_pairs();
+  for (std::size_t i = 0; i < missing.size() && left > 0; ++i) {
+    if (i % 4096 == 0 && util::interrupted()) break;  // the caller reports the interruption
+    const auto [a, b] = missing[i];
+    if (out.count(a * n + b) != 0) continue;  // explained by the evidence
+    for (std::size_t h : {a, b}) {
+      if (auto p = next_down(h)) take(a, b, DownEnd{h, *p, std::nullopt});
+    }
+  }
+  return out;
+}
 
 std::vector<Finding> pair_checks(const ClusterGraph& g) {
   std::vector<Finding> out;

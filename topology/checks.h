@@ -16,7 +16,9 @@
 //                              a cable plugged into a port that is down is not seen (no
 //                              neighbour answers over it), so the cable may be there. Names the
 //                              port and the command that brings it up (link_up_command); each
-//                              such port explains one pair, in pair order
+//                              such port explains one pair (down_pairs): the one the state's
+//                              network plan records it facing, else, said to be a guess, the
+//                              first in pair order
 //     self-cable         fail  a cable from a host to itself
 //     one-sided-cable    warn  a cable seen from one end only
 //     one-source-cable   warn  a cable seen by one source only, where both ports report their
@@ -57,8 +59,10 @@
 //     macos-build        warn  Macs on different macOS builds
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "discovery/fix_command.h"
@@ -111,6 +115,34 @@ std::vector<BridgedPort> bridged_cabled_ports(const ClusterGraph& g, std::size_t
 /// has no cable, as run_checks reports them. What `clusterctl network verify` without a state
 /// file judges the live cables against.
 std::vector<Finding> pair_checks(const ClusterGraph& g);
+
+/// A port that is down (PortNode::down) taken to explain a missing pair.
+struct DownEnd {
+  std::size_t host = 0;  // graph indices
+  std::size_t port = 0;
+  /// The end the state's network plan (ClusterState::network) joins this port to, on the
+  /// pair's other host: evidence that the pair's cable is in this port. nullopt: a guess.
+  std::optional<discovery::CableEnd> recorded_peer;
+};
+
+/// A missing pair and the down ports that may hide its cable (one per host at most when
+/// guessed; the recorded ones when the plan says).
+struct DownPair {
+  std::size_t a = 0, b = 0;  // host indices, a < b
+  std::vector<DownEnd> ends;
+  /// True when some end is recorded (the plan's evidence), false when the pair is a guess.
+  bool recorded() const;
+};
+
+/// Which missing pair each down port explains, each port at most one pair; keyed a * n + b.
+/// First the evidence: a network plan entry of the state (`network plan`, kept by `network
+/// apply` and `discover -o` for a cable that is down) whose cable is not seen now, with an end
+/// on a down port: that port faced that entry's other end (when the pair has a cable anyway,
+/// the port is taken and explains nothing). Then the guess, for the ports left: missing pairs
+/// in pair order, each taking the first down port left on each of its two hosts. The
+/// port-down findings and the cabling plan (plan.h: "bring up", never "plug") both read it.
+/// Cost: O(plan entries + ports + missing pairs), stopping once no down port is left.
+std::unordered_map<std::size_t, DownPair> down_pairs(const ClusterGraph& g);
 
 /// The command that brings interface `itf` of host `h` up, shell-quoted (remote::shell_quote):
 /// Linux `sudo ip link set dev tb3 up`, macOS `sudo ifconfig en2 up`.

@@ -168,10 +168,12 @@ TEST_CASE("topology checks: a port that is administratively down is no missing c
   CHECK(down[0].ports[0].interface == "tb3");
   CHECK(down[0].message ==
         "h2 and h4 have no cable that answers, and h2 tb3 is administratively down: a cable "
-        "plugged into a port that is down is not seen");
+        "plugged into a port that is down is not seen (that its cable is this pair's is a "
+        "guess: nothing records the host it faced, so down ports are matched to missing pairs "
+        "in pair order)");
   CHECK(down[0].fix ==
-        "bring it up: on h2 `sudo ip link set dev tb3 up`; then check again, and if h2 and h4 "
-        "still have no cable, cable them (see the cabling plan)");
+        "bring it up: on h2 `sudo ip link set dev tb3 up`; do not move its cable. Then check "
+        "again: if h2 and h4 still have no cable, the cabling plan then says where to plug one");
   // pair_checks (what `network verify` without a file judges by) gives exactly these.
   auto pairs = pair_checks(g);
   CHECK(check_ids(pairs) == Strings{"port-down"});
@@ -185,11 +187,54 @@ TEST_CASE("topology checks: a port that is administratively down is no missing c
   CHECK(both[0].ports.size() == 2);
   CHECK(both[0].message ==
         "h2 and h4 have no cable that answers, and h2 tb3 and h4 tb3 are administratively down: "
-        "a cable plugged into a port that is down is not seen");
+        "a cable plugged into a port that is down is not seen (that their cables are this "
+        "pair's is a guess: nothing records the host they faced, so down ports are matched to "
+        "missing pairs in pair order)");
   CHECK(both[0].fix ==
         "bring them up: on h2 `sudo ip link set dev tb3 up`, on h4 `sudo ip link set dev tb3 up`; "
-        "then check again, and if h2 and h4 still have no cable, cable them (see the cabling "
-        "plan)");
+        "do not move its cable. Then check again: if h2 and h4 still have no cable, the cabling "
+        "plan then says where to plug one");
+}
+
+TEST_CASE("topology checks: the network plan's record, not pair order, says which pair a down "
+          "port explains") {
+  // h2 misses h3 and h4; h2 tb3 is down. In pair order h2-h3 would get it, but the saved plan
+  // (kept by `network apply` / `discover -o` while the cable is down) joins h2 tb3 to h4 tb3.
+  auto s = lab_mesh(4, {{2, 3}, {2, 4}});
+  testing::port(s, "h2", "tb3").interface->up = false;
+  discovery::LinkAddress l;
+  l.a = {"h2", "tb3", std::nullopt, std::nullopt};
+  l.b = {"h4", "tb3", std::nullopt, std::nullopt};
+  l.subnet = "10.231.0.8/31";
+  s.network.push_back(l);
+  ClusterGraph g(s);
+  auto pairs = pair_checks(g);
+  REQUIRE(check_ids(pairs) == Strings{"missing-cable", "port-down"});
+  CHECK(pairs[0].hosts == Strings{"h2", "h3"});
+  CHECK(pairs[1].hosts == Strings{"h2", "h4"});
+  CHECK(pairs[1].message ==
+        "h2 and h4 have no cable that answers, and h2 tb3 is administratively down: a cable "
+        "plugged into a port that is down is not seen (the network plan of the cluster state "
+        "records it: h2 tb3 faced h4 tb3)");
+  const auto down = down_pairs(g);
+  REQUIRE(down.size() == 1);
+  const DownPair& d = down.begin()->second;
+  CHECK(d.a == 1);
+  CHECK(d.b == 3);
+  CHECK(d.recorded());
+  REQUIRE(d.ends.size() == 1);
+  REQUIRE(d.ends[0].recorded_peer);
+  CHECK(discovery::end_label(*d.ends[0].recorded_peer) == "h4 tb3");
+
+  // A plan entry whose pair is cabled anyway (a second cable, down): the port is taken by it
+  // and explains no other pair, so h2-h3 and h2-h4 stay missing cables.
+  auto m = lab_mesh(4, {{2, 3}, {2, 4}});
+  testing::port(m, "h2", "tb3").interface->up = false;
+  l.b = {"h1", "tb3", std::nullopt, std::nullopt};
+  m.network.push_back(l);
+  ClusterGraph gm(m);
+  CHECK(check_ids(pair_checks(gm)) == Strings{"missing-cable", "missing-cable"});
+  CHECK(down_pairs(gm).empty());
 }
 
 TEST_CASE("topology checks: each down port explains one missing pair, a spare one none") {

@@ -26,6 +26,10 @@ bool PortNode::free() const {
                       [](const Peer& p) { return p.depth == 1; });
 }
 
+bool PortNode::down() const {
+  return !cabled() && port->interface && !port->interface->up;
+}
+
 ClusterGraph::ClusterGraph(const discovery::ClusterState& state) : state_(&state) {
   const std::size_t n = state.hosts.size();
   hosts_.reserve(n);

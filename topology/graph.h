@@ -36,6 +36,9 @@ struct PortNode {
   const discovery::Peer* host_peer() const;
   /// Not cabled and nothing at all on the cable (no peer at depth 1): usable by a plan.
   bool free() const;
+  /// Not cabled and its interface administratively down: a cable plugged into it is not seen
+  /// (no neighbour answers over a port that is down), so it may hold one (checks.h, port-down).
+  bool down() const;
 };
 
 struct HostNode {

@@ -25,23 +25,74 @@ void sort_by_preference(const HostNode& h, std::vector<std::size_t>& ports) {
 }  // namespace
 
 const char* to_string(PlanStep::Action a) {
-  return a == PlanStep::Action::kPlug ? "plug" : "unplug";
+  switch (a) {
+    case PlanStep::Action::kPlug:
+      return "plug";
+    case PlanStep::Action::kUnplug:
+      return "unplug";
+    case PlanStep::Action::kBringUp:
+      return "bring-up";
+  }
+  return "unknown";
 }
 
 CablingPlan plan_cabling(const ClusterGraph& g) {
   CablingPlan plan;
   const std::size_t n = g.size();
-  const auto missing = g.missing_pairs();
+  // A pair whose cable may sit in a port that is down gets "bring up", never a plug step: the
+  // cable is there, only not seen (checks.h, down_pairs). A down port is never a free one.
+  const auto down = down_pairs(g);
+  std::vector<std::pair<std::size_t, std::size_t>> missing;
+  for (const auto& m : g.missing_pairs()) {
+    if (down.count(m.first * n + m.second) == 0) missing.push_back(m);
+  }
+  std::vector<std::pair<std::size_t, std::size_t>> down_order;
+  for (const auto& d : down) down_order.emplace_back(d.second.a, d.second.b);
+  std::sort(down_order.begin(), down_order.end());
+  for (const auto& [a, b] : down_order) {
+    for (const DownEnd& e : down.at(a * n + b).ends) {
+      const HostNode& h = g.host(e.host);
+      const PortNode& p = h.ports[e.port];
+      const std::size_t other = e.host == a ? b : a;
+      discovery::CableEnd peer;
+      peer.host = g.host(other).name();
+      std::string why;
+      if (e.recorded_peer) {
+        peer = *e.recorded_peer;
+        why = fmt::format("the network plan records its cable to {}", discovery::end_label(peer));
+      } else {
+        why = fmt::format("it may hold the cable of {} (a guess: nothing records the host it "
+                          "faced)",
+                          pair_label(g, a, b));
+      }
+      plan.steps.push_back(
+          {PlanStep::Action::kBringUp, p.end, peer,
+           fmt::format("bring up {}: on {} `{}`; {}: do not move that cable",
+                       discovery::end_label(p.end), h.name(),
+                       link_up_command(*h.facts, p.port->interface->name), why)});
+    }
+  }
   std::vector<std::size_t> demand(n, 0);
   for (auto [a, b] : missing) {
     ++demand[a];
     ++demand[b];
   }
+  // The far ends the network plan records for down ports hold those cables too: not free.
+  std::vector<std::vector<bool>> held(n);
+  for (std::size_t h = 0; h < n; ++h) held[h].assign(g.host(h).ports.size(), false);
+  for (const auto& d : down) {
+    for (const DownEnd& e : d.second.ends) {
+      if (!e.recorded_peer) continue;
+      if (auto h = g.host_index(e.recorded_peer->host)) {
+        if (auto p = g.port_index(*h, *e.recorded_peer)) held[*h][*p] = true;
+      }
+    }
+  }
   std::vector<std::vector<std::size_t>> free(n);
   for (std::size_t h = 0; h < n; ++h) {
     const auto& ports = g.host(h).ports;
     for (std::size_t p = 0; p < ports.size(); ++p) {
-      if (ports[p].free()) free[h].push_back(p);
+      if (ports[p].free() && !ports[p].down() && !held[h][p]) free[h].push_back(p);
     }
   }
   auto short_of = [&](std::size_t h) { return demand[h] > free[h].size(); };

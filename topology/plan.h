@@ -10,7 +10,11 @@
 //   - A host's free ports are used in port order, except that a Mac Studio's en2 comes last
 //     (it does not carry RDMA, reported by exo:
 //     docs/platform.md#ports-per-mac-model).
-//   - Missing pairs are served in pair order (h1-h2, h1-h3, ..., h2-h3, ...).
+//   - A missing pair whose cable may sit in a port that is administratively down
+//     (checks.h, down_pairs: by the network plan's record, else a guess in pair order) gets a
+//     "bring up" step for that port, never a plug step: the cable would be moved when it is
+//     only not seen. A down port is never free, nor the far end the plan records for it.
+//   - The other missing pairs are served in pair order (h1-h2, h1-h3, ..., h2-h3, ...).
 //   - When a host has fewer free ports than missing cables, redundant parallel cables
 //     (multi-rail) of that host are unplugged first, last cable of a pair first, while the
 //     pair keeps at least one cable; each unplug frees a port on both ends.
@@ -30,11 +34,14 @@
 namespace cc::topology {
 
 struct PlanStep {
-  enum class Action { kUnplug, kPlug };
+  enum class Action { kUnplug, kPlug, kBringUp };
   Action action = Action::kPlug;
-  discovery::CableEnd a;  // kPlug: the free port on the pair's first host; kUnplug: cable end a
-  discovery::CableEnd b;
-  std::string text;  // "plug h2 tb4 into h4 tb4", "unplug h1 tb4 - h3 tb4 (h1-h3 keeps 1 cable)"
+  discovery::CableEnd a;  // kPlug: the free port on the pair's first host; kUnplug: cable end a;
+                          // kBringUp: the port that is down
+  discovery::CableEnd b;  // kBringUp: the end the network plan records it facing, or only the
+                          // host of the pair it is guessed to serve
+  std::string text;  // "plug h2 tb4 into h4 tb4", "unplug h1 tb4 - h3 tb4 (h1-h3 keeps 1 cable)",
+                     // "bring up h2 tb3: on h2 `sudo ip link set dev tb3 up`; ..."
 };
 
 /// A missing pair the plan could not serve.
@@ -53,18 +60,19 @@ struct PortShortage {
 };
 
 struct CablingPlan {
-  std::vector<PlanStep> steps;           // unplug steps first, then plug steps in pair order
+  std::vector<PlanStep> steps;           // bring-up steps (pair order), unplug steps, then plug
+                                         // steps in pair order
   std::vector<UnplannedPair> unplanned;  // at most kListedPairs (checks.h), in pair order
   std::size_t unplanned_total = 0;       // all missing pairs the plan could not serve
   std::vector<PortShortage> shortages;
 };
 
-/// "plug", "unplug".
+/// "plug", "unplug", "bring-up".
 const char* to_string(PlanStep::Action a);
 
 CablingPlan plan_cabling(const ClusterGraph& g);
 
-/// {"action": "plug"|"unplug", "a": CableEnd, "b": CableEnd, "text"}
+/// {"action": "plug"|"unplug"|"bring-up", "a": CableEnd, "b": CableEnd, "text"}
 void to_json(nlohmann::json& j, const PlanStep& s);
 /// {"a", "b", "reason"}
 void to_json(nlohmann::json& j, const UnplannedPair& u);

@@ -33,6 +33,45 @@ TEST_CASE("topology plan: h2-h4 on the two free tb4 ports") {
   CHECK(p.shortages.empty());
 }
 
+TEST_CASE("topology plan: a port that is only down is brought up, never re-plugged") {
+  // The trial: h2 tb3 down on a 4-host lab hides the h2-h4 cable; the plan said "plug h2 tb3
+  // into h4 tb3", moving a cable that was there all along.
+  auto s = testing::lab_mesh(4, {{2, 4}});
+  testing::port(s, "h2", "tb3").interface->up = false;
+  ClusterGraph g(s);
+  CablingPlan p = plan_cabling(g);
+  CHECK(texts(p) ==
+        Strings{"bring up h2 tb3: on h2 `sudo ip link set dev tb3 up`; it may hold the cable "
+                "of h2-h4 (a guess: nothing records the host it faced): do not move that cable"});
+  REQUIRE(p.steps.size() == 1);
+  CHECK(p.steps[0].action == PlanStep::Action::kBringUp);
+  CHECK(p.steps[0].a.interface == "tb3");
+  CHECK(p.steps[0].b.host == "h4");
+  CHECK(p.unplanned.empty());
+  CHECK(nlohmann::json(p.steps[0])["action"] == "bring-up");
+
+  // h2 misses h3 and h4, h2 tb3 down, and the saved plan records it facing h4 tb3: h2-h4 is
+  // brought up, and h2-h3 is plugged on h2's other free port, never on tb3.
+  auto r = testing::lab_mesh(4, {{2, 3}, {2, 4}});
+  testing::port(r, "h2", "tb3").interface->up = false;
+  discovery::LinkAddress l;
+  l.a = {"h2", "tb3", std::nullopt, std::nullopt};
+  l.b = {"h4", "tb3", std::nullopt, std::nullopt};
+  r.network.push_back(l);
+  ClusterGraph gr(r);
+  CHECK(texts(plan_cabling(gr)) ==
+        Strings{"bring up h2 tb3: on h2 `sudo ip link set dev tb3 up`; the network plan records "
+                "its cable to h4 tb3: do not move that cable",
+                "plug h2 tb2 into h3 tb3"});
+  // Without the record the guess gives h2 tb3 to h2-h3, and h2-h4 gets h2's other port.
+  r.network.clear();
+  ClusterGraph gg(r);
+  CHECK(texts(plan_cabling(gg)) ==
+        Strings{"bring up h2 tb3: on h2 `sudo ip link set dev tb3 up`; it may hold the cable "
+                "of h2-h3 (a guess: nothing records the host it faced): do not move that cable",
+                "plug h2 tb2 into h4 tb3"});
+}
+
 TEST_CASE("topology plan: nothing to do on a full mesh") {
   auto s = testing::lab_mesh(4);
   ClusterGraph g(s);

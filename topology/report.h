@@ -29,7 +29,7 @@
 //             "hosts": ["h1", "h2", "h3", "h5", "h4"], // ring order; [] unless found
 //             "min_cables": 1, "total_cables": 5,     // over the ring's pairs
 //             "min_is_best": true, "steps": 5},
-//    "plan": {"steps": [{"action": "plug",             // "plug" | "unplug"
+//    "plan": {"steps": [{"action": "plug",             // "plug" | "unplug" | "bring-up"
 //                        "a": CableEnd, "b": CableEnd,
 //                        "text": "plug h2 tb4 into h4 tb4"}],
 //             "unplanned": [{"a": "h2", "b": "h4", "reason": "no free port left on h4"}],

@@ -3,9 +3,11 @@
 #  - apply --dry-run prints the commands and changes nothing;
 #  - apply gives every cable end its address and pings all 6 cables both ways;
 #  - a second apply reports no change;
-#  - a port down: verify without a state file judges the live cables against the full mesh and
-#    names the pair and the port (exit 1); verify-mesh says the port is down; both give the
-#    command that brings it up;
+#  - a port down: verify and apply without a state file judge the live cables against the full
+#    mesh and name the pair and the port (exit 1); verify-mesh says the port is down and its
+#    plan brings it up, never re-plugs it; all give the command that brings it up;
+#  - a port down with a state file that has no plan: apply keeps the down cable's entry (and
+#    says so), verify-mesh then names its pair from that record, and a later apply addresses it;
 #  - the plan saved in a cluster state file is the one apply and verify use;
 #  - a cable end that loses its address: verify names that cable, exit 1;
 #  - a cable down: verify and apply do the others, name it and exit 1; discover -o keeps the
@@ -43,10 +45,26 @@ grep -q '^5 of 5 cables answer both ways' "$tmp/portdown" &&
   grep -q 'on h2 `sudo ip link set dev tb3 up`' "$tmp/portdown" &&
   grep -q '^1 of the 6 host pairs of a full mesh of 4 hosts has no working cable: `clusterctl .*verify-mesh' "$tmp/portdown" ||
   fail "verify without a file, h2 tb3 down: $(cat "$tmp/portdown")"
+# apply without a file judges the full mesh the same way (it applied the 5 cables it saw,
+# exit 0, and never said a pair was missing): it names the pair and exits 1.
+rc=0
+"$CLUSTERCTL" --lab "$name" network apply >"$tmp/applydown" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "apply without a file, h2 tb3 down, exited $rc: $(cat "$tmp/applydown")"
+grep -q '^5 of 5 cables answer both ways' "$tmp/applydown" &&
+  grep -q '^FAIL port-down: h2 and h4 have no cable that answers, and h2 tb3 is administratively down' "$tmp/applydown" &&
+  grep -q 'on h2 `sudo ip link set dev tb3 up`' "$tmp/applydown" &&
+  grep -q '^1 of the 6 host pairs of a full mesh of 4 hosts has no working cable: .*run `clusterctl .*network apply' "$tmp/applydown" ||
+  fail "apply without a file, h2 tb3 down: $(cat "$tmp/applydown")"
+# verify-mesh: the port is down, not a cable missing; its cabling plan brings the port up and
+# never moves its cable (it said "plug h2 tb3 into h4 tb2"); nothing records the peer of h2
+# tb3 here, so the pair is said to be a guess.
 rc=0
 "$CLUSTERCTL" --lab "$name" verify-mesh >"$tmp/mesh" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] && grep -q 'port-down.*h2 tb3 is administratively down' "$tmp/mesh" &&
-  grep -q 'sudo ip link set dev tb3 up' "$tmp/mesh" && ! grep -q 'missing-cable' "$tmp/mesh" ||
+  grep -q 'sudo ip link set dev tb3 up' "$tmp/mesh" && ! grep -q 'missing-cable' "$tmp/mesh" &&
+  grep -q 'is a guess' "$tmp/mesh" &&
+  grep -q '^  1\. bring up h2 tb3: on h2 `sudo ip link set dev tb3 up`; it may hold the cable of h2-h4 (a guess' "$tmp/mesh" &&
+  ! grep -q '^  [0-9]*\. plug ' "$tmp/mesh" ||
   fail "verify-mesh with h2 tb3 down exited $rc: $(cat "$tmp/mesh")"
 ip -n "$(ns h2)" link set tb3 up
 ok=0
@@ -56,6 +74,42 @@ for _ in 1 2 3 4 5 6 7 8 9 10; do
 done
 [ "$ok" -eq 1 ] && grep -q '^6 of 6 cables answer both ways' "$tmp/portup" ||
   fail "verify without a file, h2 tb3 up again: $(cat "$tmp/portup")"
+
+# A cluster state without a network plan, h2 tb3 down: apply names the down cable, plans it
+# with the others and keeps its entry in the file (it was lost: the next apply, once the port
+# is up, could not address it), and says so. verify-mesh on that file then knows which pair
+# the down port explains (the plan's record), not a guess.
+"$CLUSTERCTL" --lab "$name" discover -o "$tmp/c5.json" >/dev/null
+ip -n "$(ns h2)" link set tb3 down
+rc=0
+"$CLUSTERCTL" --lab "$name" network apply "$tmp/c5.json" >"$tmp/noplan" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] || fail "apply of a file without a plan, h2 tb3 down, exited $rc: $(cat "$tmp/noplan")"
+grep -q '^cable down: h2 tb3 - h4 tb2 (10\.231\.[0-9.]*/31): the cable is not seen now' "$tmp/noplan" &&
+  grep -q '^5 of 5 cables answer both ways' "$tmp/noplan" &&
+  grep -q "^kept h2 tb3 - h4 tb2 (10\.231\.[0-9.]*/31) in the network plan of $tmp/c5.json, though the cable is down now" "$tmp/noplan" ||
+  fail "apply of a file without a plan, h2 tb3 down: $(cat "$tmp/noplan")"
+python3 - "$tmp/c5.json" <<'PY' || fail "the state after apply without a plan, a cable down: $(cat "$tmp/c5.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert len(s["network"]) == 6, s["network"]    # the down cable's entry is kept
+assert len(s["cables"]) == 5, s["cables"]
+assert any(l["a"]["host"] == "h2" and l["a"]["interface"] == "tb3" and l["b"]["interface"] == "tb2"
+           for l in s["network"]), s["network"]
+PY
+rc=0
+"$CLUSTERCTL" verify-mesh "$tmp/c5.json" >"$tmp/mesh5" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] &&
+  grep -q 'port-down.*h2 tb3 is administratively down: .*(the network plan of the cluster state records it: h2 tb3 faced h4 tb2)' "$tmp/mesh5" &&
+  grep -q 'bring up h2 tb3: .*the network plan records its cable to h4 tb2' "$tmp/mesh5" &&
+  ! grep -q 'guess\|^  [0-9]*\. plug ' "$tmp/mesh5" || fail "verify-mesh of the kept plan exited $rc: $(cat "$tmp/mesh5")"
+ip -n "$(ns h2)" link set tb3 up
+ok=0
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+  if "$CLUSTERCTL" --lab "$name" network apply "$tmp/c5.json" >"$tmp/back5" 2>&1; then ok=1; break; fi
+  sleep 1
+done
+[ "$ok" -eq 1 ] && grep -q '^6 of 6 cables answer both ways' "$tmp/back5" ||
+  fail "apply of the kept plan with h2 tb3 up: $(cat "$tmp/back5")"
 
 "$CLUSTERCTL" --lab "$name" discover -o "$tmp/c.json" >/dev/null
 "$CLUSTERCTL" --lab "$name" network plan "$tmp/c.json" >/dev/null
