@@ -18,6 +18,7 @@
 #include "discovery/fix_command.h"
 #include "provision/network_plan.h"
 #include "remote/quote.h"
+#include "topology/rdma_readiness.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"
 
@@ -72,7 +73,8 @@ std::string report(const ClusterState& state, const util::OutputStyle& style) {
                      h.model.empty() ? "-" : h.model,
                      h.management_address.empty() ? "-" : h.management_address,
                      fmt::format("{}/{} cabled", cabled, h.ports.size()),
-                     to_string(h.rdma.state)});
+                     // the word `rdma status` prints for this host, from the same function
+                     topology::to_string(topology::host_rdma_readiness(h))});
   }
   std::vector<std::vector<std::string>> cables{{"CABLE", "", "", "SPEED", "SEEN BY"}};
   for (const auto& c : state.cables) {

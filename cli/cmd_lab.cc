@@ -153,6 +153,12 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
   const bool json = o.json || ctx.global.json;
   const util::OutputStyle s = json ? util::detect_output_style(true) : ctx.style;
   auto status = lab::lab_status(name, o.dir);
+  if (!status && status.error().code == ExitCode::kCheckFailed && json) {
+    // No such lab (1, not a usage error): --json still answers, with the reason on stderr.
+    nlohmann::ordered_json out = {{"name", name}, {"state", "none"}, {"ok", false},
+                                  {"hosts", nlohmann::ordered_json::array()}};
+    fmt::print("{}\n", util::json_text(out, 2));
+  }
   if (!status) return fail("lab status", status.error());
   const ExitCode rc = status->all_up() ? ExitCode::kOk : ExitCode::kCheckFailed;
   auto ports = ports_by_host(status->lab);
@@ -262,7 +268,7 @@ void add_lab_command(CLI::App& app, Context& ctx) {
   CLI::App* status = lab->add_subcommand(
       "status",
       "Show a lab's hosts: namespace, address, sshd, ports. Exit 0 when every sshd runs, 1 when "
-      "some is down, 2 when there is no such lab");
+      "some is down or no such lab runs (it names the `lab up` that starts one)");
   add_name_and_dir(status, *opts);
   status->add_flag("--json", opts->json, "Machine-readable output");
   status->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_status(*opts, ctx); }; });

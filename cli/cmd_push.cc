@@ -397,6 +397,10 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   launch::OutputOptions out_opts;
   out_opts.status_line = ctx.style.progress && !ctx.global.json;
   out_opts.out = nullptr;  // the ranks' stdout is their events
+  // launch's notes about its job ("rank 0 on h1 failed (exit 2): ending the job ...") are not
+  // push's words: its own report or error says what happened; they are shown only when push
+  // has none (the push did not finish).
+  out_opts.job_notes = false;
   out_opts.filter = [&ev](int rank, int fd, std::string_view line) {
     if (fd != 1) return true;
     if (line.substr(0, 6) != "@push ") return false;
@@ -465,6 +469,7 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
                                         logs.string())));
   }
   if (ev.result.is_null()) {
+    for (const auto& n : out.held_job_notes()) fmt::print(stderr, "clusterctl push: {}\n", n);
     fmt::print(stderr, "{}", launch::render_summary(*outcome));
     return fail(util::error(ExitCode::kJobFailed,
                             fmt::format("the push did not finish ({}); the ranks' logs are in {}",

@@ -95,6 +95,11 @@ std::string command_for_directory(std::string_view name, const fs::path& other,
   return fmt::format("clusterctl lab {} --name {} --dir {}", subcommand, name, p.string());
 }
 
+std::string lab_up_command(std::string_view name) {
+  return name == "default" ? std::string("clusterctl lab up")
+                           : fmt::format("clusterctl lab up --name {}", name);
+}
+
 util::Error status_error(const OwnerFacts& f, Owner owner, bool is_root) {
   const std::string& name = f.name;
   const std::string here = lab_json_of(f.dir).string();
@@ -162,10 +167,12 @@ util::Error status_error(const OwnerFacts& f, Owner owner, bool is_root) {
                       "directory, so whose it is cannot be told; see `ip netns list` and {}",
                       name, record, runtime_dir(name).string()));
   }
-  return util::error(ExitCode::kUsage,
-                     fmt::format("no lab named '{}' ({} does not exist); create it with "
-                                 "`clusterctl lab up --name {}`",
-                                 name, here, name));
+  // Not a usage error: the question was fine, and the answer is "not running" (README, "Exit
+  // codes": 1, what was checked did not pass), as for a lab whose sshd is down.
+  return util::error(ExitCode::kCheckFailed,
+                     fmt::format("no lab named '{}' is running ({} does not exist); start one "
+                                 "with `{}`",
+                                 name, here, lab_up_command(name)));
 }
 
 util::Status check_down_allowed(const OwnerFacts& f, Owner owner, bool other_state) {

@@ -57,8 +57,12 @@ bool same_directory(const fs::path& a, const fs::path& b);
 std::string command_for_directory(std::string_view name, const fs::path& other,
                                   std::string_view subcommand);
 
-/// Why `lab status` cannot show lab `facts.name` (kUsage), for every owner but kHere:
-/// no such lab, a lab of another state directory (named, with how to reach it), remains (with
+/// The command that starts lab `name`: "clusterctl lab up" for "default", else with --name.
+std::string lab_up_command(std::string_view name);
+
+/// Why `lab status` cannot show lab `facts.name`, for every owner but kHere: no such lab
+/// (kCheckFailed: a status query whose answer is "not running", with the `lab up` that starts
+/// one), else kUsage: a lab of another state directory (named, with how to reach it), remains (with
 /// the `lab down` that removes them, only when `is_root` and they are this directory's or a
 /// dead one's), or what a non-root user can see. Never advises removing a lab that may be live.
 util::Error status_error(const OwnerFacts& facts, Owner owner, bool is_root);

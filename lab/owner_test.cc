@@ -150,7 +150,15 @@ TEST_CASE("owner: status of remains advises `lab down` only to root, and for the
   OwnerFacts none;
   none.name = "x";
   none.dir = "/s/clusterctl/labs/x";
-  CHECK(contains(status_error(none, classify(none), true).message, "no lab named 'x'"));
+  const cc::util::Error absent = status_error(none, classify(none), true);
+  CHECK(absent.code == ExitCode::kCheckFailed);  // was kUsage: no usage mistake was made
+  CHECK(absent.message ==
+        "no lab named 'x' is running (/s/clusterctl/labs/x/lab.json does not exist); start one "
+        "with `clusterctl lab up --name x`");
+  none.name = "default";
+  none.dir = "/s/clusterctl/labs/default";
+  CHECK(contains(status_error(none, classify(none), false).message,
+                 "start one with `clusterctl lab up`"));
 }
 
 TEST_CASE("owner: lab down refuses another lab directory's lab unless --other-state") {

@@ -179,6 +179,20 @@ void OutputMux::note(std::string_view line) {
   draw_status();
 }
 
+void OutputMux::job_note(std::string_view line) {
+  if (opts_.job_notes) {
+    note(line);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  held_.emplace_back(line);
+}
+
+std::vector<std::string> OutputMux::held_job_notes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return held_;
+}
+
 std::chrono::steady_clock::time_point OutputMux::last_output(int rank) const {
   std::lock_guard<std::mutex> lock(mu_);
   return last_[static_cast<size_t>(rank)];

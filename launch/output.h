@@ -34,6 +34,13 @@ struct OutputOptions {
   /// held, from the ranks' threads: it must not call back into the mux. `clusterctl push`
   /// reads its ranks' "@push" events this way.
   std::function<bool(int rank, int fd, std::string_view line)> filter;
+  /// Whether launch's notes about the job's own course (job_note: "rank 0 on h1 failed (exit
+  /// 2): ending the job (SIGTERM, ...)", the SIGKILL-now and stalled/stopped rank warnings) are
+  /// shown. They speak of ranks and a job, which only `clusterctl launch`'s operator knows of: a
+  /// front-end that starts its own program through launch and reports the outcome in its own
+  /// words (`clusterctl push`) sets false, keeps them (held_job_notes()) and shows them only
+  /// where they add to its own message.
+  bool job_notes = true;
 };
 
 /// Thread-safe: ranks' threads feed it at once; each line is written whole.
@@ -55,6 +62,11 @@ class OutputMux {
   void finish(int rank);
   /// A line of clusterctl's own about the job, on stderr (and not in any rank's log).
   void note(std::string_view line);
+  /// A note about the job's own course (launch/watcher.cc): shown as note() does when
+  /// OutputOptions::job_notes, else only kept for held_job_notes().
+  void job_note(std::string_view line);
+  /// The job notes kept instead of shown (OutputOptions::job_notes false), in order.
+  std::vector<std::string> held_job_notes() const;
   /// Redraws the transient status line ("4/4 running, 12 s"), only with status_line; lines
   /// written meanwhile clear it first and redraw it after. "" clears it for good. A status of
   /// several lines ('\n' between them, none at the end; each narrower than the terminal) is
@@ -82,6 +94,7 @@ class OutputMux {
   std::vector<Stream> streams_;  // 2 per rank: [2r] stdout, [2r+1] stderr
   std::vector<std::chrono::steady_clock::time_point> last_;
   std::string status_;  // drawn now on opts_.err when not empty
+  std::vector<std::string> held_;  // job notes not shown (OutputOptions::job_notes false)
 };
 
 /// Points LOGDIR's parent's `latest` at LOGDIR (a relative symbolic link, replaced

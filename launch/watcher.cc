@@ -113,7 +113,7 @@ class Watcher {
     ending_at_ = clock_.now();
     interrupts_at_end_ = util::interrupt_count();
     next_term_ = *ending_at_ + 1s;
-    output_.note(fmt::format("{}: ending the job (SIGTERM, SIGKILL after {} s)", result_.reason,
+    output_.job_note(fmt::format("{}: ending the job (SIGTERM, SIGKILL after {} s)", result_.reason,
                              opts_.timeouts.grace.count()));
     backend_.terminate(r.rank_failed);
   }
@@ -127,7 +127,7 @@ class Watcher {
     if (!killed_ && util::interrupt_count() > interrupts_at_end_) {
       // The handler (util/interrupt.h) lets the signal after the second end clusterctl.
       const int more = util::interrupt_count() >= 2 ? 1 : 2;
-      output_.note(fmt::format(
+      output_.job_note(fmt::format(
           "{}: sending SIGKILL to every rank now, without waiting for the rest of the grace "
           "period; {} Ctrl-C more end{} clusterctl at once (the ranks' watchdogs then end what "
           "is left, and `clusterctl jobs --gc` removes their job directories)",
@@ -224,7 +224,7 @@ class Watcher {
                              [&](const ProcessSample& p) { return p.pid == o.pid; });
       if (it == samples.end()) continue;
       if (it->stopped && board_.mark_stopped(o.rank)) {
-        output_.note(
+        output_.job_note(
             fmt::format("warning: rank {} on {} is stopped (SIGSTOP, Ctrl-Z or a "
                         "debugger): every other rank waits for it; `kill -CONT {}` on {} "
                         "resumes it",
@@ -234,7 +234,7 @@ class Watcher {
       auto silent = ms(now - board_.last_output(o.rank));
       auto& w = stall_[static_cast<size_t>(o.rank)];
       if (w.sample(now, it->cpu, silent)) {
-        output_.note(
+        output_.job_note(
             fmt::format("warning: rank {} on {} has printed nothing for {} s while "
                         "using {:.0f}% CPU: a hung collective? (timeouts.stall)",
                         o.rank, o.host, silent.count() / 1000, w.last_load() * 100));

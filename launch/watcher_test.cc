@@ -4,6 +4,7 @@
 #include "launch/watcher.h"
 
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -107,6 +108,9 @@ struct Watch {
   WatchOptions opts;
   fs::path logs = fs::temp_directory_path() / ("cc-watcher-test-" + random_hex(4));
   std::vector<std::string> statuses;
+  std::FILE* err = nullptr;        // where notes are shown
+  bool job_notes = true;           // OutputOptions::job_notes
+  std::vector<std::string> held;   // the job notes kept instead (job_notes false)
 
   Watch() {
     plan.hosts = {{"h1", "", ""}, {"h2", "", ""}};
@@ -126,11 +130,13 @@ struct Watch {
   std::pair<WatchResult, std::vector<RankOutcome>> run() {
     OutputOptions o;
     o.out = nullptr;
-    o.err = nullptr;
+    o.err = err;
+    o.job_notes = job_notes;
     auto mux = OutputMux::open(logs, {"h1", "h2"}, o);
     REQUIRE(mux.ok());
     RankBoard board(plan, clock);
     WatchResult w = watch(board, backend, **mux, clock, opts);
+    held = (*mux)->held_job_notes();
     return {w, board.ranks()};
   }
 };
@@ -195,6 +201,40 @@ TEST_CASE("watcher: the first failure ends the job at once, named, the others en
   CHECK(t.backend.calls[0] == "TERM@5000ms rank_failed");
   CHECK_FALSE(ranks[1].ended_by_us);
   CHECK(ranks[0].ended_by_us);
+}
+
+TEST_CASE("watcher: launch's own notes are kept from a front-end that reports in its own words") {
+  // `clusterctl push` showed "clusterctl: rank 0 on h1 failed (exit 2): ending the job ..."
+  // before its real message (its preflight's); with job_notes false the note is only kept.
+  for (const bool shown : {true, false}) {
+    CAPTURE(shown);
+    Watch t;
+    std::FILE* err = std::tmpfile();
+    REQUIRE(err != nullptr);
+    t.err = err;
+    t.job_notes = shown;
+    t.start_all_at(100ms);
+    t.backend.obeys_term = {0};
+    t.clock.at(5s, [&] { t.backend.end(1, 2); });
+    auto result = t.run();
+    CHECK(result.first.reason == "rank 1 on h2 failed (exit 2)");
+    std::fflush(err);
+    std::rewind(err);
+    std::string text;
+    char buf[512];
+    for (size_t n = 0; (n = std::fread(buf, 1, sizeof buf, err)) > 0;) text.append(buf, n);
+    std::fclose(err);
+    const std::string note =
+        "rank 1 on h2 failed (exit 2): ending the job (SIGTERM, SIGKILL after 3 s)";
+    if (shown) {
+      CHECK(text == "clusterctl: " + note + "\n");
+      CHECK(t.held.empty());
+    } else {
+      CHECK(text.empty());
+      REQUIRE(t.held.size() == 1);
+      CHECK(t.held[0] == note);
+    }
+  }
 }
 
 TEST_CASE("watcher: a stopped rank is named as what the failing rank waited for") {

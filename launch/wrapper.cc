@@ -207,6 +207,11 @@ if ($c == 0) {
   exec { $ARGV[0] } @ARGV;
   my $why = "$!";
   my $path = $ARGV[0] =~ m{/} ? "" : " (looked for in PATH=" . ($ENV{PATH} // "") . ")";
+  my $venv = ($ARGV[0] =~ m{^(/.+)/bin/python[0-9.]*$} && !-e "$1/pyvenv.cfg") ? $1 : "";
+  $path .= ": this host has no Python venv at $venv; make it as README.md, \"Python\", says:"
+    . " in a checkout of clusterctl on the host, `python3 -m venv $venv && $venv/bin/pip"
+    . " install ./python` (on every host at once: `clusterctl exec --hosts all --shell --"
+    . " '...'`; a lab's hosts share this machine's file system: run it once, here)" if length $venv;
   print STDERR "clusterctl: cannot run $ARGV[0]: $why$path\n";
   POSIX::_exit(127);
 }

@@ -2,13 +2,12 @@
 // rdma_status_report.cc.
 #include "provision/rdma_status.h"
 
-#include <charconv>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "topology/graph.h"
 #include "topology/rdma_port.h"
+#include "topology/rdma_readiness.h"
 
 namespace cc::provision {
 namespace {
@@ -52,75 +51,66 @@ std::vector<std::string> device_names(const HostFacts& f) {
   return names;
 }
 
+// The host's state is topology::host_rdma_readiness's (the one word every command prints);
+// this adds why and what to do.
 void classify_mac(const HostFacts& f, HostRdmaStatus& h, const discovery::FixCommand& c) {
-  if (!macos_at_least(f.os.version, 26, 2)) {
-    h.state = R::kOsTooOld;
-    h.detail = fmt::format("{}: RDMA over Thunderbolt needs macOS 26.2 or later", os_label(f.os));
-    h.fix = fmt::format(
-        "update {} to macOS 26.2 or later (the same build as the other Macs), then `{}`",
-        f.host, c.command("rdma enable"));
-    return;
-  }
-  switch (f.rdma.state) {
-    case RdmaState::kUnsupported:
-      h.state = R::kUnsupported;
+  h.state = topology::host_rdma_readiness(f);
+  switch (h.state) {
+    case R::kOsTooOld:
+      h.detail = fmt::format("{}: RDMA over Thunderbolt needs macOS 26.2 or later", os_label(f.os));
+      h.fix = fmt::format(
+          "update {} to macOS 26.2 or later (the same build as the other Macs), then `{}`",
+          f.host, c.command("rdma enable"));
+      return;
+    case R::kUnsupported:
       h.detail = fmt::format(
           "no rdma_ctl on {}: RDMA over Thunderbolt needs Apple silicon and Thunderbolt 5 ports",
           os_label(f.os));
       h.fix = "use a Mac with Thunderbolt 5 ports (Mac Studio M3 Ultra or M4 Max, Mac mini M4 Pro)";
       return;
-    case RdmaState::kUnknown:
-      h.state = R::kUnknown;
+    case R::kUnknown:
       h.detail = "the RDMA state was not read (no rdma_ctl status output)";
       h.fix = rediscover_fix(c);
       return;
-    case RdmaState::kDisabled:
-      h.state = R::kDisabled;
+    case R::kDisabled:
       h.detail = "rdma_ctl status: disabled";
       h.fix = enable_fix(c);
       return;
-    case RdmaState::kEnabled:
-      break;
+    case R::kTb4Only:
+      h.detail =
+          "rdma_ctl status: enabled, but no RDMA device and every Thunderbolt link is below 80 "
+          "Gb/s: Thunderbolt 4 hardware only";
+      h.fix = fmt::format(
+          "RDMA over Thunderbolt needs Thunderbolt 5 ports, which {} does not have (enabling "
+          "RDMA again cannot help): it can use TCP over its cables (`{}`); for RDMA, use a Mac "
+          "with Thunderbolt 5 ports",
+          f.host, c.command("network apply"));
+      return;
+    case R::kEnabledNoDevices:
+      h.detail = "rdma_ctl status: enabled, but ibv_devices lists no device";
+      h.fix = fmt::format(
+          "reboot {} (stale RDMA state clears only with a reboot); if ibv_devices still lists "
+          "nothing, enable RDMA again from macOS Recovery (`{}`)",
+          f.host, c.command("rdma enable"));
+      return;
+    default:
+      h.detail = fmt::format("rdma_ctl status: enabled; {}", fmt::join(h.devices, ", "));
+      return;
   }
-  if (topology::thunderbolt4_only(f)) {
-    h.state = R::kTb4Only;
-    h.detail =
-        "rdma_ctl status: enabled, but no RDMA device and every Thunderbolt link is below 80 "
-        "Gb/s: Thunderbolt 4 hardware only";
-    h.fix = fmt::format(
-        "RDMA over Thunderbolt needs Thunderbolt 5 ports, which {} does not have (enabling RDMA "
-        "again cannot help): it can use TCP over its cables (`{}`); for RDMA, use a Mac with "
-        "Thunderbolt 5 ports",
-        f.host, c.command("network apply"));
-    return;
-  }
-  if (f.rdma.devices.empty()) {
-    h.state = R::kEnabledNoDevices;
-    h.detail = "rdma_ctl status: enabled, but ibv_devices lists no device";
-    h.fix = fmt::format(
-        "reboot {} (stale RDMA state clears only with a reboot); if ibv_devices still lists "
-        "nothing, enable RDMA again from macOS Recovery (`{}`)",
-        f.host, c.command("rdma enable"));
-    return;
-  }
-  h.state = R::kReady;
-  h.detail = fmt::format("rdma_ctl status: enabled; {}", fmt::join(h.devices, ", "));
 }
 
 void classify_linux(const HostFacts& f, HostRdmaStatus& h, const discovery::FixCommand& c) {
-  if (f.rdma.state == RdmaState::kUnknown && f.rdma.devices.empty()) {
-    h.state = R::kUnknown;
+  h.state = topology::host_rdma_readiness(f);
+  if (h.state == R::kUnknown) {
     h.detail = "the RDMA devices were not read (no `rdma -j link` output)";
     h.fix = rediscover_fix(c);
-  } else if (f.rdma.devices.empty()) {
-    h.state = R::kNoDevice;
+  } else if (h.state == R::kNoDevice) {
     h.detail = f.rdma.state == RdmaState::kUnsupported
                    ? "no RDMA subsystem in this kernel (`rdma link`: Failed to open NETLINK_RDMA "
                      "socket)"
                    : "no RDMA device";
     h.fix = f.rdma.state == RdmaState::kUnsupported ? no_subsystem_fix(c) : soft_roce_fix(c);
   } else {
-    h.state = R::kReady;
     h.detail = fmt::format("RDMA devices: {}", fmt::join(h.devices, ", "));
   }
 }
@@ -207,8 +197,8 @@ PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
       s.fix = enable_peer;
     } else {
       s.state = R::kPortDown;
-      s.detail = fmt::format("{} although its peer {} has RDMA {}", state, q.host,
-                             discovery::to_string(q.rdma.state));
+      s.detail = fmt::format("{} although its peer {}'s RDMA is {}", state, q.host,
+                             to_string(topology::host_rdma_readiness(q)));
       s.fix = fmt::format("reseat the cable {} <-> {}, then run `{}` again", port,
                           discovery::end_label(s.peer), c.command("rdma status"));
     }
@@ -242,53 +232,6 @@ PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
 }
 
 }  // namespace
-
-const char* to_string(RdmaReadiness r) {
-  switch (r) {
-    case R::kReady:
-      return "ready";
-    case R::kDisabled:
-      return "disabled";
-    case R::kEnabledNoDevices:
-      return "enabled-but-no-devices";
-    case R::kTb4Only:
-      return "tb4-only";
-    case R::kOsTooOld:
-      return "os-too-old";
-    case R::kUnsupported:
-      return "unsupported";
-    case R::kUnknown:
-      return "unknown";
-    case R::kNoDevice:
-      return "no-device";
-    case R::kTb4Link:
-      return "tb4-link";
-    case R::kWaitingForPeer:
-      return "waiting-for-peer";
-    case R::kPortDown:
-      return "port-down";
-    case R::kNoIpv4:
-      return "no-ipv4";
-    case R::kUnreachable:
-      return "unreachable";
-    case R::kProbeFailed:
-      return "probe-failed";
-  }
-  return "unknown";
-}
-
-bool macos_at_least(const std::string& version, int major, int minor) {
-  const char* p = version.data();
-  const char* end = p + version.size();
-  int v_major = 0;
-  int v_minor = 0;
-  auto [next, ec] = std::from_chars(p, end, v_major);
-  if (ec != std::errc()) return true;  // unreadable: never reported as too old
-  if (next != end && *next == '.') {
-    if (std::from_chars(next + 1, end, v_minor).ec != std::errc()) v_minor = 0;
-  }
-  return v_major != major ? v_major > major : v_minor >= minor;
-}
 
 RdmaStatus rdma_status(const discovery::ClusterState& state, const discovery::FixCommand& fix) {
   topology::ClusterGraph g(state);

@@ -60,6 +60,7 @@
 
 #include "discovery/cluster_state.h"
 #include "discovery/fix_command.h"
+#include "topology/rdma_readiness.h"
 #include "util/exit_code.h"
 #include "util/term.h"
 
@@ -67,28 +68,11 @@ namespace cc::provision {
 
 inline constexpr const char* kRdmaStatusSchema = "clusterctl.rdma-status/1";
 
-/// One state, for a host or a port (the header comment says which apply where).
-enum class RdmaReadiness {
-  kReady,
-  kDisabled,
-  kEnabledNoDevices,
-  kTb4Only,
-  kOsTooOld,
-  kUnsupported,
-  kUnknown,
-  kNoDevice,
-  kTb4Link,
-  kWaitingForPeer,
-  kPortDown,
-  kNoIpv4,
-  kUnreachable,
-  kProbeFailed,
-};
-
-/// "ready", "disabled", "enabled-but-no-devices", "tb4-only", "os-too-old", "unsupported",
-/// "unknown", "no-device", "tb4-link", "waiting-for-peer", "port-down", "no-ipv4",
-/// "unreachable", "probe-failed".
-const char* to_string(RdmaReadiness r);
+/// One state, for a host or a port (the header comment says which apply where), and its word:
+/// topology/rdma_readiness.h, so that every command prints one word for one state.
+using topology::RdmaReadiness;
+using topology::to_string;
+using topology::macos_at_least;
 
 struct PortRdmaStatus {
   discovery::CableEnd end;                 // this port (host, interface, receptacle, RDMA device)
@@ -121,10 +105,6 @@ struct RdmaStatus {
 /// The status of every host and cabled port (header comment). Never fails: missing facts give
 /// "unknown", not errors. The fixes' commands name the cluster as `fix` says (fix_command.h).
 RdmaStatus rdma_status(const discovery::ClusterState& state, const discovery::FixCommand& fix = {});
-
-/// True when macOS `version` ("26.2", "15.6.1") is at least major.minor; true when the
-/// version cannot be read (an unknown version is not reported as too old).
-bool macos_at_least(const std::string& version, int major, int minor);
 
 /// 3 when a host was unreachable; else 0 when every host and cabled port is ready; else 1.
 util::ExitCode exit_code(const RdmaStatus& s);

@@ -283,6 +283,18 @@ if ! grep -q "note: --lab nosuchlab replaces the job's cluster: lab:default" <<<
   echo "FAIL: --lab not used for a lab job: $LAST"
   fail=1
 fi
+# `lab status` of a lab that is not there is a status query answered "not running" (exit 1, as
+# for a lab whose sshd is down), not a usage error (it exited 2); it names the `lab up` that
+# starts one, and --json still answers.
+expect 1 "lab status with no such lab" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab status --name nosuchlab
+grep -q "no lab named 'nosuchlab' is running (.* does not exist); start one with \`clusterctl lab up --name nosuchlab\`" <<<"$LAST" ||
+  { echo "FAIL: lab status with no lab: $LAST"; fail=1; }
+expect 1 "lab status --json with no such lab" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab status --name nosuchlab --json
+grep -q '"state": "none"' <<<"$LAST" || { echo "FAIL: lab status --json with no lab: $LAST"; fail=1; }
+if [ "$(id -u)" -eq 0 ]; then  # lab down needs root; with no lab it has nothing to do (exit 0)
+  expect 0 "lab down with no such lab" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab down --name nosuchlab
+  grep -q "lab 'nosuchlab': nothing to remove (already down)" <<<"$LAST" || { echo "FAIL: lab down with no lab: $LAST"; fail=1; }
+fi
 bundle="$(cd "$(dirname "$0")" && pwd)/data/bundles/mac-pair"
 # Output into a pipe whose reader is gone (`clusterctl ... | head -1`): exit 141 as a program
 # ended by SIGPIPE, and not a word on stderr (it said "internal error: ... Broken pipe", exit 1).

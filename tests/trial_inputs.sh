@@ -289,6 +289,15 @@ printf 'name: envpath\nhosts: [local]\nruntime: none\nlogs: %s/logs\nenv: {PATH:
   "$tmp" "$tmp" >"$tmp/envpath2.yaml"
 expect 4 "launch with env PATH written as a shell would" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/envpath2.yaml"
 has "launch, command not found: the PATH named" "$tmp/err" "cannot run python3: No such file or directory (looked for in PATH=$tmp/bin:\$PATH)"
+# A job on the Python venv (the templates' /opt/clustercomm/venv/bin/python) where a host has no
+# venv said only "cannot run .../venv/bin/python: No such file or directory": it now says what
+# to do, README's "Python" section and the command that makes the venv there.
+printf 'name: novenv\nhosts: [local]\nruntime: none\nlogs: %s/logs\ncommand: [%s/novenv/bin/python, -V]\n' \
+  "$tmp" "$tmp" >"$tmp/novenv.yaml"
+expect 4 "launch with no venv on the host" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/novenv.yaml"
+has "launch, no venv: names the path" "$tmp/err" "cannot run $tmp/novenv/bin/python: No such file or directory: this host has no Python venv at $tmp/novenv"
+has "launch, no venv: points to the README" "$tmp/err" 'make it as README.md, "Python", says'
+has "launch, no venv: the command that makes it" "$tmp/err" "\`python3 -m venv $tmp/novenv && $tmp/novenv/bin/pip install ./python\`"
 #  - `cwd: ~/work` (mpirun --wdir ~/work; radical.pilot#10's $HOME) became ./~/work in the job
 #    directory and failed every rank once started: refused at FILE:LINE:COLUMN, nothing started.
 printf 'name: tilde\nhosts: [local]\nruntime: none\nlogs: %s/logs\ncwd: ~/work\ncommand: [pwd]\n' \

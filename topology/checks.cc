@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "remote/quote.h"
+#include "topology/rdma_readiness.h"
 #include "util/interrupt.h"
 #include "util/text.h"
 
@@ -338,7 +339,10 @@ void check_linux_rdma(const ClusterGraph& g, const discovery::FixCommand& fix,
                    Severity::kWarn,
                    {h.name()},
                    {},
-                   fmt::format("{} has no RDMA device: collectives fall back to TCP", h.name()),
+                   // the word `rdma status` and `discover` print for it (rdma_readiness.h)
+                   fmt::format("{} has no RDMA device (rdma status: {}): collectives fall back "
+                               "to TCP",
+                               h.name(), to_string(host_rdma_readiness(*h.facts))),
                    h.facts->rdma.state == discovery::RdmaState::kUnsupported
                        ? fmt::format("no RDMA subsystem in its kernel: boot one with the rdma_rxe "
                                      "module, then `{}`",

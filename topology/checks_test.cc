@@ -24,7 +24,8 @@ TEST_CASE("topology checks: a complete lab mesh only lacks RDMA (warnings)") {
   REQUIRE(f.size() == 4);
   CHECK(f[0].severity == Severity::kWarn);
   CHECK(f[0].hosts == Strings{"h1"});
-  CHECK(f[0].message == "h1 has no RDMA device: collectives fall back to TCP");
+  CHECK(f[0].message ==
+        "h1 has no RDMA device (rdma status: no-device): collectives fall back to TCP");
   // The lab's kernel has no RDMA subsystem (as on this project's CI machine): no Soft-RoCE.
   CHECK(f[0].fix ==
         "no RDMA subsystem in its kernel: boot one with the rdma_rxe module, then "

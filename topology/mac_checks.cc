@@ -12,6 +12,7 @@
 #include "discovery/natural_sort.h"
 #include "topology/checks.h"
 #include "topology/rdma_port.h"
+#include "topology/rdma_readiness.h"
 
 namespace cc::topology {
 namespace {
@@ -101,8 +102,8 @@ void check_port_states(const ClusterGraph& g, std::size_t hi, const discovery::F
                             discovery::end_label(p.end), q.host);
       fix = fmt::format("enable RDMA on {} (see rdma-disabled)", q.host);
     } else if (down) {
-      message = fmt::format("{} {} is {} although its peer {} has RDMA {}", h.name(), dev->name,
-                            port_state, q.host, discovery::to_string(q.rdma.state));
+      message = fmt::format("{} {} is {} although its peer {}'s RDMA is {}", h.name(), dev->name,
+                            port_state, q.host, to_string(host_rdma_readiness(q)));
       fix = fmt::format("reseat the cable {}, then run `{}` again", cable_label(g, cable),
                         again.rediscover());
     } else {

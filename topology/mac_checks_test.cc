@@ -64,7 +64,7 @@ TEST_CASE("topology mac checks: a port down although both Macs have RDMA") {
   auto f = checks_of(s);
   REQUIRE(f.size() == 1);
   CHECK(f[0].check == "rdma-port-down");
-  CHECK(f[0].message == "m1 rdma_en2 is PORT_DOWN although its peer m2 has RDMA enabled");
+  CHECK(f[0].message == "m1 rdma_en2 is PORT_DOWN although its peer m2's RDMA is ready");
   CHECK(f[0].fix ==
         "reseat the cable m1 receptacle 1 (en2) - m2 receptacle 1 (en2), then run `clusterctl "
         "discover` again");

@@ -104,5 +104,5 @@ PY
 "$CLUSTERCTL" lab down --name "$name"
 rc=0
 "$CLUSTERCTL" lab status --name "$name" 2>/dev/null || rc=$?
-[ "$rc" -eq 2 ] || fail "lab status of a removed lab exited $rc, expected 2"
+[ "$rc" -eq 1 ] || fail "lab status of a removed lab exited $rc, expected 1 (not running)"
 echo "PASS"

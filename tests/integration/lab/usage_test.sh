@@ -31,7 +31,7 @@ expect 2 "$tmp/bad.yaml:3:5: 'cables\[1\]': unknown host 'h7'" -- \
   "$CLUSTERCTL" lab up --name ctlusage --hosts 3 --topology "$tmp/bad.yaml"
 expect 2 "not 'mesh', 'ring' or a readable file" -- \
   "$CLUSTERCTL" lab up --name ctlusage --topology star
-expect 2 "no lab named 'ctlusage'" -- "$CLUSTERCTL" lab status --name ctlusage
+expect 1 "no lab named 'ctlusage' is running" -- "$CLUSTERCTL" lab status --name ctlusage
 for cmd in "lab" "lab up" "lab down" "lab status"; do
   # shellcheck disable=SC2086
   expect 0 "Usage:" -- "$CLUSTERCTL" $cmd --help

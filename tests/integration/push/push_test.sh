@@ -199,6 +199,13 @@ for h in h2 h3 h4; do
 done
 after=$(for h in h2 h3 h4; do find "$(hostdata $h)" | sort; done | sha256sum)
 [ "$before" = "$after" ] || fail "the failed preflight wrote something"
+# Only push's own lines: launch's note about the rank program ("clusterctl: rank 0 on h1 failed
+# (exit 2): ending the job ...") came first and hid the real message.
+if grep -qE "ending the job|^clusterctl: rank " "$tmp/space.out"; then
+  fail "launch's own note leaked into push's preflight failure: $(cat "$tmp/space.out")"
+fi
+grep -v "^clusterctl push: note: " "$tmp/space.out" | head -1 | grep -q "^clusterctl push: h2: needs " ||
+  fail "push's first line is not its real message: $(cat "$tmp/space.out")"
 
 rc=0
 cc push "$src/sub/small.bin" --dest /dev/null >"$tmp/null.out" 2>&1 || rc=$?
