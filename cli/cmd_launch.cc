@@ -308,14 +308,12 @@ util::Result<CheckedJob> load_checked(const GlobalOptions& g, const std::string&
   launch::JobSpecDraft draft = launch::parse_job_spec_draft(*text, job_file);
   const launch::JobSpec& job = draft.job;
   std::vector<util::Error> problems = std::move(draft.errors);
-  const std::vector<util::Error> local = launch::local_problems(job, global_words(g));
-  problems.insert(problems.end(), local.begin(), local.end());
-  // The hosts, when the job says where it runs and that place can be read.
-  std::error_code ec;
-  const bool cluster_missing = job.cluster && job.cluster->kind != launch::ClusterRef::Kind::kLab &&
-                               !std::filesystem::exists(job.cluster->value, ec);  // named above
+  const launch::LocalProblems local = launch::local_problems(job, global_words(g));
+  problems.insert(problems.end(), local.errors.begin(), local.errors.end());
+  // The hosts, when the job says where it runs and that place can be read (a missing
+  // `cluster:` file is named above).
   std::optional<Placement> placement;
-  if (!job.hosts.empty() || (job.cluster && !cluster_missing)) {
+  if (!job.hosts.empty() || (job.cluster && !local.cluster_missing)) {
     auto placed = place(g, job);
     if (!placed) {
       util::Error e = placed.error();
@@ -335,6 +333,24 @@ util::Result<CheckedJob> load_checked(const GlobalOptions& g, const std::string&
     } else {
       for (auto& u : *unknown) problems.push_back({ExitCode::kUsage, std::move(u)});
       placement = std::move(*placed);
+    }
+  } else if (local.cluster_missing && job.cluster->kind != launch::ClusterRef::Kind::kInventory) {
+    // Which hosts the missing cluster state or hostfile names cannot be known, but they are
+    // reached through the inventory the command line selects (--lab, --inventory,
+    // CLUSTERCTL_LAB): its hosts' destinations are judged now, so this run names every
+    // problem (a HOST:PORT destination, an invalid host name) and the next does not stop
+    // again. The inventory's own error (unreadable) is the command line's: said as well.
+    if (auto inv = selected_inventory(g); !inv) {
+      problems.push_back(inv.error());
+    } else if (*inv) {
+      std::vector<std::string> names;
+      for (const auto& h : (*inv)->hosts) names.push_back(h.name);
+      auto each = host_problems(g, names);
+      if (!each) {
+        problems.push_back(each.error());
+      } else {
+        for (auto& u : *each) problems.push_back({ExitCode::kUsage, std::move(u)});
+      }
     }
   }
   if (problems.empty() && placement) {

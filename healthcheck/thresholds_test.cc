@@ -23,7 +23,7 @@ TEST_CASE("thresholds: an empty file gives the defaults") {
 
 TEST_CASE("thresholds: the shipped template holds exactly the built-in defaults") {
   auto t = load_thresholds(std::string(CLUSTERCTL_TEMPLATES) + "/health-thresholds.yaml");
-  REQUIRE_MESSAGE(t.ok(), t.error().message);
+  REQUIRE_MESSAGE(t.ok(), (t.ok() ? "" : t.error().message));
   const Thresholds d;
   CHECK(t->clock_skew_max_s == d.clock_skew_max_s);
   CHECK(t->free_memory_min_gib == d.free_memory_min_gib);
@@ -43,7 +43,7 @@ TEST_CASE("thresholds: the shipped template holds exactly the built-in defaults"
 
 TEST_CASE("thresholds: the shipped lab template holds exactly lab_thresholds()") {
   auto t = load_thresholds(std::string(CLUSTERCTL_TEMPLATES) + "/health-thresholds-lab.yaml");
-  REQUIRE_MESSAGE(t.ok(), t.error().message);
+  REQUIRE_MESSAGE(t.ok(), (t.ok() ? "" : t.error().message));
   const Thresholds lab = lab_thresholds();
   CHECK(lab.latency_p99_us.fail == 200000);
   CHECK(t->latency_p99_us.warn == lab.latency_p99_us.warn);
@@ -64,7 +64,7 @@ TEST_CASE("thresholds: values are read") {
       "link:\n  latency_p99_us: {warn: 50, fail: 80}\n  bandwidth_gbps: {fail: 0.5, warn: 1}\n"
       "all_reduce:\n  size_bytes: 1048576\n",
       "t.yaml");
-  REQUIRE_MESSAGE(t.ok(), t.error().message);
+  REQUIRE_MESSAGE(t.ok(), (t.ok() ? "" : t.error().message));
   CHECK(t->clock_skew_max_s == 0.25);
   CHECK(t->rdma_required);
   CHECK(t->latency_p99_us.warn == 50);

@@ -64,10 +64,12 @@ std::string cluster_file_problem(const ClusterRef& c, std::string_view global) {
 
 }  // namespace
 
-std::vector<util::Error> local_problems(const JobSpec& spec, std::string_view global) {
+LocalProblems local_problems(const JobSpec& spec, std::string_view global) {
   std::vector<Found> found;
+  LocalProblems out;
   if (spec.cluster && spec.cluster->kind != ClusterRef::Kind::kLab) {
     if (std::string problem = cluster_file_problem(*spec.cluster, global); !problem.empty()) {
+      out.cluster_missing = true;
       found.push_back(
           {spec.cluster->line, spec.cluster->column,
            util::Error{ExitCode::kUsage,
@@ -109,8 +111,7 @@ std::vector<util::Error> local_problems(const JobSpec& spec, std::string_view gl
   std::stable_sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
     return std::tie(a.line, a.column) < std::tie(b.line, b.column);
   });
-  std::vector<util::Error> out;
-  for (auto& f : found) out.push_back(std::move(f.error));
+  for (auto& f : found) out.errors.push_back(std::move(f.error));
   return out;
 }
 

@@ -12,6 +12,14 @@
 
 namespace cc::launch {
 
+/// What local_problems found.
+struct LocalProblems {
+  std::vector<util::Error> errors;  // in job file order
+  /// The `cluster:` file (not a lab) is not there: its hosts cannot be placed, and the file is
+  /// already named in `errors` (checked here only, once).
+  bool cluster_missing = false;
+};
+
 /// Every problem with what `spec` needs locally, in job file order, all kUsage (an input
 /// error: nothing was started): a `cluster:` file (cluster state, inventory, hostfile) that does
 /// not exist, with "did you mean" a file of a close name beside it, else (a cluster state) the
@@ -20,6 +28,6 @@ namespace cc::launch {
 /// file or cannot be read; a secret_env variable that is not set, a secret_env file that cannot
 /// be read as a regular file. Each message is "FILE:LINE:COLUMN: what; what to do". Empty:
 /// nothing is missing. Secret values are read to be checked but never appear in a message.
-std::vector<util::Error> local_problems(const JobSpec& spec, std::string_view global = "");
+LocalProblems local_problems(const JobSpec& spec, std::string_view global = "");
 
 }  // namespace cc::launch

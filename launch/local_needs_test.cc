@@ -37,7 +37,7 @@ TEST_CASE("local_problems: every missing upload and secret at once, each at its 
       "  - {src: missing-2, dest: m2}\n";  // line 12
   auto spec = parse_job_spec(yaml, file);
   REQUIRE(spec.ok());
-  const auto problems = local_problems(*spec);
+  const auto problems = local_problems(*spec).errors;
   REQUIRE(problems.size() == 5);
   CHECK(problems[0].message.starts_with(file + ":5:17: secret_env A: the variable "
                                         "CC_LOCAL_TEST_UNSET is not set"));
@@ -68,7 +68,7 @@ TEST_CASE("local_problems: a job file with mistakes still has its uploads checke
   auto draft = parse_job_spec_draft(yaml, "/tmp/job.yaml");
   REQUIRE(draft.errors.size() == 2);  // the unknown key, the missing command
   CHECK(draft.errors[0].message.starts_with("/tmp/job.yaml:3:1: "));
-  const auto problems = local_problems(draft.job);
+  const auto problems = local_problems(draft.job).errors;
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].message.starts_with(
       "/tmp/job.yaml:5:5: upload src /nonexistent-cc-upload: no such file"));
@@ -91,7 +91,7 @@ TEST_CASE("local_problems: a bad upload dest hides neither its own src nor the l
         "inside it, or an absolute path");
   CHECK(draft.errors[1].message ==
         "/tmp/job.yaml:6:36: 'upload[1].mode': expected an octal mode like \"0755\", got '999'");
-  const auto problems = local_problems(draft.job);
+  const auto problems = local_problems(draft.job).errors;
   REQUIRE(problems.size() == 3);
   CHECK(problems[0].message.starts_with(
       "/tmp/job.yaml:5:5: upload src /nonexistent-cc-a: no such file"));
@@ -108,7 +108,8 @@ TEST_CASE("local_problems: a `cluster:` file that is not there, at its line, wit
   const std::string file = (dir / "job.yaml").string();
   auto typo = parse_job_spec("name: j\ncommand: [x]\ncluster: clustr.json\n", file);
   REQUIRE(typo.ok());
-  auto problems = local_problems(*typo);
+  CHECK(local_problems(*typo).cluster_missing);  // cmd_launch then places no hosts from it
+  auto problems = local_problems(*typo).errors;
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].code == cc::util::ExitCode::kUsage);
   CHECK(problems[0].message ==
@@ -118,7 +119,7 @@ TEST_CASE("local_problems: a `cluster:` file that is not there, at its line, wit
   // Nothing of a close name: a cluster state is made by discovery, as the hosts are reached.
   auto other = parse_job_spec("name: j\ncommand: [x]\ncluster: \"far away.json\"\n", file);
   REQUIRE(other.ok());
-  problems = local_problems(*other, "--lab t3a");
+  problems = local_problems(*other, "--lab t3a").errors;
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].message ==
         file + ":3:10: cluster: cluster state " + (dir / "far away.json").string() +
@@ -128,11 +129,15 @@ TEST_CASE("local_problems: a `cluster:` file that is not there, at its line, wit
   // An inventory and a lab: no discovery advice; a lab is no file.
   auto inv = parse_job_spec("name: j\ncommand: [x]\ncluster: inventry.yaml\n", file);
   REQUIRE(inv.ok());
-  problems = local_problems(*inv);
+  problems = local_problems(*inv).errors;
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].message.find("discover") == std::string::npos);
   auto lab = parse_job_spec("name: j\ncommand: [x]\ncluster: lab:nosuch\n", file);
   REQUIRE(lab.ok());
-  CHECK(local_problems(*lab).empty());
+  CHECK(local_problems(*lab).errors.empty());
+  CHECK_FALSE(local_problems(*lab).cluster_missing);
+  auto there = parse_job_spec("name: j\ncommand: [x]\ncluster: cluster.json\n", file);
+  REQUIRE(there.ok());
+  CHECK_FALSE(local_problems(*there).cluster_missing);
   fs::remove_all(dir);
 }

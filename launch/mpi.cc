@@ -76,7 +76,7 @@ how=
 if command -v perl >/dev/null 2>&1; then
   perl -e "$W" -- "" "$d/end-$r" "" "$@" </dev/null &
 else
-  "$@" </dev/null &
+  (eval "$_ccw_R"; exec "$@") </dev/null &
 fi
 k=$!
 wait "$k"
@@ -157,8 +157,15 @@ util::Result<std::string> mpi_hostfile(const WorldPlan& plan) {
 }
 
 std::vector<EnvVar> mpirun_env(const WorldPlan& plan) {
-  std::vector<EnvVar> env(plan.env.begin(), plan.env.end());
+  std::vector<EnvVar> env = rank_env_defaults(plan);
+  env.insert(env.end(), plan.env.begin(), plan.env.end());
   env.insert(env.end(), plan.secrets.begin(), plan.secrets.end());
+  // mpirun and Open MPI's daemons are the job's tools, not its ranks: a kToolEnv variable
+  // (LD_PRELOAD, PERL5OPT, ...) reaches them under another name, and the rank script's waiter
+  // gives it back to the rank (wrapper.h).
+  for (EnvVar& v : env) {
+    if (is_tool_env(v.first)) v.first = std::string(kToolEnvForwarded) + v.first;
+  }
   return env;
 }
 

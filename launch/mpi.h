@@ -53,7 +53,8 @@ util::Result<std::string> mpi_hostfile(const WorldPlan& plan);
 /// OMPI_MCA_oob_tcp_if_include / OMPI_MCA_btl_tcp_if_include itself, then the rank script.
 std::vector<std::string> mpirun_argv(const WorldPlan& plan, const MpiLaunch& m);
 
-/// mpirun's own environment: the job's env and secrets (forwarded by -x).
+/// mpirun's own environment (forwarded by -x): rank_env_defaults, the job's env and secrets, a
+/// kToolEnv NAME as kToolEnvForwarded + NAME (wrapper.h: the rank gets it as NAME).
 std::vector<EnvVar> mpirun_env(const WorldPlan& plan);
 
 /// The "ssh ..." command for mpirun's plm_rsh_agent: the same config file and known_hosts as

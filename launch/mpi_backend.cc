@@ -115,6 +115,10 @@ class MpirunSession {
         case MpiEvent::Kind::kLine:
           board_.output_seen(e.rank);
           ctx_.output.feed(e.rank, e.fd, e.text + "\n");
+          if (e.fd == 2) {
+            // The waiter's line when it cannot run the command: the summary's reason.
+            if (std::string why = exec_failure(e.text); !why.empty()) exec_failed_[ri] = why;
+          }
           break;
         case MpiEvent::Kind::kStarted:
           began_[ri] = ctx_.clock.now();
@@ -123,8 +127,9 @@ class MpirunSession {
         case MpiEvent::Kind::kEnded:
           ctx_.output.finish(e.rank);
           // After the first failure, mpirun ends the others itself (ended_by_us).
-          board_.finished(e.rank, static_cast<int>(e.value), e.signaled, "", since(began_[ri]),
-                          /*after_first_is_ours=*/true);
+          board_.finished(e.rank, static_cast<int>(e.value), e.signaled,
+                          !e.signaled && (e.value == 126 || e.value == 127) ? exec_failed_[ri] : "",
+                          since(began_[ri]), /*after_first_is_ours=*/true);
           break;
         default:
           break;
@@ -137,6 +142,7 @@ class MpirunSession {
   const std::atomic<bool>& abandon_;
   const int world_;
   std::vector<Time> began_;  // only this session's thread touches it
+  std::vector<std::string> exec_failed_ = std::vector<std::string>(static_cast<size_t>(world_));
   MpiDemux demux_;
   StartMarker marker_;
 };

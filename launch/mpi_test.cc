@@ -1,12 +1,15 @@
 #include "launch/mpi.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 #include "launch/runner.h"
+#include "remote/local_executor.h"
 
 using namespace cc::launch;
 
@@ -56,7 +59,7 @@ TEST_CASE("mpi: mpirun's argv: hostfile, -np, flags, -x names only, the rank scr
                "plm_rsh_no_tree_spawn 1") != std::string::npos);
   CHECK(s.find("--mca oob_tcp_if_include 10.9.0.0/24 --mca btl_tcp_if_include 10.9.0.0/24") !=
         std::string::npos);
-  CHECK(s.find("-x A -x OMPI_MCA_btl -x TOKEN sh -c ") != std::string::npos);
+  CHECK(s.find("-x PYTHONUNBUFFERED -x A -x OMPI_MCA_btl -x TOKEN sh -c ") != std::string::npos);
   CHECK(s.find("s3cret") == std::string::npos);  // secrets only in mpirun's environment
   CHECK(s.find("x y") == std::string::npos);
   CHECK(s.find("clusterctl-mpi-rank --job-dirs /tmp/clusterctl-job-j1-h --ranks-per-host 2 "
@@ -71,6 +74,64 @@ TEST_CASE("mpi: mpirun's argv: hostfile, -np, flags, -x names only, the rank scr
   CHECK(s.find("--mca btl_tcp_if_include") == std::string::npos);
   m.run_as_root = false;
   CHECK(joined(mpirun_argv(p, m)).find("--allow-run-as-root") == std::string::npos);
+}
+
+TEST_CASE("mpi: ranks get every runtime's defaults, and loader and perl variables renamed") {
+  // mpirun forwarded only the job's env: its ranks missed PYTHONUNBUFFERED=1, which every
+  // other runtime's get (rank_env_defaults); and a job's LD_PRELOAD or PERL5OPT reached mpirun,
+  // Open MPI's daemons and the rank script's perl waiter.
+  WorldPlan p = plan4x2();
+  p.env["LD_PRELOAD"] = "/no/such/lib.so";
+  p.secrets["PERL5OPT"] = "-Mstrict=nonexistent";
+  auto env = mpirun_env(p);
+  auto has = [&](const EnvVar& v) { return std::find(env.begin(), env.end(), v) != env.end(); };
+  CHECK(has({"PYTHONUNBUFFERED", "1"}));
+  CHECK(has({"_ccw_x_LD_PRELOAD", "/no/such/lib.so"}));
+  CHECK(has({"_ccw_x_PERL5OPT", "-Mstrict=nonexistent"}));
+  CHECK(std::none_of(env.begin(), env.end(), [](const EnvVar& v) {
+    return v.first == "LD_PRELOAD" || v.first == "PERL5OPT";
+  }));
+  MpiLaunch m;
+  m.job_id = "j1";
+  m.nonce = "abc";
+  m.command = {"true"};
+  const std::string s = joined(mpirun_argv(p, m));
+  CHECK(s.find("-x _ccw_x_LD_PRELOAD") != std::string::npos);
+  CHECK(s.find("-x PYTHONUNBUFFERED") != std::string::npos);
+  p.env["PYTHONUNBUFFERED"] = "";  // the job's own value, once
+  env = mpirun_env(p);
+  CHECK(std::count_if(env.begin(), env.end(),
+                      [](const EnvVar& v) { return v.first == "PYTHONUNBUFFERED"; }) == 1);
+  CHECK(has({"PYTHONUNBUFFERED", ""}));
+}
+
+TEST_CASE("mpi: the rank script gives the rank what mpirun forwarded renamed, not its perl") {
+  namespace fs = std::filesystem;
+  const std::string id = "mpitest-" + random_hex(4);
+  const std::string dir = job_dir(id, 0);
+  fs::create_directories(dir);
+  WorldPlan p;
+  p.runtime = Runtime::kMpi;
+  p.hosts = {{"h1", "", ""}};
+  MpiLaunch m;
+  m.job_id = id;
+  m.nonce = "n0nce";
+  m.command = {"sh", "-c", "printf '%s|%s|%s' \"$PERL5OPT\" \"$LD_PRELOAD\" \"$PYTHONUNBUFFERED\""};
+  const auto a = mpirun_argv(p, m);
+  // What Open MPI's daemon runs: the rank script, with the forwarded variables and its rank.
+  std::vector<std::string> argv = {"env", "OMPI_COMM_WORLD_RANK=0",
+                                   "_ccw_x_PERL5OPT=-Mstrict=nonexistent",
+                                   "_ccw_x_LD_PRELOAD=/no/such/lib-mpi.so", "PYTHONUNBUFFERED=1"};
+  argv.insert(argv.end(), std::find(a.begin(), a.end(), "sh"), a.end());
+  cc::remote::LocalExecutor local;
+  auto r = local.run(cc::remote::Command{argv}, {});
+  REQUIRE(r.ok());
+  CAPTURE(r->err);
+  CHECK(r->exit_status == 0);
+  CHECK(r->out == "-Mstrict=nonexistent|/no/such/lib-mpi.so|1");
+  CHECK(r->err.find("n0nce end exit 0") != std::string::npos);
+  CHECK(r->err.find("Unknown 'strict'") == std::string::npos);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("mpi: the loopback address's network is found on this machine") {

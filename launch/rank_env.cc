@@ -135,7 +135,7 @@ std::vector<RuntimeFile> runtime_files(const WorldPlan& plan) {
   }
 }
 
-std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string& job_dir) {
+std::vector<EnvVar> rank_env_defaults(const WorldPlan& plan) {
   std::vector<EnvVar> env;
   for (const RankEnvDefault& d : kRankEnvDefaults) {
     const std::string name(d.name);
@@ -145,6 +145,11 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
     }
     if (!set) env.emplace_back(name, std::string(d.value));
   }
+  return env;
+}
+
+std::vector<EnvVar> runtime_env(const WorldPlan& plan, int rank, const std::string& job_dir) {
+  std::vector<EnvVar> env;
   const std::string r = std::to_string(rank);
   switch (plan.runtime) {
     case Runtime::kClusterComm: {
@@ -202,6 +207,12 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
     case Runtime::kNone:
       break;
   }
+  return env;
+}
+
+std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string& job_dir) {
+  std::vector<EnvVar> env = rank_env_defaults(plan);
+  for (EnvVar& v : runtime_env(plan, rank, job_dir)) env.push_back(std::move(v));
   if (plan.mlx && is_mlx(plan.runtime)) {
     for (const auto& kv : plan.mlx->envs) {
       size_t eq = kv.find('=');
@@ -216,8 +227,8 @@ std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string&
 const std::vector<std::string>& launch_env_names() {
   static const std::vector<std::string> names = [] {
     // A world of two hosts with every optional part (cable routes, a device matrix, the
-    // coordinator's origin), no job env and no hostfile envs: what rank_env then sets under
-    // each runtime is exactly what launch sets.
+    // coordinator's origin): what runtime_env sets under each runtime is exactly what launch
+    // sets per rank.
     provision::MlxHostfile hf;
     hf.hosts = {{"a", {"10.0.0.1"}, {{}, {"d"}}}, {"b", {"10.0.0.2"}, {{"d"}, {}}}};
     WorldPlan p;
@@ -230,12 +241,7 @@ const std::vector<std::string>& launch_env_names() {
     std::set<std::string> seen;
     for (Runtime r : kEveryRuntime) {
       p.runtime = r;
-      for (const EnvVar& v : rank_env(p, 0, "/job")) {
-        const bool fallback =
-            std::any_of(std::begin(kRankEnvDefaults), std::end(kRankEnvDefaults),
-                        [&](const RankEnvDefault& d) { return d.name == v.first; });
-        if (!fallback) seen.insert(v.first);
-      }
+      for (const EnvVar& v : runtime_env(p, 0, "/job")) seen.insert(v.first);
     }
     return std::vector<std::string>(seen.begin(), seen.end());
   }();

@@ -20,7 +20,8 @@
 //   mlx-ring        MLX_RANK, MLX_HOSTFILE=JOBDIR/mlx-hostfile.json: per rank
 //                   the list of "ip:port" for its ips, ports counting up from coordinator_port
 //                   across all ranks' addresses (one connection per address)
-//   mpi             none here: mpirun gives its ranks their environment
+//   mpi             none here: mpirun gives its ranks their environment (mpirun_env: the
+//                   defaults, the job's env and secrets)
 //   none            only the job's env
 // Exactly what mlx.launch sets for these backends (tests/integration/launch compares them with
 // real MLX's): no MLX_WORLD_SIZE, which mlx.launch sets only for its NCCL backend. Every
@@ -99,8 +100,16 @@ struct RankEnvDefault {
 };
 inline constexpr RankEnvDefault kRankEnvDefaults[] = {{"PYTHONUNBUFFERED", "1"}};
 
-/// Rank `rank`'s environment, in the order set: kRankEnvDefaults the job does not set, runtime
-/// variables, hostfile envs, job env, secrets. `job_dir` is the job's directory on the rank's host
+/// The kRankEnvDefaults the job's env, its secrets and (for an mlx-* runtime) the hostfile's
+/// envs do not set: every runtime's ranks get them (rank_env; mpirun_env for runtime mpi).
+std::vector<EnvVar> rank_env_defaults(const WorldPlan& plan);
+
+/// What launch itself sets on rank `rank` under plan.runtime (the table above): no defaults,
+/// no hostfile envs, no job env.
+std::vector<EnvVar> runtime_env(const WorldPlan& plan, int rank, const std::string& job_dir);
+
+/// Rank `rank`'s environment, in the order set: rank_env_defaults, runtime_env, hostfile envs,
+/// job env, secrets. `job_dir` is the job's directory on the rank's host
 /// (for file paths).
 std::vector<EnvVar> rank_env(const WorldPlan& plan, int rank, const std::string& job_dir);
 
@@ -115,7 +124,7 @@ std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_p
 /// mlx-jaccl hostfile (every pair has an RDMA cable with a device on both ends).
 void add_cable_links(WorldPlan& plan, const discovery::ClusterState& state);
 
-/// Every variable launch sets on a rank under any runtime (sorted): taken from rank_env itself,
+/// Every variable launch sets on a rank under any runtime (sorted): taken from runtime_env itself,
 /// run for each runtime on a plan with every optional part, so that this list and what ranks
 /// get cannot drift apart. No job and no hostfile may set one of them: a job-wide value would
 /// be wrong on every rank but one (`envs: ["MLX_RANK=0"]` once made every rank rank 0).

@@ -115,8 +115,15 @@ std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::mill
 /// "0", "1", "SIGKILL", "connection lost" for the summary.
 std::string describe_status(const RankOutcome& r);
 
-/// describe_status, and why the rank failed before its command ran when it did ("exit 126:
-/// cannot enter the working directory /x on h2").
+/// What a failed rank's status means when the status alone does not say, "" otherwise: its
+/// problem (why it failed before its command ran, or the waiter's "command not found: python3
+/// (looked for in PATH=...)", "not executable: ./run.sh: Permission denied": exec_failure);
+/// else exit 127 and 126 as a shell means them; a death by SIGKILL, SIGSEGV, SIGABRT, ... that
+/// clusterctl did not cause, with its usual cause.
+std::string status_reason(const RankOutcome& r);
+
+/// describe_status, and, but for a signal (named already), status_reason ("exit 126: cannot
+/// enter the working directory /x on h2", "exit 127: command not found: python3 (...)").
 std::string describe_failure(const RankOutcome& r);
 
 /// Why the job did not succeed, in one line: the reason it ended early, or the rank that
@@ -124,7 +131,8 @@ std::string describe_failure(const RankOutcome& r);
 /// of render_summary, and the `reason` of the job's record (`clusterctl jobs`).
 std::string job_reason(const JobOutcome& outcome);
 
-/// The summary table (rank, host, exit, duration; the first failure marked) and the verdict.
+/// The summary table (rank, host, exit, duration; the first failure marked; a failed rank's
+/// status_reason on the line below it) and the verdict.
 std::string render_summary(const JobOutcome& outcome);
 
 }  // namespace cc::launch

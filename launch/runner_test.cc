@@ -564,3 +564,53 @@ TEST_CASE("summary: a rank seen stopped is marked as what the others waited for"
                "others waited for it; then rank 0 on h1 failed (exit 1); 0/2 ranks exited 0\n") !=
         std::string::npos);
 }
+
+TEST_CASE("summary: an exit 127, 126 or a signal not ours says why under the rank") {
+  // A rank whose command was not found showed only "exit 127": the reason was in its log.
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  o.first_failed = 0;
+  RankOutcome a;
+  a.rank = 0;
+  a.host = "h1";
+  a.started = a.finished = true;
+  a.exit_status = 127;
+  a.problem = "command not found: python3 (looked for in PATH=/opt/venv/bin)";  // exec_failure
+  a.duration = std::chrono::milliseconds(100);
+  RankOutcome b = a;
+  b.rank = 1;
+  b.host = "h2";
+  b.exit_status = 126;
+  b.problem.clear();  // a shell's 126, no waiter line
+  RankOutcome c = a;
+  c.rank = 2;
+  c.host = "h3";
+  c.exit_status = 128 + 9;
+  c.signaled = true;
+  c.problem.clear();
+  RankOutcome d = c;
+  d.rank = 3;
+  d.host = "h4";
+  d.exit_status = 128 + 15;
+  d.ended_by_us = true;  // ours: nothing to explain
+  o.ranks = {a, b, c, d};
+  const std::string s = render_summary(o);
+  CHECK(s.find("    0  h1                exit 127                    0.1 s  <- failed first\n"
+               "       command not found: python3 (looked for in PATH=/opt/venv/bin)\n") !=
+        std::string::npos);
+  CHECK(s.find("       found but not executable (a shell's exit 126: its log names it)\n") !=
+        std::string::npos);
+  CHECK(s.find("    2  h3                SIGKILL                     0.1 s  \n"
+               "       killed by SIGKILL, not by clusterctl: the kernel's out-of-memory killer "
+               "(see `dmesg` on the host) or a kill -9\n") != std::string::npos);
+  CHECK(s.find("    3  h4                SIGTERM                     0.1 s  ended by clusterctl\n"
+               "job failed") != std::string::npos);
+  CHECK(job_reason(o) ==
+        "rank 0 on h1 failed first (exit 127: command not found: python3 (looked for in "
+        "PATH=/opt/venv/bin))");
+  a.problem.clear();
+  CHECK(describe_failure(a) ==
+        "exit 127: command not found (a shell's exit 127: its log names it)");
+  CHECK(describe_failure(c) == "SIGKILL");  // the name says it; the summary's line says more
+  CHECK(status_reason(d).empty());
+}

@@ -98,6 +98,20 @@ class RankSession {
   void feed(int fd, std::string_view bytes) {
     board_.output_seen(rank_);
     ctx_.output.feed(rank_, fd, bytes);
+    if (fd == 2) watch_exec_failure(bytes);
+  }
+
+  // The waiter's line when it cannot run the command (wrapper.h exec_failure): the summary's
+  // reason for an exit 127 or 126, so the operator need not open the rank's log.
+  void watch_exec_failure(std::string_view bytes) {
+    err_line_.append(bytes);
+    size_t from = 0;
+    for (size_t nl; (nl = err_line_.find('\n', from)) != std::string::npos; from = nl + 1) {
+      std::string why = exec_failure(std::string_view(err_line_).substr(from, nl - from));
+      if (!why.empty()) exec_failure_ = std::move(why);
+    }
+    err_line_.erase(0, from);
+    if (err_line_.size() > 4096) err_line_.clear();  // a long line is no waiter's
   }
 
   // 128+N: an exit with that status, or death by signal N? The wrapper's end record says
@@ -119,6 +133,10 @@ class RankSession {
     // The wrapper failed before the command ran (a cwd that is missing, a job directory that
     // is not ours): its own last line says why (wrapper.h), and the summary says it.
     if (problem.empty() && !marker_.started() && status > 0) problem = wrapper_problem(rest, rank_);
+    if (problem.empty() && (status == 126 || status == 127)) {
+      if (!err_line_.empty()) watch_exec_failure("\n");
+      problem = exec_failure_;
+    }
     ctx_.output.finish(rank_);
     board_.finished(
         rank_, status, signaled, std::move(problem),
@@ -133,6 +151,8 @@ class RankSession {
   const std::string dir_;
   const std::chrono::steady_clock::time_point start_;
   StartMarker marker_;
+  std::string err_line_;      // stderr since its last newline
+  std::string exec_failure_;  // exec_failure of the waiter's line, if it printed one
 };
 
 class SshBackend final : public LaunchBackend {

@@ -35,6 +35,39 @@ std::string seconds(std::chrono::milliseconds d) {
 
 }  // namespace
 
+std::string status_reason(const RankOutcome& r) {
+  if (r.exit_status <= 0) return "";
+  if (!r.problem.empty()) return r.problem;
+  if (r.signaled) {
+    if (r.ended_by_us) return "";
+    // Numbered alike on Linux and macOS (signal_name).
+    switch (r.exit_status - 128) {
+      case 4:
+        return "crashed: illegal instruction (SIGILL; a binary built for another CPU?)";
+      case 6:
+        return "aborted (SIGABRT): abort(), a failed assertion or an uncaught C++ exception";
+      case 8:
+        return "crashed: arithmetic error (SIGFPE, e.g. an integer division by zero)";
+      case 9:
+        return "killed by SIGKILL, not by clusterctl: the kernel's out-of-memory killer "
+               "(see `dmesg` on the host) or a kill -9";
+      case 11:
+        return "crashed: invalid memory access (SIGSEGV)";
+      case 15:
+        return "ended by SIGTERM, not by clusterctl: another process or the host shutting down";
+      default:
+        return "";
+    }
+  }
+  // A shell's statuses (the waiter's too, which names the command when it is the one missing:
+  // exec_failure).
+  if (r.exit_status == 127) return "command not found (a shell's exit 127: its log names it)";
+  if (r.exit_status == 126) {
+    return "found but not executable (a shell's exit 126: its log names it)";
+  }
+  return "";
+}
+
 std::string describe_status(const RankOutcome& r) {
   if (r.exit_status < 0) return r.problem.empty() ? "unknown" : r.problem;
   if (r.signaled && r.exit_status > 128 && r.exit_status < 128 + 32) {
@@ -46,7 +79,9 @@ std::string describe_status(const RankOutcome& r) {
 
 std::string describe_failure(const RankOutcome& r) {
   std::string status = describe_status(r);
-  if (r.exit_status >= 0 && !r.problem.empty()) status += ": " + r.problem;
+  // A signal's name says what it is; the summary's line under the rank says more.
+  const std::string why = r.signaled ? r.problem : status_reason(r);
+  if (r.exit_status >= 0 && !why.empty()) status += ": " + why;
   return status;
 }
 
@@ -85,7 +120,11 @@ std::string render_summary(const JobOutcome& o) {
     out += fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", r.rank, r.host, shown,
                        seconds(r.duration), note);
     if (status.size() > 22) out += fmt::format("       {}\n", status);
-    if (r.rank == o.first_failed && failed_to_start) out += fmt::format("       {}\n", r.problem);
+    if (r.rank == o.first_failed && failed_to_start) {
+      out += fmt::format("       {}\n", r.problem);
+    } else if (const std::string why = status_reason(r); !why.empty() && !failed_to_start) {
+      out += fmt::format("       {}\n", why);  // exit 127: "command not found: python3 (...)"
+    }
   }
   size_t ok = 0;
   for (const auto& r : o.ranks) ok += r.exit_status == 0 ? 1 : 0;

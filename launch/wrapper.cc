@@ -1,6 +1,8 @@
 #include "launch/wrapper.h"
 
+#include <algorithm>
 #include <charconv>
+#include <iterator>
 
 #include <unistd.h>
 
@@ -41,7 +43,8 @@ live() {
 }
 )SH";
 
-constexpr std::string_view kWrapper = R"SH(_ccw_d= _ccw_r= _ccw_c= _ccw_g= _ccw_m= _ccw_h= _ccw_W= seen=
+constexpr std::string_view kWrapper =
+    R"SH(_ccw_d= _ccw_r= _ccw_c= _ccw_g= _ccw_m= _ccw_h= _ccw_W= seen=
 while [ $# -gt 0 ]; do
   case $1 in
     --) shift; break ;;
@@ -89,8 +92,10 @@ if [ "$_ccw_l" != "$_ccw_m" ]; then
   exit 125
 fi
 # The job's variables (export NAME='value' lines) are set only in the subshell that becomes
-# the rank (below): a job's PATH, LD_LIBRARY_PATH, PERL5OPT, ... never change which tools the
-# wrapper runs (`env: {PATH: /opt/venv/bin}` left it without mkfifo and uname).
+# the rank (below): a job's PATH never changes which tools the wrapper runs (`env: {PATH:
+# /opt/venv/bin}` left it without mkfifo and uname), and its kToolEnv ones (LD_PRELOAD,
+# PERL5OPT, ...) come as _ccw_k_NAME, which only the waiter (or, without perl, the sh that
+# execs the rank: $_ccw_R) turns back into NAME, in the rank's own process.
 unset _ccw_l
 if ! ours "$_ccw_d"; then
   echo "clusterctl: rank $_ccw_r: $_ccw_d on $(uname -n) is not this job's directory (missing, a link, or another user's): not started" >&2
@@ -126,7 +131,8 @@ _ccw_sh=$(command -v sh)
 if [ -n "$_ccw_pl" ]; then
   (eval "$_ccw_e"; exec "$_ccw_pl" -e "$_ccw_W" -- 1 "$_ccw_d/end-$_ccw_r" "$_ccw_m" "$@") </dev/null >"$_ccw_o" 2>"$_ccw_x" 3<&- &
 else
-  (eval "$_ccw_e"; exec "$_ccw_ss" "$_ccw_sh" -c 'printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$_ccw_m" "$@") </dev/null >"$_ccw_o" 2>"$_ccw_x" 3<&- &
+  (eval "$_ccw_e"; exec "$_ccw_ss" "$_ccw_sh" -c "$_ccw_R"'
+printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$_ccw_m" "$@") </dev/null >"$_ccw_o" 2>"$_ccw_x" 3<&- &
 fi
 p=$!
 unset _ccw_e
@@ -193,7 +199,9 @@ exit "$s"
 // perl: $ARGV[0] 1 = start a new session first; $ARGV[1] the file to write "exit N" or
 // "signal N" to; $ARGV[2] the start marker's nonce ("" = none), then the argv. It ignores the
 // usual termination signals itself (its child gets them with the default disposition), so it
-// outlives the rank to record how it ended, and exits with the shell's status for it.
+// outlives the rank to record how it ended, and exits with the shell's status for it. A command
+// it cannot run: "clusterctl: cannot run ARGV0: WHY" (exec_failure reads it), exit 127 when
+// there is no such file (as a shell's "command not found"), 126 when it is not executable.
 constexpr std::string_view kWaiterText = R"PL(use POSIX ();
 my ($new, $f, $m) = splice(@ARGV, 0, 3);
 if ($new) { POSIX::setsid() > 0 or die "clusterctl: setsid: $!\n"; }
@@ -203,8 +211,10 @@ my $c = fork();
 die "clusterctl: fork: $!\n" unless defined $c;
 if ($c == 0) {
   $SIG{$_} = "DEFAULT" for @sigs;
+  for my $k (grep { /^_ccw_k_/ } keys %ENV) { my $v = delete $ENV{$k}; $ENV{substr($k, 7)} = $v; }
   print STDERR "$m $$\n" if length $m;
   exec { $ARGV[0] } @ARGV;
+  my $e = $! + 0;
   my $why = "$!";
   my $path = $ARGV[0] =~ m{/} ? "" : " (looked for in PATH=" . ($ENV{PATH} // "") . ")";
   my $venv = ($ARGV[0] =~ m{^(/.+)/bin/python[0-9.]*$} && !-e "$1/pyvenv.cfg") ? $1 : "";
@@ -213,7 +223,7 @@ if ($c == 0) {
     . " install ./python` (on every host at once: `clusterctl exec --hosts all --shell --"
     . " '...'`; a lab's hosts share this machine's file system: run it once, here)" if length $venv;
   print STDERR "clusterctl: cannot run $ARGV[0]: $why$path\n";
-  POSIX::_exit(127);
+  POSIX::_exit(($e == POSIX::ENOENT() || $e == POSIX::ENOTDIR()) ? 127 : 126);
 }
 waitpid($c, 0);
 my $s = $?;
@@ -286,8 +296,13 @@ echo removed)SH";
 
 constexpr std::string_view kEndRecord = R"SH(cat "$1/end-$2" 2>/dev/null; exit 0)SH";
 
+std::string_view trust_text() {
+  static const std::string text = std::string(tool_env_guard()) + std::string(kTrust);
+  return text;
+}
+
 std::vector<std::string> script(std::string_view text, std::vector<std::string> args) {
-  std::vector<std::string> argv{"sh", "-c", std::string(kTrust) + std::string(text),
+  std::vector<std::string> argv{"sh", "-c", std::string(trust_text()) + std::string(text),
                                 "clusterctl-job"};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
@@ -298,7 +313,7 @@ std::vector<std::string> script(std::string_view text, std::vector<std::string> 
 std::vector<std::string> wrapper_argv(const WrapperArgs& a) {
   std::vector<std::string> argv{"sh",
                                 "-c",
-                                std::string(kTrust) + std::string(kWrapper),
+                                std::string(trust_text()) + std::string(kWrapper),
                                 "clusterctl-rank",
                                 "--job-dir",
                                 a.job_dir,
@@ -322,7 +337,8 @@ std::vector<std::string> wrapper_argv(const WrapperArgs& a) {
 std::string env_payload(const std::vector<EnvVar>& env, std::string_view nonce) {
   std::string out;
   for (const auto& [name, value] : env) {
-    out += fmt::format("export {}={}\n", name, remote::shell_quote_arg(value));
+    out += fmt::format("export {}{}={}\n", is_tool_env(name) ? kToolEnvHidden : "", name,
+                       remote::shell_quote_arg(value));
   }
   out += nonce;
   out += '\n';
@@ -376,7 +392,31 @@ bool launcher_gone(std::string_view record) {
 }
 
 std::string_view trust_functions() {
-  return kTrust;
+  return trust_text();
+}
+
+bool is_tool_env(std::string_view name) {
+  return std::find(std::begin(kToolEnv), std::end(kToolEnv), name) != std::end(kToolEnv);
+}
+
+std::string_view tool_env_guard() {
+  // For each NAME (a constant identifier, so eval sees no value): a set NAME moves to
+  // _ccw_k_NAME; then one mpirun forwarded as _ccw_x_NAME (the job's) replaces it. _ccw_R
+  // moves them back.
+  static const std::string text = [] {
+    std::string names;
+    for (std::string_view n : kToolEnv) names += fmt::format("{}{}", names.empty() ? "" : " ", n);
+    return fmt::format(
+        R"SH(for _ccw_n in {0}; do
+  eval "[ -z \"\${{$_ccw_n+x}}\" ] || {{ {1}$_ccw_n=\${{$_ccw_n}}; export {1}$_ccw_n; unset $_ccw_n; }}"
+  eval "[ -z \"\${{{2}$_ccw_n+x}}\" ] || {{ {1}$_ccw_n=\${{{2}$_ccw_n}}; export {1}$_ccw_n; unset {2}$_ccw_n; }}"
+done
+unset _ccw_n
+_ccw_R='for _ccw_n in {0}; do eval "[ -z \"\${{{1}$_ccw_n+x}}\" ] || {{ $_ccw_n=\${{{1}$_ccw_n}}; export $_ccw_n; unset {1}$_ccw_n; }}"; done; unset _ccw_n'
+)SH",
+        names, kToolEnvHidden, kToolEnvForwarded);
+  }();
+  return text;
 }
 
 std::string_view waiter_perl() {
@@ -395,8 +435,8 @@ std::string describe_step(const std::vector<std::string>& argv) {
     return fmt::format("rank {}'s wrapper", arg(7));
   }
   if (argv[3] != "clusterctl-job") return "a clusterctl script";
-  const std::string_view text = std::string_view(argv[2]).substr(
-      argv[2].starts_with(kTrust) ? kTrust.size() : 0);
+  const std::string_view text =
+      std::string_view(argv[2]).substr(argv[2].starts_with(trust_text()) ? trust_text().size() : 0);
   if (text == kSetup) return "creating the job directory " + arg(4);
   if (text == kWriteFile) return "writing " + arg(4);
   if (text == kSignal) return fmt::format("SIG{} to the ranks of {}", arg(5), arg(4));
@@ -405,6 +445,20 @@ std::string describe_step(const std::vector<std::string>& argv) {
   if (text == kSweep) return "the janitor's removal of " + arg(4);
   if (text == kEndRecord) return fmt::format("reading rank {}'s end record in {}", arg(5), arg(4));
   return "a clusterctl script";
+}
+
+std::string exec_failure(std::string_view line) {
+  constexpr std::string_view kPrefix = "clusterctl: cannot run ";
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  if (!line.starts_with(kPrefix)) return "";
+  std::string rest(line.substr(kPrefix.size()));  // "ARGV0: WHY[ (looked for in PATH=...)]"
+  constexpr std::string_view kNoFile = ": No such file or directory";
+  if (const size_t at = rest.find(kNoFile); at != std::string::npos) {
+    return "command not found: " + rest.erase(at, kNoFile.size());
+  }
+  constexpr std::string_view kDenied = ": Permission denied";
+  if (rest.find(kDenied) != std::string::npos) return "not executable: " + rest;
+  return "cannot run " + rest;
 }
 
 std::optional<bool> parse_end_record(std::string_view text) {

@@ -30,6 +30,14 @@
 //     rank is started by a small perl waiter (waiter_perl) that records in JOBDIR/end-R whether
 //     it exited ("exit N") or died by a signal ("signal N"), which sh cannot tell apart;
 //     end_record_argv reads it back.
+//   - its own tools (sh, perl, setsid, mkfifo, cat, ps, ...) never see a kToolEnv variable
+//     (LD_PRELOAD, PERL5OPT, BASH_ENV, ...), wherever it came from: the job's env, the MLX
+//     hostfile's envs and secrets travel as _ccw_k_NAME (env_payload; mpirun_env as _ccw_x_NAME),
+//     the host's own (~/.ssh/environment, a login shell's rc file) are moved there by the first
+//     lines of every script (tool_env_guard()), and the waiter puts them back under their own
+//     names in the rank's process just before it runs the command. So a job's
+//     `PERL5OPT: -Mstrict=nonexistent` or `LD_PRELOAD: /no/such.so` reaches the rank, exactly,
+//     and cannot stop the waiter that starts it.
 //
 // Trust. JOBDIR (/tmp/clusterctl-job-JOBID-RANDOM-hH) has a random part no one can predict,
 // and setup_argv creates it with mkdir (never -p, never reused: an existing path is an error)
@@ -63,6 +71,30 @@ inline constexpr std::chrono::seconds kHeartbeatTimeout{10};
 /// One environment variable of a rank (name valid for sh, value any bytes but NUL).
 using EnvVar = std::pair<std::string, std::string>;
 
+/// Variables that change how a program is loaded or how perl and sh start, rather than what it
+/// is given to work on: the dynamic loader's (ld.so(8), dyld(1)), glibc's allocator tunables,
+/// perl's (perlrun: PERL5OPT -M modules, PERL5LIB, ...) and the shells' start-up files. The
+/// wrapper's own tools run without them; a rank gets them as set (wrapper.h). Not SHELLOPTS,
+/// BASHOPTS or POSIXLY_CORRECT: bash (macOS's sh) sets or acts on them itself, and cannot
+/// unset the first two.
+// clang-format off
+inline constexpr std::string_view kToolEnv[] = {
+    "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_BIND_NOT", "LD_BIND_NOW", "LD_DEBUG",
+    "LD_DEBUG_OUTPUT", "LD_DYNAMIC_WEAK", "LD_HWCAP_MASK", "LD_ORIGIN_PATH", "LD_PROFILE",
+    "LD_PROFILE_OUTPUT", "LD_SHOW_AUXV", "LD_TRACE_LOADED_OBJECTS", "LD_USE_LOAD_BIAS",
+    "LD_VERBOSE", "LD_WARN", "LD_ASSUME_KERNEL", "GLIBC_TUNABLES", "MALLOC_CHECK_",
+    "MALLOC_PERTURB_", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "DYLD_FRAMEWORK_PATH",
+    "DYLD_FALLBACK_LIBRARY_PATH", "DYLD_FALLBACK_FRAMEWORK_PATH", "DYLD_IMAGE_SUFFIX",
+    "PERL5OPT", "PERL5LIB", "PERLLIB", "PERL5DB", "PERLIO", "PERLIO_DEBUG", "PERL_UNICODE",
+    "BASH_ENV", "ENV", "CDPATH"};
+// clang-format on
+/// The name a kToolEnv variable travels under to the waiter, which restores it in the rank.
+inline constexpr std::string_view kToolEnvHidden = "_ccw_k_";
+/// The name mpirun forwards one under (-x): the rank script turns it into kToolEnvHidden's.
+inline constexpr std::string_view kToolEnvForwarded = "_ccw_x_";
+/// True for a kToolEnv name.
+bool is_tool_env(std::string_view name);
+
 struct WrapperArgs {
   std::string job_dir;  // the job's directory on the host (absolute)
   int rank = 0;
@@ -79,8 +111,8 @@ struct WrapperArgs {
 /// remote login shell). The wrapper exits 125 naming a missing or unknown argument.
 std::vector<std::string> wrapper_argv(const WrapperArgs& args);
 
-/// What the wrapper reads on stdin: one `export NAME=VALUE` per variable (value shell-quoted),
-/// then the nonce line.
+/// What the wrapper reads on stdin: one `export NAME=VALUE` per variable (value shell-quoted;
+/// a kToolEnv NAME as kToolEnvHidden + NAME, see above), then the nonce line.
 std::string env_payload(const std::vector<EnvVar>& env, std::string_view nonce);
 
 /// A script (argv for remote::Command) that creates the job directory, mode 0700, which must
@@ -106,11 +138,17 @@ std::vector<std::string> signal_argv(const std::string& job_dir, std::string_vie
 /// SIGKILL to every rank group still listed, then removes the job directory.
 std::vector<std::string> cleanup_argv(const std::string& job_dir);
 
-/// The shell functions that check JOBDIR and pid files (ours, ident, pidfile, live), for
-/// scripts run on hosts (mpi.cc's rank script starts with them too).
+/// What every script run on a host starts with: tool_env_guard(), then the shell functions
+/// that check JOBDIR and pid files (ours, ident, pidfile, live). mpi.cc's rank script starts
+/// with them too.
 std::string_view trust_functions();
+/// Shell code that moves each kToolEnv variable the script was started with to
+/// kToolEnvHidden + NAME (exported), so that the script's tools run without it, and sets
+/// _ccw_R to code that moves them back (for a shell that then execs the rank: `eval "$_ccw_R"`).
+std::string_view tool_env_guard();
 
-/// The perl waiter's text (see above): `perl -e TEXT -- NEWSESSION FILE NONCE ARGV...`.
+/// The perl waiter's text (see above): `perl -e TEXT -- NEWSESSION FILE NONCE ARGV...`. In
+/// the rank's process, every kToolEnvHidden + NAME becomes NAME again before the exec.
 std::string_view waiter_perl();
 /// A script that prints rank `rank`'s end record (JOBDIR/end-R), or nothing.
 std::vector<std::string> end_record_argv(const std::string& job_dir, int rank);
@@ -120,6 +158,12 @@ std::vector<std::string> end_record_argv(const std::string& job_dir, int rank);
 /// so a connection lost while it runs reads "lost while running the cleanup of JOBDIR", never
 /// with shell code.
 std::string describe_step(const std::vector<std::string>& argv);
+
+/// Why the waiter could not run the rank's command, from its stderr line ("clusterctl: cannot
+/// run python3: No such file or directory (looked for in PATH=/x)"): "command not found:
+/// python3 (looked for in PATH=/x)"; "not executable: ./run.sh: Permission denied"; else
+/// "cannot run ARGV0: WHY". "" for any other line.
+std::string exec_failure(std::string_view line);
 
 /// The end record "exit N" / "signal N": true for a death by signal, false for an exit;
 /// nullopt for anything else (no record).

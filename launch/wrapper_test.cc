@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -131,6 +134,98 @@ TEST_CASE("wrapper: the job's PATH finds the rank's command and leaves the wrapp
                     "PATH=" +
                     bin + ":$PATH)") != std::string::npos);
   fs::remove_all(dir);
+}
+
+namespace {
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("wrapper: loader and perl variables reach the rank exactly, never the wrapper's tools") {
+  // A job's `PERL5OPT: -Mstrict=nonexistent` reached the perl waiter that starts the rank,
+  // which died of it ("Unknown 'strict' tag(s)") before the rank ran; a job's or the host's
+  // LD_PRELOAD was loaded into it too. They travel as _ccw_k_NAME and become NAME again in the
+  // rank's process only.
+  namespace fs = std::filesystem;
+  const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
+  fs::create_directories(dir);
+  cc::remote::LocalExecutor local;
+  const std::string nonce = random_hex(8);
+  const std::string show =
+      "printf '%s|%s|%s|%s|%s' \"$PERL5OPT\" \"$LD_PRELOAD\" \"$PERL5LIB\" \"$BASH_ENV\" "
+      "\"${_ccw_k_PERL5OPT-unset}\"";
+  const std::vector<std::string> rank = {"sh", "-c", show};
+  cc::remote::RunOptions ro;
+  ro.keep_stdin_open = true;
+  ro.stdin_data = env_payload({{"PERL5OPT", "-Mstrict=nonexistent"},
+                               {"LD_PRELOAD", "/no/such/lib-cc.so"},
+                               {"BASH_ENV", "/no/such/rc"}},
+                              nonce);
+  auto r = local.run(cc::remote::Command{wrapper_argv({dir, 0, "", 1, nonce, rank})}, ro);
+  REQUIRE(r.ok());
+  CAPTURE(r->err);
+  CHECK(r->exit_status == 0);
+  CHECK(r->out == "-Mstrict=nonexistent|/no/such/lib-cc.so||/no/such/rc|unset");
+  CHECK(r->err.find("Unknown 'strict'") == std::string::npos);
+  // The loader complains once per program it starts with the bad LD_PRELOAD: the rank's sh
+  // alone (before, the perl waiter too).
+  CHECK(count(r->err, "lib-cc.so") == 1);
+  // The host's own (~/.ssh/environment, a login shell's rc file): moved aside by the wrapper's
+  // first lines, given back to the rank; the job's value wins over the host's.
+  ::setenv("PERL5OPT", "-Mstrict=alsonothing", 1);
+  ::setenv("PERL5LIB", "/host/perl5lib", 1);
+  ro.stdin_data = env_payload({{"LD_PRELOAD", "/no/such/lib-cc.so"}}, nonce);
+  r = local.run(cc::remote::Command{wrapper_argv({dir, 0, "", 1, nonce, rank})}, ro);
+  ::unsetenv("PERL5OPT");
+  ::unsetenv("PERL5LIB");
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 0);
+  CHECK(r->out == "-Mstrict=alsonothing|/no/such/lib-cc.so|/host/perl5lib||unset");
+  CHECK(r->err.find("Unknown 'strict'") == std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("wrapper: a command not found exits 127, one not executable 126, each named") {
+  namespace fs = std::filesystem;
+  const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
+  fs::create_directories(dir);
+  { std::ofstream(dir + "/notexec.sh") << "#!/bin/sh\necho hi\n"; }
+  cc::remote::LocalExecutor local;
+  const std::string nonce = random_hex(8);
+  cc::remote::RunOptions ro;
+  ro.keep_stdin_open = true;
+  ro.stdin_data = env_payload({{"PATH", "/nowhere"}}, nonce);
+  auto r = local.run(
+      cc::remote::Command{wrapper_argv({dir, 0, "", 1, nonce, {"no-such-program-cc"}})}, ro);
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 127);
+  std::string why;
+  for (size_t at = 0, nl; (nl = r->err.find('\n', at)) != std::string::npos; at = nl + 1) {
+    if (auto w = exec_failure(std::string_view(r->err).substr(at, nl - at)); !w.empty()) why = w;
+  }
+  CHECK(why == "command not found: no-such-program-cc (looked for in PATH=/nowhere)");
+  ro.stdin_data = env_payload({}, nonce);
+  r = local.run(cc::remote::Command{wrapper_argv({dir, 0, "", 1, nonce, {"./notexec.sh"}})}, ro);
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 126);  // as a shell says it; it was 127 (not found)
+  CHECK(r->err.find("clusterctl: cannot run ./notexec.sh: Permission denied") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("wrapper: exec_failure reads the waiter's line, and nothing else") {
+  CHECK(exec_failure("clusterctl: cannot run python3: No such file or directory (looked for in "
+                     "PATH=/a:/b)\n") == "command not found: python3 (looked for in PATH=/a:/b)");
+  CHECK(exec_failure("clusterctl: cannot run /opt/x: No such file or directory") ==
+        "command not found: /opt/x");
+  CHECK(exec_failure("clusterctl: cannot run ./run.sh: Permission denied") ==
+        "not executable: ./run.sh: Permission denied");
+  CHECK(exec_failure("clusterctl: cannot run ./a.out: Exec format error") ==
+        "cannot run ./a.out: Exec format error");
+  CHECK(exec_failure("python3: can't open file 'x.py'") == "");
+  CHECK(exec_failure("") == "");
 }
 
 TEST_CASE("wrapper: the rank's exit status and death by signal come back") {

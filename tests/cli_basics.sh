@@ -183,6 +183,19 @@ bad_dest "push to an inventory with bad destinations" h2,h3 -- env XDG_STATE_HOM
 bad_dest "network apply on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" network apply --hosts all
 bad_dest "network apply --dry-run on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" network apply --dry-run
 bad_dest "rdma enable on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" rdma enable --check
+# launch: a `cluster:` file that is missing hides which hosts the job has, but the hosts of the
+# inventory the command line selects can still be judged: their bad destinations are named in
+# the same run, after the missing file, and "nothing was started" is said once at the end.
+printf 'name: mc\ncommand: [true]\ncluster: missing-state.json\nlogs: %s/mc-logs\n' "$tmp" >"$tmp/missing-cluster.yaml"
+expect 2 "launch of a missing cluster file on an inventory with bad destinations" -- env XDG_STATE_HOME="$tmp/state" "$cc" --inventory "$tmp/bad-dest.yaml" launch "$tmp/missing-cluster.yaml"
+for want in "$tmp/missing-cluster.yaml:3:10: cluster: cluster state $tmp/missing-state.json: no such file" \
+  "$tmp/bad-dest.yaml: host h2: 'fe80::1%nosuch0' is not a valid SSH destination: its scope 'nosuch0'" \
+  "$tmp/bad-dest.yaml: host h3: no host 'nowhere.invalid'"; do
+  grep -qF -- "$want" <<<"$LAST" || { echo "FAIL: launch missing-cluster.yaml: not reported: $want: $LAST"; fail=1; }
+done
+[ "$(grep -c "clusterctl launch: nothing was started" <<<"$LAST")" = 1 ] ||
+  { echo "FAIL: launch missing-cluster.yaml: 'nothing was started' not said once at the end: $LAST"; fail=1; }
+grep -q "cannot connect" <<<"$LAST" && { echo "FAIL: launch missing-cluster.yaml connected to a host: $LAST"; fail=1; }
 # launch: a missing upload is named with its job.yaml line before anything starts (exit 2, an
 # input error: nothing was started); no job line, no host contacted.
 printf 'name: up\nhosts: [local]\ncommand: [x]\nlogs: %s/up-logs\nupload:\n  - {src: nothing-here, dest: x}\n' \

@@ -9,7 +9,7 @@ namespace {
 std::vector<Field> fields(const YamlReader& r, const YAML::Node& doc,
                           const std::vector<std::string>& known) {
   auto f = r.mapping(YamlReader::root(doc), known);
-  REQUIRE_MESSAGE(f.ok(), f.error().message);
+  REQUIRE_MESSAGE(f.ok(), (f.ok() ? "" : f.error().message));
   return *f;
 }
 
