@@ -107,7 +107,20 @@ std::string cell_name(std::size_t i, std::size_t j) {
 // A cell: null, "dev", or a list of "dev". An empty list is read as null.
 std::optional<std::string> parse_cell(const json& c, MlxCell& out) {
   auto name_ok = [](const json& v) { return v.is_string() && !v.get<std::string>().empty(); };
+  // "null" or "None" in quotes (a script's str(None), a hand edit): a string, so read as a device
+  // of that name, where null was meant; no RDMA device is called that.
+  auto null_text = [](const json& v) {
+    if (!v.is_string()) return false;
+    const std::string t = v.get<std::string>();
+    return t == "null" || t == "NULL" || t == "None" || t == "none";
+  };
   if (c.is_null()) return std::nullopt;
+  for (const json& v : c.is_array() ? c : json::array({c})) {
+    if (null_text(v)) {
+      return fmt::format("is the string \"{}\", not JSON null: write null without quotes",
+                         v.get<std::string>());
+    }
+  }
   if (name_ok(c)) {
     out.push_back(c.get<std::string>());
     return std::nullopt;

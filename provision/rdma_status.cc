@@ -115,15 +115,23 @@ void classify_linux(const HostFacts& f, HostRdmaStatus& h, const discovery::FixC
   }
 }
 
-// The IPv4-mapped GID (::ffff:a.b.c.d) of an RDMA port's table, or nullopt.
+bool self_assigned_gid(const std::string& gid) {
+  return gid.size() > 7 && gid.compare(7, 8, "169.254.") == 0;
+}
+
+// The IPv4-mapped GID (::ffff:a.b.c.d) of an RDMA port's table that a rank uses, or nullopt:
+// the first that is not of a self-assigned 169.254 address, else the first (libclustercomm's
+// find_ipv4_mapped; docs/platform.md#gid-table-and-addressing).
 std::optional<std::string> ipv4_gid(const discovery::RdmaPort& p) {
+  std::optional<std::string> first;
   for (const auto& g : p.gids) {
     if (g.gid.size() > 7 && (g.gid.rfind("::ffff:", 0) == 0 || g.gid.rfind("::FFFF:", 0) == 0) &&
         g.gid.find('.') != std::string::npos) {
-      return g.gid;
+      if (!self_assigned_gid(g.gid)) return g.gid;
+      if (!first) first = g.gid;
     }
   }
-  return std::nullopt;
+  return first;
 }
 
 PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
@@ -220,6 +228,15 @@ PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
   } else if (s.gid) {
     s.state = R::kReady;
     s.detail = fmt::format("{}, GID {}", s.port_state, *s.gid);
+    if (self_assigned_gid(*s.gid)) {
+      // Ready now, but macOS drops this address at boot and renumbers it after re-cabling
+      // (ml-explore/mlx#3467): queue pairs then fail moving to RTR (errno 22).
+      s.detail += " (self-assigned: gone at boot and renumbered after re-cabling, when RTR "
+                  "fails with errno 22)";
+      s.fix = fmt::format("give {} a fixed address: `{}`",
+                          s.end.interface.empty() ? std::string("the port") : s.end.interface,
+                          c.command("network apply"));
+    }
   } else {
     s.state = R::kNoIpv4;
     s.detail = fmt::format(

@@ -323,5 +323,22 @@ done
 expect 0 "logs -f of the Python rank's job" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs "$id" -f
 has "the Python rank's job ran to its end" "$tmp/out" "done"
 
+# 12. A fourth trial, GIDs and MLX hostfiles from public bug reports:
+#  - a device matrix cell written "null" or "None" in quotes (a script's str(None)): it was read
+#    as a device of that name, and on the diagonal told "must be null" of what looks null; now
+#    each such cell is named with the quotes to remove.
+edit_hostfile "$tmp/nullstr.json" 'h["hosts"][1]["rdma"][1] = "null"; h["hosts"][2]["rdma"][2] = "None"'
+expect 2 "hostfile cell \"null\" in quotes" -- "$cc" hostfile --hostfile "$tmp/nullstr.json" \
+  --from "$mesh3" --format mlx-jaccl
+has "hostfile cell \"null\"" "$tmp/err" "$tmp/nullstr.json: rank 1 (mac2): rdma[1][1] is the string \"null\", not JSON null: write null without quotes"
+has "hostfile cell \"None\"" "$tmp/err" "rank 2 (mac3): rdma[2][2] is the string \"None\", not JSON null"
+hasnt "hostfile cell \"null\"" "$tmp/err" "must be null (a host has no cable to itself)"
+#  - ml-explore/mlx#3467: a Mac port whose only IPv4-mapped GID is of its self-assigned 169.254
+#    address works until a reboot or a re-cabling renumbers it (RTR errno 22): rdma status says
+#    so and names `network apply`, still exit 0 (ready now).
+expect 0 "rdma status, self-assigned GIDs" -- "$cc" rdma status --from "$mesh3"
+has "rdma status, self-assigned GID" "$tmp/out" "GID ::ffff:169.254.11.11 (self-assigned: gone at boot and renumbered after re-cabling"
+has "rdma status, self-assigned GID fix" "$tmp/out" "mac1 receptacle 1 (en1): give en1 a fixed address: \`clusterctl network apply"
+
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

@@ -200,6 +200,8 @@ TEST_CASE("a rank that cannot reach a peer's cable address fails first, naming i
   CAPTURE(errors[1]);
   CHECK(errors[0].find("rank 0: could not connect to rank 1 at 127.0.0.1:1") != std::string::npos);
   CHECK(errors[0].find("Connection refused") != std::string::npos);
+  CHECK(errors[0].find("the host answered, but nothing listens on port 1 there") !=
+        std::string::npos);
   CHECK(errors[0].find("rank 1's address on the link between them (CLUSTERCOMM_PEER_ADDRS)") !=
         std::string::npos);
   CHECK(errors[1].find("rank 0 never connected to rank 1") != std::string::npos);

@@ -283,7 +283,25 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   throw Error(ErrorKind::kTimeout, "could not connect to " + who + " at " + to.to_string() +
-                                       " before the timeout (" + std::strerror(last_err) + ")");
+                                       " before the timeout (" + std::strerror(last_err) + ")" +
+                                       connect_advice(last_err, to.port()));
+}
+
+std::string connect_advice(int err, int port) {
+  const std::string p = std::to_string(port);
+  if (err == ETIMEDOUT) {
+    // Every attempt went unanswered: nothing (not even a refusal) came back.
+    return ": no answer at all, not even a refusal: a firewall there drops TCP port " + p +
+           " (on macOS: System Settings > Network > Firewall; on Linux: nft or iptables), or the "
+           "address is on no network this host reaches";
+  }
+  if (err == ECONNREFUSED) {
+    return ": the host answered, but nothing listens on port " + p + " there";
+  }
+  if (err == EHOSTUNREACH || err == ENETUNREACH) {
+    return ": this host has no route to that address";
+  }
+  return "";
 }
 
 void read_exact(int fd, void* buf, size_t bytes, Deadline deadline, const std::string& who) {

@@ -66,6 +66,10 @@ Address peer_address(int fd);
 /// (the listener may not be up yet), each attempt waiting at most 1 s for an answer, and
 /// retrying when out of descriptors (EMFILE). Returns a configured non-blocking stream.
 Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who);
+/// What connect_to's last errno means for the operator, "" when it says nothing more: ETIMEDOUT
+/// (every SYN unanswered) is a firewall dropping `port` or an address not reached, as in
+/// ml-explore/mlx#3755 ("Couldn't connect (error: 60)"); ECONNREFUSED nothing listening there.
+std::string connect_advice(int err, int port);
 
 /// Reads or writes exactly `bytes` on a non-blocking fd, polling until `deadline`.
 /// `who` names the other end in errors ("rank 3", "the coordinator at 1.2.3.4:5").

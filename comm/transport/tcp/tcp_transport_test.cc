@@ -7,10 +7,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "comm/transport/tcp/socket.h"
 
 namespace cc::comm::tcp {
 namespace {
@@ -142,6 +145,16 @@ TEST_CASE("tcp: data still moving keeps a wait past its deadline and silence for
     CHECK(after.count() >= 290);
     CHECK(after.count() < 2000);
   }
+}
+
+TEST_CASE("connect advice: an unanswered coordinator port names a firewall and the port") {
+  // ml-explore/mlx#3755: "[jaccl] Couldn't connect (error: 60)" with rank 0 listening.
+  const std::string dropped = connect_advice(ETIMEDOUT, 32323);
+  CHECK(dropped.find("a firewall there drops TCP port 32323") != std::string::npos);
+  CHECK(dropped.find("System Settings > Network > Firewall") != std::string::npos);
+  CHECK(connect_advice(ECONNREFUSED, 5000) ==
+        ": the host answered, but nothing listens on port 5000 there");
+  CHECK(connect_advice(EMFILE, 1).empty());
 }
 
 }  // namespace

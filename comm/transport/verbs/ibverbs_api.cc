@@ -201,6 +201,7 @@ const IbvApi* load_ibverbs(std::string& why, const char* library) {
       // Optional: without a completion channel, waiting falls back to short naps.
       std::string none;
       if (!resolve(lib, "ibv_query_device", a.query_device, none)) a.query_device = nullptr;
+      if (!resolve(lib, "_ibv_query_gid_ex", a.query_gid_ex, none)) a.query_gid_ex = nullptr;
       if (!(resolve(lib, "ibv_create_comp_channel", a.create_comp_channel, none) &&
             resolve(lib, "ibv_destroy_comp_channel", a.destroy_comp_channel, none) &&
             resolve(lib, "ibv_get_cq_event", a.get_cq_event, none) &&

@@ -15,7 +15,8 @@
 //   ibv_alloc_pd, ibv_dealloc_pd, ibv_reg_mr (a macro in verbs.h over the export of the same
 //   name), ibv_dereg_mr, ibv_create_cq, ibv_destroy_cq, ibv_create_qp, ibv_destroy_qp,
 //   ibv_modify_qp, ibv_wc_status_str; optional: ibv_query_device (for zero-copy's max_sge;
-//   without it sends are copied), and (all four or none, else nullptr and waiting
+//   without it sends are copied), _ibv_query_gid_ex (rdma-core's export behind the inline
+//   ibv_query_gid_ex: a GID's RoCE version; Apple's library has none), and (all four or none, else nullptr and waiting
 //   naps instead of sleeping on the channel): the completion channel's
 //   ibv_create_comp_channel, ibv_destroy_comp_channel, ibv_get_cq_event, ibv_ack_cq_events.
 // - the data path: ibv_post_send, ibv_post_recv, ibv_poll_cq, ibv_req_notify_cq. rdma-core's
@@ -34,6 +35,19 @@
 #include <vector>
 
 namespace cc::comm::verbs {
+
+/// rdma-core's struct ibv_gid_entry (verbs.h since rdma-core 32), spelled out because other
+/// platforms' verbs.h lack it; gid_type is enum ibv_gid_type: 0 IB, 1 RoCE v1, 2 RoCE v2.
+struct GidEntry {
+  ibv_gid gid;
+  uint32_t gid_index;
+  uint32_t port_num;
+  uint32_t gid_type;
+  uint32_t ndev_ifindex;
+};
+inline constexpr int kGidTypeUnknown = -1;
+inline constexpr int kGidTypeRoceV1 = 1;
+inline constexpr int kGidTypeRoceV2 = 2;
 
 struct IbvApi {
   ibv_device** (*get_device_list)(int* num_devices);
@@ -56,6 +70,10 @@ struct IbvApi {
   const char* (*wc_status_str)(ibv_wc_status status);
   /// Optional (nullptr when the library lacks it): only zero-copy needs it (max_sge).
   int (*query_device)(ibv_context* context, ibv_device_attr* attr);
+  /// Optional: rdma-core's _ibv_query_gid_ex (entry_size = sizeof(GidEntry)), for a GID's type
+  /// (kGidTypeRoceV1 / kGidTypeRoceV2); without it every GID's type is unknown.
+  int (*query_gid_ex)(ibv_context* context, uint32_t port_num, uint32_t gid_index, void* entry,
+                      uint32_t flags, size_t entry_size);
   ibv_comp_channel* (*create_comp_channel)(ibv_context* context);
   int (*destroy_comp_channel)(ibv_comp_channel* channel);
   int (*get_cq_event)(ibv_comp_channel* channel, ibv_cq** cq, void** cq_context);

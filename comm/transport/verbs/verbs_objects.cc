@@ -61,14 +61,27 @@ std::string verbs_advice(int err) {
   }
 }
 
-int find_ipv4_mapped(const ibv_gid* gids, int count) {
+bool gid_self_assigned(const ibv_gid& gid) {
+  return gid.raw[12] == 169 && gid.raw[13] == 254;
+}
+
+int find_ipv4_mapped(const ibv_gid* gids, int count, const int* types) {
+  int best = -1;
+  int best_rank = 0;
   for (int i = 0; i < count; ++i) {
     const uint8_t* r = gids[i].raw;
     bool zero = true;
     for (int b = 0; b < 10; ++b) zero = zero && r[b] == 0;
-    if (zero && r[10] == 0xff && r[11] == 0xff) return i;
+    if (!zero || r[10] != 0xff || r[11] != 0xff) continue;
+    // Lower is better: a RoCE v1 entry last, then a self-assigned address.
+    const int rank = (types != nullptr && types[i] == kGidTypeRoceV1 ? 2 : 0) +
+                     (gid_self_assigned(gids[i]) ? 1 : 0);
+    if (best < 0 || rank < best_rank) {
+      best = i;
+      best_rank = rank;
+    }
   }
-  return -1;
+  return best;
 }
 
 int find_link_local(const ibv_gid* gids, int count) {
@@ -180,10 +193,21 @@ std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, 
       std::memset(&gids[static_cast<size_t>(i)], 0, sizeof(ibv_gid));
     }
   }
+  // The RoCE version of each entry, where the library tells it (rdma-core; not Apple's).
+  std::vector<int> types(gids.size(), kGidTypeUnknown);
+  if (api.query_gid_ex != nullptr) {
+    for (int i = 0; i < len; ++i) {
+      GidEntry e{};
+      if (api.query_gid_ex(dev->context.get(), dev->port, static_cast<uint32_t>(i), &e, 0,
+                           sizeof e) == 0) {
+        types[static_cast<size_t>(i)] = static_cast<int>(e.gid_type);
+      }
+    }
+  }
   // A Mac's rdma_enX sits on enX; other providers (rxe0_1, mlx5_0) name no interface.
   const std::string iface =
       name.rfind("rdma_", 0) == 0 ? name.substr(5) : "the network interface of " + name;
-  dev->gid_index = find_ipv4_mapped(gids.data(), len);
+  dev->gid_index = find_ipv4_mapped(gids.data(), len, types.data());
   if (dev->gid_index < 0) {
     dev->gid_index = find_link_local(gids.data(), len);
     dev->gid_link_local = dev->gid_index >= 0;
@@ -195,6 +219,22 @@ std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, 
                                     "address on " + iface + ")");
   }
   dev->gid = gids[static_cast<size_t>(dev->gid_index)];
+  dev->gid_type = types[static_cast<size_t>(dev->gid_index)];
+  if (!dev->gid_link_local && gid_self_assigned(dev->gid)) {
+    std::fprintf(stderr,
+                 "clustercomm: %swarning: %s's only IPv4-mapped GID %s (index %d) is of a "
+                 "self-assigned 169.254 address, which macOS drops at boot and renumbers after "
+                 "re-cabling (queue pairs then fail moving to RTR, errno 22); give %s a fixed "
+                 "IPv4 address (`clusterctl network apply`)\n",
+                 who.c_str(), dev->where().c_str(), gid_text(dev->gid).c_str(), dev->gid_index,
+                 iface.c_str());
+  }
+  if (dev->gid_type == kGidTypeRoceV1) {
+    std::fprintf(stderr,
+                 "clustercomm: %swarning: %s has only a RoCE v1 IPv4-mapped GID %s (index %d); "
+                 "a peer on RoCE v2 never meets it: both ends must use one version\n",
+                 who.c_str(), dev->where().c_str(), gid_text(dev->gid).c_str(), dev->gid_index);
+  }
   if (dev->gid_link_local) {
     std::fprintf(stderr,
                  "clustercomm: %swarning: %s has no IPv4-mapped GID; using its link-local GID "

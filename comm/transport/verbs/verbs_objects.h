@@ -63,6 +63,7 @@ struct Device {
   ibv_gid gid{};
   int gid_index = -1;
   bool gid_link_local = false;  // no IPv4-mapped GID: the port's fe80:: one is used
+  int gid_type = -1;            // kGidType* of the GID used (kGidTypeUnknown without gid_ex)
   int qps = 0;  // queue pairs created on it
   /// The device's max_sge (scatter/gather entries per work request; ibv_query_device), 0 when
   /// unknown: zero-copy sends need 2.
@@ -97,8 +98,16 @@ class PdRegistrar final : public MrRegistrar {
 /// device matrix: the message lists the host's devices).
 std::shared_ptr<Device> open_device(const IbvApi& api, const std::string& name, int rank);
 
-/// Index of the first IPv4-mapped GID (bytes 0-9 zero, 10-11 0xff) in `gids`, or -1.
-int find_ipv4_mapped(const ibv_gid* gids, int count);
+/// Index of the IPv4-mapped GID (bytes 0-9 zero, 10-11 0xff) to use in `gids`, or -1. When
+/// there are several (a RoCE NIC lists each address twice, RoCE v1 and v2; a Mac port keeps its
+/// self-assigned 169.254 address beside the planned one), the first of the best: a RoCE v1 GID
+/// last (it does not route, and a v2 peer never meets it: NVIDIA/nccl#769), a self-assigned
+/// 169.254/16 address before it (macOS drops and renumbers it, ml-explore/mlx#3467), so the
+/// planned address wins. `types` (kGidType*, per index) may be null: every type unknown.
+/// docs/platform.md#gid-table-and-addressing. Cost O(count).
+int find_ipv4_mapped(const ibv_gid* gids, int count, const int* types = nullptr);
+/// True for an IPv4-mapped GID of a self-assigned (link-local) IPv4 address, 169.254.0.0/16.
+bool gid_self_assigned(const ibv_gid& gid);
 /// Index of the link-local GID (fe80::/10) to use when there is no IPv4-mapped one: the first
 /// at index 1 or later, else index 0 (MLX's fallback prefers index 1: index 0 can route
 /// elsewhere on a Mac, docs/platform.md#gid-table-and-addressing), or -1 when there is none.

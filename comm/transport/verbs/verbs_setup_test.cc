@@ -49,6 +49,41 @@ TEST_CASE("GID scan: the IPv4-mapped entry is found wherever it is, or reported 
   CHECK(find_ipv4_mapped(g, 3) == 1);
 }
 
+TEST_CASE("GID scan: of several IPv4-mapped GIDs, RoCE v2 and a planned address win") {
+  // NVIDIA/nccl#769's ConnectX table: fe80 v1, fe80 v2, ::ffff:200.0.209.6 v1, the same v2.
+  ibv_gid g[4]{};
+  g[0].raw[0] = g[1].raw[0] = 0xfe;
+  g[0].raw[1] = g[1].raw[1] = 0x80;
+  for (int i : {2, 3}) {
+    g[i].raw[10] = g[i].raw[11] = 0xff;
+    g[i].raw[12] = 200;
+    g[i].raw[14] = 209;
+    g[i].raw[15] = 6;
+  }
+  const int types[4] = {kGidTypeRoceV1, kGidTypeRoceV2, kGidTypeRoceV1, kGidTypeRoceV2};
+  CHECK(find_ipv4_mapped(g, 4, types) == 3);
+  CHECK(find_ipv4_mapped(g, 4) == 2);  // types unknown: the first, as before
+  const int only_v1[4] = {kGidTypeRoceV1, kGidTypeRoceV1, kGidTypeRoceV1, kGidTypeRoceV1};
+  CHECK(find_ipv4_mapped(g, 4, only_v1) == 2);  // a v1 GID is still better than none
+  // A Mac port with its self-assigned address at index 1 and the planned one at index 3
+  // (ml-explore/mlx#3467): the planned one, which macOS does not renumber.
+  ibv_gid m[4]{};
+  m[1].raw[10] = m[1].raw[11] = 0xff;
+  m[1].raw[12] = 169;
+  m[1].raw[13] = 254;
+  m[1].raw[14] = 205;
+  m[1].raw[15] = 255;
+  m[3] = m[1];
+  m[3].raw[12] = 10;
+  m[3].raw[13] = 231;
+  m[3].raw[14] = 0;
+  m[3].raw[15] = 1;
+  CHECK(gid_self_assigned(m[1]));
+  CHECK_FALSE(gid_self_assigned(m[3]));
+  CHECK(find_ipv4_mapped(m, 4) == 3);
+  CHECK(find_ipv4_mapped(m, 3) == 1);  // only the self-assigned one: used (with a warning)
+}
+
 TEST_CASE("GID scan: without an IPv4-mapped GID the link-local one is used, index 1 first") {
   ibv_gid g[4]{};
   CHECK(find_link_local(g, 4) == -1);  // all zero: nothing usable
