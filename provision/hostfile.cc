@@ -160,7 +160,8 @@ util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
           }
         }
         std::vector<std::string> why;
-        if (!ends.empty()) why.push_back(fmt::format("no RDMA device on {}", fmt::join(ends, ", ")));
+        if (!ends.empty())
+          why.push_back(fmt::format("no RDMA device on {}", fmt::join(ends, ", ")));
         if (!slow.empty()) {
           why.push_back(fmt::format(
               "{} {} below Thunderbolt 5 speed (40 Gb/s: a Thunderbolt 4 port or cable), where "
@@ -210,10 +211,11 @@ util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
   }
   // No ring over the cables at all: cables are missing; else RDMA devices are.
   const bool cables_ring = topology::find_ring(g.matrix()).status == topology::RingStatus::kFound;
-  auto ring = ring_or_error(
-      g, m, HostfileFormat::kMlxJacclRing, "pairs with an RDMA device on both ends of an 80 Gb/s cable",
-      cables_ring ? plug_advice(fix, "rdma status", "why those cables carry no RDMA")
-                  : plug_advice(fix, "verify-mesh", "what to plug where"));
+  auto ring =
+      ring_or_error(g, m, HostfileFormat::kMlxJacclRing,
+                    "pairs with an RDMA device on both ends of an 80 Gb/s cable",
+                    cables_ring ? plug_advice(fix, "rdma status", "why those cables carry no RDMA")
+                                : plug_advice(fix, "verify-mesh", "what to plug where"));
   if (!ring) return ring.error();
   const auto& order = ring->order;
   // JACCL's ring needs every neighbour cell of one length (Config::is_valid_ring): the ring's

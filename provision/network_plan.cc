@@ -219,11 +219,11 @@ std::vector<DroppedLink> take_links_without_interface(std::vector<LinkAddress>& 
       continue;
     }
     std::string reason =
-        e->receptacle
-            ? fmt::format("{} has no network interface: `networksetup -listallhardwareports` on "
-                          "{} lists no \"Thunderbolt {}\" hardware port",
-                          discovery::end_label(*e), e->host, *e->receptacle)
-            : fmt::format("{} has no network interface", discovery::end_label(*e));
+        e->receptacle ? fmt::format(
+                            "{} has no network interface: `networksetup -listallhardwareports` on "
+                            "{} lists no \"Thunderbolt {}\" hardware port",
+                            discovery::end_label(*e), e->host, *e->receptacle)
+                      : fmt::format("{} has no network interface", discovery::end_label(*e));
     out.push_back({std::move(l), Unseen::kNoInterface, std::move(reason)});
   }
   plan = std::move(keep);

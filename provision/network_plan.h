@@ -49,10 +49,10 @@ const discovery::LinkAddress* find_link(const std::vector<discovery::LinkAddress
 
 /// Why a saved plan entry has no cable in a cluster state (keep_plan).
 enum class Unseen {
-  kNotProbed,  // a host of it was not probed (state.problems) or is not in the state
-  kNoPort,     // a host of it no longer has the port (interface, receptacle)
-  kNotSeen,    // both ports are there, but no cable joins them now: a port down, a cable
-               // loose or pulled
+  kNotProbed,    // a host of it was not probed (state.problems) or is not in the state
+  kNoPort,       // a host of it no longer has the port (interface, receptacle)
+  kNotSeen,      // both ports are there, but no cable joins them now: a port down, a cable
+                 // loose or pulled
   kNoInterface,  // the cable is there, but an end has no IP interface to address: a Mac
                  // receptacle `networksetup -listallhardwareports` names no "Thunderbolt N"
                  // hardware port for (docs/platform.md#discovering-cables-on-macos)
