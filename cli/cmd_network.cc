@@ -154,6 +154,9 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
   for (auto& d : provision::keep_plan(links_of(unplanned_file_cables), p.live).dropped) {
     p.down.push_back(std::move(d));
   }
+  // A cable end without an IP interface cannot be addressed (`ifconfig '' inet ...`): named
+  // with the others left out, and the rest applied.
+  for (auto& d : provision::take_links_without_interface(p.plan)) p.down.push_back(std::move(d));
   return p;
 }
 
@@ -171,7 +174,16 @@ bool report_left_out(const Context& ctx, const NetworkOptions& o, const Planned&
     const std::string addresses =
         d.link.subnet.empty() ? std::string() : fmt::format(" ({})", d.link.subnet);
     std::string what;
-    if (d.why == provision::Unseen::kNotSeen) {
+    if (d.why == provision::Unseen::kNoInterface) {
+      const discovery::CableEnd* e = provision::end_without_interface(d.link);
+      what = fmt::format(
+          "cable without an interface: {} - {}{}: {}; {}. macOS has not made the port's "
+          "network hardware port yet: on {} run `sudo networksetup -detectnewhardware`, then "
+          "`{}` and run `{}` again",
+          discovery::end_label(d.link.a), discovery::end_label(d.link.b), addresses, d.reason,
+          applying ? "nothing was applied to it" : "it was not checked",
+          e != nullptr ? e->host : d.link.a.host, fix.rediscover(), again);
+    } else if (d.why == provision::Unseen::kNotSeen) {
       what = fmt::format(
           "cable down: {} - {}{}: {}; {}. Check that both ends are plugged in and up, reseat "
           "or replace the cable, then run `{}` again",

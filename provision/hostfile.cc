@@ -12,6 +12,7 @@
 
 #include "provision/network_plan.h"
 #include "topology/checks.h"
+#include "topology/rdma_port.h"
 #include "topology/ring.h"
 #include "util/address.h"
 
@@ -148,14 +149,28 @@ util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
       if (g.multiplicity(a, b) == 0) {
         missing.push_back(topology::pair_label(g, a, b));
       } else if (rdma_cables(g, a, b).empty()) {
-        std::vector<std::string> ends;
+        std::vector<std::string> ends, slow;
         for (std::size_t c : g.cables_between(a, b)) {
+          if (topology::below_tb5(g.cable(c))) {
+            slow.push_back(topology::cable_label(g, c));
+            continue;
+          }
           for (std::size_t h : {a, b}) {
             if (!cable_end_device(g, c, h)) ends.push_back(discovery::end_label(end_on(g, c, h)));
           }
         }
-        no_rdma.push_back(fmt::format("{} (no RDMA device on {})", topology::pair_label(g, a, b),
-                                      fmt::join(ends, ", ")));
+        std::vector<std::string> why;
+        if (!ends.empty())
+          why.push_back(fmt::format("no RDMA device on {}", fmt::join(ends, ", ")));
+        if (!slow.empty()) {
+          why.push_back(fmt::format(
+              "{} {} below Thunderbolt 5 speed (40 Gb/s: a Thunderbolt 4 port or cable), where "
+              "RDMA is impossible even with rdma_en devices on both ends; use --format mlx-ring "
+              "(TCP over the cables) or a Thunderbolt 5 cable between Thunderbolt 5 ports",
+              fmt::join(slow, ", "), slow.size() == 1 ? "links" : "link"));
+        }
+        no_rdma.push_back(
+            fmt::format("{} ({})", topology::pair_label(g, a, b), fmt::join(why, "; ")));
       }
     }
   }
@@ -196,10 +211,11 @@ util::Result<MlxHostfile> make_jaccl_ring(const ClusterGraph& g, MlxHostfile hf,
   }
   // No ring over the cables at all: cables are missing; else RDMA devices are.
   const bool cables_ring = topology::find_ring(g.matrix()).status == topology::RingStatus::kFound;
-  auto ring = ring_or_error(
-      g, m, HostfileFormat::kMlxJacclRing, "pairs with an RDMA device on both ends of a cable",
-      cables_ring ? plug_advice(fix, "rdma status", "why those cables have no RDMA device")
-                  : plug_advice(fix, "verify-mesh", "what to plug where"));
+  auto ring =
+      ring_or_error(g, m, HostfileFormat::kMlxJacclRing,
+                    "pairs with an RDMA device on both ends of an 80 Gb/s cable",
+                    cables_ring ? plug_advice(fix, "rdma status", "why those cables carry no RDMA")
+                                : plug_advice(fix, "verify-mesh", "what to plug where"));
   if (!ring) return ring.error();
   const auto& order = ring->order;
   // JACCL's ring needs every neighbour cell of one length (Config::is_valid_ring): the ring's
@@ -315,6 +331,9 @@ std::vector<std::size_t> rdma_cables(const ClusterGraph& g, std::size_t a, std::
   std::vector<std::size_t> out;
   if (a == b) return out;
   for (std::size_t c : g.cables_between(a, b)) {
+    // A 40 Gb/s link never carries RDMA, even where macOS made rdma_enX devices on both ends
+    // (Thunderbolt 4 ports do get them: docs/platform.md#ports-per-mac-model).
+    if (topology::below_tb5(g.cable(c))) continue;
     if (cable_end_device(g, c, a) && cable_end_device(g, c, b)) out.push_back(c);
   }
   return out;

@@ -176,6 +176,32 @@ TEST_CASE("hostfile: jaccl ips fall back to a Mac's en0 address, with a note") {
   CHECK(notes.empty());
 }
 
+TEST_CASE("hostfile: a 40 Gb/s cable is no RDMA cable, even with rdma_en devices on both ends") {
+  // exo#1813: macOS makes rdma_enX devices on Thunderbolt 4 ports too.
+  ClusterState s = macs(2, 2);
+  cable_macs(s, "m1", 1, "m2", 1, 40, 4);
+  for (auto f : {HostfileFormat::kMlxJaccl, HostfileFormat::kMlxJacclRing}) {
+    auto r = render_hostfile(s, {f, {}, 1});
+    REQUIRE(!r.ok());
+    CHECK(r.error().code == ExitCode::kCheckFailed);
+    if (f == HostfileFormat::kMlxJaccl) {
+      CHECK(r.error().message.find(
+                "no RDMA cable between m1-m2 (m1 receptacle 1 (en2) - m2 receptacle 1 (en2) "
+                "links below Thunderbolt 5 speed (40 Gb/s: a Thunderbolt 4 port or cable), where "
+                "RDMA is impossible even with rdma_en devices on both ends; use --format mlx-ring "
+                "(TCP over the cables) or a Thunderbolt 5 cable between Thunderbolt 5 ports)") !=
+            std::string::npos);
+    }
+  }
+  CHECK(render_hostfile(s, {HostfileFormat::kMlxRing, {}, 1}).ok());
+  // A second, 80 Gb/s cable between them carries RDMA: the hostfile names only its devices.
+  cable_macs(s, "m1", 2, "m2", 2);
+  auto r = render_hostfile(s, {HostfileFormat::kMlxJaccl, {}, 1});
+  REQUIRE(r.ok());
+  CHECK(r->find("\"rdma_en3\"") != std::string::npos);
+  CHECK(r->find("\"rdma_en2\"") == std::string::npos);
+}
+
 TEST_CASE("hostfile: a cable through a hub or dock is refused, naming it") {
   ClusterState s = macs(2, 2);
   cable_macs(s, "m1", 1, "m2", 1);
@@ -352,8 +378,8 @@ TEST_CASE("hostfile: ring formats without a ring") {
   // is to be plugged: rdma status says why they carry no RDMA.
   CHECK(make_mlx_hostfile(lab_mesh(3), HostfileFormat::kMlxJacclRing).error().message ==
         "no mlx-jaccl-ring hostfile: no ring through all 3 hosts uses only pairs with an RDMA "
-        "device on both ends of a cable (pairs without: h1-h2, h1-h3, h2-h3): `clusterctl "
-        "rdma status CLUSTER.json` says why those cables have no RDMA device");
+        "device on both ends of an 80 Gb/s cable (pairs without: h1-h2, h1-h3, h2-h3): "
+        "`clusterctl rdma status CLUSTER.json` says why those cables carry no RDMA");
   // Without a ring of cables, verify-mesh says what to plug where.
   CHECK(make_mlx_hostfile(path, HostfileFormat::kMlxJacclRing)
             .error()

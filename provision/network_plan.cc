@@ -203,6 +203,33 @@ KeptPlan keep_plan(const std::vector<LinkAddress>& plan, const ClusterState& now
   return out;
 }
 
+const CableEnd* end_without_interface(const LinkAddress& l) {
+  if (l.a.interface.empty()) return &l.a;
+  if (l.b.interface.empty()) return &l.b;
+  return nullptr;
+}
+
+std::vector<DroppedLink> take_links_without_interface(std::vector<LinkAddress>& plan) {
+  std::vector<DroppedLink> out;
+  std::vector<LinkAddress> keep;
+  for (LinkAddress& l : plan) {
+    const CableEnd* e = end_without_interface(l);
+    if (e == nullptr) {
+      keep.push_back(std::move(l));
+      continue;
+    }
+    std::string reason =
+        e->receptacle ? fmt::format(
+                            "{} has no network interface: `networksetup -listallhardwareports` on "
+                            "{} lists no \"Thunderbolt {}\" hardware port",
+                            discovery::end_label(*e), e->host, *e->receptacle)
+                      : fmt::format("{} has no network interface", discovery::end_label(*e));
+    out.push_back({std::move(l), Unseen::kNoInterface, std::move(reason)});
+  }
+  plan = std::move(keep);
+  return out;
+}
+
 std::vector<Cable> unplanned_cables(const std::vector<Cable>& cables,
                                     const std::vector<LinkAddress>& plan) {
   std::vector<Cable> out;

@@ -49,10 +49,13 @@ const discovery::LinkAddress* find_link(const std::vector<discovery::LinkAddress
 
 /// Why a saved plan entry has no cable in a cluster state (keep_plan).
 enum class Unseen {
-  kNotProbed,  // a host of it was not probed (state.problems) or is not in the state
-  kNoPort,     // a host of it no longer has the port (interface, receptacle)
-  kNotSeen,    // both ports are there, but no cable joins them now: a port down, a cable
-               // loose or pulled
+  kNotProbed,    // a host of it was not probed (state.problems) or is not in the state
+  kNoPort,       // a host of it no longer has the port (interface, receptacle)
+  kNotSeen,      // both ports are there, but no cable joins them now: a port down, a cable
+                 // loose or pulled
+  kNoInterface,  // the cable is there, but an end has no IP interface to address: a Mac
+                 // receptacle `networksetup -listallhardwareports` names no "Thunderbolt N"
+                 // hardware port for (docs/platform.md#discovering-cables-on-macos)
 };
 
 struct DroppedLink {
@@ -73,6 +76,15 @@ struct KeptPlan {
 };
 KeptPlan keep_plan(const std::vector<discovery::LinkAddress>& plan,
                    const discovery::ClusterState& now);
+
+/// Moves the entries of `plan` with an end whose IP interface is unknown (CableEnd::interface
+/// empty: a Mac receptacle without a "Thunderbolt N" hardware port) out of `plan`, and returns
+/// them in plan order (Unseen::kNoInterface, the reason naming that end). No command can
+/// address such an end: `ifconfig '' inet ...` is what `network apply` used to print for it.
+std::vector<DroppedLink> take_links_without_interface(std::vector<discovery::LinkAddress>& plan);
+
+/// The end of `l` without an IP interface (a before b), or nullptr when both have one.
+const discovery::CableEnd* end_without_interface(const discovery::LinkAddress& l);
 
 /// The cables of `cables` that have no entry in `plan`, in their order.
 std::vector<discovery::Cable> unplanned_cables(const std::vector<discovery::Cable>& cables,

@@ -186,3 +186,26 @@ TEST_CASE("keep_plan: entries of cables seen now are kept, the others dropped, e
   CHECK(unplanned[0].a.host == "h1");
   CHECK(unplanned[0].b.host == "h2");
 }
+
+TEST_CASE("take_links_without_interface: an end with no IP interface is taken out, named") {
+  ClusterState s = mesh(3, "macOS");
+  // h1's second port: a receptacle networksetup names no "Thunderbolt 2" port for.
+  s.cables[1].a = CableEnd{"h1", "", 2, {}};
+  auto plan = plan_network(s, {});
+  REQUIRE(plan.ok());
+  REQUIRE(plan->size() == 3);
+  const std::string subnet = (*plan)[1].subnet;
+  auto taken = take_links_without_interface(*plan);
+  REQUIRE(plan->size() == 2);  // h1-h2 and h2-h3 are left to apply
+  CHECK((*plan)[0].b.host == "h2");
+  CHECK((*plan)[1].a.host == "h2");
+  REQUIRE(taken.size() == 1);
+  CHECK(taken[0].why == Unseen::kNoInterface);
+  CHECK(taken[0].link.subnet == subnet);
+  CHECK(taken[0].reason ==
+        "h1 receptacle 2 has no network interface: `networksetup -listallhardwareports` on h1 "
+        "lists no \"Thunderbolt 2\" hardware port");
+  REQUIRE(end_without_interface(taken[0].link) != nullptr);
+  CHECK(end_without_interface(taken[0].link)->host == "h1");
+  CHECK(end_without_interface((*plan)[0]) == nullptr);
+}

@@ -20,6 +20,7 @@
 #     or inventory address that is no address, an MPI hostfile given as an MLX one, a cluster
 #     state whose network plan puts one address on two ports or one subnet on two cables
 #     (exo#2067, exo#2309), and one host under two spellings (Studio1, studio1.).
+# 10-13: later trials, each described at its section.
 set -uo pipefail
 cc=${CLUSTERCTL:?set CLUSTERCTL to the clusterctl binary}
 data=$(cd "$(dirname "$0")/data" && pwd)
@@ -339,6 +340,53 @@ hasnt "hostfile cell \"null\"" "$tmp/err" "must be null (a host has no cable to 
 expect 0 "rdma status, self-assigned GIDs" -- "$cc" rdma status --from "$mesh3"
 has "rdma status, self-assigned GID" "$tmp/out" "GID ::ffff:169.254.11.11 (self-assigned: gone at boot and renumbered after re-cabling"
 has "rdma status, self-assigned GID fix" "$tmp/out" "mac1 receptacle 1 (en1): give en1 a fixed address: \`clusterctl network apply"
+
+# 13. A fifth trial: Thunderbolt naming and speeds on macOS, from peers' public reports.
+#  - networksetup lists no "Thunderbolt 2" hardware port on mac1 (a port macOS has not made its
+#    network hardware port for: imagr/imagr#86's `networksetup -detectnewhardware`), while the
+#    cable on receptacle 2 is seen: verify-mesh said no-ipv4 with a `network apply` that then
+#    printed `ifconfig '' inet ...` and exited 0. Now verify-mesh fails it no-interface with the
+#    command, and apply leaves that cable out, named, exit 1, applying the others.
+cp -r "$mesh3" "$tmp/nohwport"
+python3 - "$tmp/nohwport/mac1/networksetup_-listallhardwareports.out" <<'PY2'
+import sys
+p = sys.argv[1]
+t = open(p).read()
+block = next(b for b in t.split("\n\n") if b.startswith("Hardware Port: Thunderbolt 2\n"))
+open(p, "w").write(t.replace(block + "\n\n", ""))
+PY2
+expect 1 "verify-mesh, a receptacle without a hardware port" -- "$cc" verify-mesh --from "$tmp/nohwport"
+has "verify-mesh no-interface" "$tmp/out" "FAIL no-interface: mac1 receptacle 2 is cabled but has no network interface: \`networksetup -listallhardwareports\` on mac1 lists no \"Thunderbolt 2\" hardware port"
+has "verify-mesh no-interface fix" "$tmp/out" "on mac1 run \`sudo networksetup -detectnewhardware\`"
+hasnt "verify-mesh no-interface: not no-ipv4" "$tmp/out" "FAIL no-ipv4: mac1 receptacle 2 "
+expect 1 "network apply --dry-run, a receptacle without a hardware port" -- \
+  "$cc" network apply --dry-run --from "$tmp/nohwport"
+hasnt "network apply: no empty interface" "$tmp/out" "ifconfig '' "
+has "network apply: the other cables applied" "$tmp/out" "ifconfig en2 inet"
+has "network apply: the cable named" "$tmp/err" "cable without an interface: mac1 receptacle 2 - mac2 receptacle 1 (en1)"
+has "network apply: the fix" "$tmp/err" "on mac1 run \`sudo networksetup -detectnewhardware\`"
+#  - Macs whose every cable links at 40 Gb/s (Thunderbolt 4) but which list rdma_enX devices
+#    (macOS makes them on TB4 ports too: exo#1813, exo#1636): hostfile --format mlx-jaccl wrote
+#    an RDMA hostfile, exit 0, while verify-mesh failed tb4-link. Now refused, exit 1, naming
+#    the cables and mlx-ring; mlx-ring is still written.
+python3 - "$tmp/mesh3.json" "$tmp/tb4dev.json" <<'PY2'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for h in s["hosts"]:
+    for p in h["ports"]:
+        if p.get("link_speed_gbps", 0) > 0:
+            p["link_speed_gbps"], p["generation"] = 40, 4
+for c in s["cables"]:
+    c["link_speed_gbps"], c["generation"] = 40, 4
+json.dump(s, open(sys.argv[2], "w"))
+PY2
+expect 1 "hostfile mlx-jaccl over 40 Gb/s cables with rdma_en devices" -- \
+  "$cc" hostfile "$tmp/tb4dev.json" --format mlx-jaccl -o "$tmp/tb4-hosts.json"
+has "hostfile mlx-jaccl, TB4" "$tmp/err" "no RDMA cable between mac1-mac2 (mac1 receptacle 1 (en1) - mac2 receptacle 2 (en6), mac1 receptacle 2 (en6) - mac2 receptacle 1 (en1) link below Thunderbolt 5 speed (40 Gb/s"
+has "hostfile mlx-jaccl, TB4: what to use" "$tmp/err" "use --format mlx-ring (TCP over the cables)"
+[ ! -e "$tmp/tb4-hosts.json" ] || { echo "FAIL: an RDMA hostfile was written over TB4 cables"; fail=1; }
+expect 1 "hostfile mlx-jaccl-ring over 40 Gb/s cables" -- "$cc" hostfile "$tmp/tb4dev.json" --format mlx-jaccl-ring
+expect 0 "hostfile mlx-ring over 40 Gb/s cables" -- "$cc" hostfile "$tmp/tb4dev.json" --format mlx-ring
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

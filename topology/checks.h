@@ -55,6 +55,9 @@
 //                              `network apply` takes out of it (bridged_cabled_ports)
 //     no-ipv4            fail  a cabled port whose interface has no IPv4: no IPv4-mapped GID
 //                              (GID[1]), so moving a QP to RTR fails with errno 22
+//     no-interface       fail  a cabled receptacle with no IP interface: networksetup lists
+//                              no "Thunderbolt N" hardware port for it (instead of no-ipv4,
+//                              whose `network apply` cannot address it)
 //     studio-en2         warn  a cable on a Mac Studio's en2 (reported by exo, not Apple)
 //     macos-build        warn  Macs on different macOS builds
 #pragma once

@@ -185,7 +185,22 @@ void check_ports(const ClusterGraph& g, std::size_t hi, const discovery::FixComm
     });
     if (!cabled_to_host) continue;
     const auto& itf = p.port->interface;
-    if (!itf || itf->ipv4.empty()) {
+    if (!itf && p.port->receptacle) {
+      // No "Thunderbolt N" hardware port in networksetup: nothing can address it, and no
+      // rdma_enX rides on it (docs/platform.md#discovering-cables-on-macos).
+      out.push_back(
+          {"no-interface",
+           Severity::kFail,
+           {h.name()},
+           {p.end},
+           fmt::format("{} is cabled but has no network interface: `networksetup "
+                       "-listallhardwareports` on {} lists no \"Thunderbolt {}\" hardware port, "
+                       "so the port can get no address and no RDMA device",
+                       discovery::end_label(p.end), h.name(), *p.port->receptacle),
+           fmt::format("on {} run `sudo networksetup -detectnewhardware` (macOS then adds the "
+                       "port), then `{}`",
+                       h.name(), fix.rediscover())});
+    } else if (!itf || itf->ipv4.empty()) {
       out.push_back(
           {"no-ipv4",
            Severity::kFail,
