@@ -96,6 +96,15 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     if (!resolved) return resolved.error();
     p.global = std::move(*resolved);
   }
+  // A host known by no address (`hosts:` by SSH name, a hostfile's `ssh`): the ranks are given
+  // the host name this machine's ssh reaches (the SSH config's HostName), never an alias of
+  // the operator's SSH config, which no host can look up (the coordinator of `hosts: [h1, h2]`
+  // with `Host h1 / HostName 10.0.0.1` was `h1:32323`: "cannot resolve 'h1'" on every rank).
+  for (launch::LaunchHost& h : p.hosts) {
+    if (!h.address.empty()) continue;
+    const std::string reached = reached_host_name(p.global, h.ssh.empty() ? h.name : h.ssh);
+    if (reached != h.name) h.address = reached;
+  }
   return p;
 }
 

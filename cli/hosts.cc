@@ -163,6 +163,14 @@ util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_executors(
   return executors;
 }
 
+std::string reached_host_name(const GlobalOptions& g, const std::string& destination) {
+  if (!g.replay.empty()) return destination;
+  auto inv = selected_inventory(g);
+  const remote::Inventory* inventory = inv && inv->has_value() ? &**inv : nullptr;
+  return remote::configured_host_name(destination, ssh_options(g, inventory))
+      .value_or(destination);
+}
+
 std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_connector(
     const GlobalOptions& g, const std::vector<std::string>& names) {
   return [&g, &names](size_t h) -> util::Result<std::unique_ptr<remote::Executor>> {

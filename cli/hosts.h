@@ -38,6 +38,12 @@ std::string use_lab_hint(const std::vector<std::string>& labs);
 /// (host_problems) or on connecting (exec, discover, health, ...).
 std::string lab_hint(const GlobalOptions& g);
 
+/// The host name this machine reaches for SSH destination `destination` (an SSH config alias,
+/// `user@host`) with the options make_executors uses: the config's HostName, else the
+/// destination's host (remote::configured_host_name); `destination` itself with --replay or
+/// when the config cannot be used (connecting says why). Connects nowhere.
+std::string reached_host_name(const GlobalOptions& g, const std::string& destination);
+
 /// One Executor per host chosen by `hosts_spec` ("h1,h2" or "all"), in that order.
 ///  - With an inventory (--lab/--inventory): names must be inventory hosts ("did you mean");
 ///    each host is reached at its `ssh` destination with the inventory's ssh_config and

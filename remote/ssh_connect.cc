@@ -4,9 +4,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 
 #include <fcntl.h>
@@ -542,16 +545,24 @@ util::Status SshExecutor::connect() {
 
 namespace cc::remote {
 
-util::Status check_destination(const std::string& destination, const SshOptions& options) {
-  ssh_session s = ssh_new();
-  if (s == nullptr) return {};  // nothing to learn here; connecting will say what is wrong
-  struct Free {
-    ssh_session s;
-    ~Free() { ssh_free(s); }
-  } free_it{s};
+namespace {
+
+struct SessionFree {
+  void operator()(ssh_session s) const { ssh_free(s); }
+};
+using ConfiguredSession = std::unique_ptr<std::remove_pointer_t<ssh_session>, SessionFree>;
+
+// A session that connects nowhere, with `destination` and the SSH config applied (what ssh
+// would connect to). Errors (kUsage) as connecting would report them: a destination libssh
+// refuses, a config file that does not exist or cannot be used. nullptr: libssh could not make
+// a session (nothing to learn; connecting will say what is wrong).
+util::Result<ConfiguredSession> configured_session(const std::string& destination,
+                                                   const SshOptions& options) {
+  ConfiguredSession s(ssh_new());
+  if (!s) return ConfiguredSession();
   const std::string config = options.config_file ? options.config_file->string()
                                                  : std::string("~/.ssh/config");
-  if (ssh_options_set(s, SSH_OPTIONS_HOST, destination.c_str()) != SSH_OK) {
+  if (ssh_options_set(s.get(), SSH_OPTIONS_HOST, destination.c_str()) != SSH_OK) {
     return util::error(ExitCode::kUsage,
                        fmt::format("'{}' is not a valid SSH destination: {}", destination,
                                    destination_refusal(destination)));
@@ -563,28 +574,57 @@ util::Status check_destination(const std::string& destination, const SshOptions&
                                    "inventory)",
                                    config));
   }
-  if (ssh_options_parse_config(s, options.config_file ? options.config_file->c_str() : nullptr) !=
-      SSH_OK) {
+  if (ssh_options_parse_config(s.get(), options.config_file ? options.config_file->c_str()
+                                                            : nullptr) != SSH_OK) {
     // As connect() reports it: connecting would fail the same way on every host.
     return util::error(ExitCode::kUsage,
                        options.config_file
                            ? fmt::format("cannot use SSH config file {}: {}", config,
-                                         ssh_get_error(s))
+                                         ssh_get_error(s.get()))
                            : fmt::format("cannot read ~/.ssh/config or /etc/ssh/ssh_config: {}",
-                                         ssh_get_error(s)));
+                                         ssh_get_error(s.get())));
   }
-  char* proxy = nullptr;
-  if (ssh_options_get(s, SSH_OPTIONS_PROXYCOMMAND, &proxy) == SSH_OK && proxy != nullptr) {
-    ssh_string_free_char(proxy);
-    return {};  // the name is resolved at the other end of the proxy
-  }
+  return s;
+}
+
+// The session's host name (HostName, else the destination's host), without IPv6 brackets.
+std::optional<std::string> session_host(ssh_session s) {
   char* host = nullptr;
-  if (ssh_options_get(s, SSH_OPTIONS_HOST, &host) != SSH_OK || host == nullptr) return {};
+  if (ssh_options_get(s, SSH_OPTIONS_HOST, &host) != SSH_OK || host == nullptr) {
+    return std::nullopt;
+  }
   std::string name = host;
   ssh_string_free_char(host);
   if (name.size() > 2 && name.front() == '[' && name.back() == ']') {
     name = name.substr(1, name.size() - 2);
   }
+  return name;
+}
+
+}  // namespace
+
+std::optional<std::string> configured_host_name(const std::string& destination,
+                                                const SshOptions& options) {
+  auto s = configured_session(destination, options);
+  if (!s || !*s) return std::nullopt;
+  return session_host(s->get());
+}
+
+util::Status check_destination(const std::string& destination, const SshOptions& options) {
+  auto session = configured_session(destination, options);
+  if (!session) return session.error();
+  if (!*session) return {};
+  ssh_session s = session->get();
+  const std::string config = options.config_file ? options.config_file->string()
+                                                 : std::string("~/.ssh/config");
+  char* proxy = nullptr;
+  if (ssh_options_get(s, SSH_OPTIONS_PROXYCOMMAND, &proxy) == SSH_OK && proxy != nullptr) {
+    ssh_string_free_char(proxy);
+    return {};  // the name is resolved at the other end of the proxy
+  }
+  const std::optional<std::string> host = session_host(s);
+  if (!host) return {};
+  const std::string& name = *host;
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   auto found = resolve_host(name, "", hints, kResolveTimeout, options.lookup);

@@ -107,4 +107,14 @@ class SshExecutor final : public Executor {
 /// given up after remote::kResolveTimeout) or anything else is left to the connection (ok here).
 util::Status check_destination(const std::string& destination, const SshOptions& options);
 
+/// The host name ssh connects to for `destination` once the SSH config (options.config_file,
+/// else ~/.ssh/config) is applied: its HostName, else the destination's own host, without a
+/// `user@` or IPv6 brackets ("studio1" with `HostName 192.168.1.10` -> "192.168.1.10";
+/// "root@h1" without an entry -> "h1"). A name of the operator's SSH config only is no name
+/// the hosts can look up; this one is what this machine reaches (behind a ProxyJump, what the
+/// jump host reaches). nullopt when the destination or the config cannot be used
+/// (check_destination says why). Connects nowhere, looks nothing up.
+std::optional<std::string> configured_host_name(const std::string& destination,
+                                                const SshOptions& options);
+
 }  // namespace cc::remote

@@ -287,6 +287,29 @@ TEST_CASE("ssh: the remote shell's pid report is taken out of stderr") {
   CHECK(take_pid_report(err) == -1);
 }
 
+TEST_CASE("ssh: configured_host_name is the HostName ssh reaches, never the config's alias") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("cc-sshcfg-host-{}", ::getpid());
+  fs::create_directories(dir);
+  const fs::path config = dir / "ssh_config";
+  REQUIRE(cc::util::write_file_atomic(config,
+                                      "Host node1\n  HostName 10.0.0.1\n"
+                                      "Host node6\n  HostName 2001:db8::5\n"
+                                      "Host jumped\n  HostName 10.9.0.3\n"
+                                      "  ProxyCommand ssh -W %h:%p bastion\n")
+              .ok());
+  SshOptions o;
+  o.config_file = config;
+  CHECK(cc::remote::configured_host_name("node1", o) == "10.0.0.1");
+  CHECK(cc::remote::configured_host_name("root@node1", o) == "10.0.0.1");
+  CHECK(cc::remote::configured_host_name("node6", o) == "2001:db8::5");
+  CHECK(cc::remote::configured_host_name("jumped", o) == "10.9.0.3");
+  CHECK(cc::remote::configured_host_name("studio2", o) == "studio2");  // no entry: itself
+  CHECK(cc::remote::configured_host_name("root@studio2", o) == "studio2");
+  o.config_file = dir / "missing_config";
+  CHECK_FALSE(cc::remote::configured_host_name("node1", o).has_value());
+  fs::remove_all(dir);
+}
+
 TEST_CASE("ssh: check_destination tells a name that does not exist from one that may connect") {
   const fs::path dir = fs::temp_directory_path() / fmt::format("cc-sshcfg-{}", ::getpid());
   fs::create_directories(dir);
