@@ -131,8 +131,13 @@ std::string describe_failure(const RankOutcome& r);
 /// of render_summary, and the `reason` of the job's record (`clusterctl jobs`).
 std::string job_reason(const JobOutcome& outcome);
 
+/// When a rank's command was not found (exit 127): one "to fix: ..." line naming the hosts and
+/// what to do (a non-interactive SSH session's PATH; an absolute path in `command:` or PATH in
+/// `env:`); "" otherwise.
+std::string not_found_advice(const JobOutcome& outcome);
+
 /// The summary table (rank, host, exit, duration; the first failure marked; a failed rank's
-/// status_reason on the line below it) and the verdict.
+/// status_reason on the line below it), the verdict and not_found_advice.
 std::string render_summary(const JobOutcome& outcome);
 
 }  // namespace cc::launch

@@ -614,3 +614,35 @@ TEST_CASE("summary: an exit 127, 126 or a signal not ours says why under the ran
   CHECK(describe_failure(c) == "SIGKILL");  // the name says it; the summary's line says more
   CHECK(status_reason(d).empty());
 }
+
+TEST_CASE("summary: a command not found says once where and what to do (ompi#599, #8870)") {
+  // A program on a login shell's PATH only (~/.local/bin, /opt/homebrew/bin, a conda env) is
+  // not found by a non-interactive SSH session: the summary named the PATH but not the fix.
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  o.first_failed = 1;
+  RankOutcome ok;
+  ok.rank = 0;
+  ok.host = "h1";
+  ok.started = ok.finished = true;
+  RankOutcome a = ok;
+  a.rank = 1;
+  a.host = "h2";
+  a.exit_status = 127;
+  a.problem = "command not found: mytool (looked for in PATH=/usr/bin:/bin)";
+  RankOutcome b = a;
+  b.rank = 2;  // a second rank on h2: the host is named once
+  RankOutcome c = a;
+  c.rank = 3;
+  c.host = "h3";
+  c.problem.clear();  // a shell's own 127
+  o.ranks = {ok, a, b, c};
+  const std::string s = render_summary(o);
+  CHECK(s.find("to fix: a command not found on h2, h3 was looked for in the PATH of a "
+               "non-interactive SSH session") != std::string::npos);
+  CHECK(s.find("give the command's absolute path in `command:`, or set the whole PATH in the "
+               "job's `env:`") != std::string::npos);
+  CHECK(not_found_advice(o) == s.substr(s.find("to fix: ")));
+  o.ranks = {ok};
+  CHECK(not_found_advice(o).empty());
+}

@@ -1,8 +1,12 @@
 // The end-of-job summary table.
+#include <algorithm>
 #include <array>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join
 
 #include "launch/runner.h"
 
@@ -95,6 +99,25 @@ std::string job_reason(const JobOutcome& o) {
   return "";
 }
 
+std::string not_found_advice(const JobOutcome& o) {
+  std::vector<std::string> hosts;  // where a rank's command was not found, once each
+  for (const auto& r : o.ranks) {
+    const bool missing = r.problem.starts_with("command not found") ||
+                         (r.problem.empty() && !r.signaled && r.exit_status == 127);
+    if (missing && std::find(hosts.begin(), hosts.end(), r.host) == hosts.end()) {
+      hosts.push_back(r.host);
+    }
+  }
+  if (hosts.empty()) return "";
+  return fmt::format(
+      "to fix: a command not found on {} was looked for in the PATH of a non-interactive SSH "
+      "session, which reads no login profile (~/.zprofile, ~/.bash_profile, conda activate), so "
+      "~/.local/bin, /opt/homebrew/bin or a conda or venv bin directory is often missing from "
+      "it: give the command's absolute path in `command:`, or set the whole PATH in the job's "
+      "`env:` (PATH: \"/opt/homebrew/bin:/usr/bin:/bin\"), or install it there\n",
+      fmt::join(hosts, ", "));
+}
+
 std::string render_summary(const JobOutcome& o) {
   std::string out =
       fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", "rank", "host", "status", "duration", "");
@@ -137,6 +160,7 @@ std::string render_summary(const JobOutcome& o) {
                        o.code == util::ExitCode::kInterrupted ? "interrupted" : "failed", why, ok,
                        o.ranks.size());
   }
+  out += not_found_advice(o);
   for (const auto& p : o.cleanup_problems) {
     out += fmt::format("warning: the job directory may remain: {}\n", p);
   }
