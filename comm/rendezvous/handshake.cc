@@ -6,6 +6,8 @@
 #include <cstring>
 #include <mutex>
 #include <random>
+#include <string>
+#include <string_view>
 
 #include "comm/error.h"
 #include "comm/rendezvous/wire.h"
@@ -60,16 +62,34 @@ std::string random_nonce() {
 void client_handshake(int fd, std::string_view token, std::string_view hello, Deadline deadline,
                       const std::string& who) {
   char challenge[kMagic.size() + kNonce];
+  // A clustercomm endpoint greets a connection as it accepts it: a listener that accepts and
+  // stays silent, or greets otherwise, is another program on the port (torchrun's and
+  // mlx.launch's users meet a stale job or a server there: pytorch#126510).
+  const std::string foreign =
+      ": another program may hold that port (a stale job, a server: on that host `ss -ltnp` on "
+      "Linux or `lsof -nP -iTCP -sTCP:LISTEN` on macOS names it; end it or choose another "
+      "port), or the endpoint is stuck; look at its rank's own error first";
   try {
     tcp::read_exact(fd, challenge, sizeof(challenge), deadline, who);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kPeerLost) {
       throw Error(ErrorKind::kAuth, who + " closed the connection before the handshake");
     }
+    if (e.kind() == ErrorKind::kTimeout) {
+      throw Error(ErrorKind::kTimeout,
+                  who + " accepted the connection but never sent clustercomm's greeting before "
+                        "the timeout" + foreign,
+                  e.ranks());
+    }
     throw;
   }
   if (std::string_view(challenge, kMagic.size()) != kMagic) {
-    throw Error(ErrorKind::kAuth, who + " is not a clustercomm endpoint");
+    std::string shown;  // what it sent instead, printable ("HTTP/1.0 400 Bad")
+    for (char c : std::string_view(challenge, 16)) {
+      shown += c >= 0x20 && c < 0x7f ? c : '.';
+    }
+    throw Error(ErrorKind::kAuth,
+                who + " is not a clustercomm endpoint (it sent \"" + shown + "...\")" + foreign);
   }
   const std::string ns(challenge + kMagic.size(), kNonce);
   const std::string nc = random_nonce();

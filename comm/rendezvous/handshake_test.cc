@@ -69,4 +69,38 @@ TEST_CASE("handshake: a wrong token is refused on both sides") {
   CHECK(message.find("look at rank 0's own error first") != std::string::npos);
 }
 
+TEST_CASE("handshake: another program on the port is named as one, silent or not") {
+  // torchrun / mlx.launch users meet a stale job or a server on the coordinator port
+  // (pytorch#126510): a joining rank said only "timed out waiting for the coordinator".
+  {
+    auto [a, b] = socket_pair();  // b accepts and says nothing (python3 -m http.server, nc -l)
+    const Deadline d = Clock::now() + std::chrono::milliseconds(200);
+    try {
+      client_handshake(a.get(), "token", "hello", d, "the coordinator (rank 0) at 10.0.0.1:32323");
+      FAIL("a silent listener passed the handshake");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::kTimeout);
+      CHECK(e.message().starts_with(
+          "the coordinator (rank 0) at 10.0.0.1:32323 accepted the connection but never sent "
+          "clustercomm's greeting before the timeout: another program may hold that port"));
+      CHECK(e.message().find("`ss -ltnp`") != std::string::npos);
+    }
+  }
+  {
+    auto [a, b] = socket_pair();  // b answers as a web server does
+    const std::string reply = "HTTP/1.0 400 Bad Request\r\nServer: SimpleHTTP/0.6\r\n\r\n";
+    REQUIRE(::send(b.get(), reply.data(), reply.size(), 0) == static_cast<ssize_t>(reply.size()));
+    const Deadline d = Clock::now() + std::chrono::seconds(5);
+    try {
+      client_handshake(a.get(), "token", "hello", d, "the coordinator (rank 0) at 10.0.0.1:32323");
+      FAIL("a web server passed the handshake");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::kAuth);
+      CHECK(e.message().starts_with("the coordinator (rank 0) at 10.0.0.1:32323 is not a "
+                                    "clustercomm endpoint (it sent \"HTTP/1.0 400 Bad...\"): "
+                                    "another program may hold that port"));
+    }
+  }
+}
+
 }  // namespace cc::comm
