@@ -1,10 +1,14 @@
 #include "launch/watcher.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <future>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join
 
 #include "util/interrupt.h"
 
@@ -93,11 +97,37 @@ class Watcher {
                     ExitCode::kJobFailed, false};
     }
     if (opts_.timeouts.total.count() > 0 && now - opts_.t0 > opts_.timeouts.total) {
-      return Reason{fmt::format("the job ran longer than timeouts.total ({} s)",
-                                opts_.timeouts.total.count()),
+      return Reason{fmt::format("the job ran longer than timeouts.total ({} s){}",
+                                opts_.timeouts.total.count(), still_running()),
                     ExitCode::kJobFailed, false};
     }
     return std::nullopt;
+  }
+
+  // When some ranks exited 0 and others did not end (horovod#2107: one rank stuck in a
+  // collective the others had left): which ones, for the reason a timeout gives. "" otherwise.
+  std::string still_running() const {
+    const auto ranks = board_.ranks();
+    std::vector<std::string> running;
+    int first = -1;
+    size_t exited_ok = 0;
+    for (const auto& o : ranks) {
+      if (o.finished && o.exit_status == 0) ++exited_ok;
+      if (o.finished) continue;
+      running.push_back(fmt::format("rank {} on {}", o.rank, o.host));
+      if (first < 0) first = o.rank;
+    }
+    if (exited_ok == 0 || running.empty()) return "";
+    constexpr size_t kShown = 4;
+    std::string list = fmt::format(
+        "{}", fmt::join(running.begin(), running.begin() + static_cast<std::ptrdiff_t>(
+                                                          std::min(running.size(), kShown)),
+                        ", "));
+    if (running.size() > kShown) list += fmt::format(" and {} more", running.size() - kShown);
+    return fmt::format(
+        ": {} still running after {} of {} ranks exited 0 (stuck, e.g. in a collective the "
+        "others had left: its last lines are in `clusterctl logs {} --rank {}`)",
+        list, exited_ok, ranks.size(), opts_.name.empty() ? "JOB" : opts_.name, first);
   }
 
   void begin_end(Reason r) {

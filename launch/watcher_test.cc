@@ -159,6 +159,22 @@ TEST_CASE("watcher: every rank exits 0 -> the job ran to its end, no signal") {
   CHECK(t.statuses.front() == "job: 0/2 running, 0 exited, 0 s");
 }
 
+TEST_CASE("watcher: timeouts.total names the rank still running after the others exited 0") {
+  // horovod#2107: one rank stuck in a collective the others had left; the reason said only
+  // "the job ran longer than timeouts.total", the rank was in the table alone.
+  Watch t;
+  t.opts.name = "smoke";
+  t.opts.timeouts.total = 60s;
+  t.start_all_at(100ms);
+  t.clock.at(1s, [&] { t.backend.end(0, 0); });  // rank 0 done; rank 1 never ends
+  auto [w, ranks] = t.run();
+  CHECK(w.code == ExitCode::kJobFailed);
+  CHECK(w.reason ==
+        "the job ran longer than timeouts.total (60 s): rank 1 on h2 still running after 1 of 2 "
+        "ranks exited 0 (stuck, e.g. in a collective the others had left: its last lines are "
+        "in `clusterctl logs smoke --rank 1`)");
+}
+
 TEST_CASE("watcher: timeouts.total ends the job: SIGTERM at the limit, SIGKILL a grace later") {
   Watch t;
   t.opts.timeouts.total = 600s;  // ten minutes of fake time, in milliseconds of real time
