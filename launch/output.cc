@@ -94,10 +94,10 @@ util::Status link_latest(const std::filesystem::path& log_dir) {
   return {};
 }
 
-void OutputMux::emit(int rank, int fd, std::string_view line) {
+void OutputMux::emit(int rank, int fd, std::string_view line, bool ends_line) {
   Stream& s = streams_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(fd - 1)];
   std::fwrite(line.data(), 1, line.size(), s.log);
-  std::fputc('\n', s.log);
+  if (ends_line) std::fputc('\n', s.log);
   std::fflush(s.log);
   if (opts_.filter && !opts_.filter(rank, fd, line)) return;
   std::FILE* term = fd == 1 ? opts_.out : opts_.err;
@@ -155,6 +155,17 @@ void OutputMux::feed(int rank, int fd, std::string_view bytes) {
     bytes.remove_prefix(nl + 1);
   }
   partial.append(bytes);
+  // A line without end (a binary or progress output of 100 MB without a newline) is passed on
+  // in pieces of kMaxLinePiece: held whole, it took its size in memory, twice.
+  while (partial.size() >= kMaxLinePiece) {
+    size_t cut = kMaxLinePiece;
+    // Not inside a UTF-8 character: back over up to 3 continuation bytes.
+    for (int i = 0; i < 3 && (static_cast<unsigned char>(partial[cut]) & 0xC0) == 0x80; ++i) {
+      --cut;
+    }
+    emit(rank, fd, std::string_view(partial).substr(0, cut), false);
+    partial.erase(0, cut);
+  }
 }
 
 void OutputMux::finish(int rank) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -43,7 +44,11 @@ struct OutputOptions {
   bool job_notes = true;
 };
 
-/// Thread-safe: ranks' threads feed it at once; each line is written whole.
+/// At most this much of a rank's line without a newline is held (OutputMux::feed).
+inline constexpr size_t kMaxLinePiece = 64 * 1024;
+
+/// Thread-safe: ranks' threads feed it at once; each line is written whole (a line longer
+/// than kMaxLinePiece in pieces).
 class OutputMux {
  public:
   /// `labels[r]` is rank r's host name. Creates `log_dir` (its parents as needed), which must
@@ -56,7 +61,9 @@ class OutputMux {
   OutputMux(const OutputMux&) = delete;
   OutputMux& operator=(const OutputMux&) = delete;
 
-  /// Output of rank `rank` on fd 1 (stdout) or 2 (stderr), any split.
+  /// Output of rank `rank` on fd 1 (stdout) or 2 (stderr), any split. A line longer than
+  /// kMaxLinePiece is passed on in pieces of at most that size (memory stays bounded): the log
+  /// gets its bytes exactly, the terminal each piece as a line of its own.
   void feed(int rank, int fd, std::string_view bytes);
   /// Writes out the rank's incomplete last lines (with a newline added).
   void finish(int rank);
@@ -83,7 +90,8 @@ class OutputMux {
     std::string partial;
   };
   OutputMux(std::filesystem::path dir, std::vector<std::string> labels, OutputOptions opts);
-  void emit(int rank, int fd, std::string_view line);
+  // `ends_line`: the log gets a newline after it (not after a piece of a longer line).
+  void emit(int rank, int fd, std::string_view line, bool ends_line = true);
   void clear_status();  // with mu_ held
   void draw_status();
 

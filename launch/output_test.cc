@@ -48,6 +48,38 @@ TEST_CASE("output: whole lines, prefixed on the terminal, unprefixed in the logs
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("output: a line without end is passed on in pieces, the log keeps its bytes") {
+  // A rank printing 100 MB without a newline was held whole (its size in memory, twice).
+  auto dir = std::filesystem::temp_directory_path() / ("cc-output-test-" + random_hex(4));
+  std::FILE* out = std::tmpfile();
+  OutputOptions o;
+  o.out = out;
+  o.err = nullptr;
+  auto mux = OutputMux::open(dir, {"h1"}, o);
+  REQUIRE(mux.ok());
+  const std::string chunk(10'000, 'x');
+  for (int i = 0; i < 20; ++i) (*mux)->feed(0, 1, chunk);  // 200 000 bytes, no newline
+  // Three whole pieces are out before the line ends; the rest (3 392 bytes) is held.
+  std::string shown = slurp(out);
+  CHECK(shown == "[0 h1] " + std::string(kMaxLinePiece, 'x') + "\n[0 h1] " +
+                     std::string(kMaxLinePiece, 'x') + "\n[0 h1] " +
+                     std::string(kMaxLinePiece, 'x') + "\n");
+  // A UTF-8 character across the cut is not split: "é" (2 bytes) ends at byte 65 537.
+  (*mux)->feed(0, 1, "LAST\n");
+  (*mux)->feed(0, 1, std::string(kMaxLinePiece - 1, 'y') + "\xc3\xa9" + "z");
+  (*mux)->feed(0, 1, "\n");
+  mux->reset();
+  shown = slurp(out);
+  CHECK(shown.ends_with("[0 h1] " + std::string(200'000 - 3 * kMaxLinePiece, 'x') +
+                        "LAST\n[0 h1] " + std::string(kMaxLinePiece - 1, 'y') + "\n[0 h1] " +
+                        "\xc3\xa9z\n"));
+  CHECK(*cc::util::read_file(dir / "rank-0.out") == std::string(200'000, 'x') + "LAST\n" +
+                                                         std::string(kMaxLinePiece - 1, 'y') +
+                                                         "\xc3\xa9z\n");
+  std::fclose(out);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("output: --no-prefix and --ranks filter only the terminal") {
   auto dir = std::filesystem::temp_directory_path() / ("cc-output-test-" + random_hex(4));
   std::FILE* out = std::tmpfile();
