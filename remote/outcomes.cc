@@ -57,6 +57,12 @@ std::vector<std::string> problem_lines(const std::vector<HostOutcome>& outcomes,
       add_to(
           status_groups, o.host,
           fmt::format("exit status {} (killed by signal {}?)", r.exit_status, r.exit_status - 128));
+    } else if (r.exit_status == 127) {
+      // The shell's "command not found" (ompi#599, #8870): the usual cause and fix.
+      add_to(status_groups, o.host,
+             "exit status 127 (command not found: a non-interactive SSH session reads no login "
+             "profile, so ~/.local/bin, /opt/homebrew/bin or a conda env is often not on its "
+             "PATH: give the absolute path, or `--shell -- 'export PATH=DIR:$PATH; CMD'`)");
     } else if (r.exit_status != 0) {
       add_to(status_groups, o.host, fmt::format("exit status {}", r.exit_status));
     }

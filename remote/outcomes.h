@@ -24,7 +24,8 @@ std::vector<OutputGroup> group_outputs(const std::vector<HostOutcome>& outcomes,
 std::string hosts_label(const std::vector<std::string>& hosts);
 
 /// What went wrong per host, for the operator, collapsed across identical lines:
-/// "h2,h5: exit status 7", "h3: timed out after 5 s (killed)", "h4: killed by signal 9
+/// "h2,h5: exit status 7" (127: with why a command is not found over SSH and what to do),
+/// "h3: timed out after 5 s (killed)", "h4: killed by signal 9
 /// (exit status 137)", "h6: no exit status (the connection closed before it arrived)", and
 /// for each failed host its error message as is (messages name their host). Empty when all 0.
 std::vector<std::string> problem_lines(const std::vector<HostOutcome>& outcomes, double timeout_s);

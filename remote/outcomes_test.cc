@@ -61,6 +61,16 @@ TEST_CASE("problem_lines and summary_line say what went wrong where") {
   CHECK(cc::remote::problem_lines({ran("h1", 0, "")}, 1).empty());
 }
 
+TEST_CASE("problem_lines: exit 127 says why a command is not found over SSH and what to do") {
+  // ompi#599, #8870: a program on the login shell's PATH only; exec said "exit status 127".
+  auto lines = cc::remote::problem_lines({ran("h1", 127, ""), ran("h2", 127, "")}, 1);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] ==
+        "h1,h2: exit status 127 (command not found: a non-interactive SSH session reads no login "
+        "profile, so ~/.local/bin, /opt/homebrew/bin or a conda env is often not on its PATH: "
+        "give the absolute path, or `--shell -- 'export PATH=DIR:$PATH; CMD'`)");
+}
+
 TEST_CASE("exec_exit_status: unreachable first, then the worst remote status") {
   CHECK(cc::remote::exec_exit_status({}) == 0);
   CHECK(cc::remote::exec_exit_status({ran("a", 0, ""), ran("b", 0, "")}) == 0);
