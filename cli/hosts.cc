@@ -167,8 +167,7 @@ std::string reached_host_name(const GlobalOptions& g, const std::string& destina
   if (!g.replay.empty()) return destination;
   auto inv = selected_inventory(g);
   const remote::Inventory* inventory = inv && inv->has_value() ? &**inv : nullptr;
-  return remote::configured_host_name(destination, ssh_options(g, inventory))
-      .value_or(destination);
+  return remote::configured_host_name(destination, ssh_options(g, inventory)).value_or(destination);
 }
 
 std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_connector(

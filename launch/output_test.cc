@@ -73,9 +73,8 @@ TEST_CASE("output: a line without end is passed on in pieces, the log keeps its 
   CHECK(shown.ends_with("[0 h1] " + std::string(200'000 - 3 * kMaxLinePiece, 'x') +
                         "LAST\n[0 h1] " + std::string(kMaxLinePiece - 1, 'y') + "\n[0 h1] " +
                         "\xc3\xa9z\n"));
-  CHECK(*cc::util::read_file(dir / "rank-0.out") == std::string(200'000, 'x') + "LAST\n" +
-                                                         std::string(kMaxLinePiece - 1, 'y') +
-                                                         "\xc3\xa9z\n");
+  CHECK(*cc::util::read_file(dir / "rank-0.out") ==
+        std::string(200'000, 'x') + "LAST\n" + std::string(kMaxLinePiece - 1, 'y') + "\xc3\xa9z\n");
   std::fclose(out);
   std::filesystem::remove_all(dir);
 }

@@ -120,9 +120,10 @@ class Watcher {
     if (exited_ok == 0 || running.empty()) return "";
     constexpr size_t kShown = 4;
     std::string list = fmt::format(
-        "{}", fmt::join(running.begin(), running.begin() + static_cast<std::ptrdiff_t>(
-                                                          std::min(running.size(), kShown)),
-                        ", "));
+        "{}",
+        fmt::join(running.begin(),
+                  running.begin() + static_cast<std::ptrdiff_t>(std::min(running.size(), kShown)),
+                  ", "));
     if (running.size() > kShown) list += fmt::format(" and {} more", running.size() - kShown);
     return fmt::format(
         ": {} still running after {} of {} ranks exited 0 (stuck, e.g. in a collective the "

@@ -574,15 +574,15 @@ util::Result<ConfiguredSession> configured_session(const std::string& destinatio
                                    "inventory)",
                                    config));
   }
-  if (ssh_options_parse_config(s.get(), options.config_file ? options.config_file->c_str()
-                                                            : nullptr) != SSH_OK) {
+  if (ssh_options_parse_config(
+          s.get(), options.config_file ? options.config_file->c_str() : nullptr) != SSH_OK) {
     // As connect() reports it: connecting would fail the same way on every host.
-    return util::error(ExitCode::kUsage,
-                       options.config_file
-                           ? fmt::format("cannot use SSH config file {}: {}", config,
-                                         ssh_get_error(s.get()))
-                           : fmt::format("cannot read ~/.ssh/config or /etc/ssh/ssh_config: {}",
-                                         ssh_get_error(s.get())));
+    return util::error(
+        ExitCode::kUsage,
+        options.config_file
+            ? fmt::format("cannot use SSH config file {}: {}", config, ssh_get_error(s.get()))
+            : fmt::format("cannot read ~/.ssh/config or /etc/ssh/ssh_config: {}",
+                          ssh_get_error(s.get())));
   }
   return s;
 }
@@ -615,8 +615,8 @@ util::Status check_destination(const std::string& destination, const SshOptions&
   if (!session) return session.error();
   if (!*session) return {};
   ssh_session s = session->get();
-  const std::string config = options.config_file ? options.config_file->string()
-                                                 : std::string("~/.ssh/config");
+  const std::string config =
+      options.config_file ? options.config_file->string() : std::string("~/.ssh/config");
   char* proxy = nullptr;
   if (ssh_options_get(s, SSH_OPTIONS_PROXYCOMMAND, &proxy) == SSH_OK && proxy != nullptr) {
     ssh_string_free_char(proxy);

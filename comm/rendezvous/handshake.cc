@@ -77,8 +77,10 @@ void client_handshake(int fd, std::string_view token, std::string_view hello, De
     }
     if (e.kind() == ErrorKind::kTimeout) {
       throw Error(ErrorKind::kTimeout,
-                  who + " accepted the connection but never sent clustercomm's greeting before "
-                        "the timeout" + foreign,
+                  who +
+                      " accepted the connection but never sent clustercomm's greeting before "
+                      "the timeout" +
+                      foreign,
                   e.ranks());
     }
     throw;

@@ -96,9 +96,10 @@ TEST_CASE("handshake: another program on the port is named as one, silent or not
       FAIL("a web server passed the handshake");
     } catch (const Error& e) {
       CHECK(e.kind() == ErrorKind::kAuth);
-      CHECK(e.message().starts_with("the coordinator (rank 0) at 10.0.0.1:32323 is not a "
-                                    "clustercomm endpoint (it sent \"HTTP/1.0 400 Bad...\"): "
-                                    "another program may hold that port"));
+      CHECK(
+          e.message().starts_with("the coordinator (rank 0) at 10.0.0.1:32323 is not a "
+                                  "clustercomm endpoint (it sent \"HTTP/1.0 400 Bad...\"): "
+                                  "another program may hold that port"));
     }
   }
 }
