@@ -308,6 +308,35 @@ if [ "$(id -u)" -eq 0 ]; then  # lab down needs root; with no lab it has nothing
   expect 0 "lab down with no such lab" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab down --name nosuchlab
   grep -q "lab 'nosuchlab': nothing to remove (already down)" <<<"$LAST" || { echo "FAIL: lab down with no lab: $LAST"; fail=1; }
 fi
+# --lab NAME while this machine has a lab of that name that is another user's (here root's: its
+# runtime directory, whose record only root can read) and not in this user's state directory:
+# every command that resolves --lab says what `lab status` says, and never advises `lab up` for
+# the taken name (exec said "no lab named ...; there are no labs. Create it with `clusterctl lab
+# up --name NAME`").
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+  taken="ccbtaken$$"
+  mkdir -p -m 0755 /run/clusterctl/labs  # as `lab up` makes it
+  mkdir -m 0700 "/run/clusterctl/labs/$taken"
+  echo /root/.local/state/clusterctl/labs/$taken >"/run/clusterctl/labs/$taken/lab_dir"
+  nobody_home=$(mktemp -d)  # $tmp is this user's alone
+  chmod 0777 "$nobody_home"
+  as_nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups env -u CLUSTERCTL_LAB
+    HOME="$nobody_home" XDG_STATE_HOME="$nobody_home/state")
+  expect 2 "lab status of another user's lab" -- "${as_nobody[@]}" "$cc" lab status --name "$taken"
+  status_says="$LAST"
+  for args in "exec --hosts all -- uname -n" "discover" "health --quick"; do
+    # shellcheck disable=SC2086
+    expect 2 "--lab $taken $args as another user" -- "${as_nobody[@]}" "$cc" --lab "$taken" $args
+    if ! grep -q "this machine has a lab of that name; this user cannot read its record" <<<"$LAST" ||
+      ! grep -q "run \`clusterctl lab status --name $taken\` as root" <<<"$LAST" ||
+      grep -q "lab up" <<<"$LAST"; then
+      echo "FAIL: --lab $taken $args as another user: $LAST (lab status says: $status_says)"
+      fail=1
+    fi
+  done
+  rm -rf "/run/clusterctl/labs/${taken:?}" "${nobody_home:?}"
+  rmdir /run/clusterctl/labs /run/clusterctl 2>/dev/null  # only when no lab is left in them
+fi
 bundle="$(cd "$(dirname "$0")" && pwd)/data/bundles/mac-pair"
 # Output into a pipe whose reader is gone (`clusterctl ... | head -1`): exit 141 as a program
 # ended by SIGPIPE, and not a word on stderr (it said "internal error: ... Broken pipe", exit 1).
