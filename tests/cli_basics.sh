@@ -288,6 +288,32 @@ expect 2 "logs of a run whose logs a later run rewrote" -- env XDG_STATE_HOME="$
 grep -q "log directory $tmp/shared-logs now holds the logs of the later run new-1" <<<"$LAST" ||
   { echo "FAIL: overwritten logs not reported: $LAST"; fail=1; }
 expect 0 "logs of the later run" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs new-1
+# jobs --gc with records of a lab that is gone: one line per record saying so and how to drop it
+# (it printed a warning per record repeating "no lab named ... Create it with `clusterctl lab up`"
+# once per host); `jobs --forget ID` drops such a record, and refuses an id it does not have.
+mkdir -p "$tmp/gcstate/clusterctl/jobs"
+for id in lnt-1 lnt-2; do
+  printf '{"schema": "clusterctl.job/1", "id": "%s", "name": "lnt", "job_file": "/j.yaml",
+    "pid": 1, "state": "failed", "exit_code": 4, "started_at": "2026-11-30T23:30:53Z",
+    "logs": "%s/lnt-logs", "world_size": 4, "lab": "ccbgone", "ranks": [
+    {"rank": 0, "host": "h1", "status": "exit 1"}, {"rank": 1, "host": "h2", "status": "exit 1"},
+    {"rank": 2, "host": "h3", "status": "exit 1"}, {"rank": 3, "host": "h4", "status": "exit 1"}]}\n' \
+    "$id" "$tmp" >"$tmp/gcstate/clusterctl/jobs/$id.json"
+done
+expect 0 "jobs --gc with records of a gone lab" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --gc
+gone_lines=$(grep -c "job record lnt-[12]: its lab 'ccbgone' is gone, and its hosts with it; .* \`clusterctl jobs --forget lnt-[12]\` drops the record" <<<"$LAST")
+if [ "$gone_lines" -ne 2 ] || grep -q "lab up\|no lab named" <<<"$LAST" || [ "$(grep -c 'lnt-1' <<<"$LAST")" -ne 1 ]; then
+  echo "FAIL: jobs --gc with a gone lab's records: $LAST"
+  fail=1
+fi
+expect 0 "jobs --forget" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --forget lnt-1
+grep -q "forgot job record lnt-1" <<<"$LAST" || { echo "FAIL: jobs --forget: $LAST"; fail=1; }
+[ -e "$tmp/gcstate/clusterctl/jobs/lnt-1.json" ] && { echo "FAIL: jobs --forget left the record"; fail=1; }
+expect 2 "jobs --forget of no such record" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --forget lnt-9
+expect 0 "jobs after --forget" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs
+if grep -q "lnt-1" <<<"$LAST" || ! grep -q "lnt-2" <<<"$LAST"; then
+  echo "FAIL: jobs after --forget: $LAST"; fail=1
+fi
 job="$tmp/lab-job.yaml"  # in the scratch directory (mktemp --suffix is GNU-only)
 printf 'name: t\ncluster: lab:default\ncommand: [true]\n' >"$job"
 expect 2 "--lab replaces a job's lab" -- env -u CLUSTERCTL_LAB "$cc" --lab nosuchlab launch "$job"
