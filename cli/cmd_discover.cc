@@ -20,6 +20,7 @@
 #include "remote/quote.h"
 #include "topology/rdma_readiness.h"
 #include "util/atomic_file.h"
+#include "util/interrupt.h"
 #include "util/json_text.h"
 
 namespace cc::cli {
@@ -152,6 +153,13 @@ util::ExitCode run_discover(const Context& ctx, const DiscoverOptions& o) {
   }
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "discover", state.error());
+  if (util::interrupted()) {
+    // The hosts whose probe Ctrl-C ended did not fail, and a partial state must not replace
+    // the file (it would drop their cables and plan): say so, write and print nothing of it.
+    fmt::print(stderr, "clusterctl discover: interrupted (Ctrl-C); {}\n",
+               o.output.empty() ? "nothing shown" : "nothing written to " + o.output);
+    return util::ExitCode::kInterrupted;
+  }
   std::vector<std::string> plan_notes;
   if (!old_plan.empty()) plan_notes = keep_plan_of(*state, old_plan, ctx, o);
   if (!o.output.empty()) {
@@ -179,6 +187,13 @@ util::ExitCode run_collect(const Context& ctx, DiscoverOptions o) {
   o.source.collect_dir = o.output;
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "collect", state.error());
+  if (util::interrupted()) {  // as discover: no summary of a partial probe
+    fmt::print(stderr,
+               "clusterctl collect: interrupted (Ctrl-C); the bundle in {} is "
+               "incomplete\n",
+               o.output);
+    return util::ExitCode::kInterrupted;
+  }
   std::string summary = fs::path(o.output) / "cluster.json";
   if (auto st = discovery::save_cluster_state(*state, summary); !st) {
     return report_error(ctx, "collect", st.error());

@@ -183,6 +183,10 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
     }
   }
   if (o.save_baseline) {
+    if (report.interrupted) {
+      fmt::print(stderr, "clusterctl health: baseline not saved: the run was interrupted\n");
+      return rc;
+    }
     if (rc != ExitCode::kOk) {
       fmt::print(stderr, "clusterctl health: baseline not saved: {} check(s) failed; fix them "
                          "and run --save-baseline again\n",

@@ -25,6 +25,8 @@
 #include "launch/output.h"
 #include "launch/runner.h"
 #include "remote/fan_out.h"
+#include "remote/inventory.h"
+#include "remote/local_executor.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/json_text.h"
@@ -41,9 +43,14 @@ using namespace std::chrono_literals;
 // records), as a launch to them runs it. A record's hosts are reached through its lab (the
 // record's `lab`, as launch wrote it) unless --lab or --inventory chooses the cluster, so lab
 // jobs need no --lab. A record naming a host that its lab's inventory (or the SSH config)
-// does not know, such as one of a job that never started, or of a lab that is gone, is skipped
+// does not know, such as one of a job that never started, is skipped
 // with one warning naming it and the host: the other hosts are still cleaned, and only a host
 // that could have been cleaned and was not (no answer) makes the exit status non-zero.
+//
+// A record whose lab is gone (this state directory has no lab of its name: `lab down` removed
+// it, and its hosts with it) has no host left to reach: it gets one line, not one per host. A
+// lab's hosts share this machine's /tmp, where the job directories were, so the janitor runs
+// here instead; `jobs --forget JOB` drops the record.
 ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
                 const std::vector<launch::JobRecord>& jobs) {
   std::vector<std::unique_ptr<remote::Executor>> executors;
@@ -60,11 +67,30 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
     auto cluster_of = [&](const launch::JobRecord& j) {
       return cluster_given ? std::string() : j.lab;
     };
+    auto lab_gone = [&](const launch::JobRecord& j) {
+      std::error_code ec;
+      return !cluster_of(j).empty() &&
+             !std::filesystem::exists(remote::lab_dir(j.lab) / "inventory.yaml", ec);
+    };
     std::map<std::string, std::set<std::string>> names;  // cluster -> hosts
+    std::vector<const launch::JobRecord*> gone;          // records whose lab is gone
     for (const auto& j : jobs) {
-      if (!j.hosts.empty()) names[cluster_of(j)].insert(j.hosts.begin(), j.hosts.end());
+      if (j.hosts.empty()) continue;
+      if (lab_gone(j)) {
+        gone.push_back(&j);
+      } else {
+        names[cluster_of(j)].insert(j.hosts.begin(), j.hosts.end());
+      }
     }
-    if (names.empty()) {
+    for (const auto* j : gone) {
+      fmt::print(stderr,
+                 "clusterctl jobs --gc: job record {}: its lab '{}' is gone, and its hosts with "
+                 "it; what the job left in /tmp (this machine's, which a lab's hosts share) is "
+                 "cleaned here; `clusterctl jobs --forget {}` drops the record\n",
+                 j->id, j->lab, j->id);
+    }
+    if (!gone.empty()) executors.push_back(std::make_unique<remote::LocalExecutor>("local"));
+    if (names.empty() && gone.empty()) {
       fmt::print(stderr, "clusterctl jobs --gc: no job records name a host: give --hosts\n");
       return ExitCode::kUsage;
     }
@@ -150,6 +176,19 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
     unreachable = true;
   }
   return unreachable ? ExitCode::kUnreachable : ExitCode::kOk;
+}
+
+ExitCode run_forget(const std::vector<std::string>& ids) {
+  ExitCode rc = ExitCode::kOk;
+  for (const auto& id : ids) {
+    if (auto st = launch::forget_job(id); !st) {
+      fmt::print(stderr, "clusterctl jobs --forget: {}\n", st.error().message);
+      rc = util::worst(rc, st.error().code);
+    } else {
+      fmt::print("forgot job record {} (its logs are kept)\n", id);
+    }
+  }
+  return rc;
 }
 
 ExitCode run_jobs(const Context& ctx, bool gc, const std::string& gc_hosts) {
@@ -438,18 +477,29 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
   struct JobsCli {
     bool gc = false;
     std::string hosts;
+    std::vector<std::string> forget;
   };
   auto jo = std::make_shared<JobsCli>();
   CLI::App* jobs = app.add_subcommand("jobs", "List launched jobs, newest first (--json)");
-  jobs->add_flag("--gc", jo->gc,
-                 "Remove the job directories (and upload temporaries in them) that launchers "
-                 "from this machine left on hosts when they were killed, and say which");
+  CLI::Option* gc_flag =
+      jobs->add_flag("--gc", jo->gc,
+                     "Remove the job directories (and upload temporaries in them) that launchers "
+                     "from this machine left on hosts when they were killed, and say which");
   jobs->add_option("--hosts", jo->hosts,
                    "With --gc: the hosts to clean (as for exec; default: every host named in "
                    "this machine's job records, each reached through its record's lab unless "
                    "--lab or --inventory is given, skipping with a warning a record's host that "
                    "the inventory or SSH config does not know)");
-  jobs->callback([&ctx, jo] { ctx.action = [&ctx, jo] { return run_jobs(ctx, jo->gc, jo->hosts); }; });
+  jobs->add_option("--forget", jo->forget,
+                   "Drop these jobs' records (ids; not of a running job): e.g. of a lab that is "
+                   "gone, which `--gc` names; their logs are kept")
+      ->type_name("JOB")
+      ->excludes(gc_flag);
+  jobs->callback([&ctx, jo] {
+    ctx.action = [&ctx, jo] {
+      return jo->forget.empty() ? run_jobs(ctx, jo->gc, jo->hosts) : run_forget(jo->forget);
+    };
+  });
 
   auto lo = std::make_shared<LogsCli>();
   CLI::App* logs = app.add_subcommand(

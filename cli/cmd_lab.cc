@@ -1,6 +1,7 @@
 // `clusterctl lab up|down|status`: the emulated cluster on this Linux machine (lab/).
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -12,15 +13,38 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/context.h"
+#include "cli/hosts.h"
 #include "lab/data.h"
 #include "lab/files.h"
 #include "lab/lab.h"
+#include "lab/owner.h"
+#include "lab/system.h"
+#include "remote/inventory.h"
 #include "remote/local_executor.h"
+#include "util/json_text.h"
 #include "util/term.h"
 #include "util/text.h"
-#include "util/json_text.h"
 
 namespace cc::cli {
+
+util::Error missing_lab_error(const std::string& name, const std::filesystem::path& inventory) {
+  if (!remote::validate_lab_name(name)) return no_lab_error(name, inventory);
+  // Whose the name is, as `lab status` tells it (lab/owner.h).
+  const lab::OwnerFacts facts = lab::gather_owner_facts(name, remote::lab_dir(name));
+  const lab::Owner owner = lab::classify(facts);
+  if (owner == lab::Owner::kNone) return no_lab_error(name, inventory);
+  if (owner == lab::Owner::kHere) {  // its lab.json is here, its inventory is not
+    return util::Error{util::ExitCode::kUsage,
+                       fmt::format("lab '{}' has no inventory ({} is missing): its files were "
+                                   "changed by hand; `clusterctl lab status --name {}` tells "
+                                   "more",
+                                   name, inventory.string(), name)};
+  }
+  util::Error e = lab::status_error(facts, owner, lab::sys::is_root());
+  e.code = util::ExitCode::kUsage;  // --lab named a lab this command cannot use: an input error
+  return e;
+}
+
 namespace {
 
 using util::ExitCode;

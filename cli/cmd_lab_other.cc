@@ -1,11 +1,20 @@
 // `clusterctl lab` where there are no Linux network namespaces (macOS, ...): it explains and
 // exits 2. The real one is cmd_lab.cc (Linux).
+#include <filesystem>
+#include <string>
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/context.h"
+#include "cli/hosts.h"
 
 namespace cc::cli {
+
+// No network namespaces here, so no lab of any user: the name is free.
+util::Error missing_lab_error(const std::string& name, const std::filesystem::path& inventory) {
+  return no_lab_error(name, inventory);
+}
 
 void add_lab_command(CLI::App& app, Context& ctx) {
   CLI::App* lab = app.add_subcommand(

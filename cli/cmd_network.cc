@@ -391,9 +391,12 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
         results[i] = provision::apply_host(*ptrs[i], changes[i], privilege[i]);
       },
       ctx.style);
-  bool failed = false;
+  bool failed = false, interrupted = false;
   for (const auto& r : results) {
-    if (r.failed) {
+    if (r.interrupted) {
+      interrupted = true;
+      fmt::print(stderr, "{}\n", util::yellow(ctx.style, r.message));
+    } else if (r.failed) {
       failed = true;
       fmt::print(stderr, "{}\n", util::red(ctx.style, r.message));
     } else if (r.applied == 0) {
@@ -401,6 +404,12 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
     } else {
       fmt::print("{}: {} change{} applied\n", r.host, r.applied, r.applied == 1 ? "" : "s");
     }
+  }
+  if (interrupted || util::interrupted()) {
+    // Ctrl-C is no failure of the cabling: no cable to look for, nothing verified.
+    fmt::print(stderr, "clusterctl network apply: interrupted (Ctrl-C); nothing was verified{}\n",
+               failed ? "" : ": run it again to apply the rest");
+    return ExitCode::kInterrupted;
   }
   if (failed) {
     report_gaps(ctx, o, *p, "apply");

@@ -67,6 +67,18 @@ std::string lab_hint(const GlobalOptions& g) {
                            fmt::join(labs, ", "));
 }
 
+util::Error no_lab_error(const std::string& name, const std::filesystem::path& inventory) {
+  std::vector<std::string> labs = subdirectories(remote::lab_dir(name).parent_path());
+  std::string known =
+      labs.empty() ? "there are no labs" : fmt::format("existing labs: {}", fmt::join(labs, ", "));
+  const std::string other = use_lab_hint(labs);
+  return util::Error{ExitCode::kUsage,
+                     fmt::format("no lab named '{}'{} (no {}); {}. Create it with "
+                                 "`clusterctl lab up --name {}`{}{}",
+                                 name, util::did_you_mean(name, labs), inventory.string(), known,
+                                 name, other.empty() ? "" : ", or ", other)};
+}
+
 util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOptions& g) {
   if (!g.lab.empty() && !g.inventory.empty()) {
     return util::error(ExitCode::kUsage,
@@ -79,18 +91,7 @@ util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOp
     std::filesystem::path dir = remote::lab_dir(g.lab);
     file = dir / "inventory.yaml";
     std::error_code ec;
-    if (!std::filesystem::exists(file, ec)) {
-      std::vector<std::string> labs = subdirectories(dir.parent_path());
-      std::string known = labs.empty() ? "there are no labs"
-                                       : fmt::format("existing labs: {}", fmt::join(labs, ", "));
-      const std::string other = use_lab_hint(labs);
-      return util::error(
-          ExitCode::kUsage,
-          fmt::format("no lab named '{}'{} (no {}); {}. Create it with "
-                      "`clusterctl lab up --name {}`{}{}",
-                      g.lab, util::did_you_mean(g.lab, labs), file.string(), known, g.lab,
-                      other.empty() ? "" : ", or ", other));
-    }
+    if (!std::filesystem::exists(file, ec)) return missing_lab_error(g.lab, file);
   }
   if (file.empty()) return std::optional<remote::Inventory>();
   auto inv = remote::load_inventory(file);

@@ -18,10 +18,23 @@
 namespace cc::cli {
 
 /// The inventory named by --lab NAME (lab_dir(NAME)/inventory.yaml) or --inventory FILE, or
-/// nullopt when neither is given. Errors (kUsage): both given; a lab that does not exist
-/// (the message says to run `clusterctl lab up --name NAME`, and lists the labs that do); an
-/// inventory that does not load (remote::load_inventory's file:line:column message).
+/// nullopt when neither is given. Errors (kUsage): both given; a lab that this state directory
+/// does not have (missing_lab_error); an inventory that does not load
+/// (remote::load_inventory's file:line:column message).
 util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOptions& g);
+
+/// Why `--lab NAME` reaches no lab (its `inventory`, lab_dir(NAME)/inventory.yaml, is missing):
+/// the one message of every command that resolves --lab (through selected_inventory), kUsage.
+/// Implemented beside `lab` (cmd_lab.cc, Linux): when this machine has a lab of that name that
+/// is not this state directory's (another user's or state directory's, or remains), it says so
+/// as `lab status` does (lab::status_error), never advising `lab up` for a taken name; only
+/// when the name is free does it say to create it (no_lab_error). cmd_lab_other.cc: no lab
+/// exists where there are no network namespaces: no_lab_error.
+util::Error missing_lab_error(const std::string& name, const std::filesystem::path& inventory);
+
+/// "no lab named 'NAME' (no INVENTORY); existing labs: ... Create it with `clusterctl lab up
+/// --name NAME`, or use ...": for a name no lab on this machine has.
+util::Error no_lab_error(const std::string& name, const std::filesystem::path& inventory);
 
 /// The names of the labs of this state directory (`clusterctl lab up`), naturally sorted.
 std::vector<std::string> existing_labs();

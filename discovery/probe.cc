@@ -185,6 +185,7 @@ util::Result<ProbeOutputs> run_script(remote::Executor& ex, const std::string& s
                                       std::string_view nonce, std::chrono::milliseconds timeout) {
   remote::RunOptions opts;
   opts.timeout = timeout;
+  opts.what = "the probe";  // in the executor's messages, never the internal script
   auto r = ex.run(remote::Command{{script}, true}, opts);
   if (!r) return r.error();
   if (r->timed_out) {

@@ -1,6 +1,7 @@
 #include "healthcheck/check.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,8 @@ const char* to_string(Status s) {
       return "WARN";
     case Status::kFail:
       return "FAIL";
+    case Status::kInterrupted:
+      return "INTERRUPTED";
   }
   return "?";
 }
@@ -36,8 +39,21 @@ int Report::count(Status s) const {
 }
 
 util::ExitCode exit_code(const Report& r) {
+  if (r.interrupted) return util::ExitCode::kInterrupted;
   if (!r.unreachable.empty()) return util::ExitCode::kUnreachable;
   return r.count(Status::kFail) > 0 ? util::ExitCode::kCheckFailed : util::ExitCode::kOk;
+}
+
+CheckResult interrupted_check(Scope scope, std::string subject, std::string check,
+                              std::string detail) {
+  CheckResult r;
+  r.scope = scope;
+  r.subject = std::move(subject);
+  r.check = std::move(check);
+  r.status = Status::kInterrupted;
+  r.measured = "not finished";
+  r.detail = std::move(detail);
+  return r;
 }
 
 std::string end_name(const discovery::CableEnd& end) {

@@ -1,6 +1,7 @@
 // Health checks as data: every check `clusterctl health` makes is one CheckResult (PASS, WARN
-// or FAIL with the measured value and the threshold beside it), grouped by host, by cable and
-// cluster-wide. Renderers (render.h, junit.h) and the exit code read only this.
+// or FAIL with the measured value and the threshold beside it, or INTERRUPTED: Ctrl-C ended it
+// before it could be judged, which is neither a pass nor a failure), grouped by host, by cable
+// and cluster-wide. Renderers (render.h, junit.h) and the exit code read only this.
 //
 // Subjects: a host's name ("h1"), a cable's label ("h1:tb2-h3:tb1": each end as HOST:PORT, the
 // port by interface, or "rN" for a receptacle with no known interface), or "cluster".
@@ -17,10 +18,10 @@
 
 namespace cc::healthcheck {
 
-enum class Status { kPass, kWarn, kFail };
+enum class Status { kPass, kWarn, kFail, kInterrupted };
 enum class Scope { kHost, kCable, kCluster };
 
-const char* to_string(Status s);  // "PASS", "WARN", "FAIL"
+const char* to_string(Status s);  // "PASS", "WARN", "FAIL", "INTERRUPTED"
 const char* to_string(Scope s);   // "host", "cable", "cluster"
 
 struct CheckResult {
@@ -48,6 +49,7 @@ struct Report {
   std::string level;                   // "quick", "default", "full"
   std::vector<CheckResult> results;
   std::vector<std::string> unreachable;  // hosts that could not be reached (exit code 3)
+  bool interrupted = false;              // Ctrl-C ended the run early (exit code 130)
   std::vector<HostVersions> versions;    // the version matrix, host order
   std::string local_version;             // this clusterctl's version
   double elapsed_s = 0;                 // wall time of the whole run, seconds
@@ -56,8 +58,14 @@ struct Report {
   int count(Status s) const;
 };
 
-/// 3 when a host was unreachable; else 1 when any check FAILed; else 0 (WARN passes).
+/// 130 when the run was interrupted; else 3 when a host was unreachable; else 1 when any check
+/// FAILed; else 0 (WARN passes).
 util::ExitCode exit_code(const Report& r);
+
+/// The result of a check that Ctrl-C ended before it could be judged: INTERRUPTED, measured
+/// "not finished", no fix (nothing is wrong with the cluster), `detail` saying what was not done.
+CheckResult interrupted_check(Scope scope, std::string subject, std::string check,
+                              std::string detail);
 
 /// "h1:tb2" for one cable end: the interface, else "r<receptacle>", else "?".
 std::string end_name(const discovery::CableEnd& end);

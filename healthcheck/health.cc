@@ -1,6 +1,9 @@
 #include "healthcheck/health.h"
 
+#include <algorithm>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -9,6 +12,7 @@
 
 #include "healthcheck/quick_checks.h"
 #include "remote/fan_out.h"
+#include "util/interrupt.h"
 
 namespace cc::healthcheck {
 namespace {
@@ -27,6 +31,10 @@ remote::Executor* executor_of(std::span<remote::Executor* const> exs, const std:
 
 CheckResult link_error(const std::string& label, const util::Error& e,
                        const discovery::FixCommand& fix) {
+  // Ctrl-C ended it: nothing is known of the cable, and nothing needs fixing.
+  if (e.code == util::ExitCode::kInterrupted) {
+    return interrupted_check(Scope::kCable, label, "link-test", e.message);
+  }
   CheckResult r;
   r.scope = Scope::kCable;
   r.subject = label;
@@ -50,6 +58,12 @@ void link_checks(const discovery::ClusterState& live, std::span<remote::Executor
     for (std::size_t i : round) {
       const auto& c = live.cables[i];
       const std::string label = cable_label(c.a, c.b);
+      if (util::interrupted()) {  // Ctrl-C: the rounds left are not started
+        per_cable[i].push_back(interrupted_check(
+            Scope::kCable, label, "link-test",
+            fmt::format("the link test over {} was not run: interrupted (Ctrl-C)", label)));
+        continue;
+      }
       // Only cables whose link is up and addressed are measured.
       bool ready = true;
       for (const auto& q : quick.results) {
@@ -124,6 +138,8 @@ Report run_health(const discovery::ClusterState& expected,
   report.level = to_string(opts.level);
   const std::vector<std::string> names = expected_hosts(expected);
   std::vector<HostOutcome> outcomes(names.size());
+  std::mutex interrupted_mu;
+  std::set<std::string> interrupted_hosts;  // whose probe Ctrl-C ended
   remote::for_each_host(
       executors, "health",
       [&](std::size_t i) {
@@ -131,12 +147,31 @@ Report run_health(const discovery::ClusterState& expected,
         auto s = sample_host(*executors[i], opts.mode, opts.timeout, opts.remote_clusterctl);
         if (s) {
           outcomes[i].sample = std::move(*s);
+        } else if (s.error().code == util::ExitCode::kInterrupted) {
+          outcomes[i].problem = problem_of(names[i], s.error());
+          const std::lock_guard<std::mutex> lock(interrupted_mu);
+          interrupted_hosts.insert(names[i]);
         } else {
           outcomes[i].problem = problem_of(names[i], s.error());
         }
       },
       style);
   quick_checks(expected, outcomes, opts.thresholds, opts.local_version, report, opts.fix);
+  // A host whose probe Ctrl-C ended is not a host that failed: its checks, and those of its
+  // cables, are interrupted.
+  for (const auto& h : interrupted_hosts) {
+    for (auto& r : report.results) {
+      const bool its =
+          r.scope == Scope::kHost ? r.subject == h
+          : r.scope == Scope::kCable
+              ? r.subject.starts_with(h + ":") || r.subject.find("-" + h + ":") != std::string::npos
+              : false;
+      if (its && r.status == Status::kFail) {
+        r = interrupted_check(r.scope, r.subject, r.check,
+                              fmt::format("{}: the probe was interrupted (Ctrl-C)", h));
+      }
+    }
+  }
 
   if (opts.level != Level::kQuick) {
     const discovery::ClusterState live = live_state(expected, outcomes);
@@ -145,7 +180,10 @@ Report run_health(const discovery::ClusterState& expected,
     if (opts.level == Level::kFull) {
       std::vector<remote::Executor*> ranks;
       for (const auto& h : live.hosts) ranks.push_back(executor_of(executors, h.host));
-      if (live.hosts.size() != names.size()) {
+      if (util::interrupted()) {
+        report.add(interrupted_check(Scope::kCluster, "cluster", "all-reduce",
+                                     "the all_reduce was not run: interrupted (Ctrl-C)"));
+      } else if (live.hosts.size() != names.size()) {
         report.add(all_reduce_failed(
             "not run",
             fmt::format("the all_reduce needs every host: {} of {} were probed",
@@ -156,7 +194,10 @@ Report run_health(const discovery::ClusterState& expected,
         auto f = measure_all_reduce(ranks, live,
                                     static_cast<std::size_t>(opts.thresholds.all_reduce_size_bytes),
                                     opts.perf, opts.soak_s);
-        if (!f) {
+        if (!f && f.error().code == util::ExitCode::kInterrupted) {
+          report.add(
+              interrupted_check(Scope::kCluster, "cluster", "all-reduce", f.error().message));
+        } else if (!f) {
           report.add(all_reduce_failed(
               "failed", f.error().message,
               fmt::format("run `{}` (per cable) to find the failing cable or host",
@@ -171,6 +212,10 @@ Report run_health(const discovery::ClusterState& expected,
       }
     }
   }
+  report.interrupted =
+      util::interrupted() ||
+      std::any_of(report.results.begin(), report.results.end(),
+                  [](const CheckResult& r) { return r.status == Status::kInterrupted; });
   report.elapsed_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;

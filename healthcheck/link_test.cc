@@ -52,6 +52,8 @@ std::vector<util::Result<remote::CommandResult>> run_ranks(const std::vector<Ran
           remote::shell_quote(argv);
       remote::RunOptions ro;
       ro.timeout = opts.timeout;
+      // In the executor's messages: the rank, never the internal script that starts it.
+      ro.what = fmt::format("clustercomm-perf ({})", r.label);
       ro.stdin_data = token + "\n";
       results[i] = r.ex->run(remote::Command{{script}, true}, ro);
     });
@@ -60,10 +62,16 @@ std::vector<util::Result<remote::CommandResult>> run_ranks(const std::vector<Ran
   return results;
 }
 
-// The failure of any rank, naming it; nullopt when all exited 0.
+// The failure of any rank, naming it; nullopt when all exited 0. Ctrl-C is no failure of a rank:
+// one kInterrupted error, saying only what was interrupted (ranks killed by it are no news).
 std::optional<util::Error> rank_failure(const std::vector<Rank>& ranks,
                                         const std::vector<util::Result<remote::CommandResult>>& rs,
                                         const std::string& what) {
+  for (const auto& r : rs) {
+    if (!r && r.error().code == ExitCode::kInterrupted) {
+      return util::Error{ExitCode::kInterrupted, what + " was interrupted (Ctrl-C)"};
+    }
+  }
   std::vector<std::string> problems;
   ExitCode code = ExitCode::kCheckFailed;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
@@ -250,7 +258,13 @@ util::Result<AllReduceFigures> measure_all_reduce(std::span<remote::Executor* co
     }
     auto rs = run_ranks(ranks, opts);
     const std::string what = fmt::format("the all_reduce over {} hosts", n);
-    if (auto e = rank_failure(ranks, rs, what)) return *e;
+    if (auto e = rank_failure(ranks, rs, what)) {
+      if (e->code == ExitCode::kInterrupted && worst.runs > 0) {
+        e->message +=
+            fmt::format(" after {} complete run{}", worst.runs, worst.runs == 1 ? "" : "s");
+      }
+      return *e;
+    }
     auto rows = parse_perf_output(rs[0]->out);
     if (!rows) return util::Error{ExitCode::kCheckFailed, what + ": " + rows.error().message};
     const PerfRow& row = rows->back();

@@ -66,7 +66,8 @@ std::vector<std::vector<std::size_t>> schedule_rounds(const std::vector<discover
 
 /// Measures one cable between its planned addresses. `a`/`b`: executors of the ends' hosts.
 /// Errors (kCheckFailed): a rank failed or timed out (the message names both hosts and ports
-/// and quotes each rank's stderr), the output could not be read; kUnreachable from executors.
+/// and quotes each rank's stderr), the output could not be read; kUnreachable from executors;
+/// kInterrupted on Ctrl-C ("the link test over h1 tb1 - h2 tb1 was interrupted (Ctrl-C)").
 util::Result<LinkFigures> measure_link(remote::Executor& a, remote::Executor& b,
                                        const discovery::LinkAddress& link,
                                        const PerfOptions& opts);

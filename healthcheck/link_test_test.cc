@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include "remote/fake_executor.h"
 #include "topology/test_states.h"
 
 namespace cc::healthcheck {
@@ -64,6 +65,35 @@ TEST_CASE("link test: rounds never put two cables of one host together") {
   // Parallel cables between one pair go to different rounds.
   const auto multi = topology::testing::lab_mesh(2, {}, {{1, 2}});
   CHECK(schedule_rounds(multi.cables).size() == 2);
+}
+
+TEST_CASE("link test: Ctrl-C is an interruption, not a failure, and no script text is shown") {
+  // What an executor says when Ctrl-C killed a rank it was given no `what` for.
+  const util::Error killed{util::ExitCode::kInterrupted,
+                           "h1: interrupted; `sh -c 'IFS= read -r CLUSTERCOMM_TOKEN || exit 125; "
+                           "export...` was killed"};
+  remote::FakeExecutor a("h1"), b("h2");
+  a.fail_with(killed);
+  b.fail_with({util::ExitCode::kInterrupted, "h2: interrupted; `sh -c 'IFS=...` was killed"});
+  const auto mesh = topology::testing::lab_mesh(2);
+  discovery::LinkAddress link;
+  link.a = mesh.cables[0].a;
+  link.b = mesh.cables[0].b;
+  link.a_address = "10.231.0.0";
+  link.b_address = "10.231.0.1";
+  auto f = measure_link(a, b, link, PerfOptions{});
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().code == util::ExitCode::kInterrupted);
+  CHECK(f.error().message.ends_with(" was interrupted (Ctrl-C)"));
+  CHECK(f.error().message.starts_with("the link test over h1 "));
+  CHECK(f.error().message.find("sh -c") == std::string::npos);
+  CHECK(f.error().message.find("CLUSTERCOMM_TOKEN") == std::string::npos);
+
+  std::vector<remote::Executor*> exs{&a, &b};
+  auto ar = measure_all_reduce(exs, mesh, 1024, PerfOptions{}, 30);
+  REQUIRE_FALSE(ar.ok());
+  CHECK(ar.error().code == util::ExitCode::kInterrupted);
+  CHECK(ar.error().message == "the all_reduce over 2 hosts was interrupted (Ctrl-C)");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -23,8 +25,42 @@ std::string colored(const util::OutputStyle& style, Status s) {
       return util::yellow(style, "WARN");
     case Status::kFail:
       return util::red(style, "FAIL");
+    case Status::kInterrupted:
+      return util::yellow(style, "INTERRUPTED");
   }
   return "?";
+}
+
+// The status column's width: 4 ("PASS"), wider only when a check was interrupted.
+std::size_t status_width(const Report& r) {
+  std::size_t w = 4;
+  for (const auto& c : r.results)
+    w = std::max<std::size_t>(w, std::string_view(to_string(c.status)).size());
+  return w;
+}
+
+// The one line of an interrupted run: what was done, and what was not.
+std::string interrupted_summary(const Report& r) {
+  std::vector<const CheckResult*> open;
+  for (const auto& c : r.results) {
+    if (c.status == Status::kInterrupted) open.push_back(&c);
+  }
+  const std::size_t done = r.results.size() - open.size();
+  std::string line = fmt::format(
+      "health ({}): interrupted (Ctrl-C): {} of {} checks done: {} PASS, {} WARN, {} FAIL", r.level,
+      done, r.results.size(), r.count(Status::kPass), r.count(Status::kWarn),
+      r.count(Status::kFail));
+  if (open.size() == 1) {
+    line += fmt::format("; not finished: {} ({})", open[0]->check, open[0]->detail);
+  } else if (!open.empty()) {
+    std::vector<std::string> checks;
+    for (const auto* c : open) {
+      if (std::find(checks.begin(), checks.end(), c->check) == checks.end())
+        checks.push_back(c->check);
+    }
+    line += fmt::format("; {} not finished ({})", open.size(), fmt::join(checks, ", "));
+  }
+  return line;
 }
 
 // Subjects of one scope, in first-seen order.
@@ -48,6 +84,7 @@ std::string group_name(const CheckResult& c) {
 std::string render_text(const Report& r, const util::OutputStyle& style) {
   std::string out;
   std::size_t wc = 5, wm = 8;
+  const std::size_t ws = status_width(r);
   for (const auto& c : r.results) {
     wc = std::max(wc, c.check.size());
     wm = std::max(wm, c.measured.size());
@@ -69,9 +106,12 @@ std::string render_text(const Report& r, const util::OutputStyle& style) {
                                  : "");
       for (const auto& c : r.results) {
         if (c.scope != scope || c.subject != name) continue;
-        out += fmt::format("    {}  {:<{}}  {:<{}}  {}\n", colored(style, c.status), c.check, wc,
-                           c.measured, wm, c.threshold.empty() ? "" : "(" + c.threshold + ")");
-        if (c.status != Status::kPass && !c.detail.empty()) {
+        // Padded before colouring (the escapes have no width).
+        const std::string pad(ws - std::string_view(to_string(c.status)).size(), ' ');
+        out += fmt::format("    {}{}  {:<{}}  {:<{}}  {}\n", colored(style, c.status), pad, c.check,
+                           wc, c.measured, wm, c.threshold.empty() ? "" : "(" + c.threshold + ")");
+        // An interrupted check's detail is in the one "interrupted" line at the end.
+        if ((c.status == Status::kWarn || c.status == Status::kFail) && !c.detail.empty()) {
           out += fmt::format("          {}\n", c.detail);
         }
       }
@@ -99,20 +139,23 @@ std::string render_text(const Report& r, const util::OutputStyle& style) {
   std::set<std::string> seen;
   std::string todo;
   for (const auto& c : r.results) {
-    if (c.status == Status::kPass || c.fix.empty() || !seen.insert(c.fix).second) continue;
+    const bool judged = c.status == Status::kWarn || c.status == Status::kFail;
+    if (!judged || c.fix.empty() || !seen.insert(c.fix).second) continue;
     todo += fmt::format("  - {}\n", c.fix);
   }
   if (!todo.empty()) out += fmt::format("{}\n{}\n", util::bold(style, "What to do"), todo);
   const int pass = r.count(Status::kPass), warn = r.count(Status::kWarn),
             fail = r.count(Status::kFail);
-  std::string summary = fmt::format("health ({}): {} checks: {} PASS, {} WARN, {} FAIL", r.level,
-                                    r.results.size(), pass, warn, fail);
+  std::string summary = r.interrupted
+                            ? interrupted_summary(r)
+                            : fmt::format("health ({}): {} checks: {} PASS, {} WARN, {} FAIL",
+                                          r.level, r.results.size(), pass, warn, fail);
   if (!r.unreachable.empty()) {
     summary += fmt::format("; unreachable: {}", fmt::join(r.unreachable, ", "));
   }
   summary += fmt::format(" in {:.2f} s", r.elapsed_s);
   out += (fail || !r.unreachable.empty()) ? util::red(style, summary)
-         : warn                           ? util::yellow(style, summary)
+         : (warn || r.interrupted)        ? util::yellow(style, summary)
                                           : util::green(style, summary);
   out += "\n";
   return out;
@@ -126,7 +169,9 @@ std::string render_json(const Report& r) {
   j["elapsed_s"] = r.elapsed_s;
   j["counts"] = {{"pass", r.count(Status::kPass)},
                  {"warn", r.count(Status::kWarn)},
-                 {"fail", r.count(Status::kFail)}};
+                 {"fail", r.count(Status::kFail)},
+                 {"interrupted", r.count(Status::kInterrupted)}};
+  j["interrupted"] = r.interrupted;
   j["unreachable"] = r.unreachable;
   j["clusterctl_version"] = r.local_version;
   j["versions"] = nlohmann::json::array();
@@ -151,17 +196,20 @@ std::string render_junit(const Report& r) {
                         {"tests", std::to_string(r.results.size())},
                         {"failures", std::to_string(r.count(Status::kFail))},
                         {"errors", "0"},
-                        {"skipped", "0"},
+                        {"skipped", std::to_string(r.count(Status::kInterrupted))},
                         {"time", fmt::format("{:.3f}", r.elapsed_s)}});
   for (const auto& g : groups) {
     const auto& cases = by_group[g];
     const auto fails = std::count_if(cases.begin(), cases.end(),
                                      [](const auto* c) { return c->status == Status::kFail; });
+    const auto skipped = std::count_if(cases.begin(), cases.end(), [](const auto* c) {
+      return c->status == Status::kInterrupted;
+    });
     w.open("testsuite", {{"name", g},
                          {"tests", std::to_string(cases.size())},
                          {"failures", std::to_string(fails)},
                          {"errors", "0"},
-                         {"skipped", "0"}});
+                         {"skipped", std::to_string(skipped)}});
     for (const CheckResult* c : cases) {
       w.open("testcase",
              {{"classname", fmt::format("health.{}.{}", to_string(c->scope), c->subject)},
@@ -170,6 +218,8 @@ std::string render_junit(const Report& r) {
       if (c->status == Status::kFail) {
         w.leaf("failure", {{"message", c->detail}, {"type", "FAIL"}},
                c->fix.empty() ? c->detail : c->detail + "\nfix: " + c->fix);
+      } else if (c->status == Status::kInterrupted) {  // not run to its end: skipped, no failure
+        w.leaf("skipped", {{"message", c->detail}}, "");
       }
       std::string so = fmt::format("{}: measured {} (threshold {})", to_string(c->status),
                                    c->measured.empty() ? "-" : c->measured,

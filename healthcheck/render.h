@@ -2,15 +2,17 @@
 //
 // JSON (schema "clusterctl.health/1"; field names are stable):
 //   {"schema": "clusterctl.health/1", "level": "quick", "exit_code": 1, "elapsed_s": 1.2,
-//    "counts": {"pass": 57, "warn": 0, "fail": 2}, "unreachable": ["h4"],
+//    "counts": {"pass": 57, "warn": 0, "fail": 2, "interrupted": 0}, "unreachable": ["h4"],
+//    "interrupted": false,                  // Ctrl-C ended the run (exit_code 130)
 //    "clusterctl_version": "0.1.0",
 //    "versions": [{"host": "h1", "os": "Debian GNU/Linux 12", "clusterctl": "0.1.0"}],
 //    "results": [CheckResult JSON (check.h), ...]}
 //
-// JUnit: <testsuites name="clusterctl health" tests failures errors="0" skipped="0" time>, one
+// JUnit: <testsuites name="clusterctl health" tests failures errors="0" skipped time>, one
 // <testsuite> per subject (name "host h1", "cable h1:tb1-h2:tb1", "cluster"), one <testcase
 // classname="health.host.h1" name="CHECK"> per result; a FAIL carries <failure message=DETAIL
-// type="FAIL">, a WARN passes with <system-out>WARN: ...</system-out>; every testcase's
+// type="FAIL">, an INTERRUPTED check (Ctrl-C) is <skipped message=DETAIL/> (counted in skipped,
+// never a failure), a WARN passes with <system-out>WARN: ...</system-out>; every testcase's
 // <system-out> also holds the measured value and the threshold.
 #pragma once
 
@@ -25,7 +27,8 @@ namespace cc::healthcheck {
 inline constexpr const char* kHealthSchema = "clusterctl.health/1";
 
 /// Hosts (each host's checks), cables (each cable's checks), cluster-wide checks, the version
-/// matrix, what to do (each fix once), and a summary line.
+/// matrix, what to do (each fix of a WARN or FAIL once), and a summary line; after Ctrl-C that
+/// line says "interrupted (Ctrl-C)", how many checks were done and which were not finished.
 std::string render_text(const Report& r, const util::OutputStyle& style);
 /// The JSON document above, pretty-printed with a final newline.
 std::string render_json(const Report& r);

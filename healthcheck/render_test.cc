@@ -72,6 +72,54 @@ TEST_CASE("render: JUnit has one testcase per result and escapes what it quotes"
   CHECK(x.find("<no \"carrier\">") == std::string::npos);
 }
 
+// A --full --soak run that Ctrl-C ended during the all_reduce: every other check passed.
+Report interrupted_report() {
+  Report r;
+  r.level = "full";
+  r.local_version = "0.1.0";
+  r.elapsed_s = 12.0;
+  r.interrupted = true;
+  r.results = {
+      CheckResult{Scope::kHost, "h1", "reachable", Status::kPass, "0.20 s", "", "ok", "", 0.2, "s"},
+      CheckResult{Scope::kCable, "h1:tb1-h2:tb1", "bandwidth", Status::kPass, "9.00 Gb/s",
+                  ">= 1 Gb/s", "", "", 9.0, "Gb/s"},
+      interrupted_check(Scope::kCluster, "cluster", "all-reduce",
+                        "the all_reduce over 2 hosts was interrupted (Ctrl-C) after 3 complete "
+                        "runs")};
+  return r;
+}
+
+TEST_CASE("render: an interrupted check is neither PASS nor FAIL, in text, JSON and JUnit") {
+  const Report r = interrupted_report();
+  CHECK(exit_code(r) == util::ExitCode::kInterrupted);
+  const std::string t = render_text(r, util::OutputStyle{});
+  CHECK(t.find("Cluster\n  cluster\n    INTERRUPTED  all-reduce") != std::string::npos);
+  CHECK(t.find("    PASS         reachable") != std::string::npos);  // the column widens
+  // One line says it, with what was done and what was not; no fix, no "What to do".
+  CHECK(t.find("health (full): interrupted (Ctrl-C): 2 of 3 checks done: 2 PASS, 0 WARN, 0 "
+               "FAIL; not finished: all-reduce (the all_reduce over 2 hosts was interrupted "
+               "(Ctrl-C) after 3 complete runs) in 12.00 s\n") != std::string::npos);
+  CHECK(occurrences(t, "interrupted (Ctrl-C)") == 2);  // the summary line only
+  CHECK(t.find("What to do") == std::string::npos);
+  CHECK(t.find("FAIL ") == std::string::npos);
+  CHECK(t.find("1 FAIL") == std::string::npos);
+
+  auto j = nlohmann::json::parse(render_json(r));
+  CHECK(j["exit_code"] == 130);
+  CHECK(j["interrupted"] == true);
+  CHECK(j["counts"]["fail"] == 0);
+  CHECK(j["counts"]["interrupted"] == 1);
+  CHECK(j["results"][2]["status"] == "INTERRUPTED");
+  CHECK(j["results"][2]["fix"] == "");
+
+  const std::string x = render_junit(r);
+  CHECK(x.find("tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"1\"") != std::string::npos);
+  CHECK(occurrences(x, "<failure ") == 0);
+  CHECK(occurrences(x, "<skipped ") == 1);
+  CHECK(x.find("<testsuite name=\"cluster\" tests=\"1\" failures=\"0\" errors=\"0\" "
+               "skipped=\"1\">") != std::string::npos);
+}
+
 TEST_CASE("render: the JUnit file is written atomically and whole") {
   const auto dir = std::filesystem::temp_directory_path() / "cc-health-render-test";
   std::filesystem::remove_all(dir);

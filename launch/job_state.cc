@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
@@ -152,6 +154,33 @@ util::Result<std::vector<JobRecord>> list_jobs() {
     return a.started_at != b.started_at ? a.started_at > b.started_at : a.id > b.id;
   });
   return out;
+}
+
+util::Status forget_job(const std::string& id) {
+  auto found = find_job(id);
+  if (!found) return found.error();
+  // The file is ID.json (save_job): an id that is not one plain file name names no record.
+  if (found->id != id || std::filesystem::path(id).filename() != id || id == "." || id == "..") {
+    return util::error(util::ExitCode::kUsage,
+                       fmt::format("no job record with the id '{}' (the name of {}): give the "
+                                   "job's id",
+                                   id, found->id));
+  }
+  if (found->live_state() == JobState::kRunning) {
+    return util::error(util::ExitCode::kUsage,
+                       fmt::format("job {} is running (pid {}): its record stays; end it with "
+                                   "`clusterctl stop {}` first",
+                                   id, found->pid, id));
+  }
+  auto dir = util::private_state_dir("jobs");
+  if (!dir) return dir.error();
+  std::error_code ec;
+  if (!std::filesystem::remove(*dir / (id + ".json"), ec) || ec) {
+    return util::error(util::ExitCode::kUsage,
+                       fmt::format("{}: cannot remove: {}", (*dir / (id + ".json")).string(),
+                                   ec ? ec.message() : "it is gone"));
+  }
+  return {};
 }
 
 util::Result<JobRecord> find_job(const std::string& id) {

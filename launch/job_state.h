@@ -77,6 +77,11 @@ util::Status save_job(const JobRecord& rec);
 /// directory is not private.
 util::Result<std::vector<JobRecord>> list_jobs();
 
+/// Removes the record of job `id` (exactly its id) from jobs_dir(): its logs and anything on the
+/// hosts are left as they are. Errors: kUsage when there is no such record (find_job's message)
+/// or its launcher still runs (a running job keeps its record: stop it first).
+util::Status forget_job(const std::string& id);
+
 /// The record whose id is `id`, or else the newest whose name is `id`. Errors: kUsage saying
 /// which jobs exist (`clusterctl jobs`).
 util::Result<JobRecord> find_job(const std::string& id);

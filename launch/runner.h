@@ -137,7 +137,10 @@ std::string job_reason(const JobOutcome& outcome);
 std::string not_found_advice(const JobOutcome& outcome);
 
 /// The summary table (rank, host, exit, duration; the first failure marked; a failed rank's
-/// status_reason on the line below it), the verdict and not_found_advice.
+/// status_reason on the line below it), the verdict and not_found_advice. A status cell is never cut: a status
+/// longer than the column shows its first words ("connection lost") and the whole on the line
+/// below. A reason longer than 60 characters is printed once, under the first rank that has
+/// it: later ranks say "same as rank N", and the verdict "as under rank N above".
 std::string render_summary(const JobOutcome& outcome);
 
 }  // namespace cc::launch

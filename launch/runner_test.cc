@@ -536,6 +536,52 @@ TEST_CASE("summary: who failed first, who we ended, who exited by itself during 
         std::string::npos);
 }
 
+TEST_CASE("summary: a long reason every rank shares is printed once; no status is cut") {
+  const std::string venv =
+      "cannot run /opt/venv/bin/python: this host has no Python venv at /opt/venv (the job's "
+      "command names it): make it on every host (python3 -m venv /opt/venv) or fix `command:`";
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  o.first_failed = 0;
+  o.reason = "rank 0 on h1 failed (exit 127: " + venv + ")";  // as the watcher words it
+  for (int r = 0; r < 4; ++r) {
+    RankOutcome x;
+    x.rank = r;
+    x.host = "h" + std::to_string(r + 1);
+    x.started = x.finished = true;
+    x.exit_status = 127;
+    x.problem = venv;
+    x.duration = std::chrono::milliseconds(100);
+    o.ranks.push_back(x);
+  }
+  std::string s = render_summary(o);
+  CAPTURE(s);
+  int times = 0;
+  for (auto at = s.find(venv); at != std::string::npos; at = s.find(venv, at + 1)) ++times;
+  CHECK(times == 1);
+  CHECK(s.find("    0  h1                exit 127                    0.1 s  <- failed first\n"
+               "       " +
+               venv + "\n") != std::string::npos);
+  CHECK(s.find("    3  h4                exit 127                    0.1 s  \n"
+               "       same as rank 0\n") != std::string::npos);
+  CHECK(s.find("job failed: rank 0 on h1 failed (exit 127: as under rank 0 above); 0/4 ranks "
+               "exited 0\n") != std::string::npos);
+
+  // A connection lost: the cell says so in words, never "connection lost: host" cut mid-word;
+  // the whole reason is on the line below.
+  o.ranks.resize(2);
+  o.first_failed = 1;
+  o.reason.clear();
+  o.ranks[0].problem.clear();
+  o.ranks[1].exit_status = -1;
+  o.ranks[1].problem = "connection lost: host h2 lost: no answer within 30 s";
+  s = render_summary(o);
+  CHECK(s.find("    1  h2                connection lost             0.1 s  <- failed first\n"
+               "       connection lost: host h2 lost: no answer within 30 s\n") !=
+        std::string::npos);
+  CHECK(s.find("connection lost: host  ") == std::string::npos);
+}
+
 TEST_CASE("summary: a rank seen stopped is marked as what the others waited for") {
   JobOutcome o;
   o.code = cc::util::ExitCode::kJobFailed;

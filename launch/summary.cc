@@ -1,6 +1,8 @@
 // The end-of-job summary table.
 #include <algorithm>
 #include <array>
+#include <cstddef>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +33,17 @@ std::string signal_name(int n) {
     if (v == n) return name;
   }
   return fmt::format("signal {}", n);
+}
+
+// A reason longer than this is printed once in the summary and referred to elsewhere.
+constexpr std::size_t kLongReason = 60;
+
+// The status cell of a status too long for it: its first words, up to the first ':' ("connection
+// lost: host h2 lost: ..." -> "connection lost"), when they fit; else "see below".
+std::string status_cell(const std::string& status) {
+  const auto colon = status.find(':');
+  if (colon != std::string::npos && colon > 0 && colon <= 22) return status.substr(0, colon);
+  return "see below";
 }
 
 std::string seconds(std::chrono::milliseconds d) {
@@ -121,6 +134,16 @@ std::string not_found_advice(const JobOutcome& o) {
 std::string render_summary(const JobOutcome& o) {
   std::string out =
       fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", "rank", "host", "status", "duration", "");
+  // A long reason is printed once, under the first rank that has it; the other ranks refer to
+  // it, and so does the verdict (ranks that all failed alike repeated it on every row).
+  std::map<std::string, int> printed;  // reason -> the rank it was printed under
+  auto reason_line = [&](const RankOutcome& r, const std::string& why) {
+    if (why.size() > kLongReason) {
+      auto [it, first] = printed.emplace(why, r.rank);
+      if (!first) return fmt::format("       same as rank {}\n", it->second);
+    }
+    return fmt::format("       {}\n", why);
+  };
   for (const auto& r : o.ranks) {
     std::string status = describe_status(r);
     std::string note;
@@ -128,8 +151,9 @@ std::string render_summary(const JobOutcome& o) {
     if (r.rank == o.first_failed) {
       note = "<- failed first";
     } else if (failed_to_start) {
-      // Its own failure (a missing cwd), whenever it came: not the teardown's doing.
-      note = "failed: " + r.problem;
+      // Its own failure (a missing cwd), whenever it came: not the teardown's doing. Why is on
+      // the line below.
+      note = "failed before its command ran";
     } else if (r.stopped) {
       note = "<- was stopped: the others waited for it";
     } else if (r.ended_by_us) {
@@ -139,14 +163,16 @@ std::string render_summary(const JobOutcome& o) {
     } else if (!r.started && r.exit_status != 0) {
       note = "never started";
     }
-    std::string shown = status.size() > 22 ? status.substr(0, 22) : status;
-    out += fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", r.rank, r.host, shown,
-                       seconds(r.duration), note);
-    if (status.size() > 22) out += fmt::format("       {}\n", status);
-    if (r.rank == o.first_failed && failed_to_start) {
-      out += fmt::format("       {}\n", r.problem);
-    } else if (const std::string why = status_reason(r); !why.empty() && !failed_to_start) {
-      out += fmt::format("       {}\n", why);  // exit 127: "command not found: python3 (...)"
+    // The cell is a word or two ("connection lost"), never a text cut mid-word; the whole of
+    // a longer status is on the line below.
+    const bool long_status = status.size() > 22;
+    out += fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", r.rank, r.host,
+                       long_status ? status_cell(status) : status, seconds(r.duration), note);
+    if (long_status) out += reason_line(r, status);
+    // exit 127: "command not found: python3 (...)"; a rank that failed before its command ran:
+    // why (a missing cwd).
+    if (const std::string why = failed_to_start ? r.problem : status_reason(r); !why.empty()) {
+      out += reason_line(r, why);
     }
   }
   size_t ok = 0;
@@ -155,7 +181,12 @@ std::string render_summary(const JobOutcome& o) {
     out += fmt::format("job succeeded: {} ranks exited 0 in {}\n", o.ranks.size(),
                        seconds(o.duration));
   } else {
-    const std::string why = job_reason(o);
+    std::string why = job_reason(o);
+    for (const auto& [text, rank] : printed) {  // said above: referred to, not repeated
+      if (const auto at = why.find(text); at != std::string::npos) {
+        why.replace(at, text.size(), fmt::format("as under rank {} above", rank));
+      }
+    }
     out += fmt::format("job {}: {}; {}/{} ranks exited 0\n",
                        o.code == util::ExitCode::kInterrupted ? "interrupted" : "failed", why, ok,
                        o.ranks.size());

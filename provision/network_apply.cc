@@ -12,6 +12,7 @@
 #include "discovery/text.h"
 #include "provision/network_plan.h"
 #include "topology/checks.h"
+#include "util/interrupt.h"
 
 namespace cc::provision {
 namespace {
@@ -152,14 +153,19 @@ std::vector<std::string> with_privilege(Privilege p, const std::vector<std::stri
 }
 
 ApplyResult apply_host(remote::Executor& ex, const HostChanges& changes, Privilege p) {
-  ApplyResult r{changes.host, 0, false, ""};
+  ApplyResult r{changes.host, 0, false, false, ""};
   remote::RunOptions opts;
   opts.timeout = 10s;
   std::vector<const HostCommand*> done;
   for (const auto& c : changes.commands) {
-    auto res = ex.run({with_privilege(p, c.argv), false}, opts);
+    util::Result<remote::CommandResult> res =
+        util::interrupted() ? util::Result<remote::CommandResult>(
+                                  util::Error{util::ExitCode::kInterrupted, "interrupted"})
+                            : ex.run({with_privilege(p, c.argv), false}, opts);
     std::string problem;
-    if (!res) {
+    if (!res && res.error().code == util::ExitCode::kInterrupted) {
+      r.interrupted = true;
+    } else if (!res) {
       problem = res.error().message;
     } else if (res->timed_out) {
       problem = "timed out after 10 s";
@@ -167,17 +173,27 @@ ApplyResult apply_host(remote::Executor& ex, const HostChanges& changes, Privile
       problem = fmt::format("exit status {}: {}", res->exit_status,
                             discovery::trim(res->err.empty() ? res->out : res->err));
     }
-    if (problem.empty()) {
+    if (problem.empty() && !r.interrupted) {
       done.push_back(&c);
       ++r.applied;
       continue;
     }
-    r.failed = true;
+    r.failed = !r.interrupted;
     int undone = 0;
+    remote::RunOptions undo_opts = opts;
+    undo_opts.cancelled = [] { return false; };  // the rollback runs to its end, Ctrl-C or not
     for (auto it = done.rbegin(); it != done.rend(); ++it) {
       if ((*it)->undo.empty()) continue;
-      auto u = ex.run({with_privilege(p, (*it)->undo), false}, opts);
+      auto u = ex.run({with_privilege(p, (*it)->undo), false}, undo_opts);
       undone += (u && u->exit_status == 0) ? 1 : 0;
+    }
+    if (r.interrupted) {
+      r.message = fmt::format(
+          "{}: interrupted (Ctrl-C) before `{}`; rolled back {} of {} "
+          "earlier change{} on this host",
+          changes.host, fmt::join(c.argv, " "), undone, done.size(), done.size() == 1 ? "" : "s");
+      r.applied = 0;
+      return r;
     }
     r.message = fmt::format("{}: `{}` failed ({}); rolled back {} of {} earlier change{} on this "
                             "host",

@@ -69,10 +69,14 @@ struct ApplyResult {
   std::string host;
   int applied = 0;         // commands run (0: no change)
   bool failed = false;     // a command failed: the host was rolled back
-  std::string message;     // the failure, or "" when it went through
+  bool interrupted = false;  // Ctrl-C stopped it (not a failure of a command): rolled back too
+  std::string message;       // the failure or interruption, or "" when it went through
 };
 
-/// Runs `changes` on its host with privilege `p`, rolling back on failure (header comment).
+/// Runs `changes` on its host with privilege `p`, rolling back on failure (header comment). On
+/// Ctrl-C it starts no further command and rolls back what it did (the undo commands run to
+/// their 10 s timeout whatever Ctrl-C says: a half-applied host is worse than a slower exit);
+/// `interrupted` is then set, not `failed`.
 ApplyResult apply_host(remote::Executor& ex, const HostChanges& changes, Privilege p);
 
 /// One cable's verification.

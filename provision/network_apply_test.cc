@@ -1,6 +1,10 @@
 #include "provision/network_apply.h"
 
+#include <chrono>
+#include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -10,6 +14,7 @@
 #include "remote/replay_executor.h"
 #include "topology/checks.h"
 #include "topology/test_states.h"
+#include "util/interrupt.h"
 
 using namespace cc::provision;
 using cc::discovery::Cable;
@@ -201,6 +206,59 @@ TEST_CASE("network apply: a failed command rolls the host back, in reverse order
                                                "sudo -n ip addr add 10.0.0.3/31 dev tb2",
                                                "sudo -n ip link set tb1 down",
                                                "sudo -n ip addr del 10.0.0.1/31 dev tb1"});
+}
+
+// Acts as the real executors do on Ctrl-C: a command run without `cancelled` while
+// util::interrupted() is killed (kInterrupted). `ctrl_c_at` is the command line during which
+// Ctrl-C comes.
+class CtrlCExecutor final : public cc::remote::Executor {
+ public:
+  explicit CtrlCExecutor(std::string ctrl_c_at) : ctrl_c_at_(std::move(ctrl_c_at)) {}
+  const std::string& host() const override { return host_; }
+  cc::util::Status check() const override { return {}; }
+  cc::util::Result<cc::remote::CommandResult> run(const cc::remote::Command& cmd,
+                                                  const cc::remote::RunOptions& opts) override {
+    const std::string line = cc::remote::shell_quote(cmd.argv);
+    if (line == ctrl_c_at_) cc::util::set_interrupted(true);
+    if (!opts.cancelled && cc::util::interrupted()) {
+      return cc::util::Error{cc::util::ExitCode::kInterrupted,
+                             "h1: interrupted; `" + line + "` was killed"};
+    }
+    calls.push_back(line);
+    cc::remote::CommandResult ok;
+    ok.exit_status = 0;
+    return ok;
+  }
+  cc::util::Status upload(const std::filesystem::path&, const std::string&, unsigned,
+                          std::chrono::milliseconds) override {
+    return {};
+  }
+  std::vector<std::string> calls;
+
+ private:
+  std::string host_ = "h1";
+  std::string ctrl_c_at_;
+};
+
+TEST_CASE("network apply: Ctrl-C is no failure; the host is still rolled back") {
+  HostChanges c{"h1",
+                false,
+                {{{"ip", "addr", "add", "10.0.0.1/31", "dev", "tb1"},
+                  {"ip", "addr", "del", "10.0.0.1/31", "dev", "tb1"},
+                  "a"},
+                 {{"ip", "link", "set", "tb1", "up"}, {"ip", "link", "set", "tb1", "down"}, "b"},
+                 {{"ip", "addr", "add", "10.0.0.3/31", "dev", "tb2"}, {}, "c"}}};
+  CtrlCExecutor ex("sudo -n ip addr add 10.0.0.3/31 dev tb2");
+  auto r = apply_host(ex, c, Privilege::kSudo);
+  cc::util::set_interrupted(false);
+  CHECK(r.interrupted);
+  CHECK_FALSE(r.failed);
+  CHECK(r.message ==
+        "h1: interrupted (Ctrl-C) before `ip addr add 10.0.0.3/31 dev tb2`; rolled "
+        "back 2 of 2 earlier changes on this host");
+  CHECK(ex.calls == std::vector<std::string>{
+                        "sudo -n ip addr add 10.0.0.1/31 dev tb1", "sudo -n ip link set tb1 up",
+                        "sudo -n ip link set tb1 down", "sudo -n ip addr del 10.0.0.1/31 dev tb1"});
 }
 
 TEST_CASE("network verify: pings both ways per cable, and the RDMA GID of the address") {

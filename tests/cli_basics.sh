@@ -288,6 +288,32 @@ expect 2 "logs of a run whose logs a later run rewrote" -- env XDG_STATE_HOME="$
 grep -q "log directory $tmp/shared-logs now holds the logs of the later run new-1" <<<"$LAST" ||
   { echo "FAIL: overwritten logs not reported: $LAST"; fail=1; }
 expect 0 "logs of the later run" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs new-1
+# jobs --gc with records of a lab that is gone: one line per record saying so and how to drop it
+# (it printed a warning per record repeating "no lab named ... Create it with `clusterctl lab up`"
+# once per host); `jobs --forget ID` drops such a record, and refuses an id it does not have.
+mkdir -p "$tmp/gcstate/clusterctl/jobs"
+for id in lnt-1 lnt-2; do
+  printf '{"schema": "clusterctl.job/1", "id": "%s", "name": "lnt", "job_file": "/j.yaml",
+    "pid": 1, "state": "failed", "exit_code": 4, "started_at": "2026-11-30T23:30:53Z",
+    "logs": "%s/lnt-logs", "world_size": 4, "lab": "ccbgone", "ranks": [
+    {"rank": 0, "host": "h1", "status": "exit 1"}, {"rank": 1, "host": "h2", "status": "exit 1"},
+    {"rank": 2, "host": "h3", "status": "exit 1"}, {"rank": 3, "host": "h4", "status": "exit 1"}]}\n' \
+    "$id" "$tmp" >"$tmp/gcstate/clusterctl/jobs/$id.json"
+done
+expect 0 "jobs --gc with records of a gone lab" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --gc
+gone_lines=$(grep -c "job record lnt-[12]: its lab 'ccbgone' is gone, and its hosts with it; .* \`clusterctl jobs --forget lnt-[12]\` drops the record" <<<"$LAST")
+if [ "$gone_lines" -ne 2 ] || grep -q "lab up\|no lab named" <<<"$LAST" || [ "$(grep -c 'lnt-1' <<<"$LAST")" -ne 1 ]; then
+  echo "FAIL: jobs --gc with a gone lab's records: $LAST"
+  fail=1
+fi
+expect 0 "jobs --forget" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --forget lnt-1
+grep -q "forgot job record lnt-1" <<<"$LAST" || { echo "FAIL: jobs --forget: $LAST"; fail=1; }
+[ -e "$tmp/gcstate/clusterctl/jobs/lnt-1.json" ] && { echo "FAIL: jobs --forget left the record"; fail=1; }
+expect 2 "jobs --forget of no such record" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --forget lnt-9
+expect 0 "jobs after --forget" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs
+if grep -q "lnt-1" <<<"$LAST" || ! grep -q "lnt-2" <<<"$LAST"; then
+  echo "FAIL: jobs after --forget: $LAST"; fail=1
+fi
 job="$tmp/lab-job.yaml"  # in the scratch directory (mktemp --suffix is GNU-only)
 printf 'name: t\ncluster: lab:default\ncommand: [true]\n' >"$job"
 expect 2 "--lab replaces a job's lab" -- env -u CLUSTERCTL_LAB "$cc" --lab nosuchlab launch "$job"
@@ -307,6 +333,35 @@ grep -q '"state": "none"' <<<"$LAST" || { echo "FAIL: lab status --json with no 
 if [ "$(id -u)" -eq 0 ]; then  # lab down needs root; with no lab it has nothing to do (exit 0)
   expect 0 "lab down with no such lab" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab down --name nosuchlab
   grep -q "lab 'nosuchlab': nothing to remove (already down)" <<<"$LAST" || { echo "FAIL: lab down with no lab: $LAST"; fail=1; }
+fi
+# --lab NAME while this machine has a lab of that name that is another user's (here root's: its
+# runtime directory, whose record only root can read) and not in this user's state directory:
+# every command that resolves --lab says what `lab status` says, and never advises `lab up` for
+# the taken name (exec said "no lab named ...; there are no labs. Create it with `clusterctl lab
+# up --name NAME`").
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+  taken="ccbtaken$$"
+  mkdir -p -m 0755 /run/clusterctl/labs  # as `lab up` makes it
+  mkdir -m 0700 "/run/clusterctl/labs/$taken"
+  echo /root/.local/state/clusterctl/labs/$taken >"/run/clusterctl/labs/$taken/lab_dir"
+  nobody_home=$(mktemp -d)  # $tmp is this user's alone
+  chmod 0777 "$nobody_home"
+  as_nobody=(setpriv --reuid=nobody --regid=nogroup --clear-groups env -u CLUSTERCTL_LAB
+    HOME="$nobody_home" XDG_STATE_HOME="$nobody_home/state")
+  expect 2 "lab status of another user's lab" -- "${as_nobody[@]}" "$cc" lab status --name "$taken"
+  status_says="$LAST"
+  for args in "exec --hosts all -- uname -n" "discover" "health --quick"; do
+    # shellcheck disable=SC2086
+    expect 2 "--lab $taken $args as another user" -- "${as_nobody[@]}" "$cc" --lab "$taken" $args
+    if ! grep -q "this machine has a lab of that name; this user cannot read its record" <<<"$LAST" ||
+      ! grep -q "run \`clusterctl lab status --name $taken\` as root" <<<"$LAST" ||
+      grep -q "lab up" <<<"$LAST"; then
+      echo "FAIL: --lab $taken $args as another user: $LAST (lab status says: $status_says)"
+      fail=1
+    fi
+  done
+  rm -rf "/run/clusterctl/labs/${taken:?}" "${nobody_home:?}"
+  rmdir /run/clusterctl/labs /run/clusterctl 2>/dev/null  # only when no lab is left in them
 fi
 bundle="$(cd "$(dirname "$0")" && pwd)/data/bundles/mac-pair"
 # Output into a pipe whose reader is gone (`clusterctl ... | head -1`): exit 141 as a program
