@@ -159,6 +159,22 @@ util::Status check_source_hosts(const Context& ctx, const ClusterSource& src) {
   return {};
 }
 
+std::string state_file_note(const ClusterSource& src, const discovery::ClusterState& state,
+                            const discovery::FixCommand& fix) {
+  if (src.state_file.empty()) return "";
+  // created_at is ISO 8601 UTC to the second ("2026-12-06T21:03:09Z"): shown to the minute.
+  std::string when = state.created_at;
+  if (when.size() >= 16 && when[10] == 'T') {
+    when = fmt::format("{} {} UTC", when.substr(0, 10), when.substr(11, 5));
+  } else if (when.empty()) {
+    when = "at a time it does not record";
+  }
+  discovery::FixCommand live = fix;
+  live.state_file.clear();  // a look, not a rewrite of the file
+  return fmt::format("from {}, discovered {}; `{}` for a live view", src.state_file, when,
+                     live.rediscover());
+}
+
 discovery::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
                                   const discovery::ClusterState& state) {
   discovery::FixCommand fix;

@@ -70,4 +70,12 @@ std::string global_words(const GlobalOptions& g);
 discovery::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& src,
                                   const discovery::ClusterState& state);
 
+/// One line for a command that reads the state file, not the hosts (verify-mesh, hostfile),
+/// so that its output is not taken for a live check: "from cluster.json, discovered
+/// 2026-12-06 21:03 UTC; `clusterctl --lab t discover --hosts h1,h2` for a live view"
+/// (`fix`'s FixCommand::rediscover without -o: runnable as printed, and writes no file). "" when
+/// `src` names no state file.
+std::string state_file_note(const ClusterSource& src, const discovery::ClusterState& state,
+                            const discovery::FixCommand& fix);
+
 }  // namespace cc::cli

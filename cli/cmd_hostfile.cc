@@ -57,6 +57,10 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
   if (auto g = options_for_state(ctx.global, *state, o.source.state_file); g) {
     opts.fix = fix_command(*g, o.source, *state);
   }
+  // Written from the file, not the hosts: said on stderr (stdout may be the hostfile).
+  if (const std::string from = state_file_note(o.source, *state, opts.fix); !from.empty()) {
+    fmt::print(stderr, "clusterctl hostfile: {}\n", from);
+  }
   std::vector<std::string> notes;
   auto text = provision::render_hostfile(*state, opts, &notes);
   if (!text) return report_error(ctx, "hostfile", text.error());

@@ -3,8 +3,10 @@
 // stderr); 130 after Ctrl-C; 2 for a bad job file, a missing local file it needs (cluster
 // file, upload, secret) or a host it names that the inventory (or SSH config) does not know,
 // all reported at once; 3 when a known host cannot be set up; a failed preflight exits with
-// its own code (1, or 3). With --detach, every check that needs no host set up runs before the
-// job id is printed, with the same codes.
+// its own code (1, or 3); 1 when a cable the ranks route over is down (check_routed_cables). With
+// --detach, every check that needs no host set up runs before the job id is printed, with the same
+// codes.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cluster_source.h"
@@ -27,6 +30,7 @@
 #include "cli/hosts.h"
 #include "discovery/cluster_state.h"
 #include "discovery/fix_command.h"
+#include "discovery/probe.h"
 #include "launch/job_spec.h"
 #include "launch/job_state.h"
 #include "launch/local_needs.h"
@@ -38,8 +42,10 @@
 #include "launch/wrapper.h"
 #include "provision/hostfile.h"
 #include "provision/mlx_hostfile.h"
+#include "remote/fan_out.h"
 #include "remote/local_executor.h"
 #include "remote/quote.h"
+#include "topology/checks.h"
 #include "topology/report.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
@@ -163,6 +169,81 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
                state->hosts.size());
   }
   return {};
+}
+
+// `cluster: cluster.json` with a network plan: each pair's ranks talk over the pair's cable
+// (launch::routed_cables, CLUSTERCOMM_PEER_ADDRS). A cable that is down (a port set down, a
+// cable pulled) would leave a rank connecting to its peer's cable address until the connect
+// timeout and then guessing at a firewall; so before any rank starts, each host at an end of
+// such a cable is probed once, all at once (discovery's host probe: one round trip, as `health
+// --quick`), and each cable judged in health's own words (topology::cable_link). A host that
+// does not answer is left to the set-up that follows (exit 3, named there). Not with a
+// `preflight:` health check, which has just checked every cable. Errors: kCheckFailed naming
+// each cable that is down, its host and port, and the fix.
+util::Status check_routed_cables(const Context& ctx, const launch::JobSpec& spec,
+                                 const Placement& p) {
+  if (!p.state || !spec.cluster || spec.cluster->kind != launch::ClusterRef::Kind::kClusterState ||
+      spec.runtime != launch::Runtime::kClusterComm) {
+    return {};
+  }
+  for (launch::Preflight check : spec.preflight) {
+    if (check != launch::Preflight::kVerifyMesh) return {};
+  }
+  const std::vector<discovery::Cable> cables = launch::routed_cables(*p.state);
+  if (cables.empty()) return {};
+  std::vector<std::string> hosts;  // state host names at a cable's end, in job order
+  std::vector<std::string> names;  // the names to connect to
+  for (size_t i = 0; i < p.hosts.size(); ++i) {
+    const bool used = std::any_of(cables.begin(), cables.end(), [&](const discovery::Cable& c) {
+      return c.a.host == p.hosts[i].name || c.b.host == p.hosts[i].name;
+    });
+    if (!used) continue;
+    hosts.push_back(p.hosts[i].name);
+    names.push_back(p.names[i]);
+  }
+  auto execs = make_executors(p.global, fmt::format("{}", fmt::join(names, ",")));
+  if (!execs) return {};  // the set-up names what is wrong with reaching them
+  std::vector<remote::Executor*> ptrs;
+  for (auto& e : *execs) ptrs.push_back(e.get());
+  std::vector<std::optional<discovery::HostFacts>> facts(ptrs.size());
+  const discovery::ProbeMode mode =
+      p.global.replay.empty() ? discovery::ProbeMode::kScript : discovery::ProbeMode::kEach;
+  remote::for_each_host(
+      ptrs, "checking the job's cables",
+      [&](size_t i) {
+        if (ptrs[i] == nullptr || i >= hosts.size()) return;
+        auto out = discovery::run_host_probe(*ptrs[i], mode, std::chrono::seconds(30));
+        if (!out) return;
+        auto f = discovery::facts_from_probe(hosts[i], *out, "");
+        if (f) facts[i] = std::move(*f);
+      },
+      ctx.style);
+  if (util::interrupted()) return util::error(ExitCode::kInterrupted, "interrupted");
+  auto facts_of = [&](const std::string& host) -> const discovery::HostFacts* {
+    for (size_t i = 0; i < hosts.size(); ++i) {
+      if (hosts[i] == host && facts[i]) return &*facts[i];
+    }
+    return nullptr;
+  };
+  std::vector<std::string> down;
+  for (const auto& c : cables) {
+    const topology::CableLink link =
+        topology::cable_link(c.a, c.b, facts_of(c.a.host), facts_of(c.b.host));
+    if (link.up) continue;
+    down.push_back(fmt::format("cable {} - {} is down: {}; fix: {}", discovery::end_label(c.a),
+                               discovery::end_label(c.b), fmt::join(link.bad, "; "), link.fix));
+  }
+  if (down.empty()) return {};
+  discovery::FixCommand again;
+  again.global = global_words(p.global);
+  again.state_file = spec.cluster->value;
+  return util::error(
+      ExitCode::kCheckFailed,
+      fmt::format("{}\nthe job's ranks route over these cables (`cluster: {}` in {}: its network "
+                  "plan), and ranks on their hosts could not reach each other: nothing was "
+                  "started. After the fix, `{}` checks every cable",
+                  fmt::join(down, "\n"), spec.cluster->value, spec.source.string(),
+                  again.command("health", "--quick")));
 }
 
 // `cluster: hostfile:FILE`: the hostfile's rank order and devices must match the cabling its
@@ -399,6 +480,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     if (auto st = check_hostfile_cabling(ctx, *spec, *placement); !st) return fail(st.error());
   }
   if (auto st = preflight(ctx, *spec, *placement); !st) return fail(st.error());
+  if (auto st = check_routed_cables(ctx, *spec, *placement); !st) return fail(st.error());
   auto secrets = launch::resolve_secrets(*spec);
   if (!secrets) return fail(secrets.error());
 

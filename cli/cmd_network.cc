@@ -162,8 +162,10 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
 
 // Says which cables `subcommand` could not carry out and what to do about each (stderr).
 // True when there was any: the command then exits 1 (a check failed), after doing the others.
+// `kept_in`: the state file apply wrote the down cables' plan entries back into ("": none).
 bool report_left_out(const Context& ctx, const NetworkOptions& o, const Planned& p,
-                     std::string_view subcommand, bool others_applied = false) {
+                     std::string_view subcommand, bool others_applied = false,
+                     const std::string& kept_in = "") {
   if (p.down.empty() && p.unplanned.empty()) return false;
   const discovery::FixCommand fix = fix_command(p.global, o.source, p.live);
   const std::string again = fix.command(fmt::format("network {}", subcommand));
@@ -184,11 +186,21 @@ bool report_left_out(const Context& ctx, const NetworkOptions& o, const Planned&
           applying ? "nothing was applied to it" : "it was not checked",
           e != nullptr ? e->host : d.link.a.host, fix.rediscover(), again);
     } else if (d.why == provision::Unseen::kNotSeen) {
-      what = fmt::format(
-          "cable down: {} - {}{}: {}; {}. Check that both ends are plugged in and up, reseat "
-          "or replace the cable, then run `{}` again",
-          discovery::end_label(d.link.a), discovery::end_label(d.link.b), addresses, d.reason,
-          applying ? "nothing was applied to it" : "it was not checked", again);
+      // d.fix: an end is down now (topology::cable_link, health's and verify-mesh's words).
+      const std::string todo =
+          d.fix.empty() ? "Check that both ends are plugged in and up, reseat or replace the cable"
+                        : "Fix: " + d.fix;
+      // The entry written back into FILE (run_apply) is said here, in the same line.
+      const std::string kept =
+          kept_in.empty() ? std::string()
+                          : fmt::format(
+                                " (kept in the network plan of {}, though the cable is down now: "
+                                "that run gives it these addresses)",
+                                kept_in);
+      what = fmt::format("cable down: {} - {}{}: {}; {}. {}, then run `{}` again{}",
+                         discovery::end_label(d.link.a), discovery::end_label(d.link.b), addresses,
+                         d.reason, applying ? "nothing was applied to it" : "it was not checked",
+                         todo, again, kept);
     } else {
       what = fmt::format(
           "cable gone: {} - {}{}: {}; {}. If the cabling changed on purpose, plan it again: {}",
@@ -242,8 +254,9 @@ bool report_missing_pairs(const Context& ctx, const NetworkOptions& o, const Pla
 // of the full mesh with no working cable (report_missing_pairs). One path for both commands;
 // true when there was any: the command then exits 1, after doing the rest.
 bool report_gaps(const Context& ctx, const NetworkOptions& o, const Planned& p,
-                 std::string_view subcommand, bool others_applied = false) {
-  const bool left_out = report_left_out(ctx, o, p, subcommand, others_applied);
+                 std::string_view subcommand, bool others_applied = false,
+                 const std::string& kept_in = "") {
+  const bool left_out = report_left_out(ctx, o, p, subcommand, others_applied, kept_in);
   const bool missing = o.source.state_file.empty() && report_missing_pairs(ctx, o, p, subcommand);
   return left_out || missing;
 }
@@ -425,6 +438,7 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
   auto fresh = live_and_plan(ctx, again);
   if (!fresh) return report_error(ctx, "network apply", fresh.error());
   fresh->plan = p->plan;
+  std::string kept_in;  // the state file the down cables' plan entries were kept in
   if (!o.source.state_file.empty()) {
     // The cluster state gets the facts as they are now (every cable end with its address, so
     // `hostfile --format mlx-ring` and launch read them without a new `discover`) and the plan:
@@ -433,7 +447,7 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
     // would name a port it does not have); it is named.
     ClusterState saved = fresh->live;
     saved.network = p->plan;
-    std::vector<LinkAddress> kept_down;  // entries kept for a cable that is down: said below
+    std::vector<LinkAddress> kept_down;  // entries kept for a cable that is down
     if (!p->saved.empty()) {
       saved.network.clear();
       const auto now = provision::keep_plan(p->saved, fresh->live);
@@ -458,16 +472,10 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
     if (auto st = discovery::save_cluster_state(saved, o.source.state_file); !st) {
       return report_error(ctx, "network apply", st.error());
     }
-    const discovery::FixCommand fix = fix_command(p->global, o.source, fresh->live);
-    for (const auto& l : kept_down) {
-      fmt::print("kept {} - {} ({}) in the network plan of {}, though the cable is down now: once "
-                 "it is up, `{}` gives it these addresses\n",
-                 discovery::end_label(l.a), discovery::end_label(l.b), l.subnet,
-                 o.source.state_file, fix.command("network apply"));
-    }
+    if (!kept_down.empty()) kept_in = o.source.state_file;  // said in the cable down lines
   }
   const ExitCode verified = run_verify_links(ctx, o, *fresh, *executors);
-  const bool gaps = report_gaps(ctx, o, *fresh, "apply", /*others_applied=*/true);
+  const bool gaps = report_gaps(ctx, o, *fresh, "apply", /*others_applied=*/true, kept_in);
   return gaps ? util::worst(verified, ExitCode::kCheckFailed) : verified;
 }
 

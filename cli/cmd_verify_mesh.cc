@@ -37,10 +37,14 @@ util::ExitCode run_verify_mesh(const Context& ctx, const VerifyMeshOptions& o) {
     opts.fix = fix_command(*g, o.source, *state);
   }
   const topology::VerifyReport report = topology::verify_mesh(*state, opts);
+  // A report of the file, not of the hosts: said first, on stdout with the text report (on
+  // stderr when stdout is JSON or DOT).
+  const std::string from = state_file_note(o.source, *state, opts.fix);
   if (util::interrupted()) {  // the report is partial: say so, print nothing of it
     fmt::print(stderr, "clusterctl verify-mesh: interrupted\n");
     return util::ExitCode::kInterrupted;
   }
+  if (!from.empty()) fmt::print(ctx.style.json || o.dot ? stderr : stdout, "{}\n", from);
   if (ctx.style.json) {
     fmt::print("{}", topology::render_json(report));
   } else if (o.dot) {

@@ -396,40 +396,17 @@ CheckResult unprobed_cable_check(const discovery::Cable& c, const discovery::Clu
 CheckResult link_up_check(const discovery::Cable& c, const HostFacts& ha, const HostFacts& hb) {
   CheckResult r = cable_check(c, "link-up");
   r.threshold = "carrier on both ends";
-  std::vector<std::string> bad;
-  std::vector<std::string> bring_up;  // "on h2 `sudo ip link set dev tb3 up`"
-  for (auto [end, h] : {std::pair{&c.a, &ha}, std::pair{&c.b, &hb}}) {
-    const std::string name = discovery::end_label(*end);
-    const discovery::Port* p = find_port(*h, *end);
-    if (p == nullptr || !p->interface) {
-      bad.push_back(fmt::format("{}: port missing", name));
-    } else if (!p->interface->up) {
-      bad.push_back(fmt::format("{}: administratively down", name));
-      bring_up.push_back(fmt::format("on {} `{}`", h->host,
-                                     topology::link_up_command(*h, p->interface->name)));
-    } else if (!p->interface->running) {
-      bad.push_back(fmt::format("{}: no carrier", name));
-    }
-  }
-  r.measured = bad.empty() ? "up" : "down";
-  if (bad.empty()) {
+  const topology::CableLink link = topology::cable_link(c.a, c.b, &ha, &hb);
+  r.measured = link.up ? "up" : "down";
+  if (link.up) {
     r.detail = fmt::format("{} - {}: carrier on both ends", discovery::end_label(c.a),
                            discovery::end_label(c.b));
     return r;
   }
   r.status = Status::kFail;
   r.detail = fmt::format("cable {} - {} is down: {}", discovery::end_label(c.a),
-                         discovery::end_label(c.b), fmt::join(bad, "; "));
-  // A port that is down is brought up by a command; the other end then has carrier again
-  // (no carrier there is what a port down at the far end looks like). Reseating comes after.
-  r.fix = bring_up.empty()
-              ? fmt::format("reseat the cable between {} and {} and bring both interfaces up",
-                            discovery::end_label(c.a), discovery::end_label(c.b))
-              : fmt::format("bring the {} up: {}; if the cable still has no carrier then, "
-                            "reseat the cable between {} and {}",
-                            bring_up.size() == 1 ? "port that is down" : "ports that are down",
-                            fmt::join(bring_up, ", "), discovery::end_label(c.a),
-                            discovery::end_label(c.b));
+                         discovery::end_label(c.b), fmt::join(link.bad, "; "));
+  r.fix = link.fix;
   return r;
 }
 

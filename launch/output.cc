@@ -22,7 +22,8 @@ OutputMux::OutputMux(std::filesystem::path dir, std::vector<std::string> labels,
       labels_(std::move(labels)),
       opts_(std::move(opts)),
       streams_(labels_.size() * 2),
-      last_(labels_.size(), std::chrono::steady_clock::now()) {}
+      last_(labels_.size(), std::chrono::steady_clock::now()),
+      last_error_(labels_.size()) {}
 
 OutputMux::~OutputMux() {
   for (auto& s : streams_) {
@@ -99,6 +100,9 @@ void OutputMux::emit(int rank, int fd, std::string_view line, bool ends_line) {
   std::fwrite(line.data(), 1, line.size(), s.log);
   if (ends_line) std::fputc('\n', s.log);
   std::fflush(s.log);
+  if (fd == 2 && line.find_first_not_of(" \t\r") != std::string_view::npos) {
+    last_error_[static_cast<size_t>(rank)] = std::string(line.substr(0, 4096));
+  }
   if (opts_.filter && !opts_.filter(rank, fd, line)) return;
   std::FILE* term = fd == 1 ? opts_.out : opts_.err;
   if (term == nullptr) return;
@@ -166,6 +170,11 @@ void OutputMux::feed(int rank, int fd, std::string_view bytes) {
     emit(rank, fd, std::string_view(partial).substr(0, cut), false);
     partial.erase(0, cut);
   }
+}
+
+std::string OutputMux::last_error_line(int rank) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_error_.at(static_cast<size_t>(rank));
 }
 
 void OutputMux::finish(int rank) {

@@ -81,6 +81,10 @@ class OutputMux {
   void status(std::string_view text);
   /// When rank `rank` last printed anything (steady clock), for the stall warning.
   std::chrono::steady_clock::time_point last_output(int rank) const;
+  /// Rank `rank`'s last non-blank stderr line so far ("" for none): where a failed rank's
+  /// error usually is (a Python exception's last line, libclustercomm's message), which the
+  /// summary reads to tell a failure from its consequences (root_cause, runner.h).
+  std::string last_error_line(int rank) const;
   /// Path of rank's log for fd 1 or 2.
   std::filesystem::path log_path(int rank, int fd) const;
 
@@ -101,6 +105,7 @@ class OutputMux {
   mutable std::mutex mu_;
   std::vector<Stream> streams_;  // 2 per rank: [2r] stdout, [2r+1] stderr
   std::vector<std::chrono::steady_clock::time_point> last_;
+  std::vector<std::string> last_error_;  // per rank: its last non-blank stderr line
   std::string status_;  // drawn now on opts_.err when not empty
   std::vector<std::string> held_;  // job notes not shown (OutputOptions::job_notes false)
 };

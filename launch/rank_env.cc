@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iterator>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -298,6 +299,27 @@ util::Result<provision::MlxHostfile> read_hostfile(const std::string& path,
       mpi);
 }
 
+namespace {
+// The cable that hosts a and b route over: their first with an address on both ends.
+std::optional<size_t> route_cable(const topology::ClusterGraph& g, size_t a, size_t b) {
+  for (size_t c : g.cables_between(a, b)) {
+    if (provision::cable_end_address(g, c, a) && provision::cable_end_address(g, c, b)) return c;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::vector<discovery::Cable> routed_cables(const discovery::ClusterState& state) {
+  const topology::ClusterGraph g(state);
+  std::vector<discovery::Cable> out;
+  for (size_t a = 0; a < g.size(); ++a) {
+    for (size_t b = a + 1; b < g.size(); ++b) {
+      if (auto c = route_cable(g, a, b)) out.push_back(g.cable(*c));
+    }
+  }
+  return out;
+}
+
 void add_cable_links(WorldPlan& plan, const discovery::ClusterState& state) {
   const topology::ClusterGraph g(state);
   const size_t n = g.size();
@@ -306,14 +328,10 @@ void add_cable_links(WorldPlan& plan, const discovery::ClusterState& state) {
   for (size_t a = 0; a < n; ++a) {
     for (size_t b = 0; b < n; ++b) {
       if (a == b) continue;
-      for (size_t c : g.cables_between(a, b)) {
-        auto mine = provision::cable_end_address(g, c, a);
-        auto theirs = provision::cable_end_address(g, c, b);
-        if (mine && theirs) {
-          routes[a][b] = *mine + ">" + *theirs;
-          any = true;
-          break;
-        }
+      if (auto c = route_cable(g, a, b)) {
+        routes[a][b] =
+            *provision::cable_end_address(g, *c, a) + ">" + *provision::cable_end_address(g, *c, b);
+        any = true;
       }
     }
   }

@@ -124,6 +124,11 @@ std::string mlx_ring_hostfile_json(const provision::MlxHostfile& hf, int first_p
 /// mlx-jaccl hostfile (every pair has an RDMA cable with a device on both ends).
 void add_cable_links(WorldPlan& plan, const discovery::ClusterState& state);
 
+/// The cables add_cable_links routes the pairs of hosts over (per pair, its first cable with an
+/// IPv4 address on both ends), one per pair that has one, in pair order: what launch checks
+/// is up before it starts a rank (cli/cmd_launch.cc).
+std::vector<discovery::Cable> routed_cables(const discovery::ClusterState& state);
+
 /// Every variable launch sets on a rank under any runtime (sorted): taken from runtime_env itself,
 /// run for each runtime on a plan with every optional part, so that this list and what ranks
 /// get cannot drift apart. No job and no hostfile may set one of them: a job-wide value would

@@ -266,6 +266,23 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
       control.on_every_host([&](size_t h) { return cleanup_argv(dir_of(h)); });
   outcome.ranks = board.ranks();
   outcome.first_failed = board.first_failed();
+  if (watched.rank_failed && outcome.first_failed >= 0) {
+    // The first failure may be a consequence: a rank refused by another job's coordinator,
+    // on the port this job's rank 0 failed to listen on. Its error names the cause.
+    std::vector<std::string> lines;
+    for (int r = 0; r < board.world_size(); ++r) lines.push_back(output.last_error_line(r));
+    const int cause = root_cause(outcome.ranks, outcome.first_failed, lines);
+    if (cause != outcome.first_failed) {
+      const RankOutcome& c = outcome.ranks[static_cast<size_t>(cause)];
+      const RankOutcome& f = outcome.ranks[static_cast<size_t>(outcome.first_failed)];
+      outcome.reason = fmt::format(
+          "rank {} on {} failed ({}); rank {} on {} failed before it ({}), but its error names "
+          "rank {}: a consequence",
+          c.rank, c.host, describe_failure(c), f.rank, f.host, describe_failure(f), c.rank);
+      outcome.consequence = outcome.first_failed;
+      outcome.first_failed = cause;
+    }
+  }
   outcome.duration = std::chrono::duration_cast<std::chrono::milliseconds>(clock.now() - t0);
   if (outcome.code == ExitCode::kOk) {
     bool all_ok = std::all_of(outcome.ranks.begin(), outcome.ranks.end(),

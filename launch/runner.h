@@ -1,7 +1,8 @@
 // Running a job: every rank started in parallel through remote/ (one SSH connection per rank,
 // one more per host for setup, signals and cleanup), watched, and ended cleanly.
 //
-// On each host: a job directory JOBDIR = /tmp/clusterctl-job-JOBID-RANDOM-hHOST (mode 0700,
+// On each host: a job directory JOBDIR = /tmp/clusterctl-job-JOBID-RANDOM-hH, H the host's index in
+// WorldPlan::hosts from 0, not its name (README, "Running jobs") (mode 0700,
 // new for every run and restart attempt; wrapper.h, "Trust") holding the uploads, the
 // runtime's files and the ranks' pid files; each rank runs under the wrapper
 // of wrapper.h in its own session and process group, with its environment sent on stdin. The
@@ -84,7 +85,10 @@ struct RankOutcome {
 struct JobOutcome {
   util::ExitCode code = util::ExitCode::kOk;  // kOk, kJobFailed or kInterrupted
   std::vector<RankOutcome> ranks;
-  int first_failed = -1;  // the rank whose failure ended the job; -1 when none
+  int first_failed = -1;  // the rank whose failure ended the job (its cause: root_cause); -1
+                          // when none
+  int consequence = -1;   // the rank that failed before first_failed, whose error names it
+                          // (root_cause); -1 when the first failure was the cause
   std::string reason;     // why the job ended early ("rank 2 on h3 exited 1", "Ctrl-C", ...)
   std::vector<std::string> cleanup_problems;  // hosts whose job directory may remain
   std::chrono::milliseconds startup{0};       // launch until every rank ran (0: never)
@@ -125,6 +129,18 @@ std::string status_reason(const RankOutcome& r);
 /// describe_status, and, but for a signal (named already), status_reason ("exit 126: cannot
 /// enter the working directory /x on h2", "exit 127: command not found: python3 (...)").
 std::string describe_failure(const RankOutcome& r);
+
+/// The rank whose failure caused rank `first`'s (the first to fail), from `first`'s last error
+/// line (`error_lines[r]`: OutputMux::last_error_line): the coordinator, rank 0, when the line
+/// names the coordinator ("the coordinator (rank 0) at h1:42503 refused this rank: another
+/// job's coordinator is on that port", after rank 0 of this job failed to listen there), else
+/// the first other "rank K" it names; taken only when that rank failed on its own (an exit
+/// status above 0, not a death by signal, which during teardown is clusterctl's doing), since a
+/// rank that clusterctl ended caused nothing, and when its own last error line does not name
+/// `first` back ("rank 0: rank 2 closed the connection": then rank 2 came first). `first`
+/// otherwise (also when it is -1).
+int root_cause(const std::vector<RankOutcome>& ranks, int first,
+               const std::vector<std::string>& error_lines);
 
 /// Why the job did not succeed, in one line: the reason it ended early, or the rank that
 /// failed first ("rank 2 on h3 failed (exit 1)"); "" for a job that succeeded. The verdict

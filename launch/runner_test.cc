@@ -150,6 +150,64 @@ TEST_CASE("runner: the first failing rank ends the others (SIGTERM) -> job faile
   CHECK(summary.find("SIGTERM") != std::string::npos);
 }
 
+TEST_CASE("runner: a failure whose error names the coordinator is a consequence of rank 0's") {
+  // Two launches of one job at once: this one's rank 0 cannot listen on the coordinator port,
+  // its rank 1 reaches the other job's coordinator there and fails auth first. The cause is
+  // rank 0's failure (it still gets its error out during the teardown: it traps SIGTERM here
+  // so that it reports after rank 1, whatever the machine's load).
+  const std::string ready = "/tmp/cc-coord-" + random_hex(6);
+  JobSpec spec = spec_of(fmt::format(
+      "name: two\nhosts: [a, b, c]\n"
+      "command: {{shell: 'case $CLUSTERCOMM_RANK in 0) trap \"\" TERM; : >{0}; sleep 0.5; echo "
+      "\"clustercomm.WorldError: rank 0: cannot listen on 127.0.0.1:42503: Address already in "
+      "use\" >&2; exit 1;; 1) while [ ! -e {0} ]; do sleep 0.05; done; echo "
+      "\"clustercomm.AuthError: "
+      "rank 1: the coordinator (rank 0) at 127.0.0.1:42503 refused this rank\" >&2; exit 1;; "
+      "*) exec sleep 60;; esac'}}\n"
+      "timeouts: {{grace: 5}}\n",
+      ready));
+  LocalJob job;
+  auto out = job.run(spec, 3);
+  std::filesystem::remove(ready);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  CHECK(out->ranks[1].exit_status == 1);
+  CHECK(out->ranks[0].exit_status == 1);
+  CHECK(out->first_failed == 0);
+  CHECK(out->consequence == 1);
+  CHECK(job_reason(*out) ==
+        "rank 0 on local0 failed (exit 1); rank 1 on local1 failed before it (exit 1), but its "
+        "error names rank 0: a consequence");
+  const std::string summary = render_summary(*out);
+  CHECK(summary.find("<- the cause (the others' errors name it)") != std::string::npos);
+  CHECK(summary.find("failed first, a consequence: its error names rank 0") != std::string::npos);
+}
+
+TEST_CASE("root_cause: the rank a first failure's error names, if it failed on its own") {
+  std::vector<RankOutcome> ranks(3);
+  for (int r = 0; r < 3; ++r) ranks[static_cast<size_t>(r)].rank = r;
+  ranks[0].exit_status = 1;  // its own error
+  ranks[1].exit_status = 1;
+  ranks[2].exit_status = 128 + 15;
+  ranks[2].signaled = true;  // ended by clusterctl
+  const std::vector<std::string> coord = {"", "rank 1: the coordinator (rank 0) at h1:1 refused",
+                                          ""};
+  CHECK(root_cause(ranks, 1, coord) == 0);
+  CHECK(root_cause(ranks, 1, {"", "rank 1: rank 2 closed the connection", ""}) == 1);  // 2: ours
+  CHECK(root_cause(ranks, 1, {"", "rank 1: ranks 0, 2 never arrived", ""}) == 1);      // a list
+  CHECK(root_cause(ranks, 1, {"", "Traceback: crank 0 failed", ""}) == 1);  // no word "rank"
+  CHECK(root_cause(ranks, 1, {"", "", ""}) == 1);
+  // Rank 1 compared its data with rank 0's, and rank 0 failed on its own naming rank 1: rank 0
+  // is the consequence (templates/python-sgd.yaml with SGD_CORRUPT_RANK).
+  CHECK(root_cause(ranks, 1,
+                   {"rank 0: rank 1 closed the connection",
+                    "rank 1: FAIL: weights differ from rank 0's", ""}) == 1);
+  CHECK(root_cause(ranks, -1, coord) == -1);
+  ranks[0].signaled = true;  // rank 0 died by clusterctl's SIGTERM: it caused nothing
+  ranks[0].exit_status = 128 + 15;
+  CHECK(root_cause(ranks, 1, coord) == 1);
+}
+
 TEST_CASE("runner: a rank that ignores SIGTERM gets SIGKILL after the grace period") {
   // Rank 0 fails only once rank 1 ignores SIGTERM (on a loaded machine rank 1's shell may not
   // have reached its trap when rank 0's failure starts the teardown).

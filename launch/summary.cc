@@ -1,6 +1,7 @@
 // The end-of-job summary table.
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -48,6 +49,21 @@ std::string status_cell(const std::string& status) {
 
 std::string seconds(std::chrono::milliseconds d) {
   return fmt::format("{:.1f} s", static_cast<double>(d.count()) / 1000.0);
+}
+
+// The ranks an error line names, in order: 0 for "coordinator" (rank 0 is the coordinator),
+// then each "rank K" ("ranks 1, 2" is a list of those that did not arrive: no cause).
+std::vector<int> named_ranks(const std::string& line) {
+  std::vector<int> named;
+  if (line.find("coordinator") != std::string::npos) named.push_back(0);
+  for (size_t at = line.find("rank "); at != std::string::npos; at = line.find("rank ", at + 5)) {
+    if (at > 0 && std::isalnum(static_cast<unsigned char>(line[at - 1])) != 0) continue;
+    size_t end = at + 5;
+    while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end])) != 0) ++end;
+    if (end == at + 5 || end - at > 12) continue;
+    named.push_back(std::stoi(line.substr(at + 5, end - at - 5)));
+  }
+  return named;
 }
 
 }  // namespace
@@ -102,6 +118,23 @@ std::string describe_failure(const RankOutcome& r) {
   return status;
 }
 
+int root_cause(const std::vector<RankOutcome>& ranks, int first,
+               const std::vector<std::string>& error_lines) {
+  if (first < 0 || static_cast<size_t>(first) >= error_lines.size()) return first;
+  for (int k : named_ranks(error_lines[static_cast<size_t>(first)])) {
+    if (k == first || k < 0 || static_cast<size_t>(k) >= ranks.size()) continue;
+    const RankOutcome& r = ranks[static_cast<size_t>(k)];
+    if (r.exit_status <= 0 || r.signaled) continue;  // ended by clusterctl, or no failure
+    // Its own error names the first one: which caused which cannot be told; keep the first.
+    const auto back = static_cast<size_t>(k) < error_lines.size()
+                          ? named_ranks(error_lines[static_cast<size_t>(k)])
+                          : std::vector<int>{};
+    if (std::find(back.begin(), back.end(), first) != back.end()) continue;
+    return k;
+  }
+  return first;
+}
+
 std::string job_reason(const JobOutcome& o) {
   if (o.code == util::ExitCode::kOk) return "";
   if (!o.reason.empty()) return o.reason;
@@ -149,7 +182,9 @@ std::string render_summary(const JobOutcome& o) {
     std::string note;
     const bool failed_to_start = !r.started && r.exit_status > 0 && !r.problem.empty();
     if (r.rank == o.first_failed) {
-      note = "<- failed first";
+      note = o.consequence >= 0 ? "<- the cause (the others' errors name it)" : "<- failed first";
+    } else if (r.rank == o.consequence) {
+      note = fmt::format("failed first, a consequence: its error names rank {}", o.first_failed);
     } else if (failed_to_start) {
       // Its own failure (a missing cwd), whenever it came: not the teardown's doing. Why is on
       // the line below.

@@ -132,7 +132,9 @@ class Watcher {
   }
 
   void begin_end(Reason r) {
+    bool stopped_first = false;
     if (auto stopped = board_.begin_ending(); stopped && r.code != ExitCode::kInterrupted) {
+      stopped_first = true;
       r.why = fmt::format(
           "rank {} on {} was stopped (SIGSTOP, Ctrl-Z or a debugger) and the "
           "others waited for it; then {}",
@@ -141,6 +143,7 @@ class Watcher {
     stall_sampling_ = false;  // no stall warnings during teardown
     result_.reason = std::move(r.why);
     result_.code = r.code;
+    result_.rank_failed = r.rank_failed && !stopped_first;
     ending_at_ = clock_.now();
     interrupts_at_end_ = util::interrupt_count();
     next_term_ = *ending_at_ + 1s;

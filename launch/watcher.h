@@ -38,6 +38,7 @@ struct WatchResult {
   util::ExitCode code =
       util::ExitCode::kOk;               // kOk (the job ran to its end), kJobFailed, kInterrupted
   std::string reason;                    // why the job ended early; empty when it did not
+  bool rank_failed = false;              // the reason is the board's first failed rank
   std::chrono::milliseconds startup{0};  // t0 until every rank ran (0: never)
 };
 

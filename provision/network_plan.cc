@@ -6,6 +6,9 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "topology/checks.h"
 
 namespace cc::provision {
 namespace {
@@ -172,7 +175,8 @@ KeptPlan keep_plan(const std::vector<LinkAddress>& plan, const ClusterState& now
       return DroppedLink{{},
                          Unseen::kNotProbed,
                          listed ? fmt::format("{} was not probed", e.host)
-                                : fmt::format("{} is not one of the hosts discovered", e.host)};
+                                : fmt::format("{} is not one of the hosts discovered", e.host),
+                         {}};
     }
     const bool has = std::any_of(h->ports.begin(), h->ports.end(), [&](const discovery::Port& p) {
       return e.interface.empty() ? p.receptacle == e.receptacle
@@ -181,7 +185,8 @@ KeptPlan keep_plan(const std::vector<LinkAddress>& plan, const ClusterState& now
     if (has) return std::nullopt;
     return DroppedLink{{},
                        Unseen::kNoPort,
-                       fmt::format("{} has no port {} now", e.host, discovery::port_label(e))};
+                       fmt::format("{} has no port {} now", e.host, discovery::port_label(e)),
+                       {}};
   };
   for (const LinkAddress& l : plan) {
     const bool seen = std::any_of(now.cables.begin(), now.cables.end(), [&](const Cable& c) {
@@ -194,8 +199,19 @@ KeptPlan keep_plan(const std::vector<LinkAddress>& plan, const ClusterState& now
     std::optional<DroppedLink> d = end_problem(l.a);
     if (!d) d = end_problem(l.b);
     if (!d) {
-      d = DroppedLink{
-          {}, Unseen::kNotSeen, "the cable is not seen now (a port down, a cable loose or pulled)"};
+      // Both ports are there: the one judgement of their link (topology::cable_link) says
+      // which end is down and how to bring it up, as health and verify-mesh say it.
+      const topology::CableLink link =
+          topology::cable_link(l.a, l.b, now.find_host(l.a.host), now.find_host(l.b.host));
+      d = link.up
+              ? DroppedLink{{},
+                            Unseen::kNotSeen,
+                            "the cable is not seen now (a port down, a cable loose or pulled)",
+                            {}}
+              : DroppedLink{{},
+                            Unseen::kNotSeen,
+                            fmt::format("the cable is not seen now: {}", fmt::join(link.bad, "; ")),
+                            link.fix};
     }
     d->link = l;
     out.dropped.push_back(std::move(*d));
@@ -224,7 +240,7 @@ std::vector<DroppedLink> take_links_without_interface(std::vector<LinkAddress>& 
                             "{} lists no \"Thunderbolt {}\" hardware port",
                             discovery::end_label(*e), e->host, *e->receptacle)
                       : fmt::format("{} has no network interface", discovery::end_label(*e));
-    out.push_back({std::move(l), Unseen::kNoInterface, std::move(reason)});
+    out.push_back({std::move(l), Unseen::kNoInterface, std::move(reason), {}});
   }
   plan = std::move(keep);
   return out;

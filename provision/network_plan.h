@@ -62,7 +62,10 @@ struct DroppedLink {
   discovery::LinkAddress link;
   Unseen why = Unseen::kNotSeen;
   std::string reason;  // "h3 was not probed", "h1 has no port tb4 now", "the cable is not seen
-                       // now (a port down, a cable loose or pulled)"
+                       // now: h2 tb3: administratively down" (topology::cable_link's words),
+                       // else "the cable is not seen now (a port down, a cable loose or pulled)"
+  std::string fix;     // kNotSeen with an end down now: topology::cable_link's fix ("bring the
+                       // port that is down up: on h2 `sudo ip link set dev tb3 up`; ..."); ""
 };
 
 /// A saved plan checked against the cables a cluster state sees now: `kept` are the entries

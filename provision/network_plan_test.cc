@@ -26,6 +26,8 @@ ClusterState mesh(int n, const char* os = "Debian GNU/Linux") {
       cc::discovery::Port p;
       p.interface = cc::discovery::NetInterface{};
       p.interface->name = "tb" + std::to_string(k);
+      p.interface->up = true;
+      p.interface->running = true;
       f.ports.push_back(p);
     }
     s.hosts.push_back(f);
@@ -185,6 +187,25 @@ TEST_CASE("keep_plan: entries of cables seen now are kept, the others dropped, e
   REQUIRE(unplanned.size() == 1);
   CHECK(unplanned[0].a.host == "h1");
   CHECK(unplanned[0].b.host == "h2");
+}
+
+TEST_CASE("keep_plan: a cable not seen because a port is down says so as health does") {
+  const ClusterState planned = mesh(4);
+  auto plan = plan_network(planned, {});
+  REQUIRE(plan.ok());
+  ClusterState now = mesh(4);
+  now.cables.erase(now.cables.begin());         // h1 tb1 - h2 tb1 not seen
+  now.hosts[1].ports[0].interface->up = false;  // h2 tb1: `ip link set dev tb1 down`
+  now.hosts[1].ports[0].interface->running = false;
+  now.hosts[0].ports[0].interface->running = false;  // h1 tb1: no carrier (its peer is down)
+  const KeptPlan k = keep_plan(*plan, now);
+  REQUIRE(k.dropped.size() == 1);
+  CHECK(k.dropped[0].why == Unseen::kNotSeen);
+  CHECK(k.dropped[0].reason ==
+        "the cable is not seen now: h1 tb1: no carrier; h2 tb1: administratively down");
+  CHECK(k.dropped[0].fix ==
+        "bring the port that is down up: on h2 `sudo ip link set dev tb1 up`; if the cable still "
+        "has no carrier then, reseat the cable between h1 tb1 and h2 tb1");
 }
 
 TEST_CASE("take_links_without_interface: an end with no IP interface is taken out, named") {

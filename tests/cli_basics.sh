@@ -483,6 +483,13 @@ vm=$(lab "$cc" verify-mesh "$tmp/t3a linux.json" 2>&1)
 grep -qF "\`clusterctl rdma enable --lab t3a '$tmp/t3a linux.json' --soft-roce\`" <<<"$vm" ||
   { echo "FAIL: verify-mesh's soft-roce fix does not name the lab and file: $vm"; fail=1; }
 run_fixes "verify-mesh" "$vm"
+# verify-mesh and hostfile read the file, not the hosts: their output says so in one line,
+# with when it was discovered and the command for a live view.
+grep -qE "^from $tmp/t3a linux\.json, discovered [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} UTC; \`clusterctl --lab t3a discover --hosts [^\`]*\` for a live view\$" <<<"$vm" ||
+  { echo "FAIL: verify-mesh of a file does not say it reads the file: $vm"; fail=1; }
+hf=$(lab "$cc" hostfile "$tmp/t3a linux.json" --format mlx-ring 2>&1 >/dev/null)
+grep -qE "^clusterctl hostfile: from $tmp/t3a linux\.json, discovered [0-9-]+ [0-9:]+ UTC; \`clusterctl --lab t3a discover" <<<"$hf" ||
+  { echo "FAIL: hostfile of a file does not say it reads the file: $hf"; fail=1; }
 expect 1 "hostfile mlx-jaccl without RDMA devices" -- lab "$cc" hostfile "$tmp/t3a linux.json" --format mlx-jaccl
 run_fixes "hostfile --format mlx-jaccl" "$LAST"
 expect 1 "hostfile mlx-jaccl-ring without RDMA devices" -- lab "$cc" hostfile "$tmp/t3a linux.json" --format mlx-jaccl-ring

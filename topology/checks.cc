@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -459,6 +460,47 @@ std::string link_up_command(const discovery::HostFacts& h, const std::string& it
                                  ? std::vector<std::string>{"sudo", "ifconfig", itf, "up"}
                                  : std::vector<std::string>{"sudo", "ip", "link", "set", "dev",
                                                             itf, "up"});
+}
+
+CableLink cable_link(const discovery::CableEnd& a, const discovery::CableEnd& b,
+                     const discovery::HostFacts* ha, const discovery::HostFacts* hb) {
+  CableLink out;
+  for (auto [end, h] : {std::pair{&a, ha}, std::pair{&b, hb}}) {
+    if (h == nullptr) continue;
+    const std::string name = discovery::end_label(*end);
+    const discovery::Port* p = nullptr;
+    for (const auto& q : h->ports) {
+      const bool match =
+          !end->interface.empty() ? q.interface && q.interface->name == end->interface : end->receptacle && q.receptacle == end->receptacle;
+      if (match) {
+        p = &q;
+        break;
+      }
+    }
+    if (p == nullptr || !p->interface) {
+      out.bad.push_back(fmt::format("{}: port missing", name));
+    } else if (!p->interface->up) {
+      out.bad.push_back(fmt::format("{}: administratively down", name));
+      out.bring_up.push_back(
+          fmt::format("on {} `{}`", h->host, link_up_command(*h, p->interface->name)));
+    } else if (!p->interface->running) {
+      out.bad.push_back(fmt::format("{}: no carrier", name));
+    }
+  }
+  out.up = out.bad.empty();
+  if (out.up) return out;
+  // A port that is down is brought up by a command; the other end then has carrier again
+  // (no carrier there is what a port down at the far end looks like). Reseating comes after.
+  out.fix =
+      out.bring_up.empty()
+          ? fmt::format("reseat the cable between {} and {} and bring both interfaces up",
+                        discovery::end_label(a), discovery::end_label(b))
+          : fmt::format(
+                "bring the {} up: {}; if the cable still has no carrier then, "
+                "reseat the cable between {} and {}",
+                out.bring_up.size() == 1 ? "port that is down" : "ports that are down",
+                fmt::join(out.bring_up, ", "), discovery::end_label(a), discovery::end_label(b));
+  return out;
 }
 
 std::string cable_label(const ClusterGraph& g, std::size_t i) {

@@ -151,6 +151,26 @@ std::unordered_map<std::size_t, DownPair> down_pairs(const ClusterGraph& g);
 /// Linux `sudo ip link set dev tb3 up`, macOS `sudo ifconfig en2 up`.
 std::string link_up_command(const discovery::HostFacts& h, const std::string& itf);
 
+/// The one judgement of whether a cable's link is up now, from its two hosts' live facts:
+/// health's link-up check, `network verify|apply`'s cable down, and launch's check of the
+/// cables it routes over all say it in these words. Per end: its port missing (no interface),
+/// administratively down (the fix is a command: link_up_command), or up without carrier.
+struct CableLink {
+  bool up = true;
+  /// "h2 tb3: administratively down", "h3 tb1: no carrier", "h4 tb2: port missing", one per
+  /// end that is not up ("" ends left out).
+  std::vector<std::string> bad;
+  /// "on h2 `sudo ip link set dev tb3 up`", one per end that is administratively down.
+  std::vector<std::string> bring_up;
+  /// What to do, in order: the bring_up commands first (a far end without carrier is what a
+  /// port down at this end looks like), then reseating the cable. "" when up.
+  std::string fix;
+};
+/// `ha` / `hb` are the live facts of the hosts of `a` / `b`; nullptr: not probed (the end is
+/// then left out of the judgement).
+CableLink cable_link(const discovery::CableEnd& a, const discovery::CableEnd& b,
+                     const discovery::HostFacts* ha, const discovery::HostFacts* hb);
+
 /// "h1 tb1 - h2 tb1": both ends of cable `i` (discovery::end_label).
 std::string cable_label(const ClusterGraph& g, std::size_t i);
 

@@ -520,19 +520,21 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
         if (!route.local.empty()) local = tcp::resolve(route.local, 0);
       }
       const std::string who = "rank " + std::to_string(j) + " at " + remote;
+      // A route of CLUSTERCOMM_PEER_ADDRS: the peer's end of the cable between the two hosts,
+      // which the connect error's advice names before any firewall.
+      const bool routed = !cfg.routes.empty() && !cfg.routes[j].remote.empty();
       Fd fd;
       try {
         fd = tcp::connect_to(tcp::resolve(remote), local ? &*local : nullptr, deadline,
-                             "rank " + std::to_string(j));  // it adds " at <address>"
+                             "rank " + std::to_string(j),  // it adds " at <address>"
+                             routed);
       } catch (const Error& e) {
         if (e.kind() == ErrorKind::kInterrupted) throw;
-        const bool routed = !cfg.routes.empty() && !cfg.routes[j].remote.empty();
         throw Error(e.kind(),
                     "rank " + std::to_string(cfg.rank) + ": " + e.message() +
-                        (routed ? ": that is rank " + std::to_string(j) +
-                                      "'s address on the link between them "
-                                      "(CLUSTERCOMM_PEER_ADDRS): is it up on rank " +
-                                      std::to_string(j) + "'s host, and its cable plugged in?"
+                        (routed ? " (it is rank " + std::to_string(j) +
+                                      "'s address on the cable between them: "
+                                      "CLUSTERCOMM_PEER_ADDRS)"
                                 : ": rank " + std::to_string(j) +
                                       " advertised that address; is it reachable from here?"),
                     {static_cast<int>(j)});

@@ -202,8 +202,8 @@ TEST_CASE("a rank that cannot reach a peer's cable address fails first, naming i
   CHECK(errors[0].find("Connection refused") != std::string::npos);
   CHECK(errors[0].find("the host answered, but nothing listens on port 1 there") !=
         std::string::npos);
-  CHECK(errors[0].find("rank 1's address on the link between them (CLUSTERCOMM_PEER_ADDRS)") !=
-        std::string::npos);
+  CHECK(errors[0].find("(it is rank 1's address on the cable between them: "
+                       "CLUSTERCOMM_PEER_ADDRS)") != std::string::npos);
   CHECK(errors[1].find("rank 0 never connected to rank 1") != std::string::npos);
   CHECK(failed_at[1] - failed_at[0] > milliseconds(500));
 }

@@ -103,12 +103,16 @@ void client_handshake(int fd, std::string_view token, std::string_view hello, De
     tcp::read_exact(fd, proof, sizeof(proof), deadline, who);
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kPeerLost) {
+      // A clustercomm endpoint that does not know this job's token: most often another
+      // job's, on the port this job's rank 0 could not listen on (two launches of one job).
+      const bool coordinator = who.rfind("the coordinator", 0) == 0;
       throw Error(ErrorKind::kAuth,
-                  who +
-                      " refused this rank: it is another job's endpoint or the job tokens differ "
-                      "(an endpoint of another job may hold that port, e.g. when rank 0 could "
-                      "not bind it: look at rank 0's own error first; else check that every "
-                      "rank has the same CLUSTERCOMM_TOKEN), or the hello was rejected");
+                  who + " refused this rank: another job's " +
+                      (coordinator ? "coordinator" : "endpoint") +
+                      " is on that port (e.g. a second launch of the same job, whose rank 0 "
+                      "then could not listen there: look at rank 0's own error first), or the "
+                      "job tokens differ (check that every rank has the same CLUSTERCOMM_TOKEN), "
+                      "or the hello was rejected");
     }
     throw;
   }

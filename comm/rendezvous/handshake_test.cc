@@ -64,8 +64,8 @@ TEST_CASE("handshake: a wrong token is refused on both sides") {
   CHECK(client_failed);
   // Another job's coordinator on the port looks the same: the message sends the operator to
   // rank 0's own error (it could not bind) before the tokens.
-  CHECK(message.find("server refused this rank: it is another job's endpoint or the job "
-                     "tokens differ") != std::string::npos);
+  CHECK(message.find("server refused this rank: another job's endpoint is on that port") !=
+        std::string::npos);
   CHECK(message.find("look at rank 0's own error first") != std::string::npos);
 }
 
@@ -102,6 +102,27 @@ TEST_CASE("handshake: another program on the port is named as one, silent or not
                                   "another program may hold that port"));
     }
   }
+}
+
+TEST_CASE("handshake: a coordinator that does not know the token is another job's") {
+  auto [a, b] = socket_pair();
+  const Deadline d = Clock::now() + std::chrono::seconds(5);
+  ServerHandshake server(std::move(b), "first job", d);
+  std::string message;
+  std::thread client([&, fd = a.get()] {
+    try {
+      client_handshake(fd, "second job", "hello", d, "the coordinator (rank 0) at 127.0.0.1:1");
+    } catch (const Error& e) {
+      message = e.message();
+    }
+  });
+  CHECK(drive(server) == ServerHandshake::State::kFailed);
+  server.take_fd().reset();
+  client.join();
+  CHECK(
+      message.starts_with("the coordinator (rank 0) at 127.0.0.1:1 refused this rank: another "
+                          "job's coordinator is on that port (e.g. a second launch of the same "
+                          "job, whose rank 0 then could not listen there"));
 }
 
 }  // namespace cc::comm

@@ -235,7 +235,8 @@ int poll_timeout_ms(Deadline deadline, int cap_ms) {
   return left.count() > cap_ms ? cap_ms : static_cast<int>(left.count()) + 1;
 }
 
-Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who) {
+Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who,
+              bool over_cable) {
   int last_err = 0;
   while (true) {
     Fd fd(::socket(to.storage.ss_family, SOCK_STREAM, 0));
@@ -284,11 +285,25 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
   }
   throw Error(ErrorKind::kTimeout, "could not connect to " + who + " at " + to.to_string() +
                                        " before the timeout (" + std::strerror(last_err) + ")" +
-                                       connect_advice(last_err, to.port()));
+                                       connect_advice(last_err, to.port(), over_cable));
 }
 
-std::string connect_advice(int err, int port) {
+std::string connect_advice(int err, int port, bool over_cable) {
   const std::string p = std::to_string(port);
+  // A cable's address: a cable unplugged or a port down (`ip link set dev tb3 down`) drops
+  // every SYN or has no route, and is far more common there than a firewall.
+  const std::string cable =
+      "that address is on the direct cable between the two hosts: is the cable plugged in, and "
+      "its port up on both hosts (`ip link show` on Linux, `ifconfig` on macOS; `clusterctl "
+      "health --quick` checks every cable)?";
+  if (over_cable && err == ETIMEDOUT) {
+    return ": no answer at all, not even a refusal: " + cable +
+           " Else a firewall there drops TCP port " + p +
+           " (on macOS: System Settings > Network > Firewall; on Linux: nft or iptables)";
+  }
+  if (over_cable && (err == EHOSTUNREACH || err == ENETUNREACH)) {
+    return ": this host has no route to that address: " + cable;
+  }
   if (err == ETIMEDOUT) {
     // Every attempt went unanswered: nothing (not even a refusal) came back.
     return ": no answer at all, not even a refusal: a firewall there drops TCP port " + p +

@@ -65,11 +65,16 @@ Address peer_address(int fd);
 /// Connects to `to` (from `from` when given), retrying refused connections until `deadline`
 /// (the listener may not be up yet), each attempt waiting at most 1 s for an answer, and
 /// retrying when out of descriptors (EMFILE). Returns a configured non-blocking stream.
-Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who);
+/// `over_cable`: `to` is the peer's end of a direct cable (CLUSTERCOMM_PEER_ADDRS), which the
+/// error's advice then names first (connect_advice).
+Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who,
+              bool over_cable = false);
 /// What connect_to's last errno means for the operator, "" when it says nothing more: ETIMEDOUT
 /// (every SYN unanswered) is a firewall dropping `port` or an address not reached, as in
 /// ml-explore/mlx#3755 ("Couldn't connect (error: 60)"); ECONNREFUSED nothing listening there.
-std::string connect_advice(int err, int port);
+/// With `over_cable` the address is a cable's: unanswered or unreachable is then first of all
+/// the cable (unplugged, or its port down on one host), and a firewall second.
+std::string connect_advice(int err, int port, bool over_cable = false);
 
 /// Reads or writes exactly `bytes` on a non-blocking fd, polling until `deadline`.
 /// `who` names the other end in errors ("rank 3", "the coordinator at 1.2.3.4:5").

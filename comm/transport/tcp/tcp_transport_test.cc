@@ -157,5 +157,25 @@ TEST_CASE("connect advice: an unanswered coordinator port names a firewall and t
   CHECK(connect_advice(EMFILE, 1).empty());
 }
 
+TEST_CASE("connect advice: a cable's address names the cable first, the firewall second") {
+  // A job over cluster.json with h2's tb3 down: every SYN to rank 1's cable address unanswered.
+  const std::string dropped = connect_advice(ETIMEDOUT, 42503, /*over_cable=*/true);
+  const auto cable = dropped.find("is the cable plugged in, and its port up on both hosts");
+  const auto firewall = dropped.find("a firewall there drops TCP port 42503");
+  CHECK(cable != std::string::npos);
+  CHECK(firewall != std::string::npos);
+  CHECK(cable < firewall);
+  CHECK(
+      dropped.starts_with(": no answer at all, not even a refusal: that address is on the "
+                          "direct cable between the two hosts"));
+  CHECK(connect_advice(EHOSTUNREACH, 1, true)
+            .starts_with(
+                ": this host has no route to that address: that address is on the direct cable"));
+  // Refused: the cable works (the host answered).
+  CHECK(connect_advice(ECONNREFUSED, 5000, true) ==
+        ": the host answered, but nothing listens on port 5000 there");
+  CHECK(connect_advice(ETIMEDOUT, 1, false).find("cable") == std::string::npos);
+}
+
 }  // namespace
 }  // namespace cc::comm::tcp

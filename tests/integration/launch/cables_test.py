@@ -54,4 +54,25 @@ with Lab("c") as lab:
     if sent < 20_000_000:
         fail(f"only {sent} bytes went over the cable interfaces:\n{r.stdout}")
     print(f"4 ranks over the cables: PEERS set, exit 0, {sent} bytes on tb*")
+
+    # One cable down (h2's tb3, set down on the host), no preflight: launch checks the cables the
+    # ranks route over before it starts any, and refuses at once (exit 1, a check failed) naming
+    # the cable, the host and port, and the command that brings it up. Before, the ranks waited
+    # 30 s for their peer and exited 4 blaming a firewall.
+    subprocess.run(["ip", "-n", lab.netns("h2"), "link", "set", "dev", "tb3", "down"], check=True)
+    try:
+        r = subprocess.run([CLUSTERCTL, "--lab", lab.name, "launch", job], capture_output=True,
+                           text=True, timeout=180)
+    finally:
+        subprocess.run(["ip", "-n", lab.netns("h2"), "link", "set", "dev", "tb3", "up"],
+                       check=True)
+    if r.returncode != 1 or "PEERS=" in r.stdout or lab.job_dirs():
+        fail(f"h2 tb3 down: exit {r.returncode} (expected 1, nothing started)\n{r.stdout}\n"
+             f"{r.stderr}")
+    if not re.search(r"^clusterctl launch: cable (h2 tb3 - h4 tb\d|h4 tb\d - h2 tb3) is down: "
+                     r"(h4 tb\d: no carrier; )?h2 tb3: administratively down(; h4 tb\d: no carrier)?; "
+                     r"fix: bring the port that is down up: on h2 `sudo ip link set dev tb3 up`",
+                     r.stderr, re.M) or "nothing was started" not in r.stderr:
+        fail(f"h2 tb3 down: the cable, port and fix are not named:\n{r.stderr}")
+    print("h2 tb3 down: launch refused before starting a rank, naming the cable and the fix")
 print("PASS")
