@@ -19,6 +19,7 @@
 #include "util/atomic_file.h"
 #include "util/ipv4.h"
 #include "util/json_text.h"
+#include "util/suggest.h"
 
 namespace cc::discovery {
 
@@ -536,6 +537,8 @@ util::Result<ClusterState> load_cluster_state(const std::string& path, std::stri
   if (!text) {
     std::error_code ec;
     if (std::filesystem::exists(path, ec)) return text.error();  // there, but not a state file
+    // A typo of a file beside it: read_file's "did you mean" is the fix, not a new discovery.
+    if (!util::did_you_mean_file(path).empty()) return text.error();
     return util::error(util::ExitCode::kUsage, fmt::format("{} (make one with `{}`)",
                                                            text.error().message,
                                                            rediscover(global)));

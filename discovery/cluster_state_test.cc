@@ -259,8 +259,12 @@ TEST_CASE("cluster state: load_cluster_state names the file and the JSON path") 
 }
 
 TEST_CASE("cluster state: the fix of a bad or missing file runs as printed, with its lab") {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("cc cluster state " + std::to_string(::getpid()) + ".json");
+  // In a directory of its own: a missing file with one of a close name beside it gets "did you
+  // mean" instead (another run's file in /tmp would be one).
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("cc-cluster-state-" + cc::util::random_hex(4));
+  std::filesystem::create_directories(dir);
+  const auto path = dir / ("cc cluster state " + std::to_string(::getpid()) + ".json");
   const std::string quoted = "'" + path.string() + "'";
   json j = state_json();
   j["cables"][0]["b"]["host"] = "ghost";
@@ -286,6 +290,14 @@ TEST_CASE("cluster state: the fix of a bad or missing file runs as printed, with
   REQUIRE(!missing.ok());
   CHECK(missing.error().message.ends_with("(make one with `clusterctl --lab t3a discover -o " +
                                           quoted + "`)"));
+  // A typo of a file beside it: "did you mean" that file, not a new discovery.
+  REQUIRE(cc::util::write_file_atomic(dir / "cluster.json", j.dump(2)).ok());
+  auto typo = load_cluster_state((dir / "cluster.jsn").string(), "--lab t3a");
+  REQUIRE(!typo.ok());
+  CHECK(typo.error().message == (dir / "cluster.jsn").string() +
+                                    ": cannot read: No such file or directory (did you mean '" +
+                                    (dir / "cluster.json").string() + "'?)");
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("cluster state: same_machines finds one machine under two names") {

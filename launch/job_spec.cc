@@ -213,11 +213,14 @@ util::Result<ClusterRef> Parser::cluster_ref(const Field& f) const {
   if (ext == ".yaml" || ext == ".yml") {
     kind = ClusterRef::Kind::kInventory;
   } else if (ext != ".json") {
-    return r_.error(f.mark(), fmt::format("'cluster': cannot tell what '{}' is: give a cluster "
+    // A typo of a file beside it ("cluster.jsn") is named, as one of a known kind would be.
+    std::string close;
+    if (s->front() != '~') close = util::did_you_mean_file(base_ / *s, *s);
+    return r_.error(f.mark(), fmt::format("'cluster': cannot tell what '{}' is{}: give a cluster "
                                           "state (.json, from discover -o), an inventory "
                                           "(.yaml), lab:NAME, hostfile:PATH (an MLX hostfile), "
                                           "state:PATH or inventory:PATH",
-                                          *s));
+                                          *s, close));
   }
   auto p = resolve(f, *s);
   if (!p) return p.error();

@@ -168,7 +168,8 @@ inline constexpr std::string_view kWrapperVariablePrefix = "_ccw_";
 /// per mistake (every top-level entry checked, in file order, then what is missing), for YAML
 /// syntax, an unknown key at any level (with "did you mean"), a repeated key, a value of the
 /// wrong type or out of range, a missing name or command, neither or both of cluster and
-/// hosts, an empty command, an env name that is not [A-Za-z_][A-Za-z0-9_]* or that launch
+/// hosts, a cluster file of no known kind (with "did you mean" a file of a close name beside
+/// it: the only check here that reads the disk), an empty command, an env name that is not [A-Za-z_][A-Za-z0-9_]* or that launch
 /// sets itself (CLUSTERCOMM_RANK, MLX_RANK, ...) or that begins with kWrapperVariablePrefix,
 /// a secret_env name also in env.
 util::Result<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& source_path);

@@ -1,9 +1,11 @@
 // Every way job.yaml can be wrong: the exact message, at FILE:LINE:COLUMN (1-based).
+#include <filesystem>
 #include <string>
 
 #include <doctest/doctest.h>
 
 #include "launch/job_spec.h"
+#include "util/atomic_file.h"
 
 namespace {
 
@@ -193,8 +195,10 @@ TEST_CASE("job spec errors: env and secret_env names and values") {
 }
 
 TEST_CASE("job spec errors: YAML syntax, repeated keys, document shape") {
+  // At the '[' never closed, not the next line where yaml-cpp noticed it.
   CHECK(err("name: j\nhosts: [h1, h2\ncommand: [x]\n") ==
-        "job.yaml:3:8: end of sequence flow not found: a list written [a, b] needs its ']'");
+        "job.yaml:2:8: this '[' is never closed: a list written [a, b] ends with ']' (yaml-cpp "
+        "noticed it at 3:8)");
   // A line indented less than its mapping's keys (the new user's mistake): the usual cause named.
   CHECK(err("name: j\ncommand: [x]\nenv:\n    A: 1\n  B: 2\n") ==
         "job.yaml:5:3: end of map not found: check the indentation of this line and the ones "
@@ -250,4 +254,26 @@ TEST_CASE("job spec errors: every mistake within one entry and one list, not onl
         "job.yaml:6:21: preflight check 'helth' is not one of verify-mesh, health, health-quick "
         "(did you mean 'health'?)\n"
         "job.yaml:6:28: preflight check 'health' appears twice");
+}
+
+TEST_CASE("job spec errors: a `cluster:` of no known kind names a file of a close name beside") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("cc-jobspec-" + cc::util::random_hex(4));
+  fs::create_directories(dir / "jobs");
+  REQUIRE(cc::util::write_file_atomic(dir / "cluster.json", "{}", 0600).ok());
+  const std::string file = (dir / "jobs" / "job.yaml").string();
+  // The whole name is compared: an extension typo is found, shown as the job wrote the path.
+  auto typo = cc::launch::parse_job_spec("name: j\ncommand: [x]\ncluster: ../cluster.jsn\n", file);
+  REQUIRE_FALSE(typo.ok());
+  CHECK(typo.error().message ==
+        file + ":3:10: 'cluster': cannot tell what '../cluster.jsn' is (did you mean "
+               "'../cluster.json'?): give a cluster state (.json, from discover -o), an "
+               "inventory (.yaml), lab:NAME, hostfile:PATH (an MLX hostfile), state:PATH or "
+               "inventory:PATH");
+  // A file of that name that is there is not second-guessed.
+  REQUIRE(cc::util::write_file_atomic(dir / "cluster.jsn", "{}", 0600).ok());
+  auto there = cc::launch::parse_job_spec("name: j\ncommand: [x]\ncluster: ../cluster.jsn\n", file);
+  REQUIRE_FALSE(there.ok());
+  CHECK(there.error().message.find("did you mean") == std::string::npos);
+  fs::remove_all(dir);
 }

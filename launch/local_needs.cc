@@ -33,7 +33,9 @@ std::string at(const JobSpec& spec, int line, int column) {
 std::string upload_problem(const std::filesystem::path& src) {
   std::error_code ec;
   const auto st = std::filesystem::status(src, ec);
-  if (!std::filesystem::exists(st)) return "no such file";
+  if (!std::filesystem::exists(st)) {
+    return "no such file" + util::did_you_mean_file(src, src.filename());
+  }
   if (!std::filesystem::is_regular_file(st)) return "not a regular file";
   if (::access(src.c_str(), R_OK) != 0) return "not readable";
   return "";
@@ -46,11 +48,7 @@ std::string cluster_file_problem(const ClusterRef& c, std::string_view global) {
   const fs::path path = c.value;
   std::error_code ec;
   if (fs::exists(path, ec) || ec) return "";  // there (or unknown: reading it will say)
-  std::vector<std::string> beside;
-  for (const auto& e : fs::directory_iterator(path.parent_path(), ec)) {
-    if (e.is_regular_file(ec)) beside.push_back(e.path().filename().string());
-  }
-  const std::string close = util::did_you_mean(path.filename().string(), beside);
+  const std::string close = util::did_you_mean_file(path, path.filename());
   std::string make;
   if (close.empty() && c.kind == ClusterRef::Kind::kClusterState) {
     make = fmt::format(", or make it with `clusterctl{}{} discover -o {}`",

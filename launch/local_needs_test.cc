@@ -58,6 +58,23 @@ TEST_CASE("local_problems: every missing upload and secret at once, each at its 
   fs::remove_all(dir);
 }
 
+TEST_CASE("local_problems: an upload src of a typo names the file of a close name beside it") {
+  const fs::path dir = fs::temp_directory_path() / ("cc-local-" + cc::util::random_hex(4));
+  fs::create_directories(dir);
+  REQUIRE(cc::util::write_file_atomic(dir / "train.py", "x", 0600).ok());
+  const std::string file = (dir / "job.yaml").string();
+  auto spec = parse_job_spec(
+      "name: j\nhosts: [a]\ncommand: [x]\nupload:\n  - {src: train.yp, dest: t}\n", file);
+  REQUIRE(spec.ok());
+  const auto problems = local_problems(*spec).errors;
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].message == file + ":5:5: upload src " + (dir / "train.yp").string() +
+                                   ": no such file (did you mean 'train.py'?): nothing was "
+                                   "started; build or copy the file there, or fix `src` "
+                                   "(relative paths are from the job file's directory)");
+  fs::remove_all(dir);
+}
+
 TEST_CASE("local_problems: a job file with mistakes still has its uploads checked (one run)") {
   const std::string yaml =
       "name: j\n"

@@ -266,6 +266,28 @@ expect 2 "launch with a typo in cluster:" -- env XDG_STATE_HOME="$tmp/state" "$c
 grep -qF "$tmp/typo-dir/job.yaml:3:10: cluster: cluster state $tmp/typo-dir/clustr.json: no such file (did you mean 'cluster.json'?)" <<<"$LAST" ||
   { echo "FAIL: launch: cluster typo not named at its line with did-you-mean: $LAST"; fail=1; }
 grep -q "discover -o" <<<"$LAST" && { echo "FAIL: launch: a typo advised a new discovery: $LAST"; fail=1; }
+# The whole file name is compared: an extension typo gets its "did you mean" too, shown as the
+# job wrote the path (it said "cannot tell what '../cluster.jsn' is" and no more).
+mkdir -p "$tmp/typo-dir/jobs"
+printf 'name: typo\ncommand: [true]\ncluster: ../cluster.jsn\nlogs: %s/typo-logs\n' "$tmp" >"$tmp/typo-dir/jobs/job.yaml"
+expect 2 "launch with an extension typo in cluster:" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/typo-dir/jobs/job.yaml"
+grep -qF "$tmp/typo-dir/jobs/job.yaml:3:10: 'cluster': cannot tell what '../cluster.jsn' is (did you mean '../cluster.json'?)" <<<"$LAST" ||
+  { echo "FAIL: launch: cluster extension typo without did-you-mean: $LAST"; fail=1; }
+# Every file the tool reads does the same: a --state-like argument, here health's state.
+expect 2 "health with a typo in the state file" -- env XDG_STATE_HOME="$tmp/state" "$cc" health --quick "$tmp/typo-dir/clusterjson"
+grep -qF "$tmp/typo-dir/clusterjson: cannot read: No such file or directory (did you mean '$tmp/typo-dir/cluster.json'?)" <<<"$LAST" ||
+  { echo "FAIL: health: state typo without did-you-mean: $LAST"; fail=1; }
+# YAML syntax errors are reported where they were made: a tab in the indentation (it said
+# "illegal map value ... or this line's indentation is off"), a '[' never closed (it pointed at
+# the next line, where yaml-cpp noticed).
+printf 'name: tab\ncommand: [true]\nhosts: [local]\ntimeouts:\n\tgrace: 5\n' >"$tmp/tab.yaml"
+expect 2 "launch of a job indented with a tab" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/tab.yaml"
+grep -qF "$tmp/tab.yaml:5:1: a tab in the indentation: YAML allows spaces only" <<<"$LAST" ||
+  { echo "FAIL: launch: the tab is not named at its place: $LAST"; fail=1; }
+printf 'name: open\nhosts: [local]\ncommand: [hostname\nlogs: %s/open-logs\n' "$tmp" >"$tmp/open.yaml"
+expect 2 "launch of a job with a '[' never closed" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/open.yaml"
+grep -qF "$tmp/open.yaml:3:10: this '[' is never closed" <<<"$LAST" ||
+  { echo "FAIL: launch: the unclosed '[' is not named at its place: $LAST"; fail=1; }
 # logs: a job whose log directory was deleted says so, exit 2.
 mkdir -p "$tmp/state/clusterctl/jobs"
 printf '{"schema": "clusterctl.job/1", "id": "gone-1", "name": "gone", "job_file": "/j.yaml",

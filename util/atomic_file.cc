@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "util/suggest.h"
+
 namespace cc::util {
 namespace {
 
@@ -259,6 +261,10 @@ Status write_output_file(const std::filesystem::path& path, std::string_view con
 Result<UniqueFd> open_regular_file(const std::filesystem::path& path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
   int fd = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {  // a typo, most likely: name the file of a close name
+    return error(ExitCode::kUsage, fmt::format("{}: cannot read: {}{}", path.string(),
+                                               std::strerror(ENOENT), did_you_mean_file(path)));
+  }
   if (fd < 0) return os_error(path, "read", errno);
   UniqueFd owner(fd);
   struct stat st {};

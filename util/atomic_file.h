@@ -58,7 +58,9 @@ Status write_output_file(const std::filesystem::path& path, std::string_view con
                          unsigned mode = 0644);
 
 /// Reads a whole regular file of at most `max_bytes` bytes. Errors: ExitCode::kUsage naming
-/// the path and the OS error, its kind when it is not a regular file, or its size and the cap.
+/// the path and the OS error (for a file that is not there, with "did you mean" a file of a
+/// close name beside it: util::did_you_mean_file), its kind when it is not a regular file, or
+/// its size and the cap.
 Result<std::string> read_file(const std::filesystem::path& path,
                               std::uintmax_t max_bytes = kMaxInputBytes);
 
@@ -85,8 +87,8 @@ class UniqueFd {
 
 /// Opens `path` for reading when it is a regular file (a FIFO is opened without waiting for a
 /// writer and then refused, as a device, a socket or a directory is): for a file read piece by
-/// piece as it grows (`logs -f`). Errors: ExitCode::kUsage naming the path and the OS error, or
-/// its kind when it is not a regular file.
+/// piece as it grows (`logs -f`). Errors: ExitCode::kUsage naming the path and the OS error
+/// (with read_file's "did you mean"), or its kind when it is not a regular file.
 Result<UniqueFd> open_regular_file(const std::filesystem::path& path);
 
 /// Creates `path` for writing; it must not exist (O_CREAT|O_EXCL|O_NOFOLLOW: an existing file,

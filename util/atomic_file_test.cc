@@ -51,6 +51,23 @@ TEST_CASE("read_file of a missing file names it") {
   CHECK(r.error().message.find("/nonexistent/clusterctl.yaml") != std::string::npos);
 }
 
+TEST_CASE("read_file of a missing file names the file of a close name beside it") {
+  // Every file clusterctl reads (hostfile, inventory, --state, a job from templates/) says so.
+  const fs::path dir = temp_dir();
+  REQUIRE(cc::util::write_file_atomic(dir / "hosts.json", "[]", 0600).ok());
+  auto r = cc::util::read_file(dir / "hosts.jsn");
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == cc::util::ExitCode::kUsage);
+  CHECK(r.error().message == (dir / "hosts.jsn").string() +
+                                 ": cannot read: No such file or directory (did you mean '" +
+                                 (dir / "hosts.json").string() + "'?)");
+  auto far = cc::util::read_file(dir / "inventory.yaml");
+  REQUIRE_FALSE(far.ok());
+  CHECK(far.error().message ==
+        (dir / "inventory.yaml").string() + ": cannot read: No such file or directory");
+  fs::remove_all(dir);
+}
+
 TEST_CASE("write_file_atomic never replaces a device or a FIFO: it writes through them") {
   // /dev/null stays the character device it is (a rename over it would break the machine).
   REQUIRE(cc::util::write_file_atomic("/dev/null", "data\n").ok());

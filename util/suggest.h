@@ -1,8 +1,10 @@
-// "Did you mean ...?" for names typed by the operator (host names, YAML keys, lab names).
+// "Did you mean ...?" for names typed by the operator (host names, YAML keys, lab names, file
+// names): every suggestion the tool makes comes from here.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +56,18 @@ inline std::string did_you_mean(std::string_view typed,
                                 const std::vector<std::string>& candidates) {
   std::string m = closest_match(typed, candidates);
   return m.empty() ? std::string() : " (did you mean '" + m + "'?)";
+}
+
+/// For a file the operator named that is not there: " (did you mean 'P'?)", P being `shown` (the
+/// path as the message shows it) with its last component replaced by the regular file in
+/// `path`'s directory whose whole name (extension included: "cluster.jsn" -> "cluster.json") is
+/// closest to `path`'s (closest_match). "" when `path` exists, its directory cannot be listed, or
+/// no name is that close. Reads the directory (cost: one listing).
+std::string did_you_mean_file(const std::filesystem::path& path,
+                              const std::filesystem::path& shown);
+/// The same, showing `path` as it is.
+inline std::string did_you_mean_file(const std::filesystem::path& path) {
+  return did_you_mean_file(path, path);
 }
 
 }  // namespace cc::util

@@ -1,6 +1,10 @@
 #include "util/suggest.h"
 
+#include <filesystem>
+
 #include <doctest/doctest.h>
+
+#include "util/atomic_file.h"
 
 using cc::util::closest_match;
 using cc::util::did_you_mean;
@@ -23,4 +27,26 @@ TEST_CASE("closest_match suggests only likely typos") {
   CHECK(closest_match("h9", {"h1", "h2", "h3"}) == "h1");  // ties: the first
   CHECK(did_you_mean("hsots", {"hosts"}) == " (did you mean 'hosts'?)");
   CHECK(did_you_mean("zzz", {"hosts"}) == "");
+}
+
+TEST_CASE("did_you_mean_file: the file of a close whole name beside a missing one") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("cc-suggest-" + cc::util::random_hex(4));
+  fs::create_directories(dir / "sub");
+  fs::create_directories(dir / "cluster.jsonl");  // a directory: never suggested as a file
+  REQUIRE(cc::util::write_file_atomic(dir / "cluster.json", "{}", 0600).ok());
+  REQUIRE(cc::util::write_file_atomic(dir / "hostfile.json", "[]", 0600).ok());
+  using cc::util::did_you_mean_file;
+  // An extension typo, a name typo: the whole name is compared; shown as the caller shows it.
+  CHECK(did_you_mean_file(dir / "cluster.jsn") ==
+        " (did you mean '" + (dir / "cluster.json").string() + "'?)");
+  CHECK(did_you_mean_file(dir / "sub" / ".." / "clustr.json", "../clustr.json") ==
+        " (did you mean '../cluster.json'?)");
+  CHECK(did_you_mean_file(dir / "hostfle.json", "hostfle.json") ==
+        " (did you mean 'hostfile.json'?)");
+  // Nothing close, a file that is there, a directory that is not: nothing to say.
+  CHECK(did_you_mean_file(dir / "inventory.yaml") == "");
+  CHECK(did_you_mean_file(dir / "cluster.json") == "");
+  CHECK(did_you_mean_file(dir / "nodir" / "cluster.jsn") == "");
+  fs::remove_all(dir);
 }

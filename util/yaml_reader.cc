@@ -11,6 +11,7 @@
 #include "util/address.h"
 #include "util/number.h"
 #include "util/suggest.h"
+#include "util/yaml_syntax.h"
 
 namespace cc::util {
 namespace {
@@ -88,9 +89,20 @@ std::string syntax_hint(const std::string& msg) {
 }  // namespace
 
 util::Result<YAML::Node> YamlReader::load(std::string_view text) const {
+  // A UTF-8 byte order mark (Windows editors write one): yaml-cpp skips it too, and without it
+  // the byte offsets of the diagnosis below are those of yaml-cpp's marks.
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  const auto at_cause = [&](const SyntaxCause& c) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("{}:{}:{}: {}", file_, c.line, c.column, c.what));
+  };
   try {
-    return YAML::Load(std::string(text));
+    YAML::Node doc = YAML::Load(std::string(text));
+    if (auto quote = unclosed_quote(text)) return at_cause(*quote);
+    return doc;
   } catch (const YAML::ParserException& e) {
+    // Where the writer erred (a tab, an unclosed '[' or quote), when that can be told.
+    if (auto cause = syntax_cause(text, e)) return at_cause(*cause);
     return error(e.mark, syntax_hint(e.msg));
   }
 }
@@ -106,8 +118,10 @@ util::Result<std::vector<Field>> YamlReader::entries(const Field& f,
                                                      const std::vector<std::string>* known,
                                                      std::vector<util::Error>* errors) const {
   if (!f.value.IsMap()) {
-    return error(f.mark(), fmt::format("{}: expected a mapping (key: value lines), got {}",
-                                       where(f), kind(f.value)));
+    return error(f.mark(), fmt::format("{}: expected a mapping (key: value lines), got {}{}",
+                                       where(f), kind(f.value),
+                                       f.value.IsScalar() ? missing_space_hint(f.value.Scalar())
+                                                          : std::string()));
   }
   std::vector<Field> out;
   for (auto it = f.value.begin(); it != f.value.end(); ++it) {
@@ -122,6 +136,7 @@ util::Result<std::vector<Field>> YamlReader::entries(const Field& f,
     }
     if (!bad && known != nullptr && std::find(known->begin(), known->end(), key) == known->end()) {
       std::string hint = util::did_you_mean(key, *known);
+      if (hint.empty()) hint = missing_space_hint(key);
       if (hint.empty()) hint = fmt::format("; known keys: {}", fmt::join(*known, ", "));
       bad = error(k.Mark(), fmt::format("unknown key '{}' in {}{}", key, where(f), hint));
     }

@@ -50,7 +50,10 @@ class YamlReader {
   /// "FILE:LINE:COLUMN: what" (kUsage); "FILE: what" when yaml-cpp gave no mark.
   util::Error error(const YAML::Mark& mark, std::string_view what) const;
 
-  /// Parses `text`. A syntax error carries yaml-cpp's own message at its mark.
+  /// Parses `text` (a UTF-8 byte order mark, CRLF line ends and JSON are fine). A syntax error
+  /// is reported where the writer erred when that can be told (util::syntax_cause: a tab in the
+  /// indentation, a '[', '{' or quote never closed, "key:value"), else with yaml-cpp's own
+  /// message at its mark. An empty text (or only comments) is a null node.
   util::Result<YAML::Node> load(std::string_view text) const;
 
   /// The entries of the mapping `f.value`, in file order, each with its dotted path.
