@@ -37,20 +37,26 @@ util::ExitCode run_verify_mesh(const Context& ctx, const VerifyMeshOptions& o) {
     opts.fix = fix_command(*g, o.source, *state);
   }
   const topology::VerifyReport report = topology::verify_mesh(*state, opts);
-  // A report of the file, not of the hosts: said first, on stdout with the text report (on
-  // stderr when stdout is JSON or DOT).
+  // A report of the file, not of the hosts: said under the verdict's headline, on stdout with
+  // the text report (on stderr, first, when stdout is JSON or DOT).
   const std::string from = state_file_note(o.source, *state, opts.fix);
   if (util::interrupted()) {  // the report is partial: say so, print nothing of it
     fmt::print(stderr, "clusterctl verify-mesh: interrupted\n");
     return util::ExitCode::kInterrupted;
   }
-  if (!from.empty()) fmt::print(ctx.style.json || o.dot ? stderr : stdout, "{}\n", from);
+  if (!from.empty() && (ctx.style.json || o.dot)) fmt::print(stderr, "{}\n", from);
   if (ctx.style.json) {
     fmt::print("{}", topology::render_json(report));
   } else if (o.dot) {
     fmt::print("{}", topology::render_dot(report));
   } else {
-    fmt::print("{}", topology::render_text(report, ctx.style));
+    const std::string text = topology::render_text(report, ctx.style);
+    const size_t eol = text.find('\n');  // the headline, then where it comes from
+    if (from.empty() || eol == std::string::npos) {
+      fmt::print("{}", text);
+    } else {
+      fmt::print("{}{}\n{}", text.substr(0, eol + 1), from, text.substr(eol + 1));
+    }
   }
   return topology::exit_code(report);
 }

@@ -594,7 +594,7 @@ TEST_CASE("summary: who failed first, who we ended, who exited by itself during 
         std::string::npos);
 }
 
-TEST_CASE("summary: a long reason every rank shares is printed once; no status is cut") {
+TEST_CASE("summary: a long reason every rank shares is printed once, no status is cut") {
   const std::string venv =
       "cannot run /opt/venv/bin/python: this host has no Python venv at /opt/venv (the job's "
       "command names it): make it on every host (python3 -m venv /opt/venv) or fix `command:`";

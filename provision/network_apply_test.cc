@@ -240,7 +240,7 @@ class CtrlCExecutor final : public cc::remote::Executor {
   std::string ctrl_c_at_;
 };
 
-TEST_CASE("network apply: Ctrl-C is no failure; the host is still rolled back") {
+TEST_CASE("network apply: Ctrl-C is no failure, the host is still rolled back") {
   HostChanges c{"h1",
                 false,
                 {{{"ip", "addr", "add", "10.0.0.1/31", "dev", "tb1"},
