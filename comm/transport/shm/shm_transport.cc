@@ -374,6 +374,10 @@ bool ShmTransport::progress_recv(Peer& p) {
       any = true;
       if (op.got < op.bytes) publish_tail(p);  // the writer refills this piece meanwhile
     }
+    // The padding comes with the payload's last piece: the writer publishes heads only at
+    // kAlign-aligned positions (pieces start aligned and are piece_ or `space` long, and this
+    // reader publishes only aligned tails: never mid-padding), so a head past the payload's
+    // end is past its padding too, and avail < pad means the last piece is not published yet.
     const size_t pad = padded(op.bytes) - op.bytes;
     if (op.got < op.bytes || avail < pad) break;
     p.in_tail += pad;
