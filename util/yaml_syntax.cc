@@ -181,8 +181,9 @@ OpenCollections replay(std::string_view text) {
   try {
     std::istringstream in{std::string(text)};
     YAML::Parser parser(in);
-    while (parser.HandleNextDocument(events)) {
-    }
+    // The first document only, as YAML::Load reads: on some inputs (`," n`, found by
+    // fuzz_job_plan) yaml-cpp 0.7 reports a next document forever.
+    (void)parser.HandleNextDocument(events);
   } catch (const YAML::Exception&) {
     // the error load() saw, again: `events` holds what came before it
   }
