@@ -227,12 +227,17 @@ void ShmTransport::irecv(int peer, void* data, size_t bytes, Request& req) {
     remote_->irecv(peer, data, bytes, req);
     return;
   }
+  post_local_recv(peer, data, bytes, req, Fold{});
+}
+
+void ShmTransport::post_local_recv(int peer, void* data, size_t bytes, Request& req,
+                                   const Fold& fold) {
   req.peer = peer;
   req.bytes = bytes;
   req.is_send = false;
   req.parts_left = 1;
-  local(peer).recvq.push_back(RecvOp{static_cast<unsigned char*>(data), bytes, &req, context(),
-                                     signature(), 0, nullptr, {}});
+  local(peer).recvq.push_back(
+      RecvOp{static_cast<unsigned char*>(data), bytes, &req, context(), signature(), 0, fold});
 }
 
 bool ShmTransport::irecv_reduce(int peer, void* dst, size_t bytes, const Fold& fold, Request& req) {
@@ -241,18 +246,15 @@ bool ShmTransport::irecv_reduce(int peer, void* dst, size_t bytes, const Fold& f
     throw Error(ErrorKind::kInvalidArgument, "bad peer " + std::to_string(peer));
   }
   if (is_local(peer)) {
+    if (fold.own == nullptr) {
+      throw Error(ErrorKind::kInvalidArgument, "irecv_reduce: the fold has no own bytes");
+    }
     if (bytes % size_of(fold.type) != 0) {
       throw Error(ErrorKind::kInvalidArgument,
                   "irecv_reduce: " + std::to_string(bytes) + " bytes is not a whole number of " +
                       std::to_string(size_of(fold.type)) + "-byte elements");
     }
-    req.peer = peer;
-    req.bytes = bytes;
-    req.is_send = false;
-    req.parts_left = 1;
-    local(peer).recvq.push_back(RecvOp{static_cast<unsigned char*>(dst), bytes, &req, context(),
-                                       signature(), 0, static_cast<const unsigned char*>(fold.own),
-                                       fold});
+    post_local_recv(peer, dst, bytes, req, fold);
     return true;
   }
   remote_->set_context(context());
@@ -321,14 +323,14 @@ bool ShmTransport::progress_send(Peer& p) {
 }
 
 // Folds n bytes (whole elements) of the incoming ring at `at` into op.data + op.got, with
-// op.own + op.got as the other source (Fold's order). The ring's end falls between elements
+// op.fold.own + op.got as the other source (Fold's order). The ring's end falls between elements
 // (payloads start kAlign-aligned), so the part before it and the part after are folded apart.
 void ShmTransport::fold_out(RecvOp& op, const unsigned char* ring, uint64_t at, size_t n) {
   const size_t e = size_of(op.fold.type);
   const size_t pos = static_cast<size_t>(at & mask_);
   const size_t first = std::min(n, static_cast<size_t>(ring_bytes_) - pos);
   auto one = [&](const unsigned char* m, size_t off, size_t len) {
-    const void* own = op.own + op.got + off;
+    const void* own = static_cast<const unsigned char*>(op.fold.own) + op.got + off;
     const void* srcs[2] = {op.fold.incoming_first ? static_cast<const void*>(m) : own,
                            op.fold.incoming_first ? own : static_cast<const void*>(m)};
     reduce(op.fold.type, op.fold.op, op.data + op.got + off, srcs, 2, len / e);
@@ -359,11 +361,12 @@ bool ShmTransport::progress_recv(Peer& p) {
                     op.bytes);
     }
     // A fold takes whole elements only: the writer publishes pieces of any length.
-    const size_t unit = op.own != nullptr ? size_of(op.fold.type) : 1;
+    const bool folding = op.fold.own != nullptr;
+    const size_t unit = folding ? size_of(op.fold.type) : 1;
     while (op.got < op.bytes && avail >= unit) {
       size_t n = std::min({op.bytes - op.got, static_cast<size_t>(avail), piece_});
       n -= n % unit;
-      if (op.own != nullptr) {
+      if (folding) {
         fold_out(op, p.in_data, p.in_tail, n);
       } else {
         copy_out(op.data + op.got, p.in_data, mask_, p.in_tail, n);

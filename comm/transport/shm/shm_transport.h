@@ -138,8 +138,7 @@ class ShmTransport final : public Transport {
     uint32_t context;
     Signature signature;
     size_t got;  // payload bytes copied out (or folded)
-    const unsigned char* own;  // irecv_reduce: Fold::own; nullptr: a plain copy
-    Fold fold;
+    Fold fold;   // irecv_reduce's; fold.own == nullptr: a plain copy (irecv)
   };
   struct Peer {
     int rank = -1;
@@ -169,6 +168,8 @@ class ShmTransport final : public Transport {
   bool progress_local();
   bool progress_send(Peer& p);
   bool progress_recv(Peer& p);
+  // Queues a receive from local peer `peer` (fold.own == nullptr: copied, else folded).
+  void post_local_recv(int peer, void* data, size_t bytes, Request& req, const Fold& fold);
   void fold_out(RecvOp& op, const unsigned char* ring, uint64_t at, size_t n);
   void publish_head(Peer& p);
   void publish_tail(Peer& p);
