@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <vector>
@@ -140,6 +141,9 @@ struct Communicator::Impl {
     Transport& t = transport();
     world->transport->set_context(context);
     world->transport->set_signature(sig);
+    // Collectives post their receives before they wait on a send, so their sends may wait for
+    // the receiver (shared memory's single copy); a point-to-point send keeps the rings' buffer.
+    world->transport->set_sends_may_wait(std::string_view(name) != "send");
     Ctx ctx{t,       config.rank,  config.size, LazyDeadline(config.timeout), settings.tuning,
             scratch, scratch_bytes};
     try {

@@ -330,6 +330,10 @@ Config config_from_env(const GetEnv& getenv_in) {
   if (const char* v = get("CLUSTERCOMM_SPIN_US")) {
     c.tuning.spin = std::chrono::microseconds(to_int("CLUSTERCOMM_SPIN_US", v, 0, 10000000));
   }
+  if (const char* v = get("CLUSTERCOMM_SHM_SINGLE_COPY_MIN")) {
+    c.tuning.shm_single_copy_min =
+        static_cast<size_t>(to_int("CLUSTERCOMM_SHM_SINGLE_COPY_MIN", v, 0, 1LL << 40));
+  }
   if (const char* v = get("CLUSTERCOMM_HOST_ID")) {
     c.host_id = v;
     if (c.host_id.empty() || c.host_id.size() > 1024) {

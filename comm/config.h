@@ -38,6 +38,10 @@ struct Tuning {
   size_t chunk_bytes = 0;
   size_t window_chunks = 8;             // chunks in flight per peer (bounds scratch memory)
   std::chrono::microseconds spin{200};  // busy-poll before blocking in poll()
+  /// Shared memory on Linux: collective messages of at least this many bytes go by single copy
+  /// (the receiver reads the sender's buffer; transport/shm/shm_transport.h); 0: never. Each
+  /// rank's own value applies to what it sends and receives (ranks need not agree).
+  size_t shm_single_copy_min = 64 * 1024;
 };
 
 /// Which transport carries the data (CLUSTERCOMM_TRANSPORT); every rank must choose alike.

@@ -94,6 +94,98 @@ std::vector<std::string> our_segments(pid_t pid = ::getpid()) {
   return found;
 }
 
+// n ranks over a hand-made segment with rings of `ring` bytes (threads of this process), each
+// pair joined by a socket pair; raw[r] is rank r's transport (the Communicator owns it).
+struct HandWorld {
+  std::vector<std::unique_ptr<Transport>> ts;
+  std::vector<shm::ShmTransport*> raw;
+  shm::SegmentHeader* header = nullptr;  // the shared header (mapped while ts live)
+};
+HandWorld hand_world(int n, size_t ring, const shm::ShmOptions& opts) {
+  std::vector<shm::Segment> segs;
+  segs.push_back(shm::Segment::create(n, ring));
+  REQUIRE(segs[0].mapped());
+  unsigned char nonce[16];
+  std::memcpy(nonce, segs[0].header().nonce, 16);
+  for (int r = 1; r < n; ++r) segs.push_back(shm::Segment::open(segs[0].name(), n, ring, nonce));
+  const auto un = static_cast<size_t>(n);
+  std::vector<std::vector<tcp::Fd>> socks(un);
+  for (auto& v : socks) v.resize(un);
+  for (size_t a = 0; a < un; ++a) {
+    for (size_t b = a + 1; b < un; ++b) {
+      int sv[2];
+      REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+      socks[a][b] = tcp::Fd(sv[0]);
+      socks[b][a] = tcp::Fd(sv[1]);
+    }
+  }
+  std::vector<int> all(un);
+  for (int r = 0; r < n; ++r) all[static_cast<size_t>(r)] = r;
+  HandWorld w;
+  w.header = &segs[0].header();
+  for (int r = 0; r < n; ++r) {
+    auto t = std::make_unique<shm::ShmTransport>(r, n, all, std::move(segs[static_cast<size_t>(r)]),
+                                                 std::move(socks[static_cast<size_t>(r)]),
+                                                 nullptr, opts);
+    w.raw.push_back(t.get());
+    w.ts.push_back(std::move(t));
+  }
+  return w;
+}
+
+// Every collective over a hand world, as bytes per rank, with each rank's single-copy bytes.
+struct Outcome {
+  std::vector<std::vector<unsigned char>> bytes;
+  std::vector<uint64_t> single_copy;
+};
+Outcome collectives_over(HandWorld w, int n) {
+  std::mutex mu;
+  Outcome o;
+  o.bytes.resize(static_cast<size_t>(n));
+  o.single_copy.resize(static_cast<size_t>(n));
+  const std::vector<shm::ShmTransport*> raw = w.raw;
+  const auto errors = run_threads_over(std::move(w.ts), [&](Communicator& c) {
+    std::vector<unsigned char> mine;
+    auto keep = [&](const void* p, size_t bytes) {
+      const auto* b = static_cast<const unsigned char*>(p);
+      mine.insert(mine.end(), b, b + bytes);
+    };
+    const auto un = static_cast<size_t>(c.size());
+    for (const DataType t : {DataType::kF32, DataType::kBF16, DataType::kI8, DataType::kI64}) {
+      for (const ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
+        // One-shot (in place and out of place), direct and, at n = 4, the ring.
+        for (const size_t count : {size_t{40000}, size_t{70001}, size_t{600001}}) {
+          const size_t e = size_of(t);
+          std::vector<unsigned char> in(count * e), got(count * e), want(count * e);
+          fill(t, op, c.rank(), in.data(), count);
+          expected(t, op, c.size(), want.data(), count);
+          c.all_reduce(in.data(), got.data(), count, t, op);
+          CHECK_MESSAGE(compare(t, got.data(), want.data(), count).empty(), "out of place");
+          c.all_reduce(in.data(), in.data(), count, t, op);
+          CHECK_MESSAGE(compare(t, in.data(), want.data(), count).empty(), "in place");
+          keep(got.data(), got.size());
+        }
+      }
+    }
+    auto in = random_floats(c.rank(), un * 70001, 777u);
+    std::vector<float> rs(70001), ag(un * 70001), a2a(un * 70001);
+    c.reduce_scatter(in.data(), rs.data(), 70001, DataType::kF32, ReduceOp::kSum);
+    keep(rs.data(), rs.size() * 4);
+    c.all_gather(rs.data(), ag.data(), 70001, DataType::kF32);
+    keep(ag.data(), ag.size() * 4);
+    c.all_to_all(in.data(), a2a.data(), 70001, DataType::kF32);
+    keep(a2a.data(), a2a.size() * 4);
+    c.broadcast(in.data(), in.data(), in.size(), DataType::kF32, c.size() - 1);
+    keep(in.data(), in.size() * 4);
+    std::lock_guard lock(mu);
+    o.bytes[static_cast<size_t>(c.rank())] = std::move(mine);
+    o.single_copy[static_cast<size_t>(c.rank())] =
+        raw[static_cast<size_t>(c.rank())]->single_copy_bytes();
+  });
+  for (const auto& e : errors) FAIL_CHECK(e);
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("shm: every collective's results are bit-identical to TCP's, n=2,3,4") {
@@ -557,5 +649,95 @@ TEST_CASE(
 }
 
 }  // namespace
+
+TEST_CASE("shm: single copy: collectives read the sender's buffer, bit-identical to the rings" *
+          doctest::skip(!shm::peer_memory_readable())) {
+  // From 4 KiB up, collective messages go by reference (the receiver reads the sender's buffer)
+  // through 64 KiB rings; the same calls with single copy off go through the rings. Every
+  // reduction is checked exact, everything else against the rings, and every rank must have
+  // received by single copy (and none with it off).
+  for (int n : {2, 3, 4}) {
+    CAPTURE(n);
+    shm::ShmOptions on;
+    on.single_copy_min = 4096;
+    const Outcome ref = collectives_over(hand_world(n, 64 * 1024, on), n);
+    const Outcome rings = collectives_over(hand_world(n, 64 * 1024, shm::ShmOptions{}), n);
+    for (size_t r = 0; r < static_cast<size_t>(n); ++r) {
+      CAPTURE(r);
+      REQUIRE(!rings.bytes[r].empty());
+      CHECK(ref.bytes[r] == rings.bytes[r]);
+      CHECK(ref.single_copy[r] >= 600001u * 4);
+      CHECK(rings.single_copy[r] == 0);
+    }
+  }
+}
+
+TEST_CASE("shm: single copy: a peer that cannot read this rank's memory gets the rings" *
+          doctest::skip(!shm::peer_memory_readable())) {
+  // Rank 1's nonce is published at a wrong address before any wait, so rank 0's proof fails:
+  // rank 1 sends to rank 0 through the rings, while rank 0 still sends to rank 1 by reference.
+  shm::ShmOptions on;
+  on.single_copy_min = 4096;
+  HandWorld w = hand_world(2, 64 * 1024, on);
+  w.header->reach[1].nonce_at.store(0);
+  const Outcome o = collectives_over(std::move(w), 2);
+  CHECK(o.single_copy[0] == 0);
+  CHECK(o.single_copy[1] >= 600001u * 4);
+  const Outcome rings = collectives_over(hand_world(2, 64 * 1024, shm::ShmOptions{}), 2);
+  CHECK(o.bytes == rings.bytes);
+}
+
+TEST_CASE("shm: a point-to-point send is buffered as before: two ranks that each send 512 KiB "
+          "first both finish") {
+  // Single copy is on by default, but not for send: a send to a peer that is itself sending
+  // must not wait for that peer's receive (it would wait the whole timeout).
+  Config base;
+  base.transport = TransportKind::kShm;
+  base.timeout = std::chrono::milliseconds(5000);
+  const auto errors = run_threads(
+      2,
+      [&](Communicator& c) {
+        std::vector<unsigned char> out(512 * 1024, static_cast<unsigned char>(c.rank() + 1));
+        std::vector<unsigned char> in(out.size());
+        c.barrier();  // each rank has proven it can read the other's memory (its first wait)
+        c.barrier();
+        c.send(out.data(), out.size(), 1 - c.rank());
+        c.recv(in.data(), in.size(), 1 - c.rank());
+        CHECK(in == std::vector<unsigned char>(out.size(),
+                                               static_cast<unsigned char>(2 - c.rank())));
+      },
+      base);
+  for (const auto& e : errors) FAIL_CHECK(e);
+}
+
+TEST_CASE("shm: read_peer_memory reads another process's buffer, and names a gone one" *
+          doctest::skip(!shm::peer_memory_readable())) {
+  int to_parent[2], to_child[2];
+  REQUIRE(::pipe(to_parent) == 0);
+  REQUIRE(::pipe(to_child) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::vector<unsigned char> buf(300000);
+    for (size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<unsigned char>(i * 7 + 3);
+    const uint64_t at = reinterpret_cast<uintptr_t>(buf.data());
+    (void)!::write(to_parent[1], &at, sizeof at);
+    char go;
+    (void)!::read(to_child[0], &go, 1);
+    ::_exit(0);
+  }
+  uint64_t at = 0;
+  REQUIRE(::read(to_parent[0], &at, sizeof at) == static_cast<ssize_t>(sizeof at));
+  std::vector<unsigned char> got(300000);
+  CHECK(shm::read_peer_memory(child, got.data(), at, got.size()) == 0);
+  size_t wrong = 0;
+  for (size_t i = 0; i < got.size(); ++i) wrong += got[i] != static_cast<unsigned char>(i * 7 + 3);
+  CHECK(wrong == 0);
+  CHECK(shm::read_peer_memory(child, got.data(), 0, 16) == EFAULT);  // nothing mapped there
+  (void)!::write(to_child[1], "x", 1);
+  ::waitpid(child, nullptr, 0);
+  CHECK(shm::read_peer_memory(child, got.data(), at, 16) == ESRCH);
+  for (int fd : {to_parent[0], to_parent[1], to_child[0], to_child[1]}) ::close(fd);
+}
 
 }  // namespace cc::comm::test

@@ -71,6 +71,7 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
   const auto with_shm = [&](std::vector<tcp::Fd> socks, std::unique_ptr<Transport> remote) {
     shm::ShmOptions opts;
     opts.spin = cfg.tuning.spin;
+    opts.single_copy_min = cfg.tuning.shm_single_copy_min;
     const unsigned cores = std::thread::hardware_concurrency();
     opts.yield = cores == 0 || group.ranks.size() > cores;
     // Every rank of the world sees the same: all on this host (no remote), more than its cores.

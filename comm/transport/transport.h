@@ -190,6 +190,14 @@ class Transport {
   /// over its cable transport) passes it on with each call, like the context.
   void set_signature(Signature s) { signature_ = s; }
   Signature signature() const { return signature_; }
+  /// Whether the isend calls that follow may complete only once their receiver has taken the
+  /// bytes (the shared-memory transport's single copy: the receiver reads them straight out of
+  /// the sender's buffer). The communicator allows it for its collectives, whose algorithms
+  /// post their receives before they wait on a send; not for point-to-point send (false, the
+  /// default), which keeps buffering a message up to a ring, as before, so two ranks that each
+  /// send to the other before receiving do not wait on each other.
+  void set_sends_may_wait(bool yes) { sends_may_wait_ = yes; }
+  bool sends_may_wait() const { return sends_may_wait_; }
 
   /// Where this rank publishes, for the ranks of its host, how its waits go (its slot in the
   /// shared-memory segment), or nullptr: the shared-memory transport points itself at its
@@ -306,6 +314,7 @@ class Transport {
   Movement* movement_ = &own_movement_;
   uint32_t context_ = 0;
   Signature signature_ = kReducesNothing;
+  bool sends_may_wait_ = false;
   Clock::time_point next_interrupt_check_{};
 };
 

@@ -34,10 +34,11 @@
 namespace cc::comm::shm {
 
 inline constexpr uint64_t kSegmentMagic = 0x434353484d534731ull;  // "CCSHMSG1"
-// 3: moved_ns; 4: the WaitBoard (waiting_on); 5: messages padded to 16 bytes (shm_transport.h). Carried in the rendezvous join (bootstrap.cc,
-// wire protocol 4 on): a rank whose build differs here fails the job at start-up, so bump it
-// with any change to the layout below.
-inline constexpr uint32_t kSegmentVersion = 5;
+// 3: moved_ns; 4: the WaitBoard (waiting_on); 5: messages padded to 16 bytes (shm_transport.h);
+// 6: single copy (SegmentHeader::reach, the ring's by-reference messages). Carried in the
+// rendezvous join (bootstrap.cc, wire protocol 4 on): a rank whose build differs here fails the
+// job at start-up, so bump it with any change to the layout below.
+inline constexpr uint32_t kSegmentVersion = 6;
 inline constexpr size_t kHeaderBytes = 8192;
 /// Ranks one segment serves (one heartbeat slot each); a host with more runs them on TCP.
 inline constexpr int kMaxLocalRanks = 64;
@@ -80,6 +81,17 @@ struct SegmentHeader {
     WaitBoard board;
   };
   Beat beats[kMaxLocalRanks];
+  /// Per local rank, for single copy (shm_transport.h, "Single copy"): its pid, and the
+  /// address of its own mapping of `nonce` in its address space (a peer proves that it may
+  /// read this rank's memory by reading the nonce there), stored before the pid; then the local
+  /// ranks whose memory it has proven it can read (bit i: local index i). Written by that rank
+  /// only; 0 until it publishes.
+  struct Reach {
+    std::atomic<int64_t> pid;
+    std::atomic<uint64_t> nonce_at;
+    std::atomic<uint64_t> reads_from;
+  };
+  Reach reach[kMaxLocalRanks];
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderBytes);
 
@@ -135,5 +147,15 @@ class Segment {
 /// /dev/shm is too small, e.g. a container's 64 MiB default). Elsewhere nothing: macOS shared
 /// memory is not a file system that can fill up. Returns 0 or an errno value.
 int reserve_shared_memory(int fd, size_t bytes);
+
+/// Single copy: copies `bytes` at address `src` of process `pid` (a rank of this host) into
+/// `dst`. Linux: process_vm_readv (cross memory attach, Linux 3.2; allowed where ptrace would be:
+/// same user, and Yama's kernel.yama.ptrace_scope at 0, or 1 for a parent reading its child;
+/// containers may refuse it - see docs/platform.md), looping over short reads. Returns 0 or an
+/// errno value: ESRCH when the process is gone, EPERM where reading it is not allowed, EFAULT
+/// when the range is not mapped there. Elsewhere (macOS has no such call) ENOSYS, and
+/// peer_memory_readable() is false: the rings carry everything.
+int read_peer_memory(int64_t pid, void* dst, uint64_t src, size_t bytes);
+bool peer_memory_readable();
 
 }  // namespace cc::comm::shm

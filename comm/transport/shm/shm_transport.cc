@@ -19,6 +19,8 @@ namespace {
 
 // "\0CSM": the low byte carries the Signature of the message's call.
 constexpr uint32_t kMsgMagic = 0x4d534300u;
+// "\0RSM": a by-reference message (single copy), its header followed by a RefDescriptor.
+constexpr uint32_t kRefMagic = 0x4d535200u;
 constexpr uint32_t kMsgMagicMask = 0xffffff00u;
 constexpr size_t kHdr = sizeof(ShmTransport::MsgHeader);
 // A message's payload is padded to a multiple of kAlign bytes (the padding is skipped, never
@@ -27,6 +29,14 @@ constexpr size_t kHdr = sizeof(ShmTransport::MsgHeader);
 // misaligned when it is folded straight out of the ring.
 constexpr size_t kAlign = 16;
 static_assert(kHdr % kAlign == 0);
+struct RefDescriptor {
+  uint64_t address;  // of the payload, in the sender's address space
+  uint64_t zero;
+};
+static_assert(sizeof(RefDescriptor) == kHdr);
+// Single copy into a fold reads this much of the sender's buffer at a time (kept in the cache
+// between the read and the fold).
+constexpr size_t kBouncePiece = 64 * 1024;
 constexpr size_t padded(size_t bytes) {
   return (bytes + kAlign - 1) & ~(kAlign - 1);
 }
@@ -119,12 +129,20 @@ ShmTransport::ShmTransport(int rank, int size, std::vector<int> local_ranks, Seg
   // waiting on another host only) sees a rank of this host give up at its next clock read.
   watch_host_abort(&segment_.header().abort_word);
   if (remote_) remote_->share_movement(*this);
+  // Single copy: say where this rank's nonce is, so peers can prove they may read its memory.
+  if (options_.single_copy_min > 0 && peer_memory_readable() && !peers_.empty()) {
+    SegmentHeader::Reach& me = segment_.header().reach[my_index_];
+    me.nonce_at.store(reinterpret_cast<uintptr_t>(segment_.header().nonce),
+                      std::memory_order_relaxed);
+    me.pid.store(static_cast<int64_t>(::getpid()), std::memory_order_release);
+    probed_all_ = false;
+  }
 }
 
 ShmTransport::~ShmTransport() {
   if (aborted_) return;
   for (const Peer& p : peers_) {
-    if (!p.sendq.empty()) {  // requests abandoned mid-flight: nothing clean is possible
+    if (sending(p)) {  // requests abandoned mid-flight: nothing clean is possible
       abort(-1);
       return;
     }
@@ -148,7 +166,7 @@ bool ShmTransport::is_local(int peer) const {
 
 bool ShmTransport::local_busy() const {
   for (const Peer& p : peers_) {
-    if (!p.sendq.empty() || !p.recvq.empty()) return true;
+    if (sending(p) || !p.recvq.empty()) return true;
   }
   return false;
 }
@@ -182,6 +200,7 @@ void ShmTransport::abort(int failed_rank) noexcept {
     send_record(p, kAbort, failed_rank);
     p.sock.reset();
     p.sendq.clear();
+    p.unacked.clear();
     p.recvq.clear();
   }
   if (remote_) remote_->abort(failed_rank);
@@ -203,8 +222,8 @@ void ShmTransport::isend(int peer, const void* data, size_t bytes, Request& req)
   req.is_send = true;
   req.parts_left = 1;
   Peer& p = local(peer);
-  p.sendq.push_back(
-      SendOp{static_cast<const unsigned char*>(data), bytes, &req, context(), signature(), 0});
+  p.sendq.push_back(SendOp{static_cast<const unsigned char*>(data), bytes, &req, context(),
+                           signature(), 0, sends_may_wait()});
   // Try at once: a small message usually leaves in this call.
   if (p.sendq.size() == 1) {
     try {
@@ -280,10 +299,74 @@ void ShmTransport::publish_tail(Peer& p) {
   }
 }
 
-bool ShmTransport::progress_send(Peer& p) {
+bool ShmTransport::reads_me(Peer& p) {
+  if (!p.reads_me) {
+    const uint64_t mask =
+        segment_.header().reach[p.index].reads_from.load(std::memory_order_relaxed);
+    p.reads_me = ((mask >> my_index_) & 1u) != 0;
+  }
+  return p.reads_me;
+}
+
+void ShmTransport::probe_peers() {
+  SegmentHeader& h = segment_.header();
+  bool all = true;
+  uint64_t readable = 0;
+  for (Peer& p : peers_) {
+    if (p.probed) continue;
+    const int64_t pid = h.reach[p.index].pid.load(std::memory_order_acquire);
+    if (pid == 0) {  // not published yet (or single copy is off there: it never will)
+      all = false;
+      continue;
+    }
+    p.probed = true;
+    p.pid = pid;
+    unsigned char seen[sizeof h.nonce];
+    const uint64_t at = h.reach[p.index].nonce_at.load(std::memory_order_relaxed);
+    if (read_peer_memory(pid, seen, at, sizeof seen) == 0 &&
+        std::memcmp(seen, h.nonce, sizeof seen) == 0) {
+      readable |= uint64_t{1} << p.index;
+    }
+  }
+  if (readable != 0) h.reach[my_index_].reads_from.fetch_or(readable, std::memory_order_release);
+  probed_all_ = all;
+}
+
+bool ShmTransport::retire_acked(Peer& p) {
   bool any = false;
+  if (!p.unacked.empty()) {
+    p.out_tail_seen = p.out_ctl->tail.load(std::memory_order_acquire);
+    while (!p.unacked.empty() && p.out_tail_seen >= p.unacked.front().end) {
+      --p.unacked.front().req->parts_left;
+      p.unacked.pop_front();
+      any = true;
+    }
+  }
+  return any;
+}
+
+bool ShmTransport::progress_send(Peer& p) {
+  bool any = retire_acked(p);
   while (!p.sendq.empty()) {
     SendOp& op = p.sendq.front();
+    if (op.done == 0 && op.may_wait && options_.single_copy_min > 0 &&
+        op.bytes >= options_.single_copy_min && reads_me(p)) {
+      // By reference: the header and the descriptor, published together.
+      if (ring_bytes_ - (p.out_head - p.out_tail_seen) < 2 * kHdr) {
+        p.out_tail_seen = p.out_ctl->tail.load(std::memory_order_acquire);
+        if (ring_bytes_ - (p.out_head - p.out_tail_seen) < 2 * kHdr) break;
+      }
+      const MsgHeader h{kRefMagic | op.signature, op.context, op.bytes};
+      const RefDescriptor d{reinterpret_cast<uintptr_t>(op.data), 0};
+      copy_in(p.out_data, mask_, p.out_head, &h, kHdr);
+      copy_in(p.out_data, mask_, p.out_head + kHdr, &d, kHdr);
+      p.out_head += 2 * kHdr;
+      publish_head(p);
+      p.unacked.push_back(Unacked{op.req, p.out_head});
+      p.sendq.pop_front();
+      any = true;
+      continue;
+    }
     const size_t end = kHdr + op.bytes;       // header and payload: copied
     const size_t total = kHdr + padded(op.bytes);  // and the padding: skipped
     // The tail last seen, reloaded only when it leaves too little room: reading it is a cache
@@ -326,18 +409,48 @@ bool ShmTransport::progress_send(Peer& p) {
 // op.fold.own + op.got as the other source (Fold's order). The ring's end falls between elements
 // (payloads start kAlign-aligned), so the part before it and the part after are folded apart.
 void ShmTransport::fold_out(RecvOp& op, const unsigned char* ring, uint64_t at, size_t n) {
-  const size_t e = size_of(op.fold.type);
   const size_t pos = static_cast<size_t>(at & mask_);
   const size_t first = std::min(n, static_cast<size_t>(ring_bytes_) - pos);
-  auto one = [&](const unsigned char* m, size_t off, size_t len) {
-    const void* own = static_cast<const unsigned char*>(op.fold.own) + op.got + off;
-    const void* srcs[2] = {op.fold.incoming_first ? static_cast<const void*>(m) : own,
-                           op.fold.incoming_first ? own : static_cast<const void*>(m)};
-    reduce(op.fold.type, op.fold.op, op.data + op.got + off, srcs, 2, len / e);
-  };
-  one(ring + pos, 0, first);
-  if (first < n) one(ring, first, n - first);
+  fold_piece(op, ring + pos, 0, first);
+  if (first < n) fold_piece(op, ring, first, n - first);
   folded_bytes_ += n;
+}
+
+void ShmTransport::fold_piece(RecvOp& op, const unsigned char* m, size_t off, size_t len) {
+  const void* own = static_cast<const unsigned char*>(op.fold.own) + op.got + off;
+  const void* srcs[2] = {op.fold.incoming_first ? static_cast<const void*>(m) : own,
+                         op.fold.incoming_first ? own : static_cast<const void*>(m)};
+  reduce(op.fold.type, op.fold.op, op.data + op.got + off, srcs, 2, len / size_of(op.fold.type));
+}
+
+void ShmTransport::read_by_ref(Peer& p, RecvOp& op, uint64_t addr) {
+  int err = 0;
+  if (op.fold.own == nullptr) {
+    err = read_peer_memory(p.pid, op.data, addr, op.bytes);
+  } else {
+    const size_t piece = kBouncePiece - kBouncePiece % size_of(op.fold.type);
+    if (bounce_.size() < std::min(op.bytes, piece)) bounce_.resize(std::min(op.bytes, piece));
+    for (size_t off = 0; off < op.bytes && err == 0; off += piece) {
+      const size_t n = std::min(piece, op.bytes - off);
+      err = read_peer_memory(p.pid, bounce_.data(), addr + off, n);
+      if (err == 0) fold_piece(op, bounce_.data(), off, n);
+    }
+    if (err == 0) folded_bytes_ += op.bytes;
+  }
+  // A sender that gave up while we read may have freed its buffer: what we read is not its
+  // message, and the reason is its, not ours. (It writes the abort word before it returns.)
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  check_abort_word();
+  if (err == ESRCH) throw lost_rank(p.rank, "its process is gone (this rank was reading its send)");
+  if (err != 0) {
+    throw Error(ErrorKind::kSystem,
+                "reading " + std::to_string(op.bytes) + " bytes out of " + rank_name(p.rank) +
+                    "'s send buffer (shared memory's single copy) failed: " + std::strerror(err) +
+                    "; CLUSTERCOMM_SHM_SINGLE_COPY_MIN=0 sends every message through the rings",
+                {p.rank});
+  }
+  op.got = op.bytes;
+  single_copy_bytes_ += op.bytes;
 }
 
 bool ShmTransport::progress_recv(Peer& p) {
@@ -352,13 +465,31 @@ bool ShmTransport::progress_recv(Peer& p) {
       avail -= kHdr;
       p.have_header = true;
       any = true;
-      if ((p.header.magic & kMsgMagicMask) != kMsgMagic) {
+      const uint32_t kind = p.header.magic & kMsgMagicMask;
+      p.by_ref = kind == kRefMagic;
+      if (kind != kMsgMagic && !(p.by_ref && p.probed && p.pid != 0)) {
         throw Error(ErrorKind::kProtocol,
                     "garbage in the shared-memory ring from " + rank_name(p.rank), {p.rank});
       }
       check_arrival(p.rank, p.header.context, op.context,
                     static_cast<Signature>(p.header.magic & 0xffu), op.signature, p.header.bytes,
                     op.bytes);
+    }
+    if (p.by_ref) {
+      // The descriptor came with the header (published together). The tail moves past it
+      // only once the payload is read: the sender's acknowledgement.
+      if (avail < kHdr) break;
+      RefDescriptor d;
+      copy_out(&d, p.in_data, mask_, p.in_tail, kHdr);
+      read_by_ref(p, op, d.address);
+      p.in_tail += kHdr;
+      publish_tail(p);
+      p.have_header = false;
+      p.by_ref = false;
+      any = true;
+      --op.req->parts_left;
+      p.recvq.pop_front();
+      continue;
     }
     // A fold takes whole elements only: the writer publishes pieces of any length.
     const bool folding = op.fold.own != nullptr;
@@ -415,7 +546,7 @@ bool ShmTransport::progress_local() {
   bool any = false;
   for (Peer& p : peers_) {
     bool moved = false;
-    if (!p.sendq.empty()) moved |= progress_send(p);
+    if (sending(p)) moved |= progress_send(p);
     if (!p.recvq.empty()) moved |= progress_recv(p);
     if (moved) p.last_active = now_;
     any |= moved;
@@ -455,9 +586,11 @@ void ShmTransport::read_socket(Peer& p) {
 }
 
 void ShmTransport::check_gone(Peer& p) {
-  // What the peer wrote before it closed is in the ring: take it first.
+  // What the peer wrote before it closed is in the ring: take it first. And what it read of
+  // ours by reference before it closed is acknowledged there: those sends are done.
   progress_recv(p);
-  if (p.recvq.empty() && p.sendq.empty()) return;
+  retire_acked(p);
+  if (p.recvq.empty() && !sending(p)) return;
   if (p.bye) {
     throw lost_rank(p.rank, "it closed its communicator while this rank still expected data");
   }
@@ -467,7 +600,7 @@ void ShmTransport::check_gone(Peer& p) {
 void ShmTransport::block(Deadline deadline) {
   for (Peer& p : peers_) {
     if (!p.recvq.empty()) p.in_ctl->reader_sleeping.store(1);
-    if (!p.sendq.empty()) p.out_ctl->writer_sleeping.store(1);
+    if (sending(p)) p.out_ctl->writer_sleeping.store(1);
   }
   // Announce, then look again: a writer that published before seeing the flag is seen here.
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -491,7 +624,7 @@ void ShmTransport::timed_out(const Request& req) {
   // Blame first the peer that has been silent longest: the one the others wait on.
   std::vector<const Peer*> pending;
   for (const Peer& p : peers_) {
-    if (!p.recvq.empty() || !p.sendq.empty()) pending.push_back(&p);
+    if (!p.recvq.empty() || sending(p)) pending.push_back(&p);
   }
   // A peer whose heartbeat is stale is not waiting on anyone: it is the cause.
   const SegmentHeader& h = segment_.header();
@@ -542,7 +675,7 @@ Deadline ShmTransport::peers_moved_until() const {
   if (stall.count() <= 0) return until;
   const SegmentHeader& h = segment_.header();
   for (const Peer& p : peers_) {
-    if (p.recvq.empty() && p.sendq.empty()) continue;
+    if (p.recvq.empty() && !sending(p)) continue;
     const int64_t ns = h.beats[p.index].board.moved_ns.load(std::memory_order_relaxed);
     if (ns <= 0) continue;
     until = std::max(until, Deadline(std::chrono::duration_cast<Clock::duration>(
@@ -555,6 +688,7 @@ Deadline ShmTransport::peers_moved_until() const {
 void ShmTransport::poll() {
   if (aborted_) throw Error(ErrorKind::kBroken, "the transport was aborted by an earlier error");
   try {
+    if (!probed_all_) probe_peers();
     if (progress_local()) moved();
     for (Peer& p : peers_) read_socket(p);
     if (remote_) remote_->poll();  // notes its movement in this transport's record
@@ -575,6 +709,7 @@ void ShmTransport::wait(Request& req, Deadline deadline) {
       remote_->wait(req, deadline);
       return;
     }
+    if (!probed_all_) probe_peers();
     Clock::time_point last = now_ = Clock::now();
     beat();
     waiting_on(req.peer);

@@ -40,6 +40,25 @@
 // of its host that gave up within about 100 ms (kBoardEvery: its longest sleep in poll()),
 // not when the cable wait ends.
 //
+// Single copy (Linux; ShmOptions::single_copy_min, CLUSTERCOMM_SHM_SINGLE_COPY_MIN): a message
+// of at least that many bytes, sent in a collective (Transport::set_sends_may_wait), to a peer
+// that has proven it can read this rank's memory, is not copied into the ring. The sender writes
+// a by-reference message instead: the 16-byte header (its own magic) and a 16-byte descriptor
+// {u64 address of the payload in the sender, u64 0}; the receiver copies the payload straight
+// out of the sender's buffer (read_peer_memory: process_vm_readv) into its receive, or in
+// 64 KiB pieces through a small buffer that it folds from (irecv_reduce), and only then moves
+// the ring's tail past the descriptor: that tail is the sender's acknowledgement, and the send
+// completes when it sees it (until then the sender may write later messages behind it). One
+// copy instead of two, as Open MPI's vader does with CMA. The proof: each rank publishes its pid
+// and the address of its own mapping of the segment's nonce (SegmentHeader::reach); at its
+// first wait or poll, a rank reads each peer's nonce there and publishes the peers whose memory
+// it can read (Yama's ptrace_scope or a container may forbid it: then that pair keeps the
+// rings, with no message). A sender that sees no proof yet uses the rings. The receiver checks
+// the abort word after each read: a sender that gave up (and may have freed its buffer) while
+// it was read is named, not its bytes used. Point-to-point send never goes by reference: a
+// rank may send to a peer that sends to it before either receives, as long as a message fits
+// in the ring. macOS has no such call: the rings carry everything there.
+//
 // With a remote transport, a wait that has shared-memory requests queued cannot block in the
 // remote's poll(): it sleeps at most 1 ms at a time in poll() on the pair sockets, then drives
 // the remote transport again. While it spins on a local peer's request it drives the remote
@@ -70,6 +89,9 @@ struct ShmOptions {
   bool yield = false;
   /// Transport::crowded(): the whole world is on this host, with more ranks than cores.
   bool crowded = false;
+  /// Single copy (see above) for collective messages of at least this many bytes; 0: never
+  /// (every message through the rings). Config: CLUSTERCOMM_SHM_SINGLE_COPY_MIN.
+  size_t single_copy_min = 0;
 };
 
 class ShmTransport final : public Transport {
@@ -100,8 +122,11 @@ class ShmTransport final : public Transport {
   const std::vector<int>& local_ranks() const { return local_ranks_; }
   /// The transport between hosts, or nullptr.
   const Transport* remote() const { return remote_.get(); }
-  /// Payload bytes irecv_reduce folded straight out of the rings so far (tests, benchmarks).
+  /// Payload bytes irecv_reduce folded straight out of the rings, or out of a peer's buffer
+  /// (single copy), so far (tests, benchmarks).
   uint64_t folded_bytes() const { return folded_bytes_; }
+  /// Payload bytes received by single copy (read out of the sender's buffer) so far.
+  uint64_t single_copy_bytes() const { return single_copy_bytes_; }
   void set_interrupt_check(std::function<bool()> check) override {
     if (remote_) remote_->set_interrupt_check(check);
     Transport::set_interrupt_check(std::move(check));
@@ -130,6 +155,13 @@ class ShmTransport final : public Transport {
     uint32_t context;
     Signature signature;
     size_t done;  // bytes of header + payload + padding written so far
+    bool may_wait;  // Transport::sends_may_wait() at isend: single copy allowed
+  };
+  // A by-reference message written to the ring, waiting for the reader's acknowledgement: the
+  // ring's tail at or past `end` (its descriptor's end).
+  struct Unacked {
+    Request* req;
+    uint64_t end;
   };
   struct RecvOp {
     unsigned char* data;
@@ -154,7 +186,12 @@ class ShmTransport final : public Transport {
     bool have_header = false;  // the incoming message's header is read, its payload pending
     MsgHeader header{};
     std::deque<SendOp> sendq;
+    std::deque<Unacked> unacked;  // written by reference, in order
     std::deque<RecvOp> recvq;
+    bool by_ref = false;     // the incoming message whose header is read is by reference
+    int64_t pid = 0;         // its process, once probed (single copy)
+    bool probed = false;     // this rank has tried to read its memory (single copy)
+    bool reads_me = false;   // it has proven it can read this rank's memory (single copy)
     char rec[8];  // a socket record being read
     size_t rec_got = 0;
     Clock::time_point last_active{};  // when data last moved to or from it (about)
@@ -163,14 +200,27 @@ class ShmTransport final : public Transport {
   };
 
   bool is_local(int peer) const;
+  static bool sending(const Peer& p) { return !p.sendq.empty() || !p.unacked.empty(); }
   Peer& local(int peer) { return peers_[static_cast<size_t>(local_of_[static_cast<size_t>(peer)])]; }
   bool local_busy() const;
   bool progress_local();
   bool progress_send(Peer& p);
+  // Completes the by-reference sends whose descriptor the reader has moved the tail past (it
+  // does so only after it has read the payload out of our buffer).
+  bool retire_acked(Peer& p);
   bool progress_recv(Peer& p);
   // Queues a receive from local peer `peer` (fold.own == nullptr: copied, else folded).
   void post_local_recv(int peer, void* data, size_t bytes, Request& req, const Fold& fold);
   void fold_out(RecvOp& op, const unsigned char* ring, uint64_t at, size_t n);
+  // Folds len bytes (whole elements) of incoming bytes at m into op.data + op.got + off, with
+  // op.fold.own + op.got + off as the other source (Fold's order).
+  void fold_piece(RecvOp& op, const unsigned char* m, size_t off, size_t len);
+  // Whether peer p has proven that it can read this rank's memory (cached once it has).
+  bool reads_me(Peer& p);
+  // Publishes, once per peer that has published its pid, whether this rank can read its memory.
+  void probe_peers();
+  // Single copy: op's whole payload from address `addr` in p's process (see above).
+  void read_by_ref(Peer& p, RecvOp& op, uint64_t addr);
   void publish_head(Peer& p);
   void publish_tail(Peer& p);
   void send_record(Peer& p, uint32_t type, int32_t aux) noexcept;
@@ -214,6 +264,9 @@ class ShmTransport final : public Transport {
   size_t piece_;  // largest copy published at once
   bool aborted_ = false;
   uint64_t folded_bytes_ = 0;
+  uint64_t single_copy_bytes_ = 0;
+  bool probed_all_ = true;  // probe_peers() has nothing left to do (or single copy is off)
+  std::vector<unsigned char> bounce_;  // single copy into a fold: one piece at a time
   int published_waiting_on_ = -1;  // the last rank stored in the board's waiting_on
 };
 
