@@ -171,6 +171,17 @@ PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
                               fmt::join(tb4_only, " and "), tb4_only.size() == 1 ? "has" : "have");
     return s;
   }
+  if (mac && topology::lacks_hardware_port(p.end)) {
+    // Before the host's state: enabling RDMA gives this port no device until macOS has made
+    // its hardware port (topology::no_hardware_port, verify-mesh's no-interface).
+    const topology::NoHardwarePort why = topology::no_hardware_port(p.end, c);
+    s.state = R::kNoInterface;
+    s.detail = fmt::format(
+        "no network interface: {}, so the port can get no address and no RDMA device",
+        why.reason);
+    s.fix = why.fix;
+    return s;
+  }
   if (host.state != R::kReady) {
     s.state = host.state;
     s.detail = fmt::format("see host {} ({})", f.host, to_string(host.state));

@@ -359,6 +359,15 @@ expect 1 "verify-mesh, a receptacle without a hardware port" -- "$cc" verify-mes
 has "verify-mesh no-interface" "$tmp/out" "FAIL no-interface: mac1 receptacle 2 is cabled but has no network interface: \`networksetup -listallhardwareports\` on mac1 lists no \"Thunderbolt 2\" hardware port"
 has "verify-mesh no-interface fix" "$tmp/out" "on mac1 run \`sudo networksetup -detectnewhardware\`"
 hasnt "verify-mesh no-interface: not no-ipv4" "$tmp/out" "FAIL no-ipv4: mac1 receptacle 2 "
+#    Its cable is seen by Thunderbolt only (nothing answers over IP there): no one-source-cable
+#    warning telling to check that both interfaces are up. rdma status gives the port the same
+#    state and command (it said no-device with "reboot mac1").
+hasnt "verify-mesh no-interface: not one-source-cable" "$tmp/out" "one-source-cable"
+expect 1 "rdma status, a receptacle without a hardware port" -- "$cc" rdma status --from "$tmp/nohwport"
+grep -E '^mac1 +receptacle 2 ' "$tmp/out" | grep -q " no-interface " ||
+  { echo "FAIL: rdma status: mac1 receptacle 2 not no-interface:"; cat "$tmp/out"; fail=1; }
+has "rdma status no-interface fix" "$tmp/out" "mac1 receptacle 2: on mac1 run \`sudo networksetup -detectnewhardware\`"
+hasnt "rdma status no-interface: not no-device" "$tmp/out" "no-device"
 expect 1 "network apply --dry-run, a receptacle without a hardware port" -- \
   "$cc" network apply --dry-run --from "$tmp/nohwport"
 hasnt "network apply: no empty interface" "$tmp/out" "ifconfig '' "

@@ -185,21 +185,16 @@ void check_ports(const ClusterGraph& g, std::size_t hi, const discovery::FixComm
     });
     if (!cabled_to_host) continue;
     const auto& itf = p.port->interface;
-    if (!itf && p.port->receptacle) {
-      // No "Thunderbolt N" hardware port in networksetup: nothing can address it, and no
-      // rdma_enX rides on it (docs/platform.md#discovering-cables-on-macos).
-      out.push_back(
-          {"no-interface",
-           Severity::kFail,
-           {h.name()},
-           {p.end},
-           fmt::format("{} is cabled but has no network interface: `networksetup "
-                       "-listallhardwareports` on {} lists no \"Thunderbolt {}\" hardware port, "
-                       "so the port can get no address and no RDMA device",
-                       discovery::end_label(p.end), h.name(), *p.port->receptacle),
-           fmt::format("on {} run `sudo networksetup -detectnewhardware` (macOS then adds the "
-                       "port), then `{}`",
-                       h.name(), fix.rediscover())});
+    if (lacks_hardware_port(p.end)) {
+      const NoHardwarePort why = no_hardware_port(p.end, fix);
+      out.push_back({"no-interface",
+                     Severity::kFail,
+                     {h.name()},
+                     {p.end},
+                     fmt::format("{} is cabled but has no network interface: {}, so the port can "
+                                 "get no address and no RDMA device",
+                                 discovery::end_label(p.end), why.reason),
+                     why.fix});
     } else if (!itf || itf->ipv4.empty()) {
       out.push_back(
           {"no-ipv4",

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "topology/checks.h"
+#include "topology/rdma_port.h"
 #include "topology/test_states.h"
 
 namespace cc::topology {
@@ -150,6 +151,28 @@ TEST_CASE("topology mac checks: a cabled port without IPv4") {
         "m1 receptacle 1 (en2) has no IPv4 address: no IPv4-mapped GID, so RDMA queue pairs "
         "fail (errno 22 moving to RTR)");
   CHECK(f[0].fix == "`clusterctl network apply` addresses every cabled port");
+}
+
+TEST_CASE("topology mac checks: a receptacle without a hardware port: no-interface, said once") {
+  auto s = mac_mesh(3, 2);
+  testing::drop_hardware_port(s, "m1", 1);  // cabled to m2
+  const discovery::FixCommand fix{"", "my mesh.json", ""};
+  ClusterGraph g(s);
+  CheckOptions opts;
+  opts.fix = fix;
+  auto f = run_checks(g, opts);
+  // Only no-interface: no one-source-cable ("check that both interfaces are up": there is
+  // none), no no-ipv4, no rdma-port-down.
+  CHECK(check_ids(f) == Strings{"no-interface"});
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].message ==
+        "m1 receptacle 1 is cabled but has no network interface: `networksetup "
+        "-listallhardwareports` on m1 lists no \"Thunderbolt 1\" hardware port, so the port can "
+        "get no address and no RDMA device");
+  CHECK(f[0].fix ==
+        "on m1 run `sudo networksetup -detectnewhardware` (macOS then adds the port), then "
+        "`clusterctl discover -o 'my mesh.json'`");
+  CHECK(f[0].fix == no_hardware_port(f[0].ports.at(0), fix).fix);
 }
 
 TEST_CASE("topology mac checks: the fixes' commands name the cluster as given") {

@@ -1,5 +1,7 @@
 #include "topology/rdma_port.h"
 
+#include <fmt/format.h>
+
 #include "topology/checks.h"
 
 namespace cc::topology {
@@ -29,6 +31,20 @@ bool thunderbolt4_only(const discovery::HostFacts& f) {
     if (p.link_speed_gbps >= 80 && p.generation != 3 && p.generation != 4) return false;
   }
   return linked;
+}
+
+bool lacks_hardware_port(const discovery::CableEnd& e) {
+  return e.interface.empty() && e.receptacle.has_value();
+}
+
+NoHardwarePort no_hardware_port(const discovery::CableEnd& e,
+                                const discovery::FixCommand& fix_command) {
+  return {fmt::format("`networksetup -listallhardwareports` on {} lists no \"Thunderbolt {}\" "
+                      "hardware port",
+                      e.host, e.receptacle.value_or(0)),
+          fmt::format("on {} run `sudo networksetup -detectnewhardware` (macOS then adds the "
+                      "port), then `{}`",
+                      e.host, fix_command.rediscover())};
 }
 
 std::optional<CabledPeer> cabled_peer(const ClusterGraph& g, std::size_t h, const PortNode& p) {

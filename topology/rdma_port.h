@@ -7,8 +7,10 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 
 #include "discovery/cluster_state.h"
+#include "discovery/fix_command.h"
 #include "discovery/host_facts.h"
 #include "topology/graph.h"
 
@@ -29,6 +31,24 @@ bool below_tb5(const discovery::Cable& c);
 /// once RDMA is enabled, so enabling it again (macOS Recovery) cannot help: RDMA over
 /// Thunderbolt needs Thunderbolt 5. Its cables still carry TCP.
 bool thunderbolt4_only(const discovery::HostFacts& f);
+
+/// True when `e` is a Thunderbolt receptacle with no network interface behind it: `networksetup
+/// -listallhardwareports` lists no "Thunderbolt N" hardware port for it (macOS has not made one
+/// yet), so nothing can address the port and no rdma_enX rides on it
+/// (docs/platform.md#discovering-cables-on-macos).
+bool lacks_hardware_port(const discovery::CableEnd& e);
+
+/// The one account of such a port, for every command that meets one (verify-mesh's
+/// no-interface, `rdma status`'s port state no-interface, `network apply|verify`'s left-out
+/// cable): `reason` is "`networksetup -listallhardwareports` on mac1 lists no "Thunderbolt 2"
+/// hardware port"; `fix` is "on mac1 run `sudo networksetup -detectnewhardware` (macOS then adds
+/// the port), then `clusterctl discover ...`", the rediscovery named by `fix_command`.
+struct NoHardwarePort {
+  std::string reason;
+  std::string fix;
+};
+NoHardwarePort no_hardware_port(const discovery::CableEnd& e,
+                                const discovery::FixCommand& fix_command);
 
 /// The first cable on port `p` of host `h` that joins `h` to another host of the cluster.
 struct CabledPeer {
