@@ -142,11 +142,11 @@ TEST_CASE("rdma status: a Mac with Thunderbolt 4 only is tb4-only, never sent to
         "RDMA, use a Mac with Thunderbolt 5 ports");
   CHECK(only_port(m1).state == R::kTb4Link);
   CHECK(only_port(m1).fix ==
-        "m1 has Thunderbolt 4 hardware only: this cable can carry TCP, never RDMA");
+        "m1 has Thunderbolt 4 hardware only (see tb4-only): this cable can carry TCP, never RDMA");
   CHECK(st.hosts[1].state == R::kReady);
   CHECK(only_port(st.hosts[1]).state == R::kTb4Link);
   CHECK(only_port(st.hosts[1]).fix ==
-        "m1 has Thunderbolt 4 hardware only: this cable can carry TCP, never RDMA");
+        "m1 has Thunderbolt 4 hardware only (see tb4-only): this cable can carry TCP, never RDMA");
   CHECK(exit_code(st) == util::ExitCode::kCheckFailed);
   const std::string text = render_text(st, util::OutputStyle{});
   CHECK(text.find("Recovery") == std::string::npos);

@@ -397,6 +397,23 @@ has "hostfile mlx-jaccl, TB4: what to use" "$tmp/err" "use --format mlx-ring (TC
 [ ! -e "$tmp/tb4-hosts.json" ] || { echo "FAIL: an RDMA hostfile was written over TB4 cables"; fail=1; }
 expect 1 "hostfile mlx-jaccl-ring over 40 Gb/s cables" -- "$cc" hostfile "$tmp/tb4dev.json" --format mlx-jaccl-ring
 expect 0 "hostfile mlx-ring over 40 Gb/s cables" -- "$cc" hostfile "$tmp/tb4dev.json" --format mlx-ring
+#  - The tb4-link fix on those cables names what system_profiler tells of the ports: mac3's idle
+#    receptacle 3 says "Up to 120 Gb/s" (recorded), a Thunderbolt 5 port; made "Up to 40 Gb/s"
+#    (a Thunderbolt 4 port's label), it is named as one that cannot do RDMA over Thunderbolt 5.
+#    Cabled ports show only the negotiated 40 Gb/s: nothing is said of them.
+expect 1 "verify-mesh over 40 Gb/s cables" -- "$cc" verify-mesh "$tmp/tb4dev.json"
+has "tb4-link fix: the TB5 port" "$tmp/out" "Thunderbolt 5 ports (RDMA over Thunderbolt 5): mac3 receptacle 3 (en2): Up to 120 Gb/s"
+python3 - "$tmp/tb4dev.json" "$tmp/tb4idle.json" <<'PY2'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for h in s["hosts"]:
+    for p in h["ports"]:
+        if p.get("idle_speed_gbps", 0) > 0:
+            p["idle_speed_gbps"] = 40
+json.dump(s, open(sys.argv[2], "w"))
+PY2
+expect 1 "rdma status, an idle port at Up to 40 Gb/s" -- "$cc" rdma status "$tmp/tb4idle.json"
+has "tb4-link fix: the TB4 port" "$tmp/out" "system_profiler shows mac3 receptacle 3 (en2): Up to 40 Gb/s as Thunderbolt 4: that port cannot do RDMA over Thunderbolt 5; system_profiler shows no Thunderbolt 5 port on these Macs"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"
