@@ -22,6 +22,7 @@
 #include "remote/quote.h"
 #include "topology/checks.h"
 #include "topology/graph.h"
+#include "topology/rdma_port.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/json_text.h"
@@ -178,13 +179,14 @@ bool report_left_out(const Context& ctx, const NetworkOptions& o, const Planned&
     std::string what;
     if (d.why == provision::Unseen::kNoInterface) {
       const discovery::CableEnd* e = provision::end_without_interface(d.link);
+      // The command is topology::no_hardware_port's, as verify-mesh and rdma status give it.
+      const std::string detect =
+          topology::no_hardware_port(e != nullptr ? *e : d.link.a, fix).fix;
       what = fmt::format(
           "cable without an interface: {} - {}{}: {}; {}. macOS has not made the port's "
-          "network hardware port yet: on {} run `sudo networksetup -detectnewhardware`, then "
-          "`{}` and run `{}` again",
+          "network hardware port yet: {}, and run `{}` again",
           discovery::end_label(d.link.a), discovery::end_label(d.link.b), addresses, d.reason,
-          applying ? "nothing was applied to it" : "it was not checked",
-          e != nullptr ? e->host : d.link.a.host, fix.rediscover(), again);
+          applying ? "nothing was applied to it" : "it was not checked", detect, again);
     } else if (d.why == provision::Unseen::kNotSeen) {
       // d.fix: an end is down now (topology::cable_link, health's and verify-mesh's words).
       const std::string todo =

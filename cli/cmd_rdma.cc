@@ -339,8 +339,8 @@ void add_rdma_command(CLI::App& app, Context& ctx) {
       "  clusterctl --lab default rdma status --hosts all --json\n"
       "  clusterctl rdma status --from tests/data/bundles/mac-pair\n"
       "States: ready, disabled, enabled-but-no-devices, tb4-only, os-too-old, unsupported,\n"
-      "unknown, no-device, tb4-link, waiting-for-peer, port-down, no-ipv4, unreachable,\n"
-      "probe-failed\n"
+      "unknown, no-device, tb4-link, waiting-for-peer, port-down, no-ipv4, no-interface,\n"
+      "unreachable, probe-failed\n"
       "(provision/rdma_status.h). Exit status: 0 when every host and cabled port is ready, 1\n"
       "otherwise, 3 when a host could not be reached. --json: schema clusterctl.rdma-status/1.");
   status->callback([&ctx, so] { ctx.action = [&ctx, so] { return run_status(ctx, *so); }; });

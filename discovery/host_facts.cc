@@ -93,6 +93,7 @@ void to_json(json& j, const Port& v) {
            {"rdma_device", opt(v.rdma_device)},
            {"link_speed_gbps", v.link_speed_gbps},
            {"generation", v.generation},
+           {"idle_speed_gbps", v.idle_speed_gbps},
            {"peers", v.peers}};
 }
 void from_json(const json& j, Port& v) {
@@ -102,6 +103,7 @@ void from_json(const json& j, Port& v) {
   read(j, "rdma_device", v.rdma_device);
   read(j, "link_speed_gbps", v.link_speed_gbps);
   read(j, "generation", v.generation);
+  read(j, "idle_speed_gbps", v.idle_speed_gbps);
   read(j, "peers", v.peers);
 }
 

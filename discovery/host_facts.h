@@ -11,6 +11,7 @@
 //    "ssh_host_key": "SHA256:uZ2yq...",                       // or null (optional)
 //    "ports": [ {"receptacle": 2, "domain_uuid": "...", "interface": {...},
 //                "rdma_device": "rdma_en6", "link_speed_gbps": 80, "generation": 5,
+//                "idle_speed_gbps": 0,     // optional: a state written before it reads as 0
 //                "peers": [ {"kind": "host", "name": "MacBook Pro", "model": "Mac17,6",
 //                            "vendor": "Apple Inc.", "domain_uuid": "...",
 //                            "rdma_enabled": true, "depth": 1} ]} ],
@@ -90,6 +91,9 @@ struct Port {
   std::optional<std::string> rdma_device;  // "rdma_enX" when ibv_devices lists it
   int link_speed_gbps = 0;  // negotiated, per direction: 80 (TB5), 40 (TB3/TB4); 0 = no link
   int generation = 0;       // Thunderbolt generation of the link: 5, 4 or 3; 0 = no link
+  int idle_speed_gbps = 0;  // an idle port's "Up to N Gb/s" (macOS system_profiler): what the
+                            // port can do, 120 or 80 (Thunderbolt 5), 40 (Thunderbolt 4); 0 when
+                            // it has a link (the label is then the negotiated speed) or unknown
   std::vector<Peer> peers;  // devices on the cable; at most one kHost at depth 1
 };
 

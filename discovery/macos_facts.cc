@@ -94,6 +94,7 @@ util::Result<HostFacts> assemble_macos_facts(std::string_view host, const MacosO
     p.domain_uuid = bus.domain_uuid;
     p.link_speed_gbps = bus.link_speed_gbps;
     p.generation = bus.generation;
+    if (bus.link_speed_gbps == 0) p.idle_speed_gbps = bus.max_speed_gbps;  // "Up to N Gb/s"
     p.peers = bus.peers;
     if (auto ifname = interface_for_receptacle(*hwports, *bus.receptacle)) {
       auto it = std::find_if(ifaces->begin(), ifaces->end(),

@@ -99,6 +99,11 @@ TEST_CASE("macOS facts: Mac b, RDMA enabled, rdma_en6 PORT_DOWN because a has RD
   CHECK(p2.peers[0].domain_uuid == "00000004-0000-4000-8000-000000000004");
   CHECK_FALSE(p2.peers[0].rdma_enabled);
   CHECK(f->ports[2].link_speed_gbps == 40);
+  // What a port can do is known only while it is idle: receptacle 1 says "Up to 120 Gb/s";
+  // receptacle 3, a Thunderbolt 5 port, says only "40 Gb/s" with its Thunderbolt 3 dock.
+  CHECK(f->ports[0].idle_speed_gbps == 120);
+  CHECK(f->ports[1].idle_speed_gbps == 0);
+  CHECK(f->ports[2].idle_speed_gbps == 0);
   CHECK(f->rdma.devices[2].ports[0].state == "PORT_DOWN");
   // The facts survive a JSON round trip.
   nlohmann::json j = *f;

@@ -144,6 +144,7 @@ util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
                                      const discovery::FixCommand& fix) {
   const std::size_t n = g.size();
   std::vector<std::string> missing, no_rdma;
+  bool any_slow = false;  // the advice for slow links is said once, after every pair
   for (std::size_t a = 0; a < n; ++a) {
     for (std::size_t b = a + 1; b < n; ++b) {
       if (g.multiplicity(a, b) == 0) {
@@ -163,11 +164,9 @@ util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
         if (!ends.empty())
           why.push_back(fmt::format("no RDMA device on {}", fmt::join(ends, ", ")));
         if (!slow.empty()) {
-          why.push_back(fmt::format(
-              "{} {} below Thunderbolt 5 speed (40 Gb/s: a Thunderbolt 4 port or cable), where "
-              "RDMA is impossible even with rdma_en devices on both ends; use --format mlx-ring "
-              "(TCP over the cables) or a Thunderbolt 5 cable between Thunderbolt 5 ports",
-              fmt::join(slow, ", "), slow.size() == 1 ? "links" : "link"));
+          any_slow = true;
+          why.push_back(fmt::format("{} {} below Thunderbolt 5 speed", fmt::join(slow, ", "),
+                                    slow.size() == 1 ? "links" : "link"));
         }
         no_rdma.push_back(
             fmt::format("{} ({})", topology::pair_label(g, a, b), fmt::join(why, "; ")));
@@ -183,7 +182,13 @@ util::Result<MlxHostfile> make_jaccl(const ClusterGraph& g, MlxHostfile hf,
   }
   if (!no_rdma.empty()) {
     return cannot(HostfileFormat::kMlxJaccl,
-                  fmt::format("no RDMA cable between {}: {}", fmt::join(no_rdma, "; "),
+                  fmt::format("no RDMA cable between {}: {}{}", fmt::join(no_rdma, "; "),
+                              any_slow ? "a link below Thunderbolt 5 speed (40 Gb/s: a "
+                                         "Thunderbolt 4 port or cable) carries no RDMA, even with "
+                                         "rdma_en devices on both ends: use --format mlx-ring "
+                                         "(TCP over the cables) or a Thunderbolt 5 cable between "
+                                         "Thunderbolt 5 ports; "
+                                       : "",
                               plug_advice(fix, "rdma status", "why")));
   }
   std::vector<std::size_t> order(n);

@@ -187,9 +187,11 @@ TEST_CASE("hostfile: a 40 Gb/s cable is no RDMA cable, even with rdma_en devices
     if (f == HostfileFormat::kMlxJaccl) {
       CHECK(r.error().message.find(
                 "no RDMA cable between m1-m2 (m1 receptacle 1 (en2) - m2 receptacle 1 (en2) "
-                "links below Thunderbolt 5 speed (40 Gb/s: a Thunderbolt 4 port or cable), where "
-                "RDMA is impossible even with rdma_en devices on both ends; use --format mlx-ring "
-                "(TCP over the cables) or a Thunderbolt 5 cable between Thunderbolt 5 ports)") !=
+                "links below Thunderbolt 5 speed): a link below Thunderbolt 5 speed (40 Gb/s: a "
+                "Thunderbolt 4 port or cable) carries no RDMA, even with rdma_en devices on both "
+                "ends: use --format mlx-ring (TCP over the cables) or a Thunderbolt 5 cable "
+                "between Thunderbolt 5 ports; `clusterctl rdma status CLUSTER.json` says "
+                "why") !=
             std::string::npos);
     }
   }
@@ -200,6 +202,30 @@ TEST_CASE("hostfile: a 40 Gb/s cable is no RDMA cable, even with rdma_en devices
   REQUIRE(r.ok());
   CHECK(r->find("\"rdma_en3\"") != std::string::npos);
   CHECK(r->find("\"rdma_en2\"") == std::string::npos);
+}
+
+TEST_CASE("hostfile: slow links of several pairs: the pairs listed, the advice said once") {
+  ClusterState s = macs(3, 2);
+  cable_macs(s, "m1", 1, "m2", 1, 40, 4);
+  cable_macs(s, "m1", 2, "m3", 1, 40, 4);
+  cable_macs(s, "m2", 2, "m3", 2, 40, 4);
+  auto r = render_hostfile(s, {HostfileFormat::kMlxJaccl, {}, 1});
+  REQUIRE(!r.ok());
+  const std::string& m = r.error().message;
+  CHECK(m ==
+        "no mlx-jaccl hostfile: no RDMA cable between m1-m2 (m1 receptacle 1 (en2) - m2 "
+        "receptacle 1 (en2) links below Thunderbolt 5 speed); m1-m3 (m1 receptacle 2 (en3) - m3 "
+        "receptacle 1 (en2) links below Thunderbolt 5 speed); m2-m3 (m2 receptacle 2 (en3) - m3 "
+        "receptacle 2 (en3) links below Thunderbolt 5 speed): a link below Thunderbolt 5 speed "
+        "(40 Gb/s: a Thunderbolt 4 port or cable) carries no RDMA, even with rdma_en devices on "
+        "both ends: use --format mlx-ring (TCP over the cables) or a Thunderbolt 5 cable between "
+        "Thunderbolt 5 ports; `clusterctl rdma status CLUSTER.json` says why");
+  std::size_t advice = 0;
+  for (auto at = m.find("use --format mlx-ring"); at != std::string::npos;
+       at = m.find("use --format mlx-ring", at + 1)) {
+    ++advice;
+  }
+  CHECK(advice == 1);
 }
 
 TEST_CASE("hostfile: a cable through a hub or dock is refused, naming it") {

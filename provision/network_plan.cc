@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "topology/checks.h"
+#include "topology/rdma_port.h"
 
 namespace cc::provision {
 namespace {
@@ -235,11 +236,10 @@ std::vector<DroppedLink> take_links_without_interface(std::vector<LinkAddress>& 
       continue;
     }
     std::string reason =
-        e->receptacle ? fmt::format(
-                            "{} has no network interface: `networksetup -listallhardwareports` on "
-                            "{} lists no \"Thunderbolt {}\" hardware port",
-                            discovery::end_label(*e), e->host, *e->receptacle)
-                      : fmt::format("{} has no network interface", discovery::end_label(*e));
+        topology::lacks_hardware_port(*e)
+            ? fmt::format("{} has no network interface: {}", discovery::end_label(*e),
+                          topology::no_hardware_port(*e, {}).reason)
+            : fmt::format("{} has no network interface", discovery::end_label(*e));
     out.push_back({std::move(l), Unseen::kNoInterface, std::move(reason), {}});
   }
   plan = std::move(keep);

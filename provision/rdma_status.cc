@@ -159,16 +159,18 @@ PortRdmaStatus classify_port(const topology::ClusterGraph& g, std::size_t hi,
     s.detail = fmt::format("{} Gb/s", cable.link_speed_gbps);
     if (cable.generation > 0) s.detail += fmt::format(", Thunderbolt {}", cable.generation);
     s.detail += ": TB4 link, RDMA impossible on this cable";
-    std::vector<std::string> tb4_only;
-    for (const HostFacts* x : {&f, &q}) {
-      if (topology::thunderbolt4_only(*x)) tb4_only.push_back(x->host);
-    }
-    s.fix = tb4_only.empty()
-                ? std::string("use a Thunderbolt 5 cable between Thunderbolt 5 ports on both "
-                              "Macs (80 Gb/s)")
-                : fmt::format("{} {} Thunderbolt 4 hardware only: this cable can carry TCP, "
-                              "never RDMA",
-                              fmt::join(tb4_only, " and "), tb4_only.size() == 1 ? "has" : "have");
+    s.fix = topology::tb4_link_fix(f, q);  // verify-mesh's tb4-link fix, word for word
+    return s;
+  }
+  if (mac && topology::lacks_hardware_port(p.end)) {
+    // Before the host's state: enabling RDMA gives this port no device until macOS has made
+    // its hardware port (topology::no_hardware_port, verify-mesh's no-interface).
+    const topology::NoHardwarePort why = topology::no_hardware_port(p.end, c);
+    s.state = R::kNoInterface;
+    s.detail = fmt::format(
+        "no network interface: {}, so the port can get no address and no RDMA device",
+        why.reason);
+    s.fix = why.fix;
     return s;
   }
   if (host.state != R::kReady) {

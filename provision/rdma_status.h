@@ -24,6 +24,11 @@
 //                  tb4-link                Mac cable under 80 Gb/s or generation 3/4: RDMA is
 //                                          impossible on this cable (checked first: enabling
 //                                          RDMA never fixes it)
+//                  no-interface            Mac receptacle with no "Thunderbolt N" hardware
+//                                          port (no interface, so no address and no RDMA
+//                                          device): `sudo networksetup -detectnewhardware`
+//                                          (topology::no_hardware_port; before the host state,
+//                                          which enabling RDMA would not fix for this port)
 //                  (host state)            the host's own state when it is not ready
 //                  waiting-for-peer        down (or no device) because the peer host has RDMA
 //                                          off; `peer` names it

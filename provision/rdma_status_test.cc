@@ -142,11 +142,11 @@ TEST_CASE("rdma status: a Mac with Thunderbolt 4 only is tb4-only, never sent to
         "RDMA, use a Mac with Thunderbolt 5 ports");
   CHECK(only_port(m1).state == R::kTb4Link);
   CHECK(only_port(m1).fix ==
-        "m1 has Thunderbolt 4 hardware only: this cable can carry TCP, never RDMA");
+        "m1 has Thunderbolt 4 hardware only (see tb4-only): this cable can carry TCP, never RDMA");
   CHECK(st.hosts[1].state == R::kReady);
   CHECK(only_port(st.hosts[1]).state == R::kTb4Link);
   CHECK(only_port(st.hosts[1]).fix ==
-        "m1 has Thunderbolt 4 hardware only: this cable can carry TCP, never RDMA");
+        "m1 has Thunderbolt 4 hardware only (see tb4-only): this cable can carry TCP, never RDMA");
   CHECK(exit_code(st) == util::ExitCode::kCheckFailed);
   const std::string text = render_text(st, util::OutputStyle{});
   CHECK(text.find("Recovery") == std::string::npos);
@@ -173,6 +173,28 @@ TEST_CASE("rdma status: a port down although both Macs have RDMA") {
   CHECK(st.hosts[0].ports[0].state == R::kPortDown);
   CHECK(st.hosts[0].ports[0].fix.find("reseat the cable") != std::string::npos);
   CHECK(st.hosts[1].ports[0].state == R::kReady);
+}
+
+TEST_CASE("rdma status: a receptacle without a hardware port is no-interface, as verify-mesh") {
+  auto s = t::mac_mesh(2, 1);
+  t::drop_hardware_port(s, "m1", 1);
+  const discovery::FixCommand fix{"", "my mesh.json", ""};
+  RdmaStatus st = rdma_status(s, fix);
+  const PortRdmaStatus& p = only_port(st.hosts[0]);
+  CHECK(p.state == R::kNoInterface);
+  CHECK(to_string(p.state) == std::string("no-interface"));
+  CHECK(p.detail ==
+        "no network interface: `networksetup -listallhardwareports` on m1 lists no "
+        "\"Thunderbolt 1\" hardware port, so the port can get no address and no RDMA device");
+  // The same command as verify-mesh's no-interface, from topology::no_hardware_port.
+  CHECK(p.fix ==
+        "on m1 run `sudo networksetup -detectnewhardware` (macOS then adds the port), then "
+        "`clusterctl discover -o 'my mesh.json'`");
+  // Even when the host's RDMA is off: enabling it would give this port no device.
+  t::disable_rdma(s, "m1");
+  st = rdma_status(s, fix);
+  CHECK(st.hosts[0].state == R::kDisabled);
+  CHECK(only_port(st.hosts[0]).state == R::kNoInterface);
 }
 
 TEST_CASE("rdma status: host states of a Mac") {

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -52,12 +54,16 @@ struct NameAt {
   int line = 0;
 };
 
+// Where the hosts of the file are reached: "ssh KEY" (the ssh destination by util::host_key)
+// and "address A" -> the entry that first gave it, so a second name for one machine is named.
+using ReachedAt = std::unordered_map<std::string, NameAt>;
+
 // One host entry, `- name: h1` with optional ssh and address. Every mistake of the entry is
 // added to `errors` (a bad key, a bad value, a bad or repeated name: each on its own); the host
 // is returned only when there is none.
 std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::Field& entry,
                                         std::unordered_map<std::string, NameAt>& names,
-                                        std::vector<util::Error>& errors) {
+                                        ReachedAt& reached, std::vector<util::Error>& errors) {
   const std::size_t before = errors.size();
   auto fields = r.mapping(entry, kHostKeys, errors);
   if (!fields) {
@@ -67,6 +73,8 @@ std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::F
   const bool bad_key = errors.size() != before;  // it may be the misspelt 'name'
   InventoryHost host;
   const util::Field* name_field = nullptr;
+  const util::Field* ssh_field = nullptr;
+  const util::Field* address_field = nullptr;
   for (const util::Field& f : *fields) {
     auto v = f.key == "address" ? r.address(f) : r.nonempty_string(f);
     if (!v) {
@@ -77,8 +85,14 @@ std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::F
       host.name = *v;
       name_field = &f;
     }
-    if (f.key == "ssh") host.ssh = *v;
-    if (f.key == "address") host.address = *v;
+    if (f.key == "ssh") {
+      host.ssh = *v;
+      ssh_field = &f;
+    }
+    if (f.key == "address") {
+      host.address = *v;
+      address_field = &f;
+    }
   }
   const bool named = std::any_of(fields->begin(), fields->end(),
                                  [](const util::Field& f) { return f.key == "name"; });
@@ -121,6 +135,29 @@ std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::F
   }
   if (errors.size() != before) return std::nullopt;
   if (host.ssh.empty()) host.ssh = host.name;
+  // One machine under two names (an alias): launch would give it two entries of the MLX
+  // hostfile, one rank each, where an MLX hostfile holds one entry per host (our reader refuses
+  // a host named twice: provision/mlx_hostfile.cc). Refused, naming both entries; compared as
+  // written (no ssh_config or DNS lookup here: loading an inventory touches no network).
+  const util::Field& ssh_at = ssh_field != nullptr ? *ssh_field : *name_field;
+  const std::pair<std::string, const util::Field*> keys[] = {
+      {"ssh " + util::host_key(host.ssh), &ssh_at},
+      {"address " + host.address, address_field}};
+  for (const auto& key : keys) {
+    if (key.second == nullptr) continue;
+    const NameAt here{host.name, key.second->mark().line + 1};
+    auto [first, added] = reached.emplace(key.first, here);
+    if (added) continue;
+    const bool by_ssh = key.first.rfind("ssh ", 0) == 0;
+    errors.push_back(r.error(
+        key.second->mark(),
+        fmt::format("hosts '{}' and '{}' (line {}) are one machine: both {} {}; list each "
+                    "machine once (for more ranks on it, set ranks_per_host in the job)",
+                    host.name, first->second.name, first->second.line,
+                    by_ssh ? "are reached as ssh" : "have the address",
+                    by_ssh ? host.ssh : host.address)));
+    return std::nullopt;
+  }
   return host;
 }
 
@@ -143,6 +180,7 @@ util::Result<Inventory> parse(const std::filesystem::path& file, const std::stri
   bool has_hosts = false;
   // By util::host_key; a map: 40,000 hosts load in linear time.
   std::unordered_map<std::string, NameAt> names;
+  ReachedAt reached;
   for (const util::Field& f : *fields) {
     if (f.key != "hosts") {
       auto v = r.nonempty_string(f);
@@ -161,7 +199,7 @@ util::Result<Inventory> parse(const std::filesystem::path& file, const std::stri
     }
     if (entries->empty()) errors.push_back(r.error(f.mark(), "'hosts' lists no host"));
     for (const util::Field& e : *entries) {
-      if (auto h = host_entry(r, e, names, errors)) inv.hosts.push_back(std::move(*h));
+      if (auto h = host_entry(r, e, names, reached, errors)) inv.hosts.push_back(std::move(*h));
     }
   }
   errors = r.in_file_order(std::move(errors));

@@ -160,6 +160,41 @@ TEST_CASE("inventory: names that differ only in case or a final dot are one host
         "dot): give it once");
 }
 
+TEST_CASE("inventory: one machine under two names (same ssh destination or address) is refused") {
+  TempDir d;
+  const std::string file = (d.path / "inventory.yaml").string();
+  CHECK(load_error(d,
+                   "hosts:\n"
+                   "  - name: studio1\n"
+                   "    address: 10.0.0.1\n"
+                   "  - name: studio2\n"
+                   "    address: 10.0.0.2\n"
+                   "  - name: gpu\n"
+                   "    address: 10.0.0.1\n") ==
+        file +
+            ":7:14: hosts 'gpu' and 'studio1' (line 3) are one machine: both have the address "
+            "10.0.0.1; list each machine once (for more ranks on it, set ranks_per_host in the "
+            "job)");
+  // An ssh alias of another entry's name (host names compared as util::host_key does).
+  CHECK(load_error(d,
+                   "hosts:\n"
+                   "  - name: studio1\n"
+                   "  - name: big\n"
+                   "    ssh: Studio1\n") ==
+        file +
+            ":4:10: hosts 'big' and 'studio1' (line 2) are one machine: both are reached as ssh "
+            "Studio1; list each machine once (for more ranks on it, set ranks_per_host in the "
+            "job)");
+  // Distinct destinations and addresses load.
+  CHECK(load_error(d,
+                   "hosts:\n"
+                   "  - name: a\n"
+                   "    ssh: admin@a\n"
+                   "    address: 10.0.0.1\n"
+                   "  - name: b\n"
+                   "    address: 10.0.0.2\n") == "");
+}
+
 TEST_CASE("inventory: bad addresses, a name repeated in another case and a bad key, all at once") {
   TempDir d;
   const std::string file = (d.path / "inventory.yaml").string();

@@ -359,6 +359,15 @@ expect 1 "verify-mesh, a receptacle without a hardware port" -- "$cc" verify-mes
 has "verify-mesh no-interface" "$tmp/out" "FAIL no-interface: mac1 receptacle 2 is cabled but has no network interface: \`networksetup -listallhardwareports\` on mac1 lists no \"Thunderbolt 2\" hardware port"
 has "verify-mesh no-interface fix" "$tmp/out" "on mac1 run \`sudo networksetup -detectnewhardware\`"
 hasnt "verify-mesh no-interface: not no-ipv4" "$tmp/out" "FAIL no-ipv4: mac1 receptacle 2 "
+#    Its cable is seen by Thunderbolt only (nothing answers over IP there): no one-source-cable
+#    warning telling to check that both interfaces are up. rdma status gives the port the same
+#    state and command (it said no-device with "reboot mac1").
+hasnt "verify-mesh no-interface: not one-source-cable" "$tmp/out" "one-source-cable"
+expect 1 "rdma status, a receptacle without a hardware port" -- "$cc" rdma status --from "$tmp/nohwport"
+grep -E '^mac1 +receptacle 2 ' "$tmp/out" | grep -q " no-interface " ||
+  { echo "FAIL: rdma status: mac1 receptacle 2 not no-interface:"; cat "$tmp/out"; fail=1; }
+has "rdma status no-interface fix" "$tmp/out" "mac1 receptacle 2: on mac1 run \`sudo networksetup -detectnewhardware\`"
+hasnt "rdma status no-interface: not no-device" "$tmp/out" "no-device"
 expect 1 "network apply --dry-run, a receptacle without a hardware port" -- \
   "$cc" network apply --dry-run --from "$tmp/nohwport"
 hasnt "network apply: no empty interface" "$tmp/out" "ifconfig '' "
@@ -382,11 +391,29 @@ json.dump(s, open(sys.argv[2], "w"))
 PY2
 expect 1 "hostfile mlx-jaccl over 40 Gb/s cables with rdma_en devices" -- \
   "$cc" hostfile "$tmp/tb4dev.json" --format mlx-jaccl -o "$tmp/tb4-hosts.json"
-has "hostfile mlx-jaccl, TB4" "$tmp/err" "no RDMA cable between mac1-mac2 (mac1 receptacle 1 (en1) - mac2 receptacle 2 (en6), mac1 receptacle 2 (en6) - mac2 receptacle 1 (en1) link below Thunderbolt 5 speed (40 Gb/s"
+has "hostfile mlx-jaccl, TB4" "$tmp/err" "no RDMA cable between mac1-mac2 (mac1 receptacle 1 (en1) - mac2 receptacle 2 (en6), mac1 receptacle 2 (en6) - mac2 receptacle 1 (en1) link below Thunderbolt 5 speed)"
+[ "$(grep -o "use --format mlx-ring" "$tmp/err" | wc -l)" -eq 1 ] || { echo "FAIL: hostfile mlx-jaccl, TB4: the advice is not said once:"; cat "$tmp/err"; fail=1; }
 has "hostfile mlx-jaccl, TB4: what to use" "$tmp/err" "use --format mlx-ring (TCP over the cables)"
 [ ! -e "$tmp/tb4-hosts.json" ] || { echo "FAIL: an RDMA hostfile was written over TB4 cables"; fail=1; }
 expect 1 "hostfile mlx-jaccl-ring over 40 Gb/s cables" -- "$cc" hostfile "$tmp/tb4dev.json" --format mlx-jaccl-ring
 expect 0 "hostfile mlx-ring over 40 Gb/s cables" -- "$cc" hostfile "$tmp/tb4dev.json" --format mlx-ring
+#  - The tb4-link fix on those cables names what system_profiler tells of the ports: mac3's idle
+#    receptacle 3 says "Up to 120 Gb/s" (recorded), a Thunderbolt 5 port; made "Up to 40 Gb/s"
+#    (a Thunderbolt 4 port's label), it is named as one that cannot do RDMA over Thunderbolt 5.
+#    Cabled ports show only the negotiated 40 Gb/s: nothing is said of them.
+expect 1 "verify-mesh over 40 Gb/s cables" -- "$cc" verify-mesh "$tmp/tb4dev.json"
+has "tb4-link fix: the TB5 port" "$tmp/out" "Thunderbolt 5 ports (RDMA over Thunderbolt 5): mac3 receptacle 3 (en2): Up to 120 Gb/s"
+python3 - "$tmp/tb4dev.json" "$tmp/tb4idle.json" <<'PY2'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for h in s["hosts"]:
+    for p in h["ports"]:
+        if p.get("idle_speed_gbps", 0) > 0:
+            p["idle_speed_gbps"] = 40
+json.dump(s, open(sys.argv[2], "w"))
+PY2
+expect 1 "rdma status, an idle port at Up to 40 Gb/s" -- "$cc" rdma status "$tmp/tb4idle.json"
+has "tb4-link fix: the TB4 port" "$tmp/out" "system_profiler shows mac3 receptacle 3 (en2): Up to 40 Gb/s as Thunderbolt 4: that port cannot do RDMA over Thunderbolt 5; system_profiler shows no Thunderbolt 5 port on these Macs"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "remote/quote.h"
+#include "topology/rdma_port.h"
 #include "topology/rdma_readiness.h"
 #include "util/interrupt.h"
 #include "util/text.h"
@@ -231,6 +232,10 @@ void check_sightings(const ClusterGraph& g, const discovery::FixCommand& fix,
         seen == CableSource::kThunderbolt ? CableSource::kNeighbour : CableSource::kThunderbolt;
     if (!used.count(other)) continue;
     if (!has_identity(g, e.a_host, e.a_port) || !has_identity(g, e.b_host, e.b_port)) continue;
+    // An end without a hardware port answers nothing over IP: no-interface says why and what
+    // to do (mac_checks.cc), and "check that both interfaces are up" would be wrong.
+    const bool no_hw_port = lacks_hardware_port(c.a) || lacks_hardware_port(c.b);
+    if (seen == CableSource::kThunderbolt && no_hw_port) continue;
     out.push_back(
         {"one-source-cable",
          Severity::kWarn,

@@ -23,7 +23,9 @@
 //     one-sided-cable    warn  a cable seen from one end only
 //     one-source-cable   warn  a cable seen by one source only, where both ports report their
 //                              Thunderbolt identity (domain UUID) and the other source was
-//                              used for some cable of the state (so it could have seen it)
+//                              used for some cable of the state (so it could have seen it);
+//                              not for a cable seen by Thunderbolt only with an end that has no
+//                              hardware port (no-interface says why nothing answers over IP)
 //     foreign-host       warn  a port cabled to a Thunderbolt host outside the cluster (a
 //                              depth-1 host peer whose domain UUID is no port of any host)
 //     behind-hub         fail  a cable of the cluster through a hub or dock (through_hub): not

@@ -124,22 +124,12 @@ void check_links(const ClusterGraph& g, std::vector<Finding>& out) {
     if (!below_tb5(c)) continue;
     std::string detail = fmt::format("{} Gb/s", c.link_speed_gbps);
     if (c.generation > 0) detail += fmt::format(", Thunderbolt {}", c.generation);
-    std::vector<std::string> tb4_only;
-    for (std::size_t h : {*e.a_host, *e.b_host}) {
-      if (thunderbolt4_only(*g.host(h).facts)) tb4_only.push_back(g.host(h).name());
-    }
-    out.push_back(
-        {"tb4-link",
-         Severity::kFail,
-         {c.a.host, c.b.host},
-         {c.a, c.b},
-         fmt::format("{}: TB4 link, RDMA impossible ({})", cable_label(g, i), detail),
-         tb4_only.empty()
-             ? std::string("use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs "
-                           "(80 Gb/s)")
-             : fmt::format("{} {} Thunderbolt 4 hardware only (see tb4-only): this cable can "
-                           "carry TCP, never RDMA",
-                           fmt::join(tb4_only, " and "), tb4_only.size() == 1 ? "has" : "have")});
+    out.push_back({"tb4-link",
+                   Severity::kFail,
+                   {c.a.host, c.b.host},
+                   {c.a, c.b},
+                   fmt::format("{}: TB4 link, RDMA impossible ({})", cable_label(g, i), detail),
+                   tb4_link_fix(*g.host(*e.a_host).facts, *g.host(*e.b_host).facts)});
   }
 }
 
@@ -185,21 +175,16 @@ void check_ports(const ClusterGraph& g, std::size_t hi, const discovery::FixComm
     });
     if (!cabled_to_host) continue;
     const auto& itf = p.port->interface;
-    if (!itf && p.port->receptacle) {
-      // No "Thunderbolt N" hardware port in networksetup: nothing can address it, and no
-      // rdma_enX rides on it (docs/platform.md#discovering-cables-on-macos).
-      out.push_back(
-          {"no-interface",
-           Severity::kFail,
-           {h.name()},
-           {p.end},
-           fmt::format("{} is cabled but has no network interface: `networksetup "
-                       "-listallhardwareports` on {} lists no \"Thunderbolt {}\" hardware port, "
-                       "so the port can get no address and no RDMA device",
-                       discovery::end_label(p.end), h.name(), *p.port->receptacle),
-           fmt::format("on {} run `sudo networksetup -detectnewhardware` (macOS then adds the "
-                       "port), then `{}`",
-                       h.name(), fix.rediscover())});
+    if (lacks_hardware_port(p.end)) {
+      const NoHardwarePort why = no_hardware_port(p.end, fix);
+      out.push_back({"no-interface",
+                     Severity::kFail,
+                     {h.name()},
+                     {p.end},
+                     fmt::format("{} is cabled but has no network interface: {}, so the port can "
+                                 "get no address and no RDMA device",
+                                 discovery::end_label(p.end), why.reason),
+                     why.fix});
     } else if (!itf || itf->ipv4.empty()) {
       out.push_back(
           {"no-ipv4",

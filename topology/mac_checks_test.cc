@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "topology/checks.h"
+#include "topology/rdma_port.h"
 #include "topology/test_states.h"
 
 namespace cc::topology {
@@ -96,6 +97,11 @@ TEST_CASE("topology mac checks: a 40 Gb/s cable is a TB4 link, RDMA impossible")
         "m1 receptacle 2 (en3) - m2 receptacle 2 (en3): TB4 link, RDMA impossible (40 Gb/s, "
         "Thunderbolt 4)");
 
+  CHECK(f[1].fix ==
+        "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s); "
+        "Thunderbolt 5 ports (RDMA over Thunderbolt 5): m1 receptacle 1 (en2): links at 80 "
+        "Gb/s, m2 receptacle 1 (en2): links at 80 Gb/s");
+
   // Generation 3 at an unknown speed: speed 0 means unknown, no finding.
   auto u = mac_mesh(2, 1);
   u.cables[0].link_speed_gbps = 0;
@@ -103,6 +109,48 @@ TEST_CASE("topology mac checks: a 40 Gb/s cable is a TB4 link, RDMA impossible")
   CHECK(checks_of(u).empty());
   u.cables[0].link_speed_gbps = 80;
   CHECK(check_ids(checks_of(u)) == Strings{"tb4-link"});
+}
+
+TEST_CASE("topology mac checks: a TB4 link names the ports system_profiler shows as TB4 or TB5") {
+  // m1 has Thunderbolt 4 ports that list rdma_en devices (exo#1813): its idle ports say "Up to
+  // 40 Gb/s"; m2's idle port says "Up to 120 Gb/s". Their cable links at 40 Gb/s.
+  auto s = mac_mesh(2, 3);
+  s.cables[0].link_speed_gbps = 40;
+  s.cables[0].generation = 4;
+  for (const char* h : {"m1", "m2"}) {
+    testing::port(s, h, "en2").link_speed_gbps = 40;
+    testing::port(s, h, "en2").generation = 4;
+  }
+  testing::port(s, "m1", "en3").idle_speed_gbps = 40;
+  testing::port(s, "m1", "en4").idle_speed_gbps = 40;
+  testing::port(s, "m2", "en3").idle_speed_gbps = 120;
+  auto f = of_check(checks_of(s), "tb4-link");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].fix ==
+        "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s); "
+        "system_profiler shows m1 receptacle 2 (en3): Up to 40 Gb/s, m1 receptacle 3 (en4): Up "
+        "to 40 Gb/s as Thunderbolt 4: those ports cannot do RDMA over Thunderbolt 5; "
+        "Thunderbolt 5 ports (RDMA over Thunderbolt 5): m2 receptacle 2 (en3): Up to 120 Gb/s");
+  // rdma status gives the cable the same fix (provision/rdma_status.cc).
+  CHECK(f[0].fix == tb4_link_fix(testing::host(s, "m1"), testing::host(s, "m2")));
+
+  // Neither Mac shows a Thunderbolt 5 port: said, rather than a port to move to.
+  testing::port(s, "m2", "en3").idle_speed_gbps = 40;
+  f = of_check(checks_of(s), "tb4-link");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].fix.find("; system_profiler shows no Thunderbolt 5 port on these Macs") !=
+        std::string::npos);
+  CHECK(f[0].fix.find("m2 receptacle 2 (en3): Up to 40 Gb/s as Thunderbolt 4") !=
+        std::string::npos);
+
+  // Every port cabled below 80 Gb/s: system_profiler shows only the negotiated speed, which
+  // says nothing of the port: no port is named.
+  for (auto& h : s.hosts) {
+    for (auto& p : h.ports) p.idle_speed_gbps = 0;
+  }
+  f = of_check(checks_of(s), "tb4-link");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].fix == "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s)");
 }
 
 TEST_CASE("topology mac checks: a Mac with Thunderbolt 4 only: tb4-only, TCP, no Recovery") {
@@ -150,6 +198,28 @@ TEST_CASE("topology mac checks: a cabled port without IPv4") {
         "m1 receptacle 1 (en2) has no IPv4 address: no IPv4-mapped GID, so RDMA queue pairs "
         "fail (errno 22 moving to RTR)");
   CHECK(f[0].fix == "`clusterctl network apply` addresses every cabled port");
+}
+
+TEST_CASE("topology mac checks: a receptacle without a hardware port: no-interface, said once") {
+  auto s = mac_mesh(3, 2);
+  testing::drop_hardware_port(s, "m1", 1);  // cabled to m2
+  const discovery::FixCommand fix{"", "my mesh.json", ""};
+  ClusterGraph g(s);
+  CheckOptions opts;
+  opts.fix = fix;
+  auto f = run_checks(g, opts);
+  // Only no-interface: no one-source-cable ("check that both interfaces are up": there is
+  // none), no no-ipv4, no rdma-port-down.
+  CHECK(check_ids(f) == Strings{"no-interface"});
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].message ==
+        "m1 receptacle 1 is cabled but has no network interface: `networksetup "
+        "-listallhardwareports` on m1 lists no \"Thunderbolt 1\" hardware port, so the port can "
+        "get no address and no RDMA device");
+  CHECK(f[0].fix ==
+        "on m1 run `sudo networksetup -detectnewhardware` (macOS then adds the port), then "
+        "`clusterctl discover -o 'my mesh.json'`");
+  CHECK(f[0].fix == no_hardware_port(f[0].ports.at(0), fix).fix);
 }
 
 TEST_CASE("topology mac checks: the fixes' commands name the cluster as given") {

@@ -1,5 +1,8 @@
 #include "topology/rdma_port.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "topology/checks.h"
 
 namespace cc::topology {
@@ -29,6 +32,67 @@ bool thunderbolt4_only(const discovery::HostFacts& f) {
     if (p.link_speed_gbps >= 80 && p.generation != 3 && p.generation != 4) return false;
   }
   return linked;
+}
+
+KnownPortSpeeds known_port_speeds(const discovery::HostFacts& f) {
+  KnownPortSpeeds out;
+  if (!is_mac(f)) return out;
+  for (const auto& p : f.ports) {
+    const std::string port = discovery::end_label(discovery::end_of(f, p));
+    if (p.link_speed_gbps >= 80 && p.generation != 3 && p.generation != 4) {
+      out.tb5.push_back(fmt::format("{}: links at {} Gb/s", port, p.link_speed_gbps));
+    } else if (p.link_speed_gbps == 0 && p.idle_speed_gbps >= 80) {
+      out.tb5.push_back(fmt::format("{}: Up to {} Gb/s", port, p.idle_speed_gbps));
+    } else if (p.link_speed_gbps == 0 && p.idle_speed_gbps > 0) {
+      out.below_tb5.push_back(fmt::format("{}: Up to {} Gb/s", port, p.idle_speed_gbps));
+    }
+  }
+  return out;
+}
+
+std::string tb4_link_fix(const discovery::HostFacts& a, const discovery::HostFacts& b) {
+  std::vector<std::string> tb4_only;
+  for (const discovery::HostFacts* x : {&a, &b}) {
+    if (thunderbolt4_only(*x)) tb4_only.push_back(x->host);
+  }
+  if (!tb4_only.empty()) {
+    return fmt::format("{} {} Thunderbolt 4 hardware only (see tb4-only): this cable can carry "
+                       "TCP, never RDMA",
+                       fmt::join(tb4_only, " and "), tb4_only.size() == 1 ? "has" : "have");
+  }
+  std::string fix = "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s)";
+  std::vector<std::string> cannot, can;
+  for (const discovery::HostFacts* x : {&a, &b}) {
+    if (x == &b && a.host == b.host) break;
+    KnownPortSpeeds k = known_port_speeds(*x);
+    cannot.insert(cannot.end(), k.below_tb5.begin(), k.below_tb5.end());
+    can.insert(can.end(), k.tb5.begin(), k.tb5.end());
+  }
+  if (!cannot.empty()) {
+    fix += fmt::format("; system_profiler shows {} as Thunderbolt 4: {} cannot do RDMA over "
+                       "Thunderbolt 5",
+                       fmt::join(cannot, ", "), cannot.size() == 1 ? "that port" : "those ports");
+  }
+  if (!can.empty()) {
+    fix += fmt::format("; Thunderbolt 5 ports (RDMA over Thunderbolt 5): {}", fmt::join(can, ", "));
+  } else if (!cannot.empty()) {
+    fix += "; system_profiler shows no Thunderbolt 5 port on these Macs";
+  }
+  return fix;
+}
+
+bool lacks_hardware_port(const discovery::CableEnd& e) {
+  return e.interface.empty() && e.receptacle.has_value();
+}
+
+NoHardwarePort no_hardware_port(const discovery::CableEnd& e,
+                                const discovery::FixCommand& fix_command) {
+  return {fmt::format("`networksetup -listallhardwareports` on {} lists no \"Thunderbolt {}\" "
+                      "hardware port",
+                      e.host, e.receptacle.value_or(0)),
+          fmt::format("on {} run `sudo networksetup -detectnewhardware` (macOS then adds the "
+                      "port), then `{}`",
+                      e.host, fix_command.rediscover())};
 }
 
 std::optional<CabledPeer> cabled_peer(const ClusterGraph& g, std::size_t h, const PortNode& p) {

@@ -7,8 +7,11 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "discovery/cluster_state.h"
+#include "discovery/fix_command.h"
 #include "discovery/host_facts.h"
 #include "topology/graph.h"
 
@@ -29,6 +32,43 @@ bool below_tb5(const discovery::Cable& c);
 /// once RDMA is enabled, so enabling it again (macOS Recovery) cannot help: RDMA over
 /// Thunderbolt needs Thunderbolt 5. Its cables still carry TCP.
 bool thunderbolt4_only(const discovery::HostFacts& f);
+
+/// What macOS `system_profiler` says the ports of Mac `f` can do: an idle port's "Up to N Gb/s"
+/// (Port::idle_speed_gbps) is the port's own speed, and a link at 80 Gb/s or more proves a
+/// Thunderbolt 5 port. A port with a link below 80 Gb/s is in neither list: its label is the
+/// negotiated speed, which a Thunderbolt 4 cable or peer lowers as much as a Thunderbolt 4 port
+/// does (the fixtures' Thunderbolt 5 MacBook Pro shows "40 Gb/s" with a Thunderbolt 3 dock).
+/// Labels "m1 receptacle 1 (en2): Up to 120 Gb/s", in port order.
+struct KnownPortSpeeds {
+  std::vector<std::string> tb5;        // can do RDMA over Thunderbolt 5
+  std::vector<std::string> below_tb5;  // "Up to 40 Gb/s": cannot
+};
+KnownPortSpeeds known_port_speeds(const discovery::HostFacts& f);
+
+/// The fix for a Mac cable below Thunderbolt 5 speed between `a` and `b` (verify-mesh's and
+/// `rdma status`'s tb4-link): a Mac with Thunderbolt 4 hardware only is named as such;
+/// otherwise a Thunderbolt 5 cable between Thunderbolt 5 ports, followed by what
+/// known_port_speeds knows of either Mac: the ports that cannot do RDMA over Thunderbolt 5 and
+/// those that can (nothing is said of a port system_profiler does not tell about).
+std::string tb4_link_fix(const discovery::HostFacts& a, const discovery::HostFacts& b);
+
+/// True when `e` is a Thunderbolt receptacle with no network interface behind it: `networksetup
+/// -listallhardwareports` lists no "Thunderbolt N" hardware port for it (macOS has not made one
+/// yet), so nothing can address the port and no rdma_enX rides on it
+/// (docs/platform.md#discovering-cables-on-macos).
+bool lacks_hardware_port(const discovery::CableEnd& e);
+
+/// The one account of such a port, for every command that meets one (verify-mesh's
+/// no-interface, `rdma status`'s port state no-interface, `network apply|verify`'s left-out
+/// cable): `reason` is "`networksetup -listallhardwareports` on mac1 lists no "Thunderbolt 2"
+/// hardware port"; `fix` is "on mac1 run `sudo networksetup -detectnewhardware` (macOS then adds
+/// the port), then `clusterctl discover ...`", the rediscovery named by `fix_command`.
+struct NoHardwarePort {
+  std::string reason;
+  std::string fix;
+};
+NoHardwarePort no_hardware_port(const discovery::CableEnd& e,
+                                const discovery::FixCommand& fix_command);
 
 /// The first cable on port `p` of host `h` that joins `h` to another host of the cluster.
 struct CabledPeer {

@@ -35,6 +35,8 @@ const char* to_string(RdmaReadiness r) {
       return "port-down";
     case R::kNoIpv4:
       return "no-ipv4";
+    case R::kNoInterface:
+      return "no-interface";
     case R::kUnreachable:
       return "unreachable";
     case R::kProbeFailed:

@@ -27,13 +27,14 @@ enum class RdmaReadiness {
   kWaitingForPeer,
   kPortDown,
   kNoIpv4,
+  kNoInterface,
   kUnreachable,
   kProbeFailed,
 };
 
 /// "ready", "disabled", "enabled-but-no-devices", "tb4-only", "os-too-old", "unsupported",
 /// "unknown", "no-device", "tb4-link", "waiting-for-peer", "port-down", "no-ipv4",
-/// "unreachable", "probe-failed".
+/// "no-interface", "unreachable", "probe-failed".
 const char* to_string(RdmaReadiness r);
 
 /// The state of probed host `f` as a whole (never a port-only or not-probed state):

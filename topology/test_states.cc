@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 #include <utility>
 
 #include <fmt/format.h>
@@ -252,6 +253,26 @@ void disable_rdma(ClusterState& s, const std::string& name) {
   for (auto& c : s.cables) {
     if (c.a.host == name) c.a.rdma_device.reset();
     if (c.b.host == name) c.b.rdma_device.reset();
+  }
+}
+
+void drop_hardware_port(ClusterState& s, const std::string& name, int r) {
+  HostFacts& h = host(s, name);
+  auto p = std::find_if(h.ports.begin(), h.ports.end(),
+                        [&](const Port& x) { return x.receptacle == r; });
+  if (p == h.ports.end()) throw std::out_of_range(fmt::format("{}: no receptacle {}", name, r));
+  const std::string dev = p->rdma_device.value_or("");
+  p->interface.reset();
+  p->rdma_device.reset();
+  std::erase_if(h.rdma.devices, [&](const discovery::RdmaDevice& d) { return d.name == dev; });
+  for (auto& c : s.cables) {
+    c.sources = {CableSource::kThunderbolt, CableSource::kNeighbour};
+    for (auto* e : {&c.a, &c.b}) {
+      if (e->host != name || e->receptacle != r) continue;
+      e->interface.clear();
+      e->rdma_device.reset();
+      c.sources = {CableSource::kThunderbolt};
+    }
   }
 }
 

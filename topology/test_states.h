@@ -43,6 +43,13 @@ discovery::ClusterState mac_mesh(int n, int ports);
 /// peers' items stop advertising RDMA, the other ends' RDMA ports go PORT_DOWN.
 void disable_rdma(discovery::ClusterState& s, const std::string& name);
 
+/// Makes receptacle `r` of Mac `name` a port macOS has made no "Thunderbolt N" hardware port
+/// for, as discovery records it when networksetup does not list one: no interface and no RDMA
+/// device on the port or its cable's end (which names the receptacle only), and the cable seen
+/// by Thunderbolt alone (nothing answers over IP), while the other cables were seen by
+/// neighbour probing too.
+void drop_hardware_port(discovery::ClusterState& s, const std::string& name, int r);
+
 /// Two Macs cabled at 40 Gb/s (Thunderbolt 4), one port each: m1 has Thunderbolt 4 hardware
 /// only (a MacBook Air M2: `rdma_ctl` says enabled, ibv_devices lists nothing), m2 is a
 /// Thunderbolt 5 Mac.
