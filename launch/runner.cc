@@ -268,20 +268,15 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   outcome.first_failed = board.first_failed();
   if (watched.rank_failed && outcome.first_failed >= 0) {
     // The first failure may be a consequence: a rank refused by another job's coordinator,
-    // on the port this job's rank 0 failed to listen on. Its error names the cause.
+    // on the port this job's rank 0 failed to listen on. Its error names the cause. Judged
+    // again now that every rank has ended (the cause may have reported only during the
+    // teardown), by the function the watcher's "ending the job" line came from.
     std::vector<std::string> lines;
     for (int r = 0; r < board.world_size(); ++r) lines.push_back(output.last_error_line(r));
-    const int cause = root_cause(outcome.ranks, outcome.first_failed, lines);
-    if (cause != outcome.first_failed) {
-      const RankOutcome& c = outcome.ranks[static_cast<size_t>(cause)];
-      const RankOutcome& f = outcome.ranks[static_cast<size_t>(outcome.first_failed)];
-      outcome.reason = fmt::format(
-          "rank {} on {} failed ({}); rank {} on {} failed before it ({}), but its error names "
-          "rank {}: a consequence",
-          c.rank, c.host, describe_failure(c), f.rank, f.host, describe_failure(f), c.rank);
-      outcome.consequence = outcome.first_failed;
-      outcome.first_failed = cause;
-    }
+    FailureCause f = failure_cause(outcome.ranks, outcome.first_failed, lines);
+    outcome.reason = std::move(f.reason);
+    outcome.consequence = f.consequence;
+    outcome.first_failed = f.cause;
   }
   outcome.duration = std::chrono::duration_cast<std::chrono::milliseconds>(clock.now() - t0);
   if (outcome.code == ExitCode::kOk) {

@@ -3,6 +3,7 @@
 #include <array>
 #include <cctype>
 #include <cstddef>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <utility>
@@ -66,6 +67,23 @@ std::vector<int> named_ranks(const std::string& line) {
   return named;
 }
 
+// describe_failure; with `brief`, a "why" longer than kLongReason is cut to its first words, up
+// to the first ':' ("command not found: /opt/venv/bin/python: this host has no ..." -> "command
+// not found"), and says where it is in full.
+std::string failure_words(const RankOutcome& r, bool brief) {
+  std::string status = describe_status(r);
+  // A signal's name says what it is; the summary's line under the rank says more.
+  std::string why = r.signaled ? r.problem : status_reason(r);
+  if (r.exit_status < 0 || why.empty()) return status;
+  if (brief && why.size() > kLongReason) {
+    const auto colon = why.find(':');
+    why = colon != std::string::npos && colon > 0 && colon <= 40 ? why.substr(0, colon) + "; "
+                                                                 : std::string();
+    why += "in full in the summary";
+  }
+  return status + ": " + why;
+}
+
 }  // namespace
 
 std::string status_reason(const RankOutcome& r) {
@@ -111,11 +129,7 @@ std::string describe_status(const RankOutcome& r) {
 }
 
 std::string describe_failure(const RankOutcome& r) {
-  std::string status = describe_status(r);
-  // A signal's name says what it is; the summary's line under the rank says more.
-  const std::string why = r.signaled ? r.problem : status_reason(r);
-  if (r.exit_status >= 0 && !why.empty()) status += ": " + why;
-  return status;
+  return failure_words(r, false);
 }
 
 int root_cause(const std::vector<RankOutcome>& ranks, int first,
@@ -133,6 +147,27 @@ int root_cause(const std::vector<RankOutcome>& ranks, int first,
     return k;
   }
   return first;
+}
+
+FailureCause failure_cause(const std::vector<RankOutcome>& ranks, int first,
+                           const std::vector<std::string>& error_lines) {
+  FailureCause f;
+  if (first < 0 || static_cast<size_t>(first) >= ranks.size()) return f;
+  f.cause = root_cause(ranks, first, error_lines);
+  const RankOutcome& c = ranks[static_cast<size_t>(f.cause)];
+  const RankOutcome& r = ranks[static_cast<size_t>(first)];
+  for (const bool brief : {false, true}) {
+    std::string text =
+        fmt::format("rank {} on {} failed ({})", c.rank, c.host, failure_words(c, brief));
+    if (f.cause != first) {
+      text += fmt::format(
+          "; rank {} on {} failed before it ({}), but its error names rank {}: a consequence",
+          r.rank, r.host, failure_words(r, brief), c.rank);
+    }
+    (brief ? f.brief : f.reason) = std::move(text);
+  }
+  if (f.cause != first) f.consequence = first;
+  return f;
 }
 
 std::string job_reason(const JobOutcome& o) {
