@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "remote/local_executor.h"
+#include "remote/outcomes.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 
@@ -811,11 +812,36 @@ TEST_CASE("summary: a command not found says once where and what to do (ompi#599
   c.problem.clear();  // a shell's own 127
   o.ranks = {ok, a, b, c};
   const std::string s = render_summary(o);
-  CHECK(s.find("to fix: a command not found on h2, h3 was looked for in the PATH of a "
-               "non-interactive SSH session") != std::string::npos);
+  CHECK(s.find("to fix: a command not found on h2, h3: a non-interactive SSH session reads no "
+               "login profile") != std::string::npos);
   CHECK(s.find("give the command's absolute path in `command:`, or set the whole PATH in the "
                "job's `env:`") != std::string::npos);
   CHECK(not_found_advice(o) == s.substr(s.find("to fix: ")));
   o.ranks = {ok};
   CHECK(not_found_advice(o).empty());
+}
+
+TEST_CASE("summary: launch and exec give one cause for a command not found over SSH") {
+  // Two texts said it two ways ("a conda env is often not on its PATH" in exec, "a conda or
+  // venv bin directory is often missing from it" in launch); each now adds its own fix to one.
+  const std::string cause =
+      "a non-interactive SSH session reads no login profile (~/.zprofile, ~/.bash_profile, "
+      "conda activate), so ~/.local/bin, /opt/homebrew/bin or a conda or venv bin directory is "
+      "often missing from its PATH";
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  RankOutcome a;
+  a.host = "h1";
+  a.started = a.finished = true;
+  a.exit_status = 127;
+  o.ranks = {a};
+  CHECK(not_found_advice(o) ==
+        "to fix: a command not found on h1: " + cause +
+            ": give the command's absolute path in `command:`, or set the whole PATH in the "
+            "job's `env:` (PATH: \"/opt/homebrew/bin:/usr/bin:/bin\"), or install it there\n");
+  cc::remote::CommandResult r;
+  r.exit_status = 127;
+  const auto lines = cc::remote::problem_lines({cc::remote::HostOutcome{"h1", r}}, 1);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("h1: exit status 127 (command not found: " + cause + ": ") == 0);
 }

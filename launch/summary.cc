@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>  // fmt::join
 
 #include "launch/runner.h"
+#include "remote/outcomes.h"
 
 namespace cc::launch {
 namespace {
@@ -191,12 +192,10 @@ std::string not_found_advice(const JobOutcome& o) {
   }
   if (hosts.empty()) return "";
   return fmt::format(
-      "to fix: a command not found on {} was looked for in the PATH of a non-interactive SSH "
-      "session, which reads no login profile (~/.zprofile, ~/.bash_profile, conda activate), so "
-      "~/.local/bin, /opt/homebrew/bin or a conda or venv bin directory is often missing from "
-      "it: give the command's absolute path in `command:`, or set the whole PATH in the job's "
-      "`env:` (PATH: \"/opt/homebrew/bin:/usr/bin:/bin\"), or install it there\n",
-      fmt::join(hosts, ", "));
+      "to fix: a command not found on {}: {}: give the command's absolute path in `command:`, or "
+      "set the whole PATH in the job's `env:` (PATH: \"/opt/homebrew/bin:/usr/bin:/bin\"), or "
+      "install it there\n",
+      fmt::join(hosts, ", "), remote::ssh_path_cause());
 }
 
 std::string render_summary(const JobOutcome& o) {

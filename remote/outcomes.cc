@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
@@ -60,9 +62,9 @@ std::vector<std::string> problem_lines(const std::vector<HostOutcome>& outcomes,
     } else if (r.exit_status == 127) {
       // The shell's "command not found" (ompi#599, #8870): the usual cause and fix.
       add_to(status_groups, o.host,
-             "exit status 127 (command not found: a non-interactive SSH session reads no login "
-             "profile, so ~/.local/bin, /opt/homebrew/bin or a conda env is often not on its "
-             "PATH: give the absolute path, or `--shell -- 'export PATH=DIR:$PATH; CMD'`)");
+             fmt::format("exit status 127 (command not found: {}: give the absolute path, or "
+                         "`--shell -- 'export PATH=DIR:$PATH; CMD'`)",
+                         ssh_path_cause()));
     } else if (r.exit_status != 0) {
       add_to(status_groups, o.host, fmt::format("exit status {}", r.exit_status));
     }
@@ -73,6 +75,12 @@ std::vector<std::string> problem_lines(const std::vector<HostOutcome>& outcomes,
   }
   lines.insert(lines.end(), errors.begin(), errors.end());
   return lines;
+}
+
+std::string_view ssh_path_cause() {
+  return "a non-interactive SSH session reads no login profile (~/.zprofile, ~/.bash_profile, "
+         "conda activate), so ~/.local/bin, /opt/homebrew/bin or a conda or venv bin directory "
+         "is often missing from its PATH";
 }
 
 std::string summary_line(const std::vector<HostOutcome>& outcomes) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "remote/fan_out.h"
@@ -29,6 +30,12 @@ std::string hosts_label(const std::vector<std::string>& hosts);
 /// (exit status 137)", "h6: no exit status (the connection closed before it arrived)", and
 /// for each failed host its error message as is (messages name their host). Empty when all 0.
 std::vector<std::string> problem_lines(const std::vector<HostOutcome>& outcomes, double timeout_s);
+
+/// Why a command that runs in a terminal is not found (exit 127) when an SSH session runs it:
+/// "a non-interactive SSH session reads no login profile (...), so ~/.local/bin, ... is often
+/// missing from its PATH". exec's problem line for exit 127 and launch's "to fix" line
+/// (launch::not_found_advice) both give it, each with the fix its own input allows.
+std::string_view ssh_path_cause();
 
 /// One line: "exec: 8 hosts, 6 exit 0, 1 non-zero, 1 unreachable" (also "timed out",
 /// "interrupted", "failed" for other errors; zero counts left out).
