@@ -1,6 +1,7 @@
 #include "remote/outcomes.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <string>
 #include <string_view>
@@ -17,7 +18,7 @@ using util::ExitCode;
 // Adds `host` to the group holding `text`, creating it at the end if new.
 void add_to(std::vector<OutputGroup>& groups, const std::string& host, const std::string& text) {
   for (auto& g : groups) {
-    if (g.text == text) {
+    if (g.hidden == 0 && g.text == text) {
       g.hosts.push_back(host);
       return;
     }
@@ -33,7 +34,12 @@ std::vector<OutputGroup> group_outputs(const std::vector<HostOutcome>& outcomes,
   for (const auto& o : outcomes) {
     if (!o.result.ok()) continue;
     const std::string& text = stderr_stream ? o.result->err : o.result->out;
-    if (!text.empty()) add_to(groups, o.host, text);
+    const std::size_t hidden = stderr_stream ? o.result->err_hidden : o.result->out_hidden;
+    if (hidden > 0) {
+      groups.push_back(OutputGroup{{o.host}, text, hidden});
+    } else if (!text.empty()) {
+      add_to(groups, o.host, text);
+    }
   }
   return groups;
 }
@@ -141,6 +147,8 @@ std::string outcomes_json(const std::vector<HostOutcome>& outcomes) {
       j["timed_out"] = r.timed_out;
       j["stdout"] = r.out;
       j["stderr"] = r.err;
+      if (r.out_hidden > 0) j["stdout_hidden_bytes"] = r.out_hidden;
+      if (r.err_hidden > 0) j["stderr_hidden_bytes"] = r.err_hidden;
       j["error"] = nullptr;
     } else {
       j["exit_status"] = nullptr;
