@@ -819,6 +819,15 @@ TEST_CASE("summary: a command not found says once where and what to do (ompi#599
   CHECK(not_found_advice(o) == s.substr(s.find("to fix: ")));
   o.ranks = {ok};
   CHECK(not_found_advice(o).empty());
+  // A command given by its path was not looked for in PATH: the advice about PATH does not
+  // apply (the job of a venv missing on every host got it, after the venv's own fix).
+  a.problem = "command not found: /opt/venv/bin/python: this host has no Python venv at /opt/venv";
+  b.problem = "command not found: ./run.sh";
+  o.ranks = {ok, a, b};
+  CHECK(not_found_advice(o).empty());
+  a.problem = "command not found: python3 (looked for in PATH=/usr/bin:/bin)";
+  o.ranks = {ok, a, b};
+  CHECK(not_found_advice(o).find("to fix: a command not found on h2: ") == 0);
 }
 
 TEST_CASE("summary: launch and exec give one cause for a command not found over SSH") {

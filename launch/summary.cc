@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -184,7 +185,14 @@ std::string job_reason(const JobOutcome& o) {
 std::string not_found_advice(const JobOutcome& o) {
   std::vector<std::string> hosts;  // where a rank's command was not found, once each
   for (const auto& r : o.ranks) {
-    const bool missing = r.problem.starts_with("command not found") ||
+    // The waiter's "command not found: NAME[: ...| (looked for in PATH=...)]": a NAME with a
+    // '/' was never looked for in PATH (a venv's python that is not there: its reason says so).
+    constexpr std::string_view kNotFound = "command not found: ";
+    const std::string_view name =
+        std::string_view(r.problem).substr(std::min(r.problem.size(), kNotFound.size()));
+    const bool by_path = name.substr(0, std::min(name.find(": "), name.find(" ("))).find('/') !=
+                         std::string_view::npos;
+    const bool missing = (r.problem.starts_with(kNotFound) && !by_path) ||
                          (r.problem.empty() && !r.signaled && r.exit_status == 127);
     if (missing && std::find(hosts.begin(), hosts.end(), r.host) == hosts.end()) {
       hosts.push_back(r.host);
