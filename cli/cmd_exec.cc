@@ -1,5 +1,6 @@
 // `clusterctl exec`: run one command on many hosts at once, output grouped by host.
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -17,6 +18,19 @@
 
 namespace cc::cli {
 namespace {
+
+// How much of each host's stdout, and of its stderr, exec keeps to group and print: the first
+// 1 MiB (64 hosts: at most 128 MiB held). The rest is counted and said to be left out, never held
+// (a `cat` of a big file, or a command that loops, on every host at once).
+constexpr std::size_t kExecKeep = 1 << 20;
+
+// The line after a host's cut output.
+std::string hidden_line(std::size_t hidden, const char* stream) {
+  return fmt::format(
+      "[clusterctl: {} more bytes of {} not shown: exec keeps the first {} bytes of each host's; "
+      "for all of it, redirect it to a file on the host]",
+      hidden, stream, kExecKeep);
+}
 
 struct ExecOptions {
   std::string hosts;
@@ -56,7 +70,7 @@ util::ExitCode run_exec(const Context& ctx, const ExecOptions& opts) {
   }
   std::vector<remote::Executor*> ptrs;
   for (auto& e : *executors) ptrs.push_back(e.get());
-  std::vector<remote::HostOutcome> outcomes = remote::fan_out(ptrs, cmd, run, style);
+  std::vector<remote::HostOutcome> outcomes = remote::fan_out(ptrs, cmd, run, style, kExecKeep);
 
   if (style.json) {
     fmt::print("{}\n", remote::outcomes_json(outcomes));
@@ -64,6 +78,7 @@ util::ExitCode run_exec(const Context& ctx, const ExecOptions& opts) {
     std::fflush(stdout);
     for (const auto& g : remote::group_outputs(outcomes, false)) {
       print_block(stdout, style, remote::hosts_label(g.hosts), g.text);
+      if (g.hidden > 0) fmt::print(stdout, "{}\n", hidden_line(g.hidden, "stdout"));
     }
     std::fflush(stdout);
     // Remote stderr, grouped the same way, on our stderr: "h1,h3: line".
@@ -76,6 +91,9 @@ util::ExitCode run_exec(const Context& ctx, const ExecOptions& opts) {
         fmt::print(stderr, "{}{}\n", util::yellow(style, prefix),
                    std::string_view(g.text).substr(start, end - start));
         start = end + 1;
+      }
+      if (g.hidden > 0) {
+        fmt::print(stderr, "{}{}\n", util::yellow(style, prefix), hidden_line(g.hidden, "stderr"));
       }
     }
     std::vector<std::string> problems = remote::problem_lines(outcomes, opts.timeout_s);

@@ -11,6 +11,7 @@
 #include "launch/backend.h"
 #include "launch/watcher.h"
 #include "launch/wrapper.h"
+#include "util/address.h"
 #include "util/interrupt.h"
 
 namespace cc::launch {
@@ -35,6 +36,54 @@ util::Status setup_step(remote::Executor& ex, std::vector<std::string> argv,
         code, fmt::format("{}: cannot {}: {}", where, what, r->timed_out ? "no answer" : r->err));
   }
   return {};
+}
+
+// Whether something listens on or holds the coordinator port on rank 0's host, asked there
+// before any rank starts (launch would otherwise start every rank, and rank 0 name the port
+// about a second later, or another job's coordinator refuse the others). Only for runtimes
+// whose rank 0 listens on `coordinator_port` (clustercomm, mlx-jaccl, mlx-jaccl-ring; a job's env
+// may not name the coordinator: job_spec.h). Binds what rank 0 will: the address it is given
+// when numeric, else every address (rank 0 listens on all for a name). A host that cannot
+// tell, or does not answer within the control timeout, is not judged here. Errors: kCheckFailed
+// naming HOST:PORT, its host and what to do.
+util::Status check_coordinator_port(const WorldPlan& plan, ControlHosts& control,
+                                    std::chrono::milliseconds timeout) {
+  if (plan.hosts.empty() || plan.coordinator_port <= 0 || control.size() == 0) return {};
+  const LaunchHost& h0 = plan.hosts.front();
+  std::string address;
+  switch (plan.runtime) {
+    case Runtime::kClusterComm:
+      address = h0.address.empty() ? h0.name : h0.address;
+      break;
+    case Runtime::kMlxJaccl:
+    case Runtime::kMlxJacclRing:
+      if (!plan.mlx || plan.mlx->hosts.empty() || plan.mlx->hosts.front().ips.empty()) return {};
+      address = plan.mlx->hosts.front().ips.front();
+      break;
+    default:
+      return {};
+  }
+  std::string bind = address;
+  if (util::address_problem(address)) {
+    bind = "0.0.0.0";  // a name: rank 0 listens on every address
+  } else if (const auto pct = bind.find('%'); pct != std::string::npos) {
+    bind.erase(pct);  // a scope names an interface: the port is the host's all the same
+  }
+  auto r = control.ask(0, port_held_argv(bind, plan.coordinator_port), timeout);
+  if (!r || r->timed_out || r->out.find("in use") == std::string::npos) return {};
+  const std::string at = util::host_port(address, plan.coordinator_port);
+  return util::error(
+      ExitCode::kCheckFailed,
+      fmt::format("the coordinator port {} on {} (rank 0's host) is held by another program: "
+                  "rank 0 could not listen there, so no rank was started. It may be a stale job, "
+                  "another job's coordinator or a server: on that host `ss -ltnp` on Linux or "
+                  "`lsof -nP -iTCP -sTCP:LISTEN` on macOS names it; end it or choose another "
+                  "port: {}",
+                  at, h0.name,
+                  plan.coordinator_from.empty()
+                      ? fmt::format("`coordinator_port:` in the job file (now {})",
+                                    plan.coordinator_port)
+                      : plan.coordinator_from));
 }
 
 // Sets up host i: job directory, uploads, runtime files.
@@ -236,6 +285,11 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     return util::error(setup.code, msg);
   }
 
+  if (auto st = check_coordinator_port(plan, control, opts.control_timeout); !st) {
+    control.on_every_host([&](size_t h) { return cleanup_argv(dir_of(h)); });
+    return st.error();
+  }
+
   const BackendContext ctx{spec,
                            plan,
                            output,
@@ -268,20 +322,15 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   outcome.first_failed = board.first_failed();
   if (watched.rank_failed && outcome.first_failed >= 0) {
     // The first failure may be a consequence: a rank refused by another job's coordinator,
-    // on the port this job's rank 0 failed to listen on. Its error names the cause.
+    // on the port this job's rank 0 failed to listen on. Its error names the cause. Judged
+    // again now that every rank has ended (the cause may have reported only during the
+    // teardown), by the function the watcher's "ending the job" line came from.
     std::vector<std::string> lines;
     for (int r = 0; r < board.world_size(); ++r) lines.push_back(output.last_error_line(r));
-    const int cause = root_cause(outcome.ranks, outcome.first_failed, lines);
-    if (cause != outcome.first_failed) {
-      const RankOutcome& c = outcome.ranks[static_cast<size_t>(cause)];
-      const RankOutcome& f = outcome.ranks[static_cast<size_t>(outcome.first_failed)];
-      outcome.reason = fmt::format(
-          "rank {} on {} failed ({}); rank {} on {} failed before it ({}), but its error names "
-          "rank {}: a consequence",
-          c.rank, c.host, describe_failure(c), f.rank, f.host, describe_failure(f), c.rank);
-      outcome.consequence = outcome.first_failed;
-      outcome.first_failed = cause;
-    }
+    FailureCause f = failure_cause(outcome.ranks, outcome.first_failed, lines);
+    outcome.reason = std::move(f.reason);
+    outcome.consequence = f.consequence;
+    outcome.first_failed = f.cause;
   }
   outcome.duration = std::chrono::duration_cast<std::chrono::milliseconds>(clock.now() - t0);
   if (outcome.code == ExitCode::kOk) {

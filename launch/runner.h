@@ -97,8 +97,9 @@ struct JobOutcome {
 
 /// Runs the job to its end. `plan` holds the hosts and environment; `spec` the command,
 /// uploads, cwd and timeouts. Errors (before any rank started): kUsage for a plan that cannot
-/// run, kUnreachable when a host cannot be set up (named, with the reason); the hosts already
-/// set up are cleaned. Once ranks started, the result is a JobOutcome whatever happened.
+/// run, kUnreachable when a host cannot be set up (named, with the reason), kCheckFailed when
+/// something listens on or holds the coordinator port on rank 0's host (HOST:PORT named, with
+/// what to do: runner.cc, check_coordinator_port); the hosts already set up are cleaned. Once ranks started, the result is a JobOutcome whatever happened.
 util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, OutputMux& output,
                                  const ExecutorFactory& connect, const RunnerOptions& opts);
 
@@ -141,6 +142,23 @@ std::string describe_failure(const RankOutcome& r);
 /// otherwise (also when it is -1).
 int root_cause(const std::vector<RankOutcome>& ranks, int first,
                const std::vector<std::string>& error_lines);
+
+/// Why rank `first`'s failure ends the job, from what is known now. The watcher's "ending the
+/// job" line (watcher.h) and the summary's verdict (JobOutcome::reason) both come from it, so
+/// they name the same rank.
+struct FailureCause {
+  int cause = -1;        // root_cause: the rank to blame (-1 when `first` is -1)
+  int consequence = -1;  // `first`, when its error names `cause`; -1 when it is the cause
+  /// "rank 1 on h2 failed (exit 3)", or, for a consequence, "rank 0 on h1 failed (exit 1);
+  /// rank 1 on h2 failed before it (exit 1), but its error names rank 0: a consequence".
+  std::string reason;
+  /// reason, with a failure's "why" longer than 60 characters cut to its first words
+  /// ("exit 127: command not found; in full in the summary"): for the line printed before the
+  /// summary, which prints it once.
+  std::string brief;
+};
+FailureCause failure_cause(const std::vector<RankOutcome>& ranks, int first,
+                           const std::vector<std::string>& error_lines);
 
 /// Why the job did not succeed, in one line: the reason it ended early, or the rank that
 /// failed first ("rank 2 on h3 failed (exit 1)"); "" for a job that succeeded. The verdict

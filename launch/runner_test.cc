@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <thread>
 
@@ -15,9 +16,13 @@
 #include <fmt/format.h>
 
 #include "remote/local_executor.h"
+#include "remote/outcomes.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 using namespace cc::launch;
@@ -56,12 +61,41 @@ std::function<void(const std::string&)> skip_when(SkipClock& clock, std::string 
   };
 }
 
+// A TCP socket on 127.0.0.1, bound to a port the kernel picks (listening when `listen`): a
+// port that is free (closed at once) or one that is held.
+struct HeldPort {
+  int fd = -1;
+  int port = 0;
+  explicit HeldPort(bool listen) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), len) == 0);
+    REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+    port = ntohs(a.sin_port);
+    if (listen) REQUIRE(::listen(fd, 1) == 0);
+  }
+  ~HeldPort() { ::close(fd); }
+  HeldPort(const HeldPort&) = delete;
+  HeldPort& operator=(const HeldPort&) = delete;
+};
+
+// A port no one held a moment ago: the jobs here never listen on it, but launch checks that
+// nothing else does (another test's listener on 32323 must not fail these).
+int free_port() {
+  return HeldPort(false).port;
+}
+
 struct LocalJob {
   SkipClock clock;
   std::function<void(const std::string&)> status;
   fs::path logs = fs::temp_directory_path() / ("cc-runner-test-" + random_hex(4));
   std::string id = "t" + random_hex(6);
   ExecutorFactory connect;  // empty: LocalExecutor "local0", "local1", ...
+  int port = 0;             // the coordinator port; 0: free_port()
   ~LocalJob() { fs::remove_all(logs); }
 
   cc::util::Result<JobOutcome> run(const JobSpec& spec, int hosts) {
@@ -72,6 +106,7 @@ struct LocalJob {
     plan.runtime = spec.runtime;
     plan.env = spec.env;
     plan.token = "tok";
+    plan.coordinator_port = port > 0 ? port : free_port();
     OutputOptions o;
     o.out = nullptr;
     o.err = nullptr;
@@ -181,6 +216,41 @@ TEST_CASE("runner: a failure whose error names the coordinator is a consequence 
   const std::string summary = render_summary(*out);
   CHECK(summary.find("<- the cause (the others' errors name it)") != std::string::npos);
   CHECK(summary.find("failed first, a consequence: its error names rank 0") != std::string::npos);
+}
+
+TEST_CASE("runner: a coordinator port held on rank 0's host fails the job before any rank starts") {
+  // Rank 0 named the port only about a second after every rank had started, or another job's
+  // coordinator there refused the others first.
+  for (const bool listening : {true, false}) {  // a listener, or a socket only bound to it
+    CAPTURE(listening);
+    HeldPort held(listening);
+    const std::string ran = "/tmp/cc-port-ran-" + random_hex(6);
+    JobSpec spec = spec_of(fmt::format("name: port\nhosts: [a, b]\ncommand: {{shell: ': >{}'}}\n",
+                                       ran));
+    LocalJob job;
+    job.port = held.port;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto out = job.run(spec, 2);
+    REQUIRE_FALSE(out.ok());
+    CHECK(out.error().code == cc::util::ExitCode::kCheckFailed);
+    const std::string& msg = out.error().message;
+    CHECK(msg.find(fmt::format("the coordinator port 127.0.0.1:{} on local0 (rank 0's host) is "
+                               "held by another program",
+                               held.port)) != std::string::npos);
+    CHECK(msg.find("`ss -ltnp` on Linux") != std::string::npos);
+    CHECK(msg.find("choose another port: `coordinator_port:` in the job file (now " +
+                   std::to_string(held.port) + ")") != std::string::npos);
+    CHECK_FALSE(fs::exists(ran));  // no rank ran
+    std::filesystem::remove(ran);
+    CHECK_FALSE(job.dirs_left(2));
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10));
+  }
+  // Free: the job runs.
+  JobSpec spec = spec_of("name: port\nhosts: [a]\ncommand: [true]\n");
+  LocalJob job;
+  auto out = job.run(spec, 1);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kOk);
 }
 
 TEST_CASE("root_cause: the rank a first failure's error names, if it failed on its own") {
@@ -742,11 +812,45 @@ TEST_CASE("summary: a command not found says once where and what to do (ompi#599
   c.problem.clear();  // a shell's own 127
   o.ranks = {ok, a, b, c};
   const std::string s = render_summary(o);
-  CHECK(s.find("to fix: a command not found on h2, h3 was looked for in the PATH of a "
-               "non-interactive SSH session") != std::string::npos);
+  CHECK(s.find("to fix: a command not found on h2, h3: a non-interactive SSH session reads no "
+               "login profile") != std::string::npos);
   CHECK(s.find("give the command's absolute path in `command:`, or set the whole PATH in the "
                "job's `env:`") != std::string::npos);
   CHECK(not_found_advice(o) == s.substr(s.find("to fix: ")));
   o.ranks = {ok};
   CHECK(not_found_advice(o).empty());
+  // A command given by its path was not looked for in PATH: the advice about PATH does not
+  // apply (the job of a venv missing on every host got it, after the venv's own fix).
+  a.problem = "command not found: /opt/venv/bin/python: this host has no Python venv at /opt/venv";
+  b.problem = "command not found: ./run.sh";
+  o.ranks = {ok, a, b};
+  CHECK(not_found_advice(o).empty());
+  a.problem = "command not found: python3 (looked for in PATH=/usr/bin:/bin)";
+  o.ranks = {ok, a, b};
+  CHECK(not_found_advice(o).find("to fix: a command not found on h2: ") == 0);
+}
+
+TEST_CASE("summary: launch and exec give one cause for a command not found over SSH") {
+  // Two texts said it two ways ("a conda env is often not on its PATH" in exec, "a conda or
+  // venv bin directory is often missing from it" in launch); each now adds its own fix to one.
+  const std::string cause =
+      "a non-interactive SSH session reads no login profile (~/.zprofile, ~/.bash_profile, "
+      "conda activate), so ~/.local/bin, /opt/homebrew/bin or a conda or venv bin directory is "
+      "often missing from its PATH";
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  RankOutcome a;
+  a.host = "h1";
+  a.started = a.finished = true;
+  a.exit_status = 127;
+  o.ranks = {a};
+  CHECK(not_found_advice(o) ==
+        "to fix: a command not found on h1: " + cause +
+            ": give the command's absolute path in `command:`, or set the whole PATH in the "
+            "job's `env:` (PATH: \"/opt/homebrew/bin:/usr/bin:/bin\"), or install it there\n");
+  cc::remote::CommandResult r;
+  r.exit_status = 127;
+  const auto lines = cc::remote::problem_lines({cc::remote::HostOutcome{"h1", r}}, 1);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0].find("h1: exit status 127 (command not found: " + cause + ": ") == 0);
 }

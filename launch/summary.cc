@@ -3,8 +3,10 @@
 #include <array>
 #include <cctype>
 #include <cstddef>
+#include <initializer_list>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include <fmt/ranges.h>  // fmt::join
 
 #include "launch/runner.h"
+#include "remote/outcomes.h"
 
 namespace cc::launch {
 namespace {
@@ -66,6 +69,23 @@ std::vector<int> named_ranks(const std::string& line) {
   return named;
 }
 
+// describe_failure; with `brief`, a "why" longer than kLongReason is cut to its first words, up
+// to the first ':' ("command not found: /opt/venv/bin/python: this host has no ..." -> "command
+// not found"), and says where it is in full.
+std::string failure_words(const RankOutcome& r, bool brief) {
+  std::string status = describe_status(r);
+  // A signal's name says what it is; the summary's line under the rank says more.
+  std::string why = r.signaled ? r.problem : status_reason(r);
+  if (r.exit_status < 0 || why.empty()) return status;
+  if (brief && why.size() > kLongReason) {
+    const auto colon = why.find(':');
+    why = colon != std::string::npos && colon > 0 && colon <= 40 ? why.substr(0, colon) + "; "
+                                                                 : std::string();
+    why += "in full in the summary";
+  }
+  return status + ": " + why;
+}
+
 }  // namespace
 
 std::string status_reason(const RankOutcome& r) {
@@ -111,11 +131,7 @@ std::string describe_status(const RankOutcome& r) {
 }
 
 std::string describe_failure(const RankOutcome& r) {
-  std::string status = describe_status(r);
-  // A signal's name says what it is; the summary's line under the rank says more.
-  const std::string why = r.signaled ? r.problem : status_reason(r);
-  if (r.exit_status >= 0 && !why.empty()) status += ": " + why;
-  return status;
+  return failure_words(r, false);
 }
 
 int root_cause(const std::vector<RankOutcome>& ranks, int first,
@@ -135,6 +151,27 @@ int root_cause(const std::vector<RankOutcome>& ranks, int first,
   return first;
 }
 
+FailureCause failure_cause(const std::vector<RankOutcome>& ranks, int first,
+                           const std::vector<std::string>& error_lines) {
+  FailureCause f;
+  if (first < 0 || static_cast<size_t>(first) >= ranks.size()) return f;
+  f.cause = root_cause(ranks, first, error_lines);
+  const RankOutcome& c = ranks[static_cast<size_t>(f.cause)];
+  const RankOutcome& r = ranks[static_cast<size_t>(first)];
+  for (const bool brief : {false, true}) {
+    std::string text =
+        fmt::format("rank {} on {} failed ({})", c.rank, c.host, failure_words(c, brief));
+    if (f.cause != first) {
+      text += fmt::format(
+          "; rank {} on {} failed before it ({}), but its error names rank {}: a consequence",
+          r.rank, r.host, failure_words(r, brief), c.rank);
+    }
+    (brief ? f.brief : f.reason) = std::move(text);
+  }
+  if (f.cause != first) f.consequence = first;
+  return f;
+}
+
 std::string job_reason(const JobOutcome& o) {
   if (o.code == util::ExitCode::kOk) return "";
   if (!o.reason.empty()) return o.reason;
@@ -148,7 +185,14 @@ std::string job_reason(const JobOutcome& o) {
 std::string not_found_advice(const JobOutcome& o) {
   std::vector<std::string> hosts;  // where a rank's command was not found, once each
   for (const auto& r : o.ranks) {
-    const bool missing = r.problem.starts_with("command not found") ||
+    // The waiter's "command not found: NAME[: ...| (looked for in PATH=...)]": a NAME with a
+    // '/' was never looked for in PATH (a venv's python that is not there: its reason says so).
+    constexpr std::string_view kNotFound = "command not found: ";
+    const std::string_view name =
+        std::string_view(r.problem).substr(std::min(r.problem.size(), kNotFound.size()));
+    const bool by_path = name.substr(0, std::min(name.find(": "), name.find(" ("))).find('/') !=
+                         std::string_view::npos;
+    const bool missing = (r.problem.starts_with(kNotFound) && !by_path) ||
                          (r.problem.empty() && !r.signaled && r.exit_status == 127);
     if (missing && std::find(hosts.begin(), hosts.end(), r.host) == hosts.end()) {
       hosts.push_back(r.host);
@@ -156,12 +200,10 @@ std::string not_found_advice(const JobOutcome& o) {
   }
   if (hosts.empty()) return "";
   return fmt::format(
-      "to fix: a command not found on {} was looked for in the PATH of a non-interactive SSH "
-      "session, which reads no login profile (~/.zprofile, ~/.bash_profile, conda activate), so "
-      "~/.local/bin, /opt/homebrew/bin or a conda or venv bin directory is often missing from "
-      "it: give the command's absolute path in `command:`, or set the whole PATH in the job's "
-      "`env:` (PATH: \"/opt/homebrew/bin:/usr/bin:/bin\"), or install it there\n",
-      fmt::join(hosts, ", "));
+      "to fix: a command not found on {}: {}: give the command's absolute path in `command:`, or "
+      "set the whole PATH in the job's `env:` (PATH: \"/opt/homebrew/bin:/usr/bin:/bin\"), or "
+      "install it there\n",
+      fmt::join(hosts, ", "), remote::ssh_path_cause());
 }
 
 std::string render_summary(const JobOutcome& o) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <future>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join
 
+#include "launch/runner.h"
 #include "util/interrupt.h"
 
 namespace cc::launch {
@@ -67,13 +69,14 @@ class Watcher {
     std::string why;
     ExitCode code = ExitCode::kJobFailed;
     bool rank_failed = false;
+    std::string note;  // `why` as the "ending the job" line says it, when shorter ("": why)
   };
 
   // Whether the job ends now, and why.
   std::optional<Reason> end_reason(const RankBoard::Counts& c) {
     const auto now = clock_.now();
     if (util::interrupted()) {
-      return Reason{"interrupted (Ctrl-C or `clusterctl stop`)", ExitCode::kInterrupted, false};
+      return Reason{"interrupted (Ctrl-C or `clusterctl stop`)", ExitCode::kInterrupted, false, ""};
     }
     if (c.first_failed >= 0) {
       // A rank that failed because another was stopped (its collective timed out) is not the
@@ -83,9 +86,13 @@ class Watcher {
         auto answers = confirmed_stops(backend_.sample(running_pids()));
         judge(answers, false, clock_.now());
       }
-      const RankOutcome o = board_.rank(c.first_failed);
-      return Reason{fmt::format("rank {} on {} failed ({})", o.rank, o.host, describe_failure(o)),
-                    ExitCode::kJobFailed, true};
+      // Named as the summary will name it: the first failure's cause when its error names a
+      // rank that failed on its own already (another job's coordinator refused it, after this
+      // job's rank 0 could not listen), with a long "why" left to the summary.
+      std::vector<std::string> lines;
+      for (int r = 0; r < world_; ++r) lines.push_back(output_.last_error_line(r));
+      FailureCause f = failure_cause(board_.ranks(), c.first_failed, lines);
+      return Reason{std::move(f.reason), ExitCode::kJobFailed, true, std::move(f.brief)};
     }
     if (c.started < world_ && now - opts_.t0 > opts_.timeouts.startup) {
       auto ranks = board_.ranks();
@@ -94,12 +101,12 @@ class Watcher {
       return Reason{fmt::format("rank {} on {} was not running after timeouts.startup ({} s)",
                                 it != ranks.end() ? it->rank : -1,
                                 it != ranks.end() ? it->host : "?", opts_.timeouts.startup.count()),
-                    ExitCode::kJobFailed, false};
+                    ExitCode::kJobFailed, false, ""};
     }
     if (opts_.timeouts.total.count() > 0 && now - opts_.t0 > opts_.timeouts.total) {
       return Reason{fmt::format("the job ran longer than timeouts.total ({} s){}",
                                 opts_.timeouts.total.count(), still_running()),
-                    ExitCode::kJobFailed, false};
+                    ExitCode::kJobFailed, false, ""};
     }
     return std::nullopt;
   }
@@ -133,12 +140,15 @@ class Watcher {
 
   void begin_end(Reason r) {
     bool stopped_first = false;
+    if (r.note.empty()) r.note = r.why;
     if (auto stopped = board_.begin_ending(); stopped && r.code != ExitCode::kInterrupted) {
       stopped_first = true;
-      r.why = fmt::format(
-          "rank {} on {} was stopped (SIGSTOP, Ctrl-Z or a debugger) and the "
-          "others waited for it; then {}",
-          stopped->rank, stopped->host, r.why);
+      for (std::string* text : {&r.why, &r.note}) {
+        *text = fmt::format(
+            "rank {} on {} was stopped (SIGSTOP, Ctrl-Z or a debugger) and the "
+            "others waited for it; then {}",
+            stopped->rank, stopped->host, *text);
+      }
     }
     stall_sampling_ = false;  // no stall warnings during teardown
     result_.reason = std::move(r.why);
@@ -147,8 +157,8 @@ class Watcher {
     ending_at_ = clock_.now();
     interrupts_at_end_ = util::interrupt_count();
     next_term_ = *ending_at_ + 1s;
-    output_.job_note(fmt::format("{}: ending the job (SIGTERM, SIGKILL after {} s)", result_.reason,
-                             opts_.timeouts.grace.count()));
+    output_.job_note(fmt::format("{}: ending the job (SIGTERM, SIGKILL after {} s)", r.note,
+                                 opts_.timeouts.grace.count()));
     backend_.terminate(r.rank_failed);
   }
 

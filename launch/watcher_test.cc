@@ -9,10 +9,12 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
 
+#include "launch/runner.h"
 #include "util/interrupt.h"
 
 using namespace cc::launch;
@@ -81,8 +83,10 @@ class FakeBackend final : public LaunchBackend {
   void join() override {}
 
   void started(int r) { board_->started(r, 1000 + r); }
-  void end(int r, int status) {
-    if (!board_->rank(r).finished) board_->finished(r, status, status > 128, "", 0ms);
+  void end(int r, int status, std::string problem = "") {
+    if (!board_->rank(r).finished) {
+      board_->finished(r, status, status > 128, std::move(problem), 0ms);
+    }
   }
 
   std::vector<int> obeys_term;
@@ -111,6 +115,7 @@ struct Watch {
   std::FILE* err = nullptr;        // where notes are shown
   bool job_notes = true;           // OutputOptions::job_notes
   std::vector<std::string> held;   // the job notes kept instead (job_notes false)
+  OutputMux* mux = nullptr;        // the ranks' output, while run() runs
 
   Watch() {
     plan.hosts = {{"h1", "", ""}, {"h2", "", ""}};
@@ -132,11 +137,15 @@ struct Watch {
     o.out = nullptr;
     o.err = err;
     o.job_notes = job_notes;
-    auto mux = OutputMux::open(logs, {"h1", "h2"}, o);
-    REQUIRE(mux.ok());
+    std::vector<std::string> labels;
+    for (const auto& h : plan.hosts) labels.push_back(h.name);
+    auto opened = OutputMux::open(logs, labels, o);
+    REQUIRE(opened.ok());
     RankBoard board(plan, clock);
-    WatchResult w = watch(board, backend, **mux, clock, opts);
-    held = (*mux)->held_job_notes();
+    mux = opened->get();
+    WatchResult w = watch(board, backend, *mux, clock, opts);
+    held = mux->held_job_notes();
+    mux = nullptr;
     return {w, board.ranks()};
   }
 };
@@ -217,6 +226,71 @@ TEST_CASE("watcher: the first failure ends the job at once, named, the others en
   CHECK(t.backend.calls[0] == "TERM@5000ms rank_failed");
   CHECK_FALSE(ranks[1].ended_by_us);
   CHECK(ranks[0].ended_by_us);
+}
+
+TEST_CASE("watcher: the ending line names the cause the summary names, not the first to fail") {
+  // Two launches of one job at once: rank 1 reached the other job's coordinator and failed
+  // first; rank 0, which could not listen on the port, failed too before the watcher looked.
+  // The line said "rank 1 on h2 failed (exit 1)" while the summary blamed rank 0.
+  Watch t;
+  t.plan.hosts.push_back({"h3", "", ""});  // rank 2 runs on: the job is not over
+  t.job_notes = false;
+  t.backend.obeys_term = {2};
+  t.clock.at(100ms, [&] {
+    for (int r = 0; r < 3; ++r) t.backend.started(r);
+  });
+  t.clock.at(5s, [&] {
+    t.mux->feed(1, 2, "AuthError: rank 1: the coordinator (rank 0) at h1:42503 refused this\n");
+    t.backend.end(1, 1);
+    t.mux->feed(0, 2, "WorldError: rank 0: cannot listen on h1:42503: in use\n");
+    t.backend.end(0, 1);
+  });
+  auto [w, ranks] = t.run();
+  const std::string cause =
+      "rank 0 on h1 failed (exit 1); rank 1 on h2 failed before it (exit 1), but its error "
+      "names rank 0: a consequence";
+  CHECK(w.reason == cause);
+  REQUIRE(t.held.size() == 1);
+  CHECK(t.held[0] == cause + ": ending the job (SIGTERM, SIGKILL after 3 s)");
+  // The summary's verdict says the same (runner.cc judges it with the same function).
+  std::vector<std::string> lines = {"WorldError: rank 0: cannot listen on h1:42503: in use",
+                                    "AuthError: rank 1: the coordinator (rank 0) at h1:42503 "
+                                    "refused this",
+                                    ""};
+  const FailureCause f = failure_cause(ranks, 1, lines);
+  CHECK(f.reason == cause);
+  CHECK(f.cause == 0);
+  CHECK(f.consequence == 1);
+}
+
+TEST_CASE("watcher: the ending line leaves a long reason to the summary, which prints it once") {
+  // A venv missing on every host: its ~400 characters were printed by each rank, in this line
+  // and in the summary. The ranks' own lines are the job's output; the summary says it once.
+  const std::string venv =
+      "command not found: /opt/venv/bin/python: this host has no Python venv at /opt/venv; make "
+      "it as README.md, \"Python\", says";
+  Watch t;
+  t.job_notes = false;
+  t.start_all_at(100ms);
+  t.backend.obeys_term = {0};
+  t.clock.at(5s, [&] { t.backend.end(1, 127, venv); });
+  auto [w, ranks] = t.run();
+  CHECK(w.reason == "rank 1 on h2 failed (exit 127: " + venv + ")");  // the record's, in full
+  REQUIRE(t.held.size() == 1);
+  CHECK(t.held[0] ==
+        "rank 1 on h2 failed (exit 127: command not found; in full in the summary): ending the "
+        "job (SIGTERM, SIGKILL after 3 s)");
+  // A short reason is said whole.
+  Watch u;
+  u.job_notes = false;
+  u.start_all_at(100ms);
+  u.backend.obeys_term = {0};
+  u.clock.at(5s, [&] { u.backend.end(1, 127, "command not found: python3"); });
+  u.run();
+  REQUIRE(u.held.size() == 1);
+  CHECK(u.held[0] ==
+        "rank 1 on h2 failed (exit 127: command not found: python3): ending the job (SIGTERM, "
+        "SIGKILL after 3 s)");
 }
 
 TEST_CASE("watcher: launch's own notes are kept from a front-end that reports in its own words") {

@@ -296,6 +296,21 @@ echo removed)SH";
 
 constexpr std::string_view kEndRecord = R"SH(cat "$1/end-$2" 2>/dev/null; exit 0)SH";
 
+// $1 an address (numeric), $2 a TCP port: prints "in use" when binding it, as a listener would
+// (SO_REUSEADDR, as libclustercomm's coordinator does), fails with EADDRINUSE, so something
+// listens on it or holds it. Says nothing when it is free, and whenever it cannot tell (no
+// perl, a perl without getaddrinfo, an address not of this host: rank 0's own error says so).
+constexpr std::string_view kPortHeld = R"SH(command -v perl >/dev/null 2>&1 || exit 0
+exec perl -e '
+use Socket qw(:addrinfo SOCK_STREAM SOL_SOCKET SO_REUSEADDR);
+my ($e, $a) = getaddrinfo($ARGV[0], $ARGV[1],
+  {flags => AI_PASSIVE | AI_NUMERICHOST, socktype => SOCK_STREAM});
+exit 0 if $e || !$a;
+socket(my $s, $a->{family}, SOCK_STREAM, 0) or exit 0;
+setsockopt($s, SOL_SOCKET, SO_REUSEADDR, 1);
+exit 0 if bind($s, $a->{addr});
+print "in use\n" if $!{EADDRINUSE};' -- "$1" "$2" 2>/dev/null; exit 0)SH";
+
 std::string_view trust_text() {
   static const std::string text = std::string(tool_env_guard()) + std::string(kTrust);
   return text;
@@ -423,6 +438,10 @@ std::string_view waiter_perl() {
   return kWaiterText;
 }
 
+std::vector<std::string> port_held_argv(const std::string& address, int port) {
+  return script(kPortHeld, {address, std::to_string(port)});
+}
+
 std::vector<std::string> end_record_argv(const std::string& job_dir, int rank) {
   return script(kEndRecord, {job_dir, std::to_string(rank)});
 }
@@ -444,6 +463,7 @@ std::string describe_step(const std::vector<std::string>& argv) {
   if (text == kLeftovers) return "the janitor's list of job directories";
   if (text == kSweep) return "the janitor's removal of " + arg(4);
   if (text == kEndRecord) return fmt::format("reading rank {}'s end record in {}", arg(5), arg(4));
+  if (text == kPortHeld) return fmt::format("the check of port {} on {}", arg(5), arg(4));
   return "a clusterctl script";
 }
 

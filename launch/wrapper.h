@@ -150,6 +150,10 @@ std::string_view tool_env_guard();
 /// The perl waiter's text (see above): `perl -e TEXT -- NEWSESSION FILE NONCE ARGV...`. In
 /// the rank's process, every kToolEnvHidden + NAME becomes NAME again before the exec.
 std::string_view waiter_perl();
+/// A script that prints "in use" when TCP `port` on the numeric `address` ("0.0.0.0", "::",
+/// "10.0.0.1") cannot be bound as a listener would bind it (SO_REUSEADDR): something listens
+/// on it or holds it. Nothing when it is free or the host cannot tell (it has no perl).
+std::vector<std::string> port_held_argv(const std::string& address, int port);
 /// A script that prints rank `rank`'s end record (JOBDIR/end-R), or nothing.
 std::vector<std::string> end_record_argv(const std::string& job_dir, int rank);
 /// What one of the scripts above is for, in a few words, for messages in place of its text

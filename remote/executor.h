@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -68,6 +69,9 @@ struct CommandResult {
   bool timed_out = false;
   std::string out;  // stdout bytes, kept apart from stderr
   std::string err;  // stderr bytes
+  /// Bytes of stdout / stderr that were not kept in out / err (fan_out's `keep`); 0: all kept.
+  std::size_t out_hidden = 0;
+  std::size_t err_hidden = 0;
   std::chrono::microseconds elapsed{0};
   /// The command died by a signal (SSH "exit-signal", WIFSIGNALED): exit_status is then 128+N
   /// (255 for a signal without a portable number). False for a command that exited 128+N.

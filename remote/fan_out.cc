@@ -1,10 +1,14 @@
 #include "remote/fan_out.h"
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <exception>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -81,10 +85,39 @@ void for_each_host(std::span<Executor* const> executors, std::string_view label,
 }
 
 std::vector<HostOutcome> fan_out(std::span<Executor* const> executors, const Command& cmd,
-                                 const RunOptions& opts, const util::OutputStyle& style) {
+                                 const RunOptions& opts, const util::OutputStyle& style,
+                                 std::size_t keep) {
   std::vector<std::optional<util::Result<CommandResult>>> results(executors.size());
   for_each_host(
-      executors, "exec", [&](size_t i) { results[i].emplace(executors[i]->run(cmd, opts)); },
+      executors, "exec",
+      [&](size_t i) {
+        if (keep == 0 || opts.on_output) {
+          results[i].emplace(executors[i]->run(cmd, opts));
+          return;
+        }
+        // The host's streams as they arrive: the first `keep` bytes of each kept, the rest
+        // counted (this thread's own; run() calls on_output on it).
+        std::string kept[2];
+        std::size_t hidden[2] = {0, 0};
+        auto take = [&](int fd, std::string_view bytes) {
+          const size_t k = fd == 2 ? 1 : 0;
+          const size_t room = keep - std::min(keep, kept[k].size());
+          kept[k].append(bytes.substr(0, room));
+          hidden[k] += bytes.size() - std::min(room, bytes.size());
+        };
+        RunOptions mine = opts;
+        mine.on_output = take;
+        auto r = executors[i]->run(cmd, mine);
+        if (r.ok()) {
+          take(1, r->out);  // what the executor kept back from on_output, if anything
+          take(2, r->err);
+          r->out = std::move(kept[0]);
+          r->err = std::move(kept[1]);
+          r->out_hidden = hidden[0];
+          r->err_hidden = hidden[1];
+        }
+        results[i].emplace(std::move(r));
+      },
       style);
   std::vector<HostOutcome> outcomes;
   outcomes.reserve(executors.size());

@@ -1,6 +1,7 @@
 // Running one command on many hosts at once.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <span>
@@ -26,8 +27,12 @@ struct HostOutcome {
 /// is redrawn about every 200 ms on stderr and cleared at the end; otherwise nothing is printed.
 /// Ctrl-C: each executor notices util::interrupted() itself and returns kInterrupted.
 /// An exception thrown by an executor (a bug) is re-thrown here, after every thread ended.
+/// With `keep` > 0 (and no opts.on_output), at most the first `keep` bytes of each host's
+/// stdout, and of its stderr, are kept in its result, as they arrive; the rest is only counted
+/// (CommandResult::out_hidden, err_hidden), so memory stays bounded whatever the hosts print.
 std::vector<HostOutcome> fan_out(std::span<Executor* const> executors, const Command& cmd,
-                                 const RunOptions& opts, const util::OutputStyle& style);
+                                 const RunOptions& opts, const util::OutputStyle& style,
+                                 std::size_t keep = 0);
 
 /// Runs work(i) for every executor i at once, one thread per executor, and returns when all
 /// have finished; the general form of fan_out() for per-host work of several steps (discovery's

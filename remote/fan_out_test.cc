@@ -2,11 +2,14 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <doctest/doctest.h>
 
 #include "remote/fake_executor.h"
+#include "remote/local_executor.h"
+#include "remote/outcomes.h"
 
 using cc::remote::CommandResult;
 using cc::remote::Executor;
@@ -64,6 +67,38 @@ TEST_CASE("fan_out: a slow host does not hold the others past its own timeout") 
   CHECK(outcomes[0].result->timed_out);
   REQUIRE(outcomes[1].result.ok());
   CHECK(outcomes[1].result->exit_status == 0);
+}
+
+TEST_CASE("fan_out with keep holds the first bytes of each stream and counts the rest") {
+  // exec kept every host's whole output to group it: a `cat` of a big file on every host took
+  // its size in memory per host.
+  cc::remote::LocalExecutor a("a"), b("b");
+  std::vector<cc::remote::Executor*> ptrs{&a, &b};
+  cc::remote::Command cmd{{"sh", "-c",
+                           "i=0; while [ $i -lt 3000 ]; do echo 0123456789; i=$((i+1)); done; "
+                           "echo err >&2"}};
+  auto out = cc::remote::fan_out(ptrs, cmd, {}, {}, 1000);
+  REQUIRE(out.size() == 2);
+  for (const auto& o : out) {
+    REQUIRE(o.result.ok());
+    CHECK(o.result->exit_status == 0);
+    CHECK(o.result->out.size() == 1000);
+    CHECK(o.result->out.starts_with("0123456789\n0123456789\n"));
+    CHECK(o.result->out_hidden == 33000 - 1000);
+    CHECK(o.result->err == "err\n");
+    CHECK(o.result->err_hidden == 0);
+  }
+  // Cut outputs are never grouped (the parts not kept cannot be compared); whole ones are.
+  const auto groups = cc::remote::group_outputs(out, false);
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].hidden == 32000);
+  CHECK(cc::remote::group_outputs(out, true).size() == 1);
+  CHECK(cc::remote::outcomes_json(out).find("\"stdout_hidden_bytes\": 32000") != std::string::npos);
+  // Without keep, all of it.
+  auto whole = cc::remote::fan_out(ptrs, cmd, {}, {});
+  REQUIRE(whole[0].result.ok());
+  CHECK(whole[0].result->out.size() == 33000);
+  CHECK(whole[0].result->out_hidden == 0);
 }
 
 TEST_CASE("fan_out of no hosts is empty") {

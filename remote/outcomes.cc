@@ -1,7 +1,10 @@
 #include "remote/outcomes.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
@@ -15,7 +18,7 @@ using util::ExitCode;
 // Adds `host` to the group holding `text`, creating it at the end if new.
 void add_to(std::vector<OutputGroup>& groups, const std::string& host, const std::string& text) {
   for (auto& g : groups) {
-    if (g.text == text) {
+    if (g.hidden == 0 && g.text == text) {
       g.hosts.push_back(host);
       return;
     }
@@ -31,7 +34,12 @@ std::vector<OutputGroup> group_outputs(const std::vector<HostOutcome>& outcomes,
   for (const auto& o : outcomes) {
     if (!o.result.ok()) continue;
     const std::string& text = stderr_stream ? o.result->err : o.result->out;
-    if (!text.empty()) add_to(groups, o.host, text);
+    const std::size_t hidden = stderr_stream ? o.result->err_hidden : o.result->out_hidden;
+    if (hidden > 0) {
+      groups.push_back(OutputGroup{{o.host}, text, hidden});
+    } else if (!text.empty()) {
+      add_to(groups, o.host, text);
+    }
   }
   return groups;
 }
@@ -60,9 +68,9 @@ std::vector<std::string> problem_lines(const std::vector<HostOutcome>& outcomes,
     } else if (r.exit_status == 127) {
       // The shell's "command not found" (ompi#599, #8870): the usual cause and fix.
       add_to(status_groups, o.host,
-             "exit status 127 (command not found: a non-interactive SSH session reads no login "
-             "profile, so ~/.local/bin, /opt/homebrew/bin or a conda env is often not on its "
-             "PATH: give the absolute path, or `--shell -- 'export PATH=DIR:$PATH; CMD'`)");
+             fmt::format("exit status 127 (command not found: {}: give the absolute path, or "
+                         "`--shell -- 'export PATH=DIR:$PATH; CMD'`)",
+                         ssh_path_cause()));
     } else if (r.exit_status != 0) {
       add_to(status_groups, o.host, fmt::format("exit status {}", r.exit_status));
     }
@@ -73,6 +81,12 @@ std::vector<std::string> problem_lines(const std::vector<HostOutcome>& outcomes,
   }
   lines.insert(lines.end(), errors.begin(), errors.end());
   return lines;
+}
+
+std::string_view ssh_path_cause() {
+  return "a non-interactive SSH session reads no login profile (~/.zprofile, ~/.bash_profile, "
+         "conda activate), so ~/.local/bin, /opt/homebrew/bin or a conda or venv bin directory "
+         "is often missing from its PATH";
 }
 
 std::string summary_line(const std::vector<HostOutcome>& outcomes) {
@@ -133,6 +147,8 @@ std::string outcomes_json(const std::vector<HostOutcome>& outcomes) {
       j["timed_out"] = r.timed_out;
       j["stdout"] = r.out;
       j["stderr"] = r.err;
+      if (r.out_hidden > 0) j["stdout_hidden_bytes"] = r.out_hidden;
+      if (r.err_hidden > 0) j["stderr_hidden_bytes"] = r.err_hidden;
       j["error"] = nullptr;
     } else {
       j["exit_status"] = nullptr;

@@ -2,7 +2,9 @@
 // exit status for the whole run, and the JSON form of `clusterctl exec --json`.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "remote/fan_out.h"
@@ -13,10 +15,12 @@ namespace cc::remote {
 struct OutputGroup {
   std::vector<std::string> hosts;
   std::string text;
+  std::size_t hidden = 0;  // bytes after `text` not kept (CommandResult::out_hidden, err_hidden)
 };
 
 /// Groups the hosts that ran the command by identical stdout (`stderr_stream` false) or
-/// stderr (true). Hosts whose text is empty, and hosts that failed, are left out.
+/// stderr (true). Hosts whose text is empty, and hosts that failed, are left out. A host whose
+/// output was cut (hidden bytes) is a group of its own: what was not kept cannot be compared.
 std::vector<OutputGroup> group_outputs(const std::vector<HostOutcome>& outcomes,
                                        bool stderr_stream);
 
@@ -29,6 +33,12 @@ std::string hosts_label(const std::vector<std::string>& hosts);
 /// (exit status 137)", "h6: no exit status (the connection closed before it arrived)", and
 /// for each failed host its error message as is (messages name their host). Empty when all 0.
 std::vector<std::string> problem_lines(const std::vector<HostOutcome>& outcomes, double timeout_s);
+
+/// Why a command that runs in a terminal is not found (exit 127) when an SSH session runs it:
+/// "a non-interactive SSH session reads no login profile (...), so ~/.local/bin, ... is often
+/// missing from its PATH". exec's problem line for exit 127 and launch's "to fix" line
+/// (launch::not_found_advice) both give it, each with the fix its own input allows.
+std::string_view ssh_path_cause();
 
 /// One line: "exec: 8 hosts, 6 exit 0, 1 non-zero, 1 unreachable" (also "timed out",
 /// "interrupted", "failed" for other errors; zero counts left out).
@@ -43,6 +53,8 @@ int exec_exit_status(const std::vector<HostOutcome>& outcomes);
 /// `--json`: a JSON array, one object per host in input order:
 ///   {"host": "h1", "exit_status": 0 | null, "timed_out": false, "stdout": "...",
 ///    "stderr": "...", "error": null | "message"}
+/// plus "stdout_hidden_bytes" / "stderr_hidden_bytes" (how many bytes after "stdout" /
+/// "stderr" were not kept: CommandResult::out_hidden) only for a host whose output was cut.
 /// exit_status is null when the host failed or no status arrived. Bytes that are not UTF-8
 /// are replaced with U+FFFD. Pretty-printed, two-space indent, no trailing newline.
 std::string outcomes_json(const std::vector<HostOutcome>& outcomes);

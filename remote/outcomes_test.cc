@@ -67,7 +67,8 @@ TEST_CASE("problem_lines: exit 127 says why a command is not found over SSH and 
   REQUIRE(lines.size() == 1);
   CHECK(lines[0] ==
         "h1,h2: exit status 127 (command not found: a non-interactive SSH session reads no login "
-        "profile, so ~/.local/bin, /opt/homebrew/bin or a conda env is often not on its PATH: "
+        "profile (~/.zprofile, ~/.bash_profile, conda activate), so ~/.local/bin, "
+        "/opt/homebrew/bin or a conda or venv bin directory is often missing from its PATH: "
         "give the absolute path, or `--shell -- 'export PATH=DIR:$PATH; CMD'`)");
 }
 

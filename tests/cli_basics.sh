@@ -30,6 +30,12 @@ expect 2 "unknown lab subcommand" -- "$cc" lab frob
 grep -q "frob" <<<"$LAST" || { echo "FAIL: unknown subcommand not named: $LAST"; fail=1; }
 expect 2 "bad timeout" -- "$cc" exec --hosts local --timeout abc -- true
 grep -q "not a number of seconds" <<<"$LAST" || { echo "FAIL: bad timeout message: $LAST"; fail=1; }
+# exec keeps the first 1 MiB of each host's output (it held all of it, to group it) and says
+# how much more there was.
+expect 0 "exec of a big output" -- "$cc" exec --hosts local -- sh -c \
+  'head -c 3000000 /dev/zero | tr "\0" a; echo'
+grep -q "1951425 more bytes of stdout not shown: exec keeps the first 1048576 bytes" <<<"$LAST" ||
+  { echo "FAIL: exec of 3000001 bytes does not say what it left out: ${LAST: -300}"; fail=1; }
 expect 2 "unknown subcommand flag" -- "$cc" exec --bogus --hosts h1 -- true
 expect 2 "no subcommand" -- "$cc"
 expect 2 "misspelt flag" -- "$cc" verify-mesh --jsn

@@ -1,10 +1,14 @@
-"""preflight before a launch:
+"""preflight before a launch (and the launch's own checks before it starts ranks):
   - verify-mesh: on a full-mesh 4-host lab the job runs (exit 0); on a lab missing the h1-h2
     cable launch stops before starting anything (exit 1, the missing pair named, no rank
     output, no job directory);
   - health-quick (`clusterctl health --quick`): before `network apply` the cables lack their
     planned addresses, so it fails and nothing starts (exit 1, the report shown); after
-    `network apply` it passes and the job runs."""
+    `network apply` it passes and the job runs;
+  - a coordinator port held on rank 0's host stops the launch before any rank starts (exit 1,
+    HOST:PORT and `coordinator_port:` named);
+  - a long reason every rank shares is printed once by clusterctl (the summary), besides each
+    rank's own stderr line."""
 import subprocess
 
 from lablib import CLUSTERCTL, Lab, fail
@@ -39,6 +43,42 @@ with Lab("p") as lab:
     if "preflight health-quick: every check passed" not in r.stderr:
         fail(f"health-quick after network apply: no pass line:\n{r.stderr}")
     print("health-quick after network apply: passed, 4 ranks ran")
+
+    # The coordinator port held on rank 0's host (h1): launch stops before any rank starts.
+    port = 32391
+    holder = subprocess.Popen(
+        ["ip", "netns", "exec", lab.netns("h1"), "python3", "-c",
+         "import socket, sys, time\n"
+         "s = socket.socket(); s.bind(('0.0.0.0', int(sys.argv[1]))); s.listen(1)\n"
+         "print('listening', flush=True); time.sleep(120)", str(port)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        holder.stdout.readline()
+        job = lab.job("port", command={"shell": "echo started"}, coordinator_port=port)
+        r = subprocess.run([CLUSTERCTL, "launch", job], capture_output=True, text=True,
+                           timeout=120)
+    finally:
+        holder.kill()
+        holder.wait()
+    if r.returncode != 1 or "started" in r.stdout:
+        fail(f"port held: exit {r.returncode}, expected 1, nothing started\n{r.stdout}\n{r.stderr}")
+    if (f":{port} on h1 (rank 0's host) is held by another program" not in r.stderr
+            or f"`coordinator_port:` in {job} (now {port})" not in r.stderr):
+        fail(f"port held: host:port or what to change not named:\n{r.stderr}")
+    if lab.job_dirs():
+        fail(f"port held: job directories left: {lab.job_dirs()}")
+    print("coordinator port held on h1: exit 1 before any rank started")
+
+    # A long reason every rank shares (a venv missing on every host) is printed by each rank
+    # (its own stderr: the job's output) and once by clusterctl, in the summary.
+    job = lab.job("venv", command=["/opt/no-such-venv-for-clusterctl/bin/python", "-c", "1"])
+    r = subprocess.run([CLUSTERCTL, "launch", job], capture_output=True, text=True,
+                       timeout=120)
+    times = r.stderr.count("this host has no Python venv at /opt/no-such-venv-for-clusterctl")
+    if r.returncode != 4 or times != 5 or "in full in the summary" not in r.stderr:
+        fail(f"venv missing: exit {r.returncode} (4), the reason {times} times (4 ranks and the "
+             f"summary: 5)\n{r.stderr}")
+    print("venv missing: its reason printed by the 4 ranks and once in the summary")
 
 with Lab("q", up_args=["--omit", "h1-h2"]) as lab:
     r = run(lab)
