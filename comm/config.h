@@ -39,9 +39,12 @@ struct Tuning {
   size_t window_chunks = 8;             // chunks in flight per peer (bounds scratch memory)
   std::chrono::microseconds spin{200};  // busy-poll before blocking in poll()
   /// Shared memory on Linux: collective messages of at least this many bytes go by single copy
-  /// (the receiver reads the sender's buffer; transport/shm/shm_transport.h); 0: never. Each
-  /// rank's own value applies to what it sends and receives (ranks need not agree).
-  size_t shm_single_copy_min = 64 * 1024;
+  /// (the receiver reads the sender's buffer; transport/shm/shm_transport.h); 0 (the default):
+  /// never. Off because it measured slower on the 2-core machine we test on: process_vm_readv
+  /// moved 10-13 GB/s where memcpy moved 24-56, so its one copy lost to the rings' two (n = 2
+  /// all_reduce of 4 MiB: 780 us against 256; n = 4 no better; docs/platform.md). Each rank's
+  /// own value applies to what it sends and receives (ranks need not agree).
+  size_t shm_single_copy_min = 0;
 };
 
 /// Which transport carries the data (CLUSTERCOMM_TRANSPORT); every rank must choose alike.

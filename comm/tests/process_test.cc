@@ -159,14 +159,18 @@ void require_success(std::vector<Rank>& ranks) {
 }  // namespace
 
 TEST_CASE("collectives as processes over loopback TCP and over shared memory, n=2,3,4") {
-  for (const std::string transport : {"tcp", "shm"}) {
+  // "shm+single-copy": shared memory with single copy on from 64 KiB (off by default), so
+  // separate processes prove they may read each other's memory and read it.
+  for (const std::string variant : {"tcp", "shm", "shm+single-copy"}) {
+    const std::string transport = variant == "tcp" ? "tcp" : "shm";
     for (int n : {2, 3, 4}) {
-      CAPTURE(transport);
+      CAPTURE(variant);
       CAPTURE(n);
       std::vector<Rank> ranks;
       auto env = [&](int r, int port) {
         auto e = env_for(r, n, port);
         e["CLUSTERCOMM_TRANSPORT"] = transport;
+        if (variant == "shm+single-copy") e["CLUSTERCOMM_SHM_SINGLE_COPY_MIN"] = "65536";
         return e;
       };
       const int port = start_rank0(ranks, "collectives", env(0, 0));
@@ -216,7 +220,7 @@ std::vector<std::string> segments_of(const std::vector<Rank>& ranks) {
 // 4 ranks loop on a 4 MiB all_reduce over `transport`; rank 2 gets `sig` (SIGKILL or SIGSTOP).
 // Every survivor must fail (exit 3) within the timeout + 1 s, naming rank 2, and no segment
 // may be in /dev/shm while they loop or after.
-void fault_in_all_reduce(const std::string& transport, int sig) {
+void fault_in_all_reduce(const std::string& transport, int sig, bool single_copy = false) {
   const int n = 4, victim = 2;
   const auto timeout = milliseconds(3000);
   std::vector<Rank> ranks;
@@ -224,6 +228,7 @@ void fault_in_all_reduce(const std::string& transport, int sig) {
   auto env = [&](int r, int port) {
     auto e = env_for(r, n, port, timeout_ms);
     e["CLUSTERCOMM_TRANSPORT"] = transport;
+    if (single_copy) e["CLUSTERCOMM_SHM_SINGLE_COPY_MIN"] = "65536";
     return e;
   };
   const int port = start_rank0(ranks, "loop", env(0, 0));
@@ -269,10 +274,18 @@ TEST_CASE(
   SUBCASE("shm") {
     fault_in_all_reduce("shm", SIGKILL);
   }
+  SUBCASE("shm with single copy") {
+    fault_in_all_reduce("shm", SIGKILL, true);
+  }
 }
 
 TEST_CASE("SIGSTOP of a rank inside all_reduce over shm: the survivors time out naming it") {
-  fault_in_all_reduce("shm", SIGSTOP);
+  SUBCASE("rings") {
+    fault_in_all_reduce("shm", SIGSTOP);
+  }
+  SUBCASE("single copy") {
+    fault_in_all_reduce("shm", SIGSTOP, true);
+  }
 }
 
 TEST_CASE("a rank that never arrives: the others fail at start-up naming it") {

@@ -689,10 +689,11 @@ TEST_CASE("shm: single copy: a peer that cannot read this rank's memory gets the
 
 TEST_CASE("shm: a point-to-point send is buffered as before: two ranks that each send 512 KiB "
           "first both finish") {
-  // Single copy is on by default, but not for send: a send to a peer that is itself sending
-  // must not wait for that peer's receive (it would wait the whole timeout).
+  // With single copy on, not for send: a send to a peer that is itself sending must not wait
+  // for that peer's receive (it would wait the whole timeout).
   Config base;
   base.transport = TransportKind::kShm;
+  base.tuning.shm_single_copy_min = 64 * 1024;
   base.timeout = std::chrono::milliseconds(5000);
   const auto errors = run_threads(
       2,

@@ -40,7 +40,8 @@
 // of its host that gave up within about 100 ms (kBoardEvery: its longest sleep in poll()),
 // not when the cable wait ends.
 //
-// Single copy (Linux; ShmOptions::single_copy_min, CLUSTERCOMM_SHM_SINGLE_COPY_MIN): a message
+// Single copy (Linux; off by default: ShmOptions::single_copy_min, CLUSTERCOMM_SHM_SINGLE_COPY_MIN;
+// it measured slower than the rings' two copies here, comm/README.md): a message
 // of at least that many bytes, sent in a collective (Transport::set_sends_may_wait), to a peer
 // that has proven it can read this rank's memory, is not copied into the ring. The sender writes
 // a by-reference message instead: the 16-byte header (its own magic) and a 16-byte descriptor
