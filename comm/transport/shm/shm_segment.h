@@ -2,7 +2,8 @@
 // and macOS alike), and the single-producer/single-consumer byte rings inside it.
 //
 // Layout: an 8192-byte header {magic, version, ranks k, ring bytes C, 16-byte nonce, the abort
-// word, a WaitBoard per rank: heartbeat, last movement, whom it waits on}, then k(k-1) rings, one
+// word, a WaitBoard per rank: heartbeat, last movement, whom it waits on; a Reach per rank: its
+// pid, where its nonce is, whose memory it may read (single copy)}, then k(k-1) rings, one
 // per ordered pair of local ranks (i -> j), each a 256-byte control block (head, tail and the two
 // sleep flags on cache lines of their own) and C data bytes. head and tail count bytes ever written
 // and consumed, so the ring holds head - tail bytes and never needs a "full" flag; C is a power of
