@@ -30,6 +30,7 @@
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/json_text.h"
+#include "util/text.h"
 
 #include <unistd.h>
 
@@ -168,7 +169,8 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
     for (const auto& d : r) fmt::print("removed {}\n", d);
     n += r.size();
   }
-  fmt::print("{} job director{} of launchers that are gone removed\n", n, n == 1 ? "y" : "ies");
+  fmt::print("{} of launchers that are gone removed\n",
+             util::plural(n, "job directory", "job directories"));
   bool unreachable = false;
   for (const auto& s : silent) {
     if (s.empty()) continue;

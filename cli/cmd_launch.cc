@@ -86,8 +86,8 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     p.global.lab = spec.cluster->kind == Kind::kLab ? spec.cluster->value : "";
     if (spec.cluster->kind == Kind::kLab && !g.lab.empty() && g.lab != spec.cluster->value) {
       // The command line names the lab to use (templates say lab:default).
-      fmt::print(stderr, "note: --lab {} replaces the job's cluster: lab:{}\n", g.lab,
-                 spec.cluster->value);
+      fmt::print(stderr, "note: --lab {} replaces the job's cluster: {}\n", g.lab,
+                 spec.cluster->as_written());
       p.global.lab = g.lab;
     }
     p.global.inventory = spec.cluster->kind == Kind::kInventory ? spec.cluster->value : "";
@@ -165,8 +165,8 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
                                            "`preflight:` in {}",
                                            spec.source.string()));
     }
-    fmt::print(stderr, "clusterctl launch: preflight verify-mesh: {} hosts, full mesh\n",
-               state->hosts.size());
+    fmt::print(stderr, "clusterctl launch: preflight verify-mesh: {}, full mesh\n",
+               util::plural(state->hosts.size(), "host", "hosts"));
   }
   return {};
 }
@@ -242,7 +242,7 @@ util::Status check_routed_cables(const Context& ctx, const launch::JobSpec& spec
       fmt::format("{}\nthe job's ranks route over these cables (`cluster: {}` in {}: its network "
                   "plan), and ranks on their hosts could not reach each other: nothing was "
                   "started. After the fix, `{}` checks every cable",
-                  fmt::join(down, "\n"), spec.cluster->value, spec.source.string(),
+                  fmt::join(down, "\n"), spec.cluster->as_written(), spec.source.string(),
                   again.command("health", "--quick")));
 }
 
@@ -299,7 +299,7 @@ util::Result<std::vector<std::string>> unknown_hosts(const launch::JobSpec& spec
     const std::string where = line > 0 ? fmt::format("{}:{}:{}", spec.source.string(), line, column)
                                        : spec.source.string();
     const std::string what =
-        listed ? std::string("`hosts:`") : fmt::format("`cluster: {}`", spec.cluster->value);
+        listed ? std::string("`hosts:`") : fmt::format("`cluster: {}`", spec.cluster->as_written());
     out.push_back(
         fmt::format("{}: {} names a host clusterctl does not know: {}; fix the name "
                     "or choose the cluster that has it (--lab NAME, --inventory FILE, "
@@ -396,6 +396,9 @@ util::Result<CheckedJob> load_checked(const GlobalOptions& g, const std::string&
   auto text = util::read_file(job_file);
   if (!text) return text.error();
   launch::JobSpecDraft draft = launch::parse_job_spec_draft(*text, job_file);
+  // What runs but is most likely not meant (an env value written for a shell), before the job's
+  // errors or its start, with --detach too.
+  for (const auto& w : draft.warnings) fmt::print(stderr, "{}\n", w);
   const launch::JobSpec& job = draft.job;
   std::vector<util::Error> problems = std::move(draft.errors);
   const launch::LocalProblems local = launch::local_problems(job, global_words(g));
@@ -415,7 +418,7 @@ util::Result<CheckedJob> load_checked(const GlobalOptions& g, const std::string&
         // `cluster: FILE` or `lab:NAME` that does not load: the job file line that names it.
         e.message =
             fmt::format("{}:{}:{}: `cluster: {}`: {}", job.source.string(), job.cluster->line,
-                        job.cluster->column, job.cluster->value, e.message);
+                        job.cluster->column, job.cluster->as_written(), e.message);
       }
       problems.push_back(std::move(e));
     } else if (auto unknown = unknown_hosts(job, *placed); !unknown) {
@@ -574,14 +577,16 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   launch::OutputMux& out = **mux;
   if (out_opts.status_line) ro.status = [&out](const std::string& line) { out.status(line); };
   const launch::ExecutorFactory connect = one_host_connector(placement->global, placement->names);
-  out.note(fmt::format("job {}: {} ranks on {} hosts, logs in {}", rec.id, plan.world_size(),
-                       plan.hosts.size(), run_logs.string()));
+  out.note(fmt::format("job {}: {} on {}, logs in {}", rec.id,
+                       util::plural(static_cast<size_t>(plan.world_size()), "rank", "ranks"),
+                       util::plural(plan.hosts.size(), "host", "hosts"), run_logs.string()));
   // restart: on-failure (launch/restart.h): each attempt has its own job id and job
-  // directories, and the logs keep every attempt's lines.
+  // directories, and the logs keep every attempt's lines, each attempt's after its marker.
   auto outcome = launch::run_with_restarts(
       spec->restart, rec.id,
-      [&](const std::string& job_id) {
-        ro.job_id = job_id;
+      [&](const launch::Attempt& a) {
+        if (a.of > 1) out.mark_logs(launch::attempt_marker(a, util::utc_now_iso()));
+        ro.job_id = a.job_id;
         return launch::run_job(*spec, plan, out, connect, ro);
       },
       [&out](const std::string& text) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -31,6 +33,29 @@ const std::vector<std::string> kSecretKeys = {"from_env", "from_file"};
 const std::vector<std::string> kTimeoutKeys = {"startup", "total", "grace", "stall"};
 const std::vector<std::string> kRestartKeys = {"policy", "max_attempts"};
 const std::vector<std::string> kUploadKeys = {"src", "dest", "mode"};
+
+// The first shell variable reference in `s` as a shell would read it, "$NAME" or "${...}"; ""
+// for none (a '$' before a digit, a space or the end is no name: "$5", "a$"; "$$" is taken as
+// one '$' written twice, as in passwords and in make and compose files, so "pa$$word" has none).
+std::string shell_variable(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '$') continue;
+    const char next = i + 1 < s.size() ? s[i + 1] : '\0';
+    if (next == '$') {
+      ++i;
+      continue;
+    }
+    if (next == '{') {
+      const size_t close = s.find('}', i);
+      return std::string(s.substr(i, close == std::string_view::npos ? s.npos : close + 1 - i));
+    }
+    if (next != '_' && !(util::is_ascii_alnum(next) && !util::is_ascii_digit(next))) continue;
+    size_t end = i + 1;
+    while (end < s.size() && (util::is_ascii_alnum(s[end]) || s[end] == '_')) ++end;
+    return std::string(s.substr(i, end - i));
+  }
+  return "";
+}
 
 // A relative upload destination that names the job directory itself or a place outside it
 // ("..", "a/../../x").
@@ -96,6 +121,8 @@ class Parser {
 
   /// Fills `job` with every entry that parses; returns every mistake (none: `job` is valid).
   std::vector<util::Error> parse(std::string_view text, JobSpec& job);
+  /// What parse found questionable but runs ("FILE:LINE:COLUMN: warning: ..."), in file order.
+  std::vector<std::string> warnings() const { return warnings_; }
 
  private:
   // Each reader adds every mistake it finds to errors_ (fail) and goes on with the next entry,
@@ -117,12 +144,14 @@ class Parser {
   util::Status remote_path(const Field& f, const std::string& path) const;
   util::Result<fs::path> resolve(const Field& f, const std::string& path) const;
   void env_name(const Field& f, std::string_view section);
+  void env_value(const Field& f, const std::string& value);
   template <class E, std::size_t N>
   util::Result<E> choice(const Field& f, const Named<E> (&table)[N], std::string_view what) const;
 
   YamlReader r_;
   fs::path base_;
   std::vector<util::Error> errors_;
+  std::vector<std::string> warnings_;
   std::optional<YAML::Mark> cluster_, hosts_;  // where each was given
   std::map<std::string, YAML::Mark> env_marks_;
   std::vector<Field> secret_fields_;
@@ -163,11 +192,7 @@ util::Result<fs::path> Parser::resolve(const Field& f, const std::string& path) 
 // expands a leading ~ or a $NAME in it (`cwd: ~/work` was ./~/work inside the job directory,
 // and failed every rank only once the job had started).
 util::Status Parser::remote_path(const Field& f, const std::string& path) const {
-  bool var = false;  // a '$' before a name or a '{'
-  for (size_t i = path.find('$'); i != std::string::npos && !var; i = path.find('$', i + 1)) {
-    const char next = i + 1 < path.size() ? path[i + 1] : '\0';
-    var = next == '{' || next == '_' || (util::is_ascii_alnum(next) && !util::is_ascii_digit(next));
-  }
+  const bool var = !shell_variable(path).empty();
   if (path.front() != '~' && !var) return {};
   return r_.error(f.mark(), fmt::format("'{}': '{}' is not expanded on the hosts (no shell reads "
                                         "this path): write the full path, or one relative to "
@@ -190,6 +215,7 @@ util::Result<ClusterRef> Parser::cluster(const Field& f) const {
   if (ref) {
     ref->line = f.mark().line + 1;
     ref->column = f.mark().column + 1;
+    ref->written = f.value.Scalar();
   }
   return ref;
 }
@@ -320,6 +346,45 @@ Command Parser::command(const Field& f) {
   return c;
 }
 
+// An env value is passed as written (README, "job.yaml"), but one holding `$NAME` or `${NAME}`
+// was most likely written for a shell (`PATH: "$PATH:/opt/x/bin"` ran every rank with that text
+// as its PATH, and failed them all with "looked for in PATH=$PATH:/opt/x/bin"). A warning, not
+// an error: a '$' is also a character of passwords, regular expressions and templates that the
+// program expands itself. The value of a variable whose name looks secret is never shown.
+void Parser::env_value(const Field& f, const std::string& value) {
+  const std::string var = shell_variable(value);
+  if (var.empty()) return;
+  const YAML::Mark m = f.mark();
+  const std::string at = fmt::format("{}:{}:{}", r_.file(), m.line + 1, m.column + 1);
+  if (util::looks_secret(f.key)) {
+    warnings_.push_back(fmt::format(
+        "{}: warning: env {}: its value holds a '$' before a name, which no shell expands: the "
+        "ranks get it exactly as written (the value is not shown: the name looks secret). If "
+        "that is meant, nothing to do; else write the whole value. A secret is safer in "
+        "`secret_env:` (never printed, logged or on a command line)",
+        at, f.key));
+    return;
+  }
+  std::string instead = fmt::format("write the whole value, with what {} is on the hosts in its "
+                                    "place",
+                                    var);
+  if (f.key == "PATH" && (var == "$PATH" || var == "${PATH}")) {
+    std::string whole = value;
+    whole.replace(whole.find(var), var.size(), "/usr/local/bin:/usr/bin:/bin");
+    if (shell_variable(whole).empty()) {
+      instead = fmt::format("write the whole PATH, e.g. PATH: \"{}\" (with your hosts' own "
+                            "directories)",
+                            whole);
+    } else {
+      instead = "write the whole PATH, every directory of it";
+    }
+  }
+  warnings_.push_back(fmt::format(
+      "{}: warning: env {}: \"{}\" reaches the ranks exactly as written: values are literal, no "
+      "shell expands {} in them; {}",
+      at, f.key, value, var, instead));
+}
+
 void Parser::env(const Field& f, JobSpec& job) {
   auto entries = r_.any_mapping(f);
   if (!entries) return fail(entries.error());
@@ -335,6 +400,7 @@ void Parser::env(const Field& f, JobSpec& job) {
       fail(v.error());
       continue;
     }
+    env_value(e, *v);
     env_marks_[e.key] = e.key_mark;
     job.env[e.key] = std::move(*v);
   }
@@ -690,7 +756,9 @@ std::vector<util::Error> Parser::parse(std::string_view text, JobSpec& job) {
 
 JobSpecDraft parse_job_spec_draft(std::string_view yaml_text, const std::string& source_path) {
   JobSpecDraft d;
-  d.errors = Parser(source_path).parse(yaml_text, d.job);
+  Parser parser(source_path);
+  d.errors = parser.parse(yaml_text, d.job);
+  d.warnings = parser.warnings();
   d.job.source = source_path;
   return d;
 }
@@ -705,6 +773,13 @@ util::Result<JobSpec> load_job_spec(const std::filesystem::path& path) {
   auto text = util::read_file(path);
   if (!text) return text.error();
   return parse_job_spec(*text, path.string());
+}
+
+std::string ClusterRef::as_written() const {
+  if (!written.empty()) return written;
+  if (kind == Kind::kLab) return "lab:" + value;
+  if (kind == Kind::kMlxHostfile) return "hostfile:" + value;
+  return value;
 }
 
 std::string_view to_string(Runtime r) {

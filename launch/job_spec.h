@@ -72,6 +72,10 @@ struct ClusterRef {
   Kind kind = Kind::kClusterState;
   std::string value;  // an absolute, lexically normal path; the lab's name for kLab
   int line = 0, column = 0;  // where the value is in the job file (1-based; 0: not from one)
+  std::string written{};     // the value as the job file writes it ("lab:default", "c.json")
+  /// What a message quotes as the job's `cluster:`: `written`; for a ClusterRef not read from a
+  /// file, the value with its kind's prefix where it needs one ("lab:default").
+  std::string as_written() const;
   /// The same cluster (wherever it was written).
   friend bool operator==(const ClusterRef& a, const ClusterRef& b) {
     return a.kind == b.kind && a.value == b.value;
@@ -180,6 +184,10 @@ util::Result<JobSpec> parse_job_spec(std::string_view yaml_text, const std::stri
 struct JobSpecDraft {
   JobSpec job;  // every entry that parsed; the others left at their defaults
   std::vector<util::Error> errors;  // as parse_job_spec reports them (empty: `job` is valid)
+  /// What is valid but most likely not meant, in file order, each "FILE:LINE:COLUMN: warning:
+  /// what; what to write instead": an env value holding `$NAME` or `${NAME}` (values are
+  /// literal: no shell expands them), never with the value of a name util::looks_secret.
+  std::vector<std::string> warnings;
 };
 JobSpecDraft parse_job_spec_draft(std::string_view yaml_text, const std::string& source_path);
 

@@ -132,6 +132,12 @@ TEST_CASE("job spec: cluster sources are tagged by prefix or extension") {
   CHECK(cluster_of("state:/tmp/state") == ClusterRef{K::kClusterState, "/tmp/state"});
   CHECK(cluster_of("inventory:hosts.txt") == ClusterRef{K::kInventory, "/jobs/exp/hosts.txt"});
   CHECK(cc::launch::to_string(K::kMlxHostfile) == "MLX hostfile");
+  // Messages quote `cluster:` as the file writes it: `cluster: default` was quoted for a file
+  // that says `cluster: lab:default`.
+  CHECK(cluster_of("lab:default").as_written() == "lab:default");
+  CHECK(cluster_of("\"hostfile:mlx/hosts.json\"").as_written() == "hostfile:mlx/hosts.json");
+  CHECK(cluster_of("../inv.yml").as_written() == "../inv.yml");
+  CHECK(ClusterRef{K::kLab, "x"}.as_written() == "lab:x");  // not read from a file
 
   // A relative job file's paths are relative to its directory under the current one.
   const std::string text = "name: j\ncommand: [x]\ncluster: ../c.json\n";
@@ -228,4 +234,37 @@ TEST_CASE("job spec: load_job_spec reads the file and resolves paths against its
   CHECK(missing.error().code == cc::util::ExitCode::kUsage);
   CHECK(missing.error().message.find((dir / "nope.yaml").string()) != std::string::npos);
   fs::remove_all(dir);
+}
+
+TEST_CASE("job spec: an env value written for a shell draws a warning at its place") {
+  // `env: {PATH: "$PATH:/opt/x/bin"}` was taken silently, then every rank failed with "looked
+  // for in PATH=$PATH:/opt/x/bin". A warning, not an error: a '$' may be meant.
+  auto d = cc::launch::parse_job_spec_draft(
+      "name: j\nhosts: [h1]\ncommand: [x]\nenv:\n  PATH: \"$PATH:/opt/x/bin\"\n"
+      "  HOME_BIN: ${HOME}/bin\n  PRICE: \"$5 or a$\"\n  API_TOKEN: \"pa$$word\"\n"
+      "  DB_PASSWORD: \"hunter$secret2\"\n",
+      "job.yaml");
+  CHECK(d.errors.empty());
+  CHECK(d.job.env.at("PATH") == "$PATH:/opt/x/bin");  // still passed as written
+  REQUIRE(d.warnings.size() == 3);
+  CHECK(d.warnings[0] ==
+        "job.yaml:5:9: warning: env PATH: \"$PATH:/opt/x/bin\" reaches the ranks exactly as "
+        "written: values are literal, no shell expands $PATH in them; write the whole PATH, e.g. "
+        "PATH: \"/usr/local/bin:/usr/bin:/bin:/opt/x/bin\" (with your hosts' own directories)");
+  CHECK(d.warnings[1] ==
+        "job.yaml:6:13: warning: env HOME_BIN: \"${HOME}/bin\" reaches the ranks exactly as "
+        "written: values are literal, no shell expands ${HOME} in them; write the whole value, "
+        "with what ${HOME} is on the hosts in its place");
+  // "$5", a final '$' and "$$" name no variable: no warning. A name that looks secret: never
+  // its value, not even the part after the '$'.
+  CHECK(d.warnings[2].starts_with("job.yaml:9:16: warning: env DB_PASSWORD: its value holds a "
+                                  "'$' before a name, which no shell expands"));
+  CHECK(d.warnings[2].find("hunter") == std::string::npos);
+  CHECK(d.warnings[2].find("secret2") == std::string::npos);
+  CHECK(d.warnings[2].find("`secret_env:`") != std::string::npos);
+  // cwd: refuses a '$' (a path no program expands): still an error.
+  auto cwd = cc::launch::parse_job_spec_draft(
+      "name: j\nhosts: [h1]\ncommand: [x]\ncwd: $HOME/w\n", "job.yaml");
+  CHECK(cwd.errors.size() == 1);
+  CHECK(cwd.warnings.empty());
 }

@@ -55,7 +55,7 @@ std::string cluster_file_problem(const ClusterRef& c, std::string_view global) {
                        global.empty() ? "" : " ", global, remote::shell_quote_arg(path.string()));
   }
   return fmt::format(
-      "cluster: {} {}: no such file{}: nothing was started; fix `cluster:` "
+      "cluster: {} {}: no such file{}: fix `cluster:` "
       "(relative paths are from the job file's directory){}",
       to_string(c.kind), path.string(), close, make);
 }
@@ -81,9 +81,9 @@ LocalProblems local_problems(const JobSpec& spec, std::string_view global) {
     found.push_back(
         {up.line, up.column,
          util::Error{ExitCode::kUsage,
-                     fmt::format("{}: upload src {}: {}: nothing was started; build "
-                                 "or copy the file there, or fix `src` (relative "
-                                 "paths are from the job file's directory)",
+                     fmt::format("{}: upload src {}: {}: build or copy the file there, or "
+                                 "fix `src` (relative paths are from the job file's "
+                                 "directory)",
                                  at(spec, up.line, up.column), up.src.string(), problem)}});
   }
   for (const auto& [name, src] : spec.secret_env) {

@@ -26,8 +26,10 @@ struct LocalProblems {
 /// discovery that makes it, `clusterctl GLOBAL discover -o PATH` with `global` the quoted
 /// global options that select the hosts; an upload `src` that does not exist, is not a regular
 /// file or cannot be read; a secret_env variable that is not set, a secret_env file that cannot
-/// be read as a regular file. Each message is "FILE:LINE:COLUMN: what; what to do". Empty:
-/// nothing is missing. Secret values are read to be checked but never appear in a message.
+/// be read as a regular file. Each message is "FILE:LINE:COLUMN: what; what to do", never
+/// "nothing was started": the one report of all of them says that once (cli/cmd_launch.cc).
+/// Empty: nothing is missing. Secret values are read to be checked but never appear in a
+/// message.
 LocalProblems local_problems(const JobSpec& spec, std::string_view global = "");
 
 }  // namespace cc::launch

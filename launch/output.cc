@@ -199,6 +199,25 @@ void OutputMux::note(std::string_view line) {
   draw_status();
 }
 
+void OutputMux::mark_logs(std::string_view line) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  for (size_t r = 0; r < labels_.size(); ++r) {
+    for (int fd = 1; fd <= 2; ++fd) {
+      Stream& s = streams_[r * 2 + static_cast<size_t>(fd - 1)];
+      if (!s.partial.empty()) {
+        emit(static_cast<int>(r), fd, s.partial);
+        s.partial.clear();
+      }
+      std::fwrite(line.data(), 1, line.size(), s.log);
+      std::fputc('\n', s.log);
+      std::fflush(s.log);
+    }
+    last_error_[r].clear();
+    last_[r] = now;
+  }
+}
+
 void OutputMux::job_note(std::string_view line) {
   if (opts_.job_notes) {
     note(line);

@@ -2,7 +2,8 @@
 // log file per rank and stream (LOGDIR/rank-R.out, LOGDIR/rank-R.err; LOGDIR is one run's own
 // directory, logs/NAME/JOBID, with logs/NAME/latest pointing at the newest), and shown on the
 // terminal prefixed "[R host] " (stdout lines on stdout, stderr lines on stderr), one whole
-// line at a time and flushed at once (line-buffered), optionally only for some ranks.
+// line at a time and flushed at once (line-buffered), optionally only for some ranks. The
+// attempts of `restart: on-failure` share the logs, each begun by a marker line (mark_logs).
 #pragma once
 
 #include <chrono>
@@ -69,6 +70,12 @@ class OutputMux {
   void finish(int rank);
   /// A line of clusterctl's own about the job, on stderr (and not in any rank's log).
   void note(std::string_view line);
+  /// A line of clusterctl's own in every rank's logs, stdout's and stderr's, never on the
+  /// terminal: where a restart attempt starts (restart.h, attempt_marker), in logs every
+  /// attempt shares. Each rank's unfinished line is ended first; what the mux knows of the
+  /// ranks' last run starts afresh (last_error_line empty, last_output now), so the next
+  /// attempt is judged by its own lines.
+  void mark_logs(std::string_view line);
   /// A note about the job's own course (launch/watcher.cc): shown as note() does when
   /// OutputOptions::job_notes, else only kept for held_job_notes().
   void job_note(std::string_view line);

@@ -115,3 +115,38 @@ TEST_CASE("output: the status line is cleared before each line and drawn again a
   std::fclose(err);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("output: a marker line of clusterctl's in every rank log, between two attempts") {
+  // restart: on-failure: the attempts share the logs; rank-0.out read "attempt\nattempt".
+  auto dir = std::filesystem::temp_directory_path() / ("cc-output-test-" + random_hex(4));
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  OutputOptions o;
+  o.out = out;
+  o.err = err;
+  auto mux = OutputMux::open(dir, {"h1", "h2"}, o);
+  REQUIRE(mux.ok());
+  (*mux)->mark_logs("--- clusterctl: attempt 1 of 2 ---");
+  (*mux)->feed(0, 1, "attempt\n");
+  (*mux)->feed(0, 2, "boom\nhalf a line");
+  CHECK((*mux)->last_error_line(0) == "boom");
+  (*mux)->mark_logs("--- clusterctl: attempt 2 of 2 ---");
+  // The next attempt is judged by its own lines: the last one's error is not its.
+  CHECK((*mux)->last_error_line(0).empty());
+  (*mux)->feed(0, 1, "attempt\n");
+  mux->reset();
+  CHECK(*cc::util::read_file(dir / "rank-0.out") ==
+        "--- clusterctl: attempt 1 of 2 ---\nattempt\n--- clusterctl: attempt 2 of 2 ---\n"
+        "attempt\n");
+  CHECK(*cc::util::read_file(dir / "rank-0.err") ==
+        "--- clusterctl: attempt 1 of 2 ---\nboom\nhalf a line\n"
+        "--- clusterctl: attempt 2 of 2 ---\n");
+  CHECK(*cc::util::read_file(dir / "rank-1.out") ==
+        "--- clusterctl: attempt 1 of 2 ---\n--- clusterctl: attempt 2 of 2 ---\n");
+  // Not on the terminal: the restart note says it there.
+  CHECK(slurp(out) == "[0 h1] attempt\n[0 h1] attempt\n");
+  CHECK(slurp(err) == "[0 h1] boom\n[0 h1] half a line\n");
+  std::fclose(out);
+  std::fclose(err);
+  std::filesystem::remove_all(dir);
+}

@@ -39,8 +39,9 @@ util::Status check_world(const WorldPlan& plan) {
   if (plan.hosts.empty()) return util::error(ExitCode::kUsage, "the job has no hosts");
   if (!plan.routes.empty() && plan.routes.size() != plan.hosts.size()) {
     return util::error(ExitCode::kUsage,
-                       fmt::format("the cable routes cover {} hosts, the job has {}",
-                                   plan.routes.size(), plan.hosts.size()));
+                       fmt::format("the cable routes cover {}, the job has {}",
+                                   util::plural(plan.routes.size(), "host", "hosts"),
+                                   plan.hosts.size()));
   }
   if (!is_mlx(plan.runtime)) return {};
   if (!plan.mlx) {
@@ -57,8 +58,10 @@ util::Status check_world(const WorldPlan& plan) {
   }
   const auto& hf = *plan.mlx;
   if (hf.hosts.size() != plan.hosts.size()) {
-    return util::error(ExitCode::kUsage, fmt::format("the MLX hostfile {} has {} hosts, the job {}",
-                                                     hf.path, hf.hosts.size(), plan.hosts.size()));
+    return util::error(ExitCode::kUsage, fmt::format("the MLX hostfile {} has {}, the job {}",
+                                                     hf.path,
+                                                     util::plural(hf.hosts.size(), "host", "hosts"),
+                                                     plan.hosts.size()));
   }
   if (plan.runtime != Runtime::kMlxRing) {
     if (hf.hosts[0].ips.empty()) {
@@ -70,9 +73,12 @@ util::Status check_world(const WorldPlan& plan) {
     for (size_t i = 0; i < hf.hosts.size(); ++i) {
       if (hf.hosts[i].rdma.size() != hf.hosts.size()) {
         return util::error(ExitCode::kUsage,
-                           fmt::format("the MLX hostfile {}: rank {} has {} rdma cells, expected "
-                                       "{} (an N x N matrix)",
-                                       hf.path, i, hf.hosts[i].rdma.size(), hf.hosts.size()));
+                           fmt::format("the MLX hostfile {}: rank {} has {}, expected {} (an "
+                                       "N x N matrix)",
+                                       hf.path, i,
+                                       util::plural(hf.hosts[i].rdma.size(), "rdma cell",
+                                                    "rdma cells"),
+                                       hf.hosts.size()));
       }
     }
   } else {

@@ -19,20 +19,23 @@ struct FakeJob {
   explicit FakeJob(std::vector<ExitCode> c) : codes(std::move(c)) {}
   std::vector<ExitCode> codes;
   std::vector<std::string> ids;
+  std::vector<std::string> numbers;  // "N of M" per attempt
   std::vector<std::string> notes;
   bool interrupt_after_first = false;
+  bool no_reason = false;  // the ranks all ended before the watcher named a cause
 
   cc::util::Result<JobOutcome> run(const Restart& restart) {
     return run_with_restarts(
         restart, "job-1",
-        [&](const std::string& id) -> cc::util::Result<JobOutcome> {
-          ids.push_back(id);
+        [&](const Attempt& a) -> cc::util::Result<JobOutcome> {
+          ids.push_back(a.job_id);
+          numbers.push_back(std::to_string(a.number) + " of " + std::to_string(a.of));
           if (interrupt_after_first) cc::util::set_interrupted(true);
           const ExitCode c = codes.at(ids.size() - 1);
           if (c == ExitCode::kUnreachable) return cc::util::error(c, "h2: cannot connect");
           JobOutcome o;
           o.code = c;
-          o.reason = c == ExitCode::kOk ? "" : "rank 0 on h1 failed (exit 1)";
+          o.reason = c == ExitCode::kOk || no_reason ? "" : "rank 0 on h1 failed (exit 1)";
           RankOutcome r;
           r.host = "h1";
           r.started = r.finished = true;
@@ -62,6 +65,7 @@ TEST_CASE("restart: never runs the job once, whatever happened") {
   CHECK(job.ids == std::vector<std::string>{"job-1"});
   CHECK(job.notes.empty());
   CHECK(out->reason == "rank 0 on h1 failed (exit 1)");
+  CHECK(job.numbers == std::vector<std::string>{"1 of 1"});  // one attempt: no marker in logs
 }
 
 TEST_CASE("restart: on-failure retries until an attempt succeeds, ids -a2, -a3, reason suffixed") {
@@ -70,14 +74,16 @@ TEST_CASE("restart: on-failure retries until an attempt succeeds, ids -a2, -a3, 
   REQUIRE(out.ok());
   CHECK(out->code == ExitCode::kOk);
   CHECK(job.ids == std::vector<std::string>{"job-1", "job-1-a2", "job-1-a3"});
+  CHECK(job.numbers == std::vector<std::string>{"1 of 5", "2 of 5", "3 of 5"});
   REQUIRE(job.notes.size() == 2);
   CHECK(job.notes[0].starts_with("attempt 1 of 5 failed:\n"));
-  CHECK(job.notes[0].find("<- failed first\n") != std::string::npos);  // the summary table
-  CHECK(job.notes[0].find("job failed: rank 0 on h1 failed (exit 1); 0/1 ranks exited 0\n") !=
+  // The summary table of a job of one rank: no "failed first", no "1 ranks".
+  CHECK(job.notes[0].find("<- failed\n") != std::string::npos);
+  CHECK(job.notes[0].find("job failed: rank 0 on h1 failed (exit 1); 0/1 rank exited 0\n") !=
         std::string::npos);
   CHECK(job.notes[0].ends_with("starting attempt 2 (restart: on-failure)"));
   CHECK(job.notes[1].starts_with("attempt 2 of 5 failed:\n"));
-  CHECK(out->reason == " (attempt 3 of 5)");
+  CHECK(out->reason.empty());  // it succeeded: no reason, and no " (attempt 3 of 5)" alone
 }
 
 TEST_CASE("restart: on-failure stops after max_attempts, the last reason says which") {
@@ -88,6 +94,18 @@ TEST_CASE("restart: on-failure stops after max_attempts, the last reason says wh
   CHECK(job.ids.size() == 3);
   CHECK(job.ids.back() == "job-1-a3");
   CHECK(out->reason == "rank 0 on h1 failed (exit 1) (attempt 3 of 3)");
+}
+
+TEST_CASE("restart: a later attempt's reason is the verdict's even when the watcher named none") {
+  // A job whose ranks all ended in one tick has no reason of the watcher's: the last attempt's
+  // verdict read "job failed:  (attempt 2 of 2)", and `jobs` showed that as why.
+  FakeJob job({ExitCode::kJobFailed, ExitCode::kJobFailed});
+  job.no_reason = true;
+  auto out = job.run(on_failure(2));
+  REQUIRE(out.ok());
+  CHECK(out->reason == "rank 0 on h1 failed (exit 1) (attempt 2 of 2)");
+  CHECK(render_summary(*out).find("job failed: rank 0 on h1 failed (exit 1) (attempt 2 of 2); "
+                                  "0/1 rank exited 0\n") != std::string::npos);
 }
 
 TEST_CASE("restart: no retry after Ctrl-C, an interrupted attempt, or a set-up error") {
@@ -114,4 +132,11 @@ TEST_CASE("restart: no retry after Ctrl-C, an interrupted attempt, or a set-up e
     CHECK(out.error().code == ExitCode::kUnreachable);
     CHECK(job.ids == std::vector<std::string>{"job-1", "job-1-a2"});
   }
+}
+
+TEST_CASE("restart: each attempt's start is marked in the logs by clusterctl, with its time") {
+  // The attempts of `restart: on-failure` share rank-R.out: two attempts printing "attempt"
+  // read "attempt\nattempt", nothing between them.
+  CHECK(attempt_marker(Attempt{"job-1-a2", 2, 3}, "2026-12-07T02:31:05Z") ==
+        "--- clusterctl: attempt 2 of 3 started 2026-12-07T02:31:05Z (job job-1-a2) ---");
 }

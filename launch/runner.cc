@@ -13,6 +13,7 @@
 #include "launch/wrapper.h"
 #include "util/address.h"
 #include "util/interrupt.h"
+#include "util/text.h"
 
 namespace cc::launch {
 namespace {
@@ -201,8 +202,8 @@ SetUp set_up_hosts(const JobSpec& spec, const WorldPlan& plan, OutputMux& output
     std::string list;
     for (const auto& d : swept) list += "\n  " + d;
     output.note(
-        fmt::format("removed {} job director{} left by launchers that are gone (killed?):{}",
-                    swept.size(), swept.size() == 1 ? "y" : "ies", list));
+        fmt::format("removed {} left by launchers that are gone (killed?):{}",
+                    util::plural(swept.size(), "job directory", "job directories"), list));
   }
   return out;
 }

@@ -165,13 +165,23 @@ FailureCause failure_cause(const std::vector<RankOutcome>& ranks, int first,
 /// of render_summary, and the `reason` of the job's record (`clusterctl jobs`).
 std::string job_reason(const JobOutcome& outcome);
 
-/// When a rank's command was not found (exit 127): one "to fix: ..." line naming the hosts and
-/// what to do (a non-interactive SSH session's PATH; an absolute path in `command:` or PATH in
-/// `env:`); "" otherwise.
+/// When a rank's command was not found (exit 127): a "to fix: ..." line naming the hosts and
+/// what to do, one per way it was looked for: a name without '/' in PATH (a non-interactive
+/// SSH session's PATH; an absolute path in `command:` or the whole PATH in `env:`; a PATH that
+/// holds a '$' is said to be one of `env:`'s literal values, with the whole PATH to write); a
+/// relative path from the rank's working directory on its host, not the job file's (an
+/// absolute path in `command:`, or `upload:`). None for an absolute path, whose own reason says
+/// what is missing. "" when no command was not found.
 std::string not_found_advice(const JobOutcome& outcome);
 
-/// The summary table (rank, host, exit, duration; the first failure marked; a failed rank's
-/// status_reason on the line below it), the verdict and not_found_advice. A status cell is never cut: a status
+/// When a rank's command was found but not executable (the waiter's exit 126, "not executable:
+/// ./run.sh: Permission denied"): one "to fix: ..." line naming it and the hosts (the upload's
+/// `mode: "0755"`, chmod +x, or a noexec file system); "" otherwise.
+std::string not_executable_advice(const JobOutcome& outcome);
+
+/// The summary table (rank, host, exit, duration; the first failure marked, "failed" alone in a
+/// job of one rank; a failed rank's status_reason on the line below it), the verdict ("1 rank",
+/// "4 ranks": util::plural), not_found_advice and not_executable_advice. A status cell is never cut: a status
 /// longer than the column shows its first words ("connection lost") and the whole on the line
 /// below. A reason longer than 60 characters is printed once, under the first rank that has
 /// it: later ranks say "same as rank N", and the verdict "as under rank N above".

@@ -822,12 +822,125 @@ TEST_CASE("summary: a command not found says once where and what to do (ompi#599
   // A command given by its path was not looked for in PATH: the advice about PATH does not
   // apply (the job of a venv missing on every host got it, after the venv's own fix).
   a.problem = "command not found: /opt/venv/bin/python: this host has no Python venv at /opt/venv";
-  b.problem = "command not found: ./run.sh";
+  b.problem = "command not found: /opt/x/run.sh";
   o.ranks = {ok, a, b};
   CHECK(not_found_advice(o).empty());
   a.problem = "command not found: python3 (looked for in PATH=/usr/bin:/bin)";
   o.ranks = {ok, a, b};
   CHECK(not_found_advice(o).find("to fix: a command not found on h2: ") == 0);
+}
+
+TEST_CASE("summary: a relative command path is blamed on the working directory, not on PATH") {
+  // `command: [../../build/release/bench/clustercomm-perf, ...]`, written as from the job file:
+  // the "to fix" line spoke of a non-interactive SSH session's PATH, which is never searched
+  // for a name with a '/'.
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  o.first_failed = 0;
+  RankOutcome a;
+  a.host = "h1";
+  a.started = a.finished = true;
+  a.exit_status = 127;
+  a.problem =  // exec_failure of the waiter's line
+      "command not found: ../../build/release/bench/clustercomm-perf (relative to the working "
+      "directory /tmp/clusterctl-job-x-h0)";
+  RankOutcome b = a;
+  b.rank = 1;
+  b.host = "h2";
+  o.ranks = {a, b};
+  const std::string advice = not_found_advice(o);
+  CHECK(advice ==
+        "to fix: ../../build/release/bench/clustercomm-perf was not found on h1, h2: a command "
+        "given by a relative path is looked for from the rank's working directory on its host "
+        "(the job's directory there, or `cwd:`), not from the job file's directory; give its "
+        "absolute path on the hosts in `command:`, or copy it to every host with `upload:` (- "
+        "{src: PATH, dest: clustercomm-perf, mode: \"0755\"}, `src` relative to the job file; "
+        "then command: [./clustercomm-perf, ...])\n");
+  CHECK(advice.find("PATH of") == std::string::npos);
+  CHECK(advice.find("login profile") == std::string::npos);
+  CHECK(render_summary(o).ends_with(advice));
+  // A relative path beside a name looked for in PATH: each has its own line.
+  b.problem = "command not found: python3 (looked for in PATH=/usr/bin:/bin)";
+  o.ranks = {a, b};
+  const std::string both = not_found_advice(o);
+  CHECK(both.find("to fix: a command not found on h2: a non-interactive SSH session") == 0);
+  CHECK(both.find("\nto fix: ../../build/release/bench/clustercomm-perf was not found on h1: ") !=
+        std::string::npos);
+}
+
+TEST_CASE("summary: a PATH from env: with a '$' in it is said to be literal") {
+  // `env: {PATH: "$PATH:/opt/x/bin"}`: every rank failed "looked for in PATH=$PATH:/opt/x/bin"
+  // and the "to fix" line blamed the SSH session's PATH.
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  o.first_failed = 0;
+  RankOutcome a;
+  a.host = "h1";
+  a.started = a.finished = true;
+  a.exit_status = 127;
+  a.problem = "command not found: python3 (looked for in PATH=$PATH:/opt/x/bin)";
+  o.ranks = {a};
+  CHECK(not_found_advice(o) ==
+        "to fix: a command not found on h1: the PATH it was looked for in, $PATH:/opt/x/bin, "
+        "holds a '$': a value in the job's `env:` is passed exactly as written (no shell expands "
+        "`$NAME` in it); set the whole PATH there instead (PATH: "
+        "\"/usr/local/bin:/usr/bin:/bin:/opt/x/bin\", with your hosts' own directories)\n");
+  // ${PATH} too; another variable: no example, whose directories only the operator knows.
+  o.ranks[0].problem = "command not found: x (looked for in PATH=/a:${PATH})";
+  CHECK(not_found_advice(o).find("(PATH: \"/a:/usr/local/bin:/usr/bin:/bin\", ") !=
+        std::string::npos);
+  o.ranks[0].problem = "command not found: x (looked for in PATH=$HOME/bin:$PATH)";
+  CHECK(not_found_advice(o).ends_with("set the whole PATH there instead\n"));
+}
+
+TEST_CASE("summary: a command not executable says how to make it so (upload mode, chmod)") {
+  // An uploaded script without its x bit failed with a bare "Permission denied".
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  o.first_failed = 0;
+  RankOutcome a;
+  a.host = "h1";
+  a.started = a.finished = true;
+  a.exit_status = 126;
+  a.problem = "not executable: ./run.sh: Permission denied";  // exec_failure
+  RankOutcome b = a;
+  b.rank = 1;
+  b.host = "h2";
+  o.ranks = {a, b};
+  const std::string s = render_summary(o);
+  CHECK(s.ends_with(
+      "to fix: ./run.sh is not executable on h1, h2: an uploaded file keeps its local mode "
+      "unless its `upload:` entry gives one: add mode: \"0755\" to that entry, or `chmod +x` the "
+      "file (here before the upload, or on the hosts); a file that is executable there sits on "
+      "a file system mounted noexec: run it through its interpreter (command: [sh, ./run.sh] "
+      "for a shell script)\n"));
+  b.problem.clear();  // a shell's 126: its log names the file
+  o.ranks = {b};
+  CHECK(not_executable_advice(o).empty());
+}
+
+TEST_CASE("summary: a job of one rank is counted in the singular, and failed, not first") {
+  // "1 ranks exited 0", and "failed first" of the only rank there was.
+  JobOutcome o;
+  o.duration = std::chrono::milliseconds(1000);
+  RankOutcome a;
+  a.host = "h1";
+  a.started = a.finished = true;
+  a.exit_status = 0;
+  a.duration = std::chrono::milliseconds(1000);
+  o.ranks = {a};
+  CHECK(render_summary(o).find("job succeeded: 1 rank exited 0 in 1.0 s\n") != std::string::npos);
+  o.code = cc::util::ExitCode::kJobFailed;
+  o.first_failed = 0;
+  o.ranks[0].exit_status = 2;
+  const std::string s = render_summary(o);
+  CAPTURE(s);
+  CHECK(s.find("    0  h1                exit 2                      1.0 s  <- failed\n") !=
+        std::string::npos);
+  CHECK(s.find("first") == std::string::npos);
+  CHECK(job_reason(o) == "rank 0 on h1 failed (exit 2)");
+  CHECK(s.find("job failed: rank 0 on h1 failed (exit 2); 0/1 rank exited 0\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("summary: launch and exec give one cause for a command not found over SSH") {

@@ -15,6 +15,7 @@
 
 #include "launch/runner.h"
 #include "remote/outcomes.h"
+#include "util/text.h"
 
 namespace cc::launch {
 namespace {
@@ -177,33 +178,148 @@ std::string job_reason(const JobOutcome& o) {
   if (!o.reason.empty()) return o.reason;
   if (o.first_failed >= 0 && static_cast<size_t>(o.first_failed) < o.ranks.size()) {
     const auto& r = o.ranks[static_cast<size_t>(o.first_failed)];
-    return fmt::format("rank {} on {} failed first ({})", r.rank, r.host, describe_failure(r));
+    // "first" only among several ranks: a job of one rank has no other to fail.
+    return fmt::format("rank {} on {} failed{} ({})", r.rank, r.host,
+                       o.ranks.size() > 1 ? " first" : "", describe_failure(r));
   }
   return "";
 }
 
+namespace {
+
+// How a rank's command was looked for, from the waiter's reason (wrapper.h exec_failure):
+// "command not found: NAME (looked for in PATH=P)" for a NAME without '/', "command not found:
+// NAME (relative to the working directory W)" for a relative path, "command not found: /ABS..."
+// for an absolute one; a shell's own 127 (no reason) looked in PATH.
+struct NotFound {
+  enum class Kind { kNone, kPath, kRelative, kAbsolute };
+  Kind kind = Kind::kNone;
+  std::string name;  // as the waiter named it ("" for a shell's 127)
+  std::string path;  // the PATH it was looked for in ("" when not known)
+};
+
+NotFound not_found(const RankOutcome& r) {
+  NotFound f;
+  if (r.problem.empty() && !r.signaled && r.exit_status == 127) {
+    f.kind = NotFound::Kind::kPath;
+    return f;
+  }
+  constexpr std::string_view kNotFound = "command not found: ";
+  if (!r.problem.starts_with(kNotFound)) return f;
+  const std::string_view rest = std::string_view(r.problem).substr(kNotFound.size());
+  f.name = std::string(rest.substr(0, std::min(rest.find(": "), rest.find(" ("))));
+  if (f.name.find('/') == std::string::npos) {
+    f.kind = NotFound::Kind::kPath;
+    constexpr std::string_view kIn = " (looked for in PATH=";
+    if (const auto at = rest.find(kIn); at != std::string_view::npos && rest.ends_with(')')) {
+      const auto from = at + kIn.size();
+      f.path = std::string(rest.substr(from, rest.size() - 1 - from));
+    }
+  } else {
+    f.kind = f.name.starts_with('/') ? NotFound::Kind::kAbsolute : NotFound::Kind::kRelative;
+  }
+  return f;
+}
+
+void add_host(std::vector<std::string>& hosts, const std::string& host) {
+  if (std::find(hosts.begin(), hosts.end(), host) == hosts.end()) hosts.push_back(host);
+}
+
+// The PATH of `env:` as a shell would have expanded it, for an example: each `$PATH` and
+// `${PATH}` in `path` replaced by the usual directories; "" when it holds none, or holds another
+// '$' (`$HOME/bin`: only the operator knows what that is on the hosts).
+std::string path_example(std::string_view path) {
+  constexpr std::string_view kUsual = "/usr/local/bin:/usr/bin:/bin";
+  std::string out;
+  bool replaced = false;
+  for (size_t i = 0; i < path.size();) {
+    const std::string_view rest = path.substr(i);
+    size_t len = rest.starts_with("${PATH}") ? 7 : 0;
+    if (len == 0 && rest.starts_with("$PATH") &&
+        (rest.size() == 5 || !(util::is_ascii_alnum(rest[5]) || rest[5] == '_'))) {
+      len = 5;  // not $PATHS, another name
+    }
+    if (len > 0) {
+      out += kUsual;
+      i += len;
+      replaced = true;
+    } else {
+      out += path[i++];
+    }
+  }
+  return replaced && out.find('$') == std::string::npos ? out : "";
+}
+
+}  // namespace
+
 std::string not_found_advice(const JobOutcome& o) {
-  std::vector<std::string> hosts;  // where a rank's command was not found, once each
+  std::vector<std::string> path_hosts;      // looked for in PATH, once each
+  std::vector<std::string> relative_hosts;  // a relative path, from the working directory
+  std::string relative, literal;            // that path; a PATH holding a '$'
   for (const auto& r : o.ranks) {
-    // The waiter's "command not found: NAME[: ...| (looked for in PATH=...)]": a NAME with a
-    // '/' was never looked for in PATH (a venv's python that is not there: its reason says so).
-    constexpr std::string_view kNotFound = "command not found: ";
-    const std::string_view name =
-        std::string_view(r.problem).substr(std::min(r.problem.size(), kNotFound.size()));
-    const bool by_path = name.substr(0, std::min(name.find(": "), name.find(" ("))).find('/') !=
-                         std::string_view::npos;
-    const bool missing = (r.problem.starts_with(kNotFound) && !by_path) ||
-                         (r.problem.empty() && !r.signaled && r.exit_status == 127);
-    if (missing && std::find(hosts.begin(), hosts.end(), r.host) == hosts.end()) {
-      hosts.push_back(r.host);
+    const NotFound f = not_found(r);
+    if (f.kind == NotFound::Kind::kPath) {
+      add_host(path_hosts, r.host);
+      if (literal.empty() && f.path.find('$') != std::string::npos) literal = f.path;
+    } else if (f.kind == NotFound::Kind::kRelative) {
+      add_host(relative_hosts, r.host);
+      if (relative.empty()) relative = f.name;
+    }
+    // An absolute path was looked for nowhere else: its reason says what is missing (a venv).
+  }
+  std::string out;
+  if (!path_hosts.empty() && !literal.empty()) {
+    // `env: {PATH: "$PATH:/opt/x/bin"}`: no shell expands it, so the rank's PATH held "$PATH".
+    const std::string example = path_example(literal);
+    out += fmt::format(
+        "to fix: a command not found on {}: the PATH it was looked for in, {}, holds a '$': a "
+        "value in the job's `env:` is passed exactly as written (no shell expands `$NAME` in "
+        "it); set the whole PATH there instead{}\n",
+        fmt::join(path_hosts, ", "), literal,
+        example.empty() ? std::string()
+                        : fmt::format(" (PATH: \"{}\", with your hosts' own directories)", example));
+  } else if (!path_hosts.empty()) {
+    out += fmt::format(
+        "to fix: a command not found on {}: {}: give the command's absolute path in `command:`, "
+        "or set the whole PATH in the job's `env:` (PATH: \"/opt/homebrew/bin:/usr/bin:/bin\"), "
+        "or install it there\n",
+        fmt::join(path_hosts, ", "), remote::ssh_path_cause());
+  }
+  if (!relative_hosts.empty()) {
+    // PATH is never searched for a name with a '/': the path is taken from the rank's working
+    // directory on its host (`command: [../../build/x]` written as from the job file).
+    const std::string base = relative.substr(relative.rfind('/') + 1);
+    out += fmt::format(
+        "to fix: {} was not found on {}: a command given by a relative path is looked for from "
+        "the rank's working directory on its host (the job's directory there, or `cwd:`), not "
+        "from the job file's directory; give its absolute path on the hosts in `command:`, or "
+        "copy it to every host with `upload:` (- {{src: PATH, dest: {}, mode: \"0755\"}}, `src` "
+        "relative to the job file; then command: [./{}, ...])\n",
+        relative, fmt::join(relative_hosts, ", "), base, base);
+  }
+  return out;
+}
+
+std::string not_executable_advice(const JobOutcome& o) {
+  std::vector<std::string> hosts;  // where a rank's command was not executable, once each
+  std::string name;                // the waiter's "not executable: NAME: Permission denied"
+  constexpr std::string_view kNotExec = "not executable: ";
+  for (const auto& r : o.ranks) {
+    if (r.signaled || r.exit_status != 126 || !r.problem.starts_with(kNotExec)) continue;
+    add_host(hosts, r.host);
+    if (name.empty()) {
+      const std::string_view rest = std::string_view(r.problem).substr(kNotExec.size());
+      name = std::string(rest.substr(0, rest.find(": ")));
     }
   }
   if (hosts.empty()) return "";
   return fmt::format(
-      "to fix: a command not found on {}: {}: give the command's absolute path in `command:`, or "
-      "set the whole PATH in the job's `env:` (PATH: \"/opt/homebrew/bin:/usr/bin:/bin\"), or "
-      "install it there\n",
-      fmt::join(hosts, ", "), remote::ssh_path_cause());
+      "to fix: {} is not executable on {}: an uploaded file keeps its local mode unless its "
+      "`upload:` entry gives one: add mode: \"0755\" to that entry, or `chmod +x` the file (here "
+      "before the upload, or on the hosts); a file that is executable there sits on a file "
+      "system mounted noexec: run it through its interpreter (command: [sh, {}] for a shell "
+      "script)\n",
+      name, fmt::join(hosts, ", "), name);
 }
 
 std::string render_summary(const JobOutcome& o) {
@@ -224,7 +340,9 @@ std::string render_summary(const JobOutcome& o) {
     std::string note;
     const bool failed_to_start = !r.started && r.exit_status > 0 && !r.problem.empty();
     if (r.rank == o.first_failed) {
-      note = o.consequence >= 0 ? "<- the cause (the others' errors name it)" : "<- failed first";
+      note = o.consequence >= 0     ? "<- the cause (the others' errors name it)"
+             : o.ranks.size() > 1 ? "<- failed first"
+                                  : "<- failed";
     } else if (r.rank == o.consequence) {
       note = fmt::format("failed first, a consequence: its error names rank {}", o.first_failed);
     } else if (failed_to_start) {
@@ -255,8 +373,8 @@ std::string render_summary(const JobOutcome& o) {
   size_t ok = 0;
   for (const auto& r : o.ranks) ok += r.exit_status == 0 ? 1 : 0;
   if (o.code == util::ExitCode::kOk) {
-    out += fmt::format("job succeeded: {} ranks exited 0 in {}\n", o.ranks.size(),
-                       seconds(o.duration));
+    out += fmt::format("job succeeded: {} exited 0 in {}\n",
+                       util::plural(o.ranks.size(), "rank", "ranks"), seconds(o.duration));
   } else {
     std::string why = job_reason(o);
     for (const auto& [text, rank] : printed) {  // said above: referred to, not repeated
@@ -264,11 +382,12 @@ std::string render_summary(const JobOutcome& o) {
         why.replace(at, text.size(), fmt::format("as under rank {} above", rank));
       }
     }
-    out += fmt::format("job {}: {}; {}/{} ranks exited 0\n",
+    out += fmt::format("job {}: {}; {}/{} exited 0\n",
                        o.code == util::ExitCode::kInterrupted ? "interrupted" : "failed", why, ok,
-                       o.ranks.size());
+                       util::plural(o.ranks.size(), "rank", "ranks"));
   }
   out += not_found_advice(o);
+  out += not_executable_advice(o);
   for (const auto& p : o.cleanup_problems) {
     out += fmt::format("warning: the job directory may remain: {}\n", p);
   }

@@ -13,6 +13,7 @@
 
 #include "launch/runner.h"
 #include "util/interrupt.h"
+#include "util/text.h"
 
 namespace cc::launch {
 namespace {
@@ -133,9 +134,10 @@ class Watcher {
                   ", "));
     if (running.size() > kShown) list += fmt::format(" and {} more", running.size() - kShown);
     return fmt::format(
-        ": {} still running after {} of {} ranks exited 0 (stuck, e.g. in a collective the "
+        ": {} still running after {} of {} exited 0 (stuck, e.g. in a collective the "
         "others had left: its last lines are in `clusterctl logs {} --rank {}`)",
-        list, exited_ok, ranks.size(), opts_.name.empty() ? "JOB" : opts_.name, first);
+        list, exited_ok, util::plural(ranks.size(), "rank", "ranks"),
+        opts_.name.empty() ? "JOB" : opts_.name, first);
   }
 
   void begin_end(Reason r) {

@@ -201,7 +201,10 @@ exit "$s"
 // usual termination signals itself (its child gets them with the default disposition), so it
 // outlives the rank to record how it ended, and exits with the shell's status for it. A command
 // it cannot run: "clusterctl: cannot run ARGV0: WHY" (exec_failure reads it), exit 127 when
-// there is no such file (as a shell's "command not found"), 126 when it is not executable.
+// there is no such file (as a shell's "command not found"), 126 when it is not executable. WHY
+// says where it looked: in PATH for a name without '/' ("(looked for in PATH=...)"), from the
+// working directory for a relative path that is not there ("(relative to the working directory
+// /tmp/clusterctl-job-...)": PATH is never searched for it).
 constexpr std::string_view kWaiterText = R"PL(use POSIX ();
 my ($new, $f, $m) = splice(@ARGV, 0, 3);
 if ($new) { POSIX::setsid() > 0 or die "clusterctl: setsid: $!\n"; }
@@ -216,14 +219,17 @@ if ($c == 0) {
   exec { $ARGV[0] } @ARGV;
   my $e = $! + 0;
   my $why = "$!";
-  my $path = $ARGV[0] =~ m{/} ? "" : " (looked for in PATH=" . ($ENV{PATH} // "") . ")";
+  my $gone = $e == POSIX::ENOENT() || $e == POSIX::ENOTDIR();
+  my $path = $ARGV[0] !~ m{/} ? " (looked for in PATH=" . ($ENV{PATH} // "") . ")"
+    : ($gone && $ARGV[0] !~ m{^/}) ? " (relative to the working directory "
+      . (eval { require Cwd; Cwd::getcwd() } // $ENV{PWD} // "?") . ")" : "";
   my $venv = ($ARGV[0] =~ m{^(/.+)/bin/python[0-9.]*$} && !-e "$1/pyvenv.cfg") ? $1 : "";
   $path .= ": this host has no Python venv at $venv; make it as README.md, \"Python\", says:"
     . " in a checkout of clusterctl on the host, `python3 -m venv $venv && $venv/bin/pip"
     . " install ./python` (on every host at once: `clusterctl exec --hosts all --shell --"
     . " '...'`; a lab's hosts share this machine's file system: run it once, here)" if length $venv;
   print STDERR "clusterctl: cannot run $ARGV[0]: $why$path\n";
-  POSIX::_exit(($e == POSIX::ENOENT() || $e == POSIX::ENOTDIR()) ? 127 : 126);
+  POSIX::_exit($gone ? 127 : 126);
 }
 waitpid($c, 0);
 my $s = $?;

@@ -165,8 +165,9 @@ std::string describe_step(const std::vector<std::string>& argv);
 
 /// Why the waiter could not run the rank's command, from its stderr line ("clusterctl: cannot
 /// run python3: No such file or directory (looked for in PATH=/x)"): "command not found:
-/// python3 (looked for in PATH=/x)"; "not executable: ./run.sh: Permission denied"; else
-/// "cannot run ARGV0: WHY". "" for any other line.
+/// python3 (looked for in PATH=/x)", "command not found: ../bin/x (relative to the working
+/// directory /tmp/clusterctl-job-...)", "command not found: /opt/x"; "not executable:
+/// ./run.sh: Permission denied"; else "cannot run ARGV0: WHY". "" for any other line.
 std::string exec_failure(std::string_view line);
 
 /// The end record "exit N" / "signal N": true for a death by signal, false for an exit;

@@ -212,6 +212,21 @@ TEST_CASE("wrapper: a command not found exits 127, one not executable 126, each 
   REQUIRE(r.ok());
   CHECK(r->exit_status == 126);  // as a shell says it; it was 127 (not found)
   CHECK(r->err.find("clusterctl: cannot run ./notexec.sh: Permission denied") != std::string::npos);
+  // A relative path is looked for from the working directory (the job's directory here), never
+  // in PATH: the line says which directory (`command: [../../build/x]` written as from the job
+  // file said only "No such file or directory", and the summary blamed PATH).
+  ro.stdin_data = env_payload({{"PATH", "/nowhere"}}, nonce);
+  r = local.run(
+      cc::remote::Command{wrapper_argv({dir, 0, "", 1, nonce, {"../../build/x-cc", "-o"}})}, ro);
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 127);
+  const std::string line = "clusterctl: cannot run ../../build/x-cc: No such file or directory "
+                           "(relative to the working directory " + dir + ")";
+  CAPTURE(r->err);
+  CHECK(r->err.find(line + "\n") != std::string::npos);
+  CHECK(r->err.find("PATH=") == std::string::npos);
+  CHECK(exec_failure(line) ==
+        "command not found: ../../build/x-cc (relative to the working directory " + dir + ")");
   fs::remove_all(dir);
 }
 

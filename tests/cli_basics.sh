@@ -201,7 +201,8 @@ for want in "$tmp/missing-cluster.yaml:3:10: cluster: cluster state $tmp/missing
   "$tmp/bad-dest.yaml: host h3: no host 'nowhere.invalid'"; do
   grep -qF -- "$want" <<<"$LAST" || { echo "FAIL: launch missing-cluster.yaml: not reported: $want: $LAST"; fail=1; }
 done
-[ "$(grep -c "clusterctl launch: nothing was started" <<<"$LAST")" = 1 ] ||
+[ "$(grep -o "nothing was started" <<<"$LAST" | wc -l)" = 1 ] &&
+  grep -q "^clusterctl launch: nothing was started$" <<<"$LAST" ||
   { echo "FAIL: launch missing-cluster.yaml: 'nothing was started' not said once at the end: $LAST"; fail=1; }
 grep -q "cannot connect" <<<"$LAST" && { echo "FAIL: launch missing-cluster.yaml connected to a host: $LAST"; fail=1; }
 # launch: a missing upload is named with its job.yaml line before anything starts (exit 2, an
@@ -211,7 +212,10 @@ printf 'name: up\nhosts: [local]\ncommand: [x]\nlogs: %s/up-logs\nupload:\n  - {
 expect 2 "launch with a missing upload" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/job.yaml"
 grep -q "$tmp/job.yaml:6:5: upload src $tmp/nothing-here: no such file" <<<"$LAST" ||
   { echo "FAIL: missing upload not named with its line: $LAST"; fail=1; }
-grep -q "ranks on" <<<"$LAST" && { echo "FAIL: the job line came before the error: $LAST"; fail=1; }
+grep -qE " ranks? on " <<<"$LAST" && { echo "FAIL: the job line came before the error: $LAST"; fail=1; }
+# ... and "nothing was started" is said once, at the end (the upload's own line said it too).
+[ "$(grep -o "nothing was started" <<<"$LAST" | wc -l)" = 1 ] ||
+  { echo "FAIL: launch with a missing upload: 'nothing was started' not said once: $LAST"; fail=1; }
 # A job that fails validation leaves no job record and no log directory (`clusterctl jobs`
 # must not list what never ran): the missing upload above, an unknown key, a host that is not
 # in the inventory, an unset secret.
@@ -352,6 +356,12 @@ if ! grep -q "note: --lab nosuchlab replaces the job's cluster: lab:default" <<<
   echo "FAIL: --lab not used for a lab job: $LAST"
   fail=1
 fi
+# A lab that is not there, named by the job: the error quotes `cluster:` as the file says it
+# (it said `cluster: nosuchlab` of a file that says `cluster: lab:nosuchlab`).
+printf 'name: t\ncluster: lab:nosuchlab\ncommand: [true]\n' >"$job"
+expect 2 "a job's lab that is not there" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/state" "$cc" launch "$job"
+grep -qF "$job:2:10: \`cluster: lab:nosuchlab\`: " <<<"$LAST" ||
+  { echo "FAIL: a job's missing lab not quoted as written: $LAST"; fail=1; }
 # `lab status` of a lab that is not there is a status query answered "not running" (exit 1, as
 # for a lab whose sshd is down), not a usage error (it exited 2); it names the `lab up` that
 # starts one, and --json still answers.

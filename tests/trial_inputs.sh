@@ -20,7 +20,7 @@
 #     or inventory address that is no address, an MPI hostfile given as an MLX one, a cluster
 #     state whose network plan puts one address on two ports or one subnet on two cables
 #     (exo#2067, exo#2309), and one host under two spellings (Studio1, studio1.).
-# 10-13: later trials, each described at its section.
+# 10-14: later trials, each described at its section.
 set -uo pipefail
 cc=${CLUSTERCTL:?set CLUSTERCTL to the clusterctl binary}
 data=$(cd "$(dirname "$0")/data" && pwd)
@@ -305,7 +305,7 @@ printf 'name: tilde\nhosts: [local]\nruntime: none\nlogs: %s/logs\ncwd: ~/work\n
   "$tmp" >"$tmp/tilde.yaml"
 expect 2 "launch with cwd ~/work" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/tilde.yaml"
 has "launch with cwd ~/work" "$tmp/err" "$tmp/tilde.yaml:5:6: 'cwd': '~' is not expanded on the hosts"
-hasnt "launch with cwd ~/work: nothing started" "$tmp/err" "ranks on"
+hasnt "launch with cwd ~/work: nothing started" "$tmp/err" ": 1 rank on 1 host"
 #  - a Python rank's prints (mlx.launch gives its ranks a terminal, `ssh -tt`): its stdout is
 #    a pipe here, so Python held them until exit; with PYTHONUNBUFFERED=1 set for every rank
 #    the first line is in the log while the rank still runs (this shell's own PYTHONUNBUFFERED
@@ -414,6 +414,66 @@ json.dump(s, open(sys.argv[2], "w"))
 PY2
 expect 1 "rdma status, an idle port at Up to 40 Gb/s" -- "$cc" rdma status "$tmp/tb4idle.json"
 has "tb4-link fix: the TB4 port" "$tmp/out" "system_profiler shows mac3 receptacle 3 (en2): Up to 40 Gb/s as Thunderbolt 4: that port cannot do RDMA over Thunderbolt 5; system_profiler shows no Thunderbolt 5 port on these Macs"
+
+# 14. A new user's first jobs (launch on this machine, host `local`):
+#  - `command: [../../build/...]`, a path written as from the job file: "cannot run ...: No such
+#    file or directory" and a "to fix" line about the PATH of an SSH session, which is never
+#    searched for a name with '/'. Now the line names the working directory it was looked for
+#    from, and the fix says so, with an absolute path or `upload:`.
+printf 'name: relcmd\nhosts: [local]\nruntime: none\nlogs: %s/relcmd-logs\ncommand: [../../build/nothing-cc/clustercomm-perf, -o, all_reduce]\n' \
+  "$tmp" >"$tmp/relcmd.yaml"
+expect 4 "launch of a relative command path" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/relcmd.yaml"
+has "relative command: where it was looked for" "$tmp/err" "cannot run ../../build/nothing-cc/clustercomm-perf: No such file or directory (relative to the working directory /tmp/clusterctl-job-relcmd-"
+has "relative command: the fix" "$tmp/err" "to fix: ../../build/nothing-cc/clustercomm-perf was not found on local: a command given by a relative path is looked for from the rank's working directory on its host (the job's directory there, or \`cwd:\`), not from the job file's directory"
+has "relative command: upload suggested" "$tmp/err" "dest: clustercomm-perf, mode: \"0755\"}"
+hasnt "relative command: no PATH advice" "$tmp/err" "login profile"
+#  - one rank on one host: "1 ranks on 1 hosts", and the only rank "failed first".
+has "one rank: singular" "$tmp/err" ": 1 rank on 1 host, logs in "
+has "one rank: singular in the verdict" "$tmp/err" "; 0/1 rank exited 0"
+hasnt "one rank: no plural of one" "$tmp/err" "1 ranks"
+hasnt "one rank: not first of one" "$tmp/err" "failed first"
+#  - `env: {PATH: "$PATH:..."}` (section 11's job): a warning at its place before the job, and
+#    the fix says the value is literal instead of blaming the SSH session.
+expect 4 "launch with env PATH written as a shell would, again" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/envpath2.yaml"
+has "env \$PATH: warned at its place" "$tmp/err" "$tmp/envpath2.yaml:5:13: warning: env PATH: \"$tmp/bin:\$PATH\" reaches the ranks exactly as written: values are literal, no shell expands \$PATH in them; write the whole PATH, e.g. PATH: \"$tmp/bin:/usr/local/bin:/usr/bin:/bin\""
+has "env \$PATH: the fix says literal" "$tmp/err" "to fix: a command not found on local: the PATH it was looked for in, $tmp/bin:\$PATH, holds a '\$': a value in the job's \`env:\` is passed exactly as written"
+hasnt "env \$PATH: no SSH session blamed" "$tmp/err" "login profile"
+#    A variable whose name looks secret: warned, its value never shown.
+printf 'name: envsecret\nhosts: [local]\nruntime: none\nlogs: %s/logs\nenv: {MY_API_TOKEN: "tok$Xsecretpart"}\ncommand: [true]\n' \
+  "$tmp" >"$tmp/envsecret.yaml"
+expect 0 "launch with a '\$' in a secret-looking env value" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/envsecret.yaml"
+has "env secret: warned" "$tmp/err" "$tmp/envsecret.yaml:5:21: warning: env MY_API_TOKEN: its value holds a '\$' before a name"
+hasnt "env secret: value not shown" "$tmp/err" "secretpart"
+has "env secret: singular" "$tmp/err" "job succeeded: 1 rank exited 0"
+#  - restart: on-failure: the attempts shared rank-0.out with nothing between them
+#    ("attempt\nattempt"); each now starts after a marker line of clusterctl's, which `logs`
+#    shows.
+printf 'name: again\nhosts: [local]\nruntime: none\nlogs: %s/again-logs\nrestart: {policy: on-failure, max_attempts: 2}\ncommand: {shell: "echo attempt; echo oops >&2; exit 3"}\n' \
+  "$tmp" >"$tmp/again.yaml"
+expect 4 "launch with restart on-failure" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/again.yaml"
+has "restart: the second attempt" "$tmp/err" "starting attempt 2 (restart: on-failure)"
+has "restart: the last attempt's verdict has its reason" "$tmp/err" "job failed: rank 0 on local failed (exit 3) (attempt 2 of 2); 0/1 rank exited 0"
+marker='^--- clusterctl: attempt [12] of 2 started [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z \(job again-[^ ]+\) ---$'
+out_log=$(ls -d "$tmp"/again-logs/again-*/ | head -1)rank-0.out
+if ! grep -qE "${marker/\[12\]/1}" "$out_log" || ! grep -qE "${marker/\[12\]/2}" "$out_log" ||
+  [ "$(grep -cvE "$marker" "$out_log")" != 2 ] ||
+  [ "$(sed -n '2p;4p' "$out_log" | tr '\n' ' ')" != "attempt attempt " ]; then
+  echo "FAIL: restart: the attempts are not marked in $out_log:"; cat "$out_log"; fail=1
+fi
+grep -qE "${marker/\[12\]/2}" "$(dirname "$out_log")/rank-0.err" ||
+  { echo "FAIL: restart: rank-0.err has no marker"; cat "$(dirname "$out_log")/rank-0.err"; fail=1; }
+expect 4 "logs -f of the restarted job" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs again -f
+[ "$(grep -cE "$marker" "$tmp/out")" = 2 ] && has "logs: the attempts' lines" "$tmp/out" "attempt" ||
+  { echo "FAIL: logs -f does not show both markers:"; cat "$tmp/out"; fail=1; }
+#  - an uploaded script without its x bit: a bare "Permission denied"; now the fix names
+#    `upload:`'s mode and chmod.
+printf '#!/bin/sh\necho hi\n' >"$tmp/run.sh"
+chmod 644 "$tmp/run.sh"
+printf 'name: noexec\nhosts: [local]\nruntime: none\nlogs: %s/logs\nupload:\n  - {src: run.sh, dest: run.sh}\ncommand: [./run.sh]\n' \
+  "$tmp" >"$tmp/noexec.yaml"
+expect 4 "launch of an uploaded script that is not executable" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/noexec.yaml"
+has "not executable: named" "$tmp/err" "not executable: ./run.sh: Permission denied"
+has "not executable: the fix" "$tmp/err" "to fix: ./run.sh is not executable on local: an uploaded file keeps its local mode unless its \`upload:\` entry gives one: add mode: \"0755\" to that entry, or \`chmod +x\` the file"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

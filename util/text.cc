@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <limits>
 
 #include <fmt/format.h>
@@ -73,6 +74,18 @@ bool blank(std::string_view s) {
 
 std::string plural(std::size_t n, const char* one, const char* many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+bool looks_secret(std::string_view name) {
+  static constexpr std::string_view kWords[] = {"TOKEN", "SECRET",  "PASS",    "PWD",
+                                                "KEY",   "CREDENTIAL", "AUTH", "PRIVATE",
+                                                "COOKIE", "SESSION", "SALT"};
+  std::string upper(name);
+  for (char& c : upper) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  return std::any_of(std::begin(kWords), std::end(kWords),
+                     [&](std::string_view w) { return upper.find(w) != std::string::npos; });
 }
 
 bool is_env_name(std::string_view s) {

@@ -36,6 +36,12 @@ std::string plural(std::size_t n, const char* one, const char* many);
 /// variable set through a shell (the rank wrapper's `export NAME=...`) may be called.
 bool is_env_name(std::string_view s);
 
+/// True when a variable called `name` likely holds a secret: its name holds, in any case, TOKEN,
+/// SECRET, PASS (PASSWORD, PASSWD, PASSPHRASE), PWD, KEY, CREDENTIAL, AUTH, PRIVATE, COOKIE,
+/// SESSION or SALT (HF_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD, API_KEY). A message about such
+/// a variable names it and never shows its value, not even a part of it.
+bool looks_secret(std::string_view name);
+
 /// ASCII '0'..'9' and [0-9A-Za-z], in every locale (std::isdigit and std::isalnum depend on it
 /// and take an int that a negative char breaks).
 constexpr bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
