@@ -29,12 +29,14 @@ void add_cluster_source_options(CLI::App* cmd, ClusterSource& src, bool position
                     "discover now)");
   }
   cmd->add_option("--hosts", src.hosts,
-                  "Hosts to discover: h1,h2 or all (default: every host of --lab/--inventory)");
+                  "Hosts to discover: h1,h2 or all (default: every host of --lab/--inventory); "
+                  "a name the inventory does not have is refused before any host is probed "
+                  "(exit 2, with a did-you-mean)");
   cmd->add_option("--hostfile", src.hostfile, "Discover the hosts of this MLX hostfile (JSON)")
-      ->check(CLI::ExistingFile);
+      ->check(existing_path());
   cmd->add_option("--from", src.from_dir,
                   "Replay a support bundle written by `clusterctl collect -o DIR`")
-      ->check(CLI::ExistingDirectory);
+      ->check(existing_path(util::PathKind::kDirectory));
   cmd->add_option("--timeout", src.timeout_s, "Seconds each host's probe may take")
       ->check(seconds_validator())
       ->default_val(60);

@@ -28,6 +28,7 @@
 #include "cli/cmd_health.h"
 #include "cli/context.h"
 #include "cli/hosts.h"
+#include "cli/options.h"
 #include "discovery/cluster_state.h"
 #include "discovery/fix_command.h"
 #include "discovery/probe.h"
@@ -637,7 +638,7 @@ void add_launch_command(CLI::App& app, Context& ctx) {
       "[rank host] prefix and kept per rank, the job ended cleanly on failure or Ctrl-C");
   cmd->add_option("job", o->job_file, "The job file (see templates/ and README, \"job.yaml\")")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_path());
   cmd->add_flag("--no-prefix", o->no_prefix, "Show ranks' lines without the [rank host] prefix");
   cmd->add_option("--ranks", o->ranks, "Show only these ranks' output (e.g. 0,2); logs keep all");
   cmd->add_flag("--unchecked-hostfile", o->unchecked_hostfile,

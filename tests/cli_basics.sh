@@ -46,6 +46,41 @@ expect 2 "exec all without an inventory" -- env -u CLUSTERCTL_LAB "$cc" exec --h
 grep -q -- "--lab" <<<"$LAST" || { echo "FAIL: 'all' error does not mention --lab: $LAST"; fail=1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Every argument and option that names a file or directory to read, of every subcommand, names
+# one that is not there with "did you mean" the one of a close name beside it (README,
+# "job.yaml"), exit 2: `launch hello.yml` said CLI11's bare "job: File does not exist:
+# hello.yml". They are found in each --help (TYPE:FILE, TYPE:DIR), so a new one is checked
+# too; and no source uses CLI11's own ExistingFile / ExistingDirectory (cli::existing_path).
+src=$(cd "$(dirname "$0")/.." && pwd)
+if grep -rnE --include='*.cc' --include='*.h' --exclude-dir='build*' --exclude-dir=.git \
+  'CLI::(ExistingFile|ExistingDirectory|ExistingPath|NonexistentPath)\b' "$src"; then
+  echo "FAIL: CLI11's own file checks are used (above): use cli::existing_path (cli/options.h)"; fail=1
+fi
+dym="$tmp/dym"
+mkdir -p "$dym/bundle"
+: >"$dym/hello.yaml"
+file_args=0
+walk_file_args() {  # walk_file_args SUBCOMMAND...: its FILE and DIR arguments, then its subcommands'
+  local help kind opt arg want sub
+  help=$("$cc" "$@" --help 2>&1)
+  while read -r kind opt; do
+    if [ "$kind" = DIR ]; then arg="$dym/bundl" want="directory (did you mean '$dym/bundle'?)"
+    else arg="$dym/hello.yml" want="file (did you mean '$dym/hello.yaml'?)"; fi
+    local words=("$arg")
+    [[ "$opt" == -* ]] && words=("${opt##*,}" "$arg")
+    expect 2 "${*:-clusterctl} ${words[*]}" -- env XDG_STATE_HOME="$tmp/state" "$cc" "$@" "${words[@]}"
+    grep -qF "$arg: no such $want" <<<"$LAST" ||
+      { echo "FAIL: ${*:-clusterctl} ${words[*]}: no did-you-mean: $LAST"; fail=1; }
+    file_args=$((file_args + 1))
+  done < <(sed -n 's/^  \([^ ]*\) [A-Z]*:\(FILE\|DIR\)\( .*\)\{0,1\}$/\2 \1/p' <<<"$help")
+  for sub in $(awk '/^Subcommands:/ {s = 1; next} s && /^  [a-z]/ {print $1}' <<<"$help"); do
+    walk_file_args "$@" "$sub"
+  done
+}
+walk_file_args
+# -F, --inventory, --replay; launch's job; health's --thresholds; push's --manifest; --hostfile
+# and --from of discover, collect, verify-mesh, network, rdma, hostfile, health.
+[ "$file_args" -ge 26 ] || { echo "FAIL: only $file_args file arguments found in --help"; fail=1; }
 # launch: a host that cannot be reached beside one that can (sshd refuses it): exit 3 naming
 # it, never a crash (its control connection never existed), and the reachable host's job
 # directory removed. It crashed in 9 runs of 10 before.
@@ -78,6 +113,15 @@ for mode in "" --detach; do
   grep -q "hx.yaml:2:13: \`hosts:\` names a host clusterctl does not know: no host 'h9' in $tmp/inv.yaml (did you mean 'h1'?)" <<<"$LAST" ||
     { echo "FAIL: launch $mode: host not in the inventory not named: $LAST"; fail=1; }
   grep -q "a host could not be set up" <<<"$LAST" && { echo "FAIL: launch $mode: set-up message: $LAST"; fail=1; }
+done
+# Commands that only look refuse a host the inventory does not have too, before probing any
+# (exit 2, with a did-you-mean), as README says ("Using it"); they do not report it as a host
+# that could not be probed.
+for args in "discover" "health --quick" "verify-mesh" "rdma status" "hostfile --format mpi"; do
+  # shellcheck disable=SC2086
+  expect 2 "$args of a host not in the inventory" -- "$cc" --inventory "$tmp/inv.yaml" $args --hosts h1,h9
+  grep -qF "no host 'h9' in $tmp/inv.yaml (did you mean 'h1'?)" <<<"$LAST" && ! grep -q "cannot connect" <<<"$LAST" ||
+    { echo "FAIL: $args of a host not in the inventory: $LAST"; fail=1; }
 done
 if ls "$tmp"/state/clusterctl/jobs/nohost-* >/dev/null 2>&1 || [ -e "$tmp/nh-logs" ]; then
   echo "FAIL: a job with an unknown host left a record or logs"; fail=1
