@@ -220,12 +220,16 @@ util::Result<GlobalOptions> options_for_state(const GlobalOptions& g,
   GlobalOptions out = g;
   if (state.lab.empty()) return out;
   if (!g.lab.empty() && g.lab != state.lab) {
+    const std::string chosen = lab_choice(g);
+    const bool from_env = chosen.find("CLUSTERCTL_LAB") != std::string::npos;
     return util::error(
         ExitCode::kUsage,
-        fmt::format("{} was discovered on lab '{}', but --lab (or CLUSTERCTL_LAB) names lab "
-                    "'{}': drop --lab to use lab '{}', or discover lab '{}' into another file "
-                    "(`clusterctl --lab {} discover -o FILE`)",
-                    file, state.lab, g.lab, state.lab, g.lab, g.lab));
+        fmt::format("{} was discovered on lab '{}', but lab '{}' was chosen ({}): {} to use lab "
+                    "'{}', or discover lab '{}' into another file (`clusterctl --lab {} "
+                    "discover -o FILE`)",
+                    file, state.lab, g.lab, chosen.empty() ? "--lab" : chosen,
+                    from_env ? "unset CLUSTERCTL_LAB (and drop --lab)" : "drop --lab", state.lab,
+                    g.lab, g.lab));
   }
   if (!g.inventory.empty()) {
     return util::error(ExitCode::kUsage,

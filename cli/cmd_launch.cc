@@ -44,6 +44,7 @@
 #include "provision/hostfile.h"
 #include "provision/mlx_hostfile.h"
 #include "remote/fan_out.h"
+#include "remote/inventory.h"
 #include "remote/local_executor.h"
 #include "remote/quote.h"
 #include "topology/checks.h"
@@ -93,8 +94,18 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     }
     p.global.inventory = spec.cluster->kind == Kind::kInventory ? spec.cluster->value : "";
   }
-  auto placed = launch::place(spec, [&] { return selected_inventory(p.global); },
-                              global_words(p.global));
+  // A cluster state names its hosts itself, and may name the lab that reaches them: --lab
+  // (CLUSTERCTL_LAB) is judged against that lab first (options_for_state, health's words),
+  // and only then is an inventory that cannot be selected said.
+  const bool from_state = spec.hosts.empty() && spec.cluster->kind == Kind::kClusterState;
+  std::optional<util::Error> inventory_error;
+  auto inventory = [&]() -> util::Result<std::optional<remote::Inventory>> {
+    auto inv = selected_inventory(p.global);
+    if (inv || !from_state) return inv;
+    inventory_error = inv.error();
+    return std::optional<remote::Inventory>();
+  };
+  auto placed = launch::place(spec, inventory, global_words(p.global));
   if (!placed) return placed.error();
   static_cast<launch::Placement&>(p) = std::move(*placed);
   if (p.state && spec.cluster && spec.cluster->kind == Kind::kClusterState) {
@@ -103,6 +114,7 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     if (!resolved) return resolved.error();
     p.global = std::move(*resolved);
   }
+  if (inventory_error) return *inventory_error;
   // A host known by no address (`hosts:` by SSH name, a hostfile's `ssh`): the ranks are given
   // the host name this machine's ssh reaches (the SSH config's HostName), never an alias of
   // the operator's SSH config, which no host can look up (the coordinator of `hosts: [h1, h2]`

@@ -121,6 +121,7 @@ int run(int argc, char** argv) {
     app.exit(e);
     return cc::util::to_int(ExitCode::kUsage);
   }
+  g.lab_given = g.lab;
   ctx.style = cc::util::detect_output_style(g.json);
   cc::util::install_interrupt_handler();
   if (!ctx.action) {  // `clusterctl` or `clusterctl lab` alone: say what is missing

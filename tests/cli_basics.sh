@@ -406,7 +406,8 @@ expect 1 "lab status --json with no such lab" -- env XDG_STATE_HOME="$tmp/state"
 grep -q '"state": "none"' <<<"$LAST" || { echo "FAIL: lab status --json with no lab: $LAST"; fail=1; }
 if [ "$(id -u)" -eq 0 ]; then  # lab down needs root; with no lab it has nothing to do (exit 0)
   expect 0 "lab down with no such lab" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab down --name nosuchlab
-  grep -q "lab 'nosuchlab': nothing to remove (already down)" <<<"$LAST" || { echo "FAIL: lab down with no lab: $LAST"; fail=1; }
+  grep -q "lab 'nosuchlab': nothing to remove: this machine has no lab of that name; there are no labs" <<<"$LAST" ||
+    { echo "FAIL: lab down with no lab: $LAST"; fail=1; }
 fi
 # --lab NAME while this machine has a lab of that name that is another user's (here root's: its
 # runtime directory, whose record only root can read) and not in this user's state directory:
@@ -462,6 +463,25 @@ lab() { env -u CLUSTERCTL_LAB XDG_STATE_HOME="$labs" "$@"; }
 expect 2 "a lab that does not exist" -- lab "$cc" --lab default exec --hosts all -- true
 grep -q "existing labs: t3a. Create it with \`clusterctl lab up --name default\`, or use lab 't3a' (--lab t3a)" <<<"$LAST" ||
   { echo "FAIL: no 'use lab t3a' hint: $LAST"; fail=1; }
+# ... and so do `lab status` (without --name: CLUSTERCTL_LAB's or default; with a typo, a
+# did-you-mean) and `lab down`, which is no all-clear for a typo: it said "lab 't3b': nothing to
+# remove (already down)" of a name that never was a lab, and `lab status` named no other lab.
+expect 1 "lab status of no lab" -- lab env CLUSTERCTL_LAB=zz9 "$cc" lab status
+grep -qF "no lab named 'zz9' is running" <<<"$LAST" &&
+  grep -qF "; existing labs: t3a: \`clusterctl lab status --name t3a\`" <<<"$LAST" ||
+  { echo "FAIL: lab status of no lab does not name t3a: $LAST"; fail=1; }
+expect 1 "lab status of a typo" -- lab "$cc" lab status --name t3b
+grep -qF "; existing labs: t3a (did you mean 't3a'?): \`clusterctl lab status --name t3a\`" <<<"$LAST" ||
+  { echo "FAIL: lab status of a typo: $LAST"; fail=1; }
+if [ "$(id -u)" -eq 0 ]; then
+  expect 0 "lab down of a typo" -- lab "$cc" lab down --name t3b
+  grep -qF "lab 't3b': nothing to remove: this machine has no lab of that name (did you mean 't3a'?); existing labs: t3a" <<<"$LAST" &&
+    ! grep -q "already down" <<<"$LAST" || { echo "FAIL: lab down of a typo: $LAST"; fail=1; }
+fi
+# A --lab that CLUSTERCTL_LAB chose says so (it suggested only "use lab 't3a' (--lab t3a)").
+expect 2 "a lab CLUSTERCTL_LAB chose that does not exist" -- lab env CLUSTERCTL_LAB=zz9 "$cc" exec --hosts all -- true
+grep -qF "no lab named 'zz9' (--lab or CLUSTERCTL_LAB=zz9; no $labs/clusterctl/labs/zz9/inventory.yaml)" <<<"$LAST" ||
+  { echo "FAIL: CLUSTERCTL_LAB not named: $LAST"; fail=1; }
 # A cluster state remembers its lab: health on it reaches the lab's hosts without --lab
 # (refused: exit 3 naming the lab's address), and another --lab is an error naming both.
 "$cc" --json discover --from "$bundle" >"$tmp/nolab.json"
@@ -485,11 +505,20 @@ expect 2 "health of a broken state of a lab" -- lab "$cc" health --quick "$tmp/b
 grep -qF "(fix it, or write it again with \`clusterctl --lab t3a discover -o '$tmp/bad t3a.json'\`)" <<<"$LAST" ||
   { echo "FAIL: a broken state's fix lacks its lab or quoting: $LAST"; fail=1; }
 expect 2 "health of a lab's state with another --lab" -- lab "$cc" --lab other health --quick "$tmp/t3a state.json"
-grep -q "$tmp/t3a state.json was discovered on lab 't3a', but --lab (or CLUSTERCTL_LAB) names lab 'other'" <<<"$LAST" ||
+grep -qF "$tmp/t3a state.json was discovered on lab 't3a', but lab 'other' was chosen (--lab other): drop --lab to use lab 't3a'" <<<"$LAST" ||
   { echo "FAIL: conflicting labs not named: $LAST"; fail=1; }
 # launch of a job whose cluster is that state reaches the lab's hosts the same way.
 printf 'name: t3ajob\ncluster: "t3a state.json"\ncommand: [true]\nlogs: %s/t3a-logs\n' "$tmp" \
   >"$tmp/t3a-job.yaml"
+# CLUSTERCTL_LAB naming another lab (one that does not exist) is named as the chooser, in the
+# same words by health and by launch (launch said "no lab named 'other' ...; or use lab 't3a'
+# (--lab t3a)", never that the variable had chosen 'other').
+for cmd in health launch; do
+  if [ "$cmd" = health ]; then args=(health --quick "$tmp/t3a state.json"); else args=(launch "$tmp/t3a-job.yaml"); fi
+  expect 2 "$cmd with CLUSTERCTL_LAB=other" -- lab env CLUSTERCTL_LAB=other "$cc" "${args[@]}"
+  grep -qF "$tmp/t3a state.json was discovered on lab 't3a', but lab 'other' was chosen (--lab or CLUSTERCTL_LAB=other): unset CLUSTERCTL_LAB (and drop --lab) to use lab 't3a'" <<<"$LAST" ||
+    { echo "FAIL: $cmd: CLUSTERCTL_LAB=other not named: $LAST"; fail=1; }
+done
 expect 3 "launch of a lab's state without --lab" -- lab "$cc" launch "$tmp/t3a-job.yaml"
 grep -q "a: cannot connect" <<<"$LAST" || { echo "FAIL: launch did not use the state's lab: $LAST"; fail=1; }
 # A state without a lab, or a hostfile, whose hosts are only a lab's: add --lab NAME.
@@ -514,7 +543,7 @@ grep -qF "\`ssh h1\` works" <<<"$LAST" && { echo "FAIL: health: advises ssh h1: 
 mkdir -p "$labs/clusterctl/labs/other"
 cp "$labs/clusterctl/labs/t3a/"{ssh_config,inventory.yaml} "$labs/clusterctl/labs/other/"
 expect 2 "launch of a lab's state with another --lab" -- lab "$cc" --lab other launch "$tmp/t3a-job.yaml"
-grep -q "was discovered on lab 't3a', but --lab (or CLUSTERCTL_LAB) names lab 'other'" <<<"$LAST" ||
+grep -qF "was discovered on lab 't3a', but lab 'other' was chosen (--lab other)" <<<"$LAST" ||
   { echo "FAIL: launch: conflicting labs not named: $LAST"; fail=1; }
 # The fixes a report suggests run as printed (README): on a state of lab t3a whose two hosts
 # are Linux machines without RDMA devices, every `clusterctl ...` that verify-mesh and hostfile
