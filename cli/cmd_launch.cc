@@ -545,6 +545,13 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   rec.world_size = plan.world_size();
   rec.hosts = labels;
   rec.lab = placement->global.lab;  // `jobs --gc` reaches the hosts through it
+  // ... and through the inventory and SSH config that reached them (`cluster: inv.yaml`,
+  // --inventory, -F), by their absolute paths.
+  const auto absolute = [](const std::string& path) {
+    return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
+  };
+  rec.inventory = absolute(placement->global.inventory);
+  rec.ssh_config = absolute(placement->global.ssh_config);
   if (o.detach) {
     // Before any thread exists: the child runs the job in its own session, the parent reports.
     std::fflush(nullptr);

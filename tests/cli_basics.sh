@@ -150,6 +150,33 @@ record never-2 h9
 expect 0 "jobs --gc with only a record naming an unknown host" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
 grep -q "warning: job record never-2 .*no host 'h9'" <<<"$LAST" ||
   { echo "FAIL: gc: no warning for never-2: $LAST"; fail=1; }
+# Records of one cause share one warning (it printed one long line per record).
+record never-3 h9
+expect 0 "jobs --gc with two records naming one unknown host" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
+[ "$(grep -c "warning" <<<"$LAST")" = 1 ] &&
+  grep -q "warning: 2 job records (never-3, never-2, in $gcstate/clusterctl/jobs): no host 'h9' in $tmp/inv.yaml.*: that host was skipped (a job that never started there left nothing to clean" <<<"$LAST" ||
+  { echo "FAIL: gc: not one warning for never-2 and never-3: $LAST"; fail=1; }
+rm "$gcstate/clusterctl/jobs/never-3.json"
+# A record of a job that ran (an older record, which names no inventory): its unknown host is
+# skipped, but the warning does not say that the job never started there.
+printf '{"schema": "clusterctl.job/1", "id": "ran-1", "name": "ran", "job_file": "/j.yaml",
+  "pid": 1, "state": "succeeded", "exit_code": 0, "started_at": "2026-11-30T23:30:53Z",
+  "logs": "%s/nologs", "world_size": 1, "ranks": [{"rank": 0, "host": "h9", "status": "exit 0"}]}\n' \
+  "$tmp" >"$gcstate/clusterctl/jobs/ran-1.json"
+expect 0 "jobs --gc with a record of a job that ran on an unknown host" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
+grep -q "warning: job record ran-1 .*no host 'h9' in $tmp/inv.yaml.*the job ran there and may have left a job directory: give the --lab NAME or --inventory FILE (or -F FILE) it ran with" <<<"$LAST" &&
+  ! grep -q "ran-1.*never started" <<<"$LAST" || { echo "FAIL: gc: ran-1's warning: $LAST"; fail=1; }
+rm "$gcstate/clusterctl/jobs/ran-1.json"
+# A job on an inventory (`cluster: inv.yaml`) records it, by its absolute path, and `jobs --gc`
+# reaches its hosts through it without --inventory: h1 and h2 refuse (exit 3), no warning. It
+# warned "no host 'h1' in ~/.ssh/config ... a job that never started there ...".
+printf 'name: invjob\ncluster: inv.yaml\ncommand: [true]\nlogs: %s/inv-logs\n' "$tmp" >"$tmp/inv-job.yaml"
+expect 3 "launch on an inventory of refusing hosts" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" launch "$tmp/inv-job.yaml"
+grep -qF "\"inventory\": \"$tmp/inv.yaml\"" "$tmp"/invstate/clusterctl/jobs/invjob-*.json ||
+  { echo "FAIL: the job's record does not name its inventory: $(cat "$tmp"/invstate/clusterctl/jobs/invjob-*.json)"; fail=1; }
+expect 3 "jobs --gc of a job on an inventory" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" jobs --gc
+grep -q "h1: cannot connect" <<<"$LAST" && ! grep -q "warning" <<<"$LAST" ||
+  { echo "FAIL: gc did not reach the record's inventory hosts: $LAST"; fail=1; }
 # jobs --gc without --lab: a record's hosts are reached through the lab it names (here a lab
 # whose inventory points lh1 at the refusing port: tried, exit 3, no warning); a `lab` that is
 # not a lab name is ignored (lh1 is then unknown to the SSH config: warned, skipped).
@@ -362,9 +389,11 @@ expect 2 "logs of a run whose logs a later run rewrote" -- env XDG_STATE_HOME="$
 grep -q "log directory $tmp/shared-logs now holds the logs of the later run new-1" <<<"$LAST" ||
   { echo "FAIL: overwritten logs not reported: $LAST"; fail=1; }
 expect 0 "logs of the later run" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs new-1
-# jobs --gc with records of a lab that is gone: one line per record saying so and how to drop it
-# (it printed a warning per record repeating "no lab named ... Create it with `clusterctl lab up`"
-# once per host); `jobs --forget ID` drops such a record, and refuses an id it does not have.
+# jobs --gc with records of a lab that is gone: one line for that lab's records saying so and how
+# to drop them (it printed a warning per record repeating "no lab named ... Create it with
+# `clusterctl lab up`" once per host, then a line per record: 24 after one user's `lab down`);
+# `jobs --forget ID` drops such a record, and refuses an id it does not have; `--forget NAME`
+# drops the one record of that name, and refuses a name two records have, naming them.
 mkdir -p "$tmp/gcstate/clusterctl/jobs"
 for id in lnt-1 lnt-2; do
   printf '{"schema": "clusterctl.job/1", "id": "%s", "name": "lnt", "job_file": "/j.yaml",
@@ -375,11 +404,14 @@ for id in lnt-1 lnt-2; do
     "$id" "$tmp" >"$tmp/gcstate/clusterctl/jobs/$id.json"
 done
 expect 0 "jobs --gc with records of a gone lab" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --gc
-gone_lines=$(grep -c "job record lnt-[12]: its lab 'ccbgone' is gone, and its hosts with it; .* \`clusterctl jobs --forget lnt-[12]\` drops the record" <<<"$LAST")
-if [ "$gone_lines" -ne 2 ] || grep -q "lab up\|no lab named" <<<"$LAST" || [ "$(grep -c 'lnt-1' <<<"$LAST")" -ne 1 ]; then
+gone_lines=$(grep -c "2 job records (lnt-2, lnt-1) name lab 'ccbgone', which is gone, and its hosts with it; .* \`clusterctl jobs --forget-ended\` drops the records of every job that has ended" <<<"$LAST")
+if [ "$gone_lines" -ne 1 ] || grep -q "lab up\|no lab named" <<<"$LAST" || [ "$(grep -c 'lnt-1' <<<"$LAST")" -ne 1 ]; then
   echo "FAIL: jobs --gc with a gone lab's records: $LAST"
   fail=1
 fi
+expect 2 "jobs --forget of a name two records have" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --forget lnt
+grep -qF "2 job records have the name 'lnt': lnt-2 (failed), lnt-1 (failed); give the id of the one to drop" <<<"$LAST" ||
+  { echo "FAIL: jobs --forget of an ambiguous name: $LAST"; fail=1; }
 expect 0 "jobs --forget" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --forget lnt-1
 grep -q "forgot job record lnt-1" <<<"$LAST" || { echo "FAIL: jobs --forget: $LAST"; fail=1; }
 [ -e "$tmp/gcstate/clusterctl/jobs/lnt-1.json" ] && { echo "FAIL: jobs --forget left the record"; fail=1; }
@@ -388,6 +420,35 @@ expect 0 "jobs after --forget" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs
 if grep -q "lnt-1" <<<"$LAST" || ! grep -q "lnt-2" <<<"$LAST"; then
   echo "FAIL: jobs after --forget: $LAST"; fail=1
 fi
+expect 0 "jobs --forget of the name one record has" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --forget lnt
+grep -q "forgot job record lnt-2" <<<"$LAST" && [ ! -e "$tmp/gcstate/clusterctl/jobs/lnt-2.json" ] ||
+  { echo "FAIL: jobs --forget NAME: $LAST"; fail=1; }
+# `jobs` says where the whole story of a failed job is only when it lists a failed one (it said
+# so for a lost one too, whose logs have no summary); `jobs --forget-ended` drops the records of
+# every job that has ended (succeeded, failed, lost) and keeps a running one's (this shell's pid).
+endstate="$tmp/endstate"
+mkdir -p "$endstate/clusterctl/jobs"
+chmod 700 "$endstate" "$endstate/clusterctl" "$endstate/clusterctl/jobs"
+endrecord() {  # endrecord ID STATE PID PID_START EXIT
+  printf '{"schema": "clusterctl.job/1", "id": "%s", "name": "e", "job_file": "/j.yaml",
+    "pid": %s, "pid_start": "%s", "state": "%s", "exit_code": %s,
+    "started_at": "2026-11-30T23:30:53Z", "logs": "%s/nologs", "world_size": 1,
+    "ranks": [{"rank": 0, "host": "h1", "status": null}]}\n' "$1" "$3" "$4" "$2" "$5" "$tmp" \
+    >"$endstate/clusterctl/jobs/$1.json"
+}
+endrecord ok-1 succeeded 1 "" 0
+endrecord lost-1 running 1 "linux:none:1" null
+endrecord run-1 running $$ "" null
+expect 0 "jobs with no failed job" -- env XDG_STATE_HOME="$endstate" "$cc" jobs
+grep -q "^lost-1 *lost" <<<"$LAST" && ! grep -q "the whole story of a failed job" <<<"$LAST" ||
+  { echo "FAIL: jobs without a failed job: $LAST"; fail=1; }
+endrecord failed-1 failed 1 "" 4
+expect 0 "jobs with a failed job" -- env XDG_STATE_HOME="$endstate" "$cc" jobs
+grep -q "the whole story of a failed job" <<<"$LAST" || { echo "FAIL: jobs with a failed job: $LAST"; fail=1; }
+expect 0 "jobs --forget-ended" -- env XDG_STATE_HOME="$endstate" "$cc" jobs --forget-ended
+grep -qF "forgot 3 job records of jobs that have ended (their logs are kept); kept 1 of running jobs" <<<"$LAST" &&
+  [ "$(ls "$endstate/clusterctl/jobs")" = run-1.json ] ||
+  { echo "FAIL: jobs --forget-ended: $LAST; left: $(ls "$endstate/clusterctl/jobs")"; fail=1; }
 job="$tmp/lab-job.yaml"  # in the scratch directory (mktemp --suffix is GNU-only)
 printf 'name: t\ncluster: lab:default\ncommand: [true]\n' >"$job"
 expect 2 "--lab replaces a job's lab" -- env -u CLUSTERCTL_LAB "$cc" --lab nosuchlab launch "$job"
