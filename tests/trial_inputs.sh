@@ -20,7 +20,7 @@
 #     or inventory address that is no address, an MPI hostfile given as an MLX one, a cluster
 #     state whose network plan puts one address on two ports or one subnet on two cables
 #     (exo#2067, exo#2309), and one host under two spellings (Studio1, studio1.).
-# 10-13: later trials, each described at its section.
+# 10-14: later trials, each described at its section.
 set -uo pipefail
 cc=${CLUSTERCTL:?set CLUSTERCTL to the clusterctl binary}
 data=$(cd "$(dirname "$0")/data" && pwd)
@@ -414,6 +414,36 @@ json.dump(s, open(sys.argv[2], "w"))
 PY2
 expect 1 "rdma status, an idle port at Up to 40 Gb/s" -- "$cc" rdma status "$tmp/tb4idle.json"
 has "tb4-link fix: the TB4 port" "$tmp/out" "system_profiler shows mac3 receptacle 3 (en2): Up to 40 Gb/s as Thunderbolt 4: that port cannot do RDMA over Thunderbolt 5; system_profiler shows no Thunderbolt 5 port on these Macs"
+
+# 14. A new user's trial on the lab: `network verify` with one cable down printed "5 of 5 cables
+#     answer both ways" on stdout although the plan has 6 (only stderr said "1 cable left out").
+#     The count is of every cable expected, those left out named in it too: here mac-mesh3 with
+#     its mac2 - mac3 cable unplugged (no Thunderbolt peer, no neighbour answer), verified
+#     against the plan of all 4 cables, and without a file against the full mesh. (A replay has
+#     no recording of the pings: every cable checked fails, exit 2; the count is what is tested.)
+cp -r "$mesh3" "$tmp/unplugged"
+python3 - "$tmp/unplugged" <<'PY2'
+import json, os, sys
+def unplug(host, receptacle, iface):
+    p = os.path.join(sys.argv[1], host, "system_profiler_SPThunderboltDataType_-json.out")
+    s = json.load(open(p))
+    for bus in s["SPThunderboltDataType"]:
+        recs = [v for v in bus.values() if isinstance(v, dict) and "receptacle_id_key" in v]
+        if recs and recs[0]["receptacle_id_key"] == str(receptacle):
+            bus.pop("_items", None)
+            recs[0]["receptacle_status_key"] = "receptacle_no_devices_connected"
+            recs[0]["current_speed_key"] = "Up to 80 Gb/s"
+    json.dump(s, open(p, "w"))
+    os.remove(os.path.join(sys.argv[1], host, f"ping6_-c_2_ff02_1_{iface}.out"))
+unplug("mac2", 3, "en2")
+unplug("mac3", 2, "en6")
+PY2
+expect 0 "network plan of mac-mesh3's 4 cables" -- "$cc" network plan "$tmp/mesh3.json" -o "$tmp/plan4.json"
+"$cc" network verify "$tmp/plan4.json" --from "$tmp/unplugged" >"$tmp/out" 2>"$tmp/err"
+has "network verify, a planned cable unplugged: the count" "$tmp/out" "0 of 4 cables answer both ways over their own interfaces; 1 left out: mac2 receptacle 3 (en2) - mac3 receptacle 2 (en6)"
+has "network verify, a planned cable unplugged: named" "$tmp/err" "cable down: mac2 receptacle 3 (en2) - mac3 receptacle 2 (en6)"
+"$cc" network verify --from "$tmp/unplugged" >"$tmp/out" 2>"$tmp/err"
+has "network verify of the live mesh, a pair without a cable" "$tmp/out" "0 of 4 cables answer both ways over their own interfaces; 1 left out: mac2 - mac3 (no working cable)"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"
