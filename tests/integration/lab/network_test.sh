@@ -89,7 +89,7 @@ rc=0
 # command that brings it up), saying that its entry was kept: no second "kept ..." line.
 grep -qE '^cable down: h2 tb3 - h4 tb2 \(10\.231\.[0-9.]*/31\): the cable is not seen now: h2 tb3: administratively down(; h4 tb2: no carrier)?; nothing was applied to it\. Fix: bring the port that is down up: on h2 `sudo ip link set dev tb3 up`' "$tmp/noplan" &&
   grep -q "(kept in the network plan of $tmp/c5.json, though the cable is down now" "$tmp/noplan" &&
-  [ "$(grep -c 'h2 tb3 - h4 tb2' "$tmp/noplan")" -eq 1 ] &&
+  [ "$(grep -v '^[0-9]* of [0-9]* cables answer' "$tmp/noplan" | grep -c 'h2 tb3 - h4 tb2')" -eq 1 ] &&
   grep -q '^5 of 6 cables answer both ways over their own interfaces; 1 left out: h2 tb3 - h4 tb2$' "$tmp/noplan" ||
   fail "apply of a file without a plan, h2 tb3 down: $(cat "$tmp/noplan")"
 python3 - "$tmp/c5.json" <<'PY' || fail "the state after apply without a plan, a cable down: $(cat "$tmp/c5.json")"
@@ -184,7 +184,7 @@ set -e
 grep -q '^cable down: h1 tb1 - h2 tb1 (10\.231\.[0-9.]*/31): .*h1 tb1: administratively down.*; nothing was applied to it' "$tmp/down" &&
   grep -q "(kept in the network plan of $tmp/c3.json, though the cable is down now" "$tmp/down" &&
   grep -q 'then run `clusterctl .*network apply' "$tmp/down" &&
-  [ "$(grep -c 'h1 tb1 - h2 tb1' "$tmp/down")" -eq 1 ] &&
+  [ "$(grep -v '^[0-9]* of [0-9]* cables answer' "$tmp/down" | grep -c 'h1 tb1 - h2 tb1')" -eq 1 ] &&
   grep -q '^5 of 6 cables answer both ways over their own interfaces; 1 left out: h1 tb1 - h2 tb1$' "$tmp/down" &&
   grep -q '^1 cable left out: every other cable was applied' "$tmp/down" ||
   fail "apply with a cable down: $(cat "$tmp/down")"
