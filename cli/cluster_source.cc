@@ -29,12 +29,14 @@ void add_cluster_source_options(CLI::App* cmd, ClusterSource& src, bool position
                     "discover now)");
   }
   cmd->add_option("--hosts", src.hosts,
-                  "Hosts to discover: h1,h2 or all (default: every host of --lab/--inventory)");
+                  "Hosts to discover: h1,h2 or all (default: every host of --lab/--inventory); "
+                  "a name the inventory does not have is refused before any host is probed "
+                  "(exit 2, with a did-you-mean)");
   cmd->add_option("--hostfile", src.hostfile, "Discover the hosts of this MLX hostfile (JSON)")
-      ->check(CLI::ExistingFile);
+      ->check(existing_path());
   cmd->add_option("--from", src.from_dir,
                   "Replay a support bundle written by `clusterctl collect -o DIR`")
-      ->check(CLI::ExistingDirectory);
+      ->check(existing_path(util::PathKind::kDirectory));
   cmd->add_option("--timeout", src.timeout_s, "Seconds each host's probe may take")
       ->check(seconds_validator())
       ->default_val(60);
@@ -218,12 +220,16 @@ util::Result<GlobalOptions> options_for_state(const GlobalOptions& g,
   GlobalOptions out = g;
   if (state.lab.empty()) return out;
   if (!g.lab.empty() && g.lab != state.lab) {
+    const std::string chosen = lab_choice(g);
+    const bool from_env = chosen.find("CLUSTERCTL_LAB") != std::string::npos;
     return util::error(
         ExitCode::kUsage,
-        fmt::format("{} was discovered on lab '{}', but --lab (or CLUSTERCTL_LAB) names lab "
-                    "'{}': drop --lab to use lab '{}', or discover lab '{}' into another file "
-                    "(`clusterctl --lab {} discover -o FILE`)",
-                    file, state.lab, g.lab, state.lab, g.lab, g.lab));
+        fmt::format("{} was discovered on lab '{}', but lab '{}' was chosen ({}): {} to use lab "
+                    "'{}', or discover lab '{}' into another file (`clusterctl --lab {} "
+                    "discover -o FILE`)",
+                    file, state.lab, g.lab, chosen.empty() ? "--lab" : chosen,
+                    from_env ? "unset CLUSTERCTL_LAB (and drop --lab)" : "drop --lab", state.lab,
+                    g.lab, g.lab));
   }
   if (!g.inventory.empty()) {
     return util::error(ExitCode::kUsage,

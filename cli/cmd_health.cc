@@ -16,6 +16,7 @@
 #include "cli/cluster_source.h"
 #include "cli/context.h"
 #include "cli/hosts.h"
+#include "cli/options.h"
 #include "discovery/discover.h"
 #include "discovery/fix_command.h"
 #include "healthcheck/health.h"
@@ -233,7 +234,7 @@ void add_health_command(CLI::App& app, Context& ctx) {
   sub->add_option("--thresholds", opts->thresholds,
                   "Limits (YAML; templates/health-thresholds.yaml holds the defaults; with "
                   "--lab the lab's own, looser limits apply unless this is given)")
-      ->check(CLI::ExistingFile)
+      ->check(existing_path())
       ->type_name("FILE");
   sub->add_option("--baseline", opts->baseline,
                   "Baseline file to compare with or save (default: health-baseline.json beside "

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -40,18 +41,50 @@ namespace {
 using util::ExitCode;
 using namespace std::chrono_literals;
 
+// "a, b, c and 21 more": the first few ids of a group of records, for one line per group.
+std::string some_ids(const std::vector<std::string>& ids) {
+  constexpr std::size_t kShown = 5;
+  std::string out;
+  for (std::size_t i = 0; i < ids.size() && i < kShown; ++i) out += (i ? ", " : "") + ids[i];
+  if (ids.size() > kShown) out += fmt::format(" and {} more", ids.size() - kShown);
+  return out;
+}
+
+// How `jobs --gc` reaches a record's hosts: the lab, or else the inventory, and the SSH config
+// its job ran with (launch records them); all "" for the cluster the global options choose.
+struct Reach {
+  std::string lab;
+  std::string inventory;
+  std::string ssh_config;
+  bool operator==(const Reach&) const = default;
+  bool operator<(const Reach& o) const {
+    return std::tie(lab, inventory, ssh_config) < std::tie(o.lab, o.inventory, o.ssh_config);
+  }
+};
+
+// The record's job may have run on its hosts (and left a directory there): it is not one that
+// never started (failed or interrupted before any rank had an end status).
+bool may_have_run(const launch::JobRecord& j) {
+  const launch::JobState st = j.live_state();
+  return !j.rank_status.empty() || st == launch::JobState::kSucceeded ||
+         st == launch::JobState::kRunning || st == launch::JobState::kLost;
+}
+
 // `jobs --gc`: the janitor on the chosen hosts (default: every host of this machine's job
-// records), as a launch to them runs it. A record's hosts are reached through its lab (the
-// record's `lab`, as launch wrote it) unless --lab or --inventory chooses the cluster, so lab
-// jobs need no --lab. A record naming a host that its lab's inventory (or the SSH config)
-// does not know, such as one of a job that never started, is skipped
-// with one warning naming it and the host: the other hosts are still cleaned, and only a host
-// that could have been cleaned and was not (no answer) makes the exit status non-zero.
+// records), as a launch to them runs it. A record's hosts are reached as its job reached them
+// (the record's `lab`, else its `inventory`, and its `ssh_config`, as launch wrote them) unless
+// --lab or --inventory chooses the cluster (-F: the SSH config), so lab and inventory jobs need
+// no options. A record naming a host that its inventory (or the SSH config) does not know is
+// skipped with a warning naming it and the host, records of one cause in one line: the other
+// hosts are still cleaned, and only a host that could have been cleaned and was not (no
+// answer) makes the exit status non-zero. The warning says that a job that never started left
+// nothing there only of a record whose job never started.
 //
 // A record whose lab is gone (this state directory has no lab of its name: `lab down` removed
-// it, and its hosts with it) has no host left to reach: it gets one line, not one per host. A
-// lab's hosts share this machine's /tmp, where the job directories were, so the janitor runs
-// here instead; `jobs --forget JOB` drops the record.
+// it, and its hosts with it) has no host left to reach: the records of one such lab get one
+// line, not one per record or host. A lab's hosts share this machine's /tmp, where the job
+// directories were, so the janitor runs here instead; `jobs --forget JOB` (or
+// `--forget-ended`) drops the records.
 ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
                 const std::vector<launch::JobRecord>& jobs) {
   std::vector<std::unique_ptr<remote::Executor>> executors;
@@ -63,58 +96,78 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
     }
     executors = std::move(*chosen);
   } else {
-    // The cluster of each record's hosts: its lab ("": the one the global options choose).
     const bool cluster_given = !ctx.global.lab.empty() || !ctx.global.inventory.empty();
-    auto cluster_of = [&](const launch::JobRecord& j) {
-      return cluster_given ? std::string() : j.lab;
+    auto reach_of = [&](const launch::JobRecord& j) {
+      Reach r;
+      if (!cluster_given) {
+        r.lab = j.lab;
+        if (j.lab.empty()) r.inventory = j.inventory;
+      }
+      if (ctx.global.ssh_config.empty()) r.ssh_config = j.ssh_config;
+      return r;
     };
     auto lab_gone = [&](const launch::JobRecord& j) {
+      const Reach r = reach_of(j);
       std::error_code ec;
-      return !cluster_of(j).empty() &&
-             !std::filesystem::exists(remote::lab_dir(j.lab) / "inventory.yaml", ec);
+      return !r.lab.empty() &&
+             !std::filesystem::exists(remote::lab_dir(r.lab) / "inventory.yaml", ec);
     };
-    std::map<std::string, std::set<std::string>> names;  // cluster -> hosts
-    std::vector<const launch::JobRecord*> gone;          // records whose lab is gone
+    std::map<Reach, std::set<std::string>> names;          // hosts per way to reach them
+    std::map<std::string, std::vector<std::string>> gone;  // lab -> ids of its records
     for (const auto& j : jobs) {
       if (j.hosts.empty()) continue;
       if (lab_gone(j)) {
-        gone.push_back(&j);
+        gone[j.lab].push_back(j.id);
       } else {
-        names[cluster_of(j)].insert(j.hosts.begin(), j.hosts.end());
+        names[reach_of(j)].insert(j.hosts.begin(), j.hosts.end());
       }
     }
-    for (const auto* j : gone) {
-      fmt::print(stderr,
-                 "clusterctl jobs --gc: job record {}: its lab '{}' is gone, and its hosts with "
-                 "it; what the job left in /tmp (this machine's, which a lab's hosts share) is "
-                 "cleaned here; `clusterctl jobs --forget {}` drops the record\n",
-                 j->id, j->lab, j->id);
+    for (const auto& [lab, ids] : gone) {
+      if (ids.size() == 1) {
+        fmt::print(stderr,
+                   "clusterctl jobs --gc: job record {}: its lab '{}' is gone, and its hosts "
+                   "with it; what the job left in /tmp (this machine's, which a lab's hosts "
+                   "share) is cleaned here; `clusterctl jobs --forget {}` drops the record\n",
+                   ids.front(), lab, ids.front());
+      } else {
+        fmt::print(stderr,
+                   "clusterctl jobs --gc: {} job records ({}) name lab '{}', which is gone, and "
+                   "its hosts with it; what their jobs left in /tmp (this machine's, which a "
+                   "lab's hosts share) is cleaned here; `clusterctl jobs --forget-ended` drops "
+                   "the records of every job that has ended\n",
+                   ids.size(), some_ids(ids), lab);
+      }
     }
     if (!gone.empty()) executors.push_back(std::make_unique<remote::LocalExecutor>("local"));
     if (names.empty() && gone.empty()) {
       fmt::print(stderr, "clusterctl jobs --gc: no job records name a host: give --hosts\n");
       return ExitCode::kUsage;
     }
-    std::map<std::pair<std::string, std::string>, std::string> skipped;  // why not known
-    for (const auto& [cluster, hosts] : names) {
+    std::map<std::pair<Reach, std::string>, std::string> skipped;  // why a host is not known
+    for (const auto& [reach, hosts] : names) {
       GlobalOptions g = ctx.global;
-      if (!cluster.empty()) {
-        g.lab = cluster;
+      if (!reach.lab.empty()) {
+        g.lab = reach.lab;
         g.inventory.clear();
+      } else if (!reach.inventory.empty()) {
+        g.inventory = reach.inventory;
+        g.lab.clear();
       }
+      if (!reach.ssh_config.empty()) g.ssh_config = reach.ssh_config;
+      const bool own = reach == Reach{};  // the global options' cluster: its error is fatal
       std::string spec;
       for (const auto& n : hosts) {
         auto unknown = host_problems(g, {n});
-        if (!unknown && cluster.empty()) {
+        if (!unknown && own) {
           fmt::print(stderr, "clusterctl jobs --gc: {}\n", unknown.error().message);
           return unknown.error().code;
         }
-        if (!unknown) {  // the record's lab is gone (`lab down`) or unreadable
-          skipped[{cluster, n}] = unknown.error().message;
+        if (!unknown) {  // the record's inventory is gone or unreadable
+          skipped[{reach, n}] = unknown.error().message;
         } else if (unknown->empty()) {
           spec += (spec.empty() ? "" : ",") + n;
         } else {
-          skipped[{cluster, n}] = unknown->front();
+          skipped[{reach, n}] = unknown->front();
         }
       }
       if (spec.empty()) continue;
@@ -125,22 +178,47 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
       }
       for (auto& e : *chosen) executors.push_back(std::move(e));
     }
+    // One warning per cause: the records whose skipped hosts have the same reasons, and whose
+    // jobs did (or did not) run, share a line.
+    std::map<std::pair<std::string, bool>, std::vector<std::string>> warned;
+    std::map<std::pair<std::string, bool>, std::size_t> host_count;
     for (const auto& j : jobs) {
       std::vector<std::string> why;
       std::set<std::string> seen;
       for (const auto& h : j.hosts) {
-        auto it = skipped.find({cluster_of(j), h});
+        auto it = skipped.find({reach_of(j), h});
         if (it != skipped.end() && seen.insert(h).second) why.push_back(it->second);
       }
       if (why.empty()) continue;
       std::string text;
       for (const auto& w : why) text += (text.empty() ? "" : "; ") + w;
-      fmt::print(stderr,
-                 "clusterctl jobs --gc: warning: job record {} ({}): {}: {} skipped (a job "
-                 "that never started there left nothing to clean; for another cluster's hosts "
-                 "give --lab NAME or --inventory FILE; or delete the record)\n",
-                 j.id, (launch::jobs_dir() / (j.id + ".json")).string(), text,
-                 why.size() == 1 ? "that host was" : "those hosts were");
+      const std::pair<std::string, bool> key{text, may_have_run(j)};
+      warned[key].push_back(j.id);
+      host_count[key] = why.size();
+    }
+    for (const auto& [key, ids] : warned) {
+      const bool ran = key.second;
+      const std::string records =
+          ids.size() == 1 ? fmt::format("job record {} ({})", ids.front(),
+                                        (launch::jobs_dir() / (ids.front() + ".json")).string())
+                          : fmt::format("{} job records ({}, in {})", ids.size(), some_ids(ids),
+                                        launch::jobs_dir().string());
+      const std::string drop = ids.size() == 1
+                                   ? fmt::format("`clusterctl jobs --forget {}`", ids.front())
+                                   : std::string("`clusterctl jobs --forget-ended`");
+      const std::string advice =
+          ran ? fmt::format(
+                    "the job ran there and may have left a job directory: give the "
+                    "--lab NAME or --inventory FILE (or -F FILE) it ran with to clean "
+                    "it; {} drops the record{}",
+                    drop, ids.size() == 1 ? "" : "s")
+              : fmt::format(
+                    "a job that never started there left nothing to clean; for another "
+                    "cluster's hosts give --lab NAME or --inventory FILE; {} drops the "
+                    "record{}",
+                    drop, ids.size() == 1 ? "" : "s");
+      fmt::print(stderr, "clusterctl jobs --gc: warning: {}: {}: {} skipped ({})\n", records,
+                 key.first, host_count[key] == 1 ? "that host was" : "those hosts were", advice);
     }
     if (executors.empty()) {
       fmt::print("0 job directories of launchers that are gone removed\n");
@@ -180,16 +258,80 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
   return unreachable ? ExitCode::kUnreachable : ExitCode::kOk;
 }
 
-ExitCode run_forget(const std::vector<std::string>& ids) {
+// The id of the record `job` names for --forget: its id, or the name of exactly one record (as
+// `logs NAME` and `stop NAME` take a name; dropping is not undone, so a name that several
+// records share is refused, naming them, where `logs` shows the newest).
+util::Result<std::string> record_to_forget(const std::string& job,
+                                           const std::vector<launch::JobRecord>& jobs) {
+  std::vector<const launch::JobRecord*> named;
+  for (const auto& j : jobs) {
+    if (j.id == job) return j.id;
+    if (j.name == job) named.push_back(&j);
+  }
+  if (named.empty()) {  // "no job 'x' in DIR (recent: ...)"
+    auto found = launch::find_job(job);
+    if (!found) return found.error();
+    return found->id;
+  }
+  if (named.size() == 1) return named.front()->id;
+  std::string listed;
+  for (const auto* j : named) {
+    listed += fmt::format("{}{} ({})", listed.empty() ? "" : ", ", j->id,
+                          launch::to_string(j->live_state()));
+  }
+  return util::error(ExitCode::kUsage,
+                     fmt::format("{} job records have the name '{}': {}; give the id of the one "
+                                 "to drop, or drop every ended job's record with `clusterctl "
+                                 "jobs --forget-ended`",
+                                 named.size(), job, listed));
+}
+
+// --forget JOB...: each a job's id or the name of one record (record_to_forget).
+ExitCode run_forget(const std::vector<std::string>& given) {
   ExitCode rc = ExitCode::kOk;
-  for (const auto& id : ids) {
-    if (auto st = launch::forget_job(id); !st) {
+  for (const auto& job : given) {
+    auto listed = launch::list_jobs();
+    if (!listed) {
+      fmt::print(stderr, "clusterctl jobs --forget: {}\n", listed.error().message);
+      return listed.error().code;
+    }
+    auto id = record_to_forget(job, *listed);
+    util::Status st = id ? launch::forget_job(*id) : util::Status(id.error());
+    if (!st) {
       fmt::print(stderr, "clusterctl jobs --forget: {}\n", st.error().message);
       rc = util::worst(rc, st.error().code);
     } else {
-      fmt::print("forgot job record {} (its logs are kept)\n", id);
+      fmt::print("forgot job record {} (its logs are kept)\n", *id);
     }
   }
+  return rc;
+}
+
+// --forget-ended: drops the record of every job that has ended (succeeded, failed,
+// interrupted, or lost: its launcher gone), keeping those of running jobs. The logs are kept.
+ExitCode run_forget_ended() {
+  auto listed = launch::list_jobs();
+  if (!listed) {
+    fmt::print(stderr, "clusterctl jobs --forget-ended: {}\n", listed.error().message);
+    return listed.error().code;
+  }
+  ExitCode rc = ExitCode::kOk;
+  std::size_t forgot = 0, running = 0;
+  for (const auto& j : *listed) {
+    if (j.live_state() == launch::JobState::kRunning) {
+      ++running;
+      continue;
+    }
+    if (auto st = launch::forget_job(j.id); !st) {
+      fmt::print(stderr, "clusterctl jobs --forget-ended: {}\n", st.error().message);
+      rc = util::worst(rc, st.error().code);
+    } else {
+      ++forgot;
+    }
+  }
+  fmt::print("forgot {} job record{} of jobs that have ended (their logs are kept){}\n", forgot,
+             forgot == 1 ? "" : "s",
+             running == 0 ? "" : fmt::format("; kept {} of running jobs", running));
   return rc;
 }
 
@@ -231,9 +373,9 @@ ExitCode run_jobs(const Context& ctx, bool gc, const std::string& gc_hosts) {
                launch::to_string(j.live_state()), j.exit_code ? std::to_string(*j.exit_code) : "-",
                j.world_size, j.started_at, j.logs, why.empty() ? "-" : why);
   }
+  // Only for a failed job: a lost one has no summary (its launcher was killed first).
   const bool any_failed = std::any_of(jobs.begin(), jobs.end(), [](const launch::JobRecord& j) {
-    const launch::JobState st = j.live_state();
-    return st == launch::JobState::kFailed || st == launch::JobState::kLost;
+    return j.live_state() == launch::JobState::kFailed;
   });
   if (any_failed) {
     fmt::print(stderr, "the whole story of a failed job: `clusterctl logs JOB` ends with its "
@@ -480,6 +622,7 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
     bool gc = false;
     std::string hosts;
     std::vector<std::string> forget;
+    bool forget_ended = false;
   };
   auto jo = std::make_shared<JobsCli>();
   CLI::App* jobs = app.add_subcommand("jobs", "List launched jobs, newest first (--json)");
@@ -489,16 +632,26 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
                      "from this machine left on hosts when they were killed, and say which");
   jobs->add_option("--hosts", jo->hosts,
                    "With --gc: the hosts to clean (as for exec; default: every host named in "
-                   "this machine's job records, each reached through its record's lab unless "
-                   "--lab or --inventory is given, skipping with a warning a record's host that "
-                   "the inventory or SSH config does not know)");
-  jobs->add_option("--forget", jo->forget,
-                   "Drop these jobs' records (ids; not of a running job): e.g. of a lab that is "
-                   "gone, which `--gc` names; their logs are kept")
-      ->type_name("JOB")
-      ->excludes(gc_flag);
+                   "this machine's job records, each reached as its job was, through the lab "
+                   "or inventory and SSH config its record names, unless --lab or --inventory "
+                   "is given, skipping with a warning a record's host that the inventory or SSH "
+                   "config does not know)");
+  CLI::Option* forget =
+      jobs->add_option("--forget", jo->forget,
+                       "Drop these jobs' records (ids, or a name that one record has; not of a "
+                       "running job): e.g. of a lab that is gone, which `--gc` names; their logs "
+                       "are kept")
+          ->type_name("JOB")
+          ->excludes(gc_flag);
+  jobs->add_flag("--forget-ended", jo->forget_ended,
+                 "Drop the records of every job that has ended (succeeded, failed, interrupted "
+                 "or lost), keeping running jobs'; their logs are kept. Run --gc first: it "
+                 "cleans the hosts the records name")
+      ->excludes(gc_flag)
+      ->excludes(forget);
   jobs->callback([&ctx, jo] {
     ctx.action = [&ctx, jo] {
+      if (jo->forget_ended) return run_forget_ended();
       return jo->forget.empty() ? run_jobs(ctx, jo->gc, jo->hosts) : run_forget(jo->forget);
     };
   });

@@ -22,17 +22,19 @@
 #include "remote/inventory.h"
 #include "remote/local_executor.h"
 #include "util/json_text.h"
+#include "util/suggest.h"
 #include "util/term.h"
 #include "util/text.h"
 
 namespace cc::cli {
 
-util::Error missing_lab_error(const std::string& name, const std::filesystem::path& inventory) {
-  if (!remote::validate_lab_name(name)) return no_lab_error(name, inventory);
+util::Error missing_lab_error(const std::string& name, const std::filesystem::path& inventory,
+                              const std::string& chosen) {
+  if (!remote::validate_lab_name(name)) return no_lab_error(name, inventory, chosen);
   // Whose the name is, as `lab status` tells it (lab/owner.h).
   const lab::OwnerFacts facts = lab::gather_owner_facts(name, remote::lab_dir(name));
   const lab::Owner owner = lab::classify(facts);
-  if (owner == lab::Owner::kNone) return no_lab_error(name, inventory);
+  if (owner == lab::Owner::kNone) return no_lab_error(name, inventory, chosen);
   if (owner == lab::Owner::kHere) {  // its lab.json is here, its inventory is not
     return util::Error{util::ExitCode::kUsage,
                        fmt::format("lab '{}' has no inventory ({} is missing): its files were "
@@ -147,7 +149,12 @@ ExitCode run_down(const LabOptions& o, Context& ctx) {
   auto report = lab::lab_down(local, name, o.dir, o.other_state);
   if (!report) return fail("lab down", report.error());
   if (!report->anything()) {
-    fmt::print("lab '{}': nothing to remove (already down)\n", name);
+    // Nothing of that name is on this machine: a lab taken down before, or a name that never
+    // was one (a typo, `--name nu77` for nu7). Said plainly, with the labs there are, and
+    // still exit 0: a script's `lab down` may run when nothing is up.
+    const OtherLabs labs = other_labs(name);
+    fmt::print("lab '{}': nothing to remove: this machine has no lab of that name{}; {}\n", name,
+               labs.did_you_mean, labs.listed);
   } else {
     fmt::print(
         "lab '{}' is down: stopped {} processes; removed {} namespaces, {} interfaces, "
@@ -182,6 +189,19 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
     nlohmann::ordered_json out = {{"name", name}, {"state", "none"}, {"ok", false},
                                   {"hosts", nlohmann::ordered_json::array()}};
     fmt::print("{}\n", util::json_text(out, 2));
+  }
+  if (!status && status.error().code == ExitCode::kCheckFailed) {
+    // No lab of that name (lab::status_error): name the labs there are, as for `--lab NAME`
+    // (no_lab_error), so that `lab status` without --name, or with a typo, is no all-clear.
+    util::Error e = status.error();
+    const OtherLabs labs = other_labs(name);
+    e.message += fmt::format("; {}{}", labs.listed, labs.did_you_mean);
+    if (!labs.names.empty()) {
+      std::string look = util::closest_match(name, labs.names);
+      if (look.empty()) look = labs.names.size() == 1 ? labs.names.front() : "NAME";
+      e.message += fmt::format(": `clusterctl lab status --name {}`", look);
+    }
+    return fail("lab status", e);
   }
   if (!status) return fail("lab status", status.error());
   const ExitCode rc = status->all_up() ? ExitCode::kOk : ExitCode::kCheckFailed;

@@ -12,8 +12,9 @@
 namespace cc::cli {
 
 // No network namespaces here, so no lab of any user: the name is free.
-util::Error missing_lab_error(const std::string& name, const std::filesystem::path& inventory) {
-  return no_lab_error(name, inventory);
+util::Error missing_lab_error(const std::string& name, const std::filesystem::path& inventory,
+                              const std::string& chosen) {
+  return no_lab_error(name, inventory, chosen);
 }
 
 void add_lab_command(CLI::App& app, Context& ctx) {

@@ -28,6 +28,7 @@
 #include "cli/cmd_health.h"
 #include "cli/context.h"
 #include "cli/hosts.h"
+#include "cli/options.h"
 #include "discovery/cluster_state.h"
 #include "discovery/fix_command.h"
 #include "discovery/probe.h"
@@ -43,6 +44,7 @@
 #include "provision/hostfile.h"
 #include "provision/mlx_hostfile.h"
 #include "remote/fan_out.h"
+#include "remote/inventory.h"
 #include "remote/local_executor.h"
 #include "remote/quote.h"
 #include "topology/checks.h"
@@ -92,8 +94,18 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     }
     p.global.inventory = spec.cluster->kind == Kind::kInventory ? spec.cluster->value : "";
   }
-  auto placed = launch::place(spec, [&] { return selected_inventory(p.global); },
-                              global_words(p.global));
+  // A cluster state names its hosts itself, and may name the lab that reaches them: --lab
+  // (CLUSTERCTL_LAB) is judged against that lab first (options_for_state, health's words),
+  // and only then is an inventory that cannot be selected said.
+  const bool from_state = spec.hosts.empty() && spec.cluster->kind == Kind::kClusterState;
+  std::optional<util::Error> inventory_error;
+  auto inventory = [&]() -> util::Result<std::optional<remote::Inventory>> {
+    auto inv = selected_inventory(p.global);
+    if (inv || !from_state) return inv;
+    inventory_error = inv.error();
+    return std::optional<remote::Inventory>();
+  };
+  auto placed = launch::place(spec, inventory, global_words(p.global));
   if (!placed) return placed.error();
   static_cast<launch::Placement&>(p) = std::move(*placed);
   if (p.state && spec.cluster && spec.cluster->kind == Kind::kClusterState) {
@@ -102,6 +114,7 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     if (!resolved) return resolved.error();
     p.global = std::move(*resolved);
   }
+  if (inventory_error) return *inventory_error;
   // A host known by no address (`hosts:` by SSH name, a hostfile's `ssh`): the ranks are given
   // the host name this machine's ssh reaches (the SSH config's HostName), never an alias of
   // the operator's SSH config, which no host can look up (the coordinator of `hosts: [h1, h2]`
@@ -535,6 +548,13 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   rec.world_size = plan.world_size();
   rec.hosts = labels;
   rec.lab = placement->global.lab;  // `jobs --gc` reaches the hosts through it
+  // ... and through the inventory and SSH config that reached them (`cluster: inv.yaml`,
+  // --inventory, -F), by their absolute paths.
+  const auto absolute = [](const std::string& path) {
+    return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
+  };
+  rec.inventory = absolute(placement->global.inventory);
+  rec.ssh_config = absolute(placement->global.ssh_config);
   if (o.detach) {
     // Before any thread exists: the child runs the job in its own session, the parent reports.
     std::fflush(nullptr);
@@ -642,7 +662,7 @@ void add_launch_command(CLI::App& app, Context& ctx) {
       "[rank host] prefix and kept per rank, the job ended cleanly on failure or Ctrl-C");
   cmd->add_option("job", o->job_file, "The job file (see templates/ and README, \"job.yaml\")")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(existing_path());
   cmd->add_flag("--no-prefix", o->no_prefix, "Show ranks' lines without the [rank host] prefix");
   cmd->add_option("--ranks", o->ranks, "Show only these ranks' output (e.g. 0,2); logs keep all");
   cmd->add_flag("--unchecked-hostfile", o->unchecked_hostfile,

@@ -481,6 +481,28 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
   return gaps ? util::worst(verified, ExitCode::kCheckFailed) : verified;
 }
 
+// The cables `p` expects but does not check, one label each, in report_gaps' order: those of
+// the state file or its plan that were left out ("h1 tb1 - h2 tb1"; report_left_out) and,
+// without a file, each pair of the full mesh with no cable ("h2 - h4 (no working cable)";
+// report_missing_pairs). The headline counts them with the cables checked.
+std::vector<std::string> left_out_cables(const NetworkOptions& o, const Planned& p) {
+  std::vector<std::string> out;
+  for (const auto& d : p.down) {
+    out.push_back(
+        fmt::format("{} - {}", discovery::end_label(d.link.a), discovery::end_label(d.link.b)));
+  }
+  for (const auto& c : p.unplanned) {
+    out.push_back(fmt::format("{} - {}", discovery::end_label(c.a), discovery::end_label(c.b)));
+  }
+  if (o.source.state_file.empty()) {
+    const topology::ClusterGraph g(p.live);
+    for (const auto& [a, b] : g.missing_pairs()) {
+      out.push_back(fmt::format("{} - {} (no working cable)", g.host(a).name(), g.host(b).name()));
+    }
+  }
+  return out;
+}
+
 ExitCode run_verify_links(const Context& ctx, const NetworkOptions& o, const Planned& p,
                           std::vector<std::unique_ptr<remote::Executor>>& executors) {
   std::vector<remote::Executor*> ptrs;
@@ -517,7 +539,12 @@ ExitCode run_verify_links(const Context& ctx, const NetworkOptions& o, const Pla
       if (!why.empty()) fmt::print("       {}\n", why);
     }
   }
-  fmt::print("{} of {} cables answer both ways over their own interfaces\n", good, checks.size());
+  // The headline counts every cable expected, those left out too (named on stderr below).
+  const std::vector<std::string> left = left_out_cables(o, p);
+  fmt::print("{} of {} cables answer both ways over their own interfaces{}\n", good,
+             checks.size() + left.size(),
+             left.empty() ? std::string()
+                          : fmt::format("; {} left out: {}", left.size(), fmt::join(left, ", ")));
   if (good != checks.size()) rc = util::worst(rc, ExitCode::kCheckFailed);
   return rc;
 }

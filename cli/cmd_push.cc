@@ -22,6 +22,7 @@
 #include "cli/cluster_source.h"
 #include "cli/context.h"
 #include "cli/hosts.h"
+#include "cli/options.h"
 #include "discovery/cluster_state.h"
 #include "launch/output.h"
 #include "launch/placement.h"
@@ -526,7 +527,8 @@ void add_push_command(CLI::App& app, Context& ctx) {
                   "cables (default: the per-cable addresses when the state has them) or mgmt");
   cmd->add_option("--manifest", o->manifest,
                   "Per-host shares (YAML: target host -> list of paths or globs): each file a "
-                  "share names goes to those hosts only; the others go to every target");
+                  "share names goes to those hosts only; the others go to every target")
+      ->check(existing_path());
   cmd->add_flag("--checksum", o->checksum,
                 "Skip a file only when its digest matches (reads every file on every host)");
   cmd->add_option("--chunk", o->chunk, "Bytes per chunk (default 8 MiB)")

@@ -18,6 +18,8 @@ namespace cc::cli {
 /// Options accepted before (or after) any subcommand.
 struct GlobalOptions {
   std::string lab;                    // --lab NAME, or $CLUSTERCTL_LAB
+  std::string lab_given;              // `lab` as parsed: a command that puts another lab in
+                                      // `lab` (a job's, a state's) leaves this (lab_choice)
   std::string ssh_config;             // -F FILE: OpenSSH client config (default ~/.ssh/config)
   std::string inventory;              // --inventory FILE
   std::string replay;                 // --replay BUNDLE: answer commands from recordings

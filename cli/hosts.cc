@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
@@ -51,6 +52,15 @@ std::vector<std::string> existing_labs() {
   return subdirectories(util::state_dir() / "labs");
 }
 
+OtherLabs other_labs(const std::string& name) {
+  OtherLabs o;
+  o.names = existing_labs();
+  o.listed = o.names.empty() ? "there are no labs"
+                             : fmt::format("existing labs: {}", fmt::join(o.names, ", "));
+  o.did_you_mean = util::did_you_mean(name, o.names);
+  return o;
+}
+
 std::string use_lab_hint(const std::vector<std::string>& labs) {
   if (labs.empty()) return "";
   if (labs.size() == 1) return fmt::format("use lab '{}' (--lab {})", labs[0], labs[0]);
@@ -67,31 +77,40 @@ std::string lab_hint(const GlobalOptions& g) {
                            fmt::join(labs, ", "));
 }
 
-util::Error no_lab_error(const std::string& name, const std::filesystem::path& inventory) {
-  std::vector<std::string> labs = subdirectories(remote::lab_dir(name).parent_path());
-  std::string known =
-      labs.empty() ? "there are no labs" : fmt::format("existing labs: {}", fmt::join(labs, ", "));
-  const std::string other = use_lab_hint(labs);
-  return util::Error{ExitCode::kUsage,
-                     fmt::format("no lab named '{}'{} (no {}); {}. Create it with "
-                                 "`clusterctl lab up --name {}`{}{}",
-                                 name, util::did_you_mean(name, labs), inventory.string(), known,
-                                 name, other.empty() ? "" : ", or ", other)};
+std::string lab_choice(const GlobalOptions& g) {
+  if (g.lab.empty() || g.lab != g.lab_given) return "";
+  const char* env = std::getenv("CLUSTERCTL_LAB");
+  if (env != nullptr && g.lab == env) return fmt::format("--lab or CLUSTERCTL_LAB={}", g.lab);
+  return fmt::format("--lab {}", g.lab);
+}
+
+util::Error no_lab_error(const std::string& name, const std::filesystem::path& inventory,
+                         const std::string& chosen) {
+  const OtherLabs labs = other_labs(name);
+  const std::string other = use_lab_hint(labs.names);
+  return util::Error{
+      ExitCode::kUsage,
+      fmt::format("no lab named '{}'{} ({}{}no {}); {}. Create it with "
+                  "`clusterctl lab up --name {}`{}{}",
+                  name, labs.did_you_mean, chosen, chosen.empty() ? "" : "; ", inventory.string(),
+                  labs.listed, name, other.empty() ? "" : ", or ", other)};
 }
 
 util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOptions& g) {
   if (!g.lab.empty() && !g.inventory.empty()) {
-    return util::error(ExitCode::kUsage,
-                       fmt::format("both a lab ('{}', from --lab or CLUSTERCTL_LAB) and an "
-                                   "inventory ({}) were given: use one of them",
-                                   g.lab, g.inventory));
+    const std::string chosen = lab_choice(g);
+    return util::error(
+        ExitCode::kUsage,
+        fmt::format("both a lab ('{}', from {}) and an inventory ({}) were "
+                    "given: use one of them",
+                    g.lab, chosen.empty() ? "--lab or CLUSTERCTL_LAB" : chosen, g.inventory));
   }
   std::filesystem::path file = g.inventory;
   if (!g.lab.empty()) {
     std::filesystem::path dir = remote::lab_dir(g.lab);
     file = dir / "inventory.yaml";
     std::error_code ec;
-    if (!std::filesystem::exists(file, ec)) return missing_lab_error(g.lab, file);
+    if (!std::filesystem::exists(file, ec)) return missing_lab_error(g.lab, file, lab_choice(g));
   }
   if (file.empty()) return std::optional<remote::Inventory>();
   auto inv = remote::load_inventory(file);

@@ -23,6 +23,14 @@ namespace cc::cli {
 /// (remote::load_inventory's file:line:column message).
 util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOptions& g);
 
+/// How the operator chose lab `g.lab`, for every message that names it: "--lab or
+/// CLUSTERCTL_LAB=NAME" when the environment variable holds that name (an export the operator
+/// may not have in mind; CLI11 does not tell whether the command line gave it too), else "--lab
+/// NAME"; "" when `g.lab` is not the lab the command line gave (a job's `cluster: lab:NAME`, a
+/// cluster state's or a job record's lab) or there is none. The one wording of
+/// options_for_state's conflict and of no_lab_error.
+std::string lab_choice(const GlobalOptions& g);
+
 /// Why `--lab NAME` reaches no lab (its `inventory`, lab_dir(NAME)/inventory.yaml, is missing):
 /// the one message of every command that resolves --lab (through selected_inventory), kUsage.
 /// Implemented beside `lab` (cmd_lab.cc, Linux): when this machine has a lab of that name that
@@ -30,14 +38,28 @@ util::Result<std::optional<remote::Inventory>> selected_inventory(const GlobalOp
 /// as `lab status` does (lab::status_error), never advising `lab up` for a taken name; only
 /// when the name is free does it say to create it (no_lab_error). cmd_lab_other.cc: no lab
 /// exists where there are no network namespaces: no_lab_error.
-util::Error missing_lab_error(const std::string& name, const std::filesystem::path& inventory);
+/// `chosen`: lab_choice of the options that named it, said in no_lab_error's message.
+util::Error missing_lab_error(const std::string& name, const std::filesystem::path& inventory,
+                              const std::string& chosen = "");
 
-/// "no lab named 'NAME' (no INVENTORY); existing labs: ... Create it with `clusterctl lab up
-/// --name NAME`, or use ...": for a name no lab on this machine has.
-util::Error no_lab_error(const std::string& name, const std::filesystem::path& inventory);
+/// "no lab named 'NAME' (CHOSEN; no INVENTORY); existing labs: ... Create it with `clusterctl
+/// lab up --name NAME`, or use ...": for a name no lab on this machine has. `chosen`: how the
+/// name was given (lab_choice: "--lab or CLUSTERCTL_LAB=NAME"), or "".
+util::Error no_lab_error(const std::string& name, const std::filesystem::path& inventory,
+                         const std::string& chosen = "");
 
 /// The names of the labs of this state directory (`clusterctl lab up`), naturally sorted.
 std::vector<std::string> existing_labs();
+
+/// The labs there are beside `name`, a lab name that no lab of this state directory has: what
+/// every command says of such a name (no_lab_error, `lab status`, `lab down`), so that a typo
+/// is answered with the labs that are there, never with silence or "already down".
+struct OtherLabs {
+  std::vector<std::string> names;  // existing_labs()
+  std::string listed;              // "existing labs: nu7, nu8", or "there are no labs"
+  std::string did_you_mean;        // " (did you mean 'nu7'?)" for a close name, else ""
+};
+OtherLabs other_labs(const std::string& name);
 
 /// How to pick one of `labs` instead: "use lab 't3a' (--lab t3a)" for one, "use one of them
 /// (--lab NAME)" for several, "" for none.

@@ -87,13 +87,13 @@ int run(int argc, char** argv) {
   app.add_option("--lab", g.lab, "Use the emulated lab NAME (its hosts, ssh_config, known_hosts)")
       ->envname("CLUSTERCTL_LAB");
   app.add_option("-F,--ssh-config", g.ssh_config, "OpenSSH client config file")
-      ->check(CLI::ExistingFile);
+      ->check(cc::cli::existing_path());
   app.add_option("--inventory", g.inventory, "Inventory file (YAML) naming the cluster's hosts")
-      ->check(CLI::ExistingFile);
+      ->check(cc::cli::existing_path());
   app.add_option("--replay", g.replay,
                  "Answer every command from a recorded bundle directory instead of the hosts "
                  "(BUNDLE/HOST/COMMAND.out; see remote/replay_executor.h)")
-      ->check(CLI::ExistingDirectory);
+      ->check(cc::cli::existing_path(cc::util::PathKind::kDirectory));
   app.add_flag("--accept-new-host-keys", g.accept_new_host_keys,
                "Trust and record SSH host keys not yet in known_hosts (changed keys are always "
                "refused)");
@@ -121,6 +121,7 @@ int run(int argc, char** argv) {
     app.exit(e);
     return cc::util::to_int(ExitCode::kUsage);
   }
+  g.lab_given = g.lab;
   ctx.style = cc::util::detect_output_style(g.json);
   cc::util::install_interrupt_handler();
   if (!ctx.action) {  // `clusterctl` or `clusterctl lab` alone: say what is missing

@@ -42,8 +42,15 @@ nlohmann::json to_json(const JobRecord& r) {
           {"world_size", r.world_size},
           {"ranks", ranks}};
   if (!r.lab.empty()) out["lab"] = r.lab;
+  if (!r.inventory.empty()) out["inventory"] = r.inventory;
+  if (!r.ssh_config.empty()) out["ssh_config"] = r.ssh_config;
   if (!r.reason.empty()) out["reason"] = r.reason;
   return out;
+}
+
+// A path of a record, only when absolute (a record names files by their absolute paths).
+std::string absolute_path(const std::string& text) {
+  return std::filesystem::path(text).is_absolute() ? text : std::string();
 }
 
 std::optional<JobRecord> from_json(const nlohmann::json& j) {
@@ -64,6 +71,8 @@ std::optional<JobRecord> from_json(const nlohmann::json& j) {
     r.world_size = j.at("world_size");
     const std::string lab = j.value("lab", "");
     if (!lab.empty() && remote::validate_lab_name(lab)) r.lab = lab;
+    r.inventory = absolute_path(j.value("inventory", ""));
+    r.ssh_config = absolute_path(j.value("ssh_config", ""));
     r.reason = j.value("reason", "");
     for (const auto& e : j.at("ranks")) {
       r.hosts.push_back(e.at("host"));

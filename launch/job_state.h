@@ -13,6 +13,7 @@
 //    "exit_code": null | 0 | 4 | 130, "started_at": "2026-11-30T23:30:53Z",
 //    "logs": "/abs/logs/smoke/ID", "world_size": 4,
 //    "lab": "default",                                   // or absent: see JobRecord::lab
+//    "inventory": "/abs/inv.yaml", "ssh_config": "/abs/ssh_config",  // or absent: see below
 //    "ranks": [{"rank": 0, "host": "h1", "status": "exit 0"}, ...],  // status: at the end
 //    "reason": "rank 2 on h3 failed (exit 1)"}           // why it failed; absent otherwise
 #pragma once
@@ -52,6 +53,12 @@ struct JobRecord {
   /// reaches them without --lab; "" for other jobs. A record's text that is not a valid lab
   /// name (remote::validate_lab_name) reads as "": a record cannot point gc at another path.
   std::string lab;
+  /// The inventory file (`cluster: inv.yaml`, `inventory:FILE` or --inventory) and the SSH
+  /// config (-F) that reached the hosts, absolute, so `jobs --gc` reaches them as launch did;
+  /// "" when none was given (and in older records). A record's text that is not an absolute
+  /// path reads as "".
+  std::string inventory;
+  std::string ssh_config;
   /// Why the job did not succeed (launch::job_reason: the rank, its exit status or signal, or
   /// the lost host; or why it never started), at the end; "" otherwise and in older records.
   std::string reason;

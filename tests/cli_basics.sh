@@ -46,6 +46,41 @@ expect 2 "exec all without an inventory" -- env -u CLUSTERCTL_LAB "$cc" exec --h
 grep -q -- "--lab" <<<"$LAST" || { echo "FAIL: 'all' error does not mention --lab: $LAST"; fail=1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Every argument and option that names a file or directory to read, of every subcommand, names
+# one that is not there with "did you mean" the one of a close name beside it (README,
+# "job.yaml"), exit 2: `launch hello.yml` said CLI11's bare "job: File does not exist:
+# hello.yml". They are found in each --help (TYPE:FILE, TYPE:DIR), so a new one is checked
+# too; and no source uses CLI11's own ExistingFile / ExistingDirectory (cli::existing_path).
+src=$(cd "$(dirname "$0")/.." && pwd)
+if grep -rnE --include='*.cc' --include='*.h' --exclude-dir='build*' --exclude-dir=.git \
+  'CLI::(ExistingFile|ExistingDirectory|ExistingPath|NonexistentPath)\b' "$src"; then
+  echo "FAIL: CLI11's own file checks are used (above): use cli::existing_path (cli/options.h)"; fail=1
+fi
+dym="$tmp/dym"
+mkdir -p "$dym/bundle"
+: >"$dym/hello.yaml"
+file_args=0
+walk_file_args() {  # walk_file_args SUBCOMMAND...: its FILE and DIR arguments, then its subcommands'
+  local help kind opt arg want sub
+  help=$("$cc" "$@" --help 2>&1)
+  while read -r kind opt; do
+    if [ "$kind" = DIR ]; then arg="$dym/bundl" want="directory (did you mean '$dym/bundle'?)"
+    else arg="$dym/hello.yml" want="file (did you mean '$dym/hello.yaml'?)"; fi
+    local words=("$arg")
+    [[ "$opt" == -* ]] && words=("${opt##*,}" "$arg")
+    expect 2 "${*:-clusterctl} ${words[*]}" -- env XDG_STATE_HOME="$tmp/state" "$cc" "$@" "${words[@]}"
+    grep -qF "$arg: no such $want" <<<"$LAST" ||
+      { echo "FAIL: ${*:-clusterctl} ${words[*]}: no did-you-mean: $LAST"; fail=1; }
+    file_args=$((file_args + 1))
+  done < <(sed -n 's/^  \([^ ]*\) [A-Z]*:\(FILE\|DIR\)\( .*\)\{0,1\}$/\2 \1/p' <<<"$help")
+  for sub in $(awk '/^Subcommands:/ {s = 1; next} s && /^  [a-z]/ {print $1}' <<<"$help"); do
+    walk_file_args "$@" "$sub"
+  done
+}
+walk_file_args
+# -F, --inventory, --replay; launch's job; health's --thresholds; push's --manifest; --hostfile
+# and --from of discover, collect, verify-mesh, network, rdma, hostfile, health.
+[ "$file_args" -ge 26 ] || { echo "FAIL: only $file_args file arguments found in --help"; fail=1; }
 # launch: a host that cannot be reached beside one that can (sshd refuses it): exit 3 naming
 # it, never a crash (its control connection never existed), and the reachable host's job
 # directory removed. It crashed in 9 runs of 10 before.
@@ -79,6 +114,15 @@ for mode in "" --detach; do
     { echo "FAIL: launch $mode: host not in the inventory not named: $LAST"; fail=1; }
   grep -q "a host could not be set up" <<<"$LAST" && { echo "FAIL: launch $mode: set-up message: $LAST"; fail=1; }
 done
+# Commands that only look refuse a host the inventory does not have too, before probing any
+# (exit 2, with a did-you-mean), as README says ("Using it"); they do not report it as a host
+# that could not be probed.
+for args in "discover" "health --quick" "verify-mesh" "rdma status" "hostfile --format mpi"; do
+  # shellcheck disable=SC2086
+  expect 2 "$args of a host not in the inventory" -- "$cc" --inventory "$tmp/inv.yaml" $args --hosts h1,h9
+  grep -qF "no host 'h9' in $tmp/inv.yaml (did you mean 'h1'?)" <<<"$LAST" && ! grep -q "cannot connect" <<<"$LAST" ||
+    { echo "FAIL: $args of a host not in the inventory: $LAST"; fail=1; }
+done
 if ls "$tmp"/state/clusterctl/jobs/nohost-* >/dev/null 2>&1 || [ -e "$tmp/nh-logs" ]; then
   echo "FAIL: a job with an unknown host left a record or logs"; fail=1
 fi
@@ -106,6 +150,33 @@ record never-2 h9
 expect 0 "jobs --gc with only a record naming an unknown host" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
 grep -q "warning: job record never-2 .*no host 'h9'" <<<"$LAST" ||
   { echo "FAIL: gc: no warning for never-2: $LAST"; fail=1; }
+# Records of one cause share one warning (it printed one long line per record).
+record never-3 h9
+expect 0 "jobs --gc with two records naming one unknown host" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
+[ "$(grep -c "warning" <<<"$LAST")" = 1 ] &&
+  grep -q "warning: 2 job records (never-3, never-2, in $gcstate/clusterctl/jobs): no host 'h9' in $tmp/inv.yaml.*: that host was skipped (a job that never started there left nothing to clean" <<<"$LAST" ||
+  { echo "FAIL: gc: not one warning for never-2 and never-3: $LAST"; fail=1; }
+rm "$gcstate/clusterctl/jobs/never-3.json"
+# A record of a job that ran (an older record, which names no inventory): its unknown host is
+# skipped, but the warning does not say that the job never started there.
+printf '{"schema": "clusterctl.job/1", "id": "ran-1", "name": "ran", "job_file": "/j.yaml",
+  "pid": 1, "state": "succeeded", "exit_code": 0, "started_at": "2026-11-30T23:30:53Z",
+  "logs": "%s/nologs", "world_size": 1, "ranks": [{"rank": 0, "host": "h9", "status": "exit 0"}]}\n' \
+  "$tmp" >"$gcstate/clusterctl/jobs/ran-1.json"
+expect 0 "jobs --gc with a record of a job that ran on an unknown host" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
+grep -q "warning: job record ran-1 .*no host 'h9' in $tmp/inv.yaml.*the job ran there and may have left a job directory: give the --lab NAME or --inventory FILE (or -F FILE) it ran with" <<<"$LAST" &&
+  ! grep -q "ran-1.*never started" <<<"$LAST" || { echo "FAIL: gc: ran-1's warning: $LAST"; fail=1; }
+rm "$gcstate/clusterctl/jobs/ran-1.json"
+# A job on an inventory (`cluster: inv.yaml`) records it, by its absolute path, and `jobs --gc`
+# reaches its hosts through it without --inventory: h1 and h2 refuse (exit 3), no warning. It
+# warned "no host 'h1' in ~/.ssh/config ... a job that never started there ...".
+printf 'name: invjob\ncluster: inv.yaml\ncommand: [true]\nlogs: %s/inv-logs\n' "$tmp" >"$tmp/inv-job.yaml"
+expect 3 "launch on an inventory of refusing hosts" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" launch "$tmp/inv-job.yaml"
+grep -qF "\"inventory\": \"$tmp/inv.yaml\"" "$tmp"/invstate/clusterctl/jobs/invjob-*.json ||
+  { echo "FAIL: the job's record does not name its inventory: $(cat "$tmp"/invstate/clusterctl/jobs/invjob-*.json)"; fail=1; }
+expect 3 "jobs --gc of a job on an inventory" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" jobs --gc
+grep -q "h1: cannot connect" <<<"$LAST" && ! grep -q "warning" <<<"$LAST" ||
+  { echo "FAIL: gc did not reach the record's inventory hosts: $LAST"; fail=1; }
 # jobs --gc without --lab: a record's hosts are reached through the lab it names (here a lab
 # whose inventory points lh1 at the refusing port: tried, exit 3, no warning); a `lab` that is
 # not a lab name is ignored (lh1 is then unknown to the SSH config: warned, skipped).
@@ -322,9 +393,11 @@ expect 2 "logs of a run whose logs a later run rewrote" -- env XDG_STATE_HOME="$
 grep -q "log directory $tmp/shared-logs now holds the logs of the later run new-1" <<<"$LAST" ||
   { echo "FAIL: overwritten logs not reported: $LAST"; fail=1; }
 expect 0 "logs of the later run" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs new-1
-# jobs --gc with records of a lab that is gone: one line per record saying so and how to drop it
-# (it printed a warning per record repeating "no lab named ... Create it with `clusterctl lab up`"
-# once per host); `jobs --forget ID` drops such a record, and refuses an id it does not have.
+# jobs --gc with records of a lab that is gone: one line for that lab's records saying so and how
+# to drop them (it printed a warning per record repeating "no lab named ... Create it with
+# `clusterctl lab up`" once per host, then a line per record: 24 after one user's `lab down`);
+# `jobs --forget ID` drops such a record, and refuses an id it does not have; `--forget NAME`
+# drops the one record of that name, and refuses a name two records have, naming them.
 mkdir -p "$tmp/gcstate/clusterctl/jobs"
 for id in lnt-1 lnt-2; do
   printf '{"schema": "clusterctl.job/1", "id": "%s", "name": "lnt", "job_file": "/j.yaml",
@@ -335,11 +408,14 @@ for id in lnt-1 lnt-2; do
     "$id" "$tmp" >"$tmp/gcstate/clusterctl/jobs/$id.json"
 done
 expect 0 "jobs --gc with records of a gone lab" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --gc
-gone_lines=$(grep -c "job record lnt-[12]: its lab 'ccbgone' is gone, and its hosts with it; .* \`clusterctl jobs --forget lnt-[12]\` drops the record" <<<"$LAST")
-if [ "$gone_lines" -ne 2 ] || grep -q "lab up\|no lab named" <<<"$LAST" || [ "$(grep -c 'lnt-1' <<<"$LAST")" -ne 1 ]; then
+gone_lines=$(grep -c "2 job records (lnt-2, lnt-1) name lab 'ccbgone', which is gone, and its hosts with it; .* \`clusterctl jobs --forget-ended\` drops the records of every job that has ended" <<<"$LAST")
+if [ "$gone_lines" -ne 1 ] || grep -q "lab up\|no lab named" <<<"$LAST" || [ "$(grep -c 'lnt-1' <<<"$LAST")" -ne 1 ]; then
   echo "FAIL: jobs --gc with a gone lab's records: $LAST"
   fail=1
 fi
+expect 2 "jobs --forget of a name two records have" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --forget lnt
+grep -qF "2 job records have the name 'lnt': lnt-2 (failed), lnt-1 (failed); give the id of the one to drop" <<<"$LAST" ||
+  { echo "FAIL: jobs --forget of an ambiguous name: $LAST"; fail=1; }
 expect 0 "jobs --forget" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --forget lnt-1
 grep -q "forgot job record lnt-1" <<<"$LAST" || { echo "FAIL: jobs --forget: $LAST"; fail=1; }
 [ -e "$tmp/gcstate/clusterctl/jobs/lnt-1.json" ] && { echo "FAIL: jobs --forget left the record"; fail=1; }
@@ -348,6 +424,35 @@ expect 0 "jobs after --forget" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs
 if grep -q "lnt-1" <<<"$LAST" || ! grep -q "lnt-2" <<<"$LAST"; then
   echo "FAIL: jobs after --forget: $LAST"; fail=1
 fi
+expect 0 "jobs --forget of the name one record has" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --forget lnt
+grep -q "forgot job record lnt-2" <<<"$LAST" && [ ! -e "$tmp/gcstate/clusterctl/jobs/lnt-2.json" ] ||
+  { echo "FAIL: jobs --forget NAME: $LAST"; fail=1; }
+# `jobs` says where the whole story of a failed job is only when it lists a failed one (it said
+# so for a lost one too, whose logs have no summary); `jobs --forget-ended` drops the records of
+# every job that has ended (succeeded, failed, lost) and keeps a running one's (this shell's pid).
+endstate="$tmp/endstate"
+mkdir -p "$endstate/clusterctl/jobs"
+chmod 700 "$endstate" "$endstate/clusterctl" "$endstate/clusterctl/jobs"
+endrecord() {  # endrecord ID STATE PID PID_START EXIT
+  printf '{"schema": "clusterctl.job/1", "id": "%s", "name": "e", "job_file": "/j.yaml",
+    "pid": %s, "pid_start": "%s", "state": "%s", "exit_code": %s,
+    "started_at": "2026-11-30T23:30:53Z", "logs": "%s/nologs", "world_size": 1,
+    "ranks": [{"rank": 0, "host": "h1", "status": null}]}\n' "$1" "$3" "$4" "$2" "$5" "$tmp" \
+    >"$endstate/clusterctl/jobs/$1.json"
+}
+endrecord ok-1 succeeded 1 "" 0
+endrecord lost-1 running 1 "linux:none:1" null
+endrecord run-1 running $$ "" null
+expect 0 "jobs with no failed job" -- env XDG_STATE_HOME="$endstate" "$cc" jobs
+grep -q "^lost-1 *lost" <<<"$LAST" && ! grep -q "the whole story of a failed job" <<<"$LAST" ||
+  { echo "FAIL: jobs without a failed job: $LAST"; fail=1; }
+endrecord failed-1 failed 1 "" 4
+expect 0 "jobs with a failed job" -- env XDG_STATE_HOME="$endstate" "$cc" jobs
+grep -q "the whole story of a failed job" <<<"$LAST" || { echo "FAIL: jobs with a failed job: $LAST"; fail=1; }
+expect 0 "jobs --forget-ended" -- env XDG_STATE_HOME="$endstate" "$cc" jobs --forget-ended
+grep -qF "forgot 3 job records of jobs that have ended (their logs are kept); kept 1 of running jobs" <<<"$LAST" &&
+  [ "$(ls "$endstate/clusterctl/jobs")" = run-1.json ] ||
+  { echo "FAIL: jobs --forget-ended: $LAST; left: $(ls "$endstate/clusterctl/jobs")"; fail=1; }
 job="$tmp/lab-job.yaml"  # in the scratch directory (mktemp --suffix is GNU-only)
 printf 'name: t\ncluster: lab:default\ncommand: [true]\n' >"$job"
 expect 2 "--lab replaces a job's lab" -- env -u CLUSTERCTL_LAB "$cc" --lab nosuchlab launch "$job"
@@ -372,7 +477,8 @@ expect 1 "lab status --json with no such lab" -- env XDG_STATE_HOME="$tmp/state"
 grep -q '"state": "none"' <<<"$LAST" || { echo "FAIL: lab status --json with no lab: $LAST"; fail=1; }
 if [ "$(id -u)" -eq 0 ]; then  # lab down needs root; with no lab it has nothing to do (exit 0)
   expect 0 "lab down with no such lab" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab down --name nosuchlab
-  grep -q "lab 'nosuchlab': nothing to remove (already down)" <<<"$LAST" || { echo "FAIL: lab down with no lab: $LAST"; fail=1; }
+  grep -q "lab 'nosuchlab': nothing to remove: this machine has no lab of that name; there are no labs" <<<"$LAST" ||
+    { echo "FAIL: lab down with no lab: $LAST"; fail=1; }
 fi
 # --lab NAME while this machine has a lab of that name that is another user's (here root's: its
 # runtime directory, whose record only root can read) and not in this user's state directory:
@@ -428,6 +534,25 @@ lab() { env -u CLUSTERCTL_LAB XDG_STATE_HOME="$labs" "$@"; }
 expect 2 "a lab that does not exist" -- lab "$cc" --lab default exec --hosts all -- true
 grep -q "existing labs: t3a. Create it with \`clusterctl lab up --name default\`, or use lab 't3a' (--lab t3a)" <<<"$LAST" ||
   { echo "FAIL: no 'use lab t3a' hint: $LAST"; fail=1; }
+# ... and so do `lab status` (without --name: CLUSTERCTL_LAB's or default; with a typo, a
+# did-you-mean) and `lab down`, which is no all-clear for a typo: it said "lab 't3b': nothing to
+# remove (already down)" of a name that never was a lab, and `lab status` named no other lab.
+expect 1 "lab status of no lab" -- lab env CLUSTERCTL_LAB=zz9 "$cc" lab status
+grep -qF "no lab named 'zz9' is running" <<<"$LAST" &&
+  grep -qF "; existing labs: t3a: \`clusterctl lab status --name t3a\`" <<<"$LAST" ||
+  { echo "FAIL: lab status of no lab does not name t3a: $LAST"; fail=1; }
+expect 1 "lab status of a typo" -- lab "$cc" lab status --name t3b
+grep -qF "; existing labs: t3a (did you mean 't3a'?): \`clusterctl lab status --name t3a\`" <<<"$LAST" ||
+  { echo "FAIL: lab status of a typo: $LAST"; fail=1; }
+if [ "$(id -u)" -eq 0 ]; then
+  expect 0 "lab down of a typo" -- lab "$cc" lab down --name t3b
+  grep -qF "lab 't3b': nothing to remove: this machine has no lab of that name (did you mean 't3a'?); existing labs: t3a" <<<"$LAST" &&
+    ! grep -q "already down" <<<"$LAST" || { echo "FAIL: lab down of a typo: $LAST"; fail=1; }
+fi
+# A --lab that CLUSTERCTL_LAB chose says so (it suggested only "use lab 't3a' (--lab t3a)").
+expect 2 "a lab CLUSTERCTL_LAB chose that does not exist" -- lab env CLUSTERCTL_LAB=zz9 "$cc" exec --hosts all -- true
+grep -qF "no lab named 'zz9' (--lab or CLUSTERCTL_LAB=zz9; no $labs/clusterctl/labs/zz9/inventory.yaml)" <<<"$LAST" ||
+  { echo "FAIL: CLUSTERCTL_LAB not named: $LAST"; fail=1; }
 # A cluster state remembers its lab: health on it reaches the lab's hosts without --lab
 # (refused: exit 3 naming the lab's address), and another --lab is an error naming both.
 "$cc" --json discover --from "$bundle" >"$tmp/nolab.json"
@@ -451,11 +576,20 @@ expect 2 "health of a broken state of a lab" -- lab "$cc" health --quick "$tmp/b
 grep -qF "(fix it, or write it again with \`clusterctl --lab t3a discover -o '$tmp/bad t3a.json'\`)" <<<"$LAST" ||
   { echo "FAIL: a broken state's fix lacks its lab or quoting: $LAST"; fail=1; }
 expect 2 "health of a lab's state with another --lab" -- lab "$cc" --lab other health --quick "$tmp/t3a state.json"
-grep -q "$tmp/t3a state.json was discovered on lab 't3a', but --lab (or CLUSTERCTL_LAB) names lab 'other'" <<<"$LAST" ||
+grep -qF "$tmp/t3a state.json was discovered on lab 't3a', but lab 'other' was chosen (--lab other): drop --lab to use lab 't3a'" <<<"$LAST" ||
   { echo "FAIL: conflicting labs not named: $LAST"; fail=1; }
 # launch of a job whose cluster is that state reaches the lab's hosts the same way.
 printf 'name: t3ajob\ncluster: "t3a state.json"\ncommand: [true]\nlogs: %s/t3a-logs\n' "$tmp" \
   >"$tmp/t3a-job.yaml"
+# CLUSTERCTL_LAB naming another lab (one that does not exist) is named as the chooser, in the
+# same words by health and by launch (launch said "no lab named 'other' ...; or use lab 't3a'
+# (--lab t3a)", never that the variable had chosen 'other').
+for cmd in health launch; do
+  if [ "$cmd" = health ]; then args=(health --quick "$tmp/t3a state.json"); else args=(launch "$tmp/t3a-job.yaml"); fi
+  expect 2 "$cmd with CLUSTERCTL_LAB=other" -- lab env CLUSTERCTL_LAB=other "$cc" "${args[@]}"
+  grep -qF "$tmp/t3a state.json was discovered on lab 't3a', but lab 'other' was chosen (--lab or CLUSTERCTL_LAB=other): unset CLUSTERCTL_LAB (and drop --lab) to use lab 't3a'" <<<"$LAST" ||
+    { echo "FAIL: $cmd: CLUSTERCTL_LAB=other not named: $LAST"; fail=1; }
+done
 expect 3 "launch of a lab's state without --lab" -- lab "$cc" launch "$tmp/t3a-job.yaml"
 grep -q "a: cannot connect" <<<"$LAST" || { echo "FAIL: launch did not use the state's lab: $LAST"; fail=1; }
 # A state without a lab, or a hostfile, whose hosts are only a lab's: add --lab NAME.
@@ -480,7 +614,7 @@ grep -qF "\`ssh h1\` works" <<<"$LAST" && { echo "FAIL: health: advises ssh h1: 
 mkdir -p "$labs/clusterctl/labs/other"
 cp "$labs/clusterctl/labs/t3a/"{ssh_config,inventory.yaml} "$labs/clusterctl/labs/other/"
 expect 2 "launch of a lab's state with another --lab" -- lab "$cc" --lab other launch "$tmp/t3a-job.yaml"
-grep -q "was discovered on lab 't3a', but --lab (or CLUSTERCTL_LAB) names lab 'other'" <<<"$LAST" ||
+grep -qF "was discovered on lab 't3a', but lab 'other' was chosen (--lab other)" <<<"$LAST" ||
   { echo "FAIL: launch: conflicting labs not named: $LAST"; fail=1; }
 # The fixes a report suggests run as printed (README): on a state of lab t3a whose two hosts
 # are Linux machines without RDMA devices, every `clusterctl ...` that verify-mesh and hostfile

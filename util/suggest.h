@@ -58,13 +58,18 @@ inline std::string did_you_mean(std::string_view typed,
   return m.empty() ? std::string() : " (did you mean '" + m + "'?)";
 }
 
+/// What a path the operator names must be: a file (a regular one, for did_you_mean_file's
+/// candidates) or a directory (`discover --from BUNDLE`, `--replay BUNDLE`).
+enum class PathKind { kFile, kDirectory };
+
 /// For a file the operator named that is not there: " (did you mean 'P'?)", P being `shown` (the
-/// path as the message shows it) with its last component replaced by the regular file in
-/// `path`'s directory whose whole name (extension included: "cluster.jsn" -> "cluster.json") is
-/// closest to `path`'s (closest_match). "" when `path` exists, its directory cannot be listed, or
-/// no name is that close. Reads the directory (cost: one listing).
-std::string did_you_mean_file(const std::filesystem::path& path,
-                              const std::filesystem::path& shown);
+/// path as the message shows it) with its last component replaced by the regular file (for
+/// PathKind::kDirectory: the directory) in `path`'s directory whose whole name (extension
+/// included: "cluster.jsn" -> "cluster.json") is closest to `path`'s (closest_match). "" when
+/// `path` exists, its directory cannot be listed, or no name is that close. Reads the directory
+/// (cost: one listing).
+std::string did_you_mean_file(const std::filesystem::path& path, const std::filesystem::path& shown,
+                              PathKind kind = PathKind::kFile);
 /// The same, showing `path` as it is.
 inline std::string did_you_mean_file(const std::filesystem::path& path) {
   return did_you_mean_file(path, path);

@@ -48,5 +48,12 @@ TEST_CASE("did_you_mean_file: the file of a close whole name beside a missing on
   CHECK(did_you_mean_file(dir / "inventory.yaml") == "");
   CHECK(did_you_mean_file(dir / "cluster.json") == "");
   CHECK(did_you_mean_file(dir / "nodir" / "cluster.jsn") == "");
+  // A directory the operator named (`discover --from bundl`): the directories beside it.
+  using cc::util::PathKind;
+  CHECK(did_you_mean_file(dir / "cluster.jsonn", "cluster.jsonn", PathKind::kDirectory) ==
+        " (did you mean 'cluster.jsonl'?)");
+  CHECK(did_you_mean_file(dir / "sbu/", "x/sbu/", PathKind::kDirectory) ==
+        " (did you mean 'x/sub'?)");
+  CHECK(did_you_mean_file(dir / "hostfile.jsn", "hostfile.jsn", PathKind::kDirectory) == "");
   fs::remove_all(dir);
 }
