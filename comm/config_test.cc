@@ -164,6 +164,16 @@ TEST_CASE("CLUSTERCOMM_* variables") {
   CHECK(c.topology == Topology::kRing);
 }
 
+TEST_CASE("CLUSTERCOMM_SHM_SINGLE_COPY_MIN: off by default, bytes when set, malformed named") {
+  CHECK(config_from_env(env_of({})).tuning.shm_single_copy_min == 0);
+  CHECK(config_from_env(env_of({{"CLUSTERCOMM_SHM_SINGLE_COPY_MIN", "65536"}}))
+            .tuning.shm_single_copy_min == 65536);
+  CHECK_THROWS_WITH_AS(config_from_env(env_of({{"CLUSTERCOMM_SHM_SINGLE_COPY_MIN", "64K"}})),
+                       doctest::Contains("CLUSTERCOMM_SHM_SINGLE_COPY_MIN"), Error);
+  CHECK_THROWS_WITH_AS(config_from_env(env_of({{"CLUSTERCOMM_SHM_SINGLE_COPY_MIN", "-1"}})),
+                       doctest::Contains("CLUSTERCOMM_SHM_SINGLE_COPY_MIN"), Error);
+}
+
 TEST_CASE("where the coordinator came from: the variable, or what the launcher says") {
   const std::map<std::string, std::string> base{{"CLUSTERCOMM_RANK", "0"},
                                                 {"CLUSTERCOMM_SIZE", "2"},
