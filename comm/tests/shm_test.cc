@@ -251,28 +251,12 @@ TEST_CASE("shm: reductions fold straight out of a small ring that wraps, every t
   // one starts (padding realigns it). The direct all_reduce at n = 2 folds the peer's half
   // straight out of the ring (irecv_reduce); the results must be exact for every type.
   constexpr size_t kRing = 4096;
-  shm::Segment a = shm::Segment::create(2, kRing);
-  REQUIRE(a.mapped());
-  unsigned char nonce[16];
-  std::memcpy(nonce, a.header().nonce, 16);
-  shm::Segment b = shm::Segment::open(a.name(), 2, kRing, nonce);
-  int sv[2];
-  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
-  std::vector<tcp::Fd> s0(2), s1(2);
-  s0[1] = tcp::Fd(sv[0]);
-  s1[0] = tcp::Fd(sv[1]);
-  auto t0 = std::make_unique<shm::ShmTransport>(0, 2, std::vector<int>{0, 1}, std::move(a),
-                                                std::move(s0), nullptr, shm::ShmOptions{});
-  auto t1 = std::make_unique<shm::ShmTransport>(1, 2, std::vector<int>{0, 1}, std::move(b),
-                                                std::move(s1), nullptr, shm::ShmOptions{});
-  const shm::ShmTransport* raw[2] = {t0.get(), t1.get()};
-  std::vector<std::unique_ptr<Transport>> ts;
-  ts.push_back(std::move(t0));
-  ts.push_back(std::move(t1));
+  HandWorld w = hand_world(2, kRing, shm::ShmOptions{});
+  const std::vector<shm::ShmTransport*> raw = w.raw;
   std::mutex mu;
   std::vector<std::string> wrong;
   uint64_t folded[2] = {0, 0};
-  const auto errors = run_threads_over(std::move(ts), [&](Communicator& c) {
+  const auto errors = run_threads_over(std::move(w.ts), [&](Communicator& c) {
     for (const DataType t : {DataType::kF32, DataType::kF64, DataType::kF16, DataType::kBF16,
                              DataType::kI8, DataType::kI16, DataType::kI32, DataType::kI64}) {
       for (const ReduceOp op : {ReduceOp::kSum, ReduceOp::kMax}) {
@@ -303,7 +287,7 @@ TEST_CASE("shm: reductions fold straight out of a small ring that wraps, every t
     folded[static_cast<size_t>(c.rank())] = raw[static_cast<size_t>(c.rank())]->folded_bytes();  // the transport ends with the body
   });
   for (const auto& e : errors) FAIL_CHECK(e);
-  for (const auto& w : wrong) FAIL_CHECK(w);
+  for (const auto& line : wrong) FAIL_CHECK(line);
   // This rank's shard of every call came folded (about half of it: the peer's contribution):
   // at least the f32 calls' 2 x (70001 + 200003) / 2 x 4 bytes, less a rounding.
   for (const uint64_t f : folded) CHECK(f >= (70001 + 200003) * 4 - 64);
