@@ -13,6 +13,7 @@
 
 #include "comm/algorithms/algorithm.h"
 #include "comm/clustercomm.h"
+#include "comm/reduce.h"
 #include "comm/rendezvous/bootstrap.h"
 #include "comm/transport/group_transport.h"
 #include "comm/transport/select.h"
@@ -365,6 +366,11 @@ void Communicator::all_reduce(const void* in, void* out, size_t count, DataType 
       } else {
         all_reduce_one_shot(c, in, out, count, type, op);
       }
+    } else if (c.size > 2 && c.t.crowded() && c.t.messages_are_copies() &&
+               folds_exactly_in_steps(type)) {
+      // More ranks than cores, on shared memory: memory traffic is the cost, and waiting on one
+      // neighbour beats waiting on all (all_reduce_chain.cc); the same bits as direct.
+      all_reduce_chain(c, in, out, count, type, op);
     } else {
       all_reduce_direct(c, in, out, count, type, op);
     }

@@ -178,4 +178,8 @@ void reduce(DataType type, ReduceOp op, void* dst, const void* const* srcs, size
   }
 }
 
+bool folds_exactly_in_steps(DataType type) {
+  return type != DataType::kF16 && type != DataType::kBF16;
+}
+
 }  // namespace cc::comm

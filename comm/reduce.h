@@ -19,4 +19,11 @@ namespace cc::comm {
 void reduce(DataType type, ReduceOp op, void* dst, const void* const* srcs, size_t nsrc,
             size_t count);
 
+/// True when folding k sources one at a time, storing the result between steps
+/// (reduce(dst, {dst, s_i}, 2) for i = 1..k-1), gives reduce()'s bits with all k at once: every
+/// type but f16 and bf16, which reduce() accumulates in float across all sources and rounds
+/// once (integers wrap either way). Algorithms that pass partial sums between ranks in rank
+/// order (all_reduce_chain.cc) rely on it to stay bit-identical to the direct algorithm.
+bool folds_exactly_in_steps(DataType type);
+
 }  // namespace cc::comm

@@ -41,6 +41,7 @@ void all_reduce_one_shot(Ctx& c, const void* in, void* out, size_t count, DataTy
 void all_reduce_direct(Ctx& c, const void* in, void* out, size_t count, DataType t, ReduceOp op);
 void all_reduce_ring(Ctx& c, const void* in, void* out, size_t count, DataType t, ReduceOp op);
 void all_reduce_star(Ctx& c, const void* in, void* out, size_t count, DataType t, ReduceOp op);
+void all_reduce_chain(Ctx& c, const void* in, void* out, size_t count, DataType t, ReduceOp op);
 
 // reduce_scatter: in holds size*count elements, out receives this rank's count elements.
 void reduce_scatter_direct(Ctx& c, const void* in, void* out, size_t count, DataType t,

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/reduce.h"
 #include "comm/tests/fake_link.h"
 #include "comm/tests/pattern.h"
 #include "comm/tests/thread_world.h"
@@ -375,7 +376,9 @@ TEST_CASE("random floats: every rank gets bit-identical results") {
 }
 
 // A transport that says it is crowded, or not, whatever it runs on, so the star all-reduce
-// that crowded worlds use for small messages (all_reduce_star.cc) is tested on any machine.
+// that crowded worlds use for small messages (all_reduce_star.cc) is tested on any machine; and
+// that its messages are copies when crowded, so the chain that crowded shared-memory worlds use
+// for large ones (all_reduce_chain.cc) is tested without the transport folding for it.
 // Contexts are not forwarded: only for the world (context 0).
 class CrowdedView final : public Transport {
  public:
@@ -393,6 +396,7 @@ class CrowdedView final : public Transport {
   void poll() override { inner_->poll(); }
   void abort(int failed_rank) noexcept override { inner_->abort(failed_rank); }
   bool crowded() const override { return crowded_; }
+  bool messages_are_copies() const override { return crowded_; }
 
  private:
   std::unique_ptr<Transport> inner_;
@@ -439,6 +443,46 @@ TEST_CASE("crowded worlds: small all_reduce as a star, results bit-identical to 
       for (const auto& e : errs) FAIL_CHECK(e);
     }
     for (int r = 0; r < n; ++r) CHECK(got[1][static_cast<size_t>(r)] == got[0][0]);
+  }
+}
+
+// Large messages in a crowded world go down a chain that folds in rank order
+// (all_reduce_chain.cc), here through window slots (this view folds nothing in the transport):
+// the same bits as the direct algorithm of an uncrowded world, and as reduce() in rank order
+// (the sum of random floats depends on the order). Many short chunks, the last one shorter.
+TEST_CASE("crowded worlds: large all_reduce as a rank-order chain, bit-identical to direct") {
+  constexpr size_t kCount = 40007;
+  Config base;
+  base.tuning.chunk_bytes = 8 * 1024;
+  base.tuning.window_chunks = 3;
+  for (int n : {3, 4}) {
+    CAPTURE(n);
+    std::vector<float> want(kCount, 0.0f);
+    {
+      std::vector<std::vector<float>> ins;
+      std::vector<const void*> srcs;
+      for (int r = 0; r < n; ++r) ins.push_back(random_floats(r, kCount, 4242u));
+      for (const auto& v : ins) srcs.push_back(v.data());
+      reduce(DataType::kF32, ReduceOp::kSum, want.data(), srcs.data(), ins.size(), kCount);
+    }
+    for (const bool crowded : {false, true}) {
+      CAPTURE(crowded);
+      std::mutex mu;
+      std::vector<std::vector<float>> results(static_cast<size_t>(n));
+      const auto errs = run_threads_over(
+          crowded_world(n, crowded),
+          [&](Communicator& c) {
+            std::vector<float> v = random_floats(c.rank(), kCount, 4242u), out(kCount);
+            c.all_reduce(v.data(), out.data(), kCount, DataType::kF32, ReduceOp::kSum);
+            c.all_reduce(v.data(), v.data(), kCount, DataType::kF32, ReduceOp::kSum);
+            CHECK(out == v);
+            std::lock_guard lock(mu);
+            results[static_cast<size_t>(c.rank())] = std::move(v);
+          },
+          base);
+      for (const auto& e : errs) FAIL_CHECK(e);
+      for (int r = 0; r < n; ++r) CHECK(results[static_cast<size_t>(r)] == want);
+    }
   }
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "comm/error.h"
+#include "comm/reduce.h"
 #include "comm/tests/pattern.h"
 #include "comm/tests/thread_world.h"
 #include "comm/transport/shm/shm_segment.h"
@@ -633,6 +634,94 @@ TEST_CASE(
 }
 
 }  // namespace
+
+// Crowded worlds (more ranks than cores) all-reduce large messages in a chain that folds in
+// rank order (all_reduce_chain.cc); uncrowded ones take the direct algorithm. The two must give
+// the same bits as reduce() over all ranks' inputs in rank order, for random data of every type
+// (f16/bf16 keep the direct algorithm: reduce() rounds them once). Small chunks and a window of
+// 2 make many chunks, the last one short; in place and out of place. folded_bytes() shows the
+// chain ran: ranks 1..n-1 fold every byte of the chain's calls straight out of the rings.
+TEST_CASE("shm: crowded worlds all-reduce large messages in a rank-order chain, bit-identical") {
+  constexpr size_t kCount = 50001;
+  const DataType types[] = {DataType::kF32, DataType::kF64, DataType::kI32, DataType::kF16};
+  auto input = [](DataType t, int rank) {
+    std::vector<unsigned char> v(kCount * size_of(t));
+    uint32_t x = 12345u + static_cast<uint32_t>(rank) * 7919u + static_cast<uint32_t>(t) * 31u;
+    for (auto& b : v) {
+      x = x * 1664525u + 1013904223u;
+      b = static_cast<unsigned char>(x >> 24);
+    }
+    if (t == DataType::kF32) {  // finite values, so sums depend on the order
+      const auto f = random_floats(rank, kCount, 99u);
+      std::memcpy(v.data(), f.data(), v.size());
+    }
+    return v;
+  };
+  Config base;
+  base.tuning.chunk_bytes = 16 * 1024;
+  base.tuning.window_chunks = 2;
+  for (int n : {3, 4}) {
+    CAPTURE(n);
+    const auto un = static_cast<size_t>(n);
+    // 0: uncrowded; 1: crowded; 2: crowded with single copy from 4 KiB (where it works here)
+    const int runs = shm::peer_memory_readable() ? 3 : 2;
+    std::vector<std::vector<unsigned char>> got[3];
+    std::vector<uint64_t> folded[3], single[3];
+    for (int run = 0; run < runs; ++run) {
+      shm::ShmOptions o;
+      o.crowded = run > 0;
+      o.single_copy_min = run == 2 ? 4096 : 0;
+      HandWorld w = hand_world(n, 64 * 1024, o);
+      const std::vector<shm::ShmTransport*> raw = w.raw;
+      auto& results = got[run];
+      results.resize(un);
+      folded[run].resize(un);
+      single[run].resize(un);
+      std::mutex mu;
+      const auto errors = run_threads_over(
+          std::move(w.ts),
+          [&](Communicator& c) {
+            std::vector<unsigned char> mine;
+            for (const DataType t : types) {
+              std::vector<unsigned char> in = input(t, c.rank()), out(in.size());
+              c.all_reduce(in.data(), out.data(), kCount, t, ReduceOp::kSum);
+              c.all_reduce(in.data(), in.data(), kCount, t, ReduceOp::kSum);
+              CHECK_MESSAGE(in == out, "in place differs from out of place");
+              mine.insert(mine.end(), out.begin(), out.end());
+            }
+            std::lock_guard lock(mu);
+            results[static_cast<size_t>(c.rank())] = std::move(mine);
+            folded[run][static_cast<size_t>(c.rank())] =
+                raw[static_cast<size_t>(c.rank())]->folded_bytes();
+            single[run][static_cast<size_t>(c.rank())] =
+                raw[static_cast<size_t>(c.rank())]->single_copy_bytes();
+          },
+          base);
+      for (const auto& e : errors) FAIL_CHECK(e);
+    }
+    std::vector<unsigned char> want;
+    for (const DataType t : types) {
+      std::vector<std::vector<unsigned char>> ins;
+      std::vector<const void*> srcs;
+      for (int r = 0; r < n; ++r) ins.push_back(input(t, r));
+      for (const auto& v : ins) srcs.push_back(v.data());
+      std::vector<unsigned char> sum(kCount * size_of(t));
+      reduce(t, ReduceOp::kSum, sum.data(), srcs.data(), un, kCount);
+      want.insert(want.end(), sum.begin(), sum.end());
+    }
+    // Three of the four types by chain, each twice (in place and out of place).
+    const uint64_t chained = 2 * kCount * (4 + 8 + 4);
+    for (size_t r = 0; r < un; ++r) {
+      CAPTURE(r);
+      for (int run = 0; run < runs; ++run) {
+        CAPTURE(run);
+        CHECK(got[run][r] == want);
+        CHECK(folded[run][r] == (run == 0 || r == 0 ? 0 : chained));
+        CHECK((single[run][r] > 0) == (run == 2));
+      }
+    }
+  }
+}
 
 TEST_CASE("shm: single copy: collectives read the sender's buffer, bit-identical to the rings" *
           doctest::skip(!shm::peer_memory_readable())) {

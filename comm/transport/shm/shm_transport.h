@@ -118,6 +118,8 @@ class ShmTransport final : public Transport {
   void poll() override;
   void abort(int failed_rank) noexcept override;
   bool crowded() const override { return options_.crowded; }
+  /// Transport::messages_are_copies(): the whole world is on this host (no cable transport).
+  bool messages_are_copies() const override { return remote_ == nullptr; }
 
   /// The world ranks on this host (this one among them).
   const std::vector<int>& local_ranks() const { return local_ranks_; }
