@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -188,10 +189,13 @@ util::ExitCode run_collect(const Context& ctx, DiscoverOptions o) {
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "collect", state.error());
   if (util::interrupted()) {  // as discover: no summary of a partial probe
-    fmt::print(stderr,
-               "clusterctl collect: interrupted (Ctrl-C); the bundle in {} is "
-               "incomplete\n",
-               o.output);
+    // Hosts' directories are made as their answers come: with none, there is no bundle to
+    // call incomplete (and the directory, if any, is empty: collect -o can use it again).
+    std::error_code ec;
+    const bool some = fs::exists(o.output, ec) && !fs::is_empty(o.output, ec);
+    fmt::print(stderr, "clusterctl collect: interrupted (Ctrl-C); {}\n",
+               some ? fmt::format("the bundle in {} is incomplete", o.output)
+                    : fmt::format("nothing was collected into {}", o.output));
     return util::ExitCode::kInterrupted;
   }
   std::string summary = fs::path(o.output) / "cluster.json";

@@ -11,6 +11,7 @@
 
 #include "cli/cluster_source.h"
 #include "cli/context.h"
+#include "cli/options.h"
 #include "launch/rank_env.h"
 #include "provision/hostfile.h"
 #include "util/atomic_file.h"
@@ -29,7 +30,7 @@ struct HostfileCommandOptions {
 
 util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o) {
   provision::HostfileOptions opts;
-  opts.format = *provision::hostfile_format(o.format);  // checked by CLI::IsMember
+  opts.format = *provision::hostfile_format(o.format);  // checked by one_of (cli/options.h)
   opts.envs = o.envs;
   opts.slots = o.slots;
   const bool mpi = opts.format == provision::HostfileFormat::kMpi ||
@@ -88,7 +89,7 @@ void add_hostfile_command(CLI::App& app, Context& ctx) {
                   "mlx-jaccl-ring (RDMA ring), mlx-ring (TCP ring over the cables), mpi (Open "
                   "MPI), mpich")
       ->required()
-      ->check(CLI::IsMember(provision::hostfile_format_names()))
+      ->check(one_of(provision::hostfile_format_names()))
       ->type_name("FORMAT");
   sub->add_option("-o,--output", opts->output,
                   "Write the hostfile to FILE (atomically), not stdout")

@@ -14,6 +14,7 @@
 
 #include "cli/context.h"
 #include "cli/hosts.h"
+#include "cli/options.h"
 #include "lab/data.h"
 #include "lab/files.h"
 #include "lab/lab.h"
@@ -280,7 +281,8 @@ void add_lab_command(CLI::App& app, Context& ctx) {
                            ->check(CLI::Range(lab::kMinHosts, lab::kMaxHosts));
   up->add_option("--topology", opts->topology,
                  "mesh (every pair cabled), ring (h1-h2-...-hN-h1), or a YAML file: "
-                 "\"cables: [[h1, h2], [h2, h3]]\" with optional \"hosts: N\" (default mesh)");
+                 "\"cables: [[h1, h2], [h2, h3]]\" with optional \"hosts: N\" (default mesh)")
+      ->check(one_of(lab::topology_names(), OrFile::kYes));
   up->add_option("--omit", opts->omit, "Leave out one cable hA-hB of the topology (repeatable)")
       ->type_name("hA-hB");
   up->add_option("--extra", opts->extra,

@@ -352,10 +352,6 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
                                         "path on every target)",
                                         dest)));
   }
-  if (o.network != "cables" && o.network != "mgmt") {
-    return fail(util::error(ExitCode::kUsage,
-                            fmt::format("--network {}: use cables or mgmt", o.network)));
-  }
   auto program = rank_program();
   if (!program) return fail(program.error());
   GlobalOptions g;
@@ -524,7 +520,8 @@ void add_push_command(CLI::App& app, Context& ctx) {
   cmd->add_option("--cluster", o->cluster,
                   "Cluster state (`discover -o`, after `network apply`): hosts and cables");
   cmd->add_option("--network", o->network,
-                  "cables (default: the per-cable addresses when the state has them) or mgmt");
+                  "cables (default: the per-cable addresses when the state has them) or mgmt")
+      ->check(one_of({"cables", "mgmt"}));
   cmd->add_option("--manifest", o->manifest,
                   "Per-host shares (YAML: target host -> list of paths or globs): each file a "
                   "share names goes to those hosts only; the others go to every target")

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -52,6 +54,48 @@ inline CLI::Validator existing_path(util::PathKind kind = util::PathKind::kFile)
         return {};
       },
       want_dir ? "DIR" : "FILE", want_dir ? "existing directory" : "existing file");
+}
+
+/// What `one_of` takes besides its words.
+enum class OrFile { kNo, kYes };
+
+/// Accepts one of `words` (exactly as written), and with OrFile::kYes also the path of a file
+/// that is there (`lab up --topology mesh|ring|FILE`). Anything else is refused naming every
+/// allowed value and the closest one, util::did_you_mean ("rign: not one of mesh, ring (did you
+/// mean 'ring'?)"); with OrFile::kYes a path with no close word gets the file of a close name
+/// beside it, util::did_you_mean_file. The one check of every option that takes one of a fixed
+/// set of words, in place of CLI11's IsMember and CheckedTransformer, which suggest nothing
+/// (tests/cli_basics.sh checks that no command uses those, and tries a typo of the first word
+/// of every option whose --help shows "{word,...}"). Help shows "TEXT:{mesh,ring}" ("... or
+/// FILE"). A refusal is a usage error: exit 2, before anything runs.
+inline CLI::Validator one_of(std::vector<std::string> words, OrFile file = OrFile::kNo) {
+  std::string listed, braced;
+  for (const auto& w : words) {
+    listed += (listed.empty() ? "" : ", ") + w;
+    braced += (braced.empty() ? "" : ",") + w;
+  }
+  const bool or_file = file == OrFile::kYes;
+  std::string desc = "{" + braced + "}" + (or_file ? " or FILE" : "");
+  return CLI::Validator(
+      [words = std::move(words), listed, or_file](std::string& text) -> std::string {
+        for (const auto& w : words) {
+          if (text == w) return {};
+        }
+        std::string hint = util::did_you_mean(text, words);
+        if (or_file) {
+          namespace fs = std::filesystem;
+          std::error_code ec;
+          const fs::file_status st = fs::status(text, ec);
+          if (fs::exists(st) && !fs::is_directory(st)) return {};
+          if (hint.empty() && st.type() == fs::file_type::not_found) {
+            hint = util::did_you_mean_file(text);
+          }
+          return text + ": not one of " + listed + ", nor a file" +
+                 (fs::is_directory(st) ? " (it is a directory)" : "") + hint;
+        }
+        return text + ": not one of " + listed + hint;
+      },
+      std::move(desc));
 }
 
 }  // namespace cc::cli

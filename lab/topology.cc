@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "util/atomic_file.h"
+#include "util/suggest.h"
 #include "util/yaml_reader.h"
 
 namespace cc::lab {
@@ -149,6 +150,10 @@ util::Result<Topology> parse_topology_file(std::string_view text, std::string_vi
   return topo;
 }
 
+std::vector<std::string> topology_names() {
+  return {"mesh", "ring"};
+}
+
 util::Result<Topology> resolve_topology(const TopologyRequest& request) {
   auto out_of_range = [](int n) {
     return usage(fmt::format("--hosts {} is out of range: a lab has {} to {} hosts", n, kMinHosts,
@@ -163,8 +168,9 @@ util::Result<Topology> resolve_topology(const TopologyRequest& request) {
   } else {
     auto text = util::read_file(request.topology);
     if (!text) {
-      return usage(fmt::format("--topology {}: not 'mesh', 'ring' or a readable file ({})",
-                               request.topology, text.error().message));
+      return usage(fmt::format("--topology {}: not 'mesh', 'ring' or a readable file ({}){}",
+                               request.topology, text.error().message,
+                               util::did_you_mean(request.topology, topology_names())));
     }
     auto parsed = parse_topology_file(*text, request.topology, request.hosts, request.hosts_given);
     if (!parsed) return parsed.error();

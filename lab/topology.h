@@ -63,6 +63,9 @@ std::vector<CablePair> mesh_cables(int hosts);
 /// h1-h2, h2-h3, ..., hN-h1 (N cables). Two hosts: two parallel cables; one host: none.
 std::vector<CablePair> ring_cables(int hosts);
 
+/// The named topologies, "mesh" and "ring" (TopologyRequest::topology is one or a file).
+std::vector<std::string> topology_names();
+
 /// Parses a topology file's text. `source` names the file in errors. `hosts` is the --hosts
 /// value; when `hosts_given` is false and the file has `hosts:`, the file's value is used.
 util::Result<Topology> parse_topology_file(std::string_view text, std::string_view source,

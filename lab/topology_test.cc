@@ -1,6 +1,7 @@
 #include "lab/topology.h"
 
 #include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -14,6 +15,7 @@ using cc::lab::parse_host_name;
 using cc::lab::parse_topology_file;
 using cc::lab::resolve_topology;
 using cc::lab::ring_cables;
+using cc::lab::topology_names;
 using cc::lab::TopologyRequest;
 using cc::util::ExitCode;
 
@@ -94,6 +96,18 @@ TEST_CASE("topology: a missing file or unknown name is explained") {
   auto r = resolve_topology(req);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message.find("not 'mesh', 'ring' or a readable file") != std::string::npos);
+  CHECK(r.error().message.find("did you mean") == std::string::npos);
+}
+
+TEST_CASE("topology: a misspelt name is told the name it is close to") {
+  TopologyRequest req;
+  req.topology = "rign";
+  auto r = resolve_topology(req);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code == ExitCode::kUsage);
+  CHECK(r.error().message.find("--topology rign: not 'mesh', 'ring' or a readable file (") == 0);
+  CHECK(r.error().message.ends_with(" (did you mean 'ring'?)"));
+  CHECK(topology_names() == std::vector<std::string>{"mesh", "ring"});
 }
 
 TEST_CASE("topology: a file lists cables, with optional hosts") {

@@ -81,6 +81,46 @@ walk_file_args
 # -F, --inventory, --replay; launch's job; health's --thresholds; push's --manifest; --hostfile
 # and --from of discover, collect, verify-mesh, network, rdma, hostfile, health.
 [ "$file_args" -ge 26 ] || { echo "FAIL: only $file_args file arguments found in --help"; fail=1; }
+# Every option that takes one of a fixed set of words, of every subcommand, refuses a typo naming
+# the allowed values and "did you mean" the closest (exit 2, before anything runs): `lab up
+# --topology rign` said only, once root and a lab name were checked, that rign was not a
+# readable file, and `hostfile --format mlx-jacl` CLI11's bare "not in {...}". They are found in
+# each --help (TYPE:{word,...}, cli::one_of), so a new one is checked too; and no source uses
+# CLI11's own IsMember / CheckedTransformer / Transformer, which suggest nothing.
+if grep -rnE --include='*.cc' --include='*.h' --exclude-dir='build*' --exclude-dir=.git \
+  'CLI::(IsMember|CheckedTransformer|Transformer)\b' "$src"; then
+  echo "FAIL: CLI11's own set checks are used (above): use cli::one_of (cli/options.h)"; fail=1
+fi
+word_args=0
+walk_word_args() {  # walk_word_args SUBCOMMAND...: its {word,...} options, then its subcommands'
+  local help opt words first typo listed sub
+  help=$("$cc" "$@" --help 2>&1)
+  while read -r opt words; do
+    first=${words%%,*} typo="${words%%,*}x" listed=${words//,/, }
+    expect 2 "${*:-clusterctl} ${opt##*,} $typo" -- env XDG_STATE_HOME="$tmp/state" "$cc" "$@" "${opt##*,}" "$typo"
+    grep -qF -- "${opt##*,}: $typo: not one of $listed" <<<"$LAST" && grep -qF "(did you mean '$first'?)" <<<"$LAST" ||
+      { echo "FAIL: ${*:-clusterctl} ${opt##*,} $typo: no allowed values or did-you-mean: $LAST"; fail=1; }
+    word_args=$((word_args + 1))
+  done < <(sed -n 's/^  \(-[^ ]*\) [A-Z]*:{\([^}]*\)}.*$/\1 \2/p' <<<"$help")
+  for sub in $(awk '/^Subcommands:/ {s = 1; next} s && /^  [a-z]/ {print $1}' <<<"$help"); do
+    walk_word_args "$@" "$sub"
+  done
+}
+walk_word_args
+# hostfile --format, push --network, and where there is a lab (Linux) lab up --topology.
+want_words=2
+[ "$(uname -s)" = Linux ] && want_words=3
+[ "$word_args" -ge "$want_words" ] || { echo "FAIL: only $word_args word options found in --help"; fail=1; }
+# A name close to one word goes to the word, even where a file is allowed; a file's name to a
+# file of a close name beside it.
+if [ "$(uname -s)" = Linux ]; then
+  expect 2 "lab up --topology rign" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab up --topology rign
+  grep -qF "clusterctl lab up: --topology: rign: not one of mesh, ring, nor a file (did you mean 'ring'?)" <<<"$LAST" ||
+    { echo "FAIL: lab up --topology rign: $LAST"; fail=1; }
+  expect 2 "lab up --topology with a misspelt file" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab up --topology "$dym/hello.yml"
+  grep -qF "$dym/hello.yml: not one of mesh, ring, nor a file (did you mean '$dym/hello.yaml'?)" <<<"$LAST" ||
+    { echo "FAIL: lab up --topology hello.yml: $LAST"; fail=1; }
+fi
 # launch: a host that cannot be reached beside one that can (sshd refuses it): exit 3 naming
 # it, never a crash (its control connection never existed), and the reachable host's job
 # directory removed. It crashed in 9 runs of 10 before.

@@ -54,6 +54,43 @@ def test_zero_copy_option_and_release_buffer():
         clustercomm.Communicator(ibv_zero_copy=1)
 
 
+def test_shm_single_copy_min_reaches_the_communicator():
+    # The explicit constructor takes what CLUSTERCOMM_SHM_SINGLE_COPY_MIN gives from_env: the
+    # tuning the communicator reports carries it (0, off, by default), beside the others.
+    with clustercomm.Communicator() as c:
+        assert c.tuning["shm_single_copy_min"] == 0
+        assert c.tuning["one_shot_max_bytes"] == 65536 and c.tuning["window_chunks"] == 8
+    with clustercomm.Communicator(shm_single_copy_min=1 << 20, spin_us=50) as c:
+        assert c.tuning["shm_single_copy_min"] == 1 << 20 and c.tuning["spin_us"] == 50
+    with clustercomm.Communicator(shm_single_copy_min=1 << 40) as c:
+        assert c.tuning["shm_single_copy_min"] == 1 << 40
+    with pytest.raises(ValueError, match=r"^shm_single_copy_min: -1 is negative: give a number "
+                                         r"of bytes .*, or 0 for never$"):
+        clustercomm.Communicator(shm_single_copy_min=-1)
+    with pytest.raises(ValueError, match=r"^shm_single_copy_min: 1099511627777 is not in \[0, "):
+        clustercomm.Communicator(shm_single_copy_min=(1 << 40) + 1)
+    with pytest.raises(TypeError, match="shm_single_copy_min"):
+        clustercomm.Communicator(shm_single_copy_min="1M")
+
+
+def test_shm_single_copy_min_is_used_by_two_ranks_on_shm():
+    # Two ranks on this host over shared memory, each with single copy from 1 KiB on: the
+    # all_reduce of 64 KiB is right, and each reports its own value.
+    port = free_port()
+    outs = run_ranks(lambda r: {"R": str(r)}, 2, f"""
+        import os, numpy as np, clustercomm
+        r = int(os.environ["R"])
+        with clustercomm.Communicator(rank=r, size=2, coordinator="127.0.0.1:{port}",
+                                      transport="shm", shm_single_copy_min=1024,
+                                      timeout_ms=20000) as c:
+            y = c.all_reduce(np.full(1 << 14, r + 1, dtype=np.float32))
+            assert np.all(y == 3), y[:4]
+            print("ok", c.transport.split(" ")[0], c.tuning["shm_single_copy_min"])
+        """)
+    for rc, out in outs:
+        assert rc == 0 and out.split()[-3:] == ["ok", "shm", "1024"], out
+
+
 def run_ranks(env_for_rank, n, code):
     procs = []
     for r in range(n):

@@ -13,6 +13,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <limits>
 #include <memory>
@@ -128,6 +129,16 @@ class PyCommunicator {
   }
   std::string topology() {
     return live().topology() == Topology::kRing ? "ring" : "mesh";
+  }
+  nb::dict tuning() {
+    const cc::comm::Tuning& t = live().tuning();
+    nb::dict d;
+    d["one_shot_max_bytes"] = t.one_shot_max_bytes;
+    d["chunk_bytes"] = t.chunk_bytes;
+    d["window_chunks"] = t.window_chunks;
+    d["spin_us"] = static_cast<long long>(t.spin.count());
+    d["shm_single_copy_min"] = t.shm_single_copy_min;
+    return d;
   }
 
   void close() {
@@ -380,7 +391,7 @@ Config make_config(int rank, int size, const std::string& coordinator, const std
                    long long ibv_frame_bytes, long long ibv_recv_frames,
                    const std::string& ibv_profile, long long one_shot_max_bytes,
                    long long chunk_bytes, long long window_chunks, long long spin_us,
-                   nb::handle ibv_zero_copy) {
+                   nb::handle ibv_zero_copy, long long shm_single_copy_min) {
   Config c;
   c.rank = rank;
   c.size = size;
@@ -432,6 +443,15 @@ Config make_config(int rank, int size, const std::string& coordinator, const std
                                                                          4096, 1LL << 32));
   c.tuning.window_chunks = static_cast<size_t>(in_range("window_chunks", window_chunks, 1, 1024));
   c.tuning.spin = std::chrono::microseconds(in_range("spin_us", spin_us, 0, 10000000));
+  // As CLUSTERCOMM_SHM_SINGLE_COPY_MIN: 0 .. 2^40 bytes, 0 off.
+  if (shm_single_copy_min < 0) {
+    throw nb::value_error(("shm_single_copy_min: " + std::to_string(shm_single_copy_min) +
+                           " is negative: give a number of bytes (messages of at least that "
+                           "many go by single copy), or 0 for never")
+                              .c_str());
+  }
+  c.tuning.shm_single_copy_min =
+      static_cast<size_t>(in_range("shm_single_copy_min", shm_single_copy_min, 0, 1LL << 40));
   return c;
 }
 
@@ -481,7 +501,8 @@ NB_MODULE(_clustercomm, m) {
              nb::handle connections_per_peer, nb::handle topology, nb::handle transport,
              nb::handle devices, nb::handle ibv_frame_bytes, nb::handle ibv_recv_frames,
              nb::handle ibv_profile, nb::handle one_shot_max_bytes, nb::handle chunk_bytes,
-             nb::handle window_chunks, nb::handle spin_us, nb::handle ibv_zero_copy) {
+             nb::handle window_chunks, nb::handle spin_us, nb::handle ibv_zero_copy,
+             nb::handle shm_single_copy_min) {
             const auto i = [](nb::handle v, const char* name) {
               return as_int(v, name, LLONG_MIN, LLONG_MAX);
             };
@@ -497,7 +518,8 @@ NB_MODULE(_clustercomm, m) {
                 i(ibv_frame_bytes, "ibv_frame_bytes"), i(ibv_recv_frames, "ibv_recv_frames"),
                 as_str(ibv_profile, "ibv_profile"), i(one_shot_max_bytes, "one_shot_max_bytes"),
                 i(chunk_bytes, "chunk_bytes"), i(window_chunks, "window_chunks"),
-                i(spin_us, "spin_us"), ibv_zero_copy);
+                i(spin_us, "spin_us"), ibv_zero_copy,
+                i(shm_single_copy_min, "shm_single_copy_min"));
             new (self) PyCommunicator(std::move(c));
           },
           nb::kw_only(), arg("rank") = 0, arg("size") = 1, arg("coordinator") = "",
@@ -507,6 +529,7 @@ NB_MODULE(_clustercomm, m) {
           arg("ibv_recv_frames") = 32, arg("ibv_profile") = "apple",
           arg("one_shot_max_bytes") = 65536, arg("chunk_bytes") = 0, arg("window_chunks") = 8,
           arg("spin_us") = 200, arg("ibv_zero_copy").none() = nb::none(),
+          arg("shm_single_copy_min") = 0,
           R"(Joins a world by hand (the fields of C++ cc::comm::Config; comm/README.md has each).
 
 Args:
@@ -542,6 +565,11 @@ Args:
         send and deregistered when it completes (nothing to do for you); "cached" (or True):
         registrations kept, and you call ``release_buffer(x)`` before an array you sent from
         is freed; "off" (or False). None: "message" on Linux, "off" on macOS.
+    shm_single_copy_min: shared memory on Linux: collective messages of at least this many
+        bytes (0..2**40) are read by the receiver straight out of the sender's array, one copy
+        instead of the rings' two (CLUSTERCOMM_SHM_SINGLE_COPY_MIN). 0 (the default): never,
+        as it measured slower than the rings on the machines tested (comm/README.md). This
+        rank's own value applies to what it sends and receives (ranks need not agree).
 
 Raises:
     ValueError: an option out of range or not one of its choices (named).
@@ -569,6 +597,11 @@ Raises:
                    "\"verbs (rc profile: RC queue pairs)\" or \"none (world size 1)\".")
       .def_prop_ro("topology", &PyCommunicator::topology,
                    "\"mesh\" or \"ring\": the job-wide topology rank 0 chose.")
+      .def_prop_ro("tuning", &PyCommunicator::tuning,
+                   "The tuning in force (dict of int): one_shot_max_bytes, chunk_bytes, "
+                   "window_chunks (rank 0's, job-wide), spin_us and shm_single_copy_min (this "
+                   "rank's own); chunk_bytes as chosen when 0 was given (C++ "
+                   "Communicator::tuning).")
       .def_prop_ro("broken", &PyCommunicator::broken,
                    "True after a call failed (or was interrupted); every later call raises "
                    "BrokenError.")

@@ -29,8 +29,10 @@ expect 2 "--omit h1-h9: unknown host 'h9'" -- "$CLUSTERCTL" lab up --name ctlusa
 printf 'cables:\n  - [h1, h2]\n  - [h2, h7]\n' >"$tmp/bad.yaml"
 expect 2 "$tmp/bad.yaml:3:5: 'cables\[1\]': unknown host 'h7'" -- \
   "$CLUSTERCTL" lab up --name ctlusage --hosts 3 --topology "$tmp/bad.yaml"
-expect 2 "not 'mesh', 'ring' or a readable file" -- \
+expect 2 "--topology: star: not one of mesh, ring, nor a file$" -- \
   "$CLUSTERCTL" lab up --name ctlusage --topology star
+expect 2 "--topology: rign: not one of mesh, ring, nor a file \(did you mean 'ring'\?\)$" -- \
+  "$CLUSTERCTL" lab up --name ctlusage --topology rign
 expect 1 "no lab named 'ctlusage' is running" -- "$CLUSTERCTL" lab status --name ctlusage
 for cmd in "lab" "lab up" "lab down" "lab status"; do
   # shellcheck disable=SC2086

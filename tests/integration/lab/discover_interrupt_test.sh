@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Ctrl-C (SIGINT) or SIGTERM during discover and collect, while one host's sshd does not answer
+# (stopped: the kernel accepts the connection, no SSH banner ever comes) and the others have
+# answered: exit 130 within seconds, not at the connect timeout; one line saying it was
+# interrupted; and nothing of the partial probe: the state file given to -o is left as it was
+# (no temporary file beside it), nothing on stdout, a bundle without its cluster.json, and no
+# bundle called incomplete when nothing was collected (README, "Exit codes": 130 interrupted,
+# cleanup has run).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+name=ctldint${CLUSTERCTL_TEST_SUFFIX:-}
+tmp=$(mktemp -d)
+stopped=""
+trap '[ -z "$stopped" ] || kill -CONT "$stopped" 2>/dev/null || true
+  rm -rf "$tmp"; "$CLUSTERCTL" lab down --name "$name" >/dev/null 2>&1 || true' EXIT
+json=$(labdir "$name")/lab.json
+
+"$CLUSTERCTL" lab up --name "$name" --hosts 3 >/dev/null
+mkdir "$tmp/state"
+"$CLUSTERCTL" --lab "$name" discover -o "$tmp/state/cluster.json" >/dev/null ||
+  fail "discover on a healthy lab exited $?"
+cp "$tmp/state/cluster.json" "$tmp/before.json"
+# The directory too: a temporary file made and removed would change its modification time.
+listing() { find "$tmp/state" -printf '%P %i %s %T@\n' | sort; }
+before=$(listing)
+
+stopped=$(python3 -c 'import json,sys; print([h for h in json.load(open(sys.argv[1]))["hosts"] if h["name"] == "h2"][0]["sshd_pid"])' "$json")
+kill -STOP "$stopped"
+
+# interrupt SIGNAL OUT ERR -- CMD...: runs CMD, sends SIGNAL once h1 and h3 have had time to
+# answer, and sets rc to its exit status; fails when it is still running 15 s later.
+interrupt() {
+  local sig=$1 out=$2 err=$3 pid start
+  shift 4
+  "$@" >"$out" 2>"$err" &
+  pid=$!
+  sleep 3
+  kill -0 "$pid" 2>/dev/null || fail "$* ended before $sig (h2 was meant to hang it): $(cat "$err")"
+  start=$(now_ms)
+  kill "-$sig" "$pid"
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ $(($(now_ms) - start)) -gt 15000 ]; then
+      kill -KILL "$pid" 2>/dev/null || true
+      fail "$* still running 15 s after $sig: $(cat "$err")"
+    fi
+    sleep 0.1
+  done
+  rc=0
+  wait "$pid" || rc=$?
+  echo "$* after $sig: exit $rc in $(($(now_ms) - start)) ms"
+}
+
+interrupt INT "$tmp/out" "$tmp/err" -- \
+  "$CLUSTERCTL" --lab "$name" --connect-timeout 60 discover -o "$tmp/state/cluster.json"
+[ "$rc" -eq 130 ] || fail "discover -o after Ctrl-C exited $rc, want 130: $(cat "$tmp/err")"
+grep -qxF "clusterctl discover: interrupted (Ctrl-C); nothing written to $tmp/state/cluster.json" \
+  "$tmp/err" || fail "no interrupted line: $(cat "$tmp/err")"
+cmp -s "$tmp/before.json" "$tmp/state/cluster.json" ||
+  fail "the state file was replaced by an interrupted discover"
+[ "$before" = "$(listing)" ] || fail "the state directory changed: $before -> $(listing)"
+[ ! -s "$tmp/out" ] || fail "an interrupted discover printed a report: $(cat "$tmp/out")"
+
+interrupt TERM "$tmp/out" "$tmp/err" -- \
+  "$CLUSTERCTL" --lab "$name" --connect-timeout 60 --json discover
+[ "$rc" -eq 130 ] || fail "discover --json after SIGTERM exited $rc, want 130: $(cat "$tmp/err")"
+grep -qxF "clusterctl discover: interrupted (Ctrl-C); nothing shown" "$tmp/err" ||
+  fail "no interrupted line: $(cat "$tmp/err")"
+[ ! -s "$tmp/out" ] || fail "an interrupted discover --json printed a state: $(cat "$tmp/out")"
+
+interrupt INT "$tmp/out" "$tmp/err" -- \
+  "$CLUSTERCTL" --lab "$name" --connect-timeout 60 collect -o "$tmp/bundle"
+[ "$rc" -eq 130 ] || fail "collect after Ctrl-C exited $rc, want 130: $(cat "$tmp/err")"
+grep -qxF "clusterctl collect: interrupted (Ctrl-C); the bundle in $tmp/bundle is incomplete" \
+  "$tmp/err" || fail "no interrupted line: $(cat "$tmp/err")"
+[ ! -e "$tmp/bundle/cluster.json" ] || fail "an interrupted collect wrote cluster.json"
+[ -s "$tmp/bundle/h1/uname_-s.out" ] || fail "collect had not reached h1 before Ctrl-C"
+[ ! -s "$tmp/out" ] || fail "an interrupted collect printed a report: $(cat "$tmp/out")"
+# Before any host answered: no bundle to call incomplete (it said "the bundle in DIR is
+# incomplete" of a directory that was not there).
+interrupt INT "$tmp/out" "$tmp/err" -- \
+  "$CLUSTERCTL" --lab "$name" --connect-timeout 60 collect --hosts h2 -o "$tmp/bundle2"
+[ "$rc" -eq 130 ] || fail "collect --hosts h2 after Ctrl-C exited $rc, want 130: $(cat "$tmp/err")"
+grep -qxF "clusterctl collect: interrupted (Ctrl-C); nothing was collected into $tmp/bundle2" \
+  "$tmp/err" || fail "no interrupted line: $(cat "$tmp/err")"
+[ -z "$(ls -A "$tmp/bundle2" 2>/dev/null)" ] || fail "collect of nothing left files: $(ls -A "$tmp/bundle2")"
+echo "PASS"
