@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include "provision/mlx_hostfile.h"
 #include "remote/local_executor.h"
 #include "remote/outcomes.h"
 #include "util/atomic_file.h"
@@ -96,6 +97,7 @@ struct LocalJob {
   std::string id = "t" + random_hex(6);
   ExecutorFactory connect;  // empty: LocalExecutor "local0", "local1", ...
   int port = 0;             // the coordinator port; 0: free_port()
+  std::function<void(WorldPlan&)> adjust;  // changes the plan before the run, if set
   ~LocalJob() { fs::remove_all(logs); }
 
   cc::util::Result<JobOutcome> run(const JobSpec& spec, int hosts) {
@@ -107,6 +109,7 @@ struct LocalJob {
     plan.env = spec.env;
     plan.token = "tok";
     plan.coordinator_port = port > 0 ? port : free_port();
+    if (adjust) adjust(plan);
     OutputOptions o;
     o.out = nullptr;
     o.err = nullptr;
@@ -249,6 +252,57 @@ TEST_CASE("runner: a coordinator port held on rank 0's host fails the job before
   JobSpec spec = spec_of("name: port\nhosts: [a]\ncommand: [true]\n");
   LocalJob job;
   auto out = job.run(spec, 1);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kOk);
+}
+
+TEST_CASE("runner: the coordinator port is checked for mlx-ring and at the address a name gives") {
+  // mlx-ring's rank 0 listens on its ips from coordinator_port up: it was never checked. A
+  // name was bound as 0.0.0.0, so a program on another address of the host (127.0.0.2) failed
+  // a job whose rank 0 would listen on the name's (127.0.0.1) without trouble.
+  {
+    HeldPort held(true);
+    const std::string ran = "/tmp/cc-port-ran-" + random_hex(6);
+    JobSpec spec = spec_of(fmt::format("name: port\nhosts: [a, b]\nruntime: mlx-ring\n"
+                                       "command: {{shell: ': >{}'}}\n",
+                                       ran));
+    LocalJob job;
+    job.port = held.port;
+    job.adjust = [](WorldPlan& p) {
+      cc::provision::MlxHostfile hf;
+      hf.backend = "ring";
+      hf.hosts = {{"local0", {"127.0.0.1"}, {}}, {"local1", {"127.0.0.1"}, {}}};
+      p.mlx = hf;
+    };
+    auto out = job.run(spec, 2);
+    REQUIRE_FALSE(out.ok());
+    CHECK(out.error().code == cc::util::ExitCode::kCheckFailed);
+    CHECK(out.error().message.find(fmt::format("the coordinator port 127.0.0.1:{} on local0 "
+                                               "(rank 0's host) is held by another program",
+                                               held.port)) != std::string::npos);
+    CHECK_FALSE(fs::exists(ran));
+    fs::remove(ran);
+  }
+  // A listener on 127.0.0.2 only (Linux routes all of 127/8 to lo; macOS has 127.0.0.1 alone).
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(0x7f000002);
+  socklen_t len = sizeof a;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), len) != 0) {
+    ::close(fd);
+    MESSAGE("127.0.0.2 is not an address of this machine: the name case is not tested here");
+    return;
+  }
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  REQUIRE(::listen(fd, 1) == 0);
+  JobSpec spec = spec_of("name: port\nhosts: [a]\ncommand: [true]\n");
+  LocalJob job;
+  job.port = ntohs(a.sin_port);
+  job.adjust = [](WorldPlan& p) { p.hosts.front().address = "localhost"; };
+  auto out = job.run(spec, 1);
+  ::close(fd);
   REQUIRE(out.ok());
   CHECK(out->code == cc::util::ExitCode::kOk);
 }

@@ -302,20 +302,41 @@ echo removed)SH";
 
 constexpr std::string_view kEndRecord = R"SH(cat "$1/end-$2" 2>/dev/null; exit 0)SH";
 
-// $1 an address (numeric), $2 a TCP port: prints "in use" when binding it, as a listener would
-// (SO_REUSEADDR, as libclustercomm's coordinator does), fails with EADDRINUSE, so something
-// listens on it or holds it. Says nothing when it is free, and whenever it cannot tell (no
-// perl, a perl without getaddrinfo, an address not of this host: rank 0's own error says so).
-constexpr std::string_view kPortHeld = R"SH(command -v perl >/dev/null 2>&1 || exit 0
+// $1 the coordinator's address (numeric, or a name resolved here as libclustercomm's rank 0
+// resolves it: its IPv4 address when it has one, else its first, IPv6 too), $2 a TCP port:
+// prints "in use" when binding that address and port as rank 0's listener would (SO_REUSEADDR)
+// fails with EADDRINUSE, so something listens on it or holds it. perl, else python3; with
+// neither, prints "unchecked" (the caller says so once). Says nothing when the port is free or
+// the host cannot tell (a name it cannot resolve, an address not of this host: rank 0's own
+// error says so).
+constexpr std::string_view kPortHeld = R"SH(if command -v perl >/dev/null 2>&1; then
 exec perl -e '
-use Socket qw(:addrinfo SOCK_STREAM SOL_SOCKET SO_REUSEADDR);
-my ($e, $a) = getaddrinfo($ARGV[0], $ARGV[1],
-  {flags => AI_PASSIVE | AI_NUMERICHOST, socktype => SOCK_STREAM});
-exit 0 if $e || !$a;
+use Socket qw(:addrinfo SOCK_STREAM SOL_SOCKET SO_REUSEADDR AF_INET);
+my ($e, @a) = getaddrinfo($ARGV[0], $ARGV[1], {socktype => SOCK_STREAM});
+exit 0 if $e || !@a;
+my ($a) = ((grep { $_->{family} == AF_INET } @a), @a);
 socket(my $s, $a->{family}, SOCK_STREAM, 0) or exit 0;
 setsockopt($s, SOL_SOCKET, SO_REUSEADDR, 1);
 exit 0 if bind($s, $a->{addr});
-print "in use\n" if $!{EADDRINUSE};' -- "$1" "$2" 2>/dev/null; exit 0)SH";
+print "in use\n" if $!{EADDRINUSE};' -- "$1" "$2" 2>/dev/null; exit 0
+fi
+if command -v python3 >/dev/null 2>&1; then
+exec python3 -c '
+import errno, socket, sys
+try:
+    a = socket.getaddrinfo(sys.argv[1], int(sys.argv[2]), 0, socket.SOCK_STREAM)
+except (OSError, ValueError):
+    sys.exit(0)
+a = ([x for x in a if x[0] == socket.AF_INET] or a)[0]
+s = socket.socket(a[0], socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(a[4])
+except OSError as e:
+    if e.errno == errno.EADDRINUSE:
+        print("in use")' "$1" "$2" 2>/dev/null; exit 0
+fi
+echo unchecked)SH";
 
 std::string_view trust_text() {
   static const std::string text = std::string(tool_env_guard()) + std::string(kTrust);

@@ -1,6 +1,9 @@
 #include "launch/wrapper.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -520,4 +523,84 @@ TEST_CASE("wrapper: a step cut short is named by its description, not its shell 
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message ==
         "local: interrupted; the cleanup of /tmp/clusterctl-job-nonexistent-h0 was killed");
+}
+
+namespace {
+
+// A TCP listener on 127.0.0.1 or ::1, on a port the kernel picks (fd -1 when this machine
+// has no such address).
+struct Listener {
+  int fd = -1;
+  int port = 0;
+  explicit Listener(bool v6) {
+    fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return;
+    sockaddr_storage s{};
+    socklen_t len = 0;
+    if (v6) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&s);
+      a->sin6_family = AF_INET6;
+      a->sin6_addr = in6addr_loopback;
+      len = sizeof *a;
+    } else {
+      auto* a = reinterpret_cast<sockaddr_in*>(&s);
+      a->sin_family = AF_INET;
+      a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      len = sizeof *a;
+    }
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&s), len) != 0 || ::listen(fd, 1) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&s), &len) != 0) {
+      ::close(fd);
+      fd = -1;
+      return;
+    }
+    port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&s)->sin6_port
+                    : reinterpret_cast<sockaddr_in*>(&s)->sin_port);
+  }
+  ~Listener() {
+    if (fd >= 0) ::close(fd);
+  }
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+};
+
+// port_held_argv run here with PATH holding only `tools` (links in a directory of their own):
+// what it printed.
+std::string port_check_with(const std::vector<std::string>& tools, const std::string& address,
+                            int port) {
+  namespace fs = std::filesystem;
+  const fs::path bin = "/tmp/clusterctl-port-test-" + random_hex(4);
+  fs::create_directories(bin);
+  for (const std::string& t : tools) fs::create_symlink(t, bin / fs::path(t).filename());
+  std::vector<std::string> argv{"/usr/bin/env", "PATH=" + bin.string()};
+  for (auto& a : port_held_argv(address, port)) argv.push_back(std::move(a));
+  cc::remote::LocalExecutor local;
+  cc::remote::RunOptions ro;
+  ro.timeout = std::chrono::seconds(20);
+  auto r = local.run(cc::remote::Command{argv}, ro);
+  fs::remove_all(bin);
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 0);
+  return r->out;
+}
+
+}  // namespace
+
+TEST_CASE("wrapper: the coordinator port check uses perl, else python3, else says unchecked") {
+  // It needed perl: a host without it was never checked, and nothing said so. A name was
+  // bound as 0.0.0.0 (IPv4 only, and every address where rank 0 binds one).
+  Listener v4(false), v6(true);
+  REQUIRE(v4.fd >= 0);
+  const int free_port = Listener(false).port;  // closed at once: free again
+  std::vector<std::vector<std::string>> ways = {{"/bin/sh", "/usr/bin/perl"}};
+  if (std::filesystem::exists("/usr/bin/python3")) ways.push_back({"/bin/sh", "/usr/bin/python3"});
+  for (const auto& tools : ways) {
+    CAPTURE(tools[1]);
+    CHECK(port_check_with(tools, "127.0.0.1", v4.port) == "in use\n");
+    CHECK(port_check_with(tools, "localhost", v4.port) == "in use\n");  // a name, resolved
+    CHECK(port_check_with(tools, "127.0.0.1", free_port) == "");
+    if (v6.fd >= 0) CHECK(port_check_with(tools, "::1", v6.port) == "in use\n");
+  }
+  CHECK(port_check_with({"/bin/sh"}, "127.0.0.1", v4.port) == "unchecked\n");
+  CHECK(describe_step(port_held_argv("10.0.0.1", 5)) == "the check of port 5 on 10.0.0.1");
 }
