@@ -1021,3 +1021,37 @@ TEST_CASE("summary: launch and exec give one cause for a command not found over 
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].find("h1: exit status 127 (command not found: " + cause + ": ") == 0);
 }
+
+TEST_CASE("summary: a script whose #! interpreter is missing names host, rank, script and fix") {
+  // The waiter said "command not found: ./run.sh" and the summary gave PATH advice, as if the
+  // script itself were missing.
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  o.first_failed = 0;
+  std::vector<RankOutcome> ranks(3);
+  for (int r = 0; r < 3; ++r) {
+    RankOutcome& x = ranks[static_cast<size_t>(r)];
+    x.rank = r;
+    x.host = "h" + std::to_string(r + 1);
+    x.started = x.finished = true;
+    x.exit_status = 127;
+    x.problem = "interpreter not found: /usr/bin/python9, named by the #! line of ./run.sh";
+  }
+  ranks[2].problem =
+      "interpreter not found: /bin/bash\\r, named by the #! line of ./go.sh; that line ends in a "
+      "carriage return (\\r): ./go.sh has Windows (CRLF) line endings";
+  o.ranks = ranks;
+  CHECK(interpreter_advice(o) ==
+        "to fix: on h1 (rank 0), h2 (rank 1): the interpreter /usr/bin/python9 named on the #! "
+        "line of ./run.sh is missing there (the script itself was found): install it, or change "
+        "that line to an interpreter the host has (`#!/usr/bin/env python3` finds one in PATH)\n"
+        "to fix: on h3 (rank 2): ./go.sh has Windows (CRLF) line endings: its #! line ends in a "
+        "carriage return, so the interpreter looked for is \"/bin/bash\\r\", which no host has; "
+        "convert the file with `dos2unix ./go.sh` or `sed -i 's/\\r$//' ./go.sh` (macOS: "
+        "`sed -i '' $'s/\\r$//' ./go.sh`), where it is kept and where it runs\n");
+  const std::string s = render_summary(o);
+  CHECK(s.find("       interpreter not found: /usr/bin/python9, named by the #! line of "
+               "./run.sh\n") != std::string::npos);
+  CHECK(s.find(interpreter_advice(o)) != std::string::npos);
+  CHECK(not_found_advice(o).empty());  // no PATH advice: the script was found
+}

@@ -169,7 +169,9 @@ std::string describe_step(const std::vector<std::string>& argv);
 /// run python3: No such file or directory (looked for in PATH=/x)"): "command not found:
 /// python3 (looked for in PATH=/x)", "command not found: ../bin/x (relative to the working
 /// directory /tmp/clusterctl-job-...)", "command not found: /opt/x"; "not executable:
-/// ./run.sh: Permission denied"; else "cannot run ARGV0: WHY". "" for any other line.
+/// ./run.sh: Permission denied"; "interpreter not found: /usr/bin/python9, named by the #! line
+/// of ./run.sh" (the script is there, its interpreter is not: kWaiterText); else "cannot run
+/// ARGV0: WHY". "" for any other line.
 std::string exec_failure(std::string_view line);
 
 /// The end record "exit N" / "signal N": true for a death by signal, false for an exit;

@@ -242,6 +242,9 @@ TEST_CASE("wrapper: exec_failure reads the waiter's line, and nothing else") {
         "not executable: ./run.sh: Permission denied");
   CHECK(exec_failure("clusterctl: cannot run ./a.out: Exec format error") ==
         "cannot run ./a.out: Exec format error");
+  CHECK(exec_failure("clusterctl: cannot run ./run.sh: interpreter not found: /usr/bin/python9, "
+                     "named by the #! line of ./run.sh") ==
+        "interpreter not found: /usr/bin/python9, named by the #! line of ./run.sh");
   CHECK(exec_failure("python3: can't open file 'x.py'") == "");
   CHECK(exec_failure("") == "");
 }
@@ -603,4 +606,55 @@ TEST_CASE("wrapper: the coordinator port check uses perl, else python3, else say
   }
   CHECK(port_check_with({"/bin/sh"}, "127.0.0.1", v4.port) == "unchecked\n");
   CHECK(describe_step(port_held_argv("10.0.0.1", 5)) == "the check of port 5 on 10.0.0.1");
+}
+
+TEST_CASE("wrapper: a script whose #! interpreter is missing names it, not the script") {
+  // It said "command not found: ./run.sh", as if the script were missing; `#!/usr/bin/env X`
+  // ran env, whose own line no summary read; a CRLF script's "/bin/sh\r" was not named.
+  namespace fs = std::filesystem;
+  const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
+  fs::create_directories(dir);
+  auto script = [&](const std::string& name, const std::string& text) {
+    { std::ofstream(dir + "/" + name, std::ios::binary) << text; }
+    fs::permissions(dir + "/" + name, fs::perms::owner_all);
+  };
+  script("py9.sh", "#!/usr/bin/python9\nprint(1)\n");
+  script("envpy9.sh", "#!/usr/bin/env python9 -u\nprint(1)\n");
+  script("crlf.sh", "#!/bin/sh\r\necho hi\r\n");
+  script("envcrlf.sh", "#!/usr/bin/env sh\r\necho hi\r\n");
+  script("envsh.sh", "#!/usr/bin/env -S sh -e\necho fine\n");
+  cc::remote::LocalExecutor local;
+  const std::string nonce = random_hex(8);
+  cc::remote::RunOptions ro;
+  ro.keep_stdin_open = true;
+  ro.stdin_data = env_payload({{"PATH", dir + ":/usr/bin:/bin"}}, nonce);
+  auto why_of = [&](const std::string& cmd, int status) {
+    auto r = local.run(cc::remote::Command{wrapper_argv({dir, 0, "", 1, nonce, {cmd}})}, ro);
+    REQUIRE(r.ok());
+    CAPTURE(r->err);
+    CHECK(r->exit_status == status);
+    std::string why;
+    for (size_t at = 0, nl; (nl = r->err.find('\n', at)) != std::string::npos; at = nl + 1) {
+      if (auto w = exec_failure(std::string_view(r->err).substr(at, nl - at)); !w.empty()) why = w;
+    }
+    return why;
+  };
+  CHECK(why_of("./py9.sh", 127) ==
+        "interpreter not found: /usr/bin/python9, named by the #! line of ./py9.sh");
+  CHECK(why_of("py9.sh", 127) ==  // found in PATH: named by where it was found
+        "interpreter not found: /usr/bin/python9, named by the #! line of " + dir + "/py9.sh");
+  CHECK(why_of("./envpy9.sh", 127) ==
+        "interpreter not found: python9, named by the #! line of ./envpy9.sh (#!/usr/bin/env, "
+        "looked for in PATH=" + dir + ":/usr/bin:/bin)");
+  CHECK(why_of("./crlf.sh", 127) ==
+        "interpreter not found: /bin/sh\\r, named by the #! line of ./crlf.sh; that line ends "
+        "in a carriage return (\\r): ./crlf.sh has Windows (CRLF) line endings");
+  CHECK(why_of("./envcrlf.sh", 127) ==
+        "interpreter not found: sh\\r, named by the #! line of ./envcrlf.sh (#!/usr/bin/env, "
+        "looked for in PATH=" + dir + ":/usr/bin:/bin); that line ends in a carriage return "
+        "(\\r): ./envcrlf.sh has Windows (CRLF) line endings");
+  CHECK(why_of("./envsh.sh", 0).empty());  // an interpreter env finds: the script runs
+  CHECK(why_of("./gone.sh", 127) == "command not found: ./gone.sh (relative to the working "
+                                    "directory " + dir + ")");  // a script that is not there
+  fs::remove_all(dir);
 }
