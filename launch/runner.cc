@@ -82,7 +82,7 @@ util::Status check_coordinator_port(const WorldPlan& plan, ControlHosts& control
     const std::string at = util::host_port(address, port);
     if (r->out.find("unchecked") != std::string::npos) {
       output.note(fmt::format(
-          "launch: the coordinator port {} on {} (rank 0's host) was not checked before the "
+          "warning: the coordinator port {} on {} (rank 0's host) was not checked before the "
           "ranks start: that host has neither perl nor python3; if another program holds it, "
           "rank 0 will say so once it starts",
           at, h0.name));

@@ -98,6 +98,7 @@ struct LocalJob {
   ExecutorFactory connect;  // empty: LocalExecutor "local0", "local1", ...
   int port = 0;             // the coordinator port; 0: free_port()
   std::function<void(WorldPlan&)> adjust;  // changes the plan before the run, if set
+  std::FILE* err = nullptr;                // clusterctl's own lines (OutputOptions::err)
   ~LocalJob() { fs::remove_all(logs); }
 
   cc::util::Result<JobOutcome> run(const JobSpec& spec, int hosts) {
@@ -108,11 +109,12 @@ struct LocalJob {
     plan.runtime = spec.runtime;
     plan.env = spec.env;
     plan.token = "tok";
-    plan.coordinator_port = port > 0 ? port : free_port();
+    if (port <= 0) port = free_port();
+    plan.coordinator_port = port;
     if (adjust) adjust(plan);
     OutputOptions o;
     o.out = nullptr;
-    o.err = nullptr;
+    o.err = err;
     std::vector<std::string> labels;
     for (int r = 0; r < plan.world_size(); ++r) labels.push_back(plan.hosts[plan.host_of(r)].name);
     auto mux = OutputMux::open(logs, labels, o);
@@ -305,6 +307,60 @@ TEST_CASE("runner: the coordinator port is checked for mlx-ring and at the addre
   ::close(fd);
   REQUIRE(out.ok());
   CHECK(out->code == cc::util::ExitCode::kOk);
+}
+
+namespace {
+// This machine, but the check of the coordinator port answers as a host without perl and
+// python3 does (wrapper.h, port_held_argv).
+class NoPortCheck final : public cc::remote::Executor {
+ public:
+  explicit NoPortCheck(std::string host) : local_(host), host_(std::move(host)) {}
+  const std::string& host() const override { return host_; }
+  cc::util::Result<cc::remote::CommandResult> run(const cc::remote::Command& cmd,
+                                                  const cc::remote::RunOptions& opts) override {
+    if (!opts.what.starts_with("the check of port")) return local_.run(cmd, opts);
+    cc::remote::CommandResult r;
+    r.exit_status = 0;
+    r.out = "unchecked\n";
+    return r;
+  }
+  cc::util::Status upload(const fs::path& local, const std::string& remote_path, unsigned mode,
+                          std::chrono::milliseconds timeout) override {
+    return local_.upload(local, remote_path, mode, timeout);
+  }
+
+ private:
+  cc::remote::LocalExecutor local_;
+  std::string host_;
+};
+}  // namespace
+
+TEST_CASE("runner: a coordinator port that cannot be checked is said once, and the job runs") {
+  // A host without perl was not checked, and nothing said so.
+  JobSpec spec = spec_of("name: port\nhosts: [a, b]\ncommand: [true]\n");
+  LocalJob job;
+  job.connect = [](size_t h) -> cc::util::Result<std::unique_ptr<cc::remote::Executor>> {
+    return std::unique_ptr<cc::remote::Executor>(
+        std::make_unique<NoPortCheck>("local" + std::to_string(h)));
+  };
+  std::FILE* err = std::tmpfile();
+  REQUIRE(err != nullptr);
+  job.err = err;
+  auto out = job.run(spec, 2);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kOk);
+  std::rewind(err);
+  std::string text;
+  for (int c; (c = std::fgetc(err)) != EOF;) text += static_cast<char>(c);
+  std::fclose(err);
+  const std::string line = fmt::format(
+      "clusterctl: warning: the coordinator port 127.0.0.1:{} on local0 (rank 0's host) was not "
+      "checked before the ranks start: that host has neither perl nor python3; if another "
+      "program holds it, rank 0 will say so once it starts\n",
+      job.port);
+  CAPTURE(text);
+  CHECK(text.find(line) != std::string::npos);
+  CHECK(text.find("not checked") == text.rfind("not checked"));  // once
 }
 
 TEST_CASE("root_cause: the rank a first failure's error names, if it failed on its own") {
