@@ -5,6 +5,8 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -41,50 +43,66 @@ util::Status setup_step(remote::Executor& ex, std::vector<std::string> argv,
 
 // Whether something listens on or holds the coordinator port on rank 0's host, asked there
 // before any rank starts (launch would otherwise start every rank, and rank 0 name the port
-// about a second later, or another job's coordinator refuse the others). Only for runtimes
-// whose rank 0 listens on `coordinator_port` (clustercomm, mlx-jaccl, mlx-jaccl-ring; a job's env
-// may not name the coordinator: job_spec.h). Binds what rank 0 will: the address it is given
-// when numeric, else every address (rank 0 listens on all for a name). A host that cannot
-// tell, or does not answer within the control timeout, is not judged here. Errors: kCheckFailed
-// naming HOST:PORT, its host and what to do.
-util::Status check_coordinator_port(const WorldPlan& plan, ControlHosts& control,
+// about a second later, or another job's coordinator refuse the others). For every runtime
+// whose rank 0 listens on `coordinator_port`: clustercomm (CLUSTERCOMM_COORDINATOR), mlx-jaccl
+// and mlx-jaccl-ring (MLX_JACCL_COORDINATOR: ips[0] of rank 0), mlx-ring (rank 0 listens on each
+// of its ips, the ports counting up from coordinator_port: MLX_HOSTFILE). A job's env and a
+// hostfile's envs may not name the coordinator (rank_env.h, env_name_problem), so the plan's
+// address is the one rank 0 is given. The host binds what rank 0 will (wrapper.h,
+// port_held_argv: a name resolved there, IPv4 or IPv6). A host without perl or python3 cannot
+// tell: said once, on stderr (`output`); one that does not answer within the control timeout
+// is not judged here. Errors: kCheckFailed naming HOST:PORT, its host and what to do.
+util::Status check_coordinator_port(const WorldPlan& plan, ControlHosts& control, OutputMux& output,
                                     std::chrono::milliseconds timeout) {
   if (plan.hosts.empty() || plan.coordinator_port <= 0 || control.size() == 0) return {};
   const LaunchHost& h0 = plan.hosts.front();
-  std::string address;
+  std::vector<std::pair<std::string, int>> listens;  // rank 0's address and port, in order
   switch (plan.runtime) {
     case Runtime::kClusterComm:
-      address = h0.address.empty() ? h0.name : h0.address;
+      listens.emplace_back(h0.address.empty() ? h0.name : h0.address, plan.coordinator_port);
       break;
     case Runtime::kMlxJaccl:
     case Runtime::kMlxJacclRing:
       if (!plan.mlx || plan.mlx->hosts.empty() || plan.mlx->hosts.front().ips.empty()) return {};
-      address = plan.mlx->hosts.front().ips.front();
+      listens.emplace_back(plan.mlx->hosts.front().ips.front(), plan.coordinator_port);
       break;
-    default:
+    case Runtime::kMlxRing:
+      if (!plan.mlx || plan.mlx->hosts.empty()) return {};
+      for (const std::string& ip : plan.mlx->hosts.front().ips) {
+        listens.emplace_back(ip, plan.coordinator_port + static_cast<int>(listens.size()));
+      }
+      break;
+    case Runtime::kMpi:
+    case Runtime::kNone:
       return {};
   }
-  std::string bind = address;
-  if (util::address_problem(address)) {
-    bind = "0.0.0.0";  // a name: rank 0 listens on every address
-  } else if (const auto pct = bind.find('%'); pct != std::string::npos) {
-    bind.erase(pct);  // a scope names an interface: the port is the host's all the same
+  for (const auto& [address, port] : listens) {
+    auto r = control.ask(0, port_held_argv(address, port), timeout);
+    if (!r || r->timed_out) continue;
+    const std::string at = util::host_port(address, port);
+    if (r->out.find("unchecked") != std::string::npos) {
+      output.note(fmt::format(
+          "warning: the coordinator port {} on {} (rank 0's host) was not checked before the "
+          "ranks start: that host has neither perl nor python3; if another program holds it, "
+          "rank 0 will say so once it starts",
+          at, h0.name));
+      return {};  // once: its other ports cannot be checked either
+    }
+    if (r->out.find("in use") == std::string::npos) continue;
+    return util::error(
+        ExitCode::kCheckFailed,
+        fmt::format(
+            "the coordinator port {} on {} (rank 0's host) is held by another program: "
+            "rank 0 could not listen there, so no rank was started. It may be a stale "
+            "job, another job's coordinator or a server: on that host `ss -ltnp` on Linux "
+            "or `lsof -nP -iTCP -sTCP:LISTEN` on macOS names it; end it or choose another "
+            "port: {}",
+            at, h0.name,
+            plan.coordinator_from.empty()
+                ? fmt::format("`coordinator_port:` in the job file (now {})", plan.coordinator_port)
+                : plan.coordinator_from));
   }
-  auto r = control.ask(0, port_held_argv(bind, plan.coordinator_port), timeout);
-  if (!r || r->timed_out || r->out.find("in use") == std::string::npos) return {};
-  const std::string at = util::host_port(address, plan.coordinator_port);
-  return util::error(
-      ExitCode::kCheckFailed,
-      fmt::format("the coordinator port {} on {} (rank 0's host) is held by another program: "
-                  "rank 0 could not listen there, so no rank was started. It may be a stale job, "
-                  "another job's coordinator or a server: on that host `ss -ltnp` on Linux or "
-                  "`lsof -nP -iTCP -sTCP:LISTEN` on macOS names it; end it or choose another "
-                  "port: {}",
-                  at, h0.name,
-                  plan.coordinator_from.empty()
-                      ? fmt::format("`coordinator_port:` in the job file (now {})",
-                                    plan.coordinator_port)
-                      : plan.coordinator_from));
+  return {};
 }
 
 // Sets up host i: job directory, uploads, runtime files.
@@ -286,7 +304,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     return util::error(setup.code, msg);
   }
 
-  if (auto st = check_coordinator_port(plan, control, opts.control_timeout); !st) {
+  if (auto st = check_coordinator_port(plan, control, output, opts.control_timeout); !st) {
     control.on_every_host([&](size_t h) { return cleanup_argv(dir_of(h)); });
     return st.error();
   }

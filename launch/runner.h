@@ -179,12 +179,20 @@ std::string not_found_advice(const JobOutcome& outcome);
 /// `mode: "0755"`, chmod +x, or a noexec file system); "" otherwise.
 std::string not_executable_advice(const JobOutcome& outcome);
 
+/// When a rank's command is a script whose #! interpreter is missing on its host (the waiter's
+/// exit 127, "interpreter not found: /usr/bin/python9, named by the #! line of ./run.sh"): one
+/// "to fix: on h1 (rank 0), h2 (rank 1): ..." line per interpreter and script, with
+/// remote::missing_interpreter_fix (install it or fix the #! line; a CRLF script: dos2unix or
+/// sed); "" otherwise.
+std::string interpreter_advice(const JobOutcome& outcome);
+
 /// The summary table (rank, host, exit, duration; the first failure marked, "failed" alone in a
 /// job of one rank; a failed rank's status_reason on the line below it), the verdict ("1 rank",
-/// "4 ranks": util::plural), not_found_advice and not_executable_advice. A status cell is never cut: a status
-/// longer than the column shows its first words ("connection lost") and the whole on the line
-/// below. A reason longer than 60 characters is printed once, under the first rank that has
-/// it: later ranks say "same as rank N", and the verdict "as under rank N above".
+/// "4 ranks": util::plural), not_found_advice, not_executable_advice and interpreter_advice. A
+/// status cell is never cut: a status longer than the column shows its first words ("connection
+/// lost") and the whole on the line below. A reason longer than 60 characters is printed once,
+/// under the first rank that has it: later ranks say "same as rank N", and the verdict "as under
+/// rank N above".
 std::string render_summary(const JobOutcome& outcome);
 
 }  // namespace cc::launch

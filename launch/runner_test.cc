@@ -15,6 +15,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include "provision/mlx_hostfile.h"
 #include "remote/local_executor.h"
 #include "remote/outcomes.h"
 #include "util/atomic_file.h"
@@ -96,6 +97,8 @@ struct LocalJob {
   std::string id = "t" + random_hex(6);
   ExecutorFactory connect;  // empty: LocalExecutor "local0", "local1", ...
   int port = 0;             // the coordinator port; 0: free_port()
+  std::function<void(WorldPlan&)> adjust;  // changes the plan before the run, if set
+  std::FILE* err = nullptr;                // clusterctl's own lines (OutputOptions::err)
   ~LocalJob() { fs::remove_all(logs); }
 
   cc::util::Result<JobOutcome> run(const JobSpec& spec, int hosts) {
@@ -106,10 +109,12 @@ struct LocalJob {
     plan.runtime = spec.runtime;
     plan.env = spec.env;
     plan.token = "tok";
-    plan.coordinator_port = port > 0 ? port : free_port();
+    if (port <= 0) port = free_port();
+    plan.coordinator_port = port;
+    if (adjust) adjust(plan);
     OutputOptions o;
     o.out = nullptr;
-    o.err = nullptr;
+    o.err = err;
     std::vector<std::string> labels;
     for (int r = 0; r < plan.world_size(); ++r) labels.push_back(plan.hosts[plan.host_of(r)].name);
     auto mux = OutputMux::open(logs, labels, o);
@@ -251,6 +256,111 @@ TEST_CASE("runner: a coordinator port held on rank 0's host fails the job before
   auto out = job.run(spec, 1);
   REQUIRE(out.ok());
   CHECK(out->code == cc::util::ExitCode::kOk);
+}
+
+TEST_CASE("runner: the coordinator port is checked for mlx-ring and at the address a name gives") {
+  // mlx-ring's rank 0 listens on its ips from coordinator_port up: it was never checked. A
+  // name was bound as 0.0.0.0, so a program on another address of the host (127.0.0.2) failed
+  // a job whose rank 0 would listen on the name's (127.0.0.1) without trouble.
+  {
+    HeldPort held(true);
+    const std::string ran = "/tmp/cc-port-ran-" + random_hex(6);
+    JobSpec spec = spec_of(fmt::format("name: port\nhosts: [a, b]\nruntime: mlx-ring\n"
+                                       "command: {{shell: ': >{}'}}\n",
+                                       ran));
+    LocalJob job;
+    job.port = held.port;
+    job.adjust = [](WorldPlan& p) {
+      cc::provision::MlxHostfile hf;
+      hf.backend = "ring";
+      hf.hosts = {{"local0", {"127.0.0.1"}, {}}, {"local1", {"127.0.0.1"}, {}}};
+      p.mlx = hf;
+    };
+    auto out = job.run(spec, 2);
+    REQUIRE_FALSE(out.ok());
+    CHECK(out.error().code == cc::util::ExitCode::kCheckFailed);
+    CHECK(out.error().message.find(fmt::format("the coordinator port 127.0.0.1:{} on local0 "
+                                               "(rank 0's host) is held by another program",
+                                               held.port)) != std::string::npos);
+    CHECK_FALSE(fs::exists(ran));
+    fs::remove(ran);
+  }
+  // A listener on 127.0.0.2 only (Linux routes all of 127/8 to lo; macOS has 127.0.0.1 alone).
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(0x7f000002);
+  socklen_t len = sizeof a;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), len) != 0) {
+    ::close(fd);
+    MESSAGE("127.0.0.2 is not an address of this machine: the name case is not tested here");
+    return;
+  }
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  REQUIRE(::listen(fd, 1) == 0);
+  JobSpec spec = spec_of("name: port\nhosts: [a]\ncommand: [true]\n");
+  LocalJob job;
+  job.port = ntohs(a.sin_port);
+  job.adjust = [](WorldPlan& p) { p.hosts.front().address = "localhost"; };
+  auto out = job.run(spec, 1);
+  ::close(fd);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kOk);
+}
+
+namespace {
+// This machine, but the check of the coordinator port answers as a host without perl and
+// python3 does (wrapper.h, port_held_argv).
+class NoPortCheck final : public cc::remote::Executor {
+ public:
+  explicit NoPortCheck(std::string host) : local_(host), host_(std::move(host)) {}
+  const std::string& host() const override { return host_; }
+  cc::util::Result<cc::remote::CommandResult> run(const cc::remote::Command& cmd,
+                                                  const cc::remote::RunOptions& opts) override {
+    if (!opts.what.starts_with("the check of port")) return local_.run(cmd, opts);
+    cc::remote::CommandResult r;
+    r.exit_status = 0;
+    r.out = "unchecked\n";
+    return r;
+  }
+  cc::util::Status upload(const fs::path& local, const std::string& remote_path, unsigned mode,
+                          std::chrono::milliseconds timeout) override {
+    return local_.upload(local, remote_path, mode, timeout);
+  }
+
+ private:
+  cc::remote::LocalExecutor local_;
+  std::string host_;
+};
+}  // namespace
+
+TEST_CASE("runner: a coordinator port that cannot be checked is said once, and the job runs") {
+  // A host without perl was not checked, and nothing said so.
+  JobSpec spec = spec_of("name: port\nhosts: [a, b]\ncommand: [true]\n");
+  LocalJob job;
+  job.connect = [](size_t h) -> cc::util::Result<std::unique_ptr<cc::remote::Executor>> {
+    return std::unique_ptr<cc::remote::Executor>(
+        std::make_unique<NoPortCheck>("local" + std::to_string(h)));
+  };
+  std::FILE* err = std::tmpfile();
+  REQUIRE(err != nullptr);
+  job.err = err;
+  auto out = job.run(spec, 2);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kOk);
+  std::rewind(err);
+  std::string text;
+  for (int c; (c = std::fgetc(err)) != EOF;) text += static_cast<char>(c);
+  std::fclose(err);
+  const std::string line = fmt::format(
+      "clusterctl: warning: the coordinator port 127.0.0.1:{} on local0 (rank 0's host) was not "
+      "checked before the ranks start: that host has neither perl nor python3; if another "
+      "program holds it, rank 0 will say so once it starts\n",
+      job.port);
+  CAPTURE(text);
+  CHECK(text.find(line) != std::string::npos);
+  CHECK(text.find("not checked") == text.rfind("not checked"));  // once
 }
 
 TEST_CASE("root_cause: the rank a first failure's error names, if it failed on its own") {
@@ -966,4 +1076,38 @@ TEST_CASE("summary: launch and exec give one cause for a command not found over 
   const auto lines = cc::remote::problem_lines({cc::remote::HostOutcome{"h1", r}}, 1);
   REQUIRE(lines.size() == 1);
   CHECK(lines[0].find("h1: exit status 127 (command not found: " + cause + ": ") == 0);
+}
+
+TEST_CASE("summary: a script whose #! interpreter is missing names host, rank, script and fix") {
+  // The waiter said "command not found: ./run.sh" and the summary gave PATH advice, as if the
+  // script itself were missing.
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  o.first_failed = 0;
+  std::vector<RankOutcome> ranks(3);
+  for (int r = 0; r < 3; ++r) {
+    RankOutcome& x = ranks[static_cast<size_t>(r)];
+    x.rank = r;
+    x.host = "h" + std::to_string(r + 1);
+    x.started = x.finished = true;
+    x.exit_status = 127;
+    x.problem = "interpreter not found: /usr/bin/python9, named by the #! line of ./run.sh";
+  }
+  ranks[2].problem =
+      "interpreter not found: /bin/bash\\r, named by the #! line of ./go.sh; that line ends in a "
+      "carriage return (\\r): ./go.sh has Windows (CRLF) line endings";
+  o.ranks = ranks;
+  CHECK(interpreter_advice(o) ==
+        "to fix: on h1 (rank 0), h2 (rank 1): the interpreter /usr/bin/python9 named on the #! "
+        "line of ./run.sh is missing there (the script itself was found): install it, or change "
+        "that line to an interpreter the host has (`#!/usr/bin/env python3` finds one in PATH)\n"
+        "to fix: on h3 (rank 2): ./go.sh has Windows (CRLF) line endings: its #! line ends in a "
+        "carriage return, so the interpreter looked for is \"/bin/bash\\r\", which no host has; "
+        "convert the file with `dos2unix ./go.sh` or `sed -i 's/\\r$//' ./go.sh` (macOS: "
+        "`sed -i '' $'s/\\r$//' ./go.sh`), where it is kept and where it runs\n");
+  const std::string s = render_summary(o);
+  CHECK(s.find("       interpreter not found: /usr/bin/python9, named by the #! line of "
+               "./run.sh\n") != std::string::npos);
+  CHECK(s.find(interpreter_advice(o)) != std::string::npos);
+  CHECK(not_found_advice(o).empty());  // no PATH advice: the script was found
 }

@@ -322,6 +322,38 @@ std::string not_executable_advice(const JobOutcome& o) {
       name, fmt::join(hosts, ", "), name);
 }
 
+std::string interpreter_advice(const JobOutcome& o) {
+  // The waiter's reason (wrapper.h exec_failure): "interpreter not found: INTERP, named by the
+  // #! line of FILE[ (#!/usr/bin/env, ...)][; that line ends in ...]".
+  constexpr std::string_view kPrefix = "interpreter not found: ";
+  constexpr std::string_view kNamed = ", named by the #! line of ";
+  struct Missing {
+    std::string interpreter, script;
+    std::vector<std::string> where;  // "h1 (rank 0)"
+  };
+  std::vector<Missing> missing;  // in rank order of first appearance
+  for (const auto& r : o.ranks) {
+    if (r.signaled || r.exit_status != 127 || !r.problem.starts_with(kPrefix)) continue;
+    const std::string_view rest = std::string_view(r.problem).substr(kPrefix.size());
+    const size_t named = rest.find(kNamed);
+    if (named == std::string_view::npos) continue;  // an ELF binary's loader: its reason says
+    std::string_view script = rest.substr(named + kNamed.size());
+    script = script.substr(0, std::min(script.find(" (#!"), script.find("; that line ")));
+    Missing m{std::string(rest.substr(0, named)), std::string(script), {}};
+    auto it = std::find_if(missing.begin(), missing.end(), [&](const Missing& x) {
+      return x.interpreter == m.interpreter && x.script == m.script;
+    });
+    if (it == missing.end()) it = missing.insert(missing.end(), std::move(m));
+    it->where.push_back(fmt::format("{} (rank {})", r.host, r.rank));
+  }
+  std::string out;
+  for (const auto& m : missing) {
+    out += fmt::format("to fix: on {}: {}\n", fmt::join(m.where, ", "),
+                       remote::missing_interpreter_fix(m.interpreter, m.script));
+  }
+  return out;
+}
+
 std::string render_summary(const JobOutcome& o) {
   std::string out =
       fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", "rank", "host", "status", "duration", "");
@@ -340,7 +372,7 @@ std::string render_summary(const JobOutcome& o) {
     std::string note;
     const bool failed_to_start = !r.started && r.exit_status > 0 && !r.problem.empty();
     if (r.rank == o.first_failed) {
-      note = o.consequence >= 0     ? "<- the cause (the others' errors name it)"
+      note = o.consequence >= 0   ? "<- the cause (the others' errors name it)"
              : o.ranks.size() > 1 ? "<- failed first"
                                   : "<- failed";
     } else if (r.rank == o.consequence) {
@@ -388,6 +420,7 @@ std::string render_summary(const JobOutcome& o) {
   }
   out += not_found_advice(o);
   out += not_executable_advice(o);
+  out += interpreter_advice(o);
   for (const auto& p : o.cleanup_problems) {
     out += fmt::format("warning: the job directory may remain: {}\n", p);
   }

@@ -204,7 +204,13 @@ exit "$s"
 // there is no such file (as a shell's "command not found"), 126 when it is not executable. WHY
 // says where it looked: in PATH for a name without '/' ("(looked for in PATH=...)"), from the
 // working directory for a relative path that is not there ("(relative to the working directory
-// /tmp/clusterctl-job-...)": PATH is never searched for it).
+// /tmp/clusterctl-job-...)": PATH is never searched for it). A file that is there but whose
+// interpreter is not (exec's ENOENT for a file that exists; a `#!/usr/bin/env NAME` whose NAME
+// is in no PATH directory, looked for before the exec, as env would): "cannot run ARGV0:
+// interpreter not found: INTERP, named by the #! line of FILE[ (#!/usr/bin/env, looked for in
+// PATH=...)][; that line ends in a carriage return (\r): FILE has Windows (CRLF) line
+// endings]", a carriage return in INTERP shown as "\r"; an ELF binary's missing loader is said
+// so. Exit 127.
 constexpr std::string_view kWaiterText = R"PL(use POSIX ();
 my ($new, $f, $m) = splice(@ARGV, 0, 3);
 if ($new) { POSIX::setsid() > 0 or die "clusterctl: setsid: $!\n"; }
@@ -216,10 +222,44 @@ if ($c == 0) {
   $SIG{$_} = "DEFAULT" for @sigs;
   for my $k (grep { /^_ccw_k_/ } keys %ENV) { my $v = delete $ENV{$k}; $ENV{substr($k, 7)} = $v; }
   print STDERR "$m $$\n" if length $m;
+  my $file = $ARGV[0] =~ m{/} ? $ARGV[0]
+    : (grep { -f $_ && -x _ } map { (length $_ ? $_ : ".") . "/$ARGV[0]" }
+       split(/:/, $ENV{PATH} // "", -1))[0];
+  my ($bang, $rest, $elf);  # its #! line's interpreter and the rest; an ELF binary
+  if (defined $file && -f $file && open(my $h, "<", $file)) {
+    my $l = <$h> // "";
+    ($bang, $rest) = ($1, $2 // "") if $l =~ m{^#![ \t]*([^ \t\n]+)[ \t]*([^\n]*)};
+    $elf = $l =~ /^\x7fELF/;
+    close $h;
+  }
+  my $shown = sub { my $t = shift; $t =~ s/\r/\\r/g; $t };
+  my $crlf = sub { $_[0] =~ /\r/ ? "; that line ends in a carriage return (\\r): $file has"
+    . " Windows (CRLF) line endings" : "" };
+  if (defined $bang && $bang =~ m{(?:^|/)env$}) {
+    my @w = split(/[ \t]+/, $rest);
+    shift @w if @w && $w[0] eq "-S";
+    shift @w while @w && $w[0] =~ /^[A-Za-z_][A-Za-z0-9_]*=/;
+    my $p = $w[0] // "";
+    my $found = $p =~ m{/} ? -f $p && -x _ : grep { -f "$_/$p" && -x _ }
+      map { length $_ ? $_ : "." } split(/:/, $ENV{PATH} // "", -1);
+    if (length $p && $p !~ /^-/ && defined $ENV{PATH} && !$found) {
+      print STDERR "clusterctl: cannot run $ARGV[0]: interpreter not found: ", $shown->($p),
+        ", named by the #! line of $file (#!$bang, looked for in PATH=$ENV{PATH})",
+        $crlf->($p), "\n";
+      POSIX::_exit(127);
+    }
+  }
   exec { $ARGV[0] } @ARGV;
   my $e = $! + 0;
   my $why = "$!";
   my $gone = $e == POSIX::ENOENT() || $e == POSIX::ENOTDIR();
+  if ($e == POSIX::ENOENT() && (defined $bang || $elf)) {
+    print STDERR "clusterctl: cannot run $ARGV[0]: interpreter not found: ", (defined $bang
+      ? $shown->($bang) . ", named by the #! line of $file" . $crlf->($bang)
+      : "the dynamic loader $file names (an ELF binary built for another system or C library?)"),
+      "\n";
+    POSIX::_exit(127);
+  }
   my $path = $ARGV[0] !~ m{/} ? " (looked for in PATH=" . ($ENV{PATH} // "") . ")"
     : ($gone && $ARGV[0] !~ m{^/}) ? " (relative to the working directory "
       . (eval { require Cwd; Cwd::getcwd() } // $ENV{PWD} // "?") . ")" : "";
@@ -302,20 +342,41 @@ echo removed)SH";
 
 constexpr std::string_view kEndRecord = R"SH(cat "$1/end-$2" 2>/dev/null; exit 0)SH";
 
-// $1 an address (numeric), $2 a TCP port: prints "in use" when binding it, as a listener would
-// (SO_REUSEADDR, as libclustercomm's coordinator does), fails with EADDRINUSE, so something
-// listens on it or holds it. Says nothing when it is free, and whenever it cannot tell (no
-// perl, a perl without getaddrinfo, an address not of this host: rank 0's own error says so).
-constexpr std::string_view kPortHeld = R"SH(command -v perl >/dev/null 2>&1 || exit 0
+// $1 the coordinator's address (numeric, or a name resolved here as libclustercomm's rank 0
+// resolves it: its IPv4 address when it has one, else its first, IPv6 too), $2 a TCP port:
+// prints "in use" when binding that address and port as rank 0's listener would (SO_REUSEADDR)
+// fails with EADDRINUSE, so something listens on it or holds it. perl, else python3; with
+// neither, prints "unchecked" (the caller says so once). Says nothing when the port is free or
+// the host cannot tell (a name it cannot resolve, an address not of this host: rank 0's own
+// error says so).
+constexpr std::string_view kPortHeld = R"SH(if command -v perl >/dev/null 2>&1; then
 exec perl -e '
-use Socket qw(:addrinfo SOCK_STREAM SOL_SOCKET SO_REUSEADDR);
-my ($e, $a) = getaddrinfo($ARGV[0], $ARGV[1],
-  {flags => AI_PASSIVE | AI_NUMERICHOST, socktype => SOCK_STREAM});
-exit 0 if $e || !$a;
+use Socket qw(:addrinfo SOCK_STREAM SOL_SOCKET SO_REUSEADDR AF_INET);
+my ($e, @a) = getaddrinfo($ARGV[0], $ARGV[1], {socktype => SOCK_STREAM});
+exit 0 if $e || !@a;
+my ($a) = ((grep { $_->{family} == AF_INET } @a), @a);
 socket(my $s, $a->{family}, SOCK_STREAM, 0) or exit 0;
 setsockopt($s, SOL_SOCKET, SO_REUSEADDR, 1);
 exit 0 if bind($s, $a->{addr});
-print "in use\n" if $!{EADDRINUSE};' -- "$1" "$2" 2>/dev/null; exit 0)SH";
+print "in use\n" if $!{EADDRINUSE};' -- "$1" "$2" 2>/dev/null; exit 0
+fi
+if command -v python3 >/dev/null 2>&1; then
+exec python3 -c '
+import errno, socket, sys
+try:
+    a = socket.getaddrinfo(sys.argv[1], int(sys.argv[2]), 0, socket.SOCK_STREAM)
+except (OSError, ValueError):
+    sys.exit(0)
+a = ([x for x in a if x[0] == socket.AF_INET] or a)[0]
+s = socket.socket(a[0], socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(a[4])
+except OSError as e:
+    if e.errno == errno.EADDRINUSE:
+        print("in use")' "$1" "$2" 2>/dev/null; exit 0
+fi
+echo unchecked)SH";
 
 std::string_view trust_text() {
   static const std::string text = std::string(tool_env_guard()) + std::string(kTrust);
@@ -478,6 +539,10 @@ std::string exec_failure(std::string_view line) {
   while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
   if (!line.starts_with(kPrefix)) return "";
   std::string rest(line.substr(kPrefix.size()));  // "ARGV0: WHY[ (looked for in PATH=...)]"
+  constexpr std::string_view kInterpreter = ": interpreter not found: ";
+  if (const size_t at = rest.find(kInterpreter); at != std::string::npos) {
+    return rest.substr(at + 2);  // "interpreter not found: INTERP, named by the #! line of F..."
+  }
   constexpr std::string_view kNoFile = ": No such file or directory";
   if (const size_t at = rest.find(kNoFile); at != std::string::npos) {
     return "command not found: " + rest.erase(at, kNoFile.size());

@@ -150,9 +150,11 @@ std::string_view tool_env_guard();
 /// The perl waiter's text (see above): `perl -e TEXT -- NEWSESSION FILE NONCE ARGV...`. In
 /// the rank's process, every kToolEnvHidden + NAME becomes NAME again before the exec.
 std::string_view waiter_perl();
-/// A script that prints "in use" when TCP `port` on the numeric `address` ("0.0.0.0", "::",
-/// "10.0.0.1") cannot be bound as a listener would bind it (SO_REUSEADDR): something listens
-/// on it or holds it. Nothing when it is free or the host cannot tell (it has no perl).
+/// A script that prints "in use" when TCP `port` on `address` ("10.0.0.1", "fd00::1", or a
+/// name, resolved on the host as libclustercomm's rank 0 resolves it: its IPv4 address when it
+/// has one, else its IPv6 one) cannot be bound as a listener would bind it (SO_REUSEADDR):
+/// something listens on it or holds it. It uses perl, else python3, and prints "unchecked" when
+/// the host has neither; nothing when the port is free or the host cannot tell.
 std::vector<std::string> port_held_argv(const std::string& address, int port);
 /// A script that prints rank `rank`'s end record (JOBDIR/end-R), or nothing.
 std::vector<std::string> end_record_argv(const std::string& job_dir, int rank);
@@ -167,7 +169,9 @@ std::string describe_step(const std::vector<std::string>& argv);
 /// run python3: No such file or directory (looked for in PATH=/x)"): "command not found:
 /// python3 (looked for in PATH=/x)", "command not found: ../bin/x (relative to the working
 /// directory /tmp/clusterctl-job-...)", "command not found: /opt/x"; "not executable:
-/// ./run.sh: Permission denied"; else "cannot run ARGV0: WHY". "" for any other line.
+/// ./run.sh: Permission denied"; "interpreter not found: /usr/bin/python9, named by the #! line
+/// of ./run.sh" (the script is there, its interpreter is not: kWaiterText); else "cannot run
+/// ARGV0: WHY". "" for any other line.
 std::string exec_failure(std::string_view line);
 
 /// The end record "exit N" / "signal N": true for a death by signal, false for an exit;

@@ -1,6 +1,9 @@
 #include "launch/wrapper.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -239,6 +242,9 @@ TEST_CASE("wrapper: exec_failure reads the waiter's line, and nothing else") {
         "not executable: ./run.sh: Permission denied");
   CHECK(exec_failure("clusterctl: cannot run ./a.out: Exec format error") ==
         "cannot run ./a.out: Exec format error");
+  CHECK(exec_failure("clusterctl: cannot run ./run.sh: interpreter not found: /usr/bin/python9, "
+                     "named by the #! line of ./run.sh") ==
+        "interpreter not found: /usr/bin/python9, named by the #! line of ./run.sh");
   CHECK(exec_failure("python3: can't open file 'x.py'") == "");
   CHECK(exec_failure("") == "");
 }
@@ -520,4 +526,135 @@ TEST_CASE("wrapper: a step cut short is named by its description, not its shell 
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message ==
         "local: interrupted; the cleanup of /tmp/clusterctl-job-nonexistent-h0 was killed");
+}
+
+namespace {
+
+// A TCP listener on 127.0.0.1 or ::1, on a port the kernel picks (fd -1 when this machine
+// has no such address).
+struct Listener {
+  int fd = -1;
+  int port = 0;
+  explicit Listener(bool v6) {
+    fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return;
+    sockaddr_storage s{};
+    socklen_t len = 0;
+    if (v6) {
+      auto* a = reinterpret_cast<sockaddr_in6*>(&s);
+      a->sin6_family = AF_INET6;
+      a->sin6_addr = in6addr_loopback;
+      len = sizeof *a;
+    } else {
+      auto* a = reinterpret_cast<sockaddr_in*>(&s);
+      a->sin_family = AF_INET;
+      a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      len = sizeof *a;
+    }
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&s), len) != 0 || ::listen(fd, 1) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&s), &len) != 0) {
+      ::close(fd);
+      fd = -1;
+      return;
+    }
+    port = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&s)->sin6_port
+                    : reinterpret_cast<sockaddr_in*>(&s)->sin_port);
+  }
+  ~Listener() {
+    if (fd >= 0) ::close(fd);
+  }
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+};
+
+// port_held_argv run here with PATH holding only `tools` (links in a directory of their own):
+// what it printed.
+std::string port_check_with(const std::vector<std::string>& tools, const std::string& address,
+                            int port) {
+  namespace fs = std::filesystem;
+  const fs::path bin = "/tmp/clusterctl-port-test-" + random_hex(4);
+  fs::create_directories(bin);
+  for (const std::string& t : tools) fs::create_symlink(t, bin / fs::path(t).filename());
+  std::vector<std::string> argv{"/usr/bin/env", "PATH=" + bin.string()};
+  for (auto& a : port_held_argv(address, port)) argv.push_back(std::move(a));
+  cc::remote::LocalExecutor local;
+  cc::remote::RunOptions ro;
+  ro.timeout = std::chrono::seconds(20);
+  auto r = local.run(cc::remote::Command{argv}, ro);
+  fs::remove_all(bin);
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 0);
+  return r->out;
+}
+
+}  // namespace
+
+TEST_CASE("wrapper: the coordinator port check uses perl, else python3, else says unchecked") {
+  // It needed perl: a host without it was never checked, and nothing said so. A name was
+  // bound as 0.0.0.0 (IPv4 only, and every address where rank 0 binds one).
+  Listener v4(false), v6(true);
+  REQUIRE(v4.fd >= 0);
+  const int free_port = Listener(false).port;  // closed at once: free again
+  std::vector<std::vector<std::string>> ways = {{"/bin/sh", "/usr/bin/perl"}};
+  if (std::filesystem::exists("/usr/bin/python3")) ways.push_back({"/bin/sh", "/usr/bin/python3"});
+  for (const auto& tools : ways) {
+    CAPTURE(tools[1]);
+    CHECK(port_check_with(tools, "127.0.0.1", v4.port) == "in use\n");
+    CHECK(port_check_with(tools, "localhost", v4.port) == "in use\n");  // a name, resolved
+    CHECK(port_check_with(tools, "127.0.0.1", free_port) == "");
+    if (v6.fd >= 0) CHECK(port_check_with(tools, "::1", v6.port) == "in use\n");
+  }
+  CHECK(port_check_with({"/bin/sh"}, "127.0.0.1", v4.port) == "unchecked\n");
+  CHECK(describe_step(port_held_argv("10.0.0.1", 5)) == "the check of port 5 on 10.0.0.1");
+}
+
+TEST_CASE("wrapper: a script whose #! interpreter is missing names it, not the script") {
+  // It said "command not found: ./run.sh", as if the script were missing; `#!/usr/bin/env X`
+  // ran env, whose own line no summary read; a CRLF script's "/bin/sh\r" was not named.
+  namespace fs = std::filesystem;
+  const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
+  fs::create_directories(dir);
+  auto script = [&](const std::string& name, const std::string& text) {
+    { std::ofstream(dir + "/" + name, std::ios::binary) << text; }
+    fs::permissions(dir + "/" + name, fs::perms::owner_all);
+  };
+  script("py9.sh", "#!/usr/bin/python9\nprint(1)\n");
+  script("envpy9.sh", "#!/usr/bin/env python9 -u\nprint(1)\n");
+  script("crlf.sh", "#!/bin/sh\r\necho hi\r\n");
+  script("envcrlf.sh", "#!/usr/bin/env sh\r\necho hi\r\n");
+  script("envsh.sh", "#!/usr/bin/env -S sh -e\necho fine\n");
+  cc::remote::LocalExecutor local;
+  const std::string nonce = random_hex(8);
+  cc::remote::RunOptions ro;
+  ro.keep_stdin_open = true;
+  ro.stdin_data = env_payload({{"PATH", dir + ":/usr/bin:/bin"}}, nonce);
+  auto why_of = [&](const std::string& cmd, int status) {
+    auto r = local.run(cc::remote::Command{wrapper_argv({dir, 0, "", 1, nonce, {cmd}})}, ro);
+    REQUIRE(r.ok());
+    CAPTURE(r->err);
+    CHECK(r->exit_status == status);
+    std::string why;
+    for (size_t at = 0, nl; (nl = r->err.find('\n', at)) != std::string::npos; at = nl + 1) {
+      if (auto w = exec_failure(std::string_view(r->err).substr(at, nl - at)); !w.empty()) why = w;
+    }
+    return why;
+  };
+  CHECK(why_of("./py9.sh", 127) ==
+        "interpreter not found: /usr/bin/python9, named by the #! line of ./py9.sh");
+  CHECK(why_of("py9.sh", 127) ==  // found in PATH: named by where it was found
+        "interpreter not found: /usr/bin/python9, named by the #! line of " + dir + "/py9.sh");
+  CHECK(why_of("./envpy9.sh", 127) ==
+        "interpreter not found: python9, named by the #! line of ./envpy9.sh (#!/usr/bin/env, "
+        "looked for in PATH=" + dir + ":/usr/bin:/bin)");
+  CHECK(why_of("./crlf.sh", 127) ==
+        "interpreter not found: /bin/sh\\r, named by the #! line of ./crlf.sh; that line ends "
+        "in a carriage return (\\r): ./crlf.sh has Windows (CRLF) line endings");
+  CHECK(why_of("./envcrlf.sh", 127) ==
+        "interpreter not found: sh\\r, named by the #! line of ./envcrlf.sh (#!/usr/bin/env, "
+        "looked for in PATH=" + dir + ":/usr/bin:/bin); that line ends in a carriage return "
+        "(\\r): ./envcrlf.sh has Windows (CRLF) line endings");
+  CHECK(why_of("./envsh.sh", 0).empty());  // an interpreter env finds: the script runs
+  CHECK(why_of("./gone.sh", 127) == "command not found: ./gone.sh (relative to the working "
+                                    "directory " + dir + ")");  // a script that is not there
+  fs::remove_all(dir);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,27 @@ std::vector<std::string> problem_lines(const std::vector<HostOutcome>& outcomes,
 /// missing from its PATH". exec's problem line for exit 127 and launch's "to fix" line
 /// (launch::not_found_advice) both give it, each with the fix its own input allows.
 std::string_view ssh_path_cause();
+
+/// A script's interpreter that is missing, as the program that tried to run it said:
+/// bash's "S: I: bad interpreter: No such file or directory", zsh's "S: bad interpreter: I:
+/// no such file or directory", GNU env's "/usr/bin/env: 'I': No such file or directory" (any
+/// quotes), BSD env's "env: I: No such file or directory" and bash 5.2's "S: cannot execute:
+/// required file not found". `script` is "" when the text does not name it (env's),
+/// `interpreter` "" when it does not name that (bash 5.2's). dash's "S: not found" is not one:
+/// a missing script reads the same. A carriage return in `interpreter` is kept as is (a CRLF
+/// script).
+struct MissingInterpreter {
+  std::string interpreter;
+  std::string script;
+};
+std::optional<MissingInterpreter> missing_interpreter(std::string_view stderr_text);
+
+/// What to do about a script whose #! interpreter is missing on a host: install it or fix the
+/// #! line; when `interpreter` ends in a carriage return (a real one, or the two characters
+/// "\r" as launch's waiter shows it), the script has CRLF line endings: dos2unix or sed, each
+/// with the script's path quoted for a shell. `script` "" : "the script". exec's problem line
+/// (exit 126 and 127) and launch's "to fix" line (launch::interpreter_advice) both give it.
+std::string missing_interpreter_fix(std::string_view interpreter, std::string_view script);
 
 /// One line: "exec: 8 hosts, 6 exit 0, 1 non-zero, 1 unreachable" (also "timed out",
 /// "interrupted", "failed" for other errors; zero counts left out).

@@ -120,3 +120,42 @@ TEST_CASE("outcomes_json has one object per host with the documented keys") {
       "]";
   CHECK(cc::remote::outcomes_json(o) == expected);
 }
+
+TEST_CASE("problem_lines: a script whose #! interpreter is missing names it, not PATH") {
+  // A script that is there, run by an interpreter that is not, was "command not found" with
+  // PATH advice (exit 127), or a bare "exit status 126".
+  auto lines = cc::remote::problem_lines(
+      {ran("h1", 126, "", "bash: ./run.sh: /usr/bin/python9: bad interpreter: No such file or "
+                          "directory\n"),
+       ran("h2", 127, "", "/usr/bin/env: \u2018python9\u2019: No such file or directory\n"),
+       ran("h3", 126, "", "zsh:1: ./run.sh: bad interpreter: /bin/bash\r: no such file or "
+                          "directory\n"),
+       ran("h4", 127, "", "bash: line 1: ./my run.sh: cannot execute: required file not found\n")},
+      1);
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] ==
+        "h1: exit status 126 (interpreter not found: the interpreter /usr/bin/python9 named on "
+        "the #! line of ./run.sh is missing there (the script itself was found): install it, or "
+        "change that line to an interpreter the host has (`#!/usr/bin/env python3` finds one in "
+        "PATH))");
+  CHECK(lines[1] ==
+        "h2: exit status 127 (interpreter not found: the interpreter python9 named on the #! "
+        "line of the script is missing there (the script itself was found): install it, or "
+        "change that line to an interpreter the host has (`#!/usr/bin/env python3` finds one in "
+        "PATH))");
+  CHECK(lines[2] ==
+        "h3: exit status 126 (interpreter not found: ./run.sh has Windows (CRLF) line endings: "
+        "its #! line ends in a carriage return, so the interpreter looked for is \"/bin/bash\\r\", "
+        "which no host has; convert the file with `dos2unix ./run.sh` or `sed -i 's/\\r$//' "
+        "./run.sh` (macOS: `sed -i '' $'s/\\r$//' ./run.sh`), where it is kept and where it runs)");
+  CHECK(lines[3] ==
+        "h4: exit status 127 (interpreter not found: ./my run.sh was found, the interpreter named "
+        "on its #! line was not: `head -1 './my run.sh' | od -c` shows it; install it there, or "
+        "change that line to an interpreter the host has; a line ending in \\r means Windows "
+        "(CRLF) line endings: `dos2unix './my run.sh'` or `sed -i 's/\\r$//' './my run.sh'`)");
+  // Other exits 126 and 127 are as they were.
+  CHECK(cc::remote::problem_lines({ran("h1", 126, "", "sh: 1: ./x: Permission denied\n")}, 1) ==
+        std::vector<std::string>{"h1: exit status 126"});
+  CHECK_FALSE(cc::remote::missing_interpreter("sh: 1: ./x.sh: not found\n"));
+  CHECK_FALSE(cc::remote::missing_interpreter("python3: can't open file 'env: x'\n"));
+}

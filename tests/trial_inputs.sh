@@ -474,6 +474,25 @@ printf 'name: noexec\nhosts: [local]\nruntime: none\nlogs: %s/logs\nupload:\n  -
 expect 4 "launch of an uploaded script that is not executable" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/noexec.yaml"
 has "not executable: named" "$tmp/err" "not executable: ./run.sh: Permission denied"
 has "not executable: the fix" "$tmp/err" "to fix: ./run.sh is not executable on local: an uploaded file keeps its local mode unless its \`upload:\` entry gives one: add mode: \"0755\" to that entry, or \`chmod +x\` the file"
+#  - a script whose #! interpreter is missing (or whose #! line ends in a carriage return, a
+#    CRLF file): "command not found: ./py9.sh", as if the script were missing, and PATH advice.
+#    Now the interpreter is named, with the host, the rank and the fix; exec names it too.
+printf '#!/usr/bin/python9\nprint(1)\n' >"$tmp/py9.sh"
+printf '#!/bin/sh\r\necho hi\r\n' >"$tmp/crlf.sh"
+printf '#!/usr/bin/env python9\nprint(1)\n' >"$tmp/envpy9.sh"
+chmod 755 "$tmp/envpy9.sh"
+for s in py9 crlf; do
+  printf 'name: %s\nhosts: [local]\nruntime: none\nlogs: %s/logs\nupload:\n  - {src: %s.sh, dest: %s.sh, mode: "0755"}\ncommand: [./%s.sh]\n' \
+    "$s" "$tmp" "$s" "$s" "$s" >"$tmp/$s.yaml"
+done
+expect 4 "launch of a script whose interpreter is missing" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/py9.yaml"
+has "missing interpreter: named" "$tmp/err" "interpreter not found: /usr/bin/python9, named by the #! line of ./py9.sh"
+has "missing interpreter: the fix" "$tmp/err" "to fix: on local (rank 0): the interpreter /usr/bin/python9 named on the #! line of ./py9.sh is missing there (the script itself was found): install it"
+hasnt "missing interpreter: not a command not found" "$tmp/err" "command not found"
+expect 4 "launch of a CRLF script" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/crlf.yaml"
+has "CRLF script: the fix" "$tmp/err" "to fix: on local (rank 0): ./crlf.sh has Windows (CRLF) line endings: its #! line ends in a carriage return, so the interpreter looked for is \"/bin/sh\\r\", which no host has; convert the file with \`dos2unix ./crlf.sh\` or \`sed -i 's/\\r\$//' ./crlf.sh\`"
+expect 127 "exec of a script whose env interpreter is missing" -- "$cc" exec --hosts local -- "$tmp/envpy9.sh"
+has "exec: missing interpreter" "$tmp/err" "local: exit status 127 (interpreter not found: the interpreter python9 named on the #! line of the script is missing there"
 
 # 15. A new user's trial on the lab: `network verify` with one cable down printed "5 of 5 cables
 #     answer both ways" on stdout although the plan has 6 (only stderr said "1 cable left out").
