@@ -120,6 +120,12 @@ ExitCode run_up(const LabOptions& o, Context& ctx) {
   if (!data_size) return fail("lab up", data_size.error());
   up.data_size = *data_size;
   util::ProgressLine line(ctx.style);
+  // Another clusterctl creating or removing this lab (lab/lock.h): said on stderr, terminal or
+  // not, since the wait may last seconds.
+  up.waiting = [&line](std::string_view text) {
+    line.clear();
+    fmt::print(stderr, "clusterctl lab up: {}\n", text);
+  };
   auto start = std::chrono::steady_clock::now();
   remote::LocalExecutor local("local");
   auto lab = lab::lab_up(local, up, [&line](std::string_view text) { line.update(text); });
@@ -147,7 +153,9 @@ ExitCode run_up(const LabOptions& o, Context& ctx) {
 ExitCode run_down(const LabOptions& o, Context& ctx) {
   const std::string name = lab_name(o, ctx);
   remote::LocalExecutor local("local");
-  auto report = lab::lab_down(local, name, o.dir, o.other_state);
+  auto report = lab::lab_down(local, name, o.dir, o.other_state, [](std::string_view text) {
+    fmt::print(stderr, "clusterctl lab down: {}\n", text);
+  });
   if (!report) return fail("lab down", report.error());
   if (!report->anything()) {
     // Nothing of that name is on this machine: a lab taken down before, or a name that never
@@ -252,7 +260,10 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
                h.sshd_running ? util::green(s, padded) : util::red(s, padded), fmt::join(p, " "));
   }
   print_data_dirs(*status, s);
-  if (rc != ExitCode::kOk) {
+  if (rc != ExitCode::kOk && !status->busy.empty()) {
+    fmt::print(stderr, "clusterctl lab status: {}: run it again once that is done\n",
+               status->busy);
+  } else if (rc != ExitCode::kOk) {
     fmt::print(stderr,
                "clusterctl lab status: some hosts are down; `clusterctl lab down --name {0}` "
                "then `clusterctl lab up --name {0}` rebuilds the lab\n",
