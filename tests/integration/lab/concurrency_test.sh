@@ -4,7 +4,7 @@
 # with raw `ip` errors and rolling back; two `lab down` at once both succeed, one removing the
 # lab and the other finding nothing; `lab status` and `lab down` during a `lab up` say who is
 # making it (by the pid the kernel gives) and `lab down` then removes the lab; a killed `lab up`
-# leaves no lock behind.
+# leaves no lock behind; `lab down` names a job that still runs on the lab, and goes on (exit 0).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 name=ctlrace${CLUSTERCTL_TEST_SUFFIX:-}  # unique per build tree: labs are machine-wide
@@ -110,4 +110,33 @@ took=$(($(now_ms) - start))
 same_snapshot "$before" "$(snapshot)" "lab down after a killed lab up left something behind"
 echo "killed lab up: no lock left (lab down took $took ms)"
 
+# 5. `lab down` while a job launched on the lab runs: warned of by id, not waited for, exit 0.
+"$CLUSTERCTL" lab up --name "$name" --hosts 2 >/dev/null
+cat >"$tmp/job.yaml" <<EOF
+{"name": "$name-sleep", "cluster": "lab:$name", "logs": "$tmp/logs",
+ "command": {"shell": "sleep 60"}}
+EOF
+job=$("$CLUSTERCTL" launch --detach "$tmp/job.yaml" 2>"$tmp/launch.err") || fail "launch --detach: $(cat "$tmp/launch.err")"
+for _ in $(seq 100); do  # until both ranks run
+  [ "$(pgrep -fc '^sleep 60$' || true)" -ge 2 ] && break
+  sleep 0.05
+done
+rc=0
+timeout 60 "$CLUSTERCTL" lab down --name "$name" >"$tmp/down.out" 2>"$tmp/down.err" </dev/null || rc=$?
+cat "$tmp/down.out" "$tmp/down.err"
+[ "$rc" -eq 0 ] || fail "lab down with a running job exited $rc"
+grep -q "warning: job $job (2 ranks, launcher pid [0-9]*) is running on lab '$name': taking the lab down ends it" "$tmp/down.err" ||
+  fail "lab down did not name the running job $job"
+grep -q "is down" "$tmp/down.out" || fail "lab down with a running job removed nothing"
+for _ in $(seq 200); do  # its launcher sees its hosts gone and ends
+  state=$("$CLUSTERCTL" --json jobs | python3 -c '
+import json, sys
+print(next((j["state"] for j in json.load(sys.stdin) if j["id"] == sys.argv[1]), "none"))' "$job")
+  [ "$state" = running ] || break
+  sleep 0.1
+done
+"$CLUSTERCTL" stop "$job" >/dev/null 2>&1 || true
+"$CLUSTERCTL" jobs --forget "$job" >/dev/null 2>&1 || true
+same_snapshot "$before" "$(snapshot)" "lab down with a running job left something behind"
+echo "lab down with a running job: named $job, exit 0"
 echo "PASS"
