@@ -20,6 +20,7 @@
 #include "lab/lab.h"
 #include "lab/owner.h"
 #include "lab/system.h"
+#include "launch/job_state.h"
 #include "remote/inventory.h"
 #include "remote/local_executor.h"
 #include "util/json_text.h"
@@ -120,6 +121,12 @@ ExitCode run_up(const LabOptions& o, Context& ctx) {
   if (!data_size) return fail("lab up", data_size.error());
   up.data_size = *data_size;
   util::ProgressLine line(ctx.style);
+  // Another clusterctl creating or removing this lab (lab/lock.h): said on stderr, terminal or
+  // not, since the wait may last seconds.
+  up.waiting = [&line](std::string_view text) {
+    line.clear();
+    fmt::print(stderr, "clusterctl lab up: {}\n", text);
+  };
   auto start = std::chrono::steady_clock::now();
   remote::LocalExecutor local("local");
   auto lab = lab::lab_up(local, up, [&line](std::string_view text) { line.update(text); });
@@ -144,10 +151,43 @@ ExitCode run_up(const LabOptions& o, Context& ctx) {
   return ExitCode::kOk;
 }
 
+// The jobs that clusterctl launched on lab `name` (their records, as `jobs` reads them: the
+// lab's name, or its inventory or SSH config) and that still run: `lab down` ends them with
+// their hosts, so it names them first. A warning, never a question: a CI cleanup trap must go on.
+void warn_running_jobs(const std::string& name, const LabOptions& o) {
+  if (!lab::sys::is_root()) return;  // lab_down refuses, nothing is removed
+  auto dir = lab::resolve_lab_dir(name, o.dir);
+  if (!dir) return;
+  const lab::OwnerFacts facts = lab::gather_owner_facts(name, *dir);
+  if (!facts.machine_has_lab ||
+      !lab::check_down_allowed(facts, lab::classify(facts), o.other_state)) {
+    return;  // nothing to tear down, or lab_down refuses it
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(launch::jobs_dir(), ec)) return;  // no job ever ran
+  auto jobs = launch::list_jobs();
+  if (!jobs) return;
+  const lab::LabFiles files{*dir};
+  for (const auto& j : *jobs) {
+    const bool on_lab = j.lab == name ||
+                        (!j.inventory.empty() && j.inventory == files.inventory().string()) ||
+                        (!j.ssh_config.empty() && j.ssh_config == files.ssh_config().string());
+    if (!on_lab || j.live_state() != launch::JobState::kRunning) continue;
+    fmt::print(stderr,
+               "clusterctl lab down: warning: job {} ({} rank{}, launcher pid {}) is running on "
+               "lab '{}': taking the lab down ends it with its hosts (`clusterctl stop {}` "
+               "first ends it cleanly)\n",
+               j.id, j.world_size, j.world_size == 1 ? "" : "s", j.pid, name, j.id);
+  }
+}
+
 ExitCode run_down(const LabOptions& o, Context& ctx) {
   const std::string name = lab_name(o, ctx);
+  warn_running_jobs(name, o);
   remote::LocalExecutor local("local");
-  auto report = lab::lab_down(local, name, o.dir, o.other_state);
+  auto report = lab::lab_down(local, name, o.dir, o.other_state, [](std::string_view text) {
+    fmt::print(stderr, "clusterctl lab down: {}\n", text);
+  });
   if (!report) return fail("lab down", report.error());
   if (!report->anything()) {
     // Nothing of that name is on this machine: a lab taken down before, or a name that never
@@ -252,7 +292,10 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
                h.sshd_running ? util::green(s, padded) : util::red(s, padded), fmt::join(p, " "));
   }
   print_data_dirs(*status, s);
-  if (rc != ExitCode::kOk) {
+  if (rc != ExitCode::kOk && !status->busy.empty()) {
+    fmt::print(stderr, "clusterctl lab status: {}: run it again once that is done\n",
+               status->busy);
+  } else if (rc != ExitCode::kOk) {
     fmt::print(stderr,
                "clusterctl lab status: some hosts are down; `clusterctl lab down --name {0}` "
                "then `clusterctl lab up --name {0}` rebuilds the lab\n",

@@ -17,6 +17,8 @@
 //                         clusterctl-lab-NAME-hN, mode 0755, root's), in the root namespace
 //   data                  the common data path: empty here; in host hN's sshd mount namespace
 //                         (and so in every session) hosts/hN/data is bind-mounted on it (data.h)
+// and beside it /run/clusterctl/labs/NAME.lock, the lock that `lab up` and `lab down` hold
+// (lock.h), removed by `lab down` once the lab is gone.
 // Each host's own /etc files: /etc/netns/cc-NAME-hN/ (iproute2's convention, ip-netns(8):
 // `ip netns exec` bind-mounts every file there over the one of that name in /etc, for the
 // command it starts, here each host's sshd and so every session):

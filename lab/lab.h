@@ -21,6 +21,8 @@ namespace cc::lab {
 /// Receives one short line per step ("starting sshd on 8 hosts"); may be empty.
 using Progress = std::function<void(std::string_view)>;
 
+class LabLock;  // lock.h
+
 /// Errors (kUsage) unless running as root, saying why root is needed.
 util::Status require_root();
 
@@ -30,6 +32,8 @@ struct UpOptions {
   std::filesystem::path dir;  // empty: default_lab_dir(name)
   /// Bytes of each host's data directory, a tmpfs (data.h; parse_data_size reads --data-size).
   std::uint64_t data_size = kDefaultDataSize;
+  /// Told once, when another clusterctl holds the lab (lock.h) and this run waits; may be empty.
+  Progress waiting;
 };
 
 /// Creates the lab and writes its directory; returns its record (state "up", sshd pids).
@@ -38,9 +42,13 @@ struct UpOptions {
 /// there sees its own.
 /// Cost: one `ip -batch` for the root namespace, then per host one `ip -batch`, one ssh-keygen,
 /// one mount, one unshare and one sshd start (about 0.05 s per host here).
+/// Holds the lab's lock (lock.h) from before it looks at the machine to the end: while another
+/// clusterctl creates or removes a lab of that name, it waits for it (up to kLockWait), then
+/// goes on (and finds the other's lab, if it made one).
 /// Errors: kUsage for a bad request (data_size below kMinDataSize among them), an existing lab
-/// of that name (or its remains), or a failed command (the message names it and quotes its
-/// stderr); kInterrupted on Ctrl-C.
+/// of that name (or its remains), a lab that another clusterctl still holds after kLockWait
+/// (named, with its pid; nothing changed), or a failed command (the message names it and quotes
+/// its stderr); kInterrupted on Ctrl-C.
 /// On any error everything made so far is removed again (lab_down) before returning.
 util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options,
                                const Progress& progress);
@@ -67,10 +75,19 @@ struct DownReport {
 /// directory, --dir or user; owner.h) is refused with kUsage, nothing removed, unless
 /// `other_state`: then its processes, namespaces, interfaces, mounts and runtime files go, and
 /// that directory's files stay (DownReport::kept names it).
-/// Errors: kUsage as above; kCheckFailed when something could not be removed (the message
-/// lists it).
+/// Holds the lab's lock (lock.h) throughout, as lab_up does (`waiting`, may be empty, is told
+/// when it waits), so two at once remove the lab once: the second finds nothing (success).
+/// What another process removed meanwhile counts as removed, not as a failure.
+/// Errors: kUsage as above, or for a lab that another clusterctl still holds after kLockWait
+/// (nothing removed); kCheckFailed when something could not be removed (the message lists it).
 util::Result<DownReport> lab_down(remote::Executor& local, std::string_view name,
-                                  const std::filesystem::path& dir, bool other_state = false);
+                                  const std::filesystem::path& dir, bool other_state = false,
+                                  const Progress& waiting = {});
+
+/// lab_down for a caller that holds lab `name`'s lock already (`held`): lab_up's rollback.
+util::Result<DownReport> lab_down_locked(const LabLock& held, remote::Executor& local,
+                                         std::string_view name, const std::filesystem::path& dir,
+                                         bool other_state);
 
 struct HostStatus {
   HostRecord host;
@@ -84,6 +101,9 @@ struct LabStatus {
   LabRecord lab;
   std::filesystem::path dir;
   std::vector<HostStatus> hosts;
+  /// Who is creating or removing the lab right now (lock.h lock_holder: "lab 'X' is being
+  /// created by another clusterctl (pid N)"); "" when no one is.
+  std::string busy;
   /// State "up" (not a half-made lab) and every host's namespace and sshd present.
   bool all_up() const;
 };
@@ -92,7 +112,8 @@ struct LabStatus {
 /// network namespace) and whether its data directory is mounted. Errors: kUsage when this lab
 /// directory has no such lab (owner.h status_error: none at all; a lab of another lab
 /// directory, named with how to reach it; remains of a crashed `lab up` and how to remove them,
-/// as root; what a non-root user can tell).
+/// as root; what a non-root user can tell); kCheckFailed, saying who, while another clusterctl
+/// creates or removes a lab of that name that is not (or no longer) this directory's.
 util::Result<LabStatus> lab_status(std::string_view name, const std::filesystem::path& dir);
 
 /// The lab directory to use: `dir` made absolute, or remote::lab_dir(name).

@@ -17,6 +17,7 @@
 #include "lab/data.h"
 #include "lab/files.h"
 #include "lab/lab.h"
+#include "lab/lock.h"
 #include "lab/owner.h"
 #include "lab/plan.h"
 #include "lab/system.h"
@@ -222,13 +223,15 @@ void remove_namespaces(remote::Executor& local, const std::vector<std::string>& 
   if (namespaces.empty()) return;
   std::string batch;
   for (const auto& ns : namespaces) batch += fmt::format("netns del {}\n", ns);
+  // "Cannot remove namespace file ...: No such file or directory" for a namespace that went
+  // away meanwhile is fine: what counts is whether any is left afterwards.
   auto r = run_checked(local, {"ip", "-force", "-batch", "-"}, kIpTimeout, batch,
                        ExitCode::kCheckFailed);
-  if (!r) failures.push_back(r.error().message);
   std::error_code ec;
   for (const auto& ns : namespaces) {
     if (fs::exists(sys::netns_dir() / ns, ec)) {
-      failures.push_back(fmt::format("network namespace {} is still there", ns));
+      failures.push_back(fmt::format("network namespace {} is still there{}", ns,
+                                     r ? "" : ": " + r.error().message));
     } else {
       ++report.namespaces;
     }
@@ -335,7 +338,20 @@ util::Result<fs::path> resolve_lab_dir(std::string_view name, const fs::path& di
 }
 
 util::Result<DownReport> lab_down(remote::Executor& local, std::string_view name,
-                                  const fs::path& dir, bool other_state) {
+                                  const fs::path& dir, bool other_state, const Progress& waiting) {
+  if (auto s = validate_lab_name(name); !s) return s.error();
+  if (auto s = require_root(); !s) return s.error();
+  // One clusterctl at a time on this lab (lock.h): a second `lab down` finds nothing left.
+  auto lock = acquire_lock(lock_path(name), name, "down", kLockWait, waiting);
+  if (!lock) return lock.error();
+  auto report = lab_down_locked(*lock, local, name, dir, other_state);
+  if (report) lock->remove_file();  // the lab is gone from this machine: its lock file too
+  return report;
+}
+
+util::Result<DownReport> lab_down_locked(const LabLock& /*held*/, remote::Executor& local,
+                                         std::string_view name, const fs::path& dir,
+                                         bool other_state) {
   if (auto s = validate_lab_name(name); !s) return s.error();
   if (auto s = require_root(); !s) return s.error();
   const fs::path run = runtime_dir(name);

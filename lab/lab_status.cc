@@ -1,6 +1,7 @@
 // `lab status`: lab.json plus a live look at each host's namespace, sshd and data mount; without
 // a lab.json here, owner.h tells another lab directory's lab from remains.
 #include <algorithm>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "lab/data.h"
 #include "lab/files.h"
 #include "lab/lab.h"
+#include "lab/lock.h"
 #include "lab/owner.h"
 #include "lab/plan.h"
 #include "lab/system.h"
@@ -30,7 +32,15 @@ util::Result<LabStatus> lab_status(std::string_view name, const fs::path& dir) {
   std::error_code ec;
   // Whose lab it is (owner.h): a lab of another lab directory is named, not taken for remains.
   const OwnerFacts facts = gather_owner_facts(name, files.dir);
+  // A `lab up` or `lab down` under way (lock.h) is said as such, not taken for remains.
+  const std::optional<std::string> busy = lock_holder(lock_path(name), name);
   if (const Owner owner = classify(facts); owner != Owner::kHere) {
+    if (busy) {
+      return util::error(util::ExitCode::kCheckFailed,
+                         fmt::format("{}: run `clusterctl lab status --name {}` again once it "
+                                     "is done",
+                                     *busy, name));
+    }
     return status_error(facts, owner, sys::is_root());
   }
   auto text = util::read_file(files.lab_json());
@@ -38,7 +48,7 @@ util::Result<LabStatus> lab_status(std::string_view name, const fs::path& dir) {
   auto record = parse_lab_json(*text, files.lab_json().string());
   if (!record) return record.error();
 
-  LabStatus status{*record, files.dir, {}};
+  LabStatus status{*record, files.dir, {}, busy.value_or("")};
   std::vector<MountEntry> mounts;  // without a mount table, no data directory reads as mounted
   if (auto m = sys::mounts()) mounts = std::move(*m);
   for (const auto& h : record->hosts) {

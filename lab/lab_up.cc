@@ -2,6 +2,7 @@
 // addresses, keys and configs, data tmpfs mounts, UTS namespaces, sshd (each in a mount
 // namespace of its own, with its data directory on the common path); then the client-side
 // files. Any error or Ctrl-C rolls everything back with lab_down, which finds resources by name.
+// All of it holds the lab's lock (lock.h), so no other clusterctl works on the lab meanwhile.
 #include <thread>
 
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include "lab/data.h"
 #include "lab/files.h"
 #include "lab/lab.h"
+#include "lab/lock.h"
 #include "lab/owner.h"
 #include "lab/plan.h"
 #include "lab/system.h"
@@ -364,13 +366,23 @@ util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options
   auto dir = resolve_lab_dir(options.name, options.dir);
   if (!dir) return dir.error();
   if (auto s = check_lab_dir_path(*dir); !s) return s.error();
+  // One clusterctl at a time on this lab (lock.h), from before it looks at the machine: a second
+  // `lab up` at the same moment waits, then finds this one's lab and says it exists.
+  auto lock = acquire_lock(lock_path(options.name), options.name, "up", kLockWait, options.waiting);
+  if (!lock) return lock.error();
   LabFiles files{*dir};
   const std::string tag = lab_tag(options.name);
   if (auto s = check_absent(local, files, options.name, tag); !s) return s.error();
   auto used = used_prefixes(local);
-  if (!used) return used.error();
+  if (!used) {
+    lock->remove_file();  // nothing was made
+    return used.error();
+  }
   auto plan = make_plan(options.name, *topology, *used);
-  if (!plan) return plan.error();
+  if (!plan) {
+    lock->remove_file();
+    return plan.error();
+  }
   LabRecord lab = record_from_plan(*plan, files.dir.string(), options.data_size);
 
   util::Status built = build(local, *plan, lab, files, progress);
@@ -381,8 +393,9 @@ util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options
   const bool was_interrupted = util::interrupted();
   util::set_interrupted(false);
   if (progress) progress("rolling back");
-  auto down = lab_down(local, options.name, files.dir);
+  auto down = lab_down_locked(*lock, local, options.name, files.dir, false);
   util::set_interrupted(was_interrupted);
+  if (down) lock->remove_file();  // nothing of the lab is left
   util::Error e = built.error();
   if (was_interrupted) {
     e = util::error(ExitCode::kInterrupted,
