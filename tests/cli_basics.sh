@@ -78,6 +78,13 @@ walk_file_args() {  # walk_file_args SUBCOMMAND...: its FILE and DIR arguments, 
   done
 }
 walk_file_args
+# A file of a name that is not close is not offered: the shared ".yaml" is no sign of a typo
+# (`--thresholds nothere.yaml` was offered an unrelated job file, noexec.yaml).
+: >"$dym/noexec.yaml"
+expect 2 "health --thresholds of a file with no close name" -- "$cc" health --quick --thresholds "$dym/nothere.yaml"
+grep -qF "$dym/nothere.yaml: no such file" <<<"$LAST" && ! grep -q "did you mean" <<<"$LAST" ||
+  { echo "FAIL: health --thresholds nothere.yaml: $LAST"; fail=1; }
+rm "$dym/noexec.yaml"
 # -F, --inventory, --replay; launch's job; health's --thresholds; push's --manifest; --hostfile
 # and --from of discover, collect, verify-mesh, network, rdma, hostfile, health.
 [ "$file_args" -ge 26 ] || { echo "FAIL: only $file_args file arguments found in --help"; fail=1; }
