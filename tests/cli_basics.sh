@@ -170,6 +170,59 @@ for args in "discover" "health --quick" "verify-mesh" "rdma status" "hostfile --
   grep -qF "no host 'h9' in $tmp/inv.yaml (did you mean 'h1'?)" <<<"$LAST" && ! grep -q "cannot connect" <<<"$LAST" ||
     { echo "FAIL: $args of a host not in the inventory: $LAST"; fail=1; }
 done
+# Every subcommand that takes --hosts (found in each --help, so a new one is checked too) finds
+# a host as README says ("An inventory is a YAML file"): ignoring case and a final dot (H1 and
+# h1. are the inventory's h1: tried, it refuses, exit 3, named h1), and refuses one named twice,
+# alike or not (exit 2). `exec --hosts H1` said "no host 'H1' ... (did you mean 'h1'?)", and
+# `exec --hosts h1,h1` and `verify-mesh --hosts h1,h1,h2` ran h1 once.
+hosts_cmds=0
+hosts_runs=0
+walk_hosts_option() {  # walk_hosts_option SUBCOMMAND...: it, if it takes --hosts, then its subcommands
+  local help sub extra=() given
+  help=$("$cc" "$@" --help 2>&1)
+  if grep -qE '^  --hosts TEXT' <<<"$help"; then
+    for given in H1 h1. h1,h2,h1 h1,H1.; do
+      hosts_runs=$((hosts_runs + 1))
+      case "$*" in  # what else each needs to run
+        exec) extra=(-- true) ;;
+        jobs) extra=(--gc) ;;
+        collect) extra=(-o "$tmp/collect-$hosts_runs") ;;
+        hostfile) extra=(--format mpi) ;;
+      esac
+      case "$given" in
+        H1 | h1.)
+          expect 3 "$* --hosts $given" -- env XDG_STATE_HOME="$tmp/hosts-state" "$cc" --inventory "$tmp/inv.yaml" "$@" --hosts "$given" "${extra[@]}"
+          grep -q "no host '" <<<"$LAST" && { echo "FAIL: $* --hosts $given: not found as h1: $LAST"; fail=1; }
+          # (network plan exits 3 without naming the host it could not reach.)
+          [ "$*" = "network plan" ] || grep -q "h1: cannot connect" <<<"$LAST" ||
+            { echo "FAIL: $* --hosts $given: h1 not tried: $LAST"; fail=1; }
+          ;;
+        h1,h2,h1)
+          expect 2 "$* --hosts $given" -- env XDG_STATE_HOME="$tmp/hosts-state" "$cc" --inventory "$tmp/inv.yaml" "$@" --hosts "$given" "${extra[@]}"
+          grep -qF -- "--hosts names host 'h1' twice: give it once" <<<"$LAST" ||
+            { echo "FAIL: $* --hosts $given: not refused as a duplicate: $LAST"; fail=1; }
+          ;;
+        *)
+          expect 2 "$* --hosts $given" -- env XDG_STATE_HOME="$tmp/hosts-state" "$cc" --inventory "$tmp/inv.yaml" "$@" --hosts "$given" "${extra[@]}"
+          grep -qF -- "--hosts names one host twice, as 'h1' and 'H1.' (host names ignore case and a final dot)" <<<"$LAST" ||
+            { echo "FAIL: $* --hosts $given: not refused as a duplicate: $LAST"; fail=1; }
+          ;;
+      esac
+    done
+    hosts_cmds=$((hosts_cmds + 1))
+  fi
+  for sub in $(awk '/^Subcommands:/ {s = 1; next} s && /^  [a-z]/ {print $1}' <<<"$help"); do
+    walk_hosts_option "$@" "$sub"
+  done
+}
+walk_hosts_option
+# exec, discover, collect, verify-mesh, network plan|apply|verify, rdma status|enable,
+# hostfile, health, jobs.
+[ "$hosts_cmds" -ge 12 ] || { echo "FAIL: only $hosts_cmds subcommands with --hosts found in --help"; fail=1; }
+# Without an inventory, a replay bundle's host is found the same way (MAC1 is its mac1).
+expect 0 "hostfile --from a bundle --hosts MAC1,mac2." -- "$cc" hostfile --format mpi --from "$src/tests/data/bundles/mac-mesh3" --hosts MAC1,mac2.
+grep -q "^mac1 slots=1" <<<"$LAST" && grep -q "^mac2 slots=1" <<<"$LAST" ||
+  { echo "FAIL: hostfile --hosts MAC1,mac2. of a bundle: $LAST"; fail=1; }
 if ls "$tmp"/state/clusterctl/jobs/nohost-* >/dev/null 2>&1 || [ -e "$tmp/nh-logs" ]; then
   echo "FAIL: a job with an unknown host left a record or logs"; fail=1
 fi
