@@ -42,6 +42,21 @@ expect 2 "misspelt flag" -- "$cc" verify-mesh --jsn
 grep -q -- "--jsn: did you mean '--json'?" <<<"$LAST" || { echo "FAIL: no did-you-mean: $LAST"; fail=1; }
 expect 2 "misspelt subcommand" -- "$cc" dicover
 grep -q "dicover: did you mean 'discover'?" <<<"$LAST" || { echo "FAIL: no did-you-mean: $LAST"; fail=1; }
+# What follows `--` is the remote command's: its flags are never named as clusterctl's or given
+# a "did you mean" ("-n: did you mean '-h'?"); only clusterctl's own typo is. Without `--`, a
+# flag exec does not have is the command's: the message says to put the command after `--`.
+expect 2 "exec with a misspelt option before --" -- "$cc" exec --hosts all --timout 5 -- uname -n
+grep -qF -- "The following argument was not expected: --timout" <<<"$LAST" &&
+  grep -qF -- "--timout: did you mean '--timeout'?" <<<"$LAST" ||
+  { echo "FAIL: exec --timout: the typo is not named alone: $LAST"; fail=1; }
+grep -qE -- "uname|-n:" <<<"$LAST" && { echo "FAIL: exec --timout: the remote command's words are named: $LAST"; fail=1; }
+expect 2 "exec of a command with flags, without --" -- "$cc" exec --hosts h1 uname -n
+grep -qF -- "-n: not an option of clusterctl exec; to pass it to the command, put the command after \`--\`: clusterctl exec --hosts h1 -- uname -n" <<<"$LAST" ||
+  { echo "FAIL: exec without --: no advice to use --: $LAST"; fail=1; }
+grep -q "did you mean" <<<"$LAST" && { echo "FAIL: exec without --: a did-you-mean: $LAST"; fail=1; }
+expect 2 "exec --host" -- "$cc" exec --host h1
+grep -qF -- "--hosts is required" <<<"$LAST" && grep -qF -- "--host: did you mean '--hosts'?" <<<"$LAST" ||
+  { echo "FAIL: exec --host: --hosts not suggested: $LAST"; fail=1; }
 expect 2 "exec all without an inventory" -- env -u CLUSTERCTL_LAB "$cc" exec --hosts all -- true
 grep -q -- "--lab" <<<"$LAST" || { echo "FAIL: 'all' error does not mention --lab: $LAST"; fail=1; }
 tmp=$(mktemp -d)
