@@ -791,5 +791,41 @@ expect 2 "verify-mesh without a cluster" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME
 grep -q "no lab or inventory says which hosts the cluster has: pass --lab NAME" <<<"$LAST" ||
   { echo "FAIL: no hosts: message: $LAST"; fail=1; }
 grep -q -- "--hosts all" <<<"$LAST" && { echo "FAIL: no hosts: names --hosts all: $LAST"; fail=1; }
+# health --quick without a state file, on a host that accepts TCP and never speaks SSH (its
+# sshd stopped with SIGSTOP): the host is waited on once (--connect-timeout, in discovery), not
+# once more by the checks, and the time printed is the command's. It took 2 connect timeouts
+# and printed 1. Ctrl-C during that discovery says so, with the time it took.
+python3 - "$tmp/silent-port" <<'PY' &
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(120)
+PY
+silent_pid=$!
+for _ in $(seq 50); do [ -s "$tmp/silent-port" ] && break; sleep 0.1; done
+printf 'Host silent\n  HostName 127.0.0.1\n  Port %s\n' "$(cat "$tmp/silent-port")" >"$tmp/silent_config"
+t0=$(date +%s.%N)
+expect 3 "health --quick of a silent host" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/nolabs" "$cc" -F "$tmp/silent_config" --connect-timeout 3 health --quick --hosts silent
+t1=$(date +%s.%N)
+shown=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' <<<"$LAST" | tail -1)
+wall=$(python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.2f}")' "$t0" "$t1")
+python3 -c 'import sys; wall, shown = float(sys.argv[1]), float(sys.argv[2] or -1)
+sys.exit(0 if wall < 5 and abs(wall - shown) < 1.5 else 1)' "$wall" "$shown" ||
+  { echo "FAIL: health --quick of a silent host: $wall s of wall time, shown '$shown' s: $LAST"; fail=1; }
+env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/nolabs" "$cc" -F "$tmp/silent_config" --connect-timeout 20 health --quick --hosts silent >"$tmp/int-out" 2>&1 &
+health_pid=$!
+sleep 2
+kill -INT "$health_pid"
+wait "$health_pid"; rc=$?
+[ "$rc" = 130 ] || { echo "FAIL: health --quick interrupted in discovery: exit $rc"; fail=1; }
+shown=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$tmp/int-out" | tail -1)
+grep -qF "health (quick): interrupted (Ctrl-C) while discovering the hosts: 0 of " "$tmp/int-out" &&
+  python3 -c 'import sys; sys.exit(0 if 1.5 < float(sys.argv[1] or 0) < 10 else 1)' "$shown" ||
+  { echo "FAIL: health --quick interrupted in discovery: $(cat "$tmp/int-out")"; fail=1; }
+kill "$silent_pid" 2>/dev/null
 [ "$fail" -eq 0 ] && echo "cli basics: ok"
 exit "$fail"
