@@ -5,7 +5,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <fmt/format.h>
@@ -92,11 +91,11 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
   if (fallback.empty()) {
     auto inv = selected_inventory(g);
     // By name through a hash map (Inventory::find is a linear scan: quadratic here).
-    std::unordered_map<std::string_view, const remote::InventoryHost*> by_name;
+    remote::HostIndex by_name;
     if (inv && inv->has_value()) by_name = (*inv)->by_name();
     for (const auto& ex : *executors) {
-      auto h = by_name.find(ex->host());
-      fallback.push_back(h != by_name.end() ? h->second->address : std::string());
+      const remote::InventoryHost* h = by_name.find(ex->host());
+      fallback.push_back(h != nullptr ? h->address : std::string());
     }
   }
   std::vector<discovery::DiscoverTarget> targets;

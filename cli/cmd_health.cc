@@ -2,6 +2,7 @@
 // chosen level (healthcheck/health.h), printed as a table or JSON, optionally written as JUnit
 // XML for CI, compared with and saved as a baseline. This file reads the options, gets the
 // expected cluster state (cluster_source.h) and the executors, and prints.
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -75,6 +76,8 @@ std::string default_baseline(const HealthCliOptions& o) {
 }
 
 ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
+  // The report's elapsed time is the command's: a live discovery's wait included.
+  const auto started = std::chrono::steady_clock::now();
   // Outputs the operator named are checked before any check runs (a --full --soak run must
   // not end in "is a directory").
   for (const std::string* out : {&o.junit, o.save_baseline ? &o.baseline : nullptr}) {
@@ -93,6 +96,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
                          "figures) or with --full (also the all_reduce)"});
   }
   healthcheck::HealthOptions h;
+  h.started = started;
   h.level = o.quick ? healthcheck::Level::kQuick
             : (o.full || o.soak_s > 0) ? healthcheck::Level::kFull
                                        : healthcheck::Level::kDefault;
@@ -135,6 +139,9 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   // discovery when none is given.
   auto expected = obtain_cluster_state(ctx, o.source);
   if (!expected) return report_error(ctx, "health", expected.error());
+  // Discovered now (no state file): a host it could not reach is not waited on again, and
+  // Ctrl-C during it is reported as such.
+  h.discovered_now = o.source.state_file.empty();
   if (expected->network.empty()) {
     // No saved plan: the one `network apply` computes for this cabling (deterministic, default
     // base), as `network apply` without a cluster file does.

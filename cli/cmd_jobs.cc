@@ -28,6 +28,7 @@
 #include "remote/fan_out.h"
 #include "remote/inventory.h"
 #include "remote/local_executor.h"
+#include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/json_text.h"
@@ -156,7 +157,9 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
       if (!reach.ssh_config.empty()) g.ssh_config = reach.ssh_config;
       const bool own = reach == Reach{};  // the global options' cluster: its error is fatal
       std::string spec;
+      std::set<std::string> keys;  // one host under two spellings in the records is one host
       for (const auto& n : hosts) {
+        if (!keys.insert(util::host_key(n)).second) continue;
         auto unknown = host_problems(g, {n});
         if (!unknown && own) {
           fmt::print(stderr, "clusterctl jobs --gc: {}\n", unknown.error().message);

@@ -30,6 +30,7 @@
 #include "launch/runner.h"
 #include "push/manifest.h"
 #include "remote/inventory.h"
+#include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
 #include "util/json_text.h"
@@ -111,7 +112,10 @@ util::Result<launch::Placement> push_hosts(const Context& ctx, const PushCli& o,
   launch::Placement all = std::move(*placed);
   auto index_of = [&](const std::string& name) -> long {
     for (size_t i = 0; i < all.hosts.size(); ++i) {
-      if (all.hosts[i].name == name || all.names[i] == name) return static_cast<long>(i);
+      if (util::same_host_name(all.hosts[i].name, name) ||
+          util::same_host_name(all.names[i], name)) {
+        return static_cast<long>(i);
+      }
     }
     return -1;
   };

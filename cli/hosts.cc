@@ -13,6 +13,7 @@
 #include "remote/local_executor.h"
 #include "remote/replay_executor.h"
 #include "remote/ssh_executor.h"
+#include "util/address.h"
 #include "util/state_dir.h"
 #include "util/suggest.h"
 
@@ -154,7 +155,17 @@ util::Result<Chosen> choose_hosts(const GlobalOptions& g, std::string_view hosts
       return util::error(ExitCode::kUsage, "--hosts is empty: give host names (h1,h2) or 'all'");
     }
     if (auto st = remote::check_distinct_hosts(names, "--hosts"); !st) return st.error();
-    for (const auto& name : names) chosen.hosts.emplace_back(name, name);
+    // A bundle's host is found as an inventory's is (util::same_host_name: "MAC1" is its
+    // mac1), and answers under the bundle's name.
+    const std::vector<std::string> recorded =
+        replay_bundle.empty() ? std::vector<std::string>() : subdirectories(replay_bundle);
+    for (const auto& name : names) {
+      auto it = std::find_if(recorded.begin(), recorded.end(), [&name](const std::string& r) {
+        return util::same_host_name(r, name);
+      });
+      const std::string& as = it != recorded.end() ? *it : name;
+      chosen.hosts.emplace_back(as, as);
+    }
   }
   return chosen;
 }
@@ -214,19 +225,19 @@ util::Result<std::vector<std::string>> host_problems_each(const GlobalOptions& g
   std::vector<std::string> unknown(names.size());  // per name: "" when known
   std::vector<std::unique_ptr<remote::Executor>> executors(names.size());
   std::vector<const remote::InventoryHost*> entries(names.size(), nullptr);
-  const auto by_name = inventory != nullptr ? inventory->by_name()
-                                            : decltype(inventory->by_name()){};
+  const remote::HostIndex by_name =
+      inventory != nullptr ? inventory->by_name() : remote::HostIndex();
   for (size_t i = 0; i < names.size(); ++i) {
     if (inventory != nullptr) {
-      const auto found = by_name.find(names[i]);
-      if (found == by_name.end()) {
+      const remote::InventoryHost* found = by_name.find(names[i]);  // "H1" finds h1
+      if (found == nullptr) {
         auto h = remote::select_hosts(*inventory, names[i]);  // its "did you mean" message
         unknown[i] = h ? fmt::format("no host '{}' in {}", names[i], inventory->path.string())
                        : h.error().message;
         continue;
       }
-      entries[i] = found->second;
-      executors[i] = executor_for(g, true, names[i], found->second->ssh, options);
+      entries[i] = found;
+      executors[i] = executor_for(g, true, found->name, found->ssh, options);
     } else {
       executors[i] = executor_for(g, false, names[i], names[i], options);
     }

@@ -1,14 +1,20 @@
 // clusterctl's entry point: parses the command line, runs the chosen subcommand, and is the
 // one place that turns errors into exit codes (README.md, "Exit codes").
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <exception>
+#include <set>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
 #include <CLI/CLI.hpp>
 
 #include "cli/context.h"
 #include "cli/options.h"
+#include "remote/quote.h"
 #include "util/exit_code.h"
 #include "util/interrupt.h"
 #include "util/suggest.h"
@@ -47,9 +53,77 @@ std::string usage_hint(const CLI::App* app) {
   return fmt::format("{}Run '{} --help' for the options.\n", usage, full_name(app));
 }
 
+// The subcommand's positional that takes a command to run on the hosts (exec's `command`, given
+// after `--`), or nullptr.
+const CLI::Option* remote_command(const CLI::App* sub) {
+  const CLI::Option* o = sub->get_option_no_throw("command");
+  return o != nullptr && o->get_positional() ? o : nullptr;
+}
+
+// The words CLI11 took for no option or operand, in command-line order (`args`: argv after the
+// program's name), without those after the first `--`: that is where a remote command's own
+// flags are (`exec --hosts all --timout 5 -- uname -n`: once "5" filled exec's command, CLI11
+// listed "uname -n" as unexpected too), and they are never clusterctl's.
+std::vector<std::string> unexpected_words(const CLI::App* root,
+                                          const std::vector<std::string>& args) {
+  std::vector<std::string> left = root->remaining(true);
+  left.erase(std::remove(left.begin(), left.end(), "--"), left.end());
+  const auto mark = std::find(args.begin(), args.end(), "--");
+  if (mark != args.end()) {
+    // The words after `--` are among the unexpected ones all together, or not at all (they
+    // filled the command).
+    std::multiset<std::string> pool(left.begin(), left.end());
+    bool all_there = true;
+    for (auto it = mark + 1; it != args.end() && all_there; ++it) {
+      const auto found = pool.find(*it);
+      if (found == pool.end()) {
+        all_there = false;
+      } else {
+        pool.erase(found);
+      }
+    }
+    if (all_there) left.assign(pool.begin(), pool.end());
+  }
+  // In command-line order (CLI11 collects them parent first).
+  std::vector<std::string> ordered;
+  for (auto it = args.begin(); it != mark; ++it) {
+    const auto found = std::find(left.begin(), left.end(), *it);
+    if (found == left.end()) continue;
+    ordered.push_back(*it);
+    left.erase(found);
+  }
+  ordered.insert(ordered.end(), left.begin(), left.end());
+  return ordered;
+}
+
+// The command line again, with the remote command (`words` among what follows the subcommand's
+// name) moved after `--`: "clusterctl exec --hosts h1 -- uname -n".
+std::string with_marker(const CLI::App* sub, const std::vector<std::string>& args,
+                        std::vector<std::string> words) {
+  std::vector<std::string> before = {"clusterctl"}, after;
+  auto it = std::find(args.begin(), args.end(), sub->get_name());
+  before.insert(before.end(), args.begin(), it == args.end() ? it : it + 1);
+  for (it = it == args.end() ? it : it + 1; it != args.end(); ++it) {
+    const auto w = std::find(words.begin(), words.end(), *it);
+    if (w == words.end()) {
+      before.push_back(*it);
+    } else {
+      after.push_back(*it);
+      words.erase(w);
+    }
+  }
+  before.push_back("--");
+  before.insert(before.end(), after.begin(), after.end());
+  return cc::remote::shell_quote(before);
+}
+
 // "did you mean ...?" lines for the unexpected words of a command line: options are matched
 // against the options of the subcommand and its parents, other words against its subcommands.
-std::string did_you_mean(const CLI::App* root, const CLI::App* sub) {
+// For a subcommand that runs a command on hosts (exec) given without `--`, a word that is not
+// close to one of its options is the remote command's: the line says to put the command after
+// `--` (`-n` would otherwise get "did you mean '-h'?").
+std::string did_you_mean(const CLI::App* sub, const std::vector<std::string>& args,
+                         const std::vector<std::string>& unexpected) {
   std::vector<std::string> options, commands;
   for (const CLI::App* a = sub; a != nullptr; a = a->get_parent()) {
     for (const CLI::Option* o : a->get_options()) {
@@ -58,22 +132,52 @@ std::string did_you_mean(const CLI::App* root, const CLI::App* sub) {
     }
   }
   for (const CLI::App* c : sub->get_subcommands({})) commands.push_back(c->get_name());
+  const CLI::Option* command = remote_command(sub);
+  const bool no_marker = std::find(args.begin(), args.end(), "--") == args.end();
   std::string out;
-  for (const std::string& word : root->remaining(true)) {
+  std::vector<std::string> theirs;  // words of a remote command given without `--`
+  for (const std::string& word : unexpected) {
     std::string typed = word.substr(0, word.find('='));
     const bool is_option = typed.size() > 1 && typed[0] == '-';
     const std::string best = cc::util::closest_match(typed, is_option ? options : commands);
-    if (!best.empty()) out += fmt::format("{}: did you mean '{}'?\n", typed, best);
+    const bool long_option = typed.starts_with("--");
+    if (command != nullptr && no_marker && (!long_option || best.empty())) {
+      theirs.push_back(word);
+    } else if (!best.empty()) {
+      out += fmt::format("{}: did you mean '{}'?\n", typed, best);
+    }
+  }
+  if (!theirs.empty()) {
+    std::vector<std::string> words = command->results();
+    words.insert(words.end(), theirs.begin(), theirs.end());
+    out += fmt::format(
+        "{}: not {} of clusterctl {}; to pass {} to the command, put the command after "
+        "`--`: {}\n",
+        fmt::join(theirs, " "), theirs.size() == 1 ? "an option" : "options", sub->get_name(),
+        theirs.size() == 1 ? "it" : "them", with_marker(sub, args, words));
   }
   return out;
 }
 
-// A bad command line: one line naming the problem, the usage line, where to read more.
-std::string usage_error(const CLI::App* app, const CLI::Error& e) {
+// A bad command line: one line naming the problem, the usage line, where to read more. Every
+// kind of error gets the "did you mean" of the unexpected words (`exec --host h1` is refused
+// for the missing --hosts, and --host is named as its typo).
+std::string usage_error(const CLI::App* app, const CLI::Error& e,
+                        const std::vector<std::string>& args) {
   const CLI::App* sub = deepest_subcommand(app);
-  const std::string hint =
-      dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr ? did_you_mean(app, sub) : "";
-  return fmt::format("{}: {}\n{}{}", full_name(sub), e.what(), hint, usage_hint(sub));
+  const std::vector<std::string> unexpected = unexpected_words(app, args);
+  std::string what = e.what();
+  const CLI::Option* command = remote_command(sub);
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && !unexpected.empty()) {
+    what = fmt::format("The following argument{} not expected: {}",
+                       unexpected.size() == 1 ? " was" : "s were", fmt::join(unexpected, " "));
+  } else if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr && command != nullptr) {
+    // Only words after `--` were left over: the command had begun before it.
+    what = fmt::format("the command began before `--`, at '{}': give all of it after `--`",
+                       command->results().empty() ? std::string() : command->results().front());
+  }
+  return fmt::format("{}: {}\n{}{}", full_name(sub), what, did_you_mean(sub, args, unexpected),
+                     usage_hint(sub));
 }
 
 int run(int argc, char** argv) {
@@ -81,7 +185,10 @@ int run(int argc, char** argv) {
   cc::cli::Context ctx;
   CLI::App app{"clusterctl: turn a few machines into one working RDMA cluster", "clusterctl"};
   app.set_version_flag("--version", std::string("clusterctl ") + kVersion);
-  app.failure_message(usage_error);
+  const std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  app.failure_message([&args](const CLI::App* a, const CLI::Error& e) {
+    return usage_error(a, e, args);
+  });
   app.fallthrough();
   auto& g = ctx.global;
   app.add_option("--lab", g.lab, "Use the emulated lab NAME (its hosts, ssh_config, known_hosts)")

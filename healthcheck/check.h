@@ -50,9 +50,12 @@ struct Report {
   std::vector<CheckResult> results;
   std::vector<std::string> unreachable;  // hosts that could not be reached (exit code 3)
   bool interrupted = false;              // Ctrl-C ended the run early (exit code 130)
+  std::string interrupted_while;         // what Ctrl-C cut short when it came before the
+                                         // checks: "discovering the hosts"; else ""
   std::vector<HostVersions> versions;    // the version matrix, host order
   std::string local_version;             // this clusterctl's version
-  double elapsed_s = 0;                 // wall time of the whole run, seconds
+  double elapsed_s = 0;                 // wall time of the whole command, seconds (a live
+                                        // discovery before the checks included)
 
   void add(CheckResult r) { results.push_back(std::move(r)); }
   int count(Status s) const;

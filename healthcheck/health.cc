@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -133,17 +134,38 @@ const char* to_string(Level l) {
 Report run_health(const discovery::ClusterState& expected,
                   std::span<remote::Executor* const> executors, const HealthOptions& opts,
                   const util::OutputStyle& style) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = opts.started.value_or(std::chrono::steady_clock::now());
   Report report;
   report.level = to_string(opts.level);
   const std::vector<std::string> names = expected_hosts(expected);
   std::vector<HostOutcome> outcomes(names.size());
   std::mutex interrupted_mu;
   std::set<std::string> interrupted_hosts;  // whose probe Ctrl-C ended
+  // Ctrl-C during the caller's live discovery: no host is probed now, and the report says
+  // what was cut short.
+  const bool cut_in_discovery = opts.discovered_now && util::interrupted();
+  if (cut_in_discovery) report.interrupted_while = "discovering the hosts";
+  // The hosts that discovery just failed to probe: each was waited on once already (a host
+  // whose sshd is stopped costs the whole connect timeout), so its problem stands.
+  std::unordered_map<std::string, const discovery::HostProblem*> just_failed;
+  if (opts.discovered_now) {
+    for (const auto& p : expected.problems) just_failed.emplace(p.host, &p);
+  }
   remote::for_each_host(
       executors, "health",
       [&](std::size_t i) {
         outcomes[i].host = names[i];
+        if (cut_in_discovery) {
+          outcomes[i].problem = discovery::HostProblem{
+              names[i], 1, names[i] + ": not probed: interrupted (Ctrl-C) while discovering"};
+          const std::lock_guard<std::mutex> lock(interrupted_mu);
+          interrupted_hosts.insert(names[i]);
+          return;
+        }
+        if (const auto known = just_failed.find(names[i]); known != just_failed.end()) {
+          outcomes[i].problem = *known->second;
+          return;
+        }
         auto s = sample_host(*executors[i], opts.mode, opts.timeout, opts.remote_clusterctl);
         if (s) {
           outcomes[i].sample = std::move(*s);
@@ -167,8 +189,12 @@ Report run_health(const discovery::ClusterState& expected,
               ? r.subject.starts_with(h + ":") || r.subject.find("-" + h + ":") != std::string::npos
               : false;
       if (its && r.status == Status::kFail) {
-        r = interrupted_check(r.scope, r.subject, r.check,
-                              fmt::format("{}: the probe was interrupted (Ctrl-C)", h));
+        r = interrupted_check(
+            r.scope, r.subject, r.check,
+            cut_in_discovery
+                ? fmt::format("{}: not probed: interrupted (Ctrl-C) while discovering the hosts",
+                              h)
+                : fmt::format("{}: the probe was interrupted (Ctrl-C)", h));
       }
     }
   }

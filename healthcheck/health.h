@@ -1,6 +1,7 @@
 // `clusterctl health`: one run at a chosen level over the hosts of an expected cluster state.
 //   quick    every host probed once, all at once (host_sample.h, one SSH round trip each),
-//            then the checks of quick_checks.h. Wall time: the slowest host's round trip.
+//            then the checks of quick_checks.h. Wall time: the slowest host's round trip (a
+//            host that a live discovery just failed to reach is not waited on again).
 //   default  quick, then each cable's latency and bandwidth over TCP (link_test.h).
 //   full     default, then an all_reduce over every host with a data check (collective.h),
 //            and a soak of N seconds when asked.
@@ -37,6 +38,15 @@ struct HealthOptions {
   std::optional<Baseline> baseline;  // figures to compare against
   int soak_s = 0;                   // --full: all_reduce repeated for this many seconds
   discovery::FixCommand fix;        // how the fixes' commands name the cluster (runnable)
+  /// `expected` was discovered just now, for this run (no state file): a host it could not
+  /// probe (ClusterState::problems) is not waited on a second time; that problem is the host's
+  /// outcome. Ctrl-C before run_health (during that discovery) interrupts every host's checks
+  /// and the report says so (Report::interrupted_while). A state file's problems are old:
+  /// false, and every host is probed.
+  bool discovered_now = false;
+  /// When the command began (before a live discovery), for Report::elapsed_s; default: when
+  /// run_health is called.
+  std::optional<std::chrono::steady_clock::time_point> started;
 };
 
 /// Runs the checks of `opts.level`. `executors` are the hosts of expected_hosts(expected), in

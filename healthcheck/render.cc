@@ -47,9 +47,9 @@ std::string interrupted_summary(const Report& r) {
   }
   const std::size_t done = r.results.size() - open.size();
   std::string line = fmt::format(
-      "health ({}): interrupted (Ctrl-C): {} of {} checks done: {} PASS, {} WARN, {} FAIL", r.level,
-      done, r.results.size(), r.count(Status::kPass), r.count(Status::kWarn),
-      r.count(Status::kFail));
+      "health ({}): interrupted (Ctrl-C){}: {} of {} checks done: {} PASS, {} WARN, {} FAIL",
+      r.level, r.interrupted_while.empty() ? "" : " while " + r.interrupted_while, done,
+      r.results.size(), r.count(Status::kPass), r.count(Status::kWarn), r.count(Status::kFail));
   if (open.size() == 1) {
     line += fmt::format("; not finished: {} ({})", open[0]->check, open[0]->detail);
   } else if (!open.empty()) {
@@ -172,6 +172,7 @@ std::string render_json(const Report& r) {
                  {"fail", r.count(Status::kFail)},
                  {"interrupted", r.count(Status::kInterrupted)}};
   j["interrupted"] = r.interrupted;
+  j["interrupted_while"] = r.interrupted_while;
   j["unreachable"] = r.unreachable;
   j["clusterctl_version"] = r.local_version;
   j["versions"] = nlohmann::json::array();

@@ -4,6 +4,8 @@
 //   {"schema": "clusterctl.health/1", "level": "quick", "exit_code": 1, "elapsed_s": 1.2,
 //    "counts": {"pass": 57, "warn": 0, "fail": 2, "interrupted": 0}, "unreachable": ["h4"],
 //    "interrupted": false,                  // Ctrl-C ended the run (exit_code 130)
+//    "interrupted_while": "",               // "discovering the hosts": Ctrl-C came before
+//                                           // the checks, during a live discovery; else ""
 //    "clusterctl_version": "0.1.0",
 //    "versions": [{"host": "h1", "os": "Debian GNU/Linux 12", "clusterctl": "0.1.0"}],
 //    "results": [CheckResult JSON (check.h), ...]}
@@ -28,7 +30,9 @@ inline constexpr const char* kHealthSchema = "clusterctl.health/1";
 
 /// Hosts (each host's checks), cables (each cable's checks), cluster-wide checks, the version
 /// matrix, what to do (each fix of a WARN or FAIL once), and a summary line; after Ctrl-C that
-/// line says "interrupted (Ctrl-C)", how many checks were done and which were not finished.
+/// line says "interrupted (Ctrl-C)" (" while discovering the hosts" when it came before the
+/// checks), how many checks were done and which were not finished; it ends with the elapsed
+/// time of the whole command ("in 2.31 s").
 std::string render_text(const Report& r, const util::OutputStyle& style);
 /// The JSON document above, pretty-printed with a final newline.
 std::string render_json(const Report& r);

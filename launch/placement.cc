@@ -1,7 +1,6 @@
 #include "launch/placement.h"
 
 #include <string_view>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -73,11 +72,10 @@ util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& invent
       p.hosts.push_back({h.name, h.address, h.ssh});
     }
   } else if (p.hosts.empty()) {
-    std::unordered_map<std::string_view, const remote::InventoryHost*> by_name;
+    remote::HostIndex by_name;  // "H1" in `hosts:` is the inventory's h1
     if (*inv) by_name = (*inv)->by_name();
     for (const auto& n : names) {
-      auto found = by_name.find(n);
-      const remote::InventoryHost* ih = found == by_name.end() ? nullptr : found->second;
+      const remote::InventoryHost* ih = by_name.find(n);
       p.hosts.push_back({n, ih != nullptr ? ih->address : "", ih != nullptr ? ih->ssh : ""});
     }
   }

@@ -6,7 +6,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -218,19 +217,24 @@ std::string relative_if_inside(const std::filesystem::path& dir, const std::file
 
 }  // namespace
 
+HostIndex::HostIndex(const std::vector<InventoryHost>& hosts) {
+  by_key_.reserve(hosts.size());
+  for (const auto& h : hosts) by_key_.emplace(util::host_key(h.name), &h);
+}
+
+const InventoryHost* HostIndex::find(std::string_view name) const {
+  const auto found = by_key_.find(util::host_key(name));
+  return found == by_key_.end() ? nullptr : found->second;
+}
+
 const InventoryHost* Inventory::find(std::string_view name) const {
   for (const auto& h : hosts) {
-    if (h.name == name) return &h;
+    if (util::same_host_name(h.name, name)) return &h;
   }
   return nullptr;
 }
 
-std::unordered_map<std::string_view, const InventoryHost*> Inventory::by_name() const {
-  std::unordered_map<std::string_view, const InventoryHost*> out;
-  out.reserve(hosts.size());
-  for (const auto& h : hosts) out.emplace(h.name, &h);
-  return out;
-}
+HostIndex Inventory::by_name() const { return HostIndex(hosts); }
 
 std::vector<std::string> Inventory::names() const {
   std::vector<std::string> out;
@@ -275,13 +279,12 @@ util::Status save_inventory(const std::filesystem::path& path, const Inventory& 
 
 std::vector<std::string> split_host_list(std::string_view spec) {
   std::vector<std::string> names;
-  std::unordered_set<std::string> seen;
   size_t start = 0;
   while (start <= spec.size()) {
     size_t comma = spec.find(',', start);
     if (comma == std::string_view::npos) comma = spec.size();
     std::string name(util::trim(spec.substr(start, comma - start)));
-    if (!name.empty() && seen.insert(name).second) names.push_back(std::move(name));
+    if (!name.empty()) names.push_back(std::move(name));
     start = comma + 1;
   }
   return names;
@@ -292,6 +295,10 @@ util::Status check_distinct_hosts(const std::vector<std::string>& names, std::st
   if (!same) return {};
   const std::string& a = names[same->first];
   const std::string& b = names[same->second];
+  if (a == b) {
+    return util::error(ExitCode::kUsage,
+                       fmt::format("{} names host '{}' twice: give it once", what, a));
+  }
   return util::error(ExitCode::kUsage,
                      fmt::format("{} names one host twice, as '{}' and '{}'{}: give it once", what,
                                  a, b, util::same_host_note(a, b)));
@@ -307,8 +314,7 @@ util::Result<std::vector<InventoryHost>> select_hosts(const Inventory& inv, std:
   const auto by_name = inv.by_name();
   std::vector<InventoryHost> chosen;
   for (const auto& name : names) {
-    auto found = by_name.find(name);
-    const InventoryHost* h = found == by_name.end() ? nullptr : found->second;
+    const InventoryHost* h = by_name.find(name);
     if (h == nullptr) {
       std::vector<std::string> known = inv.names();
       constexpr size_t kListed = 12;

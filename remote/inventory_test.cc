@@ -154,6 +154,17 @@ TEST_CASE("inventory: names that differ only in case or a final dot are one host
   CHECK(both.error().message ==
         "--hosts names one host twice, as 'studio1' and 'STUDIO1' (host names ignore case and a "
         "final dot): give it once");
+  // Found ignoring case and a final dot, under the inventory's own name.
+  for (const char* given : {"STUDIO2", "studio2.", "Studio2."}) {
+    CAPTURE(given);
+    auto one = select_hosts(inv, given);
+    REQUIRE(one.ok());
+    REQUIRE(one->size() == 1);
+    CHECK(one->front().name == "studio2");
+    CHECK(inv.find(given) == &inv.hosts[1]);
+    CHECK(inv.by_name().find(given) == &inv.hosts[1]);
+  }
+  CHECK(inv.by_name().find("studio3") == nullptr);
   CHECK(cc::remote::check_distinct_hosts({"a", "b"}, "--hosts").ok());
   CHECK(cc::remote::check_distinct_hosts({"mac1", "Mac1."}, "--hosts").error().message ==
         "--hosts names one host twice, as 'mac1' and 'Mac1.' (host names ignore case and a final "
@@ -253,11 +264,16 @@ TEST_CASE("select_hosts: all, lists, and unknown names") {
   auto all = select_hosts(inv, "all");
   REQUIRE(all.ok());
   CHECK(all->size() == 4);
-  auto some = select_hosts(inv, "h3, h1,h3,");
+  auto some = select_hosts(inv, "h3, h1,");
   REQUIRE(some.ok());
   REQUIRE(some->size() == 2);
   CHECK((*some)[0].name == "h3");
   CHECK((*some)[1].name == "h1");
+  // A host listed twice is refused, as the README says, never run once in silence.
+  auto twice = select_hosts(inv, "h3, h1,h3,");
+  REQUIRE_FALSE(twice.ok());
+  CHECK(twice.error().message == "--hosts names host 'h3' twice: give it once");
+  CHECK(cc::remote::split_host_list(" h1,,h1 ,h2") == std::vector<std::string>{"h1", "h1", "h2"});
   auto bad = select_hosts(inv, "h1,studoi1");
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().message ==

@@ -42,6 +42,21 @@ expect 2 "misspelt flag" -- "$cc" verify-mesh --jsn
 grep -q -- "--jsn: did you mean '--json'?" <<<"$LAST" || { echo "FAIL: no did-you-mean: $LAST"; fail=1; }
 expect 2 "misspelt subcommand" -- "$cc" dicover
 grep -q "dicover: did you mean 'discover'?" <<<"$LAST" || { echo "FAIL: no did-you-mean: $LAST"; fail=1; }
+# What follows `--` is the remote command's: its flags are never named as clusterctl's or given
+# a "did you mean" ("-n: did you mean '-h'?"); only clusterctl's own typo is. Without `--`, a
+# flag exec does not have is the command's: the message says to put the command after `--`.
+expect 2 "exec with a misspelt option before --" -- "$cc" exec --hosts all --timout 5 -- uname -n
+grep -qF -- "The following argument was not expected: --timout" <<<"$LAST" &&
+  grep -qF -- "--timout: did you mean '--timeout'?" <<<"$LAST" ||
+  { echo "FAIL: exec --timout: the typo is not named alone: $LAST"; fail=1; }
+grep -qE -- "uname|-n:" <<<"$LAST" && { echo "FAIL: exec --timout: the remote command's words are named: $LAST"; fail=1; }
+expect 2 "exec of a command with flags, without --" -- "$cc" exec --hosts h1 uname -n
+grep -qF -- "-n: not an option of clusterctl exec; to pass it to the command, put the command after \`--\`: clusterctl exec --hosts h1 -- uname -n" <<<"$LAST" ||
+  { echo "FAIL: exec without --: no advice to use --: $LAST"; fail=1; }
+grep -q "did you mean" <<<"$LAST" && { echo "FAIL: exec without --: a did-you-mean: $LAST"; fail=1; }
+expect 2 "exec --host" -- "$cc" exec --host h1
+grep -qF -- "--hosts is required" <<<"$LAST" && grep -qF -- "--host: did you mean '--hosts'?" <<<"$LAST" ||
+  { echo "FAIL: exec --host: --hosts not suggested: $LAST"; fail=1; }
 expect 2 "exec all without an inventory" -- env -u CLUSTERCTL_LAB "$cc" exec --hosts all -- true
 grep -q -- "--lab" <<<"$LAST" || { echo "FAIL: 'all' error does not mention --lab: $LAST"; fail=1; }
 tmp=$(mktemp -d)
@@ -78,6 +93,13 @@ walk_file_args() {  # walk_file_args SUBCOMMAND...: its FILE and DIR arguments, 
   done
 }
 walk_file_args
+# A file of a name that is not close is not offered: the shared ".yaml" is no sign of a typo
+# (`--thresholds nothere.yaml` was offered an unrelated job file, noexec.yaml).
+: >"$dym/noexec.yaml"
+expect 2 "health --thresholds of a file with no close name" -- "$cc" health --quick --thresholds "$dym/nothere.yaml"
+grep -qF "$dym/nothere.yaml: no such file" <<<"$LAST" && ! grep -q "did you mean" <<<"$LAST" ||
+  { echo "FAIL: health --thresholds nothere.yaml: $LAST"; fail=1; }
+rm "$dym/noexec.yaml"
 # -F, --inventory, --replay; launch's job; health's --thresholds; push's --manifest; --hostfile
 # and --from of discover, collect, verify-mesh, network, rdma, hostfile, health.
 [ "$file_args" -ge 26 ] || { echo "FAIL: only $file_args file arguments found in --help"; fail=1; }
@@ -163,6 +185,59 @@ for args in "discover" "health --quick" "verify-mesh" "rdma status" "hostfile --
   grep -qF "no host 'h9' in $tmp/inv.yaml (did you mean 'h1'?)" <<<"$LAST" && ! grep -q "cannot connect" <<<"$LAST" ||
     { echo "FAIL: $args of a host not in the inventory: $LAST"; fail=1; }
 done
+# Every subcommand that takes --hosts (found in each --help, so a new one is checked too) finds
+# a host as README says ("An inventory is a YAML file"): ignoring case and a final dot (H1 and
+# h1. are the inventory's h1: tried, it refuses, exit 3, named h1), and refuses one named twice,
+# alike or not (exit 2). `exec --hosts H1` said "no host 'H1' ... (did you mean 'h1'?)", and
+# `exec --hosts h1,h1` and `verify-mesh --hosts h1,h1,h2` ran h1 once.
+hosts_cmds=0
+hosts_runs=0
+walk_hosts_option() {  # walk_hosts_option SUBCOMMAND...: it, if it takes --hosts, then its subcommands
+  local help sub extra=() given
+  help=$("$cc" "$@" --help 2>&1)
+  if grep -qE '^  --hosts TEXT' <<<"$help"; then
+    for given in H1 h1. h1,h2,h1 h1,H1.; do
+      hosts_runs=$((hosts_runs + 1))
+      case "$*" in  # what else each needs to run
+        exec) extra=(-- true) ;;
+        jobs) extra=(--gc) ;;
+        collect) extra=(-o "$tmp/collect-$hosts_runs") ;;
+        hostfile) extra=(--format mpi) ;;
+      esac
+      case "$given" in
+        H1 | h1.)
+          expect 3 "$* --hosts $given" -- env XDG_STATE_HOME="$tmp/hosts-state" "$cc" --inventory "$tmp/inv.yaml" "$@" --hosts "$given" "${extra[@]}"
+          grep -q "no host '" <<<"$LAST" && { echo "FAIL: $* --hosts $given: not found as h1: $LAST"; fail=1; }
+          # (network plan exits 3 without naming the host it could not reach.)
+          [ "$*" = "network plan" ] || grep -q "h1: cannot connect" <<<"$LAST" ||
+            { echo "FAIL: $* --hosts $given: h1 not tried: $LAST"; fail=1; }
+          ;;
+        h1,h2,h1)
+          expect 2 "$* --hosts $given" -- env XDG_STATE_HOME="$tmp/hosts-state" "$cc" --inventory "$tmp/inv.yaml" "$@" --hosts "$given" "${extra[@]}"
+          grep -qF -- "--hosts names host 'h1' twice: give it once" <<<"$LAST" ||
+            { echo "FAIL: $* --hosts $given: not refused as a duplicate: $LAST"; fail=1; }
+          ;;
+        *)
+          expect 2 "$* --hosts $given" -- env XDG_STATE_HOME="$tmp/hosts-state" "$cc" --inventory "$tmp/inv.yaml" "$@" --hosts "$given" "${extra[@]}"
+          grep -qF -- "--hosts names one host twice, as 'h1' and 'H1.' (host names ignore case and a final dot)" <<<"$LAST" ||
+            { echo "FAIL: $* --hosts $given: not refused as a duplicate: $LAST"; fail=1; }
+          ;;
+      esac
+    done
+    hosts_cmds=$((hosts_cmds + 1))
+  fi
+  for sub in $(awk '/^Subcommands:/ {s = 1; next} s && /^  [a-z]/ {print $1}' <<<"$help"); do
+    walk_hosts_option "$@" "$sub"
+  done
+}
+walk_hosts_option
+# exec, discover, collect, verify-mesh, network plan|apply|verify, rdma status|enable,
+# hostfile, health, jobs.
+[ "$hosts_cmds" -ge 12 ] || { echo "FAIL: only $hosts_cmds subcommands with --hosts found in --help"; fail=1; }
+# Without an inventory, a replay bundle's host is found the same way (MAC1 is its mac1).
+expect 0 "hostfile --from a bundle --hosts MAC1,mac2." -- "$cc" hostfile --format mpi --from "$src/tests/data/bundles/mac-mesh3" --hosts MAC1,mac2.
+grep -q "^mac1 slots=1" <<<"$LAST" && grep -q "^mac2 slots=1" <<<"$LAST" ||
+  { echo "FAIL: hostfile --hosts MAC1,mac2. of a bundle: $LAST"; fail=1; }
 if ls "$tmp"/state/clusterctl/jobs/nohost-* >/dev/null 2>&1 || [ -e "$tmp/nh-logs" ]; then
   echo "FAIL: a job with an unknown host left a record or logs"; fail=1
 fi
@@ -716,5 +791,41 @@ expect 2 "verify-mesh without a cluster" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME
 grep -q "no lab or inventory says which hosts the cluster has: pass --lab NAME" <<<"$LAST" ||
   { echo "FAIL: no hosts: message: $LAST"; fail=1; }
 grep -q -- "--hosts all" <<<"$LAST" && { echo "FAIL: no hosts: names --hosts all: $LAST"; fail=1; }
+# health --quick without a state file, on a host that accepts TCP and never speaks SSH (its
+# sshd stopped with SIGSTOP): the host is waited on once (--connect-timeout, in discovery), not
+# once more by the checks, and the time printed is the command's. It took 2 connect timeouts
+# and printed 1. Ctrl-C during that discovery says so, with the time it took.
+python3 - "$tmp/silent-port" <<'PY' &
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write(str(s.getsockname()[1]))
+import os; os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(120)
+PY
+silent_pid=$!
+for _ in $(seq 50); do [ -s "$tmp/silent-port" ] && break; sleep 0.1; done
+printf 'Host silent\n  HostName 127.0.0.1\n  Port %s\n' "$(cat "$tmp/silent-port")" >"$tmp/silent_config"
+t0=$(date +%s.%N)
+expect 3 "health --quick of a silent host" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/nolabs" "$cc" -F "$tmp/silent_config" --connect-timeout 3 health --quick --hosts silent
+t1=$(date +%s.%N)
+shown=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' <<<"$LAST" | tail -1)
+wall=$(python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):.2f}")' "$t0" "$t1")
+python3 -c 'import sys; wall, shown = float(sys.argv[1]), float(sys.argv[2] or -1)
+sys.exit(0 if wall < 5 and abs(wall - shown) < 1.5 else 1)' "$wall" "$shown" ||
+  { echo "FAIL: health --quick of a silent host: $wall s of wall time, shown '$shown' s: $LAST"; fail=1; }
+env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/nolabs" "$cc" -F "$tmp/silent_config" --connect-timeout 20 health --quick --hosts silent >"$tmp/int-out" 2>&1 &
+health_pid=$!
+sleep 2
+kill -INT "$health_pid"
+wait "$health_pid"; rc=$?
+[ "$rc" = 130 ] || { echo "FAIL: health --quick interrupted in discovery: exit $rc"; fail=1; }
+shown=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$tmp/int-out" | tail -1)
+grep -qF "health (quick): interrupted (Ctrl-C) while discovering the hosts: 0 of " "$tmp/int-out" &&
+  python3 -c 'import sys; sys.exit(0 if 1.5 < float(sys.argv[1] or 0) < 10 else 1)' "$shown" ||
+  { echo "FAIL: health --quick interrupted in discovery: $(cat "$tmp/int-out")"; fail=1; }
+kill "$silent_pid" 2>/dev/null
 [ "$fail" -eq 0 ] && echo "cli basics: ok"
 exit "$fail"

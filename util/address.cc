@@ -165,6 +165,10 @@ std::string host_key(std::string_view name) {
   return out;
 }
 
+bool same_host_name(std::string_view a, std::string_view b) {
+  return host_key(a) == host_key(b);
+}
+
 std::optional<std::pair<std::size_t, std::size_t>> same_host(
     const std::vector<std::string>& names) {
   std::unordered_map<std::string, std::size_t> first;

@@ -36,6 +36,11 @@ std::string host_port(std::string_view host, int port);
 /// "studio1." are one host ("studio1"). ASCII lower case, one final dot dropped.
 std::string host_key(std::string_view name);
 
+/// Whether `a` and `b` name one host (equal host_key): the one comparison of a host name the
+/// operator gives (--hosts, --from/--to, a job's `hosts:`) with the names clusterctl knows (an
+/// inventory's, a replay bundle's, a cluster's); for many lookups, index by host_key instead.
+bool same_host_name(std::string_view a, std::string_view b);
+
 /// The first pair (i, j), i < j, of `names` that name one host (equal host_key), or nullopt.
 /// Linear time (a hash map): inventories of tens of thousands of hosts load at once.
 std::optional<std::pair<std::size_t, std::size_t>> same_host(const std::vector<std::string>& names);

@@ -94,6 +94,9 @@ TEST_CASE("host_key and same_host: names that differ in case or a final dot are 
   CHECK(same_host({"studio1", "b", "studio1."}) == std::make_pair(std::size_t{0}, std::size_t{2}));
   CHECK(same_host_note("a", "a").empty());
   CHECK(same_host_note("A", "a") == " (host names ignore case and a final dot)");
+  CHECK(same_host_name("H1", "h1"));
+  CHECK(same_host_name("h1.", "H1"));
+  CHECK(!same_host_name("h1", "h10"));
 }
 
 }  // namespace

@@ -33,17 +33,21 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
   return prev[m];
 }
 
-/// The candidate closest to `typed`, if it is close enough to be a likely typo: at most a third
-/// of the longer name's length (and at least 1) edits away. Empty when nothing is that close;
-/// ties go to the earliest candidate.
+/// How many edits apart `typed` and `candidate` may be for one to be a likely typo of the
+/// other: a third of the longer name's length, and at least 1.
+inline std::size_t typo_limit(std::string_view typed, std::string_view candidate) {
+  return std::max<std::size_t>(1, std::max(typed.size(), candidate.size()) / 3);
+}
+
+/// The candidate closest to `typed`, if it is close enough to be a likely typo (typo_limit).
+/// Empty when nothing is that close; ties go to the earliest candidate.
 inline std::string closest_match(std::string_view typed,
                                  const std::vector<std::string>& candidates) {
   std::string best;
   std::size_t best_distance = 0;
   for (const auto& c : candidates) {
     std::size_t d = edit_distance(typed, c);
-    std::size_t limit = std::max<std::size_t>(1, std::max(typed.size(), c.size()) / 3);
-    if (d <= limit && (best.empty() || d < best_distance)) {
+    if (d <= typo_limit(typed, c) && (best.empty() || d < best_distance)) {
       best = c;
       best_distance = d;
     }
@@ -58,6 +62,12 @@ inline std::string did_you_mean(std::string_view typed,
   return m.empty() ? std::string() : " (did you mean '" + m + "'?)";
 }
 
+/// closest_match for file names: when `typed` and a name end in the same extension (".yaml"),
+/// the names before it are compared, since an extension every file beside it may share is no
+/// sign of a typo ("nothere.yaml" is not close to "noexec.yaml"; "hostfle.json" is to
+/// "hostfile.json"); otherwise the whole names ("cluster.jsn" -> "cluster.json").
+std::string closest_file_name(std::string_view typed, const std::vector<std::string>& names);
+
 /// What a path the operator names must be: a file (a regular one, for did_you_mean_file's
 /// candidates) or a directory (`discover --from BUNDLE`, `--replay BUNDLE`).
 enum class PathKind { kFile, kDirectory };
@@ -65,7 +75,7 @@ enum class PathKind { kFile, kDirectory };
 /// For a file the operator named that is not there: " (did you mean 'P'?)", P being `shown` (the
 /// path as the message shows it) with its last component replaced by the regular file (for
 /// PathKind::kDirectory: the directory) in `path`'s directory whose whole name (extension
-/// included: "cluster.jsn" -> "cluster.json") is closest to `path`'s (closest_match). "" when
+/// included: "cluster.jsn" -> "cluster.json") is closest to `path`'s (closest_file_name). "" when
 /// `path` exists, its directory cannot be listed, or no name is that close. Reads the directory
 /// (cost: one listing).
 std::string did_you_mean_file(const std::filesystem::path& path, const std::filesystem::path& shown,

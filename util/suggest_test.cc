@@ -55,5 +55,22 @@ TEST_CASE("did_you_mean_file: the file of a close whole name beside a missing on
   CHECK(did_you_mean_file(dir / "sbu/", "x/sbu/", PathKind::kDirectory) ==
         " (did you mean 'x/sub'?)");
   CHECK(did_you_mean_file(dir / "hostfile.jsn", "hostfile.jsn", PathKind::kDirectory) == "");
+  // A shared extension is no sign of a typo: `--thresholds nothere.yaml` was offered an
+  // unrelated job file, 4 edits from its whole name but 4 of 7 from the name before ".yaml".
+  REQUIRE(cc::util::write_file_atomic(dir / "noexec.yaml", "name: x\n", 0600).ok());
+  CHECK(did_you_mean_file(dir / "nothere.yaml", "nothere.yaml") == "");
+  CHECK(did_you_mean_file(dir / "noexc.yaml", "noexc.yaml") == " (did you mean 'noexec.yaml'?)");
   fs::remove_all(dir);
+}
+
+TEST_CASE("closest_file_name judges the names before a shared extension") {
+  using cc::util::closest_file_name;
+  const std::vector<std::string> files = {"cluster.json", "hostfile.json", "noexec.yaml"};
+  CHECK(edit_distance("nothere.yaml", "noexec.yaml") <=
+        cc::util::typo_limit("nothere.yaml", "noexec.yaml"));  // what the whole names allow
+  CHECK(closest_file_name("nothere.yaml", files) == "");
+  CHECK(closest_file_name("noexce.yaml", files) == "noexec.yaml");
+  CHECK(closest_file_name("clustr.json", files) == "cluster.json");
+  CHECK(closest_file_name("cluster.jsn", files) == "cluster.json");  // the extension's typo
+  CHECK(closest_file_name("cluster", files) == "");
 }
