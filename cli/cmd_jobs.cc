@@ -258,35 +258,8 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
   return unreachable ? ExitCode::kUnreachable : ExitCode::kOk;
 }
 
-// The id of the record `job` names for --forget: its id, or the name of exactly one record (as
-// `logs NAME` and `stop NAME` take a name; dropping is not undone, so a name that several
-// records share is refused, naming them, where `logs` shows the newest).
-util::Result<std::string> record_to_forget(const std::string& job,
-                                           const std::vector<launch::JobRecord>& jobs) {
-  std::vector<const launch::JobRecord*> named;
-  for (const auto& j : jobs) {
-    if (j.id == job) return j.id;
-    if (j.name == job) named.push_back(&j);
-  }
-  if (named.empty()) {  // "no job 'x' in DIR (recent: ...)"
-    auto found = launch::find_job(job);
-    if (!found) return found.error();
-    return found->id;
-  }
-  if (named.size() == 1) return named.front()->id;
-  std::string listed;
-  for (const auto* j : named) {
-    listed += fmt::format("{}{} ({})", listed.empty() ? "" : ", ", j->id,
-                          launch::to_string(j->live_state()));
-  }
-  return util::error(ExitCode::kUsage,
-                     fmt::format("{} job records have the name '{}': {}; give the id of the one "
-                                 "to drop, or drop every ended job's record with `clusterctl "
-                                 "jobs --forget-ended`",
-                                 named.size(), job, listed));
-}
-
-// --forget JOB...: each a job's id or the name of one record (record_to_forget).
+// --forget JOB...: each a job's id or the name of one record (launch::NameUse::kOnlyRecord:
+// dropping is not undone, so a name that several records share is refused, naming them).
 ExitCode run_forget(const std::vector<std::string>& given) {
   ExitCode rc = ExitCode::kOk;
   for (const auto& job : given) {
@@ -295,13 +268,13 @@ ExitCode run_forget(const std::vector<std::string>& given) {
       fmt::print(stderr, "clusterctl jobs --forget: {}\n", listed.error().message);
       return listed.error().code;
     }
-    auto id = record_to_forget(job, *listed);
-    util::Status st = id ? launch::forget_job(*id) : util::Status(id.error());
+    auto rec = launch::resolve_job(*listed, job, launch::NameUse::kOnlyRecord, "jobs --forget");
+    util::Status st = rec ? launch::forget_job(rec->id) : util::Status(rec.error());
     if (!st) {
       fmt::print(stderr, "clusterctl jobs --forget: {}\n", st.error().message);
       rc = util::worst(rc, st.error().code);
     } else {
-      fmt::print("forgot job record {} (its logs are kept)\n", *id);
+      fmt::print("forgot job record {} (its logs are kept)\n", rec->id);
     }
   }
   return rc;
@@ -502,7 +475,7 @@ ExitCode outcome_code(const launch::JobRecord& j) {
 }
 
 ExitCode run_logs(const LogsCli& o) {
-  auto j = launch::find_job(o.job);
+  auto j = launch::find_job(o.job, launch::NameUse::kCurrentRun, "logs");
   if (!j) {
     fmt::print(stderr, "clusterctl logs: {}\n", j.error().message);
     return j.error().code;
@@ -536,7 +509,7 @@ ExitCode run_logs(const LogsCli& o) {
     return listed.error().code;
   }
   for (const auto& later : *listed) {
-    if (later.id != j->id && later.logs == j->logs && later.started_at > j->started_at) {
+    if (later.id != j->id && later.logs == j->logs && later.started_us > j->started_us) {
       fmt::print(stderr,
                  "clusterctl logs: job {}'s log directory {} now holds the logs of the later run "
                  "{} (every run of a job rewrites its `logs:` directory): job {}'s own output "
@@ -554,7 +527,7 @@ ExitCode run_logs(const LogsCli& o) {
   print_new(*j, ranks, slots);
   launch::JobRecord last = *j;
   while (o.follow && !util::interrupted() && last.live_state() == launch::JobState::kRunning) {
-    auto now = launch::find_job(j->id);
+    auto now = launch::find_job(j->id, launch::NameUse::kCurrentRun, "logs");
     std::this_thread::sleep_for(200ms);
     print_new(*j, ranks, slots);
     if (!now) break;  // its record was removed: nothing more to learn
@@ -568,7 +541,7 @@ ExitCode run_logs(const LogsCli& o) {
 }
 
 ExitCode run_stop(const std::string& id) {
-  auto j = launch::find_job(id);
+  auto j = launch::find_job(id, launch::NameUse::kCurrentRun, "stop");
   if (!j) {
     fmt::print(stderr, "clusterctl stop: {}\n", j.error().message);
     return j.error().code;
@@ -604,7 +577,7 @@ ExitCode run_stop(const std::string& id) {
   fmt::print(stderr, "clusterctl stop: ending job {} (pid {})...\n", j->id, j->pid);
   const auto deadline = std::chrono::steady_clock::now() + 3600s;
   while (std::chrono::steady_clock::now() < deadline && !util::interrupted()) {
-    auto now = launch::find_job(j->id);
+    auto now = launch::find_job(j->id, launch::NameUse::kCurrentRun, "stop");
     if (!now || now->live_state() != launch::JobState::kRunning) {
       fmt::print(stderr, "clusterctl stop: job {} ended ({})\n", j->id,
                  now ? launch::to_string(now->live_state()) : "gone");
@@ -661,11 +634,15 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
       "logs",
       "Show a job's rank output from its log files; a job that has ended ends with its "
       "summary (why it failed) on stderr");
-  logs->add_option("job", lo->job, "Job id, or a job name (its newest run)")->required();
+  logs->add_option("job", lo->job,
+                   "Job id, or a job name: its run that is running, else its newest (a name "
+                   "that several running runs share is refused, naming their ids)")
+      ->required();
   logs->add_option("--rank", lo->rank, "Only this rank, without prefix");
   logs->add_flag("-f,--follow", lo->follow,
                  "Keep printing new lines until the job ends, then its summary; exit as the job "
-                 "did: 0 succeeded, 4 failed (2 or 3: it never started), 130 interrupted, 4 lost");
+                 "did: 0 succeeded, 4 failed (1, 2 or 3: it never started), 130 interrupted, 4 "
+                 "lost");
   logs->callback([&ctx, lo] { ctx.action = [lo] { return run_logs(*lo); }; });
 
   auto id = std::make_shared<std::string>();
@@ -673,7 +650,10 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
       "stop",
       "End a running job as Ctrl-C would (SIGTERM, SIGKILL after its grace period; a second "
       "stop: SIGKILL at once); a job that already ended: nothing to do, exit 0");
-  stop->add_option("job", *id, "Job id, or a job name (its newest run)")->required();
+  stop->add_option("job", *id,
+                   "Job id, or a job name: its run that is running (a name that several "
+                   "running runs share is refused, naming their ids)")
+      ->required();
   stop->callback([&ctx, id] { ctx.action = [id] { return run_stop(*id); }; });
 }
 

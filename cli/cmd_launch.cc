@@ -543,7 +543,10 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   rec.job_file = std::filesystem::absolute(o.job_file).lexically_normal().string();
   rec.pid = ::getpid();
   rec.pid_start = util::process_start_time(rec.pid).value_or("");
-  rec.started_at = util::utc_now_iso();
+  const auto started = std::chrono::system_clock::now();
+  rec.started_at = util::utc_iso(started);
+  rec.started_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(started.time_since_epoch()).count();
   rec.logs = std::filesystem::absolute(run_logs).lexically_normal().string();
   rec.world_size = plan.world_size();
   rec.hosts = labels;
