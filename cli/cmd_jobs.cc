@@ -446,7 +446,15 @@ void show_outcome(const launch::JobRecord& j) {
                "--gc` removes what it left on the hosts\n",
                j.id, j.pid);
   } else if (!text.empty()) {
-    fmt::print(stderr, "{}{}", text, text.ends_with('\n') ? "" : "\n");
+    // A job that never started (no rank has an end status) has no table: its summary is why,
+    // launch's message, which names no command; `logs` shows it as its own (summaries of older
+    // versions begin with "clusterctl launch: ", which is not the command run here).
+    std::string_view body = text;
+    const bool never_started = j.rank_status.empty();
+    constexpr std::string_view kOlderPrefix = "clusterctl launch: ";
+    if (never_started && body.starts_with(kOlderPrefix)) body.remove_prefix(kOlderPrefix.size());
+    fmt::print(stderr, "{}{}{}", never_started ? "clusterctl logs: " : "", body,
+               body.ends_with('\n') ? "" : "\n");
   } else {
     fmt::print(stderr,
                "clusterctl logs: job {} {} (exit {}); its summary {} is missing, so the reason "

@@ -153,7 +153,7 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
       fmt::print(stderr, "clusterctl launch: preflight {}: `{}`\n", launch::to_string(check),
                  health);
       std::fflush(stderr);
-      const ExitCode code = run_health_check(c, src, quick);
+      const ExitCode code = run_health_check(c, src, quick, "launch");
       std::fflush(stdout);
       if (code != ExitCode::kOk) {
         return util::error(code, fmt::format("preflight {} failed (exit {}; report above): "
@@ -620,7 +620,9 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   std::string summary;
   ExitCode code = ExitCode::kOk;
   if (!outcome) {
-    summary = fmt::format("clusterctl launch: {}\n", outcome.error().message);
+    // Why it never started, naming no command: the command that shows it names itself
+    // (`clusterctl launch: ...` below, `clusterctl logs: ...` from summary.txt).
+    summary = outcome.error().message;
     code = outcome.error().code;
     // One line for `jobs`: "the job did not start: a host could not be set up: h2: ...".
     for (std::string_view line : util::split_lines(outcome.error().message)) {
@@ -651,7 +653,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
                rec.id, (launch::jobs_dir() / (rec.id + ".json")).string(), st.error().message);
   }
   std::fflush(stdout);
-  if (!o.detach) fmt::print(stderr, "{}", summary);
+  if (!o.detach) fmt::print(stderr, "{}{}", outcome ? "" : "clusterctl launch: ", summary);
   return code;
 }
 

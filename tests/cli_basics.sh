@@ -214,6 +214,14 @@ printf 'name: invjob\ncluster: inv.yaml\ncommand: [true]\nlogs: %s/inv-logs\n' "
 expect 3 "launch on an inventory of refusing hosts" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" launch "$tmp/inv-job.yaml"
 grep -qF "\"inventory\": \"$tmp/inv.yaml\"" "$tmp"/invstate/clusterctl/jobs/invjob-*.json ||
   { echo "FAIL: the job's record does not name its inventory: $(cat "$tmp"/invstate/clusterctl/jobs/invjob-*.json)"; fail=1; }
+# `logs` of that job, which never started, says why under its own name (it said "clusterctl
+# launch: the job did not start: ..."); `logs -f` exits as launch did (3).
+for f in "" -f; do
+  # shellcheck disable=SC2086
+  expect "$([ -n "$f" ] && echo 3 || echo 0)" "logs $f of a job that never started" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" logs invjob $f
+  grep -q "^clusterctl logs: the job did not start: a host could not be set up:" <<<"$LAST" &&
+    ! grep -q "clusterctl launch" <<<"$LAST" || { echo "FAIL: logs $f of a job that never started: $LAST"; fail=1; }
+done
 expect 3 "jobs --gc of a job on an inventory" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" jobs --gc
 grep -q "h1: cannot connect" <<<"$LAST" && ! grep -q "warning" <<<"$LAST" ||
   { echo "FAIL: gc did not reach the record's inventory hosts: $LAST"; fail=1; }
