@@ -368,12 +368,13 @@ std::string line_prefix(const launch::JobRecord& j, const std::vector<int>& rank
   return ranks.size() > 1 ? launch::rank_prefix(rank, j.hosts[static_cast<size_t>(rank)]) : "";
 }
 
-// Where `logs` is in each rank log: the bytes shown so far, the line not yet ended, and
+// Where `logs` is in each rank log: the bytes shown so far, the line not yet ended (cut as
+// launch shows lines: a line longer than 64 KiB in pieces, so memory stays bounded), and
 // whether the path was named as one that cannot be read (once, then skipped).
 struct LogSlot {
   std::filesystem::path path;
   off_t offset = 0;
-  std::string partial;
+  launch::LineCutter lines;
   bool refused = false;
 };
 
@@ -405,13 +406,9 @@ bool print_new(const launch::JobRecord& j, const std::vector<int>& ranks,
       if (n <= 0) break;
       s.offset += static_cast<off_t>(n);
       any = true;
-      s.partial.append(buf, static_cast<size_t>(n));
-      size_t nl = 0;
-      while ((nl = s.partial.find('\n')) != std::string::npos) {
-        fmt::print(to, "{}{}\n", line_prefix(j, ranks, rank),
-                   std::string_view(s.partial).substr(0, nl));
-        s.partial.erase(0, nl + 1);
-      }
+      s.lines.feed(std::string_view(buf, static_cast<size_t>(n)), [&](std::string_view line, bool) {
+        fmt::print(to, "{}{}\n", line_prefix(j, ranks, rank), line);
+      });
       std::fflush(to);
     }
   }
@@ -422,10 +419,10 @@ bool print_new(const launch::JobRecord& j, const std::vector<int>& ranks,
 void flush_partial(const launch::JobRecord& j, const std::vector<int>& ranks,
                    std::vector<LogSlot>& slots) {
   for (size_t slot = 0; slot < slots.size(); ++slot) {
-    if (slots[slot].partial.empty()) continue;
     std::FILE* to = slot % 2 == 0 ? stdout : stderr;
-    fmt::print(to, "{}{}\n", line_prefix(j, ranks, ranks[slot / 2]), slots[slot].partial);
-    slots[slot].partial.clear();
+    slots[slot].lines.finish([&](std::string_view line, bool) {
+      fmt::print(to, "{}{}\n", line_prefix(j, ranks, ranks[slot / 2]), line);
+    });
   }
   std::fflush(stdout);
 }

@@ -365,6 +365,18 @@ for f in "" -f; do
     { echo "FAIL: logs $f: the FIFO not named once: $LAST"; fail=1; }
   grep -q "^hello$" <<<"$LAST" || { echo "FAIL: logs $f: the other log not shown: $LAST"; fail=1; }
 done
+# logs: a line longer than 64 KiB in a rank log is shown in pieces of at most 64 KiB, as launch
+# shows it (it printed the line whole, held in memory whole).
+mkdir -p "$tmp/long-logs"
+{ head -c 70000 /dev/zero | tr '\0' x; printf '\nshort\n'; } >"$tmp/long-logs/rank-0.out"
+: >"$tmp/long-logs/rank-0.err"
+printf '{"schema": "clusterctl.job/1", "id": "long-1", "name": "long", "job_file": "/j.yaml",
+  "pid": 1, "state": "succeeded", "exit_code": 0, "started_at": "2026-11-30T23:30:53Z",
+  "logs": "%s/long-logs", "world_size": 1, "hosts": ["h1"], "ranks": []}\n' "$tmp" \
+  >"$tmp/state/clusterctl/jobs/long-1.json"
+long_out=$(env XDG_STATE_HOME="$tmp/state" "$cc" logs long-1 2>/dev/null)
+[ "$(awk '{ print length($0) }' <<<"$long_out" | tr '\n' ' ')" = "65536 4464 5 " ] ||
+  { echo "FAIL: logs of a 70000-byte line: line lengths $(awk '{ print length($0) }' <<<"$long_out" | tr '\n' ' ')"; fail=1; }
 # launch: every local problem (missing uploads, an unset secret, an unreadable secret file), the
 # job file's own mistakes and its unknown host in one run, each at its FILE:LINE:COLUMN, before
 # any host is connected to.
