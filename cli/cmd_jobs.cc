@@ -463,7 +463,7 @@ void show_outcome(const launch::JobRecord& j) {
 }
 
 // `logs -f`'s exit status once the job has ended: the job's own, as `launch` exited (0
-// succeeded; 4 a rank failed; 2 or 3 it never started; 130 interrupted); 4 for a job whose
+// succeeded; 4 a rank failed; 1, 2 or 3 it never started; 130 interrupted); 4 for a job whose
 // launcher is gone without an outcome (lost). Never 0 for a job that did not succeed.
 ExitCode outcome_code(const launch::JobRecord& j) {
   switch (j.live_state()) {

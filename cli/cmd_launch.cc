@@ -1,11 +1,14 @@
 // `clusterctl launch JOB.yaml`: start a job on every host, stream its output, end it cleanly
-// (launch/runner.h). Exit 0 only when every rank exited 0; 4 otherwise (summary table on
-// stderr); 130 after Ctrl-C; 2 for a bad job file, a missing local file it needs (cluster
-// file, upload, secret) or a host it names that the inventory (or SSH config) does not know,
-// all reported at once; 3 when a known host cannot be set up; a failed preflight exits with
-// its own code (1, or 3); 1 when a cable the ranks route over is down (check_routed_cables). With
-// --detach, every check that needs no host set up runs before the job id is printed, with the same
-// codes.
+// (launch/runner.h). The exit codes are README's "Launching a job" list: 0 only when every rank
+// exited 0; 4 when the job failed once started (summary table on stderr), also when rank 0
+// could not listen on a coordinator port the check found free; 130 after Ctrl-C; 2 for a bad
+// job file, a missing local file it needs (cluster file, upload, secret) or a host it names
+// that the inventory (or SSH config) does not know, all reported at once, and for what launch
+// needs on this machine (mpirun, the log and jobs directories, --ranks); 3 when a known host
+// cannot be set up; 1 when a check before the start fails: the hostfile against the cabling, a
+// preflight (its own code: 1, or 3), a cable the ranks route over that is down
+// (check_routed_cables), rank 0's coordinator port held (runner.h). With --detach, every check
+// that needs no host set up runs before the job id is printed, with the same codes.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
