@@ -544,7 +544,7 @@ hasnt "SIGKILL: no shell's word under the rank's prefix" "$tmp/err" "[0 local] K
 hasnt "SIGKILL: no shell's word in the rank's log" "$(ls -d "$tmp"/logs/stubborn-*/ | head -1)rank-0.err" "Killed"
 #  - a line of 66 000 bytes that came in two reads (60 000, then the rest and its newline) was
 #    shown whole; every piece is now at most 64 KiB, live and in `logs`.
-printf 'name: longline\nhosts: [local]\nruntime: none\nlogs: %s/logs\ncommand: {shell: "head -c 60000 /dev/zero | tr -c x a; sleep 1; head -c 6000 /dev/zero | tr -c x b; echo"}\n' \
+printf 'name: longline\nhosts: [local]\nruntime: none\nlogs: %s/logs\ncommand: {shell: "head -c 60000 /dev/zero | tr -c x a; sleep 1; b=$(head -c 6000 /dev/zero | tr -c x b); echo $b"}\n' \
   "$tmp" >"$tmp/longline.yaml"
 expect 0 "launch of a job printing a long line in two writes" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch --no-prefix "$tmp/longline.yaml"
 [ "$(awk '{ print length($0) }' "$tmp/out" | tr '\n' ' ')" = "65536 464 " ] ||
