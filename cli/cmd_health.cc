@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -48,6 +49,9 @@ struct HealthCliOptions {
   std::string remote_clusterctl;  // empty: this binary on a lab (shared root), else "clusterctl"
   std::string perf;
   double perf_timeout_s = 60;
+  // The command that was run, which every message of this one names: "health", or "launch"
+  // for a job's `preflight:` (run_health_check).
+  std::string command = "health";
 };
 
 // This program's own directory (util/self_exe.h); empty when the system cannot say.
@@ -82,7 +86,8 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   // not end in "is a directory").
   for (const std::string* out : {&o.junit, o.save_baseline ? &o.baseline : nullptr}) {
     if (out == nullptr || out->empty()) continue;
-    if (auto st = util::check_output_path(*out); !st) return report_error(ctx, "health", st.error());
+    if (auto st = util::check_output_path(*out); !st)
+      return report_error(ctx, o.command, st.error());
   }
   if (o.quick && (o.full || o.soak_s > 0)) {
     return report_error(
@@ -90,7 +95,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
         {ExitCode::kUsage, "--quick and --full/--soak exclude each other: give one"});
   }
   if (o.save_baseline && o.quick) {
-    return report_error(ctx, "health",
+    return report_error(ctx, o.command,
                         {ExitCode::kUsage,
                          "--save-baseline needs measurements: run without --quick (per-cable "
                          "figures) or with --full (also the all_reduce)"});
@@ -108,7 +113,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   h.perf.timeout = std::chrono::milliseconds(static_cast<long long>(o.perf_timeout_s * 1000));
   if (!o.thresholds.empty()) {
     auto t = healthcheck::load_thresholds(o.thresholds);
-    if (!t) return report_error(ctx, "health", t.error());
+    if (!t) return report_error(ctx, o.command, t.error());
     h.thresholds = *t;
   }
   const std::string baseline_path = default_baseline(o);
@@ -125,7 +130,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
                         ? "--save-baseline"
                         : "--save-baseline --baseline " + remote::shell_quote_arg(o.baseline));
       auto b = healthcheck::load_baseline(baseline_path, save_command);
-      if (!b) return report_error(ctx, "health", b.error());
+      if (!b) return report_error(ctx, o.command, b.error());
       h.baseline = *b;
     } else if (!o.baseline.empty()) {
       return report_error(
@@ -138,7 +143,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   // The expected cluster: the state file (with its cables and network plan), or a live
   // discovery when none is given.
   auto expected = obtain_cluster_state(ctx, o.source);
-  if (!expected) return report_error(ctx, "health", expected.error());
+  if (!expected) return report_error(ctx, o.command, expected.error());
   // Discovered now (no state file): a host it could not reach is not waited on again, and
   // Ctrl-C during it is reported as such.
   h.discovered_now = o.source.state_file.empty();
@@ -150,7 +155,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   const auto names = healthcheck::expected_hosts(*expected);
   if (names.empty()) {
     const std::string global = global_words(ctx.global);
-    return report_error(ctx, "health",
+    return report_error(ctx, o.command,
                         {ExitCode::kUsage,
                          fmt::format("no hosts to check: give a cluster state file "
                                      "(`clusterctl{}{} discover -o cluster.json`) or --hosts",
@@ -158,7 +163,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   }
   // The state's lab when it records one (options_for_state), else --lab.
   auto resolved = options_for_state(ctx.global, *expected, o.source.state_file);
-  if (!resolved) return report_error(ctx, "health", resolved.error());
+  if (!resolved) return report_error(ctx, o.command, resolved.error());
   GlobalOptions g = std::move(*resolved);
   if (h.remote_clusterctl.empty()) {
     // A lab's hosts share this machine's root, so they run this very binary.
@@ -177,7 +182,7 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   }
   if (!g.replay.empty()) h.mode = discovery::ProbeMode::kEach;
   auto exs = make_executors(g, fmt::format("{}", fmt::join(names, ",")));
-  if (!exs) return report_error(ctx, "health", exs.error());
+  if (!exs) return report_error(ctx, o.command, exs.error());
   std::vector<remote::Executor*> raw;
   for (const auto& e : *exs) raw.push_back(e.get());
 
@@ -187,24 +192,25 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   ExitCode rc = healthcheck::exit_code(report);
   if (!o.junit.empty()) {
     if (auto st = healthcheck::write_junit(report, o.junit); !st) {
-      return util::worst(rc, report_error(ctx, "health", st.error()));
+      return util::worst(rc, report_error(ctx, o.command, st.error()));
     }
   }
   if (o.save_baseline) {
     if (report.interrupted) {
-      fmt::print(stderr, "clusterctl health: baseline not saved: the run was interrupted\n");
+      fmt::print(stderr, "clusterctl {}: baseline not saved: the run was interrupted\n", o.command);
       return rc;
     }
     if (rc != ExitCode::kOk) {
-      fmt::print(stderr, "clusterctl health: baseline not saved: {} check(s) failed; fix them "
-                         "and run --save-baseline again\n",
-                 report.count(healthcheck::Status::kFail));
+      fmt::print(stderr,
+                 "clusterctl {}: baseline not saved: {} check(s) failed; fix them "
+                 "and run --save-baseline again\n",
+                 o.command, report.count(healthcheck::Status::kFail));
       return util::worst(rc, ExitCode::kCheckFailed);
     }
-    auto b = healthcheck::baseline_from(report, util::utc_now_iso(),
-                                        h.thresholds.all_reduce_size_bytes);
+    auto b =
+        healthcheck::baseline_from(report, util::utc_now_iso(), h.thresholds.all_reduce_size_bytes);
     if (auto st = healthcheck::save_baseline(b, baseline_path); !st) {
-      return report_error(ctx, "health", st.error());
+      return report_error(ctx, o.command, st.error());
     }
     if (!ctx.style.json) {
       fmt::print("baseline saved: {} ({} cables{})\n", baseline_path, b.cables.size(),
@@ -216,8 +222,10 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
 
 }  // namespace
 
-util::ExitCode run_health_check(const Context& ctx, const ClusterSource& source, bool quick) {
+util::ExitCode run_health_check(const Context& ctx, const ClusterSource& source, bool quick,
+                                std::string_view command) {
   HealthCliOptions o;
+  o.command = std::string(command);
   o.source = source;
   o.quick = quick;
   return run_health(ctx, o);

@@ -261,35 +261,8 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
   return unreachable ? ExitCode::kUnreachable : ExitCode::kOk;
 }
 
-// The id of the record `job` names for --forget: its id, or the name of exactly one record (as
-// `logs NAME` and `stop NAME` take a name; dropping is not undone, so a name that several
-// records share is refused, naming them, where `logs` shows the newest).
-util::Result<std::string> record_to_forget(const std::string& job,
-                                           const std::vector<launch::JobRecord>& jobs) {
-  std::vector<const launch::JobRecord*> named;
-  for (const auto& j : jobs) {
-    if (j.id == job) return j.id;
-    if (j.name == job) named.push_back(&j);
-  }
-  if (named.empty()) {  // "no job 'x' in DIR (recent: ...)"
-    auto found = launch::find_job(job);
-    if (!found) return found.error();
-    return found->id;
-  }
-  if (named.size() == 1) return named.front()->id;
-  std::string listed;
-  for (const auto* j : named) {
-    listed += fmt::format("{}{} ({})", listed.empty() ? "" : ", ", j->id,
-                          launch::to_string(j->live_state()));
-  }
-  return util::error(ExitCode::kUsage,
-                     fmt::format("{} job records have the name '{}': {}; give the id of the one "
-                                 "to drop, or drop every ended job's record with `clusterctl "
-                                 "jobs --forget-ended`",
-                                 named.size(), job, listed));
-}
-
-// --forget JOB...: each a job's id or the name of one record (record_to_forget).
+// --forget JOB...: each a job's id or the name of one record (launch::NameUse::kOnlyRecord:
+// dropping is not undone, so a name that several records share is refused, naming them).
 ExitCode run_forget(const std::vector<std::string>& given) {
   ExitCode rc = ExitCode::kOk;
   for (const auto& job : given) {
@@ -298,13 +271,13 @@ ExitCode run_forget(const std::vector<std::string>& given) {
       fmt::print(stderr, "clusterctl jobs --forget: {}\n", listed.error().message);
       return listed.error().code;
     }
-    auto id = record_to_forget(job, *listed);
-    util::Status st = id ? launch::forget_job(*id) : util::Status(id.error());
+    auto rec = launch::resolve_job(*listed, job, launch::NameUse::kOnlyRecord, "jobs --forget");
+    util::Status st = rec ? launch::forget_job(rec->id) : util::Status(rec.error());
     if (!st) {
       fmt::print(stderr, "clusterctl jobs --forget: {}\n", st.error().message);
       rc = util::worst(rc, st.error().code);
     } else {
-      fmt::print("forgot job record {} (its logs are kept)\n", *id);
+      fmt::print("forgot job record {} (its logs are kept)\n", rec->id);
     }
   }
   return rc;
@@ -398,12 +371,13 @@ std::string line_prefix(const launch::JobRecord& j, const std::vector<int>& rank
   return ranks.size() > 1 ? launch::rank_prefix(rank, j.hosts[static_cast<size_t>(rank)]) : "";
 }
 
-// Where `logs` is in each rank log: the bytes shown so far, the line not yet ended, and
+// Where `logs` is in each rank log: the bytes shown so far, the line not yet ended (cut as
+// launch shows lines: a line longer than 64 KiB in pieces, so memory stays bounded), and
 // whether the path was named as one that cannot be read (once, then skipped).
 struct LogSlot {
   std::filesystem::path path;
   off_t offset = 0;
-  std::string partial;
+  launch::LineCutter lines;
   bool refused = false;
 };
 
@@ -435,13 +409,9 @@ bool print_new(const launch::JobRecord& j, const std::vector<int>& ranks,
       if (n <= 0) break;
       s.offset += static_cast<off_t>(n);
       any = true;
-      s.partial.append(buf, static_cast<size_t>(n));
-      size_t nl = 0;
-      while ((nl = s.partial.find('\n')) != std::string::npos) {
-        fmt::print(to, "{}{}\n", line_prefix(j, ranks, rank),
-                   std::string_view(s.partial).substr(0, nl));
-        s.partial.erase(0, nl + 1);
-      }
+      s.lines.feed(std::string_view(buf, static_cast<size_t>(n)), [&](std::string_view line, bool) {
+        fmt::print(to, "{}{}\n", line_prefix(j, ranks, rank), line);
+      });
       std::fflush(to);
     }
   }
@@ -452,10 +422,10 @@ bool print_new(const launch::JobRecord& j, const std::vector<int>& ranks,
 void flush_partial(const launch::JobRecord& j, const std::vector<int>& ranks,
                    std::vector<LogSlot>& slots) {
   for (size_t slot = 0; slot < slots.size(); ++slot) {
-    if (slots[slot].partial.empty()) continue;
     std::FILE* to = slot % 2 == 0 ? stdout : stderr;
-    fmt::print(to, "{}{}\n", line_prefix(j, ranks, ranks[slot / 2]), slots[slot].partial);
-    slots[slot].partial.clear();
+    slots[slot].lines.finish([&](std::string_view line, bool) {
+      fmt::print(to, "{}{}\n", line_prefix(j, ranks, ranks[slot / 2]), line);
+    });
   }
   std::fflush(stdout);
 }
@@ -476,7 +446,15 @@ void show_outcome(const launch::JobRecord& j) {
                "--gc` removes what it left on the hosts\n",
                j.id, j.pid);
   } else if (!text.empty()) {
-    fmt::print(stderr, "{}{}", text, text.ends_with('\n') ? "" : "\n");
+    // A job that never started (no rank has an end status) has no table: its summary is why,
+    // launch's message, which names no command; `logs` shows it as its own (summaries of older
+    // versions begin with "clusterctl launch: ", which is not the command run here).
+    std::string_view body = text;
+    const bool never_started = j.rank_status.empty();
+    constexpr std::string_view kOlderPrefix = "clusterctl launch: ";
+    if (never_started && body.starts_with(kOlderPrefix)) body.remove_prefix(kOlderPrefix.size());
+    fmt::print(stderr, "{}{}{}", never_started ? "clusterctl logs: " : "", body,
+               body.ends_with('\n') ? "" : "\n");
   } else {
     fmt::print(stderr,
                "clusterctl logs: job {} {} (exit {}); its summary {} is missing, so the reason "
@@ -488,7 +466,7 @@ void show_outcome(const launch::JobRecord& j) {
 }
 
 // `logs -f`'s exit status once the job has ended: the job's own, as `launch` exited (0
-// succeeded; 4 a rank failed; 2 or 3 it never started; 130 interrupted); 4 for a job whose
+// succeeded; 4 a rank failed; 1, 2 or 3 it never started; 130 interrupted); 4 for a job whose
 // launcher is gone without an outcome (lost). Never 0 for a job that did not succeed.
 ExitCode outcome_code(const launch::JobRecord& j) {
   switch (j.live_state()) {
@@ -505,7 +483,7 @@ ExitCode outcome_code(const launch::JobRecord& j) {
 }
 
 ExitCode run_logs(const LogsCli& o) {
-  auto j = launch::find_job(o.job);
+  auto j = launch::find_job(o.job, launch::NameUse::kCurrentRun, "logs");
   if (!j) {
     fmt::print(stderr, "clusterctl logs: {}\n", j.error().message);
     return j.error().code;
@@ -539,7 +517,7 @@ ExitCode run_logs(const LogsCli& o) {
     return listed.error().code;
   }
   for (const auto& later : *listed) {
-    if (later.id != j->id && later.logs == j->logs && later.started_at > j->started_at) {
+    if (later.id != j->id && later.logs == j->logs && later.started_us > j->started_us) {
       fmt::print(stderr,
                  "clusterctl logs: job {}'s log directory {} now holds the logs of the later run "
                  "{} (every run of a job rewrites its `logs:` directory): job {}'s own output "
@@ -557,7 +535,7 @@ ExitCode run_logs(const LogsCli& o) {
   print_new(*j, ranks, slots);
   launch::JobRecord last = *j;
   while (o.follow && !util::interrupted() && last.live_state() == launch::JobState::kRunning) {
-    auto now = launch::find_job(j->id);
+    auto now = launch::find_job(j->id, launch::NameUse::kCurrentRun, "logs");
     std::this_thread::sleep_for(200ms);
     print_new(*j, ranks, slots);
     if (!now) break;  // its record was removed: nothing more to learn
@@ -571,7 +549,7 @@ ExitCode run_logs(const LogsCli& o) {
 }
 
 ExitCode run_stop(const std::string& id) {
-  auto j = launch::find_job(id);
+  auto j = launch::find_job(id, launch::NameUse::kCurrentRun, "stop");
   if (!j) {
     fmt::print(stderr, "clusterctl stop: {}\n", j.error().message);
     return j.error().code;
@@ -607,7 +585,7 @@ ExitCode run_stop(const std::string& id) {
   fmt::print(stderr, "clusterctl stop: ending job {} (pid {})...\n", j->id, j->pid);
   const auto deadline = std::chrono::steady_clock::now() + 3600s;
   while (std::chrono::steady_clock::now() < deadline && !util::interrupted()) {
-    auto now = launch::find_job(j->id);
+    auto now = launch::find_job(j->id, launch::NameUse::kCurrentRun, "stop");
     if (!now || now->live_state() != launch::JobState::kRunning) {
       fmt::print(stderr, "clusterctl stop: job {} ended ({})\n", j->id,
                  now ? launch::to_string(now->live_state()) : "gone");
@@ -664,11 +642,15 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
       "logs",
       "Show a job's rank output from its log files; a job that has ended ends with its "
       "summary (why it failed) on stderr");
-  logs->add_option("job", lo->job, "Job id, or a job name (its newest run)")->required();
+  logs->add_option("job", lo->job,
+                   "Job id, or a job name: its run that is running, else its newest (a name "
+                   "that several running runs share is refused, naming their ids)")
+      ->required();
   logs->add_option("--rank", lo->rank, "Only this rank, without prefix");
   logs->add_flag("-f,--follow", lo->follow,
                  "Keep printing new lines until the job ends, then its summary; exit as the job "
-                 "did: 0 succeeded, 4 failed (2 or 3: it never started), 130 interrupted, 4 lost");
+                 "did: 0 succeeded, 4 failed (1, 2 or 3: it never started), 130 interrupted, 4 "
+                 "lost");
   logs->callback([&ctx, lo] { ctx.action = [lo] { return run_logs(*lo); }; });
 
   auto id = std::make_shared<std::string>();
@@ -676,7 +658,10 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
       "stop",
       "End a running job as Ctrl-C would (SIGTERM, SIGKILL after its grace period; a second "
       "stop: SIGKILL at once); a job that already ended: nothing to do, exit 0");
-  stop->add_option("job", *id, "Job id, or a job name (its newest run)")->required();
+  stop->add_option("job", *id,
+                   "Job id, or a job name: its run that is running (a name that several "
+                   "running runs share is refused, naming their ids)")
+      ->required();
   stop->callback([&ctx, id] { ctx.action = [id] { return run_stop(*id); }; });
 }
 

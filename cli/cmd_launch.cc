@@ -1,11 +1,14 @@
 // `clusterctl launch JOB.yaml`: start a job on every host, stream its output, end it cleanly
-// (launch/runner.h). Exit 0 only when every rank exited 0; 4 otherwise (summary table on
-// stderr); 130 after Ctrl-C; 2 for a bad job file, a missing local file it needs (cluster
-// file, upload, secret) or a host it names that the inventory (or SSH config) does not know,
-// all reported at once; 3 when a known host cannot be set up; a failed preflight exits with
-// its own code (1, or 3); 1 when a cable the ranks route over is down (check_routed_cables). With
-// --detach, every check that needs no host set up runs before the job id is printed, with the same
-// codes.
+// (launch/runner.h). The exit codes are README's "Launching a job" list: 0 only when every rank
+// exited 0; 4 when the job failed once started (summary table on stderr), also when rank 0
+// could not listen on a coordinator port the check found free; 130 after Ctrl-C; 2 for a bad
+// job file, a missing local file it needs (cluster file, upload, secret) or a host it names
+// that the inventory (or SSH config) does not know, all reported at once, and for what launch
+// needs on this machine (mpirun, the log and jobs directories, --ranks); 3 when a known host
+// cannot be set up; 1 when a check before the start fails: the hostfile against the cabling, a
+// preflight (its own code: 1, or 3), a cable the ranks route over that is down
+// (check_routed_cables), rank 0's coordinator port held (runner.h). With --detach, every check
+// that needs no host set up runs before the job id is printed, with the same codes.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -153,7 +156,7 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
       fmt::print(stderr, "clusterctl launch: preflight {}: `{}`\n", launch::to_string(check),
                  health);
       std::fflush(stderr);
-      const ExitCode code = run_health_check(c, src, quick);
+      const ExitCode code = run_health_check(c, src, quick, "launch");
       std::fflush(stdout);
       if (code != ExitCode::kOk) {
         return util::error(code, fmt::format("preflight {} failed (exit {}; report above): "
@@ -543,7 +546,10 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   rec.job_file = std::filesystem::absolute(o.job_file).lexically_normal().string();
   rec.pid = ::getpid();
   rec.pid_start = util::process_start_time(rec.pid).value_or("");
-  rec.started_at = util::utc_now_iso();
+  const auto started = std::chrono::system_clock::now();
+  rec.started_at = util::utc_iso(started);
+  rec.started_us =
+      std::chrono::duration_cast<std::chrono::microseconds>(started.time_since_epoch()).count();
   rec.logs = std::filesystem::absolute(run_logs).lexically_normal().string();
   rec.world_size = plan.world_size();
   rec.hosts = labels;
@@ -617,7 +623,9 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   std::string summary;
   ExitCode code = ExitCode::kOk;
   if (!outcome) {
-    summary = fmt::format("clusterctl launch: {}\n", outcome.error().message);
+    // Why it never started, naming no command: the command that shows it names itself
+    // (`clusterctl launch: ...` below, `clusterctl logs: ...` from summary.txt).
+    summary = outcome.error().message;
     code = outcome.error().code;
     // One line for `jobs`: "the job did not start: a host could not be set up: h2: ...".
     for (std::string_view line : util::split_lines(outcome.error().message)) {
@@ -648,7 +656,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
                rec.id, (launch::jobs_dir() / (rec.id + ".json")).string(), st.error().message);
   }
   std::fflush(stdout);
-  if (!o.detach) fmt::print(stderr, "{}", summary);
+  if (!o.detach) fmt::print(stderr, "{}{}", outcome ? "" : "clusterctl launch: ", summary);
   return code;
 }
 

@@ -286,6 +286,24 @@ std::vector<std::string> Parser::hosts(const Field& f, std::vector<std::pair<int
   return out;
 }
 
+// `command: uname -n` (a single value) written as the two forms a command takes, each in YAML
+// as yaml-cpp's emitter quotes it: ": write `command: [uname, -n]` (...) or `command: {shell:
+// \"uname -n\"}` (...)"; "" for a value of no words.
+std::string command_forms(const std::string& text) {
+  const auto words = util::split_words(text);
+  if (words.empty()) return "";
+  YAML::Emitter argv;
+  argv << YAML::Flow << YAML::BeginSeq;
+  for (std::string_view w : words) argv << std::string(w);
+  argv << YAML::EndSeq;
+  YAML::Emitter shell;
+  shell << YAML::Flow << YAML::BeginMap << YAML::Key << "shell" << YAML::Value
+        << YAML::DoubleQuoted << text << YAML::EndMap;
+  return fmt::format(": write `command: {}` (the program and its arguments, run without a "
+                     "shell) or `command: {}` (a line for sh to run)",
+                     argv.c_str(), shell.c_str());
+}
+
 Command Parser::command(const Field& f) {
   Command c;
   if (f.value.IsSequence()) {
@@ -316,8 +334,10 @@ Command Parser::command(const Field& f) {
   }
   if (!f.value.IsMap()) {
     fail(r_.error(f.mark(), fmt::format("'command': expected a list of strings (argv) or a "
-                                        "mapping {{shell: \"script\"}}, got {}",
-                                        YamlReader::kind(f.value))));
+                                        "mapping {{shell: \"script\"}}, got {}{}",
+                                        YamlReader::kind(f.value),
+                                        f.value.IsScalar() ? command_forms(f.value.Scalar())
+                                                           : std::string())));
     return c;
   }
   const std::size_t before = errors_.size();

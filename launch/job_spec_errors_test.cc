@@ -61,9 +61,24 @@ TEST_CASE("job spec errors: values of the wrong type or out of range") {
         "job.yaml:2:8: 'hosts': expected a list of strings, got a single value");
   CHECK(err("name: j\nhosts: [h1, [h2]]\ncommand: [x]\n") ==
         "job.yaml:2:13: 'hosts[1]': expected a single value (a string), got a list");
+  // A line as a shell would take it: both forms of it, as YAML (it said only "got a single
+  // value").
   CHECK(err("name: j\nhosts: [h1]\ncommand: ./rank --flag\n") ==
         "job.yaml:3:10: 'command': expected a list of strings (argv) or a mapping {shell: "
-        "\"script\"}, got a single value");
+        "\"script\"}, got a single value: write `command: [./rank, --flag]` (the program and "
+        "its arguments, run without a shell) or `command: {shell: \"./rank --flag\"}` (a line "
+        "for sh to run)");
+  CHECK(err("name: j\nhosts: [h1]\ncommand: uname -n\n") ==
+        "job.yaml:3:10: 'command': expected a list of strings (argv) or a mapping {shell: "
+        "\"script\"}, got a single value: write `command: [uname, -n]` (the program and its "
+        "arguments, run without a shell) or `command: {shell: \"uname -n\"}` (a line for sh to "
+        "run)");
+  // `~`, `null` and an empty item are YAML's null, not text: said so, with the quotes that
+  // make them text (it said "got nothing" of a `~` that was written).
+  CHECK(err("name: j\nhosts: [h1]\ncommand: [echo, $HOME, ~]\n") ==
+        "job.yaml:3:24: 'command[2]': expected a single value (a string), got YAML's null: an "
+        "empty value, `~` and `null` all mean nothing in YAML; give a value, or, for that text "
+        "itself, quote it (\"~\" or '~')");
   CHECK(err(kHead + "ranks_per_host: 0\n") ==
         "job.yaml:4:17: 'ranks_per_host': expected a whole number from 1 to 1024, got '0'");
   CHECK(err(kHead + "ranks_per_host: two\n") ==

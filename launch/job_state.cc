@@ -2,17 +2,21 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "remote/inventory.h"
 #include "util/atomic_file.h"
+#include "util/clock.h"
 #include "util/process.h"
 #include "util/state_dir.h"
 #include "util/json_text.h"
@@ -38,6 +42,7 @@ nlohmann::json to_json(const JobRecord& r) {
           {"state", to_string(r.state)},
           {"exit_code", r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json()},
           {"started_at", r.started_at},
+          {"started_us", r.started_us},
           {"logs", r.logs},
           {"world_size", r.world_size},
           {"ranks", ranks}};
@@ -67,6 +72,12 @@ std::optional<JobRecord> from_json(const nlohmann::json& j) {
     r.state = *state;
     if (!j.at("exit_code").is_null()) r.exit_code = j.at("exit_code").get<int>();
     r.started_at = j.at("started_at");
+    if (j.contains("started_us")) {
+      r.started_us = j.at("started_us").get<std::int64_t>();
+    } else if (auto t = util::parse_utc_iso(r.started_at)) {  // an older record: to the second
+      r.started_us =
+          std::chrono::duration_cast<std::chrono::microseconds>(t->time_since_epoch()).count();
+    }
     r.logs = j.at("logs");
     r.world_size = j.at("world_size");
     const std::string lab = j.value("lab", "");
@@ -159,21 +170,28 @@ util::Result<std::vector<JobRecord>> list_jobs() {
     if (j.is_discarded()) continue;
     if (auto r = from_json(j)) out.push_back(std::move(*r));
   }
-  std::sort(out.begin(), out.end(), [](const JobRecord& a, const JobRecord& b) {
-    return a.started_at != b.started_at ? a.started_at > b.started_at : a.id > b.id;
-  });
+  sort_newest_first(out);
   return out;
 }
 
+void sort_newest_first(std::vector<JobRecord>& jobs) {
+  std::sort(jobs.begin(), jobs.end(), [](const JobRecord& a, const JobRecord& b) {
+    return a.started_us != b.started_us ? a.started_us > b.started_us : a.id > b.id;
+  });
+}
+
 util::Status forget_job(const std::string& id) {
-  auto found = find_job(id);
-  if (!found) return found.error();
+  auto listed = list_jobs();
+  if (!listed) return listed.error();
+  const auto found =
+      std::find_if(listed->begin(), listed->end(), [&](const JobRecord& j) { return j.id == id; });
   // The file is ID.json (save_job): an id that is not one plain file name names no record.
-  if (found->id != id || std::filesystem::path(id).filename() != id || id == "." || id == "..") {
+  if (found == listed->end() || std::filesystem::path(id).filename() != id || id == "." ||
+      id == "..") {
     return util::error(util::ExitCode::kUsage,
-                       fmt::format("no job record with the id '{}' (the name of {}): give the "
-                                   "job's id",
-                                   id, found->id));
+                       fmt::format("no job record with the id '{}' in {}; `clusterctl jobs` "
+                                   "lists them",
+                                   id, jobs_dir().string()));
   }
   if (found->live_state() == JobState::kRunning) {
     return util::error(util::ExitCode::kUsage,
@@ -192,22 +210,78 @@ util::Status forget_job(const std::string& id) {
   return {};
 }
 
-util::Result<JobRecord> find_job(const std::string& id) {
+namespace {
+
+// "ID (running, started 2026-11-30T23:30:53Z), ...": the runs a name could mean, newest first.
+std::string runs_text(const std::vector<const JobRecord*>& runs) {
+  std::string out;
+  for (const JobRecord* j : runs) {
+    out += fmt::format("{}{} ({}, started {})", out.empty() ? "" : ", ", j->id,
+                       to_string(j->live_state()), j->started_at);
+  }
+  return out;
+}
+
+}  // namespace
+
+util::Result<JobRecord> resolve_job(const std::vector<JobRecord>& jobs, const std::string& given,
+                                    NameUse use, std::string_view command) {
+  std::vector<const JobRecord*> named;  // newest first, as `jobs` is
+  for (const auto& j : jobs) {
+    if (j.id == given) return j;
+  }
+  for (const auto& j : jobs) {
+    if (j.name == given) named.push_back(&j);
+  }
+  if (named.empty()) {
+    std::string known;
+    for (size_t i = 0; i < jobs.size() && i < 5; ++i) known += (i ? ", " : "") + jobs[i].id;
+    return util::error(
+        util::ExitCode::kUsage,
+        fmt::format("no job '{}' in {}{}; `clusterctl jobs` lists them", given, jobs_dir().string(),
+                    known.empty() ? "" : " (recent: " + known + ")"));
+  }
+  if (named.size() == 1) return *named.front();
+  if (use == NameUse::kOnlyRecord) {
+    return util::error(util::ExitCode::kUsage,
+                       fmt::format("{} job records have the name '{}': {}; give the id of the "
+                                   "one to drop (`clusterctl {} ID`), or drop every ended job's "
+                                   "record with `clusterctl jobs --forget-ended`",
+                                   named.size(), given, runs_text(named), command));
+  }
+  std::vector<const JobRecord*> running;
+  for (const JobRecord* j : named) {
+    if (j->live_state() == JobState::kRunning) running.push_back(j);
+  }
+  if (running.size() == 1) return *running.front();
+  if (running.size() > 1) {
+    return util::error(
+        util::ExitCode::kUsage,
+        fmt::format("{} runs of job '{}' are running: {}; `clusterctl {}` takes one run: give "
+                    "its id (`clusterctl {} {}`)",
+                    running.size(), given, runs_text(running), command, command,
+                    running.front()->id));
+  }
+  // None running: the newest run, unless the newest two cannot be told apart (records of an
+  // older clusterctl hold their start only to the second).
+  if (named[0]->started_us == named[1]->started_us) {
+    std::vector<const JobRecord*> tied;
+    for (const JobRecord* j : named) {
+      if (j->started_us == named[0]->started_us) tied.push_back(j);
+    }
+    return util::error(
+        util::ExitCode::kUsage,
+        fmt::format("{} runs of job '{}' started in the same second, so which is the newest "
+                    "is not known: {}; give the id of the one you mean (`clusterctl {} {}`)",
+                    tied.size(), given, runs_text(tied), command, tied.front()->id));
+  }
+  return *named.front();
+}
+
+util::Result<JobRecord> find_job(const std::string& given, NameUse use, std::string_view command) {
   auto listed = list_jobs();
   if (!listed) return listed.error();
-  const auto& jobs = *listed;
-  for (const auto& j : jobs) {
-    if (j.id == id) return j;
-  }
-  for (const auto& j : jobs) {
-    if (j.name == id) return j;
-  }
-  std::string known;
-  for (size_t i = 0; i < jobs.size() && i < 5; ++i) known += (i ? ", " : "") + jobs[i].id;
-  return util::error(
-      util::ExitCode::kUsage,
-      fmt::format("no job '{}' in {}{}; `clusterctl jobs` lists them", id, jobs_dir().string(),
-                  known.empty() ? "" : " (recent: " + known + ")"));
+  return resolve_job(*listed, given, use, command);
 }
 
 }  // namespace cc::launch

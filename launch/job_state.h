@@ -11,6 +11,8 @@
 //    "pid_start": "linux:BOOTID:TICKS",                  // util::process_start_time(pid)
 //    "state": "running" | "succeeded" | "failed" | "interrupted",
 //    "exit_code": null | 0 | 4 | 130, "started_at": "2026-11-30T23:30:53Z",
+//    "started_us": 1796081453123456,                     // the same, in microseconds since
+//                                                        // the epoch (absent in older records)
 //    "logs": "/abs/logs/smoke/ID", "world_size": 4,
 //    "lab": "default",                                   // or absent: see JobRecord::lab
 //    "inventory": "/abs/inv.yaml", "ssh_config": "/abs/ssh_config",  // or absent: see below
@@ -18,6 +20,7 @@
 //    "reason": "rank 2 on h3 failed (exit 1)"}           // why it failed; absent otherwise
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -44,7 +47,11 @@ struct JobRecord {
                           // records of older versions
   JobState state = JobState::kRunning;
   std::optional<int> exit_code;
-  std::string started_at;
+  std::string started_at;  // util::utc_iso, to the second (what `jobs` shows)
+  /// When it started, in microseconds since the Unix epoch: what orders the runs (two runs of
+  /// one job started in the same second are told apart by it, never by their ids' random
+  /// part). Records of older versions have only started_at: its second, times 10^6.
+  std::int64_t started_us = 0;
   std::string logs;  // absolute
   int world_size = 0;
   std::vector<std::string> hosts;        // per rank
@@ -80,17 +87,40 @@ std::filesystem::path jobs_dir();
 /// jobs directory when it is not private (util::private_state_dir).
 util::Status save_job(const JobRecord& rec);
 
-/// Every record, newest first. Unreadable files are skipped. Errors: kUsage when the jobs
-/// directory is not private.
+/// Every record, newest first (by started_us; records started in the same microsecond by id,
+/// an order nothing picks a run by: resolve_job). Unreadable files are skipped. Errors: kUsage
+/// when the jobs directory is not private.
 util::Result<std::vector<JobRecord>> list_jobs();
+/// Sorts records as list_jobs returns them: newest first.
+void sort_newest_first(std::vector<JobRecord>& jobs);
 
 /// Removes the record of job `id` (exactly its id) from jobs_dir(): its logs and anything on the
-/// hosts are left as they are. Errors: kUsage when there is no such record (find_job's message)
-/// or its launcher still runs (a running job keeps its record: stop it first).
+/// hosts are left as they are. Errors: kUsage when there is no record with that id, or its
+/// launcher still runs (a running job keeps its record: stop it first).
 util::Status forget_job(const std::string& id);
 
-/// The record whose id is `id`, or else the newest whose name is `id`. Errors: kUsage saying
-/// which jobs exist (`clusterctl jobs`).
-util::Result<JobRecord> find_job(const std::string& id);
+/// How a job's name picks one of its runs (README, "Launching a job"). A run's id always names
+/// that run.
+enum class NameUse {
+  /// `logs`, `stop`: the run of that name that is running; when none is, the newest run. A
+  /// name that several running runs share is refused (which one was meant cannot be known),
+  /// and so is one whose newest runs started in the same second (older records, which hold no
+  /// finer time).
+  kCurrentRun,
+  /// `jobs --forget`: only a name that exactly one record has (dropping is not undone).
+  kOnlyRecord,
+};
+
+/// The record that `given` (a run id, or a job name) names among `jobs` (newest first, as
+/// list_jobs returns them). `command` is the command that was run ("stop", "logs", "jobs
+/// --forget"), for the way to pick one run: `clusterctl COMMAND ID`. Errors, all kUsage: no
+/// record has that id or name (naming the jobs directory and recent ids: `clusterctl jobs`
+/// lists them); the name is ambiguous as `use` says, naming every run id it could mean, newest
+/// first, with its state and start.
+util::Result<JobRecord> resolve_job(const std::vector<JobRecord>& jobs, const std::string& given,
+                                    NameUse use, std::string_view command);
+
+/// resolve_job over list_jobs(). Errors: list_jobs's and resolve_job's.
+util::Result<JobRecord> find_job(const std::string& given, NameUse use, std::string_view command);
 
 }  // namespace cc::launch

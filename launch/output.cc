@@ -141,35 +141,52 @@ void OutputMux::status(std::string_view text) {
   draw_status();
 }
 
+void LineCutter::feed(std::string_view bytes, const Sink& out) {
+  while (!bytes.empty()) {
+    const size_t nl = bytes.find('\n');
+    const size_t len = nl == std::string_view::npos ? bytes.size() : nl;
+    if (partial_.size() + len <= kMaxLinePiece) {  // the line (so far) fits in one piece
+      if (nl == std::string_view::npos) {
+        partial_.append(bytes);
+        return;
+      }
+      if (partial_.empty()) {
+        out(bytes.substr(0, nl), true);
+      } else {
+        partial_.append(bytes.substr(0, nl));
+        out(partial_, true);
+        partial_.clear();
+      }
+      bytes.remove_prefix(nl + 1);
+      continue;
+    }
+    // The line goes on past kMaxLinePiece (a binary or progress output of 100 MB without a
+    // newline; held whole, it took its size in memory, twice): a piece of it now. One byte
+    // past the piece is held, so the cut can look at what follows it.
+    const size_t take = kMaxLinePiece + 1 - partial_.size();
+    partial_.append(bytes.substr(0, take));
+    bytes.remove_prefix(take);
+    size_t cut = kMaxLinePiece;
+    // Not inside a UTF-8 character: back over up to 3 continuation bytes.
+    for (int i = 0; i < 3 && (static_cast<unsigned char>(partial_[cut]) & 0xC0) == 0x80; ++i) {
+      --cut;
+    }
+    out(std::string_view(partial_).substr(0, cut), false);
+    partial_.erase(0, cut);
+  }
+}
+
+void LineCutter::finish(const Sink& out) {
+  if (partial_.empty()) return;
+  out(partial_, true);
+  partial_.clear();
+}
+
 void OutputMux::feed(int rank, int fd, std::string_view bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   last_[static_cast<size_t>(rank)] = std::chrono::steady_clock::now();
-  std::string& partial =
-      streams_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(fd - 1)].partial;
-  for (;;) {
-    size_t nl = bytes.find('\n');
-    if (nl == std::string_view::npos) break;
-    if (partial.empty()) {
-      emit(rank, fd, bytes.substr(0, nl));
-    } else {
-      partial.append(bytes.substr(0, nl));
-      emit(rank, fd, partial);
-      partial.clear();
-    }
-    bytes.remove_prefix(nl + 1);
-  }
-  partial.append(bytes);
-  // A line without end (a binary or progress output of 100 MB without a newline) is passed on
-  // in pieces of kMaxLinePiece: held whole, it took its size in memory, twice.
-  while (partial.size() >= kMaxLinePiece) {
-    size_t cut = kMaxLinePiece;
-    // Not inside a UTF-8 character: back over up to 3 continuation bytes.
-    for (int i = 0; i < 3 && (static_cast<unsigned char>(partial[cut]) & 0xC0) == 0x80; ++i) {
-      --cut;
-    }
-    emit(rank, fd, std::string_view(partial).substr(0, cut), false);
-    partial.erase(0, cut);
-  }
+  streams_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(fd - 1)].lines.feed(
+      bytes, [&](std::string_view piece, bool ends_line) { emit(rank, fd, piece, ends_line); });
 }
 
 std::string OutputMux::last_error_line(int rank) const {
@@ -180,12 +197,8 @@ std::string OutputMux::last_error_line(int rank) const {
 void OutputMux::finish(int rank) {
   std::lock_guard<std::mutex> lock(mu_);
   for (int fd = 1; fd <= 2; ++fd) {
-    std::string& partial =
-        streams_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(fd - 1)].partial;
-    if (!partial.empty()) {
-      emit(rank, fd, partial);
-      partial.clear();
-    }
+    streams_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(fd - 1)].lines.finish(
+        [&](std::string_view line, bool) { emit(rank, fd, line); });
   }
 }
 
@@ -205,10 +218,7 @@ void OutputMux::mark_logs(std::string_view line) {
   for (size_t r = 0; r < labels_.size(); ++r) {
     for (int fd = 1; fd <= 2; ++fd) {
       Stream& s = streams_[r * 2 + static_cast<size_t>(fd - 1)];
-      if (!s.partial.empty()) {
-        emit(static_cast<int>(r), fd, s.partial);
-        s.partial.clear();
-      }
+      s.lines.finish([&](std::string_view rest, bool) { emit(static_cast<int>(r), fd, rest); });
       std::fwrite(line.data(), 1, line.size(), s.log);
       std::fputc('\n', s.log);
       std::fflush(s.log);

@@ -45,8 +45,28 @@ struct OutputOptions {
   bool job_notes = true;
 };
 
-/// At most this much of a rank's line without a newline is held (OutputMux::feed).
+/// At most this much of a rank's line without a newline is held (OutputMux::feed), and the
+/// longest piece of a line that is shown.
 inline constexpr size_t kMaxLinePiece = 64 * 1024;
+
+/// Cuts a byte stream into lines, and a line longer than kMaxLinePiece into pieces of at most
+/// kMaxLinePiece bytes (never inside a UTF-8 character), holding at most kMaxLinePiece bytes of
+/// an unfinished line. Both the live output (OutputMux) and `clusterctl logs` show lines through
+/// it, so a line of 100 MB is shown the same way in both, and memory stays bounded.
+class LineCutter {
+ public:
+  /// Gets each line (without its newline, `ends_line` true) or each piece of a longer line
+  /// (`ends_line` false: the line goes on in the next one).
+  using Sink = std::function<void(std::string_view piece, bool ends_line)>;
+  /// Passes on every line and piece `bytes` completes; keeps the rest.
+  void feed(std::string_view bytes, const Sink& out);
+  /// Passes on the unfinished last line, if any, as a line (ends_line true).
+  void finish(const Sink& out);
+  bool empty() const { return partial_.empty(); }
+
+ private:
+  std::string partial_;  // at most kMaxLinePiece bytes between calls
+};
 
 /// Thread-safe: ranks' threads feed it at once; each line is written whole (a line longer
 /// than kMaxLinePiece in pieces).
@@ -98,7 +118,7 @@ class OutputMux {
  private:
   struct Stream {
     std::FILE* log = nullptr;
-    std::string partial;
+    LineCutter lines;
   };
   OutputMux(std::filesystem::path dir, std::vector<std::string> labels, OutputOptions opts);
   // `ends_line`: the log gets a newline after it (not after a piece of a longer line).

@@ -1,8 +1,10 @@
 #include "launch/output.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 #include <doctest/doctest.h>
 
@@ -77,6 +79,50 @@ TEST_CASE("output: a line without end is passed on in pieces, the log keeps its 
         std::string(200'000, 'x') + "LAST\n" + std::string(kMaxLinePiece - 1, 'y') + "\xc3\xa9z\n");
   std::fclose(out);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("output: no piece of a long line is longer than 64 KiB, whatever the reads' sizes") {
+  // A line begun in one read and ended by a later one was shown whole when it came in under
+  // 64 KiB and the read that ended it took it over: pieces of 65 536 to 82 496 bytes.
+  auto dir = std::filesystem::temp_directory_path() / ("cc-output-test-" + random_hex(4));
+  std::FILE* out = std::tmpfile();
+  OutputOptions o;
+  o.out = out;
+  o.err = nullptr;
+  o.prefix = false;
+  auto mux = OutputMux::open(dir, {"h1"}, o);
+  REQUIRE(mux.ok());
+  (*mux)->feed(0, 1, std::string(60'000, 'a'));
+  (*mux)->feed(0, 1, std::string(16'960, 'b') + "\nnext\n");  // the line: 76 960 bytes
+  mux->reset();
+  CHECK(slurp(out) == std::string(60'000, 'a') + std::string(kMaxLinePiece - 60'000, 'b') + "\n" +
+                          std::string(76'960 - kMaxLinePiece, 'b') + "\nnext\n");
+  CHECK(*cc::util::read_file(dir / "rank-0.out") ==
+        std::string(60'000, 'a') + std::string(16'960, 'b') + "\nnext\n");
+  std::fclose(out);
+  std::filesystem::remove_all(dir);
+
+  // The same for any split of the bytes: every piece at most kMaxLinePiece, and the pieces and
+  // lines together are the bytes fed.
+  const std::string text = std::string(70'000, 'c') + "\n" + std::string(200'000, 'd') + "\nend";
+  for (size_t step :
+       {size_t{1000}, size_t{16'384}, size_t{65'535}, size_t{65'537}, size_t{100'000}}) {
+    LineCutter cut;
+    std::string joined;
+    size_t longest = 0;
+    const LineCutter::Sink sink = [&](std::string_view piece, bool ends_line) {
+      longest = std::max(longest, piece.size());
+      joined.append(piece);
+      if (ends_line) joined += '\n';
+    };
+    for (size_t at = 0; at < text.size(); at += step) {
+      cut.feed(std::string_view(text).substr(at, step), sink);
+    }
+    cut.finish(sink);
+    CAPTURE(step);
+    CHECK(longest == kMaxLinePiece);
+    CHECK(joined == text + "\n");
+  }
 }
 
 TEST_CASE("output: --no-prefix and --ranks filter only the terminal") {

@@ -112,6 +112,24 @@ class Watcher {
     return std::nullopt;
   }
 
+  // The ranks that have not ended, "rank 0 on h1, rank 2 on h3" (at most 4 named, then "and N
+  // more"); "" when every rank has.
+  std::string ranks_not_ended() const {
+    std::vector<std::string> names;
+    size_t more = 0;
+    for (const auto& o : board_.ranks()) {
+      if (o.finished) continue;
+      if (names.size() < 4) {
+        names.push_back(fmt::format("rank {} on {}", o.rank, o.host));
+      } else {
+        ++more;
+      }
+    }
+    std::string out = fmt::format("{}", fmt::join(names, ", "));
+    if (more > 0) out += fmt::format(" and {} more", more);
+    return out;
+  }
+
   // When some ranks exited 0 and others did not end (horovod#2107: one rank stuck in a
   // collective the others had left): which ones, for the reason a timeout gives. "" otherwise.
   std::string still_running() const {
@@ -183,6 +201,12 @@ class Watcher {
       backend_.kill();
       killed_ = true;
     } else if (!killed_ && now >= *ending_at_ + opts_.timeouts.grace) {
+      // Said by clusterctl, in its own line: a rank's shell reporting the SIGKILL ("Killed")
+      // under the rank's prefix looked like the rank's own output (the wrapper keeps it quiet).
+      if (const std::string still = ranks_not_ended(); !still.empty()) {
+        output_.job_note(fmt::format("{} still running after the {} s grace period: SIGKILL",
+                                     still, opts_.timeouts.grace.count()));
+      }
       backend_.kill();
       killed_ = true;
     } else if (!killed_ && now >= next_term_) {

@@ -202,6 +202,26 @@ TEST_CASE("watcher: timeouts.total ends the job: SIGTERM at the limit, SIGKILL a
   CHECK(ranks[1].ended_by_us);
 }
 
+TEST_CASE("watcher: the SIGKILL after the grace period is said in clusterctl's own line") {
+  // The ranks' shells said it ("Killed"), under each rank's prefix, as if the rank had.
+  Watch t;
+  t.job_notes = false;
+  t.opts.timeouts.total = 60s;
+  t.start_all_at(100ms);
+  t.backend.obeys_term = {0};  // rank 1 ignores SIGTERM
+  t.run();
+  REQUIRE(t.held.size() == 2);
+  CHECK(t.held[1] == "rank 1 on h2 still running after the 3 s grace period: SIGKILL");
+  // Every rank obeys SIGTERM: no SIGKILL, nothing said of it.
+  Watch u;
+  u.job_notes = false;
+  u.opts.timeouts.total = 60s;
+  u.start_all_at(100ms);
+  u.backend.obeys_term = {0, 1};
+  u.run();
+  CHECK(u.held.size() == 1);
+}
+
 TEST_CASE("watcher: timeouts.startup names the rank that was not running") {
   Watch t;
   t.opts.timeouts.startup = 60s;

@@ -166,6 +166,11 @@ rd=$!
 ) </dev/null >/dev/null 2>&1 &
 w=$!
 exec 3<&-
+# From here on the wrapper has nothing to say on stderr, where a shell reports a background
+# job's death by a signal at a later `wait` (dash's "Killed" after the SIGKILL of the grace
+# period, bash's "Killed: 9"): under the rank's prefix, as if the rank had printed it.
+# clusterctl says it in its own line (watcher.cc); the relays keep the real stderr.
+exec 2>/dev/null
 wait "$p"
 s=$?
 kill -KILL -"$p" 2>/dev/null

@@ -289,6 +289,14 @@ printf 'name: invjob\ncluster: inv.yaml\ncommand: [true]\nlogs: %s/inv-logs\n' "
 expect 3 "launch on an inventory of refusing hosts" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" launch "$tmp/inv-job.yaml"
 grep -qF "\"inventory\": \"$tmp/inv.yaml\"" "$tmp"/invstate/clusterctl/jobs/invjob-*.json ||
   { echo "FAIL: the job's record does not name its inventory: $(cat "$tmp"/invstate/clusterctl/jobs/invjob-*.json)"; fail=1; }
+# `logs` of that job, which never started, says why under its own name (it said "clusterctl
+# launch: the job did not start: ..."); `logs -f` exits as launch did (3).
+for f in "" -f; do
+  # shellcheck disable=SC2086
+  expect "$([ -n "$f" ] && echo 3 || echo 0)" "logs $f of a job that never started" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" logs invjob $f
+  grep -q "^clusterctl logs: the job did not start: a host could not be set up:" <<<"$LAST" &&
+    ! grep -q "clusterctl launch" <<<"$LAST" || { echo "FAIL: logs $f of a job that never started: $LAST"; fail=1; }
+done
 expect 3 "jobs --gc of a job on an inventory" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" jobs --gc
 grep -q "h1: cannot connect" <<<"$LAST" && ! grep -q "warning" <<<"$LAST" ||
   { echo "FAIL: gc did not reach the record's inventory hosts: $LAST"; fail=1; }
@@ -432,6 +440,18 @@ for f in "" -f; do
     { echo "FAIL: logs $f: the FIFO not named once: $LAST"; fail=1; }
   grep -q "^hello$" <<<"$LAST" || { echo "FAIL: logs $f: the other log not shown: $LAST"; fail=1; }
 done
+# logs: a line longer than 64 KiB in a rank log is shown in pieces of at most 64 KiB, as launch
+# shows it (it printed the line whole, held in memory whole).
+mkdir -p "$tmp/long-logs"
+{ head -c 70000 /dev/zero | tr '\0' x; printf '\nshort\n'; } >"$tmp/long-logs/rank-0.out"
+: >"$tmp/long-logs/rank-0.err"
+printf '{"schema": "clusterctl.job/1", "id": "long-1", "name": "long", "job_file": "/j.yaml",
+  "pid": 1, "state": "succeeded", "exit_code": 0, "started_at": "2026-11-30T23:30:53Z",
+  "logs": "%s/long-logs", "world_size": 1, "hosts": ["h1"], "ranks": []}\n' "$tmp" \
+  >"$tmp/state/clusterctl/jobs/long-1.json"
+long_out=$(env XDG_STATE_HOME="$tmp/state" "$cc" logs long-1 2>/dev/null)
+[ "$(awk '{ print length($0) }' <<<"$long_out" | tr '\n' ' ')" = "65536 4464 5 " ] ||
+  { echo "FAIL: logs of a 70000-byte line: line lengths $(awk '{ print length($0) }' <<<"$long_out" | tr '\n' ' ')"; fail=1; }
 # launch: every local problem (missing uploads, an unset secret, an unreadable secret file), the
 # job file's own mistakes and its unknown host in one run, each at its FILE:LINE:COLUMN, before
 # any host is connected to.
@@ -529,7 +549,7 @@ if [ "$gone_lines" -ne 1 ] || grep -q "lab up\|no lab named" <<<"$LAST" || [ "$(
   fail=1
 fi
 expect 2 "jobs --forget of a name two records have" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --forget lnt
-grep -qF "2 job records have the name 'lnt': lnt-2 (failed), lnt-1 (failed); give the id of the one to drop" <<<"$LAST" ||
+grep -qF "2 job records have the name 'lnt': lnt-2 (failed, started 2026-11-30T23:30:53Z), lnt-1 (failed, started 2026-11-30T23:30:53Z); give the id of the one to drop" <<<"$LAST" ||
   { echo "FAIL: jobs --forget of an ambiguous name: $LAST"; fail=1; }
 expect 0 "jobs --forget" -- env XDG_STATE_HOME="$tmp/gcstate" "$cc" jobs --forget lnt-1
 grep -q "forgot job record lnt-1" <<<"$LAST" || { echo "FAIL: jobs --forget: $LAST"; fail=1; }
@@ -568,6 +588,41 @@ expect 0 "jobs --forget-ended" -- env XDG_STATE_HOME="$endstate" "$cc" jobs --fo
 grep -qF "forgot 3 job records of jobs that have ended (their logs are kept); kept 1 of running jobs" <<<"$LAST" &&
   [ "$(ls "$endstate/clusterctl/jobs")" = run-1.json ] ||
   { echo "FAIL: jobs --forget-ended: $LAST; left: $(ls "$endstate/clusterctl/jobs")"; fail=1; }
+# A job name that two running runs share (started in the same second; their launcher: this
+# shell) is refused by every command that takes a job, exit 2, naming both run ids and how to
+# pick one; `stop` stopped one of them (the one whose id's random part sorted first), `logs`
+# showed it. A run's id still names it (`stop` then says the record has no launcher start time:
+# it signals nothing). The newer of two runs is known to the microsecond (`started_us`): the
+# name picks it, though its id sorts after the older one's.
+dupstate="$tmp/dupstate"
+mkdir -p "$dupstate/clusterctl/jobs" "$tmp/dup-logs"
+chmod 700 "$dupstate" "$dupstate/clusterctl" "$dupstate/clusterctl/jobs"
+duprecord() {  # duprecord ID NAME STATE PID STARTED_US_FIELD
+  printf '{"schema": "clusterctl.job/1", "id": "%s", "name": "%s", "job_file": "/j.yaml",
+    "pid": %s, "pid_start": "", "state": "%s", "exit_code": null,
+    "started_at": "2026-11-30T23:30:53Z", %s "logs": "%s/dup-logs", "world_size": 1,
+    "ranks": [{"rank": 0, "host": "h1", "status": null}]}\n' "$1" "$2" "$4" "$3" "$5" "$tmp" \
+    >"$dupstate/clusterctl/jobs/$1.json"
+}
+duprecord dup-20261130-233053-0a1 dup running $$ ""
+duprecord dup-20261130-233053-f9e dup running $$ ""
+for cmd in stop logs; do
+  expect 2 "$cmd of a name two running runs share" -- env XDG_STATE_HOME="$dupstate" "$cc" "$cmd" dup
+  grep -qF "clusterctl $cmd: 2 runs of job 'dup' are running: dup-20261130-233053-f9e (running, started 2026-11-30T23:30:53Z), dup-20261130-233053-0a1 (running, started 2026-11-30T23:30:53Z); \`clusterctl $cmd\` takes one run: give its id (\`clusterctl $cmd dup-20261130-233053-f9e\`)" <<<"$LAST" ||
+    { echo "FAIL: $cmd of an ambiguous running name: $LAST"; fail=1; }
+done
+expect 1 "stop of a run by its id" -- env XDG_STATE_HOME="$dupstate" "$cc" stop dup-20261130-233053-0a1
+grep -q "job dup-20261130-233053-0a1's record (from an older clusterctl) has no start time" <<<"$LAST" ||
+  { echo "FAIL: stop ID of a name two runs share: $LAST"; fail=1; }
+rm "$dupstate"/clusterctl/jobs/*.json
+duprecord twin-20261130-233053-fff twin succeeded 1 '"started_us": 1796081453100000,'
+duprecord twin-20261130-233053-aaa twin succeeded 1 '"started_us": 1796081453900000,'
+expect 0 "jobs orders runs of one second by their microseconds" -- env XDG_STATE_HOME="$dupstate" "$cc" jobs
+[ "$(grep -o '^twin-[^ ]*' <<<"$LAST" | tr '\n' ' ')" = "twin-20261130-233053-aaa twin-20261130-233053-fff " ] ||
+  { echo "FAIL: jobs order of runs in one second: $LAST"; fail=1; }
+expect 0 "logs of a name picks its newest run to the microsecond" -- env XDG_STATE_HOME="$dupstate" "$cc" logs twin
+grep -q "twin-20261130-233053-aaa" <<<"$LAST" && ! grep -q "twin-20261130-233053-fff" <<<"$LAST" ||
+  { echo "FAIL: logs twin did not pick the newest run: $LAST"; fail=1; }
 job="$tmp/lab-job.yaml"  # in the scratch directory (mktemp --suffix is GNU-only)
 printf 'name: t\ncluster: lab:default\ncommand: [true]\n' >"$job"
 expect 2 "--lab replaces a job's lab" -- env -u CLUSTERCTL_LAB "$cc" --lab nosuchlab launch "$job"

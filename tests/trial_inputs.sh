@@ -20,7 +20,7 @@
 #     or inventory address that is no address, an MPI hostfile given as an MLX one, a cluster
 #     state whose network plan puts one address on two ports or one subnet on two cables
 #     (exo#2067, exo#2309), and one host under two spellings (Studio1, studio1.).
-# 10-14: later trials, each described at its section.
+# 10-16: later trials, each described at its section.
 set -uo pipefail
 cc=${CLUSTERCTL:?set CLUSTERCTL to the clusterctl binary}
 data=$(cd "$(dirname "$0")/data" && pwd)
@@ -523,6 +523,35 @@ has "network verify, a planned cable unplugged: the count" "$tmp/out" "0 of 4 ca
 has "network verify, a planned cable unplugged: named" "$tmp/err" "cable down: mac2 receptacle 3 (en2) - mac3 receptacle 2 (en6)"
 "$cc" network verify --from "$tmp/unplugged" >"$tmp/out" 2>"$tmp/err"
 has "network verify of the live mesh, a pair without a cable" "$tmp/out" "0 of 4 cables answer both ways over their own interfaces; 1 left out: mac2 - mac3 (no working cable)"
+
+# 16. A new user's trial of the job commands (host `local`):
+#  - `command: [echo, $HOME, ~]`: "'command[2]': ... got nothing" of a `~` plainly written; now
+#    it says that `~` is YAML's null, and how to quote it. `command: uname -n` (one string):
+#    both forms it could be written in.
+printf 'name: tilde\nhosts: [local]\nlogs: %s/logs\ncommand: [echo, $HOME, ~]\n' "$tmp" >"$tmp/tilde.yaml"
+expect 2 "launch of a command with ~" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/tilde.yaml"
+has "command ~: YAML's null, quoted" "$tmp/err" "$tmp/tilde.yaml:4:24: 'command[2]': expected a single value (a string), got YAML's null: an empty value, \`~\` and \`null\` all mean nothing in YAML; give a value, or, for that text itself, quote it (\"~\" or '~')"
+printf 'name: uname\nhosts: [local]\nlogs: %s/logs\ncommand: uname -n\n' "$tmp" >"$tmp/uname.yaml"
+expect 2 "launch of a command as one string" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/uname.yaml"
+has "command as one string: both forms" "$tmp/err" "write \`command: [uname, -n]\` (the program and its arguments, run without a shell) or \`command: {shell: \"uname -n\"}\` (a line for sh to run)"
+#  - a rank that outlives the grace period: each rank showed "[0 local] Killed", the shell's
+#    word for the SIGKILL, as if the rank had printed it; now clusterctl says it in its own line.
+printf 'name: stubborn\nhosts: [local]\nruntime: none\nlogs: %s/logs\ntimeouts: {total: 2, grace: 1}\ncommand: {shell: "trap \x27\x27 TERM; echo up; while :; do sleep 1; done"}\n' \
+  "$tmp" >"$tmp/stubborn.yaml"
+expect 4 "launch of a rank that ignores SIGTERM" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/stubborn.yaml"
+has "SIGKILL: said by clusterctl" "$tmp/err" "clusterctl: rank 0 on local still running after the 1 s grace period: SIGKILL"
+hasnt "SIGKILL: no shell's word under the rank's prefix" "$tmp/err" "[0 local] Killed"
+hasnt "SIGKILL: no shell's word in the rank's log" "$(ls -d "$tmp"/logs/stubborn-*/ | head -1)rank-0.err" "Killed"
+#  - a line of 66 000 bytes that came in two reads (60 000, then the rest and its newline) was
+#    shown whole; every piece is now at most 64 KiB, live and in `logs`.
+printf 'name: longline\nhosts: [local]\nruntime: none\nlogs: %s/logs\ncommand: {shell: "head -c 60000 /dev/zero | tr -c x a; sleep 1; b=$(head -c 6000 /dev/zero | tr -c x b); echo $b"}\n' \
+  "$tmp" >"$tmp/longline.yaml"
+expect 0 "launch of a job printing a long line in two writes" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch --no-prefix "$tmp/longline.yaml"
+[ "$(awk '{ print length($0) }' "$tmp/out" | tr '\n' ' ')" = "65536 464 " ] ||
+  { echo "FAIL: long line: pieces of $(awk '{ print length($0) }' "$tmp/out" | tr '\n' ' ')bytes"; fail=1; }
+expect 0 "logs of the long line" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs longline
+[ "$(awk '{ print length($0) }' "$tmp/out" | tr '\n' ' ')" = "65536 464 " ] ||
+  { echo "FAIL: logs of a long line: pieces of $(awk '{ print length($0) }' "$tmp/out" | tr '\n' ' ')bytes"; fail=1; }
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace cc::util {
 
@@ -45,6 +47,9 @@ class FakeClock final : public Clock {
 std::string utc_iso(std::chrono::system_clock::time_point t);
 /// utc_iso of now.
 std::string utc_now_iso();
+/// The time utc_iso wrote ("2026-12-01T18:00:05Z", exactly that form); nullopt for any other
+/// text (a record that is damaged or of another form).
+std::optional<std::chrono::system_clock::time_point> parse_utc_iso(std::string_view text);
 /// `t` in UTC for names that sort by time: "20261201-180000" (job ids).
 std::string utc_compact(std::chrono::system_clock::time_point t);
 

@@ -18,6 +18,18 @@ TEST_CASE("clock: UTC as ISO 8601 and as a compact stamp, whatever the local tim
   CHECK(now.back() == 'Z');
 }
 
+TEST_CASE("clock: utc_iso's text reads back as its time, any other text is refused") {
+  const auto t = system_clock::time_point{} + std::chrono::seconds(1796148005);
+  REQUIRE(parse_utc_iso("2026-12-01T18:00:05Z").has_value());
+  CHECK(*parse_utc_iso("2026-12-01T18:00:05Z") == t);
+  CHECK(*parse_utc_iso("1970-01-01T00:00:00Z") == system_clock::time_point{});
+  CHECK_FALSE(parse_utc_iso("2026-12-01T18:00:05").has_value());
+  CHECK_FALSE(parse_utc_iso("2026-12-01 18:00:05Z").has_value());
+  CHECK_FALSE(parse_utc_iso("2026-13-01T18:00:05Z").has_value());
+  CHECK_FALSE(parse_utc_iso("2026-12-01T18:0x:05Z").has_value());
+  CHECK_FALSE(parse_utc_iso("").has_value());
+}
+
 TEST_CASE("clock: a fake clock moves only when slept on") {
   FakeClock c;
   const auto t0 = c.now();

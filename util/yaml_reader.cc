@@ -172,6 +172,15 @@ util::Result<std::vector<Field>> YamlReader::any_mapping(const Field& f) const {
 }
 
 util::Result<std::string> YamlReader::string(const Field& f) const {
+  if (f.value.IsNull()) {
+    // `~`, `null` and an empty value are all YAML's null, not text: `[echo, ~]` said "got
+    // nothing" of a `~` that was plainly written.
+    return error(f.mark(),
+                 fmt::format("'{}': expected a single value (a string), got YAML's null: an "
+                             "empty value, `~` and `null` all mean nothing in YAML; give a "
+                             "value, or, for that text itself, quote it (\"~\" or '~')",
+                             f.path));
+  }
   if (!f.value.IsScalar()) {
     return error(f.mark(), fmt::format("'{}': expected a single value (a string), got {}", f.path,
                                        kind(f.value)));

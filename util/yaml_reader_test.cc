@@ -39,6 +39,25 @@ TEST_CASE("yaml reader: strings names every element that is no single value") {
         "f.yaml:1:16: 'a[3]': expected a single value (a string), got a mapping");
 }
 
+TEST_CASE("yaml reader: a null where a string belongs is named as YAML's null, with the quotes "
+          "that make it text") {
+  const YamlReader r("f.yaml", "the file");
+  auto doc = r.load("a: [x, ~, null, \"~\"]\nb:\n");
+  REQUIRE(doc.ok());
+  auto f = fields(r, *doc, {"a", "b"});
+  REQUIRE(f.size() == 2);
+  const std::string why =
+      "expected a single value (a string), got YAML's null: an empty value, `~` and `null` all "
+      "mean nothing in YAML; give a value, or, for that text itself, quote it (\"~\" or '~')";
+  auto items = r.strings(f[0]);
+  REQUIRE_FALSE(items.ok());
+  CHECK(items.error().message ==
+        "f.yaml:1:8: 'a[1]': " + why + "\nf.yaml:1:11: 'a[2]': " + why);
+  auto empty = r.string(f[1]);
+  REQUIRE_FALSE(empty.ok());
+  CHECK(empty.error().message == "f.yaml:2:1: 'b': " + why);
+}
+
 TEST_CASE("yaml reader: unknown and repeated keys, every one at once, in file order") {
   const YamlReader r("f.yaml", "the file");
   auto doc = r.load("name: x\nnmae: y\nname: z\nzzz: 1\n");

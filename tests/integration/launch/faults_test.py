@@ -88,6 +88,11 @@ def kill9(lab):
         fail(f"kill9: exit {p.returncode}, expected 4\n{err}")
     if "rank 2 on h3 failed (SIGKILL)" not in err or "<- failed first" not in err:
         fail(f"kill9: the summary does not name rank 2:\n{err}")
+    # Rank 0 ignored SIGTERM: clusterctl names its SIGKILL in its own line; the wrapper's shell
+    # said "Killed" under rank 0's prefix, as if the rank had.
+    if (f"clusterctl: rank 0 on h1 still running after the {GRACE} s grace period: SIGKILL"
+            not in err or "[0 h1] Killed" in err):
+        fail(f"kill9: the SIGKILL of rank 0 not said by clusterctl alone:\n{err}")
     lab.check_clean("kill9", 3)
     print(f"kill9: every rank gone {gone:.1f} s after kill -9 (grace {GRACE} s), exit 4")
 

@@ -1,7 +1,9 @@
 """A job seen from another terminal, on a 4-host lab: `launch --detach` prints the job id and
 returns at once; `jobs` lists it running; `logs JOB --rank R` shows that rank's lines and
 `logs -f` follows (and exits 130 with the job); `stop JOB` ends it as Ctrl-C would (state interrupted, exit code 130 in the
-record, the summary in the log directory); nothing is left on the hosts."""
+record, the summary in the log directory); nothing is left on the hosts. Two runs of one job
+at once: `stop NAME` and `logs NAME` refuse the name (exit 2), naming both run ids; each run's id
+stops it."""
 import json
 import subprocess
 import time
@@ -50,4 +52,31 @@ with Lab("j") as lab:
     if not lab.wait_no_strays(3) or lab.job_dirs():
         fail(f"left behind: {lab.strays()} {lab.job_dirs()}")
     print(f"detach, jobs, logs --rank, logs -f, stop: job {job_id} ended, nothing left")
+
+    # Two runs of one job at once: its name no longer says which run `stop` or `logs` means;
+    # both refuse it (exit 2) naming both run ids and how to give one (stop stopped one of
+    # them, by the random part of their ids when they started in the same second), and stop
+    # nothing. Each run's id still names it.
+    twice = lab.job("twice", command={"shell": "while :; do sleep 0.2; done"},
+                    timeouts={"grace": 3})
+    ids = [cc("launch", "--detach", twice).stdout.strip() for _ in range(2)]
+    if not all(i.startswith(f"{lab.name}-twice-") for i in ids):
+        fail(f"launch --detach twice: {ids}")
+    for cmd in ("stop", "logs"):
+        r = cc(cmd, f"{lab.name}-twice")
+        if (r.returncode != 2 or f"2 runs of job '{lab.name}-twice' are running" not in r.stderr
+                or not all(i in r.stderr for i in ids)
+                or f"`clusterctl {cmd} {ids[1]}`" not in r.stderr):
+            fail(f"{cmd} of a name two running runs share: exit {r.returncode}\n{r.stderr}")
+    listed = {j["id"]: j for j in json.loads(cc("--json", "jobs").stdout)}
+    if [listed[i]["state"] for i in ids] != ["running", "running"]:
+        fail(f"stop NAME of two runs stopped one: {[listed[i] for i in ids]}")
+    for i in ids:
+        r = cc("stop", i)
+        if r.returncode != 0:
+            fail(f"stop {i}: exit {r.returncode}\n{r.stderr}")
+    if not lab.wait_no_strays(3) or lab.job_dirs():
+        fail(f"left behind: {lab.strays()} {lab.job_dirs()}")
+    print(f"two runs of one name: stop and logs of the name refused, naming {ids}; each stopped "
+          "by its id")
 print("PASS")

@@ -67,6 +67,13 @@ with Lab("p") as lab:
         fail(f"port held: host:port or what to change not named:\n{r.stderr}")
     if lab.job_dirs():
         fail(f"port held: job directories left: {lab.job_dirs()}")
+    # `logs -f` of it exits as launch did (1: README's exit codes, "never started"), and says
+    # why under its own name (it said "clusterctl launch: ...").
+    r = subprocess.run([CLUSTERCTL, "logs", f"{lab.name}-port", "-f"], capture_output=True,
+                       text=True, timeout=60)
+    if (r.returncode != 1 or "clusterctl logs: the coordinator port" not in r.stderr
+            or "clusterctl launch" in r.stderr):
+        fail(f"logs -f of the port-held job: exit {r.returncode}, expected 1\n{r.stderr}")
     print("coordinator port held on h1: exit 1 before any rank started")
 
     # A long reason every rank shares (a venv missing on every host) is printed by each rank
