@@ -637,13 +637,44 @@ void ShmTransport::timed_out(const Request& req) {
     if (sa != sb) return sa;
     return a->last_active < b->last_active;
   });
+  // With none of them stale, follow each one's wait through the board (waiting on whom, in the
+  // library): a chain of waits that ends at a stale rank of this host names that rank as the
+  // cause. The chain all-reduce makes such chains: rank 0 waits on rank n-1 alone, which waits
+  // on rank n-2, which may be the stopped one.
+  const Peer* cause = nullptr;
+  const Peer* via = nullptr;
+  if (!pending.empty() && !stale(pending.front())) {
+    for (const Peer* start : pending) {
+      const Peer* at = start;
+      for (int hops = 0; hops < size_ && cause == nullptr; ++hops) {
+        const int on = h.beats[at->index].board.waiting_on.load(std::memory_order_relaxed) - 1;
+        if (on < 0 || on >= size_ || on == at->rank || on == rank_ || !is_local(on)) break;
+        const Peer* next = &local(on);
+        if (stale(next)) cause = next;
+        at = next;
+      }
+      if (cause != nullptr) {
+        via = start;
+        break;
+      }
+    }
+  }
   std::vector<int> ranks;
-  ranks.reserve(pending.size() + 1);
+  ranks.reserve(pending.size() + 2);
+  if (cause != nullptr) ranks.push_back(cause->rank);
   if (!is_local(req.peer) || pending.empty()) ranks.push_back(req.peer);
-  for (const Peer* p : pending) ranks.push_back(p->rank);
+  for (const Peer* p : pending) {
+    if (p != cause) ranks.push_back(p->rank);
+  }
   const int first = ranks.front();
   std::string msg = "timed out waiting for " + rank_name(first);
-  if (is_local(first)) {
+  if (cause != nullptr) {
+    const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
+        now_ - cause->last_active);
+    msg += " (no data moved to or from it for " + std::to_string(silent.count()) + " ms" +
+           what_it_does(*cause, true) + "; " + rank_name(via->rank) +
+           ", which this rank waits on, waits in the library on it, directly or through others)";
+  } else if (is_local(first)) {
     const auto silent = std::chrono::duration_cast<std::chrono::milliseconds>(
         now_ - local(first).last_active);
     msg += " (no data moved to or from it for " + std::to_string(silent.count()) + " ms" +
