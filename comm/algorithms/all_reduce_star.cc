@@ -9,6 +9,8 @@
 // the bottleneck rather than the links, and fewer messages win. Measured at n = 4 on 2 cores
 // (TCP loopback, 8 B): one-shot 56 syscalls and 159 us of CPU per call (both cores busy), star
 // 31 syscalls and 72 us; per call 35 us against one-shot's 55 (docs/platform.md#open-mpi-and-gloo).
+// Not over shared memory at 2 ranks a core for messages of a few KiB: there a message is a
+// copy, and one-shot's single phase wins (communicator.cc).
 // Scratch on rank 0: (n-1)S.
 #include <vector>
 

@@ -641,6 +641,62 @@ TEST_CASE(
 // (f16/bf16 keep the direct algorithm: reduce() rounds them once). Small chunks and a window of
 // 2 make many chunks, the last one short; in place and out of place. folded_bytes() shows the
 // chain ran: ranks 1..n-1 fold every byte of the chain's calls straight out of the rings.
+TEST_CASE("shm: crowded worlds of 2 ranks a core all-reduce small messages one-shot, more a star") {
+  // n = 4 ranks; received messages per rank tell the algorithm: one-shot takes n - 1 a call on
+  // every rank, the star n - 1 on rank 0 and 1 elsewhere. 400 B: (n - 1) x 400 <= 4 KiB, so
+  // one-shot at 2 ranks a core; 8000 B: a star whenever crowded. Both calls, in place and out
+  // of place, must give the same bits in every world (random floats: sums depend on the order).
+  constexpr int n = 4;
+  constexpr size_t kCounts[] = {100, 2000};
+  std::vector<float> want[2];
+  for (size_t k = 0; k < 2; ++k) {
+    std::vector<std::vector<float>> ins;
+    std::vector<const void*> srcs;
+    for (int r = 0; r < n; ++r) ins.push_back(random_floats(r, kCounts[k], 4242u));
+    for (const auto& v : ins) srcs.push_back(v.data());
+    want[k].resize(kCounts[k]);
+    reduce(DataType::kF32, ReduceOp::kSum, want[k].data(), srcs.data(), n, kCounts[k]);
+  }
+  // 0: uncrowded; 1: crowded, 2 ranks a core; 2: crowded, 3 ranks a core.
+  for (int world = 0; world < 3; ++world) {
+    CAPTURE(world);
+    shm::ShmOptions o;
+    o.crowded = world > 0;
+    o.ranks_per_core = world == 2 ? 3 : 2;
+    HandWorld w = hand_world(n, 64 * 1024, o);
+    const std::vector<shm::ShmTransport*> raw = w.raw;
+    std::mutex mu;
+    std::vector<std::string> bad;
+    uint64_t received[2][n] = {};
+    const auto errors = run_threads_over(std::move(w.ts), [&](Communicator& c) {
+      const auto r = static_cast<size_t>(c.rank());
+      for (size_t k = 0; k < 2; ++k) {
+        const uint64_t before = raw[r]->received_messages();
+        std::vector<float> in = random_floats(c.rank(), kCounts[k], 4242u), out(kCounts[k]);
+        c.all_reduce(in.data(), out.data(), kCounts[k], DataType::kF32, ReduceOp::kSum);
+        c.all_reduce(in.data(), in.data(), kCounts[k], DataType::kF32, ReduceOp::kSum);
+        std::lock_guard lock(mu);
+        received[k][r] = raw[r]->received_messages() - before;
+        if (std::memcmp(out.data(), want[k].data(), out.size() * 4) != 0 ||
+            std::memcmp(in.data(), want[k].data(), in.size() * 4) != 0) {
+          bad.push_back("rank " + std::to_string(r) + ", " + std::to_string(kCounts[k]) +
+                        " floats: not the rank-order sum's bits");
+        }
+      }
+    });
+    for (const auto& e : errors) FAIL_CHECK(e);
+    for (const auto& b : bad) FAIL_CHECK(b);
+    for (size_t k = 0; k < 2; ++k) {
+      CAPTURE(kCounts[k]);
+      const bool star = world == 2 || (world == 1 && k == 1);
+      for (size_t r = 0; r < n; ++r) {
+        CAPTURE(r);
+        CHECK(received[k][r] == (star && r != 0 ? 2u : 2u * (n - 1)));
+      }
+    }
+  }
+}
+
 TEST_CASE("shm: crowded worlds all-reduce large messages in a rank-order chain, bit-identical") {
   constexpr size_t kCount = 50001;
   const DataType types[] = {DataType::kF32, DataType::kF64, DataType::kI32, DataType::kF16};

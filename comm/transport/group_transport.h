@@ -33,6 +33,7 @@ class GroupTransport final : public Transport {
   /// The world's: the group's ranks share the cores with the rest of the world.
   bool crowded() const override { return world_.crowded(); }
   bool messages_are_copies() const override { return world_.messages_are_copies(); }
+  unsigned ranks_per_core() const override { return world_.ranks_per_core(); }
   void release_buffer(const void* data, size_t bytes) noexcept override {
     world_.release_buffer(data, bytes);
   }

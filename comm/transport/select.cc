@@ -76,6 +76,9 @@ std::unique_ptr<Transport> select_transport(const Config& cfg,
     opts.yield = cores == 0 || group.ranks.size() > cores;
     // Every rank of the world sees the same: all on this host (no remote), more than its cores.
     opts.crowded = !remote && cores > 0 && group.ranks.size() > cores;
+    if (opts.crowded) {
+      opts.ranks_per_core = static_cast<unsigned>((group.ranks.size() + cores - 1) / cores);
+    }
     return std::make_unique<shm::ShmTransport>(cfg.rank, cfg.size, group.ranks,
                                                std::move(segment), std::move(socks),
                                                std::move(remote), opts);

@@ -229,6 +229,12 @@ class Transport {
   /// (every rank of the world in it); verbs says false.
   virtual bool crowded() const { return false; }
 
+  /// When crowded(): how many ranks share each core, rounded up (the world's ranks on this
+  /// host over its online CPUs); 1 otherwise. The same on every rank of a world. A crowded
+  /// shared-memory world with at most 2 ranks a core takes its small all-reduce in one phase
+  /// (one-shot) rather than a star's two (communicator.cc).
+  virtual unsigned ranks_per_core() const { return 1; }
+
   /// Whether a message costs a copy through memory shared with the peer rather than system
   /// calls or a wire: true for the shared-memory transport of a world all on its host. A crowded
   /// world chooses its large all-reduce by it (all_reduce_chain.cc: n = 4 on 2 cores, 2 MiB,

@@ -487,6 +487,7 @@ bool ShmTransport::progress_recv(Peer& p) {
       p.have_header = false;
       p.by_ref = false;
       any = true;
+      ++received_messages_;
       --op.req->parts_left;
       p.recvq.pop_front();
       continue;
@@ -517,6 +518,7 @@ bool ShmTransport::progress_recv(Peer& p) {
     p.in_tail += pad;
     publish_tail(p);
     p.have_header = false;
+    ++received_messages_;
     --op.req->parts_left;
     p.recvq.pop_front();
   }

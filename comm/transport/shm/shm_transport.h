@@ -68,6 +68,7 @@
 
 #include <poll.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -90,6 +91,9 @@ struct ShmOptions {
   bool yield = false;
   /// Transport::crowded(): the whole world is on this host, with more ranks than cores.
   bool crowded = false;
+  /// Transport::ranks_per_core() when crowded: ceil(ranks on this host / cores); at least 2
+  /// is reported while crowded.
+  unsigned ranks_per_core = 2;
   /// Single copy (see above) for collective messages of at least this many bytes; 0: never
   /// (every message through the rings). Config: CLUSTERCOMM_SHM_SINGLE_COPY_MIN.
   size_t single_copy_min = 0;
@@ -118,6 +122,9 @@ class ShmTransport final : public Transport {
   void poll() override;
   void abort(int failed_rank) noexcept override;
   bool crowded() const override { return options_.crowded; }
+  unsigned ranks_per_core() const override {
+    return options_.crowded ? std::max(options_.ranks_per_core, 2u) : 1u;
+  }
   /// Transport::messages_are_copies(): the whole world is on this host (no cable transport).
   bool messages_are_copies() const override { return remote_ == nullptr; }
 
@@ -128,6 +135,8 @@ class ShmTransport final : public Transport {
   /// Payload bytes irecv_reduce folded straight out of the rings, or out of a peer's buffer
   /// (single copy), so far (tests, benchmarks).
   uint64_t folded_bytes() const { return folded_bytes_; }
+  /// Messages received from local peers so far (tests: which algorithm ran).
+  uint64_t received_messages() const { return received_messages_; }
   /// Payload bytes received by single copy (read out of the sender's buffer) so far.
   uint64_t single_copy_bytes() const { return single_copy_bytes_; }
   void set_interrupt_check(std::function<bool()> check) override {
@@ -267,6 +276,7 @@ class ShmTransport final : public Transport {
   size_t piece_;  // largest copy published at once
   bool aborted_ = false;
   uint64_t folded_bytes_ = 0;
+  uint64_t received_messages_ = 0;
   uint64_t single_copy_bytes_ = 0;
   bool probed_all_ = true;  // probe_peers() has nothing left to do (or single copy is off)
   std::vector<unsigned char> bounce_;  // single copy into a fold: one piece at a time
