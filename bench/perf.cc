@@ -1,7 +1,7 @@
 // clustercomm-perf: an nccl-tests-style table for each collective of libclustercomm.
 //
 //   clustercomm-perf [-N ranks] [-o all_reduce|reduce_scatter|all_gather|broadcast|sendrecv|
-//                     all_to_all|all_to_allv|all]
+//                     all_to_all|all_to_allv|split|all] [-g group]
 //                    [-d type] [-r redop] [-b minbytes] [-e maxbytes] [-f factor]
 //                    [-n iters] [-w warmup] [-c|--check 0/1] [-P|--percentiles 0/1]
 // -P 1 adds, after each row, rank 0's per-call p50 and p99 of the out-of-place run:
@@ -22,6 +22,13 @@
 // before the tables gives the topology, chunk, window and one-shot limit rank 0 chose (the
 // chunk left unset is the transport's: config.h, tuning_chunk_bytes). -o all on a ring of
 // more than 3 ranks leaves out all_to_all and all_to_allv (they need a mesh), saying so.
+// Split communicators (-g G, and -o split = -o all_reduce -g 2 unless -g says otherwise): the
+// world is split into groups of G consecutive ranks (Communicator::split, color rank / G, key
+// rank: tensor-parallel groups) before the tables, timed on its own ("# split: ... us", rank
+// 0's median of kSplits splits), and every table then runs on every group at once; nranks,
+// busbw and the check are the group's, time is the slowest rank of any group, #wrong the sum
+// over all groups. G must divide the world's size. -o all does not include split (-g does
+// that for every op).
 #include <poll.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -37,6 +44,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -57,7 +65,11 @@ struct Options {
   ReduceOp redop = ReduceOp::kSum;
   bool check = true;
   bool percentiles = false;
+  int group = 0;  // -g: ranks per split communicator; 0: the whole world
 };
+
+// Splits timed for the "# split" line (the last one's communicators run the tables).
+constexpr int kSplits = 20;
 
 struct Result {
   double us = 0;
@@ -300,7 +312,19 @@ void settle(Communicator& c) {
   }
 }
 
-int run_rank(Communicator& c, const Options& o) {
+// Across the groups of a split world: the slowest rank's time, every group's wrong values
+// (each rank of a group holds its group's sum: its rank 0 brings it).
+void across(Communicator& group, Communicator& world, Result& r) {
+  world.all_reduce(&r.us, &r.us, 1, DataType::kF64, ReduceOp::kMax);
+  uint64_t wrong = group.rank() == 0 ? r.wrong : 0;
+  world.all_reduce(&wrong, &wrong, 1, DataType::kU64, ReduceOp::kSum);
+  r.wrong = static_cast<size_t>(wrong);
+}
+
+// The tables, on `c`: the world itself, or this rank's group split from `world` (then only
+// world rank 0 prints, and each row is taken across the groups).
+int run_tables(Communicator& c, Communicator& world, const Options& o) {
+  const bool grouped = &c != &world;
   const std::vector<std::string> ops =
       o.op == "all" ? std::vector<std::string>(kOps.begin(), kOps.end())
                     : std::vector<std::string>{o.op};
@@ -308,7 +332,7 @@ int run_rank(Communicator& c, const Options& o) {
   // Room for the largest size, or one all_to_allv unit (the largest rank block) above it.
   const size_t room = std::max(o.sweep.max_bytes, e * n * (n + 1) / 2) + 64;
   std::vector<unsigned char> in(room), out(room);
-  const bool lead = c.rank() == 0;
+  const bool lead = world.rank() == 0;
   size_t total_wrong = 0;
   settle(c);
   // all_to_all(v) exchange with every peer at once: on a ring of more than 3 ranks (not every
@@ -340,8 +364,13 @@ int run_rank(Communicator& c, const Options& o) {
     const size_t unit = size_unit(op, e, n);
     const double f = bus_factor(op, c.size());
     if (lead) {
-      std::printf("# clustercomm-perf %s: nranks %d type %s redop %s transport %s\n", op.c_str(),
-                  c.size(), type_name.c_str(), redop_name.c_str(), c.transport_name().c_str());
+      std::printf("# clustercomm-perf %s: nranks %d type %s redop %s transport %s%s\n", op.c_str(),
+                  c.size(), type_name.c_str(), redop_name.c_str(), c.transport_name().c_str(),
+                  grouped ? (" (each of " + std::to_string(world.size() / c.size()) +
+                             " groups split from " + std::to_string(world.size()) +
+                             " ranks, all at once)")
+                                .c_str()
+                          : "");
       std::printf("#%61s%s\n", "", "out-of-place                       in-place");
       std::printf("#%11s %13s %9s %7s %7s %8s %7s %7s %6s %8s %7s %7s %6s\n", "size", "count",
                   "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
@@ -358,8 +387,12 @@ int run_rank(Communicator& c, const Options& o) {
       const size_t bytes = size == 0 ? 0 : std::max(unit, size / unit * unit);
       if (bytes == last_bytes) continue;
       last_bytes = bytes;
-      const Result a = measure(c, o, op, bytes, in, out, false);
-      const Result b = has_inplace ? measure(c, o, op, bytes, in, out, true) : Result{};
+      Result a = measure(c, o, op, bytes, in, out, false);
+      Result b = has_inplace ? measure(c, o, op, bytes, in, out, true) : Result{};
+      if (grouped) {
+        across(c, world, a);
+        if (has_inplace) across(c, world, b);
+      }
       total_wrong += a.wrong + b.wrong;
       const double alg_a = static_cast<double>(bytes) / a.us / 1e3;
       bus_sum += alg_a * f;
@@ -390,9 +423,43 @@ int run_rank(Communicator& c, const Options& o) {
   return total_wrong == 0 ? 0 : 1;
 }
 
+int run_rank(Communicator& world, const Options& o) {
+  if (o.group == 0 && o.op != "split") return run_tables(world, world, o);
+  const int g = o.group > 0 ? o.group : 2;
+  if (world.size() % g != 0) {
+    if (world.rank() == 0) {
+      std::fprintf(stderr,
+                   "clustercomm-perf: error: -g %d: %d ranks do not make whole groups of %d "
+                   "(give a -g that divides the number of ranks)\n",
+                   g, world.size(), g);
+    }
+    return 2;
+  }
+  settle(world);
+  std::optional<Communicator> group;
+  std::vector<double> us;
+  for (int i = 0; i < kSplits; ++i) {
+    world.barrier();
+    const auto t0 = std::chrono::steady_clock::now();
+    Communicator c = world.split(world.rank() / g, world.rank());
+    us.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    group.emplace(std::move(c));
+  }
+  std::sort(us.begin(), us.end());
+  if (world.rank() == 0) {
+    std::printf("# split: %d ranks into %d groups of %d (color rank / %d, key rank): %.1f us "
+                "(rank 0, median of %d splits)\n",
+                world.size(), world.size() / g, g, g, us[us.size() / 2], kSplits);
+  }
+  Options inner = o;
+  if (inner.op == "split") inner.op = "all_reduce";
+  return run_tables(*group, world, inner);
+}
+
 constexpr const char* kUsage =
     "usage: clustercomm-perf [-N ranks] [-o op|all] [-d type] [-r redop] [-b min] [-e max] "
-    "[-f factor] [-n iters] [-w warmup] [-c 0|1] [-P 0|1]\n";
+    "[-f factor] [-n iters] [-w warmup] [-c 0|1] [-P 0|1] [-g group]\n";
 
 int usage() {
   std::fputs(kUsage, stderr);
@@ -410,7 +477,8 @@ void help() {
       "                         when started by a launcher (CLUSTERCOMM_RANK or MLX_RANK set):\n"
       "                         then this process is one rank of the launcher's world\n"
       "  -o, --op OP            all_reduce (default), reduce_scatter, all_gather, broadcast,\n"
-      "                         sendrecv, all_to_all, all_to_allv, or all (one table each)\n"
+      "                         sendrecv, all_to_all, all_to_allv, split (all_reduce in\n"
+      "                         groups of -g, default 2), or all (one table each; not split)\n"
       "  -d, --datatype T       f32 (default) f64 f16 bf16 i8 i16 i32 i64 u8 u16 u32 u64\n"
       "  -r, --redop R          sum (default), prod, min, max\n"
       "  -b, --minbytes SIZE    first size, bytes of the whole buffer (K M G T suffixes; 8)\n"
@@ -420,6 +488,8 @@ void help() {
       "  -w, --warmup_iters N   untimed calls first (default a fifth of -n, at least 2)\n"
       "  -c, --check 0|1        check every value after the timed calls (default 1)\n"
       "  -P, --percentiles 0|1  add rank 0's per-call p50 and p99 after each row (default 0)\n"
+      "  -g, --group G          split the ranks into groups of G (color rank / G) and run on\n"
+      "                         every group at once; G must divide the ranks (default: none)\n"
       "  -h, --help             this text\n"
       "\n"
       "The environment chooses the transport and tuning as for any libclustercomm job\n"
@@ -452,9 +522,11 @@ int main(int argc, char** argv) {
         o.ranks = static_cast<int>(bench::parse_int(a.c_str(), v, 1, 64));
       } else if (a == "-o" || a == "--op") {
         o.op = v;
-        if (o.op != "all" && std::find(kOps.begin(), kOps.end(), o.op) == kOps.end()) {
+        if (o.op != "all" && o.op != "split" &&
+            std::find(kOps.begin(), kOps.end(), o.op) == kOps.end()) {
           throw bench::UsageError("-o " + o.op + ": not an operation (all_reduce, reduce_scatter, "
-                                  "all_gather, broadcast, sendrecv, all_to_all, all_to_allv or all)");
+                                  "all_gather, broadcast, sendrecv, all_to_all, all_to_allv, "
+                                  "split or all)");
         }
       } else if (a == "-d" || a == "--datatype") {
         const auto t = parse_data_type(v);
@@ -470,12 +542,21 @@ int main(int argc, char** argv) {
         o.check = bench::parse_int(a.c_str(), v, 0, 1) != 0;
       } else if (a == "-P" || a == "--percentiles") {
         o.percentiles = bench::parse_int(a.c_str(), v, 0, 1) != 0;
+      } else if (a == "-g" || a == "--group") {
+        o.group = static_cast<int>(bench::parse_int(a.c_str(), v, 1, 64));
       } else {
         std::fprintf(stderr, "clustercomm-perf: error: %s: unknown flag\n", a.c_str());
         return usage();
       }
     }
     o.sweep.check();
+    const int g = o.group > 0 ? o.group : o.op == "split" ? 2 : 0;
+    const bool forked =
+        std::getenv("CLUSTERCOMM_RANK") == nullptr && std::getenv("MLX_RANK") == nullptr;
+    if (forked && g > 0 && o.ranks % g != 0) {
+      throw bench::UsageError("-g " + std::to_string(g) + ": " + std::to_string(o.ranks) +
+                              " ranks (-N) do not make whole groups of " + std::to_string(g));
+    }
   } catch (const bench::UsageError& e) {
     std::fprintf(stderr, "clustercomm-perf: error: %s\n", e.what());
     return usage();

@@ -40,6 +40,9 @@ refuse "-d float99: not a data type" -d float99
 refuse "-r avg: not a reduction" -r avg
 refuse "-x: unknown flag" -x 1
 refuse "-e: unknown flag or no value after it" -b 8 -e
+refuse "-g 0: not a whole number from 1 to 64" -g 0
+refuse "-g 3: 4 ranks (-N) do not make whole groups of 3" -N 4 -g 3
+refuse "-g 2: 3 ranks (-N) do not make whole groups of 2" -N 3 -o split
 # A good sweep runs: all_gather at n = 2, -b 4 raised to one f32 per rank (8 bytes), once.
 out=$(CLUSTERCOMM_TIMEOUT_MS=30000 "$perf" -N 2 -o all_gather -b 4 -e 8 -n 5 2>&1)
 st=$?
@@ -62,6 +65,20 @@ if [ "$st" = 0 ] && [ "$tables" = 5 ] &&
   echo "ok: ring of 4, -o all: 5 tables, all_to_all(v) skipped, chunk 524288 on tcp, exit 0"
 else
   echo "FAIL: ring of 4, -o all: exit $st, $tables tables: $out"
+  fails=$((fails + 1))
+fi
+# -o split at n = 4: the split timed once, then all_reduce in 2 groups of 2 at once (nranks 2,
+# busbw the group's), checked: exit 0.
+out=$(CLUSTERCOMM_TIMEOUT_MS=30000 "$perf" -N 4 -o split -b 64 -e 64 -n 5 2>&1)
+st=$?
+rows=$(printf '%s\n' "$out" | grep -c '^ *64 ')
+if [ "$st" = 0 ] && [ "$rows" = 1 ] &&
+  printf '%s' "$out" | grep -q "^# split: 4 ranks into 2 groups of 2 (color rank / 2, key rank): [0-9.]* us" &&
+  printf '%s' "$out" | grep -q "^# clustercomm-perf all_reduce: nranks 2 .*(each of 2 groups split from 4 ranks, all at once)" &&
+  printf '%s' "$out" | grep -q "Out of bounds values : 0 OK"; then
+  echo "ok: -N 4 -o split: split timed, all_reduce in 2 groups of 2, one row, exit 0"
+else
+  echo "FAIL: -N 4 -o split: exit $st, $rows rows of 64 bytes: $out"
   fails=$((fails + 1))
 fi
 exit $((fails > 0))
