@@ -26,6 +26,7 @@
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/json_text.h"
+#include "util/text.h"
 
 namespace cc::cli {
 namespace {
@@ -263,6 +264,22 @@ bool report_gaps(const Context& ctx, const NetworkOptions& o, const Planned& p,
   return left_out || missing;
 }
 
+// The hosts `plan` did not probe, on stderr: `plan` exited 3 naming none. Each problem's
+// message is discover's and health's (the host, the SSH target and port it tried, the timeout,
+// what to do); then how to plan the cables those hosts left out, once they are reached.
+void report_not_probed(const Context& ctx, const NetworkOptions& o, const ClusterState& s) {
+  fmt::print(
+      stderr, "clusterctl network plan: {} not probed, so this plan may miss cables of {}:\n",
+      util::plural(s.problems.size(), "host", "hosts"), s.problems.size() == 1 ? "it" : "them");
+  for (const auto& p : s.problems) fmt::print(stderr, "  {}\n", util::red(ctx.style, p.message));
+  const discovery::FixCommand fix = fix_command(ctx.global, o.source, s);
+  fmt::print(stderr, "Once {} reached, run {} again\n",
+             s.problems.size() == 1 ? "it is" : "they are",
+             o.source.state_file.empty()
+                 ? fmt::format("`{}`", fix.command("network plan"))
+                 : fmt::format("`{}`, then `{}`", fix.rediscover(), fix.command("network plan")));
+}
+
 ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
   if (!o.output.empty()) {
     if (auto st = util::check_output_path(o.output); !st) {
@@ -293,7 +310,9 @@ ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
     for (const auto& l : *plan) fmt::print("  {}\n", link_line(l));
     if (!out.empty()) fmt::print("saved in {}\n", out);
   }
-  return state->problems.empty() ? ExitCode::kOk : require_all_hosts(*state).error().code;
+  if (state->problems.empty()) return ExitCode::kOk;
+  report_not_probed(ctx, o, *state);
+  return require_all_hosts(*state).error().code;
 }
 
 // Waits for the operator to press Enter (stdin), Ctrl-C ends it.
