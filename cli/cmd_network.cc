@@ -114,6 +114,12 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
   }
   auto live = obtain_cluster_state(live_ctx, live_source);
   if (!live) return live.error();
+  // Hosts a signal cut off are no hosts unreachable: one line (run_apply, run_verify: "nothing
+  // was changed"), not one per host.
+  if (util::interrupted()) {
+    return util::Error{ExitCode::kInterrupted,
+                       util::interruption() + " while discovering the hosts; nothing was changed"};
+  }
   p.live = std::move(*live);
   p.global = live_ctx.global;
   // A host not reached sees none of its cables: say so (exit 3), not that they were pulled.
@@ -293,10 +299,14 @@ ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
   }
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "network plan", state.error());
+  const std::string out = !o.output.empty() ? o.output : o.source.state_file;
+  if (util::interrupted()) {
+    return report_interrupted("network plan",
+                              out.empty() ? "nothing shown" : "nothing written to " + out);
+  }
   auto plan = provision::plan_network(*state, {*base});
   if (!plan) return report_error(ctx, "network plan", plan.error());
   state->network = *plan;
-  std::string out = !o.output.empty() ? o.output : o.source.state_file;
   if (!out.empty()) {
     if (auto st = discovery::save_cluster_state(*state, out); !st) {
       return report_error(ctx, "network plan", st.error());
@@ -441,9 +451,9 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
   }
   if (interrupted || util::interrupted()) {
     // Ctrl-C is no failure of the cabling: no cable to look for, nothing verified.
-    fmt::print(stderr, "clusterctl network apply: interrupted (Ctrl-C); nothing was verified{}\n",
-               failed ? "" : ": run it again to apply the rest");
-    return ExitCode::kInterrupted;
+    return report_interrupted(
+        "network apply",
+        fmt::format("nothing was verified{}", failed ? "" : ": run it again to apply the rest"));
   }
   if (failed) {
     report_gaps(ctx, o, *p, "apply");

@@ -881,6 +881,29 @@ shown=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$tmp/int-out" | tail -1)
 grep -qF "health (quick): interrupted (Ctrl-C) while discovering the hosts: 0 of " "$tmp/int-out" &&
   python3 -c 'import sys; sys.exit(0 if 1.5 < float(sys.argv[1] or 0) < 10 else 1)' "$shown" ||
   { echo "FAIL: health --quick interrupted in discovery: $(cat "$tmp/int-out")"; fail=1; }
+# A signal during a live discovery is said in one line that names the signal that came
+# (discover and collect called a SIGTERM "interrupted (Ctrl-C)"), exit 130 for either (README,
+# "Exit codes"), and nothing of the partial probe; hostfile printed a line "interrupted while
+# connecting" per host not reached yet, network plan a plan and no word at all.
+printf 'Host silent2\n  HostName 127.0.0.1\n  Port %s\n' "$(cat "$tmp/silent-port")" >>"$tmp/silent_config"
+interrupt_run() {  # interrupt_run SIGNAL WANTED-LINE CMD...: CMD, SIGNAL 1.5 s later; exit 130, that line alone
+  local sig=$1 want=$2 pid rc; shift 2
+  env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/nolabs" "$cc" -F "$tmp/silent_config" --connect-timeout 20 "$@" >"$tmp/sig-out" 2>&1 &
+  pid=$!
+  sleep 1.5
+  kill -"$sig" "$pid"
+  wait "$pid"; rc=$?
+  LAST=$(cat "$tmp/sig-out")
+  [ "$rc" = 130 ] && [ "$LAST" = "$want" ] ||
+    { echo "FAIL: $* after SIG$sig: exit $rc, want 130 and only '$want': $LAST"; fail=1; }
+}
+interrupt_run TERM "clusterctl discover: terminated (SIGTERM); nothing shown" discover --hosts silent,silent2
+interrupt_run INT "clusterctl discover: interrupted (Ctrl-C); nothing written to $tmp/never.json" discover --hosts silent,silent2 -o "$tmp/never.json"
+interrupt_run TERM "clusterctl collect: terminated (SIGTERM); nothing was collected into $tmp/sig-bundle" collect --hosts silent,silent2 -o "$tmp/sig-bundle"
+interrupt_run INT "clusterctl hostfile: interrupted (Ctrl-C); nothing written" hostfile --format mpi --hosts silent,silent2
+interrupt_run TERM "clusterctl hostfile: terminated (SIGTERM); nothing written" hostfile --format mpi --hosts silent,silent2
+interrupt_run TERM "clusterctl network plan: terminated (SIGTERM); nothing shown" network plan --hosts silent,silent2
+interrupt_run INT "clusterctl verify-mesh: interrupted (Ctrl-C); nothing shown" verify-mesh --hosts silent,silent2
 kill "$silent_pid" 2>/dev/null
 # network plan with a host it cannot reach names it (it exited 3 naming none), with how it was
 # tried and what to do, as discover does; the plan of the others is still printed.
