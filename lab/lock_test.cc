@@ -91,6 +91,29 @@ TEST_CASE("lock: a second taker waits, then is told who holds the lab and that n
   CHECK(contains(fourth.error().message, "lab 't' is being removed by another clusterctl"));
 }
 
+TEST_CASE("lock: lock_holder says what the holder does to the lab, and its pid") {
+  // `lab status --json` said "state": "none" of a lab another clusterctl was creating.
+  LockTempDir tmp;
+  const fs::path path = tmp.path / "labs" / "s.lock";
+  CHECK_FALSE(cc::lab::lock_holder(path, "s").has_value());  // no file
+  {
+    auto up = acquire_lock(path, "s", "up", 0ms, {});
+    REQUIRE(up.ok());
+    auto h = cc::lab::lock_holder(path, "s");
+    REQUIRE(h.has_value());
+    CHECK(h->state == "creating");
+    CHECK(h->pid == ::getpid());
+    CHECK(h->message ==
+          fmt::format("lab 's' is being created by another clusterctl (pid {})", ::getpid()));
+  }
+  CHECK_FALSE(cc::lab::lock_holder(path, "s").has_value());  // released: a file, no holder
+  auto down = acquire_lock(path, "s", "down", 0ms, {});
+  REQUIRE(down.ok());
+  auto h = cc::lab::lock_holder(path, "s");
+  REQUIRE(h.has_value());
+  CHECK(h->state == "removing");
+}
+
 TEST_CASE("lock: a waiter gets the lock once the holder is done, also when it removed the file") {
   LockTempDir tmp;
   const fs::path path = tmp.path / "labs" / "w.lock";

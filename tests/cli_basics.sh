@@ -645,6 +645,32 @@ grep -q "no lab named 'nosuchlab' is running (.* does not exist); start one with
   { echo "FAIL: lab status with no lab: $LAST"; fail=1; }
 expect 1 "lab status --json with no such lab" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab status --name nosuchlab --json
 grep -q '"state": "none"' <<<"$LAST" || { echo "FAIL: lab status --json with no lab: $LAST"; fail=1; }
+# While another clusterctl holds a lab's lock to create it (lab/lock.h: a flock, "up" in the
+# file) and its lab.json is not written yet, `lab status --json` said "state": "none": it says
+# "creating" and the holder's pid, and the text form names it the same way.
+if [ "$(id -u)" -eq 0 ]; then
+  held="ccbheld$$"
+  mkdir -p -m 0755 /run/clusterctl/labs  # as `lab up` makes it
+  python3 - "/run/clusterctl/labs/$held.lock" "$tmp/held-ready" <<'PY' &
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.write(fd, b"up\n")
+open(sys.argv[2], "w").close()
+time.sleep(60)
+PY
+  holder_pid=$!
+  for _ in $(seq 50); do [ -e "$tmp/held-ready" ] && break; sleep 0.1; done
+  expect 1 "lab status --json of a lab being created" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab status --name "$held" --json
+  grep -q '"state": "creating"' <<<"$LAST" && grep -q "\"holder_pid\": $holder_pid" <<<"$LAST" &&
+    grep -qF "lab '$held' is being created by another clusterctl (pid $holder_pid)" <<<"$LAST" ||
+    { echo "FAIL: lab status --json of a lab being created: $LAST"; fail=1; }
+  expect 1 "lab status of a lab being created" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab status --name "$held"
+  grep -qxF "clusterctl lab status: lab '$held' is being created by another clusterctl (pid $holder_pid): run \`clusterctl lab status --name $held\` again once it is done" <<<"$LAST" ||
+    { echo "FAIL: lab status of a lab being created: $LAST"; fail=1; }
+  kill "$holder_pid" 2>/dev/null; wait "$holder_pid" 2>/dev/null
+  rm -f "/run/clusterctl/labs/$held.lock"
+fi
 if [ "$(id -u)" -eq 0 ]; then  # lab down needs root; with no lab it has nothing to do (exit 0)
   expect 0 "lab down with no such lab" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab down --name nosuchlab
   grep -q "lab 'nosuchlab': nothing to remove: this machine has no lab of that name; there are no labs" <<<"$LAST" ||
