@@ -155,11 +155,10 @@ util::ExitCode run_discover(const Context& ctx, const DiscoverOptions& o) {
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "discover", state.error());
   if (util::interrupted()) {
-    // The hosts whose probe Ctrl-C ended did not fail, and a partial state must not replace
-    // the file (it would drop their cables and plan): say so, write and print nothing of it.
-    fmt::print(stderr, "clusterctl discover: interrupted (Ctrl-C); {}\n",
-               o.output.empty() ? "nothing shown" : "nothing written to " + o.output);
-    return util::ExitCode::kInterrupted;
+    // The hosts whose probe Ctrl-C or SIGTERM ended did not fail, and a partial state must not
+    // replace the file (it would drop their cables and plan): say so, write and print nothing.
+    return report_interrupted(
+        "discover", o.output.empty() ? "nothing shown" : "nothing written to " + o.output);
   }
   std::vector<std::string> plan_notes;
   if (!old_plan.empty()) plan_notes = keep_plan_of(*state, old_plan, ctx, o);
@@ -193,10 +192,9 @@ util::ExitCode run_collect(const Context& ctx, DiscoverOptions o) {
     // call incomplete (and the directory, if any, is empty: collect -o can use it again).
     std::error_code ec;
     const bool some = fs::exists(o.output, ec) && !fs::is_empty(o.output, ec);
-    fmt::print(stderr, "clusterctl collect: interrupted (Ctrl-C); {}\n",
-               some ? fmt::format("the bundle in {} is incomplete", o.output)
-                    : fmt::format("nothing was collected into {}", o.output));
-    return util::ExitCode::kInterrupted;
+    return report_interrupted("collect",
+                              some ? fmt::format("the bundle in {} is incomplete", o.output)
+                                   : fmt::format("nothing was collected into {}", o.output));
   }
   std::string summary = fs::path(o.output) / "cluster.json";
   if (auto st = discovery::save_cluster_state(*state, summary); !st) {

@@ -15,6 +15,7 @@
 #include "launch/rank_env.h"
 #include "provision/hostfile.h"
 #include "util/atomic_file.h"
+#include "util/interrupt.h"
 
 namespace cc::cli {
 namespace {
@@ -55,6 +56,12 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
   }
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "hostfile", state.error());
+  // Each host a signal cut off would say "interrupted while connecting" (render_hostfile's
+  // error per host): one line, as discover says it.
+  if (util::interrupted()) {
+    return report_interrupted(
+        "hostfile", o.output.empty() ? "nothing written" : "nothing written to " + o.output);
+  }
   if (auto g = options_for_state(ctx.global, *state, o.source.state_file); g) {
     opts.fix = fix_command(*g, o.source, *state);
   }

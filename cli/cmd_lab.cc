@@ -227,7 +227,10 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
   auto status = lab::lab_status(name, o.dir);
   if (!status && status.error().code == ExitCode::kCheckFailed && json) {
     // No such lab (1, not a usage error): --json still answers, with the reason on stderr.
-    nlohmann::ordered_json out = {{"name", name}, {"state", "none"}, {"ok", false},
+    nlohmann::ordered_json out = {{"name", name},
+                                  {"state", "none"},
+                                  {"holder_pid", nullptr},
+                                  {"ok", false},
                                   {"hosts", nlohmann::ordered_json::array()}};
     fmt::print("{}\n", util::json_text(out, 2));
   }
@@ -245,10 +248,30 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
     return fail("lab status", e);
   }
   if (!status) return fail("lab status", status.error());
+  using Json = nlohmann::ordered_json;
+  // Who creates or removes it now (lock.h), by the kernel's pid; null when no one does.
+  const Json holder_pid = status->busy && status->busy->pid ? Json(*status->busy->pid) : Json();
+  if (!status->recorded) {
+    // Another clusterctl holds the lab's lock and its lab.json is not there (yet): the lab is
+    // being created (or removed), not "none".
+    if (json) {
+      const Json out = {{"name", name},
+                        {"state", status->lab.state},
+                        {"holder_pid", holder_pid},
+                        {"ok", false},
+                        {"hosts", Json::array()}};
+      fmt::print("{}\n", util::json_text(out, 2));
+    }
+    return fail("lab status",
+                {ExitCode::kCheckFailed,
+                 fmt::format("{}: run `clusterctl lab status --name {}` again once it is done",
+                             status->busy->message, name)});
+  }
   const ExitCode rc = status->all_up() ? ExitCode::kOk : ExitCode::kCheckFailed;
+  // The state of lab.json, or, while another clusterctl works on the lab, what it does.
+  const std::string state = status->busy ? status->busy->state : status->lab.state;
   auto ports = ports_by_host(status->lab);
   if (json) {
-    using Json = nlohmann::ordered_json;
     Json hosts = Json::array();
     for (const auto& h : status->hosts) {
       Json p = Json::array();
@@ -266,15 +289,21 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
                        {"data_dir", h.host.data_dir},
                        {"data_mounted", h.data_mounted}});
     }
-    Json out = {{"name", status->lab.name},         {"state", status->lab.state},
-                {"dir", status->dir.string()},      {"topology", status->lab.topology},
-                {"subnet", status->lab.subnet},     {"bridge", status->lab.bridge},
-                {"data_dir", status->lab.data_dir}, {"data_size", status->lab.data_size},
-                {"ok", rc == ExitCode::kOk},        {"hosts", hosts}};
+    Json out = {{"name", status->lab.name},
+                {"state", state},
+                {"holder_pid", holder_pid},
+                {"dir", status->dir.string()},
+                {"topology", status->lab.topology},
+                {"subnet", status->lab.subnet},
+                {"bridge", status->lab.bridge},
+                {"data_dir", status->lab.data_dir},
+                {"data_size", status->lab.data_size},
+                {"ok", rc == ExitCode::kOk},
+                {"hosts", hosts}};
     fmt::print("{}\n", util::json_text(out, 2));
     return rc;
   }
-  fmt::print("lab '{}' ({}, {}, subnet {}, {})\n", name, status->lab.state, status->lab.topology,
+  fmt::print("lab '{}' ({}, {}, subnet {}, {})\n", name, state, status->lab.topology,
              status->lab.subnet, status->dir.string());
   fmt::print("{:<5} {:<22} {:<15} {:<16} {}\n", "HOST", "NAMESPACE", "ADDRESS", "SSHD", "PORTS");
   for (const auto& h : status->hosts) {
@@ -292,9 +321,9 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
                h.sshd_running ? util::green(s, padded) : util::red(s, padded), fmt::join(p, " "));
   }
   print_data_dirs(*status, s);
-  if (rc != ExitCode::kOk && !status->busy.empty()) {
+  if (rc != ExitCode::kOk && status->busy) {
     fmt::print(stderr, "clusterctl lab status: {}: run it again once that is done\n",
-               status->busy);
+               status->busy->message);
   } else if (rc != ExitCode::kOk) {
     fmt::print(stderr,
                "clusterctl lab status: some hosts are down; `clusterctl lab down --name {0}` "

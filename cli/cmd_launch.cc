@@ -35,6 +35,7 @@
 #include "discovery/cluster_state.h"
 #include "discovery/fix_command.h"
 #include "discovery/probe.h"
+#include "launch/detach.h"
 #include "launch/job_spec.h"
 #include "launch/job_state.h"
 #include "launch/local_needs.h"
@@ -58,7 +59,6 @@
 #include "util/process.h"
 #include "util/text.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 namespace cc::cli {
@@ -563,12 +563,9 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   rec.ssh_config = absolute(placement->global.ssh_config);
   if (o.detach) {
     // Before any thread exists: the child runs the job in its own session, the parent reports.
-    std::fflush(nullptr);
-    pid_t child = ::fork();
-    if (child < 0) {
-      return fail(util::error(ExitCode::kUsage, "cannot start in the background: fork failed"));
-    }
-    if (child > 0) {
+    auto started_child = launch::start_in_background([] { return ::fork(); });
+    if (!started_child) return fail(started_child.error());
+    if (const pid_t child = *started_child; child > 0) {
       rec.pid = child;
       rec.pid_start = util::process_start_time(child).value_or("");
       if (auto st = launch::save_job(rec); !st) return fail(st.error());
@@ -578,14 +575,6 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
                  "`clusterctl logs {} -f`, end it with `clusterctl stop {}`\n",
                  rec.id, child, rec.id, rec.id);
       return ExitCode::kOk;
-    }
-    ::setsid();
-    int devnull = ::open("/dev/null", O_RDWR);
-    if (devnull >= 0) {
-      ::dup2(devnull, 0);
-      ::dup2(devnull, 1);
-      ::dup2(devnull, 2);
-      if (devnull > 2) ::close(devnull);
     }
     rec.pid = ::getpid();
     rec.pid_start = util::process_start_time(rec.pid).value_or("");

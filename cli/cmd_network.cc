@@ -26,6 +26,7 @@
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/json_text.h"
+#include "util/text.h"
 
 namespace cc::cli {
 namespace {
@@ -113,6 +114,12 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
   }
   auto live = obtain_cluster_state(live_ctx, live_source);
   if (!live) return live.error();
+  // Hosts a signal cut off are no hosts unreachable: one line (run_apply, run_verify: "nothing
+  // was changed"), not one per host.
+  if (util::interrupted()) {
+    return util::Error{ExitCode::kInterrupted,
+                       util::interruption() + " while discovering the hosts; nothing was changed"};
+  }
   p.live = std::move(*live);
   p.global = live_ctx.global;
   // A host not reached sees none of its cables: say so (exit 3), not that they were pulled.
@@ -263,6 +270,22 @@ bool report_gaps(const Context& ctx, const NetworkOptions& o, const Planned& p,
   return left_out || missing;
 }
 
+// The hosts `plan` did not probe, on stderr: `plan` exited 3 naming none. Each problem's
+// message is discover's and health's (the host, the SSH target and port it tried, the timeout,
+// what to do); then how to plan the cables those hosts left out, once they are reached.
+void report_not_probed(const Context& ctx, const NetworkOptions& o, const ClusterState& s) {
+  fmt::print(
+      stderr, "clusterctl network plan: {} not probed, so this plan may miss cables of {}:\n",
+      util::plural(s.problems.size(), "host", "hosts"), s.problems.size() == 1 ? "it" : "them");
+  for (const auto& p : s.problems) fmt::print(stderr, "  {}\n", util::red(ctx.style, p.message));
+  const discovery::FixCommand fix = fix_command(ctx.global, o.source, s);
+  fmt::print(stderr, "Once {} reached, run {} again\n",
+             s.problems.size() == 1 ? "it is" : "they are",
+             o.source.state_file.empty()
+                 ? fmt::format("`{}`", fix.command("network plan"))
+                 : fmt::format("`{}`, then `{}`", fix.rediscover(), fix.command("network plan")));
+}
+
 ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
   if (!o.output.empty()) {
     if (auto st = util::check_output_path(o.output); !st) {
@@ -276,10 +299,14 @@ ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
   }
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "network plan", state.error());
+  const std::string out = !o.output.empty() ? o.output : o.source.state_file;
+  if (util::interrupted()) {
+    return report_interrupted("network plan",
+                              out.empty() ? "nothing shown" : "nothing written to " + out);
+  }
   auto plan = provision::plan_network(*state, {*base});
   if (!plan) return report_error(ctx, "network plan", plan.error());
   state->network = *plan;
-  std::string out = !o.output.empty() ? o.output : o.source.state_file;
   if (!out.empty()) {
     if (auto st = discovery::save_cluster_state(*state, out); !st) {
       return report_error(ctx, "network plan", st.error());
@@ -293,7 +320,9 @@ ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
     for (const auto& l : *plan) fmt::print("  {}\n", link_line(l));
     if (!out.empty()) fmt::print("saved in {}\n", out);
   }
-  return state->problems.empty() ? ExitCode::kOk : require_all_hosts(*state).error().code;
+  if (state->problems.empty()) return ExitCode::kOk;
+  report_not_probed(ctx, o, *state);
+  return require_all_hosts(*state).error().code;
 }
 
 // Waits for the operator to press Enter (stdin), Ctrl-C ends it.
@@ -422,9 +451,9 @@ ExitCode run_apply(const Context& ctx, const NetworkOptions& o) {
   }
   if (interrupted || util::interrupted()) {
     // Ctrl-C is no failure of the cabling: no cable to look for, nothing verified.
-    fmt::print(stderr, "clusterctl network apply: interrupted (Ctrl-C); nothing was verified{}\n",
-               failed ? "" : ": run it again to apply the rest");
-    return ExitCode::kInterrupted;
+    return report_interrupted(
+        "network apply",
+        fmt::format("nothing was verified{}", failed ? "" : ": run it again to apply the rest"));
   }
   if (failed) {
     report_gaps(ctx, o, *p, "apply");

@@ -24,6 +24,7 @@
 #include "provision/soft_roce.h"
 #include "remote/quote.h"
 #include "topology/graph.h"
+#include "util/interrupt.h"
 #include "util/json_text.h"
 
 namespace cc::cli {
@@ -53,6 +54,7 @@ milliseconds to_ms(double seconds) {
 ExitCode run_status(const Context& ctx, const StatusOptions& o) {
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "rdma status", state.error());
+  if (util::interrupted()) return report_interrupted("rdma status", "nothing shown");
   auto g = options_for_state(ctx.global, *state, o.source.state_file);
   if (!g) return report_error(ctx, "rdma status", g.error());
   const provision::RdmaStatus status = provision::rdma_status(*state, fix_command(*g, o.source, *state));
@@ -231,6 +233,7 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
   }
   auto state = obtain_cluster_state(ctx, o.source);
   if (!state) return report_error(ctx, "rdma enable", state.error());
+  if (util::interrupted()) return report_interrupted("rdma enable", "nothing was changed");
   auto exs = executors_for(ctx, o.source, *state);
   if (!exs) return report_error(ctx, "rdma enable", exs.error());
   // The commands it suggests name the cluster as given, with the lab in use (runnable).

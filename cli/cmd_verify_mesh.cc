@@ -41,8 +41,7 @@ util::ExitCode run_verify_mesh(const Context& ctx, const VerifyMeshOptions& o) {
   // the text report (on stderr, first, when stdout is JSON or DOT).
   const std::string from = state_file_note(o.source, *state, opts.fix);
   if (util::interrupted()) {  // the report is partial: say so, print nothing of it
-    fmt::print(stderr, "clusterctl verify-mesh: interrupted\n");
-    return util::ExitCode::kInterrupted;
+    return report_interrupted("verify-mesh", "nothing shown");
   }
   if (!from.empty() && (ctx.style.json || o.dot)) fmt::print(stderr, "{}\n", from);
   if (ctx.style.json) {

@@ -4,11 +4,19 @@
 
 #include <fmt/format.h>
 
+#include "util/interrupt.h"
+
 namespace cc::cli {
 
 util::ExitCode report_error(const Context& ctx, std::string_view command, const util::Error& e) {
   fmt::print(stderr, "clusterctl {}: {}\n", command, util::red(ctx.style, e.message));
   return e.code;
+}
+
+util::ExitCode report_interrupted(std::string_view command, std::string_view what) {
+  fmt::print(stderr, "clusterctl {}: {}{}{}\n", command, util::interruption(),
+             what.empty() ? "" : "; ", what);
+  return util::ExitCode::kInterrupted;
 }
 
 }  // namespace cc::cli

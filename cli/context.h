@@ -39,6 +39,12 @@ struct Context {
 /// and returns the error's exit code: how a subcommand reports the error that ends it.
 util::ExitCode report_error(const Context& ctx, std::string_view command, const util::Error& e);
 
+/// Prints "clusterctl COMMAND: interrupted (Ctrl-C)" ("terminated (SIGTERM)" for a SIGTERM:
+/// util::interruption), then "; WHAT" when given, to stderr, and returns
+/// ExitCode::kInterrupted: the one line of a command that a signal ended, in place of a line per
+/// host for each host its discovery had not reached yet ("interrupted while connecting").
+util::ExitCode report_interrupted(std::string_view command, std::string_view what = "");
+
 // One function per subcommand file (cmd_*.cc) adds that subcommand to the app.
 void add_exec_command(CLI::App& app, Context& ctx);
 void add_discover_command(CLI::App& app, Context& ctx);  // discover, collect

@@ -62,7 +62,7 @@ void link_checks(const discovery::ClusterState& live, std::span<remote::Executor
       if (util::interrupted()) {  // Ctrl-C: the rounds left are not started
         per_cable[i].push_back(interrupted_check(
             Scope::kCable, label, "link-test",
-            fmt::format("the link test over {} was not run: interrupted (Ctrl-C)", label)));
+            fmt::format("the link test over {} was not run: {}", label, util::interruption())));
         continue;
       }
       // Only cables whose link is up and addressed are measured.
@@ -157,7 +157,8 @@ Report run_health(const discovery::ClusterState& expected,
         outcomes[i].host = names[i];
         if (cut_in_discovery) {
           outcomes[i].problem = discovery::HostProblem{
-              names[i], 1, names[i] + ": not probed: interrupted (Ctrl-C) while discovering"};
+              names[i], 1,
+              names[i] + ": not probed: " + util::interruption() + " while discovering"};
           const std::lock_guard<std::mutex> lock(interrupted_mu);
           interrupted_hosts.insert(names[i]);
           return;
@@ -189,12 +190,11 @@ Report run_health(const discovery::ClusterState& expected,
               ? r.subject.starts_with(h + ":") || r.subject.find("-" + h + ":") != std::string::npos
               : false;
       if (its && r.status == Status::kFail) {
-        r = interrupted_check(
-            r.scope, r.subject, r.check,
-            cut_in_discovery
-                ? fmt::format("{}: not probed: interrupted (Ctrl-C) while discovering the hosts",
-                              h)
-                : fmt::format("{}: the probe was interrupted (Ctrl-C)", h));
+        r = interrupted_check(r.scope, r.subject, r.check,
+                              cut_in_discovery
+                                  ? fmt::format("{}: not probed: {} while discovering the hosts", h,
+                                                util::interruption())
+                                  : fmt::format("{}: the probe was {}", h, util::interruption()));
       }
     }
   }
@@ -208,7 +208,7 @@ Report run_health(const discovery::ClusterState& expected,
       for (const auto& h : live.hosts) ranks.push_back(executor_of(executors, h.host));
       if (util::interrupted()) {
         report.add(interrupted_check(Scope::kCluster, "cluster", "all-reduce",
-                                     "the all_reduce was not run: interrupted (Ctrl-C)"));
+                                     "the all_reduce was not run: " + util::interruption()));
       } else if (live.hosts.size() != names.size()) {
         report.add(all_reduce_failed(
             "not run",

@@ -13,6 +13,7 @@
 #include "remote/quote.h"
 #include "util/address.h"
 #include "util/atomic_file.h"
+#include "util/interrupt.h"
 #include "util/number.h"
 
 namespace cc::healthcheck {
@@ -69,7 +70,7 @@ std::optional<util::Error> rank_failure(const std::vector<Rank>& ranks,
                                         const std::string& what) {
   for (const auto& r : rs) {
     if (!r && r.error().code == ExitCode::kInterrupted) {
-      return util::Error{ExitCode::kInterrupted, what + " was interrupted (Ctrl-C)"};
+      return util::Error{ExitCode::kInterrupted, what + " was " + util::interruption()};
     }
   }
   std::vector<std::string> problems;

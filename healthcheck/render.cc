@@ -12,6 +12,7 @@
 
 #include "healthcheck/xml_writer.h"
 #include "util/atomic_file.h"
+#include "util/interrupt.h"
 #include "util/json_text.h"
 
 namespace cc::healthcheck {
@@ -47,9 +48,10 @@ std::string interrupted_summary(const Report& r) {
   }
   const std::size_t done = r.results.size() - open.size();
   std::string line = fmt::format(
-      "health ({}): interrupted (Ctrl-C){}: {} of {} checks done: {} PASS, {} WARN, {} FAIL",
-      r.level, r.interrupted_while.empty() ? "" : " while " + r.interrupted_while, done,
-      r.results.size(), r.count(Status::kPass), r.count(Status::kWarn), r.count(Status::kFail));
+      "health ({}): {}{}: {} of {} checks done: {} PASS, {} WARN, {} FAIL", r.level,
+      util::interruption(), r.interrupted_while.empty() ? "" : " while " + r.interrupted_while,
+      done, r.results.size(), r.count(Status::kPass), r.count(Status::kWarn),
+      r.count(Status::kFail));
   if (open.size() == 1) {
     line += fmt::format("; not finished: {} ({})", open[0]->check, open[0]->detail);
   } else if (!open.empty()) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,17 @@ namespace cc::lab {
 using Progress = std::function<void(std::string_view)>;
 
 class LabLock;  // lock.h
+
+/// Who holds a lab's lock, and so what the lab is meanwhile.
+struct LockHolder {
+  /// The lab's state while held, the word `lab status` prints: "creating" (`lab up`, as
+  /// lab.json says while it is made), "removing" (`lab down`), "changing" (an operation the
+  /// file does not name).
+  std::string state;
+  std::optional<int> pid;  // from /proc/locks; nullopt when it cannot be told (overlayfs)
+  /// As acquire_lock says it: "lab 'X' is being created by another clusterctl (pid N)".
+  std::string message;
+};
 
 /// Errors (kUsage) unless running as root, saying why root is needed.
 util::Status require_root();
@@ -102,8 +114,11 @@ struct LabStatus {
   std::filesystem::path dir;
   std::vector<HostStatus> hosts;
   /// Who is creating or removing the lab right now (lock.h lock_holder: "lab 'X' is being
-  /// created by another clusterctl (pid N)"); "" when no one is.
-  std::string busy;
+  /// created by another clusterctl (pid N)"); nullopt when no one is.
+  std::optional<LockHolder> busy;
+  /// False while a `lab up` holding the lock has not written lab.json yet (or a holder works on
+  /// a lab that has none here): `lab` then has only its name, and its state is busy->state.
+  bool recorded = true;
   /// State "up" (not a half-made lab) and every host's namespace and sshd present.
   bool all_up() const;
 };

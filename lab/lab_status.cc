@@ -33,13 +33,17 @@ util::Result<LabStatus> lab_status(std::string_view name, const fs::path& dir) {
   // Whose lab it is (owner.h): a lab of another lab directory is named, not taken for remains.
   const OwnerFacts facts = gather_owner_facts(name, files.dir);
   // A `lab up` or `lab down` under way (lock.h) is said as such, not taken for remains.
-  const std::optional<std::string> busy = lock_holder(lock_path(name), name);
+  const std::optional<LockHolder> busy = lock_holder(lock_path(name), name);
   if (const Owner owner = classify(facts); owner != Owner::kHere) {
     if (busy) {
-      return util::error(util::ExitCode::kCheckFailed,
-                         fmt::format("{}: run `clusterctl lab status --name {}` again once it "
-                                     "is done",
-                                     *busy, name));
+      // Being created (or removed) by another clusterctl: that, with its pid, not "none".
+      LabStatus status;
+      status.lab.name = std::string(name);
+      status.lab.state = busy->state;
+      status.dir = files.dir;
+      status.busy = busy;
+      status.recorded = false;
+      return status;
     }
     return status_error(facts, owner, sys::is_root());
   }
@@ -48,7 +52,7 @@ util::Result<LabStatus> lab_status(std::string_view name, const fs::path& dir) {
   auto record = parse_lab_json(*text, files.lab_json().string());
   if (!record) return record.error();
 
-  LabStatus status{*record, files.dir, {}, busy.value_or("")};
+  LabStatus status{*record, files.dir, {}, busy};
   std::vector<MountEntry> mounts;  // without a mount table, no data directory reads as mounted
   if (auto m = sys::mounts()) mounts = std::move(*m);
   for (const auto& h : record->hosts) {

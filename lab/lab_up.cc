@@ -391,10 +391,11 @@ util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options
   // Roll back. The executor refuses to run while the Ctrl-C flag is set, so it is cleared for
   // the cleanup and restored afterwards (main() then exits 130).
   const bool was_interrupted = util::interrupted();
+  const int signal = util::interrupt_signal();
   util::set_interrupted(false);
   if (progress) progress("rolling back");
   auto down = lab_down_locked(*lock, local, options.name, files.dir, false);
-  util::set_interrupted(was_interrupted);
+  util::set_interrupted(was_interrupted, signal);
   if (down) lock->remove_file();  // nothing of the lab is left
   util::Error e = built.error();
   if (was_interrupted) {

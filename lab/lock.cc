@@ -74,20 +74,27 @@ std::string holder_operation(int fd) {
   return op;
 }
 
-// "lab 'X' is being created by another clusterctl (pid N)".
-std::string describe_holder(int fd, const struct stat& st, std::string_view lab,
-                            const fs::path& path) {
+// Who holds the lock of `fd` (stat `st`): "lab 'X' is being created by another clusterctl
+// (pid N)", the state that is ("creating") and the pid.
+LockHolder holder_of(int fd, const struct stat& st, std::string_view lab, const fs::path& path) {
   const std::string op = holder_operation(fd);
+  LockHolder h;
+  h.state = op == "up" ? "creating" : op == "down" ? "removing" : "changing";
   const char* doing = op == "up"     ? "is being created"
                       : op == "down" ? "is being removed"
                                      : "is being changed";
-  std::optional<int> pid;
   if (auto text = util::read_file("/proc/locks", kMaxProcLocks)) {
-    pid = flock_holder(*text, major(st.st_dev), minor(st.st_dev), st.st_ino);
+    h.pid = flock_holder(*text, major(st.st_dev), minor(st.st_dev), st.st_ino);
   }
-  return fmt::format(
+  h.message = fmt::format(
       "lab '{}' {} by another clusterctl ({})", lab, doing,
-      pid ? fmt::format("pid {}", *pid) : fmt::format("which holds {}", path.string()));
+      h.pid ? fmt::format("pid {}", *h.pid) : fmt::format("which holds {}", path.string()));
+  return h;
+}
+
+std::string describe_holder(int fd, const struct stat& st, std::string_view lab,
+                            const fs::path& path) {
+  return holder_of(fd, st, lab, path).message;
 }
 
 template <class T>
@@ -142,7 +149,7 @@ std::optional<int> flock_holder(std::string_view proc_locks, unsigned dev_major,
   return std::nullopt;
 }
 
-std::optional<std::string> lock_holder(const fs::path& path, std::string_view lab) {
+std::optional<LockHolder> lock_holder(const fs::path& path, std::string_view lab) {
   const int raw = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
   if (raw < 0) return std::nullopt;
   util::UniqueFd fd(raw);
@@ -154,7 +161,7 @@ std::optional<std::string> lock_holder(const fs::path& path, std::string_view la
   if (!text || !flock_holder(*text, major(st.st_dev), minor(st.st_dev), st.st_ino)) {
     return std::nullopt;
   }
-  return describe_holder(fd.get(), st, lab, path);
+  return holder_of(fd.get(), st, lab, path);
 }
 
 util::Result<LabLock> acquire_lock(const fs::path& path, std::string_view lab,

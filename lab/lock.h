@@ -19,7 +19,11 @@
 //
 // `lab down` removes the file once the lab is gone, while still holding it (remove_file); a
 // waiter that then gets the lock of the removed file sees that the path no longer names it and
-// starts over on the new one.
+// starts over on the new one. A `lab down` that is refused (the lab is another lab directory's,
+// or not all of it could be removed) leaves the file: something of the lab is still on this
+// machine then, and the `lab down` that removes it removes the file too. An unheld file is
+// harmless: it locks nothing, `lab status` reports no holder for it, nothing lists labs from
+// this directory, and /run is emptied at boot.
 #pragma once
 
 #include <chrono>
@@ -73,10 +77,9 @@ util::Result<LabLock> acquire_lock(const std::filesystem::path& path, std::strin
                                    std::string_view operation, std::chrono::milliseconds wait,
                                    const Progress& note);
 
-/// Who holds lab `lab`'s lock at `path` right now, as acquire_lock says it ("lab 'X' is being
-/// created by another clusterctl (pid N)"), for `lab status`; nullopt when no one does (or the
-/// file is not there, or cannot be read). Never creates the file or waits.
-std::optional<std::string> lock_holder(const std::filesystem::path& path, std::string_view lab);
+/// Who holds lab `lab`'s lock at `path` right now, for `lab status`; nullopt when no one does
+/// (or the file is not there, or cannot be read). Never creates the file or waits.
+std::optional<LockHolder> lock_holder(const std::filesystem::path& path, std::string_view lab);
 
 /// The pid holding a flock(2) on the file of device `dev_major`:`dev_minor` and inode `ino`, from
 /// the text of /proc/locks (proc(5): "1: FLOCK  ADVISORY  WRITE 1234 00:1a:5678 0 EOF", device in

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -13,30 +12,18 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include "tests/temp_dir.h"
 #include "util/interrupt.h"
 
 namespace fs = std::filesystem;
 using cc::lab::acquire_lock;
 using cc::lab::flock_holder;
 using cc::lab::LabLock;
+using cc::test::TempDir;
 using cc::util::ExitCode;
 using namespace std::chrono_literals;
 
 namespace {
-
-// A private temporary directory (mkdtemp: mode 0700, this user's), removed at the end.
-struct LockTempDir {
-  fs::path path;
-  LockTempDir() {
-    std::string t = (fs::temp_directory_path() / "cc-lock-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~LockTempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
@@ -61,7 +48,7 @@ TEST_CASE("lock: /proc/locks names the pid holding a file's flock, by device and
 }
 
 TEST_CASE("lock: a second taker waits, then is told who holds the lab and that nothing changed") {
-  LockTempDir tmp;
+  TempDir tmp{"cc-lock-test"};
   const fs::path path = tmp.path / "labs" / "t.lock";
   auto first = acquire_lock(path, "t", "up", 0ms, {});
   REQUIRE_MESSAGE(first.ok(), (first.ok() ? "" : first.error().message));
@@ -91,8 +78,31 @@ TEST_CASE("lock: a second taker waits, then is told who holds the lab and that n
   CHECK(contains(fourth.error().message, "lab 't' is being removed by another clusterctl"));
 }
 
+TEST_CASE("lock: lock_holder says what the holder does to the lab, and its pid") {
+  // `lab status --json` said "state": "none" of a lab another clusterctl was creating.
+  TempDir tmp{"cc-lock-test"};
+  const fs::path path = tmp.path / "labs" / "s.lock";
+  CHECK_FALSE(cc::lab::lock_holder(path, "s").has_value());  // no file
+  {
+    auto up = acquire_lock(path, "s", "up", 0ms, {});
+    REQUIRE(up.ok());
+    auto h = cc::lab::lock_holder(path, "s");
+    REQUIRE(h.has_value());
+    CHECK(h->state == "creating");
+    CHECK(h->pid == ::getpid());
+    CHECK(h->message ==
+          fmt::format("lab 's' is being created by another clusterctl (pid {})", ::getpid()));
+  }
+  CHECK_FALSE(cc::lab::lock_holder(path, "s").has_value());  // released: a file, no holder
+  auto down = acquire_lock(path, "s", "down", 0ms, {});
+  REQUIRE(down.ok());
+  auto h = cc::lab::lock_holder(path, "s");
+  REQUIRE(h.has_value());
+  CHECK(h->state == "removing");
+}
+
 TEST_CASE("lock: a waiter gets the lock once the holder is done, also when it removed the file") {
-  LockTempDir tmp;
+  TempDir tmp{"cc-lock-test"};
   const fs::path path = tmp.path / "labs" / "w.lock";
   auto holder = acquire_lock(path, "w", "down", 0ms, {});
   REQUIRE(holder.ok());
@@ -111,7 +121,7 @@ TEST_CASE("lock: a waiter gets the lock once the holder is done, also when it re
 }
 
 TEST_CASE("lock: a symbolic link, a non-file or a directory others may write is refused") {
-  LockTempDir tmp;
+  TempDir tmp{"cc-lock-test"};
   const fs::path labs = tmp.path / "labs";
   fs::create_directories(labs);
   fs::permissions(labs, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
@@ -136,7 +146,7 @@ TEST_CASE("lock: a symbolic link, a non-file or a directory others may write is 
 }
 
 TEST_CASE("lock: Ctrl-C while waiting gives up at once with kInterrupted") {
-  LockTempDir tmp;
+  TempDir tmp{"cc-lock-test"};
   const fs::path path = tmp.path / "labs" / "i.lock";
   auto holder = acquire_lock(path, "i", "up", 0ms, {});
   REQUIRE(holder.ok());

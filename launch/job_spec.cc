@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
@@ -145,6 +147,8 @@ class Parser {
   util::Result<fs::path> resolve(const Field& f, const std::string& path) const;
   void env_name(const Field& f, std::string_view section);
   void env_value(const Field& f, const std::string& value);
+  void command_word(const Field& item, const std::vector<std::string>& before,
+                    const std::string& arg);
   template <class E, std::size_t N>
   util::Result<E> choice(const Field& f, const Named<E> (&table)[N], std::string_view what) const;
 
@@ -328,6 +332,7 @@ Command Parser::command(const Field& f) {
       if (&item == &items->front() && arg->empty()) {
         fail(r_.error(item.mark(), "'command[0]' is empty: it names the program"));
       }
+      command_word(item, c.argv, *arg);
       c.argv.push_back(std::move(*arg));
     }
     return c;
@@ -403,6 +408,49 @@ void Parser::env_value(const Field& f, const std::string& value) {
       "{}: warning: env {}: \"{}\" reaches the ranks exactly as written: values are literal, no "
       "shell expands {} in them; {}",
       at, f.key, value, var, instead));
+}
+
+// Whether the next word of a list command, after `before`, is a script a shell reads: the word
+// after `-c` (or `-ec`, `-lc`, ...) of sh, bash, dash, zsh, ksh, ash or mksh, itself perhaps
+// after `env` and its NAME=VALUE words (`[bash, -c, "cd $HOME && ./train"]`): a shell expands it.
+bool shell_script_next(const std::vector<std::string>& before) {
+  static const std::set<std::string_view> kShells = {"sh",  "bash", "dash", "zsh",
+                                                     "ksh", "ash",  "mksh"};
+  std::size_t i = 0;
+  if (i < before.size() && fs::path(before[i]).filename() == "env") {
+    ++i;
+    while (i < before.size() &&
+           (before[i].starts_with('-') || before[i].find('=') != before[i].npos)) {
+      ++i;
+    }
+  }
+  if (i >= before.size() || !kShells.contains(fs::path(before[i]).filename().string())) {
+    return false;
+  }
+  for (++i; i < before.size(); ++i) {
+    const std::string& w = before[i];
+    if (!w.starts_with('-') || w.starts_with("--")) return false;  // an operand: a script file
+    if (i + 1 == before.size()) return w.find('c') != std::string::npos;
+  }
+  return false;
+}
+
+// A list command is exec'd without a shell, so `[./train, --data, $HOME/data]` gave the program
+// the text "$HOME/data" (and `~/data` the text "~/data"), silently. A warning, as for an env
+// value (env_value: the same reading of "$NAME"), and the command still runs as written: a '$'
+// may be meant (a pattern or template the program expands itself); a shell's `-c` script is
+// expanded by that shell, so it draws none.
+void Parser::command_word(const Field& item, const std::vector<std::string>& before,
+                          const std::string& arg) {
+  std::string word = shell_variable(arg);
+  if (word.empty() && (arg == "~" || arg.starts_with("~/"))) word = "~";
+  if (word.empty() || shell_script_next(before)) return;
+  const YAML::Mark m = item.mark();
+  warnings_.push_back(fmt::format(
+      "{}:{}:{}: warning: command[{}]: \"{}\" reaches the program exactly as written: a list "
+      "command runs without a shell, so nothing expands {} in it; write the path out (what {} "
+      "is on the hosts), or use `command: {{shell: \"...\"}}` for sh to expand it",
+      r_.file(), m.line + 1, m.column + 1, before.size(), arg, word, word));
 }
 
 void Parser::env(const Field& f, JobSpec& job) {

@@ -236,6 +236,50 @@ TEST_CASE("job spec: load_job_spec reads the file and resolves paths against its
   fs::remove_all(dir);
 }
 
+TEST_CASE("job spec: a $NAME or ~ in a list command draws a warning at its place") {
+  // `command: [./train, --data, $HOME/data]` is exec'd without a shell: the program got the
+  // text "$HOME/data", with no word said. Warned like an env value; still run as written.
+  auto d = cc::launch::parse_job_spec_draft(
+      "name: j\nhosts: [h1]\ncommand: [./train, --data, $HOME/data, \"${OUT}\", ~/ckpt, "
+      "\"pa$$\", \"$5\", a~b]\n",
+      "job.yaml");
+  CHECK(d.errors.empty());
+  REQUIRE(d.job.command.argv.size() == 8);
+  CHECK(d.job.command.argv[2] == "$HOME/data");  // still passed as written
+  CHECK(d.job.command.argv[4] == "~/ckpt");
+  REQUIRE(d.warnings.size() == 3);
+  CHECK(d.warnings[0] ==
+        "job.yaml:3:28: warning: command[2]: \"$HOME/data\" reaches the program exactly as "
+        "written: a list command runs without a shell, so nothing expands $HOME in it; write the "
+        "path out (what $HOME is on the hosts), or use `command: {shell: \"...\"}` for sh to "
+        "expand it");
+  CHECK(d.warnings[1].starts_with("job.yaml:3:40: warning: command[3]: \"${OUT}\" "));
+  CHECK(d.warnings[1].find("nothing expands ${OUT} in it") != std::string::npos);
+  CHECK(d.warnings[2].starts_with("job.yaml:3:50: warning: command[4]: \"~/ckpt\" "));
+  CHECK(d.warnings[2].find("nothing expands ~ in it") != std::string::npos);
+
+  // A shell's -c script is expanded by that shell: no warning, also after `env NAME=V`; an
+  // argument after the script, or a script file, is no -c script.
+  for (const char* quiet :
+       {"command: [bash, -c, \"cd $HOME && ./train\"]\n",
+        "command: [/bin/sh, -ec, \"echo ~/x $HOME\"]\n",
+        "command: [env, A=1, -i, sh, -lc, \"$HOME/run\"]\n", "command: {shell: \"$HOME/run\"}\n"}) {
+    CAPTURE(quiet);
+    auto q =
+        cc::launch::parse_job_spec_draft(std::string("name: j\nhosts: [h1]\n") + quiet, "job.yaml");
+    CHECK(q.errors.empty());
+    CHECK(q.warnings.empty());
+  }
+  for (const char* loud : {"command: [bash, -c, \"x\", $HOME]\n",
+                           "command: [bash, run.sh, $HOME]\n", "command: [$HOME/bin/train]\n"}) {
+    CAPTURE(loud);
+    auto q =
+        cc::launch::parse_job_spec_draft(std::string("name: j\nhosts: [h1]\n") + loud, "job.yaml");
+    CHECK(q.errors.empty());
+    CHECK(q.warnings.size() == 1);
+  }
+}
+
 TEST_CASE("job spec: an env value written for a shell draws a warning at its place") {
   // `env: {PATH: "$PATH:/opt/x/bin"}` was taken silently, then every rank failed with "looked
   // for in PATH=$PATH:/opt/x/bin". A warning, not an error: a '$' may be meant.

@@ -1,6 +1,7 @@
 #include "launch/watcher.h"
 
 #include <algorithm>
+#include <csignal>
 #include <cstddef>
 #include <future>
 #include <initializer_list>
@@ -77,7 +78,11 @@ class Watcher {
   std::optional<Reason> end_reason(const RankBoard::Counts& c) {
     const auto now = clock_.now();
     if (util::interrupted()) {
-      return Reason{"interrupted (Ctrl-C or `clusterctl stop`)", ExitCode::kInterrupted, false, ""};
+      // The signal that came, named: `clusterctl stop` sends SIGTERM.
+      return Reason{util::interrupt_signal() == SIGTERM
+                        ? "terminated (SIGTERM, as `clusterctl stop` sends)"
+                        : util::interruption(),
+                    ExitCode::kInterrupted, false, ""};
     }
     if (c.first_failed >= 0) {
       // A rank that failed because another was stopped (its collective timed out) is not the

@@ -4,6 +4,7 @@
 #include "launch/watcher.h"
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -383,7 +384,19 @@ TEST_CASE("watcher: Ctrl-C ends the job as interrupted") {
   auto [w, ranks] = t.run();
   cc::util::set_interrupted(false);
   CHECK(w.code == ExitCode::kInterrupted);
-  CHECK(w.reason == "interrupted (Ctrl-C or `clusterctl stop`)");
+  CHECK(w.reason == "interrupted (Ctrl-C)");
+  CHECK(t.backend.calls.at(0) == "TERM@3000ms");
+}
+
+TEST_CASE("watcher: SIGTERM (clusterctl stop) ends the job, named as SIGTERM, not Ctrl-C") {
+  Watch t;
+  t.start_all_at(100ms);
+  t.backend.obeys_term = {0, 1};
+  t.clock.at(3s, [] { cc::util::set_interrupted(true, SIGTERM); });
+  auto [w, ranks] = t.run();
+  cc::util::set_interrupted(false);
+  CHECK(w.code == ExitCode::kInterrupted);
+  CHECK(w.reason == "terminated (SIGTERM, as `clusterctl stop` sends)");
   CHECK(t.backend.calls.at(0) == "TERM@3000ms");
 }
 

@@ -188,10 +188,10 @@ ApplyResult apply_host(remote::Executor& ex, const HostChanges& changes, Privile
       undone += (u && u->exit_status == 0) ? 1 : 0;
     }
     if (r.interrupted) {
-      r.message = fmt::format(
-          "{}: interrupted (Ctrl-C) before `{}`; rolled back {} of {} "
-          "earlier change{} on this host",
-          changes.host, fmt::join(c.argv, " "), undone, done.size(), done.size() == 1 ? "" : "s");
+      r.message =
+          fmt::format("{}: {} before `{}`; rolled back {} of {} earlier change{} on this host",
+                      changes.host, util::interruption(), fmt::join(c.argv, " "), undone,
+                      done.size(), done.size() == 1 ? "" : "s");
       r.applied = 0;
       return r;
     }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "remote/fake_executor.h"
+#include "tests/temp_dir.h"
 #include "topology/test_states.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
@@ -24,6 +25,7 @@ using discovery::RdmaState;
 using std::chrono::milliseconds;
 namespace t = topology::testing;
 namespace fs = std::filesystem;
+using test::TempDir;
 
 MacRdma disabled() {
   return {true, "", RdmaState::kDisabled, {}};
@@ -69,19 +71,8 @@ class Console final : public WalkConsole {
   }
 };
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    // Unique per process: ctest runs each test case as its own process, all at once.
-    std::string tmpl = (fs::temp_directory_path() / "cc-rdma-enable-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
 struct Rig {
-  TempDir dir;
+  TempDir dir{"cc-rdma-enable"};
   FakeProber prober;
   FakeClock clock;
   Console console;
@@ -253,7 +244,7 @@ TEST_CASE("rdma enable: a Mac whose RDMA state was not read: the rediscovery run
 }
 
 TEST_CASE("rdma enable: the state file: missing, saved, refused when foreign") {
-  TempDir dir;
+  TempDir dir{"cc-rdma-enable"};
   const fs::path path = dir.path / "sub" / "state.json";
   auto empty = load_enable_state(path);
   REQUIRE(empty.ok());

@@ -6,24 +6,16 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/temp_dir.h"
 #include "util/atomic_file.h"
 
 namespace fs = std::filesystem;
 using cc::remote::Inventory;
 using cc::remote::load_inventory;
 using cc::remote::select_hosts;
+using cc::test::TempDir;
 
 namespace {
-
-struct TempDir {
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "cc-inv-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path path;
-};
 
 // Loads `text` as DIR/inventory.yaml; returns the error message, or "" when it loaded.
 std::string load_error(const TempDir& d, const std::string& text) {
@@ -38,7 +30,7 @@ std::string load_error(const TempDir& d, const std::string& text) {
 }  // namespace
 
 TEST_CASE("inventory: a full file loads, with paths resolved against its directory") {
-  TempDir d;
+  TempDir d{"cc-inv"};
   fs::path p = d.path / "inventory.yaml";
   REQUIRE(cc::util::write_file_atomic(p,
                                       "# lab\n"
@@ -67,7 +59,7 @@ TEST_CASE("inventory: a full file loads, with paths resolved against its directo
 }
 
 TEST_CASE("inventory: errors name file, line, column and the problem") {
-  TempDir d;
+  TempDir d{"cc-inv"};
   std::string file = (d.path / "inventory.yaml").string();
   CHECK(load_error(d, "hosts:\n  - name: h1\n  - nmae: h2\n") ==
         file + ":3:5: unknown key 'nmae' in 'hosts[1]' (did you mean 'name'?)");
@@ -109,7 +101,7 @@ TEST_CASE("inventory: errors name file, line, column and the problem") {
 }
 
 TEST_CASE("inventory: an address that cannot be an address is refused at FILE:LINE:COLUMN") {
-  TempDir d;
+  TempDir d{"cc-inv"};
   const std::string file = (d.path / "inventory.yaml").string();
   auto with = [&](const std::string& address) {
     return load_error(d, "hosts:\n  - name: h1\n    address: " + address + "\n");
@@ -137,7 +129,7 @@ TEST_CASE("inventory: an address that cannot be an address is refused at FILE:LI
 }
 
 TEST_CASE("inventory: names that differ only in case or a final dot are one host") {
-  TempDir d;
+  TempDir d{"cc-inv"};
   const std::string file = (d.path / "inventory.yaml").string();
   CHECK(load_error(d, "hosts:\n  - name: Studio1\n  - name: studio2\n  - name: studio1\n") ==
         file +
@@ -172,7 +164,7 @@ TEST_CASE("inventory: names that differ only in case or a final dot are one host
 }
 
 TEST_CASE("inventory: one machine under two names (same ssh destination or address) is refused") {
-  TempDir d;
+  TempDir d{"cc-inv"};
   const std::string file = (d.path / "inventory.yaml").string();
   CHECK(load_error(d,
                    "hosts:\n"
@@ -207,7 +199,7 @@ TEST_CASE("inventory: one machine under two names (same ssh destination or addre
 }
 
 TEST_CASE("inventory: bad addresses, a name repeated in another case and a bad key, all at once") {
-  TempDir d;
+  TempDir d{"cc-inv"};
   const std::string file = (d.path / "inventory.yaml").string();
   // Each entry is read whole: its address being wrong hides neither its name nor its keys.
   CHECK(load_error(d,
@@ -230,7 +222,7 @@ TEST_CASE("inventory: bad addresses, a name repeated in another case and a bad k
 }
 
 TEST_CASE("inventory: save then load gives the same inventory") {
-  TempDir d;
+  TempDir d{"cc-inv"};
   Inventory inv;
   inv.ssh_config = d.path / "ssh_config";
   inv.known_hosts = d.path / "known_hosts";

@@ -3,7 +3,6 @@
 #include "remote/ssh_executor.h"
 
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "remote/ssh_session.h"
+#include "tests/temp_dir.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 
@@ -52,17 +52,14 @@ struct SilentServer {
 // An ssh_config in a fresh directory, mapping alias `name` to 127.0.0.1:port.
 struct Config {
   explicit Config(const std::string& name, unsigned port) {
-    std::string tmpl = (fs::temp_directory_path() / "cc-ssh-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    dir = tmpl;
-    file = dir / "ssh_config";
     REQUIRE(cc::util::write_file_atomic(
                 file, fmt::format("Host {}\n  HostName 127.0.0.1\n  Port {}\n  User nobody\n", name,
                                   port))
                 .ok());
   }
-  ~Config() { fs::remove_all(dir); }
-  fs::path dir, file;
+  cc::test::TempDir tmp{"cc-ssh"};
+  fs::path dir = tmp.path;
+  fs::path file = dir / "ssh_config";
 };
 
 unsigned unused_port() {

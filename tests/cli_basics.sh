@@ -208,8 +208,8 @@ walk_hosts_option() {  # walk_hosts_option SUBCOMMAND...: it, if it takes --host
         H1 | h1.)
           expect 3 "$* --hosts $given" -- env XDG_STATE_HOME="$tmp/hosts-state" "$cc" --inventory "$tmp/inv.yaml" "$@" --hosts "$given" "${extra[@]}"
           grep -q "no host '" <<<"$LAST" && { echo "FAIL: $* --hosts $given: not found as h1: $LAST"; fail=1; }
-          # (network plan exits 3 without naming the host it could not reach.)
-          [ "$*" = "network plan" ] || grep -q "h1: cannot connect" <<<"$LAST" ||
+          # (network plan exited 3 without naming the host it could not reach.)
+          grep -q "h1: cannot connect" <<<"$LAST" ||
             { echo "FAIL: $* --hosts $given: h1 not tried: $LAST"; fail=1; }
           ;;
         h1,h2,h1)
@@ -645,6 +645,32 @@ grep -q "no lab named 'nosuchlab' is running (.* does not exist); start one with
   { echo "FAIL: lab status with no lab: $LAST"; fail=1; }
 expect 1 "lab status --json with no such lab" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab status --name nosuchlab --json
 grep -q '"state": "none"' <<<"$LAST" || { echo "FAIL: lab status --json with no lab: $LAST"; fail=1; }
+# While another clusterctl holds a lab's lock to create it (lab/lock.h: a flock, "up" in the
+# file) and its lab.json is not written yet, `lab status --json` said "state": "none": it says
+# "creating" and the holder's pid, and the text form names it the same way.
+if [ "$(id -u)" -eq 0 ]; then
+  held="ccbheld$$"
+  mkdir -p -m 0755 /run/clusterctl/labs  # as `lab up` makes it
+  python3 - "/run/clusterctl/labs/$held.lock" "$tmp/held-ready" <<'PY' &
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.write(fd, b"up\n")
+open(sys.argv[2], "w").close()
+time.sleep(60)
+PY
+  holder_pid=$!
+  for _ in $(seq 50); do [ -e "$tmp/held-ready" ] && break; sleep 0.1; done
+  expect 1 "lab status --json of a lab being created" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab status --name "$held" --json
+  grep -q '"state": "creating"' <<<"$LAST" && grep -q "\"holder_pid\": $holder_pid" <<<"$LAST" &&
+    grep -qF "lab '$held' is being created by another clusterctl (pid $holder_pid)" <<<"$LAST" ||
+    { echo "FAIL: lab status --json of a lab being created: $LAST"; fail=1; }
+  expect 1 "lab status of a lab being created" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab status --name "$held"
+  grep -qxF "clusterctl lab status: lab '$held' is being created by another clusterctl (pid $holder_pid): run \`clusterctl lab status --name $held\` again once it is done" <<<"$LAST" ||
+    { echo "FAIL: lab status of a lab being created: $LAST"; fail=1; }
+  kill "$holder_pid" 2>/dev/null; wait "$holder_pid" 2>/dev/null
+  rm -f "/run/clusterctl/labs/$held.lock"
+fi
 if [ "$(id -u)" -eq 0 ]; then  # lab down needs root; with no lab it has nothing to do (exit 0)
   expect 0 "lab down with no such lab" -- env XDG_STATE_HOME="$tmp/state" "$cc" lab down --name nosuchlab
   grep -q "lab 'nosuchlab': nothing to remove: this machine has no lab of that name; there are no labs" <<<"$LAST" ||
@@ -881,6 +907,37 @@ shown=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$tmp/int-out" | tail -1)
 grep -qF "health (quick): interrupted (Ctrl-C) while discovering the hosts: 0 of " "$tmp/int-out" &&
   python3 -c 'import sys; sys.exit(0 if 1.5 < float(sys.argv[1] or 0) < 10 else 1)' "$shown" ||
   { echo "FAIL: health --quick interrupted in discovery: $(cat "$tmp/int-out")"; fail=1; }
+# A signal during a live discovery is said in one line that names the signal that came
+# (discover and collect called a SIGTERM "interrupted (Ctrl-C)"), exit 130 for either (README,
+# "Exit codes"), and nothing of the partial probe; hostfile printed a line "interrupted while
+# connecting" per host not reached yet, network plan a plan and no word at all.
+printf 'Host silent2\n  HostName 127.0.0.1\n  Port %s\n' "$(cat "$tmp/silent-port")" >>"$tmp/silent_config"
+interrupt_run() {  # interrupt_run SIGNAL WANTED-LINE CMD...: CMD, SIGNAL 1.5 s later; exit 130, that line alone
+  local sig=$1 want=$2 pid rc; shift 2
+  env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/nolabs" "$cc" -F "$tmp/silent_config" --connect-timeout 20 "$@" >"$tmp/sig-out" 2>&1 &
+  pid=$!
+  sleep 1.5
+  kill -"$sig" "$pid"
+  wait "$pid"; rc=$?
+  LAST=$(cat "$tmp/sig-out")
+  [ "$rc" = 130 ] && [ "$LAST" = "$want" ] ||
+    { echo "FAIL: $* after SIG$sig: exit $rc, want 130 and only '$want': $LAST"; fail=1; }
+}
+interrupt_run TERM "clusterctl discover: terminated (SIGTERM); nothing shown" discover --hosts silent,silent2
+interrupt_run INT "clusterctl discover: interrupted (Ctrl-C); nothing written to $tmp/never.json" discover --hosts silent,silent2 -o "$tmp/never.json"
+interrupt_run TERM "clusterctl collect: terminated (SIGTERM); nothing was collected into $tmp/sig-bundle" collect --hosts silent,silent2 -o "$tmp/sig-bundle"
+interrupt_run INT "clusterctl hostfile: interrupted (Ctrl-C); nothing written" hostfile --format mpi --hosts silent,silent2
+interrupt_run TERM "clusterctl hostfile: terminated (SIGTERM); nothing written" hostfile --format mpi --hosts silent,silent2
+interrupt_run TERM "clusterctl network plan: terminated (SIGTERM); nothing shown" network plan --hosts silent,silent2
+interrupt_run INT "clusterctl verify-mesh: interrupted (Ctrl-C); nothing shown" verify-mesh --hosts silent,silent2
 kill "$silent_pid" 2>/dev/null
+# network plan with a host it cannot reach names it (it exited 3 naming none), with how it was
+# tried and what to do, as discover does; the plan of the others is still printed.
+expect 3 "network plan of an unreachable host" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/nolabs" "$cc" -F "$tmp/silent_config" --connect-timeout 2 network plan --hosts silent
+grep -q "^clusterctl network plan: 1 host not probed, so this plan may miss cables of it:$" <<<"$LAST" &&
+  grep -q "^  silent: cannot connect to 127.0.0.1:[0-9]*: Connection refused. Check that the host is up" <<<"$LAST" &&
+  grep -qF "Once it is reached, run \`clusterctl network plan -F $tmp/silent_config --hosts silent\` again" <<<"$LAST" &&
+  grep -q "^network plan: 0 cables from 10.231.0.0/16$" <<<"$LAST" ||
+  { echo "FAIL: network plan of an unreachable host does not name it: $LAST"; fail=1; }
 [ "$fail" -eq 0 ] && echo "cli basics: ok"
 exit "$fail"

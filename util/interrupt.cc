@@ -1,14 +1,20 @@
 #include "util/interrupt.h"
 
 #include <csignal>
+#include <string>
 
 namespace cc::util {
 namespace {
 
 volatile std::sig_atomic_t g_interrupted = 0;  // the number of signals (saturating)
+volatile std::sig_atomic_t g_signal = 0;       // the first of them
 
 extern "C" void on_signal(int sig) {
-  if (g_interrupted != 0) std::signal(sig, SIG_DFL);  // the next one ends the process
+  if (g_interrupted != 0) {
+    std::signal(sig, SIG_DFL);  // the next one ends the process
+  } else {
+    g_signal = sig;
+  }
   if (g_interrupted < 1000) g_interrupted = g_interrupted + 1;
 }
 
@@ -32,12 +38,26 @@ int interrupt_count() {
   return static_cast<int>(g_interrupted);
 }
 
-void set_interrupted(bool value) {
+int interrupt_signal() {
+  return g_interrupted != 0 ? static_cast<int>(g_signal) : 0;
+}
+
+std::string interruption() {
+  return interrupt_signal() == SIGTERM ? "terminated (SIGTERM)" : "interrupted (Ctrl-C)";
+}
+
+void set_interrupted(bool value, int signal) {
   g_interrupted = value ? 1 : 0;
+  g_signal = value ? signal : 0;
 }
 
 void set_interrupt_count(int count) {
   g_interrupted = count;
+  if (count == 0) {
+    g_signal = 0;
+  } else if (g_signal == 0) {
+    g_signal = SIGINT;
+  }
 }
 
 }  // namespace cc::util

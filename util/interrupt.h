@@ -1,7 +1,11 @@
 // Ctrl-C handling. cli/main.cc installs the handler; long waits anywhere in the project poll
 // interrupted() (at least every 100 ms) and give up with ExitCode::kInterrupted, so clusterctl
-// always exits 130 promptly and runs its cleanup on SIGINT/SIGTERM.
+// always exits 130 promptly and runs its cleanup on SIGINT/SIGTERM (README, "Exit codes": 130
+// for either; SIGHUP is not handled, so a closed terminal ends clusterctl as it ends any program).
 #pragma once
+
+#include <csignal>
+#include <string>
 
 namespace cc::util {
 
@@ -14,11 +18,20 @@ void install_interrupt_handler();
 /// True once SIGINT or SIGTERM arrived.
 bool interrupted();
 
+/// The first of those signals that arrived, SIGINT or SIGTERM (0: none).
+int interrupt_signal();
+
+/// How a message names what ended the run, from interrupt_signal(): "terminated (SIGTERM)" for
+/// SIGTERM (`kill`, `clusterctl stop`, a service manager), else "interrupted (Ctrl-C)" (SIGINT).
+/// Every "interrupted (Ctrl-C)" clusterctl prints comes from here, so a SIGTERM is never
+/// reported as a Ctrl-C.
+std::string interruption();
+
 /// How many SIGINTs and SIGTERMs arrived (0: none).
 int interrupt_count();
 
-/// For tests: sets or clears the flag (a count of 1 or 0).
-void set_interrupted(bool value);
+/// For tests: sets or clears the flag (a count of 1 or 0), as if `signal` had arrived.
+void set_interrupted(bool value, int signal = SIGINT);
 
 /// For tests: as if `count` SIGINTs or SIGTERMs had arrived.
 void set_interrupt_count(int count);

@@ -2,10 +2,10 @@
 # Ctrl-C (SIGINT) or SIGTERM during discover and collect, while one host's sshd does not answer
 # (stopped: the kernel accepts the connection, no SSH banner ever comes) and the others have
 # answered: exit 130 within seconds, not at the connect timeout; one line saying it was
-# interrupted; and nothing of the partial probe: the state file given to -o is left as it was
-# (no temporary file beside it), nothing on stdout, a bundle without its cluster.json, and no
-# bundle called incomplete when nothing was collected (README, "Exit codes": 130 interrupted,
-# cleanup has run).
+# interrupted, naming the signal (`interrupted (Ctrl-C)`, `terminated (SIGTERM)`); and nothing
+# of the partial probe: the state file given to -o is left as it was (no temporary file beside
+# it), nothing on stdout, a bundle without its cluster.json, and no bundle called incomplete
+# when nothing was collected (README, "Exit codes": 130 interrupted, cleanup has run).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 name=ctldint${CLUSTERCTL_TEST_SUFFIX:-}
@@ -63,8 +63,9 @@ cmp -s "$tmp/before.json" "$tmp/state/cluster.json" ||
 interrupt TERM "$tmp/out" "$tmp/err" -- \
   "$CLUSTERCTL" --lab "$name" --connect-timeout 60 --json discover
 [ "$rc" -eq 130 ] || fail "discover --json after SIGTERM exited $rc, want 130: $(cat "$tmp/err")"
-grep -qxF "clusterctl discover: interrupted (Ctrl-C); nothing shown" "$tmp/err" ||
-  fail "no interrupted line: $(cat "$tmp/err")"
+# Named as the signal that came (it said "interrupted (Ctrl-C)" of a SIGTERM).
+grep -qxF "clusterctl discover: terminated (SIGTERM); nothing shown" "$tmp/err" ||
+  fail "no terminated line: $(cat "$tmp/err")"
 [ ! -s "$tmp/out" ] || fail "an interrupted discover --json printed a state: $(cat "$tmp/out")"
 
 interrupt INT "$tmp/out" "$tmp/err" -- \

@@ -14,6 +14,7 @@
 #include "remote/inventory.h"
 #include "remote/local_executor.h"
 #include "remote/ssh_executor.h"
+#include "tests/temp_dir.h"  // TempDir
 
 namespace cc::test {
 
@@ -59,22 +60,6 @@ struct Lab {
   std::string name;
   fs::path dir;
   remote::Inventory inventory;
-};
-
-/// A fresh directory under the build's temp dir, removed at the end of the test.
-struct TempDir {
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "cc-ssh-it-XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  fs::path path;
 };
 
 /// Runs a local command and requires it to exit 0; returns its stdout.

@@ -1,0 +1,52 @@
+// The signal handler records which signal came first, so messages name it: a SIGTERM was
+// reported as "interrupted (Ctrl-C)".
+#include "util/interrupt.h"
+
+#include <csignal>
+
+#include <doctest/doctest.h>
+
+namespace {
+
+// Restores the actions the handler replaces when it goes.
+struct SavedActions {
+  struct sigaction on_int = {};
+  struct sigaction on_term = {};
+  struct sigaction on_pipe = {};
+  SavedActions() {
+    sigaction(SIGINT, nullptr, &on_int);
+    sigaction(SIGTERM, nullptr, &on_term);
+    sigaction(SIGPIPE, nullptr, &on_pipe);
+  }
+  ~SavedActions() {
+    cc::util::set_interrupted(false);
+    sigaction(SIGINT, &on_int, nullptr);
+    sigaction(SIGTERM, &on_term, nullptr);
+    sigaction(SIGPIPE, &on_pipe, nullptr);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("interrupt: the first signal that came is the one messages name") {
+  SavedActions saved;
+  cc::util::set_interrupted(false);
+  CHECK(cc::util::interrupt_signal() == 0);
+  cc::util::install_interrupt_handler();
+  REQUIRE(std::raise(SIGTERM) == 0);
+  CHECK(cc::util::interrupted());
+  CHECK(cc::util::interrupt_signal() == SIGTERM);
+  CHECK(cc::util::interruption() == "terminated (SIGTERM)");
+  // A Ctrl-C after it counts, but the run was ended by the SIGTERM.
+  REQUIRE(std::raise(SIGINT) == 0);
+  CHECK(cc::util::interrupt_count() == 2);
+  CHECK(cc::util::interrupt_signal() == SIGTERM);
+
+  cc::util::set_interrupted(false);
+  cc::util::install_interrupt_handler();  // the second signal restored SIGINT's default action
+  REQUIRE(std::raise(SIGINT) == 0);
+  CHECK(cc::util::interrupt_signal() == SIGINT);
+  CHECK(cc::util::interruption() == "interrupted (Ctrl-C)");
+  cc::util::set_interrupted(false);
+  CHECK(cc::util::interrupt_signal() == 0);
+}
