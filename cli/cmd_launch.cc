@@ -246,8 +246,7 @@ util::Status check_routed_cables(const Context& ctx, const launch::JobSpec& spec
     const topology::CableLink link =
         topology::cable_link(c.a, c.b, facts_of(c.a.host), facts_of(c.b.host));
     if (link.up) continue;
-    down.push_back(fmt::format("cable {} - {} is down: {}; fix: {}", discovery::end_label(c.a),
-                               discovery::end_label(c.b), fmt::join(link.bad, "; "), link.fix));
+    down.push_back(topology::cable_down_line(c.a, c.b, link));
   }
   if (down.empty()) return {};
   discovery::FixCommand again;
