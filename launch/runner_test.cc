@@ -265,9 +265,11 @@ TEST_CASE("runner: the coordinator port is checked for mlx-ring and at the addre
   {
     HeldPort held(true);
     const std::string ran = "/tmp/cc-port-ran-" + random_hex(6);
-    JobSpec spec = spec_of(fmt::format("name: port\nhosts: [a, b]\nruntime: mlx-ring\n"
+    // (The job file of an MLX runtime names a hostfile, which this test gives the plan.)
+    JobSpec spec = spec_of(fmt::format("name: port\nhosts: [a, b]\n"
                                        "command: {{shell: ': >{}'}}\n",
                                        ran));
+    spec.runtime = cc::launch::Runtime::kMlxRing;
     LocalJob job;
     job.port = held.port;
     job.adjust = [](WorldPlan& p) {
