@@ -140,6 +140,26 @@ util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPl
       return st;
     }
   }
+  // The working directory, now that the uploads are there: a missing one would fail every
+  // rank of the host after the job started (exit 126 each, the job exit 4).
+  if (!spec.cwd.empty()) {
+    remote::RunOptions ro;
+    ro.timeout = timeout;
+    ro.cancelled = [] { return false; };
+    ro.what = describe_step(cwd_check_argv(dir, spec.cwd));
+    auto r = ex.run(remote::Command{cwd_check_argv(dir, spec.cwd)}, ro);
+    if (!r) return r.error();
+    if (r->timed_out) {
+      return util::error(ExitCode::kUnreachable,
+                         fmt::format("{}: no answer to the check of the working directory",
+                                     ex.host()));
+    }
+    if (r->exit_status != 0) {
+      return util::error(ExitCode::kCheckFailed,
+                         fmt::format("{}: {} (`cwd:` in {})", ex.host(),
+                                     util::trim(r->err), spec.source.string()));
+    }
+  }
   return {};
 }
 
