@@ -249,7 +249,8 @@ SetUp set_up_hosts(const JobSpec& spec, const WorldPlan& plan, OutputMux& output
 }  // namespace
 
 std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::milliseconds timeout,
-                                         util::Status* unreachable) {
+                                         util::Status* unreachable,
+                                         const std::function<bool(std::string_view)>& only) {
   remote::RunOptions ro;
   ro.timeout = timeout;
   ro.cancelled = [] { return false; };
@@ -269,6 +270,12 @@ std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::mill
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     const size_t sp = line.find(' ');
     if (sp == std::string_view::npos || !launcher_gone(line.substr(sp + 1))) continue;
+    if (only) {
+      // RECORD is "HOST PID START JOBID" (launcher_record).
+      const std::string_view record = line.substr(sp + 1);
+      const size_t last = record.rfind(' ');
+      if (last == std::string_view::npos || !only(record.substr(last + 1))) continue;
+    }
     const std::string dir(line.substr(0, sp));
     ro.what = describe_step(sweep_argv(dir));
     auto r = ex.run(remote::Command{sweep_argv(dir)}, ro);
