@@ -2,11 +2,14 @@
 // formats are provision/hostfile.h; this file reads the options, gets the cluster state
 // (cluster_source.h) and writes the result to stdout or atomically to -o FILE.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/cluster_source.h"
@@ -14,6 +17,7 @@
 #include "cli/options.h"
 #include "launch/rank_env.h"
 #include "provision/hostfile.h"
+#include "provision/mlx_hostfile.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 
@@ -28,6 +32,32 @@ struct HostfileCommandOptions {
   int slots = 1;
   bool slots_given = false;
 };
+
+// -o FILE over an MLX hostfile in another rank order (the cabling changed, or a cable is
+// down): said on stderr, with the cables the old order needs that are down, since a job
+// launched from the new file runs its ranks in another order. Nothing when FILE is no MLX
+// hostfile (or none yet).
+void warn_rank_order(const std::string& path, const std::string& text,
+                     const discovery::ClusterState& state) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return;
+  auto old = provision::read_mlx_hostfile(path);
+  auto now = provision::parse_mlx_hostfile(text, path);
+  if (!old || !now) return;
+  std::vector<std::string> before, after;
+  for (const auto& h : old->hosts) before.push_back(h.ssh);
+  for (const auto& h : now->hosts) after.push_back(h.ssh);
+  if (before == after) return;
+  fmt::print(stderr, "clusterctl hostfile: warning: rank order changed: {} was {}, now {}\n",
+             path, fmt::join(before, ","), fmt::join(after, ","));
+  if (old->backend.empty()) old->backend = now->backend;
+  const auto down = provision::down_cables(*old, state);
+  if (down.empty()) return;
+  fmt::print(stderr,
+             "clusterctl hostfile: the old order needs cables that are down now:\n  {}\n"
+             "after the fix, run this command again to get an order over every cable\n",
+             fmt::join(down, "\n  "));
+}
 
 util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o) {
   provision::HostfileOptions opts;
@@ -77,6 +107,10 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
     fmt::print("{}", *text);
     return util::ExitCode::kOk;
   }
+  const bool mlx = opts.format == provision::HostfileFormat::kMlxJaccl ||
+                   opts.format == provision::HostfileFormat::kMlxJacclRing ||
+                   opts.format == provision::HostfileFormat::kMlxRing;
+  if (mlx) warn_rank_order(o.output, *text, *state);
   if (auto st = util::write_output_file(o.output, *text); !st) {
     return report_error(ctx, "hostfile", st.error());
   }

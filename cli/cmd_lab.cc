@@ -2,9 +2,13 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -21,8 +25,10 @@
 #include "lab/owner.h"
 #include "lab/system.h"
 #include "launch/job_state.h"
+#include "launch/runner.h"
 #include "remote/inventory.h"
 #include "remote/local_executor.h"
+#include "util/interrupt.h"
 #include "util/json_text.h"
 #include "util/suggest.h"
 #include "util/term.h"
@@ -152,38 +158,94 @@ ExitCode run_up(const LabOptions& o, Context& ctx) {
 }
 
 // The jobs that clusterctl launched on lab `name` (their records, as `jobs` reads them: the
-// lab's name, or its inventory or SSH config) and that still run: `lab down` ends them with
+// lab's name, or its inventory or SSH config). Those that still run: `lab down` ends them with
 // their hosts, so it names them first. A warning, never a question: a CI cleanup trap must go on.
-void warn_running_jobs(const std::string& name, const LabOptions& o) {
-  if (!lab::sys::is_root()) return;  // lab_down refuses, nothing is removed
+std::vector<launch::JobRecord> lab_jobs(const std::string& name, const LabOptions& o) {
+  if (!lab::sys::is_root()) return {};  // lab_down refuses, nothing is removed
   auto dir = lab::resolve_lab_dir(name, o.dir);
-  if (!dir) return;
+  if (!dir) return {};
   const lab::OwnerFacts facts = lab::gather_owner_facts(name, *dir);
   if (!facts.machine_has_lab ||
       !lab::check_down_allowed(facts, lab::classify(facts), o.other_state)) {
-    return;  // nothing to tear down, or lab_down refuses it
+    return {};  // nothing to tear down, or lab_down refuses it
   }
   std::error_code ec;
-  if (!std::filesystem::is_directory(launch::jobs_dir(), ec)) return;  // no job ever ran
+  if (!std::filesystem::is_directory(launch::jobs_dir(), ec)) return {};  // no job ever ran
   auto jobs = launch::list_jobs();
-  if (!jobs) return;
+  if (!jobs) return {};
   const lab::LabFiles files{*dir};
+  std::vector<launch::JobRecord> out;
   for (const auto& j : *jobs) {
     const bool on_lab = j.lab == name ||
                         (!j.inventory.empty() && j.inventory == files.inventory().string()) ||
                         (!j.ssh_config.empty() && j.ssh_config == files.ssh_config().string());
-    if (!on_lab || j.live_state() != launch::JobState::kRunning) continue;
+    if (!on_lab) continue;
+    out.push_back(j);
+    if (j.live_state() != launch::JobState::kRunning) continue;
     fmt::print(stderr,
                "clusterctl lab down: warning: job {} ({} rank{}, launcher pid {}) is running on "
                "lab '{}': taking the lab down ends it with its hosts (`clusterctl stop {}` "
                "first ends it cleanly)\n",
                j.id, j.world_size, j.world_size == 1 ? "" : "s", j.pid, name, j.id);
   }
+  return out;
+}
+
+// What the lab's jobs left on its hosts, which share this machine's /tmp: once the lab is
+// gone, each job's launcher loses its hosts and ends (waited for, briefly) without reaching
+// them to clean up; their job directories are then removed here by the janitor that `jobs
+// --gc` runs (launch::sweep_leftovers: only directories that are this user's real directories,
+// whose launcher record names a launcher that is gone, and here only of these jobs' ids).
+// What is left, and the records kept, are said with the command that deals with them.
+void clean_lab_jobs(const std::string& name, const std::vector<launch::JobRecord>& jobs) {
+  if (jobs.empty()) return;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  auto running = [&] {
+    std::vector<const launch::JobRecord*> out;
+    for (const auto& j : jobs) {
+      if (j.live_state() == launch::JobState::kRunning && j.launcher_alive()) out.push_back(&j);
+    }
+    return out;
+  };
+  while (!running().empty() && std::chrono::steady_clock::now() < deadline &&
+         !util::interrupted()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::set<std::string, std::less<>> ids;
+  for (const auto& j : jobs) ids.insert(j.id);
+  remote::LocalExecutor local("local");
+  const auto removed = launch::sweep_leftovers(
+      local, std::chrono::seconds(15), nullptr,
+      [&](std::string_view id) { return ids.find(id) != ids.end(); });
+  if (!removed.empty()) {
+    std::vector<std::string> dirs;
+    for (const auto& r : removed) dirs.push_back(r.substr(r.find(':') + 1));
+    fmt::print("removed {} of the jobs of lab '{}': {}\n",
+               util::plural(removed.size(), "job directory", "job directories"), name,
+               fmt::join(dirs, ", "));
+  }
+  for (const auto* j : running()) {
+    fmt::print(stderr,
+               "clusterctl lab down: job {}'s launcher (pid {}) still runs: once it ends, "
+               "`clusterctl jobs --gc` removes the job directories it leaves in /tmp\n",
+               j->id, j->pid);
+  }
+  // The records of the jobs that ran until now stay (their logs and course): said, since the
+  // lab they name is gone.
+  const auto ended_now = std::count_if(jobs.begin(), jobs.end(), [](const launch::JobRecord& j) {
+    return j.state == launch::JobState::kRunning;  // as recorded when lab down began
+  });
+  if (ended_now == 0) return;
+  fmt::print(stderr,
+             "clusterctl lab down: kept {} of lab '{}' (`clusterctl jobs` lists them; "
+             "`clusterctl jobs --forget-ended` drops those that ended)\n",
+             util::plural(static_cast<std::size_t>(ended_now), "job record", "job records"),
+             name);
 }
 
 ExitCode run_down(const LabOptions& o, Context& ctx) {
   const std::string name = lab_name(o, ctx);
-  warn_running_jobs(name, o);
+  const std::vector<launch::JobRecord> jobs = lab_jobs(name, o);
   remote::LocalExecutor local("local");
   auto report = lab::lab_down(local, name, o.dir, o.other_state, [](std::string_view text) {
     fmt::print(stderr, "clusterctl lab down: {}\n", text);
@@ -201,6 +263,7 @@ ExitCode run_down(const LabOptions& o, Context& ctx) {
         "lab '{}' is down: stopped {} processes; removed {} namespaces, {} interfaces, "
         "{} mounts, {} files\n",
         name, report->processes, report->namespaces, report->links, report->mounts, report->files);
+    clean_lab_jobs(name, jobs);
   }
   for (const auto& k : report->kept) {
     fmt::print(stderr, "clusterctl lab down: kept {}\n", k);

@@ -246,8 +246,7 @@ util::Status check_routed_cables(const Context& ctx, const launch::JobSpec& spec
     const topology::CableLink link =
         topology::cable_link(c.a, c.b, facts_of(c.a.host), facts_of(c.b.host));
     if (link.up) continue;
-    down.push_back(fmt::format("cable {} - {} is down: {}; fix: {}", discovery::end_label(c.a),
-                               discovery::end_label(c.b), fmt::join(link.bad, "; "), link.fix));
+    down.push_back(topology::cable_down_line(c.a, c.b, link));
   }
   if (down.empty()) return {};
   discovery::FixCommand again;
@@ -276,7 +275,31 @@ util::Status check_hostfile_cabling(const Context& ctx, const launch::JobSpec& s
   src.hostfile = spec.cluster->value;
   auto state = obtain_cluster_state(c, src);
   if (!state) return state.error();
-  if (auto st = provision::check_against(*p.mlx, *state, fix_command(p.global, src, *state)); !st) {
+  // A file without "backend" is run as the job's runtime says: checked as that one too (the
+  // ring's addresses against its cables).
+  provision::MlxHostfile hf = *p.mlx;
+  if (const std::string_view rt = launch::to_string(spec.runtime);
+      hf.backend.empty() && rt.starts_with("mlx-")) {
+    hf.backend = std::string(rt.substr(4));
+  }
+  // First what no rewrite of the file mends: an address its host does not have, a cable down.
+  if (auto foreign = provision::foreign_addresses(hf, *state); !foreign.empty()) {
+    return util::error(ExitCode::kCheckFailed,
+                       fmt::format("{}\n{}: `cluster: {}`: MLX would fail on these addresses "
+                                   "(\"Couldn't bind socket\"): nothing was started; write the "
+                                   "hosts' own addresses in {}",
+                                   fmt::join(foreign, "\n"), spec.source.string(),
+                                   spec.cluster->as_written(), spec.cluster->value));
+  }
+  if (auto down = provision::down_cables(hf, *state); !down.empty()) {
+    return util::error(
+        ExitCode::kCheckFailed,
+        fmt::format("{}\nthe job's ranks use these cables (`cluster: {}` in {}), and ranks on "
+                    "their hosts could not reach each other: nothing was started. The hostfile "
+                    "needs no change: fix the cabling and launch again",
+                    fmt::join(down, "\n"), spec.cluster->as_written(), spec.source.string()));
+  }
+  if (auto st = provision::check_against(hf, *state, fix_command(p.global, src, *state)); !st) {
     // Runnable as printed: the hosts' lab, the hostfile quoted and written over in place.
     const std::string global = global_words(p.global);
     const std::string rewrite = fmt::format(

@@ -157,6 +157,11 @@ class Parser {
   std::vector<util::Error> errors_;
   std::vector<std::string> warnings_;
   std::optional<YAML::Mark> cluster_, hosts_;  // where each was given
+  std::optional<YAML::Mark> runtime_, ranks_;   // where runtime's, ranks_per_host's values are
+  /// The checks between entries (runtime against cluster or hosts, and ranks_per_host), each
+  /// at the place of the entry that must change, naming the other's line.
+  void combinations(const JobSpec& job, std::vector<util::Error>& out) const;
+  void combination_errors(const JobSpec& job, std::vector<util::Error>& errors) const;
   std::map<std::string, YAML::Mark> env_marks_;
   std::vector<Field> secret_fields_;
 };
@@ -734,6 +739,7 @@ void Parser::field(const Field& f, JobSpec& job) {
       job.hosts = hosts(f, job.host_places);
     }
   } else if (k == "ranks_per_host") {
+    ranks_ = f.mark();
     one(r_.integer(f, 1, kMaxRanksPerHost),
         [&](std::int64_t n) { job.ranks_per_host = static_cast<int>(n); });
   } else if (k == "command") {
@@ -752,6 +758,7 @@ void Parser::field(const Field& f, JobSpec& job) {
   } else if (k == "secret_env") {
     secret_env(f, job);
   } else if (k == "runtime") {
+    runtime_ = f.mark();
     one(choice(f, kRuntimes, "runtime"), [&](Runtime rt) { job.runtime = rt; });
   } else if (k == "coordinator_port") {
     one(r_.integer(f, 1, 65535, "a TCP port"),
@@ -816,8 +823,48 @@ std::vector<util::Error> Parser::parse(std::string_view text, JobSpec& job) {
                                                         s.path, e->second.line + 1)));
     }
   }
+  combinations(job, errors);
   if (job.logs.empty() && !job.name.empty()) job.logs = "logs/" + job.name;
   return errors;
+}
+
+void Parser::combinations(const JobSpec& job, std::vector<util::Error>& out) const {
+  std::vector<util::Error> errors;
+  combination_errors(job, errors);
+  errors = r_.in_file_order(std::move(errors));
+  out.insert(out.end(), errors.begin(), errors.end());
+}
+
+void Parser::combination_errors(const JobSpec& job, std::vector<util::Error>& errors) const {
+  const bool mlx = job.runtime == Runtime::kMlxJaccl || job.runtime == Runtime::kMlxJacclRing ||
+                   job.runtime == Runtime::kMlxRing;
+  if (!mlx || !runtime_) return;
+  const std::string rt(to_string(job.runtime));
+  // The ranks' addresses and devices come from an MLX hostfile or a cluster state: a lab, an
+  // inventory or a `hosts:` list has neither. (A `cluster:` that did not parse is said above.)
+  const bool has_matrix = job.cluster && (job.cluster->kind == ClusterRef::Kind::kMlxHostfile ||
+                                          job.cluster->kind == ClusterRef::Kind::kClusterState);
+  if (!has_matrix && (hosts_ || job.cluster)) {
+    const std::string given =
+        hosts_ ? fmt::format("`hosts:` (line {}) lists hosts only", hosts_->line + 1)
+               : fmt::format("`cluster: {}` (line {}) is {} {}", job.cluster->as_written(),
+                             cluster_->line + 1,
+                             job.cluster->kind == ClusterRef::Kind::kLab ? "a" : "an",
+                             to_string(job.cluster->kind));
+    errors.push_back(r_.error(
+        *runtime_,
+        fmt::format("runtime {} needs an MLX hostfile or a cluster state, and {}: write "
+                    "`cluster: hostfile:FILE` (`clusterctl hostfile --format {} -o FILE` writes "
+                    "one) or `cluster: cluster.json` (`clusterctl discover -o cluster.json`): "
+                    "the ranks' addresses and devices come from it",
+                    rt, given, rt)));
+  }
+  if (job.ranks_per_host != 1 && ranks_) {
+    errors.push_back(r_.error(*ranks_, fmt::format("ranks_per_host: {}: runtime {} (line {}) "
+                                                   "runs one rank per host, as mlx.launch "
+                                                   "does: set ranks_per_host: 1",
+                                                   job.ranks_per_host, rt, runtime_->line + 1)));
+  }
 }
 
 }  // namespace

@@ -292,3 +292,30 @@ TEST_CASE("job spec errors: a `cluster:` of no known kind names a file of a clos
   CHECK(there.error().message.find("did you mean") == std::string::npos);
   fs::remove_all(dir);
 }
+
+TEST_CASE("job spec errors: runtime against cluster, hosts and ranks_per_host, all at once") {
+  // Both were found one run apart, the first without a place (launch's check of the plan).
+  CHECK(err("name: j\ncluster: lab:L\nranks_per_host: 2\nruntime: mlx-ring\ncommand: [x]\n") ==
+        "job.yaml:3:17: ranks_per_host: 2: runtime mlx-ring (line 4) runs one rank per host, as "
+        "mlx.launch does: set ranks_per_host: 1\n"
+        "job.yaml:4:10: runtime mlx-ring needs an MLX hostfile or a cluster state, and `cluster: "
+        "lab:L` (line 2) is a lab: write `cluster: hostfile:FILE` (`clusterctl hostfile --format "
+        "mlx-ring -o FILE` writes one) or `cluster: cluster.json` (`clusterctl discover -o "
+        "cluster.json`): the ranks' addresses and devices come from it");
+  CHECK(err(kHead + "runtime: mlx-jaccl\n") ==
+        "job.yaml:4:10: runtime mlx-jaccl needs an MLX hostfile or a cluster state, and `hosts:` "
+        "(line 2) lists hosts only: write `cluster: hostfile:FILE` (`clusterctl hostfile "
+        "--format mlx-jaccl -o FILE` writes one) or `cluster: cluster.json` (`clusterctl "
+        "discover -o cluster.json`): the ranks' addresses and devices come from it");
+  // With the job file's other mistakes, in the same run.
+  CHECK(err("name: j\ncluster: lab:L\nruntime: mlx-jaccl-ring\ncommand: []\n") ==
+        "job.yaml:4:10: 'command' is empty: give the program and its arguments, e.g. [python3, "
+        "train.py]\n"
+        "job.yaml:3:10: runtime mlx-jaccl-ring needs an MLX hostfile or a cluster state, and "
+        "`cluster: lab:L` (line 2) is a lab: write `cluster: hostfile:FILE` (`clusterctl "
+        "hostfile --format mlx-jaccl-ring -o FILE` writes one) or `cluster: cluster.json` "
+        "(`clusterctl discover -o cluster.json`): the ranks' addresses and devices come from it");
+  // Other runtimes take any cluster and more ranks per host.
+  CHECK(err("name: j\ncluster: lab:L\nranks_per_host: 2\nruntime: clustercomm\ncommand: [x]\n")
+            .empty());
+}

@@ -70,7 +70,7 @@ env:
 secret_env:
   HF_TOKEN: {from_env: HF_TOKEN_LOCAL}
   DB_PASSWORD: {from_file: secrets/db}
-runtime: mlx-jaccl-ring
+runtime: mpi
 coordinator_port: 40000
 timeouts: {startup: 90, total: 3600, grace: 45, stall: 0}
 restart: {policy: on-failure, max_attempts: 5}
@@ -97,7 +97,7 @@ preflight: [verify-mesh, health-quick]
   CHECK(job.secret_env.at("HF_TOKEN") == SecretSource{SecretSource::Kind::kEnv, "HF_TOKEN_LOCAL"});
   CHECK(job.secret_env.at("DB_PASSWORD") ==
         SecretSource{SecretSource::Kind::kFile, "/jobs/exp/secrets/db"});
-  CHECK(job.runtime == Runtime::kMlxJacclRing);
+  CHECK(job.runtime == Runtime::kMpi);
   CHECK(job.coordinator_port == 40000);
   CHECK(job.timeouts.startup == 90s);
   CHECK(job.timeouts.total == 3600s);
@@ -163,7 +163,9 @@ TEST_CASE("job spec: restart short forms and runtimes by name") {
   for (Runtime rt : {Runtime::kClusterComm, Runtime::kMlxJaccl, Runtime::kMlxJacclRing,
                      Runtime::kMlxRing, Runtime::kMpi, Runtime::kNone}) {
     std::string name(cc::launch::to_string(rt));
-    CHECK(parse_ok("name: j\nhosts: [a]\ncommand: [x]\nruntime: " + name + "\n").runtime == rt);
+    // (An MLX runtime takes its hosts from an MLX hostfile or a cluster state.)
+    CHECK(parse_ok("name: j\ncluster: hostfile:h.json\ncommand: [x]\nruntime: " + name + "\n")
+              .runtime == rt);
   }
   CHECK(cc::launch::to_string(Restart::Policy::kOnFailure) == "on-failure");
   CHECK(cc::launch::to_string(Preflight::kVerifyMesh) == "verify-mesh");

@@ -57,9 +57,10 @@ if ! ours "$d" || ! cd "$d"; then
   exit 126
 fi
 if [ -n "$c" ]; then
-  case $c in /*) ;; *) c=./$c ;; esac
+  case $c in /*) ;; *) c=$d/$c ;; esac
   if ! cd "$c"; then
-    echo "clusterctl: rank $r: cannot enter the working directory $c0 on $(uname -n)" >&2
+    case $c0 in /*) c0= ;; *) c0=" (cwd: $c0 is relative to the job's directory on the host, where uploads land)" ;; esac
+    echo "clusterctl: rank $r: cannot enter the working directory $c on $(uname -n)$c0" >&2
     exit 126
   fi
 fi

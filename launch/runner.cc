@@ -140,6 +140,26 @@ util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPl
       return st;
     }
   }
+  // The working directory, now that the uploads are there: a missing one would fail every
+  // rank of the host after the job started (exit 126 each, the job exit 4).
+  if (!spec.cwd.empty()) {
+    remote::RunOptions ro;
+    ro.timeout = timeout;
+    ro.cancelled = [] { return false; };
+    ro.what = describe_step(cwd_check_argv(dir, spec.cwd));
+    auto r = ex.run(remote::Command{cwd_check_argv(dir, spec.cwd)}, ro);
+    if (!r) return r.error();
+    if (r->timed_out) {
+      return util::error(ExitCode::kUnreachable,
+                         fmt::format("{}: no answer to the check of the working directory",
+                                     ex.host()));
+    }
+    if (r->exit_status != 0) {
+      return util::error(ExitCode::kCheckFailed,
+                         fmt::format("{}: {} (`cwd:` in {})", ex.host(),
+                                     util::trim(r->err), spec.source.string()));
+    }
+  }
   return {};
 }
 
@@ -229,7 +249,8 @@ SetUp set_up_hosts(const JobSpec& spec, const WorldPlan& plan, OutputMux& output
 }  // namespace
 
 std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::milliseconds timeout,
-                                         util::Status* unreachable) {
+                                         util::Status* unreachable,
+                                         const std::function<bool(std::string_view)>& only) {
   remote::RunOptions ro;
   ro.timeout = timeout;
   ro.cancelled = [] { return false; };
@@ -249,6 +270,12 @@ std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::mill
     rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
     const size_t sp = line.find(' ');
     if (sp == std::string_view::npos || !launcher_gone(line.substr(sp + 1))) continue;
+    if (only) {
+      // RECORD is "HOST PID START JOBID" (launcher_record).
+      const std::string_view record = line.substr(sp + 1);
+      const size_t last = record.rfind(' ');
+      if (last == std::string_view::npos || !only(record.substr(last + 1))) continue;
+    }
     const std::string dir(line.substr(0, sp));
     ro.what = describe_step(sweep_argv(dir));
     auto r = ex.run(remote::Command{sweep_argv(dir)}, ro);

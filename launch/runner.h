@@ -33,6 +33,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "launch/job_spec.h"
@@ -114,8 +115,11 @@ std::string local_job_dir(const std::string& run_id);
 /// Directories of live launchers and of other machines' are left alone. A host that does not
 /// answer within `timeout` is skipped; when `unreachable` is given, it then holds why (the
 /// listing's kUnreachable or kInterrupted error), so a caller tries the host no second time.
-std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::milliseconds timeout,
-                                         util::Status* unreachable = nullptr);
+/// With `only`, just the directories whose launcher record names a job id `only` accepts
+/// (`lab down`: the jobs of the lab it removed), the same trust rules applying.
+std::vector<std::string> sweep_leftovers(
+    remote::Executor& ex, std::chrono::milliseconds timeout, util::Status* unreachable = nullptr,
+    const std::function<bool(std::string_view job_id)>& only = {});
 
 /// "0", "1", "SIGKILL", "connection lost" for the summary.
 std::string describe_status(const RankOutcome& r);

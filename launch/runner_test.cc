@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -265,9 +266,11 @@ TEST_CASE("runner: the coordinator port is checked for mlx-ring and at the addre
   {
     HeldPort held(true);
     const std::string ran = "/tmp/cc-port-ran-" + random_hex(6);
-    JobSpec spec = spec_of(fmt::format("name: port\nhosts: [a, b]\nruntime: mlx-ring\n"
+    // (The job file of an MLX runtime names a hostfile, which this test gives the plan.)
+    JobSpec spec = spec_of(fmt::format("name: port\nhosts: [a, b]\n"
                                        "command: {{shell: ': >{}'}}\n",
                                        ran));
+    spec.runtime = cc::launch::Runtime::kMlxRing;
     LocalJob job;
     job.port = held.port;
     job.adjust = [](WorldPlan& p) {
@@ -504,30 +507,48 @@ TEST_CASE("runner: a second Ctrl-C while the job ends sends SIGKILL at once, not
   CHECK_FALSE(job.dirs_left(2));
 }
 
-TEST_CASE("runner: ranks that cannot enter their cwd failed (with the reason), never 'never started'") {
-  JobSpec spec = spec_of(
-      "name: nocwd\nhosts: [a, b]\nranks_per_host: 2\ncommand: [true]\n"
-      "cwd: /nonexistent-cc-cwd\n");
-  LocalJob job;
-  auto out = job.run(spec, 2);
-  REQUIRE(out.ok());
-  CHECK(out->code == cc::util::ExitCode::kJobFailed);
-  const std::string summary = render_summary(*out);
-  CHECK(summary.find("never started") == std::string::npos);
-  for (const auto& r : out->ranks) {
-    CAPTURE(r.rank);
-    CHECK(r.exit_status == 126);
-    CHECK(r.problem.find("cannot enter the working directory /nonexistent-cc-cwd") !=
-          std::string::npos);
+TEST_CASE("runner: a cwd missing on a host starts no rank, and names its absolute path") {
+  // It was found by each rank's wrapper once the job had started: every rank exit 126, the job
+  // exit 4, and a relative cwd named as written, not where it was looked for.
+  const std::string ran = "/tmp/cc-cwd-ran-" + random_hex(6);
+  for (const char* cwd : {"/nonexistent-cc-cwd", "work dir"}) {
+    CAPTURE(cwd);
+    JobSpec spec = spec_of(fmt::format(
+        "name: nocwd\nhosts: [a, b]\nranks_per_host: 2\ncommand: {{shell: ': >{}'}}\n"
+        "cwd: '{}'\n",
+        ran, cwd));
+    LocalJob job;
+    auto out = job.run(spec, 2);
+    REQUIRE_FALSE(out.ok());
+    CHECK(out.error().code == cc::util::ExitCode::kCheckFailed);
+    const std::string message = out.error().message;
+    CAPTURE(message);
+    if (std::string_view(cwd).starts_with('/')) {
+      CHECK(out.error().message.find("the working directory /nonexistent-cc-cwd does not exist "
+                                     "on ") != std::string::npos);
+    } else {
+      // /tmp/clusterctl-job-...-h0/work dir: the job directory on that host, then the cwd.
+      CHECK(out.error().message.find("the working directory /tmp/clusterctl-job-") !=
+            std::string::npos);
+      CHECK(out.error().message.find("/work dir does not exist on ") != std::string::npos);
+      CHECK(out.error().message.find("(cwd: work dir is relative to the job's directory on the "
+                                     "host, /tmp/clusterctl-job-") != std::string::npos);
+    }
+    CHECK(out.error().message.find("(`cwd:` in /tmp/job.yaml)") != std::string::npos);
+    CHECK_FALSE(fs::exists(ran));  // no rank ran
+    CHECK_FALSE(job.dirs_left(2));
   }
-  CHECK(summary.find("cannot enter the working directory /nonexistent-cc-cwd on ") !=
-        std::string::npos);
-  // "rank R on H failed first (exit 126: ...)", or "failed (...)" when the others were still
-  // running when it failed
-  CAPTURE(job_reason(*out));
-  CHECK(job_reason(*out).find(" (exit 126: cannot enter the working directory "
-                              "/nonexistent-cc-cwd on ") != std::string::npos);
-  CHECK_FALSE(job.dirs_left(2));
+  // A cwd that an upload creates inside the job directory is there in time.
+  const fs::path src = fs::temp_directory_path() / ("cc-cwd-up-" + random_hex(6));
+  { std::ofstream(src) << "x"; }
+  JobSpec spec = spec_of(fmt::format("name: upcwd\nhosts: [a]\ncommand: [cat, f]\ncwd: sub\n"
+                                     "upload: [{{src: {}, dest: sub/f}}]\n",
+                                     src.string()));
+  LocalJob job;
+  auto out = job.run(spec, 1);
+  fs::remove(src);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kOk);
 }
 
 TEST_CASE("runner: a daemon the rank leaves (setsid, holding its output) does not hold the job") {

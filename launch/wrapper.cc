@@ -103,9 +103,10 @@ if ! ours "$_ccw_d"; then
 fi
 cd "$_ccw_d" || exit 126
 if [ -n "$_ccw_c" ]; then
-  case $_ccw_c in /*) ;; *) _ccw_c=./$_ccw_c ;; esac
+  case $_ccw_c in /*) ;; *) _ccw_c=$_ccw_d/$_ccw_c ;; esac
   if ! cd "$_ccw_c"; then
-    echo "clusterctl: rank $_ccw_r: cannot enter the working directory $_ccw_c0 on $(uname -n)" >&2
+    case $_ccw_c0 in /*) _ccw_l= ;; *) _ccw_l=" (cwd: $_ccw_c0 is relative to the job's directory on the host, where uploads land)" ;; esac
+    echo "clusterctl: rank $_ccw_r: cannot enter the working directory $_ccw_c on $(uname -n)$_ccw_l" >&2
     exit 126
   fi
 fi
@@ -296,6 +297,21 @@ if ! e=$(mkdir "$1" 2>&1); then
 fi
 printf '%s\n' "$2" >"$1/launcher")SH";
 
+// The rank's working directory, checked on each host once its uploads are there (a relative
+// cwd is inside the job directory $1, where they land), so that a missing one starts no rank.
+constexpr std::string_view kCwdCheck = R"SH(ours "$1" || exit 0
+case $2 in /*) a=$2 ;; *) a=$1/$2 ;; esac
+if [ ! -d "$a" ]; then
+  if [ -e "$a" ]; then w="is not a directory"; else w="does not exist"; fi
+elif ! (cd "$a") 2>/dev/null; then
+  w="cannot be entered (permissions)"
+else
+  exit 0
+fi
+case $2 in /*) r= ;; *) r=" (cwd: $2 is relative to the job's directory on the host, $1, where uploads land: give an absolute path, or upload into it)" ;; esac
+echo "the working directory $a $w on $(uname -n)$r" >&2
+exit 1)SH";
+
 constexpr std::string_view kWriteFile = R"SH(umask 077
 cat >"$1")SH";
 
@@ -444,6 +460,10 @@ std::vector<std::string> sweep_argv(const std::string& job_dir) {
   return script(kSweep, {job_dir});
 }
 
+std::vector<std::string> cwd_check_argv(const std::string& job_dir, const std::string& cwd) {
+  return script(kCwdCheck, {job_dir, cwd});
+}
+
 std::vector<std::string> write_file_argv(const std::string& path) {
   return script(kWriteFile, {path});
 }
@@ -530,6 +550,7 @@ std::string describe_step(const std::vector<std::string>& argv) {
       std::string_view(argv[2]).substr(argv[2].starts_with(trust_text()) ? trust_text().size() : 0);
   if (text == kSetup) return "creating the job directory " + arg(4);
   if (text == kWriteFile) return "writing " + arg(4);
+  if (text == kCwdCheck) return "the check of the working directory " + arg(5);
   if (text == kSignal) return fmt::format("SIG{} to the ranks of {}", arg(5), arg(4));
   if (text == kCleanup) return "the cleanup of " + arg(4);
   if (text == kLeftovers) return "the janitor's list of job directories";

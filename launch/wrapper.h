@@ -131,6 +131,11 @@ std::vector<std::string> leftovers_argv();
 /// Removes one job directory the janitor found (killing its live groups); prints "removed"
 /// when this call removed it (another janitor sharing the host's /tmp may have first).
 std::vector<std::string> sweep_argv(const std::string& job_dir);
+/// A script that checks the rank's working directory `cwd` (as written in the job: absolute,
+/// or relative to `job_dir`) is a directory this user can enter on the host; exits 1 with
+/// "the working directory ABSOLUTE does not exist on HOST (cwd: X is relative to ...)" on
+/// stderr when not. Run once per host after its uploads, before any rank starts.
+std::vector<std::string> cwd_check_argv(const std::string& job_dir, const std::string& cwd);
 /// A script that writes its stdin to `path` (mode 0600 under the wrapper's umask).
 std::vector<std::string> write_file_argv(const std::string& path);
 /// Sends `signal` ("TERM" or "KILL") to every rank's process group listed in job_dir.

@@ -280,7 +280,11 @@ TEST_CASE("wrapper: the rank's exit status and death by signal come back") {
   r = local.run(cc::remote::Command{wrapper_argv({dir, 0, "no-such-dir", 1, nonce, {"true"}})}, ro);
   REQUIRE(r.ok());
   CHECK(r->exit_status == 126);
-  CHECK(r->err.find("cannot enter the working directory no-such-dir") != std::string::npos);
+  // Where it was looked for: inside the job directory, as README says a relative cwd is.
+  CHECK(r->err.find(fmt::format("cannot enter the working directory {}/no-such-dir on ", dir)) !=
+        std::string::npos);
+  CHECK(r->err.find("(cwd: no-such-dir is relative to the job's directory on the host, where "
+                    "uploads land)") != std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -1,7 +1,11 @@
 #include "provision/mlx_hostfile.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -635,8 +639,174 @@ util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path, const EnvCh
   return parse_mlx_hostfile(*text, path, env_check, mpi);
 }
 
+namespace {
+
+// The port of host `h` whose interface holds IPv4 address `ip`.
+std::optional<std::size_t> port_with_address(const topology::HostNode& h, const std::string& ip) {
+  for (std::size_t p = 0; p < h.ports.size(); ++p) {
+    const auto& itf = h.ports[p].port->interface;
+    if (itf && std::find(itf->ipv4.begin(), itf->ipv4.end(), ip) != itf->ipv4.end()) return p;
+  }
+  return std::nullopt;
+}
+
+// The length of the common leading bits of two IPv4 addresses (0 when either is none).
+int common_bits(const std::string& a, const std::string& b) {
+  auto bits = [](const std::string& s) -> std::optional<std::uint32_t> {
+    in_addr v{};
+    if (::inet_pton(AF_INET, s.c_str(), &v) != 1) return std::nullopt;
+    return ntohl(v.s_addr);
+  };
+  const auto x = bits(a), y = bits(b);
+  if (!x || !y) return 0;
+  const std::uint32_t diff = *x ^ *y;
+  int n = 0;
+  for (std::uint32_t m = 0x80000000U; m != 0 && (diff & m) == 0; m >>= 1U) ++n;
+  return n;
+}
+
+}  // namespace
+
+std::vector<std::string> down_cables(const MlxHostfile& hf, const discovery::ClusterState& state) {
+  const topology::ClusterGraph g(state);
+  const std::size_t n = hf.hosts.size();
+  std::vector<std::optional<std::size_t>> host_of(n);
+  for (std::size_t r = 0; r < n; ++r) host_of[r] = g.host_index(hf.hosts[r].ssh);
+  std::vector<std::string> out;
+  std::set<std::pair<std::string, std::string>> said;  // end labels, so a cable is said once
+  auto judge = [&](std::size_t ha, discovery::CableEnd a, std::optional<std::size_t> hb,
+                   discovery::CableEnd b) {
+    if (hb && *hb < ha) {  // in the state's host order, as its cables are written
+      std::swap(ha, *hb);
+      std::swap(a, b);
+    }
+    const topology::CableLink link =
+        topology::cable_link(a, b, g.host(ha).facts, hb ? g.host(*hb).facts : nullptr);
+    if (link.up) return;
+    const std::string la = discovery::end_label(a), lb = discovery::end_label(b);
+    if (!said.insert({std::min(la, lb), std::max(la, lb)}).second) return;
+    out.push_back(topology::cable_down_line(a, b, link));
+  };
+  auto device_port = [&](std::size_t h, const std::string& dev) -> std::optional<std::size_t> {
+    const auto& ports = g.host(h).ports;
+    for (std::size_t p = 0; p < ports.size(); ++p) {
+      if (ports[p].end.rdma_device == dev) return p;
+    }
+    return std::nullopt;
+  };
+  // The device matrix: both ends of each cable are named.
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!host_of[i] || hf.hosts[i].rdma.size() != n) continue;
+    for (std::size_t j = i + 1; j < n; ++j) {
+      if (!host_of[j] || hf.hosts[j].rdma.size() != n) continue;
+      const MlxCell& cell = hf.hosts[i].rdma[j];
+      const MlxCell& back = hf.hosts[j].rdma[i];
+      for (std::size_t k = 0; k < cell.size() && k < back.size(); ++k) {
+        const auto pi = device_port(*host_of[i], cell[k]);
+        const auto pj = device_port(*host_of[j], back[k]);
+        if (!pi || !pj) continue;  // a device the host does not have: check_against names it
+        const topology::PortNode& a = g.host(*host_of[i]).ports[*pi];
+        const topology::PortNode& b = g.host(*host_of[j]).ports[*pj];
+        // A port cabled now (to another host) says the file is stale, not the cable down.
+        if (a.cabled() || b.cabled()) continue;
+        judge(*host_of[i], a.end, host_of[j], b.end);
+      }
+    }
+  }
+  // The ring: rank i's addresses face its left neighbour; the far end is found by address.
+  if (hf.backend == "ring" && n >= 2) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t left = (i + n - 1) % n;
+      if (!host_of[i] || !host_of[left] || *host_of[i] == *host_of[left]) continue;
+      const topology::HostNode& here = g.host(*host_of[i]);
+      const topology::HostNode& there = g.host(*host_of[left]);
+      for (const std::string& ip : hf.hosts[i].ips) {
+        const auto pi = port_with_address(here, ip);
+        if (!pi) continue;  // no port's address: foreign_addresses or check_against says it
+        const topology::PortNode& a = here.ports[*pi];
+        if (a.cabled()) continue;  // up, or cabled elsewhere: the file is stale, not the cable
+        std::optional<std::size_t> best;
+        int best_bits = -1;
+        for (std::size_t q = 0; q < there.ports.size(); ++q) {
+          const topology::PortNode& b = there.ports[q];
+          if (b.cabled() || !b.port->interface) continue;
+          for (const std::string& addr : b.port->interface->ipv4) {
+            if (int bits = common_bits(ip, addr); bits > best_bits) {
+              best_bits = bits;
+              best = q;
+            }
+          }
+        }
+        discovery::CableEnd far;
+        far.host = there.name();
+        if (best) far = there.ports[*best].end;
+        judge(*host_of[i], a.end, best ? host_of[left] : std::nullopt, far);
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> foreign_addresses(const MlxHostfile& hf,
+                                           const discovery::ClusterState& state) {
+  const topology::ClusterGraph g(state);
+  std::vector<std::string> out;
+  for (std::size_t r = 0; r < hf.hosts.size(); ++r) {
+    const auto h = g.host_index(hf.hosts[r].ssh);
+    if (!h) continue;  // check_against names a host outside the state
+    const discovery::HostFacts& f = *g.host(*h).facts;
+    std::vector<std::string> v4, v6;
+    auto add = [&](const discovery::NetInterface& itf) {
+      for (const auto& a : itf.ipv4) {
+        if (std::find(v4.begin(), v4.end(), a) == v4.end()) v4.push_back(a);
+      }
+      for (const auto& a : itf.ipv6) {
+        if (std::find(v6.begin(), v6.end(), a) == v6.end()) v6.push_back(a);
+      }
+    };
+    if (!f.management_address.empty()) {
+      (f.management_address.find(':') != std::string::npos ? v6 : v4)
+          .push_back(f.management_address);
+    }
+    for (const auto& p : f.ports) {
+      if (p.interface) add(*p.interface);
+    }
+    for (const auto& itf : f.interfaces) add(itf);
+    for (std::size_t k = 0; k < hf.hosts[r].ips.size(); ++k) {
+      const std::string& ip = hf.hosts[r].ips[k];
+      const bool v6ip = ip.find(':') != std::string::npos;
+      const auto& known = v6ip ? v6 : v4;
+      if (std::find(known.begin(), known.end(), ip) != known.end()) continue;
+      out.push_back(fmt::format(
+          "{}: hosts[{}] ({}): ips[{}] = {} is not an address of {} ({})",
+          hf.path.empty() ? std::string("the hostfile") : hf.path, r, f.host, k, ip, f.host,
+          known.empty() ? fmt::format("it has no IPv{} address", v6ip ? 6 : 4)
+                        : fmt::format("its addresses: {}", fmt::join(known, ", "))));
+    }
+  }
+  return out;
+}
+
 util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState& state,
                            const discovery::FixCommand& fix) {
+  const std::string again =
+      fix.command("hostfile", "--format mlx-" + (hf.backend.empty() ? std::string("jaccl")
+                                                                    : hf.backend));
+  // An address no host has: MLX would fail on it with a raw socket error.
+  if (auto foreign = foreign_addresses(hf, state); !foreign.empty()) {
+    return util::error(ExitCode::kCheckFailed,
+                       fmt::format("{}\nwrite the host's own addresses, or a matching file "
+                                   "with `{}`",
+                                   fmt::join(foreign, "\n"), again));
+  }
+  // A cable that is down is the cabling's fault, not the file's: said first, with its fix.
+  if (auto down = down_cables(hf, state); !down.empty()) {
+    return util::error(ExitCode::kCheckFailed,
+                       fmt::format("{}: cables its ranks use are down:\n  {}\nfix the cabling: "
+                                   "the file needs no change",
+                                   hf.path.empty() ? std::string("the hostfile") : hf.path,
+                                   fmt::join(down, "\n  ")));
+  }
   const topology::ClusterGraph g(state);
   const std::size_t n = hf.hosts.size();
   std::vector<std::string> lines;
@@ -761,8 +931,7 @@ util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState&
                 "{}: does not match the cabling of the cluster:\n  {}\nwrite a "
                 "matching one with `{}`",
                 hf.path.empty() ? std::string("the hostfile") : hf.path, fmt::join(lines, "\n  "),
-                fix.command("hostfile", "--format mlx-" + (hf.backend.empty() ? std::string("jaccl")
-                                                                              : hf.backend))));
+                again));
 }
 
 }  // namespace cc::provision

@@ -144,8 +144,27 @@ util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path,
                                             const EnvCheck& env_check = {},
                                             const MpiHostfileAdvice& mpi = {});
 
+/// The cables the hostfile's ranks use that are down now, judged on `state`'s facts (live, as
+/// discovery found them) in topology::cable_down_line's words, one line each ("cable h1 tb1 -
+/// h2 tb1 is down: h2 tb1: administratively down; fix: ..."). A cable is the pair of ports that
+/// rdma[i][j][k] and rdma[j][i][k] name (jaccl, jaccl-ring), or for the ring backend the port
+/// of host i holding ips[k] and the port facing it on the left neighbour (the one not cabled
+/// now whose address is closest to ips[k]; the host alone when none is left). Only ports with
+/// no cable seen now count: a port cabled to some host, or a pair that is up, says the file is
+/// stale, which check_against says. Empty: every cable the file names is up (or not found).
+std::vector<std::string> down_cables(const MlxHostfile& hf, const discovery::ClusterState& state);
+
+/// Every "ips" entry of every host that is no address of that host in `state` (its ports',
+/// its other interfaces' and its management address), whatever the backend, each "PATH:
+/// hosts[i] (h3): ips[0] = 10.0.0.9 is not an address of h3 (its addresses: ...)": MLX would
+/// bind or connect to it and fail with a raw socket error. Hosts not in the state are skipped.
+std::vector<std::string> foreign_addresses(const MlxHostfile& hf,
+                                           const discovery::ClusterState& state);
+
 /// Checks the hostfile against the cabling in `state` (which is how a permuted rank order is
-/// caught): every rank's host is in the state; every device rdma[i][j][k] is a device of host i
+/// caught): first foreign_addresses, then down_cables (a cable that is down is named with its
+/// fix, and no new hostfile is suggested: the file is right, the cabling is not); then every
+/// rank's host is in the state; every device rdma[i][j][k] is a device of host i
 /// whose port is cabled to the host of rank j, and the cable's other end is rdma[j][i][k]; for
 /// the ring backend every ips[k] of rank i is an address of host i on a port cabled to its left
 /// neighbour. Errors: kCheckFailed listing every mismatch, one line each, naming rank, host,

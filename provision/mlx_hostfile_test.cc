@@ -7,6 +7,8 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "provision/hostfile.h"
 #include "provision/hostfile_test_states.h"
@@ -436,6 +438,7 @@ TEST_CASE("mlx hostfile: check_against catches a permuted rank order") {
   const auto s = testing::mesh3();
   MlxHostfile hf = generated(s, HostfileFormat::kMlxJaccl);
   std::swap(hf.hosts[1].ssh, hf.hosts[2].ssh);  // the names moved, the matrix did not
+  std::swap(hf.hosts[1].ips, hf.hosts[2].ips);  // (each host's address went with its name)
   // The command that writes a matching file names the hosts as cli/ says (runnable).
   auto st = check_against(hf, s, discovery::FixCommand{"--lab t3a", "", "m1,m2,m3"});
   REQUIRE(!st.ok());
@@ -515,6 +518,76 @@ TEST_CASE("mlx hostfile: check_against checks ring addresses against the left ne
         "  rank 1 (h2): ips[0] = 192.0.2.22 is not an address of h2 on a port cabled to its left "
         "neighbour rank 0 (h1)\n"
         "write a matching one with `clusterctl hostfile --format mlx-ring`");
+}
+
+// A cable down, as `ip link set dev tb1 down` on h2 leaves it: not seen by discovery, h2's end
+// administratively down, h1's end without carrier.
+discovery::ClusterState with_h1_h2_down(discovery::ClusterState s) {
+  std::erase_if(s.cables, [](const discovery::Cable& c) {
+    return c.a.host == "h1" && c.b.host == "h2";
+  });
+  s.hosts[0].ports[0].interface->running = false;
+  s.hosts[1].ports[0].interface->up = false;
+  s.hosts[1].ports[0].interface->running = false;
+  return s;
+}
+
+TEST_CASE("mlx hostfile: a cable down is named with its fix, never as a stale file") {
+  const auto lab = testing::addressed_lab(4);
+  const auto down = with_h1_h2_down(lab);
+  const std::string line =
+      "cable h1 tb1 - h2 tb1 is down: h1 tb1: no carrier; h2 tb1: administratively down; fix: "
+      "bring the port that is down up: on h2 `sudo ip link set dev tb1 up`; if the cable still "
+      "has no carrier then, reseat the cable between h1 tb1 and h2 tb1";
+  // The ring (and a file without "backend" run as the ring): h2's address faces h1.
+  MlxHostfile ring = generated(lab, HostfileFormat::kMlxRing);
+  CHECK(down_cables(ring, lab).empty());
+  CHECK(down_cables(ring, down) == std::vector<std::string>{line});
+  auto st = check_against(ring, down, {});
+  REQUIRE(!st.ok());
+  CHECK(st.error().code == ExitCode::kCheckFailed);
+  CHECK(st.error().message ==
+        "hosts.json: cables its ranks use are down:\n  " + line +
+            "\nfix the cabling: the file needs no change");
+  // The device matrix names both ends.
+  auto rdma = testing::addressed_lab(4);
+  for (auto& h : rdma.hosts) {
+    for (auto& p : h.ports) p.rdma_device = "rxe_" + p.interface->name;
+  }
+  const MlxHostfile jaccl = generated(rdma, HostfileFormat::kMlxJaccl);
+  CHECK(down_cables(jaccl, rdma).empty());
+  auto jdown = with_h1_h2_down(rdma);
+  CAPTURE(fmt::format("{}", fmt::join(down_cables(jaccl, jdown), "\n")));
+  CHECK(down_cables(jaccl, jdown) == std::vector<std::string>{line});
+  // A stale file over healthy cabling is still a mismatch (no down cable named).
+  MlxHostfile stale = ring;
+  std::swap(stale.hosts[1], stale.hosts[2]);
+  CHECK(down_cables(stale, lab).empty());
+  st = check_against(stale, lab, {});
+  REQUIRE(!st.ok());
+  CHECK(st.error().message.starts_with("hosts.json: does not match the cabling of the cluster:"));
+}
+
+TEST_CASE("mlx hostfile: an ips entry that is no address of its host, whatever the backend") {
+  const auto lab = testing::addressed_lab(3);
+  for (const char* backend : {"ring", "", "jaccl"}) {
+    CAPTURE(backend);
+    MlxHostfile hf = generated(lab, HostfileFormat::kMlxRing);
+    hf.backend = backend;
+    hf.hosts[2].ips = {"10.162.148.33"};
+    CHECK(foreign_addresses(hf, lab) ==
+          std::vector<std::string>{"hosts.json: hosts[2] (h3): ips[0] = 10.162.148.33 is not an "
+                                   "address of h3 (its addresses: 10.77.0.3, 192.0.2.31, "
+                                   "192.0.2.32)"});
+    auto st = check_against(hf, lab, {});
+    REQUIRE(!st.ok());
+    CHECK(st.error().code == ExitCode::kCheckFailed);
+    CHECK(st.error().message.starts_with("hosts.json: hosts[2] (h3): ips[0] = 10.162.148.33"));
+  }
+  // The management address is the host's own too (jaccl's coordinator is often written so).
+  MlxHostfile hf = generated(lab, HostfileFormat::kMlxRing);
+  hf.hosts[0].ips = {"10.77.0.1"};
+  CHECK(foreign_addresses(hf, lab).empty());
 }
 
 }  // namespace

@@ -508,6 +508,15 @@ CableLink cable_link(const discovery::CableEnd& a, const discovery::CableEnd& b,
   return out;
 }
 
+std::string cable_down_line(const discovery::CableEnd& a, const discovery::CableEnd& b,
+                            const CableLink& link) {
+  auto label = [](const discovery::CableEnd& e) {
+    return e.interface.empty() && !e.receptacle ? e.host : discovery::end_label(e);
+  };
+  return fmt::format("cable {} - {} is down: {}; fix: {}", label(a), label(b),
+                     fmt::join(link.bad, "; "), link.fix);
+}
+
 std::string cable_label(const ClusterGraph& g, std::size_t i) {
   const Cable& c = g.cable(i);
   return fmt::format("{} - {}", discovery::end_label(c.a), discovery::end_label(c.b));

@@ -173,6 +173,14 @@ struct CableLink {
 CableLink cable_link(const discovery::CableEnd& a, const discovery::CableEnd& b,
                      const discovery::HostFacts* ha, const discovery::HostFacts* hb);
 
+/// The one line that says a cable is down, with its fix: "cable h1 tb1 - h2 tb1 is down: h2
+/// tb1: administratively down; fix: bring the port that is down up: ..." (launch's check of the
+/// cables it routes over and of an MLX hostfile's cables both say it so). `link` is
+/// cable_link(a, b, ...) and not up. An end with no interface and no receptacle (a far end not
+/// known) is named by its host alone.
+std::string cable_down_line(const discovery::CableEnd& a, const discovery::CableEnd& b,
+                            const CableLink& link);
+
 /// "h1 tb1 - h2 tb1": both ends of cable `i` (discovery::end_label).
 std::string cable_label(const ClusterGraph& g, std::size_t i);
 

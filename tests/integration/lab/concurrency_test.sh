@@ -128,6 +128,13 @@ cat "$tmp/down.out" "$tmp/down.err"
 grep -q "warning: job $job (2 ranks, launcher pid [0-9]*) is running on lab '$name': taking the lab down ends it" "$tmp/down.err" ||
   fail "lab down did not name the running job $job"
 grep -q "is down" "$tmp/down.out" || fail "lab down with a running job removed nothing"
+# Its launcher lost its hosts and could not remove its job directories there (this machine's
+# /tmp): lab down removed them itself, named them, and said the record is kept.
+ls -d /tmp/clusterctl-job-"$job"-* 2>/dev/null && fail "lab down left job $job's directories"
+grep -q "^removed 2 job directories of the jobs of lab '$name': /tmp/clusterctl-job-$job-" "$tmp/down.out" ||
+  fail "lab down did not name the job directories it removed"
+grep -q "kept 1 job record of lab '$name' (\`clusterctl jobs\` lists them" "$tmp/down.err" ||
+  fail "lab down did not say it kept the job record"
 for _ in $(seq 200); do  # its launcher sees its hosts gone and ends
   state=$("$CLUSTERCTL" --json jobs | python3 -c '
 import json, sys
