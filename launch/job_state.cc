@@ -17,9 +17,10 @@
 #include "remote/inventory.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
+#include "util/json_text.h"
 #include "util/process.h"
 #include "util/state_dir.h"
-#include "util/json_text.h"
+#include "util/suggest.h"
 
 namespace cc::launch {
 namespace {
@@ -236,10 +237,19 @@ util::Result<JobRecord> resolve_job(const std::vector<JobRecord>& jobs, const st
   if (named.empty()) {
     std::string known;
     for (size_t i = 0; i < jobs.size() && i < 5; ++i) known += (i ? ", " : "") + jobs[i].id;
-    return util::error(
-        util::ExitCode::kUsage,
-        fmt::format("no job '{}' in {}{}; `clusterctl jobs` lists them", given, jobs_dir().string(),
-                    known.empty() ? "" : " (recent: " + known + ")"));
+    // A typo of a job's name ("sleepyy") or of a run's id: the names first (what is usually
+    // typed), newest first, so a tie goes to the job last run.
+    std::vector<std::string> candidates;
+    for (const auto& j : jobs) {
+      if (std::find(candidates.begin(), candidates.end(), j.name) == candidates.end()) {
+        candidates.push_back(j.name);
+      }
+    }
+    for (const auto& j : jobs) candidates.push_back(j.id);
+    return util::error(util::ExitCode::kUsage,
+                       fmt::format("no job '{}' in {}{}; `clusterctl jobs` lists them{}", given,
+                                   jobs_dir().string(), util::did_you_mean(given, candidates),
+                                   known.empty() ? "" : " (recent: " + known + ")"));
   }
   if (named.size() == 1) return *named.front();
   if (use == NameUse::kOnlyRecord) {

@@ -114,7 +114,8 @@ enum class NameUse {
 /// The record that `given` (a run id, or a job name) names among `jobs` (newest first, as
 /// list_jobs returns them). `command` is the command that was run ("stop", "logs", "jobs
 /// --forget"), for the way to pick one run: `clusterctl COMMAND ID`. Errors, all kUsage: no
-/// record has that id or name (naming the jobs directory and recent ids: `clusterctl jobs`
+/// record has that id or name (naming the jobs directory, the closest job name or run id as a
+/// "did you mean" (util::did_you_mean), and recent ids: `clusterctl jobs`
 /// lists them); the name is ambiguous as `use` says, naming every run id it could mean, newest
 /// first, with its state and start.
 util::Result<JobRecord> resolve_job(const std::vector<JobRecord>& jobs, const std::string& given,

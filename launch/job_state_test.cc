@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "util/process.h"
 
@@ -109,6 +110,33 @@ TEST_CASE("job_state: --forget's name must be one record's") {
   auto none = resolve_job(jobs, "h", NameUse::kOnlyRecord, "jobs --forget");
   REQUIRE_FALSE(none.ok());
   CHECK(none.error().message.starts_with("no job 'h' in "));
+}
+
+TEST_CASE("job_state: a job name or run id typed wrong gets a \"did you mean\"") {
+  std::vector<JobRecord> jobs{
+      job_run_record("sleepy-20261207-054001-abc", "sleepy", 2'000'000, false),
+      job_run_record("train-20261207-054001-def", "train", 1'000'000, false)};
+  sort_newest_first(jobs);
+  // logs, stop and jobs --forget all resolve a name here.
+  auto logs = resolve_job(jobs, "sleepyy", NameUse::kCurrentRun, "logs");
+  REQUIRE_FALSE(logs.ok());
+  CHECK(logs.error().code == util::ExitCode::kUsage);
+  CHECK(logs.error().message ==
+        fmt::format("no job 'sleepyy' in {} (did you mean 'sleepy'?); `clusterctl jobs` lists "
+                    "them (recent: sleepy-20261207-054001-abc, train-20261207-054001-def)",
+                    jobs_dir().string()));
+  auto forget = resolve_job(jobs, "trian", NameUse::kOnlyRecord, "jobs --forget");
+  REQUIRE_FALSE(forget.ok());
+  CHECK(forget.error().message.find("(did you mean 'train'?)") != std::string::npos);
+  // An id typed with one character wrong.
+  auto id = resolve_job(jobs, "train-20261207-054001-dex", NameUse::kCurrentRun, "stop");
+  REQUIRE_FALSE(id.ok());
+  CHECK(id.error().message.find("(did you mean 'train-20261207-054001-def'?)") !=
+        std::string::npos);
+  // Nothing close: no suggestion.
+  auto far = resolve_job(jobs, "zzz", NameUse::kCurrentRun, "logs");
+  REQUIRE_FALSE(far.ok());
+  CHECK(far.error().message.find("did you mean") == std::string::npos);
 }
 
 }  // namespace
