@@ -19,6 +19,21 @@ std::string closest_file_name(std::string_view typed, const std::vector<std::str
   const std::size_t typed_dot = dot(typed);
   std::string best;
   std::size_t best_distance = 0;
+  // A name that differs from the typed one only in its extension ("job.yml" beside "job.yaml",
+  // "job.json") is the file meant, whatever other name is as close: the closest extension wins.
+  if (typed_dot < typed.size()) {
+    for (const auto& c : names) {
+      const std::string_view name = c;
+      const std::size_t c_dot = dot(name);
+      if (c_dot == name.size() || name.substr(0, c_dot) != typed.substr(0, typed_dot)) continue;
+      const std::size_t d = edit_distance(typed.substr(typed_dot), name.substr(c_dot));
+      if (best.empty() || d < best_distance) {
+        best = c;
+        best_distance = d;
+      }
+    }
+    if (!best.empty()) return best;
+  }
   for (const auto& c : names) {
     const std::size_t c_dot = dot(c);
     const std::string_view name = c;

@@ -65,7 +65,9 @@ inline std::string did_you_mean(std::string_view typed,
 /// closest_match for file names: when `typed` and a name end in the same extension (".yaml"),
 /// the names before it are compared, since an extension every file beside it may share is no
 /// sign of a typo ("nothere.yaml" is not close to "noexec.yaml"; "hostfle.json" is to
-/// "hostfile.json"); otherwise the whole names ("cluster.jsn" -> "cluster.json").
+/// "hostfile.json"); otherwise the whole names ("cluster.jsn" -> "cluster.json"). Before any of
+/// those, a name that differs only in its extension ("job.yml" -> "job.yaml", else "job.json"; the
+/// closest extension first), however far the extensions are apart.
 std::string closest_file_name(std::string_view typed, const std::vector<std::string>& names);
 
 /// What a path the operator names must be: a file (a regular one, for did_you_mean_file's

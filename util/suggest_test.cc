@@ -74,3 +74,18 @@ TEST_CASE("closest_file_name judges the names before a shared extension") {
   CHECK(closest_file_name("cluster.jsn", files) == "cluster.json");  // the extension's typo
   CHECK(closest_file_name("cluster", files) == "");
 }
+
+TEST_CASE("closest_file_name offers the same name with another extension first") {
+  using cc::util::closest_file_name;
+  // "rain.yml" is as close to "train.yml" (one edit) and sorts first; "job.json" is 4 edits
+  // from "job.yml", past the typo limit: neither must win over the same name.
+  CHECK(closest_file_name("train.yml", {"rain.yml", "train.yaml"}) == "train.yaml");
+  CHECK(closest_file_name("job.yml", {"jab.yml", "job.json"}) == "job.json");
+  CHECK(closest_file_name("job.yml", {"job.json", "job.yaml", "pyjob.yaml"}) == "job.yaml");
+  CHECK(closest_file_name("job.yaml", {"job.yml", "pyjob.yaml"}) == "job.yml");
+  CHECK(closest_file_name("hosts.yaml", {"hosts.json"}) == "hosts.json");
+  // The name before the extension must be the same: no extension, or another name, is judged
+  // as before.
+  CHECK(closest_file_name("job.yml", {"job", "other.yaml"}) == "");
+  CHECK(closest_file_name("cluster", {"cluster.json"}) == "");
+}
