@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "discovery/text.h"
+#include "util/json_error.h"
 
 namespace cc::discovery {
 
@@ -59,6 +60,10 @@ util::Result<json> parse_json(std::string_view text, const char* empty, Fail fai
   }
   try {
     return json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    const util::JsonSyntaxError at = util::json_syntax_error(text, e);
+    return fail(
+        fmt::format("not valid JSON at line {}, column {}: {}", at.line, at.column, at.problem));
   } catch (const json::exception& e) {
     return fail(fmt::format("not valid JSON: {}", json_error_text(e)));
   }

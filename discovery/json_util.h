@@ -17,7 +17,8 @@ namespace cc::discovery {
 std::string json_error_text(const nlohmann::json::exception& e);
 
 /// Parses `text` as JSON. Errors (parse_error naming `command`): empty output, a syntax error
-/// (with nlohmann's line and column), nesting deeper than 64 levels.
+/// ("not valid JSON at line 5, column 4: trailing comma ...": util::json_syntax_error), nesting
+/// deeper than 64 levels.
 util::Result<nlohmann::json> parse_json_output(std::string_view command, std::string_view text);
 /// The same for the contents of a file the operator gave: errors name it as a file ("PATH:
 /// empty file (expected JSON)", "PATH: not valid JSON: ..."), not as a command's output.

@@ -50,7 +50,15 @@ TEST_CASE("json: a file the operator gave is named as a file, not as a command's
   CHECK(empty.error().message == "cluster.json: empty file (expected JSON)");
   auto bad = parse_json_file("trunc.json", "{\"hosts\": [");
   REQUIRE_FALSE(bad.ok());
-  CHECK(bad.error().message.find("trunc.json: not valid JSON: parse error at line 1") == 0);
+  CHECK(bad.error().message ==
+        "trunc.json: not valid JSON at line 1, column 12: syntax error while parsing value - "
+        "unexpected end of input; expected '[', '{', or a literal");
+  // A trailing comma is named where it is (line 3), not at the '}' the parser stopped at.
+  auto comma = parse_json_file("cluster.json", "{\n  \"hosts\": [],\n  \"cables\": [],\n}\n");
+  REQUIRE_FALSE(comma.ok());
+  CHECK(comma.error().message ==
+        "cluster.json: not valid JSON at line 3, column 15: trailing comma after the last entry "
+        "(before the '}' at line 4, column 1): JSON allows none; remove it");
   CHECK(bad.error().message.find("output") == std::string::npos);
   CHECK(parse_json_file("ok.json", "{\"a\": 1}")->at("a") == 1);
 }
@@ -62,8 +70,8 @@ TEST_CASE("json: empty, malformed and too deep outputs are errors, never excepti
 
   auto bad = parse_json_output("ip -j addr", "[{\"ifname\": \"eth0\",}");
   REQUIRE_FALSE(bad.ok());
-  CHECK(bad.error().message.find("`ip -j addr` output: not valid JSON: parse error at line 1") ==
-        0);
+  CHECK(bad.error().message.starts_with(
+      "`ip -j addr` output: not valid JSON at line 1, column 19: trailing comma"));
 
   auto deep = parse_json_output("ip -j addr", std::string(10000, '[') + std::string(10000, ']'));
   REQUIRE_FALSE(deep.ok());

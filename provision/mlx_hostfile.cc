@@ -22,6 +22,7 @@
 #include "topology/graph.h"
 #include "util/address.h"
 #include "util/atomic_file.h"
+#include "util/json_error.h"
 #include "util/json_text.h"
 #include "util/text.h"
 
@@ -38,20 +39,6 @@ constexpr const char* kShape =
 util::Error bad(const std::string& path, const std::string& message) {
   if (path.empty()) return util::error(ExitCode::kUsage, message);  // built, not read
   return util::error(ExitCode::kUsage, fmt::format("{}: {}", path, message));
-}
-
-// 1-based line and column of the 1-based byte offset `byte` (nlohmann's parse_error::byte).
-std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t byte) {
-  std::size_t line = 1, column = 1;
-  for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return {line, column};
 }
 
 // When `text` (which is not JSON) reads as an MPI hostfile, its first host line (1-based line
@@ -528,8 +515,9 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
                       kShape, advice.global.empty() ? "" : " ", advice.global, list, out,
                       instead));
     }
-    auto [line, column] = line_column(text, e.byte);
-    return bad(path, fmt::format("not valid JSON (line {}, column {}); {}", line, column, kShape));
+    const util::JsonSyntaxError at = util::json_syntax_error(text, e);
+    return bad(path, fmt::format("not valid JSON at line {}, column {}: {}; {}", at.line, at.column,
+                                 at.problem, kShape));
   }
   MlxHostfile hf;
   hf.path = path;

@@ -99,7 +99,9 @@ TEST_CASE("mlx hostfile: render then parse gives the same hostfile") {
 
 TEST_CASE("mlx hostfile: malformed files, each message naming the file and the rank") {
   CHECK(parse_error("{\n  \"hosts\": [\n    {\"ssh\": \"a\",}\n  ]\n}") ==
-        "h.json: not valid JSON (line 3, column 17); " + kShape);
+        "h.json: not valid JSON at line 3, column 16: trailing comma after the last entry "
+        "(before the '}' at line 3, column 17): JSON allows none; remove it; " +
+            kShape);
   CHECK(parse_error("[]") ==
         "h.json: \"hosts\" must be a non-empty list of host objects; " + kShape);
   CHECK(parse_error("42") ==
@@ -420,8 +422,9 @@ TEST_CASE("mlx hostfile: an MPI hostfile is named as one, not as bad JSON") {
   CHECK(parse_error("10.0.0.1:2\n10.0.0.2:2\n")
             .starts_with("h.json looks like an MPI hostfile (line 1: '10.0.0.1:2');"));
   // Broken JSON stays a JSON error.
-  CHECK(parse_error("{\"hosts\": [\n").starts_with("h.json: not valid JSON (line 2"));
-  CHECK(parse_error("[{\"ssh\": \"a\"},]").starts_with("h.json: not valid JSON (line 1"));
+  CHECK(parse_error("{\"hosts\": [\n").starts_with("h.json: not valid JSON at line 2, column 1: "));
+  CHECK(parse_error("[{\"ssh\": \"a\"},]")
+            .starts_with("h.json: not valid JSON at line 1, column 14: trailing comma"));
 }
 
 TEST_CASE("mlx hostfile: check_against accepts what clusterctl wrote") {
