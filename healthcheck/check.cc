@@ -17,6 +17,8 @@ const char* to_string(Status s) {
       return "FAIL";
     case Status::kInterrupted:
       return "INTERRUPTED";
+    case Status::kSkipped:
+      return "SKIP";
   }
   return "?";
 }
@@ -52,6 +54,18 @@ CheckResult interrupted_check(Scope scope, std::string subject, std::string chec
   r.check = std::move(check);
   r.status = Status::kInterrupted;
   r.measured = "not finished";
+  r.detail = std::move(detail);
+  return r;
+}
+
+CheckResult skipped_check(Scope scope, std::string subject, std::string check,
+                          std::string detail) {
+  CheckResult r;
+  r.scope = scope;
+  r.subject = std::move(subject);
+  r.check = std::move(check);
+  r.status = Status::kSkipped;
+  r.measured = "not checked";
   r.detail = std::move(detail);
   return r;
 }

@@ -1,7 +1,8 @@
 // Health checks as data: every check `clusterctl health` makes is one CheckResult (PASS, WARN
-// or FAIL with the measured value and the threshold beside it, or INTERRUPTED: Ctrl-C ended it
-// before it could be judged, which is neither a pass nor a failure), grouped by host, by cable
-// and cluster-wide. Renderers (render.h, junit.h) and the exit code read only this.
+// or FAIL with the measured value and the threshold beside it; INTERRUPTED: Ctrl-C ended it
+// before it could be judged; SKIP: it could not run because a host it needs was not probed,
+// whose own reachable check is the failure; the last two are neither a pass nor a failure),
+// grouped by host, by cable and cluster-wide. Renderers (render.h, junit.h) and the exit code read only this.
 //
 // Subjects: a host's name ("h1"), a cable's label ("h1:tb2-h3:tb1": each end as HOST:PORT, the
 // port by interface, or "rN" for a receptacle with no known interface), or "cluster".
@@ -18,10 +19,10 @@
 
 namespace cc::healthcheck {
 
-enum class Status { kPass, kWarn, kFail, kInterrupted };
+enum class Status { kPass, kWarn, kFail, kInterrupted, kSkipped };
 enum class Scope { kHost, kCable, kCluster };
 
-const char* to_string(Status s);  // "PASS", "WARN", "FAIL", "INTERRUPTED"
+const char* to_string(Status s);  // "PASS", "WARN", "FAIL", "INTERRUPTED", "SKIP"
 const char* to_string(Scope s);   // "host", "cable", "cluster"
 
 struct CheckResult {
@@ -69,6 +70,11 @@ util::ExitCode exit_code(const Report& r);
 /// "not finished", no fix (nothing is wrong with the cluster), `detail` saying what was not done.
 CheckResult interrupted_check(Scope scope, std::string subject, std::string check,
                               std::string detail);
+
+/// The result of a check that could not run because `hosts` (named in `detail`) were not
+/// probed: SKIP, measured "not checked", no fix (the hosts' reachable checks carry it).
+CheckResult skipped_check(Scope scope, std::string subject, std::string check,
+                          std::string detail);
 
 /// "h1:tb2" for one cable end: the interface, else "r<receptacle>", else "?".
 std::string end_name(const discovery::CableEnd& end);

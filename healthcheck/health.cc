@@ -8,8 +8,10 @@
 #include <thread>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "healthcheck/quick_checks.h"
 #include "remote/fan_out.h"
@@ -189,7 +191,7 @@ Report run_health(const discovery::ClusterState& expected,
           : r.scope == Scope::kCable
               ? r.subject.starts_with(h + ":") || r.subject.find("-" + h + ":") != std::string::npos
               : false;
-      if (its && r.status == Status::kFail) {
+      if (its && (r.status == Status::kFail || r.status == Status::kSkipped)) {
         r = interrupted_check(r.scope, r.subject, r.check,
                               cut_in_discovery
                                   ? fmt::format("{}: not probed: {} while discovering the hosts", h,
@@ -210,12 +212,17 @@ Report run_health(const discovery::ClusterState& expected,
         report.add(interrupted_check(Scope::kCluster, "cluster", "all-reduce",
                                      "the all_reduce was not run: " + util::interruption()));
       } else if (live.hosts.size() != names.size()) {
-        report.add(all_reduce_failed(
-            "not run",
-            fmt::format("the all_reduce needs every host: {} of {} were probed",
-                        live.hosts.size(), names.size()),
-            fmt::format("bring every host back, then run `{}` again",
-                        opts.fix.command("health", "--full"))));
+        // Not a failure of its own: the hosts' reachable checks are (SKIP, naming them).
+        std::vector<std::string> missing;
+        for (const auto& n : names) {
+          if (live.find_host(n) == nullptr) missing.push_back(n);
+        }
+        report.add(skipped_check(
+            Scope::kCluster, "cluster", "all-reduce",
+            fmt::format("the all_reduce needs every host: {} of {} were probed; not probed: {} "
+                        "(see {} reachable check)",
+                        live.hosts.size(), names.size(), fmt::join(missing, ", "),
+                        missing.size() == 1 ? "its" : "their")));
       } else {
         auto f = measure_all_reduce(ranks, live,
                                     static_cast<std::size_t>(opts.thresholds.all_reduce_size_bytes),

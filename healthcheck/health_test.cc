@@ -97,5 +97,23 @@ TEST_CASE("run_health: Ctrl-C during the live discovery is reported as such, wit
         std::string::npos);
 }
 
+TEST_CASE("run_health: --full's all_reduce is SKIP, naming the hosts not probed") {
+  const discovery::ClusterState expected = discovered_without_h2();
+  remote::FakeExecutor h1("h1"), h2("h2");
+  std::vector<remote::Executor*> exs = {&h1, &h2};
+  HealthOptions o;
+  o.level = Level::kFull;
+  o.discovered_now = true;
+  const Report r = run_health(expected, exs, o, {});
+  const CheckResult* all_reduce = find_result(r, "cluster", "all-reduce");
+  REQUIRE(all_reduce != nullptr);
+  // It could not run because of h2: h2's reachable check is the failure, not this one.
+  CHECK(all_reduce->status == Status::kSkipped);
+  CHECK(all_reduce->fix == "");
+  CHECK(all_reduce->detail.find("not probed: ") != std::string::npos);
+  CHECK(all_reduce->detail.find("h2") != std::string::npos);
+  CHECK(exit_code(r) == util::ExitCode::kUnreachable);
+}
+
 }  // namespace
 }  // namespace cc::healthcheck

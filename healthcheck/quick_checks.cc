@@ -377,19 +377,19 @@ CheckResult cable_check(const discovery::Cable& c, const char* check) {
   return r;
 }
 
-// A cable with an end on a host that was not probed: it cannot be checked, and is not usable.
+// A cable with an end on a host that was not probed: it cannot be checked. SKIP, not FAIL: the
+// host's reachable check is the one failure (and exit 3), not one more per cable.
 CheckResult unprobed_cable_check(const discovery::Cable& c, const discovery::ClusterState& live) {
   std::vector<std::string> gone;
   for (const auto* h : {&c.a.host, &c.b.host}) {
     if (live.find_host(*h) == nullptr) gone.push_back(*h);
   }
-  CheckResult r = cable_check(c, "link-up");
-  r.status = Status::kFail;
-  r.measured = "unknown";
+  CheckResult r = skipped_check(
+      Scope::kCable, cable_label(c.a, c.b), "link-up",
+      fmt::format("cable {} - {} not checked: {} not probed (see {} reachable check)",
+                  discovery::end_label(c.a), discovery::end_label(c.b), fmt::join(gone, ", "),
+                  gone.size() == 1 ? "its" : "their"));
   r.threshold = "carrier on both ends";
-  r.detail = fmt::format("cable {} - {} not checked: {} not probed", discovery::end_label(c.a),
-                         discovery::end_label(c.b), fmt::join(gone, ", "));
-  r.fix = fmt::format("make {} reachable (see its reachable check)", fmt::join(gone, ", "));
   return r;
 }
 

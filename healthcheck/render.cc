@@ -28,6 +28,8 @@ std::string colored(const util::OutputStyle& style, Status s) {
       return util::red(style, "FAIL");
     case Status::kInterrupted:
       return util::yellow(style, "INTERRUPTED");
+    case Status::kSkipped:
+      return util::yellow(style, "SKIP");
   }
   return "?";
 }
@@ -112,8 +114,11 @@ std::string render_text(const Report& r, const util::OutputStyle& style) {
         const std::string pad(ws - std::string_view(to_string(c.status)).size(), ' ');
         out += fmt::format("    {}{}  {:<{}}  {:<{}}  {}\n", colored(style, c.status), pad, c.check,
                            wc, c.measured, wm, c.threshold.empty() ? "" : "(" + c.threshold + ")");
-        // An interrupted check's detail is in the one "interrupted" line at the end.
-        if ((c.status == Status::kWarn || c.status == Status::kFail) && !c.detail.empty()) {
+        // An interrupted check's detail is in the one "interrupted" line at the end; a skipped
+        // one's names the host it needed.
+        if ((c.status == Status::kWarn || c.status == Status::kFail ||
+             c.status == Status::kSkipped) &&
+            !c.detail.empty()) {
           out += fmt::format("          {}\n", c.detail);
         }
       }
@@ -147,11 +152,12 @@ std::string render_text(const Report& r, const util::OutputStyle& style) {
   }
   if (!todo.empty()) out += fmt::format("{}\n{}\n", util::bold(style, "What to do"), todo);
   const int pass = r.count(Status::kPass), warn = r.count(Status::kWarn),
-            fail = r.count(Status::kFail);
+            fail = r.count(Status::kFail), skip = r.count(Status::kSkipped);
   std::string summary = r.interrupted
                             ? interrupted_summary(r)
                             : fmt::format("health ({}): {} checks: {} PASS, {} WARN, {} FAIL",
                                           r.level, r.results.size(), pass, warn, fail);
+  if (skip > 0 && !r.interrupted) summary += fmt::format(", {} SKIP", skip);
   if (!r.unreachable.empty()) {
     summary += fmt::format("; unreachable: {}", fmt::join(r.unreachable, ", "));
   }
@@ -172,7 +178,8 @@ std::string render_json(const Report& r) {
   j["counts"] = {{"pass", r.count(Status::kPass)},
                  {"warn", r.count(Status::kWarn)},
                  {"fail", r.count(Status::kFail)},
-                 {"interrupted", r.count(Status::kInterrupted)}};
+                 {"interrupted", r.count(Status::kInterrupted)},
+                 {"skip", r.count(Status::kSkipped)}};
   j["interrupted"] = r.interrupted;
   j["interrupted_while"] = r.interrupted_while;
   j["unreachable"] = r.unreachable;
@@ -199,14 +206,15 @@ std::string render_junit(const Report& r) {
                         {"tests", std::to_string(r.results.size())},
                         {"failures", std::to_string(r.count(Status::kFail))},
                         {"errors", "0"},
-                        {"skipped", std::to_string(r.count(Status::kInterrupted))},
+                        {"skipped", std::to_string(r.count(Status::kInterrupted) +
+                                                   r.count(Status::kSkipped))},
                         {"time", fmt::format("{:.3f}", r.elapsed_s)}});
   for (const auto& g : groups) {
     const auto& cases = by_group[g];
     const auto fails = std::count_if(cases.begin(), cases.end(),
                                      [](const auto* c) { return c->status == Status::kFail; });
     const auto skipped = std::count_if(cases.begin(), cases.end(), [](const auto* c) {
-      return c->status == Status::kInterrupted;
+      return c->status == Status::kInterrupted || c->status == Status::kSkipped;
     });
     w.open("testsuite", {{"name", g},
                          {"tests", std::to_string(cases.size())},
@@ -221,7 +229,8 @@ std::string render_junit(const Report& r) {
       if (c->status == Status::kFail) {
         w.leaf("failure", {{"message", c->detail}, {"type", "FAIL"}},
                c->fix.empty() ? c->detail : c->detail + "\nfix: " + c->fix);
-      } else if (c->status == Status::kInterrupted) {  // not run to its end: skipped, no failure
+      } else if (c->status == Status::kInterrupted || c->status == Status::kSkipped) {
+        // Not run (to its end): skipped, no failure.
         w.leaf("skipped", {{"message", c->detail}}, "");
       }
       std::string so = fmt::format("{}: measured {} (threshold {})", to_string(c->status),

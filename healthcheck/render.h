@@ -2,7 +2,8 @@
 //
 // JSON (schema "clusterctl.health/1"; field names are stable):
 //   {"schema": "clusterctl.health/1", "level": "quick", "exit_code": 1, "elapsed_s": 1.2,
-//    "counts": {"pass": 57, "warn": 0, "fail": 2, "interrupted": 0}, "unreachable": ["h4"],
+//    "counts": {"pass": 57, "warn": 0, "fail": 2, "interrupted": 0, "skip": 3},
+//    "unreachable": ["h4"],
 //    "interrupted": false,                  // Ctrl-C ended the run (exit_code 130)
 //    "interrupted_while": "",               // "discovering the hosts": Ctrl-C came before
 //                                           // the checks, during a live discovery; else ""
@@ -13,9 +14,10 @@
 // JUnit: <testsuites name="clusterctl health" tests failures errors="0" skipped time>, one
 // <testsuite> per subject (name "host h1", "cable h1:tb1-h2:tb1", "cluster"), one <testcase
 // classname="health.host.h1" name="CHECK"> per result; a FAIL carries <failure message=DETAIL
-// type="FAIL">, an INTERRUPTED check (Ctrl-C) is <skipped message=DETAIL/> (counted in skipped,
-// never a failure), a WARN passes with <system-out>WARN: ...</system-out>; every testcase's
-// <system-out> also holds the measured value and the threshold.
+// type="FAIL">, an INTERRUPTED check (Ctrl-C) and a SKIP (a host it needs was not probed) are
+// <skipped message=DETAIL/> (counted in skipped, never a failure), a WARN passes with
+// <system-out>WARN: ...</system-out>; every testcase's <system-out> also holds the measured
+// value and the threshold.
 #pragma once
 
 #include <string>

@@ -120,6 +120,51 @@ TEST_CASE("render: an interrupted check is neither PASS nor FAIL, in text, JSON 
                "skipped=\"1\">") != std::string::npos);
 }
 
+// --quick with h2's sshd stopped: its reachable check fails, its cable is not checked.
+Report unreachable_report() {
+  Report r;
+  r.level = "quick";
+  r.local_version = "0.1.0";
+  r.elapsed_s = 2.0;
+  r.unreachable = {"h2"};
+  r.results = {
+      CheckResult{Scope::kHost, "h1", "reachable", Status::kPass, "0.20 s", "", "ok", "", 0.2, "s"},
+      CheckResult{Scope::kHost, "h2", "reachable", Status::kFail, "unreachable", "",
+                  "h2: connection refused", "check that h2 is up", std::nullopt, ""},
+      skipped_check(Scope::kCable, "h1:tb1-h2:tb1", "link-up",
+                    "cable h1 tb1 - h2 tb1 not checked: h2 not probed (see its reachable check)")};
+  return r;
+}
+
+TEST_CASE("render: a check skipped for a host not probed is no FAIL, in text, JSON and JUnit") {
+  const Report r = unreachable_report();
+  CHECK(exit_code(r) == util::ExitCode::kUnreachable);  // the host still says so
+  const std::string t = render_text(r, util::OutputStyle{});
+  // Not counted as failed; its detail names the host it needed.
+  CHECK(t.find("Cables\n  h1:tb1-h2:tb1\n    SKIP  link-up    not checked  \n          cable h1 "
+               "tb1 - h2 tb1 not checked: h2 not probed (see its reachable check)\n") !=
+        std::string::npos);
+  CHECK(t.find("health (quick): 3 checks: 1 PASS, 0 WARN, 1 FAIL, 1 SKIP; unreachable: h2 in "
+               "2.00 s\n") != std::string::npos);
+  CHECK(occurrences(t, "  - ") == 1);  // one fix: the host's
+
+  auto j = nlohmann::json::parse(render_json(r));
+  CHECK(j["exit_code"] == 3);
+  CHECK(j["counts"]["fail"] == 1);
+  CHECK(j["counts"]["skip"] == 1);
+  CHECK(j["results"][2]["status"] == "SKIP");
+  CHECK(j["results"][2]["measured"] == "not checked");
+  CHECK(j["results"][2]["fix"] == "");
+
+  const std::string x = render_junit(r);
+  CHECK(x.find("tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"1\"") != std::string::npos);
+  CHECK(occurrences(x, "<failure ") == 1);
+  CHECK(x.find("<testsuite name=\"cable h1:tb1-h2:tb1\" tests=\"1\" failures=\"0\" "
+               "errors=\"0\" skipped=\"1\">") != std::string::npos);
+  CHECK(x.find("<skipped message=\"cable h1 tb1 - h2 tb1 not checked: h2 not probed") !=
+        std::string::npos);
+}
+
 TEST_CASE("render: the JUnit file is written atomically and whole") {
   const auto dir = std::filesystem::temp_directory_path() / "cc-health-render-test";
   std::filesystem::remove_all(dir);

@@ -6,7 +6,7 @@
 #  - `ip link set down` on one cable end: that cable FAILs naming both hosts and ports, every
 #    other check passes, exit 1, and the JUnit file says the same;
 #  - a cable slowed down (tc) is reported as below its baseline;
-#  - a host without sshd: exit 3, named.
+#  - a host without sshd: exit 3, named, its one FAIL; its cables SKIP naming it (JSON and JUnit).
 set -euo pipefail
 source "$(dirname "$0")/../lab/lib.sh"
 name=hc${CLUSTERCTL_TEST_SUFFIX:-}
@@ -39,7 +39,7 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 bad = [r for r in j["results"] if r["status"] != "PASS"]
 assert not bad, bad
-assert j["counts"] == {"pass": 50, "warn": 0, "fail": 0, "interrupted": 0}, j["counts"]   # 4 x 8 + 6 x 3
+assert j["counts"] == {"pass": 50, "warn": 0, "fail": 0, "interrupted": 0, "skip": 0}, j["counts"]   # 4 x 8 + 6 x 3
 assert [v["clusterctl"] for v in j["versions"]] == [j["clusterctl_version"]] * 4, j["versions"]
 PY
 [ "$(junit_counts "$tmp/quick.xml")" = "$(json_counts "$tmp/quick.json")" ] ||
@@ -93,14 +93,19 @@ grep -qE '^          cable h1:tb1-h2:tb1 bandwidth [0-9]+% below baseline' "$tmp
 # 5. A host whose sshd is gone: exit 3, the host and its cables named; the rest still checked.
 kill $(ip netns pids "$(ns h4)")
 rc=0
-health --quick --connect-timeout 3 --json >"$tmp/gone.json" || rc=$?
+health --quick --connect-timeout 3 --json --junit "$tmp/gone.xml" >"$tmp/gone.json" || rc=$?
 [ "$rc" -eq 3 ] || fail "an unreachable host exited $rc"
 python3 - "$tmp/gone.json" <<'PY' || fail "unreachable results: $(cat "$tmp/gone.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["unreachable"] == ["h4"], j["unreachable"]
-bad = sorted((r["subject"], r["check"]) for r in j["results"] if r["status"] != "PASS")
-assert bad == [("h1:tb3-h4:tb1", "link-up"), ("h2:tb3-h4:tb2", "link-up"),
-               ("h3:tb3-h4:tb3", "link-up"), ("h4", "reachable")], bad
+bad = sorted((r["status"], r["subject"], r["check"]) for r in j["results"] if r["status"] != "PASS")
+assert bad == [("FAIL", "h4", "reachable"), ("SKIP", "h1:tb3-h4:tb1", "link-up"),
+               ("SKIP", "h2:tb3-h4:tb2", "link-up"), ("SKIP", "h3:tb3-h4:tb3", "link-up")], bad
+assert all("h4 not probed" in r["detail"] for r in j["results"] if r["status"] == "SKIP"), j
+assert j["counts"]["fail"] == 1 and j["counts"]["skip"] == 3, j["counts"]
 PY
+[ "$(junit_counts "$tmp/gone.xml")" = "$(json_counts "$tmp/gone.json")" ] ||
+  fail "junit $(junit_counts "$tmp/gone.xml") vs json $(json_counts "$tmp/gone.json")"
+[ "$(xmllint --xpath 'count(//testcase/skipped)' "$tmp/gone.xml")" = 3 ] || fail "junit: not 3 skipped"
 echo "health: ok"
