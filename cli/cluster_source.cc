@@ -77,7 +77,7 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
     if (!src.hosts.empty()) {
       return util::error(ExitCode::kUsage, "--hostfile names the hosts already: drop --hosts");
     }
-    auto hf = launch::read_hostfile(src.hostfile, {global_words(ctx.global), false});
+    auto hf = launch::read_hostfile(src.hostfile, {global_words(ctx.global), false, src.format});
     if (!hf) return hf.error();
     std::vector<std::string> names;
     for (const auto& h : hf->hosts) {
@@ -148,7 +148,7 @@ util::Status check_source_hosts(const Context& ctx, const ClusterSource& src) {
     return check_hosts(*g, names, ctx.style);
   }
   if (!src.hostfile.empty()) {
-    auto hf = launch::read_hostfile(src.hostfile, {global_words(ctx.global), false});
+    auto hf = launch::read_hostfile(src.hostfile, {global_words(ctx.global), false, src.format});
     if (!hf) return hf.error();
     std::vector<std::string> names;
     for (const auto& h : hf->hosts) names.push_back(h.ssh);

@@ -26,6 +26,7 @@ struct ClusterSource {
   std::string from_dir;    // --from DIR
   double timeout_s = 60;   // --timeout: per round trip and host
   std::string collect_dir;  // `collect -o DIR`: keep every raw output there
+  std::string format;       // `hostfile --format`: what the advice for an MPI --hostfile writes
 };
 
 /// Adds [CLUSTER_JSON] (when `positional`), --hosts, --hostfile, --from and --timeout to `cmd`.

@@ -153,6 +153,7 @@ void add_hostfile_command(CLI::App& app, Context& ctx) {
       "2 for a usage error, 3 when a host could not be reached.");
   sub->callback([&ctx, opts, sub] {
     opts->slots_given = sub->count("--slots") > 0;
+    opts->source.format = opts->format;
     ctx.action = [&ctx, opts] { return run_hostfile(ctx, *opts); };
   });
 }

@@ -497,9 +497,15 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
       // file of them; or the hosts are named where the file was given.
       const std::vector<std::string> hosts = mpi_hostfile_hosts(text);
       const std::string list = remote::shell_quote_arg(fmt::format("{}", fmt::join(hosts, ",")));
+      // The format asked for (`hostfile --format mpi`), else MLX's, with TCP's beside it.
+      const std::string format = advice.format.empty() ? "mlx-jaccl" : advice.format;
+      const bool mlx = format.starts_with("mlx-");
+      const std::string kind = mlx ? "mlx" : format;
+      const std::string ext = format == "mpi" || format == "mpich" ? ".txt" : ".json";
       const std::string out = remote::shell_quote_arg(
-          path.empty() ? std::string("mlx-hostfile.json")
-                       : std::filesystem::path(path).replace_extension("").string() + "-mlx.json");
+          path.empty() ? kind + "-hostfile" + ext
+                       : std::filesystem::path(path).replace_extension("").string() + "-" + kind +
+                             ext);
       const std::string instead =
           advice.job_file
               ? fmt::format("list them in the job file instead of its `cluster:` (`hosts: [{}]`; "
@@ -509,11 +515,12 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
       return util::error(
           ExitCode::kUsage,
           fmt::format("{} looks like an MPI hostfile (line {}: '{}'); clusterctl reads MLX's "
-                      "JSON hostfile: {}. Write one of its hosts with `clusterctl{}{} hostfile "
-                      "--hosts {} --format mlx-jaccl -o {}` (--format mlx-ring for TCP), or {}",
+                      "JSON hostfile: {}. Write {} of its hosts with `clusterctl{}{} hostfile "
+                      "--hosts {} --format {} -o {}`{}, or {}",
                       path.empty() ? std::string("the hostfile") : path, mpi->first, mpi->second,
-                      kShape, advice.global.empty() ? "" : " ", advice.global, list, out,
-                      instead));
+                      kShape, mlx ? "one" : "the " + format + " hostfile",
+                      advice.global.empty() ? "" : " ", advice.global, list, format, out,
+                      advice.format.empty() ? " (--format mlx-ring for TCP)" : "", instead));
     }
     const util::JsonSyntaxError at = util::json_syntax_error(text, e);
     return bad(path, fmt::format("not valid JSON at line {}, column {}: {}; {}", at.line, at.column,

@@ -117,6 +117,11 @@ struct MpiHostfileAdvice {
   /// in the job's `hosts:` list instead; otherwise (`--hostfile FILE` of discover, health,
   /// hostfile, ...) they are named with --hosts.
   bool job_file = false;
+  /// The format the command was asked to write (`hostfile --format mlx-ring`): the suggested
+  /// command writes that one. "" (discover, health, launch): mlx-jaccl, "--format mlx-ring for
+  /// TCP" beside it (which of them the hosts can give is not known before they are probed: a
+  /// lab gets RDMA devices from `rdma enable --soft-roce`).
+  std::string format{};
 };
 
 /// Parses and validates a hostfile's text; `path` only names it in messages; `env_check`, when

@@ -398,6 +398,24 @@ TEST_CASE("mlx hostfile: host names that differ in case or a final dot are one h
         "a final dot): one rank per host");
 }
 
+TEST_CASE("mlx hostfile: an MPI hostfile given to `hostfile --format F` is advised to write F") {
+  // `hostfile --hostfile hosts.txt --format mlx-ring` on a lab: mlx-jaccl (which needs RDMA,
+  // and the lab's hosts have none) was suggested first.
+  auto ring = parse_mlx_hostfile("h1 slots=1\nh2 slots=1\n", "hosts.txt", {},
+                                 MpiHostfileAdvice{"--lab t3a", false, "mlx-ring"});
+  REQUIRE_FALSE(ring.ok());
+  CHECK(ring.error().message.ends_with(
+      ". Write one of its hosts with `clusterctl --lab t3a hostfile --hosts h1,h2 --format "
+      "mlx-ring -o hosts-mlx.json`, or name them with `--hosts h1,h2` instead of --hostfile"));
+  auto mpi = parse_mlx_hostfile("h1 slots=1\nh2 slots=1\n", "hosts.txt", {},
+                                MpiHostfileAdvice{"--lab t3a", false, "mpi"});
+  REQUIRE_FALSE(mpi.ok());
+  CHECK(mpi.error().message.ends_with(
+      ". Write the mpi hostfile of its hosts with `clusterctl --lab t3a hostfile --hosts h1,h2 "
+      "--format mpi -o hosts-mpi.txt`, or name them with `--hosts h1,h2` instead of --hostfile"));
+  CHECK(mpi.error().message.find("mlx-jaccl") == std::string::npos);
+}
+
 TEST_CASE("mlx hostfile: an MPI hostfile is named as one, not as bad JSON") {
   CHECK(parse_error("node1 slots=2\nnode2 slots=2\n") ==
         "h.json looks like an MPI hostfile (line 1: 'node1 slots=2'); clusterctl reads MLX's JSON "

@@ -203,8 +203,13 @@ has "an MPI hostfile as --hostfile" "$tmp/err" "$tmp/mpi-hosts looks like an MPI
 hasnt "an MPI hostfile as --hostfile" "$tmp/err" "not valid JSON"
 # Its advice runs as printed: hostfile takes --hosts (here from the bundle), launch does not
 # (its job file's `hosts:` instead; it used to be told to use --hosts).
-has "an MPI hostfile as --hostfile" "$tmp/err" "Write one of its hosts with \`clusterctl hostfile --hosts mac1,mac2,mac3 --format mlx-jaccl -o $tmp/mpi-hosts-mlx.json\` (--format mlx-ring for TCP), or name them with \`--hosts mac1,mac2,mac3\` instead of --hostfile"
-expect 0 "the MPI hostfile's suggested hostfile command" -- "$cc" hostfile --from "$mesh3" --hosts mac1,mac2,mac3 --format mlx-jaccl -o "$tmp/mpi-hosts-mlx.json"
+# The format asked for is the one suggested (it was always mlx-jaccl, which needs RDMA).
+has "an MPI hostfile as --hostfile" "$tmp/err" "Write the mpi hostfile of its hosts with \`clusterctl hostfile --hosts mac1,mac2,mac3 --format mpi -o $tmp/mpi-hosts-mpi.txt\`, or name them with \`--hosts mac1,mac2,mac3\` instead of --hostfile"
+hasnt "an MPI hostfile as --hostfile" "$tmp/err" "mlx-jaccl"
+expect 0 "the MPI hostfile's suggested hostfile command" -- "$cc" hostfile --from "$mesh3" --hosts mac1,mac2,mac3 --format mpi -o "$tmp/mpi-hosts-mpi.txt"
+expect 2 "an MPI hostfile as --hostfile of discover" -- "$cc" discover --hostfile "$tmp/mpi-hosts" --from "$mesh3"
+has "an MPI hostfile as --hostfile of discover" "$tmp/err" "Write one of its hosts with \`clusterctl hostfile --hosts mac1,mac2,mac3 --format mlx-jaccl -o $tmp/mpi-hosts-mlx.json\` (--format mlx-ring for TCP), or name them with \`--hosts mac1,mac2,mac3\` instead of --hostfile"
+expect 0 "the MPI hostfile's suggested hostfile command (discover)" -- "$cc" hostfile --from "$mesh3" --hosts mac1,mac2,mac3 --format mlx-jaccl -o "$tmp/mpi-hosts-mlx.json"
 printf 'name: m\ncluster: hostfile:%s/mpi-hosts\ncommand: [true]\n' "$tmp" >"$tmp/mpi-job.yaml"
 expect 2 "an MPI hostfile as a job's cluster" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/mpi-job.yaml"
 has "an MPI hostfile as a job's cluster" "$tmp/err" "$tmp/mpi-hosts looks like an MPI hostfile (line 1: 'mac1 slots=2')"
