@@ -189,10 +189,11 @@ discovery::FixCommand fix_command(const GlobalOptions& g, const ClusterSource& s
   const remote::Inventory* inventory = inv && inv->has_value() ? &**inv : nullptr;
   std::vector<std::string> ssh;
   if (!g.ssh_config.empty()) {
-    ssh = {"-F", g.ssh_config};
+    fix.ssh_config = g.ssh_config;
   } else if (inventory != nullptr && inventory->ssh_config) {
-    ssh = {"-F", inventory->ssh_config->string()};
+    fix.ssh_config = inventory->ssh_config->string();
   }
+  if (!fix.ssh_config.empty()) ssh = {"-F", fix.ssh_config};
   const bool lab_config = !g.lab.empty() && g.ssh_config.empty();  // names known_hosts itself
   if (inventory != nullptr && inventory->known_hosts && !lab_config) {
     ssh.insert(ssh.end(), {"-o", "UserKnownHostsFile=" + inventory->known_hosts->string()});

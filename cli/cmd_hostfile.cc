@@ -1,6 +1,8 @@
 // `clusterctl hostfile`: the hostfile for our runtime, MLX or MPI, from a cluster state. The
 // formats are provision/hostfile.h; this file reads the options, gets the cluster state
 // (cluster_source.h) and writes the result to stdout or atomically to -o FILE.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -103,8 +105,14 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
   auto text = provision::render_hostfile(*state, opts, &notes);
   if (!text) return report_error(ctx, "hostfile", text.error());
   for (const auto& n : notes) fmt::print(stderr, "clusterctl hostfile: note: {}\n", n);
+  // On a lab (or with an inventory's ssh_config) the names resolve only through its config:
+  // how mpirun or mlx.launch is told, after the file, on stderr.
+  const std::string hint =
+      provision::hostfile_ssh_hint(opts.format, opts.fix, o.output, ::geteuid() == 0);
   if (o.output.empty()) {
     fmt::print("{}", *text);
+    std::fflush(stdout);
+    if (!hint.empty()) fmt::print(stderr, "clusterctl hostfile: {}\n", hint);
     return util::ExitCode::kOk;
   }
   const bool mlx = opts.format == provision::HostfileFormat::kMlxJaccl ||
@@ -115,6 +123,8 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
     return report_error(ctx, "hostfile", st.error());
   }
   fmt::print("{} hostfile for {} hosts written to {}\n", o.format, state->hosts.size(), o.output);
+  std::fflush(stdout);
+  if (!hint.empty()) fmt::print(stderr, "clusterctl hostfile: {}\n", hint);
   return util::ExitCode::kOk;
 }
 

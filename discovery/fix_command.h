@@ -33,6 +33,10 @@ struct FixCommand {
   std::string ssh_options{};
   /// An inventory's SSH destination (its `ssh:`) per host name, where it is not the name.
   std::map<std::string, std::string> ssh_destinations{};
+  /// The SSH config file (unquoted) the host names resolve through, the -F of ssh_options
+  /// (a lab's or an inventory's ssh_config, or -F FILE); "" for ssh's own ~/.ssh/config. What
+  /// another tool that runs ssh (mlx.launch, mpirun) must be told to read.
+  std::string ssh_config{};
 
   /// "clusterctl SUB [GLOBAL] CLUSTER [EXTRA]": CLUSTER is the quoted state file, else
   /// "--hosts h1,h2" (nothing for all hosts). E.g. "clusterctl network apply 'my state.json'".

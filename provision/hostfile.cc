@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "provision/network_plan.h"
+#include "remote/quote.h"
 #include "topology/checks.h"
 #include "topology/rdma_port.h"
 #include "topology/ring.h"
@@ -453,6 +454,32 @@ util::Result<std::string> render_hostfile(const ClusterState& state, const Hostf
                : util::host_port(h.host, opts.slots) + "\n";  // MPICH's HOST:SLOTS
   }
   return out;
+}
+
+std::string hostfile_ssh_hint(HostfileFormat format, const discovery::FixCommand& fix,
+                              std::string_view file, bool root) {
+  if (format == HostfileFormat::kClusterctl || fix.ssh_config.empty()) return "";
+  const std::string config = fix.ssh_config;
+  const std::string why = fmt::format(
+      "its host names resolve only through the SSH config {}, which ssh reads only when told",
+      remote::shell_quote_arg(config));
+  // Open MPI's plm_rsh_agent is split at blanks, quotes taken literally.
+  const std::string agent = "ssh " + fix.ssh_options;
+  const bool plain = agent.find_first_of("'\"\\") == std::string::npos;
+  if (format == HostfileFormat::kMpi && plain) {
+    return fmt::format("{}: run `mpirun --hostfile {} --mca plm_rsh_agent \"{}\"{} PROGRAM` "
+                       "(README, \"Hostfiles\")",
+                       why, file.empty() ? std::string("FILE") : remote::shell_quote_arg(file),
+                       agent, root ? " --allow-run-as-root" : "");
+  }
+  // ssh_config's own quoting: double quotes around a path with blanks.
+  const bool blank = config.find_first_of(" \t") != std::string::npos;
+  return fmt::format("{}: for {}, put `Include {}` at the top of ~/.ssh/config (README, "
+                     "\"Hostfiles\")",
+                     why, format == HostfileFormat::kMpi ? "mpirun" : format == HostfileFormat::kMpich
+                                                            ? "mpiexec"
+                                                            : "mlx.launch",
+                     blank ? "\"" + config + "\"" : config);
 }
 
 }  // namespace cc::provision

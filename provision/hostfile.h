@@ -134,4 +134,16 @@ util::Status check_direct(const discovery::ClusterState& state, HostfileFormat f
 util::Status check_complete(const discovery::ClusterState& state,
                             const discovery::FixCommand& fix = {"", "CLUSTER.json", ""});
 
+/// How the format's own tool reaches the hostfile's hosts, when their names resolve only
+/// through an SSH config that ssh(1) reads only when told (`fix.ssh_config`: a lab's, an
+/// inventory's, -F FILE), as one line for stderr: for mpi, the `mpirun --hostfile FILE --mca
+/// plm_rsh_agent "ssh -F CONFIG"` that runs as printed (with --allow-run-as-root when `root`,
+/// as Open MPI requires; it splits the agent at blanks and takes no quotes, so options that need
+/// quoting get the next form instead); for the MLX formats (mlx.launch runs `ssh HOST` from
+/// PATH) and mpich, the `Include CONFIG` to put at the top of ~/.ssh/config. `file` names the
+/// hostfile as written ("" for stdout: "FILE"). "" for the clusterctl format (launch reads the
+/// config itself) and when fix.ssh_config is "" (ssh's own names).
+std::string hostfile_ssh_hint(HostfileFormat format, const discovery::FixCommand& fix,
+                              std::string_view file, bool root);
+
 }  // namespace cc::provision

@@ -549,5 +549,41 @@ TEST_CASE("hostfile: clusterctl format on a lab without a ring or addresses") {
   CHECK(j["ranks"][2]["peers"][0]["rank"] == 1);
 }
 
+TEST_CASE("hostfile_ssh_hint: how mpirun and mlx.launch reach a lab's hosts") {
+  // As cli's fix_command fills it for --lab t3a.
+  discovery::FixCommand lab{"--lab t3a", "cluster.json", ""};
+  lab.ssh_config = "/state/labs/t3a/ssh_config";
+  lab.ssh_options = "-F /state/labs/t3a/ssh_config";
+  CHECK(hostfile_ssh_hint(HostfileFormat::kMpi, lab, "hosts-mpi.txt", true) ==
+        "its host names resolve only through the SSH config /state/labs/t3a/ssh_config, which "
+        "ssh reads only when told: run `mpirun --hostfile hosts-mpi.txt --mca plm_rsh_agent "
+        "\"ssh -F /state/labs/t3a/ssh_config\" --allow-run-as-root PROGRAM` (README, "
+        "\"Hostfiles\")");
+  CHECK(hostfile_ssh_hint(HostfileFormat::kMpi, lab, "", false).find(
+            "`mpirun --hostfile FILE --mca plm_rsh_agent \"ssh -F /state/labs/t3a/ssh_config\" "
+            "PROGRAM`") != std::string::npos);
+  for (auto f : {HostfileFormat::kMlxRing, HostfileFormat::kMlxJaccl,
+                 HostfileFormat::kMlxJacclRing}) {
+    CHECK(hostfile_ssh_hint(f, lab, "hosts.json", true) ==
+          "its host names resolve only through the SSH config /state/labs/t3a/ssh_config, "
+          "which ssh reads only when told: for mlx.launch, put `Include "
+          "/state/labs/t3a/ssh_config` at the top of ~/.ssh/config (README, \"Hostfiles\")");
+  }
+  CHECK(hostfile_ssh_hint(HostfileFormat::kMpich, lab, "h.txt", true)
+            .ends_with("for mpiexec, put `Include /state/labs/t3a/ssh_config` at the top of "
+                       "~/.ssh/config (README, \"Hostfiles\")"));
+  // A path Open MPI cannot take (it splits its agent at blanks): the Include, quoted as
+  // ssh_config quotes.
+  discovery::FixCommand spaced = lab;
+  spaced.ssh_config = "/my labs/ssh_config";
+  spaced.ssh_options = "-F '/my labs/ssh_config'";
+  CHECK(hostfile_ssh_hint(HostfileFormat::kMpi, spaced, "h.txt", true)
+            .ends_with("for mpirun, put `Include \"/my labs/ssh_config\"` at the top of "
+                       "~/.ssh/config (README, \"Hostfiles\")"));
+  // Names ssh knows by itself, and our own format (launch reads the config): nothing to say.
+  CHECK(hostfile_ssh_hint(HostfileFormat::kMpi, discovery::FixCommand{}, "h.txt", true) == "");
+  CHECK(hostfile_ssh_hint(HostfileFormat::kClusterctl, lab, "h.json", true) == "");
+}
+
 }  // namespace
 }  // namespace cc::provision

@@ -860,6 +860,14 @@ grep -qE "^from $tmp/t3a linux\.json, discovered [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9
 hf=$(lab "$cc" hostfile "$tmp/t3a linux.json" --format mlx-ring 2>&1 >/dev/null)
 grep -qE "^clusterctl hostfile: from $tmp/t3a linux\.json, discovered [0-9-]+ [0-9:]+ UTC; \`clusterctl --lab t3a discover" <<<"$hf" ||
   { echo "FAIL: hostfile of a file does not say it reads the file: $hf"; fail=1; }
+# A lab's host names resolve only through its ssh_config: the line that tells the format's own
+# tool (mlx.launch, mpirun) to read it, after the file is written.
+grep -qxF "clusterctl hostfile: its host names resolve only through the SSH config $labs/clusterctl/labs/t3a/ssh_config, which ssh reads only when told: for mlx.launch, put \`Include $labs/clusterctl/labs/t3a/ssh_config\` at the top of ~/.ssh/config (README, \"Hostfiles\")" <<<"$hf" ||
+  { echo "FAIL: hostfile mlx-ring on a lab does not say how mlx.launch reaches its hosts: $hf"; fail=1; }
+hf=$(lab "$cc" hostfile "$tmp/t3a linux.json" --format mpi -o "$tmp/hosts-mpi.txt" 2>&1 >/dev/null)
+agent="mpirun --hostfile $tmp/hosts-mpi.txt --mca plm_rsh_agent \"ssh -F $labs/clusterctl/labs/t3a/ssh_config\""
+grep -qF "run \`$agent" <<<"$hf" ||
+  { echo "FAIL: hostfile mpi on a lab does not give the mpirun that reaches its hosts: $hf"; fail=1; }
 expect 1 "hostfile mlx-jaccl without RDMA devices" -- lab "$cc" hostfile "$tmp/t3a linux.json" --format mlx-jaccl
 run_fixes "hostfile --format mlx-jaccl" "$LAST"
 expect 1 "hostfile mlx-jaccl-ring without RDMA devices" -- lab "$cc" hostfile "$tmp/t3a linux.json" --format mlx-jaccl-ring
