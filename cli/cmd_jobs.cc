@@ -311,7 +311,10 @@ ExitCode run_forget_ended() {
   return rc;
 }
 
-ExitCode run_jobs(const Context& ctx, bool gc, const std::string& gc_hosts) {
+// How many records `jobs` lists without --all: the newest, and every running job besides.
+constexpr std::size_t kJobsShown = 20;
+
+ExitCode run_jobs(const Context& ctx, bool gc, const std::string& gc_hosts, bool all) {
   auto listed = launch::list_jobs();
   if (!listed) {
     fmt::print(stderr, "clusterctl jobs: {}\n", listed.error().message);
@@ -343,16 +346,28 @@ ExitCode run_jobs(const Context& ctx, bool gc, const std::string& gc_hosts) {
   // `why` last: it is the one column of free length (the logs path comes before it).
   fmt::print("{:<40}  {:<11}  {:>4}  {:>5}  {:<20}  {}  {}\n", "job", "state", "exit", "ranks",
              "started", "logs", "why");
-  for (const auto& j : jobs) {
+  std::size_t hidden = 0;
+  bool any_failed = false;  // shown; only a failed job: a lost one has no summary
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const launch::JobRecord& j = jobs[i];
+    const launch::JobState state = j.live_state();
+    if (!all && i >= kJobsShown && state != launch::JobState::kRunning) {
+      ++hidden;
+      continue;
+    }
+    any_failed = any_failed || state == launch::JobState::kFailed;
     const std::string why = j.why();
-    fmt::print("{:<40}  {:<11}  {:>4}  {:>5}  {:<20}  {}  {}\n", j.id,
-               launch::to_string(j.live_state()), j.exit_code ? std::to_string(*j.exit_code) : "-",
-               j.world_size, j.started_at, j.logs, why.empty() ? "-" : why);
+    fmt::print("{:<40}  {:<11}  {:>4}  {:>5}  {:<20}  {}  {}\n", j.id, launch::to_string(state),
+               j.exit_code ? std::to_string(*j.exit_code) : "-", j.world_size, j.started_at,
+               j.logs, why.empty() ? "-" : why);
   }
-  // Only for a failed job: a lost one has no summary (its launcher was killed first).
-  const bool any_failed = std::any_of(jobs.begin(), jobs.end(), [](const launch::JobRecord& j) {
-    return j.live_state() == launch::JobState::kFailed;
-  });
+  if (hidden > 0) {
+    fmt::print(stderr,
+               "{} not shown (the newest {} and every running job are): `clusterctl jobs "
+               "--all` lists every one; `clusterctl jobs --forget-ended` drops the records of "
+               "jobs that have ended\n",
+               util::plural(hidden, "older job", "older jobs"), kJobsShown);
+  }
   if (any_failed) {
     fmt::print(stderr, "the whole story of a failed job: `clusterctl logs JOB` ends with its "
                        "summary\n");
@@ -604,6 +619,7 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
     std::string hosts;
     std::vector<std::string> forget;
     bool forget_ended = false;
+    bool all = false;
   };
   auto jo = std::make_shared<JobsCli>();
   CLI::App* jobs = app.add_subcommand("jobs", "List launched jobs, newest first (--json)");
@@ -630,10 +646,17 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
                  "cleans the hosts the records name")
       ->excludes(gc_flag)
       ->excludes(forget);
+  jobs->add_flag("--all", jo->all,
+                 fmt::format("List every record; without it the newest {} and every running "
+                             "job (--json always lists every one)",
+                             kJobsShown))
+      ->excludes(gc_flag)
+      ->excludes(forget);
   jobs->callback([&ctx, jo] {
     ctx.action = [&ctx, jo] {
       if (jo->forget_ended) return run_forget_ended();
-      return jo->forget.empty() ? run_jobs(ctx, jo->gc, jo->hosts) : run_forget(jo->forget);
+      return jo->forget.empty() ? run_jobs(ctx, jo->gc, jo->hosts, jo->all)
+                                : run_forget(jo->forget);
     };
   });
 

@@ -298,6 +298,24 @@ for f in "" -f; do
     ! grep -q "clusterctl launch" <<<"$LAST" || { echo "FAIL: logs $f of a job that never started: $LAST"; fail=1; }
 done
 expect 3 "jobs --gc of a job on an inventory" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" jobs --gc
+# `jobs` lists the newest 20 records (and every running job); --all every one; --json every one.
+manyjobs="$tmp/many-state"
+mkdir -p "$manyjobs/clusterctl/jobs" && chmod 700 "$manyjobs" "$manyjobs/clusterctl" "$manyjobs/clusterctl/jobs"
+for i in $(seq 10 32); do
+  printf '{"schema": "clusterctl.job/1", "id": "many-%s", "name": "many", "job_file": "/j.yaml",
+    "pid": 1, "state": "succeeded", "exit_code": 0, "started_at": "2026-11-30T23:30:%sZ",
+    "started_us": %s000000, "logs": "%s/nologs", "world_size": 1, "ranks": []}\n' \
+    "$i" "$i" "$((1796000000 + i))" "$tmp" >"$manyjobs/clusterctl/jobs/many-$i.json"
+done
+out=$(env XDG_STATE_HOME="$manyjobs" "$cc" jobs 2>"$tmp/many-err")
+[ "$(grep -c '^many-' <<<"$out")" = 20 ] && grep -q '^many-32 ' <<<"$out" && ! grep -q '^many-12 ' <<<"$out" &&
+  grep -qF "3 older jobs not shown (the newest 20 and every running job are): \`clusterctl jobs --all\` lists every one" "$tmp/many-err" ||
+  { echo "FAIL: jobs without --all: $out $(cat "$tmp/many-err")"; fail=1; }
+out=$(env XDG_STATE_HOME="$manyjobs" "$cc" jobs --all 2>"$tmp/many-err")
+[ "$(grep -c '^many-' <<<"$out")" = 23 ] && ! grep -q "not shown" "$tmp/many-err" ||
+  { echo "FAIL: jobs --all: $out $(cat "$tmp/many-err")"; fail=1; }
+[ "$(env XDG_STATE_HOME="$manyjobs" "$cc" --json jobs | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 23 ] ||
+  { echo "FAIL: jobs --json does not list every record"; fail=1; }
 grep -q "h1: cannot connect" <<<"$LAST" && ! grep -q "warning" <<<"$LAST" ||
   { echo "FAIL: gc did not reach the record's inventory hosts: $LAST"; fail=1; }
 # jobs --gc without --lab: a record's hosts are reached through the lab it names (here a lab
