@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -86,9 +87,16 @@ bool may_have_run(const launch::JobRecord& j) {
 // line, not one per record or host. A lab's hosts share this machine's /tmp, where the job
 // directories were, so the janitor runs here instead; `jobs --forget JOB` (or
 // `--forget-ended`) drops the records.
+//
+// A record's lab host that does not answer (its lab is down but for its directory, or its sshd
+// was stopped: often another user's lab on a shared machine) is no host the operator asked
+// for by name: it is named on stderr, and since its job directories are in this machine's
+// /tmp, the janitor runs here instead; only a host named with --hosts, or of an inventory,
+// that does not answer makes the exit status 3.
 ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
                 const std::vector<launch::JobRecord>& jobs) {
   std::vector<std::unique_ptr<remote::Executor>> executors;
+  std::vector<std::string> lab_of;  // per executor: the lab it reaches, when from a record
   if (!hosts_spec.empty()) {
     auto chosen = make_executors(ctx.global, hosts_spec);
     if (!chosen) {
@@ -140,6 +148,7 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
       }
     }
     if (!gone.empty()) executors.push_back(std::make_unique<remote::LocalExecutor>("local"));
+    lab_of.resize(executors.size());
     if (names.empty() && gone.empty()) {
       fmt::print(stderr, "clusterctl jobs --gc: no job records name a host: give --hosts\n");
       return ExitCode::kUsage;
@@ -179,7 +188,10 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
         fmt::print(stderr, "clusterctl jobs --gc: {}\n", chosen.error().message);
         return chosen.error().code;
       }
-      for (auto& e : *chosen) executors.push_back(std::move(e));
+      for (auto& e : *chosen) {
+        executors.push_back(std::move(e));
+        lab_of.push_back(g.lab);
+      }
     }
     // One warning per cause: the records whose skipped hosts have the same reasons, and whose
     // jobs did (or did not) run, share a line.
@@ -228,23 +240,39 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
       return ExitCode::kOk;
     }
   }
+  lab_of.resize(executors.size());
   std::vector<remote::Executor*> raw;
   for (auto& e : executors) raw.push_back(e.get());
   std::vector<std::vector<std::string>> removed(raw.size());
   std::vector<std::string> silent(raw.size());
-  remote::for_each_host(
-      raw, "gc",
-      [&](size_t i) {
-        remote::RunOptions ro;
-        ro.timeout = 15s;
-        auto probe = raw[i]->run(remote::Command{{"true"}}, ro);
-        if (!probe || probe->timed_out) {
-          silent[i] = probe ? raw[i]->host() + ": no answer" : probe.error().message;
-          return;
-        }
-        removed[i] = launch::sweep_leftovers(*raw[i], 15s);
-      },
-      ctx.style);
+  auto sweep = [&](size_t i) {
+    remote::RunOptions ro;
+    ro.timeout = 15s;
+    auto probe = raw[i]->run(remote::Command{{"true"}}, ro);
+    if (!probe || probe->timed_out) {
+      silent[i] = probe ? raw[i]->host() + ": no answer" : probe.error().message;
+      return;
+    }
+    removed[i] = launch::sweep_leftovers(*raw[i], 15s);
+  };
+  remote::for_each_host(raw, "gc", sweep, ctx.style);
+  // A record's lab host that did not answer: the lab's hosts share this machine's /tmp, where
+  // the janitor runs instead (unless it ran here already).
+  std::map<std::string, std::vector<std::string>> silent_lab;  // lab -> its silent hosts
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (!silent[i].empty() && !lab_of[i].empty()) silent_lab[lab_of[i]].push_back(raw[i]->host());
+  }
+  const bool local_ran = std::any_of(raw.begin(), raw.end(), [](const remote::Executor* e) {
+    return e->host() == "local";
+  });
+  if (!silent_lab.empty() && !local_ran) {
+    executors.push_back(std::make_unique<remote::LocalExecutor>("local"));
+    raw.push_back(executors.back().get());
+    lab_of.emplace_back();
+    removed.emplace_back();
+    silent.emplace_back();
+    sweep(raw.size() - 1);
+  }
   size_t n = 0;
   for (const auto& r : removed) {
     for (const auto& d : r) fmt::print("removed {}\n", d);
@@ -253,10 +281,20 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
   fmt::print("{} of launchers that are gone removed\n",
              util::plural(n, "job directory", "job directories"));
   bool unreachable = false;
-  for (const auto& s : silent) {
-    if (s.empty()) continue;
-    fmt::print(stderr, "clusterctl jobs --gc: {}\n", s);
-    unreachable = true;
+  for (size_t i = 0; i < raw.size(); ++i) {
+    if (silent[i].empty()) continue;
+    fmt::print(stderr, "clusterctl jobs --gc: {}{}\n", lab_of[i].empty() ? "" : "skipped: ",
+               silent[i]);
+    unreachable = unreachable || lab_of[i].empty();
+  }
+  for (const auto& [lab, hosts] : silent_lab) {
+    fmt::print(stderr,
+               "clusterctl jobs --gc: lab '{}': {} did not answer (the lab is down, or {} "
+               "sshd stopped: `clusterctl lab status --name {}`); a lab's hosts share this "
+               "machine's /tmp, where their job directories are, so it was cleaned here; not "
+               "counted as unreachable (exit 3 is for a host named with --hosts or of an "
+               "inventory)\n",
+               lab, fmt::join(hosts, ", "), hosts.size() == 1 ? "its" : "their", lab);
   }
   return unreachable ? ExitCode::kUnreachable : ExitCode::kOk;
 }
