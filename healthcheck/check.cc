@@ -46,28 +46,33 @@ util::ExitCode exit_code(const Report& r) {
   return r.count(Status::kFail) > 0 ? util::ExitCode::kCheckFailed : util::ExitCode::kOk;
 }
 
-CheckResult interrupted_check(Scope scope, std::string subject, std::string check,
-                              std::string detail) {
+namespace {
+
+// A check that has no measurement: interrupted, or not run.
+CheckResult unmeasured_check(Scope scope, std::string subject, std::string check, Status status,
+                             const char* measured, std::string detail) {
   CheckResult r;
   r.scope = scope;
   r.subject = std::move(subject);
   r.check = std::move(check);
-  r.status = Status::kInterrupted;
-  r.measured = "not finished";
+  r.status = status;
+  r.measured = measured;
   r.detail = std::move(detail);
   return r;
 }
 
+}  // namespace
+
+CheckResult interrupted_check(Scope scope, std::string subject, std::string check,
+                              std::string detail) {
+  return unmeasured_check(scope, std::move(subject), std::move(check), Status::kInterrupted,
+                          "not finished", std::move(detail));
+}
+
 CheckResult skipped_check(Scope scope, std::string subject, std::string check,
                           std::string detail) {
-  CheckResult r;
-  r.scope = scope;
-  r.subject = std::move(subject);
-  r.check = std::move(check);
-  r.status = Status::kSkipped;
-  r.measured = "not checked";
-  r.detail = std::move(detail);
-  return r;
+  return unmeasured_check(scope, std::move(subject), std::move(check), Status::kSkipped,
+                          "not checked", std::move(detail));
 }
 
 std::string end_name(const discovery::CableEnd& end) {
