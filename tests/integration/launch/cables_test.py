@@ -3,7 +3,6 @@ is the discovered cluster.json gives every rank CLUSTERCOMM_PEER_ADDRS ("MY_ADDR
 the pair's cable, empty for itself), the all-reduce runs to exit 0, and the bytes go over the
 cable interfaces (tb*), not the management network."""
 import json
-import os
 import re
 import subprocess
 
@@ -23,11 +22,7 @@ def cable_bytes(lab):
 
 
 with Lab("c") as lab:
-    subprocess.run([CLUSTERCTL, "--lab", lab.name, "network", "apply"], check=True,
-                   capture_output=True)
-    state = os.path.join(lab.workdir, "cluster.json")
-    subprocess.run([CLUSTERCTL, "--lab", lab.name, "discover", "-o", state], check=True,
-                   capture_output=True)
+    state = lab.addressed_state()
     job = lab.job("cables", cluster=state,
                   command={"shell": "echo \"PEERS=$CLUSTERCOMM_PEER_ADDRS\"; exec ./clustercomm-perf "
                                     "-o all_reduce -b 1M -e 4M -f 4 -n 5 -c 1"},

@@ -18,11 +18,7 @@ def run(*args):
 
 
 with Lab("hc") as lab:
-    subprocess.run([CLUSTERCTL, "--lab", lab.name, "network", "apply"], check=True,
-                   capture_output=True)
-    state = os.path.join(lab.workdir, "cluster.json")
-    subprocess.run([CLUSTERCTL, "--lab", lab.name, "discover", "-o", state], check=True,
-                   capture_output=True)
+    state = lab.addressed_state()
     hosts = os.path.join(lab.workdir, "hosts.json")
     r = run("--lab", lab.name, "hostfile", state, "--format", "mlx-ring", "-o", hosts)
     if r.returncode != 0:

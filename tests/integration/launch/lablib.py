@@ -43,6 +43,15 @@ class Lab:
     def netns(self, host):
         return f"cc-{self.name}-{host}"
 
+    def addressed_state(self):
+        """`network apply`, then `discover -o`: the path of the cabled, addressed cluster.json."""
+        subprocess.run([CLUSTERCTL, "--lab", self.name, "network", "apply"], check=True,
+                       capture_output=True)
+        state = os.path.join(self.workdir, "cluster.json")
+        subprocess.run([CLUSTERCTL, "--lab", self.name, "discover", "-o", state], check=True,
+                       capture_output=True)
+        return state
+
     def processes(self, host):
         """(pid, comm, args) of every process in the host's namespace but its sshd's."""
         out = subprocess.run(["ip", "netns", "pids", self.netns(host)], capture_output=True,
