@@ -372,6 +372,26 @@ util::Result<launch::MpiLaunch> mpi_settings(const launch::JobSpec& spec, const 
                                    "install open-mpi)",
                                    spec.source.string()));
   }
+  // Open MPI refuses some names in its hostfile (an IPv6 address, a '_'): mpirun would stop
+  // with its own parse error after every host was set up.
+  std::vector<std::string> bad;
+  for (const auto& h : p.hosts) {
+    const std::string& dest = h.ssh.empty() ? h.name : h.ssh;
+    if (auto why = provision::open_mpi_host_problem(dest)) {
+      bad.push_back(fmt::format("host {}: {}: {}", h.name, *why,
+                                provision::open_mpi_host_fix(h.name, dest)));
+    }
+  }
+  if (!bad.empty()) {
+    return util::error(
+        ExitCode::kUsage,
+        fmt::format("{}: runtime mpi: {} of {} {} a name or SSH destination that Open MPI's "
+                    "mpirun does not take in its hostfile (letters, digits, '.' and '-', after "
+                    "an optional USER@), so it would stop before any rank starts; or choose a "
+                    "runtime that does not run mpirun (clustercomm):\n  {}",
+                    spec.source.string(), bad.size(), p.hosts.size(),
+                    bad.size() == 1 ? "hosts has" : "hosts have", fmt::join(bad, "\n  ")));
+  }
   auto inv = selected_inventory(p.global);
   if (!inv) return inv.error();
   std::string config = p.global.ssh_config;
