@@ -634,10 +634,38 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   ro.output = out_opts;
   launch::OutputMux& out = **mux;
   if (out_opts.status_line) ro.status = [&out](const std::string& line) { out.status(line); };
-  const launch::ExecutorFactory connect = one_host_connector(placement->global, placement->names);
+  launch::ExecutorFactory connect = one_host_connector(placement->global, placement->names);
   out.note(fmt::format("job {}: {} on {}, logs in {}", rec.id,
                        util::plural(static_cast<size_t>(plan.world_size()), "rank", "ranks"),
                        util::plural(plan.hosts.size(), "host", "hosts"), run_logs.string()));
+  // A job of `local` and hosts reached by SSH: the ranks here would inherit this shell's whole
+  // environment, and the others only what their SSH session has, so a variable set for the
+  // launch (OMP_NUM_THREADS=8 clusterctl launch ...) would reach the local ranks alone.
+  std::vector<bool> local(placement->names.size(), false);
+  for (size_t h = 0; h < local.size(); ++h) {
+    local[h] = reached_locally(placement->global, placement->names[h]);
+  }
+  const auto n_local = static_cast<size_t>(std::count(local.begin(), local.end(), true));
+  if (n_local > 0 && n_local < local.size()) {
+    std::vector<std::string> dropped;
+    auto env = std::make_shared<const std::vector<std::string>>(
+        remote::session_environment(remote::current_environment(), &dropped));
+    connect = [base = connect, env, local](size_t h)
+        -> util::Result<std::unique_ptr<remote::Executor>> {
+      if (h < local.size() && local[h]) {
+        return std::unique_ptr<remote::Executor>(
+            std::make_unique<remote::LocalExecutor>("local", *env));
+      }
+      return base(h);
+    };
+    if (!dropped.empty()) {
+      out.note(fmt::format(
+          "note: the ranks on local get the environment an SSH session has (PATH, HOME, USER, "
+          "LOGNAME, SHELL, MAIL, TZ, TMPDIR, LANG, LC_*), as the job's other hosts' ranks do, "
+          "not the other {} of this shell; set what every rank needs in the job's `env:`",
+          util::plural(dropped.size(), "variable", "variables")));
+    }
+  }
   // restart: on-failure (launch/restart.h): each attempt has its own job id and job
   // directories, and the logs keep every attempt's lines, each attempt's after its marker.
   auto outcome = launch::run_with_restarts(
