@@ -563,6 +563,14 @@ expect 0 "logs of the long line" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs l
 #    went into Open MPI's hostfile as it is, and mpirun stopped with "Open RTE detected a parse
 #    error in the hostfile" after every host had been set up (exit 4); now runtime mpi refuses it
 #    before anything runs (exit 2), naming the host and the SSH config alias that works.
+#  - open-mpi/ompi#585 ("Unable to connect to the peer fe80::... Invalid argument"): a link-local
+#    address without its scope as a host's destination (`ssh: fe80::1`, or a HostName) failed
+#    the connection with "Invalid argument" as if the host were down (exit 3); now it is refused
+#    before connecting (exit 2), saying to add the interface (fe80::1%IF).
+printf 'hosts:\n  - name: n1\n    ssh: root@fe80::1\n' >"$tmp/ll-inv.yaml"
+expect 2 "a link-local destination without its scope" -- "$cc" --inventory "$tmp/ll-inv.yaml" exec --hosts all -- true
+has "link-local without scope: said before connecting" "$tmp/err" "1 of 1 host cannot be reached as given (found before connecting to any)"
+has "link-local without scope: what to do" "$tmp/err" "host n1: 'fe80::1' is a link-local IPv6 address without its scope: such an address is reached through one of this machine's interfaces, so name that one, as ssh takes it (fe80::1%IF, e.g. fe80::1%en0;"
 if command -v mpirun >/dev/null 2>&1; then
   printf 'hosts:\n  - name: n1\n    ssh: admin@fe80::1%%lo\n' >"$tmp/v6-inv.yaml"
   printf 'name: v6mpi\ncluster: %s/v6-inv.yaml\nruntime: mpi\nlogs: %s/logs\ncommand: [hostname]\n' \
