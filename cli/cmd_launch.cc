@@ -372,6 +372,26 @@ util::Result<launch::MpiLaunch> mpi_settings(const launch::JobSpec& spec, const 
                                    "install open-mpi)",
                                    spec.source.string()));
   }
+  // Open MPI refuses some names in its hostfile (an IPv6 address, a '_'): mpirun would stop
+  // with its own parse error after every host was set up.
+  std::vector<std::string> bad;
+  for (const auto& h : p.hosts) {
+    const std::string& dest = h.ssh.empty() ? h.name : h.ssh;
+    if (auto why = provision::open_mpi_host_problem(dest)) {
+      bad.push_back(fmt::format("host {}: {}: {}", h.name, *why,
+                                provision::open_mpi_host_fix(h.name, dest)));
+    }
+  }
+  if (!bad.empty()) {
+    return util::error(
+        ExitCode::kUsage,
+        fmt::format("{}: runtime mpi: {} of {} {} a name or SSH destination that Open MPI's "
+                    "mpirun does not take in its hostfile (letters, digits, '.' and '-', after "
+                    "an optional USER@), so it would stop before any rank starts; or choose a "
+                    "runtime that does not run mpirun (clustercomm):\n  {}",
+                    spec.source.string(), bad.size(), p.hosts.size(),
+                    bad.size() == 1 ? "hosts has" : "hosts have", fmt::join(bad, "\n  ")));
+  }
   auto inv = selected_inventory(p.global);
   if (!inv) return inv.error();
   std::string config = p.global.ssh_config;
@@ -614,10 +634,38 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   ro.output = out_opts;
   launch::OutputMux& out = **mux;
   if (out_opts.status_line) ro.status = [&out](const std::string& line) { out.status(line); };
-  const launch::ExecutorFactory connect = one_host_connector(placement->global, placement->names);
+  launch::ExecutorFactory connect = one_host_connector(placement->global, placement->names);
   out.note(fmt::format("job {}: {} on {}, logs in {}", rec.id,
                        util::plural(static_cast<size_t>(plan.world_size()), "rank", "ranks"),
                        util::plural(plan.hosts.size(), "host", "hosts"), run_logs.string()));
+  // A job of `local` and hosts reached by SSH: the ranks here would inherit this shell's whole
+  // environment, and the others only what their SSH session has, so a variable set for the
+  // launch (OMP_NUM_THREADS=8 clusterctl launch ...) would reach the local ranks alone.
+  std::vector<bool> local(placement->names.size(), false);
+  for (size_t h = 0; h < local.size(); ++h) {
+    local[h] = reached_locally(placement->global, placement->names[h]);
+  }
+  const auto n_local = static_cast<size_t>(std::count(local.begin(), local.end(), true));
+  if (n_local > 0 && n_local < local.size()) {
+    std::vector<std::string> dropped;
+    auto env = std::make_shared<const std::vector<std::string>>(
+        remote::session_environment(remote::current_environment(), &dropped));
+    connect = [base = connect, env, local](size_t h)
+        -> util::Result<std::unique_ptr<remote::Executor>> {
+      if (h < local.size() && local[h]) {
+        return std::unique_ptr<remote::Executor>(
+            std::make_unique<remote::LocalExecutor>("local", *env));
+      }
+      return base(h);
+    };
+    if (!dropped.empty()) {
+      out.note(fmt::format(
+          "note: the ranks on local get the environment an SSH session has (PATH, HOME, USER, "
+          "LOGNAME, SHELL, MAIL, TZ, TMPDIR, LANG, LC_*), as the job's other hosts' ranks do, "
+          "not the other {} of this shell; set what every rank needs in the job's `env:`",
+          util::plural(dropped.size(), "variable", "variables")));
+    }
+  }
   // restart: on-failure (launch/restart.h): each attempt has its own job id and job
   // directories, and the logs keep every attempt's lines, each attempt's after its marker.
   auto outcome = launch::run_with_restarts(

@@ -201,6 +201,12 @@ std::string reached_host_name(const GlobalOptions& g, const std::string& destina
   return remote::configured_host_name(destination, ssh_options(g, inventory)).value_or(destination);
 }
 
+bool reached_locally(const GlobalOptions& g, const std::string& name) {
+  if (name != "local" || !g.replay.empty()) return false;
+  auto inv = selected_inventory(g);
+  return inv.ok() && !inv->has_value();
+}
+
 std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_connector(
     const GlobalOptions& g, const std::vector<std::string>& names) {
   return [&g, &names](size_t h) -> util::Result<std::unique_ptr<remote::Executor>> {

@@ -92,6 +92,10 @@ std::string reached_host_name(const GlobalOptions& g, const std::string& destina
 util::Result<std::vector<std::unique_ptr<remote::Executor>>> make_executors(
     const GlobalOptions& g, std::string_view hosts_spec);
 
+/// Whether make_executors reaches host `name` on this machine without SSH (the name "local"
+/// without an inventory or a replay).
+bool reached_locally(const GlobalOptions& g, const std::string& name);
+
 /// A new connection to host `names[h]` each call (make_executors with one name), for a launch/
 /// job. `g` and `names` must outlive the factory.
 std::function<util::Result<std::unique_ptr<remote::Executor>>(size_t)> one_host_connector(

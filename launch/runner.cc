@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "launch/backend.h"
 #include "launch/watcher.h"
@@ -41,68 +42,102 @@ util::Status setup_step(remote::Executor& ex, std::vector<std::string> argv,
   return {};
 }
 
-// Whether something listens on or holds the coordinator port on rank 0's host, asked there
-// before any rank starts (launch would otherwise start every rank, and rank 0 name the port
-// about a second later, or another job's coordinator refuse the others). For every runtime
-// whose rank 0 listens on `coordinator_port`: clustercomm (CLUSTERCOMM_COORDINATOR), mlx-jaccl
-// and mlx-jaccl-ring (MLX_JACCL_COORDINATOR: ips[0] of rank 0), mlx-ring (rank 0 listens on each
-// of its ips, the ports counting up from coordinator_port: MLX_HOSTFILE). A job's env and a
+// Whether something listens on or holds a port a rank will listen on, asked on its host before
+// any rank starts (launch would otherwise start every rank, and the rank name the port about a
+// second later, or another job's coordinator refuse the others). Rank 0's coordinator port for
+// every runtime whose rank 0 listens on `coordinator_port`: clustercomm
+// (CLUSTERCOMM_COORDINATOR), mlx-jaccl and mlx-jaccl-ring (MLX_JACCL_COORDINATOR: ips[0] of rank
+// 0); and for mlx-ring every rank's ports, since MLX's ring backend has each rank listen on each
+// of its ips, the ports counting up from coordinator_port across the ranks (MLX_HOSTFILE): a port
+// held on rank 2's host failed the job (exit 4) after every rank had started. A job's env and a
 // hostfile's envs may not name the coordinator (rank_env.h, env_name_problem), so the plan's
-// address is the one rank 0 is given. The host binds what rank 0 will (wrapper.h,
+// address is the one rank 0 is given. The host binds what the rank will (wrapper.h,
 // port_held_argv: a name resolved there, IPv4 or IPv6). A host without perl or python3 cannot
-// tell: said once, on stderr (`output`); one that does not answer within the control timeout
-// is not judged here. Errors: kCheckFailed naming HOST:PORT, its host and what to do.
+// tell: said once per host, on stderr (`output`); one that does not answer within the control
+// timeout is not judged here. Errors: kCheckFailed naming every HOST:PORT held, its host and
+// rank, and what to do.
 util::Status check_coordinator_port(const WorldPlan& plan, ControlHosts& control, OutputMux& output,
                                     std::chrono::milliseconds timeout) {
   if (plan.hosts.empty() || plan.coordinator_port <= 0 || control.size() == 0) return {};
+  struct Listen {
+    size_t host;  // index in plan.hosts (and control); the MLX runtimes run one rank per host
+    std::string address;
+    int port;
+  };
+  std::vector<Listen> listens;  // in rank order
   const LaunchHost& h0 = plan.hosts.front();
-  std::vector<std::pair<std::string, int>> listens;  // rank 0's address and port, in order
   switch (plan.runtime) {
     case Runtime::kClusterComm:
-      listens.emplace_back(h0.address.empty() ? h0.name : h0.address, plan.coordinator_port);
+      listens.push_back({0, h0.address.empty() ? h0.name : h0.address, plan.coordinator_port});
       break;
     case Runtime::kMlxJaccl:
     case Runtime::kMlxJacclRing:
       if (!plan.mlx || plan.mlx->hosts.empty() || plan.mlx->hosts.front().ips.empty()) return {};
-      listens.emplace_back(plan.mlx->hosts.front().ips.front(), plan.coordinator_port);
+      listens.push_back({0, plan.mlx->hosts.front().ips.front(), plan.coordinator_port});
       break;
-    case Runtime::kMlxRing:
-      if (!plan.mlx || plan.mlx->hosts.empty()) return {};
-      for (const std::string& ip : plan.mlx->hosts.front().ips) {
-        listens.emplace_back(ip, plan.coordinator_port + static_cast<int>(listens.size()));
+    case Runtime::kMlxRing: {
+      if (!plan.mlx) return {};
+      int port = plan.coordinator_port;  // as mlx_ring_hostfile_json numbers them
+      for (size_t h = 0; h < plan.mlx->hosts.size() && h < control.size(); ++h) {
+        for (const std::string& ip : plan.mlx->hosts[h].ips) listens.push_back({h, ip, port++});
       }
       break;
+    }
     case Runtime::kMpi:
     case Runtime::kNone:
       return {};
   }
-  for (const auto& [address, port] : listens) {
-    auto r = control.ask(0, port_held_argv(address, port), timeout);
+  auto host_name = [&plan](size_t h) {
+    return h < plan.hosts.size() ? plan.hosts[h].name : std::to_string(h);
+  };
+  // "the coordinator port A on h1 (rank 0's host)", "the port A on h3 (rank 2's host)".
+  auto where = [&](const Listen& l) {
+    return fmt::format("the {} {} on {} (rank {}'s host)",
+                       l.host == 0 && l.port == plan.coordinator_port ? "coordinator port" : "port",
+                       util::host_port(l.address, l.port), host_name(l.host), l.host);
+  };
+  std::vector<const Listen*> held;
+  std::vector<bool> unchecked(control.size(), false);
+  for (const Listen& l : listens) {
+    if (unchecked[l.host]) continue;  // its other ports cannot be checked either
+    auto r = control.ask(l.host, port_held_argv(l.address, l.port), timeout);
     if (!r || r->timed_out) continue;
-    const std::string at = util::host_port(address, port);
     if (r->out.find("unchecked") != std::string::npos) {
+      unchecked[l.host] = true;
       output.note(fmt::format(
-          "warning: the coordinator port {} on {} (rank 0's host) was not checked before the "
-          "ranks start: that host has neither perl nor python3; if another program holds it, "
-          "rank 0 will say so once it starts",
-          at, h0.name));
-      return {};  // once: its other ports cannot be checked either
+          "warning: {} was not checked before the ranks start: that host has neither perl nor "
+          "python3; if another program holds it, rank {} will say so once it starts",
+          where(l), l.host));
+      continue;
     }
-    if (r->out.find("in use") == std::string::npos) continue;
-    return util::error(
-        ExitCode::kCheckFailed,
-        fmt::format(
-            "the coordinator port {} on {} (rank 0's host) is held by another program: "
-            "rank 0 could not listen there, so no rank was started. It may be a stale "
-            "job, another job's coordinator or a server: on that host `ss -ltnp` on Linux "
-            "or `lsof -nP -iTCP -sTCP:LISTEN` on macOS names it; end it or choose another "
-            "port: {}",
-            at, h0.name,
-            plan.coordinator_from.empty()
-                ? fmt::format("`coordinator_port:` in the job file (now {})", plan.coordinator_port)
-                : plan.coordinator_from));
+    if (r->out.find("in use") != std::string::npos) held.push_back(&l);
   }
-  return {};
+  if (held.empty()) return {};
+  std::vector<std::string> places;
+  std::vector<std::string> ranks;
+  for (const Listen* l : held) {
+    places.push_back(where(*l));
+    std::string r = std::to_string(l->host);
+    if (std::find(ranks.begin(), ranks.end(), r) == ranks.end()) ranks.push_back(r);
+  }
+  std::string advice =
+      plan.coordinator_from.empty()
+          ? fmt::format("`coordinator_port:` in the job file (now {})", plan.coordinator_port)
+          : plan.coordinator_from;
+  if (plan.runtime == Runtime::kMlxRing && listens.size() > 1) {
+    advice += fmt::format(
+        "; under mlx-ring every rank listens on ports of its own, {} to {} here, counting up "
+        "from it",
+        plan.coordinator_port, listens.back().port);
+  }
+  return util::error(
+      ExitCode::kCheckFailed,
+      fmt::format("{} {} held by another program: rank{} {} could not listen there, so no rank "
+                  "was started. It may be a stale job, another job's coordinator or a server: "
+                  "on that host `ss -ltnp` on Linux or `lsof -nP -iTCP -sTCP:LISTEN` on macOS "
+                  "names it; end it or choose another port: {}",
+                  fmt::join(places, ", "), held.size() == 1 ? "is" : "are",
+                  ranks.size() == 1 ? "" : "s", fmt::join(ranks, ", "), advice));
 }
 
 // Sets up host i: job directory, uploads, runtime files.

@@ -99,8 +99,9 @@ struct JobOutcome {
 /// Runs the job to its end. `plan` holds the hosts and environment; `spec` the command,
 /// uploads, cwd and timeouts. Errors (before any rank started): kUsage for a plan that cannot
 /// run, kUnreachable when a host cannot be set up (named, with the reason), kCheckFailed when
-/// something listens on or holds the coordinator port on rank 0's host (HOST:PORT named, with
-/// what to do: runner.cc, check_coordinator_port); the hosts already set up are cleaned. Once ranks started, the result is a JobOutcome whatever happened.
+/// something listens on or holds the coordinator port on rank 0's host, or for mlx-ring any
+/// rank's port on its host (every HOST:PORT named with its rank, and what to do: runner.cc,
+/// check_coordinator_port); the hosts already set up are cleaned. Once ranks started, the result is a JobOutcome whatever happened.
 util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, OutputMux& output,
                                  const ExecutorFactory& connect, const RunnerOptions& opts);
 

@@ -4,12 +4,14 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -310,6 +312,62 @@ TEST_CASE("runner: the coordinator port is checked for mlx-ring and at the addre
   ::close(fd);
   REQUIRE(out.ok());
   CHECK(out->code == cc::util::ExitCode::kOk);
+}
+
+TEST_CASE("runner: mlx-ring checks every rank's ports, not only rank 0's, before any rank starts") {
+  // MLX's ring backend has every rank listen on its own ips (MLX_HOSTFILE, the ports counting up
+  // from coordinator_port across the ranks). Only rank 0's were checked: a port held on rank 2's
+  // host started every rank, and the job failed with exit 4 once rank 2 could not bind.
+  // A held port P whose two ports below are free: ranks 0, 1, 2 get P-2, P-1, P.
+  std::unique_ptr<HeldPort> held;
+  for (int attempt = 0; attempt < 50 && !held; ++attempt) {
+    auto h = std::make_unique<HeldPort>(true);
+    auto bindable = [](int port) {
+      int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<uint16_t>(port));
+      const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+      ::close(fd);
+      return ok;
+    };
+    if (h->port > 1026 && bindable(h->port - 1) && bindable(h->port - 2)) held = std::move(h);
+  }
+  REQUIRE(held);
+  const std::string ran = "/tmp/cc-port-ran-" + random_hex(6);
+  // (The job file of an MLX runtime names a hostfile, which this test gives the plan.)
+  JobSpec spec = spec_of(fmt::format("name: port\nhosts: [a, b, c]\n"
+                                     "command: {{shell: ': >{}'}}\n",
+                                     ran));
+  spec.runtime = cc::launch::Runtime::kMlxRing;
+  LocalJob job;
+  job.port = held->port - 2;
+  job.adjust = [](WorldPlan& p) {
+    cc::provision::MlxHostfile hf;
+    hf.backend = "ring";
+    hf.hosts = {{"local0", {"127.0.0.1"}, {}},
+                {"local1", {"127.0.0.1"}, {}},
+                {"local2", {"127.0.0.1"}, {}}};
+    p.mlx = hf;
+  };
+  auto out = job.run(spec, 3);
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.error().code == cc::util::ExitCode::kCheckFailed);
+  const std::string& msg = out.error().message;
+  CAPTURE(msg);
+  CHECK(msg.find(fmt::format("the port 127.0.0.1:{} on local2 (rank 2's host) is held by another "
+                             "program: rank 2 could not listen there, so no rank was started",
+                             held->port)) != std::string::npos);
+  CHECK(msg.find(fmt::format("choose another port: `coordinator_port:` in the job file (now {}); "
+                             "under mlx-ring every rank listens on ports of its own, {} to {} "
+                             "here",
+                             job.port, job.port, held->port)) != std::string::npos);
+  CHECK(msg.find("local0") == std::string::npos);  // rank 0's and rank 1's ports are free
+  CHECK(msg.find("local1") == std::string::npos);
+  CHECK_FALSE(fs::exists(ran));  // no rank ran
+  fs::remove(ran);
+  CHECK_FALSE(job.dirs_left(3));
 }
 
 namespace {

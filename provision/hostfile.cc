@@ -16,6 +16,7 @@
 #include "topology/rdma_port.h"
 #include "topology/ring.h"
 #include "util/address.h"
+#include "util/text.h"
 
 namespace cc::provision {
 namespace {
@@ -448,6 +449,24 @@ util::Result<std::string> render_hostfile(const ClusterState& state, const Hostf
     return util::error(ExitCode::kUsage, fmt::format("--slots {}: at least 1", opts.slots));
   }
   if (auto st = check_complete(state, opts.fix); !st) return st.error();
+  if (mpi) {
+    std::vector<std::string> bad;
+    for (const auto& h : state.hosts) {
+      if (auto why = open_mpi_host_problem(h.host)) {
+        bad.push_back(fmt::format("host {}: {}: {}", h.host, *why,
+                                  open_mpi_host_fix(h.host, h.host)));
+      }
+    }
+    if (!bad.empty()) {
+      return util::error(
+          ExitCode::kUsage,
+          fmt::format("{} of {} {} a name that Open MPI's mpirun does not take in its hostfile "
+                      "(letters, digits, '.' and '-', after an optional USER@): it would stop "
+                      "before any rank starts:\n  {}",
+                      bad.size(), state.hosts.size(), bad.size() == 1 ? "hosts has" : "hosts have",
+                      fmt::join(bad, "\n  ")));
+    }
+  }
   std::string out;
   for (const auto& h : state.hosts) {
     out += mpi ? fmt::format("{} slots={}\n", h.host, opts.slots)
@@ -480,6 +499,53 @@ std::string hostfile_ssh_hint(HostfileFormat format, const discovery::FixCommand
                                                             ? "mpiexec"
                                                             : "mlx.launch",
                      blank ? "\"" + config + "\"" : config);
+}
+
+std::optional<std::string> open_mpi_host_problem(std::string_view host) {
+  std::string_view name = host;
+  if (auto at = name.rfind('@'); at != std::string_view::npos) name.remove_prefix(at + 1);
+  if (name.empty()) return fmt::format("'{}' names no host", host);
+  if (name.front() == '[' || name.find(':') != std::string_view::npos) {
+    return fmt::format("'{}' is an IPv6 address", host);
+  }
+  auto ok = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '-';
+  };
+  for (char c : name) {
+    if (ok(c)) continue;
+    const auto u = static_cast<unsigned char>(c);
+    if (c == ' ') return fmt::format("'{}' has a space", host);
+    if (u < 0x20 || u == 0x7f) {
+      return fmt::format("'{}' has a control character (0x{:02x})", host, u);
+    }
+    return fmt::format("'{}' has a '{}'", host, c);
+  }
+  return std::nullopt;
+}
+
+std::string open_mpi_host_fix(std::string_view name, std::string_view destination) {
+  std::string alias;
+  for (char c : name) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    alias += keep ? c : '-';
+  }
+  while (!alias.empty() && alias.front() == '-') alias.erase(alias.begin());
+  while (!alias.empty() && alias.back() == '-') alias.pop_back();
+  if (alias.empty()) alias = "node1";
+  std::string_view dest = destination;
+  if (auto at = dest.rfind('@'); at != std::string_view::npos) dest.remove_prefix(at + 1);
+  if (dest.size() > 1 && dest.front() == '[' && dest.back() == ']') {
+    dest = dest.substr(1, dest.size() - 2);
+  }
+  std::string user;
+  if (auto at = destination.rfind('@'); at != std::string_view::npos) {
+    user = fmt::format(" and `User {}`", destination.substr(0, at));
+  }
+  return fmt::format(
+      "give it a name Open MPI takes: in the SSH config, `Host {}` with `HostName {}`{}, and "
+      "name the host `{}` (in an inventory, without `ssh:`)",
+      alias, dest, user, alias);
 }
 
 }  // namespace cc::provision

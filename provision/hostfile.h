@@ -92,6 +92,18 @@ util::Result<std::string> render_hostfile(const discovery::ClusterState& state,
                                           const HostfileOptions& opts,
                                           std::vector<std::string>* notes = nullptr);
 
+/// What Open MPI's mpirun refuses in `host` as a host of its hostfile, or nullopt. Open MPI
+/// (4.1) takes a name of letters, digits, '.' and '-', after an optional USER@, and nothing
+/// else: an IPv6 address ("fe80::1%en0": "Open RTE detected a parse error in the hostfile") or a
+/// '_' ("the regex parser has detected the presence of an illegal character in the following
+/// node name") ends mpirun before any rank starts (open-mpi/ompi#6656). The problem says which
+/// ("'fe80::1%en0' is an IPv6 address", "'mac_studio' has a '_'").
+std::optional<std::string> open_mpi_host_problem(std::string_view host);
+
+/// What to do about an open_mpi_host_problem for host `name`: give it an SSH config alias
+/// Open MPI takes (Host + HostName).
+std::string open_mpi_host_fix(std::string_view name, std::string_view destination);
+
 /// The MLX hostfile for format kMlxJaccl, kMlxJacclRing or kMlxRing (throws
 /// std::invalid_argument for another format). Errors as render_hostfile; their commands name
 /// the cluster as `fix` says (by default the placeholder CLUSTER.json).

@@ -454,6 +454,37 @@ TEST_CASE("hostfile: mpi and mpich") {
   CHECK(render_hostfile(s, {HostfileFormat::kMpi, {}, 0}).error().code == ExitCode::kUsage);
 }
 
+TEST_CASE("hostfile: a host name Open MPI's mpirun refuses is named before it is written") {
+  // open-mpi/ompi#6656: Open MPI 4.1 stops at once on an IPv6 address in its hostfile ("Open RTE
+  // detected a parse error in the hostfile") and on a '_' in a node name ("the regex parser has
+  // detected the presence of an illegal character"); the hostfile used to be written anyway.
+  CHECK(open_mpi_host_problem("studio1") == std::nullopt);
+  CHECK(open_mpi_host_problem("mac-2.local") == std::nullopt);
+  CHECK(open_mpi_host_problem("admin@studio2.local") == std::nullopt);  // USER@ is taken
+  CHECK(open_mpi_host_problem("10.0.0.11") == std::nullopt);
+  CHECK(open_mpi_host_problem("fe80::1%en0") == "'fe80::1%en0' is an IPv6 address");
+  CHECK(open_mpi_host_problem("admin@[2001:db8::1]") == "'admin@[2001:db8::1]' is an IPv6 address");
+  CHECK(open_mpi_host_problem("mac_studio") == "'mac_studio' has a '_'");
+  CHECK(open_mpi_host_problem("admin@") == "'admin@' names no host");
+  CHECK(open_mpi_host_fix("mac_studio", "admin@fe80::1%en0") ==
+        "give it a name Open MPI takes: in the SSH config, `Host mac-studio` with `HostName "
+        "fe80::1%en0` and `User admin`, and name the host `mac-studio` (in an inventory, without "
+        "`ssh:`)");
+  ClusterState s = lab_mesh(3);
+  s.hosts[1].host = "fe80::2%en0";
+  auto out = render_hostfile(s, {HostfileFormat::kMpi, {}, 1});
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.error().code == ExitCode::kUsage);
+  CHECK(out.error().message ==
+        "1 of 3 hosts has a name that Open MPI's mpirun does not take in its hostfile (letters, "
+        "digits, '.' and '-', after an optional USER@): it would stop before any rank starts:\n"
+        "  host fe80::2%en0: 'fe80::2%en0' is an IPv6 address: give it a name Open MPI takes: in "
+        "the SSH config, `Host fe80--2-en0` with `HostName fe80::2%en0`, and name the host "
+        "`fe80--2-en0` (in an inventory, without `ssh:`)");
+  // MPICH's format is not Open MPI's: not judged by these rules.
+  CHECK(render_hostfile(s, {HostfileFormat::kMpich, {}, 1}).ok());
+}
+
 TEST_CASE("hostfile: a bad --env is a usage error") {
   const std::pair<const char*, const char*> cases[] = {
       {"FOO", "there is no '=' (an empty value is NAME=)"},

@@ -6,6 +6,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <spawn.h>
 #include <sys/stat.h>
@@ -83,7 +87,7 @@ struct Spawned {
   pid_t pid = -1;
   int error = 0;  // the error number when no process started
 };
-Spawned spawn(char* const* argv, bool use_path, int in, int out, int err) {
+Spawned spawn(char* const* argv, char* const* envp, bool use_path, int in, int out, int err) {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
   if (int e = ::posix_spawn_file_actions_init(&actions); e != 0) return {-1, e};
@@ -109,8 +113,8 @@ Spawned spawn(char* const* argv, bool use_path, int in, int out, int err) {
   if (e == 0) e = ::posix_spawn_file_actions_adddup2(&actions, err, STDERR_FILENO);
   pid_t pid = -1;
   if (e == 0) {
-    e = use_path ? ::posix_spawnp(&pid, argv[0], &actions, &attr, argv, environ)
-                 : ::posix_spawn(&pid, argv[0], &actions, &attr, argv, environ);
+    e = use_path ? ::posix_spawnp(&pid, argv[0], &actions, &attr, argv, envp)
+                 : ::posix_spawn(&pid, argv[0], &actions, &attr, argv, envp);
   }
   ::posix_spawnattr_destroy(&attr);
   ::posix_spawn_file_actions_destroy(&actions);
@@ -194,13 +198,20 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
 
+  std::vector<std::string> env_text = environment_.value_or(std::vector<std::string>());
+  std::vector<char*> env_ptrs;
+  for (auto& e : env_text) env_ptrs.push_back(e.data());
+  env_ptrs.push_back(nullptr);
+  char* const* envp = environment_ ? env_ptrs.data() : environ;
+
   Pipe in, out, err;
   if (!make_pipe(in) || !make_pipe(out) || !make_pipe(err)) {
     return util::error(ExitCode::kUnreachable,
                        fmt::format("{}: cannot create pipes to run `{}`: {}", host_, args[0],
                                    std::strerror(errno)));
   }
-  auto spawned = spawn(argv.data(), !cmd.shell, in.read.get(), out.write.get(), err.write.get());
+  auto spawned =
+      spawn(argv.data(), envp, !cmd.shell, in.read.get(), out.write.get(), err.write.get());
   if (spawned.error == ENOEXEC && !cmd.shell) {
     // An executable file with no "#!" line: execvp(3) and every shell run it with /bin/sh;
     // posix_spawnp does not (glibc since 2.15, macOS), so it is done here.
@@ -210,7 +221,8 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
       std::vector<char*> sh_argv;
       for (auto& a : sh_args) sh_argv.push_back(a.data());
       sh_argv.push_back(nullptr);
-      spawned = spawn(sh_argv.data(), false, in.read.get(), out.write.get(), err.write.get());
+      spawned =
+          spawn(sh_argv.data(), envp, false, in.read.get(), out.write.get(), err.write.get());
     }
   }
   in.read.reset();
@@ -344,6 +356,30 @@ util::Status LocalExecutor::upload(const std::filesystem::path& local,
   auto content = util::read_file(local, kMaxUploadBytes);
   if (!content) return content.error();
   return util::write_file_atomic(remote_path, *content, mode);
+}
+
+std::vector<std::string> session_environment(const std::vector<std::string>& env,
+                                             std::vector<std::string>* dropped) {
+  static constexpr std::string_view kKept[] = {"PATH",  "HOME", "USER", "LOGNAME", "SHELL",
+                                               "MAIL",  "TZ",   "TMPDIR", "LANG"};
+  std::vector<std::string> out;
+  for (const std::string& entry : env) {
+    const std::string_view name = std::string_view(entry).substr(0, entry.find('='));
+    const bool keep = name.starts_with("LC_") ||
+                      std::find(std::begin(kKept), std::end(kKept), name) != std::end(kKept);
+    if (keep) {
+      out.push_back(entry);
+    } else if (dropped != nullptr && !name.empty()) {
+      dropped->emplace_back(name);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> current_environment() {
+  std::vector<std::string> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) out.emplace_back(*e);
+  return out;
 }
 
 }  // namespace cc::remote

@@ -1,7 +1,9 @@
 // The Executor for this machine: posix_spawn, no shell unless the Command asks for one.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "remote/executor.h"
 
@@ -25,8 +27,12 @@ namespace cc::remote {
 /// inherit another run's pipes (util::cloexec_pipe).
 class LocalExecutor final : public Executor {
  public:
-  /// `host` is the name shown to the operator.
+  /// `host` is the name shown to the operator. Commands get clusterctl's environment.
   explicit LocalExecutor(std::string host = "local") : host_(std::move(host)) {}
+  /// Commands get `environment` ("NAME=VALUE" each) as their whole environment instead (a
+  /// program is still looked for in clusterctl's PATH).
+  LocalExecutor(std::string host, std::vector<std::string> environment)
+      : host_(std::move(host)), environment_(std::move(environment)) {}
 
   const std::string& host() const override { return host_; }
   util::Result<CommandResult> run(const Command& cmd, const RunOptions& opts) override;
@@ -37,6 +43,19 @@ class LocalExecutor final : public Executor {
 
  private:
   std::string host_;
+  std::optional<std::vector<std::string>> environment_;
 };
+
+/// The part of `env` ("NAME=VALUE" entries, as `environ`) that an SSH session to this machine
+/// would have too, as the environment of a rank on `local` in a job with other hosts: a shell
+/// variable set for the launch (OMP_NUM_THREADS=8 clusterctl launch ...) would otherwise reach
+/// that rank alone, not the ranks that SSH starts (sshd passes on only what it sets itself and
+/// LANG/LC_*; openpmix/prrte#304). Kept: PATH, HOME, USER, LOGNAME, SHELL, MAIL, TZ, TMPDIR,
+/// LANG and LC_*. `dropped`, when given, receives the names of the others, in order.
+std::vector<std::string> session_environment(const std::vector<std::string>& env,
+                                             std::vector<std::string>* dropped = nullptr);
+
+/// This process's environment as "NAME=VALUE" entries.
+std::vector<std::string> current_environment();
 
 }  // namespace cc::remote

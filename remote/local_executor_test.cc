@@ -242,3 +242,28 @@ TEST_CASE("local: with `cancelled` set, Ctrl-C is left to the caller") {
   REQUIRE(r.ok());
   CHECK(r->out == "still\n");
 }
+
+TEST_CASE("local: an environment of its own, as an SSH session's, for a rank beside SSH ones") {
+  // A variable of the launching shell reached the ranks on `local` alone, never the ranks an
+  // SSH session starts (openpmix/prrte#304's asymmetry).
+  std::vector<std::string> dropped;
+  const std::vector<std::string> env = cc::remote::session_environment(
+      {"PATH=/usr/bin:/bin", "OMP_NUM_THREADS=8", "HOME=/home/u", "LC_ALL=C.UTF-8",
+       "VIRTUAL_ENV=/opt/venv", "LANG=C", "LCX=1", "TMPDIR=/tmp/x"},
+      &dropped);
+  CHECK(env == std::vector<std::string>{"PATH=/usr/bin:/bin", "HOME=/home/u", "LC_ALL=C.UTF-8",
+                                        "LANG=C", "TMPDIR=/tmp/x"});
+  CHECK(dropped == std::vector<std::string>{"OMP_NUM_THREADS", "VIRTUAL_ENV", "LCX"});
+
+  LocalExecutor local("local", {"PATH=/usr/bin:/bin", "CC_ONLY=1"});
+  auto r = local.run(sh("env | grep -v '^PWD=\\|^SHLVL=\\|^_=' | sort"), {});
+  REQUIRE(r.ok());
+  CHECK(r->exit_status == 0);
+  CHECK(r->out == "CC_ONLY=1\nPATH=/usr/bin:/bin\n");
+  // Without one, clusterctl's own environment, as before.
+  ::setenv("CC_LOCAL_TEST_VAR", "yes", 1);
+  r = LocalExecutor().run({{"printenv", "CC_LOCAL_TEST_VAR"}}, {});
+  ::unsetenv("CC_LOCAL_TEST_VAR");
+  REQUIRE(r.ok());
+  CHECK(r->out == "yes\n");
+}

@@ -16,7 +16,9 @@
 #include <fmt/format.h>
 #include <libssh/libssh.h>
 #include <net/if.h>
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -625,6 +627,22 @@ util::Status check_destination(const std::string& destination, const SshOptions&
   const std::optional<std::string> host = session_host(s);
   if (!host) return {};
   const std::string& name = *host;
+  // A link-local IPv6 address without its scope: every interface has fe80::/64, so the
+  // connection cannot tell which link to use, and fails with "Invalid argument" (EINVAL), as
+  // ssh(1) does; open-mpi/ompi#585 hit the same with peers' unscoped fe80 addresses.
+  if (in6_addr a{}; name.find('%') == std::string::npos &&
+                    ::inet_pton(AF_INET6, name.c_str(), &a) == 1 && IN6_IS_ADDR_LINKLOCAL(&a)) {
+    return util::error(
+        ExitCode::kUsage,
+        fmt::format("'{}' is a link-local IPv6 address without its scope{}: such an address is "
+                    "reached through one of this machine's interfaces, so name that one, as ssh "
+                    "takes it ({}%IF, e.g. {}%en0; `ifconfig -l` or `ip -br link` lists them)",
+                    name,
+                    name == destination || destination.ends_with("@" + name)
+                        ? std::string()
+                        : fmt::format(" (the HostName of '{}' in {})", destination, config),
+                    name, name));
+  }
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   auto found = resolve_host(name, "", hints, kResolveTimeout, options.lookup);

@@ -342,6 +342,24 @@ TEST_CASE("ssh: check_destination tells a name that does not exist from one that
   CHECK(scope.error().message.starts_with(
       "'fe80::1%nosuchif9' is not a valid SSH destination: its scope 'nosuchif9' is no network "
       "interface of this machine"));
+  // A link-local address without its scope: the connection failed with "Invalid argument"
+  // (exit 3, as if the host were down); it is the destination's mistake, found before connecting.
+  REQUIRE(cc::util::write_file_atomic(dir / "ll_config", "Host ll\n  HostName fe80::1\n").ok());
+  SshOptions ll_options;
+  ll_options.config_file = dir / "ll_config";
+  for (const char* dest : {"fe80::1", "root@fe80::1", "[fe80::1]", "ll"}) {
+    CAPTURE(dest);
+    auto ll = cc::remote::check_destination(dest, ll_options);
+    REQUIRE_FALSE(ll.ok());
+    CHECK(ll.error().code == ExitCode::kUsage);
+    CHECK(ll.error().message.starts_with("'fe80::1' is a link-local IPv6 address without its "
+                                         "scope"));
+    CHECK(ll.error().message.find("so name that one, as ssh takes it (fe80::1%IF, e.g. "
+                                  "fe80::1%en0;") != std::string::npos);
+    CHECK((ll.error().message.find("(the HostName of 'll' in ") != std::string::npos) ==
+          (std::string(dest) == "ll"));
+  }
+  CHECK(cc::remote::check_destination("2001:db8::1", ll_options).ok());  // global: no scope
   // HOST:PORT (mpirun -H, pdsh) and ssh:// URLs: the port belongs in the SSH config.
   for (const char* dest : {"root@10.0.0.1:2222", "studio1:22", "ssh://root@studio1:22"}) {
     CAPTURE(dest);

@@ -20,7 +20,7 @@
 #     or inventory address that is no address, an MPI hostfile given as an MLX one, a cluster
 #     state whose network plan puts one address on two ports or one subnet on two cables
 #     (exo#2067, exo#2309), and one host under two spellings (Studio1, studio1.).
-# 10-16: later trials, each described at its section.
+# 10-17: later trials, each described at its section.
 set -uo pipefail
 cc=${CLUSTERCTL:?set CLUSTERCTL to the clusterctl binary}
 data=$(cd "$(dirname "$0")/data" && pwd)
@@ -557,6 +557,29 @@ expect 0 "launch of a job printing a long line in two writes" -- env XDG_STATE_H
 expect 0 "logs of the long line" -- env XDG_STATE_HOME="$tmp/state" "$cc" logs longline
 [ "$(awk '{ print length($0) }' "$tmp/out" | tr '\n' ' ')" = "65536 464 " ] ||
   { echo "FAIL: logs of a long line: pieces of $(awk '{ print length($0) }' "$tmp/out" | tr '\n' ' ')bytes"; fail=1; }
+
+# 17. A seventh trial, launchers' public bug reports (mlx.launch, exo, Open MPI's mpirun):
+#  - open-mpi/ompi#6656: a host reached by an IPv6 address (an inventory's `ssh: fe80::1%en0`)
+#    went into Open MPI's hostfile as it is, and mpirun stopped with "Open RTE detected a parse
+#    error in the hostfile" after every host had been set up (exit 4); now runtime mpi refuses it
+#    before anything runs (exit 2), naming the host and the SSH config alias that works.
+#  - open-mpi/ompi#585 ("Unable to connect to the peer fe80::... Invalid argument"): a link-local
+#    address without its scope as a host's destination (`ssh: fe80::1`, or a HostName) failed
+#    the connection with "Invalid argument" as if the host were down (exit 3); now it is refused
+#    before connecting (exit 2), saying to add the interface (fe80::1%IF).
+printf 'hosts:\n  - name: n1\n    ssh: root@fe80::1\n' >"$tmp/ll-inv.yaml"
+expect 2 "a link-local destination without its scope" -- "$cc" --inventory "$tmp/ll-inv.yaml" exec --hosts all -- true
+has "link-local without scope: said before connecting" "$tmp/err" "1 of 1 host cannot be reached as given (found before connecting to any)"
+has "link-local without scope: what to do" "$tmp/err" "host n1: 'fe80::1' is a link-local IPv6 address without its scope: such an address is reached through one of this machine's interfaces, so name that one, as ssh takes it (fe80::1%IF, e.g. fe80::1%en0;"
+if command -v mpirun >/dev/null 2>&1; then
+  printf 'hosts:\n  - name: n1\n    ssh: admin@fe80::1%%lo\n' >"$tmp/v6-inv.yaml"
+  printf 'name: v6mpi\ncluster: %s/v6-inv.yaml\nruntime: mpi\nlogs: %s/logs\ncommand: [hostname]\n' \
+    "$tmp" "$tmp" >"$tmp/v6mpi.yaml"
+  expect 2 "runtime mpi on a host reached by an IPv6 address" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/v6mpi.yaml"
+  has "runtime mpi, IPv6: the host and why" "$tmp/err" "runtime mpi: 1 of 1 hosts has a name or SSH destination that Open MPI's mpirun does not take in its hostfile"
+  has "runtime mpi, IPv6: what to do" "$tmp/err" "host n1: 'admin@fe80::1%lo' is an IPv6 address: give it a name Open MPI takes: in the SSH config, \`Host n1\` with \`HostName fe80::1%lo\` and \`User admin\`, and name the host \`n1\` (in an inventory, without \`ssh:\`)"
+  hasnt "runtime mpi, IPv6: nothing connected" "$tmp/err" "could not be set up"
+fi
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

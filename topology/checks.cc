@@ -1,6 +1,7 @@
 #include "topology/checks.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -8,8 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <netinet/in.h>
 
 #include "remote/quote.h"
 #include "topology/rdma_port.h"
@@ -397,6 +400,127 @@ void check_mtu(const ClusterGraph& g, std::vector<Finding>& out) {
   }
 }
 
+
+// One IPv4 address on two interfaces of a host, a cabled port among them, or on cabled ports of
+// two hosts. A host sends to a subnet out of one interface only (its first route), so with
+// 10.0.0.1/31 on tb1 and tb2 the cable on the other port is never used: ranks routed over it
+// wait for their connect timeout, while a ping that names its interface (`network verify`)
+// still answers. Two hosts that both claim an address answer for it in turn. An address on no
+// cabled port is not judged (en0 and Wi-Fi on one LAN is routine); loopback, 0.0.0.0 and
+// self-assigned 169.254/16 addresses are ignored (link-local: unique per link only, RFC 3927, so
+// two cables may each carry one).
+// The far end's port of the first cable on port `p` of host `h`, or nullptr.
+const PortNode* far_port(const ClusterGraph& g, std::size_t h, const PortNode& p) {
+  if (p.cables.empty()) return nullptr;
+  const auto& e = g.edges().at(p.cables.front());
+  if (!e.joins_two_hosts() || !e.a_port || !e.b_port) return nullptr;
+  const bool a_side = *e.a_host == h && &g.host(h).ports[*e.a_port] == &p;
+  return a_side ? &g.host(*e.b_host).ports[*e.b_port] : &g.host(*e.a_host).ports[*e.a_port];
+}
+
+// Whether two IPv4 addresses lie in one aligned /30 (a /31 or /30 point-to-point subnet).
+bool same_slash30(const std::string& a, const std::string& b) {
+  in_addr x{}, y{};
+  if (::inet_pton(AF_INET, a.c_str(), &x) != 1 || ::inet_pton(AF_INET, b.c_str(), &y) != 1) {
+    return false;
+  }
+  return (ntohl(x.s_addr) >> 2) == (ntohl(y.s_addr) >> 2);
+}
+
+void check_duplicate_addresses(const ClusterGraph& g, std::vector<Finding>& out) {
+  struct Holder {
+    std::size_t host;
+    std::string itf;
+    const PortNode* port;  // a cabled port, else nullptr
+  };
+  std::map<std::string, std::vector<Holder>> by_address;
+  for (std::size_t h = 0; h < g.size(); ++h) {
+    const HostNode& host = g.host(h);
+    for (const PortNode& p : host.ports) {
+      if (!p.port->interface) continue;
+      for (const auto& a : p.port->interface->ipv4) {
+        by_address[a].push_back({h, p.port->interface->name, p.cabled() ? &p : nullptr});
+      }
+    }
+    for (const auto& itf : host.facts->interfaces) {
+      for (const auto& a : itf.ipv4) by_address[a].push_back({h, itf.name, nullptr});
+    }
+  }
+  for (const auto& entry : by_address) {
+    const std::string& address = entry.first;  // no structured binding: a lambda captures it
+    const std::vector<Holder>& holders = entry.second;
+    if (address.starts_with("127.") || address.starts_with("169.254.") || address == "0.0.0.0" ||
+        holders.size() < 2) {
+      continue;
+    }
+    // The holder the address belongs to: the cabled port whose cable's far end has an address
+    // of the same point-to-point subnet, when exactly one has.
+    const Holder* keep = nullptr;
+    int matches = 0;
+    for (const Holder& x : holders) {
+      const PortNode* far = x.port != nullptr ? far_port(g, x.host, *x.port) : nullptr;
+      if (far == nullptr || !far->port->interface) continue;
+      const auto& theirs = far->port->interface->ipv4;
+      if (std::any_of(theirs.begin(), theirs.end(), [&address](const std::string& t) {
+            return t != address && same_slash30(t, address);
+          })) {
+        keep = &x;
+        ++matches;
+      }
+    }
+    if (matches != 1) keep = nullptr;
+    if (std::none_of(holders.begin(), holders.end(),
+                     [](const Holder& x) { return x.port != nullptr; })) {
+      continue;
+    }
+    std::vector<std::string> hosts, places, removes;
+    std::vector<discovery::CableEnd> ports;
+    for (const Holder& x : holders) {
+      const HostNode& hn = g.host(x.host);
+      if (std::find(hosts.begin(), hosts.end(), hn.name()) == hosts.end()) {
+        hosts.push_back(hn.name());
+      }
+      places.push_back(hn.name() + " " + x.itf);
+      if (x.port != nullptr) ports.push_back(discovery::end_of(*hn.facts, *x.port->port));
+      if (&x == keep) continue;
+      removes.push_back(fmt::format(
+          "on {} `sudo {}`", hn.name(),
+          is_mac(*hn.facts)
+              ? remote::shell_quote({"ifconfig", x.itf, "-alias", address})
+              : fmt::format("ip addr del {}/PREFIX dev {}", address, remote::shell_quote({x.itf}))));
+    }
+    std::string fix;
+    if (keep != nullptr) {
+      const PortNode* far = far_port(g, keep->host, *keep->port);
+      fix = fmt::format("keep {} on {} {} alone (its cable's other end, {}, is in its subnet): "
+                        "remove it from {} ({}; PREFIX as `ip -br addr` shows it)",
+                        address, g.host(keep->host).name(), keep->itf,
+                        discovery::end_label(far->end),
+                        removes.size() == 1 ? "the other" : "the others",
+                        fmt::join(removes, ", "));
+    } else {
+      fix = fmt::format("keep {} only on the port of the cable it addresses, and remove it "
+                        "from the rest ({}; PREFIX as `ip -br addr` shows it), or give each "
+                        "cable a subnet of its own (`clusterctl network plan`, then `network "
+                        "apply`)",
+                        address, fmt::join(removes, " or "));
+    }
+    out.push_back(
+        {"duplicate-address",
+         Severity::kFail,
+         hosts,
+         ports,
+         hosts.size() == 1
+             ? fmt::format("{} has {} on {} interfaces, {}: it sends to that subnet out of one "
+                           "of them only, so the other cable is not used (a ping that names its "
+                           "interface still answers)",
+                           hosts.front(), address, holders.size(), fmt::join(places, ", "))
+             : fmt::format("{} is on {}: hosts that share an address answer for it in turn, so "
+                           "a connection to it may reach either",
+                           address, fmt::join(places, ", ")),
+         fix});
+  }
+}
 }  // namespace
 
 bool DownPair::recorded() const {
@@ -550,6 +674,7 @@ std::vector<Finding> run_checks(const ClusterGraph& g, const CheckOptions& opts)
   check_linux_rdma(g, opts.fix, out);
   check_multi_rail(g, out);
   check_mtu(g, out);
+  check_duplicate_addresses(g, out);
   run_mac_checks(g, opts.fix, out);
   return out;
 }

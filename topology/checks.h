@@ -38,6 +38,10 @@
 //     multi-rail         info  two or more cables between one pair (allowed)
 //     mtu-mismatch       fail  the two ends of a cable report different MTUs: frames longer
 //                              than the smaller one are dropped one way (NVIDIA/nccl#1524)
+//     duplicate-address  fail  one IPv4 address on two interfaces of a host (a cabled port
+//                              among them: the host sends to that subnet out of one only, so
+//                              the other cable is unused, while a ping naming its interface
+//                              still answers), or on cabled ports of two hosts
 //     device-port        info  a dock, display or drive on a port (the port is not free)
 //   per Mac, os.name "macOS" (mac_checks.cc)
 //     rdma-disabled      fail  `rdma_ctl status` says disabled (enable from macOS Recovery)

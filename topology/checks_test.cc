@@ -151,6 +151,62 @@ TEST_CASE("topology checks: a cable whose two ends have different MTUs") {
   CHECK(of_check(run_checks(g2), "mtu-mismatch").empty());
 }
 
+TEST_CASE("topology checks: one IPv4 address on two ports, or on two hosts") {
+  // A trial on the lab: `ip addr add` of h1 tb2's address on tb1 too. Traffic to that /31 left
+  // by tb1 alone, so the h1 - h3 cable went unused and the ranks routed over it waited for
+  // their connect timeout; `network verify` (pings that name their interface) and verify-mesh
+  // said all was well.
+  auto s = lab_mesh(3);
+  testing::port(s, "h1", "tb1").interface->ipv4 = {"10.231.0.1", "10.231.0.3"};
+  testing::port(s, "h1", "tb2").interface->ipv4 = {"10.231.0.3"};
+  testing::port(s, "h3", "tb1").interface->ipv4 = {"10.231.0.2"};
+  ClusterGraph g(s);
+  auto f = of_check(run_checks(g), "duplicate-address");
+  REQUIRE(f.size() == 1);
+  CHECK(f[0].severity == Severity::kFail);
+  CHECK(f[0].hosts == Strings{"h1"});
+  CHECK(f[0].ports.size() == 2);
+  CHECK(f[0].message ==
+        "h1 has 10.231.0.3 on 2 interfaces, h1 tb1, h1 tb2: it sends to that subnet out of one "
+        "of them only, so the other cable is not used (a ping that names its interface still "
+        "answers)");
+  // It belongs on tb2, whose cable's other end (h3 tb1) has an address of its /31.
+  CHECK(f[0].fix ==
+        "keep 10.231.0.3 on h1 tb2 alone (its cable's other end, h3 tb1, is in its subnet): "
+        "remove it from the other (on h1 `sudo ip addr del 10.231.0.3/PREFIX dev tb1`; PREFIX as "
+        "`ip -br addr` shows it)");
+
+  // Two hosts: h2 took h3's cable address as well.
+  auto t = lab_mesh(3);
+  testing::port(t, "h2", "tb2").interface->ipv4 = {"10.231.0.9"};
+  testing::port(t, "h3", "tb2").interface->ipv4 = {"10.231.0.9"};
+  ClusterGraph gt(t);
+  auto ft = of_check(run_checks(gt), "duplicate-address");
+  REQUIRE(ft.size() == 1);
+  CHECK(ft[0].hosts == Strings{"h2", "h3"});
+  CHECK(ft[0].message ==
+        "10.231.0.9 is on h2 tb2, h3 tb2: hosts that share an address answer for it in turn, "
+        "so a connection to it may reach either");
+  CHECK(ft[0].fix ==
+        "keep 10.231.0.9 only on the port of the cable it addresses, and remove it from the rest "
+        "(on h2 `sudo ip addr del 10.231.0.9/PREFIX dev tb2` or on h3 `sudo ip addr del "
+        "10.231.0.9/PREFIX dev tb2`; PREFIX as `ip -br addr` shows it), or give each cable a "
+        "subnet of its own (`clusterctl network plan`, then `network apply`)");
+
+  // An address on no cabled port (en0 and Wi-Fi on one LAN), or distinct ones: no finding.
+  auto u = lab_mesh(2);
+  for (const char* name : {"wlan0", "en0"}) {
+    cc::discovery::NetInterface itf;
+    itf.name = name;
+    itf.ipv4 = {"10.0.0.5"};
+    testing::host(u, "h1").interfaces.push_back(itf);
+  }
+  ClusterGraph gu(u);
+  CHECK(of_check(run_checks(gu), "duplicate-address").empty());
+  const auto v = lab_mesh(4);
+  CHECK(of_check(run_checks(ClusterGraph(v)), "duplicate-address").empty());
+}
+
 TEST_CASE("topology checks: a port that is administratively down is no missing cable") {
   // The trial: `ip link set tb3 down` on h2 of a 4-host lab. Neighbour probing gets no answer
   // over a port that is down, so h2-h4 has no cable in the state; verify-mesh said "plug h2 tb3
