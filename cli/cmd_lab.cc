@@ -203,7 +203,7 @@ void clean_lab_jobs(const std::string& name, const std::vector<launch::JobRecord
   auto running = [&] {
     std::vector<const launch::JobRecord*> out;
     for (const auto& j : jobs) {
-      if (j.live_state() == launch::JobState::kRunning && j.launcher_alive()) out.push_back(&j);
+      if (j.live_state() == launch::JobState::kRunning) out.push_back(&j);
     }
     return out;
   };

@@ -836,9 +836,7 @@ void Parser::combinations(const JobSpec& job, std::vector<util::Error>& out) con
 }
 
 void Parser::combination_errors(const JobSpec& job, std::vector<util::Error>& errors) const {
-  const bool mlx = job.runtime == Runtime::kMlxJaccl || job.runtime == Runtime::kMlxJacclRing ||
-                   job.runtime == Runtime::kMlxRing;
-  if (!mlx || !runtime_) return;
+  if (!is_mlx(job.runtime) || !runtime_) return;
   const std::string rt(to_string(job.runtime));
   // The ranks' addresses and devices come from an MLX hostfile or a cluster state: a lab, an
   // inventory or a `hosts:` list has neither. (A `cluster:` that did not parse is said above.)
@@ -899,6 +897,10 @@ std::string ClusterRef::as_written() const {
 
 std::string_view to_string(Runtime r) {
   return name_of(kRuntimes, r);
+}
+
+bool is_mlx(Runtime r) {
+  return r == Runtime::kMlxJaccl || r == Runtime::kMlxJacclRing || r == Runtime::kMlxRing;
 }
 
 std::string_view to_string(ClusterRef::Kind k) {

@@ -195,6 +195,8 @@ JobSpecDraft parse_job_spec_draft(std::string_view yaml_text, const std::string&
 util::Result<JobSpec> load_job_spec(const std::filesystem::path& path);
 
 std::string_view to_string(Runtime r);
+/// mlx-jaccl, mlx-jaccl-ring or mlx-ring: ranks find each other through an MLX hostfile.
+bool is_mlx(Runtime r);
 std::string_view to_string(ClusterRef::Kind k);
 std::string_view to_string(Restart::Policy p);
 std::string_view to_string(Preflight p);

@@ -29,10 +29,6 @@ constexpr Runtime kEveryRuntime[] = {Runtime::kClusterComm,  Runtime::kMlxJaccl,
                                      Runtime::kMlxJacclRing, Runtime::kMlxRing,
                                      Runtime::kMpi,          Runtime::kNone};
 
-bool is_mlx(Runtime r) {
-  return r == Runtime::kMlxJaccl || r == Runtime::kMlxJacclRing || r == Runtime::kMlxRing;
-}
-
 }  // namespace
 
 util::Status check_world(const WorldPlan& plan) {

@@ -1,11 +1,8 @@
 #include "provision/mlx_hostfile.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include <algorithm>
+#include <bit>
 #include <cctype>
-#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -22,6 +19,7 @@
 #include "topology/graph.h"
 #include "util/address.h"
 #include "util/atomic_file.h"
+#include "util/ipv4.h"
 #include "util/json_error.h"
 #include "util/json_text.h"
 #include "util/text.h"
@@ -647,17 +645,9 @@ std::optional<std::size_t> port_with_address(const topology::HostNode& h, const 
 
 // The length of the common leading bits of two IPv4 addresses (0 when either is none).
 int common_bits(const std::string& a, const std::string& b) {
-  auto bits = [](const std::string& s) -> std::optional<std::uint32_t> {
-    in_addr v{};
-    if (::inet_pton(AF_INET, s.c_str(), &v) != 1) return std::nullopt;
-    return ntohl(v.s_addr);
-  };
-  const auto x = bits(a), y = bits(b);
+  const auto x = util::parse_ipv4_prefix(a), y = util::parse_ipv4_prefix(b);
   if (!x || !y) return 0;
-  const std::uint32_t diff = *x ^ *y;
-  int n = 0;
-  for (std::uint32_t m = 0x80000000U; m != 0 && (diff & m) == 0; m >>= 1U) ++n;
-  return n;
+  return std::countl_zero(x->address ^ y->address);
 }
 
 }  // namespace

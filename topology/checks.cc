@@ -9,15 +9,14 @@
 #include <utility>
 #include <vector>
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <netinet/in.h>
 
 #include "remote/quote.h"
 #include "topology/rdma_port.h"
 #include "topology/rdma_readiness.h"
 #include "util/interrupt.h"
+#include "util/ipv4.h"
 #include "util/text.h"
 
 namespace cc::topology {
@@ -420,11 +419,8 @@ const PortNode* far_port(const ClusterGraph& g, std::size_t h, const PortNode& p
 
 // Whether two IPv4 addresses lie in one aligned /30 (a /31 or /30 point-to-point subnet).
 bool same_slash30(const std::string& a, const std::string& b) {
-  in_addr x{}, y{};
-  if (::inet_pton(AF_INET, a.c_str(), &x) != 1 || ::inet_pton(AF_INET, b.c_str(), &y) != 1) {
-    return false;
-  }
-  return (ntohl(x.s_addr) >> 2) == (ntohl(y.s_addr) >> 2);
+  const auto x = util::parse_ipv4_prefix(a), y = util::parse_ipv4_prefix(b);
+  return x && y && (x->address >> 2) == (y->address >> 2);
 }
 
 void check_duplicate_addresses(const ClusterGraph& g, std::vector<Finding>& out) {
