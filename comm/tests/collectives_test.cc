@@ -931,6 +931,52 @@ TEST_CASE("mismatched reductions are named, not computed: float32 vs int32, sum 
   }
 }
 
+TEST_CASE("shm: a rank asleep when its peer gives up still names the message the peer sent") {
+  // Rank 0 calls first and sleeps in poll(2) at once (spin 0); rank 1 calls 30 ms later: it
+  // publishes its message, finds rank 0's mismatched one and gives up (the segment's abort
+  // word, then an abort record on the socket that wakes rank 0). Rank 0 must read its ring
+  // before it believes the record, and name the mismatch, not only that rank 1 gave up (seen
+  // in CI through the hierarchical path: "peer lost: rank 2 gave up on this rank").
+  for (int round = 0; round < 4; ++round) {
+    CAPTURE(round);
+    std::mutex mu;
+    std::vector<std::string> got(2);
+    std::vector<ErrorKind> kinds(2, ErrorKind::kSystem);
+    Config base;
+    base.timeout = std::chrono::milliseconds(10000);
+    base.transport = TransportKind::kShm;
+    base.tuning.spin = std::chrono::microseconds(0);
+    const auto errors = run_threads(
+        2,
+        [&](Communicator& c) {
+          if (c.rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(30));
+          std::vector<float> v(8, 1.0f);
+          std::string text = "no error";
+          ErrorKind kind = ErrorKind::kSystem;
+          try {
+            c.all_reduce(v.data(), v.data(), v.size(),
+                         c.rank() == 1 ? DataType::kI32 : DataType::kF32, ReduceOp::kSum);
+          } catch (const Error& e) {
+            text = e.what();
+            kind = e.kind();
+          }
+          std::lock_guard lock(mu);
+          got[static_cast<size_t>(c.rank())] = text;
+          kinds[static_cast<size_t>(c.rank())] = kind;
+        },
+        base);
+    for (const auto& e : errors) FAIL_CHECK(e);
+    CAPTURE(got[0]);
+    CAPTURE(got[1]);
+    CHECK(kinds[0] == ErrorKind::kProtocol);
+    CHECK(got[0].find("rank 1 sent data of an int32 sum reduction where this rank's call is a "
+                      "float32 sum reduction") != std::string::npos);
+    CHECK(kinds[1] == ErrorKind::kProtocol);
+    CHECK(got[1].find("rank 0 sent data of a float32 sum reduction where this rank's call is an "
+                      "int32 sum reduction") != std::string::npos);
+  }
+}
+
 TEST_CASE("mismatched reductions through the hierarchical path and a split communicator") {
   // Hosts {0, 1} and {2, 3}: the world's all_reduce runs host by host (shared memory inside,
   // TCP between the leaders 0 and 2); rank 3 reduces int32 where the others reduce float32,

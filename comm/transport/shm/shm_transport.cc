@@ -555,9 +555,22 @@ bool ShmTransport::progress_local() {
   }
   // After the rings: a message a peer wrote before it gave up is still checked, so when two
   // ranks called different collectives the later one names the mismatch too (kProtocol), not
-  // only that the other gave up.
-  check_abort_word();
+  // only that the other gave up. The peer may have published it between our ring read above
+  // and this look (seen in CI: rank 3 told only that rank 2 gave up), so read them again.
+  if (segment_.header().abort_word.load(std::memory_order_acquire) != 0) {
+    read_rings_before_abort();
+    check_abort_word();
+  }
   return any;
+}
+
+void ShmTransport::read_rings_before_abort() {
+  // The abort word (acq_rel) and the abort record are written after the peer published its
+  // last message, and were seen with acquire: a ring read now sees that message.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  for (Peer& p : peers_) {
+    if (!p.recvq.empty()) progress_recv(p);
+  }
 }
 
 void ShmTransport::read_socket(Peer& p) {
@@ -577,7 +590,10 @@ void ShmTransport::read_socket(Peer& p) {
     int32_t aux;
     std::memcpy(&type, p.rec, 4);
     std::memcpy(&aux, p.rec + 4, 4);
-    if (type == kAbort) throw peer_gave_up(p.rank, aux, rank_, size_);
+    if (type == kAbort) {
+      read_rings_before_abort();
+      throw peer_gave_up(p.rank, aux, rank_, size_);
+    }
     if (type == kBye) {
       p.bye = true;
     } else if (type != kWake) {

@@ -239,9 +239,17 @@ class ShmTransport final : public Transport {
   void read_socket(Peer& p);
   void check_gone(Peer& p);
   void check_abort_word();
+  // A peer gave up (its abort word or record is seen): before saying so, read once more what
+  // it wrote to this rank's rings, so a message it published before giving up (a mismatched
+  // call, say) is checked and named (kProtocol) rather than lost in a race between the two
+  // looks: the ring read first, then the abort word. Throws what that read finds, if anything.
+  void read_rings_before_abort();
   // The abort word is set (Transport::watch_host_abort, seen at a clock read of any wait,
-  // the cable transport's included): check_abort_word().
-  void host_aborted() override { check_abort_word(); }
+  // the cable transport's included): what the host's peers wrote first, then check_abort_word().
+  void host_aborted() override {
+    read_rings_before_abort();
+    check_abort_word();
+  }
   void beat();  // this rank's heartbeat := now_
   // Publishes that this rank's wait is on world rank `peer` (WaitBoard::waiting_on), storing
   // only when it changed.
