@@ -68,7 +68,7 @@ std::vector<ProcessSample> parse_samples(std::string_view text) {
     auto pid = number(f[0]);
     auto cpu = parse_cpu_time(f[2]);
     if (!pid || !cpu || f[1].empty()) continue;
-    out.push_back({*pid, f[1].front() == 'T' || f[1].front() == 't', *cpu});
+    out.push_back({*pid, f[1].front() == 'T' || f[1].front() == 't', *cpu, f[1].front() == 'R'});
   }
   return out;
 }
@@ -79,28 +79,31 @@ std::chrono::milliseconds StallWatch::interval() const {
 }
 
 bool StallWatch::sample(std::chrono::steady_clock::time_point now, std::chrono::milliseconds cpu,
-                        std::chrono::milliseconds silent) {
+                        std::chrono::milliseconds silent, bool runnable) {
   if (silent < stall_) warned_ = false;
   bool warn = false;
   // The reference: the newest earlier sample at least kLoadWindow old (the oldest one kept
   // while none is). Older samples are no longer needed.
   size_t ref = 0;
   for (size_t i = 0; i < history_.size(); ++i) {
-    if (now - history_[i].first >= kLoadWindow) ref = i;
+    if (now - history_[i].at >= kLoadWindow) ref = i;
   }
   history_.erase(history_.begin(), history_.begin() + static_cast<std::ptrdiff_t>(ref));
   if (!history_.empty()) {
-    const auto& [at, cpu0] = history_.front();
-    auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(now - at);
-    load_ = wall.count() > 0
-                ? static_cast<double>((cpu - cpu0).count()) / static_cast<double>(wall.count())
-                : 0.0;
-    if (!warned_ && silent >= stall_ && load_ >= 0.75) {
+    const Look& first = history_.front();
+    auto wall = std::chrono::duration_cast<std::chrono::milliseconds>(now - first.at);
+    load_ = wall.count() > 0 ? static_cast<double>((cpu - first.cpu).count()) /
+                                   static_cast<double>(wall.count())
+                             : 0.0;
+    always_runnable_ = runnable && std::all_of(history_.begin(), history_.end(),
+                                               [](const Look& l) { return l.runnable; });
+    const bool busy = load_ >= 0.75 || (always_runnable_ && load_ >= kSharedCoreLoad);
+    if (!warned_ && silent >= stall_ && busy) {
       warned_ = true;
       warn = true;
     }
   }
-  history_.emplace_back(now, cpu);
+  history_.push_back(Look{now, cpu, runnable});
   return warn;
 }
 

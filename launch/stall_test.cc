@@ -25,15 +25,19 @@ TEST_CASE("stall: ps STAT and TIME samples of Linux and macOS, stopped ranks, go
   CHECK(s[0].pid == 101);
   CHECK_FALSE(s[0].stopped);
   CHECK(s[0].cpu == 65000ms);
+  CHECK_FALSE(s[0].runnable);
   CHECK(s[1].pid == 102);
   CHECK(s[1].stopped);
   CHECK(s[2].pid == 104);
   CHECK(s[2].cpu == 5120ms);
   CHECK_FALSE(s[2].stopped);
+  CHECK(s[2].runnable);  // R+: running (in the foreground)
   CHECK(s[3].pid == 105);
   CHECK(s[3].stopped);  // t: stopped by a tracer (a debugger at a breakpoint)
   CHECK(s[4].pid == 107);
   CHECK(s[4].cpu == 86400000ms);
+  CHECK(s[4].runnable);
+  CHECK_FALSE(s[1].runnable);
   CHECK(parse_samples("").empty());
   auto argv = sample_argv({7, 8});
   REQUIRE(argv.size() == 6);
@@ -81,4 +85,32 @@ TEST_CASE("stall: an idle silent rank (blocked, 0% CPU) draws no warning") {
   CHECK_FALSE(w.sample(t, 100ms, 5s));
   CHECK_FALSE(w.sample(t + 2s, 150ms, 7s));
   CHECK(w.last_load() == doctest::Approx(0.025));
+}
+
+TEST_CASE("stall: a silent rank that wants a core at every look warns on a host whose cores are "
+          "shared") {
+  // A rank spinning on a loaded host (more ranks than cores, a build beside the job, a niced
+  // lab) is runnable (STAT R) at every look but gets only its share: 40% here.
+  auto t = std::chrono::steady_clock::time_point{} + 100s;
+  StallWatch w(3s);
+  CHECK_FALSE(w.sample(t, 0ms, 1s, true));
+  CHECK_FALSE(w.sample(t + 2s, 1000ms, 2s, true));  // silent 2 s: not yet timeouts.stall
+  CHECK(w.last_always_runnable());
+  CHECK(w.sample(t + 4s, 1600ms, 5s, true));  // 40% over 4 s, runnable at all 3 looks
+  CHECK(w.last_load() == doctest::Approx(0.4));
+  CHECK(w.last_always_runnable());
+  // Sleeping (STAT S) at one look of the window: it does not always want a core: no warning
+  // below 75%.
+  StallWatch napper(3s);
+  CHECK_FALSE(napper.sample(t, 0ms, 1s, true));
+  CHECK_FALSE(napper.sample(t + 2s, 800ms, 2s, false));
+  CHECK_FALSE(napper.sample(t + 4s, 1600ms, 5s, true));
+  CHECK_FALSE(napper.last_always_runnable());
+  // Runnable at every look but next to no CPU (a rank that happened to be woken at each look):
+  // under kSharedCoreLoad, no warning.
+  StallWatch lucky(3s);
+  CHECK_FALSE(lucky.sample(t, 0ms, 1s, true));
+  CHECK_FALSE(lucky.sample(t + 2s, 0ms, 2s, true));
+  CHECK_FALSE(lucky.sample(t + 4s, 400ms, 5s, true));
+  CHECK(lucky.last_load() == doctest::Approx(0.1));
 }

@@ -308,11 +308,18 @@ class Watcher {
       if (!stall_warnings) continue;
       auto silent = ms(now - board_.last_output(o.rank));
       auto& w = stall_[static_cast<size_t>(o.rank)];
-      if (w.sample(now, it->cpu, silent)) {
+      if (w.sample(now, it->cpu, silent, it->runnable)) {
+        // Below 75% it wanted a core at every look and got only a share of one: say so, or
+        // "using 35% CPU" reads like a rank that is mostly idle.
+        const std::string shared =
+            w.last_load() < 0.75 ? fmt::format(" (it wanted a core at every look; {} shares its "
+                                               "cores with other work)",
+                                               o.host)
+                                 : "";
         output_.job_note(
             fmt::format("warning: rank {} on {} has printed nothing for {} s while "
-                        "using {:.0f}% CPU: a hung collective? (timeouts.stall)",
-                        o.rank, o.host, silent.count() / 1000, w.last_load() * 100));
+                        "using {:.0f}% CPU{}: a hung collective? (timeouts.stall)",
+                        o.rank, o.host, silent.count() / 1000, w.last_load() * 100, shared));
       }
     }
   }
