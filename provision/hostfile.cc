@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "topology/rdma_port.h"
 #include "topology/ring.h"
 #include "util/address.h"
+#include "util/ipv4.h"
 #include "util/text.h"
 
 namespace cc::provision {
@@ -488,6 +490,11 @@ std::string hostfile_ssh_hint(HostfileFormat format, const discovery::FixCommand
   if (format == HostfileFormat::kMpi && plain) {
     return fmt::format("{}: run `mpirun --hostfile {} --mca plm_rsh_agent \"{}\"{} PROGRAM` "
                        "(README, \"Hostfiles\")",
+  if (mpi && notes != nullptr) {
+    std::vector<std::string> names;
+    for (const auto& h : state.hosts) names.push_back(h.host);
+    if (std::string note = open_mpi_fqdn_note(names); !note.empty()) notes->push_back(note);
+  }
                        why, file.empty() ? std::string("FILE") : remote::shell_quote_arg(file),
                        agent, root ? " --allow-run-as-root" : "");
   }
@@ -545,6 +552,33 @@ std::string open_mpi_host_fix(std::string_view name, std::string_view destinatio
   return fmt::format(
       "give it a name Open MPI takes: in the SSH config, `Host {}` with `HostName {}`{}, and "
       "name the host `{}` (in an inventory, without `ssh:`)",
+std::string open_mpi_fqdn_note(const std::vector<std::string>& hosts) {
+  std::vector<std::string> cut;                                // "'studio1' for studio1.local"
+  std::map<std::string, std::vector<std::string>> by_first;   // Open MPI's node name -> hosts
+  for (const std::string& h : hosts) {
+    const auto at = h.rfind('@');
+    const std::string user = at == std::string::npos ? "" : h.substr(0, at + 1);
+    const std::string name = h.substr(user.size());
+    const auto dot = name.find('.');
+    if (dot == std::string::npos || util::parse_ipv4_prefix(name).ok()) continue;
+    cut.push_back(fmt::format("'{}{}' for {}", user, name.substr(0, dot), h));
+    by_first[util::host_key(name.substr(0, dot))].push_back(h);
+  }
+  if (cut.empty()) return "";
+  std::vector<std::string> merged;
+  for (const auto& [first, names] : by_first) {
+    if (names.size() > 1) {
+      merged.push_back(fmt::format("{} for one node '{}'", fmt::join(names, " and "), first));
+    }
+  }
+  return fmt::format(
+      "Open MPI 4 cuts a host name at its first '.' unless told not to: mpirun would ssh to "
+      "{}{}; run it with `--mca {} 1`",
+      fmt::join(cut, ", "),
+      merged.empty() ? "" : fmt::format(", and take {}", fmt::join(merged, "; ")),
+      kOpenMpiKeepFqdn);
+}
+
       alias, dest, user, alias);
 }
 

@@ -525,6 +525,33 @@ TEST_CASE("hostfile: every format refuses a cluster with unreachable hosts") {
   for (const auto& name : hostfile_format_names()) {
     auto r = render_hostfile(none, {*hostfile_format(name), {}, 1});
     REQUIRE(!r.ok());
+TEST_CASE("hostfile: mpi names with a '.' get the note Open MPI 4 needs to keep them whole") {
+  // open-mpi/ompi#4732, #11136: without orte_keep_fqdn_hostnames Open MPI 4.1.4 sshes to the
+  // part of a name before its first '.' and takes node.1.foo and node.2.foo for one node "node";
+  // with "slots=1" on each line it stops with "multiple definitions of the slot count" (lab).
+  CHECK(open_mpi_fqdn_note({"h1", "h2", "10.0.0.11"}) == "");
+  CHECK(open_mpi_fqdn_note({"studio1.local", "admin@studio2.local", "h3"}) ==
+        "Open MPI 4 cuts a host name at its first '.' unless told not to: mpirun would ssh to "
+        "'studio1' for studio1.local, 'admin@studio2' for admin@studio2.local; run it with "
+        "`--mca orte_keep_fqdn_hostnames 1`");
+  CHECK(open_mpi_fqdn_note({"node.1.foo", "Node.2.foo"}) ==
+        "Open MPI 4 cuts a host name at its first '.' unless told not to: mpirun would ssh to "
+        "'node' for node.1.foo, 'Node' for Node.2.foo, and take node.1.foo and Node.2.foo for "
+        "one node 'node'; run it with `--mca orte_keep_fqdn_hostnames 1`");
+  ClusterState s = lab_mesh(2);
+  s.hosts[0].host = "node.1.foo";
+  s.hosts[1].host = "node.2.foo";
+  std::vector<std::string> notes;
+  CHECK(*render_hostfile(s, {HostfileFormat::kMpi, {}, 1}, &notes) ==
+        "node.1.foo slots=1\nnode.2.foo slots=1\n");
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].ends_with("and take node.1.foo and node.2.foo for one node 'node'; run it with "
+                           "`--mca orte_keep_fqdn_hostnames 1`"));
+  notes.clear();
+  CHECK(render_hostfile(s, {HostfileFormat::kMpich, {}, 1}, &notes).ok());  // not Open MPI's
+  CHECK(notes.empty());
+}
+
     CHECK(r.error().code == ExitCode::kUnreachable);
     CHECK(r.error().message ==
           "a hostfile needs every host, and none could be probed:\n"
