@@ -86,17 +86,33 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
                                 const discovery::FixCommand& fix) {
   for (std::size_t r = 0; r < order.size(); ++r) {
     const auto& facts = *g.host(order[r]).facts;
-    std::string addr = facts.management_address;
+    const std::string& mgmt = facts.management_address;
+    std::string addr = mgmt;
+    // SSH reached the host over IPv6, which MLX cannot take (mlx_address_problem).
+    const std::optional<std::string> v6 = mlx_address_problem(addr);
+    if (v6) addr.clear();
     if (addr.empty() && topology::is_mac(facts)) {
       addr = interface_address(facts, "en0");
       if (!addr.empty() && notes != nullptr) {
-        notes->push_back(fmt::format("rank {} ({}): no management address was recorded (no "
-                                     "SSH_CONNECTION), so its ips are en0's address {}",
-                                     r, facts.host, addr));
+        notes->push_back(
+            v6 ? fmt::format("rank {} ({}): SSH reached it on {}, an IPv6 address, which MLX "
+                             "cannot take, so its ips are en0's address {}",
+                             r, facts.host, mgmt, addr)
+               : fmt::format("rank {} ({}): no management address was recorded (no "
+                             "SSH_CONNECTION), so its ips are en0's address {}",
+                             r, facts.host, addr));
       }
     }
     if (!addr.empty()) {
       hf.hosts[r].ips = {addr};
+    } else if (r == 0 && v6) {
+      return cannot(f, fmt::format("rank 0 ({}) was reached over SSH on {}: {}{}; its ips[0] is "
+                                   "the coordinator's: reach it by an IPv4 address (an inventory "
+                                   "`address:` or a HostName in the SSH config) and discover it "
+                                   "again (`{}`)",
+                                   facts.host, mgmt, *v6,
+                                   topology::is_mac(facts) ? ", and en0 has no IPv4 address" : "",
+                                   fix.rediscover()));
     } else if (r == 0) {
       return cannot(f, fmt::format("rank 0 ({}) has no management address (no SSH_CONNECTION "
                                    "was recorded){}, and its ips[0] is the coordinator's: "
@@ -104,6 +120,11 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
                                    facts.host,
                                    topology::is_mac(facts) ? " and no IPv4 address on en0" : "",
                                    fix.rediscover()));
+    } else if (v6 && notes != nullptr) {
+      notes->push_back(fmt::format("rank {} ({}): SSH reached it on {}, an IPv6 address, which "
+                                   "MLX cannot take, so its ips are left empty (JACCL reads only "
+                                   "rank 0's)",
+                                   r, facts.host, mgmt));
     }
   }
   return {};
@@ -469,6 +490,11 @@ util::Result<std::string> render_hostfile(const ClusterState& state, const Hostf
                       fmt::join(bad, "\n  ")));
     }
   }
+  if (mpi && notes != nullptr) {
+    std::vector<std::string> names;
+    for (const auto& h : state.hosts) names.push_back(h.host);
+    if (std::string note = open_mpi_fqdn_note(names); !note.empty()) notes->push_back(note);
+  }
   std::string out;
   for (const auto& h : state.hosts) {
     out += mpi ? fmt::format("{} slots={}\n", h.host, opts.slots)
@@ -490,11 +516,6 @@ std::string hostfile_ssh_hint(HostfileFormat format, const discovery::FixCommand
   if (format == HostfileFormat::kMpi && plain) {
     return fmt::format("{}: run `mpirun --hostfile {} --mca plm_rsh_agent \"{}\"{} PROGRAM` "
                        "(README, \"Hostfiles\")",
-  if (mpi && notes != nullptr) {
-    std::vector<std::string> names;
-    for (const auto& h : state.hosts) names.push_back(h.host);
-    if (std::string note = open_mpi_fqdn_note(names); !note.empty()) notes->push_back(note);
-  }
                        why, file.empty() ? std::string("FILE") : remote::shell_quote_arg(file),
                        agent, root ? " --allow-run-as-root" : "");
   }
@@ -531,27 +552,6 @@ std::optional<std::string> open_mpi_host_problem(std::string_view host) {
   return std::nullopt;
 }
 
-std::string open_mpi_host_fix(std::string_view name, std::string_view destination) {
-  std::string alias;
-  for (char c : name) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    alias += keep ? c : '-';
-  }
-  while (!alias.empty() && alias.front() == '-') alias.erase(alias.begin());
-  while (!alias.empty() && alias.back() == '-') alias.pop_back();
-  if (alias.empty()) alias = "node1";
-  std::string_view dest = destination;
-  if (auto at = dest.rfind('@'); at != std::string_view::npos) dest.remove_prefix(at + 1);
-  if (dest.size() > 1 && dest.front() == '[' && dest.back() == ']') {
-    dest = dest.substr(1, dest.size() - 2);
-  }
-  std::string user;
-  if (auto at = destination.rfind('@'); at != std::string_view::npos) {
-    user = fmt::format(" and `User {}`", destination.substr(0, at));
-  }
-  return fmt::format(
-      "give it a name Open MPI takes: in the SSH config, `Host {}` with `HostName {}`{}, and "
-      "name the host `{}` (in an inventory, without `ssh:`)",
 std::string open_mpi_fqdn_note(const std::vector<std::string>& hosts) {
   std::vector<std::string> cut;                                // "'studio1' for studio1.local"
   std::map<std::string, std::vector<std::string>> by_first;   // Open MPI's node name -> hosts
@@ -579,6 +579,27 @@ std::string open_mpi_fqdn_note(const std::vector<std::string>& hosts) {
       kOpenMpiKeepFqdn);
 }
 
+std::string open_mpi_host_fix(std::string_view name, std::string_view destination) {
+  std::string alias;
+  for (char c : name) {
+    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    alias += keep ? c : '-';
+  }
+  while (!alias.empty() && alias.front() == '-') alias.erase(alias.begin());
+  while (!alias.empty() && alias.back() == '-') alias.pop_back();
+  if (alias.empty()) alias = "node1";
+  std::string_view dest = destination;
+  if (auto at = dest.rfind('@'); at != std::string_view::npos) dest.remove_prefix(at + 1);
+  if (dest.size() > 1 && dest.front() == '[' && dest.back() == ']') {
+    dest = dest.substr(1, dest.size() - 2);
+  }
+  std::string user;
+  if (auto at = destination.rfind('@'); at != std::string_view::npos) {
+    user = fmt::format(" and `User {}`", destination.substr(0, at));
+  }
+  return fmt::format(
+      "give it a name Open MPI takes: in the SSH config, `Host {}` with `HostName {}`{}, and "
+      "name the host `{}` (in an inventory, without `ssh:`)",
       alias, dest, user, alias);
 }
 
