@@ -121,10 +121,11 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
                                    topology::is_mac(facts) ? " and no IPv4 address on en0" : "",
                                    fix.rediscover()));
     } else if (v6 && notes != nullptr) {
-      notes->push_back(fmt::format("rank {} ({}): SSH reached it on {}, an IPv6 address, which "
-                                   "MLX cannot take, so its ips are left empty (JACCL reads only "
-                                   "rank 0's)",
-                                   r, facts.host, mgmt));
+      notes->push_back(
+          fmt::format("rank {} ({}): SSH reached it on {}, an IPv6 address, which "
+                      "MLX cannot take, so its ips are left empty (JACCL reads only "
+                      "rank 0's)",
+                      r, facts.host, mgmt));
     }
   }
   return {};
@@ -553,8 +554,8 @@ std::optional<std::string> open_mpi_host_problem(std::string_view host) {
 }
 
 std::string open_mpi_fqdn_note(const std::vector<std::string>& hosts) {
-  std::vector<std::string> cut;                                // "'studio1' for studio1.local"
-  std::map<std::string, std::vector<std::string>> by_first;   // Open MPI's node name -> hosts
+  std::vector<std::string> cut;                              // "'studio1' for studio1.local"
+  std::map<std::string, std::vector<std::string>> by_first;  // Open MPI's node name -> hosts
   for (const std::string& h : hosts) {
     const auto at = h.rfind('@');
     const std::string user = at == std::string::npos ? "" : h.substr(0, at + 1);

@@ -185,15 +185,17 @@ TEST_CASE("hostfile: a host SSH reached over IPv6 gets no IPv6 ips, which MLX ca
     auto hf = make_mlx_hostfile(s, f);
     REQUIRE(!hf.ok());
     CHECK(hf.error().code == ExitCode::kCheckFailed);
-    CHECK(hf.error().message ==
-          fmt::format("no {} hostfile: rank 0 (m1) was reached over SSH on fe80::1%en5: 'fe80::1%en5' is an "
-                      "IPv6 address, and MLX cuts each HOST:PORT it is given "
-                      "(MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its ranks "
-                      "would stop with \"Can't parse address\", and en0 has no IPv4 address; "
-                      "its ips[0] is the coordinator's: reach it by an IPv4 address (an "
-                      "inventory `address:` or a HostName in the SSH config) and discover it "
-                      "again (`clusterctl discover -o CLUSTER.json`)",
-                      to_string(f)));
+    CHECK(
+        hf.error().message ==
+        fmt::format(
+            "no {} hostfile: rank 0 (m1) was reached over SSH on fe80::1%en5: 'fe80::1%en5' is an "
+            "IPv6 address, and MLX cuts each HOST:PORT it is given "
+            "(MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its ranks "
+            "would stop with \"Can't parse address\", and en0 has no IPv4 address; "
+            "its ips[0] is the coordinator's: reach it by an IPv4 address (an "
+            "inventory `address:` or a HostName in the SSH config) and discover it "
+            "again (`clusterctl discover -o CLUSTER.json`)",
+            to_string(f)));
   }
   // A Mac with an IPv4 address on en0 falls back to it, as without SSH_CONNECTION.
   discovery::NetInterface en0;
@@ -545,8 +547,9 @@ TEST_CASE("hostfile: mpi names with a '.' get the note Open MPI 4 needs to keep 
   CHECK(*render_hostfile(s, {HostfileFormat::kMpi, {}, 1}, &notes) ==
         "node.1.foo slots=1\nnode.2.foo slots=1\n");
   REQUIRE(notes.size() == 1);
-  CHECK(notes[0].ends_with("and take node.1.foo and node.2.foo for one node 'node'; run it with "
-                           "`--mca orte_keep_fqdn_hostnames 1`"));
+  CHECK(
+      notes[0].ends_with("and take node.1.foo and node.2.foo for one node 'node'; run it with "
+                         "`--mca orte_keep_fqdn_hostnames 1`"));
   notes.clear();
   CHECK(render_hostfile(s, {HostfileFormat::kMpich, {}, 1}, &notes).ok());  // not Open MPI's
   CHECK(notes.empty());

@@ -367,10 +367,11 @@ util::Error all_of(const std::vector<util::Error>& errors) {
 
 std::optional<std::string> mlx_address_problem(std::string_view ip) {
   if (ip.find(':') == std::string_view::npos) return std::nullopt;
-  return fmt::format("'{}' is an IPv6 address, and MLX cuts each HOST:PORT it is given "
-                     "(MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its ranks would "
-                     "stop with \"Can't parse address\"",
-                     ip);
+  return fmt::format(
+      "'{}' is an IPv6 address, and MLX cuts each HOST:PORT it is given "
+      "(MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its ranks would "
+      "stop with \"Can't parse address\"",
+      ip);
 }
 
 std::optional<std::string> env_entry_problem(std::string_view entry) {

@@ -358,16 +358,17 @@ TEST_CASE("mlx hostfile: an IPv6 ips entry, which MLX cuts at its first ':', nam
   // MLX's parse_address (mlx/distributed/utils.cpp) takes HOST:PORT up to the first ':', for
   // MLX_JACCL_COORDINATOR and MLX_HOSTFILE alike: every rank would stop with "Can't parse
   // address". Every such entry is named, each at its rank.
-  CHECK(parse_error(
-            R"([{"ssh": "a", "ips": ["2001:db8::1"]}, {"ssh": "b", "ips": ["10.0.0.2", "fe80::1%en0"]}])") ==
-        "h.json: rank 0 (a): ips[0]: '2001:db8::1' is an IPv6 address, and MLX cuts each "
-        "HOST:PORT it is given (MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its "
-        "ranks would stop with \"Can't parse address\": give a's IPv4 address; `clusterctl "
-        "hostfile --hosts a,b --format mlx-jaccl` (or --format mlx-ring) writes them\n"
-        "h.json: rank 1 (b): ips[1]: 'fe80::1%en0' is an IPv6 address, and MLX cuts each "
-        "HOST:PORT it is given (MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its "
-        "ranks would stop with \"Can't parse address\": give b's IPv4 address; `clusterctl "
-        "hostfile --hosts a,b --format mlx-jaccl` (or --format mlx-ring) writes them");
+  CHECK(
+      parse_error(
+          R"([{"ssh": "a", "ips": ["2001:db8::1"]}, {"ssh": "b", "ips": ["10.0.0.2", "fe80::1%en0"]}])") ==
+      "h.json: rank 0 (a): ips[0]: '2001:db8::1' is an IPv6 address, and MLX cuts each "
+      "HOST:PORT it is given (MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its "
+      "ranks would stop with \"Can't parse address\": give a's IPv4 address; `clusterctl "
+      "hostfile --hosts a,b --format mlx-jaccl` (or --format mlx-ring) writes them\n"
+      "h.json: rank 1 (b): ips[1]: 'fe80::1%en0' is an IPv6 address, and MLX cuts each "
+      "HOST:PORT it is given (MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its "
+      "ranks would stop with \"Can't parse address\": give b's IPv4 address; `clusterctl "
+      "hostfile --hosts a,b --format mlx-jaccl` (or --format mlx-ring) writes them");
   CHECK(mlx_address_problem("10.0.0.1") == std::nullopt);
   CHECK(mlx_address_problem("::ffff:10.0.0.1").has_value());
 }
