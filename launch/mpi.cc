@@ -185,6 +185,9 @@ std::vector<std::string> mpirun_argv(const WorldPlan& plan, const MpiLaunch& m) 
   a.insert(a.end(), {"--mca", "plm_rsh_agent", m.rsh_agent.empty() ? "ssh" : m.rsh_agent});
   // Every daemon started from here: hosts then need no ssh keys to each other.
   a.insert(a.end(), {"--mca", "plm_rsh_no_tree_spawn", "1"});
+  // Each host reached by the name the hostfile gives it, not the part before its first '.'
+  // (provision/hostfile.h, kOpenMpiKeepFqdn): `studio1.local` stays `studio1.local`.
+  a.insert(a.end(), {"--mca", provision::kOpenMpiKeepFqdn, "1"});
   if (!m.tcp_include.empty()) {
     for (const char* p : {"oob_tcp_if_include", "btl_tcp_if_include"}) {
       if (!env_sets(plan, std::string("OMPI_MCA_") + p)) {

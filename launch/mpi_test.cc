@@ -56,7 +56,7 @@ TEST_CASE("mpi: mpirun's argv: hostfile, -np, flags, -x names only, the rank scr
                       "--map-by slot --bind-to none --tag-output --allow-run-as-root "));
   CHECK(s.find("--mca plm_rsh_agent ssh -o BatchMode=yes -o StrictHostKeyChecking=yes -F "
                "/lab/ssh_config -o UserKnownHostsFile=/lab/known_hosts --mca "
-               "plm_rsh_no_tree_spawn 1") != std::string::npos);
+               "plm_rsh_no_tree_spawn 1 --mca orte_keep_fqdn_hostnames 1") != std::string::npos);
   CHECK(s.find("--mca oob_tcp_if_include 10.9.0.0/24 --mca btl_tcp_if_include 10.9.0.0/24") !=
         std::string::npos);
   CHECK(s.find("-x PYTHONUNBUFFERED -x A -x OMPI_MCA_btl -x TOKEN sh -c ") != std::string::npos);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "topology/rdma_port.h"
 #include "topology/ring.h"
 #include "util/address.h"
+#include "util/ipv4.h"
 #include "util/text.h"
 
 namespace cc::provision {
@@ -84,17 +86,33 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
                                 const discovery::FixCommand& fix) {
   for (std::size_t r = 0; r < order.size(); ++r) {
     const auto& facts = *g.host(order[r]).facts;
-    std::string addr = facts.management_address;
+    const std::string& mgmt = facts.management_address;
+    std::string addr = mgmt;
+    // SSH reached the host over IPv6, which MLX cannot take (mlx_address_problem).
+    const std::optional<std::string> v6 = mlx_address_problem(addr);
+    if (v6) addr.clear();
     if (addr.empty() && topology::is_mac(facts)) {
       addr = interface_address(facts, "en0");
       if (!addr.empty() && notes != nullptr) {
-        notes->push_back(fmt::format("rank {} ({}): no management address was recorded (no "
-                                     "SSH_CONNECTION), so its ips are en0's address {}",
-                                     r, facts.host, addr));
+        notes->push_back(
+            v6 ? fmt::format("rank {} ({}): SSH reached it on {}, an IPv6 address, which MLX "
+                             "cannot take, so its ips are en0's address {}",
+                             r, facts.host, mgmt, addr)
+               : fmt::format("rank {} ({}): no management address was recorded (no "
+                             "SSH_CONNECTION), so its ips are en0's address {}",
+                             r, facts.host, addr));
       }
     }
     if (!addr.empty()) {
       hf.hosts[r].ips = {addr};
+    } else if (r == 0 && v6) {
+      return cannot(f, fmt::format("rank 0 ({}) was reached over SSH on {}: {}{}; its ips[0] is "
+                                   "the coordinator's: reach it by an IPv4 address (an inventory "
+                                   "`address:` or a HostName in the SSH config) and discover it "
+                                   "again (`{}`)",
+                                   facts.host, mgmt, *v6,
+                                   topology::is_mac(facts) ? ", and en0 has no IPv4 address" : "",
+                                   fix.rediscover()));
     } else if (r == 0) {
       return cannot(f, fmt::format("rank 0 ({}) has no management address (no SSH_CONNECTION "
                                    "was recorded){}, and its ips[0] is the coordinator's: "
@@ -102,6 +120,12 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
                                    facts.host,
                                    topology::is_mac(facts) ? " and no IPv4 address on en0" : "",
                                    fix.rediscover()));
+    } else if (v6 && notes != nullptr) {
+      notes->push_back(
+          fmt::format("rank {} ({}): SSH reached it on {}, an IPv6 address, which "
+                      "MLX cannot take, so its ips are left empty (JACCL reads only "
+                      "rank 0's)",
+                      r, facts.host, mgmt));
     }
   }
   return {};
@@ -467,6 +491,11 @@ util::Result<std::string> render_hostfile(const ClusterState& state, const Hostf
                       fmt::join(bad, "\n  ")));
     }
   }
+  if (mpi && notes != nullptr) {
+    std::vector<std::string> names;
+    for (const auto& h : state.hosts) names.push_back(h.host);
+    if (std::string note = open_mpi_fqdn_note(names); !note.empty()) notes->push_back(note);
+  }
   std::string out;
   for (const auto& h : state.hosts) {
     out += mpi ? fmt::format("{} slots={}\n", h.host, opts.slots)
@@ -522,6 +551,33 @@ std::optional<std::string> open_mpi_host_problem(std::string_view host) {
     return fmt::format("'{}' has a '{}'", host, c);
   }
   return std::nullopt;
+}
+
+std::string open_mpi_fqdn_note(const std::vector<std::string>& hosts) {
+  std::vector<std::string> cut;                              // "'studio1' for studio1.local"
+  std::map<std::string, std::vector<std::string>> by_first;  // Open MPI's node name -> hosts
+  for (const std::string& h : hosts) {
+    const auto at = h.rfind('@');
+    const std::string user = at == std::string::npos ? "" : h.substr(0, at + 1);
+    const std::string name = h.substr(user.size());
+    const auto dot = name.find('.');
+    if (dot == std::string::npos || util::parse_ipv4_prefix(name).ok()) continue;
+    cut.push_back(fmt::format("'{}{}' for {}", user, name.substr(0, dot), h));
+    by_first[util::host_key(name.substr(0, dot))].push_back(h);
+  }
+  if (cut.empty()) return "";
+  std::vector<std::string> merged;
+  for (const auto& [first, names] : by_first) {
+    if (names.size() > 1) {
+      merged.push_back(fmt::format("{} for one node '{}'", fmt::join(names, " and "), first));
+    }
+  }
+  return fmt::format(
+      "Open MPI 4 cuts a host name at its first '.' unless told not to: mpirun would ssh to "
+      "{}{}; run it with `--mca {} 1`",
+      fmt::join(cut, ", "),
+      merged.empty() ? "" : fmt::format(", and take {}", fmt::join(merged, "; ")),
+      kOpenMpiKeepFqdn);
 }
 
 std::string open_mpi_host_fix(std::string_view name, std::string_view destination) {

@@ -104,6 +104,18 @@ std::optional<std::string> open_mpi_host_problem(std::string_view host);
 /// Open MPI takes (Host + HostName).
 std::string open_mpi_host_fix(std::string_view name, std::string_view destination);
 
+/// The option that makes Open MPI 4 keep its hostfile's names whole. Without it mpirun cuts a
+/// name that is no IP address at its first '.' and sshes to what is left (`studio1.local`: ssh
+/// to `studio1`, a name only mDNS's `.local` resolves), and names that share their first part
+/// (`node.1.example`, `node.2.example`) are one node, for which a `slots=` on each line stops it
+/// with "multiple definitions of the slot count" (docs/platform.md#open-mpi-and-gloo).
+inline constexpr const char* kOpenMpiKeepFqdn = "orte_keep_fqdn_hostnames";
+
+/// For an Open MPI hostfile of `hosts` (names or USER@NAME): a note saying to run mpirun with
+/// `--mca orte_keep_fqdn_hostnames 1` when any name has a '.' and is no IPv4 address, naming
+/// those hosts (and the ones Open MPI would take for one node); "" when none has.
+std::string open_mpi_fqdn_note(const std::vector<std::string>& hosts);
+
 /// The MLX hostfile for format kMlxJaccl, kMlxJacclRing or kMlxRing (throws
 /// std::invalid_argument for another format). Errors as render_hostfile; their commands name
 /// the cluster as `fix` says (by default the placeholder CLUSTER.json).

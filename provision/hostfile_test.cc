@@ -176,6 +176,48 @@ TEST_CASE("hostfile: jaccl ips fall back to a Mac's en0 address, with a note") {
   CHECK(notes.empty());
 }
 
+TEST_CASE("hostfile: a host SSH reached over IPv6 gets no IPv6 ips, which MLX cannot parse") {
+  // MLX cuts MLX_JACCL_COORDINATOR at its first ':' (mlx/distributed/utils.cpp parse_address):
+  // "[fe80::1%en0]:32323" or "fe80::1%en0:32323" stops every rank with "Can't parse address".
+  ClusterState s = mesh3();
+  s.hosts[0].management_address = "fe80::1%en5";
+  for (auto f : {HostfileFormat::kMlxJaccl, HostfileFormat::kMlxJacclRing}) {
+    auto hf = make_mlx_hostfile(s, f);
+    REQUIRE(!hf.ok());
+    CHECK(hf.error().code == ExitCode::kCheckFailed);
+    CHECK(
+        hf.error().message ==
+        fmt::format(
+            "no {} hostfile: rank 0 (m1) was reached over SSH on fe80::1%en5: 'fe80::1%en5' is an "
+            "IPv6 address, and MLX cuts each HOST:PORT it is given "
+            "(MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its ranks "
+            "would stop with \"Can't parse address\", and en0 has no IPv4 address; "
+            "its ips[0] is the coordinator's: reach it by an IPv4 address (an "
+            "inventory `address:` or a HostName in the SSH config) and discover it "
+            "again (`clusterctl discover -o CLUSTER.json`)",
+            to_string(f)));
+  }
+  // A Mac with an IPv4 address on en0 falls back to it, as without SSH_CONNECTION.
+  discovery::NetInterface en0;
+  en0.name = "en0";
+  en0.up = true;
+  en0.ipv4 = {"10.0.0.21"};
+  s.hosts[0].interfaces.push_back(en0);
+  s.hosts[2].management_address = "2001:db8::3";  // another rank: no ips, and a note
+  std::vector<std::string> notes;
+  auto text = render_hostfile(s, {HostfileFormat::kMlxJaccl, {}, 1}, &notes);
+  REQUIRE_MESSAGE(text.ok(), (text.ok() ? "" : text.error().message));
+  const auto j = nlohmann::json::parse(*text);
+  CHECK(j["hosts"][0]["ips"] == nlohmann::json::array({"10.0.0.21"}));
+  CHECK(j["hosts"][2]["ips"] == nlohmann::json::array());
+  REQUIRE(notes.size() == 2);
+  CHECK(notes == std::vector<std::string>{
+                     "rank 0 (m1): SSH reached it on fe80::1%en5, an IPv6 address, which MLX "
+                     "cannot take, so its ips are en0's address 10.0.0.21",
+                     "rank 2 (m3): SSH reached it on 2001:db8::3, an IPv6 address, which MLX "
+                     "cannot take, so its ips are left empty (JACCL reads only rank 0's)"});
+}
+
 TEST_CASE("hostfile: a 40 Gb/s cable is no RDMA cable, even with rdma_en devices on both ends") {
   // exo#1813: macOS makes rdma_enX devices on Thunderbolt 4 ports too.
   ClusterState s = macs(2, 2);
@@ -483,6 +525,34 @@ TEST_CASE("hostfile: a host name Open MPI's mpirun refuses is named before it is
         "`fe80--2-en0` (in an inventory, without `ssh:`)");
   // MPICH's format is not Open MPI's: not judged by these rules.
   CHECK(render_hostfile(s, {HostfileFormat::kMpich, {}, 1}).ok());
+}
+
+TEST_CASE("hostfile: mpi names with a '.' get the note Open MPI 4 needs to keep them whole") {
+  // open-mpi/ompi#4732, #11136: without orte_keep_fqdn_hostnames Open MPI 4.1.4 sshes to the
+  // part of a name before its first '.' and takes node.1.foo and node.2.foo for one node "node";
+  // with "slots=1" on each line it stops with "multiple definitions of the slot count" (lab).
+  CHECK(open_mpi_fqdn_note({"h1", "h2", "10.0.0.11"}) == "");
+  CHECK(open_mpi_fqdn_note({"studio1.local", "admin@studio2.local", "h3"}) ==
+        "Open MPI 4 cuts a host name at its first '.' unless told not to: mpirun would ssh to "
+        "'studio1' for studio1.local, 'admin@studio2' for admin@studio2.local; run it with "
+        "`--mca orte_keep_fqdn_hostnames 1`");
+  CHECK(open_mpi_fqdn_note({"node.1.foo", "Node.2.foo"}) ==
+        "Open MPI 4 cuts a host name at its first '.' unless told not to: mpirun would ssh to "
+        "'node' for node.1.foo, 'Node' for Node.2.foo, and take node.1.foo and Node.2.foo for "
+        "one node 'node'; run it with `--mca orte_keep_fqdn_hostnames 1`");
+  ClusterState s = lab_mesh(2);
+  s.hosts[0].host = "node.1.foo";
+  s.hosts[1].host = "node.2.foo";
+  std::vector<std::string> notes;
+  CHECK(*render_hostfile(s, {HostfileFormat::kMpi, {}, 1}, &notes) ==
+        "node.1.foo slots=1\nnode.2.foo slots=1\n");
+  REQUIRE(notes.size() == 1);
+  CHECK(
+      notes[0].ends_with("and take node.1.foo and node.2.foo for one node 'node'; run it with "
+                         "`--mca orte_keep_fqdn_hostnames 1`"));
+  notes.clear();
+  CHECK(render_hostfile(s, {HostfileFormat::kMpich, {}, 1}, &notes).ok());  // not Open MPI's
+  CHECK(notes.empty());
 }
 
 TEST_CASE("hostfile: a bad --env is a usage error") {

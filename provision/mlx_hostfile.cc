@@ -165,6 +165,11 @@ std::optional<MlxHost> parse_host(const json& h, std::size_t rank, std::size_t n
                               who, k, ip, *why, n, host.ssh,
                               rank == 0 && k == 0 ? " (rank 0's ips[0] is the coordinator)" : "",
                               fix.command("hostfile", "--format mlx-jaccl"))));
+      } else if (auto v6 = mlx_address_problem(ip)) {
+        errors.push_back(bad(path, fmt::format("{}: ips[{}]: {}: give {}'s IPv4 address; `{}` "
+                                               "(or --format mlx-ring) writes them",
+                                               who, k, *v6, host.ssh,
+                                               fix.command("hostfile", "--format mlx-jaccl"))));
       }
       host.ips.push_back(std::move(ip));
     }
@@ -359,6 +364,15 @@ util::Error all_of(const std::vector<util::Error>& errors) {
 }
 
 }  // namespace
+
+std::optional<std::string> mlx_address_problem(std::string_view ip) {
+  if (ip.find(':') == std::string_view::npos) return std::nullopt;
+  return fmt::format(
+      "'{}' is an IPv6 address, and MLX cuts each HOST:PORT it is given "
+      "(MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its ranks would "
+      "stop with \"Can't parse address\"",
+      ip);
+}
 
 std::optional<std::string> env_entry_problem(std::string_view entry) {
   const auto eq = entry.find('=');

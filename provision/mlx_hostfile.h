@@ -59,6 +59,13 @@ std::optional<std::string> env_entry_problem(std::string_view entry);
 /// True when env_entry_problem finds nothing.
 bool valid_env_entry(std::string_view entry);
 
+/// What MLX cannot do with `ip` (a valid address) as an `ips` entry, or nullopt. MLX cuts every
+/// HOST:PORT it is given (MLX_JACCL_COORDINATOR, made from rank 0's ips[0], and MLX_HOSTFILE's
+/// entries for the ring) at its first ':' (mlx/distributed/utils.cpp, parse_address), so an IPv6
+/// address, bracketed or not, stops every rank with "Can't parse address": "'fe80::1%en0' is an
+/// IPv6 address, and MLX ..." (docs/platform.md#mlx-environment-variables).
+std::optional<std::string> mlx_address_problem(std::string_view ip);
+
 /// The group a JACCL device matrix must form. JACCL (mlx/distributed/jaccl, Config::
 /// is_valid_mesh / is_valid_ring, and init()) builds a ring when MLX_JACCL_RING is set and the
 /// matrix is a valid ring, else a mesh when it is a valid mesh, else a ring when it is one, and

@@ -352,11 +352,25 @@ TEST_CASE("mlx hostfile: an ips entry that cannot be an address names the file, 
             .starts_with("h.json: rank 0 (a): ips[0]: 'host name' has a space"));
   CHECK(parse_error(R"([{"ssh": "a", "ips": [""]}])")
             .starts_with("h.json: rank 0 (a): ips[0]: '' is empty"));
-  // IPv6, scoped or not, is an address.
-  auto hf = parse_mlx_hostfile(
-      R"([{"ssh": "a", "ips": ["2001:db8::1"]}, {"ssh": "b", "ips": ["fe80::1%en0"]}])", "h.json");
-  REQUIRE_MESSAGE(hf.ok(), (hf.ok() ? "" : hf.error().message));
-  CHECK(hf->hosts[1].ips == std::vector<std::string>{"fe80::1%en0"});
+}
+
+TEST_CASE("mlx hostfile: an IPv6 ips entry, which MLX cuts at its first ':', names the rank") {
+  // MLX's parse_address (mlx/distributed/utils.cpp) takes HOST:PORT up to the first ':', for
+  // MLX_JACCL_COORDINATOR and MLX_HOSTFILE alike: every rank would stop with "Can't parse
+  // address". Every such entry is named, each at its rank.
+  CHECK(
+      parse_error(
+          R"([{"ssh": "a", "ips": ["2001:db8::1"]}, {"ssh": "b", "ips": ["10.0.0.2", "fe80::1%en0"]}])") ==
+      "h.json: rank 0 (a): ips[0]: '2001:db8::1' is an IPv6 address, and MLX cuts each "
+      "HOST:PORT it is given (MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its "
+      "ranks would stop with \"Can't parse address\": give a's IPv4 address; `clusterctl "
+      "hostfile --hosts a,b --format mlx-jaccl` (or --format mlx-ring) writes them\n"
+      "h.json: rank 1 (b): ips[1]: 'fe80::1%en0' is an IPv6 address, and MLX cuts each "
+      "HOST:PORT it is given (MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its "
+      "ranks would stop with \"Can't parse address\": give b's IPv4 address; `clusterctl "
+      "hostfile --hosts a,b --format mlx-jaccl` (or --format mlx-ring) writes them");
+  CHECK(mlx_address_problem("10.0.0.1") == std::nullopt);
+  CHECK(mlx_address_problem("::ffff:10.0.0.1").has_value());
 }
 
 TEST_CASE("mlx hostfile: 0.0.0.0 or loopback in a hostfile of several hosts names the rank") {

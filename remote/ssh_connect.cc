@@ -205,6 +205,22 @@ std::string proxy_advice(ssh_session s) {
 // What public-key authentication had to offer, when the host accepted none of it: the agent
 // ($SSH_AUTH_SOCK) and the first IdentityFile (the config's, else ~/.ssh/id_ed25519), each with
 // what went wrong with it, and what to do.
+// A user name with an '@' in it, said first when no key was accepted: ssh takes all before a
+// destination's last '@' as the user, so a doubled '@' (`root@x@h1`, a typo, as
+// openpmix/prrte#2714 met in hostfiles) logs in as `root@x` and fails as if the keys were
+// wrong. Not refused: a directory user such as `jo@corp.example` is written that way.
+std::string at_in_user(ssh_session s, const std::string& destination) {
+  const std::string user = option(s, SSH_OPTIONS_USER);
+  if (user.find('@') == std::string::npos) return "";
+  return fmt::format(
+      "the user name is '{}', which holds an '@' ({}): if an '@' there is a typo, correct it; "
+      "otherwise, ",
+      user,
+      destination.find('@') != destination.rfind('@')
+          ? fmt::format("ssh takes all before the last '@' of '{}' as the user", destination)
+          : std::string("from the SSH config's User"));
+}
+
 std::string auth_advice(ssh_session s) {
   std::string home;
   if (const char* h = std::getenv("HOME"); h != nullptr) home = h;
@@ -524,8 +540,8 @@ util::Status SshExecutor::connect() {
     if (auth == SSH_AUTH_DENIED) {
       return fail(ExitCode::kUnreachable,
                   fmt::format("public-key authentication to {} failed (no key was accepted): "
-                              "{}",
-                              session->target, auth_advice(s)));
+                              "{}{}",
+                              session->target, at_in_user(s, destination_), auth_advice(s)));
     }
     std::string why = auth == SSH_AUTH_ERROR ? std::string(ssh_get_error(s))
                                              : "the server asks for a further method";

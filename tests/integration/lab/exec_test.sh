@@ -68,7 +68,14 @@ rc=0
 out=$(SSH_AUTH_SOCK=$own/gone "$CLUSTERCTL" -F "$own/cfg_key_pp" exec --hosts h1 -- true 2>&1) || rc=$?
 [ "$rc" -eq 3 ] || fail "exec with a stale SSH_AUTH_SOCK exited $rc, expected 3: $out"
 grep -qF "SSH_AUTH_SOCK names $own/gone, which is no socket" <<<"$out" || fail "stale agent not named: $out"
-echo "exec: ProxyJump and IdentityFile cases pass"
+# A doubled '@' (openpmix/prrte#2714's typo in a hostfile): ssh takes all before the last '@'
+# as the user, so root@x@h1 logs in as 'root@x' and was told only to add its key.
+rc=0
+out=$(env -u SSH_AUTH_SOCK "$CLUSTERCTL" -F "$dir/ssh_config" exec --hosts 'root@x@h1' -- true 2>&1) || rc=$?
+[ "$rc" -eq 3 ] || fail "exec --hosts root@x@h1 exited $rc, expected 3: $out"
+grep -qF "the user name is 'root@x', which holds an '@' (ssh takes all before the last '@' of 'root@x@h1' as the user): if an '@' there is a typo, correct it" <<<"$out" ||
+  fail "the '@' in the user name is not named: $out"
+echo "exec: ProxyJump, IdentityFile and user name cases pass"
 
 pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hosts"][1]["sshd_pid"])' \
   "$dir/lab.json")
