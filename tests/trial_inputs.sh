@@ -392,6 +392,12 @@ for h in s["hosts"]:
             p["link_speed_gbps"], p["generation"] = 40, 4
 for c in s["cables"]:
     c["link_speed_gbps"], c["generation"] = 40, 4
+# Addressed as `network apply` would (a routable address per port): mlx-ring never writes the
+# self-assigned 169.254 ones the bundle's ports hold (docs/platform.md#self-assigned-addresses).
+for h in s["hosts"]:
+    for p in h["ports"]:
+        itf = p.get("interface") or {}
+        itf["ipv4"] = [a.replace("169.254.", "10.254.", 1) for a in itf.get("ipv4", [])]
 json.dump(s, open(sys.argv[2], "w"))
 PY2
 expect 1 "hostfile mlx-jaccl over 40 Gb/s cables with rdma_en devices" -- \
