@@ -223,9 +223,13 @@ has "inventory address with a port" "$tmp/err" "$tmp/port.yaml:3:14: 'hosts[0].a
 printf 'hosts:\n  - name: Mac1\n  - name: mac1\n' >"$tmp/case.yaml"
 expect 2 "inventory Mac1 and mac1" -- "$cc" --inventory "$tmp/case.yaml" discover --from "$mesh3"
 has "inventory Mac1 and mac1" "$tmp/err" "$tmp/case.yaml:3:11: host 'mac1' appears twice: it is 'Mac1' of line 2"
-printf 'hosts:\n  - name: mac1\n    ssh: fe80::1%%en0\n    address: fe80::1%%en0\n' >"$tmp/v6.yaml"
+printf 'hosts:\n  - name: mac1\n    ssh: fe80::1%%en0\n    address: 2001:db8::11\n' >"$tmp/v6.yaml"
 "$cc" --inventory "$tmp/v6.yaml" discover --from "$mesh3" >"$tmp/out" 2>"$tmp/err"
-hasnt "inventory with a scoped IPv6 address" "$tmp/err" "v6.yaml:"
+hasnt "inventory with a scoped IPv6 destination" "$tmp/err" "v6.yaml:"
+# A link-local management address would be the coordinator no other host reaches: refused.
+printf 'hosts:\n  - name: mac1\n    ssh: fe80::1%%en0\n    address: fe80::1%%en0\n' >"$tmp/v6ll.yaml"
+expect 2 "inventory with a link-local address" -- "$cc" --inventory "$tmp/v6ll.yaml" discover --from "$mesh3"
+has "inventory with a link-local address" "$tmp/err" "$tmp/v6ll.yaml:4:14: 'hosts[0].address': 'fe80::1%en0' of host 'mac1' is a link-local IPv6 address"
 expect 0 "network plan mac-mesh3" -- "$cc" network plan "$tmp/mesh3.json" -o "$tmp/planned.json"
 python3 - "$tmp/planned.json" "$tmp/dup-ip.json" "$tmp/dup-subnet.json" <<'PY'
 import json, sys
