@@ -335,8 +335,7 @@ util::Result<std::vector<std::string>> unknown_hosts(const launch::JobSpec& spec
       line = spec.cluster->line;
       column = spec.cluster->column;
     }
-    const std::string where = line > 0 ? fmt::format("{}:{}:{}", spec.source.string(), line, column)
-                                       : spec.source.string();
+    const std::string where = launch::job_file_at(spec, line, column);
     const std::string what =
         listed ? std::string("`hosts:`") : fmt::format("`cluster: {}`", spec.cluster->as_written());
     out.push_back(

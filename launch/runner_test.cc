@@ -592,7 +592,10 @@ TEST_CASE("runner: a cwd missing on a host starts no rank, and names its absolut
       CHECK(out.error().message.find("(cwd: work dir is relative to the job's directory on the "
                                      "host, /tmp/clusterctl-job-") != std::string::npos);
     }
-    CHECK(out.error().message.find("(`cwd:` in /tmp/job.yaml)") != std::string::npos);
+    // At the job file's `cwd:` (line 5, its value at column 6), as every job file mistake is.
+    CHECK(out.error().message.find(fmt::format("\n  /tmp/job.yaml:5:6: `cwd: {}`: local0: the "
+                                               "working directory ",
+                                               cwd)) != std::string::npos);
     CHECK_FALSE(fs::exists(ran));  // no rank ran
     CHECK_FALSE(job.dirs_left(2));
   }
