@@ -582,7 +582,6 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   const std::filesystem::path run_logs = std::filesystem::path(spec->logs) / rec.id;
   auto mux = launch::OutputMux::open(run_logs, labels, out_opts);
   if (!mux) return fail(mux.error());
-  if (auto st = launch::link_latest(run_logs); !st) (*mux)->note(st.error().message);
 
   rec.name = spec->name;
   rec.job_file = std::filesystem::absolute(o.job_file).lexically_normal().string();
@@ -605,12 +604,15 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   rec.ssh_config = absolute(placement->global.ssh_config);
   if (o.detach) {
     // Before any thread exists: the child runs the job in its own session, the parent reports.
-    auto started_child = launch::start_in_background([] { return ::fork(); });
+    // A fork that fails removes the run's log directory (nothing will run to fill it).
+    auto started_child = launch::start_in_background([] { return ::fork(); }, mux->get());
     if (!started_child) return fail(started_child.error());
     if (const pid_t child = *started_child; child > 0) {
       rec.pid = child;
       rec.pid_start = util::process_start_time(child).value_or("");
       if (auto st = launch::save_job(rec); !st) return fail(st.error());
+      // `LOGS/latest` names a run only once it goes ahead, before this command returns.
+      if (auto st = launch::link_latest(run_logs); !st) (*mux)->note(st.error().message);
       fmt::print("{}\n", rec.id);
       fmt::print(stderr,
                  "clusterctl: job {} runs in the background (pid {}); follow it with "
@@ -621,7 +623,11 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     rec.pid = ::getpid();
     rec.pid_start = util::process_start_time(rec.pid).value_or("");
   } else if (auto st = launch::save_job(rec); !st) {
+    (*mux)->discard();  // not recorded, never run: no log directory of it either
     return fail(st.error());
+  } else if (auto linked = launch::link_latest(run_logs); !linked) {
+    // `LOGS/latest` names a run only once it goes ahead (never one removed above).
+    (*mux)->note(linked.error().message);
   }
 
   launch::RunnerOptions ro;
