@@ -158,6 +158,11 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
       std::fflush(stderr);
       const ExitCode code = run_health_check(c, src, quick, "launch");
       std::fflush(stdout);
+      if (code == ExitCode::kInterrupted || util::interrupted()) {
+        // Not a failed check: the report above says what was cut short.
+        return util::interrupted_error(
+            fmt::format(" during preflight {}; nothing was started", launch::to_string(check)));
+      }
       if (code != ExitCode::kOk) {
         return util::error(code, fmt::format("preflight {} failed (exit {}; report above): "
                                              "nothing was started; fix what it reports (run "
@@ -172,6 +177,10 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
       continue;
     }
     auto state = obtain_cluster_state(c, src);
+    if (util::interrupted()) {  // a partial discovery is no mesh to judge
+      return util::interrupted_error(
+          " while discovering the hosts (preflight verify-mesh); nothing was started");
+    }
     if (!state) return state.error();
     const topology::VerifyReport report = topology::verify_mesh(*state, {});
     if (ExitCode code = topology::exit_code(report); code != ExitCode::kOk) {
@@ -234,7 +243,9 @@ util::Status check_routed_cables(const Context& ctx, const launch::JobSpec& spec
         if (f) facts[i] = std::move(*f);
       },
       ctx.style);
-  if (util::interrupted()) return util::error(ExitCode::kInterrupted, "interrupted");
+  if (util::interrupted()) {
+    return util::interrupted_error(" while checking the job's cables; nothing was started");
+  }
   auto facts_of = [&](const std::string& host) -> const discovery::HostFacts* {
     for (size_t i = 0; i < hosts.size(); ++i) {
       if (hosts[i] == host && facts[i]) return &*facts[i];
@@ -274,6 +285,10 @@ util::Status check_hostfile_cabling(const Context& ctx, const launch::JobSpec& s
   ClusterSource src;
   src.hostfile = spec.cluster->value;
   auto state = obtain_cluster_state(c, src);
+  if (util::interrupted()) {  // a partial discovery is no cabling to compare the hostfile with
+    return util::interrupted_error(
+        " while discovering the hostfile's hosts; nothing was started");
+  }
   if (!state) return state.error();
   // A file without "backend" is run as the job's runtime says: checked as that one too (the
   // ring's addresses against its cables).

@@ -501,7 +501,7 @@ class InterruptedUpload final : public cc::remote::Executor {
                           std::chrono::milliseconds) override {
     cc::util::set_interrupted(true);
     return cc::util::error(cc::util::ExitCode::kInterrupted,
-                           fmt::format("{}: interrupted; upload of {} stopped", host_,
+                           fmt::format("{}: interrupted (Ctrl-C); upload of {} stopped", host_,
                                        local.string()));
   }
 
@@ -527,7 +527,9 @@ TEST_CASE("runner: Ctrl-C during an upload says interrupted, not a host or job f
   fs::remove(src);
   REQUIRE_FALSE(out.ok());
   CHECK(out.error().code == cc::util::ExitCode::kInterrupted);
-  CHECK(out.error().message == "interrupted while the hosts were set up: no rank was started");
+  // Worded as every command words it (util::interrupted_error), naming the signal.
+  CHECK(out.error().message ==
+        "interrupted (Ctrl-C) while the hosts were set up: no rank was started");
   CHECK_FALSE(job.dirs_left(2));
 }
 

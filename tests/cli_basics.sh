@@ -984,6 +984,11 @@ interrupt_run INT "clusterctl hostfile: interrupted (Ctrl-C); nothing written" h
 interrupt_run TERM "clusterctl hostfile: terminated (SIGTERM); nothing written" hostfile --format mpi --hosts silent,silent2
 interrupt_run TERM "clusterctl network plan: terminated (SIGTERM); nothing shown" network plan --hosts silent,silent2
 interrupt_run INT "clusterctl verify-mesh: interrupted (Ctrl-C); nothing shown" verify-mesh --hosts silent,silent2
+# launch's preflight discovery too (it judged the partial discovery: a verify-mesh report of
+# unreachable hosts, exit 3, as if the hosts were down).
+printf 'name: sigjob\nhosts: [silent, silent2]\ncommand: [true]\npreflight: [verify-mesh]\n' >"$tmp/sigjob.yaml"
+interrupt_run INT "clusterctl launch: interrupted (Ctrl-C) while discovering the hosts (preflight verify-mesh); nothing was started" launch "$tmp/sigjob.yaml"
+interrupt_run TERM "clusterctl launch: terminated (SIGTERM) while discovering the hosts (preflight verify-mesh); nothing was started" launch "$tmp/sigjob.yaml"
 kill "$silent_pid" 2>/dev/null
 # network plan with a host it cannot reach names it (it exited 3 naming none), with how it was
 # tried and what to do, as discover does; the plan of the others is still printed.
