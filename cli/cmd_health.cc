@@ -28,6 +28,7 @@
 #include "remote/quote.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
+#include "util/interrupt.h"
 #include "util/self_exe.h"
 #include "util/state_dir.h"
 
@@ -197,7 +198,8 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   }
   if (o.save_baseline) {
     if (report.interrupted) {
-      fmt::print(stderr, "clusterctl {}: baseline not saved: the run was interrupted\n", o.command);
+      fmt::print(stderr, "clusterctl {}: baseline not saved: the run was {}\n", o.command,
+                 util::interruption());
       return rc;
     }
     if (rc != ExitCode::kOk) {

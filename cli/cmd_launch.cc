@@ -158,6 +158,11 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
       std::fflush(stderr);
       const ExitCode code = run_health_check(c, src, quick, "launch");
       std::fflush(stdout);
+      if (code == ExitCode::kInterrupted || util::interrupted()) {
+        // Not a failed check: the report above says what was cut short.
+        return util::interrupted_error(
+            fmt::format(" during preflight {}; nothing was started", launch::to_string(check)));
+      }
       if (code != ExitCode::kOk) {
         return util::error(code, fmt::format("preflight {} failed (exit {}; report above): "
                                              "nothing was started; fix what it reports (run "
@@ -172,6 +177,10 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
       continue;
     }
     auto state = obtain_cluster_state(c, src);
+    if (util::interrupted()) {  // a partial discovery is no mesh to judge
+      return util::interrupted_error(
+          " while discovering the hosts (preflight verify-mesh); nothing was started");
+    }
     if (!state) return state.error();
     const topology::VerifyReport report = topology::verify_mesh(*state, {});
     if (ExitCode code = topology::exit_code(report); code != ExitCode::kOk) {
@@ -234,7 +243,9 @@ util::Status check_routed_cables(const Context& ctx, const launch::JobSpec& spec
         if (f) facts[i] = std::move(*f);
       },
       ctx.style);
-  if (util::interrupted()) return util::error(ExitCode::kInterrupted, "interrupted");
+  if (util::interrupted()) {
+    return util::interrupted_error(" while checking the job's cables; nothing was started");
+  }
   auto facts_of = [&](const std::string& host) -> const discovery::HostFacts* {
     for (size_t i = 0; i < hosts.size(); ++i) {
       if (hosts[i] == host && facts[i]) return &*facts[i];
@@ -274,6 +285,10 @@ util::Status check_hostfile_cabling(const Context& ctx, const launch::JobSpec& s
   ClusterSource src;
   src.hostfile = spec.cluster->value;
   auto state = obtain_cluster_state(c, src);
+  if (util::interrupted()) {  // a partial discovery is no cabling to compare the hostfile with
+    return util::interrupted_error(
+        " while discovering the hostfile's hosts; nothing was started");
+  }
   if (!state) return state.error();
   // A file without "backend" is run as the job's runtime says: checked as that one too (the
   // ring's addresses against its cables).
@@ -335,8 +350,7 @@ util::Result<std::vector<std::string>> unknown_hosts(const launch::JobSpec& spec
       line = spec.cluster->line;
       column = spec.cluster->column;
     }
-    const std::string where = line > 0 ? fmt::format("{}:{}:{}", spec.source.string(), line, column)
-                                       : spec.source.string();
+    const std::string where = launch::job_file_at(spec, line, column);
     const std::string what =
         listed ? std::string("`hosts:`") : fmt::format("`cluster: {}`", spec.cluster->as_written());
     out.push_back(
@@ -583,7 +597,6 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   const std::filesystem::path run_logs = std::filesystem::path(spec->logs) / rec.id;
   auto mux = launch::OutputMux::open(run_logs, labels, out_opts);
   if (!mux) return fail(mux.error());
-  if (auto st = launch::link_latest(run_logs); !st) (*mux)->note(st.error().message);
 
   rec.name = spec->name;
   rec.job_file = std::filesystem::absolute(o.job_file).lexically_normal().string();
@@ -606,12 +619,15 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   rec.ssh_config = absolute(placement->global.ssh_config);
   if (o.detach) {
     // Before any thread exists: the child runs the job in its own session, the parent reports.
-    auto started_child = launch::start_in_background([] { return ::fork(); });
+    // A fork that fails removes the run's log directory (nothing will run to fill it).
+    auto started_child = launch::start_in_background([] { return ::fork(); }, mux->get());
     if (!started_child) return fail(started_child.error());
     if (const pid_t child = *started_child; child > 0) {
       rec.pid = child;
       rec.pid_start = util::process_start_time(child).value_or("");
       if (auto st = launch::save_job(rec); !st) return fail(st.error());
+      // `LOGS/latest` names a run only once it goes ahead, before this command returns.
+      if (auto st = launch::link_latest(run_logs); !st) (*mux)->note(st.error().message);
       fmt::print("{}\n", rec.id);
       fmt::print(stderr,
                  "clusterctl: job {} runs in the background (pid {}); follow it with "
@@ -622,7 +638,11 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     rec.pid = ::getpid();
     rec.pid_start = util::process_start_time(rec.pid).value_or("");
   } else if (auto st = launch::save_job(rec); !st) {
+    (*mux)->discard();  // not recorded, never run: no log directory of it either
     return fail(st.error());
+  } else if (auto linked = launch::link_latest(run_logs); !linked) {
+    // `LOGS/latest` names a run only once it goes ahead (never one removed above).
+    (*mux)->note(linked.error().message);
   }
 
   launch::RunnerOptions ro;

@@ -117,8 +117,7 @@ util::Result<Planned> live_and_plan(const Context& ctx, const NetworkOptions& o)
   // Hosts a signal cut off are no hosts unreachable: one line (run_apply, run_verify: "nothing
   // was changed"), not one per host.
   if (util::interrupted()) {
-    return util::Error{ExitCode::kInterrupted,
-                       util::interruption() + " while discovering the hosts; nothing was changed"};
+    return util::interrupted_error(" while discovering the hosts; nothing was changed");
   }
   p.live = std::move(*live);
   p.global = live_ctx.global;

@@ -33,6 +33,7 @@
 #include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
+#include "util/interrupt.h"
 #include "util/json_text.h"
 #include "util/self_exe.h"
 #include "util/state_dir.h"
@@ -463,11 +464,10 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
                             "the preflight failed (above): nothing was written on any host"));
   }
   if (outcome->code == ExitCode::kInterrupted) {
-    return fail(util::error(ExitCode::kInterrupted,
-                            fmt::format("interrupted: every rank was ended; files being written "
-                                        "stay under their .ccpush-*.part names and the next push "
-                                        "resumes them (the ranks' logs: {})",
-                                        logs.string())));
+    return fail(util::interrupted_error(
+        fmt::format(": every rank was ended; files being written stay under their .ccpush-*.part "
+                    "names and the next push resumes them (the ranks' logs: {})",
+                    logs.string())));
   }
   if (ev.result.is_null()) {
     for (const auto& n : out.held_job_notes()) fmt::print(stderr, "clusterctl push: {}\n", n);

@@ -14,9 +14,9 @@ util::ExitCode report_error(const Context& ctx, std::string_view command, const 
 }
 
 util::ExitCode report_interrupted(std::string_view command, std::string_view what) {
-  fmt::print(stderr, "clusterctl {}: {}{}{}\n", command, util::interruption(),
-             what.empty() ? "" : "; ", what);
-  return util::ExitCode::kInterrupted;
+  const util::Error e = util::interrupted_error(what.empty() ? "" : fmt::format("; {}", what));
+  fmt::print(stderr, "clusterctl {}: {}\n", command, e.message);
+  return e.code;
 }
 
 }  // namespace cc::cli

@@ -70,11 +70,11 @@ TEST_CASE("link test: rounds never put two cables of one host together") {
 TEST_CASE("link test: Ctrl-C is an interruption, not a failure, and no script text is shown") {
   // What an executor says when Ctrl-C killed a rank it was given no `what` for.
   const util::Error killed{util::ExitCode::kInterrupted,
-                           "h1: interrupted; `sh -c 'IFS= read -r CLUSTERCOMM_TOKEN || exit 125; "
+                           "h1: interrupted (Ctrl-C); `sh -c 'IFS= read -r CLUSTERCOMM_TOKEN || exit 125; "
                            "export...` was killed"};
   remote::FakeExecutor a("h1"), b("h2");
   a.fail_with(killed);
-  b.fail_with({util::ExitCode::kInterrupted, "h2: interrupted; `sh -c 'IFS=...` was killed"});
+  b.fail_with({util::ExitCode::kInterrupted, "h2: interrupted (Ctrl-C); `sh -c 'IFS=...` was killed"});
   const auto mesh = topology::testing::lab_mesh(2);
   discovery::LinkAddress link;
   link.a = mesh.cables[0].a;

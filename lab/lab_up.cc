@@ -31,7 +31,7 @@ constexpr auto kStartTimeout = 10s;
 
 util::Status interrupted_status() {
   if (!util::interrupted()) return {};
-  return util::error(ExitCode::kInterrupted, "interrupted");
+  return util::interrupted_error();
 }
 
 util::Status write(const fs::path& path, const std::string& content, unsigned mode = 0644) {

@@ -11,11 +11,13 @@
 
 namespace cc::launch {
 
-util::Result<pid_t> start_in_background(const ForkFunction& fork_fn) {
+util::Result<pid_t> start_in_background(const ForkFunction& fork_fn, OutputMux* logs) {
   std::fflush(nullptr);  // what is buffered is written once, not by both processes
   const pid_t child = fork_fn();
   if (child < 0) {
     const int err = errno;
+    // No job will write there: an empty run directory would pass for a run in `LOGS/`.
+    if (logs != nullptr) logs->discard();
     const char* what = err == EAGAIN   ? "This machine is at its limit of processes (`ulimit -u`): "
                                          "end some, then launch again"
                        : err == ENOMEM ? "This machine is out of memory: free some, then launch "

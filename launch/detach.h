@@ -7,6 +7,7 @@
 
 #include <functional>
 
+#include "launch/output.h"
 #include "util/result.h"
 
 namespace cc::launch {
@@ -18,7 +19,9 @@ using ForkFunction = std::function<pid_t()>;
 /// has left the terminal's session (setsid) and put /dev/null on its stdin, stdout and stderr.
 /// Call it before any thread exists. A fork that fails (EAGAIN: the process limit, `ulimit
 /// -u`; ENOMEM) is a failure of this machine, not of the input: ExitCode::kCheckFailed
-/// (README, "Exit codes"), naming the system error, with nothing started.
-util::Result<pid_t> start_in_background(const ForkFunction& fork_fn);
+/// (README, "Exit codes"), naming the system error, with nothing started and nothing left:
+/// `logs`, the run's log directory made for the job, is removed (OutputMux::discard: only what
+/// it made itself).
+util::Result<pid_t> start_in_background(const ForkFunction& fork_fn, OutputMux* logs = nullptr);
 
 }  // namespace cc::launch

@@ -752,7 +752,15 @@ void Parser::field(const Field& f, JobSpec& job) {
         return;
       }
     }
-    one(std::move(s), [&](std::string v) { (k == "cwd" ? job.cwd : job.logs) = std::move(v); });
+    one(std::move(s), [&](std::string v) {
+      if (k == "cwd") {
+        job.cwd = std::move(v);
+        job.cwd_line = f.mark().line + 1;
+        job.cwd_column = f.mark().column + 1;
+      } else {
+        job.logs = std::move(v);
+      }
+    });
   } else if (k == "env") {
     env(f, job);
   } else if (k == "secret_env") {
@@ -893,6 +901,11 @@ std::string ClusterRef::as_written() const {
   if (kind == Kind::kLab) return "lab:" + value;
   if (kind == Kind::kMlxHostfile) return "hostfile:" + value;
   return value;
+}
+
+std::string job_file_at(const JobSpec& spec, int line, int column) {
+  return line > 0 ? fmt::format("{}:{}:{}", spec.source.string(), line, column)
+                  : spec.source.string();
 }
 
 std::string_view to_string(Runtime r) {

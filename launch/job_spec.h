@@ -150,6 +150,7 @@ struct JobSpec {
   int ranks_per_host = 1;             // 1..1024
   Command command;
   std::string cwd;                         // on every host, as written; empty: the job's dir
+  int cwd_line = 0, cwd_column = 0;        // where `cwd:` is in the job file (1-based), for errors
   std::map<std::string, std::string> env;  // NAME -> value, exactly as written
   std::map<std::string, SecretSource> secret_env;  // names disjoint from env's
   Runtime runtime = Runtime::kClusterComm;
@@ -193,6 +194,10 @@ JobSpecDraft parse_job_spec_draft(std::string_view yaml_text, const std::string&
 
 /// Reads and parses the job file at `path`. Errors: as parse_job_spec, and an unreadable file.
 util::Result<JobSpec> load_job_spec(const std::filesystem::path& path);
+
+/// "FILE:LINE:COLUMN" of a place in the job file (spec.source), as every job file error begins;
+/// the file alone when `line` is 0 (a JobSpec made in code, not parsed).
+std::string job_file_at(const JobSpec& spec, int line, int column);
 
 std::string_view to_string(Runtime r);
 /// mlx-jaccl, mlx-jaccl-ring or mlx-ring: ranks find each other through an MLX hostfile.

@@ -92,6 +92,12 @@ preflight: [verify-mesh, health-quick]
   CHECK(job.command.is_shell());
   CHECK(job.command.shell == "cd data && exec ./train --steps 100");
   CHECK(job.cwd == "/srv/job");
+  // ... and `cwd:`, for the set-up's "does not exist" (checked on the hosts, after parsing).
+  CHECK(job.cwd_line == 6);
+  CHECK(job.cwd_column == 6);
+  CHECK(cc::launch::job_file_at(job, job.cwd_line, job.cwd_column) ==
+        job.source.string() + ":6:6");
+  CHECK(cc::launch::job_file_at(job, 0, 0) == job.source.string());
   CHECK(job.env ==
         std::map<std::string, std::string>{{"OMP_NUM_THREADS", "8"}, {"_UNDERSCORE", ""}});
   CHECK(job.secret_env.at("HF_TOKEN") == SecretSource{SecretSource::Kind::kEnv, "HF_TOKEN_LOCAL"});

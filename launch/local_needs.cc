@@ -25,10 +25,6 @@ struct Found {
   util::Error error;
 };
 
-std::string at(const JobSpec& spec, int line, int column) {
-  return fmt::format("{}:{}:{}", spec.source.string(), line, column);
-}
-
 // Why `src` cannot be uploaded; "" when it can.
 std::string upload_problem(const std::filesystem::path& src) {
   std::error_code ec;
@@ -71,7 +67,8 @@ LocalProblems local_problems(const JobSpec& spec, std::string_view global) {
       found.push_back(
           {spec.cluster->line, spec.cluster->column,
            util::Error{ExitCode::kUsage,
-                       fmt::format("{}: {}", at(spec, spec.cluster->line, spec.cluster->column),
+                       fmt::format("{}: {}",
+                                   job_file_at(spec, spec.cluster->line, spec.cluster->column),
                                    problem)}});
     }
   }
@@ -84,7 +81,8 @@ LocalProblems local_problems(const JobSpec& spec, std::string_view global) {
                      fmt::format("{}: upload src {}: {}: build or copy the file there, or "
                                  "fix `src` (relative paths are from the job file's "
                                  "directory)",
-                                 at(spec, up.line, up.column), up.src.string(), problem)}});
+                                 job_file_at(spec, up.line, up.column), up.src.string(),
+                                 problem)}});
   }
   for (const auto& [name, src] : spec.secret_env) {
     if (src.kind == SecretSource::Kind::kEnv) {
@@ -93,7 +91,8 @@ LocalProblems local_problems(const JobSpec& spec, std::string_view global) {
                        util::Error{ExitCode::kUsage,
                                    fmt::format("{}: secret_env {}: the variable {} is not set in "
                                                "your environment; export it before launching",
-                                               at(spec, src.line, src.column), name, src.value)}});
+                                               job_file_at(spec, src.line, src.column), name,
+                                               src.value)}});
     } else if (auto text = util::read_file(src.value); !text) {
       // read_file's message names the file and why (missing, permission, a FIFO...).
       found.push_back({src.line, src.column,
@@ -102,7 +101,7 @@ LocalProblems local_problems(const JobSpec& spec, std::string_view global) {
                                                "{}; create it, make it readable, or fix "
                                                "`from_file` (relative paths are from the job "
                                                "file's directory)",
-                                               at(spec, src.line, src.column), name,
+                                               job_file_at(spec, src.line, src.column), name,
                                                text.error().message)}});
     }
   }

@@ -39,6 +39,13 @@ util::Result<std::unique_ptr<OutputMux>> OutputMux::open(const std::filesystem::
                                                          std::vector<std::string> labels,
                                                          OutputOptions opts) {
   std::error_code ec;
+  // The parents that are not there yet, deepest first: discard() removes only those.
+  std::vector<std::filesystem::path> made;
+  for (auto p = log_dir.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) == 0 || errno != ENOENT) break;
+    made.push_back(p);
+  }
   if (log_dir.has_parent_path()) std::filesystem::create_directories(log_dir.parent_path(), ec);
   if (ec) {
     return util::error(util::ExitCode::kUsage,
@@ -54,22 +61,47 @@ util::Result<std::unique_ptr<OutputMux>> OutputMux::open(const std::filesystem::
                                    errno == EEXIST ? "it already exists" : std::strerror(errno)));
   }
   std::unique_ptr<OutputMux> mux(new OutputMux(log_dir, std::move(labels), std::move(opts)));
+  mux->made_parents_ = std::move(made);
   for (size_t r = 0; r < mux->labels_.size(); ++r) {
     for (int fd = 1; fd <= 2; ++fd) {
+      // A log that cannot be made leaves nothing of this run behind (discard).
       auto file = util::create_new_file(mux->log_path(static_cast<int>(r), fd), 0644);
-      if (!file) return file.error();
+      if (!file) {
+        mux->discard();
+        return file.error();
+      }
       std::FILE* f = ::fdopen(file->get(), "w");
       if (f == nullptr) {
+        const int err = errno;
+        ::unlink(mux->log_path(static_cast<int>(r), fd).c_str());
+        mux->discard();
         return util::error(util::ExitCode::kUsage,
                            fmt::format("cannot write the log file {}: {}",
                                        mux->log_path(static_cast<int>(r), fd).string(),
-                                       std::strerror(errno)));
+                                       std::strerror(err)));
       }
       file->release();
       mux->streams_[r * 2 + static_cast<size_t>(fd - 1)].log = f;
     }
   }
   return mux;
+}
+
+void OutputMux::discard() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < streams_.size(); ++i) {
+    Stream& s = streams_[i];
+    if (s.log == nullptr) continue;  // never created (open failed there) or discarded already
+    std::fclose(s.log);
+    s.log = nullptr;
+    ::unlink(log_path(static_cast<int>(i / 2), static_cast<int>(i % 2) + 1).c_str());
+  }
+  // rmdir(2) removes only an empty directory and follows no link: what another process put
+  // there stays, and with it every directory above it.
+  if (::rmdir(dir_.c_str()) != 0) return;
+  for (const auto& p : made_parents_) {
+    if (::rmdir(p.c_str()) != 0) return;
+  }
 }
 
 util::Status link_latest(const std::filesystem::path& log_dir) {
@@ -97,9 +129,11 @@ util::Status link_latest(const std::filesystem::path& log_dir) {
 
 void OutputMux::emit(int rank, int fd, std::string_view line, bool ends_line) {
   Stream& s = streams_[static_cast<size_t>(rank) * 2 + static_cast<size_t>(fd - 1)];
-  std::fwrite(line.data(), 1, line.size(), s.log);
-  if (ends_line) std::fputc('\n', s.log);
-  std::fflush(s.log);
+  if (s.log != nullptr) {  // none after discard()
+    std::fwrite(line.data(), 1, line.size(), s.log);
+    if (ends_line) std::fputc('\n', s.log);
+    std::fflush(s.log);
+  }
   if (fd == 2 && line.find_first_not_of(" \t\r") != std::string_view::npos) {
     last_error_[static_cast<size_t>(rank)] = std::string(line.substr(0, 4096));
   }
@@ -219,6 +253,7 @@ void OutputMux::mark_logs(std::string_view line) {
     for (int fd = 1; fd <= 2; ++fd) {
       Stream& s = streams_[r * 2 + static_cast<size_t>(fd - 1)];
       s.lines.finish([&](std::string_view rest, bool) { emit(static_cast<int>(r), fd, rest); });
+      if (s.log == nullptr) continue;  // none after discard()
       std::fwrite(line.data(), 1, line.size(), s.log);
       std::fputc('\n', s.log);
       std::fflush(s.log);

@@ -114,6 +114,12 @@ class OutputMux {
   std::string last_error_line(int rank) const;
   /// Path of rank's log for fd 1 or 2.
   std::filesystem::path log_path(int rank, int fd) const;
+  /// Removes what open() made, for a run that ends before it began (launch --detach whose fork
+  /// failed): the rank logs, this run's directory, and the parent directories open() created
+  /// (deepest first, each only while empty). Nothing else: a file another process put there
+  /// keeps it and its directories, and nothing is followed. The logs are closed; the mux writes
+  /// no log after it.
+  void discard();
 
  private:
   struct Stream {
@@ -127,6 +133,7 @@ class OutputMux {
   void draw_status();
 
   std::filesystem::path dir_;
+  std::vector<std::filesystem::path> made_parents_;  // created by open(), deepest first
   std::vector<std::string> labels_;
   OutputOptions opts_;
   mutable std::mutex mu_;

@@ -118,8 +118,8 @@ TEST_CASE("rank_env: an mlx runtime without a hostfile is refused with what to d
 }
 
 TEST_CASE("rank_env: clustercomm over the cables of a cluster state: peer addresses, devices") {
-  // The 3-Mac mesh of tests/data/bundles/mac-mesh3: m1-m2 doubled, addresses as link-local
-  // Thunderbolt ports hold them (169.254.<host><receptacle>.<host>).
+  // The 3-Mac mesh of tests/data/bundles/mac-mesh3: m1-m2 doubled, each Thunderbolt port with a
+  // routable address of its own (10.254.<host><receptacle>.<host>).
   const cc::discovery::ClusterState s = cc::provision::testing::mesh3();
   WorldPlan p;
   p.hosts = {{"m1", "10.0.0.11", ""}, {"m2", "10.0.0.12", ""}, {"m3", "10.0.0.13", ""}};
@@ -129,11 +129,11 @@ TEST_CASE("rank_env: clustercomm over the cables of a cluster state: peer addres
   REQUIRE(p.routes.size() == 3);
   // Each pair's first cable in state order: m1 en2 - m2 en3, m1 en4 - m3 en2, m2 en4 - m3 en3.
   CHECK(get(rank_env(p, 0, "/j"), "CLUSTERCOMM_PEER_ADDRS") ==
-        ",169.254.11.1>169.254.22.2,169.254.13.1>169.254.31.3");
+        ",10.254.11.1>10.254.22.2,10.254.13.1>10.254.31.3");
   CHECK(get(rank_env(p, 1, "/j"), "CLUSTERCOMM_PEER_ADDRS") ==
-        "169.254.22.2>169.254.11.1,,169.254.23.2>169.254.32.3");
+        "10.254.22.2>10.254.11.1,,10.254.23.2>10.254.32.3");
   CHECK(get(rank_env(p, 2, "/j"), "CLUSTERCOMM_PEER_ADDRS") ==
-        "169.254.31.3>169.254.13.1,169.254.32.3>169.254.23.2,");
+        "10.254.31.3>10.254.13.1,10.254.32.3>10.254.23.2,");
   CHECK(get(rank_env(p, 2, "/j"), "MLX_IBV_DEVICES") == "/j/mlx-ibv-devices.json");
   auto files = runtime_files(p);
   REQUIRE(files.size() == 1);
@@ -146,8 +146,8 @@ TEST_CASE("rank_env: clustercomm over the cables of a cluster state: peer addres
   // memory carries those pairs).
   p.ranks_per_host = 2;
   CHECK(get(rank_env(p, 3, "/j"), "CLUSTERCOMM_PEER_ADDRS") ==
-        "169.254.22.2>169.254.11.1,169.254.22.2>169.254.11.1,,,"
-        "169.254.23.2>169.254.32.3,169.254.23.2>169.254.32.3");
+        "10.254.22.2>10.254.11.1,10.254.22.2>10.254.11.1,,,"
+        "10.254.23.2>10.254.32.3,10.254.23.2>10.254.32.3");
   CHECK(get(rank_env(p, 3, "/j"), "MLX_IBV_DEVICES") == "/j/mlx-ibv-devices.json");
   files = runtime_files(p);
   REQUIRE(files.size() == 1);

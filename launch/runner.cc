@@ -162,9 +162,10 @@ util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPl
     if (auto st = ex.upload(up.src, dest, mode, timeout); !st) {
       // Ctrl-C is no fault of the job file's: no hint about `upload:` then.
       if (st.error().code == ExitCode::kInterrupted) return st;
-      return util::error(st.error().code, fmt::format("{} (upload {} of {}; check `upload:` in {})",
-                                                      st.error().message, up.src.string(),
-                                                      ex.host(), spec.source.string()));
+      return util::error(st.error().code,
+                         fmt::format("{} (upload {} of {}; check the `upload:` entry at {})",
+                                     st.error().message, up.src.string(), ex.host(),
+                                     job_file_at(spec, up.line, up.column)));
     }
   }
   for (const auto& f : runtime_files(plan)) {
@@ -190,9 +191,11 @@ util::Status setup_host(remote::Executor& ex, const JobSpec& spec, const WorldPl
                                      ex.host()));
     }
     if (r->exit_status != 0) {
+      // At the job file's `cwd:`, as every other mistake of the job file is named.
       return util::error(ExitCode::kCheckFailed,
-                         fmt::format("{}: {} (`cwd:` in {})", ex.host(),
-                                     util::trim(r->err), spec.source.string()));
+                         fmt::format("{}: `cwd: {}`: {}: {}",
+                                     job_file_at(spec, spec.cwd_line, spec.cwd_column), spec.cwd,
+                                     ex.host(), util::trim(r->err)));
     }
   }
   return {};
@@ -358,8 +361,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     // Ctrl-C while the hosts were set up (an upload or a connection cut short by it): the
     // hosts' failures are its doing, so say only that it was interrupted.
     if (setup.problems.empty() || setup.interrupted || util::interrupted()) {
-      return util::error(ExitCode::kInterrupted,
-                         "interrupted while the hosts were set up: no rank was started");
+      return util::interrupted_error(" while the hosts were set up: no rank was started");
     }
     std::string msg = "the job did not start: a host could not be set up:";
     for (const auto& p : setup.problems) msg += "\n  " + p;

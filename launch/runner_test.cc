@@ -501,7 +501,7 @@ class InterruptedUpload final : public cc::remote::Executor {
                           std::chrono::milliseconds) override {
     cc::util::set_interrupted(true);
     return cc::util::error(cc::util::ExitCode::kInterrupted,
-                           fmt::format("{}: interrupted; upload of {} stopped", host_,
+                           fmt::format("{}: interrupted (Ctrl-C); upload of {} stopped", host_,
                                        local.string()));
   }
 
@@ -527,7 +527,9 @@ TEST_CASE("runner: Ctrl-C during an upload says interrupted, not a host or job f
   fs::remove(src);
   REQUIRE_FALSE(out.ok());
   CHECK(out.error().code == cc::util::ExitCode::kInterrupted);
-  CHECK(out.error().message == "interrupted while the hosts were set up: no rank was started");
+  // Worded as every command words it (util::interrupted_error), naming the signal.
+  CHECK(out.error().message ==
+        "interrupted (Ctrl-C) while the hosts were set up: no rank was started");
   CHECK_FALSE(job.dirs_left(2));
 }
 
@@ -592,7 +594,10 @@ TEST_CASE("runner: a cwd missing on a host starts no rank, and names its absolut
       CHECK(out.error().message.find("(cwd: work dir is relative to the job's directory on the "
                                      "host, /tmp/clusterctl-job-") != std::string::npos);
     }
-    CHECK(out.error().message.find("(`cwd:` in /tmp/job.yaml)") != std::string::npos);
+    // At the job file's `cwd:` (line 5, its value at column 6), as every job file mistake is.
+    CHECK(out.error().message.find(fmt::format("\n  /tmp/job.yaml:5:6: `cwd: {}`: local0: the "
+                                               "working directory ",
+                                               cwd)) != std::string::npos);
     CHECK_FALSE(fs::exists(ran));  // no rank ran
     CHECK_FALSE(job.dirs_left(2));
   }

@@ -529,7 +529,7 @@ TEST_CASE("wrapper: a step cut short is named by its description, not its shell 
   cc::util::set_interrupted(false);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().message ==
-        "local: interrupted; the cleanup of /tmp/clusterctl-job-nonexistent-h0 was killed");
+        "local: interrupted (Ctrl-C); the cleanup of /tmp/clusterctl-job-nonexistent-h0 was killed");
 }
 
 namespace {

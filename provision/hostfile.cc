@@ -40,10 +40,6 @@ util::Error cannot(HostfileFormat f, const std::string& why) {
   return util::error(ExitCode::kCheckFailed, fmt::format("no {} hostfile: {}", to_string(f), why));
 }
 
-bool link_local(const std::string& ip) {
-  return ip.rfind("169.254.", 0) == 0;
-}
-
 // The port of cable `c`'s end on host `h`, or nullopt.
 std::optional<std::size_t> end_port(const ClusterGraph& g, std::size_t c, std::size_t h) {
   const auto& e = g.edges().at(c);
@@ -63,7 +59,16 @@ MlxCell cell(const ClusterGraph& g, std::size_t i, std::size_t j) {
   return out;
 }
 
-// The IPv4 address of interface `name` of host `f` (outside 169.254.0.0/16 first), or "".
+// The first of `addresses` outside 169.254.0.0/16, or "": a self-assigned address is never
+// handed out, since the host routes all of 169.254/16 out of one interface
+// (docs/platform.md#self-assigned-addresses).
+std::string routable_address(const std::vector<std::string>& addresses) {
+  auto routable = std::find_if(addresses.begin(), addresses.end(),
+                               [](const std::string& ip) { return !util::self_assigned_ipv4(ip); });
+  return routable != addresses.end() ? *routable : std::string();
+}
+
+// The IPv4 address of interface `name` of host `f` (routable_address: never 169.254/16), or "".
 std::string interface_address(const discovery::HostFacts& f, const std::string& name) {
   const discovery::NetInterface* itf = nullptr;
   for (const auto& i : f.interfaces) {
@@ -72,10 +77,17 @@ std::string interface_address(const discovery::HostFacts& f, const std::string& 
   for (const auto& p : f.ports) {
     if (itf == nullptr && p.interface && p.interface->name == name) itf = &*p.interface;
   }
-  if (itf == nullptr || itf->ipv4.empty()) return "";
-  auto routable = std::find_if(itf->ipv4.begin(), itf->ipv4.end(),
-                               [](const std::string& ip) { return !link_local(ip); });
-  return routable != itf->ipv4.end() ? *routable : itf->ipv4.front();
+  return itf == nullptr ? "" : routable_address(itf->ipv4);
+}
+
+// The self-assigned address of cable `c`'s end on host `h` when that is all its port holds
+// (so cable_end_address gives none), else "".
+std::string only_self_assigned(const ClusterGraph& g, std::size_t c, std::size_t h) {
+  auto p = end_port(g, c, h);
+  if (!p) return "";
+  const auto& itf = g.host(h).ports[*p].port->interface;
+  if (!itf || itf->ipv4.empty() || !routable_address(itf->ipv4).empty()) return "";
+  return itf->ipv4.front();
 }
 
 // The rank-0 coordinator and every rank's ips for the jaccl formats: the management address
@@ -91,8 +103,12 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
     // SSH reached the host over IPv6, which MLX cannot take (mlx_address_problem).
     const std::optional<std::string> v6 = mlx_address_problem(addr);
     if (v6) addr.clear();
+    std::string en0_self_assigned;  // en0's address when it is only a self-assigned one
     if (addr.empty() && topology::is_mac(facts)) {
       addr = interface_address(facts, "en0");
+      for (const auto& i : facts.interfaces) {
+        if (i.name == "en0" && addr.empty() && !i.ipv4.empty()) en0_self_assigned = i.ipv4.front();
+      }
       if (!addr.empty() && notes != nullptr) {
         notes->push_back(
             v6 ? fmt::format("rank {} ({}): SSH reached it on {}, an IPv6 address, which MLX "
@@ -111,15 +127,23 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
                                    "`address:` or a HostName in the SSH config) and discover it "
                                    "again (`{}`)",
                                    facts.host, mgmt, *v6,
-                                   topology::is_mac(facts) ? ", and en0 has no IPv4 address" : "",
+                                   topology::is_mac(facts)
+                                       ? ", and en0 has no routable IPv4 address"
+                                       : "",
                                    fix.rediscover()));
     } else if (r == 0) {
+      const std::string en0 =
+          !topology::is_mac(facts) ? ""
+          : en0_self_assigned.empty()
+              ? " and no IPv4 address on en0"
+              : fmt::format(" and only the self-assigned {} on en0, which the other hosts would "
+                            "reach through whichever port holds their 169.254/16 route "
+                            "(docs/platform.md#self-assigned-addresses)",
+                            en0_self_assigned);
       return cannot(f, fmt::format("rank 0 ({}) has no management address (no SSH_CONNECTION "
                                    "was recorded){}, and its ips[0] is the coordinator's: "
                                    "discover it over SSH (`{}`)",
-                                   facts.host,
-                                   topology::is_mac(facts) ? " and no IPv4 address on en0" : "",
-                                   fix.rediscover()));
+                                   facts.host, en0, fix.rediscover()));
     } else if (v6 && notes != nullptr) {
       notes->push_back(
           fmt::format("rank {} ({}): SSH reached it on {}, an IPv6 address, which "
@@ -276,7 +300,7 @@ util::Result<MlxHostfile> make_ring(const ClusterGraph& g, MlxHostfile hf,
   if (!ring) return ring.error();
   const auto& order = ring->order;
   const auto count = static_cast<std::size_t>(ring->min_cables);
-  std::vector<std::string> unaddressed;
+  std::vector<std::string> unaddressed, self_assigned;
   for (std::size_t r = 0; r < n; ++r) {
     const std::size_t h = order[r], left = order[(r + n - 1) % n];
     MlxHost host{g.host(h).name(), {}, {}};
@@ -284,11 +308,34 @@ util::Result<MlxHostfile> make_ring(const ClusterGraph& g, MlxHostfile hf,
     for (std::size_t k = 0; k < count && k < cables.size(); ++k) {
       if (auto ip = cable_end_address(g, cables[k], h)) {
         host.ips.push_back(*ip);
+      } else if (std::string own = only_self_assigned(g, cables[k], h); !own.empty()) {
+        self_assigned.push_back(
+            fmt::format("{} ({})", discovery::end_label(end_on(g, cables[k], h)), own));
       } else {
         unaddressed.push_back(discovery::end_label(end_on(g, cables[k], h)));
       }
     }
     hf.hosts.push_back(std::move(host));
+  }
+  if (!self_assigned.empty()) {
+    // Never written as a fallback: the ring's connection to such an address would leave by the
+    // one port that holds the host's 169.254/16 route, whatever cable the address is on.
+    const bool one = self_assigned.size() == 1;
+    const std::string also =
+        unaddressed.empty() ? std::string()
+                            : fmt::format("; {} {} no IPv4 address at all",
+                                          fmt::join(unaddressed, ", "),
+                                          unaddressed.size() == 1 ? "has" : "have");
+    return cannot(
+        HostfileFormat::kMlxRing,
+        fmt::format("{} {} only a self-assigned 169.254 address, and a host routes all of "
+                    "169.254/16 out of one port, so a ring connection to {} would take that "
+                    "port, not {} cable (docs/platform.md#self-assigned-addresses){}: run `{}` "
+                    "(it gives every cable an address of its own{}), then write the hostfile "
+                    "again",
+                    fmt::join(self_assigned, ", "), one ? "has" : "have", one ? "it" : "them",
+                    one ? "its" : "their", also, fix.command("network apply"),
+                    fix.state_file.empty() ? "" : " and updates the file"));
   }
   if (!unaddressed.empty()) {
     return cannot(
@@ -344,9 +391,9 @@ std::optional<std::string> cable_end_address(const ClusterGraph& g, std::size_t 
     const std::string& planned = a ? link->a_address : link->b_address;
     if (std::find(itf->ipv4.begin(), itf->ipv4.end(), planned) != itf->ipv4.end()) return planned;
   }
-  auto routable = std::find_if(itf->ipv4.begin(), itf->ipv4.end(),
-                               [](const std::string& ip) { return !link_local(ip); });
-  return routable != itf->ipv4.end() ? *routable : itf->ipv4.front();
+  std::string routable = routable_address(itf->ipv4);
+  if (routable.empty()) return std::nullopt;
+  return routable;
 }
 
 util::Status check_envs(const std::vector<std::string>& envs) {

@@ -24,7 +24,11 @@
 //
 // A cable end's IPv4 address is its port interface's current address (what `clusterctl
 // network apply` set): the planned one (ClusterState::network) when the interface holds it,
-// else its first address outside 169.254.0.0/16, else its first.
+// else its first address outside 169.254.0.0/16, else none. A self-assigned 169.254 address is
+// never used (not for a cable end, nor a Mac's en0 as the coordinator): a host keeps one route
+// for all of 169.254/16, so traffic to it leaves by whichever port holds that route, not the
+// cable meant (docs/platform.md#self-assigned-addresses); mlx-ring refuses such an end, naming
+// its host, receptacle and address and saying to run `clusterctl network apply`.
 //
 // clusterctl.hostfile/1 (field names are stable; absent values are null):
 //   {"schema": "clusterctl.hostfile/1",
@@ -131,7 +135,7 @@ util::Result<std::string> render_clusterctl_hostfile(const discovery::ClusterSta
                                                          "", "CLUSTER.json", ""});
 
 /// The IPv4 address of cable `cable`'s end on host `host` (rule above), or nullopt when its
-/// port interface has none (or the end names no port).
+/// port interface has none but self-assigned ones (or none at all, or the end names no port).
 std::optional<std::string> cable_end_address(const topology::ClusterGraph& g, std::size_t cable,
                                              std::size_t host);
 

@@ -474,11 +474,82 @@ TEST_CASE("hostfile: a cable end's address prefers the planned one, then a routa
     CHECK(cable_end_address(g, 0, 0) == "10.231.0.5");  // the first outside 169.254/16
     CHECK(cable_end_address(g, 0, 1) == "10.1.1.1");
   }
+  // Only a self-assigned address: none (it was the fallback, and traffic to it left by the
+  // port holding the host's one 169.254/16 route, not this cable).
   port(s, "h1", "tb1").interface->ipv4 = {"169.254.3.3"};
   port(s, "h2", "tb1").interface->ipv4.clear();
   const topology::ClusterGraph g(s);
-  CHECK(cable_end_address(g, 0, 0) == "169.254.3.3");
+  CHECK(cable_end_address(g, 0, 0) == std::nullopt);
   CHECK(cable_end_address(g, 0, 1) == std::nullopt);
+}
+
+TEST_CASE("hostfile: a self-assigned 169.254 address is never a ring's, nor a cable's in JSON") {
+  // Three Macs as macOS leaves them before `network apply`: each Thunderbolt port holds only
+  // its self-assigned 169.254 address.
+  ClusterState s = mesh3();
+  for (auto& h : s.hosts) {
+    for (std::size_t k = 0; k < h.ports.size(); ++k) {
+      h.ports[k].interface->ipv4 = {fmt::format("169.254.{}.{}", h.host.back() - '0', k + 1)};
+    }
+  }
+  auto ring = make_mlx_hostfile(s, HostfileFormat::kMlxRing);
+  REQUIRE(!ring.ok());
+  CHECK(ring.error().code == ExitCode::kCheckFailed);
+  CHECK(ring.error().message ==
+        "no mlx-ring hostfile: m1 receptacle 3 (en4) (169.254.1.3), m2 receptacle 2 (en3) "
+        "(169.254.2.2), m3 receptacle 2 (en3) (169.254.3.2) have only a self-assigned 169.254 "
+        "address, and a host routes all of 169.254/16 out of one port, so a ring connection to "
+        "them would take that port, not their cable (docs/platform.md#self-assigned-addresses): "
+        "run `clusterctl network apply CLUSTER.json` (it gives every cable an address of its own "
+        "and updates the file), then write the hostfile again");
+  // One end addressed by `network apply`, the rest not yet: only those are named.
+  for (auto& h : s.hosts) {
+    for (auto& p : h.ports) p.interface->ipv4.push_back("10.254.0." + h.host.substr(1));
+  }
+  port(s, "m2", "en3").interface->ipv4 = {"169.254.2.2"};
+  port(s, "m3", "en3").interface->ipv4.clear();
+  CHECK(make_mlx_hostfile(s, HostfileFormat::kMlxRing).error().message ==
+        "no mlx-ring hostfile: m2 receptacle 2 (en3) (169.254.2.2) has only a self-assigned "
+        "169.254 address, and a host routes all of 169.254/16 out of one port, so a ring "
+        "connection to it would take that port, not its cable "
+        "(docs/platform.md#self-assigned-addresses); m3 receptacle 2 (en3) has no IPv4 address "
+        "at all: run `clusterctl network apply CLUSTER.json` (it gives every cable an address of "
+        "its own and updates the file), then write the hostfile again");
+  // The clusterctl format writes such an end's address as null.
+  auto json = render_clusterctl_hostfile(s, {});
+  REQUIRE(json.ok());
+  const auto doc = nlohmann::json::parse(*json);
+  bool seen = false;
+  for (const auto& rank : doc["ranks"]) {
+    for (const auto& peer : rank["peers"]) {
+      for (const auto& c : peer["cables"]) {
+        if (rank["host"] == "m2" && c["interface"] == "en3") {
+          seen = true;
+          CHECK(c["address"].is_null());
+        }
+        CHECK(c["address"] != "169.254.2.2");
+        CHECK(c["peer_address"] != "169.254.2.2");
+      }
+    }
+  }
+  CHECK(seen);
+}
+
+TEST_CASE("hostfile: a Mac's self-assigned en0 address is never the coordinator") {
+  ClusterState s = mesh3();
+  s.hosts[0].management_address.clear();
+  discovery::NetInterface en0;
+  en0.name = "en0";
+  en0.up = true;
+  en0.ipv4 = {"169.254.3.3"};
+  s.hosts[0].interfaces.push_back(en0);
+  auto hf = make_mlx_hostfile(s, HostfileFormat::kMlxJaccl);
+  REQUIRE(!hf.ok());
+  CHECK(hf.error().code == ExitCode::kCheckFailed);
+  CHECK(hf.error().message.find(
+            "rank 0 (m1) has no management address (no SSH_CONNECTION was recorded) and only the "
+            "self-assigned 169.254.3.3 on en0, which the other hosts would reach through "
+            "whichever port holds their 169.254/16 route") != std::string::npos);
 }
 
 TEST_CASE("hostfile: mpi and mpich") {
@@ -617,20 +688,20 @@ TEST_CASE("hostfile: clusterctl.hostfile/1") {
       {"rank": 0, "host": "m1", "ssh": "m1", "management_address": "10.0.0.11",
        "peers": [{"rank": 1, "host": "m2", "cables": [
          {"interface": "en2", "receptacle": 1, "rdma_device": "rdma_en2",
-          "address": "169.254.11.1", "peer_interface": "en3", "peer_receptacle": 2,
-          "peer_rdma_device": "rdma_en3", "peer_address": "169.254.22.2", "link_speed_gbps": 80},
+          "address": "10.254.11.1", "peer_interface": "en3", "peer_receptacle": 2,
+          "peer_rdma_device": "rdma_en3", "peer_address": "10.254.22.2", "link_speed_gbps": 80},
          {"interface": "en3", "receptacle": 2, "rdma_device": "rdma_en3",
-          "address": "169.254.12.1", "peer_interface": "en2", "peer_receptacle": 1,
-          "peer_rdma_device": "rdma_en2", "peer_address": "169.254.21.2",
+          "address": "10.254.12.1", "peer_interface": "en2", "peer_receptacle": 1,
+          "peer_rdma_device": "rdma_en2", "peer_address": "10.254.21.2",
           "link_speed_gbps": 80}]}]},
       {"rank": 1, "host": "m2", "ssh": "m2", "management_address": "10.0.0.12",
        "peers": [{"rank": 0, "host": "m1", "cables": [
          {"interface": "en3", "receptacle": 2, "rdma_device": "rdma_en3",
-          "address": "169.254.22.2", "peer_interface": "en2", "peer_receptacle": 1,
-          "peer_rdma_device": "rdma_en2", "peer_address": "169.254.11.1", "link_speed_gbps": 80},
+          "address": "10.254.22.2", "peer_interface": "en2", "peer_receptacle": 1,
+          "peer_rdma_device": "rdma_en2", "peer_address": "10.254.11.1", "link_speed_gbps": 80},
          {"interface": "en2", "receptacle": 1, "rdma_device": "rdma_en2",
-          "address": "169.254.21.2", "peer_interface": "en3", "peer_receptacle": 2,
-          "peer_rdma_device": "rdma_en3", "peer_address": "169.254.12.1",
+          "address": "10.254.21.2", "peer_interface": "en3", "peer_receptacle": 2,
+          "peer_rdma_device": "rdma_en3", "peer_address": "10.254.12.1",
           "link_speed_gbps": 80}]}]}]})"));
 }
 

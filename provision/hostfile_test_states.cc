@@ -15,7 +15,7 @@ ClusterState macs(int n, int ports) {
     h.management_address = fmt::format("10.0.0.1{}", i);
     for (int r = 1; r <= ports; ++r) {
       h.ports[static_cast<std::size_t>(r - 1)].interface->ipv4 = {
-          fmt::format("169.254.{}{}.{}", i, r, i)};
+          fmt::format("10.254.{}{}.{}", i, r, i)};
     }
     s.hosts.push_back(h);
   }

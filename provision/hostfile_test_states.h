@@ -9,7 +9,8 @@
 namespace cc::provision::testing {
 
 /// n Macs m1..mN (receptacle r = en<r+1> = rdma_en<r+1>), management address 10.0.0.1<i>,
-/// port r of host i holding 169.254.<i><r>.<i>; no cables.
+/// port r of host i holding 10.254.<i><r>.<i> (a routable address: never a self-assigned one,
+/// which no hostfile takes); no cables.
 discovery::ClusterState macs(int n, int ports);
 
 /// The 3-Mac mesh of tests/data/bundles/mac-mesh3 in code, m1-m2 doubled and crossed:

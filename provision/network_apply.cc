@@ -160,7 +160,7 @@ ApplyResult apply_host(remote::Executor& ex, const HostChanges& changes, Privile
   for (const auto& c : changes.commands) {
     util::Result<remote::CommandResult> res =
         util::interrupted() ? util::Result<remote::CommandResult>(
-                                  util::Error{util::ExitCode::kInterrupted, "interrupted"})
+                                  util::interrupted_error())
                             : ex.run({with_privilege(p, c.argv), false}, opts);
     std::string problem;
     if (!res && res.error().code == util::ExitCode::kInterrupted) {

@@ -222,7 +222,7 @@ class CtrlCExecutor final : public cc::remote::Executor {
     if (line == ctrl_c_at_) cc::util::set_interrupted(true);
     if (!opts.cancelled && cc::util::interrupted()) {
       return cc::util::Error{cc::util::ExitCode::kInterrupted,
-                             "h1: interrupted; `" + line + "` was killed"};
+                             "h1: interrupted (Ctrl-C); `" + line + "` was killed"};
     }
     calls.push_back(line);
     cc::remote::CommandResult ok;

@@ -8,6 +8,7 @@
 #include "topology/graph.h"
 #include "topology/rdma_port.h"
 #include "topology/rdma_readiness.h"
+#include "util/address.h"
 
 namespace cc::provision {
 namespace {
@@ -116,7 +117,7 @@ void classify_linux(const HostFacts& f, HostRdmaStatus& h, const discovery::FixC
 }
 
 bool self_assigned_gid(const std::string& gid) {
-  return gid.size() > 7 && gid.compare(7, 8, "169.254.") == 0;
+  return gid.size() > 7 && util::self_assigned_ipv4(std::string_view(gid).substr(7));
 }
 
 // The IPv4-mapped GID (::ffff:a.b.c.d) of an RDMA port's table that a rank uses, or nullopt:

@@ -93,6 +93,22 @@ std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::F
       address_field = &f;
     }
   }
+  // A link-local IPv6 management address (fe80::/10) reaches the host only through an interface
+  // of each connecting host's own (util::link_local_ipv6, the check behind ssh's "without its
+  // scope"): as rank 0's it would be every rank's coordinator, which they cannot reach, and a
+  // %scope written here names an interface of one machine only.
+  if (address_field != nullptr && util::link_local_ipv6(host.address)) {
+    errors.push_back(r.error(
+        address_field->mark(),
+        fmt::format("'{}': '{}'{} is a link-local IPv6 address: the management address is where "
+                    "the other hosts reach this one (rank 0's is the coordinator), and a "
+                    "link-local address is reached only through an interface of each "
+                    "connecting host's own: give an IPv4 address or a global IPv6 one "
+                    "(2001:db8::1) that the other hosts reach it on ('ssh' may still name a "
+                    "link-local address with its scope, as ssh takes it: fe80::1%en0)",
+                    address_field->path, host.address,
+                    host.name.empty() ? std::string() : fmt::format(" of host '{}'", host.name))));
+  }
   const bool named = std::any_of(fields->begin(), fields->end(),
                                  [](const util::Field& f) { return f.key == "name"; });
   if (!named && !bad_key) {

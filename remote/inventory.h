@@ -8,8 +8,9 @@
 //                                 # are h1 too); [A-Za-z0-9._-], at most 64 bytes, not "all"
 //       ssh: h1                   # optional SSH destination ("alias", "user@host",
 //                                 # "fe80::1%en0"); default: name
-//       address: 10.0.0.1         # optional management address: an IPv4 or IPv6 address
-//                                 # (fe80::1%en0 with its scope), not a name, not with a port
+//       address: 10.0.0.1         # optional management address: an IPv4 or IPv6 address,
+//                                 # not link-local (fe80::/10: the other hosts reach it only
+//                                 # through a scope of their own), not a name, not with a port
 //
 // Host order is significant: it is the order of output, and later of ranks.
 #pragma once
@@ -65,8 +66,9 @@ struct Inventory {
 /// against the file's directory. Errors (kUsage), each as "FILE:LINE:COLUMN: problem":
 /// unreadable file, YAML syntax, a key that is not known (with "did you mean"), a missing or
 /// duplicate host name (util::host_key: names that differ only in case or a final dot are one
-/// host), a malformed name, an address that is no IP address (util::address_problem), a value
-/// of the wrong type.
+/// host), a malformed name, an address that is no IP address (util::address_problem) or is a
+/// link-local IPv6 one (util::link_local_ipv6, with or without a scope), a value of the wrong
+/// type.
 util::Result<Inventory> load_inventory(const std::filesystem::path& path);
 
 /// Writes `inv` to `path` atomically (mode 0644) in the format above. ssh_config and

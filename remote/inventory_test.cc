@@ -117,15 +117,39 @@ TEST_CASE("inventory: an address that cannot be an address is refused at FILE:LI
   CHECK(with("host name").starts_with(file + ":3:14: 'hosts[0].address': 'host name' has a space"));
   CHECK(with("\"\"").starts_with(file + ":3:14: 'hosts[0].address': '' is empty"));
   CHECK(with("studio1").starts_with(file + ":3:14: 'hosts[0].address': 'studio1' is a host name"));
-  // IPv6, and a scoped one as ssh takes it, in the address and as the SSH destination.
+  // IPv6, and a scoped one as the SSH destination, as ssh takes it.
   CHECK(with("2001:db8::1") == "");
-  CHECK(load_error(d, "hosts:\n  - name: h1\n    ssh: fe80::1%en0\n    address: fe80::1%en0\n") ==
+  CHECK(load_error(d, "hosts:\n  - name: h1\n    ssh: fe80::1%en0\n    address: 2001:db8::11\n") ==
         "");
   fs::path p = d.path / "inventory.yaml";
   auto inv = load_inventory(p);
   REQUIRE(inv.ok());
   CHECK(inv->hosts[0].ssh == "fe80::1%en0");
-  CHECK(inv->hosts[0].address == "fe80::1%en0");
+  CHECK(inv->hosts[0].address == "2001:db8::11");
+}
+
+TEST_CASE("inventory: a link-local IPv6 management address is refused, scoped or not") {
+  // It became the coordinator address (rank 0's), which no other host reaches: without a scope
+  // no host knows the link, and a scope names an interface of one machine only.
+  TempDir d{"cc-inv"};
+  const std::string file = (d.path / "inventory.yaml").string();
+  const std::string why =
+      " is a link-local IPv6 address: the management address is where the other hosts reach "
+      "this one (rank 0's is the coordinator), and a link-local address is reached only through "
+      "an interface of each connecting host's own: give an IPv4 address or a global IPv6 one "
+      "(2001:db8::1) that the other hosts reach it on ('ssh' may still name a link-local "
+      "address with its scope, as ssh takes it: fe80::1%en0)";
+  CHECK(load_error(d, "hosts:\n  - name: h1\n    address: 10.0.0.1\n  - name: h2\n"
+                      "    address: fe80::1\n") ==
+        file + ":5:14: 'hosts[1].address': 'fe80::1' of host 'h2'" + why);
+  CHECK(load_error(d, "hosts:\n  - name: h1\n    ssh: fe80::1%en0\n    address: fe80::1%en0\n") ==
+        file + ":4:14: 'hosts[0].address': 'fe80::1%en0' of host 'h1'" + why);
+  // The address before the name, and every other mistake of the file in the same run.
+  CHECK(load_error(d, "hosts:\n  - address: FEBF::2\n    name: h1\n  - name: h1\n") ==
+        file + ":2:14: 'hosts[0].address': 'FEBF::2' of host 'h1'" + why + "\n" + file +
+            ":4:11: host 'h1' appears twice (first at line 3)");
+  // Not link-local: fec0::/10 (site-local, deprecated but routable) and a global address.
+  CHECK(load_error(d, "hosts:\n  - name: h1\n    address: fec0::1\n") == "");
 }
 
 TEST_CASE("inventory: names that differ only in case or a final dot are one host") {

@@ -288,7 +288,7 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
       ::kill(-pid, SIGKILL);
       if (!exited) ::waitpid(pid, &status, 0);
       return util::error(ExitCode::kInterrupted,
-                         fmt::format("{}: interrupted; {} was killed", host_,
+                         fmt::format("{}: {}; {} was killed", host_, util::interruption(),
                                      opts.what.empty() ? "`" + args[0] + "`" : opts.what));
     }
     auto now = Clock::now();

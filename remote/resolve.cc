@@ -57,8 +57,7 @@ util::Result<Resolved> resolve_host(const std::string& host, const std::string& 
   std::unique_lock<std::mutex> lock(shared->mu);
   while (!shared->done) {
     if (util::interrupted()) {
-      return util::error(util::ExitCode::kInterrupted,
-                         fmt::format("interrupted while looking up '{}'", host));
+      return util::interrupted_error(fmt::format(" while looking up '{}'", host));
     }
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {

@@ -646,8 +646,7 @@ util::Status check_destination(const std::string& destination, const SshOptions&
   // A link-local IPv6 address without its scope: every interface has fe80::/64, so the
   // connection cannot tell which link to use, and fails with "Invalid argument" (EINVAL), as
   // ssh(1) does; open-mpi/ompi#585 hit the same with peers' unscoped fe80 addresses.
-  if (in6_addr a{}; name.find('%') == std::string::npos &&
-                    ::inet_pton(AF_INET6, name.c_str(), &a) == 1 && IN6_IS_ADDR_LINKLOCAL(&a)) {
+  if (name.find('%') == std::string::npos && util::link_local_ipv6(name)) {
     return util::error(
         ExitCode::kUsage,
         fmt::format("'{}' is a link-local IPv6 address without its scope{}: such an address is "

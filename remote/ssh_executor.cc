@@ -256,8 +256,8 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
     if (!opts.cancelled && util::interrupted()) {
       ssh_channel_request_send_signal(raw, "KILL");
       if (remote_pid > 0) kill_remote_group(s, remote_pid);
-      failure = util::error(ExitCode::kInterrupted,
-                            fmt::format("{}: interrupted; {} was killed", host_, shown));
+      failure = util::error(ExitCode::kInterrupted, fmt::format("{}: {}; {} was killed", host_,
+                                                                util::interruption(), shown));
       break;
     }
     if (Clock::now() >= deadline) {

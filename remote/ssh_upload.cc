@@ -140,7 +140,8 @@ util::Status SshExecutor::upload(const std::filesystem::path& local, const std::
       sftp_close(file);
       sftp_unlink(sftp, tmp.c_str());
       if (util::interrupted()) {
-        return util::error(ExitCode::kInterrupted, fmt::format("{}: interrupted", what));
+        return util::error(ExitCode::kInterrupted,
+                           fmt::format("{}: {}", what, util::interruption()));
       }
       return util::error(
           ExitCode::kUnreachable,

@@ -31,6 +31,14 @@ for format in mlx-jaccl mlx-jaccl-ring; do
   expect 0 "hostfile --format $format" -- "$cc" hostfile --format "$format" --from "$bundle"
   same "hostfile --format $format" "$expected/mac-mesh3.$format.json" "$tmp/out"
 done
+# The bundle's Thunderbolt ports hold only their self-assigned 169.254 addresses (no `network
+# apply` yet): mlx-ring wrote them, and a ring connection to one left by whichever port holds the
+# Mac's one 169.254/16 route, not its cable (docs/platform.md#self-assigned-addresses).
+expect 1 "hostfile --format mlx-ring of unaddressed Macs" -- "$cc" hostfile --format mlx-ring --from "$bundle"
+grep -qF "only a self-assigned 169.254 address, and a host routes all of 169.254/16 out of one port" "$tmp/err" &&
+  grep -qE "mac[0-9] receptacle [0-9] \(en[0-9]+\) \(169\.254\.[0-9.]+\)" "$tmp/err" &&
+  grep -qF "run \`clusterctl network apply" "$tmp/err" && [ ! -s "$tmp/out" ] ||
+  { echo "FAIL: hostfile mlx-ring of unaddressed Macs: $(cat "$tmp/out" "$tmp/err")"; fail=1; }
 expect 0 "hostfile --format mpi" -- "$cc" hostfile --format mpi --slots 2 --from "$bundle"
 same "hostfile --format mpi" "$expected/mac-mesh3.mpi.txt" "$tmp/out"
 

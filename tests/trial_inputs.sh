@@ -223,9 +223,13 @@ has "inventory address with a port" "$tmp/err" "$tmp/port.yaml:3:14: 'hosts[0].a
 printf 'hosts:\n  - name: Mac1\n  - name: mac1\n' >"$tmp/case.yaml"
 expect 2 "inventory Mac1 and mac1" -- "$cc" --inventory "$tmp/case.yaml" discover --from "$mesh3"
 has "inventory Mac1 and mac1" "$tmp/err" "$tmp/case.yaml:3:11: host 'mac1' appears twice: it is 'Mac1' of line 2"
-printf 'hosts:\n  - name: mac1\n    ssh: fe80::1%%en0\n    address: fe80::1%%en0\n' >"$tmp/v6.yaml"
+printf 'hosts:\n  - name: mac1\n    ssh: fe80::1%%en0\n    address: 2001:db8::11\n' >"$tmp/v6.yaml"
 "$cc" --inventory "$tmp/v6.yaml" discover --from "$mesh3" >"$tmp/out" 2>"$tmp/err"
-hasnt "inventory with a scoped IPv6 address" "$tmp/err" "v6.yaml:"
+hasnt "inventory with a scoped IPv6 destination" "$tmp/err" "v6.yaml:"
+# A link-local management address would be the coordinator no other host reaches: refused.
+printf 'hosts:\n  - name: mac1\n    ssh: fe80::1%%en0\n    address: fe80::1%%en0\n' >"$tmp/v6ll.yaml"
+expect 2 "inventory with a link-local address" -- "$cc" --inventory "$tmp/v6ll.yaml" discover --from "$mesh3"
+has "inventory with a link-local address" "$tmp/err" "$tmp/v6ll.yaml:4:14: 'hosts[0].address': 'fe80::1%en0' of host 'mac1' is a link-local IPv6 address"
 expect 0 "network plan mac-mesh3" -- "$cc" network plan "$tmp/mesh3.json" -o "$tmp/planned.json"
 python3 - "$tmp/planned.json" "$tmp/dup-ip.json" "$tmp/dup-subnet.json" <<'PY'
 import json, sys
@@ -392,6 +396,12 @@ for h in s["hosts"]:
             p["link_speed_gbps"], p["generation"] = 40, 4
 for c in s["cables"]:
     c["link_speed_gbps"], c["generation"] = 40, 4
+# Addressed as `network apply` would (a routable address per port): mlx-ring never writes the
+# self-assigned 169.254 ones the bundle's ports hold (docs/platform.md#self-assigned-addresses).
+for h in s["hosts"]:
+    for p in h["ports"]:
+        itf = p.get("interface") or {}
+        itf["ipv4"] = [a.replace("169.254.", "10.254.", 1) for a in itf.get("ipv4", [])]
 json.dump(s, open(sys.argv[2], "w"))
 PY2
 expect 1 "hostfile mlx-jaccl over 40 Gb/s cables with rdma_en devices" -- \

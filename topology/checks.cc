@@ -15,6 +15,7 @@
 #include "remote/quote.h"
 #include "topology/rdma_port.h"
 #include "topology/rdma_readiness.h"
+#include "util/address.h"
 #include "util/interrupt.h"
 #include "util/ipv4.h"
 #include "util/text.h"
@@ -445,7 +446,7 @@ void check_duplicate_addresses(const ClusterGraph& g, std::vector<Finding>& out)
   for (const auto& entry : by_address) {
     const std::string& address = entry.first;  // no structured binding: a lambda captures it
     const std::vector<Holder>& holders = entry.second;
-    if (address.starts_with("127.") || address.starts_with("169.254.") || address == "0.0.0.0" ||
+    if (address.starts_with("127.") || util::self_assigned_ipv4(address) || address == "0.0.0.0" ||
         holders.size() < 2) {
       continue;
     }

@@ -151,6 +151,18 @@ std::optional<std::string> local_only_problem(std::string_view address) {
   return std::nullopt;
 }
 
+bool self_assigned_ipv4(std::string_view address) {
+  in_addr v4{};
+  const std::string text(address);
+  return ::inet_pton(AF_INET, text.c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 16) == 0xa9fe;
+}
+
+bool link_local_ipv6(std::string_view address) {
+  in6_addr v6{};
+  const std::string text(address.substr(0, address.find('%')));
+  return ::inet_pton(AF_INET6, text.c_str(), &v6) == 1 && IN6_IS_ADDR_LINKLOCAL(&v6);
+}
+
 std::string host_port(std::string_view host, int port) {
   const bool bracket = host.find(':') != std::string_view::npos && !host.starts_with('[');
   return bracket ? fmt::format("[{}]:{}", host, port) : fmt::format("{}:{}", host, port);

@@ -26,6 +26,17 @@ std::optional<std::string> address_problem(std::string_view text);
 /// itself). A phrase that follows the quoted text, as address_problem's.
 std::optional<std::string> local_only_problem(std::string_view address);
 
+/// Whether `address` is a self-assigned IPv4 link-local address, 169.254.0.0/16 (RFC 3927):
+/// unique on its link only, and a host keeps one route for the whole block, so traffic to such an
+/// address leaves by whichever interface holds that route, not necessarily the cable it was
+/// seen on (docs/platform.md#self-assigned-addresses). False for anything else, IPv6 included.
+bool self_assigned_ipv4(std::string_view address);
+
+/// Whether `address` (one address_problem accepts, with or without its %scope) is an IPv6
+/// link-local address, fe80::/10: every interface has one, so it names a host only together
+/// with the interface it is reached through, which is each connecting host's own.
+bool link_local_ipv6(std::string_view address);
+
 /// "HOST:PORT" for a connection or a listener: an IPv6 literal (any host with a ':') in
 /// brackets, "[2001:db8::1]:5000", "[fe80::1%eth0]:5000"; others as they are,
 /// "10.0.0.1:5000", "studio1:5000". A host already in brackets is not bracketed again.

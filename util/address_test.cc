@@ -74,6 +74,26 @@ TEST_CASE("local_only_problem: unspecified and loopback addresses, not others") 
   }
 }
 
+TEST_CASE("self_assigned_ipv4 and link_local_ipv6: 169.254/16 and fe80::/10 alone") {
+  for (const char* yes : {"169.254.0.1", "169.254.205.255", "169.254.255.255"}) {
+    CAPTURE(yes);
+    CHECK(self_assigned_ipv4(yes));
+  }
+  for (const char* no : {"169.253.1.1", "169.255.0.1", "10.169.254.1", "169.254", "fe80::1",
+                         "169.254.1.300", ""}) {
+    CAPTURE(no);
+    CHECK_FALSE(self_assigned_ipv4(no));
+  }
+  for (const char* yes : {"fe80::1", "fe80::1%en0", "FE80::1021:1bac:fe1:b5e3", "febf::1"}) {
+    CAPTURE(yes);
+    CHECK(link_local_ipv6(yes));
+  }
+  for (const char* no : {"fec0::1", "2001:db8::1", "::1", "169.254.1.1", "fe80", "", "%en0"}) {
+    CAPTURE(no);
+    CHECK_FALSE(link_local_ipv6(no));
+  }
+}
+
 TEST_CASE("host_port: IPv6 literals in brackets, with or without a scope") {
   CHECK(host_port("10.0.0.1", 5000) == "10.0.0.1:5000");
   CHECK(host_port("studio1", 32323) == "studio1:32323");

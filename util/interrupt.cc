@@ -46,6 +46,10 @@ std::string interruption() {
   return interrupt_signal() == SIGTERM ? "terminated (SIGTERM)" : "interrupted (Ctrl-C)";
 }
 
+Error interrupted_error(std::string_view rest) {
+  return Error{ExitCode::kInterrupted, interruption() + std::string(rest)};
+}
+
 void set_interrupted(bool value, int signal) {
   g_interrupted = value ? 1 : 0;
   g_signal = value ? signal : 0;

@@ -6,6 +6,9 @@
 
 #include <csignal>
 #include <string>
+#include <string_view>
+
+#include "util/result.h"
 
 namespace cc::util {
 
@@ -26,6 +29,12 @@ int interrupt_signal();
 /// Every "interrupted (Ctrl-C)" clusterctl prints comes from here, so a SIGTERM is never
 /// reported as a Ctrl-C.
 std::string interruption();
+
+/// The error that ends a step Ctrl-C or SIGTERM cut short: ExitCode::kInterrupted (exit 130
+/// for either), its message interruption() followed by `rest` as written (" while discovering
+/// the hosts; nothing was started"), so every command says it in one way; `clusterctl CMD: `
+/// goes before it where it is printed.
+Error interrupted_error(std::string_view rest = "");
 
 /// How many SIGINTs and SIGTERMs arrived (0: none).
 int interrupt_count();

@@ -50,3 +50,13 @@ TEST_CASE("interrupt: the first signal that came is the one messages name") {
   cc::util::set_interrupted(false);
   CHECK(cc::util::interrupt_signal() == 0);
 }
+
+TEST_CASE("interrupt: interrupted_error is exit 130 naming the signal that came") {
+  cc::util::set_interrupted(true, SIGTERM);
+  auto e = cc::util::interrupted_error(" while discovering the hosts; nothing was started");
+  CHECK(e.code == cc::util::ExitCode::kInterrupted);
+  CHECK(e.message == "terminated (SIGTERM) while discovering the hosts; nothing was started");
+  cc::util::set_interrupted(true, SIGINT);
+  CHECK(cc::util::interrupted_error().message == "interrupted (Ctrl-C)");
+  cc::util::set_interrupted(false);
+}
