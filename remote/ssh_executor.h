@@ -43,10 +43,11 @@ struct SshOptions {
 /// bash, zsh, ksh, dash) passes exactly these arguments. No PTY, no agent forwarding. The line
 /// is prefixed with `echo clusterctl-pid=$$ >&2; `: the login shell reports its pid (sshd made
 /// it a process-group leader) on stderr, where run() removes it again.
-/// On timeout (and Ctrl-C) the remote command is killed twice over: a "signal" request KILL
-/// (sshd refuses those for root logins) and `kill -9 -- -PID` of the whole remote process
-/// group from a second channel; the channel is then closed and the result has timed_out = true
-/// with the output read so far.
+/// On timeout (and Ctrl-C) the remote command is ended twice over: a "signal" request TERM
+/// (sshd refuses those for root logins) and, from a second channel, `kill -TERM -- -PID` of the
+/// whole remote process group, then `kill -9` of what is left after a second (the command's
+/// traps run first: the discovery probe removes its temporary directory); the channel is then
+/// closed and the result has timed_out = true with the output read so far.
 /// Death by signal N (SSH "exit-signal") gives 128+N for the POSIX-numbered signals (HUP INT
 /// QUIT ILL TRAP ABRT FPE KILL SEGV PIPE ALRM TERM), 255 for others (as ssh exits 255).
 ///
