@@ -59,7 +59,9 @@ struct SshOptions {
 ///    `ssh-keygen -R`); public-key authentication (agent, IdentityFile, ~/.ssh/id_*) denied;
 ///    the connection broke during a command (the session is then dropped).
 ///  - kUsage: a malformed Command; a config file (-F) that does not exist; for upload(), a
-///    local file that cannot be read or a remote path that cannot be written (SFTP status).
+///    local file that cannot be read or a remote path that cannot be created (SFTP status:
+///    no such directory, permission denied). A temporary file that cannot be written, closed,
+///    given its mode or renamed into place is the host's fault: kUnreachable.
 ///  - kInterrupted: Ctrl-C (util::interrupted(), polled at least every 100 ms while connecting
 ///    and while a command runs).
 /// Not thread-safe (one thread per executor, as fan_out does). Key material never appears in
