@@ -464,10 +464,10 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   }
   if (outcome->code == ExitCode::kInterrupted) {
     return fail(util::error(ExitCode::kInterrupted,
-                            fmt::format("interrupted: every rank was ended; files being written "
+                            fmt::format("{}: every rank was ended; files being written "
                                         "stay under their .ccpush-*.part names and the next push "
                                         "resumes them (the ranks' logs: {})",
-                                        logs.string())));
+                                        util::interruption(), logs.string())));
   }
   if (ev.result.is_null()) {
     for (const auto& n : out.held_job_notes()) fmt::print(stderr, "clusterctl push: {}\n", n);

@@ -31,7 +31,7 @@ constexpr auto kStartTimeout = 10s;
 
 util::Status interrupted_status() {
   if (!util::interrupted()) return {};
-  return util::error(ExitCode::kInterrupted, "interrupted");
+  return util::error(ExitCode::kInterrupted, util::interruption());
 }
 
 util::Status write(const fs::path& path, const std::string& content, unsigned mode = 0644) {
@@ -400,7 +400,7 @@ util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options
   util::Error e = built.error();
   if (was_interrupted) {
     e = util::error(ExitCode::kInterrupted,
-                    fmt::format("interrupted: lab '{}' was rolled back", options.name));
+                    fmt::format("{}; lab '{}' was rolled back", util::interruption(), options.name));
   } else {
     e.message += fmt::format("\nlab '{}' was rolled back", options.name);
   }

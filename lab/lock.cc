@@ -219,7 +219,8 @@ util::Result<LabLock> acquire_lock(const fs::path& path, std::string_view lab,
     noted = true;
     if (util::interrupted()) {
       return util::error(ExitCode::kInterrupted,
-                         fmt::format("interrupted while waiting: {}; nothing was changed", who));
+                         fmt::format("{} while waiting: {}; nothing was changed",
+                                     util::interruption(), who));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       return util::error(

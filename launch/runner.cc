@@ -359,7 +359,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     // hosts' failures are its doing, so say only that it was interrupted.
     if (setup.problems.empty() || setup.interrupted || util::interrupted()) {
       return util::error(ExitCode::kInterrupted,
-                         "interrupted while the hosts were set up: no rank was started");
+                         util::interruption() + " while the hosts were set up: no rank was started");
     }
     std::string msg = "the job did not start: a host could not be set up:";
     for (const auto& p : setup.problems) msg += "\n  " + p;

@@ -527,7 +527,8 @@ TEST_CASE("runner: Ctrl-C during an upload says interrupted, not a host or job f
   fs::remove(src);
   REQUIRE_FALSE(out.ok());
   CHECK(out.error().code == cc::util::ExitCode::kInterrupted);
-  CHECK(out.error().message == "interrupted while the hosts were set up: no rank was started");
+  CHECK(out.error().message ==
+        "interrupted (Ctrl-C) while the hosts were set up: no rank was started");
   CHECK_FALSE(job.dirs_left(2));
 }
 
