@@ -234,7 +234,7 @@ util::Status check_routed_cables(const Context& ctx, const launch::JobSpec& spec
         if (f) facts[i] = std::move(*f);
       },
       ctx.style);
-  if (util::interrupted()) return util::error(ExitCode::kInterrupted, "interrupted");
+  if (util::interrupted()) return util::error(ExitCode::kInterrupted, util::interruption());
   auto facts_of = [&](const std::string& host) -> const discovery::HostFacts* {
     for (size_t i = 0; i < hosts.size(); ++i) {
       if (hosts[i] == host && facts[i]) return &*facts[i];
