@@ -33,6 +33,7 @@
 #include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/clock.h"
+#include "util/interrupt.h"
 #include "util/json_text.h"
 #include "util/self_exe.h"
 #include "util/state_dir.h"
