@@ -280,7 +280,7 @@ expect 0 "jobs --gc with two records naming one unknown host" -- env XDG_STATE_H
 [ "$(grep -c "warning" <<<"$LAST")" = 1 ] &&
   grep -q "warning: 2 job records (never-3, never-2, in $gcstate/clusterctl/jobs): no host 'h9' in $tmp/inv.yaml.*: that host was skipped (the job ran there and may have left a job directory" <<<"$LAST" ||
   { echo "FAIL: gc: not one warning for never-2 and never-3: $LAST"; fail=1; }
-rm "$gcstate/clusterctl/jobs/never-3.json"
+rm "$gcstate/clusterctl/jobs/never-3.json" "$gcstate/clusterctl/jobs/never-2.json"
 # A record of a job that ran (an older record, which names no inventory): its unknown host is
 # skipped, but the warning does not say that the job never started there.
 printf '{"schema": "clusterctl.job/1", "id": "ran-1", "name": "ran", "job_file": "/j.yaml",
@@ -331,7 +331,6 @@ out=$(env XDG_STATE_HOME="$manyjobs" "$cc" jobs --all 2>"$tmp/many-err")
 # whose inventory points lh1 at the refusing port: tried, named, cleaned here instead since a
 # lab's hosts share this machine's /tmp: exit 0, no warning); a `lab` that is not a lab name is
 # ignored (lh1 is then unknown to the SSH config: warned, skipped).
-rm "$gcstate/clusterctl/jobs/never-2.json"
 mkdir -p "$gcstate/clusterctl/labs/fakelab"
 chmod 700 "$gcstate/clusterctl/labs" "$gcstate/clusterctl/labs/fakelab"
 cp "$tmp/ssh_config" "$gcstate/clusterctl/labs/fakelab/ssh_config"
