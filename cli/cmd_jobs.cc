@@ -205,10 +205,9 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
         std::vector<std::pair<std::string, std::string>> named_by;
         for (const auto& j : jobs) {
           if (!may_have_run(j) || lab_gone(j) || !(reach_of(j) == reach)) continue;
-          const bool names_it =
-              std::any_of(j.hosts.begin(), j.hosts.end(), [&](const std::string& h) {
-                return util::host_key(h) == util::host_key(e->host());
-              });
+          const bool names_it = std::any_of(
+              j.hosts.begin(), j.hosts.end(),
+              [&](const std::string& h) { return util::host_key(h) == util::host_key(e->host()); });
           if (names_it) named_by.emplace_back(j.id, j.name);
         }
         records_of.resize(executors.size());
@@ -328,8 +327,8 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
           "jobs --forget-ended` those of every job that has ended",
           recs.size(), some_ids(ids), raw[i]->host());
     }
-    fmt::print(stderr, "clusterctl jobs --gc: {}{}{}\n", lab_of[i].empty() ? "" : "skipped: ",
-               silent[i], why);
+    fmt::print(stderr, "clusterctl jobs --gc: {}{}{}\n",
+               lab_of[i].empty() ? "" : "skipped: ", silent[i], why);
     unreachable = unreachable || lab_of[i].empty();
   }
   for (const auto& [lab, hosts] : silent_lab) {

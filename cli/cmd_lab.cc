@@ -412,16 +412,19 @@ ExitCode run_list(const LabOptions& o, Context& ctx) {
     auto st = lab::lab_status(name, {});
     if (!st) {
       // A directory that is no (whole) lab of this state directory: said, not skipped.
-      out.push_back({{"name", name}, {"state", "unknown"}, {"hosts", nullptr},
-                     {"sshd_running", nullptr}, {"error", st.error().message}});
+      out.push_back({{"name", name},
+                     {"state", "unknown"},
+                     {"hosts", nullptr},
+                     {"sshd_running", nullptr},
+                     {"error", st.error().message}});
       rows.push_back({name, "unknown", "-", st.error().message});
       continue;
     }
     const std::string state = st->busy ? st->busy->state : st->lab.state;
     const auto running = std::count_if(st->hosts.begin(), st->hosts.end(),
                                        [](const lab::HostStatus& h) { return h.sshd_running; });
-    out.push_back({{"name", name}, {"state", state}, {"hosts", st->hosts.size()},
-                   {"sshd_running", running}});
+    out.push_back(
+        {{"name", name}, {"state", state}, {"hosts", st->hosts.size()}, {"sshd_running", running}});
     rows.push_back({name, state, std::to_string(st->hosts.size()),
                     fmt::format("{} of {} sshd running", running, st->hosts.size())});
   }

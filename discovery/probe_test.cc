@@ -114,9 +114,9 @@ TEST_CASE("probe: a probe cut short by its timeout leaves no directory in TMPDIR
   const std::string saved = old != nullptr ? old : "";
   ::setenv("TMPDIR", tmp.c_str(), 1);
   cc::remote::LocalExecutor local("this-machine");
-  std::vector<ProbeCommand> cmds{{"sleep 30", {"sleep", "30"}},
-                                 {"sh -c 'echo started; sleep 30'",
-                                  {"sh", "-c", "echo started; sleep 30"}}};
+  std::vector<ProbeCommand> cmds{
+      {"sleep 30", {"sleep", "30"}},
+      {"sh -c 'echo started; sleep 30'", {"sh", "-c", "echo started; sleep 30"}}};
   auto r = run_commands(local, cmds, ProbeMode::kScript, 1s);
   if (old != nullptr) {
     ::setenv("TMPDIR", saved.c_str(), 1);
@@ -124,8 +124,9 @@ TEST_CASE("probe: a probe cut short by its timeout leaves no directory in TMPDIR
     ::unsetenv("TMPDIR");
   }
   REQUIRE_FALSE(r.ok());
-  CHECK(r.error().message == "this-machine: the probe did not finish within 1 s (raise --timeout, "
-                             "or check the host)");
+  CHECK(r.error().message ==
+        "this-machine: the probe did not finish within 1 s (raise --timeout, "
+        "or check the host)");
   std::vector<std::string> left;
   for (const auto& e : std::filesystem::directory_iterator(tmp)) {
     left.push_back(e.path().filename().string());

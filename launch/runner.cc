@@ -358,8 +358,9 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     // Ctrl-C while the hosts were set up (an upload or a connection cut short by it): the
     // hosts' failures are its doing, so say only that it was interrupted.
     if (setup.problems.empty() || setup.interrupted || util::interrupted()) {
-      return util::error(ExitCode::kInterrupted,
-                         util::interruption() + " while the hosts were set up: no rank was started");
+      return util::error(
+          ExitCode::kInterrupted,
+          util::interruption() + " while the hosts were set up: no rank was started");
     }
     std::string msg = "the job did not start: a host could not be set up:";
     for (const auto& p : setup.problems) msg += "\n  " + p;
