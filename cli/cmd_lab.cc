@@ -504,7 +504,6 @@ void add_lab_command(CLI::App& app, Context& ctx) {
       "list",
       "List the labs of this state directory: name, state, hosts and how many of their sshd "
       "run (exit 0, also with none; `lab status --name NAME` checks one)");
-  list->alias("ls");
   list->add_flag("--json", opts->json, "Machine-readable output");
   list->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_list(*opts, ctx); }; });
 }

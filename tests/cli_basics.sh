@@ -666,13 +666,13 @@ expect 2 "a job's lab that is not there" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME
 grep -qF "$job:2:10: \`cluster: lab:nosuchlab\`: " <<<"$LAST" ||
   { echo "FAIL: a job's missing lab not quoted as written: $LAST"; fail=1; }
 # `lab list` lists the labs of the state directory (it was "The following argument was not
-# expected: list"); with none it says so, exit 0; `lab ls` is the same; --json: [].
+# expected: list"); with none it says so, exit 0; --json: [].
 mkdir -p "$tmp/nolabs"
 expect 0 "lab list with no labs" -- env XDG_STATE_HOME="$tmp/nolabs" "$cc" lab list
 [ "$LAST" = "no labs (in $tmp/nolabs/clusterctl/labs): \`clusterctl lab up --name NAME\` creates one" ] ||
   { echo "FAIL: lab list with no labs: $LAST"; fail=1; }
-expect 0 "lab ls --json with no labs" -- env XDG_STATE_HOME="$tmp/nolabs" "$cc" lab ls --json
-[ "$LAST" = "[]" ] || { echo "FAIL: lab ls --json with no labs: $LAST"; fail=1; }
+expect 0 "lab list --json with no labs" -- env XDG_STATE_HOME="$tmp/nolabs" "$cc" lab list --json
+[ "$LAST" = "[]" ] || { echo "FAIL: lab list --json with no labs: $LAST"; fail=1; }
 # `lab status` of a lab that is not there is a status query answered "not running" (exit 1, as
 # for a lab whose sshd is down), not a usage error (it exited 2); it names the `lab up` that
 # starts one, and --json still answers.
