@@ -97,6 +97,8 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
                 const std::vector<launch::JobRecord>& jobs) {
   std::vector<std::unique_ptr<remote::Executor>> executors;
   std::vector<std::string> lab_of;  // per executor: the lab it reaches, when from a record
+  // Per executor: the records (id, name) of jobs that ran on its host, when from records.
+  std::vector<std::vector<std::pair<std::string, std::string>>> records_of;
   if (!hosts_spec.empty()) {
     auto chosen = make_executors(ctx.global, hosts_spec);
     if (!chosen) {
@@ -123,8 +125,15 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
     };
     std::map<Reach, std::set<std::string>> names;          // hosts per way to reach them
     std::map<std::string, std::vector<std::string>> gone;  // lab -> ids of its records
+    bool never_started = false;
     for (const auto& j : jobs) {
       if (j.hosts.empty()) continue;
+      // Nothing to collect: reaching its hosts could only fail (a launch that failed because
+      // a host cannot be reached leaves such a record) and fail every later gc with it.
+      if (!may_have_run(j)) {
+        never_started = true;
+        continue;
+      }
       if (lab_gone(j)) {
         gone[j.lab].push_back(j.id);
       } else {
@@ -150,6 +159,10 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
     if (!gone.empty()) executors.push_back(std::make_unique<remote::LocalExecutor>("local"));
     lab_of.resize(executors.size());
     if (names.empty() && gone.empty()) {
+      if (never_started) {
+        fmt::print("0 job directories of launchers that are gone removed\n");
+        return ExitCode::kOk;
+      }
       fmt::print(stderr, "clusterctl jobs --gc: no job records name a host: give --hosts\n");
       return ExitCode::kUsage;
     }
@@ -189,6 +202,16 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
         return chosen.error().code;
       }
       for (auto& e : *chosen) {
+        std::vector<std::pair<std::string, std::string>> named_by;
+        for (const auto& j : jobs) {
+          if (!may_have_run(j) || lab_gone(j) || !(reach_of(j) == reach)) continue;
+          const bool names_it = std::any_of(
+              j.hosts.begin(), j.hosts.end(),
+              [&](const std::string& h) { return util::host_key(h) == util::host_key(e->host()); });
+          if (names_it) named_by.emplace_back(j.id, j.name);
+        }
+        records_of.resize(executors.size());
+        records_of.push_back(std::move(named_by));
         executors.push_back(std::move(e));
         lab_of.push_back(g.lab);
       }
@@ -198,6 +221,7 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
     std::map<std::pair<std::string, bool>, std::vector<std::string>> warned;
     std::map<std::pair<std::string, bool>, std::size_t> host_count;
     for (const auto& j : jobs) {
+      if (!may_have_run(j)) continue;  // nothing to collect, see above
       std::vector<std::string> why;
       std::set<std::string> seen;
       for (const auto& h : j.hosts) {
@@ -241,6 +265,7 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
     }
   }
   lab_of.resize(executors.size());
+  records_of.resize(executors.size());
   std::vector<remote::Executor*> raw;
   for (auto& e : executors) raw.push_back(e.get());
   std::vector<std::vector<std::string>> removed(raw.size());
@@ -283,8 +308,27 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
   bool unreachable = false;
   for (size_t i = 0; i < raw.size(); ++i) {
     if (silent[i].empty()) continue;
-    fmt::print(stderr, "clusterctl jobs --gc: {}{}\n", lab_of[i].empty() ? "" : "skipped: ",
-               silent[i]);
+    // Which records brought the host in: a host that is gone for good (or a record's wrong
+    // user) fails every gc until its record is dropped.
+    std::string why;
+    const auto& recs = records_of[i];
+    if (lab_of[i].empty() && recs.size() == 1) {
+      const auto& [id, job_name] = recs.front();
+      why = fmt::format(
+          "; job record {}{} names {}: once its job directory there is cleaned, or if the host "
+          "will not be back, `clusterctl jobs --forget {}` drops the record",
+          id, job_name.empty() ? "" : fmt::format(" (job '{}')", job_name), raw[i]->host(), id);
+    } else if (lab_of[i].empty() && !recs.empty()) {
+      std::vector<std::string> ids;
+      for (const auto& r : recs) ids.push_back(r.first);
+      why = fmt::format(
+          "; {} job records ({}) name {}: once their job directories there are cleaned, or if "
+          "the host will not be back, `clusterctl jobs --forget ID` drops a record, `clusterctl "
+          "jobs --forget-ended` those of every job that has ended",
+          recs.size(), some_ids(ids), raw[i]->host());
+    }
+    fmt::print(stderr, "clusterctl jobs --gc: {}{}{}\n",
+               lab_of[i].empty() ? "" : "skipped: ", silent[i], why);
     unreachable = unreachable || lab_of[i].empty();
   }
   for (const auto& [lab, hosts] : silent_lab) {

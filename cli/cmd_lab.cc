@@ -1,5 +1,6 @@
-// `clusterctl lab up|down|status`: the emulated cluster on this Linux machine (lab/).
+// `clusterctl lab up|down|status|list`: the emulated cluster on this Linux machine (lab/).
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -30,6 +31,7 @@
 #include "remote/local_executor.h"
 #include "util/interrupt.h"
 #include "util/json_text.h"
+#include "util/state_dir.h"
 #include "util/suggest.h"
 #include "util/term.h"
 #include "util/text.h"
@@ -398,6 +400,50 @@ ExitCode run_status(const LabOptions& o, Context& ctx) {
 
 }  // namespace
 
+// `lab list`: the labs of this state directory, one line each (name, state, hosts, how many
+// sshd run), as `lab status` reads them; exit 0 whatever their state (`lab status --name`
+// checks one), also with none.
+ExitCode run_list(const LabOptions& o, Context& ctx) {
+  const bool json = o.json || ctx.global.json;
+  const std::vector<std::string> names = existing_labs();
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  std::vector<std::array<std::string, 4>> rows;
+  for (const auto& name : names) {
+    auto st = lab::lab_status(name, {});
+    if (!st) {
+      // A directory that is no (whole) lab of this state directory: said, not skipped.
+      out.push_back({{"name", name},
+                     {"state", "unknown"},
+                     {"hosts", nullptr},
+                     {"sshd_running", nullptr},
+                     {"error", st.error().message}});
+      rows.push_back({name, "unknown", "-", st.error().message});
+      continue;
+    }
+    const std::string state = st->busy ? st->busy->state : st->lab.state;
+    const auto running = std::count_if(st->hosts.begin(), st->hosts.end(),
+                                       [](const lab::HostStatus& h) { return h.sshd_running; });
+    out.push_back(
+        {{"name", name}, {"state", state}, {"hosts", st->hosts.size()}, {"sshd_running", running}});
+    rows.push_back({name, state, std::to_string(st->hosts.size()),
+                    fmt::format("{} of {} sshd running", running, st->hosts.size())});
+  }
+  if (json) {
+    fmt::print("{}\n", util::json_text(out, 2));
+    return ExitCode::kOk;
+  }
+  if (names.empty()) {
+    fmt::print("no labs (in {}): `clusterctl lab up --name NAME` creates one\n",
+               (util::state_dir() / "labs").string());
+    return ExitCode::kOk;
+  }
+  std::size_t w = 4;
+  for (const auto& r : rows) w = std::max(w, r[0].size());
+  fmt::print("{:<{}}  {:<10}  {:>5}  {}\n", "NAME", w, "STATE", "HOSTS", "SSHD");
+  for (const auto& r : rows) fmt::print("{:<{}}  {:<10}  {:>5}  {}\n", r[0], w, r[1], r[2], r[3]);
+  return ExitCode::kOk;
+}
+
 void add_lab_command(CLI::App& app, Context& ctx) {
   auto opts = std::make_shared<LabOptions>();
   CLI::App* lab = app.add_subcommand(
@@ -453,6 +499,13 @@ void add_lab_command(CLI::App& app, Context& ctx) {
   add_name_and_dir(status, *opts);
   status->add_flag("--json", opts->json, "Machine-readable output");
   status->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_status(*opts, ctx); }; });
+
+  CLI::App* list = lab->add_subcommand(
+      "list",
+      "List the labs of this state directory: name, state, hosts and how many of their sshd "
+      "run (exit 0, also with none; `lab status --name NAME` checks one)");
+  list->add_flag("--json", opts->json, "Machine-readable output");
+  list->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_list(*opts, ctx); }; });
 }
 
 }  // namespace cc::cli

@@ -46,7 +46,11 @@ std::string run_line(const ProbeCommand& c) {
 
 std::string command_block(const std::vector<ProbeCommand>& commands, bool parallel) {
   std::string s;
-  for (const auto& c : commands) s += run_line(c) + (parallel ? " &\n" : "; e " + c.key() + "\n");
+  // Each background command's pid goes into $p, for the EXIT trap to end them before it
+  // removes $d (a command still writing there would make the removal fail, or recreate files).
+  for (const auto& c : commands) {
+    s += run_line(c) + (parallel ? " & p=\"$p $!\"\n" : "; e " + c.key() + "\n");
+  }
   if (parallel) {
     s += "wait\n";
     for (const auto& c : commands) s += "e " + c.key() + "\n";
@@ -108,9 +112,16 @@ std::string probe_script(std::string_view nonce, const std::vector<ProbeCommand>
                          bool parallel, bool os_switch, const ProbeExtras& extras) {
   std::string s = fmt::format(
       "M='{}'\n"
+      // Removed however the script ends: done, interrupted (clusterctl sends TERM to the
+      // script's process group first, KILL only after a grace period: remote/ssh_executor.cc),
+      // or left alone by a controller that is gone (sshd closes the channel: the next write
+      // raises SIGPIPE). The EXIT trap ignores further signals so that a second TERM (one to
+      // the shell, one to its group) cannot cut the cleanup short.
+      "p= d=\n"
+      "trap 'trap \"\" HUP INT TERM PIPE; [ -z \"$p\" ] || kill $p 2>/dev/null; wait; "
+      "[ -z \"$d\" ] || rm -rf \"$d\"' EXIT\n"
+      "trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM; trap 'exit 141' PIPE\n"
       "d=$(mktemp -d \"${{TMPDIR:-/tmp}}/clusterctl-probe.XXXXXX\") || exit 125\n"
-      "trap 'rm -rf \"$d\"' EXIT\n"
-      "trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM\n"
       "r() {{ k=$1; shift; \"$@\" </dev/null >\"$d/$k.o\" 2>\"$d/$k.e\"; echo $? >\"$d/$k.s\"; }}\n"
       "e() {{ printf '%s out %s\\n' \"$M\" \"$1\"; cat \"$d/$1.o\"; "
       "printf '\\n%s err %s\\n' \"$M\" \"$1\"; cat \"$d/$1.e\"; "

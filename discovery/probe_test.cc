@@ -1,5 +1,6 @@
 #include "discovery/probe.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -100,6 +101,39 @@ TEST_CASE("probe: parallel commands keep their own outputs, a missing one exits 
   CHECK(r->find(cmds[2])->exit_status == 127);
   CHECK(classify_command(r->find(cmds[2])->exit_status, r->find(cmds[2])->err) ==
         CommandOutcome::kMissing);
+}
+
+TEST_CASE("probe: a probe cut short by its timeout leaves no directory in TMPDIR") {
+  // The executor ends the script's process group on timeout, as on Ctrl-C: the script's own
+  // trap removes its clusterctl-probe.XXXXXX (it was left behind, one per host, when the
+  // group got SIGKILL at once), its background commands still running and writing there.
+  const std::filesystem::path tmp =
+      std::filesystem::temp_directory_path() / ("cc-probe-test-" + make_nonce());
+  std::filesystem::create_directory(tmp);
+  const char* old = std::getenv("TMPDIR");
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("TMPDIR", tmp.c_str(), 1);
+  cc::remote::LocalExecutor local("this-machine");
+  std::vector<ProbeCommand> cmds{
+      {"sleep 30", {"sleep", "30"}},
+      {"sh -c 'echo started; sleep 30'", {"sh", "-c", "echo started; sleep 30"}}};
+  auto r = run_commands(local, cmds, ProbeMode::kScript, 1s);
+  if (old != nullptr) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().message ==
+        "this-machine: the probe did not finish within 1 s (raise --timeout, "
+        "or check the host)");
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(tmp)) {
+    left.push_back(e.path().filename().string());
+  }
+  std::filesystem::remove_all(tmp);
+  CHECK(left.empty());
+  if (!left.empty()) MESSAGE("left in TMPDIR: " << left.front());
 }
 
 TEST_CASE("probe: a replayed Mac bundle gives the Mac's facts, command by command") {

@@ -399,8 +399,8 @@ util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options
   if (down) lock->remove_file();  // nothing of the lab is left
   util::Error e = built.error();
   if (was_interrupted) {
-    e = util::error(ExitCode::kInterrupted,
-                    fmt::format("interrupted: lab '{}' was rolled back", options.name));
+    e = util::error(ExitCode::kInterrupted, fmt::format("{}; lab '{}' was rolled back",
+                                                        util::interruption(), options.name));
   } else {
     e.message += fmt::format("\nlab '{}' was rolled back", options.name);
   }

@@ -218,8 +218,9 @@ util::Result<LabLock> acquire_lock(const fs::path& path, std::string_view lab,
     if (!noted && note) note(fmt::format("waiting: {}", who));
     noted = true;
     if (util::interrupted()) {
-      return util::error(ExitCode::kInterrupted,
-                         fmt::format("interrupted while waiting: {}; nothing was changed", who));
+      return util::error(
+          ExitCode::kInterrupted,
+          fmt::format("{} while waiting: {}; nothing was changed", util::interruption(), who));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       return util::error(

@@ -152,8 +152,16 @@ TEST_CASE("lock: Ctrl-C while waiting gives up at once with kInterrupted") {
   REQUIRE(holder.ok());
   cc::util::set_interrupted(true);
   auto waiter = acquire_lock(path, "i", "down", 10s, {});
+  // Named as the signal that came, as every command does (util::interruption()).
+  cc::util::set_interrupted(true, SIGTERM);
+  auto terminated = acquire_lock(path, "i", "down", 10s, {});
   cc::util::set_interrupted(false);
   REQUIRE_FALSE(waiter.ok());
   CHECK(waiter.error().code == ExitCode::kInterrupted);
-  CHECK(contains(waiter.error().message, "interrupted while waiting: lab 'i' is being created"));
+  CHECK(contains(waiter.error().message,
+                 "interrupted (Ctrl-C) while waiting: lab 'i' is being created"));
+  REQUIRE_FALSE(terminated.ok());
+  CHECK(terminated.error().code == ExitCode::kInterrupted);
+  CHECK(contains(terminated.error().message,
+                 "terminated (SIGTERM) while waiting: lab 'i' is being created"));
 }

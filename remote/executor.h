@@ -36,7 +36,7 @@ struct RunOptions {
   /// script). Empty: the command line, shortened.
   std::string what;
   /// Limit for the whole command, from start to exit status (default 30 s). On expiry the
-  /// remote process is signalled (KILL), and the result has timed_out = true.
+  /// remote process is signalled (TERM, then KILL), and the result has timed_out = true.
   std::chrono::milliseconds timeout{30'000};
   /// Bytes written to the command's stdin, then EOF. Without it stdin is empty (EOF at once).
   std::optional<std::string> stdin_data;

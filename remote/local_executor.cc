@@ -185,6 +185,21 @@ std::string find_in_path(const std::string& name) {
   return {};
 }
 
+// Ends process group `pid` (its leader the child, `exited` once reaped into `status`): SIGTERM
+// first, so that the command's traps run (the discovery probe removes its temporary directory),
+// then SIGKILL for whatever is still there after a second; the child is reaped.
+void end_group(pid_t pid, bool& exited, int& status) {
+  ::kill(-pid, SIGTERM);
+  for (int i = 0; i < 100; ++i) {
+    if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) exited = true;
+    if (exited && ::kill(-pid, 0) != 0) return;  // the whole group is gone
+    ::usleep(10'000);
+  }
+  ::kill(-pid, SIGKILL);
+  if (!exited) ::waitpid(pid, &status, 0);
+  exited = true;
+}
+
 }  // namespace
 
 util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOptions& opts) {
@@ -279,22 +294,19 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
     }
     if (exited && !out.read.open() && !err.read.open()) break;
     if (opts.cancelled && opts.cancelled()) {
-      ::kill(-pid, SIGKILL);
-      if (!exited) ::waitpid(pid, &status, 0);
+      end_group(pid, exited, status);
       result.timed_out = true;
       break;
     }
     if (!opts.cancelled && util::interrupted()) {
-      ::kill(-pid, SIGKILL);
-      if (!exited) ::waitpid(pid, &status, 0);
+      end_group(pid, exited, status);
       return util::error(ExitCode::kInterrupted,
                          fmt::format("{}: {}; {} was killed", host_, util::interruption(),
                                      opts.what.empty() ? "`" + args[0] + "`" : opts.what));
     }
     auto now = Clock::now();
     if (now >= deadline) {
-      ::kill(-pid, SIGKILL);
-      if (!exited) ::waitpid(pid, &status, 0);
+      end_group(pid, exited, status);
       result.timed_out = true;
       break;
     }

@@ -14,7 +14,8 @@ namespace cc::remote {
 ///    SCRIPT. An executable file without a "#!" line runs under /bin/sh, as execvp(3) runs it.
 ///  - stdout and stderr are separate pipes; RunOptions::stdin_data is written to stdin, then EOF.
 ///  - The child leads its own process group. On timeout, and when util::interrupted() becomes
-///    true (checked every 100 ms), the whole group gets SIGKILL.
+///    true (checked every 100 ms), the whole group gets SIGTERM (its traps run), then SIGKILL
+///    for what is left after a second.
 ///  - Like a shell: a program that cannot be found gives exit status 127 (126 when it is not
 ///    executable) with "clusterctl: NAME: command not found" on stderr; death by signal N
 ///    gives 128+N.

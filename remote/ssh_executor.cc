@@ -106,13 +106,21 @@ class Channel {
   ssh_channel c_;
 };
 
-// Kills remote process group `pid` from a second channel (bounded by the round-trip timeout).
+// Ends remote process group `pid` (TERM, then KILL) from a second channel (bounded by the
+// round-trip timeout).
 void kill_remote_group(ssh_session s, long pid) {
   ssh_set_blocking(s, 1);
   ssh_channel c = ssh_channel_new(s);
   if (c == nullptr) return;
   if (ssh_channel_open_session(c) == SSH_OK) {
-    std::string kill = fmt::format("kill -9 -- -{0} 2>/dev/null || kill -9 {0} 2>/dev/null", pid);
+    // TERM first: the command's own traps run (the discovery probe removes its directory in
+    // /tmp), then KILL for whatever is still there after a second.
+    std::string kill = fmt::format(
+        "kill -TERM -- -{0} 2>/dev/null || kill -TERM {0} 2>/dev/null; i=0; "
+        "while [ $i -lt 10 ] && {{ kill -0 -- -{0} || kill -0 {0}; }} 2>/dev/null; "
+        "do sleep 0.1; i=$((i+1)); done; "
+        "kill -9 -- -{0} 2>/dev/null || kill -9 {0} 2>/dev/null",
+        pid);
     if (ssh_channel_request_exec(c, kill.c_str()) == SSH_OK) {
       ssh_channel_send_eof(c);
       ssh_channel_get_exit_status(c);
@@ -245,24 +253,32 @@ util::Result<CommandResult> SshExecutor::run(const Command& cmd, const RunOption
   auto next_beat = Clock::now() + opts.heartbeat;
   if (beating && opts.heartbeat_timeout.count() > 0) set_user_timeout(s, opts.heartbeat_timeout);
 
+  // Ends the remote command: TERM to its shell (sshd honours signal requests for non-root
+  // users), then TERM and KILL to its process group (kill_remote_group) once its pid is known,
+  // else KILL to the shell at once.
+  auto stop_remote = [&] {
+    ssh_channel_request_send_signal(raw, "TERM");
+    if (remote_pid > 0) {
+      kill_remote_group(s, remote_pid);
+    } else {
+      ssh_channel_request_send_signal(raw, "KILL");
+    }
+  };
   ssh_set_blocking(s, 0);
   for (;;) {
     if (opts.cancelled ? opts.cancelled() : false) {
-      ssh_channel_request_send_signal(raw, "KILL");
-      if (remote_pid > 0) kill_remote_group(s, remote_pid);
+      stop_remote();
       result.timed_out = true;
       break;
     }
     if (!opts.cancelled && util::interrupted()) {
-      ssh_channel_request_send_signal(raw, "KILL");
-      if (remote_pid > 0) kill_remote_group(s, remote_pid);
+      stop_remote();
       failure = util::error(ExitCode::kInterrupted, fmt::format("{}: {}; {} was killed", host_,
                                                                 util::interruption(), shown));
       break;
     }
     if (Clock::now() >= deadline) {
-      ssh_channel_request_send_signal(raw, "KILL");  // honoured for non-root users
-      if (remote_pid > 0) kill_remote_group(s, remote_pid);
+      stop_remote();
       result.timed_out = true;
       break;
     }

@@ -43,10 +43,11 @@ struct SshOptions {
 /// bash, zsh, ksh, dash) passes exactly these arguments. No PTY, no agent forwarding. The line
 /// is prefixed with `echo clusterctl-pid=$$ >&2; `: the login shell reports its pid (sshd made
 /// it a process-group leader) on stderr, where run() removes it again.
-/// On timeout (and Ctrl-C) the remote command is killed twice over: a "signal" request KILL
-/// (sshd refuses those for root logins) and `kill -9 -- -PID` of the whole remote process
-/// group from a second channel; the channel is then closed and the result has timed_out = true
-/// with the output read so far.
+/// On timeout (and Ctrl-C) the remote command is ended twice over: a "signal" request TERM
+/// (sshd refuses those for root logins) and, from a second channel, `kill -TERM -- -PID` of the
+/// whole remote process group, then `kill -9` of what is left after a second (the command's
+/// traps run first: the discovery probe removes its temporary directory); the channel is then
+/// closed and the result has timed_out = true with the output read so far.
 /// Death by signal N (SSH "exit-signal") gives 128+N for the POSIX-numbered signals (HUP INT
 /// QUIT ILL TRAP ABRT FPE KILL SEGV PIPE ALRM TERM), 255 for others (as ssh exits 255).
 ///
@@ -58,7 +59,9 @@ struct SshOptions {
 ///    `ssh-keygen -R`); public-key authentication (agent, IdentityFile, ~/.ssh/id_*) denied;
 ///    the connection broke during a command (the session is then dropped).
 ///  - kUsage: a malformed Command; a config file (-F) that does not exist; for upload(), a
-///    local file that cannot be read or a remote path that cannot be written (SFTP status).
+///    local file that cannot be read or a remote path that cannot be created (SFTP status:
+///    no such directory, permission denied). A temporary file that cannot be written, closed,
+///    given its mode or renamed into place is the host's fault: kUnreachable.
 ///  - kInterrupted: Ctrl-C (util::interrupted(), polled at least every 100 ms while connecting
 ///    and while a command runs).
 /// Not thread-safe (one thread per executor, as fan_out does). Key material never appears in

@@ -5,6 +5,8 @@
 #include <libssh/sftp.h>
 #include <unistd.h>
 
+#include <array>
+
 #include "remote/ssh_session.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
@@ -28,7 +30,9 @@ std::string sftp_status(int code) {
     case SSH_FX_PERMISSION_DENIED:
       return "permission denied";
     case SSH_FX_FAILURE:
-      return "failure (disk full, or the target exists and cannot be replaced?)";
+      // SFTP v3's catch-all: OpenSSH's sftp-server sends it for every errno it has no status
+      // for (EEXIST, ENOSPC, EISDIR, EBUSY ...); what the target is now is said beside it.
+      return "failure (SSH_FX_FAILURE: the server gives no errno)";
     case SSH_FX_BAD_MESSAGE:
       return "bad message";
     case SSH_FX_NO_CONNECTION:
@@ -66,6 +70,56 @@ struct SftpGuard {
   std::chrono::milliseconds restore;
   sftp_session sftp = nullptr;
 };
+
+// What `path` is on the host now, for a message: "a directory", "a regular file of 12 bytes",
+// "missing".
+std::string describe_remote(sftp_session sftp, const std::string& path) {
+  sftp_attributes a = sftp_lstat(sftp, path.c_str());
+  if (a == nullptr) return "missing";
+  std::string what;
+  switch (a->type) {
+    case SSH_FILEXFER_TYPE_REGULAR:
+      what = fmt::format("a regular file of {} bytes", a->size);
+      break;
+    case SSH_FILEXFER_TYPE_DIRECTORY:
+      what = "a directory";
+      break;
+    case SSH_FILEXFER_TYPE_SYMLINK:
+      what = "a symbolic link";
+      break;
+    default:
+      what = "a special file";
+  }
+  sftp_attributes_free(a);
+  return what;
+}
+
+// Whether `path` on the host is a regular file holding exactly `content` with permission
+// bits `mode`: what another upload of the same file to the same path (a host sharing this
+// file system: a lab's hosts share this machine's) left there.
+bool holds(sftp_session sftp, const std::string& path, std::string_view content, unsigned mode) {
+  sftp_attributes a = sftp_lstat(sftp, path.c_str());
+  if (a == nullptr) return false;
+  const bool same_kind = a->type == SSH_FILEXFER_TYPE_REGULAR && a->size == content.size() &&
+                         (a->permissions & 07777) == mode;
+  sftp_attributes_free(a);
+  if (!same_kind) return false;
+  sftp_file f = sftp_open(sftp, path.c_str(), O_RDONLY, 0);
+  if (f == nullptr) return false;
+  std::array<char, kWriteChunk> buf{};
+  bool same = true;
+  std::string_view left = content;
+  while (same) {
+    ssize_t n = sftp_read(f, buf.data(), buf.size());
+    if (n < 0) same = false;
+    if (n <= 0) break;
+    const auto got = static_cast<size_t>(n);
+    same = got <= left.size() && left.substr(0, got) == std::string_view(buf.data(), got);
+    if (same) left.remove_prefix(got);
+  }
+  sftp_close(f);
+  return same && left.empty();
+}
 
 }  // namespace
 
@@ -123,7 +177,7 @@ util::Status SshExecutor::upload(const std::filesystem::path& local, const std::
                                      "refused the data: check `df` on {}",
                                      what, tmp, host_));
     }
-    return util::error(ExitCode::kUsage,
+    return util::error(ExitCode::kUnreachable,
                        fmt::format("{} failed ({} {}): {}", what, step, tmp, sftp_status(code)));
   };
 
@@ -161,14 +215,33 @@ util::Status SshExecutor::upload(const std::filesystem::path& local, const std::
   if (sftp_chmod(sftp, tmp.c_str(), static_cast<mode_t>(mode)) != SSH_OK) {
     return remote_error("setting the mode of");
   }
-  if (sftp_rename(sftp, tmp.c_str(), remote_path.c_str()) != SSH_OK) {
-    // Without the posix-rename extension a rename does not replace an existing file.
-    sftp_unlink(sftp, remote_path.c_str());
-    if (sftp_rename(sftp, tmp.c_str(), remote_path.c_str()) != SSH_OK) {
-      return remote_error("renaming into place");
+  // SFTP v3's rename (libssh 0.10 has no posix-rename) does not replace an existing file
+  // (OpenSSH's server links the new name): the target is removed first. Hosts that share a
+  // file system (a lab's hosts share this machine's; NFS homes) upload the same file to the
+  // same path at once, and another host's upload may land between the removal and the
+  // rename: a target that now holds exactly what this upload holds is this upload done.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (sftp_rename(sftp, tmp.c_str(), remote_path.c_str()) == SSH_OK) return {};
+    if (holds(sftp, remote_path, *content, mode)) {
+      sftp_unlink(sftp, tmp.c_str());
+      return {};
     }
+    if (ssh_is_connected(s) == 0) return broken("renaming into place");
+    sftp_unlink(sftp, remote_path.c_str());
   }
-  return {};
+  // A host, not the input, is at fault (the job file's path was fine to create a file
+  // beside): exit 3, as for a host that cannot be set up.
+  int code = sftp_get_error(sftp);
+  const std::string now = describe_remote(sftp, remote_path);
+  sftp_unlink(sftp, tmp.c_str());
+  return util::error(
+      ExitCode::kUnreachable,
+      fmt::format("{} failed (renaming {} into place): {}; {} is {} now{}", what, tmp,
+                  sftp_status(code), remote_path, now,
+                  now == "missing" || now.starts_with("a regular file")
+                      ? " (another upload to the same path, from a host sharing this file "
+                        "system, in between?)"
+                      : ": it is not replaced; remove it or choose another `dest:`"));
 }
 
 }  // namespace cc::remote

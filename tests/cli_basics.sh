@@ -241,37 +241,46 @@ grep -q "^mac1 slots=1" <<<"$LAST" && grep -q "^mac2 slots=1" <<<"$LAST" ||
 if ls "$tmp"/state/clusterctl/jobs/nohost-* >/dev/null 2>&1 || [ -e "$tmp/nh-logs" ]; then
   echo "FAIL: a job with an unknown host left a record or logs"; fail=1
 fi
-# jobs --gc: an old record naming a host the inventory does not have is skipped with one
-# warning naming the record and the host; the other hosts are still tried (h1 refuses: exit 3),
-# and with only such records there is nothing that failed (exit 0).
+# jobs --gc: a record of a job that never started (no rank has a status) has nothing to collect:
+# its hosts are not tried (h1 refuses, a stale record made every gc exit 3 until it was dropped).
+# A record of a job that ran naming a host the inventory does not have is skipped with one
+# warning naming the record and the host; the other hosts are still tried (h1 refuses: exit 3,
+# naming the record that brought h1 in and how to drop it), and with only such records there is
+# nothing that failed (exit 0).
 gcstate="$tmp/gc-state"
 mkdir -p "$gcstate/clusterctl/jobs"
 chmod 700 "$gcstate" "$gcstate/clusterctl" "$gcstate/clusterctl/jobs"
-record() {  # record ID HOST...
+record() {  # [status='"exit 1"'] record ID HOST...
   local id=$1 ranks="" r=0; shift
-  for h in "$@"; do ranks+="${ranks:+, }{\"rank\": $r, \"host\": \"$h\", \"status\": null}"; r=$((r + 1)); done
+  for h in "$@"; do ranks+="${ranks:+, }{\"rank\": $r, \"host\": \"$h\", \"status\": ${status:-null}}"; r=$((r + 1)); done
   printf '{"schema": "clusterctl.job/1", "id": "%s", "name": "old", "job_file": "/j.yaml",
     "pid": 1, "state": "failed", "exit_code": 2, "started_at": "2026-11-30T23:30:53Z",
     "logs": "%s/nologs", "world_size": %d, "ranks": [%s]}\n' "$id" "$tmp" "$r" "$ranks" \
     >"$gcstate/clusterctl/jobs/$id.json"
 }
 record never-1 h1 h9 h9
+expect 0 "jobs --gc with only a record of a job that never started" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
+grep -qx "0 job directories of launchers that are gone removed" <<<"$LAST" &&
+  ! grep -q "h1\|warning" <<<"$LAST" || { echo "FAIL: gc tried a job that never started: $LAST"; fail=1; }
+status='"exit 1"' record ran-0 h1 h9 h9
 expect 3 "jobs --gc with a record naming an unknown host" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
-[ "$(grep -c "warning: job record never-1 .*no host 'h9' in $tmp/inv.yaml" <<<"$LAST")" = 1 ] ||
-  { echo "FAIL: gc: no single warning for never-1 and h9: $LAST"; fail=1; }
-grep -q "h1: cannot connect" <<<"$LAST" || { echo "FAIL: gc did not try h1: $LAST"; fail=1; }
-rm "$gcstate/clusterctl/jobs/never-1.json"
-record never-2 h9
+[ "$(grep -c "warning: job record ran-0 .*no host 'h9' in $tmp/inv.yaml" <<<"$LAST")" = 1 ] &&
+  ! grep -q "never-1" <<<"$LAST" ||
+  { echo "FAIL: gc: no single warning for ran-0 and h9: $LAST"; fail=1; }
+grep -q "h1: cannot connect.*; job record ran-0 (job 'old') names h1: once its job directory there is cleaned, or if the host will not be back, \`clusterctl jobs --forget ran-0\` drops the record$" <<<"$LAST" ||
+  { echo "FAIL: gc did not try h1 or did not name its record: $LAST"; fail=1; }
+rm "$gcstate/clusterctl/jobs/never-1.json" "$gcstate/clusterctl/jobs/ran-0.json"
+status='"exit 1"' record never-2 h9
 expect 0 "jobs --gc with only a record naming an unknown host" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
 grep -q "warning: job record never-2 .*no host 'h9'" <<<"$LAST" ||
   { echo "FAIL: gc: no warning for never-2: $LAST"; fail=1; }
 # Records of one cause share one warning (it printed one long line per record).
-record never-3 h9
+status='"exit 1"' record never-3 h9
 expect 0 "jobs --gc with two records naming one unknown host" -- env XDG_STATE_HOME="$gcstate" "$cc" --inventory "$tmp/inv.yaml" jobs --gc
 [ "$(grep -c "warning" <<<"$LAST")" = 1 ] &&
-  grep -q "warning: 2 job records (never-3, never-2, in $gcstate/clusterctl/jobs): no host 'h9' in $tmp/inv.yaml.*: that host was skipped (a job that never started there left nothing to clean" <<<"$LAST" ||
+  grep -q "warning: 2 job records (never-3, never-2, in $gcstate/clusterctl/jobs): no host 'h9' in $tmp/inv.yaml.*: that host was skipped (the job ran there and may have left a job directory" <<<"$LAST" ||
   { echo "FAIL: gc: not one warning for never-2 and never-3: $LAST"; fail=1; }
-rm "$gcstate/clusterctl/jobs/never-3.json"
+rm "$gcstate/clusterctl/jobs/never-3.json" "$gcstate/clusterctl/jobs/never-2.json"
 # A record of a job that ran (an older record, which names no inventory): its unknown host is
 # skipped, but the warning does not say that the job never started there.
 printf '{"schema": "clusterctl.job/1", "id": "ran-1", "name": "ran", "job_file": "/j.yaml",
@@ -297,7 +306,7 @@ for f in "" -f; do
   grep -q "^clusterctl logs: the job did not start: a host could not be set up:" <<<"$LAST" &&
     ! grep -q "clusterctl launch" <<<"$LAST" || { echo "FAIL: logs $f of a job that never started: $LAST"; fail=1; }
 done
-expect 3 "jobs --gc of a job on an inventory" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" jobs --gc
+expect 0 "jobs --gc of a job on an inventory that never started" -- env XDG_STATE_HOME="$tmp/invstate" "$cc" jobs --gc
 # `jobs` lists the newest 20 records (and every running job); --all every one; --json every one.
 manyjobs="$tmp/many-state"
 mkdir -p "$manyjobs/clusterctl/jobs" && chmod 700 "$manyjobs" "$manyjobs/clusterctl" "$manyjobs/clusterctl/jobs"
@@ -316,13 +325,12 @@ out=$(env XDG_STATE_HOME="$manyjobs" "$cc" jobs --all 2>"$tmp/many-err")
   { echo "FAIL: jobs --all: $out $(cat "$tmp/many-err")"; fail=1; }
 [ "$(env XDG_STATE_HOME="$manyjobs" "$cc" --json jobs | python3 -c 'import json,sys; print(len(json.load(sys.stdin)))')" = 23 ] ||
   { echo "FAIL: jobs --json does not list every record"; fail=1; }
-grep -q "h1: cannot connect" <<<"$LAST" && ! grep -q "warning" <<<"$LAST" ||
-  { echo "FAIL: gc did not reach the record's inventory hosts: $LAST"; fail=1; }
+! grep -q "h1: cannot connect\|warning" <<<"$LAST" ||
+  { echo "FAIL: gc reached the hosts of a job that never started: $LAST"; fail=1; }
 # jobs --gc without --lab: a record's hosts are reached through the lab it names (here a lab
 # whose inventory points lh1 at the refusing port: tried, named, cleaned here instead since a
 # lab's hosts share this machine's /tmp: exit 0, no warning); a `lab` that is not a lab name is
 # ignored (lh1 is then unknown to the SSH config: warned, skipped).
-rm "$gcstate/clusterctl/jobs/never-2.json"
 mkdir -p "$gcstate/clusterctl/labs/fakelab"
 chmod 700 "$gcstate/clusterctl/labs" "$gcstate/clusterctl/labs/fakelab"
 cp "$tmp/ssh_config" "$gcstate/clusterctl/labs/fakelab/ssh_config"
@@ -657,6 +665,14 @@ printf 'name: t\ncluster: lab:nosuchlab\ncommand: [true]\n' >"$job"
 expect 2 "a job's lab that is not there" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/state" "$cc" launch "$job"
 grep -qF "$job:2:10: \`cluster: lab:nosuchlab\`: " <<<"$LAST" ||
   { echo "FAIL: a job's missing lab not quoted as written: $LAST"; fail=1; }
+# `lab list` lists the labs of the state directory (it was "The following argument was not
+# expected: list"); with none it says so, exit 0; --json: [].
+mkdir -p "$tmp/nolabs"
+expect 0 "lab list with no labs" -- env XDG_STATE_HOME="$tmp/nolabs" "$cc" lab list
+[ "$LAST" = "no labs (in $tmp/nolabs/clusterctl/labs): \`clusterctl lab up --name NAME\` creates one" ] ||
+  { echo "FAIL: lab list with no labs: $LAST"; fail=1; }
+expect 0 "lab list --json with no labs" -- env XDG_STATE_HOME="$tmp/nolabs" "$cc" lab list --json
+[ "$LAST" = "[]" ] || { echo "FAIL: lab list --json with no labs: $LAST"; fail=1; }
 # `lab status` of a lab that is not there is a status query answered "not running" (exit 1, as
 # for a lab whose sshd is down), not a usage error (it exited 2); it names the `lab up` that
 # starts one, and --json still answers.

@@ -28,13 +28,14 @@ stopped=$(python3 -c 'import json,sys; print([h for h in json.load(open(sys.argv
 kill -STOP "$stopped"
 
 # interrupt SIGNAL OUT ERR -- CMD...: runs CMD, sends SIGNAL once h1 and h3 have had time to
-# answer, and sets rc to its exit status; fails when it is still running 15 s later.
+# answer (or after $delay seconds), and sets rc to its exit status; fails when it is still
+# running 15 s later.
 interrupt() {
   local sig=$1 out=$2 err=$3 pid start
   shift 4
   "$@" >"$out" 2>"$err" &
   pid=$!
-  sleep 3
+  sleep "${delay:-3}"
   kill -0 "$pid" 2>/dev/null || fail "$* ended before $sig (h2 was meant to hang it): $(cat "$err")"
   start=$(now_ms)
   kill "-$sig" "$pid"
@@ -84,4 +85,28 @@ interrupt INT "$tmp/out" "$tmp/err" -- \
 grep -qxF "clusterctl collect: interrupted (Ctrl-C); nothing was collected into $tmp/bundle2" \
   "$tmp/err" || fail "no interrupted line: $(cat "$tmp/err")"
 [ -z "$(ls -A "$tmp/bundle2" 2>/dev/null)" ] || fail "collect of nothing left files: $(ls -A "$tmp/bundle2")"
+
+# Interrupted while every host is still probing (h2 answers again): the probe's directory
+# (/tmp/clusterctl-probe.XXXXXX on each host; the lab's hosts share this machine's /tmp) is
+# removed on every host, by the remote shell's own trap (it was left behind: the remote shell
+# was killed with SIGKILL, so its EXIT trap never ran). Other people's probes may come and go
+# in /tmp meanwhile: only directories that were not there before and are still there 5 s
+# later (a probe lasts about 2 s) count.
+kill -CONT "$stopped"
+stopped=""
+probes() { find /tmp -maxdepth 1 -name 'clusterctl-probe.*' -type d 2>/dev/null | sort; }
+for sig in INT TERM; do
+  before_probes=$(probes)
+  delay=0.7 interrupt "$sig" "$tmp/out" "$tmp/err" -- \
+    "$CLUSTERCTL" --lab "$name" --connect-timeout 60 discover
+  [ "$rc" -eq 130 ] || fail "discover after $sig at 0.7 s exited $rc, want 130: $(cat "$tmp/err")"
+  left=""
+  for _ in $(seq 50); do
+    left=$(comm -13 <(echo "$before_probes") <(probes))
+    [ -n "$left" ] || break
+    sleep 0.1
+  done
+  [ -z "$left" ] || fail "discover interrupted by $sig left probe directories behind: $(
+    for d in $left; do echo "$d: $(ls "$d" | head -3 | tr '\n' ' ')"; done)"
+done
 echo "PASS"

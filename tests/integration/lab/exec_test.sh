@@ -9,6 +9,12 @@ down_on_exit "$name"
 dir=$(labdir "$name")
 
 "$CLUSTERCTL" lab up --hosts 4 --name "$name"
+# `lab list` names it, up, with its 4 hosts and their sshd (other labs of this state directory
+# may be listed beside it).
+list=$("$CLUSTERCTL" lab list) || fail "lab list exited $?"
+grep -qE "^$name +up +4  4 of 4 sshd running$" <<<"$list" || fail "lab list: $list"
+[ "$("$CLUSTERCTL" lab list --json | python3 -c 'import json,sys; print([(l["state"], l["hosts"], l["sshd_running"]) for l in json.load(sys.stdin) if l["name"] == sys.argv[1]])' "$name")" = "[('up', 4, 4)]" ] ||
+  fail "lab list --json: $("$CLUSTERCTL" lab list --json)"
 
 # Plain OpenSSH with the lab's files (strict host key checking against its known_hosts).
 for h in h1 h4; do
