@@ -282,6 +282,25 @@ struct TcpFailure {
 
 // One non-blocking TCP connect to `a`, waited on until `deadline` (and Ctrl-C): the socket, or
 // -1 with `fail` filled in.
+// A link-local IPv6 address without its scope: every interface has fe80::/64, so the
+// connection cannot tell which link to use, and fails with "Invalid argument" (EINVAL), as
+// ssh(1) does; open-mpi/ompi#585 hit the same with peers' unscoped fe80 addresses. `name` is
+// the host SSH would connect to (the HostName of `destination` in `config`, or itself).
+std::optional<std::string> unscoped_link_local(const std::string& name,
+                                               const std::string& destination,
+                                               const std::string& config) {
+  if (name.find('%') != std::string::npos || !util::link_local_ipv6(name)) return std::nullopt;
+  return fmt::format(
+      "'{}' is a link-local IPv6 address without its scope{}: such an address is reached "
+      "through one of this machine's interfaces, so name that one, as ssh takes it ({}%IF, "
+      "e.g. {}%en0; `ifconfig -l` or `ip -br link` lists them)",
+      name,
+      name == destination || destination.ends_with("@" + name)
+          ? std::string()
+          : fmt::format(" (the HostName of '{}' in {})", destination, config),
+      name, name);
+}
+
 int connect_one(const addrinfo& a, Clock::time_point deadline, TcpFailure& fail) {
   SocketFd sock{::socket(a.ai_family, a.ai_socktype, a.ai_protocol)};
   if (sock.fd < 0 || ::fcntl(sock.fd, F_SETFD, FD_CLOEXEC) != 0 ||
@@ -411,6 +430,12 @@ util::Status SshExecutor::connect() {
   };
   if (!has_proxy_command(s)) {
     const std::string name = host_name(s);
+    // Refused before the lookup: connecting would fail with only "Invalid argument".
+    if (auto unscoped = unscoped_link_local(
+            name, destination_,
+            options_.config_file ? options_.config_file->string() : "~/.ssh/config")) {
+      return fail(ExitCode::kUsage, *unscoped);
+    }
     unsigned port = 22;
     ssh_options_get_port(s, &port);
     addrinfo hints{};
@@ -449,7 +474,9 @@ util::Status SshExecutor::connect() {
       fd = connect_one(*a, deadline, tcp);
       if (tcp.interrupted || tcp.timed_out) break;
     }
-    if (tcp.interrupted) return fail(ExitCode::kInterrupted, "interrupted while connecting");
+    if (tcp.interrupted) {
+      return fail(ExitCode::kInterrupted, util::interruption() + " while connecting");
+    }
     if (tcp.timed_out) return no_answer();
     if (fd < 0) {
       return fail(ExitCode::kUnreachable,
@@ -474,7 +501,9 @@ util::Status SshExecutor::connect() {
                       has_proxy_command(s) ? proxy_advice(s)
                                            : connect_advice(why, options_.unresolved_hint)));
     }
-    if (util::interrupted()) return fail(ExitCode::kInterrupted, "interrupted while connecting");
+    if (util::interrupted()) {
+      return fail(ExitCode::kInterrupted, util::interruption() + " while connecting");
+    }
     if (Clock::now() >= deadline) return no_answer();
     socket_t fd = ssh_get_fd(s);
     if (fd != SSH_INVALID_SOCKET) {
@@ -643,20 +672,8 @@ util::Status check_destination(const std::string& destination, const SshOptions&
   const std::optional<std::string> host = session_host(s);
   if (!host) return {};
   const std::string& name = *host;
-  // A link-local IPv6 address without its scope: every interface has fe80::/64, so the
-  // connection cannot tell which link to use, and fails with "Invalid argument" (EINVAL), as
-  // ssh(1) does; open-mpi/ompi#585 hit the same with peers' unscoped fe80 addresses.
-  if (name.find('%') == std::string::npos && util::link_local_ipv6(name)) {
-    return util::error(
-        ExitCode::kUsage,
-        fmt::format("'{}' is a link-local IPv6 address without its scope{}: such an address is "
-                    "reached through one of this machine's interfaces, so name that one, as ssh "
-                    "takes it ({}%IF, e.g. {}%en0; `ifconfig -l` or `ip -br link` lists them)",
-                    name,
-                    name == destination || destination.ends_with("@" + name)
-                        ? std::string()
-                        : fmt::format(" (the HostName of '{}' in {})", destination, config),
-                    name, name));
+  if (auto unscoped = unscoped_link_local(name, destination, config)) {
+    return util::error(ExitCode::kUsage, *unscoped);
   }
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;

@@ -360,6 +360,18 @@ TEST_CASE("ssh: check_destination tells a name that does not exist from one that
           (std::string(dest) == "ll"));
   }
   CHECK(cc::remote::check_destination("2001:db8::1", ll_options).ok());  // global: no scope
+  // The connection itself says the same (discover, health and verify-mesh probe without the
+  // pre-check): exit 2 naming the scope, not "cannot connect ...: Invalid argument" (exit 3).
+  for (const char* dest : {"fe80::1", "ll"}) {
+    CAPTURE(dest);
+    ll_options.known_hosts = dir / "known_hosts";
+    SshExecutor ssh("h5", dest, ll_options);
+    auto r = ssh.run({{"true"}}, {});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code == ExitCode::kUsage);
+    CHECK(r.error().message.starts_with("h5: 'fe80::1' is a link-local IPv6 address without its "
+                                        "scope"));
+  }
   // HOST:PORT (mpirun -H, pdsh) and ssh:// URLs: the port belongs in the SSH config.
   for (const char* dest : {"root@10.0.0.1:2222", "studio1:22", "ssh://root@studio1:22"}) {
     CAPTURE(dest);
