@@ -191,7 +191,7 @@ TEST_CASE("hostfile: a host SSH reached over IPv6 gets no IPv6 ips, which MLX ca
             "no {} hostfile: rank 0 (m1) was reached over SSH on fe80::1%en5: 'fe80::1%en5' is an "
             "IPv6 address, and MLX cuts each HOST:PORT it is given "
             "(MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its ranks "
-            "would stop with \"Can't parse address\", and en0 has no IPv4 address; "
+            "would stop with \"Can't parse address\", and en0 has no routable IPv4 address; "
             "its ips[0] is the coordinator's: reach it by an IPv4 address (an "
             "inventory `address:` or a HostName in the SSH config) and discover it "
             "again (`clusterctl discover -o CLUSTER.json`)",

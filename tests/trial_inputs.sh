@@ -581,6 +581,15 @@ printf 'hosts:\n  - name: n1\n    ssh: root@fe80::1\n' >"$tmp/ll-inv.yaml"
 expect 2 "a link-local destination without its scope" -- "$cc" --inventory "$tmp/ll-inv.yaml" exec --hosts all -- true
 has "link-local without scope: said before connecting" "$tmp/err" "1 of 1 host cannot be reached as given (found before connecting to any)"
 has "link-local without scope: what to do" "$tmp/err" "host n1: 'fe80::1' is a link-local IPv6 address without its scope: such an address is reached through one of this machine's interfaces, so name that one, as ssh takes it (fe80::1%IF, e.g. fe80::1%en0;"
+#  - gaps of the eighth note: rank 0's host reached only at a link-local address (`ssh:
+#    fe80::1%lo` and no `address:`) became the coordinator, which the other hosts cannot reach
+#    (every rank waited until the startup timeout); now refused before anything runs (exit 2).
+printf 'hosts:\n  - name: n1\n    ssh: root@fe80::1%%lo\n  - name: n2\n    ssh: root@127.0.0.1\n' >"$tmp/ll0-inv.yaml"
+printf 'name: ll0\ncluster: %s/ll0-inv.yaml\nlogs: %s/logs\ncommand: [hostname]\n' \
+  "$tmp" "$tmp" >"$tmp/ll0.yaml"
+expect 2 "a coordinator at a link-local address" -- env XDG_STATE_HOME="$tmp/state" "$cc" launch "$tmp/ll0.yaml"
+has "link-local coordinator: the host and what to do" "$tmp/err" "host n1 (rank 0's: the coordinator) would be reached by the other hosts at fe80::1%lo, a link-local IPv6 address, which names an interface of one machine only: give n1 an \`address:\` in the inventory"
+hasnt "link-local coordinator: nothing connected" "$tmp/err" "could not be set up"
 if command -v mpirun >/dev/null 2>&1; then
   printf 'hosts:\n  - name: n1\n    ssh: admin@fe80::1%%lo\n' >"$tmp/v6-inv.yaml"
   printf 'name: v6mpi\ncluster: %s/v6-inv.yaml\nruntime: mpi\nlogs: %s/logs\ncommand: [hostname]\n' \
