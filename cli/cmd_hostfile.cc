@@ -111,7 +111,7 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
       provision::hostfile_ssh_hint(opts.format, opts.fix, o.output, ::geteuid() == 0);
   if (o.output.empty()) {
     fmt::print("{}", *text);
-    std::fflush(stdout);
+    util::flush_output(stdout);
     if (!hint.empty()) fmt::print(stderr, "clusterctl hostfile: {}\n", hint);
     return util::ExitCode::kOk;
   }
@@ -123,7 +123,7 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
     return report_error(ctx, "hostfile", st.error());
   }
   fmt::print("{} hostfile for {} hosts written to {}\n", o.format, state->hosts.size(), o.output);
-  std::fflush(stdout);
+  util::flush_output(stdout);
   if (!hint.empty()) fmt::print(stderr, "clusterctl hostfile: {}\n", hint);
   return util::ExitCode::kOk;
 }

@@ -981,5 +981,29 @@ grep -q "^clusterctl network plan: 1 host not probed, so this plan may miss cabl
   grep -qF "Once it is reached, run \`clusterctl network plan -F $tmp/silent_config --hosts silent\` again" <<<"$LAST" &&
   grep -q "^network plan: 0 cables from 10.231.0.0/16$" <<<"$LAST" ||
   { echo "FAIL: network plan of an unreachable host does not name it: $LAST"; fail=1; }
+# Standard output that cannot be written (a full disk: /dev/full) is one line on stderr and
+# exit 2, for every command: it was exit 0 with the output lost (`health --quick --json`: exit
+# 1, "internal error ... this is a bug"). Small outputs fail at the last flush, big ones at a
+# write in the middle; both are said the same way.
+mesh3=$(cd "$(dirname "$0")/data/bundles/mac-mesh3" && pwd)
+"$cc" discover --from "$mesh3" -o "$tmp/c3.json" >/dev/null 2>&1 ||
+  { echo "FAIL: discover --from mac-mesh3 -o: exit $?"; fail=1; }
+to_full() {  # to_full NAME CMD...: CMD with stdout to /dev/full; NAME: its "clusterctl NAME"
+  local name=$1 rc=0 err; shift
+  err=$("$cc" "$@" 2>&1 >/dev/full) || rc=$?
+  local want="clusterctl${name:+ $name}: cannot write to standard output: No space left on device (nothing was written)"
+  if [ "$rc" -ne 2 ] || ! grep -qxF "$want" <<<"$err" || grep -q "internal error" <<<"$err"; then
+    echo "FAIL: $* >/dev/full: exit $rc, want 2 and '$want': $err"; fail=1
+  fi
+}
+to_full discover discover --from "$mesh3"
+to_full discover --json discover --from "$mesh3"
+to_full hostfile hostfile "$tmp/c3.json" --format mpi
+to_full verify-mesh verify-mesh "$tmp/c3.json"
+to_full health health --quick "$tmp/c3.json"
+to_full health --json health --quick "$tmp/c3.json"
+to_full exec exec --hosts local -- echo hi
+to_full exec exec --hosts local -- sh -c 'head -c 200000 /dev/zero | tr "\0" a'
+to_full "" --help
 [ "$fail" -eq 0 ] && echo "cli basics: ok"
 exit "$fail"
