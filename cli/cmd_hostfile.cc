@@ -82,7 +82,7 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
     }
   }
   if (!o.output.empty()) {
-    if (auto st = util::check_output_path(o.output); !st) {
+    if (auto st = util::check_output_path(o.output, input_files(ctx.global, o.source)); !st) {
       return report_error(ctx, "hostfile", st.error());
     }
   }

@@ -1005,5 +1005,31 @@ to_full health --json health --quick "$tmp/c3.json"
 to_full exec exec --hosts local -- echo hi
 to_full exec exec --hosts local -- sh -c 'head -c 200000 /dev/zero | tr "\0" a'
 to_full "" --help
+# An output that is one of the command's inputs is refused before any work, however it is
+# spelt (a link, ./): `hostfile c4.json -o c4.json` replaced the cluster state with a hostfile.
+cp "$tmp/c3.json" "$tmp/c3.orig"
+ln -s c3.json "$tmp/c3.link"
+printf 'hosts:\n  - name: h1\n' >"$tmp/inv.yaml"
+for out in "$tmp/c3.json" "$tmp/./c3.json" "$tmp/c3.link"; do
+  expect 2 "hostfile -o its input $out" -- "$cc" hostfile "$tmp/c3.json" --format mpi -o "$out"
+  grep -qxF "clusterctl hostfile: $out: is the same file as the input $tmp/c3.json: writing it would replace what this command reads; nothing was written: give another output path" <<<"$LAST" ||
+    { echo "FAIL: hostfile -o $out (its input): $LAST"; fail=1; }
+done
+cmp -s "$tmp/c3.json" "$tmp/c3.orig" || { echo "FAIL: hostfile -o its input changed it"; fail=1; }
+expect 2 "discover -o its inventory" -- "$cc" --inventory "$tmp/inv.yaml" discover -o "$tmp/inv.yaml"
+grep -qF "clusterctl discover: $tmp/inv.yaml: is the same file as the input $tmp/inv.yaml" <<<"$LAST" ||
+  { echo "FAIL: discover -o its inventory: $LAST"; fail=1; }
+grep -qx "  - name: h1" "$tmp/inv.yaml" || { echo "FAIL: discover -o replaced its inventory"; fail=1; }
+expect 2 "health --junit its thresholds" -- "$cc" health --quick "$tmp/c3.json" --thresholds "$tmp/inv.yaml" --junit "$tmp/inv.yaml"
+grep -qF "clusterctl health: $tmp/inv.yaml: is the same file as the input $tmp/inv.yaml" <<<"$LAST" ||
+  { echo "FAIL: health --junit its thresholds: $LAST"; fail=1; }
+expect 0 "network plan back into its state" -- "$cc" network plan "$tmp/c3.json" -o "$tmp/c3.link"
+# A directory that cannot take a new file is refused before any host is probed (it was said
+# after the whole discovery, cut off at "a temporary file beside"). Linux: /sys.
+if [ -d /sys/kernel ]; then
+  expect 2 "discover -o /sys/..." -- "$cc" --connect-timeout 5 discover --hosts 192.0.2.1 -o /sys/clusterctl-test.json
+  [ "$LAST" = "clusterctl discover: /sys/clusterctl-test.json: cannot create a file in its directory /sys: Permission denied; nothing was written: give a path in a directory you can write" ] ||
+    { echo "FAIL: discover -o /sys/...: not the one line before any probe: $LAST"; fail=1; }
+fi
 [ "$fail" -eq 0 ] && echo "cli basics: ok"
 exit "$fail"
