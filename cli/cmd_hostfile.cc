@@ -74,12 +74,15 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
         util::error(util::ExitCode::kUsage,
                     fmt::format("--slots is for the mpi and mpich formats, not {}", o.format)));
   }
+  std::string env_problems;  // every bad --env, one line each, not only the first
   for (const auto& e : o.envs) {
     if (auto why = launch::rank_env_entry_problem(e, "--env")) {
-      return report_error(
-          ctx, "hostfile",
-          util::error(util::ExitCode::kUsage, fmt::format("--env {}: {}", e, *why)));
+      env_problems += fmt::format("{}--env {}: {}", env_problems.empty() ? "" : "\n", e, *why);
     }
+  }
+  if (!env_problems.empty()) {
+    return report_error(ctx, "hostfile",
+                        util::error(util::ExitCode::kUsage, std::move(env_problems)));
   }
   if (!o.output.empty()) {
     if (auto st = util::check_output_path(o.output, input_files(ctx.global, o.source)); !st) {
