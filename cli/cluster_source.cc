@@ -41,6 +41,14 @@ void add_cluster_source_options(CLI::App* cmd, ClusterSource& src, bool position
       ->default_val(60);
 }
 
+std::vector<std::filesystem::path> input_files(const GlobalOptions& g, const ClusterSource& src) {
+  std::vector<std::filesystem::path> files;
+  for (const std::string* f : {&src.state_file, &src.hostfile, &g.inventory, &g.ssh_config}) {
+    if (!f->empty()) files.emplace_back(*f);
+  }
+  return files;
+}
+
 util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
                                                            const ClusterSource& src) {
   // --hostfile names hosts and --from says where their answers come from: they combine.

@@ -6,7 +6,9 @@
 //   - or a support bundle replayed offline (--from DIR, written by `clusterctl collect`).
 #pragma once
 
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "cli/context.h"
 #include "discovery/cluster_state.h"
@@ -31,6 +33,12 @@ struct ClusterSource {
 
 /// Adds [CLUSTER_JSON] (when `positional`), --hosts, --hostfile, --from and --timeout to `cmd`.
 void add_cluster_source_options(CLI::App* cmd, ClusterSource& src, bool positional);
+
+/// The files a command reads through the global options and `src`: the cluster state file, an
+/// MLX hostfile (--hostfile), the inventory, the ssh_config. An output the command writes must
+/// be none of them (util::check_output_path's `inputs`): `hostfile c4.json -o c4.json` would
+/// replace the cluster state with a hostfile.
+std::vector<std::filesystem::path> input_files(const GlobalOptions& g, const ClusterSource& src);
 
 /// The cluster state: loaded from the file, or discovered (live or from the bundle) with a
 /// progress line on a TTY; a live discovery with --lab NAME records NAME in the state

@@ -143,7 +143,7 @@ std::vector<std::string> keep_plan_of(ClusterState& state,
 
 util::ExitCode run_discover(const Context& ctx, const DiscoverOptions& o) {
   if (!o.output.empty()) {  // before probing every host: a typo in -o is said at once
-    if (auto st = util::check_output_path(o.output); !st) {
+    if (auto st = util::check_output_path(o.output, input_files(ctx.global, o.source)); !st) {
       return report_error(ctx, "discover", st.error());
     }
   }

@@ -75,12 +75,12 @@ util::ExitCode run_exec(const Context& ctx, const ExecOptions& opts) {
   if (style.json) {
     fmt::print("{}\n", remote::outcomes_json(outcomes));
   } else {
-    std::fflush(stdout);
+    util::flush_output(stdout);
     for (const auto& g : remote::group_outputs(outcomes, false)) {
       print_block(stdout, style, remote::hosts_label(g.hosts), g.text);
       if (g.hidden > 0) fmt::print(stdout, "{}\n", hidden_line(g.hidden, "stdout"));
     }
-    std::fflush(stdout);
+    util::flush_output(stdout);
     // Remote stderr, grouped the same way, on our stderr: "h1,h3: line".
     for (const auto& g : remote::group_outputs(outcomes, true)) {
       std::string prefix = fmt::format("{}: ", fmt::join(g.hosts, ","));

@@ -85,9 +85,15 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   // Outputs the operator named are checked before any check runs (a --full --soak run must
   // not end in "is a directory").
+  // None of them may be a file the run reads (the cluster state, the thresholds; the baseline
+  // for --junit: --save-baseline replaces the baseline it compared with, by design).
+  std::vector<fs::path> inputs = input_files(ctx.global, o.source);
+  if (!o.thresholds.empty()) inputs.emplace_back(o.thresholds);
   for (const std::string* out : {&o.junit, o.save_baseline ? &o.baseline : nullptr}) {
     if (out == nullptr || out->empty()) continue;
-    if (auto st = util::check_output_path(*out); !st)
+    std::vector<fs::path> others = inputs;
+    if (out == &o.junit) others.emplace_back(default_baseline(o));
+    if (auto st = util::check_output_path(*out, others); !st)
       return report_error(ctx, o.command, st.error());
   }
   if (o.quick && (o.full || o.soak_s > 0)) {

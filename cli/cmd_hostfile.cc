@@ -74,15 +74,18 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
         util::error(util::ExitCode::kUsage,
                     fmt::format("--slots is for the mpi and mpich formats, not {}", o.format)));
   }
+  std::string env_problems;  // every bad --env, one line each, not only the first
   for (const auto& e : o.envs) {
     if (auto why = launch::rank_env_entry_problem(e, "--env")) {
-      return report_error(
-          ctx, "hostfile",
-          util::error(util::ExitCode::kUsage, fmt::format("--env {}: {}", e, *why)));
+      env_problems += fmt::format("{}--env {}: {}", env_problems.empty() ? "" : "\n", e, *why);
     }
   }
+  if (!env_problems.empty()) {
+    return report_error(ctx, "hostfile",
+                        util::error(util::ExitCode::kUsage, std::move(env_problems)));
+  }
   if (!o.output.empty()) {
-    if (auto st = util::check_output_path(o.output); !st) {
+    if (auto st = util::check_output_path(o.output, input_files(ctx.global, o.source)); !st) {
       return report_error(ctx, "hostfile", st.error());
     }
   }
@@ -111,7 +114,7 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
       provision::hostfile_ssh_hint(opts.format, opts.fix, o.output, ::geteuid() == 0);
   if (o.output.empty()) {
     fmt::print("{}", *text);
-    std::fflush(stdout);
+    util::flush_output(stdout);
     if (!hint.empty()) fmt::print(stderr, "clusterctl hostfile: {}\n", hint);
     return util::ExitCode::kOk;
   }
@@ -123,7 +126,7 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
     return report_error(ctx, "hostfile", st.error());
   }
   fmt::print("{} hostfile for {} hosts written to {}\n", o.format, state->hosts.size(), o.output);
-  std::fflush(stdout);
+  util::flush_output(stdout);
   if (!hint.empty()) fmt::print(stderr, "clusterctl hostfile: {}\n", hint);
   return util::ExitCode::kOk;
 }

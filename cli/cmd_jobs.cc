@@ -509,7 +509,7 @@ bool print_new(const launch::JobRecord& j, const std::vector<int>& ranks,
       s.lines.feed(std::string_view(buf, static_cast<size_t>(n)), [&](std::string_view line, bool) {
         fmt::print(to, "{}{}\n", line_prefix(j, ranks, rank), line);
       });
-      std::fflush(to);
+      util::flush_output(to);
     }
   }
   return any;
@@ -524,7 +524,7 @@ void flush_partial(const launch::JobRecord& j, const std::vector<int>& ranks,
       fmt::print(to, "{}{}\n", line_prefix(j, ranks, ranks[slot / 2]), line);
     });
   }
-  std::fflush(stdout);
+  util::flush_output(stdout);
 }
 
 // The end of a finished job's logs: its summary (LOGS/JOBID/summary.txt: the table and why it

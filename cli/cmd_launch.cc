@@ -175,7 +175,7 @@ util::Status preflight(const Context& ctx, const launch::JobSpec& spec, const Pl
                  health);
       std::fflush(stderr);
       const ExitCode code = run_health_check(c, src, quick, "launch");
-      std::fflush(stdout);
+      util::flush_output(stdout);
       if (code == ExitCode::kInterrupted || util::interrupted()) {
         // Not a failed check: the report above says what was cut short.
         return util::interrupted_error(
@@ -753,7 +753,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
                "`clusterctl jobs` may show it as lost\n",
                rec.id, (launch::jobs_dir() / (rec.id + ".json")).string(), st.error().message);
   }
-  std::fflush(stdout);
+  util::flush_output(stdout);
   if (!o.detach) fmt::print(stderr, "{}{}", outcome ? "" : "clusterctl launch: ", summary);
   return code;
 }
@@ -778,7 +778,12 @@ void add_launch_command(CLI::App& app, Context& ctx) {
                 "Run in the background: check the job file, uploads and hosts as launch does "
                 "(same errors and exit codes), then print the job id and return; see "
                 "`clusterctl jobs`, `logs JOB -f` (exits as the job did), `stop JOB`");
-  cmd->callback([&ctx, o] { ctx.action = [&ctx, o] { return run_launch(ctx, *o); }; });
+  cmd->callback([&ctx, o] {
+    // A job's output is in its logs too: a stdout that cannot be written does not change its
+    // exit code (README, "Exit codes"). A detached launch's one output is the job id.
+    ctx.output_kept_elsewhere = !o->detach;
+    ctx.action = [&ctx, o] { return run_launch(ctx, *o); };
+  });
 }
 
 }  // namespace cc::cli

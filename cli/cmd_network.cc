@@ -287,7 +287,11 @@ void report_not_probed(const Context& ctx, const NetworkOptions& o, const Cluste
 
 ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
   if (!o.output.empty()) {
-    if (auto st = util::check_output_path(o.output); !st) {
+    // The plan goes into a cluster state: back into the one read is its default, so that one
+    // is not an input -o must avoid; the inventory, ssh_config and an MLX hostfile are.
+    ClusterSource others = o.source;
+    others.state_file.clear();
+    if (auto st = util::check_output_path(o.output, input_files(ctx.global, others)); !st) {
       return report_error(ctx, "network plan", st.error());
     }
   }

@@ -72,7 +72,7 @@ class TerminalConsole final : public provision::WalkConsole {
   void say(std::string_view line) override {
     progress_.clear();
     fmt::print("{}\n", line);
-    std::fflush(stdout);
+    util::flush_output(stdout);
   }
   void status(std::string_view line) override {
     if (tty_) {
@@ -83,7 +83,7 @@ class TerminalConsole final : public provision::WalkConsole {
     if (now - last_ < std::chrono::minutes(1)) return;
     last_ = now;
     fmt::print("  {}\n", line.substr(std::min<std::size_t>(2, line.size())));  // no spinner
-    std::fflush(stdout);
+    util::flush_output(stdout);
   }
   void clear_status() override { progress_.clear(); }
 

@@ -33,6 +33,9 @@ struct Context {
   util::OutputStyle style;  // filled in after parsing, before the action runs
   /// Set by the chosen subcommand's parse callback; run by main() after parsing succeeded.
   std::function<util::ExitCode()> action;
+  /// Set by a command whose output is kept in files as well as written to stdout (`launch`:
+  /// each rank's log): a failed write to stdout is said, and its exit code is kept.
+  bool output_kept_elsewhere = false;
 };
 
 /// Prints "clusterctl COMMAND: MESSAGE" to stderr (the message in red where the style allows)

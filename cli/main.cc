@@ -6,7 +6,10 @@
 #include <exception>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
@@ -18,6 +21,7 @@
 #include "util/exit_code.h"
 #include "util/interrupt.h"
 #include "util/suggest.h"
+#include "util/term.h"
 
 namespace {
 
@@ -180,9 +184,40 @@ std::string usage_error(const CLI::App* app, const CLI::Error& e,
                      usage_hint(sub));
 }
 
-int run(int argc, char** argv) {
+// Where standard output stands (its file offset), or -1 for a pipe or a terminal: two equal
+// positions mean that nothing reached it in between.
+off_t stdout_position() {
+  return ::lseek(STDOUT_FILENO, 0, SEEK_CUR);
+}
+
+// What the command wrote to standard output is written and flushed, or the one line that says
+// it was not and the exit code for that: 2, as for an output named with -o that cannot be
+// written (README, "Exit codes"). `error` is the failed write's errno when it is known (0 when
+// not); `start` is stdout_position() before the command ran. A reader gone away (EPIPE) is
+// 141, quietly, as before. A command whose output is kept elsewhere (`launch`: each rank's log)
+// keeps its own exit code, as does an interrupted one (130).
+int finish_stdout(bool kept_elsewhere, const std::string& command, int rc, int error,
+                  off_t start) {
+  const bool flushed = cc::util::flush_output(stdout);
+  if (error == 0) error = cc::util::stdout_flush_error();
+  if (flushed && std::ferror(stdout) == 0) return rc;
+  if (error == EPIPE) return cc::util::kBrokenPipeStatus;
+  const off_t end = stdout_position();
+  const char* what = start >= 0 && end == start ? "nothing was written"
+                     : start >= 0               ? "the output is incomplete"
+                                                : "the output may be incomplete";
+  const std::string reason =
+      error != 0 ? ": " + std::error_code(error, std::generic_category()).message() : "";
+  fmt::print(stderr, "{}: cannot write to standard output{} ({}){}\n", command, reason, what,
+             kept_elsewhere ? "; each rank's output is kept: `clusterctl logs JOB`" : "");
   using cc::util::ExitCode;
-  cc::cli::Context ctx;
+  if (kept_elsewhere || rc == cc::util::to_int(ExitCode::kInterrupted)) return rc;
+  return cc::util::to_int(ExitCode::kUsage);
+}
+
+// Runs the command line; `command` is set to the subcommand's full name once it is known.
+int run(int argc, char** argv, cc::cli::Context& ctx, std::string& command) {
+  using cc::util::ExitCode;
   CLI::App app{"clusterctl: turn a few machines into one working RDMA cluster", "clusterctl"};
   app.set_version_flag("--version", std::string("clusterctl ") + kVersion);
   const std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
@@ -241,6 +276,7 @@ int run(int argc, char** argv) {
                usage_hint(sub));
     return cc::util::to_int(ExitCode::kUsage);
   }
+  command = full_name(deepest_subcommand(&app));
   ExitCode rc = ctx.action();
   if (cc::util::interrupted()) rc = ExitCode::kInterrupted;
   return cc::util::to_int(rc);
@@ -249,18 +285,27 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cc::cli::Context ctx;
+  std::string command = "clusterctl";
+  const off_t start = stdout_position();
   int rc = 0;
+  int write_error = 0;
   try {
-    rc = run(argc, argv);
+    rc = run(argc, argv, ctx, command);
   } catch (const std::exception& e) {
     // The reader of stdout went away (`clusterctl ... | head -1`): end quietly, as a program
     // that SIGPIPE ended would (README, "Exit codes").
     if (cc::util::is_broken_pipe(e)) return cc::util::kBrokenPipeStatus;
-    fmt::print(stderr, "clusterctl: internal error: {}\n(this is a bug; please report it)\n",
-               e.what());
-    return 1;
+    const auto* sys = dynamic_cast<const std::system_error*>(&e);
+    if (sys == nullptr || std::ferror(stdout) == 0) {
+      fmt::print(stderr, "clusterctl: internal error: {}\n(this is a bug; please report it)\n",
+                 e.what());
+      return 1;
+    }
+    // A write to stdout failed (fmt throws "cannot write to file: No space left on device"):
+    // said below, as one that failed at the last flush is.
+    write_error = sys->code().value();
   }
-  // Output still buffered is written now; a reader gone by then ends it the same way.
-  if (std::fflush(stdout) != 0 && errno == EPIPE) return cc::util::kBrokenPipeStatus;
-  return rc;
+  // Output still buffered is written now; every command's output is checked here, once.
+  return finish_stdout(ctx.output_kept_elsewhere, command, rc, write_error, start);
 }

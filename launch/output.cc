@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "util/atomic_file.h"
+#include "util/term.h"
 
 namespace cc::launch {
 
@@ -146,7 +147,7 @@ void OutputMux::emit(int rank, int fd, std::string_view line, bool ends_line) {
   text += '\n';
   clear_status();
   std::fwrite(text.data(), 1, text.size(), term);
-  std::fflush(term);
+  util::flush_output(term);
   draw_status();
 }
 

@@ -397,11 +397,13 @@ std::optional<std::string> cable_end_address(const ClusterGraph& g, std::size_t 
 }
 
 util::Status check_envs(const std::vector<std::string>& envs) {
+  std::string problems;  // every bad entry, one line each (README: all in one run)
   for (const auto& e : envs) {
     if (auto why = env_entry_problem(e)) {
-      return util::error(ExitCode::kUsage, fmt::format("--env {}: {}", e, *why));
+      problems += fmt::format("{}--env {}: {}", problems.empty() ? "" : "\n", e, *why);
     }
   }
+  if (!problems.empty()) return util::error(ExitCode::kUsage, std::move(problems));
   return {};
 }
 

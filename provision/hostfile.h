@@ -146,7 +146,8 @@ std::optional<std::string> cable_end_device(const topology::ClusterGraph& g, std
 /// The cables between hosts a and b (cable order) with an RDMA device on both ends.
 std::vector<std::size_t> rdma_cables(const topology::ClusterGraph& g, std::size_t a, std::size_t b);
 
-/// Ok when every entry is "NAME=VALUE" (valid_env_entry); else kUsage naming the entry.
+/// Ok when every entry is "NAME=VALUE" (valid_env_entry); else kUsage naming every bad entry,
+/// one line each.
 util::Status check_envs(const std::vector<std::string>& envs);
 
 /// Ok when no cable of the state runs through a hub or dock (topology::through_hub); else

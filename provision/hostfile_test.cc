@@ -644,6 +644,12 @@ TEST_CASE("hostfile: a bad --env is a usage error") {
           fmt::format("--env {}: expected NAME=VALUE, but {}", c.first, c.second));
   }
   CHECK(render_hostfile(mesh3(), {HostfileFormat::kClusterctl, {"A="}, 1}).ok());
+  // Every bad entry is named in one run, in the order given, not only the first.
+  auto all = render_hostfile(mesh3(), {HostfileFormat::kMlxJaccl, {"FOO", "OK=1", "=1"}, 1});
+  REQUIRE(!all.ok());
+  CHECK(all.error().message ==
+        "--env FOO: expected NAME=VALUE, but there is no '=' (an empty value is NAME=)\n"
+        "--env =1: expected NAME=VALUE, but there is no name before '='");
 }
 
 TEST_CASE("hostfile: every format refuses a cluster with unreachable hosts") {

@@ -264,6 +264,17 @@ std::string auth_advice(ssh_session s) {
       notes, id, id, shell_quote_arg(id));
 }
 
+// The account that public-key authentication tried, to check beside the keys: a wrong user
+// (`ssh: nobody@h2`) is refused as a key the host does not know is.
+std::string user_advice(ssh_session s) {
+  const std::string user = option(s, SSH_OPTIONS_USER);
+  if (user.empty()) return "";
+  return fmt::format(
+      ". Also check the user name it tried, '{}': if that is not the account on the host, fix "
+      "it (`ssh: USER@HOST` in the inventory, or `User` in the SSH config)",
+      user);
+}
+
 // Owns a socket until it is handed to libssh.
 struct SocketFd {
   int fd = -1;
@@ -569,8 +580,10 @@ util::Status SshExecutor::connect() {
     if (auth == SSH_AUTH_DENIED) {
       return fail(ExitCode::kUnreachable,
                   fmt::format("public-key authentication to {} failed (no key was accepted): "
-                              "{}{}",
-                              session->target, at_in_user(s, destination_), auth_advice(s)));
+                              "{}{}{}",
+                              session->target, at_in_user(s, destination_), auth_advice(s),
+                              // a user name with an '@' is already named above
+                              at_in_user(s, destination_).empty() ? user_advice(s) : ""));
     }
     std::string why = auth == SSH_AUTH_ERROR ? std::string(ssh_get_error(s))
                                              : "the server asks for a further method";
@@ -578,8 +591,8 @@ util::Status SshExecutor::connect() {
                 fmt::format("public-key authentication to {} failed ({}). Tried the ssh-agent "
                             "and the IdentityFile keys (default ~/.ssh/id_ed25519, id_ecdsa, "
                             "id_rsa); add your public key to the host's "
-                            "~/.ssh/authorized_keys (ssh-copy-id) or load it with ssh-add",
-                            session->target, why));
+                            "~/.ssh/authorized_keys (ssh-copy-id) or load it with ssh-add{}",
+                            session->target, why, user_advice(s)));
   }
   set_round_trip_timeout(s, options_.connect_timeout);  // each later round trip
   host_key_ = key.fingerprint.starts_with("SHA256:") ? key.fingerprint : "";

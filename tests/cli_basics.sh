@@ -1014,5 +1014,55 @@ grep -q "^clusterctl network plan: 1 host not probed, so this plan may miss cabl
   grep -qF "Once it is reached, run \`clusterctl network plan -F $tmp/silent_config --hosts silent\` again" <<<"$LAST" &&
   grep -q "^network plan: 0 cables from 10.231.0.0/16$" <<<"$LAST" ||
   { echo "FAIL: network plan of an unreachable host does not name it: $LAST"; fail=1; }
+# Standard output that cannot be written (a full disk: /dev/full) is one line on stderr and
+# exit 2, for every command: it was exit 0 with the output lost (`health --quick --json`: exit
+# 1, "internal error ... this is a bug"). Small outputs fail at the last flush, big ones at a
+# write in the middle; both are said the same way.
+mesh3=$(cd "$(dirname "$0")/data/bundles/mac-mesh3" && pwd)
+"$cc" discover --from "$mesh3" -o "$tmp/c3.json" >/dev/null 2>&1 ||
+  { echo "FAIL: discover --from mac-mesh3 -o: exit $?"; fail=1; }
+to_full() {  # to_full NAME CMD...: CMD with stdout to /dev/full; NAME: its "clusterctl NAME"
+  local name=$1 rc=0 err; shift
+  err=$("$cc" "$@" 2>&1 >/dev/full) || rc=$?
+  local want="clusterctl${name:+ $name}: cannot write to standard output: No space left on device (nothing was written)"
+  if [ "$rc" -ne 2 ] || ! grep -qxF "$want" <<<"$err" || grep -q "internal error" <<<"$err"; then
+    echo "FAIL: $* >/dev/full: exit $rc, want 2 and '$want': $err"; fail=1
+  fi
+}
+to_full discover discover --from "$mesh3"
+to_full discover --json discover --from "$mesh3"
+to_full hostfile hostfile "$tmp/c3.json" --format mpi
+to_full verify-mesh verify-mesh "$tmp/c3.json"
+to_full health health --quick "$tmp/c3.json"
+to_full health --json health --quick "$tmp/c3.json"
+to_full exec exec --hosts local -- echo hi
+to_full exec exec --hosts local -- sh -c 'head -c 200000 /dev/zero | tr "\0" a'
+to_full "" --help
+# An output that is one of the command's inputs is refused before any work, however it is
+# spelt (a link, ./): `hostfile c4.json -o c4.json` replaced the cluster state with a hostfile.
+cp "$tmp/c3.json" "$tmp/c3.orig"
+ln -s c3.json "$tmp/c3.link"
+printf 'hosts:\n  - name: h1\n' >"$tmp/inv.yaml"
+for out in "$tmp/c3.json" "$tmp/./c3.json" "$tmp/c3.link"; do
+  expect 2 "hostfile -o its input $out" -- "$cc" hostfile "$tmp/c3.json" --format mpi -o "$out"
+  grep -qxF "clusterctl hostfile: $out: is the same file as the input $tmp/c3.json: writing it would replace what this command reads; nothing was written: give another output path" <<<"$LAST" ||
+    { echo "FAIL: hostfile -o $out (its input): $LAST"; fail=1; }
+done
+cmp -s "$tmp/c3.json" "$tmp/c3.orig" || { echo "FAIL: hostfile -o its input changed it"; fail=1; }
+expect 2 "discover -o its inventory" -- "$cc" --inventory "$tmp/inv.yaml" discover -o "$tmp/inv.yaml"
+grep -qF "clusterctl discover: $tmp/inv.yaml: is the same file as the input $tmp/inv.yaml" <<<"$LAST" ||
+  { echo "FAIL: discover -o its inventory: $LAST"; fail=1; }
+grep -qx "  - name: h1" "$tmp/inv.yaml" || { echo "FAIL: discover -o replaced its inventory"; fail=1; }
+expect 2 "health --junit its thresholds" -- "$cc" health --quick "$tmp/c3.json" --thresholds "$tmp/inv.yaml" --junit "$tmp/inv.yaml"
+grep -qF "clusterctl health: $tmp/inv.yaml: is the same file as the input $tmp/inv.yaml" <<<"$LAST" ||
+  { echo "FAIL: health --junit its thresholds: $LAST"; fail=1; }
+expect 0 "network plan back into its state" -- "$cc" network plan "$tmp/c3.json" -o "$tmp/c3.link"
+# A directory that cannot take a new file is refused before any host is probed (it was said
+# after the whole discovery, cut off at "a temporary file beside"). Linux: /sys.
+if [ -d /sys/kernel ]; then
+  expect 2 "discover -o /sys/..." -- "$cc" --connect-timeout 5 discover --hosts 192.0.2.1 -o /sys/clusterctl-test.json
+  [ "$LAST" = "clusterctl discover: /sys/clusterctl-test.json: cannot create a file in its directory /sys: Permission denied; nothing was written: give a path in a directory you can write" ] ||
+    { echo "FAIL: discover -o /sys/...: not the one line before any probe: $LAST"; fail=1; }
+fi
 [ "$fail" -eq 0 ] && echo "cli basics: ok"
 exit "$fail"

@@ -97,6 +97,12 @@ expect 2 "unknown format" -- "$cc" hostfile --format slurm --from "$bundle"
 expect 2 "--slots with an MLX format" -- "$cc" hostfile --format mlx-jaccl --slots 2 --from "$bundle"
 expect 2 "bad --env" -- "$cc" hostfile --format mlx-jaccl --env NOVALUE --from "$bundle"
 grep -q -- "--env NOVALUE: expected NAME=VALUE" "$tmp/err" || { echo "FAIL: env message"; fail=1; }
+# Every bad --env is named in one run, not only the first.
+expect 2 "two bad --env" -- "$cc" hostfile --format mlx-jaccl --env FOO --env OK=1 \
+  --env CLUSTERCOMM_TOKEN=x --from "$bundle"
+grep -q -- "--env FOO: expected NAME=VALUE" "$tmp/err" &&
+  grep -q -- "^--env CLUSTERCOMM_TOKEN=x: 'CLUSTERCOMM_TOKEN'" "$tmp/err" ||
+  { echo "FAIL: two bad --env: not both named: $(cat "$tmp/err")"; fail=1; }
 echo '[{"ssh": "mac1", "rdma": [null, "rdma_en1"]}, {"ssh": "mac2", "rdma": [null, null]}]' \
   >"$tmp/bad.json"
 expect 2 "inconsistent --hostfile" -- "$cc" --replay "$bundle" hostfile --format mpi \

@@ -99,6 +99,32 @@ Status write_through(const std::filesystem::path& path, std::string_view content
   return {};
 }
 
+// The temporary file beside `path` (in `dir`) that write_replacing writes, then renames.
+std::string temp_template(const std::filesystem::path& path, const std::filesystem::path& dir) {
+  return (dir / fmt::format(".{}.tmp.XXXXXX", path.filename().string())).string();
+}
+
+// A file cannot be created in `dir`, the directory of `path`: the whole sentence, for every
+// writer (write_file_atomic) and for the check before any work (check_output_path).
+Error temp_file_error(const std::filesystem::path& path, const std::filesystem::path& dir,
+                      int err) {
+  return error(ExitCode::kUsage,
+               fmt::format("{}: cannot create a file in its directory {}: {}; nothing was "
+                           "written: give a path in a directory you can write",
+                           path.string(), dir.string(), std::strerror(err)));
+}
+
+// Whether a file can be created in `dir`, by creating one (and removing it): access(2) says
+// yes to root on a read-only mount or in /sys.
+Status try_create_in(const std::filesystem::path& path, const std::filesystem::path& dir) {
+  std::string tmpl = temp_template(path, dir);
+  int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) return temp_file_error(path, dir, errno);
+  ::close(fd);
+  ::unlink(tmpl.c_str());
+  return {};
+}
+
 Status write_replacing(const std::filesystem::path& path, std::string_view content,
                        unsigned mode) {
   std::filesystem::path dir = path.parent_path();
@@ -109,9 +135,9 @@ Status write_replacing(const std::filesystem::path& path, std::string_view conte
     if (ec) return os_error(dir, "create directory", ec.value());
     ::chmod(dir.c_str(), 0700);
   }
-  std::string tmpl = (dir / fmt::format(".{}.tmp.XXXXXX", path.filename().string())).string();
+  std::string tmpl = temp_template(path, dir);
   int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) return os_error(path, "create a temporary file beside", errno);
+  if (fd < 0) return temp_file_error(path, dir, errno);
   TempFile tmp(fd, tmpl);
   if (int err = write_all(tmp.fd(), content); err != 0) return os_error(path, "write", err);
   if (::fchmod(tmp.fd(), static_cast<mode_t>(mode)) != 0) return os_error(path, "chmod", errno);
@@ -201,11 +227,30 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view con
   return write_through(path, content, st.st_mode);
 }
 
-Status check_output_path(const std::filesystem::path& path) {
+Status check_output_path(const std::filesystem::path& path,
+                         const std::vector<std::filesystem::path>& inputs) {
   struct stat lst {};
   if (::lstat(path.c_str(), &lst) == 0) {
     struct stat st {};
-    return writable_kind(path, lst, st);
+    if (auto ok = writable_kind(path, lst, st); !ok) return ok;
+    for (const auto& in : inputs) {
+      struct stat ist {};
+      if (in.empty() || ::stat(in.c_str(), &ist) != 0) continue;
+      if (ist.st_dev == st.st_dev && ist.st_ino == st.st_ino) {
+        return error(ExitCode::kUsage,
+                     fmt::format("{}: is the same file as the input {}: writing it would "
+                                 "replace what this command reads; nothing was written: give "
+                                 "another output path",
+                                 path.string(), in.string()));
+      }
+    }
+    if (!S_ISREG(st.st_mode)) return {};  // a device or a FIFO is written through
+    // A regular file is replaced by one made beside it (beside a link's target).
+    std::error_code ec;
+    const std::filesystem::path target =
+        S_ISLNK(lst.st_mode) ? std::filesystem::canonical(path, ec) : path;
+    if (ec) return os_error(path, "resolve the symbolic link", ec.value());
+    return try_create_in(path, target.parent_path().empty() ? "." : target.parent_path());
   }
   if (errno != ENOENT && errno != ENOTDIR) return os_error(path, "inspect", errno);
   const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
@@ -223,10 +268,7 @@ Status check_output_path(const std::filesystem::path& path) {
     return error(ExitCode::kUsage, fmt::format("{}: {} is {}, not a directory", path.string(),
                                                dir.string(), kind_of(dst.st_mode)));
   }
-  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
-    return os_error(path, "create a file in its directory", errno);
-  }
-  return {};
+  return try_create_in(path, dir);
 }
 
 Status check_output_directory(const std::filesystem::path& dir) {

@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/result.h"
 
@@ -41,9 +42,14 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view con
 /// Whether `path` can take an output the operator named (-o, --junit, ...), checked before any
 /// work is done: what write_file_atomic would refuse (a directory, a block device, a socket, a
 /// dangling link) is refused here, and so is a path whose directory does not exist (a typo
-/// there must not create directories: write_output_file never does). Errors: kUsage naming the
-/// path and what to do.
-Status check_output_path(const std::filesystem::path& path);
+/// there must not create directories: write_output_file never does) or cannot take a new file
+/// (tried: a temporary file is created there and removed, as write_file_atomic will need one;
+/// `access` says yes to root on a read-only mount), and one that is the same file as one of
+/// `inputs`, the files the command reads (by device and inode: a symbolic link to an input or
+/// another spelling of its path is caught; writing it would replace the input with another
+/// kind of file). Errors: kUsage naming the path and what to do; nothing is written.
+Status check_output_path(const std::filesystem::path& path,
+                         const std::vector<std::filesystem::path>& inputs = {});
 
 /// Whether `dir` can take an output directory the operator names (`collect -o DIR`), checked
 /// before any work is done: an empty directory, or a new one (to be created by the caller)

@@ -228,6 +228,48 @@ TEST_CASE("write_output_file never creates a directory: a typo in -o is refused,
   fs::remove_all(dir);
 }
 
+TEST_CASE("check_output_path: a directory that cannot take a new file is said before any work") {
+  // root may write anywhere access(2) is asked about, yet not in /sys: the check tries. A
+  // Linux-only place; elsewhere the case has nothing to try.
+  if (!fs::is_directory("/sys/kernel")) return;
+  const std::string want =
+      "/sys/clusterctl-test.json: cannot create a file in its directory /sys: Permission "
+      "denied; nothing was written: give a path in a directory you can write";
+  const auto checked = cc::util::check_output_path("/sys/clusterctl-test.json");
+  REQUIRE_FALSE(checked.ok());
+  CHECK(checked.error().code == cc::util::ExitCode::kUsage);
+  CHECK(checked.error().message == want);
+  // The writer says the same whole sentence (it stopped at "a temporary file beside").
+  const auto written = cc::util::write_file_atomic("/sys/clusterctl-test.json", "{}");
+  REQUIRE_FALSE(written.ok());
+  CHECK(written.error().message == want);
+}
+
+TEST_CASE("check_output_path refuses an input of the command, however it is spelt") {
+  const fs::path dir = temp_dir();
+  const fs::path state = dir / "c4.json";
+  REQUIRE(cc::util::write_file_atomic(state, "{\"hosts\": []}\n").ok());
+  fs::create_symlink(state, dir / "link.json");
+  const std::string tail =
+      ": writing it would replace what this command reads; nothing was written: give another "
+      "output path";
+  for (const fs::path& out : {state, dir / "link.json", dir / "." / "c4.json"}) {
+    CAPTURE(out);
+    const auto st = cc::util::check_output_path(out, {dir / "other.yaml", state});
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.error().code == cc::util::ExitCode::kUsage);
+    CHECK(st.error().message == out.string() + ": is the same file as the input " +
+                                    state.string() + tail);
+  }
+  CHECK(*cc::util::read_file(state) == "{\"hosts\": []}\n");  // untouched
+  // Another file, a new one, and no inputs at all are fine.
+  REQUIRE(cc::util::write_file_atomic(dir / "hostfile", "h1\n").ok());
+  CHECK(cc::util::check_output_path(dir / "hostfile", {state}).ok());
+  CHECK(cc::util::check_output_path(dir / "new.json", {state}).ok());
+  CHECK(cc::util::check_output_path(state).ok());
+  fs::remove_all(dir);
+}
+
 TEST_CASE("check_output_directory: a new or empty directory whose parent exists, never more") {
   const fs::path dir = temp_dir();
   // `collect -o DIR/sub/bundle` with no DIR/sub: refused, naming the missing directory, and

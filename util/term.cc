@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cstdlib>
 
 #include <fmt/color.h>
@@ -17,6 +19,24 @@ OutputStyle detect_output_style(bool json) {
   s.color = colour_allowed && ::isatty(STDOUT_FILENO) == 1;
   s.progress = colour_allowed && ::isatty(STDERR_FILENO) == 1;
   return s;
+}
+
+namespace {
+std::atomic<int> first_stdout_error{0};  // flush_output's record (launch flushes from threads)
+}  // namespace
+
+bool flush_output(std::FILE* file) {
+  errno = 0;
+  if (std::fflush(file) == 0) return true;
+  if (file == stdout) {
+    int none = 0;
+    first_stdout_error.compare_exchange_strong(none, errno != 0 ? errno : EIO);
+  }
+  return false;
+}
+
+int stdout_flush_error() {
+  return first_stdout_error.load();
 }
 
 namespace {

@@ -23,6 +23,15 @@ std::string red(const OutputStyle& s, std::string_view text);
 std::string yellow(const OutputStyle& s, std::string_view text);
 std::string bold(const OutputStyle& s, std::string_view text);
 
+/// fflush(file), remembering why a flush of stdout failed (its first errno) for the check at
+/// exit (cli/main.cc: every command's stdout is checked there, once, and a failure said with
+/// its reason). Every flush of stdout before the exit goes through here: once a flush fails,
+/// the reason is gone from errno and the buffer is dropped, so the last flush finds nothing.
+bool flush_output(std::FILE* file);
+
+/// The errno of the first failed flush_output(stdout), or 0.
+int stdout_flush_error();
+
 /// A single transient status line on stderr ("\r...\x1b[K"), drawn only when style.progress.
 class ProgressLine {
  public:

@@ -255,6 +255,13 @@ std::optional<SyntaxCause> syntax_cause(std::string_view text, const YAML::Parse
     ++n;
     const std::size_t start = content_start(line);
     const std::string_view content = trim(line.substr(start));
+    // `-name: h3`: meant as a list entry, read as a key "-name" beside the entries.
+    if (content.size() > 1 && content[0] == '-' && content[1] != ' ' && content[1] != '-') {
+      return cause(l, static_cast<int>(start),
+                   fmt::format("a list item needs a space after '-': YAML does not read '{}' "
+                               "as an entry of the list; write '- {}'",
+                               content, content.substr(1)));
+    }
     const std::size_t colon = glued_colon(content);
     if (colon == std::string_view::npos) continue;
     return cause(l, static_cast<int>(start + colon),

@@ -85,6 +85,19 @@ TEST_CASE("yaml syntax: key:value with no space is named at its ':'") {
   CHECK(missing_space_hint("lab:x") == "; 'lab:x' has no space after ':' (write 'lab: x')");
 }
 
+TEST_CASE("yaml syntax: a list item with no space after '-' is named at its '-'") {
+  // It was yaml-cpp's "end of map not found: check the indentation", which it is not.
+  CHECK(err("hosts:\n  - name: h1\n  -name: h3\n") ==
+        "job.yaml:3:3: a list item needs a space after '-': YAML does not read '-name: h3' as "
+        "an entry of the list; write '- name: h3'");
+  CHECK(err("hosts:\n  -name: h1\n  - name: h3\n") ==
+        "job.yaml:2:3: a list item needs a space after '-': YAML does not read '-name: h1' as "
+        "an entry of the list; write '- name: h1' (yaml-cpp noticed it at 3:3)");
+  // Not it: a negative number, a document marker.
+  CHECK(err("a: -1\nb: [\n").find("after '-'") == std::string::npos);
+  CHECK(err("---\nhosts:\n  - name: h1\n").empty());
+}
+
 TEST_CASE("yaml syntax: CRLF, a byte order mark, JSON and an empty file load") {
   const YamlReader r("job.yaml", "the job");
   auto crlf = r.load("name: j\r\ncommand: [x, y]\r\nenv:\r\n  A: 1\r\n");

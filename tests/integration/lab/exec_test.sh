@@ -81,6 +81,14 @@ out=$(env -u SSH_AUTH_SOCK "$CLUSTERCTL" -F "$dir/ssh_config" exec --hosts 'root
 [ "$rc" -eq 3 ] || fail "exec --hosts root@x@h1 exited $rc, expected 3: $out"
 grep -qF "the user name is 'root@x', which holds an '@' (ssh takes all before the last '@' of 'root@x@h1' as the user): if an '@' there is a typo, correct it" <<<"$out" ||
   fail "the '@' in the user name is not named: $out"
+# A wrong user (`User nobody`) with the right key is refused as an unknown key is: the message
+# names the user it tried, not only ssh-copy-id.
+printf 'Host h1\n  HostName %s\n  User nobody\n  IdentityFile %s\n  UserKnownHostsFile %s\n' \
+  "$h1" "$dir/id_ed25519" "$dir/known_hosts" >"$own/cfg_nobody"
+rc=0
+out=$(env -u SSH_AUTH_SOCK "$CLUSTERCTL" -F "$own/cfg_nobody" exec --hosts h1 -- true 2>&1) || rc=$?
+[ "$rc" -eq 3 ] || fail "exec as User nobody exited $rc, expected 3: $out"
+grep -qF "Also check the user name it tried, 'nobody'" <<<"$out" || fail "wrong user not named: $out"
 echo "exec: ProxyJump, IdentityFile and user name cases pass"
 
 pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hosts"][1]["sshd_pid"])' \
