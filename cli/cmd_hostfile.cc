@@ -85,7 +85,12 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
                         util::error(util::ExitCode::kUsage, std::move(env_problems)));
   }
   if (!o.output.empty()) {
-    if (auto st = util::check_output_path(o.output, input_files(ctx.global, o.source)); !st) {
+    // Writing a hostfile over the one --hostfile read is rewriting it (its rank order kept, a
+    // new order said): not an input -o must avoid; the cluster state, inventory and
+    // ssh_config are.
+    ClusterSource others = o.source;
+    others.hostfile.clear();
+    if (auto st = util::check_output_path(o.output, input_files(ctx.global, others)); !st) {
       return report_error(ctx, "hostfile", st.error());
     }
   }

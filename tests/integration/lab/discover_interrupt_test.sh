@@ -20,8 +20,9 @@ mkdir "$tmp/state"
 "$CLUSTERCTL" --lab "$name" discover -o "$tmp/state/cluster.json" >/dev/null ||
   fail "discover on a healthy lab exited $?"
 cp "$tmp/state/cluster.json" "$tmp/before.json"
-# The directory too: a temporary file made and removed would change its modification time.
-listing() { find "$tmp/state" -printf '%P %i %s %T@\n' | sort; }
+# The files of the state directory (not the directory's own times: the output check made and
+# removed a probe file there before any host was asked, util::check_output_path).
+listing() { find "$tmp/state" -mindepth 1 -printf '%P %i %s %T@\n' | sort; }
 before=$(listing)
 
 stopped=$(python3 -c 'import json,sys; print([h for h in json.load(open(sys.argv[1]))["hosts"] if h["name"] == "h2"][0]["sshd_pid"])' "$json")

@@ -51,8 +51,12 @@ snapshot() {
     [[ $stat == Z* || $pid == "$$" || $pid == "$BASHPID" ]] && continue
     ns=$(readlink "/proc/$pid/ns/net" 2>/dev/null) || continue
     ino=${ns//[^0-9]/}
-    if [[ $comm =~ ^(sshd|ip|ssh-keygen|unshare|nsenter)$ ]] ||
-      { [[ $ns != "$self_ns" ]] && ! grep -qx "$ino" <<<"$SNAPSHOT_KNOWN_NS"; }; then
+    # In a namespace that was not there before (a lab's, even one deleted since), or a lab's
+    # sshd (its config lies under a clusterctl state directory) wherever it is. Not every `ip`
+    # or sshd of the machine: other tests (a local discovery runs `ip`) run beside this one.
+    if { [[ $ns != "$self_ns" ]] && ! grep -qx "$ino" <<<"$SNAPSHOT_KNOWN_NS"; } ||
+      { [[ $comm =~ ^(sshd|unshare|nsenter)$ ]] &&
+        tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q clusterctl; }; then
       echo "$pid $comm"
     fi
   done | sort -n
