@@ -125,6 +125,9 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
     };
     std::map<Reach, std::set<std::string>> names;          // hosts per way to reach them
     std::map<std::string, std::vector<std::string>> gone;  // lab -> ids of its records
+    // The records (id, name) naming each host, per way to reach it (host_key of the name).
+    std::map<std::pair<Reach, std::string>, std::vector<std::pair<std::string, std::string>>>
+        records_naming;
     bool never_started = false;
     for (const auto& j : jobs) {
       if (j.hosts.empty()) continue;
@@ -137,7 +140,14 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
       if (lab_gone(j)) {
         gone[j.lab].push_back(j.id);
       } else {
-        names[reach_of(j)].insert(j.hosts.begin(), j.hosts.end());
+        const Reach r = reach_of(j);
+        names[r].insert(j.hosts.begin(), j.hosts.end());
+        std::set<std::string> keys;  // a record naming one host twice is listed once
+        for (const auto& h : j.hosts) {
+          if (keys.insert(util::host_key(h)).second) {
+            records_naming[{r, util::host_key(h)}].emplace_back(j.id, j.name);
+          }
+        }
       }
     }
     for (const auto& [lab, ids] : gone) {
@@ -158,6 +168,7 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
     }
     if (!gone.empty()) executors.push_back(std::make_unique<remote::LocalExecutor>("local"));
     lab_of.resize(executors.size());
+    records_of.resize(executors.size());
     if (names.empty() && gone.empty()) {
       if (never_started) {
         fmt::print("0 job directories of launchers that are gone removed\n");
@@ -203,23 +214,19 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
       }
       for (auto& e : *chosen) {
         std::vector<std::pair<std::string, std::string>> named_by;
-        for (const auto& j : jobs) {
-          if (!may_have_run(j) || lab_gone(j) || !(reach_of(j) == reach)) continue;
-          const bool names_it = std::any_of(
-              j.hosts.begin(), j.hosts.end(),
-              [&](const std::string& h) { return util::host_key(h) == util::host_key(e->host()); });
-          if (names_it) named_by.emplace_back(j.id, j.name);
+        if (auto it = records_naming.find({reach, util::host_key(e->host())});
+            it != records_naming.end()) {
+          named_by = it->second;
         }
-        records_of.resize(executors.size());
         records_of.push_back(std::move(named_by));
         executors.push_back(std::move(e));
         lab_of.push_back(g.lab);
       }
     }
-    // One warning per cause: the records whose skipped hosts have the same reasons, and whose
-    // jobs did (or did not) run, share a line.
-    std::map<std::pair<std::string, bool>, std::vector<std::string>> warned;
-    std::map<std::pair<std::string, bool>, std::size_t> host_count;
+    // One warning per cause: the records whose skipped hosts have the same reasons share a
+    // line (records of jobs that never started were left out above).
+    std::map<std::string, std::vector<std::string>> warned;
+    std::map<std::string, std::size_t> host_count;
     for (const auto& j : jobs) {
       if (!may_have_run(j)) continue;  // nothing to collect, see above
       std::vector<std::string> why;
@@ -231,12 +238,10 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
       if (why.empty()) continue;
       std::string text;
       for (const auto& w : why) text += (text.empty() ? "" : "; ") + w;
-      const std::pair<std::string, bool> key{text, may_have_run(j)};
-      warned[key].push_back(j.id);
-      host_count[key] = why.size();
+      warned[text].push_back(j.id);
+      host_count[text] = why.size();
     }
-    for (const auto& [key, ids] : warned) {
-      const bool ran = key.second;
+    for (const auto& [text, ids] : warned) {
       const std::string records =
           ids.size() == 1 ? fmt::format("job record {} ({})", ids.front(),
                                         (launch::jobs_dir() / (ids.front() + ".json")).string())
@@ -245,19 +250,12 @@ ExitCode run_gc(const Context& ctx, const std::string& hosts_spec,
       const std::string drop = ids.size() == 1
                                    ? fmt::format("`clusterctl jobs --forget {}`", ids.front())
                                    : std::string("`clusterctl jobs --forget-ended`");
-      const std::string advice =
-          ran ? fmt::format(
-                    "the job ran there and may have left a job directory: give the "
-                    "--lab NAME or --inventory FILE (or -F FILE) it ran with to clean "
-                    "it; {} drops the record{}",
-                    drop, ids.size() == 1 ? "" : "s")
-              : fmt::format(
-                    "a job that never started there left nothing to clean; for another "
-                    "cluster's hosts give --lab NAME or --inventory FILE; {} drops the "
-                    "record{}",
-                    drop, ids.size() == 1 ? "" : "s");
+      const std::string advice = fmt::format(
+          "the job ran there and may have left a job directory: give the --lab NAME or "
+          "--inventory FILE (or -F FILE) it ran with to clean it; {} drops the record{}",
+          drop, ids.size() == 1 ? "" : "s");
       fmt::print(stderr, "clusterctl jobs --gc: warning: {}: {}: {} skipped ({})\n", records,
-                 key.first, host_count[key] == 1 ? "that host was" : "those hosts were", advice);
+                 text, host_count[text] == 1 ? "that host was" : "those hosts were", advice);
     }
     if (executors.empty()) {
       fmt::print("0 job directories of launchers that are gone removed\n");

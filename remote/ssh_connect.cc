@@ -578,12 +578,13 @@ util::Status SshExecutor::connect() {
   int auth = ssh_userauth_publickey_auto(s, nullptr, nullptr);
   if (auth != SSH_AUTH_SUCCESS) {
     if (auth == SSH_AUTH_DENIED) {
+      const std::string at = at_in_user(s, destination_);
       return fail(ExitCode::kUnreachable,
                   fmt::format("public-key authentication to {} failed (no key was accepted): "
                               "{}{}{}",
-                              session->target, at_in_user(s, destination_), auth_advice(s),
+                              session->target, at, auth_advice(s),
                               // a user name with an '@' is already named above
-                              at_in_user(s, destination_).empty() ? user_advice(s) : ""));
+                              at.empty() ? user_advice(s) : ""));
     }
     std::string why = auth == SSH_AUTH_ERROR ? std::string(ssh_get_error(s))
                                              : "the server asks for a further method";
