@@ -372,16 +372,22 @@ util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options
   if (!lock) return lock.error();
   LabFiles files{*dir};
   const std::string tag = lab_tag(options.name);
-  if (auto s = check_absent(local, files, options.name, tag); !s) return s.error();
+  // A Ctrl-C or SIGTERM before anything is made ends here, named as a rollback's is (it said
+  // "local: interrupted (Ctrl-C); `ip` was killed" of the `ip` it cut short).
+  auto not_begun = [&](util::Error e) {
+    if (!util::interrupted()) return e;
+    return util::interrupted_error(fmt::format("; nothing of lab '{}' was made yet", options.name));
+  };
+  if (auto s = check_absent(local, files, options.name, tag); !s) return not_begun(s.error());
   auto used = used_prefixes(local);
   if (!used) {
     lock->remove_file();  // nothing was made
-    return used.error();
+    return not_begun(used.error());
   }
   auto plan = make_plan(options.name, *topology, *used);
   if (!plan) {
     lock->remove_file();
-    return plan.error();
+    return not_begun(plan.error());
   }
   LabRecord lab = record_from_plan(*plan, files.dir.string(), options.data_size);
 
