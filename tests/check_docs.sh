@@ -8,7 +8,9 @@
 #   - a file outside docs/ cites the team's old notes kept outside the repository (the "facts"
 #     and "rdma-lab" Markdown files);
 #   - any file points outside the repository (the shared folder beside the checkout, or an
-#     absolute path into the team's workspace).
+#     absolute path into the team's workspace);
+#   - an in-page link (#ANCHOR) of another Markdown page (README.md, ARCHITECTURE.md, ...) names
+#     no heading of that page (headings inside fenced code blocks do not count).
 # Files: `git ls-files` (tracked and new, not ignored) when SOURCE_DIR is a git checkout, else every file under it (build trees
 # excluded). Usage: check_docs.sh SOURCE_DIR | --self-test
 set -euo pipefail
@@ -35,6 +37,11 @@ if [ "${1:-}" = "--self-test" ]; then
   printf '# see %s\n' "/work""/main/x" >"$tmp/src/bad.h"
   if "$0" "$tmp" >/dev/null; then fail "an absolute workspace path"; fi
   rm "$tmp/src/bad.h"
+  printf '# T\n\n## Where to go\n\n```sh\n# not a heading\n```\nSee [a](#where-to-go).\n' >"$tmp/README.md"
+  "$0" "$tmp" >/dev/null || { echo "self-test: a valid README link was flagged"; exit 1; }
+  printf 'See [b](#not-a-heading).\n' >>"$tmp/README.md"
+  if "$0" "$tmp" >/dev/null; then fail "a README link to a comment in a code block"; fi
+  sed -i '$d' "$tmp/README.md"
   "$0" "$tmp" >/dev/null || { echo "self-test: the valid tree was flagged at the end"; exit 1; }
   echo "self-test: ok"; exit 0
 fi
@@ -75,6 +82,27 @@ while IFS= read -r hit; do
   grep -qxF -- "$anchor" <<<"$anchors" || bad+="$doc:${hit%%:*}: #$anchor"$'\n'
 done < <(grep -n -o -E '\]\(#[A-Za-z0-9_-]+\)' "$doc" || true)
 report "citations of $doc name anchors that no heading of it produces:" "${bad%$'\n'}"
+
+# In-page links of the other Markdown pages (README.md's "Where to start" table among them):
+# each (#anchor) must be a heading of the same page, fenced code blocks left out (a shell
+# comment there is no heading).
+page_anchors() {
+  awk '/^[[:space:]]*```/ {fence = !fence; next} !fence' "$1" |
+    sed -n 's/^#\{1,6\}[[:space:]]\{1,\}//p' | tr '[:upper:]' '[:lower:]' |
+    sed -e 's/[^a-z0-9 _-]//g' -e 's/ /-/g'
+}
+bad=""
+while IFS= read -r -d '' page; do
+  [ "$page" = "$doc" ] && continue
+  links=$(grep -n -o -E '\]\(#[A-Za-z0-9_-]+\)' "$page" || true)
+  [ -n "$links" ] || continue
+  page_anchor_list=$(page_anchors "$page")
+  while IFS= read -r hit; do
+    anchor=${hit##*(#}; anchor=${anchor%)}
+    grep -qxF -- "$anchor" <<<"$page_anchor_list" || bad+="$page:${hit%%:*}: #$anchor"$'\n'
+  done <<<"$links"
+done < <(list_files | grep -z -E '[.]md$' | grep -z -v -E '^tests/')
+report "in-page links name anchors that no heading of their page produces:" "${bad%$'\n'}"
 
 # The outside notes (their facts are in docs/platform.md now). Patterns are bracketed so that
 # this script does not match itself.
