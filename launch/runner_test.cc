@@ -424,6 +424,43 @@ TEST_CASE("runner: a coordinator port that cannot be checked is said once, and t
   CHECK(text.find("not checked") == text.rfind("not checked"));  // once
 }
 
+TEST_CASE("runner: a coordinator name rank 0's host resolves to loopback is refused first") {
+  // Gloo's connectFullMesh "timed out connecting ... remote=[127.0.0.1]" on a cluster whose
+  // host names resolved to loopback on their own hosts (aws-samples/aws-do-eks#69; Debian's
+  // `127.0.1.1 HOSTNAME` in /etc/hosts does it too): rank 0 bound the coordinator's name there,
+  // and every rank on another host waited for it until its timeout. `localhost` stands for
+  // such a name: this machine resolves it to 127.0.0.1.
+  const std::string ran = "/tmp/cc-loopback-ran-" + random_hex(6);
+  JobSpec spec = spec_of(fmt::format("name: lo\nhosts: [a, b]\ncommand: [touch, {}]\n", ran));
+  LocalJob job;
+  job.adjust = [](WorldPlan& p) {
+    for (LaunchHost& h : p.hosts) h.address = "localhost";
+  };
+  auto out = job.run(spec, 2);
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.error().code == cc::util::ExitCode::kCheckFailed);
+  CHECK(out.error().message ==
+        "rank 0's coordinator address 'localhost' resolves on local0 (rank 0's host) to "
+        "127.0.0.1, a loopback address (as a line `127.0.1.1 localhost` in its /etc/hosts makes "
+        "it): rank 0 would listen there, where the ranks on the other 1 host cannot reach it, "
+        "and they would wait for it until their timeout. Give local0 an `address:` in the "
+        "inventory that every host reaches, or have localhost resolve to such an address on "
+        "local0; no rank was started");
+  CHECK_FALSE(fs::exists(ran));  // no rank ran
+  CHECK_FALSE(job.dirs_left(2));
+
+  // One host: its ranks all reach it there. An address written as 127.0.0.1 is taken as meant
+  // (every other runner test runs so).
+  JobSpec one = spec_of(fmt::format("name: lo\nhosts: [a]\ncommand: [touch, {}]\n", ran));
+  LocalJob single;
+  single.adjust = [](WorldPlan& p) { p.hosts.front().address = "localhost"; };
+  auto ok = single.run(one, 1);
+  REQUIRE(ok.ok());
+  CHECK(ok->code == cc::util::ExitCode::kOk);
+  CHECK(fs::exists(ran));
+  fs::remove(ran);
+}
+
 TEST_CASE("root_cause: the rank a first failure's error names, if it failed on its own") {
   std::vector<RankOutcome> ranks(3);
   for (int r = 0; r < 3; ++r) ranks[static_cast<size_t>(r)].rank = r;
