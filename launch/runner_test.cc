@@ -842,6 +842,37 @@ TEST_CASE("runner: runtime mpi: exit 128+N and a real signal are told apart too"
   CHECK(out->ranks[0].ended_by_us);  // ended by mpirun or clusterctl
 }
 
+TEST_CASE("runner: runtime mpi: an mpirun that exits 0 without starting the ranks fails the job") {
+  // open-mpi/ompi#1344: mpirun that could not place the ranks (too few slots) exited 0, and a
+  // script that ran it took the job for done. The ranks report their start through mpirun's
+  // output (mpi_backend.cc): mpirun ending, whatever its status, before they did leaves them
+  // never started, and the job failed. An mpirun here that only exits 0 stands for it.
+  const fs::path bin = fs::temp_directory_path() / ("cc-fake-mpirun-" + random_hex(4));
+  fs::create_directories(bin);
+  REQUIRE(cc::util::write_file_atomic(bin / "mpirun", "#!/bin/sh\nexit 0\n").ok());
+  fs::permissions(bin / "mpirun", fs::perms::owner_all);
+  const char* was = std::getenv("PATH");
+  const std::string old_path = was != nullptr ? was : "/usr/bin:/bin";
+  ::setenv("PATH", (bin.string() + ":" + old_path).c_str(), 1);
+  JobSpec spec = spec_of("name: mpi0\nhosts: [localhost]\nranks_per_host: 2\nruntime: mpi\n"
+                         "command: [true]\n");
+  LocalJob job;
+  auto out = run_mpi(spec, job);
+  ::setenv("PATH", old_path.c_str(), 1);
+  fs::remove_all(bin);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  REQUIRE(out->ranks.size() == 2);
+  for (const auto& r : out->ranks) {
+    CAPTURE(r.rank);
+    CHECK_FALSE(r.started);
+    CHECK(r.problem == "never started: mpirun ended (exit 0)");
+  }
+  CHECK(job_reason(*out) ==
+        "rank 0 on localhost failed first (never started: mpirun ended (exit 0))");
+  CHECK_FALSE(job.dirs_left(1));
+}
+
 TEST_CASE("runner: runtime mpi: timeouts.total ends mpirun and its ranks, nothing left") {
   if (!have_mpirun()) {
     MESSAGE("SKIPPED: no mpirun (apt-get install openmpi-bin)");
