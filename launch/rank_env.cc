@@ -255,13 +255,22 @@ const std::vector<std::string>& launch_env_names() {
 }
 
 const std::vector<std::string>& clustercomm_tuning_names() {
-  static const std::vector<std::string> names = {
-      "CLUSTERCOMM_CHUNK_BYTES",     "CLUSTERCOMM_CONNS_PER_PEER",     "CLUSTERCOMM_HOST_ID",
-      "CLUSTERCOMM_IBV_FRAME_BYTES", "CLUSTERCOMM_IBV_PAD_FRAMES",     "CLUSTERCOMM_IBV_PROFILE",
-      "CLUSTERCOMM_IBV_RECV_FRAMES", "CLUSTERCOMM_IBV_ZERO_COPY",      "CLUSTERCOMM_LISTEN",
-      "CLUSTERCOMM_ONE_SHOT_MAX",    "CLUSTERCOMM_SHM_SINGLE_COPY_MIN", "CLUSTERCOMM_SPIN_US",
-      "CLUSTERCOMM_TIMEOUT_MS",      "CLUSTERCOMM_TOPOLOGY",           "CLUSTERCOMM_TRANSPORT",
-      "CLUSTERCOMM_WINDOW"};
+  static const std::vector<std::string> names = {"CLUSTERCOMM_CHUNK_BYTES",
+                                                 "CLUSTERCOMM_CONNS_PER_PEER",
+                                                 "CLUSTERCOMM_HOST_ID",
+                                                 "CLUSTERCOMM_IBV_FRAME_BYTES",
+                                                 "CLUSTERCOMM_IBV_PAD_FRAMES",
+                                                 "CLUSTERCOMM_IBV_PROFILE",
+                                                 "CLUSTERCOMM_IBV_RECV_FRAMES",
+                                                 "CLUSTERCOMM_IBV_ZERO_COPY",
+                                                 "CLUSTERCOMM_LISTEN",
+                                                 "CLUSTERCOMM_ONE_SHOT_MAX",
+                                                 "CLUSTERCOMM_SHM_SINGLE_COPY_MIN",
+                                                 "CLUSTERCOMM_SPIN_US",
+                                                 "CLUSTERCOMM_TIMEOUT_MS",
+                                                 "CLUSTERCOMM_TOPOLOGY",
+                                                 "CLUSTERCOMM_TRANSPORT",
+                                                 "CLUSTERCOMM_WINDOW"};
   return names;
 }
 

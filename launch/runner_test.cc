@@ -854,8 +854,9 @@ TEST_CASE("runner: runtime mpi: an mpirun that exits 0 without starting the rank
   const char* was = std::getenv("PATH");
   const std::string old_path = was != nullptr ? was : "/usr/bin:/bin";
   ::setenv("PATH", (bin.string() + ":" + old_path).c_str(), 1);
-  JobSpec spec = spec_of("name: mpi0\nhosts: [localhost]\nranks_per_host: 2\nruntime: mpi\n"
-                         "command: [true]\n");
+  JobSpec spec = spec_of(
+      "name: mpi0\nhosts: [localhost]\nranks_per_host: 2\nruntime: mpi\n"
+      "command: [true]\n");
   LocalJob job;
   auto out = run_mpi(spec, job);
   ::setenv("PATH", old_path.c_str(), 1);
