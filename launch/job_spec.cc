@@ -463,6 +463,11 @@ void Parser::env(const Field& f, JobSpec& job) {
   if (!entries) return fail(entries.error());
   for (const Field& e : *entries) {
     env_name(e, "env");
+    // A warning, not an error: the job runs as it would without the variable.
+    if (auto unread = unread_clustercomm_name(e.key)) {
+      warnings_.push_back(fmt::format("{}:{}:{}: warning: env {}: {}", r_.file(),
+                                      e.key_mark.line + 1, e.key_mark.column + 1, e.key, *unread));
+    }
     if (e.value.IsNull()) {
       fail(r_.error(e.mark(), fmt::format("'{}' has no value: write {}: \"\" for an empty one",
                                           e.path, e.key)));

@@ -244,6 +244,27 @@ TEST_CASE("job spec: load_job_spec reads the file and resolves paths against its
   fs::remove_all(dir);
 }
 
+TEST_CASE("job spec: a CLUSTERCOMM_ variable libclustercomm does not read draws a warning") {
+  // horovod/horovod#2015: a Gloo rendezvous that timed out at scale was not helped by the
+  // timeout variable the operator set. Here `CLUSTERCOMM_TIMEOUT: "240000"` (the variable is
+  // CLUSTERCOMM_TIMEOUT_MS) was passed to every rank and read by none: the rendezvous still
+  // timed out at the default, with no word said.
+  auto d = cc::launch::parse_job_spec_draft(
+      "name: j\nhosts: [h1]\ncommand: [x]\nenv:\n  CLUSTERCOMM_TIMEOUT: \"240000\"\n"
+      "  CLUSTERCOMM_TRANSPROT: tcp\n  CLUSTERCOMM_TIMEOUT_MS: \"240000\"\n"
+      "  CLUSTERCOMM_TOPOLOGY: ring\n  MY_CLUSTERCOMM_X: \"1\"\n",
+      "job.yaml");
+  CHECK(d.errors.empty());
+  CHECK(d.job.env.at("CLUSTERCOMM_TIMEOUT") == "240000");  // still passed: the job runs
+  REQUIRE(d.warnings.size() == 2);
+  CHECK(d.warnings[0] ==
+        "job.yaml:5:3: warning: env CLUSTERCOMM_TIMEOUT: libclustercomm reads no variable "
+        "CLUSTERCOMM_TIMEOUT, so it changes nothing (did you mean 'CLUSTERCOMM_TIMEOUT_MS'?)");
+  CHECK(d.warnings[1] ==
+        "job.yaml:6:3: warning: env CLUSTERCOMM_TRANSPROT: libclustercomm reads no variable "
+        "CLUSTERCOMM_TRANSPROT, so it changes nothing (did you mean 'CLUSTERCOMM_TRANSPORT'?)");
+}
+
 TEST_CASE("job spec: a $NAME or ~ in a list command draws a warning at its place") {
   // `command: [./train, --data, $HOME/data]` is exec'd without a shell: the program got the
   // text "$HOME/data", with no word said. Warned like an env value; still run as written.

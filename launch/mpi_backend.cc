@@ -159,15 +159,21 @@ class MpiBackend final : public LaunchBackend {
   }
 
   void start(RankBoard& board) override {
+    board_ = &board;
     board.launcher_running();
     thread_ = std::thread([this, &board] { MpirunSession(ctx_, board, abandon_).run(); });
   }
-  // After a rank failed, mpirun is ending the job itself (Open MPI aborts on the first non-zero
-  // exit), and a SIGTERM in the middle of that makes Open MPI 4.1's mpirun crash and leave its
-  // daemons behind: it gets SIGKILL only if still there after the grace period.
+  // Once a rank ends, mpirun ends the job itself (Open MPI aborts on the first non-zero exit),
+  // and a SIGTERM in the middle of that makes Open MPI 4.1's mpirun crash (exit 139, a
+  // backtrace through PMIx_Finalize; open-mpi/ompi#13650) and leave its daemons behind: the
+  // ranks it had not yet ended had no exit status. So the ranks get the SIGTERM, and mpirun only
+  // while no rank has started (it may be stuck starting its daemons, nothing of its own to end);
+  // it gets SIGKILL if still there after the grace period.
   void terminate(bool rank_failed) override {
     for (size_t h = 0; h < nhosts(); ++h) ctx_.control.post(h, signal_argv(dir_of(h), "TERM"));
-    if (!rank_failed) ctx_.control.post(nhosts(), signal_argv(dir_of(nhosts()), "TERM"));
+    if (!rank_failed && !any_started()) {
+      ctx_.control.post(nhosts(), signal_argv(dir_of(nhosts()), "TERM"));
+    }
   }
   void terminate_again() override {}  // mpirun starts no rank once it is ending
   void kill() override {
@@ -187,11 +193,18 @@ class MpiBackend final : public LaunchBackend {
 
  private:
   size_t nhosts() const { return ctx_.plan.hosts.size(); }
+  bool any_started() const {
+    for (int r = 0; r < ctx_.plan.world_size(); ++r) {
+      if (board_ != nullptr && board_->rank(r).started) return true;
+    }
+    return false;
+  }
   std::string dir_of(size_t h) const {
     return h < nhosts() ? job_dir(ctx_.run_id, h) : local_job_dir(ctx_.run_id);
   }
 
   const BackendContext& ctx_;
+  RankBoard* board_ = nullptr;  // the job's, from start() on
   std::atomic<bool> abandon_{false};
   std::thread thread_;
 };

@@ -14,6 +14,7 @@
 #include "util/address.h"
 #include "util/atomic_file.h"
 #include "util/json_text.h"
+#include "util/suggest.h"
 #include "util/text.h"
 
 namespace cc::launch {
@@ -23,6 +24,8 @@ using util::ExitCode;
 
 constexpr const char* kIbvDevicesFile = "mlx-ibv-devices.json";
 constexpr const char* kRingHostfile = "mlx-hostfile.json";
+// Every variable libclustercomm reads begins so (comm/config.cc).
+constexpr std::string_view kClusterCommPrefix = "CLUSTERCOMM_";
 
 // Every runtime, for launch_env_names.
 constexpr Runtime kEveryRuntime[] = {Runtime::kClusterComm,  Runtime::kMlxJaccl,
@@ -249,6 +252,39 @@ const std::vector<std::string>& launch_env_names() {
     return std::vector<std::string>(seen.begin(), seen.end());
   }();
   return names;
+}
+
+const std::vector<std::string>& clustercomm_tuning_names() {
+  static const std::vector<std::string> names = {"CLUSTERCOMM_CHUNK_BYTES",
+                                                 "CLUSTERCOMM_CONNS_PER_PEER",
+                                                 "CLUSTERCOMM_HOST_ID",
+                                                 "CLUSTERCOMM_IBV_FRAME_BYTES",
+                                                 "CLUSTERCOMM_IBV_PAD_FRAMES",
+                                                 "CLUSTERCOMM_IBV_PROFILE",
+                                                 "CLUSTERCOMM_IBV_RECV_FRAMES",
+                                                 "CLUSTERCOMM_IBV_ZERO_COPY",
+                                                 "CLUSTERCOMM_LISTEN",
+                                                 "CLUSTERCOMM_ONE_SHOT_MAX",
+                                                 "CLUSTERCOMM_SHM_SINGLE_COPY_MIN",
+                                                 "CLUSTERCOMM_SPIN_US",
+                                                 "CLUSTERCOMM_TIMEOUT_MS",
+                                                 "CLUSTERCOMM_TOPOLOGY",
+                                                 "CLUSTERCOMM_TRANSPORT",
+                                                 "CLUSTERCOMM_WINDOW"};
+  return names;
+}
+
+std::optional<std::string> unread_clustercomm_name(std::string_view name) {
+  if (!name.starts_with(kClusterCommPrefix)) return std::nullopt;
+  const auto& tuning = clustercomm_tuning_names();
+  if (std::binary_search(tuning.begin(), tuning.end(), name)) return std::nullopt;
+  std::vector<std::string> read = tuning;
+  for (const std::string& n : launch_env_names()) {
+    if (n.starts_with(kClusterCommPrefix)) read.push_back(n);
+  }
+  if (std::find(read.begin(), read.end(), name) != read.end()) return std::nullopt;
+  return fmt::format("libclustercomm reads no variable {}, so it changes nothing{}", name,
+                     util::did_you_mean(name, read));
 }
 
 std::optional<EnvNameProblem> env_name_problem(std::string_view name) {

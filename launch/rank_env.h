@@ -135,6 +135,19 @@ std::vector<discovery::Cable> routed_cables(const discovery::ClusterState& state
 /// be wrong on every rank but one (`envs: ["MLX_RANK=0"]` once made every rank rank 0).
 const std::vector<std::string>& launch_env_names();
 
+/// The CLUSTERCOMM_* variables libclustercomm reads (comm/config.cc, its one reader) that a job
+/// may set itself (CLUSTERCOMM_TIMEOUT_MS, CLUSTERCOMM_TRANSPORT, ...; sorted): with the
+/// CLUSTERCOMM_* of launch_env_names(), every one it reads (a unit test compares the two with
+/// comm/config.cc).
+const std::vector<std::string>& clustercomm_tuning_names();
+
+/// For a name that begins with CLUSTERCOMM_ but that libclustercomm does not read, why setting it
+/// changes nothing, with the closest name it does read ("libclustercomm reads no variable
+/// CLUSTERCOMM_TIMEOUT, so it changes nothing (did you mean 'CLUSTERCOMM_TIMEOUT_MS'?)");
+/// nullopt for any other name. A misspelt tuning variable was silently ignored: a job that set
+/// CLUSTERCOMM_TIMEOUT: "240000" for a slow rendezvous still timed out at the default.
+std::optional<std::string> unread_clustercomm_name(std::string_view name);
+
 /// Why a job's env: or secret_env:, an MLX hostfile's "envs" or `hostfile --env` may not set a
 /// variable.
 enum class EnvNameProblem {

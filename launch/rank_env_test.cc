@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
+#include <set>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -13,6 +15,7 @@
 #include "util/atomic_file.h"
 
 using namespace cc::launch;
+namespace fs = std::filesystem;
 
 namespace {
 std::string get(const std::vector<EnvVar>& env, const std::string& name) {
@@ -261,6 +264,35 @@ TEST_CASE("rank_env: Python writes each line (PYTHONUNBUFFERED=1) unless the job
   CHECK_FALSE(env_name_problem("PYTHONUNBUFFERED").has_value());
   const auto& names = launch_env_names();
   CHECK_FALSE(std::binary_search(names.begin(), names.end(), std::string("PYTHONUNBUFFERED")));
+}
+
+TEST_CASE("clustercomm_tuning_names: with launch's own, every CLUSTERCOMM_ variable comm reads") {
+  // comm/config.cc is libclustercomm's one reader of its variables; launch cannot link comm/, so
+  // it keeps the names and this test keeps them true: a variable added there and not here would
+  // draw a job file's "reads no variable" warning although it is read.
+  const fs::path config = fs::path(CLUSTERCTL_TEST_DATA) / ".." / ".." / "comm" / "config.cc";
+  auto text = cc::util::read_file(config);
+  REQUIRE(text.ok());
+  std::set<std::string> in_comm;
+  const std::regex quoted("\"(CLUSTERCOMM_[A-Z0-9_]+)\"");
+  for (auto it = std::sregex_iterator(text->begin(), text->end(), quoted);
+       it != std::sregex_iterator(); ++it) {
+    in_comm.insert((*it)[1].str());
+  }
+  REQUIRE(in_comm.size() > 10);
+  std::set<std::string> known(clustercomm_tuning_names().begin(), clustercomm_tuning_names().end());
+  for (const std::string& n : launch_env_names()) {
+    if (n.starts_with("CLUSTERCOMM_")) known.insert(n);
+  }
+  CHECK(in_comm == known);
+  CHECK(std::is_sorted(clustercomm_tuning_names().begin(), clustercomm_tuning_names().end()));
+
+  CHECK_FALSE(unread_clustercomm_name("CLUSTERCOMM_TIMEOUT_MS").has_value());
+  CHECK_FALSE(unread_clustercomm_name("CLUSTERCOMM_RANK").has_value());  // launch's own
+  CHECK_FALSE(unread_clustercomm_name("OMP_NUM_THREADS").has_value());
+  CHECK(unread_clustercomm_name("CLUSTERCOMM_TIMEOUT") ==
+        "libclustercomm reads no variable CLUSTERCOMM_TIMEOUT, so it changes nothing (did you "
+        "mean 'CLUSTERCOMM_TIMEOUT_MS'?)");
 }
 
 TEST_CASE("env_name_problem: launch's variables, the wrapper's, and malformed names") {

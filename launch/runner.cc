@@ -98,10 +98,15 @@ util::Status check_coordinator_port(const WorldPlan& plan, ControlHosts& control
   };
   std::vector<const Listen*> held;
   std::vector<bool> unchecked(control.size(), false);
+  std::string loopback;  // what rank 0's host resolves a coordinator name to, if a loopback one
   for (const Listen& l : listens) {
     if (unchecked[l.host]) continue;  // its other ports cannot be checked either
     auto r = control.ask(l.host, port_held_argv(l.address, l.port), timeout);
     if (!r || r->timed_out) continue;
+    if (const size_t at = r->out.find("loopback "); at != std::string::npos && l.host == 0) {
+      const size_t from = at + std::string_view("loopback ").size();
+      loopback = std::string(util::trim(r->out.substr(from, r->out.find('\n', from) - from)));
+    }
     if (r->out.find("unchecked") != std::string::npos) {
       unchecked[l.host] = true;
       output.note(fmt::format(
@@ -111,6 +116,26 @@ util::Status check_coordinator_port(const WorldPlan& plan, ControlHosts& control
       continue;
     }
     if (r->out.find("in use") != std::string::npos) held.push_back(&l);
+  }
+  // A name (an address the operator wrote is taken as meant: one machine's ranks may well use
+  // 127.0.0.1) that rank 0's host resolves to itself: rank 0 would listen on loopback, and the
+  // ranks on the other hosts would wait for it until their timeout (Gloo's connectFullMesh
+  // "timed out connecting ... remote=[127.0.0.1]" with a host name in /etc/hosts as 127.0.0.1,
+  // aws-samples/aws-do-eks#69).
+  if (!loopback.empty() && plan.runtime == Runtime::kClusterComm && plan.hosts.size() > 1 &&
+      util::address_problem(listens.front().address)) {
+    const std::string& name = listens.front().address;
+    return util::error(
+        ExitCode::kCheckFailed,
+        fmt::format("rank 0's coordinator address '{}' resolves on {} (rank 0's host) to {}, a "
+                    "loopback address (as a line `127.0.1.1 {}` in its /etc/hosts makes it): "
+                    "rank 0 would listen there, where the ranks on the other {} cannot reach it, "
+                    "and they would wait for it until their timeout. Give {} an `address:` in "
+                    "the inventory that every host reaches, or have {} resolve to such an "
+                    "address on {}; no rank was started",
+                    name, host_name(0), loopback, name,
+                    util::plural(plan.hosts.size() - 1, "host", "hosts"), host_name(0), name,
+                    host_name(0)));
   }
   if (held.empty()) return {};
   std::vector<std::string> places;

@@ -424,6 +424,43 @@ TEST_CASE("runner: a coordinator port that cannot be checked is said once, and t
   CHECK(text.find("not checked") == text.rfind("not checked"));  // once
 }
 
+TEST_CASE("runner: a coordinator name rank 0's host resolves to loopback is refused first") {
+  // Gloo's connectFullMesh "timed out connecting ... remote=[127.0.0.1]" on a cluster whose
+  // host names resolved to loopback on their own hosts (aws-samples/aws-do-eks#69; Debian's
+  // `127.0.1.1 HOSTNAME` in /etc/hosts does it too): rank 0 bound the coordinator's name there,
+  // and every rank on another host waited for it until its timeout. `localhost` stands for
+  // such a name: this machine resolves it to 127.0.0.1.
+  const std::string ran = "/tmp/cc-loopback-ran-" + random_hex(6);
+  JobSpec spec = spec_of(fmt::format("name: lo\nhosts: [a, b]\ncommand: [touch, {}]\n", ran));
+  LocalJob job;
+  job.adjust = [](WorldPlan& p) {
+    for (LaunchHost& h : p.hosts) h.address = "localhost";
+  };
+  auto out = job.run(spec, 2);
+  REQUIRE_FALSE(out.ok());
+  CHECK(out.error().code == cc::util::ExitCode::kCheckFailed);
+  CHECK(out.error().message ==
+        "rank 0's coordinator address 'localhost' resolves on local0 (rank 0's host) to "
+        "127.0.0.1, a loopback address (as a line `127.0.1.1 localhost` in its /etc/hosts makes "
+        "it): rank 0 would listen there, where the ranks on the other 1 host cannot reach it, "
+        "and they would wait for it until their timeout. Give local0 an `address:` in the "
+        "inventory that every host reaches, or have localhost resolve to such an address on "
+        "local0; no rank was started");
+  CHECK_FALSE(fs::exists(ran));  // no rank ran
+  CHECK_FALSE(job.dirs_left(2));
+
+  // One host: its ranks all reach it there. An address written as 127.0.0.1 is taken as meant
+  // (every other runner test runs so).
+  JobSpec one = spec_of(fmt::format("name: lo\nhosts: [a]\ncommand: [touch, {}]\n", ran));
+  LocalJob single;
+  single.adjust = [](WorldPlan& p) { p.hosts.front().address = "localhost"; };
+  auto ok = single.run(one, 1);
+  REQUIRE(ok.ok());
+  CHECK(ok->code == cc::util::ExitCode::kOk);
+  CHECK(fs::exists(ran));
+  fs::remove(ran);
+}
+
 TEST_CASE("root_cause: the rank a first failure's error names, if it failed on its own") {
   std::vector<RankOutcome> ranks(3);
   for (int r = 0; r < 3; ++r) ranks[static_cast<size_t>(r)].rank = r;
@@ -805,6 +842,38 @@ TEST_CASE("runner: runtime mpi: exit 128+N and a real signal are told apart too"
   CHECK(out->ranks[0].ended_by_us);  // ended by mpirun or clusterctl
 }
 
+TEST_CASE("runner: runtime mpi: an mpirun that exits 0 without starting the ranks fails the job") {
+  // open-mpi/ompi#1344: mpirun that could not place the ranks (too few slots) exited 0, and a
+  // script that ran it took the job for done. The ranks report their start through mpirun's
+  // output (mpi_backend.cc): mpirun ending, whatever its status, before they did leaves them
+  // never started, and the job failed. An mpirun here that only exits 0 stands for it.
+  const fs::path bin = fs::temp_directory_path() / ("cc-fake-mpirun-" + random_hex(4));
+  fs::create_directories(bin);
+  REQUIRE(cc::util::write_file_atomic(bin / "mpirun", "#!/bin/sh\nexit 0\n").ok());
+  fs::permissions(bin / "mpirun", fs::perms::owner_all);
+  const char* was = std::getenv("PATH");
+  const std::string old_path = was != nullptr ? was : "/usr/bin:/bin";
+  ::setenv("PATH", (bin.string() + ":" + old_path).c_str(), 1);
+  JobSpec spec = spec_of(
+      "name: mpi0\nhosts: [localhost]\nranks_per_host: 2\nruntime: mpi\n"
+      "command: [true]\n");
+  LocalJob job;
+  auto out = run_mpi(spec, job);
+  ::setenv("PATH", old_path.c_str(), 1);
+  fs::remove_all(bin);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  REQUIRE(out->ranks.size() == 2);
+  for (const auto& r : out->ranks) {
+    CAPTURE(r.rank);
+    CHECK_FALSE(r.started);
+    CHECK(r.problem == "never started: mpirun ended (exit 0)");
+  }
+  CHECK(job_reason(*out) ==
+        "rank 0 on localhost failed first (never started: mpirun ended (exit 0))");
+  CHECK_FALSE(job.dirs_left(1));
+}
+
 TEST_CASE("runner: runtime mpi: timeouts.total ends mpirun and its ranks, nothing left") {
   if (!have_mpirun()) {
     MESSAGE("SKIPPED: no mpirun (apt-get install openmpi-bin)");
@@ -821,8 +890,15 @@ TEST_CASE("runner: runtime mpi: timeouts.total ends mpirun and its ranks, nothin
   CHECK(out->code == cc::util::ExitCode::kJobFailed);
   CHECK(out->reason == "the job ran longer than timeouts.total (600 s)");
   CHECK(out->duration < std::chrono::seconds(610));
-  CHECK(out->ranks[0].ended_by_us);
-  CHECK(out->ranks[1].ended_by_us);
+  // Each rank's own end, by clusterctl's SIGTERM: mpirun, also signalled while it ended the job
+  // itself, crashed (exit 139) and left the rank it had not ended without a status.
+  for (const auto& r : out->ranks) {
+    CAPTURE(r.rank);
+    CHECK(r.ended_by_us);
+    CHECK(r.signaled);
+    CHECK(r.exit_status == 128 + 15);
+    CHECK(r.problem == "");
+  }
   CHECK(std::system("pgrep -f '^sleep 61$' >/dev/null") != 0);  // no rank left
   CHECK_FALSE(job.dirs_left(1));
 }

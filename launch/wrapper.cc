@@ -372,10 +372,14 @@ constexpr std::string_view kEndRecord = R"SH(cat "$1/end-$2" 2>/dev/null; exit 0
 // error says so).
 constexpr std::string_view kPortHeld = R"SH(if command -v perl >/dev/null 2>&1; then
 exec perl -e '
-use Socket qw(:addrinfo SOCK_STREAM SOL_SOCKET SO_REUSEADDR AF_INET);
+use Socket qw(:addrinfo SOCK_STREAM SOL_SOCKET SO_REUSEADDR AF_INET AF_INET6 inet_ntop
+              unpack_sockaddr_in unpack_sockaddr_in6);
 my ($e, @a) = getaddrinfo($ARGV[0], $ARGV[1], {socktype => SOCK_STREAM});
 exit 0 if $e || !@a;
 my ($a) = ((grep { $_->{family} == AF_INET } @a), @a);
+my $ip = $a->{family} == AF_INET ? inet_ntop(AF_INET, (unpack_sockaddr_in($a->{addr}))[1])
+       : $a->{family} == AF_INET6 ? inet_ntop(AF_INET6, (unpack_sockaddr_in6($a->{addr}))[1]) : "";
+print "loopback $ip\n" if $ip =~ /^127\./ || $ip eq "::1";
 socket(my $s, $a->{family}, SOCK_STREAM, 0) or exit 0;
 setsockopt($s, SOL_SOCKET, SO_REUSEADDR, 1);
 exit 0 if bind($s, $a->{addr});
@@ -389,6 +393,8 @@ try:
 except (OSError, ValueError):
     sys.exit(0)
 a = ([x for x in a if x[0] == socket.AF_INET] or a)[0]
+if a[4][0].startswith("127.") or a[4][0] == "::1":
+    print("loopback " + a[4][0])
 s = socket.socket(a[0], socket.SOCK_STREAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 try:

@@ -159,7 +159,10 @@ std::string_view waiter_perl();
 /// name, resolved on the host as libclustercomm's rank 0 resolves it: its IPv4 address when it
 /// has one, else its IPv6 one) cannot be bound as a listener would bind it (SO_REUSEADDR):
 /// something listens on it or holds it. It uses perl, else python3, and prints "unchecked" when
-/// the host has neither; nothing when the port is free or the host cannot tell.
+/// the host has neither; nothing when the port is free or the host cannot tell. Before that,
+/// "loopback ADDR" when the address it would bind is a loopback one (127.0.0.0/8, ::1): a name
+/// that the host resolves to itself (Debian's `127.0.1.1 HOSTNAME` in /etc/hosts), where only
+/// that host's own programs can connect.
 std::vector<std::string> port_held_argv(const std::string& address, int port);
 /// A script that prints rank `rank`'s end record (JOBDIR/end-R), or nothing.
 std::vector<std::string> end_record_argv(const std::string& job_dir, int rank);
