@@ -99,12 +99,11 @@ std::string report(const ClusterState& state, const util::OutputStyle& style) {
   return out;
 }
 
+// The worst of the hosts' problems: 3 for a host not reached, 2 for a destination refused
+// before any connection (the operator's input: README, "Exit codes"), 1 for a failed probe.
 util::ExitCode exit_code_of(const ClusterState& state) {
   util::ExitCode rc = util::ExitCode::kOk;
-  for (const auto& p : state.problems) {
-    rc = util::worst(rc, p.unreachable() ? util::ExitCode::kUnreachable
-                                          : util::ExitCode::kCheckFailed);
-  }
+  for (const auto& p : state.problems) rc = util::worst(rc, p.code());
   return rc;
 }
 

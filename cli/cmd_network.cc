@@ -56,7 +56,7 @@ util::Status require_all_hosts(const ClusterState& s) {
   ExitCode code = ExitCode::kCheckFailed;
   for (const auto& p : s.problems) {
     lines += "\n  " + p.message;
-    if (p.unreachable()) code = ExitCode::kUnreachable;
+    code = util::worst(code, p.code());  // 3 unreachable, 2 a destination refused, else 1
   }
   return util::Error{code, fmt::format("{} host(s) could not be probed; nothing was changed:{}",
                                        s.problems.size(), lines)};

@@ -161,8 +161,12 @@ std::string render_text(const Report& r, const util::OutputStyle& style) {
   if (!r.unreachable.empty()) {
     summary += fmt::format("; unreachable: {}", fmt::join(r.unreachable, ", "));
   }
+  if (!r.bad_destination.empty()) {
+    summary += fmt::format("; bad destination: {}", fmt::join(r.bad_destination, ", "));
+  }
   summary += fmt::format(" in {:.2f} s", r.elapsed_s);
-  out += (fail || !r.unreachable.empty()) ? util::red(style, summary)
+  out += (fail || !r.unreachable.empty() || !r.bad_destination.empty())
+             ? util::red(style, summary)
          : (warn || r.interrupted)        ? util::yellow(style, summary)
                                           : util::green(style, summary);
   out += "\n";
@@ -183,6 +187,7 @@ std::string render_json(const Report& r) {
   j["interrupted"] = r.interrupted;
   j["interrupted_while"] = r.interrupted_while;
   j["unreachable"] = r.unreachable;
+  j["bad_destination"] = r.bad_destination;
   j["clusterctl_version"] = r.local_version;
   j["versions"] = nlohmann::json::array();
   for (const auto& v : r.versions) {

@@ -4,6 +4,8 @@
 //   {"schema": "clusterctl.health/1", "level": "quick", "exit_code": 1, "elapsed_s": 1.2,
 //    "counts": {"pass": 57, "warn": 0, "fail": 2, "interrupted": 0, "skip": 3},
 //    "unreachable": ["h4"],
+//    "bad_destination": ["h5"],             // SSH destination refused before connecting
+//                                           // (fe80::1 without %scope): exit_code 2
 //    "interrupted": false,                  // Ctrl-C ended the run (exit_code 130)
 //    "interrupted_while": "",               // "discovering the hosts": Ctrl-C came before
 //                                           // the checks, during a live discovery; else ""

@@ -429,7 +429,7 @@ util::Status check_complete(const ClusterState& state, const discovery::FixComma
   ExitCode code = ExitCode::kOk;
   std::vector<std::string> lines;
   for (const auto& p : state.problems) {
-    code = util::worst(code, static_cast<ExitCode>(p.exit_code));
+    code = util::worst(code, p.code());
     lines.push_back(p.message);
   }
   const char* which = state.hosts.empty() ? "none" : lines.size() == 1 ? "one" : "some";

@@ -824,7 +824,7 @@ util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState&
     auto p = std::find_if(state.problems.begin(), state.problems.end(),
                           [&](const discovery::HostProblem& q) { return q.host == name; });
     if (p != state.problems.end()) {
-      code = util::worst(code, static_cast<ExitCode>(p->exit_code));
+      code = util::worst(code, p->code());
       lines.push_back(fmt::format("{} could not be probed: {}", rank_label(hf, r), p->message));
     } else {
       std::vector<std::string> names;

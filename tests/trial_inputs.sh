@@ -600,5 +600,20 @@ if command -v mpirun >/dev/null 2>&1; then
   hasnt "runtime mpi, IPv6: nothing connected" "$tmp/err" "could not be set up"
 fi
 
+#  - gaps of the tenth note:
+#    a. A host whose destination is refused before any connection (fe80::1 without its scope)
+#       made the commands that only look exit 1, and health said to `collect` its outputs
+#       (nothing ran there); now exit 2 (README "Exit codes") and health says to fix its name.
+for cmd in discover "health --quick" verify-mesh "rdma status"; do
+  # shellcheck disable=SC2086
+  expect 2 "$cmd on a link-local destination without its scope" -- "$cc" --inventory "$tmp/ll-inv.yaml" $cmd
+  has "$cmd: the destination's problem" "$tmp/out" "'fe80::1' is a link-local IPv6 address without its scope"
+done
+expect 2 "health on a link-local destination, the advice" -- "$cc" --inventory "$tmp/ll-inv.yaml" health --quick
+has "health: the advice is the name" "$tmp/out" "fix how n1 is named (--hosts, the inventory's \`ssh:\` or the SSH config's HostName) as the message says"
+hasnt "health: no collect for a host never reached" "$tmp/out" "clusterctl collect"
+expect 2 "verify-mesh --json on a link-local destination" -- "$cc" --inventory "$tmp/ll-inv.yaml" --json verify-mesh
+has "verify-mesh: bad-destination finding" "$tmp/out" '"check": "bad-destination"'
+
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"
