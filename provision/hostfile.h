@@ -47,7 +47,10 @@
 //             "peer_rdma_device": "rdma_en6", "peer_address": "169.254.12.2",
 //             "link_speed_gbps": 80}]}]}]}       // per direction; 0 = unknown
 //
-// Errors (util::Error): kUsage for a state without hosts or a bad --env; the code of the worst
+// Errors (util::Error): kUsage for a state without hosts or a bad --env; kCheckFailed for a
+// coordinator (rank 0's management address) the other hosts cannot reach there: loopback,
+// 169.254/16 or fe80::/10 (util::rank_address_problem; the jaccl formats fall back to a Mac's
+// en0 first); the code of the worst
 // HostProblem (kUnreachable for a host that could not be reached) when the state has any, since
 // a hostfile for part of the cluster would start a job without some ranks; kCheckFailed when the
 // cluster cannot give the format: a missing pair or a pair without an RDMA cable (jaccl; the

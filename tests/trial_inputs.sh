@@ -614,6 +614,15 @@ has "health: the advice is the name" "$tmp/out" "fix how n1 is named (--hosts, t
 hasnt "health: no collect for a host never reached" "$tmp/out" "clusterctl collect"
 expect 2 "verify-mesh --json on a link-local destination" -- "$cc" --inventory "$tmp/ll-inv.yaml" --json verify-mesh
 has "verify-mesh: bad-destination finding" "$tmp/out" '"check": "bad-destination"'
+#    b. An MLX hostfile read from a file with a self-assigned (169.254) or link-local (fe80) ring
+#       address: refused, naming the file, the rank and the entry, as the writers refuse them.
+printf '{"backend": "ring", "hosts": [{"ssh": "mac1", "ips": ["10.0.0.1"]}, {"ssh": "mac2", "ips": ["169.254.7.2"]}]}\n' >"$tmp/self.json"
+expect 2 "a hostfile with a self-assigned ring address" -- "$cc" discover --hostfile "$tmp/self.json" --from "$mesh3"
+has "self-assigned ips: file, rank, entry, why" "$tmp/err" "$tmp/self.json: rank 1 (mac2): ips[0]: '169.254.7.2' is a self-assigned IPv4 address (169.254/16)"
+has "self-assigned ips: what to do" "$tmp/err" "give every cable an address of its own with \`clusterctl network apply"
+printf '[{"ssh": "mac1", "ips": ["fe80::1%%en0"]}, {"ssh": "mac2", "ips": ["10.0.0.2"]}]\n' >"$tmp/ll.json"
+expect 2 "a hostfile with a link-local coordinator" -- "$cc" discover --hostfile "$tmp/ll.json" --from "$mesh3"
+has "link-local ips: file, rank, entry" "$tmp/err" "$tmp/ll.json: rank 0 (mac1): ips[0]: 'fe80::1%en0' is a link-local IPv6 address (fe80::/10)"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"
