@@ -582,6 +582,16 @@ util::Result<ClusterState> load_cluster_state(const std::string& path, std::stri
   return state;
 }
 
+util::OwnOutput cluster_state_output() {
+  return {fmt::format("a clusterctl cluster state (the JSON `clusterctl discover -o` writes, "
+                      "schema {})",
+                      kClusterSchema),
+          [](std::string_view text) {
+            const json j = json::parse(text, nullptr, false);
+            return j.is_object() && j.value("schema", json()) == kClusterSchema;
+          }};
+}
+
 util::Status save_cluster_state(const ClusterState& state, const std::string& path) {
   return util::write_file_atomic(path, util::json_text(json(state), 2) + "\n");
 }

@@ -28,6 +28,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "discovery/host_facts.h"
+#include "util/atomic_file.h"
 #include "util/result.h"
 
 namespace cc::discovery {
@@ -170,5 +171,10 @@ util::Result<ClusterState> load_cluster_state(const std::string& path,
 
 /// Writes the state atomically (util::write_file_atomic), pretty-printed, with a final newline.
 util::Status save_cluster_state(const ClusterState& state, const std::string& path);
+
+/// What `discover -o FILE` and `network plan -o FILE` replace without --force
+/// (util::check_output_path): a cluster state, known by its look, a JSON object whose "schema"
+/// is kClusterSchema (one load_cluster_state would refuse for its content is still one).
+util::OwnOutput cluster_state_output();
 
 }  // namespace cc::discovery

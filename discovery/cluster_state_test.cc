@@ -483,3 +483,14 @@ TEST_CASE("host_problem: the probe's exit code is kept for unreachable and refus
   CHECK(host_problem("h3", cc::util::error(ExitCode::kJobFailed, "x")).exit_code == 1);
   CHECK(HostProblem{"h4", 7, "h4: ?"}.code() == ExitCode::kCheckFailed);
 }
+
+TEST_CASE("cluster_state_output: what discover -o replaces without --force") {
+  const auto own = cluster_state_output();
+  CHECK(own.is_one(R"({"schema": "clusterctl.cluster/1", "hosts": []})"));
+  CHECK(own.is_one(R"({"schema": "clusterctl.cluster/1", "hosts": 5})"));  // bad, but a state
+  CHECK_FALSE(own.is_one("name: job\ncommand: [true]\n"));
+  CHECK_FALSE(own.is_one(R"({"schema": "clusterctl.hostfile/1"})"));
+  CHECK_FALSE(own.is_one(R"([{"ssh": "h1"}])"));
+  CHECK_FALSE(own.is_one("{\"schema\": \"clusterctl.cluster/1\""));  // cut short: not JSON
+  CHECK(own.what.starts_with("a clusterctl cluster state"));
+}

@@ -250,6 +250,17 @@ std::string render_junit(const Report& r) {
   return w.finish();
 }
 
+util::OwnOutput junit_output() {
+  return {"a JUnit XML report (what `health --junit` writes, with <testsuites>)",
+          [](std::string_view text) {
+            // An XML document (its first non-blank character '<') with the element JUnit
+            // readers take: enough to tell a report from a job file or a state.
+            const std::size_t first = text.find_first_not_of(" \t\r\n");
+            return first != std::string_view::npos && text[first] == '<' &&
+                   text.find("<testsuites") != std::string_view::npos;
+          }};
+}
+
 util::Status write_junit(const Report& r, const std::string& path) {
   return util::write_file_atomic(path, render_junit(r));
 }

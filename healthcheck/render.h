@@ -45,4 +45,8 @@ std::string render_junit(const Report& r);
 /// Writes render_junit atomically (util::write_file_atomic). Errors: kUsage naming the file.
 util::Status write_junit(const Report& r, const std::string& path);
 
+/// What `health --junit FILE` replaces without --force (util::check_output_path): a JUnit XML
+/// report, known by its look: XML (a '<' first) with a <testsuites> element.
+util::OwnOutput junit_output();
+
 }  // namespace cc::healthcheck

@@ -69,6 +69,7 @@
 #include "discovery/fix_command.h"
 #include "provision/mlx_hostfile.h"
 #include "topology/graph.h"
+#include "util/atomic_file.h"
 #include "util/result.h"
 
 namespace cc::provision {
@@ -177,5 +178,11 @@ util::Status check_complete(const discovery::ClusterState& state,
 /// config itself) and when fix.ssh_config is "" (ssh's own names).
 std::string hostfile_ssh_hint(HostfileFormat format, const discovery::FixCommand& fix,
                               std::string_view file, bool root);
+
+/// What `clusterctl hostfile -o FILE` replaces without --force (util::check_output_path): a
+/// hostfile of any of its formats, known by its look: our JSON (its "schema"), MLX's JSON (an
+/// object with "hosts", or a list of objects with "ssh"; valid or not, it is one to rewrite),
+/// or an MPI / MPICH text ("HOST slots=N", "HOST:N" lines, as parse_mlx_hostfile tells one).
+util::OwnOutput hostfile_output();
 
 }  // namespace cc::provision

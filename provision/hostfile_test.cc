@@ -825,5 +825,22 @@ TEST_CASE("hostfile_ssh_hint: how mpirun and mlx.launch reach a lab's hosts") {
   CHECK(hostfile_ssh_hint(HostfileFormat::kClusterctl, lab, "h.json", true) == "");
 }
 
+TEST_CASE("hostfile_output: every format hostfile writes is one to replace, nothing else") {
+  const auto own = hostfile_output();
+  for (auto f : {HostfileFormat::kClusterctl, HostfileFormat::kMlxJaccl,
+                 HostfileFormat::kMlxJacclRing, HostfileFormat::kMpi, HostfileFormat::kMpich}) {
+    CAPTURE(to_string(f));
+    auto text = render_hostfile(mesh3(), {f, {}, 1});
+    REQUIRE_MESSAGE(text.ok(), (text.ok() ? "" : text.error().message));
+    CHECK(own.is_one(*text));
+  }
+  CHECK(own.is_one(R"([{"ssh": "a", "ips": ["169.254.1.1"]}, {"ssh": "b"}])"));  // bad, still MLX
+  // A cluster state has "hosts" too: `hostfile -o cluster.json` must not replace it.
+  CHECK_FALSE(own.is_one(R"({"schema": "clusterctl.cluster/1", "hosts": []})"));
+  CHECK_FALSE(own.is_one("name: job\ncommand: [true]\nhosts: [h1, h2]\n"));
+  CHECK_FALSE(own.is_one(R"({"schema": "clusterctl.health-baseline/1"})"));
+  CHECK_FALSE(own.is_one("[1, 2]"));
+}
+
 }  // namespace
 }  // namespace cc::provision

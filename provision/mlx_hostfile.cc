@@ -659,6 +659,21 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
   return hf;
 }
 
+util::OwnOutput hostfile_output() {
+  return {"a hostfile (what `clusterctl hostfile` writes: clusterctl's or MLX's JSON, or an MPI "
+          "host list)",
+          [](std::string_view text) {
+            const json j = json::parse(text, nullptr, false);
+            if (j.is_discarded()) return mpi_hostfile_line(text).has_value();
+            if (j.is_object()) {
+              // Ours has a schema; MLX's has none (a cluster state has "hosts" and its schema).
+              if (j.contains("schema")) return j["schema"] == kHostfileSchema;
+              return j.contains("hosts") && j["hosts"].is_array();
+            }
+            return j.is_array() && !j.empty() && j.front().is_object() && j.front().contains("ssh");
+          }};
+}
+
 util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path, const EnvCheck& env_check,
                                             const MpiHostfileAdvice& mpi) {
   auto text = util::read_file(path);

@@ -623,6 +623,24 @@ has "self-assigned ips: what to do" "$tmp/err" "give every cable an address of i
 printf '[{"ssh": "mac1", "ips": ["fe80::1%%en0"]}, {"ssh": "mac2", "ips": ["10.0.0.2"]}]\n' >"$tmp/ll.json"
 expect 2 "a hostfile with a link-local coordinator" -- "$cc" discover --hostfile "$tmp/ll.json" --from "$mesh3"
 has "link-local ips: file, rank, entry" "$tmp/err" "$tmp/ll.json: rank 0 (mac1): ips[0]: 'fe80::1%en0' is a link-local IPv6 address (fe80::/10)"
+#    d. An output over a file that is not the command's own kind (a job file): refused before
+#       any work and kept, unless --force.
+printf 'name: keep\ncommand: [true]\n' >"$tmp/keep.yaml"
+expect 2 "discover -o over a job file" -- "$cc" discover --from "$mesh3" -o "$tmp/keep.yaml"
+has "discover -o over a job file: why and what to do" "$tmp/err" "$tmp/keep.yaml: exists and is not a clusterctl cluster state (the JSON \`clusterctl discover -o\` writes, schema clusterctl.cluster/1): nothing was written: give another path, or add --force to replace it"
+has "discover -o over a job file: kept" "$tmp/keep.yaml" "name: keep"
+expect 0 "discover -o into a new file" -- "$cc" discover --from "$mesh3" -o "$tmp/mesh3-state.json"
+expect 0 "discover -o over its own state" -- "$cc" discover --from "$mesh3" -o "$tmp/mesh3-state.json"
+expect 2 "hostfile -o over a cluster state" -- "$cc" hostfile --from "$mesh3" --format mlx-jaccl -o "$tmp/mesh3-state.json"
+has "hostfile -o over a state: why" "$tmp/err" "$tmp/mesh3-state.json: exists and is not a hostfile"
+has "hostfile -o over a state: kept" "$tmp/mesh3-state.json" '"schema": "clusterctl.cluster/1"'
+expect 2 "network plan -o over a job file" -- "$cc" network plan "$tmp/mesh3-state.json" -o "$tmp/keep.yaml"
+has "network plan -o: why" "$tmp/err" "$tmp/keep.yaml: exists and is not a clusterctl cluster state"
+expect 2 "health --junit over a job file" -- "$cc" health --quick --from "$mesh3" --junit "$tmp/keep.yaml"
+has "health --junit: why" "$tmp/err" "$tmp/keep.yaml: exists and is not a JUnit XML report"
+has "health --junit: kept" "$tmp/keep.yaml" "name: keep"
+expect 0 "discover -o --force over a job file" -- "$cc" discover --from "$mesh3" -o "$tmp/keep.yaml" --force
+has "discover -o --force: replaced" "$tmp/keep.yaml" '"schema": "clusterctl.cluster/1"'
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"
