@@ -623,6 +623,16 @@ has "self-assigned ips: what to do" "$tmp/err" "give every cable an address of i
 printf '[{"ssh": "mac1", "ips": ["fe80::1%%en0"]}, {"ssh": "mac2", "ips": ["10.0.0.2"]}]\n' >"$tmp/ll.json"
 expect 2 "a hostfile with a link-local coordinator" -- "$cc" discover --hostfile "$tmp/ll.json" --from "$mesh3"
 has "link-local ips: file, rank, entry" "$tmp/err" "$tmp/ll.json: rank 0 (mac1): ips[0]: 'fe80::1%en0' is a link-local IPv6 address (fe80::/10)"
+#    c. An SSH config with Match (libssh reads it otherwise than ssh): said once, with the file
+#       and line, and the command goes on (here to the refused destination, exit 2).
+printf 'Host *\n  User root\n\nMatch host n1\n  Port 2222\nInclude %s/match-inc\n' "$tmp" >"$tmp/match-config"
+printf 'match user root\n' >"$tmp/match-inc"
+expect 2 "discover with a Match in the SSH config" -- "$cc" -F "$tmp/match-config" discover --hosts fe80::1,fe80::2
+has "Match note: the file and line" "$tmp/err" "clusterctl: note: the SSH config has \`Match\` in these places:"
+has "Match note: the first" "$tmp/err" "  $tmp/match-config:4: Match host n1"
+has "Match note: the included" "$tmp/err" "  $tmp/match-inc:1: match user root"
+has "Match note: what to do" "$tmp/err" "put what a host needs in a \`Host\` block"
+[ "$(grep -c "note: the SSH config has" "$tmp/err")" = 1 ] || { echo "FAIL: Match note not said once:"; cat "$tmp/err"; fail=1; }
 #    d. An output over a file that is not the command's own kind (a job file): refused before
 #       any work and kept, unless --force.
 printf 'name: keep\ncommand: [true]\n' >"$tmp/keep.yaml"
