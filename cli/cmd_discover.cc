@@ -33,6 +33,7 @@ using discovery::ClusterState;
 struct DiscoverOptions {
   ClusterSource source;
   std::string output;  // -o FILE (discover) / -o DIR (collect)
+  bool force = false;  // --force: -o may replace a file that is no cluster state
 };
 
 // Rows of cells printed as left-aligned columns two spaces apart.
@@ -99,12 +100,11 @@ std::string report(const ClusterState& state, const util::OutputStyle& style) {
   return out;
 }
 
+// The worst of the hosts' problems: 3 for a host not reached, 2 for a destination refused
+// before any connection (the operator's input: README, "Exit codes"), 1 for a failed probe.
 util::ExitCode exit_code_of(const ClusterState& state) {
   util::ExitCode rc = util::ExitCode::kOk;
-  for (const auto& p : state.problems) {
-    rc = util::worst(rc, p.unreachable() ? util::ExitCode::kUnreachable
-                                          : util::ExitCode::kCheckFailed);
-  }
+  for (const auto& p : state.problems) rc = util::worst(rc, p.code());
   return rc;
 }
 
@@ -143,7 +143,11 @@ std::vector<std::string> keep_plan_of(ClusterState& state,
 
 util::ExitCode run_discover(const Context& ctx, const DiscoverOptions& o) {
   if (!o.output.empty()) {  // before probing every host: a typo in -o is said at once
-    if (auto st = util::check_output_path(o.output, input_files(ctx.global, o.source)); !st) {
+    // Only a cluster state is replaced without --force: a mistyped -o (the job file, the
+    // inventory) is said before any host is probed, and kept.
+    if (auto st = util::check_output_path(o.output, input_files(ctx.global, o.source),
+                                          discovery::cluster_state_output(), o.force);
+        !st) {
       return report_error(ctx, "discover", st.error());
     }
   }
@@ -219,7 +223,10 @@ void add_discover_command(CLI::App& app, Context& ctx) {
   add_cluster_source_options(discover, opts->source, /*positional=*/false);
   discover->add_option("-o,--output", opts->output,
                        "Write the cluster state (JSON) to FILE, atomically: the input of "
-                       "verify-mesh, network, hostfile, launch and health");
+                       "verify-mesh, network, hostfile, launch and health. An existing FILE "
+                       "must be a cluster state (or empty), unless --force");
+  discover->add_flag("--force", opts->force,
+                     "Let -o replace an existing file that is not a cluster state");
   discover->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_discover(ctx, *opts); }; });
 
   auto copts = std::make_shared<DiscoverOptions>();

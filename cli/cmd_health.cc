@@ -21,6 +21,7 @@
 #include "cli/options.h"
 #include "discovery/discover.h"
 #include "discovery/fix_command.h"
+#include "healthcheck/baseline.h"
 #include "healthcheck/health.h"
 #include "healthcheck/quick_checks.h"
 #include "healthcheck/render.h"
@@ -47,6 +48,7 @@ struct HealthCliOptions {
   std::string thresholds;
   std::string baseline;
   bool save_baseline = false;
+  bool force = false;  // --force: --junit / --baseline may replace a file of another kind
   std::string remote_clusterctl;  // empty: this binary on a lab (shared root), else "clusterctl"
   std::string perf;
   double perf_timeout_s = 60;
@@ -93,7 +95,13 @@ ExitCode run_health(const Context& ctx, const HealthCliOptions& o) {
     if (out == nullptr || out->empty()) continue;
     std::vector<fs::path> others = inputs;
     if (out == &o.junit) others.emplace_back(default_baseline(o));
-    if (auto st = util::check_output_path(*out, others); !st)
+    // Only a report (a baseline) of its own is replaced without --force: `--junit job.yaml`
+    // keeps the job file.
+    if (auto st = util::check_output_path(
+            *out, others,
+            out == &o.junit ? healthcheck::junit_output() : healthcheck::baseline_output(),
+            o.force);
+        !st)
       return report_error(ctx, o.command, st.error());
   }
   if (o.quick && (o.full || o.soak_s > 0)) {
@@ -252,7 +260,9 @@ void add_health_command(CLI::App& app, Context& ctx) {
   sub->add_option("--soak", opts->soak_s, "Repeat the all_reduce for N seconds (implies --full)")
       ->check(CLI::Range(0, 86400))
       ->type_name("N");
-  sub->add_option("--junit", opts->junit, "Also write the results as JUnit XML to FILE")
+  sub->add_option("--junit", opts->junit,
+                  "Also write the results as JUnit XML to FILE (an existing FILE must be a "
+                  "JUnit report, or empty, unless --force)")
       ->type_name("FILE");
   sub->add_option("--thresholds", opts->thresholds,
                   "Limits (YAML; templates/health-thresholds.yaml holds the defaults; with "
@@ -265,6 +275,9 @@ void add_health_command(CLI::App& app, Context& ctx) {
       ->type_name("FILE");
   sub->add_flag("--save-baseline", opts->save_baseline,
                 "Save this run's figures as the baseline (only when nothing failed)");
+  sub->add_flag("--force", opts->force,
+                "Let --junit (and --baseline with --save-baseline) replace an existing file "
+                "of another kind");
   sub->add_option("--remote-clusterctl", opts->remote_clusterctl,
                   "clusterctl on the hosts, for the version check (default: on their PATH; "
                   "with --lab, this binary)")

@@ -12,7 +12,7 @@ namespace cc::cli {
 /// Runs `clusterctl health SOURCE` (`--quick` with `quick`) and prints its report, exactly as
 /// the subcommand does. Returns its exit code: kOk when no check FAILs (warnings allowed),
 /// kCheckFailed when one does, kUnreachable for a host that cannot be reached, kUsage for a
-/// bad source. Its messages name `command`, the command that was run ("launch": `clusterctl
+/// bad source or a host whose destination is refused before any connection. Its messages name `command`, the command that was run ("launch": `clusterctl
 /// launch: ...`), as report_error does.
 util::ExitCode run_health_check(const Context& ctx, const ClusterSource& source, bool quick,
                                 std::string_view command);

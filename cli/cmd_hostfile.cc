@@ -33,6 +33,7 @@ struct HostfileCommandOptions {
   std::vector<std::string> envs;
   int slots = 1;
   bool slots_given = false;
+  bool force = false;  // --force: -o may replace a file that is no hostfile
 };
 
 // -o FILE over an MLX hostfile in another rank order (the cabling changed, or a cable is
@@ -90,7 +91,11 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
     // ssh_config are.
     ClusterSource others = o.source;
     others.hostfile.clear();
-    if (auto st = util::check_output_path(o.output, input_files(ctx.global, others)); !st) {
+    // Only a hostfile (of any format) is replaced without --force: `-o cluster.json` for
+    // `-o hosts.json` would replace the cluster state.
+    if (auto st = util::check_output_path(o.output, input_files(ctx.global, others),
+                                          provision::hostfile_output(), o.force);
+        !st) {
       return report_error(ctx, "hostfile", st.error());
     }
   }
@@ -151,8 +156,10 @@ void add_hostfile_command(CLI::App& app, Context& ctx) {
       ->check(one_of(provision::hostfile_format_names()))
       ->type_name("FORMAT");
   sub->add_option("-o,--output", opts->output,
-                  "Write the hostfile to FILE (atomically), not stdout")
+                  "Write the hostfile to FILE (atomically), not stdout. An existing FILE must "
+                  "be a hostfile (or empty), unless --force")
       ->type_name("FILE");
+  sub->add_flag("--force", opts->force, "Let -o replace an existing file that is not a hostfile");
   sub->add_option("--env", opts->envs,
                   "NAME=VALUE set on every rank (MLX \"envs\"; clusterctl format); repeatable")
       ->allow_extra_args(false)

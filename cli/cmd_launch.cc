@@ -128,22 +128,11 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     const std::string reached = reached_host_name(p.global, h.ssh.empty() ? h.name : h.ssh);
     if (reached != h.name) h.address = reached;
   }
-  // Rank 0's host address is the coordinator's. A link-local IPv6 one (fe80::/10, scoped or
-  // not: a scope names an interface of one machine only) is one the other hosts cannot reach
-  // there: every rank would wait for the coordinator until the startup timeout. (The mlx-*
-  // runtimes take it from their hostfile, which refuses IPv6; mpi and none have none.)
-  if (p.hosts.size() > 1 && spec.runtime == launch::Runtime::kClusterComm) {
-    const launch::LaunchHost& h0 = p.hosts.front();
-    const std::string& at = h0.address.empty() ? h0.name : h0.address;
-    if (util::link_local_ipv6(at)) {
-      return util::error(
-          ExitCode::kUsage,
-          fmt::format("host {} (rank 0's: the coordinator) would be reached by the other hosts "
-                      "at {}, a link-local IPv6 address, which names an interface of one "
-                      "machine only: give {} an `address:` in the inventory that every host "
-                      "reaches (IPv4, or a global IPv6 address); nothing was started",
-                      h0.name, at, h0.name));
-    }
+  // Rank 0's host address is the coordinator's: not one the other hosts cannot reach
+  // (launch::check_coordinator). The mlx-* runtimes take it from their hostfile, which refuses
+  // such addresses; mpi and none have none.
+  if (spec.runtime == launch::Runtime::kClusterComm) {
+    if (auto st = launch::check_coordinator(p.hosts); !st) return st.error();
   }
   return p;
 }

@@ -39,6 +39,7 @@ struct NetworkOptions {
   ClusterSource source;
   std::string base = provision::kDefaultNetworkBase;
   std::string output;  // plan -o FILE
+  bool force = false;  // plan --force: -o may replace a file that is no cluster state
   bool dry_run = false;
   bool manual = false;
   bool persist = false;
@@ -56,7 +57,7 @@ util::Status require_all_hosts(const ClusterState& s) {
   ExitCode code = ExitCode::kCheckFailed;
   for (const auto& p : s.problems) {
     lines += "\n  " + p.message;
-    if (p.unreachable()) code = ExitCode::kUnreachable;
+    code = util::worst(code, p.code());  // 3 unreachable, 2 a destination refused, else 1
   }
   return util::Error{code, fmt::format("{} host(s) could not be probed; nothing was changed:{}",
                                        s.problems.size(), lines)};
@@ -291,7 +292,10 @@ ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
     // is not an input -o must avoid; the inventory, ssh_config and an MLX hostfile are.
     ClusterSource others = o.source;
     others.state_file.clear();
-    if (auto st = util::check_output_path(o.output, input_files(ctx.global, others)); !st) {
+    // Only a cluster state is replaced without --force (discover -o's rule).
+    if (auto st = util::check_output_path(o.output, input_files(ctx.global, others),
+                                          discovery::cluster_state_output(), o.force);
+        !st) {
       return report_error(ctx, "network plan", st.error());
     }
   }
@@ -615,7 +619,10 @@ void add_network_command(CLI::App& app, Context& ctx) {
   add_common(plan, *po);
   plan->add_option("-o,--output", po->output,
                    "Write the cluster state with the plan to FILE (default: back into the "
-                   "cluster state file given)");
+                   "cluster state file given). An existing FILE must be a cluster state (or "
+                   "empty), unless --force");
+  plan->add_flag("--force", po->force,
+                 "Let -o replace an existing file that is not a cluster state");
   plan->callback([&ctx, po] { ctx.action = [&ctx, po] { return run_plan(ctx, *po); }; });
 
   auto ao = std::make_shared<NetworkOptions>();

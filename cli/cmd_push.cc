@@ -362,8 +362,10 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   GlobalOptions g;
   auto hosts = push_hosts(ctx, o, g);
   if (!hosts) return fail(hosts.error());
-  // Every target's destination before a byte moves to any (check_hosts).
+  // Every target's destination before a byte moves to any (check_hosts), and the source's
+  // address, every target's coordinator (launch::check_coordinator).
   if (auto st = check_hosts(g, hosts->names, ctx.style); !st) return fail(st.error());
+  if (auto st = launch::check_coordinator(hosts->hosts); !st) return fail(st.error());
 
   launch::WorldPlan plan;
   plan.runtime = launch::Runtime::kClusterComm;

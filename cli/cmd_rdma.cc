@@ -343,9 +343,10 @@ void add_rdma_command(CLI::App& app, Context& ctx) {
       "  clusterctl rdma status --from tests/data/bundles/mac-pair\n"
       "States: ready, disabled, enabled-but-no-devices, tb4-only, os-too-old, unsupported,\n"
       "unknown, no-device, tb4-link, waiting-for-peer, port-down, no-ipv4, no-interface,\n"
-      "unreachable, probe-failed\n"
+      "unreachable, bad-destination, probe-failed\n"
       "(provision/rdma_status.h). Exit status: 0 when every host and cabled port is ready, 1\n"
-      "otherwise, 3 when a host could not be reached. --json: schema clusterctl.rdma-status/1.");
+      "otherwise, 2 when a host's destination was refused (bad-destination), 3 when a host\n"
+      "could not be reached. --json: schema clusterctl.rdma-status/1.");
   status->callback([&ctx, so] { ctx.action = [&ctx, so] { return run_status(ctx, *so); }; });
 
   auto eo = std::make_shared<EnableOptions>();

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <string>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
@@ -12,6 +16,7 @@
 #include "remote/inventory.h"
 #include "remote/local_executor.h"
 #include "remote/replay_executor.h"
+#include "remote/ssh_config_scan.h"
 #include "remote/ssh_executor.h"
 #include "util/address.h"
 #include "util/state_dir.h"
@@ -170,12 +175,31 @@ util::Result<Chosen> choose_hosts(const GlobalOptions& g, std::string_view hosts
   return chosen;
 }
 
+// Where the SSH config that reaches the hosts has `Match` lines, said on stderr once per run
+// (per config): libssh reads them otherwise than ssh, and without a word, so clusterctl could
+// reach another address, user or port than `ssh HOST` (remote/ssh_config_scan.h). A note, not
+// an error: the config may well mean the same to both.
+void note_ssh_config_once(const remote::SshOptions& options) {
+  static std::mutex mu;
+  static std::set<std::string> said;  // config_file, "" for the default files
+  {
+    const std::lock_guard<std::mutex> lock(mu);
+    if (!said.insert(options.config_file ? options.config_file->string() : "").second) return;
+  }
+  const std::string note = remote::match_note(remote::ssh_config_match_lines(options));
+  if (!note.empty()) {
+    fmt::print(stderr, "clusterctl: {}\n", note);
+    std::fflush(stderr);
+  }
+}
+
 std::unique_ptr<remote::Executor> executor_for(const GlobalOptions& g, bool inventory,
                                                const std::string& name,
                                                const std::string& destination,
                                                const remote::SshOptions& options) {
   if (!g.replay.empty()) return std::make_unique<remote::ReplayExecutor>(g.replay, name);
   if (!inventory && name == "local") return std::make_unique<remote::LocalExecutor>(name);
+  note_ssh_config_once(options);
   return std::make_unique<remote::SshExecutor>(name, destination, options);
 }
 
@@ -198,7 +222,9 @@ std::string reached_host_name(const GlobalOptions& g, const std::string& destina
   if (!g.replay.empty()) return destination;
   auto inv = selected_inventory(g);
   const remote::Inventory* inventory = inv && inv->has_value() ? &**inv : nullptr;
-  return remote::configured_host_name(destination, ssh_options(g, inventory)).value_or(destination);
+  const remote::SshOptions options = ssh_options(g, inventory);
+  note_ssh_config_once(options);
+  return remote::configured_host_name(destination, options).value_or(destination);
 }
 
 bool reached_locally(const GlobalOptions& g, const std::string& name) {

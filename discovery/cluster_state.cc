@@ -28,6 +28,22 @@ using detail::opt;
 using detail::read;
 using nlohmann::json;
 
+util::ExitCode HostProblem::code() const {
+  if (unreachable()) return util::ExitCode::kUnreachable;
+  if (bad_destination()) return util::ExitCode::kUsage;
+  return util::ExitCode::kCheckFailed;
+}
+
+HostProblem host_problem(const std::string& host, const util::Error& e) {
+  const util::ExitCode code =
+      e.code == util::ExitCode::kUnreachable || e.code == util::ExitCode::kUsage
+          ? e.code
+          : util::ExitCode::kCheckFailed;
+  // Errors from the executor already start with the host name; parsers' ones too.
+  return HostProblem{host, util::to_int(code),
+                     e.message.starts_with(host) ? e.message : host + ": " + e.message};
+}
+
 const HostFacts* ClusterState::find_host(const std::string& name) const {
   for (const auto& h : hosts) {
     if (h.host == name) return &h;
@@ -564,6 +580,16 @@ util::Result<ClusterState> load_cluster_state(const std::string& path, std::stri
                                    many ? "\n" : " ", rediscover(globals)));
   }
   return state;
+}
+
+util::OwnOutput cluster_state_output() {
+  return {fmt::format("a clusterctl cluster state (the JSON `clusterctl discover -o` writes, "
+                      "schema {})",
+                      kClusterSchema),
+          [](std::string_view text) {
+            const json j = json::parse(text, nullptr, false);
+            return j.is_object() && j.value("schema", json()) == kClusterSchema;
+          }};
 }
 
 util::Status save_cluster_state(const ClusterState& state, const std::string& path) {

@@ -28,6 +28,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "discovery/host_facts.h"
+#include "util/atomic_file.h"
 #include "util/result.h"
 
 namespace cc::discovery {
@@ -60,14 +61,27 @@ struct Cable {
   bool seen_from_b = false;
 };
 
-/// A host that was not probed (unreachable: exit_code 3) or whose probe failed (1).
+/// A host that was not probed: unreachable (exit_code 3), its destination refused before any
+/// connection (2: the operator's input is wrong, e.g. a link-local IPv6 address without its
+/// %scope), or its probe failed (1).
 struct HostProblem {
   std::string host;
-  int exit_code = 1;    // util::ExitCode as a number: kUnreachable (3) or kCheckFailed (1)
+  int exit_code = 1;    // util::ExitCode as a number: kUnreachable (3), kUsage (2), kCheckFailed (1)
   std::string message;  // starts with the host, says what to do
   /// Not reached at all (SSH failed, timed out), as opposed to reached with a probe that failed.
   bool unreachable() const { return exit_code == util::to_int(util::ExitCode::kUnreachable); }
+  /// Never tried: how the host is named (its SSH destination, the HostName it resolves to) was
+  /// refused as the operator's mistake, which the message says how to fix.
+  bool bad_destination() const { return exit_code == util::to_int(util::ExitCode::kUsage); }
+  /// The exit code the problem stands for: kUnreachable, kUsage or kCheckFailed (any other
+  /// number, from a file written by hand, is a failed probe).
+  util::ExitCode code() const;
 };
+
+/// The problem of `host` whose probe ended with `e`: its exit code kept when it is kUnreachable
+/// or kUsage (a destination refused before connecting), else kCheckFailed; the message starts
+/// with the host (added when `e`'s does not).
+HostProblem host_problem(const std::string& host, const util::Error& e);
 
 /// The addresses `clusterctl network plan` gave one cable: a point-to-point subnet, one address
 /// per end. Stored in the cluster state so every later command (hostfile, launch) uses them.
@@ -157,5 +171,10 @@ util::Result<ClusterState> load_cluster_state(const std::string& path,
 
 /// Writes the state atomically (util::write_file_atomic), pretty-printed, with a final newline.
 util::Status save_cluster_state(const ClusterState& state, const std::string& path);
+
+/// What `discover -o FILE` and `network plan -o FILE` replace without --force
+/// (util::check_output_path): a cluster state, known by its look, a JSON object whose "schema"
+/// is kClusterSchema (one load_cluster_state would refuse for its content is still one).
+util::OwnOutput cluster_state_output();
 
 }  // namespace cc::discovery

@@ -464,3 +464,33 @@ TEST_CASE("cluster state: a state file with one machine twice by machine ID is r
   j["hosts"][1]["ssh_host_key"] = nullptr;
   CHECK(cluster_state_from_json(j).ok());
 }
+
+TEST_CASE("host_problem: the probe's exit code is kept for unreachable and refused destinations") {
+  using cc::util::ExitCode;
+  const auto gone = host_problem("h1", cc::util::error(ExitCode::kUnreachable, "h1: timed out"));
+  CHECK(gone.exit_code == 3);
+  CHECK(gone.unreachable());
+  CHECK(gone.code() == ExitCode::kUnreachable);
+  CHECK(gone.message == "h1: timed out");
+  // A destination refused before any connection (an unscoped fe80::1): the operator's to fix.
+  const auto refused = host_problem("h2", cc::util::error(ExitCode::kUsage, "'fe80::1' is ..."));
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.bad_destination());
+  CHECK_FALSE(refused.unreachable());
+  CHECK(refused.code() == ExitCode::kUsage);
+  CHECK(refused.message == "h2: 'fe80::1' is ...");
+  // Anything else is a probe that failed; a number written by hand too.
+  CHECK(host_problem("h3", cc::util::error(ExitCode::kJobFailed, "x")).exit_code == 1);
+  CHECK(HostProblem{"h4", 7, "h4: ?"}.code() == ExitCode::kCheckFailed);
+}
+
+TEST_CASE("cluster_state_output: what discover -o replaces without --force") {
+  const auto own = cluster_state_output();
+  CHECK(own.is_one(R"({"schema": "clusterctl.cluster/1", "hosts": []})"));
+  CHECK(own.is_one(R"({"schema": "clusterctl.cluster/1", "hosts": 5})"));  // bad, but a state
+  CHECK_FALSE(own.is_one("name: job\ncommand: [true]\n"));
+  CHECK_FALSE(own.is_one(R"({"schema": "clusterctl.hostfile/1"})"));
+  CHECK_FALSE(own.is_one(R"([{"ssh": "h1"}])"));
+  CHECK_FALSE(own.is_one("{\"schema\": \"clusterctl.cluster/1\""));  // cut short: not JSON
+  CHECK(own.what.starts_with("a clusterctl cluster state"));
+}

@@ -19,12 +19,6 @@ struct HostResult {
   std::optional<HostProblem> problem;
 };
 
-HostProblem problem_of(const std::string& host, const util::Error& e) {
-  int code = e.code == util::ExitCode::kUnreachable ? 3 : 1;
-  // Errors from the executor already start with the host name; parsers' ones too.
-  std::string message = e.message.starts_with(host) ? e.message : host + ": " + e.message;
-  return HostProblem{host, code, message};
-}
 
 HostResult probe_host(const DiscoverTarget& t, const DiscoverOptions& opts) {
   remote::Executor& ex = *t.executor;
@@ -36,31 +30,31 @@ HostResult probe_host(const DiscoverTarget& t, const DiscoverOptions& opts) {
   };
   auto outputs = run_host_probe(ex, opts.mode, opts.timeout);
   if (!outputs) {
-    r.problem = problem_of(host, outputs.error());
+    r.problem = host_problem(host, outputs.error());
     return r;
   }
   if (auto st = save(*outputs); !st) {
-    r.problem = problem_of(host, st.error());
+    r.problem = host_problem(host, st.error());
     return r;
   }
   auto facts = facts_from_probe(host, *outputs, t.fallback_address);
   if (!facts) {
-    r.problem = problem_of(host, facts.error());
+    r.problem = host_problem(host, facts.error());
     return r;
   }
   if (opts.neighbours) {
     auto pings = run_commands(ex, neighbour_commands(*facts), opts.mode, opts.timeout);
     if (!pings) {
-      r.problem = problem_of(host, pings.error());
+      r.problem = host_problem(host, pings.error());
       return r;
     }
     if (auto st = save(*pings); !st) {
-      r.problem = problem_of(host, st.error());
+      r.problem = host_problem(host, st.error());
       return r;
     }
     auto answers = neighbour_answers(*facts, *pings);
     if (!answers) {
-      r.problem = problem_of(host, answers.error());
+      r.problem = host_problem(host, answers.error());
       return r;
     }
     r.answers = std::move(*answers);

@@ -122,6 +122,15 @@ util::Result<Baseline> load_baseline(const std::string& path, std::string_view s
   }
 }
 
+util::OwnOutput baseline_output() {
+  return {fmt::format("a health baseline (the JSON `health --save-baseline` writes, schema {})",
+                      kBaselineSchema),
+          [](std::string_view text) {
+            const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+            return j.is_object() && j.value("schema", nlohmann::json()) == kBaselineSchema;
+          }};
+}
+
 util::Status save_baseline(const Baseline& b, const std::string& path) {
   return util::write_file_atomic(path, baseline_json(b));
 }

@@ -46,6 +46,10 @@ util::Result<Baseline> load_baseline(
     std::string_view save_command = "clusterctl health --save-baseline");
 util::Status save_baseline(const Baseline& b, const std::string& path);
 
+/// What `health --save-baseline --baseline FILE` replaces without --force
+/// (util::check_output_path): a baseline, known by its "schema", kBaselineSchema.
+util::OwnOutput baseline_output();
+
 /// The link checks of one cable: "latency" (p99 one way, us) and "bandwidth" (Gb/s, absolute
 /// and, when `base` has the cable, as a percentage of it: "cable h1:tb2-h3:tb1 bandwidth 41%
 /// below baseline (5.9 Gb/s, baseline 10.0 Gb/s)").

@@ -91,5 +91,12 @@ TEST_CASE("baseline: saved from a report, read back, compared for the all_reduce
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("baseline_output: a baseline is replaced without --force, other JSON is not") {
+  const auto own = baseline_output();
+  CHECK(own.is_one(R"({"schema": "clusterctl.health-baseline/1", "cables": {}})"));
+  CHECK_FALSE(own.is_one(R"({"schema": "clusterctl.cluster/1"})"));
+  CHECK_FALSE(own.is_one("name: job\n"));
+}
+
 }  // namespace
 }  // namespace cc::healthcheck

@@ -43,6 +43,7 @@ int Report::count(Status s) const {
 util::ExitCode exit_code(const Report& r) {
   if (r.interrupted) return util::ExitCode::kInterrupted;
   if (!r.unreachable.empty()) return util::ExitCode::kUnreachable;
+  if (!r.bad_destination.empty()) return util::ExitCode::kUsage;
   return r.count(Status::kFail) > 0 ? util::ExitCode::kCheckFailed : util::ExitCode::kOk;
 }
 

@@ -50,6 +50,8 @@ struct Report {
   std::string level;                   // "quick", "default", "full"
   std::vector<CheckResult> results;
   std::vector<std::string> unreachable;  // hosts that could not be reached (exit code 3)
+  std::vector<std::string> bad_destination;  // hosts whose SSH destination was refused before
+                                             // any connection (exit code 2)
   bool interrupted = false;              // Ctrl-C ended the run early (exit code 130)
   std::string interrupted_while;         // what Ctrl-C cut short when it came before the
                                          // checks: "discovering the hosts"; else ""
@@ -62,7 +64,8 @@ struct Report {
   int count(Status s) const;
 };
 
-/// 130 when the run was interrupted; else 3 when a host was unreachable; else 1 when any check
+/// 130 when the run was interrupted; else 3 when a host was unreachable; else 2 when a host's
+/// destination was refused (the operator's input, README "Exit codes"); else 1 when any check
 /// FAILed; else 0 (WARN passes).
 util::ExitCode exit_code(const Report& r);
 

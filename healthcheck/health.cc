@@ -20,11 +20,6 @@
 namespace cc::healthcheck {
 namespace {
 
-discovery::HostProblem problem_of(const std::string& host, const util::Error& e) {
-  const int code = e.code == util::ExitCode::kUnreachable ? 3 : 1;
-  return {host, code, e.message.starts_with(host) ? e.message : host + ": " + e.message};
-}
-
 remote::Executor* executor_of(std::span<remote::Executor* const> exs, const std::string& host) {
   for (auto* e : exs) {
     if (e->host() == host) return e;
@@ -173,11 +168,11 @@ Report run_health(const discovery::ClusterState& expected,
         if (s) {
           outcomes[i].sample = std::move(*s);
         } else if (s.error().code == util::ExitCode::kInterrupted) {
-          outcomes[i].problem = problem_of(names[i], s.error());
+          outcomes[i].problem = discovery::host_problem(names[i], s.error());
           const std::lock_guard<std::mutex> lock(interrupted_mu);
           interrupted_hosts.insert(names[i]);
         } else {
-          outcomes[i].problem = problem_of(names[i], s.error());
+          outcomes[i].problem = discovery::host_problem(names[i], s.error());
         }
       },
       style);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include "healthcheck/render.h"
 #include "remote/fake_executor.h"
@@ -31,6 +32,36 @@ const CheckResult* find_result(const Report& r, const std::string& subject,
     return c.subject == subject && c.check == check;
   });
   return it == r.results.end() ? nullptr : &*it;
+}
+
+TEST_CASE("run_health: a host whose destination was refused is exit 2, told to fix its name") {
+  // remote's "'fe80::1' is a link-local IPv6 address without its scope" (kUsage): nothing ran
+  // on the host, so `collect` (what a failed probe is told) would show nothing.
+  discovery::ClusterState expected = tt::lab_mesh(2);
+  expected.hosts.erase(expected.hosts.begin() + 1);
+  expected.problems.push_back(discovery::host_problem(
+      "h2", util::error(util::ExitCode::kUsage,
+                        "h2: 'fe80::1' is a link-local IPv6 address without its scope")));
+  CHECK(expected.problems[0].exit_code == 2);
+  remote::FakeExecutor h1("h1"), h2("h2");
+  std::vector<remote::Executor*> exs = {&h1, &h2};
+  HealthOptions o;
+  o.level = Level::kQuick;
+  o.discovered_now = true;
+  const Report r = run_health(expected, exs, o, {});
+  CHECK(r.unreachable.empty());
+  CHECK(r.bad_destination == std::vector<std::string>{"h2"});
+  const CheckResult* reach = find_result(r, "h2", "reachable");
+  REQUIRE(reach != nullptr);
+  CHECK(reach->status == Status::kFail);
+  CHECK(reach->measured == "bad destination");
+  CHECK(reach->fix.starts_with("fix how h2 is named (--hosts, the inventory's `ssh:` or the SSH "
+                               "config's HostName) as the message says, then check that `ssh "));
+  CHECK(reach->fix.find("collect") == std::string::npos);
+  CHECK(exit_code(r) == util::ExitCode::kUsage);
+  CHECK(nlohmann::json::parse(render_json(r))["bad_destination"] ==
+        nlohmann::json::array({"h2"}));
+  CHECK(render_text(r, {}).find("bad destination: h2") != std::string::npos);
 }
 
 TEST_CASE("run_health: a host a live discovery could not reach is not waited on again") {

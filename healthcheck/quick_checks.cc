@@ -170,8 +170,9 @@ CheckResult reachable_check(const HostOutcome& o, Report& report,
     return r;
   }
   const bool unreachable = o.problem && o.problem->unreachable();
+  const bool bad_destination = o.problem && o.problem->bad_destination();
   r.status = Status::kFail;
-  r.measured = unreachable ? "unreachable" : "probe failed";
+  r.measured = unreachable ? "unreachable" : bad_destination ? "bad destination" : "probe failed";
   r.detail = o.problem ? o.problem->message : o.host + ": not probed";
   // A name that does not resolve (remote's connect message): `ssh NAME` fails the same way,
   // so the fix is the name, with the message's own hint (a lab's host named without --lab).
@@ -182,12 +183,19 @@ CheckResult reachable_check(const HostOutcome& o, Report& report,
         "check the host name {}: it does not resolve here; give it a Host entry "
         "with HostName in the SSH config (-F){}",
         o.host, lab == std::string::npos ? "" : "; " + message.substr(lab));
+  } else if (bad_destination) {
+    // Refused before any connection (remote's message says why and how to name it): nothing
+    // ran on the host, so its outputs (`collect`) would show nothing; the name is what to fix.
+    r.fix = fmt::format("fix how {} is named (--hosts, the inventory's `ssh:` or the SSH "
+                        "config's HostName) as the message says, then check that `{}` works",
+                        o.host, fix.ssh(o.host));
   } else {
     r.fix = unreachable
                 ? fmt::format("check that {} is up and that `{}` works", o.host, fix.ssh(o.host))
                 : fmt::format("run `{}` and read the failing output", fix.collect(o.host));
   }
   if (unreachable) report.unreachable.push_back(o.host);
+  if (bad_destination) report.bad_destination.push_back(o.host);
   return r;
 }
 

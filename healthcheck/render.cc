@@ -161,8 +161,12 @@ std::string render_text(const Report& r, const util::OutputStyle& style) {
   if (!r.unreachable.empty()) {
     summary += fmt::format("; unreachable: {}", fmt::join(r.unreachable, ", "));
   }
+  if (!r.bad_destination.empty()) {
+    summary += fmt::format("; bad destination: {}", fmt::join(r.bad_destination, ", "));
+  }
   summary += fmt::format(" in {:.2f} s", r.elapsed_s);
-  out += (fail || !r.unreachable.empty()) ? util::red(style, summary)
+  out += (fail || !r.unreachable.empty() || !r.bad_destination.empty())
+             ? util::red(style, summary)
          : (warn || r.interrupted)        ? util::yellow(style, summary)
                                           : util::green(style, summary);
   out += "\n";
@@ -183,6 +187,7 @@ std::string render_json(const Report& r) {
   j["interrupted"] = r.interrupted;
   j["interrupted_while"] = r.interrupted_while;
   j["unreachable"] = r.unreachable;
+  j["bad_destination"] = r.bad_destination;
   j["clusterctl_version"] = r.local_version;
   j["versions"] = nlohmann::json::array();
   for (const auto& v : r.versions) {
@@ -243,6 +248,17 @@ std::string render_junit(const Report& r) {
     w.close();
   }
   return w.finish();
+}
+
+util::OwnOutput junit_output() {
+  return {"a JUnit XML report (what `health --junit` writes, with <testsuites>)",
+          [](std::string_view text) {
+            // An XML document (its first non-blank character '<') with the element JUnit
+            // readers take: enough to tell a report from a job file or a state.
+            const std::size_t first = text.find_first_not_of(" \t\r\n");
+            return first != std::string_view::npos && text[first] == '<' &&
+                   text.find("<testsuites") != std::string_view::npos;
+          }};
 }
 
 util::Status write_junit(const Report& r, const std::string& path) {

@@ -4,6 +4,8 @@
 //   {"schema": "clusterctl.health/1", "level": "quick", "exit_code": 1, "elapsed_s": 1.2,
 //    "counts": {"pass": 57, "warn": 0, "fail": 2, "interrupted": 0, "skip": 3},
 //    "unreachable": ["h4"],
+//    "bad_destination": ["h5"],             // SSH destination refused before connecting
+//                                           // (fe80::1 without %scope): exit_code 2
 //    "interrupted": false,                  // Ctrl-C ended the run (exit_code 130)
 //    "interrupted_while": "",               // "discovering the hosts": Ctrl-C came before
 //                                           // the checks, during a live discovery; else ""
@@ -42,5 +44,9 @@ std::string render_json(const Report& r);
 std::string render_junit(const Report& r);
 /// Writes render_junit atomically (util::write_file_atomic). Errors: kUsage naming the file.
 util::Status write_junit(const Report& r, const std::string& path);
+
+/// What `health --junit FILE` replaces without --force (util::check_output_path): a JUnit XML
+/// report, known by its look: XML (a '<' first) with a <testsuites> element.
+util::OwnOutput junit_output();
 
 }  // namespace cc::healthcheck

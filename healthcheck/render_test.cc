@@ -181,5 +181,14 @@ TEST_CASE("render: the JUnit file is written atomically and whole") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("junit_output: a report --junit wrote is replaced without --force, a job file is not") {
+  const auto own = junit_output();
+  CHECK(own.is_one(render_junit(sample_report())));
+  CHECK(own.is_one("\n  <testsuites name=\"other tool\">\n</testsuites>\n"));
+  CHECK_FALSE(own.is_one("name: job\ncommand: [true]\n"));
+  CHECK_FALSE(own.is_one("# <testsuites> in a comment of a YAML file\n"));
+  CHECK_FALSE(own.is_one("<html><body>no report</body></html>"));
+}
+
 }  // namespace
 }  // namespace cc::healthcheck

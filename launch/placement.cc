@@ -7,6 +7,7 @@
 #include "discovery/fix_command.h"
 #include "launch/rank_env.h"
 #include "provision/hostfile.h"
+#include "util/address.h"
 
 namespace cc::launch {
 namespace {
@@ -81,6 +82,28 @@ util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& invent
   }
   p.names = std::move(names);
   return p;
+}
+
+util::Status check_coordinator(const std::vector<LaunchHost>& hosts) {
+  if (hosts.size() < 2) return {};
+  const LaunchHost& h0 = hosts.front();
+  const std::string& at = h0.address.empty() ? h0.name : h0.address;
+  const char* what = util::link_local_ipv6(at)
+                         ? "a link-local IPv6 address, which names an interface of one machine "
+                           "only"
+                     : util::self_assigned_ipv4(at)
+                         ? "a self-assigned IPv4 address (169.254/16), which each host reaches "
+                           "through whichever port holds its one route for 169.254/16, not "
+                           "the one the address is on (docs/platform.md#self-assigned-addresses)"
+                         : nullptr;
+  if (what == nullptr) return {};
+  return util::error(
+      util::ExitCode::kUsage,
+      fmt::format("host {} (rank 0's: the coordinator) would be reached by the other hosts at "
+                  "{}, {}: give {} an `address:` in the inventory that every host reaches "
+                  "(IPv4, or a global IPv6 address; for a cluster state, reach {} at one and "
+                  "discover it again); nothing was started",
+                  h0.name, at, what, h0.name, h0.name));
 }
 
 }  // namespace cc::launch

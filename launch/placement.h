@@ -43,4 +43,14 @@ using InventoryLoader = std::function<util::Result<std::optional<remote::Invento
 util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& inventory,
                               std::string_view global = "");
 
+/// Ok unless rank 0's host (hosts[0]; its address, else its name) is one the other hosts cannot
+/// reach as clustercomm's coordinator (CLUSTERCOMM_COORDINATOR): a link-local IPv6 address
+/// (fe80::/10, scoped or not: a scope names an interface of one machine only) or a
+/// self-assigned IPv4 one (169.254/16: reached through whichever port holds each host's one
+/// route for it), which would keep every rank waiting for the coordinator until the startup
+/// timeout. One host alone is never refused. Errors: kUsage naming the host and the address and
+/// saying what to give instead, ending "; nothing was started". (The mlx-* runtimes take their
+/// coordinator from an MLX hostfile, which provision refuses such addresses in.)
+util::Status check_coordinator(const std::vector<LaunchHost>& hosts);
+
 }  // namespace cc::launch

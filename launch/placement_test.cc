@@ -62,3 +62,29 @@ TEST_CASE("placement: the inventory's error comes back as it is") {
   REQUIRE_FALSE(p.ok());
   CHECK(p.error().message == "no lab named 'x'");
 }
+
+TEST_CASE("placement: check_coordinator refuses a self-assigned or link-local rank 0 address") {
+  // Rank 0's address (else its name) is every other rank's CLUSTERCOMM_COORDINATOR.
+  CHECK(check_coordinator({{"h1", "10.0.0.1", ""}, {"h2", "10.0.0.2", ""}}).ok());
+  CHECK(check_coordinator({{"h1", "169.254.3.1", ""}}).ok());  // one host: nothing connects
+  CHECK(check_coordinator({{"h1", "", ""}, {"h2", "169.254.3.2", ""}}).ok());  // not rank 0's
+  auto self = check_coordinator({{"h1", "169.254.3.1", ""}, {"h2", "10.0.0.2", ""}});
+  REQUIRE_FALSE(self.ok());
+  CHECK(self.error().code == cc::util::ExitCode::kUsage);
+  CHECK(self.error().message ==
+        "host h1 (rank 0's: the coordinator) would be reached by the other hosts at 169.254.3.1, "
+        "a self-assigned IPv4 address (169.254/16), which each host reaches through whichever "
+        "port holds its one route for 169.254/16, not the one the address is on "
+        "(docs/platform.md#self-assigned-addresses): give h1 an `address:` in the inventory "
+        "that every host reaches (IPv4, or a global IPv6 address; for a cluster state, reach h1 "
+        "at one and discover it again); nothing was started");
+  // A name that is the address (no `address:`), scoped or not.
+  for (const char* ll : {"fe80::1%en0", "fe80::1"}) {
+    CAPTURE(ll);
+    auto v6 = check_coordinator({{ll, "", ""}, {"h2", "", ""}});
+    REQUIRE_FALSE(v6.ok());
+    CHECK(v6.error().message.find(std::string("would be reached by the other hosts at ") + ll +
+                                  ", a link-local IPv6 address, which names an interface of "
+                                  "one machine only: ") != std::string::npos);
+  }
+}

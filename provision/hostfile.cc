@@ -100,9 +100,14 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
     const auto& facts = *g.host(order[r]).facts;
     const std::string& mgmt = facts.management_address;
     std::string addr = mgmt;
-    // SSH reached the host over IPv6, which MLX cannot take (mlx_address_problem).
+    // SSH reached the host over IPv6, which MLX cannot take (mlx_address_problem), or, with
+    // other hosts to reach it, at an IPv4 address they cannot reach it on: loopback or a
+    // self-assigned 169.254 one (util::rank_address_problem, which parse_mlx_hostfile refuses).
     const std::optional<std::string> v6 = mlx_address_problem(addr);
-    if (v6) addr.clear();
+    const std::optional<std::string> v4 = !v6 && !mgmt.empty() && order.size() >= 2
+                                              ? util::rank_address_problem(mgmt)
+                                              : std::nullopt;
+    if (v6 || v4) addr.clear();
     std::string en0_self_assigned;  // en0's address when it is only a self-assigned one
     if (addr.empty() && topology::is_mac(facts)) {
       addr = interface_address(facts, "en0");
@@ -111,16 +116,30 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
       }
       if (!addr.empty() && notes != nullptr) {
         notes->push_back(
-            v6 ? fmt::format("rank {} ({}): SSH reached it on {}, an IPv6 address, which MLX "
-                             "cannot take, so its ips are en0's address {}",
-                             r, facts.host, mgmt, addr)
-               : fmt::format("rank {} ({}): no management address was recorded (no "
-                             "SSH_CONNECTION), so its ips are en0's address {}",
-                             r, facts.host, addr));
+            v6   ? fmt::format("rank {} ({}): SSH reached it on {}, an IPv6 address, which MLX "
+                               "cannot take, so its ips are en0's address {}",
+                               r, facts.host, mgmt, addr)
+            : v4 ? fmt::format("rank {} ({}): SSH reached it on {}, which {}, so its ips are "
+                               "en0's address {}",
+                               r, facts.host, mgmt, *v4, addr)
+                 : fmt::format("rank {} ({}): no management address was recorded (no "
+                               "SSH_CONNECTION), so its ips are en0's address {}",
+                               r, facts.host, addr));
       }
     }
     if (!addr.empty()) {
       hf.hosts[r].ips = {addr};
+    } else if (r == 0 && v4) {
+      return cannot(f, fmt::format("rank 0 ({}) was reached over SSH on {}, which {}{}; its "
+                                   "ips[0] is the coordinator's, where every other rank "
+                                   "connects: reach it by an address the other hosts reach it "
+                                   "on (an inventory `address:` or a HostName in the SSH "
+                                   "config) and discover it again (`{}`)",
+                                   facts.host, mgmt, *v4,
+                                   topology::is_mac(facts)
+                                       ? ", and en0 has no routable IPv4 address"
+                                       : "",
+                                   fix.rediscover()));
     } else if (r == 0 && v6) {
       return cannot(f, fmt::format("rank 0 ({}) was reached over SSH on {}: {}{}; its ips[0] is "
                                    "the coordinator's: reach it by an IPv4 address (an inventory "
@@ -150,6 +169,10 @@ util::Status add_management_ips(const ClusterGraph& g, const std::vector<std::si
                       "MLX cannot take, so its ips are left empty (JACCL reads only "
                       "rank 0's)",
                       r, facts.host, mgmt));
+    } else if (v4 && notes != nullptr) {
+      notes->push_back(fmt::format("rank {} ({}): SSH reached it on {}, which {}, so its ips are "
+                                   "left empty (JACCL reads only rank 0's)",
+                                   r, facts.host, mgmt, *v4));
     }
   }
   return {};
@@ -429,7 +452,7 @@ util::Status check_complete(const ClusterState& state, const discovery::FixComma
   ExitCode code = ExitCode::kOk;
   std::vector<std::string> lines;
   for (const auto& p : state.problems) {
-    code = util::worst(code, static_cast<ExitCode>(p.exit_code));
+    code = util::worst(code, p.code());
     lines.push_back(p.message);
   }
   const char* which = state.hosts.empty() ? "none" : lines.size() == 1 ? "one" : "some";

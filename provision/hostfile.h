@@ -47,7 +47,10 @@
 //             "peer_rdma_device": "rdma_en6", "peer_address": "169.254.12.2",
 //             "link_speed_gbps": 80}]}]}]}       // per direction; 0 = unknown
 //
-// Errors (util::Error): kUsage for a state without hosts or a bad --env; the code of the worst
+// Errors (util::Error): kUsage for a state without hosts or a bad --env; kCheckFailed for a
+// coordinator (rank 0's management address) the other hosts cannot reach there: loopback,
+// 169.254/16 or fe80::/10 (util::rank_address_problem; the jaccl formats fall back to a Mac's
+// en0 first); the code of the worst
 // HostProblem (kUnreachable for a host that could not be reached) when the state has any, since
 // a hostfile for part of the cluster would start a job without some ranks; kCheckFailed when the
 // cluster cannot give the format: a missing pair or a pair without an RDMA cable (jaccl; the
@@ -66,6 +69,7 @@
 #include "discovery/fix_command.h"
 #include "provision/mlx_hostfile.h"
 #include "topology/graph.h"
+#include "util/atomic_file.h"
 #include "util/result.h"
 
 namespace cc::provision {
@@ -174,5 +178,11 @@ util::Status check_complete(const discovery::ClusterState& state,
 /// config itself) and when fix.ssh_config is "" (ssh's own names).
 std::string hostfile_ssh_hint(HostfileFormat format, const discovery::FixCommand& fix,
                               std::string_view file, bool root);
+
+/// What `clusterctl hostfile -o FILE` replaces without --force (util::check_output_path): a
+/// hostfile of any of its formats, known by its look: our JSON (its "schema"), MLX's JSON (an
+/// object with "hosts", or a list of objects with "ssh"; valid or not, it is one to rewrite),
+/// or an MPI / MPICH text ("HOST slots=N", "HOST:N" lines, as parse_mlx_hostfile tells one).
+util::OwnOutput hostfile_output();
 
 }  // namespace cc::provision

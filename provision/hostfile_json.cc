@@ -1,8 +1,10 @@
 // The clusterctl.hostfile/1 document (schema in hostfile.h).
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "provision/hostfile.h"
 #include "topology/ring.h"
+#include "util/address.h"
 #include "util/json_text.h"
 
 namespace cc::provision {
@@ -46,6 +48,20 @@ util::Result<std::string> render_clusterctl_hostfile(const discovery::ClusterSta
   if (auto st = check_envs(envs); !st) return st.error();
   const ClusterGraph g(state);
   const std::size_t n = g.size();
+  // The coordinator is where every other rank connects: never one they cannot reach there
+  // (util::rank_address_problem, as the MLX formats and every hostfile reader hold).
+  const std::string& coordinator = g.host(0).facts->management_address;
+  if (auto why = n >= 2 && !coordinator.empty() ? util::rank_address_problem(coordinator)
+                                                : std::nullopt) {
+    return util::error(
+        util::ExitCode::kCheckFailed,
+        fmt::format("no clusterctl hostfile: rank 0 ({}) was reached over SSH on {}, which {}; "
+                    "its management address is the coordinator, where every other rank "
+                    "connects: reach it by an address the other hosts reach it on (an "
+                    "inventory `address:` or a HostName in the SSH config) and discover it "
+                    "again (`{}`)",
+                    g.host(0).name(), coordinator, *why, fix.rediscover()));
+  }
   const topology::Ring ring = topology::find_ring(g);
   ordered_json ranks = ordered_json::array();
   for (std::size_t i = 0; i < n; ++i) {
@@ -66,7 +82,7 @@ util::Result<std::string> render_clusterctl_hostfile(const discovery::ClusterSta
   ordered_json doc = {
       {"schema", kHostfileSchema},
       {"world_size", n},
-      {"coordinator", or_null(g.host(0).facts->management_address)},
+      {"coordinator", or_null(coordinator)},
       {"ring", ring.status == topology::RingStatus::kFound ? ordered_json(ring.order)
                                                            : ordered_json(nullptr)},
       {"envs", envs},

@@ -218,6 +218,68 @@ TEST_CASE("hostfile: a host SSH reached over IPv6 gets no IPv6 ips, which MLX ca
                      "cannot take, so its ips are left empty (JACCL reads only rank 0's)"});
 }
 
+TEST_CASE("hostfile: a host SSH reached on a self-assigned or loopback address gets no such ips") {
+  // parse_mlx_hostfile refuses them in a hostfile of several hosts: the writer never writes one.
+  ClusterState s = mesh3();
+  s.hosts[0].management_address = "169.254.7.1";
+  for (auto f : {HostfileFormat::kMlxJaccl, HostfileFormat::kMlxJacclRing}) {
+    auto hf = make_mlx_hostfile(s, f);
+    REQUIRE(!hf.ok());
+    CHECK(hf.error().code == ExitCode::kCheckFailed);
+    CHECK(hf.error().message ==
+          fmt::format("no {} hostfile: rank 0 (m1) was reached over SSH on 169.254.7.1, which is "
+                      "a self-assigned IPv4 address (169.254/16): a host routes all of "
+                      "169.254/16 out of one interface, so a connection to it leaves by "
+                      "whichever port holds that route, not the one it is on "
+                      "(docs/platform.md#self-assigned-addresses), and en0 has no routable IPv4 "
+                      "address; its ips[0] is the coordinator's, where every other rank "
+                      "connects: reach it by an address the other hosts reach it on (an "
+                      "inventory `address:` or a HostName in the SSH config) and discover it "
+                      "again (`clusterctl discover -o CLUSTER.json`)",
+                      to_string(f)));
+  }
+  discovery::NetInterface en0;
+  en0.name = "en0";
+  en0.up = true;
+  en0.ipv4 = {"10.0.0.21"};
+  s.hosts[0].interfaces.push_back(en0);
+  s.hosts[2].management_address = "127.0.0.1";
+  std::vector<std::string> notes;
+  auto text = render_hostfile(s, {HostfileFormat::kMlxJaccl, {}, 1}, &notes);
+  REQUIRE_MESSAGE(text.ok(), (text.ok() ? "" : text.error().message));
+  const auto j = nlohmann::json::parse(*text);
+  CHECK(j["hosts"][0]["ips"] == nlohmann::json::array({"10.0.0.21"}));
+  CHECK(j["hosts"][2]["ips"] == nlohmann::json::array());
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[0].starts_with("rank 0 (m1): SSH reached it on 169.254.7.1, which is a "
+                             "self-assigned IPv4 address (169.254/16)"));
+  CHECK(notes[0].ends_with(", so its ips are en0's address 10.0.0.21"));
+  CHECK(notes[1] == "rank 2 (m3): SSH reached it on 127.0.0.1, which is a loopback address: on "
+                    "every host it names that host itself, so its ips are left empty (JACCL "
+                    "reads only rank 0's)");
+  // What it wrote reads back: no ips entry the reader refuses.
+  auto back = parse_mlx_hostfile(*text, "hosts.json");
+  CHECK_MESSAGE(back.ok(), (back.ok() ? "" : back.error().message));
+  // Our own format names the coordinator outright: rank 0's management address, never one the
+  // other hosts cannot reach there.
+  for (const char* bad : {"169.254.7.1", "fe80::1%en5", "127.0.0.1"}) {
+    CAPTURE(bad);
+    s.hosts[0].management_address = bad;
+    auto ours = render_clusterctl_hostfile(s, {});
+    REQUIRE_FALSE(ours.ok());
+    CHECK(ours.error().code == ExitCode::kCheckFailed);
+    CHECK(ours.error().message.starts_with(
+        fmt::format("no clusterctl hostfile: rank 0 (m1) was reached over SSH on {}, which is a ",
+                    bad)));
+    CHECK(ours.error().message.ends_with(
+        "its management address is the coordinator, where every other rank connects: reach it "
+        "by an address the other hosts reach it on (an inventory `address:` or a HostName in "
+        "the SSH config) and discover it again (`clusterctl discover -o CLUSTER.json`)"));
+  }
+  s.hosts[0].management_address = "10.0.0.11";
+  CHECK(render_clusterctl_hostfile(s, {}).ok());
+}
+
 TEST_CASE("hostfile: a 40 Gb/s cable is no RDMA cable, even with rdma_en devices on both ends") {
   // exo#1813: macOS makes rdma_enX devices on Thunderbolt 4 ports too.
   ClusterState s = macs(2, 2);
@@ -761,6 +823,23 @@ TEST_CASE("hostfile_ssh_hint: how mpirun and mlx.launch reach a lab's hosts") {
   // Names ssh knows by itself, and our own format (launch reads the config): nothing to say.
   CHECK(hostfile_ssh_hint(HostfileFormat::kMpi, discovery::FixCommand{}, "h.txt", true) == "");
   CHECK(hostfile_ssh_hint(HostfileFormat::kClusterctl, lab, "h.json", true) == "");
+}
+
+TEST_CASE("hostfile_output: every format hostfile writes is one to replace, nothing else") {
+  const auto own = hostfile_output();
+  for (auto f : {HostfileFormat::kClusterctl, HostfileFormat::kMlxJaccl,
+                 HostfileFormat::kMlxJacclRing, HostfileFormat::kMpi, HostfileFormat::kMpich}) {
+    CAPTURE(to_string(f));
+    auto text = render_hostfile(mesh3(), {f, {}, 1});
+    REQUIRE_MESSAGE(text.ok(), (text.ok() ? "" : text.error().message));
+    CHECK(own.is_one(*text));
+  }
+  CHECK(own.is_one(R"([{"ssh": "a", "ips": ["169.254.1.1"]}, {"ssh": "b"}])"));  // bad, still MLX
+  // A cluster state has "hosts" too: `hostfile -o cluster.json` must not replace it.
+  CHECK_FALSE(own.is_one(R"({"schema": "clusterctl.cluster/1", "hosts": []})"));
+  CHECK_FALSE(own.is_one("name: job\ncommand: [true]\nhosts: [h1, h2]\n"));
+  CHECK_FALSE(own.is_one(R"({"schema": "clusterctl.health-baseline/1"})"));
+  CHECK_FALSE(own.is_one("[1, 2]"));
 }
 
 }  // namespace

@@ -156,14 +156,21 @@ std::optional<MlxHost> parse_host(const json& h, std::size_t rank, std::size_t n
       // Several hosts: every ips entry is where the others reach that host (rank 0's ips[0] is
       // the coordinator, a ring's entries its neighbours' peers). 0.0.0.0 (exo's placeholder
       // for a rank itself) or 127.0.0.1 there makes each rank connect to itself and wait out
-      // the start-up timeout. One host alone (ranks on one machine) may use loopback.
-      if (auto why = n >= 2 ? util::local_only_problem(ip) : std::nullopt) {
+      // the start-up timeout; a 169.254 one leaves by whichever port holds the 169.254/16
+      // route, and an fe80 one names no interface of the connecting host: the writers never
+      // write them (hostfile.h). One host alone (ranks on one machine) may use loopback.
+      if (auto why = n >= 2 ? util::rank_address_problem(ip) : std::nullopt) {
         errors.push_back(bad(
             path, fmt::format("{}: ips[{}]: '{}' {}: in a hostfile of {} hosts each ips entry "
-                              "must be an address the other hosts reach {} on{}; `{}` (or "
+                              "must be an address the other hosts reach {} on{}; {}`{}` (or "
                               "--format mlx-ring) writes them",
                               who, k, ip, *why, n, host.ssh,
                               rank == 0 && k == 0 ? " (rank 0's ips[0] is the coordinator)" : "",
+                              util::self_assigned_ipv4(ip)
+                                  ? fmt::format("give every cable an address of its own with "
+                                                "`{}`, then ",
+                                                fix.command("network apply"))
+                                  : std::string(),
                               fix.command("hostfile", "--format mlx-jaccl"))));
       } else if (auto v6 = mlx_address_problem(ip)) {
         errors.push_back(bad(path, fmt::format("{}: ips[{}]: {}: give {}'s IPv4 address; `{}` "
@@ -524,15 +531,28 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
                             "launch takes no --hosts)",
                             fmt::join(hosts, ", "))
               : fmt::format("name them with `--hosts {}` instead of --hostfile", list);
+      // A host given by an address the ranks could not reach each other on (169.254, fe80,
+      // loopback) would be carried into the command suggested: named first, one line each.
+      std::string unreachable_hosts;
+      for (const std::string& h : hosts) {
+        if (util::address_problem(h)) continue;  // a name: its address is not known here
+        if (auto why = hosts.size() >= 2 ? util::rank_address_problem(h) : std::nullopt) {
+          unreachable_hosts += fmt::format(
+              "\n{}: host '{}' {}: name it by an address (or SSH name) the other hosts reach it "
+              "on",
+              path.empty() ? std::string("the hostfile") : path, h, *why);
+        }
+      }
       return util::error(
           ExitCode::kUsage,
           fmt::format("{} looks like an MPI hostfile (line {}: '{}'); clusterctl reads MLX's "
                       "JSON hostfile: {}. Write {} of its hosts with `clusterctl{}{} hostfile "
-                      "--hosts {} --format {} -o {}`{}, or {}",
+                      "--hosts {} --format {} -o {}`{}, or {}{}",
                       path.empty() ? std::string("the hostfile") : path, mpi->first, mpi->second,
                       kShape, mlx ? "one" : "the " + format + " hostfile",
                       advice.global.empty() ? "" : " ", advice.global, list, format, out,
-                      advice.format.empty() ? " (--format mlx-ring for TCP)" : "", instead));
+                      advice.format.empty() ? " (--format mlx-ring for TCP)" : "", instead,
+                      unreachable_hosts));
     }
     const util::JsonSyntaxError at = util::json_syntax_error(text, e);
     return bad(path, fmt::format("not valid JSON at line {}, column {}: {}; {}", at.line, at.column,
@@ -637,6 +657,21 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
   }
   if (!errors.empty()) return all_of(errors);
   return hf;
+}
+
+util::OwnOutput hostfile_output() {
+  return {"a hostfile (what `clusterctl hostfile` writes: clusterctl's or MLX's JSON, or an MPI "
+          "host list)",
+          [](std::string_view text) {
+            const json j = json::parse(text, nullptr, false);
+            if (j.is_discarded()) return mpi_hostfile_line(text).has_value();
+            if (j.is_object()) {
+              // Ours has a schema; MLX's has none (a cluster state has "hosts" and its schema).
+              if (j.contains("schema")) return j["schema"] == kHostfileSchema;
+              return j.contains("hosts") && j["hosts"].is_array();
+            }
+            return j.is_array() && !j.empty() && j.front().is_object() && j.front().contains("ssh");
+          }};
 }
 
 util::Result<MlxHostfile> read_mlx_hostfile(const std::string& path, const EnvCheck& env_check,
@@ -824,7 +859,7 @@ util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState&
     auto p = std::find_if(state.problems.begin(), state.problems.end(),
                           [&](const discovery::HostProblem& q) { return q.host == name; });
     if (p != state.problems.end()) {
-      code = util::worst(code, static_cast<ExitCode>(p->exit_code));
+      code = util::worst(code, p->code());
       lines.push_back(fmt::format("{} could not be probed: {}", rank_label(hf, r), p->message));
     } else {
       std::vector<std::string> names;

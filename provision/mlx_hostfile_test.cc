@@ -360,12 +360,12 @@ TEST_CASE("mlx hostfile: an IPv6 ips entry, which MLX cuts at its first ':', nam
   // address". Every such entry is named, each at its rank.
   CHECK(
       parse_error(
-          R"([{"ssh": "a", "ips": ["2001:db8::1"]}, {"ssh": "b", "ips": ["10.0.0.2", "fe80::1%en0"]}])") ==
+          R"([{"ssh": "a", "ips": ["2001:db8::1"]}, {"ssh": "b", "ips": ["10.0.0.2", "2001:db8::2"]}])") ==
       "h.json: rank 0 (a): ips[0]: '2001:db8::1' is an IPv6 address, and MLX cuts each "
       "HOST:PORT it is given (MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its "
       "ranks would stop with \"Can't parse address\": give a's IPv4 address; `clusterctl "
       "hostfile --hosts a,b --format mlx-jaccl` (or --format mlx-ring) writes them\n"
-      "h.json: rank 1 (b): ips[1]: 'fe80::1%en0' is an IPv6 address, and MLX cuts each "
+      "h.json: rank 1 (b): ips[1]: '2001:db8::2' is an IPv6 address, and MLX cuts each "
       "HOST:PORT it is given (MLX_JACCL_COORDINATOR, MLX_HOSTFILE) at the first ':', so its "
       "ranks would stop with \"Can't parse address\": give b's IPv4 address; `clusterctl "
       "hostfile --hosts a,b --format mlx-jaccl` (or --format mlx-ring) writes them");
@@ -400,6 +400,37 @@ TEST_CASE("mlx hostfile: 0.0.0.0 or loopback in a hostfile of several hosts name
             .starts_with("h.json: rank 0 (a): ips[0]: '::' is the unspecified address"));
   // One host (ranks on one machine) may use loopback.
   auto one = parse_mlx_hostfile(R"([{"ssh": "localhost", "ips": ["127.0.0.1"]}])", "h.json");
+  CHECK_MESSAGE(one.ok(), (one.ok() ? "" : one.error().message));
+}
+
+TEST_CASE("mlx hostfile: a self-assigned or link-local ips entry of several hosts names the rank") {
+  // The writers never write them (hostfile.h): a 169.254 address is reached through whichever
+  // port holds the host's one 169.254/16 route, an fe80 one through no interface the other
+  // hosts can name. A file written by hand or by another tool is refused as they would be.
+  CHECK(parse_error(R"({"backend": "ring", "hosts": [{"ssh": "a", "ips": ["10.0.0.1"]},
+                         {"ssh": "b", "ips": ["169.254.12.2"]}]})") ==
+        "h.json: rank 1 (b): ips[0]: '169.254.12.2' is a self-assigned IPv4 address "
+        "(169.254/16): a host routes all of 169.254/16 out of one interface, so a connection to "
+        "it leaves by whichever port holds that route, not the one it is on "
+        "(docs/platform.md#self-assigned-addresses): in a hostfile of 2 hosts each ips entry "
+        "must be an address the other hosts reach b on; give every cable an address of its own "
+        "with `clusterctl network apply --hosts a,b`, then `clusterctl hostfile --hosts a,b "
+        "--format mlx-jaccl` (or --format mlx-ring) writes them");
+  // fe80, with a scope or without: named as link-local, not only as IPv6 (which MLX cannot
+  // parse either), since no IPv6 form of it would do.
+  for (const char* ll : {"fe80::1%en0", "fe80::1"}) {
+    CAPTURE(ll);
+    CHECK(parse_error(fmt::format(R"([{{"ssh": "a", "ips": ["{}"]}}, {{"ssh": "b"}}])", ll)) ==
+          fmt::format("h.json: rank 0 (a): ips[0]: '{}' is a link-local IPv6 address "
+                      "(fe80::/10): it is reached only through an interface of each connecting "
+                      "host's own, and a %scope names an interface of one machine only: in a "
+                      "hostfile of 2 hosts each ips entry must be an address the other hosts "
+                      "reach a on (rank 0's ips[0] is the coordinator); `clusterctl hostfile "
+                      "--hosts a,b --format mlx-jaccl` (or --format mlx-ring) writes them",
+                      ll));
+  }
+  // One host alone: nothing connects across hosts.
+  auto one = parse_mlx_hostfile(R"([{"ssh": "a", "ips": ["169.254.1.1"]}])", "h.json");
   CHECK_MESSAGE(one.ok(), (one.ok() ? "" : one.error().message));
 }
 
@@ -453,6 +484,17 @@ TEST_CASE("mlx hostfile: an MPI hostfile is named as one, not as bad JSON") {
             .starts_with("h.json looks like an MPI hostfile (line 3: 'mac1');"));
   CHECK(parse_error("10.0.0.1:2\n10.0.0.2:2\n")
             .starts_with("h.json looks like an MPI hostfile (line 1: '10.0.0.1:2');"));
+  // A host given by an address the others cannot reach it on is named, one line each, after
+  // the advice (whose --hosts would carry it on).
+  const std::string self = parse_error("169.254.3.1 slots=1\n10.0.0.2 slots=1\nfe80::3%en0\n");
+  CHECK(self.starts_with("h.json looks like an MPI hostfile (line 1: '169.254.3.1 slots=1');"));
+  CHECK(self.find("\nh.json: host '169.254.3.1' is a self-assigned IPv4 address (169.254/16): ") !=
+        std::string::npos);
+  CHECK(self.ends_with(
+      "\nh.json: host 'fe80::3%en0' is a link-local IPv6 address (fe80::/10): it is reached only "
+      "through an interface of each connecting host's own, and a %scope names an interface of "
+      "one machine only: name it by an address (or SSH name) the other hosts reach it on"));
+  CHECK(self.find("10.0.0.2'") == std::string::npos);
   // Broken JSON stays a JSON error.
   CHECK(parse_error("{\"hosts\": [\n").starts_with("h.json: not valid JSON at line 2, column 1: "));
   CHECK(parse_error("[{\"ssh\": \"a\"},]")

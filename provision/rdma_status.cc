@@ -278,7 +278,9 @@ RdmaStatus rdma_status(const discovery::ClusterState& state, const discovery::Fi
   for (const auto& p : state.problems) {
     HostRdmaStatus h;
     h.host = p.host;
-    h.state = p.unreachable() ? R::kUnreachable : R::kProbeFailed;
+    h.state = p.unreachable()       ? R::kUnreachable
+              : p.bad_destination() ? R::kBadDestination
+                                    : R::kProbeFailed;
     h.detail = p.message;
     out.hosts.push_back(std::move(h));
   }
@@ -289,6 +291,7 @@ util::ExitCode exit_code(const RdmaStatus& s) {
   util::ExitCode rc = util::ExitCode::kOk;
   for (const auto& h : s.hosts) {
     if (h.state == R::kUnreachable) rc = util::worst(rc, util::ExitCode::kUnreachable);
+    if (h.state == R::kBadDestination) rc = util::worst(rc, util::ExitCode::kUsage);
     if (h.state != R::kReady) rc = util::worst(rc, util::ExitCode::kCheckFailed);
     for (const auto& p : h.ports) {
       if (p.state != R::kReady) rc = util::worst(rc, util::ExitCode::kCheckFailed);

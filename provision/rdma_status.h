@@ -19,6 +19,9 @@
 //                  no-device               no RDMA device (or no RDMA subsystem): --soft-roce
 //                  unknown                 the RDMA state was not probed
 //   host (either)  unreachable             not probed: ClusterState::problems with exit_code 3
+//                  bad-destination         not probed: its SSH destination was refused
+//                                          before any connection (exit_code 2): fix how the
+//                                          host is named, as the detail says
 //                  probe-failed            not probed: any other problem
 //   port           ready                   PORT_ACTIVE / ACTIVE with an IPv4-mapped GID
 //                  tb4-link                Mac cable under 80 Gb/s or generation 3/4: RDMA is
@@ -38,8 +41,8 @@
 //                                          table was not read: no IPv4 on the interface):
 //                                          `clusterctl network apply`
 //
-// Exit code (exit_code()): 3 when a host was unreachable; else 0 only when every host and every
-// cabled port is ready; else 1.
+// Exit code (exit_code()): 3 when a host was unreachable; else 2 when a host is bad-destination;
+// else 0 only when every host and every cabled port is ready; else 1.
 //
 // JSON (schema "clusterctl.rdma-status/1"; field names are stable, absent values are null):
 //   {"schema": "clusterctl.rdma-status/1", "ready": false, "exit_code": 1,
@@ -111,7 +114,8 @@ struct RdmaStatus {
 /// "unknown", not errors. The fixes' commands name the cluster as `fix` says (fix_command.h).
 RdmaStatus rdma_status(const discovery::ClusterState& state, const discovery::FixCommand& fix = {});
 
-/// 3 when a host was unreachable; else 0 when every host and cabled port is ready; else 1.
+/// 3 when a host was unreachable; else 2 when a host is bad-destination; else 0 when every host
+/// and cabled port is ready; else 1.
 util::ExitCode exit_code(const RdmaStatus& s);
 
 /// A table, one row per host and per cabled port, then what to do (each fix once).

@@ -259,6 +259,14 @@ TEST_CASE("rdma status: Linux hosts: no device, ready, port down, unreachable ho
   CHECK(j["hosts"][2]["platform"].is_null());
   CHECK(j["hosts"][2]["os"].is_null());
   CHECK(j["hosts"][0]["platform"] == "linux");
+  // A destination refused before connecting is its own state and exit 2; 3 still wins.
+  s.problems[0].exit_code = 2;
+  st = rdma_status(s);
+  CHECK(st.hosts[2].state == R::kBadDestination);
+  CHECK(std::string(topology::to_string(st.hosts[2].state)) == "bad-destination");
+  CHECK(exit_code(st) == util::ExitCode::kUsage);
+  s.problems.push_back({"h4", 3, "h4: connection refused"});
+  CHECK(exit_code(rdma_status(s)) == util::ExitCode::kUnreachable);
 }
 
 TEST_CASE("rdma status: macOS versions") {

@@ -109,6 +109,21 @@ std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::F
                     address_field->path, host.address,
                     host.name.empty() ? std::string() : fmt::format(" of host '{}'", host.name))));
   }
+  // A self-assigned IPv4 one (169.254/16) likewise: every host keeps one route for the whole
+  // block, so the others' connections to it leave by whichever port holds that route
+  // (docs/platform.md#self-assigned-addresses); no hostfile or rank address ever takes one.
+  if (address_field != nullptr && util::self_assigned_ipv4(host.address)) {
+    errors.push_back(r.error(
+        address_field->mark(),
+        fmt::format("'{}': '{}'{} is a self-assigned IPv4 address (169.254/16): the management "
+                    "address is where the other hosts reach this one (rank 0's is the "
+                    "coordinator), and each host reaches 169.254/16 through whichever port "
+                    "holds its one route for it, not necessarily the one this address is on "
+                    "(docs/platform.md#self-assigned-addresses): give an address the other "
+                    "hosts reach it on ('ssh' may still name this one, as ssh takes it)",
+                    address_field->path, host.address,
+                    host.name.empty() ? std::string() : fmt::format(" of host '{}'", host.name))));
+  }
   const bool named = std::any_of(fields->begin(), fields->end(),
                                  [](const util::Field& f) { return f.key == "name"; });
   if (!named && !bad_key) {

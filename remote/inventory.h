@@ -10,7 +10,8 @@
 //                                 # "fe80::1%en0"); default: name
 //       address: 10.0.0.1         # optional management address: an IPv4 or IPv6 address,
 //                                 # not link-local (fe80::/10: the other hosts reach it only
-//                                 # through a scope of their own), not a name, not with a port
+//                                 # through a scope of their own), not self-assigned
+//                                 # (169.254/16), not a name, not with a port
 //
 // Host order is significant: it is the order of output, and later of ranks.
 #pragma once
@@ -67,7 +68,8 @@ struct Inventory {
 /// unreadable file, YAML syntax, a key that is not known (with "did you mean"), a missing or
 /// duplicate host name (util::host_key: names that differ only in case or a final dot are one
 /// host), a malformed name, an address that is no IP address (util::address_problem) or is a
-/// link-local IPv6 one (util::link_local_ipv6, with or without a scope), a value of the wrong
+/// link-local IPv6 one (util::link_local_ipv6, with or without a scope) or a self-assigned IPv4
+/// one (util::self_assigned_ipv4, 169.254/16), a value of the wrong
 /// type.
 util::Result<Inventory> load_inventory(const std::filesystem::path& path);
 

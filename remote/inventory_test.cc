@@ -152,6 +152,21 @@ TEST_CASE("inventory: a link-local IPv6 management address is refused, scoped or
   CHECK(load_error(d, "hosts:\n  - name: h1\n    address: fec0::1\n") == "");
 }
 
+TEST_CASE("inventory: a self-assigned IPv4 management address is refused, as link-local is") {
+  // Rank 0's would be the coordinator, reached through whichever port holds each host's one
+  // 169.254/16 route.
+  TempDir d{"cc-inv"};
+  const std::string file = (d.path / "inventory.yaml").string();
+  CHECK(load_error(d, "hosts:\n  - name: h1\n    ssh: 169.254.3.1\n    address: 169.254.3.1\n") ==
+        file + ":4:14: 'hosts[0].address': '169.254.3.1' of host 'h1' is a self-assigned IPv4 "
+               "address (169.254/16): the management address is where the other hosts reach "
+               "this one (rank 0's is the coordinator), and each host reaches 169.254/16 "
+               "through whichever port holds its one route for it, not necessarily the one this "
+               "address is on (docs/platform.md#self-assigned-addresses): give an address the "
+               "other hosts reach it on ('ssh' may still name this one, as ssh takes it)");
+  CHECK(load_error(d, "hosts:\n  - name: h1\n    address: 169.253.3.1\n") == "");
+}
+
 TEST_CASE("inventory: names that differ only in case or a final dot are one host") {
   TempDir d{"cc-inv"};
   const std::string file = (d.path / "inventory.yaml").string();

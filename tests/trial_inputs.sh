@@ -600,5 +600,57 @@ if command -v mpirun >/dev/null 2>&1; then
   hasnt "runtime mpi, IPv6: nothing connected" "$tmp/err" "could not be set up"
 fi
 
+#  - gaps of the tenth note:
+#    a. A host whose destination is refused before any connection (fe80::1 without its scope)
+#       made the commands that only look exit 1, and health said to `collect` its outputs
+#       (nothing ran there); now exit 2 (README "Exit codes") and health says to fix its name.
+for cmd in discover "health --quick" verify-mesh "rdma status"; do
+  # shellcheck disable=SC2086
+  expect 2 "$cmd on a link-local destination without its scope" -- "$cc" --inventory "$tmp/ll-inv.yaml" $cmd
+  has "$cmd: the destination's problem" "$tmp/out" "'fe80::1' is a link-local IPv6 address without its scope"
+done
+expect 2 "health on a link-local destination, the advice" -- "$cc" --inventory "$tmp/ll-inv.yaml" health --quick
+has "health: the advice is the name" "$tmp/out" "fix how n1 is named (--hosts, the inventory's \`ssh:\` or the SSH config's HostName) as the message says"
+hasnt "health: no collect for a host never reached" "$tmp/out" "clusterctl collect"
+expect 2 "verify-mesh --json on a link-local destination" -- "$cc" --inventory "$tmp/ll-inv.yaml" --json verify-mesh
+has "verify-mesh: bad-destination finding" "$tmp/out" '"check": "bad-destination"'
+#    b. An MLX hostfile read from a file with a self-assigned (169.254) or link-local (fe80) ring
+#       address: refused, naming the file, the rank and the entry, as the writers refuse them.
+printf '{"backend": "ring", "hosts": [{"ssh": "mac1", "ips": ["10.0.0.1"]}, {"ssh": "mac2", "ips": ["169.254.7.2"]}]}\n' >"$tmp/self.json"
+expect 2 "a hostfile with a self-assigned ring address" -- "$cc" discover --hostfile "$tmp/self.json" --from "$mesh3"
+has "self-assigned ips: file, rank, entry, why" "$tmp/err" "$tmp/self.json: rank 1 (mac2): ips[0]: '169.254.7.2' is a self-assigned IPv4 address (169.254/16)"
+has "self-assigned ips: what to do" "$tmp/err" "give every cable an address of its own with \`clusterctl network apply"
+printf '[{"ssh": "mac1", "ips": ["fe80::1%%en0"]}, {"ssh": "mac2", "ips": ["10.0.0.2"]}]\n' >"$tmp/ll.json"
+expect 2 "a hostfile with a link-local coordinator" -- "$cc" discover --hostfile "$tmp/ll.json" --from "$mesh3"
+has "link-local ips: file, rank, entry" "$tmp/err" "$tmp/ll.json: rank 0 (mac1): ips[0]: 'fe80::1%en0' is a link-local IPv6 address (fe80::/10)"
+#    c. An SSH config with Match (libssh reads it otherwise than ssh): said once, with the file
+#       and line, and the command goes on (here to the refused destination, exit 2).
+printf 'Host *\n  User root\n\nMatch host n1\n  Port 2222\nInclude %s/match-inc\n' "$tmp" >"$tmp/match-config"
+printf 'match user root\n' >"$tmp/match-inc"
+expect 2 "discover with a Match in the SSH config" -- "$cc" -F "$tmp/match-config" discover --hosts fe80::1,fe80::2
+has "Match note: the file and line" "$tmp/err" "clusterctl: note: the SSH config has \`Match\` in these places:"
+has "Match note: the first" "$tmp/err" "  $tmp/match-config:4: Match host n1"
+has "Match note: the included" "$tmp/err" "  $tmp/match-inc:1: match user root"
+has "Match note: what to do" "$tmp/err" "put what a host needs in a \`Host\` block"
+[ "$(grep -c "note: the SSH config has" "$tmp/err")" = 1 ] || { echo "FAIL: Match note not said once:"; cat "$tmp/err"; fail=1; }
+#    d. An output over a file that is not the command's own kind (a job file): refused before
+#       any work and kept, unless --force.
+printf 'name: keep\ncommand: [true]\n' >"$tmp/keep.yaml"
+expect 2 "discover -o over a job file" -- "$cc" discover --from "$mesh3" -o "$tmp/keep.yaml"
+has "discover -o over a job file: why and what to do" "$tmp/err" "$tmp/keep.yaml: exists and is not a clusterctl cluster state (the JSON \`clusterctl discover -o\` writes, schema clusterctl.cluster/1): nothing was written: give another path, or add --force to replace it"
+has "discover -o over a job file: kept" "$tmp/keep.yaml" "name: keep"
+expect 0 "discover -o into a new file" -- "$cc" discover --from "$mesh3" -o "$tmp/mesh3-state.json"
+expect 0 "discover -o over its own state" -- "$cc" discover --from "$mesh3" -o "$tmp/mesh3-state.json"
+expect 2 "hostfile -o over a cluster state" -- "$cc" hostfile --from "$mesh3" --format mlx-jaccl -o "$tmp/mesh3-state.json"
+has "hostfile -o over a state: why" "$tmp/err" "$tmp/mesh3-state.json: exists and is not a hostfile"
+has "hostfile -o over a state: kept" "$tmp/mesh3-state.json" '"schema": "clusterctl.cluster/1"'
+expect 2 "network plan -o over a job file" -- "$cc" network plan "$tmp/mesh3-state.json" -o "$tmp/keep.yaml"
+has "network plan -o: why" "$tmp/err" "$tmp/keep.yaml: exists and is not a clusterctl cluster state"
+expect 2 "health --junit over a job file" -- "$cc" health --quick --from "$mesh3" --junit "$tmp/keep.yaml"
+has "health --junit: why" "$tmp/err" "$tmp/keep.yaml: exists and is not a JUnit XML report"
+has "health --junit: kept" "$tmp/keep.yaml" "name: keep"
+expect 0 "discover -o --force over a job file" -- "$cc" discover --from "$mesh3" -o "$tmp/keep.yaml" --force
+has "discover -o --force: replaced" "$tmp/keep.yaml" '"schema": "clusterctl.cluster/1"'
+
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

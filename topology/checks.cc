@@ -38,13 +38,20 @@ std::string peer_label(const Peer& p) {
 
 void check_problems(const ClusterGraph& g, std::vector<Finding>& out) {
   for (const auto& p : g.state().problems) {
-    const bool unreachable = p.unreachable();
-    out.push_back({unreachable ? "unreachable" : "probe-failed",
+    // A refused destination is fixed where the host is named, not on the host: its message
+    // (remote's) says how, and the fix says where.
+    out.push_back({p.unreachable()       ? "unreachable"
+                   : p.bad_destination() ? "bad-destination"
+                                         : "probe-failed",
                    Severity::kFail,
                    {p.host},
                    {},
                    p.message,
-                   ""});
+                   p.bad_destination()
+                       ? fmt::format("fix how {} is named (--hosts, the inventory's `ssh:` or the "
+                                     "SSH config's HostName), as the message says",
+                                     p.host)
+                       : ""});
   }
 }
 

@@ -5,6 +5,9 @@
 // Check ids, severity, and what triggers them:
 //   cluster (checks.cc)
 //     unreachable        fail  a host could not be reached (ClusterState::problems, exit 3)
+//     bad-destination    fail  a host's SSH destination was refused before any connection
+//                              (a problem with exit code 2, e.g. fe80::1 without its %scope):
+//                              the message says how to name it; verify-mesh exits 2
 //     probe-failed       fail  a host's probe failed (any other problem)
 //     host-count         fail  --expect-hosts differs from the hosts named (probed or not)
 //     too-few-ports      fail  a host has fewer ports than n - 1: it can never be in a full

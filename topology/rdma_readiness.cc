@@ -39,6 +39,8 @@ const char* to_string(RdmaReadiness r) {
       return "no-interface";
     case R::kUnreachable:
       return "unreachable";
+    case R::kBadDestination:
+      return "bad-destination";
     case R::kProbeFailed:
       return "probe-failed";
   }

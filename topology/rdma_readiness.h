@@ -29,12 +29,13 @@ enum class RdmaReadiness {
   kNoIpv4,
   kNoInterface,
   kUnreachable,
+  kBadDestination,
   kProbeFailed,
 };
 
 /// "ready", "disabled", "enabled-but-no-devices", "tb4-only", "os-too-old", "unsupported",
 /// "unknown", "no-device", "tb4-link", "waiting-for-peer", "port-down", "no-ipv4",
-/// "no-interface", "unreachable", "probe-failed".
+/// "no-interface", "unreachable", "bad-destination", "probe-failed".
 const char* to_string(RdmaReadiness r);
 
 /// The state of probed host `f` as a whole (never a port-only or not-probed state):

@@ -93,7 +93,7 @@ int other_fails(const ClusterGraph& g, const std::vector<Finding>& findings) {
   int n = 0;
   for (const auto& f : findings) {
     if (f.severity != Severity::kFail || f.check == "missing-cable" || f.check == "port-down" ||
-        f.check == "unreachable" ||
+        f.check == "unreachable" || f.check == "bad-destination" ||
         f.check == "probe-failed") {
       continue;
     }
@@ -170,7 +170,7 @@ std::string summary_text(const ClusterGraph& g, const Summary& s,
       text += fmt::format("; {} other {} failed", others, others == 1 ? "check" : "checks");
     }
   }
-  if (s.unreachable + s.probe_failed > 0) {
+  if (s.unreachable + s.bad_destination + s.probe_failed > 0) {
     std::vector<std::string> names;
     for (const auto& p : g.state().problems) names.push_back(p.host);
     text += fmt::format("; {} not probed: {}", util::plural(names.size(), "host", "hosts"),
@@ -199,7 +199,9 @@ VerifyReport verify_mesh(const discovery::ClusterState& state, const VerifyOptio
   Summary& s = r.summary;
   const std::size_t n = g.size();
   s.hosts = static_cast<int>(n);
-  for (const auto& p : state.problems) ++(p.unreachable() ? s.unreachable : s.probe_failed);
+  for (const auto& p : state.problems) {
+    ++(p.unreachable() ? s.unreachable : p.bad_destination() ? s.bad_destination : s.probe_failed);
+  }
   // The cluster: the probed hosts, those that could not be probed, and --expect-hosts.
   std::size_t named = n;
   for (std::size_t i = 0; i < state.problems.size(); ++i) {
@@ -225,7 +227,8 @@ VerifyReport verify_mesh(const discovery::ClusterState& state, const VerifyOptio
     ++(f.severity == Severity::kFail ? s.fail : f.severity == Severity::kWarn ? s.warn : s.info);
   }
   s.full_mesh = n >= 2 && cluster == n && s.pairs_cabled == s.pairs;
-  s.rdma_ready = s.full_mesh && s.fail == 0 && s.unreachable + s.probe_failed == 0 &&
+  s.rdma_ready = s.full_mesh && s.fail == 0 &&
+                 s.unreachable + s.bad_destination + s.probe_failed == 0 &&
                  std::all_of(state.hosts.begin(), state.hosts.end(), [](const auto& h) {
                    return h.rdma.state == discovery::RdmaState::kEnabled;
                  });
@@ -237,6 +240,7 @@ VerifyReport verify_mesh(const discovery::ClusterState& state, const VerifyOptio
 
 util::ExitCode exit_code(const VerifyReport& r) {
   if (r.summary.unreachable > 0) return util::ExitCode::kUnreachable;
+  if (r.summary.bad_destination > 0) return util::ExitCode::kUsage;
   if (r.summary.fail > 0) return util::ExitCode::kCheckFailed;
   return util::ExitCode::kOk;
 }

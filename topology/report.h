@@ -7,7 +7,8 @@
 //   {"schema": "clusterctl.verify-mesh/1",
 //    "exit_code": 1,                                  // see exit_code() below
 //    "summary": {"text": "5 hosts, 9 of 10 pairs cabled: h2-h4 missing; 1 doubled pair",
-//                "hosts": 5, "expected_hosts": 5, "unreachable": 0, "probe_failed": 0,
+//                "hosts": 5, "expected_hosts": 5, "unreachable": 0, "bad_destination": 0,
+//                "probe_failed": 0,
 //                "pairs": 10, "pairs_cabled": 9, "cables": 10, "hub_cables": 0,
 //                "missing_pairs": 1,                   // see Summary below for each count
 //                "multi_rail_pairs": 1, "full_mesh": false, "rdma_ready": false,
@@ -61,6 +62,7 @@ struct Summary {
   int expected_hosts = 0;    // the cluster's hosts: probed and not probed, or --expect-hosts
                              // when that is more
   int unreachable = 0;       // problems with exit code 3
+  int bad_destination = 0;   // problems with exit code 2: the host's destination refused
   int probe_failed = 0;      // other problems
   int pairs = 0;             // n(n-1)/2 over expected_hosts
   int pairs_cabled = 0;      // probed pairs with at least one direct cable (not through a hub)
@@ -103,7 +105,9 @@ struct VerifyOptions {
 VerifyReport verify_mesh(const discovery::ClusterState& state, const VerifyOptions& opts = {});
 
 /// kUnreachable (3) when any host could not be reached (a problem with exit code 3); else
-/// kCheckFailed (1) when any finding is a fail; else kOk (0). Warnings never fail.
+/// kUsage (2) when a host's destination was refused before any connection (exit code 2: the
+/// operator's input to fix, README "Exit codes"); else kCheckFailed (1) when any finding is a
+/// fail; else kOk (0). Warnings never fail.
 util::ExitCode exit_code(const VerifyReport& r);
 
 /// Human report: the summary line; findings grouped fail, warn, info (markers coloured when

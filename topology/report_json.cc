@@ -13,6 +13,7 @@ nlohmann::json report_json(const VerifyReport& r) {
                   {"hosts", s.hosts},
                   {"expected_hosts", s.expected_hosts},
                   {"unreachable", s.unreachable},
+                  {"bad_destination", s.bad_destination},
                   {"probe_failed", s.probe_failed},
                   {"pairs", s.pairs},
                   {"pairs_cabled", s.pairs_cabled},

@@ -1,5 +1,6 @@
 #include "topology/report.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -68,6 +69,23 @@ TEST_CASE("topology report: summary lines and exit codes") {
   CHECK(r.summary.pairs == 6);
   gone.problems[0].exit_code = 1;
   CHECK(exit_code(verify_mesh(gone)) == util::ExitCode::kCheckFailed);
+  // A destination refused before any connection (fe80::1 without its scope) is the operator's
+  // input to fix: exit 2, its own finding with where to fix it; 3 still wins over it.
+  gone.problems[0].exit_code = 2;
+  auto refused = verify_mesh(gone);
+  CHECK(exit_code(refused) == util::ExitCode::kUsage);
+  CHECK(refused.summary.bad_destination == 1);
+  CHECK(refused.summary.probe_failed == 0);
+  CHECK(refused.summary.text ==
+        "4 hosts, 3 probed, 3 of 6 cables: not a full mesh; 1 host not probed: m4");
+  auto finding = std::find_if(refused.findings.begin(), refused.findings.end(),
+                              [](const Finding& f) { return f.check == "bad-destination"; });
+  REQUIRE(finding != refused.findings.end());
+  CHECK(finding->fix == "fix how m4 is named (--hosts, the inventory's `ssh:` or the SSH "
+                        "config's HostName), as the message says");
+  CHECK(nlohmann::json::parse(render_json(refused))["summary"]["bad_destination"] == 1);
+  gone.problems.push_back({"m5", 3, "m5: cannot connect (timed out after 10 s)"});
+  CHECK(exit_code(verify_mesh(gone)) == util::ExitCode::kUnreachable);
 
   auto one = verify_mesh(testing::mac_mesh(1, 2));
   CHECK(one.summary.text == "1 host (m1): nothing to cable");

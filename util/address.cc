@@ -151,6 +151,22 @@ std::optional<std::string> local_only_problem(std::string_view address) {
   return std::nullopt;
 }
 
+std::optional<std::string> rank_address_problem(std::string_view address) {
+  if (auto local = local_only_problem(address)) return local;
+  if (self_assigned_ipv4(address)) {
+    return std::string(
+        "is a self-assigned IPv4 address (169.254/16): a host routes all of 169.254/16 out of "
+        "one interface, so a connection to it leaves by whichever port holds that route, not "
+        "the one it is on (docs/platform.md#self-assigned-addresses)");
+  }
+  if (link_local_ipv6(address)) {
+    return std::string(
+        "is a link-local IPv6 address (fe80::/10): it is reached only through an interface of "
+        "each connecting host's own, and a %scope names an interface of one machine only");
+  }
+  return std::nullopt;
+}
+
 bool self_assigned_ipv4(std::string_view address) {
   in_addr v4{};
   const std::string text(address);

@@ -37,6 +37,15 @@ bool self_assigned_ipv4(std::string_view address);
 /// with the interface it is reached through, which is each connecting host's own.
 bool link_local_ipv6(std::string_view address);
 
+/// Why the other hosts cannot reach a rank at `address` (one address_problem accepts): the
+/// one check of an address a hostfile, a cluster state or an inventory hands to ranks to
+/// connect to (a coordinator, a ring neighbour's), by every reader of one. local_only_problem's
+/// (unspecified, loopback), a self-assigned IPv4 one (169.254/16: the connection leaves by
+/// whichever interface holds the host's one route for the block) and a link-local IPv6 one
+/// (fe80::/10, scoped or not: a scope names an interface of one machine only); else nullopt.
+/// A phrase that follows the quoted text, as address_problem's.
+std::optional<std::string> rank_address_problem(std::string_view address);
+
 /// "HOST:PORT" for a connection or a listener: an IPv6 literal (any host with a ':') in
 /// brackets, "[2001:db8::1]:5000", "[fe80::1%eth0]:5000"; others as they are,
 /// "10.0.0.1:5000", "studio1:5000". A host already in brackets is not bracketed again.

@@ -94,6 +94,26 @@ TEST_CASE("self_assigned_ipv4 and link_local_ipv6: 169.254/16 and fe80::/10 alon
   }
 }
 
+TEST_CASE("rank_address_problem: local-only, self-assigned and link-local addresses") {
+  for (const char* ok : {"10.0.0.1", "192.168.1.1", "2001:db8::1", "169.253.1.1", "fec0::1"}) {
+    CAPTURE(ok);
+    CHECK_FALSE(rank_address_problem(ok));
+  }
+  CHECK(rank_address_problem("127.0.0.1") == local_only_problem("127.0.0.1"));
+  CHECK(rank_address_problem("0.0.0.0") == local_only_problem("0.0.0.0"));
+  for (const char* self : {"169.254.0.1", "169.254.12.2"}) {
+    CAPTURE(self);
+    REQUIRE(rank_address_problem(self));
+    CHECK(rank_address_problem(self)->starts_with(
+        "is a self-assigned IPv4 address (169.254/16): a host routes all of 169.254/16"));
+  }
+  for (const char* ll : {"fe80::1", "fe80::1%en0", "FE80::aa:bb"}) {
+    CAPTURE(ll);
+    REQUIRE(rank_address_problem(ll));
+    CHECK(rank_address_problem(ll)->starts_with("is a link-local IPv6 address (fe80::/10)"));
+  }
+}
+
 TEST_CASE("host_port: IPv6 literals in brackets, with or without a scope") {
   CHECK(host_port("10.0.0.1", 5000) == "10.0.0.1:5000");
   CHECK(host_port("studio1", 32323) == "studio1:32323");

@@ -271,6 +271,21 @@ Status check_output_path(const std::filesystem::path& path,
   return try_create_in(path, dir);
 }
 
+Status check_output_path(const std::filesystem::path& path,
+                         const std::vector<std::filesystem::path>& inputs, const OwnOutput& own,
+                         bool force) {
+  if (auto st = check_output_path(path, inputs); !st) return st;
+  std::error_code ec;
+  if (force || !std::filesystem::is_regular_file(path, ec)) return {};  // new, or written through
+  auto text = read_file(path);
+  // What cannot be read whole (too large, unreadable) is no output of ours either.
+  if (text && (text->empty() || own.is_one(*text))) return {};
+  return error(ExitCode::kUsage,
+               fmt::format("{}: exists and is not {}: nothing was written: give another path, "
+                           "or add --force to replace it",
+                           path.string(), own.what));
+}
+
 Status check_output_directory(const std::filesystem::path& dir) {
   // "bundle/" names the directory "bundle": its parent is the one that must exist.
   const std::filesystem::path path = dir.has_filename() ? dir : dir.parent_path();

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,22 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view con
 /// kind of file). Errors: kUsage naming the path and what to do; nothing is written.
 Status check_output_path(const std::filesystem::path& path,
                          const std::vector<std::filesystem::path>& inputs = {});
+
+/// The kind of file a command writes to an output the operator names, recognised by content:
+/// the only regular file it replaces there without --force.
+struct OwnOutput {
+  std::string what;  // follows "is not": "a clusterctl cluster state (what `discover -o` writes)"
+  std::function<bool(std::string_view content)> is_one;
+};
+
+/// check_output_path, then, unless `force`: an existing regular file at `path` (a link
+/// followed) that is neither empty nor `own` (own.is_one on its content, read under
+/// kMaxInputBytes) is refused, so that a mistyped -o never replaces another file (a job file,
+/// an inventory, a cluster state where a hostfile goes). Errors: kUsage "PATH: exists and is
+/// not WHAT: nothing was written: give another path, or add --force to replace it".
+Status check_output_path(const std::filesystem::path& path,
+                         const std::vector<std::filesystem::path>& inputs, const OwnOutput& own,
+                         bool force);
 
 /// Whether `dir` can take an output directory the operator names (`collect -o DIR`), checked
 /// before any work is done: an empty directory, or a new one (to be created by the caller)

@@ -228,6 +228,36 @@ TEST_CASE("write_output_file never creates a directory: a typo in -o is refused,
   fs::remove_all(dir);
 }
 
+TEST_CASE("check_output_path with OwnOutput: only the command's own kind of file is replaced") {
+  const fs::path dir = temp_dir();
+  const cc::util::OwnOutput state{"a cluster state (what `discover -o` writes)",
+                                  [](std::string_view t) { return t.starts_with("{\"schema\""); }};
+  REQUIRE(cc::util::write_file_atomic(dir / "job.yaml", "name: j\ncommand: [true]\n").ok());
+  const auto refused = cc::util::check_output_path(dir / "job.yaml", {}, state, false);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().code == cc::util::ExitCode::kUsage);
+  CHECK(refused.error().message ==
+        (dir / "job.yaml").string() +
+            ": exists and is not a cluster state (what `discover -o` writes): nothing was "
+            "written: give another path, or add --force to replace it");
+  // --force, a file of its own kind, an empty one, a new one, a link to its own kind, a device.
+  CHECK(cc::util::check_output_path(dir / "job.yaml", {}, state, true).ok());
+  REQUIRE(cc::util::write_file_atomic(dir / "c.json", "{\"schema\": 1}").ok());
+  CHECK(cc::util::check_output_path(dir / "c.json", {}, state, false).ok());
+  REQUIRE(cc::util::write_file_atomic(dir / "empty", "").ok());
+  CHECK(cc::util::check_output_path(dir / "empty", {}, state, false).ok());
+  CHECK(cc::util::check_output_path(dir / "new.json", {}, state, false).ok());
+  fs::create_symlink(dir / "c.json", dir / "link.json");
+  CHECK(cc::util::check_output_path(dir / "link.json", {}, state, false).ok());
+  fs::create_symlink(dir / "job.yaml", dir / "link.yaml");
+  CHECK_FALSE(cc::util::check_output_path(dir / "link.yaml", {}, state, false).ok());
+  CHECK(cc::util::check_output_path("/dev/null", {}, state, false).ok());
+  // check_output_path's own refusals come first, --force or not.
+  CHECK(cc::util::check_output_path(dir, {}, state, true).error().message ==
+        dir.string() + ": is a directory: refusing to write there; give the path of a file");
+  fs::remove_all(dir);
+}
+
 TEST_CASE("check_output_path: a directory that cannot take a new file is said before any work") {
   // root may write anywhere access(2) is asked about, yet not in /sys: the check tries. A
   // Linux-only place; elsewhere the case has nothing to try.
