@@ -93,9 +93,7 @@ echo "exec: ProxyJump, IdentityFile and user name cases pass"
 
 pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hosts"][1]["sshd_pid"])' \
   "$dir/lab.json")
-kill -TERM "$pid"
-for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-! kill -0 "$pid" 2>/dev/null || fail "h2's sshd (pid $pid) still runs 30 s after SIGTERM"
+kill_and_wait "$pid"
 
 rc=0
 out=$("$CLUSTERCTL" --lab "$name" --json exec --hosts all -- uname -n) || rc=$?
