@@ -372,11 +372,20 @@ util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options
   if (!lock) return lock.error();
   LabFiles files{*dir};
   const std::string tag = lab_tag(options.name);
-  if (auto s = check_absent(local, files, options.name, tag); !s) return s.error();
+  // A Ctrl-C or SIGTERM before anything is made cuts a look at the machine short (`ip` killed):
+  // said in the one line every interrupted lab up has, naming the signal, not as that look's
+  // failure.
+  auto before_anything = [&](util::Error e) {
+    if (!util::interrupted()) return e;
+    return util::interrupted_error(fmt::format("; nothing of lab '{}' was made", options.name));
+  };
+  if (auto s = check_absent(local, files, options.name, tag); !s) {
+    return before_anything(s.error());
+  }
   auto used = used_prefixes(local);
   if (!used) {
     lock->remove_file();  // nothing was made
-    return used.error();
+    return before_anything(used.error());
   }
   auto plan = make_plan(options.name, *topology, *used);
   if (!plan) {
