@@ -626,13 +626,18 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   rec.ssh_config = absolute(placement->global.ssh_config);
   if (o.detach) {
     // Before any thread exists: the child runs the job in its own session, the parent reports.
-    // A fork that fails removes the run's log directory (nothing will run to fill it).
-    auto started_child = launch::start_in_background([] { return ::fork(); }, mux->get());
-    if (!started_child) return fail(started_child.error());
-    if (const pid_t child = *started_child; child > 0) {
+    // The child starts nothing until the parent has saved the record naming it: a record that
+    // cannot be saved ends the child (and removes the run's log directory), so no job runs
+    // that `logs` and `stop` cannot find. A fork that fails removes the log directory too.
+    auto record_child = [&rec](pid_t child) {
       rec.pid = child;
       rec.pid_start = util::process_start_time(child).value_or("");
-      if (auto st = launch::save_job(rec); !st) return fail(st.error());
+      return launch::save_job(rec);
+    };
+    auto started_child =
+        launch::start_in_background([] { return ::fork(); }, record_child, mux->get());
+    if (!started_child) return fail(started_child.error());
+    if (const pid_t child = *started_child; child > 0) {
       // `LOGS/latest` names a run only once it goes ahead, before this command returns.
       if (auto st = launch::link_latest(run_logs); !st) (*mux)->note(st.error().message);
       fmt::print("{}\n", rec.id);

@@ -265,7 +265,6 @@ int run(int argc, char** argv, cc::cli::Context& ctx, std::string& command) {
   }
   g.lab_given = g.lab;
   ctx.style = cc::util::detect_output_style(g.json);
-  cc::util::install_interrupt_handler();
   if (!ctx.action) {  // `clusterctl` or `clusterctl lab` alone: say what is missing
     const CLI::App* sub = deepest_subcommand(&app);
     std::string names;
@@ -285,6 +284,9 @@ int run(int argc, char** argv, cc::cli::Context& ctx, std::string& command) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First: a Ctrl-C or SIGTERM while the command line is read is seen by the command (which
+  // exits 130 after its cleanup), not lost to an inherited SIG_IGN nor fatal before it.
+  cc::util::install_interrupt_handler();
   cc::cli::Context ctx;
   std::string command = "clusterctl";
   const off_t start = stdout_position();

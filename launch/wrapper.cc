@@ -137,7 +137,20 @@ printf "%s %s\n" "$0" "$$" >&2; exec "$@"' "$_ccw_m" "$@") </dev/null >"$_ccw_o"
 fi
 p=$!
 unset _ccw_e
-pidfile "$_ccw_d/rank-$_ccw_r.pid" "$p"
+# The rank runs only while its pid file says so: `jobs --gc` and a later launch's cleanup find
+# a rank whose wrapper is gone by it alone. One that cannot be written (a full disk) ends the
+# rank at once, before it has run on unrecorded; a child forked before the group kill is
+# caught by the second one, after the wait.
+if ! pidfile "$_ccw_d/rank-$_ccw_r.pid" "$p" 2>/dev/null; then
+  kill -KILL -"$p" 2>/dev/null
+  kill -KILL "$p" 2>/dev/null
+  wait "$p" 2>/dev/null
+  kill -KILL -"$p" 2>/dev/null
+  kill "$_ccw_co" "$_ccw_ce" 2>/dev/null
+  rm -f "$_ccw_o" "$_ccw_x"
+  echo "clusterctl: rank $_ccw_r: not run: its pid could not be recorded in $_ccw_d/rank-$_ccw_r.pid on $(uname -n) (a full disk?), and a rank nothing records could outlive the job: free space there, then launch again" >&2
+  exit 126
+fi
 {
   while IFS= read -r l; do : >"$_ccw_d/beat-$_ccw_r"; done
   : >"$_ccw_d/eof-$_ccw_r"

@@ -12,7 +12,8 @@
 //     group (setsid(1); on macOS, which has no setsid command, perl's POSIX::setsid), stdin
 //     from /dev/null; the rank first prints "NONCE PID" on stderr (StartMarker removes it),
 //     and its pid goes to JOBDIR/rank-R.pid with its start time ("PID IDENT", see below) for
-//     `kill -PID` of its whole group;
+//     `kill -PID` of its whole group; a pid that cannot be recorded there (a full disk) ends
+//     the rank at once (exit 126, said on stderr): no rank runs that nothing records;
 //   - watchdog: stdin then stays open (RunOptions::keep_stdin_open), and clusterctl writes a
 //     heartbeat line to it every kHeartbeatInterval (RunOptions::heartbeat). Its end means the
 //     SSH connection to clusterctl is gone (sshd killed); no heartbeat for

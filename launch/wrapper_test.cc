@@ -233,6 +233,31 @@ TEST_CASE("wrapper: a command not found exits 127, one not executable 126, each 
   fs::remove_all(dir);
 }
 
+TEST_CASE("wrapper: a rank whose pid cannot be recorded is ended, not left to run unrecorded") {
+  namespace fs = std::filesystem;
+  const std::string dir = "/tmp/clusterctl-wrapper-test-" + random_hex(4);
+  fs::create_directories(dir);
+  // The pid file's temporary is a directory: the pid file cannot be written (as on a full disk).
+  fs::create_directories(dir + "/rank-0.pid.tmp");
+  cc::remote::LocalExecutor local;
+  const std::string nonce = random_hex(8);
+  cc::remote::RunOptions ro;
+  ro.keep_stdin_open = true;
+  ro.stdin_data = env_payload({}, nonce);
+  auto r = local.run(
+      cc::remote::Command{wrapper_argv({dir, 0, "", 1, nonce, {"sh", "-c", "sleep 1; echo ran"}})},
+      ro);
+  REQUIRE(r.ok());
+  CAPTURE(r->out);
+  CAPTURE(r->err);
+  CHECK(r->exit_status == 126);
+  CHECK(r->out.find("ran") == std::string::npos);
+  CHECK(r->err.find("clusterctl: rank 0: not run: its pid could not be recorded in " + dir +
+                    "/rank-0.pid on ") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir + "/out-0"));  // its output pipes removed too
+  fs::remove_all(dir);
+}
+
 TEST_CASE("wrapper: exec_failure reads the waiter's line, and nothing else") {
   CHECK(exec_failure("clusterctl: cannot run python3: No such file or directory (looked for in "
                      "PATH=/a:/b)\n") == "command not found: python3 (looked for in PATH=/a:/b)");

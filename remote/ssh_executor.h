@@ -83,9 +83,11 @@ class SshExecutor final : public Executor {
   std::string host_key_fingerprint() const override { return host_key_; }
   /// check_destination(destination, options), its message led by the host's name ("h2: ...").
   util::Status check() const override;
-  /// Over SFTP: writes REMOTE_PATH.clusterctl-tmp-XXXXXXXX, sets `mode`, renames it over
-  /// `remote_path` (POSIX rename when the server offers it, as OpenSSH's does). Each SFTP
-  /// round trip is bounded by `timeout`, and the whole upload too.
+  /// Over SFTP: writes REMOTE_PATH.clusterctl-tmp-MACHINE-PID-RANDOM (upload_temp.h), sets
+  /// `mode`, renames it over `remote_path` (POSIX rename when the server offers it, as
+  /// OpenSSH's does). Removes beside it the temporaries that earlier uploads to `remote_path`
+  /// left and nobody will finish (stale_upload_temp). Each SFTP round trip is bounded by
+  /// `timeout`, and the whole upload too.
   util::Status upload(const std::filesystem::path& local, const std::string& remote_path,
                       unsigned mode, std::chrono::milliseconds timeout) override;
 

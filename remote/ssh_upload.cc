@@ -6,8 +6,11 @@
 #include <unistd.h>
 
 #include <array>
+#include <string_view>
+#include <vector>
 
 #include "remote/ssh_session.h"
+#include "remote/upload_temp.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 
@@ -121,6 +124,66 @@ bool holds(sftp_session sftp, const std::string& path, std::string_view content,
   return same && left.empty();
 }
 
+// Removes the temporaries that earlier uploads to `remote_path` left beside it and nobody will
+// finish (stale_upload_temp: our name, a regular file of ours, its writer gone or an hour
+// idle), so uploads cut short do not accumulate them. `own` is this upload's temporary, just
+// created: its owner is who this upload writes as, its mtime the host's now. Best effort, in
+// the upload's time: what cannot be read or removed stays. Never in a directory others may
+// write without the sticky bit (there an entry could be swapped between the look and the
+// removal); in a sticky one (/tmp) no one else can rename or remove an entry of ours.
+void remove_stale_temps(sftp_session sftp, const std::string& remote_path, const std::string& own,
+                        Clock::time_point deadline) {
+  const size_t slash = remote_path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : remote_path.substr(0, slash);
+  const std::string dest_name =
+      slash == std::string::npos ? remote_path : remote_path.substr(slash + 1);
+  const std::string prefix = dir == "/" ? "/" : dir + "/";
+  sftp_attributes mine = sftp_lstat(sftp, own.c_str());
+  if (mine == nullptr) return;
+  TempContext c;
+  c.dest_name = dest_name;
+  c.uid = mine->uid;
+  c.now = static_cast<std::int64_t>(mine->mtime);
+  c.writer_alive = upload_writer_alive;
+  sftp_attributes_free(mine);
+  sftp_attributes d = sftp_stat(sftp, dir.c_str());
+  if (d == nullptr) return;
+  const unsigned perm = d->permissions & 07777;
+  sftp_attributes_free(d);
+  if ((perm & 022) != 0 && (perm & 01000) == 0) return;
+  sftp_dir listing = sftp_opendir(sftp, dir.c_str());
+  if (listing == nullptr) return;
+  std::vector<std::string> stale;
+  const std::string own_name = own.substr(prefix.size());
+  while (Clock::now() < deadline) {
+    sftp_attributes a = sftp_readdir(sftp, listing);
+    if (a == nullptr) break;
+    if (a->name != nullptr &&
+        std::string_view(a->name).starts_with(dest_name + ".clusterctl-tmp-") &&
+        a->name != own_name) {
+      stale.emplace_back(a->name);
+    }
+    sftp_attributes_free(a);
+  }
+  sftp_closedir(listing);
+  for (const auto& name : stale) {
+    if (Clock::now() >= deadline) return;
+    const std::string path = prefix + name;
+    // Looked at again, just before: never through a link (lstat).
+    sftp_attributes a = sftp_lstat(sftp, path.c_str());
+    if (a == nullptr) continue;
+    TempEntry e;
+    e.name = name;
+    e.regular = a->type == SSH_FILEXFER_TYPE_REGULAR;
+    e.uid = a->uid;
+    e.mtime = static_cast<std::int64_t>(a->mtime);
+    sftp_attributes_free(a);
+    if (stale_upload_temp(e, c)) sftp_unlink(sftp, path.c_str());
+  }
+}
+
 }  // namespace
 
 util::Status SshExecutor::upload(const std::filesystem::path& local, const std::string& remote_path,
@@ -163,7 +226,13 @@ util::Status SshExecutor::upload(const std::filesystem::path& local, const std::
                                    what, code != 0 ? sftp_status(code) : ssh_get_error(s)));
   }
   sftp_session sftp = guard.sftp;
-  const std::string tmp = remote_path + ".clusterctl-tmp-" + util::random_hex(8);
+  const size_t slash = remote_path.rfind('/');
+  const std::string tmp =
+      remote_path.substr(0, slash == std::string::npos ? 0 : slash + 1) +
+      upload_temp_name(slash == std::string::npos ? remote_path : remote_path.substr(slash + 1));
+  // Until this upload ends, its temporary is a live one (upload_writer_alive): another upload
+  // of this process to the same path leaves it.
+  const UploadInFlight in_flight(tmp.substr(slash == std::string::npos ? 0 : slash + 1));
 
   auto remote_error = [&](std::string_view step) {
     int code = sftp_get_error(sftp);
@@ -188,6 +257,7 @@ util::Status SshExecutor::upload(const std::filesystem::path& local, const std::
     return util::error(ExitCode::kUsage,
                        fmt::format("{} failed (creating {}): {}", what, tmp, sftp_status(code)));
   }
+  remove_stale_temps(sftp, remote_path, tmp, deadline);
   std::string_view left = *content;
   while (!left.empty()) {
     if (util::interrupted() || Clock::now() >= deadline) {

@@ -181,7 +181,9 @@ YAML
 "$cc" launch up.yaml >/dev/null 2>&1 &
 launcher=$!
 left=
-for _ in $(seq 1 400); do
+# Up to 30 s: the job directory is made once launch has checked the job, which a loaded
+# machine may take longer than the 4 s this waited for (then "no job directory" was reported).
+for _ in $(seq 1 3000); do
   left=$(ls -d /tmp/clusterctl-job-upkill-* 2>/dev/null | head -n 1)
   [ -n "$left" ] && break
   sleep 0.01

@@ -13,7 +13,10 @@
 namespace cc::util {
 
 /// Installs SIGINT and SIGTERM handlers that set the flag and count the signals
-/// (async-signal-safe). A second SIGINT or SIGTERM restores that signal's default action, so a
+/// (async-signal-safe), also over an inherited SIG_IGN (a background job of a script starts
+/// with SIGINT ignored): what clusterctl does on either is cleanup that must not be skipped
+/// (README, "Exit codes"), as mpirun does. main() calls it first, so a signal that comes while
+/// clusterctl starts up is neither lost nor ends it before its cleanup can run. A second SIGINT or SIGTERM restores that signal's default action, so a
 /// third Ctrl-C (or `kill`) ends clusterctl at once; what the second asks for (a job ending:
 /// SIGKILL to its ranks now) the caller reads from interrupt_count().
 void install_interrupt_handler();

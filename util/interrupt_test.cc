@@ -51,6 +51,27 @@ TEST_CASE("interrupt: the first signal that came is the one messages name") {
   CHECK(cc::util::interrupt_signal() == 0);
 }
 
+TEST_CASE("interrupt: a SIGINT ignored when clusterctl started is caught all the same") {
+  // A background job of a non-interactive shell starts with SIGINT ignored; clusterctl's
+  // cleanup on Ctrl-C (a job's ranks ended, a lab rolled back) must still run.
+  SavedActions saved;
+  cc::util::set_interrupted(false);
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGTERM, SIG_IGN);
+  cc::util::install_interrupt_handler();
+  struct sigaction now = {};
+  sigaction(SIGINT, nullptr, &now);
+  const bool replaced = now.sa_handler != SIG_IGN;
+  CHECK(replaced);
+  REQUIRE(std::raise(SIGINT) == 0);
+  CHECK(cc::util::interrupted());
+  CHECK(cc::util::interrupt_signal() == SIGINT);
+  cc::util::set_interrupted(false);
+  REQUIRE(std::raise(SIGTERM) == 0);
+  CHECK(cc::util::interrupt_signal() == SIGTERM);
+  cc::util::set_interrupted(false);
+}
+
 TEST_CASE("interrupt: interrupted_error is exit 130 naming the signal that came") {
   cc::util::set_interrupted(true, SIGTERM);
   auto e = cc::util::interrupted_error(" while discovering the hosts; nothing was started");

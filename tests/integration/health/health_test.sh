@@ -60,8 +60,25 @@ grep -E 'all-reduce' "$tmp/full.txt"
 grep -qE '^    PASS  all-reduce-data +0 wrong' "$tmp/full.txt" || fail "full: $(cat "$tmp/full.txt")"
 grep -qE '^    PASS  all-reduce-busbw ' "$tmp/full.txt" || fail "full: $(cat "$tmp/full.txt")"
 
+# The kernel reports a veth end's carrier asynchronously (linkwatch): once one end is set down
+# or up, the other end's carrier follows a moment later. A check run before then sees a state
+# that depends on how fast the machine is (h1 tb2 still with carrier; the cable not yet up for
+# the bandwidth run), so each step waits for the state it means: until HOST PORT has (up) or
+# lacks (down) carrier, within 10 s.
+wait_carrier() {  # wait_carrier HOST PORT up|down
+  local want=$3 now
+  for _ in $(seq 200); do
+    now=down  # LOWER_UP: the link has carrier
+    ip -n "$(ns "$1")" -o link show "$2" | grep -q 'LOWER_UP' && now=up
+    [ "$now" = "$want" ] && return 0
+    sleep 0.05
+  done
+  fail "$1 $2: carrier not $want within 10 s"
+}
+
 # 3. One cable end down (h3's end of h1-h3): that cable FAILs, naming both ends; the rest pass.
 ip -n "$(ns h3)" link set tb1 down
+wait_carrier h1 tb2 down
 rc=0
 health --quick --json --junit "$tmp/down.xml" >"$tmp/down.json" || rc=$?
 [ "$rc" -eq 1 ] || fail "quick with a cable down exited $rc"
@@ -78,6 +95,8 @@ PY
 [ "$(xmllint --xpath 'string(//testsuite[testcase/failure]/@name)' "$tmp/down.xml")" = "cable h1:tb2-h3:tb1" ] ||
   fail "junit failure in the wrong suite"
 ip -n "$(ns h3)" link set tb1 up
+wait_carrier h3 tb1 up
+wait_carrier h1 tb2 up
 
 # 4. A cable slowed to a trickle on one end: below its baseline, named.
 ip netns exec "$(ns h1)" tc qdisc add dev tb1 root tbf rate 200mbit burst 64kb latency 50ms
@@ -91,7 +110,9 @@ grep -qE '^          cable h1:tb1-h2:tb1 bandwidth [0-9]+% below baseline' "$tmp
 [ "$(grep -c '^    FAIL' "$tmp/slow.txt")" -eq 1 ] || fail "more than one failure: $(cat "$tmp/slow.txt")"
 
 # 5. A host whose sshd is gone: exit 3, the host and its cables named; the rest still checked.
-kill $(ip netns pids "$(ns h4)")
+# (Waited for: an sshd still accepting when health connects made h4 reachable.)
+# shellcheck disable=SC2046
+kill_and_wait $(ip netns pids "$(ns h4)")
 rc=0
 health --quick --connect-timeout 3 --json --junit "$tmp/gone.xml" >"$tmp/gone.json" || rc=$?
 [ "$rc" -eq 3 ] || fail "an unreachable host exited $rc"

@@ -19,15 +19,19 @@ before=$(snapshot)
 
 # 1. Two `lab up` at the same moment (released together by a FIFO, twice): one lab, made
 # once; the other exits 2 naming it. Before the lock both usually failed and rolled back.
+# The FIFO is opened here, both ways, before either starts (fd 3 writes, fd 4 reads: no open
+# waits), and each gets the read end: both see its end together once the last write end, this
+# shell's, is closed, however late either of them got to its read. (It was opened and closed
+# 0.2 s after they were started: one that had not yet opened it by then waited forever.)
 gate=$tmp/gate
 for try in 1 2; do
   mkfifo "$gate"
-  (read -r _ <"$gate" || true; exec "$CLUSTERCTL" lab up --name "$name" --hosts 2) >"$tmp/up1.out" 2>"$tmp/up1.err" &
+  exec 3<>"$gate" 4<"$gate"
+  (exec 3>&-; read -r _ <&4 || true; exec 4<&- "$CLUSTERCTL" lab up --name "$name" --hosts 2) >"$tmp/up1.out" 2>"$tmp/up1.err" &
   p1=$!
-  (read -r _ <"$gate" || true; exec "$CLUSTERCTL" lab up --name "$name" --hosts 2) >"$tmp/up2.out" 2>"$tmp/up2.err" &
+  (exec 3>&-; read -r _ <&4 || true; exec 4<&- "$CLUSTERCTL" lab up --name "$name" --hosts 2) >"$tmp/up2.out" 2>"$tmp/up2.err" &
   p2=$!
-  sleep 0.2
-  : >"$gate"  # opened and closed: both readers see the end at once
+  exec 3>&- 4<&-  # the last write end: both readers see the end at once
   rc1=0 rc2=0
   wait "$p1" || rc1=$?
   wait "$p2" || rc2=$?
@@ -72,10 +76,13 @@ echo "two lab down at once: both exit 0"
 # 3. `lab status` and `lab down` during `lab up`: named, then the lab is removed whole.
 "$CLUSTERCTL" lab up --name "$name" --hosts 8 >"$tmp/up.out" 2>"$tmp/up.err" &
 pup=$!
-for _ in $(seq 100); do  # until it holds the lock (its record is written right after)
+for _ in $(seq 1500); do  # until it holds the lock (its record is written right after)
   [ -e "$(labdir "$name")/lab.json" ] && break
   sleep 0.02
 done
+# (It went on after 2 s without it: a loaded machine's lab up not yet at its lock made lab
+# status answer "no lab", which was taken for a wrong message.)
+[ -e "$(labdir "$name")/lab.json" ] || fail "lab up made no lab.json within 30 s: $(cat "$tmp/up.err")"
 st=0
 "$CLUSTERCTL" lab status --name "$name" >"$tmp/status.out" 2>"$tmp/status.err" || st=$?
 if [ "$st" -ne 0 ] && kill -0 "$pup" 2>/dev/null; then  # not up yet: status says who makes it
@@ -99,7 +106,14 @@ echo "lab down during lab up: waited for it, then removed the lab"
 # 4. A killed `lab up` leaves no lock: `lab down` right after does not wait for it.
 "$CLUSTERCTL" lab up --name "$name" --hosts 4 >/dev/null 2>&1 &
 pup=$!
-sleep 0.3
+# Killed once it holds the lock (its lab.json is written right after it takes it), not a fixed
+# 0.3 s after its start: before the lock there is no lock to leave, and nothing was tested.
+for _ in $(seq 1500); do
+  [ -e "$(labdir "$name")/lab.json" ] && break
+  kill -0 "$pup" 2>/dev/null || break
+  sleep 0.02
+done
+[ -e "$(labdir "$name")/lab.json" ] || fail "lab up made no lab.json within 30 s"
 kill -KILL "$pup" 2>/dev/null || true
 wait "$pup" 2>/dev/null || true
 start=$(now_ms)
@@ -114,13 +128,19 @@ echo "killed lab up: no lock left (lab down took $took ms)"
 "$CLUSTERCTL" lab up --name "$name" --hosts 2 >/dev/null
 cat >"$tmp/job.yaml" <<EOF
 {"name": "$name-sleep", "cluster": "lab:$name", "logs": "$tmp/logs",
- "command": {"shell": "sleep 60"}}
+ "command": {"shell": "echo started; exec sleep 60"}}
 EOF
 job=$("$CLUSTERCTL" launch --detach "$tmp/job.yaml" 2>"$tmp/launch.err") || fail "launch --detach: $(cat "$tmp/launch.err")"
-for _ in $(seq 100); do  # until both ranks run
-  [ "$(pgrep -fc '^sleep 60$' || true)" -ge 2 ] && break
+# Until both ranks run (each has said so in its log; both job directories exist by then):
+# `lab down` is to find them. (It went on after 5 s whatever ran, and counted any `sleep 60`
+# of this machine, other tests' too.)
+for _ in $(seq 600); do
+  grep -qx started "$tmp/logs/$job/rank-0.out" 2>/dev/null &&
+    grep -qx started "$tmp/logs/$job/rank-1.out" 2>/dev/null && break
   sleep 0.05
 done
+grep -qx started "$tmp/logs/$job/rank-0.out" && grep -qx started "$tmp/logs/$job/rank-1.out" ||
+  fail "job $job's 2 ranks did not start within 30 s: $("$CLUSTERCTL" logs "$job" 2>&1)"
 rc=0
 timeout 60 "$CLUSTERCTL" lab down --name "$name" >"$tmp/down.out" 2>"$tmp/down.err" </dev/null || rc=$?
 cat "$tmp/down.out" "$tmp/down.err"

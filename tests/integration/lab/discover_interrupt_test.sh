@@ -29,15 +29,33 @@ stopped=$(python3 -c 'import json,sys; print([h for h in json.load(open(sys.argv
 kill -STOP "$stopped"
 
 # interrupt SIGNAL OUT ERR -- CMD...: runs CMD, sends SIGNAL once h1 and h3 have had time to
-# answer (or after $delay seconds), and sets rc to its exit status; fails when it is still
-# running 15 s later.
+# answer (3 s), or once the command `$ready` succeeds (polled for up to 60 s: what the checks
+# after it need, however slow the machine), and sets rc to its exit status; fails when it is
+# still running 15 s later. With $again set, a CMD that ends before the signal could be sent
+# sets rc to -1 instead of failing (the caller runs it again).
 interrupt() {
   local sig=$1 out=$2 err=$3 pid start
   shift 4
   "$@" >"$out" 2>"$err" &
   pid=$!
-  sleep "${delay:-3}"
-  kill -0 "$pid" 2>/dev/null || fail "$* ended before $sig (h2 was meant to hang it): $(cat "$err")"
+  if [ -n "${ready:-}" ]; then
+    for _ in $(seq 3000); do
+      $ready && break
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.02
+    done
+  else
+    sleep 3
+  fi
+  if ! kill -0 "$pid" 2>/dev/null || { [ -n "${ready:-}" ] && ! $ready; }; then
+    if [ -n "${again:-}" ] && ! kill -0 "$pid" 2>/dev/null; then
+      wait "$pid" || true
+      rc=-1
+      return 0
+    fi
+    kill -0 "$pid" 2>/dev/null || fail "$* ended before $sig (h2 was meant to hang it): $(cat "$err")"
+    fail "$*: not ready for $sig ($ready) within 60 s: $(cat "$err")"
+  fi
   start=$(now_ms)
   kill "-$sig" "$pid"
   while kill -0 "$pid" 2>/dev/null; do
@@ -70,7 +88,9 @@ grep -qxF "clusterctl discover: terminated (SIGTERM); nothing shown" "$tmp/err" 
   fail "no terminated line: $(cat "$tmp/err")"
 [ ! -s "$tmp/out" ] || fail "an interrupted discover --json printed a state: $(cat "$tmp/out")"
 
-interrupt INT "$tmp/out" "$tmp/err" -- \
+# Once h1's outputs are in the bundle (a fixed 3 s could come before, on a loaded machine).
+h1_collected() { [ -s "$tmp/bundle/h1/uname_-s.out" ]; }
+ready=h1_collected interrupt INT "$tmp/out" "$tmp/err" -- \
   "$CLUSTERCTL" --lab "$name" --connect-timeout 60 collect -o "$tmp/bundle"
 [ "$rc" -eq 130 ] || fail "collect after Ctrl-C exited $rc, want 130: $(cat "$tmp/err")"
 grep -qxF "clusterctl collect: interrupted (Ctrl-C); the bundle in $tmp/bundle is incomplete" \
@@ -92,15 +112,24 @@ grep -qxF "clusterctl collect: interrupted (Ctrl-C); nothing was collected into 
 # removed on every host, by the remote shell's own trap (it was left behind: the remote shell
 # was killed with SIGKILL, so its EXIT trap never ran). Other people's probes may come and go
 # in /tmp meanwhile: only directories that were not there before and are still there 5 s
-# later (a probe lasts about 2 s) count.
+# later (a probe lasts about 2 s) count. The signal comes once a probe directory is there (it
+# came 0.7 s after the start: on a loaded machine before any probe had begun, and then there
+# was nothing to leave behind).
 kill -CONT "$stopped"
 stopped=""
 probes() { find /tmp -maxdepth 1 -name 'clusterctl-probe.*' -type d 2>/dev/null | sort; }
+# A probe lasts about 2 s: one missed (the machine busy elsewhere) is tried again.
+probing() { [ -n "$(comm -13 <(echo "$before_probes") <(probes))" ]; }
 for sig in INT TERM; do
-  before_probes=$(probes)
-  delay=0.7 interrupt "$sig" "$tmp/out" "$tmp/err" -- \
-    "$CLUSTERCTL" --lab "$name" --connect-timeout 60 discover
-  [ "$rc" -eq 130 ] || fail "discover after $sig at 0.7 s exited $rc, want 130: $(cat "$tmp/err")"
+  for try in 1 2 3 4 5; do
+    before_probes=$(probes)
+    again=1 ready=probing interrupt "$sig" "$tmp/out" "$tmp/err" -- \
+      "$CLUSTERCTL" --lab "$name" --connect-timeout 60 discover
+    [ "$rc" -ne -1 ] && break
+    echo "discover ended before a probe directory was seen (try $try); again"
+  done
+  [ "$rc" -ne -1 ] || fail "discover ended before a probe directory was seen, 5 times"
+  [ "$rc" -eq 130 ] || fail "discover after $sig while probing exited $rc, want 130: $(cat "$tmp/err")"
   left=""
   for _ in $(seq 50); do
     left=$(comm -13 <(echo "$before_probes") <(probes))

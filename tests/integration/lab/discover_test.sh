@@ -66,7 +66,7 @@ grep -qF "sudo systemd-machine-id-setup" "$tmp/err" || fail "no advice for clone
 python3 "$HERE/check_discover.py" "$json" "$tmp/c5.json" || fail "5-host mesh, omit and extra"
 
 pid=$(python3 -c 'import json,sys; print([h for h in json.load(open(sys.argv[1]))["hosts"] if h["name"] == "h2"][0]["sshd_pid"])' "$json")
-kill "$pid"
+kill_and_wait "$pid"
 set +e
 "$CLUSTERCTL" --lab "$name" --connect-timeout 3 discover -o "$tmp/down.json" >"$tmp/out" 2>&1
 rc=$?

@@ -93,8 +93,7 @@ echo "exec: ProxyJump, IdentityFile and user name cases pass"
 
 pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["hosts"][1]["sshd_pid"])' \
   "$dir/lab.json")
-kill -TERM "$pid"
-for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill_and_wait "$pid"
 
 rc=0
 out=$("$CLUSTERCTL" --lab "$name" --json exec --hosts all -- uname -n) || rc=$?

@@ -70,3 +70,22 @@ same_snapshot() {
     fail "$3"
   fi
 }
+
+# Sends SIGTERM to pids $@ (a lab host's sshd and its sessions) and returns once they have
+# ended (a zombie has: it waits only for its parent, maybe the sandbox's pid 1, to reap it):
+# a signal is only delivered, and a check run right after it could still reach a dying sshd.
+# Fails naming those left after 10 s.
+kill_and_wait() {
+  local p left state
+  kill "$@" 2>/dev/null || true
+  for _ in $(seq 200); do
+    left=""
+    for p in "$@"; do
+      state=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1) || state=""
+      [ -n "$state" ] && [ "$state" != Z ] && left="$left $p"
+    done
+    [ -z "$left" ] && return 0
+    sleep 0.05
+  done
+  fail "still running 10 s after SIGTERM:$left"
+}

@@ -63,7 +63,7 @@ grep -q '"h2" -- "h4" \[style=dashed' "$tmp/mesh.dot" || fail "dot: $(cat "$tmp/
 [ "$rc6" -eq 1 ] && grep -q "host-count" "$tmp/out6" || fail "--expect-hosts 6: exit $rc6"
 
 pid=$(python3 -c 'import json,sys; print([h for h in json.load(open(sys.argv[1]))["hosts"] if h["name"] == "h3"][0]["sshd_pid"])' "$json")
-kill "$pid"
+kill_and_wait "$pid"
 set +e
 "$CLUSTERCTL" --lab "$name" --connect-timeout 3 verify-mesh >"$tmp/out" 2>&1; rc=$?
 set -e

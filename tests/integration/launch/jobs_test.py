@@ -29,13 +29,20 @@ with Lab("j") as lab:
     listed = {j["id"]: j for j in json.loads(cc("--json", "jobs").stdout)}
     if listed.get(job_id, {}).get("state") != "running":
         fail(f"jobs does not list {job_id} running: {listed}")
-    time.sleep(1.5)
-    logs = cc("logs", job_id, "--rank", "2").stdout.splitlines()
+    # Until ranks 2 and 3 have printed: the ranks start after `launch --detach` returns, how
+    # long after depends on the machine (a fixed 1.5 s found rank 2's log still empty).
+    def rank_lines(rank):
+        return cc("logs", job_id, "--rank", str(rank)).stdout.splitlines()
+    deadline = time.time() + 60
+    while time.time() < deadline and not (rank_lines(2) and rank_lines(3)):
+        time.sleep(0.2)
+    logs = rank_lines(2)
     if not logs or not all(l.startswith("tick 2 ") for l in logs):
         fail(f"logs --rank 2: {logs}")
     follow = subprocess.Popen([CLUSTERCTL, "logs", job_id, "-f"], stdout=subprocess.PIPE,
                               text=True)
-    time.sleep(1)
+    # `logs -f` shows what the logs hold from their start, whether it begins before or after
+    # the stop: rank 3's lines are there either way.
     r = cc("stop", job_id)
     if r.returncode != 0:
         fail(f"stop: exit {r.returncode}\n{r.stderr}")

@@ -1,8 +1,8 @@
 """The stall warning and timeouts.total, on a 4-host lab: rank 1 spins silently (a busy loop,
 like a hung collective) while the others sleep silently; with timeouts.stall 3 s, clusterctl
 warns about rank 1 only, and timeouts.total ends the job (exit 4, summary says why).
-Then a stopped rank: rank 1 stops itself (SIGSTOP) and rank 0 fails 4 s later, as a rank whose
-collective timed out would; with the stall sampler off (timeouts.stall 0) the look clusterctl
+Then a stopped rank: rank 1 stops itself (SIGSTOP) and rank 0 fails once it is stopped, as a
+rank whose collective timed out would; with the stall sampler off (timeouts.stall 0) the look clusterctl
 takes at the first failure must name rank 1 as the cause, and SIGCONT after SIGTERM must end it
 within the grace."""
 import subprocess
@@ -27,9 +27,16 @@ with Lab("t") as lab:
         fail(f"left behind: {lab.strays()} {lab.job_dirs()}\nlaunch's stderr:\n{r.stderr}")
     print([l for l in r.stderr.splitlines() if "warning" in l][0])
 
-    job = lab.job("stopped", command={"shell": "case \"$CLUSTERCOMM_RANK\" in "
-                                               "1) kill -STOP $$ ;; 0) sleep 4; exit 1 ;; esac; "
-                                               "exec sleep 60"},
+    # Rank 0 fails once rank 1 is stopped (the lab's hosts share this machine's /tmp and pids),
+    # not a fixed 4 s after its own start: on a loaded machine rank 1 may start later than that,
+    # and then rank 0 failed first with nothing stopped to name.
+    stopped_pid = f"{lab.workdir}/stopped-rank1.pid"
+    job = lab.job("stopped", command={"shell": (
+        "case \"$CLUSTERCOMM_RANK\" in "
+        f"1) echo $$ > {stopped_pid}.new && mv {stopped_pid}.new {stopped_pid}; kill -STOP $$ ;; "
+        f"0) until p=$(cat {stopped_pid} 2>/dev/null) && "
+        "grep -q '^State:[[:space:]]*T' /proc/$p/status 2>/dev/null; do sleep 0.1; done; "
+        "exit 1 ;; esac; exec sleep 60")},
                   timeouts={"stall": 0, "total": 60, "grace": 5})
     r = subprocess.run([CLUSTERCTL, "launch", job], capture_output=True, text=True, timeout=60)
     if r.returncode != 4:
