@@ -130,9 +130,11 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
   }
   // Rank 0's host address is the coordinator's. A link-local IPv6 one (fe80::/10, scoped or
   // not: a scope names an interface of one machine only) is one the other hosts cannot reach
-  // there: every rank would wait for the coordinator until the startup timeout. (The mlx-*
-  // runtimes take it from their hostfile, which refuses IPv6; mpi and none have none.)
-  if (p.hosts.size() > 1 && spec.runtime == launch::Runtime::kClusterComm) {
+  // there: every rank would wait for the coordinator until the startup timeout. (The mlx
+  // jaccl runtimes take it from their hostfile, which refuses IPv6; mpi and none have none;
+  // mlx-ring gives it to libclustercomm programs.)
+  if (p.hosts.size() > 1 && (spec.runtime == launch::Runtime::kClusterComm ||
+                             spec.runtime == launch::Runtime::kMlxRing)) {
     const launch::LaunchHost& h0 = p.hosts.front();
     const std::string& at = h0.address.empty() ? h0.name : h0.address;
     if (util::link_local_ipv6(at)) {
