@@ -319,7 +319,7 @@ TEST_CASE("mlx hostfile: every problem of the file at once, each naming its entr
         "from 0 to 255\n"
         "h.json: rank 1 (b): ips[0]: '127.0.0.1' is a loopback address: on every host it names "
         "that host itself: in a hostfile of 3 hosts each ips entry must be an address the other "
-        "hosts reach b on; `clusterctl hostfile --hosts a,b,A --format mlx-jaccl` (or --format "
+        "hosts reach b on; `clusterctl hostfile --hosts a,b --format mlx-jaccl` (or --format "
         "mlx-ring) writes them\n"
         "h.json: rank 1 (b): ips[1]: '1.2.3' is not an IPv4 address: it has 3 parts, and an "
         "address is four numbers from 0 to 255 separated by dots\n"
