@@ -149,7 +149,7 @@ TEST_CASE("tcp: data still moving keeps a wait past its deadline and silence for
 }
 
 #ifdef __linux__
-TEST_CASE("connect_to: no route to the address fails at once, naming it; refused is retried") {
+TEST_CASE("connect_to: no route to the address fails at once, naming it, refused is retried") {
   // Linux refuses a TCP connect to a multicast address in connect() itself (ENETUNREACH), as
   // it does for a network this host has no route to (a ring hostfile's cable address of two
   // other hosts). No retry makes a route: before, each rank waited out the whole timeout.
