@@ -129,9 +129,10 @@ util::Result<Placement> place(const GlobalOptions& g, const launch::JobSpec& spe
     if (reached != h.name) h.address = reached;
   }
   // Rank 0's host address is the coordinator's: not one the other hosts cannot reach
-  // (launch::check_coordinator). The mlx-* runtimes take it from their hostfile, which refuses
-  // such addresses; mpi and none have none.
-  if (spec.runtime == launch::Runtime::kClusterComm) {
+  // (launch::check_coordinator). The mlx jaccl runtimes take it from their hostfile, which
+  // refuses such addresses; mlx-ring gives rank 0's host address to libclustercomm programs;
+  // mpi and none have none.
+  if (spec.runtime == launch::Runtime::kClusterComm || spec.runtime == launch::Runtime::kMlxRing) {
     if (auto st = launch::check_coordinator(p.hosts); !st) return st.error();
   }
   return p;

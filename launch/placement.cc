@@ -1,5 +1,6 @@
 #include "launch/placement.h"
 
+#include <algorithm>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -23,6 +24,18 @@ std::optional<provision::HostfileFormat> mlx_format(Runtime r) {
     default:
       return std::nullopt;
   }
+}
+
+// Whether ips[0] of a hostfile's host is an address every host reaches: in a jaccl hostfile it
+// is (MLX makes rank 0's the coordinator, MLX_JACCL_COORDINATOR); in a ring hostfile the ips
+// are the ends of the host's cables to its ring neighbour, which only that neighbour reaches
+// (MLX's ring backend has no coordinator). A file that says neither (no "backend") is a
+// jaccl one when it has a device matrix.
+bool ips_reach_host(const provision::MlxHostfile& hf) {
+  if (hf.backend == "ring") return false;
+  if (!hf.backend.empty()) return true;
+  return std::any_of(hf.hosts.begin(), hf.hosts.end(),
+                     [](const provision::MlxHost& h) { return !h.rdma.empty(); });
 }
 
 }  // namespace
@@ -55,15 +68,24 @@ util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& invent
     auto hf = read_hostfile(spec.cluster->value,
                             provision::MpiHostfileAdvice{std::string(global), true});
     if (!hf) return hf.error();
+    // A host's address (rank 0's is the coordinator) is ips[0] only where that reaches the
+    // host from every other; else the inventory's, or the name ssh reaches (cli's launch).
+    const bool ips_reach = ips_reach_host(*hf);
     for (const auto& h : hf->hosts) {
       names.push_back(h.ssh);
-      p.hosts.push_back(
-          {h.ssh, spec.runtime == Runtime::kMlxRing || h.ips.empty() ? "" : h.ips[0], ""});
+      p.hosts.push_back({h.ssh, !ips_reach || h.ips.empty() ? "" : h.ips[0], ""});
     }
     p.mlx = std::move(*hf);
   }  // else a lab or an inventory: its hosts, below
   auto inv = inventory();
   if (!inv) return inv.error();
+  if (spec.hosts.empty() && spec.cluster && spec.cluster->kind == Kind::kMlxHostfile && *inv) {
+    const remote::HostIndex by_name = (*inv)->by_name();
+    for (LaunchHost& h : p.hosts) {
+      const remote::InventoryHost* ih = h.address.empty() ? by_name.find(h.name) : nullptr;
+      if (ih != nullptr) h.address = ih->address;
+    }
+  }
   if (names.empty()) {
     if (!*inv) {
       return util::error(util::ExitCode::kUsage, fmt::format("{}: no hosts", spec.source.string()));

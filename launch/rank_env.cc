@@ -154,17 +154,19 @@ std::vector<EnvVar> rank_env_defaults(const WorldPlan& plan) {
   return env;
 }
 
+std::string coordinator_address(const WorldPlan& plan) {
+  const LaunchHost& h0 = plan.hosts.at(0);
+  return util::host_port(h0.address.empty() ? h0.name : h0.address, plan.coordinator_port);
+}
+
 std::vector<EnvVar> runtime_env(const WorldPlan& plan, int rank, const std::string& job_dir) {
   std::vector<EnvVar> env;
   const std::string r = std::to_string(rank);
   switch (plan.runtime) {
     case Runtime::kClusterComm: {
-      const LaunchHost& h0 = plan.hosts.at(0);
       env.emplace_back("CLUSTERCOMM_RANK", r);
       env.emplace_back("CLUSTERCOMM_SIZE", std::to_string(plan.world_size()));
-      env.emplace_back(
-          "CLUSTERCOMM_COORDINATOR",
-          util::host_port(h0.address.empty() ? h0.name : h0.address, plan.coordinator_port));
+      env.emplace_back("CLUSTERCOMM_COORDINATOR", coordinator_address(plan));
       env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
       if (!plan.coordinator_from.empty()) {
         env.emplace_back("CLUSTERCOMM_COORDINATOR_FROM", plan.coordinator_from);
@@ -204,6 +206,10 @@ std::vector<EnvVar> runtime_env(const WorldPlan& plan, int rank, const std::stri
     case Runtime::kMlxRing:
       env.emplace_back("MLX_RANK", r);
       env.emplace_back("MLX_HOSTFILE", job_dir + "/" + kRingHostfile);
+      // MLX's ring has no coordinator; libclustercomm would take rank 0's first ring address,
+      // the end of a cable that only rank 0's ring neighbour reaches. Rank 0's host address
+      // reaches it from every host, as under runtime clustercomm.
+      env.emplace_back("CLUSTERCOMM_COORDINATOR", coordinator_address(plan));
       env.emplace_back("CLUSTERCOMM_TOKEN", plan.token);
       if (!plan.coordinator_from.empty()) {
         env.emplace_back("CLUSTERCOMM_COORDINATOR_FROM", plan.coordinator_from);

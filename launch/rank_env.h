@@ -108,6 +108,11 @@ std::vector<EnvVar> rank_env_defaults(const WorldPlan& plan);
 /// no hostfile envs, no job env.
 std::vector<EnvVar> runtime_env(const WorldPlan& plan, int rank, const std::string& job_dir);
 
+/// CLUSTERCOMM_COORDINATOR of every rank (runtimes clustercomm and mlx-ring): rank 0's host
+/// address (its name when it has none) and coordinator_port, "10.0.0.1:32323",
+/// "[2001:db8::1]:32323". Never an address from an MLX ring hostfile: those are cable ends.
+std::string coordinator_address(const WorldPlan& plan);
+
 /// Rank `rank`'s environment, in the order set: rank_env_defaults, runtime_env, hostfile envs,
 /// job env, secrets. `job_dir` is the job's directory on the rank's host
 /// (for file paths).

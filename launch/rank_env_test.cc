@@ -105,6 +105,11 @@ TEST_CASE("rank_env: mlx-ring: MLX_HOSTFILE lists ip:port per rank, ports counti
   auto env = rank_env(p, 0, "/x");
   CHECK(get(env, "MLX_HOSTFILE") == "/x/mlx-hostfile.json");
   CHECK(get(env, "MLX_RANK") == "0");
+  // A libclustercomm program under mlx-ring is given rank 0's host, as under clustercomm: the
+  // hostfile's first address (10.1.0.1, a cable's end) is reached by its ring neighbour only.
+  CHECK(get(env, "CLUSTERCOMM_COORDINATOR") == "a:5000");
+  p.hosts[0].address = "192.168.1.10";
+  CHECK(get(rank_env(p, 1, "/x"), "CLUSTERCOMM_COORDINATOR") == "192.168.1.10:5000");
   auto files = runtime_files(p);
   REQUIRE(files.size() == 1);
   CHECK(files[0].content ==

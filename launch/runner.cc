@@ -427,6 +427,11 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   outcome.cleanup_problems =
       control.on_every_host([&](size_t h) { return cleanup_argv(dir_of(h)); });
   outcome.ranks = board.ranks();
+  // What the summary's advice reads (module_advice): each rank's last error, and the program.
+  for (RankOutcome& r : outcome.ranks) r.last_error = output.last_error_line(r.rank);
+  outcome.command = spec.command.is_shell()
+                        ? std::vector<std::string>{"sh", "-c", spec.command.shell}
+                        : spec.command.argv;
   outcome.first_failed = board.first_failed();
   if (watched.rank_failed && outcome.first_failed >= 0) {
     // The first failure may be a consequence: a rank refused by another job's coordinator,

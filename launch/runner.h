@@ -79,6 +79,7 @@ struct RankOutcome {
                              // ("cannot enter the working directory /x on h2": wrapper.h)
   bool ended_by_us = false;  // its end followed clusterctl's SIGTERM/SIGKILL
   bool stopped = false;      // seen stopped while it ran (ps STAT T/t: SIGSTOP, Ctrl-Z, a debugger)
+  std::string last_error;    // its last non-blank stderr line (OutputMux::last_error_line)
   std::chrono::milliseconds duration{0};
   bool failed() const { return exit_status != 0; }
 };
@@ -94,6 +95,7 @@ struct JobOutcome {
   std::vector<std::string> cleanup_problems;  // hosts whose job directory may remain
   std::chrono::milliseconds startup{0};       // launch until every rank ran (0: never)
   std::chrono::milliseconds duration{0};
+  std::vector<std::string> command;  // the job's command as given: its argv, or sh -c SCRIPT
 };
 
 /// Runs the job to its end. `plan` holds the hosts and environment; `spec` the command,
@@ -191,9 +193,16 @@ std::string not_executable_advice(const JobOutcome& outcome);
 /// sed); "" otherwise.
 std::string interpreter_advice(const JobOutcome& outcome);
 
+/// When a failed rank's last stderr line is Python's "ModuleNotFoundError: No module named
+/// 'clustercomm'" (or 'mlx', 'mlx.core'): one "to fix: ..." line per module naming the ranks'
+/// hosts, the interpreter that ran (the command's program, as looked up on the host) and how to
+/// install the package there (README.md, "Python"; MLX: pip install mlx); "" otherwise.
+std::string module_advice(const JobOutcome& outcome);
+
 /// The summary table (rank, host, exit, duration; the first failure marked, "failed" alone in a
 /// job of one rank; a failed rank's status_reason on the line below it), the verdict ("1 rank",
-/// "4 ranks": util::plural), not_found_advice, not_executable_advice and interpreter_advice. A
+/// "4 ranks": util::plural), not_found_advice, not_executable_advice, interpreter_advice and
+/// module_advice. A
 /// status cell is never cut: a status longer than the column shows its first words ("connection
 /// lost") and the whole on the line below. A reason longer than 60 characters is printed once,
 /// under the first rank that has it: later ranks say "same as rank N", and the verdict "as under

@@ -1271,3 +1271,52 @@ TEST_CASE("summary: a script whose #! interpreter is missing names host, rank, s
   CHECK(s.find(interpreter_advice(o)) != std::string::npos);
   CHECK(not_found_advice(o).empty());  // no PATH advice: the script was found
 }
+
+TEST_CASE("summary: a Python without clustercomm or mlx names the interpreter and how to install") {
+  // A system python3 without the package: before, a bare "exit 1" in the summary.
+  JobOutcome o;
+  o.code = cc::util::ExitCode::kJobFailed;
+  o.first_failed = 0;
+  o.command = {"python3", "train.py"};
+  for (int r = 0; r < 3; ++r) {
+    RankOutcome x;
+    x.rank = r;
+    x.host = "h" + std::to_string(r + 1);
+    x.started = x.finished = true;
+    x.exit_status = 1;
+    x.last_error = "ModuleNotFoundError: No module named 'clustercomm'";
+    o.ranks.push_back(x);
+  }
+  o.ranks[2].exit_status = 0;  // a rank that ended well is not named
+  const std::string s = render_summary(o);
+  CAPTURE(s);
+  const std::string want =
+      "to fix: on h1 (rank 0), h2 (rank 1): no module named 'clustercomm': the interpreter that "
+      "ran is python3 (as the rank's PATH on the host found it), a Python without it (not a "
+      "venv's python); make a venv with it as README.md, \"Python\", says: in a checkout of "
+      "clusterctl on the host, `python3 -m venv /opt/clustercomm/venv && "
+      "/opt/clustercomm/venv/bin/pip install ./python` (on every host at once: `clusterctl exec "
+      "--hosts all --shell -- '...'`; a lab's hosts share this machine's file system: run it "
+      "once, here), and give `/opt/clustercomm/venv/bin/python` in `command:`\n";
+  CHECK(module_advice(o) == want);
+  CHECK(s.find(want) != std::string::npos);
+
+  // A venv's python without MLX (import mlx.core): install it into that venv.
+  o.command = {"/srv/env/bin/python3.12", "m.py"};
+  for (auto& r : o.ranks) r.last_error = "ModuleNotFoundError: No module named 'mlx.core'";
+  o.ranks[1].last_error = "ModuleNotFoundError: No module named 'mlx'";
+  CHECK(module_advice(o) ==
+        "to fix: on h1 (rank 0), h2 (rank 1): no module named 'mlx': the interpreter that ran "
+        "is /srv/env/bin/python3.12, whose venv /srv/env lacks it; install it into that venv: "
+        "`/srv/env/bin/pip install mlx` (on Linux: 'mlx[cpu]')\n");
+  // /usr/bin/python3 is the system's, not a venv; a shell command's first word is the program.
+  o.command = {"sh", "-c", "/usr/bin/python3 -u m.py"};
+  for (auto& r : o.ranks) r.last_error = "ModuleNotFoundError: No module named 'clustercomm'";
+  CHECK(module_advice(o).find(": the interpreter that ran is /usr/bin/python3, a Python without "
+                              "it (not a venv's python); make a venv") != std::string::npos);
+  // Another module, or none: nothing.
+  for (auto& r : o.ranks) r.last_error = "ModuleNotFoundError: No module named 'torch'";
+  CHECK(module_advice(o).empty());
+  for (auto& r : o.ranks) r.last_error = "ValueError: bad";
+  CHECK(module_advice(o).empty());
+}

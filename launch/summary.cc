@@ -354,6 +354,101 @@ std::string interpreter_advice(const JobOutcome& o) {
   return out;
 }
 
+namespace {
+
+// The venv README.md's "Python" section makes, and the command that makes it (as the wrapper's
+// missing-venv line says it: wrapper.cc).
+constexpr std::string_view kVenv = "/opt/clustercomm/venv";
+// MLX's CPU backend on Linux is a package of its own.
+constexpr std::string_view kMlxOnLinux = " (on Linux: 'mlx[cpu]')";
+
+bool python_name(std::string_view program) {
+  const std::string_view base = program.substr(program.rfind('/') + 1);
+  return base.starts_with("python") &&
+         std::all_of(base.begin() + 6, base.end(), [](char c) {
+           return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.';
+         });
+}
+
+// A python outside the system's own directories, by an absolute path: a venv's (VENV/bin/python).
+std::string venv_of(std::string_view program) {
+  if (!program.starts_with('/') || !python_name(program)) return "";
+  const std::string_view dir = program.substr(0, program.rfind('/'));
+  if (!dir.ends_with("/bin")) return "";
+  const std::string_view venv = dir.substr(0, dir.size() - 4);
+  for (std::string_view system : {"", "/usr", "/usr/local", "/opt/homebrew", "/opt/local"}) {
+    if (venv == system) return "";
+  }
+  return std::string(venv);
+}
+
+}  // namespace
+
+std::string module_advice(const JobOutcome& o) {
+  constexpr std::string_view kMissing = "ModuleNotFoundError: No module named '";
+  struct Missing {
+    std::string module;              // "clustercomm" or "mlx"
+    std::vector<std::string> where;  // "h1 (rank 0)"
+  };
+  std::vector<Missing> missing;  // in rank order of first appearance
+  for (const auto& r : o.ranks) {
+    if (!r.failed() || r.signaled) continue;
+    const size_t at = r.last_error.find(kMissing);
+    if (at == std::string::npos) continue;
+    const std::string_view name = std::string_view(r.last_error).substr(at + kMissing.size());
+    std::string top(name.substr(0, std::min(name.find('\''), name.find('.'))));
+    if (top != "clustercomm" && top != "mlx") continue;
+    auto it = std::find_if(missing.begin(), missing.end(),
+                           [&](const Missing& m) { return m.module == top; });
+    if (it == missing.end()) it = missing.insert(missing.end(), Missing{top, {}});
+    it->where.push_back(fmt::format("{} (rank {})", r.host, r.rank));
+  }
+  // The program the rank ran: argv[0], or a shell script's first word ("python3 x.py").
+  std::string program = o.command.empty() ? std::string() : o.command.front();
+  if (o.command.size() == 3 && program == "sh" && o.command[1] == "-c") {
+    const auto words = util::split_words(o.command[2]);
+    program = words.empty() ? std::string() : std::string(words.front());
+  }
+  const std::string venv = venv_of(program);
+  std::string out;
+  for (const auto& m : missing) {
+    // Which interpreter ran: the command's program when it is a python; else the one it ran.
+    std::string ran;
+    if (!venv.empty()) {
+      ran = fmt::format("the interpreter that ran is {}, whose venv {} lacks it", program, venv);
+    } else if (python_name(program)) {
+      ran = fmt::format(
+          "the interpreter that ran is {}{}, a Python without it (not a venv's python)", program,
+          program.find('/') == std::string::npos ? " (as the rank's PATH on the host found it)"
+                                                 : "");
+    } else if (!program.empty()) {
+      ran = fmt::format("the Python that `{}` ran lacks it", program);
+    } else {
+      ran = "the Python that the job's command ran lacks it";
+    }
+    const std::string pkg = m.module == "clustercomm" ? "./python" : "mlx";
+    std::string fix;
+    if (!venv.empty()) {
+      fix = fmt::format("install it into that venv: `{}/bin/pip install {}`{}", venv, pkg,
+                        m.module == "clustercomm" ? " in a checkout of clusterctl on the host "
+                                                    "(README.md, \"Python\")"
+                                                  : kMlxOnLinux);
+    } else {
+      const bool mlx = m.module == "mlx";
+      fix = fmt::format(
+          "make a venv with it as README.md, \"Python\", says: in a checkout of clusterctl on "
+          "the host, `python3 -m venv {0} && {0}/bin/pip install ./python{1}`{2} (on every host "
+          "at once: `clusterctl exec --hosts all --shell -- '...'`; a lab's hosts share this "
+          "machine's file system: run it once, here), and give `{0}/bin/python` in `command:`",
+          kVenv, mlx ? fmt::format(" && {}/bin/pip install mlx", kVenv) : std::string(),
+          mlx ? kMlxOnLinux : std::string_view());
+    }
+    out += fmt::format("to fix: on {}: no module named '{}': {}; {}\n", fmt::join(m.where, ", "),
+                       m.module, ran, fix);
+  }
+  return out;
+}
+
 std::string render_summary(const JobOutcome& o) {
   std::string out =
       fmt::format("{:>5}  {:<16}  {:<22}  {:>9}  {}\n", "rank", "host", "status", "duration", "");
@@ -421,6 +516,7 @@ std::string render_summary(const JobOutcome& o) {
   out += not_found_advice(o);
   out += not_executable_advice(o);
   out += interpreter_advice(o);
+  out += module_advice(o);
   for (const auto& p : o.cleanup_problems) {
     out += fmt::format("warning: the job directory may remain: {}\n", p);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -67,22 +68,92 @@ std::optional<std::pair<std::size_t, std::string>> mpi_hostfile_line(std::string
   return first;
 }
 
-// The hosts of a text mpi_hostfile_line reads as an MPI hostfile, in order: each host line's
-// first word, without MPICH's ":N" (a name with one ':' only; an IPv6 address keeps its own).
-std::vector<std::string> mpi_hostfile_hosts(std::string_view text) {
-  std::vector<std::string> hosts;
-  for (std::string_view line : util::split_lines(text)) {
+// A host of a text mpi_hostfile_line reads as an MPI hostfile: its name as first written
+// (without MPICH's ":N"; an IPv6 address keeps its own colons), the line of that (1-based), the
+// lines that name it again (as util::host_key compares: "H1" is h1), and the ranks the file
+// gives it: each line's Open MPI "slots=N" or MPICH ":N", 1 without.
+struct MpiHost {
+  std::string name;
+  std::size_t line = 0;
+  std::vector<std::size_t> again;
+  long ranks = 0;
+};
+
+// A positive count, or 1 (what mpirun starts for a line without one).
+long slot_count(std::string_view v) {
+  long n = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  return ec == std::errc() && end == v.data() + v.size() && n > 0 ? n : 1;
+}
+
+// The hosts of an MPI hostfile, in the order first named.
+std::vector<MpiHost> mpi_hostfile_hosts(std::string_view text) {
+  std::vector<MpiHost> hosts;
+  std::unordered_map<std::string, std::size_t> index;  // host_key -> hosts[i]
+  const auto lines = util::split_lines(text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string_view line = lines[i];
     if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
     line = util::trim(line);
     if (line.empty()) continue;
-    std::string_view host = util::split_words(line).front();
+    const auto words = util::split_words(line);
+    std::string_view host = words.front();
+    long ranks = 1;
     if (const auto colon = host.find(':');
         colon != std::string_view::npos && host.find(':', colon + 1) == std::string_view::npos) {
+      ranks = slot_count(host.substr(colon + 1));
       host = host.substr(0, colon);
     }
-    hosts.emplace_back(host);
+    for (std::size_t w = 1; w < words.size(); ++w) {
+      if (words[w].starts_with("slots=")) ranks = slot_count(words[w].substr(6));
+    }
+    auto [it, fresh] = index.emplace(util::host_key(host), hosts.size());
+    if (fresh) {
+      hosts.push_back({std::string(host), i + 1, {}, 0});
+    } else {
+      hosts[it->second].again.push_back(i + 1);
+    }
+    hosts[it->second].ranks += ranks;
   }
   return hosts;
+}
+
+// What the error about an MPI hostfile says of hosts it names more than once and of more than
+// one rank per host, "" when neither: clusterctl names each host once (the suggested --hosts
+// and `hosts:` would be refused with a name twice) and runs `ranks_per_host` on each.
+std::string mpi_ranks_note(const std::vector<MpiHost>& hosts, const std::string& path,
+                           bool job_file) {
+  std::vector<std::string> twice;
+  for (const MpiHost& h : hosts) {
+    if (h.again.empty()) continue;
+    std::vector<std::string> at = {fmt::format("{}:{}", path, h.line)};
+    for (std::size_t l : h.again) at.push_back(fmt::format("{}:{}", path, l));
+    twice.push_back(fmt::format("{} is named on {} lines ({})", h.name, at.size(),
+                                fmt::join(at, ", ")));
+  }
+  const bool same = std::all_of(hosts.begin(), hosts.end(),
+                                [&](const MpiHost& h) { return h.ranks == hosts.front().ranks; });
+  const long ranks = hosts.front().ranks;
+  std::string note;
+  if (!twice.empty()) {
+    note = fmt::format(" {}: clusterctl names each host once.", fmt::join(twice, "; "));
+  }
+  if (same && ranks == 1) return note;
+  std::vector<std::string> per_host;
+  for (const MpiHost& h : hosts) per_host.push_back(fmt::format("{} {}", h.name, h.ranks));
+  if (!job_file) {
+    return note + fmt::format(" It gives ranks per host ({}); MLX's hostfile runs one rank per "
+                              "host, and a job's `ranks_per_host` sets more.",
+                              fmt::join(per_host, ", "));
+  }
+  if (same) {
+    return note + fmt::format(" For its {} ranks per host, set `ranks_per_host: {}` in the job "
+                              "(runtime clustercomm; the MLX runtimes run one per host).",
+                              ranks, ranks);
+  }
+  return note + fmt::format(" It gives the hosts different rank counts ({}); a job runs "
+                            "`ranks_per_host` ranks on every one of its hosts.",
+                            fmt::join(per_host, ", "));
 }
 
 std::string label(const std::vector<MlxHost>& hosts, std::size_t rank) {
@@ -514,7 +585,9 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
     if (auto mpi = mpi_hostfile_line(text)) {
       // Commands that run as printed: `hostfile --hosts` discovers those hosts and writes MLX's
       // file of them; or the hosts are named where the file was given.
-      const std::vector<std::string> hosts = mpi_hostfile_hosts(text);
+      const std::vector<MpiHost> mpi_hosts = mpi_hostfile_hosts(text);
+      std::vector<std::string> hosts;  // each once, as clusterctl takes them
+      for (const MpiHost& h : mpi_hosts) hosts.push_back(h.name);
       const std::string list = remote::shell_quote_arg(fmt::format("{}", fmt::join(hosts, ",")));
       // The format asked for (`hostfile --format mpi`), else MLX's, with TCP's beside it.
       const std::string format = advice.format.empty() ? "mlx-jaccl" : advice.format;
@@ -525,6 +598,7 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
           path.empty() ? kind + "-hostfile" + ext
                        : std::filesystem::path(path).replace_extension("").string() + "-" + kind +
                              ext);
+      const std::string shown = path.empty() ? std::string("the hostfile") : path;
       const std::string instead =
           advice.job_file
               ? fmt::format("list them in the job file instead of its `cluster:` (`hosts: [{}]`; "
@@ -540,16 +614,17 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
           unreachable_hosts += fmt::format(
               "\n{}: host '{}' {}: name it by an address (or SSH name) the other hosts reach it "
               "on",
-              path.empty() ? std::string("the hostfile") : path, h, *why);
+              shown, h, *why);
         }
       }
       return util::error(
           ExitCode::kUsage,
           fmt::format("{} looks like an MPI hostfile (line {}: '{}'); clusterctl reads MLX's "
-                      "JSON hostfile: {}. Write {} of its hosts with `clusterctl{}{} hostfile "
+                      "JSON hostfile: {}.{} Write {} of its hosts with `clusterctl{}{} hostfile "
                       "--hosts {} --format {} -o {}`{}, or {}{}",
-                      path.empty() ? std::string("the hostfile") : path, mpi->first, mpi->second,
-                      kShape, mlx ? "one" : "the " + format + " hostfile",
+                      shown, mpi->first, mpi->second, kShape,
+                      mpi_ranks_note(mpi_hosts, shown, advice.job_file),
+                      mlx ? "one" : "the " + format + " hostfile",
                       advice.global.empty() ? "" : " ", advice.global, list, format, out,
                       advice.format.empty() ? " (--format mlx-ring for TCP)" : "", instead,
                       unreachable_hosts));
@@ -619,11 +694,17 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
   const std::size_t n = hosts_ok ? hosts->size() : 0;
   // The `clusterctl hostfile` the messages suggest writes a file of these hosts (as named),
   // with the global options of where the file was given: runnable as printed.
+  // Each host once: a file that names one twice (refused below) must not be answered with a
+  // --hosts that is refused for the same reason.
   std::vector<std::string> names;
+  std::set<std::string> named;
   for (std::size_t i = 0; i < n; ++i) {
     const json& h = (*hosts)[i];
     auto ssh = h.is_object() ? h.find("ssh") : h.end();
-    if (ssh != h.end() && ssh->is_string()) names.push_back(ssh->get<std::string>());
+    if (ssh != h.end() && ssh->is_string() &&
+        named.insert(util::host_key(ssh->get<std::string>())).second) {
+      names.push_back(ssh->get<std::string>());
+    }
   }
   const discovery::FixCommand fix{advice.global, "", fmt::format("{}", fmt::join(names, ","))};
   for (std::size_t i = 0; i < n; ++i) {

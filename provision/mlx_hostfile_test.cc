@@ -319,7 +319,7 @@ TEST_CASE("mlx hostfile: every problem of the file at once, each naming its entr
         "from 0 to 255\n"
         "h.json: rank 1 (b): ips[0]: '127.0.0.1' is a loopback address: on every host it names "
         "that host itself: in a hostfile of 3 hosts each ips entry must be an address the other "
-        "hosts reach b on; `clusterctl hostfile --hosts a,b,A --format mlx-jaccl` (or --format "
+        "hosts reach b on; `clusterctl hostfile --hosts a,b --format mlx-jaccl` (or --format "
         "mlx-ring) writes them\n"
         "h.json: rank 1 (b): ips[1]: '1.2.3' is not an IPv4 address: it has 3 parts, and an "
         "address is four numbers from 0 to 255 separated by dots\n"
@@ -443,6 +443,21 @@ TEST_CASE("mlx hostfile: host names that differ in case or a final dot are one h
         "a final dot): one rank per host");
 }
 
+TEST_CASE("mlx hostfile: a host named twice is named once in the --hosts a fix suggests") {
+  // Refused with "--hosts names host 'h1' twice" if it were h1,h2,h1.
+  const std::string m = parse_error(
+      R"([{"ssh": "h1", "ips": ["127.0.0.1"]}, {"ssh": "h2", "ips": ["10.0.0.2"]},
+          {"ssh": "H1", "ips": ["10.0.0.1"]}])");
+  CHECK(m.find("`clusterctl hostfile --hosts h1,h2 --format mlx-jaccl`") != std::string::npos);
+  CHECK(m.find("h1 (rank 0) and H1 (rank 2) are one host") != std::string::npos);
+  // An MPI hostfile given to --hostfile: each host once, its lines named.
+  const std::string mpi = parse_error("h1 slots=1\nh2\nh1 slots=1\n");
+  CHECK(mpi.find(" h1 is named on 2 lines (h.json:1, h.json:3): clusterctl names each host "
+                 "once.") != std::string::npos);
+  CHECK(mpi.find("--hosts h1,h2 --format mlx-jaccl") != std::string::npos);
+  CHECK(mpi.ends_with("or name them with `--hosts h1,h2` instead of --hostfile"));
+}
+
 TEST_CASE("mlx hostfile: an MPI hostfile given to `hostfile --format F` is advised to write F") {
   // `hostfile --hostfile hosts.txt --format mlx-ring` on a lab: mlx-jaccl (which needs RDMA,
   // and the lab's hosts have none) was suggested first.
@@ -466,7 +481,9 @@ TEST_CASE("mlx hostfile: an MPI hostfile is named as one, not as bad JSON") {
         "h.json looks like an MPI hostfile (line 1: 'node1 slots=2'); clusterctl reads MLX's JSON "
         "hostfile: " +
             kShape +
-            ". Write one of its hosts with `clusterctl hostfile --hosts node1,node2 --format "
+            ". It gives ranks per host (node1 2, node2 2); MLX's hostfile runs one rank per host, "
+            "and a job's `ranks_per_host` sets more. Write one of its hosts with `clusterctl "
+            "hostfile --hosts node1,node2 --format "
             "mlx-jaccl -o h-mlx.json` (--format mlx-ring for TCP), or name them with `--hosts "
             "node1,node2` instead of --hostfile");
   // Where it was given decides what runs as printed: a lab's hosts need --lab; a job's

@@ -312,6 +312,20 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
   return table;
 }
 
+// What to change when a rank has no route to the coordinator. MLX_HOSTFILE gives none of its
+// own: it is rank 0's first ring address, a cable's end that only rank 0's ring neighbour
+// reaches when the ring runs over cables (MLX's ring backend itself has no coordinator: each
+// rank connects only to its neighbours).
+std::string unreachable_coordinator_advice(const Config& cfg, const std::string& from) {
+  if (cfg.coordinator_from == "MLX_HOSTFILE") {
+    return "it came from MLX_HOSTFILE (rank 0's first address there), which in a ring over "
+           "cables only rank 0's ring neighbours reach: set CLUSTERCOMM_COORDINATOR on every "
+           "rank to HOST:PORT of rank 0's host that all ranks reach (its management address; "
+           "clusterctl launch sets it)";
+  }
+  return "it came from " + from + ": name one there that every rank's host has a route to";
+}
+
 // Other ranks: join and read the table (or the coordinator's error).
 std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<std::string>& own,
                                            JobSettings& settings, uint64_t& world_id,
@@ -323,10 +337,18 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
     fd = tcp::connect_to(coord, nullptr, deadline, "the coordinator (rank 0)");
   } catch (const Error& e) {
     if (e.kind() == ErrorKind::kInterrupted) throw;
+    const std::string from =
+        cfg.coordinator_from.empty() ? std::string("Config::coordinator") : cfg.coordinator_from;
+    if (e.kind() == ErrorKind::kSystem) {  // no route from this host: no wait would help
+      throw Error(e.kind(),
+                  "rank " + std::to_string(cfg.rank) + ": " + e.message() +
+                      ": the coordinator must be an address every rank reaches; " +
+                      unreachable_coordinator_advice(cfg, from),
+                  {0});
+    }
     throw Error(e.kind(),
-                e.message() + ": is rank 0 running, and do all ranks name the same coordinator (" +
-                    (cfg.coordinator_from.empty() ? std::string("Config::coordinator")
-                                                  : cfg.coordinator_from) +
+                "rank " + std::to_string(cfg.rank) + ": " + e.message() +
+                    ": is rank 0 running, and do all ranks name the same coordinator (" + from +
                     ")?",
                 e.ranks());
   }
@@ -446,14 +468,21 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
   }
   size_t coord_listener = listen.size();  // rank 0: which of `listen` is the coordinator's
   if (cfg.rank == 0) {
-    for (size_t i = 0; i < listen.size() && !any_port && coord_listener == listen.size(); ++i) {
-      if (tcp::resolve(listen[i], 0).port() == coord.port()) coord_listener = i;
-    }
-    const bool has = coord_listener < listen.size();
     // A coordinator given by name: what the name means on rank 0's own host (Debian maps its
     // host name to 127.0.1.1) is not where the others reach it, so rank 0 listens on every
     // address of the name's family at that port (peers without the token are refused).
     const bool named = !is_numeric_host(host_of(cfg.coordinator));
+    // A listen address serves as the coordinator's when it is that address (or all addresses)
+    // at its port: a ring address at the same port (MLX_HOSTFILE's rank 0 with the
+    // coordinator at the host's management address) is another listener.
+    for (size_t i = 0; i < listen.size() && !any_port && coord_listener == listen.size(); ++i) {
+      const Address l = tcp::resolve(listen[i], 0);
+      if (l.port() == coord.port() && (named || l.is_any() || coord.is_any() ||
+                                     l.to_string() == coord.to_string())) {
+        coord_listener = i;
+      }
+    }
+    const bool has = coord_listener < listen.size();
     const bool v6 = coord.storage.ss_family == AF_INET6;
     if (!has) {
       listen.push_back(named ? (v6 ? "[::]:" : "0.0.0.0:") + std::to_string(coord.port())

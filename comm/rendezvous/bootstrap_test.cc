@@ -460,3 +460,87 @@ TEST_CASE("a rank joining an older coordinator names it at start-up") {
 }
 
 }  // namespace cc::comm
+
+#ifdef __linux__
+namespace cc::comm {
+
+TEST_CASE("a rank with no route to the coordinator fails at once, naming itself, the address "
+          "and where it came from") {
+  // Linux refuses a TCP connect to a multicast address in connect() (ENETUNREACH), as for a
+  // network with no route (rank 0's ring cable address, seen from a host two hops away).
+  Config c = rank_config(1, 3, "224.0.0.1:32323");
+  c.timeout = milliseconds(3000);
+  c.coordinator_from = "MLX_HOSTFILE";
+  try {
+    Communicator comm(c);
+    FAIL("joined a coordinator at 224.0.0.1");
+  } catch (const Error& e) {
+    CAPTURE(e.what());
+    CHECK(e.kind() == ErrorKind::kSystem);  // before: kTimeout, after the whole timeout
+    CHECK(e.ranks() == std::vector<int>{0});
+    const std::string m = e.message();
+    CHECK(m.starts_with("rank 1: could not connect to the coordinator (rank 0) at "
+                        "224.0.0.1:32323 ("));
+    CHECK(m.find("this host has no route to that address: the coordinator must be an address "
+                 "every rank reaches; it came from MLX_HOSTFILE (rank 0's first address there)") !=
+          std::string::npos);
+    CHECK(m.find("set CLUSTERCOMM_COORDINATOR on every rank to HOST:PORT of rank 0's host") !=
+          std::string::npos);
+  }
+  c.coordinator_from = "`coordinator_port:` in job.yaml (now 32323)";
+  try {
+    Communicator comm(c);
+    FAIL("joined a coordinator at 224.0.0.1");
+  } catch (const Error& e) {
+    CHECK(std::string(e.message())
+              .ends_with("it came from `coordinator_port:` in job.yaml (now 32323): name one "
+                         "there that every rank's host has a route to"));
+  }
+}
+
+TEST_CASE("rank 0 listens at the coordinator's address even when a listen address has its port") {
+  // MLX_HOSTFILE's rank 0 listens on its ring address at port P, and clusterctl launch gives
+  // the coordinator at the host's management address, same port P. Before, the ring listener
+  // was taken for the coordinator's (the same port): nothing listened at the coordinator, and
+  // every rank was refused there until the timeout. 127.0.0.2 stands for the ring address.
+  tcp::Fd probe = tcp::listen_on(tcp::resolve("127.0.0.1:0"));
+  const int port = tcp::local_address(probe.get()).port();
+  probe = tcp::Fd();  // free it for rank 0
+  const std::string coord = "127.0.0.1:" + std::to_string(port);
+  std::string errors[2];
+  int sums[2] = {};
+  std::thread rank0([&] {
+    Config c = rank_config(0, 2, coord);
+    c.timeout = milliseconds(10000);
+    c.listen = {"127.0.0.2:" + std::to_string(port)};
+    try {
+      Communicator comm(c);
+      int v = 1;
+      comm.all_reduce(&v, &v, 1, DataType::kI32, ReduceOp::kSum);
+      sums[0] = v;
+    } catch (const std::exception& e) {
+      errors[0] = e.what();
+    }
+  });
+  {
+    Config c = rank_config(1, 2, coord);
+    c.timeout = milliseconds(10000);
+    try {
+      Communicator comm(c);
+      int v = 2;
+      comm.all_reduce(&v, &v, 1, DataType::kI32, ReduceOp::kSum);
+      sums[1] = v;
+    } catch (const std::exception& e) {
+      errors[1] = e.what();
+    }
+  }
+  rank0.join();
+  for (int r = 0; r < 2; ++r) {
+    CAPTURE(r);
+    CHECK(errors[r] == "");
+    CHECK(sums[r] == 3);
+  }
+}
+
+}  // namespace cc::comm
+#endif

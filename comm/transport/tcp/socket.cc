@@ -235,6 +235,14 @@ int poll_timeout_ms(Deadline deadline, int cap_ms) {
   return left.count() > cap_ms ? cap_ms : static_cast<int>(left.count()) + 1;
 }
 
+bool route_missing(int err) {
+  // ENETUNREACH: no route to the address's network. EHOSTUNREACH said by connect() itself,
+  // before any packet went out: a route of type unreachable, or no route for it (macOS says
+  // so). An EHOSTUNREACH that comes back later (no ARP/ND answer: the host may be booting) is
+  // not this one, and is retried.
+  return err == ENETUNREACH || err == EHOSTUNREACH;
+}
+
 Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who,
               bool over_cable) {
   int last_err = 0;
@@ -255,6 +263,15 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
     }
     configure_stream(fd.get());
     int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to.storage), to.len);
+    if (rc != 0 && route_missing(errno)) {
+      // This host has no route there at all: waiting would not make one, so the caller hears
+      // it now rather than at the end of the timeout (a listener not up yet, ECONNREFUSED,
+      // still retries).
+      last_err = errno;
+      throw Error(ErrorKind::kSystem, "could not connect to " + who + " at " + to.to_string() +
+                                          " (" + std::strerror(last_err) + ")" +
+                                          connect_advice(last_err, to.port(), over_cable));
+    }
     if (rc != 0 && errno == EINPROGRESS) {
       // At most 1 s per attempt: a listener whose queue is full (a flood) drops the SYN, and
       // the kernel would resend it only after 1, 3, 7, 15 s; a fresh attempt goes at once.

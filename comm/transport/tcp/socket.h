@@ -65,10 +65,15 @@ Address peer_address(int fd);
 /// Connects to `to` (from `from` when given), retrying refused connections until `deadline`
 /// (the listener may not be up yet), each attempt waiting at most 1 s for an answer, and
 /// retrying when out of descriptors (EMFILE). Returns a configured non-blocking stream.
+/// When connect() itself says this host has no route there (route_missing), throws kSystem
+/// at once, naming `who`, the address and the error: no retry can make a route.
 /// `over_cable`: `to` is the peer's end of a direct cable (CLUSTERCOMM_PEER_ADDRS), which the
 /// error's advice then names first (connect_advice).
 Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who,
               bool over_cable = false);
+/// True for an errno that connect() returns at once when this host has no route to the
+/// address (ENETUNREACH, EHOSTUNREACH): connect_to gives up on it without retrying.
+bool route_missing(int err);
 /// What connect_to's last errno means for the operator, "" when it says nothing more: ETIMEDOUT
 /// (every SYN unanswered) is a firewall dropping `port` or an address not reached, as in
 /// ml-explore/mlx#3755 ("Couldn't connect (error: 60)"); ECONNREFUSED nothing listening there.

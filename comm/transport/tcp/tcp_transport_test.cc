@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -146,6 +147,43 @@ TEST_CASE("tcp: data still moving keeps a wait past its deadline and silence for
     CHECK(after.count() < 2000);
   }
 }
+
+#ifdef __linux__
+TEST_CASE("connect_to: no route to the address fails at once, naming it, refused is retried") {
+  // Linux refuses a TCP connect to a multicast address in connect() itself (ENETUNREACH), as
+  // it does for a network this host has no route to (a ring hostfile's cable address of two
+  // other hosts). No retry makes a route: before, each rank waited out the whole timeout.
+  const Address to = resolve("224.0.0.1:32323");
+  try {
+    connect_to(to, nullptr, Clock::now() + std::chrono::seconds(3), "the coordinator (rank 0)");
+    FAIL("connected to 224.0.0.1");
+  } catch (const Error& e) {
+    CAPTURE(e.what());
+    CHECK(e.kind() == ErrorKind::kSystem);
+    CHECK(e.message() ==
+          "could not connect to the coordinator (rank 0) at 224.0.0.1:32323 (" +
+              std::string(std::strerror(ENETUNREACH)) +
+              "): this host has no route to that address");
+  }
+  CHECK(route_missing(ENETUNREACH));
+  CHECK(route_missing(EHOSTUNREACH));
+  CHECK_FALSE(route_missing(ECONNREFUSED));  // the listener may not be up yet
+  CHECK_FALSE(route_missing(ETIMEDOUT));
+  // Refused (nothing listens yet) is still retried until the deadline.
+  Fd l = listen_on(resolve("127.0.0.1:0"));
+  const Address free_port = local_address(l.get());
+  l = Fd();
+  try {
+    connect_to(free_port, nullptr, Clock::now() + std::chrono::milliseconds(300), "rank 1");
+    FAIL("connected to a closed port");
+  } catch (const Error& e) {
+    CAPTURE(e.what());
+    CHECK(e.kind() == ErrorKind::kTimeout);
+    CHECK(e.message().find("before the timeout (" + std::string(std::strerror(ECONNREFUSED)) +
+                           ")") != std::string::npos);
+  }
+}
+#endif
 
 TEST_CASE("connect advice: an unanswered coordinator port names a firewall and the port") {
   // ml-explore/mlx#3755: "[jaccl] Couldn't connect (error: 60)" with rank 0 listening.

@@ -4,13 +4,23 @@ a port cabled to its left neighbour") with a rewrite that silently changed the r
 `ips` entry of no host passed (a file without "backend") until MLX died on "Couldn't bind
 socket". Now: the cable is named with its fix, as for a cluster state, nothing starts, and no
 rewrite is suggested; `hostfile -o` over the file says the rank order changed and why; the
-foreign address is named before anything starts."""
+foreign address is named before anything starts.
+
+Also on that lab: libclustercomm ranks (clustercomm-perf) on the ring hostfile, under runtime
+clustercomm and mlx-ring, get rank 0's management address as their coordinator (before: rank
+0's ips[0], its cable end, which ranks 1-2 had no route to: "Network is unreachable", then 30 s
+waiting, exit 4) and under clustercomm run to exit 0 (under mlx-ring they listen on the ring's
+cable ends, and libclustercomm connects every pair: that fails at once, naming the peer); a rank given a coordinator it has no route to fails
+at once naming it, not after its timeout; an MPI hostfile naming a host twice is answered with
+suggestions that run as printed; a system python3 without clustercomm gets a "to fix:" line."""
 import json
 import os
 import re
+import shlex
 import subprocess
+import time
 
-from lablib import CLUSTERCTL, Lab, fail
+from lablib import CLUSTERCTL, Lab, PERF, fail
 
 
 def run(*args):
@@ -67,6 +77,109 @@ with Lab("hc") as lab:
     finally:
         subprocess.run(["ip", "-n", lab.netns("h2"), "link", "set", "dev", port, "up"],
                        check=True)
+
+    # libclustercomm ranks on a ring hostfile: the coordinator is rank 0's management address.
+    ring = os.path.join(lab.workdir, "ring.json")
+    r = run("--lab", lab.name, "hostfile", state, "--format", "mlx-ring", "-o", ring)
+    if r.returncode != 0:
+        fail(f"hostfile {ring}: exit {r.returncode}\n{r.stderr}")
+    with open(ring) as f:
+        ring_hosts = json.load(f)["hosts"]
+    first = ring_hosts[0]["ssh"]
+    mgmt = {h.get("host"): h.get("management_address") for h in json.load(open(state))["hosts"]}
+    perf = ("exec ./clustercomm-perf -o all_reduce -b 64K -e 64K -n 2 -c 1")
+    show = "echo \"COORD=$CLUSTERCOMM_COORDINATOR\"; "
+    for runtime in ("clustercomm", "mlx-ring"):
+        mine = lab.job(f"ring-{runtime}", cluster=f"hostfile:{ring}", runtime=runtime,
+                      command={"shell": show + perf}, env={"CLUSTERCOMM_TIMEOUT_MS": "30000"},
+                      timeouts={"startup": 60, "total": 120, "grace": 5},
+                      upload=[{"src": PERF, "dest": "clustercomm-perf", "mode": "0755"}])
+        t0 = time.monotonic()
+        r = run("--lab", lab.name, "launch", mine)
+        took = time.monotonic() - t0
+        coords = set(re.findall(r"^\[\d+ h\d\] COORD=(\S+)$", r.stdout, re.M))
+        if coords != {f"{mgmt[first]}:32323"}:
+            fail(f"runtime {runtime}: coordinators {coords}, want {mgmt[first]}:32323 (rank 0 "
+                 f"{first}'s management address, not its cable end {ring_hosts[0]['ips']})\n"
+                 f"{r.stdout}\n{r.stderr}")
+        if runtime == "clustercomm" and r.returncode != 0:
+            fail(f"runtime {runtime} on {ring}: exit {r.returncode} after {took:.1f} s\n"
+                 f"{r.stdout}\n{r.stderr}")
+        # Under mlx-ring every rank listens on its MLX_HOSTFILE addresses (cable ends), and
+        # libclustercomm connects every pair of ranks, where MLX's ring connects neighbours
+        # only: two hosts apart there is no route. Said at once, not after the 30 s timeout.
+        if runtime == "mlx-ring" and (r.returncode == 0 or took > 25 or not re.search(
+                r"rank \d: could not connect to rank \d at \S+ \(Network is unreachable\)",
+                r.stdout + r.stderr)):
+            fail(f"runtime {runtime} on {ring}: exit {r.returncode} after {took:.1f} s, want a "
+                 f"failure at once naming the unreachable peer\n{r.stdout}\n{r.stderr}")
+        print(f"runtime {runtime} on the ring hostfile: coordinator {mgmt[first]}:32323, exit "
+              f"{r.returncode} after {took:.1f} s")
+
+    # A rank with no route to its coordinator (the ring file's own rank 0 address, which
+    # libclustercomm takes from MLX_HOSTFILE without CLUSTERCOMM_COORDINATOR, as under
+    # mlx.launch, which sets neither variable) fails at once.
+    cable_end = ring_hosts[0]["ips"][0]
+    mine = lab.job("ring-noroute", cluster=f"hostfile:{ring}", runtime="mlx-ring",
+                  command={"shell": "unset CLUSTERCOMM_COORDINATOR CLUSTERCOMM_COORDINATOR_FROM; " +
+                                    perf},
+                  env={"CLUSTERCOMM_TIMEOUT_MS": "60000"},
+                  timeouts={"startup": 90, "total": 120, "grace": 5},
+                  upload=[{"src": PERF, "dest": "clustercomm-perf", "mode": "0755"}])
+    t0 = time.monotonic()
+    r = run("--lab", lab.name, "launch", mine)
+    took = time.monotonic() - t0
+    said = re.search(rf"rank (\d): could not connect to the coordinator \(rank 0\) at "
+                     rf"{re.escape(cable_end)}:32323 \(Network is unreachable\).*it came from "
+                     rf"MLX_HOSTFILE", r.stdout + r.stderr)
+    if r.returncode == 0 or not said or took > 40:
+        fail(f"no route to {cable_end}: exit {r.returncode} after {took:.1f} s (expected a "
+             f"failure at once, naming the rank and address)\n{r.stdout}\n{r.stderr}")
+    print(f"no route to the coordinator {cable_end}: rank {said.group(1)} said so, exit "
+          f"{r.returncode} after {took:.1f} s (timeout 60 s)")
+
+    # An MPI hostfile naming each host twice: the suggestions run as printed.
+    mpidup = os.path.join(lab.workdir, "mpidup.txt")
+    with open(mpidup, "w") as f:
+        f.write("h1 slots=1\nh2 slots=1\nh1 slots=1\nh2 slots=1\n")
+    mine = lab.job("mpidup", cluster=f"hostfile:{mpidup}", command={"shell": "echo RAN"})
+    r = run("--lab", lab.name, "launch", mine)
+    cmd = re.search(r"`(clusterctl --lab \S+ hostfile --hosts \S+ --format )mlx-jaccl( -o "
+                    r"\S+)` \(--format mlx-ring for TCP\)", r.stderr)
+    hosts_yaml = re.search(r"`hosts: \[([^\]]*)\]`", r.stderr)
+    per_host = re.search(r"`ranks_per_host: (\d+)`", r.stderr)
+    if r.returncode != 2 or not cmd or not hosts_yaml or not per_host or \
+            f"h1 is named on 2 lines ({mpidup}:1, {mpidup}:3)" not in r.stderr:
+        fail(f"MPI hostfile with h1, h2 twice: exit {r.returncode}, suggestions not found\n"
+             f"{r.stderr}")
+    argv = shlex.split(cmd.group(1) + "mlx-ring" + cmd.group(2))
+    out = run(*argv[1:])
+    if out.returncode != 0:
+        fail(f"suggested `{' '.join(argv)}`: exit {out.returncode}\n{out.stderr}")
+    mine = lab.job("mpidup-fixed", hosts=[h.strip() for h in hosts_yaml.group(1).split(",")],
+                  ranks_per_host=int(per_host.group(1)), command={"shell": "echo RAN"})
+    with open(mine) as f:
+        fixed = json.load(f)
+    del fixed["cluster"]  # the suggestion is `hosts:` instead of it
+    with open(mine, "w") as f:
+        json.dump(fixed, f)
+    out = run("--lab", lab.name, "launch", mine)
+    if out.returncode != 0 or out.stdout.count("RAN") != 4:
+        fail(f"suggested hosts: [{hosts_yaml.group(1)}], ranks_per_host: {per_host.group(1)}: "
+             f"exit {out.returncode}\n{out.stdout}\n{out.stderr}")
+    print("MPI hostfile naming hosts twice: both suggestions ran as printed")
+
+    # A system python3 without clustercomm: the summary says which interpreter and the fix.
+    mine = lab.job("nomodule", command=["python3", "-c", "import clustercomm"])
+    r = run("--lab", lab.name, "launch", mine)
+    if r.returncode != 4 or not re.search(
+            r"to fix: on h1 \(rank 0\), .*: no module named 'clustercomm': the interpreter that "
+            r"ran is python3 \(as the rank's PATH on the host found it\), .*`python3 -m venv "
+            r"/opt/clustercomm/venv && /opt/clustercomm/venv/bin/pip install ./python`",
+            r.stdout + r.stderr):
+        fail(f"python3 without clustercomm: exit {r.returncode}, no fix named\n{r.stdout}\n"
+             f"{r.stderr}")
+    print("python3 without clustercomm: the summary names the interpreter and the fix")
 
     # A hand-written file (no "backend") with an address of no host: named, nothing started.
     foreign = {"hosts": [dict(h) for h in written["hosts"]]}
