@@ -202,7 +202,7 @@ TEST_CASE("runner: the rank that ended first on its host failed first, not the f
   const fs::path flag = fs::temp_directory_path() / ("cc-first-" + random_hex(4));
   JobSpec spec = spec_of(fmt::format(
       "name: order\nhosts: [a, b, c]\n"
-      "command: {{shell: 'case $CLUSTERCOMM_RANK in 1) sleep 0.3; perl -e \"setpgrp(0, 0); sleep 3\" & : >{0}; exit 3;; "
+      "command: {{shell: 'case $CLUSTERCOMM_RANK in 1) perl -e \"setpgrp(0, 0); sleep 3\" & sleep 0.3; : >{0}; exit 3;; "
       "0) while [ ! -e {0} ]; do sleep 0.05; done; sleep 0.2; echo failed >&2; exit 1;; "
       "*) exec sleep 60;; esac'}}\n"
       "timeouts: {{grace: 2}}\n",
