@@ -122,9 +122,20 @@ util::Result<launch::Placement> push_hosts(const Context& ctx, const PushCli& o,
   };
   std::vector<size_t> order;
   const long from = o.from.empty() ? 0 : index_of(o.from);
-  if (from < 0) {
-    return util::error(ExitCode::kUsage, fmt::format("--from {}: not a host of the cluster", o.from));
-  }
+  // An unknown name is answered as `health --hosts` answers one: with the file that has the
+  // hosts, the closest name and the names there are.
+  auto unknown = [&](std::string_view option, const std::string& name) {
+    std::vector<std::string> known;
+    for (const auto& h : all.hosts) known.push_back(h.name);
+    const std::string where =
+        spec.cluster->kind == launch::ClusterRef::Kind::kLab
+            ? (remote::lab_dir(spec.cluster->value) / "inventory.yaml").string()
+            : spec.cluster->value;
+    util::Error e = remote::unknown_host_error(name, known, where);
+    e.message = fmt::format("{}: {}", option, e.message);
+    return e;
+  };
+  if (from < 0) return unknown("--from", o.from);
   order.push_back(static_cast<size_t>(from));
   if (o.to == "all") {
     for (size_t i = 0; i < all.hosts.size(); ++i) {
@@ -133,12 +144,7 @@ util::Result<launch::Placement> push_hosts(const Context& ctx, const PushCli& o,
   } else {
     for (const auto& name : remote::split_host_list(o.to)) {
       const long i = index_of(name);
-      if (i < 0) {
-        std::string known;
-        for (const auto& h : all.hosts) known += (known.empty() ? "" : ", ") + h.name;
-        return util::error(ExitCode::kUsage,
-                           fmt::format("--to: {} is not a host of the cluster (its hosts: {})", name, known));
-      }
+      if (i < 0) return unknown("--to", name);
       if (static_cast<size_t>(i) == order.front()) {
         return util::error(ExitCode::kUsage,
                            fmt::format("--to: {} is the source (--from, or the cluster's first "
@@ -299,8 +305,9 @@ std::string render_report(const nlohmann::json& r, const std::vector<launch::Lau
   for (const auto& e : r.at("source_errors")) {
     out += fmt::format("  {} (source): {}\n", hosts.at(0).name, e.get<std::string>());
   }
-  out += fmt::format("{} files ({}), {} sent from {} to {} over {} on the {}, in {:.2f} s\n",
-                     r.value("files", 0), human_bytes(r.value("bytes", 0.0)),
+  out += fmt::format("{} ({}), {} sent from {} to {} over {} on the {}, in {:.2f} s\n",
+                     util::plural(r.value("files", size_t{0}), "file", "files"),
+                     human_bytes(r.value("bytes", 0.0)),
                      human_bytes(r.value("sent_bytes", 0.0)), hosts.at(0).name,
                      r.value("dest", std::string("?")), r.value("transport", std::string("?")),
                      r.value("network", std::string()) == "mgmt" ? "management network" : "cables",
@@ -374,6 +381,8 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   plan.token = util::random_hex(32);
   plan.env["CLUSTERCOMM_TIMEOUT_MS"] = std::to_string(static_cast<long>(o.timeout_s * 1000));
   if (o.network == "cables" && hosts->state) launch::add_cable_links(plan, *hosts->state);
+  // Said once the ranks went past the preflight (its failure wrote nothing, over any network).
+  std::string mgmt_note;
   if (plan.routes.empty()) {
     std::string apply;  // runnable as printed: the state file quoted, with the --lab it needs
     if (hosts->state) {
@@ -381,7 +390,7 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
       src.state_file = o.cluster;
       apply = fix_command(g, src, *hosts->state).command("network apply");
     }
-    fmt::print(stderr, "clusterctl push: note: {}: pushing over the management network\n",
+    mgmt_note = fmt::format("clusterctl push: note: {}: pushing over the management network\n",
                o.network == "mgmt" ? "--network mgmt"
                : o.cluster.empty() ? "no cluster state given (--cluster cluster.json after "
                                      "`network apply` uses the cables)"
@@ -406,7 +415,10 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
   // has none (the push did not finish).
   out_opts.job_notes = false;
   out_opts.filter = [&ev](int rank, int fd, std::string_view line) {
-    if (fd != 1) return true;
+    // After Ctrl-C the ranks' errors are its consequences (a collective cut short by a peer
+    // that was ended): kept in their logs, kept off the terminal, where push says it was
+    // interrupted.
+    if (fd != 1) return !util::interrupted();
     if (line.substr(0, 6) != "@push ") return false;
     std::lock_guard lock(ev.mu);
     nlohmann::json j = nlohmann::json::parse(line.substr(6), nullptr, false);
@@ -466,11 +478,14 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
                             "the preflight failed (above): nothing was written on any host"));
   }
   if (outcome->code == ExitCode::kInterrupted) {
+    std::string left;
+    for (const auto& p : outcome->cleanup_problems) left += "\n  the job directory may remain: " + p;
     return fail(util::interrupted_error(
         fmt::format(": every rank was ended; files being written stay under their .ccpush-*.part "
-                    "names and the next push resumes them (the ranks' logs: {})",
-                    logs.string())));
+                    "names and the next push resumes them (the ranks' logs: {}){}",
+                    logs.string(), left)));
   }
+  fmt::print(stderr, "{}", mgmt_note);
   if (ev.result.is_null()) {
     for (const auto& n : out.held_job_notes()) fmt::print(stderr, "clusterctl push: {}\n", n);
     fmt::print(stderr, "{}", launch::render_summary(*outcome));

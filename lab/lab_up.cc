@@ -394,14 +394,15 @@ util::Result<LabRecord> lab_up(remote::Executor& local, const UpOptions& options
   util::Status built = build(local, *plan, lab, files, progress);
   if (built) return lab;
 
-  // Roll back. The executor refuses to run while the Ctrl-C flag is set, so it is cleared for
-  // the cleanup and restored afterwards (main() then exits 130).
-  const bool was_interrupted = util::interrupted();
-  const int signal = util::interrupt_signal();
-  util::set_interrupted(false);
-  if (progress) progress("rolling back");
-  auto down = lab_down_locked(*lock, local, options.name, files.dir, false);
-  util::set_interrupted(was_interrupted, signal);
+  // Roll back, with the Ctrl-C set aside (the executor refuses to run while it is set); it is
+  // set back afterwards (main() then exits 130).
+  bool was_interrupted = false;
+  auto down = [&] {
+    const util::InterruptSetAside aside;
+    was_interrupted = aside.was_interrupted();
+    if (progress) progress("rolling back");
+    return lab_down_locked(*lock, local, options.name, files.dir, false);
+  }();
   if (down) lock->remove_file();  // nothing of the lab is left
   util::Error e = built.error();
   if (was_interrupted) {

@@ -1,6 +1,7 @@
 #include "launch/backend.h"
 
 #include <algorithm>
+#include <csignal>
 
 #include <fmt/format.h>
 
@@ -8,6 +9,13 @@
 #include "remote/fan_out.h"
 
 namespace cc::launch {
+
+std::string gc_advice(const std::string& host) {
+  return fmt::format(
+      "`clusterctl jobs --gc --hosts {}` (with the job's --lab or --inventory) removes it once {} "
+      "answers",
+      host, host);
+}
 
 RankBoard::RankBoard(const WorldPlan& plan, util::Clock& clock)
     : clock_(clock),
@@ -57,7 +65,8 @@ std::chrono::steady_clock::time_point RankBoard::last_output(int rank) const {
 }
 
 void RankBoard::finished(int rank, int status, bool signaled, std::string problem,
-                         std::chrono::milliseconds duration, bool after_first_is_ours) {
+                         std::chrono::milliseconds duration, bool after_first_is_ours,
+                         std::optional<double> exited_at) {
   std::lock_guard<std::mutex> lock(mu_);
   RankOutcome& o = ranks_.at(static_cast<size_t>(rank));
   if (o.finished) return;
@@ -66,11 +75,32 @@ void RankBoard::finished(int rank, int status, bool signaled, std::string proble
   o.signaled = signaled;
   o.problem = std::move(problem);
   o.duration = duration;
-  if (ending_ || (after_first_is_ours && first_failed_ >= 0)) {
+  o.exited_at = o.failed() ? exited_at : std::nullopt;
+  const std::optional<double> first_at =
+      first_failed_ >= 0 ? ranks_[static_cast<size_t>(first_failed_)].exited_at : std::nullopt;
+  // The teardown's SIGTERM or SIGKILL (a death by it, or the 128+N of a rank that handled
+  // it) is ours whatever a host's clock says: hosts' clocks may be apart.
+  const bool ours = ending_ && (signaled || status == 128 + SIGTERM || status == 128 + SIGKILL);
+  if (o.failed() && !ours && o.exited_at && first_at && *o.exited_at < *first_at) {
+    // It ended before the failure that reached us first: that is the order they happened in
+    // (its exit status came later: a slower connection, its relays' wait), and it ended
+    // before any teardown, which only that first report began.
+    first_failed_ = rank;
+  } else if (ending_ || (after_first_is_ours && first_failed_ >= 0)) {
     o.ended_by_us = o.failed();
   } else if (o.failed() && first_failed_ < 0) {
     first_failed_ = rank;
   }
+}
+
+void RankBoard::not_started(int rank, std::string problem) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RankOutcome& o = ranks_.at(static_cast<size_t>(rank));
+  if (o.finished) return;
+  o.finished = true;
+  o.exit_status = -1;
+  o.problem = std::move(problem);
+  o.ended_by_us = true;
 }
 
 void RankBoard::launcher_running() {
@@ -187,7 +217,11 @@ std::optional<remote::CommandResult> ControlHosts::run_on(size_t h, std::vector<
   std::lock_guard<std::mutex> lock(run_mu_[h]);
   ro.what = describe_step(argv);
   auto r = execs_[h]->run(remote::Command{std::move(argv)}, ro);
-  if (lose && (!r || r->timed_out)) lost_[h] = true;
+  // Cut short by Ctrl-C (a connect it interrupted): the host was not lost, and the cleanup
+  // that the signal asks for must not pass it by.
+  if (lose && ((!r && r.error().code != util::ExitCode::kInterrupted) || (r && r->timed_out))) {
+    lost_[h] = true;
+  }
   if (!r) return std::nullopt;
   return std::move(*r);
 }
@@ -232,7 +266,8 @@ void ControlHosts::drain() {
 }
 
 std::vector<std::string> ControlHosts::on_every_host(
-    const std::function<std::vector<std::string>(size_t)>& argv) {
+    const std::function<std::vector<std::string>(size_t)>& argv,
+    const std::function<std::string(size_t h, const std::string& host)>& lost_problem) {
   std::vector<std::string> problems(execs_.size());
   std::vector<remote::Executor*> raw;
   for (auto& e : execs_) raw.push_back(e.get());
@@ -241,10 +276,11 @@ std::vector<std::string> ControlHosts::on_every_host(
       [&](size_t i) {
         if (execs_[i] == nullptr) return;
         if (lost_[i]) {
-          problems[i] = fmt::format(
-              "{}: lost, not waited for (its ranks' watchdog ends them "
-              "and removes its job directory)",
-              execs_[i]->host());
+          problems[i] = lost_problem ? lost_problem(i, execs_[i]->host())
+                                     : fmt::format(
+                                           "{}: lost, not waited for (its ranks' watchdog ends "
+                                           "them and removes its job directory)",
+                                           execs_[i]->host());
           return;
         }
         remote::RunOptions ro;
@@ -254,7 +290,10 @@ std::vector<std::string> ControlHosts::on_every_host(
         std::vector<std::string> cmd = argv(i);
         ro.what = describe_step(cmd);
         auto r = execs_[i]->run(remote::Command{std::move(cmd)}, ro);
-        if (!r) {
+        if (!r && r.error().code == util::ExitCode::kInterrupted) {
+          // Only when the caller did not set the signal aside (util::InterruptSetAside).
+          problems[i] = fmt::format("{}; {}", r.error().message, gc_advice(execs_[i]->host()));
+        } else if (!r) {
           problems[i] = r.error().message;
           lost_[i] = true;
         } else if (r->timed_out) {

@@ -33,6 +33,10 @@ namespace cc::launch {
 /// takes a finite duration, so this is the bound that stands for "none": a year.
 inline constexpr std::chrono::milliseconds kNoSessionTimeout = std::chrono::hours(24 * 365);
 
+/// What removes host `host`'s job directory that clusterctl could not: said after each one it
+/// names. --hosts, since `jobs --gc` alone passes by the records of jobs whose ranks never ran.
+std::string gc_advice(const std::string& host);
+
 /// Every rank's outcome as the sessions report it and the watcher reads it. Thread-safe.
 class RankBoard {
  public:
@@ -60,9 +64,16 @@ class RankBoard {
   /// The rank ended: `status` 0..255 or -1 (unknown; `problem` says why). Before teardown its
   /// failure is the job's first if none came before; after, a failure is marked ended_by_us.
   /// With `after_first_is_ours` (mpirun ends the others itself after the first failure), a
-  /// failure after the first one is marked ended_by_us too.
+  /// failure after the first one is marked ended_by_us too. `exited_at`: when it ended by its
+  /// host's clock (wrapper.h EndRecord): a failure that reports after the first one but ended
+  /// before it, by the hosts' clocks, is the job's first failure instead (the other's may be
+  /// its consequence: a peer gone), even when the teardown began in between.
   void finished(int rank, int status, bool signaled, std::string problem,
-                std::chrono::milliseconds duration, bool after_first_is_ours = false);
+                std::chrono::milliseconds duration, bool after_first_is_ours = false,
+                std::optional<double> exited_at = std::nullopt);
+  /// The rank was never started, by clusterctl's doing (Ctrl-C cut its connect short): it is
+  /// over without a status (`problem` says why), ended by us, never the job's first failure.
+  void not_started(int rank, std::string problem);
   /// runtime mpi: mpirun runs (the job is not over before it ends).
   void launcher_running();
   /// runtime mpi: mpirun ended with `status` (-1: unknown); every rank without an end gets -1
@@ -126,11 +137,14 @@ class ControlHosts {
   void post(size_t h, std::vector<std::string> argv);
   /// Waits until every posted command ran (or its host was lost).
   void drain();
-  /// One command on every host at once (not lost ones: said so in the problems); returns "host:
-  /// problem" for each host where it failed. Never cut short by Ctrl-C (this is the cleanup
-  /// that Ctrl-C asks for).
+  /// One command on every host at once (not lost ones: said so in the problems, as
+  /// `lost_problem(h)` words it when given); returns "host: problem" for each host where it
+  /// failed. Never cut short by Ctrl-C once connected (this is the cleanup that Ctrl-C asks
+  /// for; a connect it would cut short the caller prevents with util::InterruptSetAside).
   std::vector<std::string> on_every_host(
-      const std::function<std::vector<std::string>(size_t)>& argv);
+      const std::function<std::vector<std::string>(size_t)>& argv,
+      const std::function<std::string(size_t h, const std::string& host)>& lost_problem =
+          nullptr);
 
  private:
   void worker(size_t h);

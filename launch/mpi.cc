@@ -86,7 +86,7 @@ while kill -0 "$k" 2>/dev/null; do
   wait "$k"
   s=$?
 done
-how=$(cat "$d/end-$r" 2>/dev/null)
+how=$(cut -d ' ' -f 1,2 "$d/end-$r" 2>/dev/null)  # "exit N", without the waiter's time
 rm -f "$d/end-$r"
 if [ -z "$how" ]; then
   if [ "$s" -gt 128 ]; then how="signal $((s - 128))"; else how="exit $s"; fi

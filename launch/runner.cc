@@ -309,6 +309,34 @@ SetUp set_up_hosts(const JobSpec& spec, const WorldPlan& plan, OutputMux& output
   return out;
 }
 
+// Removes every host's job directory: the cleanup that Ctrl-C or SIGTERM asks for, so it runs
+// with the signal set aside (util::InterruptSetAside: a connect would give up on it, and a host
+// it cut short would be passed by). `ran(h)`: whether a rank's wrapper ran on host h, whose
+// watchdog then removes the directory of a host that no longer answers; `never_reached(h)`: the
+// host was not reached at all, so nothing was made there. Returns what may remain, each with
+// the command that removes it.
+std::vector<std::string> remove_job_dirs(ControlHosts& control,
+                                         const std::function<std::string(size_t)>& dir_of,
+                                         const std::function<bool(size_t)>& ran,
+                                         const std::vector<size_t>& never_reached) {
+  const util::InterruptSetAside aside;
+  return control.on_every_host(
+      [&](size_t h) { return cleanup_argv(dir_of(h)); },
+      [&](size_t h, const std::string& host) -> std::string {
+        if (std::find(never_reached.begin(), never_reached.end(), h) != never_reached.end()) {
+          return "";
+        }
+        if (ran(h)) {
+          return fmt::format(
+              "{}: lost, not waited for (its ranks' watchdog ends them and removes its job "
+              "directory)",
+              host);
+        }
+        return fmt::format("{}: lost before any rank ran there, so no watchdog removes {}; {}",
+                           host, dir_of(h), gc_advice(host));
+      });
+}
+
 }  // namespace
 
 std::vector<std::string> sweep_leftovers(remote::Executor& ex, std::chrono::milliseconds timeout,
@@ -381,21 +409,29 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
       set_up_hosts(spec, plan, output, connect, opts, run_id, hostfile, nhosts + (mpi ? 1 : 0));
   ControlHosts control(std::move(setup.control), opts.control_timeout);
   for (size_t h : setup.never_reached) control.mark_lost(h);  // not tried a third time
+  const auto no_rank_ran = [](size_t) { return false; };
+  // What may remain after a job that did not start, one line each, for its error.
+  const auto remains = [&](const std::vector<std::string>& left) {
+    std::string out;
+    for (const auto& p : left) out += "\n  the job directory may remain: " + p;
+    return out;
+  };
   if (!setup.problems.empty() || util::interrupted()) {
-    control.on_every_host([&](size_t h) { return cleanup_argv(dir_of(h)); });
+    const auto left = remove_job_dirs(control, dir_of, no_rank_ran, setup.never_reached);
     // Ctrl-C while the hosts were set up (an upload or a connection cut short by it): the
     // hosts' failures are its doing, so say only that it was interrupted.
     if (setup.problems.empty() || setup.interrupted || util::interrupted()) {
-      return util::interrupted_error(" while the hosts were set up: no rank was started");
+      return util::interrupted_error(" while the hosts were set up: no rank was started" +
+                                     remains(left));
     }
     std::string msg = "the job did not start: a host could not be set up:";
     for (const auto& p : setup.problems) msg += "\n  " + p;
-    return util::error(setup.code, msg);
+    return util::error(setup.code, msg + remains(left));
   }
 
   if (auto st = check_coordinator_port(plan, control, output, opts.control_timeout); !st) {
-    control.on_every_host([&](size_t h) { return cleanup_argv(dir_of(h)); });
-    return st.error();
+    const auto left = remove_job_dirs(control, dir_of, no_rank_ran, setup.never_reached);
+    return util::Error{st.error().code, st.error().message + remains(left)};
   }
 
   const BackendContext ctx{spec,
@@ -424,14 +460,22 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   outcome.code = watched.code;
   outcome.reason = watched.reason;
   outcome.startup = watched.startup;
-  outcome.cleanup_problems =
-      control.on_every_host([&](size_t h) { return cleanup_argv(dir_of(h)); });
   outcome.ranks = board.ranks();
   // What the summary's advice reads (module_advice): each rank's last error, and the program.
   for (RankOutcome& r : outcome.ranks) r.last_error = output.last_error_line(r.rank);
   outcome.command = spec.command.is_shell()
                         ? std::vector<std::string>{"sh", "-c", spec.command.shell}
                         : spec.command.argv;
+  outcome.cleanup_problems = remove_job_dirs(
+      control, dir_of,
+      [&](size_t h) {
+        // runtime mpi: mpirun's wrapper on this machine (the last control host) watches it
+        return std::any_of(outcome.ranks.begin(), outcome.ranks.end(),
+                           [&](const RankOutcome& o) {
+                             return o.started && (mpi || board.host_of(o.rank) == h);
+                           });
+      },
+      setup.never_reached);
   outcome.first_failed = board.first_failed();
   if (watched.rank_failed && outcome.first_failed >= 0) {
     // The first failure may be a consequence: a rank refused by another job's coordinator,
@@ -440,6 +484,12 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     // teardown), by the function the watcher's "ending the job" line came from.
     std::vector<std::string> lines;
     for (int r = 0; r < board.world_size(); ++r) lines.push_back(output.last_error_line(r));
+    // A first failure that only says a peer went away is another's consequence.
+    const int first = first_cause(outcome.ranks, outcome.first_failed, lines);
+    if (first != outcome.first_failed) {
+      outcome.ranks[static_cast<size_t>(first)].ended_by_us = false;
+      outcome.first_failed = first;
+    }
     FailureCause f = failure_cause(outcome.ranks, outcome.first_failed, lines);
     outcome.reason = std::move(f.reason);
     outcome.consequence = f.consequence;

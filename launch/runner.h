@@ -32,6 +32,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,6 +81,8 @@ struct RankOutcome {
   bool ended_by_us = false;  // its end followed clusterctl's SIGTERM/SIGKILL
   bool stopped = false;      // seen stopped while it ran (ps STAT T/t: SIGSTOP, Ctrl-Z, a debugger)
   std::string last_error;    // its last non-blank stderr line (OutputMux::last_error_line)
+  std::optional<double> exited_at;  // a failed rank's end by its host's clock (wrapper.h
+                                    // EndRecord), when the host's waiter recorded it
   std::chrono::milliseconds duration{0};
   bool failed() const { return exit_status != 0; }
 };
@@ -137,6 +140,20 @@ std::string status_reason(const RankOutcome& r);
 /// describe_status, and, but for a signal (named already), status_reason ("exit 126: cannot
 /// enter the working directory /x on h2", "exit 127: command not found: python3 (...)").
 std::string describe_failure(const RankOutcome& r);
+
+/// Whether a rank's last error line says only that a peer went away: a connection reset or
+/// closed under it ("[ring] connection to a peer was lost", "errno 104", "Connection reset by
+/// peer", "Broken pipe"). Such a failure is a consequence of another rank's end.
+bool peer_loss(std::string_view error_line);
+
+/// The rank to take for the job's first failure: `first` (the board's: the first reported, or
+/// the first to end by the hosts' clocks), unless its error is a peer_loss and another rank
+/// failed on its own (exit 1..255, no peer_loss error, not the teardown's SIGTERM or SIGKILL):
+/// then that one, the earliest to end by its host's clock when the hosts recorded it, else the
+/// lowest rank. Under mlx-ring a rank's sys.exit(3) closes its ring connections before its
+/// process ends, so a peer failing on them may both end and be reported before it.
+int first_cause(const std::vector<RankOutcome>& ranks, int first,
+                const std::vector<std::string>& error_lines);
 
 /// The rank whose failure caused rank `first`'s (the first to fail), from `first`'s last error
 /// line (`error_lines[r]`: OutputMux::last_error_line): the coordinator, rank 0, when the line

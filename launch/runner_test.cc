@@ -193,6 +193,36 @@ TEST_CASE("runner: the first failing rank ends the others (SIGTERM) -> job faile
   CHECK(summary.find("SIGTERM") != std::string::npos);
 }
 
+TEST_CASE("runner: the rank that ended first on its host failed first, not the first reported") {
+  // mlx-ring: rank 1 exited 3, its peers failed on the closed connection (exit 1), and rank
+  // 0's exit reached the launcher first: the summary blamed rank 0. Here rank 1's exit status
+  // is held back as a rank's daemon holding its output holds it (up to the relays' 2 s; a
+  // process group of its own, or the wrapper's SIGKILL of the rank's group would end it),
+  // while rank 0 fails 0.2 s after rank 1 ended and is reported at once.
+  const fs::path flag = fs::temp_directory_path() / ("cc-first-" + random_hex(4));
+  JobSpec spec = spec_of(fmt::format(
+      "name: order\nhosts: [a, b, c]\n"
+      "command: {{shell: 'case $CLUSTERCOMM_RANK in 1) perl -e \"setpgrp(0, 0); sleep 3\" & sleep 0.3; : >{0}; exit 3;; "
+      "0) while [ ! -e {0} ]; do sleep 0.05; done; sleep 0.2; echo failed >&2; exit 1;; "
+      "*) exec sleep 60;; esac'}}\n"
+      "timeouts: {{grace: 2}}\n",
+      flag.string()));
+  LocalJob job;
+  auto out = job.run(spec, 3);
+  fs::remove(flag);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  CHECK(out->ranks[1].exit_status == 3);
+  CHECK(out->ranks[0].exit_status == 1);
+  REQUIRE(out->ranks[1].exited_at.has_value());
+  REQUIRE(out->ranks[0].exited_at.has_value());
+  CHECK(*out->ranks[1].exited_at < *out->ranks[0].exited_at);
+  CHECK(out->first_failed == 1);
+  CHECK_FALSE(out->ranks[1].ended_by_us);
+  CHECK(out->reason == "rank 1 on local1 failed (exit 3)");
+  CHECK_FALSE(job.dirs_left(3));
+}
+
 TEST_CASE("runner: a failure whose error names the coordinator is a consequence of rank 0's") {
   // Two launches of one job at once: this one's rank 0 cannot listen on the coordinator port,
   // its rank 1 reaches the other job's coordinator there and fails auth first. The cause is
@@ -461,6 +491,46 @@ TEST_CASE("runner: a coordinator name rank 0's host resolves to loopback is refu
   fs::remove(ran);
 }
 
+TEST_CASE("first_cause: a first failure that only says a peer went away is a consequence") {
+  // mlx-ring, rank 1 sys.exit(3) after init: its ring connections closed before its process
+  // ended, and rank 0, failing on them, was both reported and ended first: the summary blamed
+  // rank 0 ("exit 1", "[ring] Receiving from socket 3 failed with errno 104").
+  std::vector<RankOutcome> ranks(4);
+  for (int r = 0; r < 4; ++r) {
+    ranks[static_cast<size_t>(r)].rank = r;
+    ranks[static_cast<size_t>(r)].host = "h" + std::to_string(r + 1);
+  }
+  ranks[0].exit_status = 1;
+  ranks[0].exited_at = 100.1;
+  ranks[1].exit_status = 3;
+  ranks[1].exited_at = 100.3;
+  ranks[1].ended_by_us = true;  // reported during the teardown
+  ranks[2].exit_status = 1;
+  ranks[2].exited_at = 100.2;
+  ranks[3].exit_status = 128 + 15;
+  ranks[3].signaled = true;
+  const std::vector<std::string> lines = {"[ring] Receiving from socket 3 failed with errno 104",
+                                          "", "RuntimeError: [ring] connection to a peer was lost",
+                                          ""};
+  CHECK(peer_loss(lines[0]));
+  CHECK(peer_loss(lines[2]));
+  CHECK(peer_loss("recv: Connection reset by peer"));
+  CHECK(peer_loss("[ring] Too many send/recv errors. Failing pending tasks..."));
+  CHECK(peer_loss("[ring] Sending to socket 4 failed with errno 32"));
+  CHECK_FALSE(peer_loss("ValueError: bad shape"));
+  CHECK(first_cause(ranks, 0, lines) == 1);
+  CHECK(first_cause(ranks, 2, lines) == 1);
+  // A first failure of its own stays the first.
+  CHECK(first_cause(ranks, 1, lines) == 1);
+  std::vector<std::string> own = lines;
+  own[0] = "ValueError: bad shape";
+  CHECK(first_cause(ranks, 0, own) == 0);
+  // No other rank failed on its own (rank 3 is the teardown's SIGTERM): the first stays.
+  ranks[1].exit_status = 128 + 15;
+  ranks[1].signaled = true;
+  CHECK(first_cause(ranks, 0, lines) == 0);
+}
+
 TEST_CASE("root_cause: the rank a first failure's error names, if it failed on its own") {
   std::vector<RankOutcome> ranks(3);
   for (int r = 0; r < 3; ++r) ranks[static_cast<size_t>(r)].rank = r;
@@ -568,6 +638,71 @@ TEST_CASE("runner: Ctrl-C during an upload says interrupted, not a host or job f
   CHECK(out.error().message ==
         "interrupted (Ctrl-C) while the hosts were set up: no rank was started");
   CHECK_FALSE(job.dirs_left(2));
+}
+
+namespace {
+// A LocalExecutor that, like SshExecutor when it must connect, refuses to run while the
+// Ctrl-C flag is set: the cleanup after an interrupt must set the flag aside to reach it.
+class RefusesWhileInterrupted final : public cc::remote::Executor {
+ public:
+  explicit RefusesWhileInterrupted(std::string host) : local_(host), host_(std::move(host)) {}
+  const std::string& host() const override { return host_; }
+  cc::util::Result<cc::remote::CommandResult> run(const cc::remote::Command& cmd,
+                                                  const cc::remote::RunOptions& opts) override {
+    if (cc::util::interrupted()) {
+      return cc::util::error(cc::util::ExitCode::kInterrupted,
+                             fmt::format("{}: cannot connect to root@10.0.0.3:22: {} while "
+                                         "connecting",
+                                         host_, cc::util::interruption()));
+    }
+    return local_.run(cmd, opts);
+  }
+  cc::util::Status upload(const fs::path& local, const std::string& remote, unsigned mode,
+                          std::chrono::milliseconds timeout) override {
+    return local_.upload(local, remote, mode, timeout);
+  }
+
+ private:
+  cc::remote::LocalExecutor local_;
+  std::string host_;
+};
+}  // namespace
+
+TEST_CASE("runner: SIGTERM while the ranks connect: no host lost, every job directory removed") {
+  // `launch` killed 0.4 s in: the ranks' connects gave up on the signal, each host was
+  // reported "connection lost: host h1 lost: ... terminated (SIGTERM) while looking up", passed
+  // by as lost by the cleanup, and its job directory stayed (no wrapper, so no watchdog).
+  JobSpec spec = spec_of("name: sig\nhosts: [a, b]\ncommand: [sleep, '60']\n");
+  std::atomic<int> calls[2] = {0, 0};
+  LocalJob job;
+  job.connect = [&calls](size_t h) -> cc::util::Result<std::unique_ptr<cc::remote::Executor>> {
+    const std::string name = "local" + std::to_string(h);
+    if (calls[h]++ > 0) {  // a rank's session: the signal comes while it connects
+      cc::util::set_interrupted(true, SIGTERM);
+    }
+    return std::unique_ptr<cc::remote::Executor>(std::make_unique<RefusesWhileInterrupted>(name));
+  };
+  auto out = job.run(spec, 2);
+  const bool still_interrupted = cc::util::interrupted();
+  const int signal = cc::util::interrupt_signal();
+  cc::util::set_interrupted(false);
+  REQUIRE(out.ok());
+  CHECK(still_interrupted);  // set back after the cleanup: main() exits 130
+  CHECK(signal == SIGTERM);
+  CHECK(out->code == cc::util::ExitCode::kInterrupted);
+  CHECK(out->first_failed == -1);
+  CHECK(out->cleanup_problems.empty());
+  CHECK_FALSE(job.dirs_left(2));
+  for (const auto& r : out->ranks) {
+    CHECK_FALSE(r.started);
+    CHECK(r.ended_by_us);
+    CHECK(r.problem == fmt::format("never started: terminated (SIGTERM) while connecting to {}",
+                                   r.host));
+  }
+  const std::string summary = render_summary(*out);
+  CHECK(summary.find("lost") == std::string::npos);
+  CHECK(summary.find("failed first") == std::string::npos);
+  CHECK(summary.find("never started") != std::string::npos);
 }
 
 TEST_CASE("runner: a second Ctrl-C while the job ends sends SIGKILL at once, not after the grace") {
@@ -888,7 +1023,10 @@ TEST_CASE("runner: runtime mpi: timeouts.total ends mpirun and its ranks, nothin
   auto out = run_mpi(spec, job);
   REQUIRE(out.ok());
   CHECK(out->code == cc::util::ExitCode::kJobFailed);
-  CHECK(out->reason == "the job ran longer than timeouts.total (600 s)");
+  // Both ranks named as the deadline found them (silent all along: sleep prints nothing).
+  CHECK(out->reason.starts_with("the job ran longer than timeouts.total (600 s): still running "
+                                "at the deadline: rank 0 on localhost (silent for 60"));
+  CHECK(out->reason.find("rank 1 on localhost (silent for 60") != std::string::npos);
   CHECK(out->duration < std::chrono::seconds(610));
   // Each rank's own end, by clusterctl's SIGTERM: mpirun, also signalled while it ended the job
   // itself, crashed (exit 139) and left the rank it had not ended without a status.

@@ -8,6 +8,7 @@
 
 #include "launch/backend.h"
 #include "launch/wrapper.h"
+#include "util/interrupt.h"
 
 namespace cc::launch {
 namespace {
@@ -46,6 +47,7 @@ class RankSession {
   void run() {
     auto ex = ctx_.connect(host_);
     if (!ex) {
+      if (ex.error().code == util::ExitCode::kInterrupted) return not_started();
       finish(-1, ex.error().message);
       return;
     }
@@ -53,14 +55,24 @@ class RankSession {
     remote::RunOptions ro = run_options();
     ro.what = describe_step(argv);
     auto res = (*ex)->run(remote::Command{std::move(argv)}, ro);
-    if (!res) {
+    if (!res && res.error().code == util::ExitCode::kInterrupted) {
+      // Ctrl-C or SIGTERM cut the connect short (the session's own run ignores the signal
+      // once connected: the watcher ends the ranks): the host was not lost, and no wrapper
+      // (nor its watchdog) runs there, so the teardown must still clean it up.
+      not_started();
+    } else if (!res) {
       ctx_.control.mark_lost(host_);  // teardown does not wait for it
       finish(-1, fmt::format("connection lost: host {} lost: {}", ctx_.plan.hosts[host_].name,
                              res.error().message));
     } else if (res->timed_out) {
       finish(-1, "abandoned: no exit status after SIGKILL (host unreachable?)");
     } else {
-      finish(res->exit_status, "", res->signaled || signaled_by_record(**ex, res->exit_status));
+      // A failure's end record: whether 128+N was a signal, and when it ended on its host.
+      const auto rec = res->exit_status != 0 ? end_record(**ex) : std::nullopt;
+      const bool by_signal =
+          res->signaled ||
+          (res->exit_status > 128 && (rec ? rec->signaled : true));  // no record: as sh says
+      finish(res->exit_status, "", by_signal, rec ? rec->exited_at : std::nullopt);
     }
   }
 
@@ -114,20 +126,27 @@ class RankSession {
     if (err_line_.size() > 4096) err_line_.clear();  // a long line is no waiter's
   }
 
-  // 128+N: an exit with that status, or death by signal N? The wrapper's end record says
-  // (wrapper.h); without one (no perl on the host), as sh reports it: a signal.
-  bool signaled_by_record(remote::Executor& ex, int status) const {
-    if (status <= 128) return false;
+  // The wrapper's end record (wrapper.h) of a failed rank: 128+N an exit with that status or
+  // death by signal N, and when it ended by its host's clock (the order of the failures).
+  // None without perl on the host: 128+N is then taken as sh reports it, a signal.
+  std::optional<EndRecord> end_record(remote::Executor& ex) const {
     remote::RunOptions q;
     q.timeout = 5s;
     q.cancelled = [] { return false; };
     q.what = describe_step(end_record_argv(dir_, rank_));
     auto rec = ex.run(remote::Command{end_record_argv(dir_, rank_)}, q);
-    auto how = rec && rec->exit_status == 0 ? parse_end_record(rec->out) : std::nullopt;
-    return how.value_or(true);
+    return rec && rec->exit_status == 0 ? read_end_record(rec->out) : std::nullopt;
   }
 
-  void finish(int status, std::string problem, bool signaled = false) {
+  // The rank was never started because the job was interrupted while its session connected.
+  void not_started() {
+    ctx_.output.finish(rank_);
+    board_.not_started(rank_, fmt::format("never started: {} while connecting to {}",
+                                          util::interruption(), ctx_.plan.hosts[host_].name));
+  }
+
+  void finish(int status, std::string problem, bool signaled = false,
+              std::optional<double> exited_at = std::nullopt) {
     const std::string rest = marker_.flush();
     if (!rest.empty()) feed(2, rest);
     // The wrapper failed before the command ran (a cwd that is missing, a job directory that
@@ -140,7 +159,8 @@ class RankSession {
     ctx_.output.finish(rank_);
     board_.finished(
         rank_, status, signaled, std::move(problem),
-        std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.clock.now() - start_));
+        std::chrono::duration_cast<std::chrono::milliseconds>(ctx_.clock.now() - start_), false,
+        exited_at);
   }
 
   const BackendContext& ctx_;

@@ -135,6 +135,45 @@ std::string describe_failure(const RankOutcome& r) {
   return failure_words(r, false);
 }
 
+bool peer_loss(std::string_view error_line) {
+  std::string line(error_line);
+  std::transform(line.begin(), line.end(), line.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // MLX's ring backend ends with "[ring] Too many send/recv errors. Failing pending tasks..."
+  // after its "[ring] Receiving from socket 3 failed with errno 104" (or 9, 32) lines.
+  for (std::string_view sign :
+       {"connection to a peer was lost", "connection reset by peer", "errno 104", "errno=104",
+        "econnreset", "broken pipe", "epipe", "errno 32", "peer closed", "closed by peer",
+        "closed by the peer", "[ring] receiving from socket", "[ring] sending to socket",
+        "too many send/recv errors"}) {
+    if (line.find(sign) != std::string::npos) return true;
+  }
+  return false;
+}
+
+int first_cause(const std::vector<RankOutcome>& ranks, int first,
+                const std::vector<std::string>& error_lines) {
+  auto line = [&](int r) {
+    return static_cast<size_t>(r) < error_lines.size() ? error_lines[static_cast<size_t>(r)]
+                                                       : std::string();
+  };
+  if (first < 0 || static_cast<size_t>(first) >= ranks.size() || !peer_loss(line(first))) {
+    return first;
+  }
+  int best = -1;
+  for (const RankOutcome& o : ranks) {
+    const bool teardown = o.signaled || o.exit_status == 128 + 15 || o.exit_status == 128 + 9;
+    if (o.rank == first || o.exit_status <= 0 || teardown || peer_loss(line(o.rank))) continue;
+    if (best < 0) {
+      best = o.rank;
+      continue;
+    }
+    const RankOutcome& b = ranks[static_cast<size_t>(best)];
+    if (o.exited_at && b.exited_at && *o.exited_at < *b.exited_at) best = o.rank;
+  }
+  return best >= 0 ? best : first;
+}
+
 int root_cause(const std::vector<RankOutcome>& ranks, int first,
                const std::vector<std::string>& error_lines) {
   if (first < 0 || static_cast<size_t>(first) >= error_lines.size()) return first;
@@ -481,7 +520,11 @@ std::string render_summary(const JobOutcome& o) {
     } else if (r.ended_by_us) {
       // Only a death by signal is surely ours; a rank that exits by itself once teardown has
       // begun may have handled our SIGTERM or failed on its own (a peer gone).
-      note = r.signaled || r.exit_status < 0 ? "ended by clusterctl" : "exited during teardown";
+      // One that never started (Ctrl-C kept its session from connecting): its status and
+      // the line below say so.
+      note = !r.started && r.exit_status < 0       ? ""
+             : r.signaled || r.exit_status < 0 ? "ended by clusterctl"
+                                               : "exited during teardown";
     } else if (!r.started && r.exit_status != 0) {
       note = "never started";
     }

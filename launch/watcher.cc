@@ -51,7 +51,15 @@ class Watcher {
       if (c.started == world_ && result_.startup.count() == 0) {
         result_.startup = ms(clock_.now() - opts_.t0);
       }
-      if (c.finished == world_ && c.launcher_done) break;
+      if (c.finished == world_ && c.launcher_done) {
+        // Every rank was over before the watcher looked: a Ctrl-C that came meanwhile (it
+        // kept their sessions from connecting) is still why the job ended.
+        if (!ending_at_ && util::interrupted()) {
+          result_.code = ExitCode::kInterrupted;
+          result_.reason = interrupt_reason();
+        }
+        break;
+      }
       if (!ending_at_) {
         if (auto why = end_reason(c)) begin_end(std::move(*why));
         if (!ending_at_) collect_stall_sample();
@@ -74,16 +82,16 @@ class Watcher {
     std::string note;  // `why` as the "ending the job" line says it, when shorter ("": why)
   };
 
+  // The signal that came, named: `clusterctl stop` sends SIGTERM.
+  static std::string interrupt_reason() {
+    return util::interrupt_signal() == SIGTERM ? "terminated (SIGTERM, as `clusterctl stop` sends)"
+                                               : util::interruption();
+  }
+
   // Whether the job ends now, and why.
   std::optional<Reason> end_reason(const RankBoard::Counts& c) {
     const auto now = clock_.now();
-    if (util::interrupted()) {
-      // The signal that came, named: `clusterctl stop` sends SIGTERM.
-      return Reason{util::interrupt_signal() == SIGTERM
-                        ? "terminated (SIGTERM, as `clusterctl stop` sends)"
-                        : util::interruption(),
-                    ExitCode::kInterrupted, false, ""};
-    }
+    if (util::interrupted()) return Reason{interrupt_reason(), ExitCode::kInterrupted, false, ""};
     if (c.first_failed >= 0) {
       // A rank that failed because another was stopped (its collective timed out) is not the
       // cause: look once more at the others (only when the failed rank reported an exit
@@ -110,6 +118,7 @@ class Watcher {
                     ExitCode::kJobFailed, false, ""};
     }
     if (opts_.timeouts.total.count() > 0 && now - opts_.t0 > opts_.timeouts.total) {
+      last_cpu_look();
       return Reason{fmt::format("the job ran longer than timeouts.total ({} s){}",
                                 opts_.timeouts.total.count(), still_running()),
                     ExitCode::kJobFailed, false, ""};
@@ -148,7 +157,8 @@ class Watcher {
       running.push_back(fmt::format("rank {} on {}", o.rank, o.host));
       if (first < 0) first = o.rank;
     }
-    if (exited_ok == 0 || running.empty()) return "";
+    if (running.empty()) return "";
+    if (exited_ok == 0) return silent_ranks();
     constexpr size_t kShown = 4;
     std::string list = fmt::format(
         "{}",
@@ -161,6 +171,56 @@ class Watcher {
         "others had left: its last lines are in `clusterctl logs {} --rank {}`)",
         list, exited_ok, util::plural(ranks.size(), "rank", "ranks"),
         opts_.name.empty() ? "JOB" : opts_.name, first);
+  }
+
+  // At the deadline, the stall watch's sample in flight is judged and one more is taken, so
+  // that the reason gives each rank's CPU use up to now (silent and idle: blocked; silent and
+  // busy: spinning). A sample takes at most ~2 s (sample_hosts). Without stall sampling
+  // (timeouts.stall 0) there is nothing to compare a sample with: no CPU use is given.
+  void last_cpu_look() {
+    if (!stall_sampling_) return;
+    if (pending_.valid()) {
+      const TimedSample done = pending_.get();
+      judge(done.answers, true, done.at);
+    }
+    judge(backend_.sample(running_pids()), true, clock_.now());
+  }
+
+  // When no rank had ended: every rank still running at the deadline, the longest silent
+  // first, with how long it had printed nothing and its CPU use at the last stall sample (the
+  // hung rank is the silent one; one spinning in a collective keeps a core busy, one blocked
+  // uses none): ": still running at the deadline: rank 1 on h2 (silent for 19 s, 0% CPU), rank
+  // 0 on h1 (silent for 1 s, 98% CPU) ...; the longest silent first: its last lines are in
+  // `clusterctl logs JOB --rank 1`".
+  std::string silent_ranks() const {
+    struct Running {
+      int rank;
+      std::string host;
+      std::chrono::milliseconds silent;
+    };
+    std::vector<Running> running;
+    const auto now = clock_.now();
+    for (const auto& o : board_.ranks()) {
+      if (!o.finished) running.push_back({o.rank, o.host, ms(now - board_.last_output(o.rank))});
+    }
+    if (running.empty()) return "";
+    std::stable_sort(running.begin(), running.end(),
+                     [](const Running& a, const Running& b) { return a.silent > b.silent; });
+    constexpr size_t kShown = 4;
+    std::vector<std::string> named;
+    for (size_t i = 0; i < running.size() && i < kShown; ++i) {
+      const Running& r = running[i];
+      const size_t k = static_cast<size_t>(r.rank);
+      named.push_back(fmt::format(
+          "rank {} on {} (silent for {} s{})", r.rank, r.host, r.silent.count() / 1000,
+          samples_[k] >= 2 ? fmt::format(", {:.0f}% CPU", stall_[k].last_load() * 100) : ""));
+    }
+    std::string list = fmt::format("{}", fmt::join(named, ", "));
+    if (running.size() > kShown) list += fmt::format(" and {} more", running.size() - kShown);
+    return fmt::format(
+        ": still running at the deadline: {}; the longest silent first: its last lines are in "
+        "`clusterctl logs {} --rank {}`",
+        list, opts_.name.empty() ? "JOB" : opts_.name, running.front().rank);
   }
 
   void begin_end(Reason r) {
@@ -308,7 +368,9 @@ class Watcher {
       if (!stall_warnings) continue;
       auto silent = ms(now - board_.last_output(o.rank));
       auto& w = stall_[static_cast<size_t>(o.rank)];
-      if (w.sample(now, it->cpu, silent, it->runnable)) {
+      const bool warn = w.sample(now, it->cpu, silent, it->runnable);
+      ++samples_[static_cast<size_t>(o.rank)];  // last_load() is known from the second
+      if (warn) {
         // Below 75% it wanted a core at every look and got only a share of one: say so, or
         // "using 35% CPU" reads like a rank that is mostly idle.
         const std::string shared =
@@ -339,6 +401,7 @@ class Watcher {
   const WatchOptions& opts_;
   const int world_;
   std::vector<StallWatch> stall_;
+  std::vector<int> samples_ = std::vector<int>(static_cast<size_t>(world_), 0);  // per rank
   bool stall_sampling_;
   Time next_sample_;
   struct TimedSample {

@@ -84,6 +84,7 @@ class FakeBackend final : public LaunchBackend {
   void join() override {}
 
   void started(int r) { board_->started(r, 1000 + r); }
+  void printed(int r) { board_->output_seen(r); }
   void end(int r, int status, std::string problem = "") {
     if (!board_->rank(r).finished) {
       board_->finished(r, status, status > 128, std::move(problem), 0ms);
@@ -185,6 +186,55 @@ TEST_CASE("watcher: timeouts.total names the rank still running after the others
         "in `clusterctl logs smoke --rank 1`)");
 }
 
+TEST_CASE("board: the failure that ended first on its host is the first, not the first reported") {
+  WorldPlan plan;
+  plan.hosts = {{"h1", "", ""}, {"h2", "", ""}, {"h3", "", ""}};
+  cc::util::FakeClock clock;
+  RankBoard b(plan, clock);
+  b.finished(0, 1, false, "", 0ms, false, 1000.5);  // reported first, ended later
+  CHECK(b.first_failed() == 0);
+  b.begin_ending();                                   // the watcher saw it: teardown
+  b.finished(1, 3, false, "", 0ms, false, 1000.25);  // ended before it
+  // Our SIGTERM, on a host whose clock is behind: ours all the same, never the first.
+  b.finished(2, 143, true, "", 0ms, false, 1000.1);
+  CHECK(b.first_failed() == 1);
+  CHECK_FALSE(b.rank(1).ended_by_us);
+  CHECK(b.rank(2).ended_by_us);
+  CHECK(*b.rank(1).exited_at == doctest::Approx(1000.25));
+  // Without the hosts' times (no perl there), the order the reports came in.
+  RankBoard c(plan, clock);
+  c.finished(0, 1, false, "", 0ms, false, 1000.5);
+  c.finished(1, 3, false, "", 0ms);
+  CHECK(c.first_failed() == 0);
+  // A rank that never started because of Ctrl-C is over, ours, and no failure of its own.
+  RankBoard d(plan, clock);
+  d.not_started(2, "never started: interrupted (Ctrl-C) while connecting to h3");
+  CHECK(d.rank(2).finished);
+  CHECK(d.rank(2).ended_by_us);
+  CHECK(d.first_failed() == -1);
+}
+
+TEST_CASE("watcher: timeouts.total names the silent rank when none had ended (a hung rank)") {
+  // Rank 1 slept forever: the reason named no rank, and the others' errors in the teardown
+  // blamed a rank clusterctl had just ended. Rank 0 prints up to the deadline; rank 1 printed
+  // once, early, and uses no CPU. (Rank 0's share is not asserted: on the fake clock the
+  // sampler's thread lags the watcher by an unknown span of fake time.)
+  Watch t;
+  t.opts.name = "hang";
+  t.opts.timeouts.total = 60s;
+  t.opts.timeouts.stall = 10s;  // a CPU sample every 5 s
+  t.start_all_at(100ms);
+  t.clock.at(3s, [&] { t.backend.printed(1); });
+  for (int s = 1; s < 60; ++s) t.clock.at(ms(s * 1000), [&] { t.backend.printed(0); });
+  auto [w, ranks] = t.run();
+  CHECK(w.code == ExitCode::kJobFailed);
+  CHECK(w.reason.starts_with(
+      "the job ran longer than timeouts.total (60 s): still running at the deadline: rank 1 on "
+      "h2 (silent for 57 s, 0% CPU), rank 0 on h1 (silent for 1 s, "));
+  CHECK(w.reason.ends_with(
+      "% CPU); the longest silent first: its last lines are in `clusterctl logs hang --rank 1`"));
+}
+
 TEST_CASE("watcher: timeouts.total ends the job: SIGTERM at the limit, SIGKILL a grace later") {
   Watch t;
   t.opts.timeouts.total = 600s;  // ten minutes of fake time, in milliseconds of real time
@@ -192,7 +242,10 @@ TEST_CASE("watcher: timeouts.total ends the job: SIGTERM at the limit, SIGKILL a
   t.backend.obeys_term = {0};  // rank 1 ignores SIGTERM
   auto [w, ranks] = t.run();
   CHECK(w.code == ExitCode::kJobFailed);
-  CHECK(w.reason == "the job ran longer than timeouts.total (600 s)");
+  CHECK(w.reason ==
+        "the job ran longer than timeouts.total (600 s): still running at the deadline: rank 0 "
+        "on h1 (silent for 600 s, 0% CPU), rank 1 on h2 (silent for 600 s, 0% CPU); the longest "
+        "silent first: its last lines are in `clusterctl logs job --rank 0`");
   REQUIRE(t.backend.calls.size() == 2);
   CHECK(t.backend.calls[0] == "TERM@600020ms");  // the first look past the limit
   CHECK(t.backend.calls[1] == "KILL@603020ms");  // grace (3 s) after the SIGTERM

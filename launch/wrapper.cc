@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <iterator>
 
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "remote/quote.h"
+#include "util/number.h"
 #include "util/process.h"
 
 namespace cc::launch {
@@ -293,7 +295,8 @@ if ($c == 0) {
 waitpid($c, 0);
 my $s = $?;
 my $how = ($s & 127) ? "signal " . ($s & 127) : "exit " . ($s >> 8);
-if (open(my $o, ">", $f)) { print $o "$how\n"; close $o; }
+my $at = eval { require Time::HiRes; sprintf(" %.6f", Time::HiRes::time()) } // "";
+if (open(my $o, ">", $f)) { print $o "$how$at\n"; close $o; }
 POSIX::_exit(($s & 127) ? 128 + ($s & 127) : $s >> 8);)PL";
 
 // $1 the job directory (a name no one can predict), $2 the launcher record. mkdir, not
@@ -597,17 +600,29 @@ std::string exec_failure(std::string_view line) {
   return "cannot run " + rest;
 }
 
-std::optional<bool> parse_end_record(std::string_view text) {
+std::optional<EndRecord> read_end_record(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
-  bool signal = text.starts_with("signal ");
-  if (!signal && !text.starts_with("exit ")) return std::nullopt;
-  text.remove_prefix(signal ? 7 : 5);
+  EndRecord rec;
+  rec.signaled = text.starts_with("signal ");
+  if (!rec.signaled && !text.starts_with("exit ")) return std::nullopt;
+  text.remove_prefix(rec.signaled ? 7 : 5);
   int n = -1;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size() || n < 0 || n > 255) {
-    return std::nullopt;
-  }
-  return signal;
+  if (ec != std::errc() || n < 0 || n > 255) return std::nullopt;
+  text.remove_prefix(static_cast<size_t>(end - text.data()));
+  if (text.empty()) return rec;  // a waiter without Time::HiRes: no time
+  if (!text.starts_with(' ')) return std::nullopt;
+  text.remove_prefix(1);
+  const auto at = util::parse_double(text);
+  if (!at || !std::isfinite(*at) || *at <= 0) return std::nullopt;
+  rec.exited_at = *at;
+  return rec;
+}
+
+std::optional<bool> parse_end_record(std::string_view text) {
+  auto rec = read_end_record(text);
+  if (!rec) return std::nullopt;
+  return rec->signaled;
 }
 
 std::string StartMarker::feed(std::string_view bytes) {

@@ -187,6 +187,17 @@ std::string exec_failure(std::string_view line);
 /// nullopt for anything else (no record).
 std::optional<bool> parse_end_record(std::string_view text);
 
+/// An end record in full: "exit N AT" / "signal N AT", AT when the rank ended by its host's
+/// clock (seconds since the epoch, microseconds; the waiter's Time::HiRes, absent without it).
+/// It orders the ranks' failures as they happened, where the order their ends reached the
+/// launcher need not (one rank's exit status may come over a slower connection, or after its
+/// relays' wait): a rank that ended because a peer did is never taken for the cause.
+struct EndRecord {
+  bool signaled = false;
+  std::optional<double> exited_at;
+};
+std::optional<EndRecord> read_end_record(std::string_view text);
+
 /// Removes the wrapper's start line ("NONCE PID") from a rank's stderr stream as it arrives.
 /// Until the line came, stderr is held back (the wrapper's own messages come before it).
 class StartMarker {

@@ -294,14 +294,26 @@ TEST_CASE("wrapper: the rank's exit status and death by signal come back") {
   CHECK(r->exit_status == 128 + 9);
   auto rec = local.run(cc::remote::Command{end_record_argv(dir, 0)}, {});
   REQUIRE(rec.ok());
-  CHECK(rec->out == "signal 9\n");  // the end record tells the signal from an exit...
+  // The end record tells the signal from an exit, and says when the rank ended by this
+  // host's clock (the order of the ranks' failures)...
+  const double now = std::chrono::duration<double>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  CHECK(rec->out.starts_with("signal 9 "));
+  auto end = read_end_record(rec->out);
+  REQUIRE(end.has_value());
+  CHECK(end->signaled);
+  REQUIRE(end->exited_at.has_value());
+  CHECK(*end->exited_at <= now);
+  CHECK(*end->exited_at > now - 60);
   r = local.run(
       cc::remote::Command{wrapper_argv({dir, 0, "", 1, nonce, {"sh", "-c", "exit 137"}})}, ro);
   REQUIRE(r.ok());
   CHECK(r->exit_status == 137);
   rec = local.run(cc::remote::Command{end_record_argv(dir, 0)}, {});
   REQUIRE(rec.ok());
-  CHECK(rec->out == "exit 137\n");  // ... with the same status
+  CHECK(rec->out.starts_with("exit 137 "));  // ... with the same status
+  CHECK_FALSE(read_end_record(rec->out)->signaled);
   r = local.run(cc::remote::Command{wrapper_argv({dir, 0, "no-such-dir", 1, nonce, {"true"}})}, ro);
   REQUIRE(r.ok());
   CHECK(r->exit_status == 126);
@@ -388,6 +400,18 @@ TEST_CASE("wrapper: parse_end_record") {
   CHECK_FALSE(parse_end_record(""));
   CHECK_FALSE(parse_end_record("exit x"));
   CHECK_FALSE(parse_end_record("signal 999"));
+  // With the time the rank ended (the waiter's Time::HiRes), and without it.
+  auto rec = read_end_record("exit 3 1765100000.250000\n");
+  REQUIRE(rec.has_value());
+  CHECK_FALSE(rec->signaled);
+  REQUIRE(rec->exited_at.has_value());
+  CHECK(*rec->exited_at == doctest::Approx(1765100000.25));
+  CHECK(parse_end_record("signal 15 1765100000.5") == std::optional<bool>(true));
+  rec = read_end_record("exit 3\n");
+  REQUIRE(rec.has_value());
+  CHECK_FALSE(rec->exited_at.has_value());
+  CHECK_FALSE(read_end_record("exit 3 soon"));
+  CHECK_FALSE(read_end_record("exit 3x 17"));
 }
 
 namespace {

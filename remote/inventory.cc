@@ -335,6 +335,19 @@ util::Status check_distinct_hosts(const std::vector<std::string>& names, std::st
                                  a, b, util::same_host_note(a, b)));
 }
 
+util::Error unknown_host_error(std::string_view name, const std::vector<std::string>& known,
+                               std::string_view where) {
+  constexpr size_t kListed = 12;
+  std::string listed = fmt::format(
+      "{}", fmt::join(known.begin(),
+                      known.begin() + static_cast<std::ptrdiff_t>(std::min(known.size(), kListed)),
+                      ", "));
+  if (known.size() > kListed) listed += fmt::format(" +{} more", known.size() - kListed);
+  return util::error(ExitCode::kUsage,
+                     fmt::format("no host '{}' in {}{}; its hosts: {}", name, where,
+                                 util::did_you_mean(name, known), listed));
+}
+
 util::Result<std::vector<InventoryHost>> select_hosts(const Inventory& inv, std::string_view spec) {
   if (util::trim(spec) == "all") return inv.hosts;
   std::vector<std::string> names = split_host_list(spec);
@@ -347,18 +360,8 @@ util::Result<std::vector<InventoryHost>> select_hosts(const Inventory& inv, std:
   for (const auto& name : names) {
     const InventoryHost* h = by_name.find(name);
     if (h == nullptr) {
-      std::vector<std::string> known = inv.names();
-      constexpr size_t kListed = 12;
-      std::string listed = fmt::format(
-          "{}",
-          fmt::join(known.begin(),
-                    known.begin() + static_cast<std::ptrdiff_t>(std::min(known.size(), kListed)),
-                    ", "));
-      if (known.size() > kListed) listed += fmt::format(" +{} more", known.size() - kListed);
-      return util::error(ExitCode::kUsage,
-                         fmt::format("no host '{}' in {}{}; its hosts: {}", name,
-                                     inv.path.empty() ? "the inventory" : inv.path.string(),
-                                     util::did_you_mean(name, known), listed));
+      return unknown_host_error(name, inv.names(),
+                                inv.path.empty() ? "the inventory" : inv.path.string());
     }
     chosen.push_back(*h);
   }

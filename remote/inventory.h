@@ -86,6 +86,12 @@ util::Status save_inventory(const std::filesystem::path& path, const Inventory& 
 /// inventory's path).
 util::Result<std::vector<InventoryHost>> select_hosts(const Inventory& inv, std::string_view spec);
 
+/// The one message for a host name that `where` (an inventory's path, a cluster state file)
+/// does not have: "no host 'h9' in WHERE (did you mean 'h1'?); its hosts: h1, h2, ..." (at most
+/// 12 listed), kUsage. select_hosts' and every other command's that takes host names.
+util::Error unknown_host_error(std::string_view name, const std::vector<std::string>& known,
+                               std::string_view where);
+
 /// Ok when no two of `names` name one host (util::same_host: "Studio1", "studio1" and
 /// "studio1." are one; "h1" twice too); else kUsage naming both, starting with `what`
 /// ("--hosts"): the one duplicate rule of every list of hosts the operator gives.

@@ -410,6 +410,14 @@ bad_dest() {  # bad_dest DESCRIPTION HOSTS-WANTED -- CMD...: exit 2, the bad hos
 bad_dest "exec on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" exec --hosts all -- true
 bad_dest "launch on an inventory with a bad destination" h2 -- env XDG_STATE_HOME="$tmp/state" "$cc" --inventory "$tmp/bad-dest.yaml" launch "$tmp/bad-dest-job.yaml"
 bad_dest "push to an inventory with bad destinations" h2,h3 -- env XDG_STATE_HOME="$tmp/state" "$cc" --inventory "$tmp/bad-dest.yaml" push "$tmp/bad-dest-file" --dest /tmp
+# push --to (and --from) a name the cluster does not have: answered as `health --hosts` answers
+# it (remote::unknown_host_error), with the inventory, the closest name and the hosts there.
+printf 'hosts:\n  - {name: h1, ssh: 127.0.0.1}\n  - {name: h2, ssh: 127.0.0.2}\n  - {name: h3, ssh: 127.0.0.3}\n' >"$tmp/push-inv.yaml"
+for opt in "--to h2,h9" "--from h9"; do
+  expect 2 "push $opt: a host the inventory does not have" -- env XDG_STATE_HOME="$tmp/state" "$cc" --inventory "$tmp/push-inv.yaml" push "$tmp/bad-dest-file" --dest /tmp $opt
+  grep -qxF "clusterctl push: ${opt%% *}: no host 'h9' in $tmp/push-inv.yaml (did you mean 'h1'?); its hosts: h1, h2, h3" <<<"$LAST" ||
+    { echo "FAIL: push $opt: not answered with the inventory and a suggestion: $LAST"; fail=1; }
+done
 bad_dest "network apply on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" network apply --hosts all
 bad_dest "network apply --dry-run on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" network apply --dry-run
 bad_dest "rdma enable on an inventory with bad destinations" h2,h3 -- "$cc" --inventory "$tmp/bad-dest.yaml" rdma enable --check

@@ -1,5 +1,6 @@
 #include "util/interrupt.h"
 
+#include <algorithm>
 #include <csignal>
 #include <string>
 
@@ -48,6 +49,20 @@ std::string interruption() {
 
 Error interrupted_error(std::string_view rest) {
   return Error{ExitCode::kInterrupted, interruption() + std::string(rest)};
+}
+
+InterruptSetAside::InterruptSetAside() : count_(interrupt_count()), signal_(interrupt_signal()) {
+  g_interrupted = 0;
+  g_signal = 0;
+}
+
+InterruptSetAside::~InterruptSetAside() {
+  // A signal that came during the cleanup counts beside those before it (the watcher's "second
+  // Ctrl-C" and main()'s exit 130 read the count and the first signal).
+  const int during = static_cast<int>(g_interrupted);
+  if (count_ == 0) return;  // nothing was set aside: what came meanwhile stands as it is
+  g_interrupted = std::min(count_ + during, 1000);
+  g_signal = signal_;
 }
 
 void set_interrupted(bool value, int signal) {

@@ -42,6 +42,26 @@ Error interrupted_error(std::string_view rest = "");
 /// How many SIGINTs and SIGTERMs arrived (0: none).
 int interrupt_count();
 
+/// Sets a Ctrl-C or SIGTERM aside while a cleanup that it asked for runs to its end: the
+/// executors refuse to connect or start a command while the flag is set, so the cleanup after
+/// an interrupt (lab up's rollback, a job's removal of its job directories) would otherwise fail
+/// on the very signal it answers. The flag is cleared for the object's life and set back when it
+/// ends, with any signal that arrived meanwhile counted, so the caller still exits 130. Only for
+/// a cleanup with its own time limits, run when no other thread waits on the flag.
+class InterruptSetAside {
+ public:
+  InterruptSetAside();
+  ~InterruptSetAside();
+  InterruptSetAside(const InterruptSetAside&) = delete;
+  InterruptSetAside& operator=(const InterruptSetAside&) = delete;
+  /// Whether a signal had arrived before (what the cleanup answers).
+  bool was_interrupted() const { return count_ > 0; }
+
+ private:
+  int count_;
+  int signal_;
+};
+
 /// For tests: sets or clears the flag (a count of 1 or 0), as if `signal` had arrived.
 void set_interrupted(bool value, int signal = SIGINT);
 

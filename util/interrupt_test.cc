@@ -81,3 +81,34 @@ TEST_CASE("interrupt: interrupted_error is exit 130 naming the signal that came"
   CHECK(cc::util::interrupted_error().message == "interrupted (Ctrl-C)");
   cc::util::set_interrupted(false);
 }
+
+TEST_CASE("interrupt: a cleanup sets the signal aside and it is set back, with any that came") {
+  // lab up's rollback and a job's removal of its job directories run after the signal,
+  // through executors that refuse to connect while it is set.
+  SavedActions saved;
+  cc::util::install_interrupt_handler();
+  cc::util::set_interrupted(true, SIGTERM);
+  {
+    const cc::util::InterruptSetAside aside;
+    CHECK(aside.was_interrupted());
+    CHECK_FALSE(cc::util::interrupted());
+  }
+  CHECK(cc::util::interrupt_count() == 1);
+  CHECK(cc::util::interrupt_signal() == SIGTERM);  // main() exits 130, naming it
+  {
+    const cc::util::InterruptSetAside aside;
+    REQUIRE(std::raise(SIGINT) == 0);  // one more during the cleanup: counted, not lost
+    CHECK(cc::util::interrupted());
+  }
+  CHECK(cc::util::interrupt_count() == 2);
+  CHECK(cc::util::interrupt_signal() == SIGTERM);
+  // Nothing set aside: what comes meanwhile stands.
+  cc::util::set_interrupted(false);
+  {
+    const cc::util::InterruptSetAside aside;
+    CHECK_FALSE(aside.was_interrupted());
+    cc::util::set_interrupted(true, SIGINT);
+  }
+  CHECK(cc::util::interrupt_signal() == SIGINT);
+  cc::util::set_interrupted(false);
+}

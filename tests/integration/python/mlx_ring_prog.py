@@ -3,8 +3,9 @@ MLX_HOSTFILE (as `clusterctl launch` with runtime mlx-ring and `mlx.launch --bac
 them), all_sums three arrays and prints, per rank, one HOSTFILE line (the file's content) and
 one RESULT line. Exit 0 when every sum is right, 2 when one is not.
 
---fail-rank R: rank R prints FAILING and exits 1 right after init, while the others wait in
-their first all_sum (how each launcher ends a job whose rank failed)."""
+--fail-rank R: rank R prints FAILING and exits 3 right after init, while the others wait in
+their first all_sum (how each launcher ends a job whose rank failed); those that see its ring
+connection close fail with exit 1, so the cause is told from its consequences by the status."""
 import argparse
 import json
 import os
@@ -24,7 +25,7 @@ with open(os.environ["MLX_HOSTFILE"]) as f:
     print(f"HOSTFILE rank={rank} {json.dumps(json.load(f))}", flush=True)
 if rank == args.fail_rank:
     print(f"FAILING rank={rank}", flush=True)
-    sys.exit(1)
+    sys.exit(3)
 
 ok, sums = True, []
 for dtype, count in ((mx.float32, 1000), (mx.int32, 1 << 20), (mx.float16, 7)):

@@ -7,8 +7,9 @@ on 3-host and 4-host labs after `network apply`, over MLX's TCP ring backend on 
   the bytes on the cable interfaces (tb*);
 - the same program through MLX's own launcher, `mlx.launch --hostfile F --backend ring` (over
   the lab's sshd, with an ssh that reads the lab's ssh_config): the same results;
-- a failing variant (rank 1 exits 1 after init, the others wait in all_sum): clusterctl must
-  exit 4 naming rank 1 and leave no process; what mlx.launch does (exit code, seconds, what
+- a failing variant (rank 1 exits 3 after init, the others wait in all_sum): clusterctl must
+  exit 4 naming rank 1 as the rank that failed first (by its host's clock: a neighbour that
+  fails on the closed ring connection may be reported sooner) and leave no process; what mlx.launch does (exit code, seconds, what
   it prints, processes left) is printed beside it, not asserted (it is MLX's behaviour).
 
 Usage: mlx_ring_test.py VENV_PYTHON. Exit 77 with a SKIPPED: line when the venv has no MLX."""
@@ -181,19 +182,20 @@ for n in (3, 4):
         if r.returncode != 4 or not re.search(r"^\[1 h\d\] FAILING rank=1", r.stdout, re.M):
             fail(f"n={n} failing rank: clusterctl exit {r.returncode} (want 4), output:\n"
                  f"{r.stdout}\n{r.stderr}")
-        # The summary: rank 1's exit 1; each other rank either exit 1 (it saw its ring
-        # neighbour's socket close: MLX's "[ring] connection to a peer was lost") or ended by
-        # clusterctl's SIGTERM before it noticed (which ranks notice first is MLX's timing).
+        # The summary: rank 1's exit 3, failed first; each other rank either exit 1 (it saw its
+        # ring neighbour's socket close: MLX's "[ring] connection to a peer was lost") or ended
+        # by clusterctl's SIGTERM before it noticed (which ranks notice first is MLX's timing).
         for rank in range(n):
-            row = (rf"^ +{rank} +h\d+ +exit 1 +[\d.]+ s" if rank == 1 else
+            row = (rf"^ +{rank} +h\d+ +exit 3 +[\d.]+ s +<- failed first" if rank == 1 else
                    rf"^ +{rank} +h\d+ +(exit 1 +[\d.]+ s|SIGTERM +[\d.]+ s +ended by clusterctl)")
             if not re.search(row, r.stderr, re.M):
                 fail(f"n={n} failing rank: no summary row {row!r}:\n{r.stderr}")
-        # "Failed first" is the first exit clusterctl hears of: rank 1's, or a neighbour's
-        # that saw rank 1's socket close within the same millisecond (reported, not asserted).
-        blamed = re.search(r"^ +(\d+) +h\d+ +exit 1 .*<- failed first", r.stderr, re.M)
-        if not blamed:
-            fail(f"n={n} failing rank: no rank marked 'failed first':\n{r.stderr}")
+        # Rank 1, whenever its exit status reached clusterctl: the wrapper records when each
+        # rank ended on its host, and a neighbour that failed on the closed connection was
+        # reported first about one run in two.
+        blamed = re.search(r"^ +(\d+) +h\d+ +exit \d .*<- failed first", r.stderr, re.M)
+        if not blamed or "job failed: rank 1 on " not in r.stderr:
+            fail(f"n={n} failing rank: rank 1 not named the first failure:\n{r.stderr}")
         if not lab.wait_no_strays(10) or lab.job_dirs():
             fail(f"n={n} failing rank: left after clusterctl: processes {lab.strays()}, job "
                  f"directories {lab.job_dirs()}")
@@ -208,7 +210,7 @@ for n in (3, 4):
         err = re.sub(r"\x1b\[[0-9;]*m", "", err).replace("\r", "")
         warned = sorted(int(m) for m in re.findall(r"\[WARN\] Node with rank (\d+) exited", err))
         report.append(
-            f"n={n} rank 1 exits 1: clusterctl exit {r.returncode} in {ours_s:.1f} s (every rank"
+            f"n={n} rank 1 exits 3: clusterctl exit {r.returncode} in {ours_s:.1f} s (every rank"
             f" in the summary, rank {blamed.group(1)} failed first); mlx.launch exit {rc} in "
             f"{theirs_s:.1f} s, a WARN line for ranks {warned}, {err.count('Traceback')} "
             f"tracebacks of its own, "
