@@ -179,6 +179,10 @@ struct FailureCause {
   /// reason, with a failure's "why" longer than 60 characters cut to its first words
   /// ("exit 127: command not found; in full in the summary"): for the line printed before the
   /// summary, which prints it once.
+  /// When `first` is its own cause and its error names a rank that was still running (it
+  /// waited for that rank: "rank 2 never joined the coordinator"), both end with "; its error
+  /// names rank 2 on h3, still running: look there first" (after the job: "which was still
+  /// running until clusterctl ended it").
   std::string brief;
 };
 FailureCause failure_cause(const std::vector<RankOutcome>& ranks, int first,

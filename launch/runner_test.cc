@@ -556,6 +556,44 @@ TEST_CASE("root_cause: the rank a first failure's error names, if it failed on i
   CHECK(root_cause(ranks, 1, coord) == 1);
 }
 
+TEST_CASE("failure_cause: the rank a first failure waited for, still running, is named beside it") {
+  // nccl-tests#102's shape: rank 2 never joined (it hung before init); rank 0 gave up naming it
+  // and the summary blamed rank 0 alone ("coordinator" names rank 0, and rank 2, ended by
+  // clusterctl, failed on nothing of its own).
+  std::vector<RankOutcome> ranks(3);
+  for (int r = 0; r < 3; ++r) {
+    ranks[static_cast<size_t>(r)].rank = r;
+    ranks[static_cast<size_t>(r)].host = "h" + std::to_string(r + 1);
+    ranks[static_cast<size_t>(r)].started = true;
+  }
+  ranks[0].finished = true;
+  ranks[0].exit_status = 3;
+  const std::vector<std::string> lines = {
+      "clustercomm: rank 2 never joined the coordinator within 4000 ms", "", ""};
+  // During the job (the watcher's "ending the job" line): rank 2 still runs.
+  const FailureCause during = failure_cause(ranks, 0, lines);
+  CHECK(during.cause == 0);
+  CHECK(during.reason ==
+        "rank 0 on h1 failed (exit 3); its error names rank 2 on h3, still running: look there "
+        "first");
+  CHECK(during.brief == during.reason);
+  // After it (the summary): clusterctl ended ranks 1 and 2.
+  for (int r : {1, 2}) {
+    ranks[static_cast<size_t>(r)].finished = ranks[static_cast<size_t>(r)].signaled = true;
+    ranks[static_cast<size_t>(r)].ended_by_us = true;
+    ranks[static_cast<size_t>(r)].exit_status = 128 + 15;
+  }
+  CHECK(failure_cause(ranks, 0, lines).reason ==
+        "rank 0 on h1 failed (exit 3); its error names rank 2 on h3, which was still running "
+        "until clusterctl ended it: look there first");
+  // A named rank that had ended well, or that is the failed rank itself, adds nothing.
+  ranks[2].exit_status = 0;
+  ranks[2].signaled = ranks[2].ended_by_us = false;
+  CHECK(failure_cause(ranks, 0, lines).reason == "rank 0 on h1 failed (exit 3)");
+  CHECK(failure_cause(ranks, 0, {"rank 0: bad shape", "", ""}).reason ==
+        "rank 0 on h1 failed (exit 3)");
+}
+
 TEST_CASE("runner: a rank that ignores SIGTERM gets SIGKILL after the grace period") {
   // Rank 0 fails only once rank 1 ignores SIGTERM (on a loaded machine rank 1's shell may not
   // have reached its trap when rank 0's failure starts the teardown).

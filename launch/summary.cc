@@ -209,6 +209,24 @@ FailureCause failure_cause(const std::vector<RankOutcome>& ranks, int first,
     (brief ? f.brief : f.reason) = std::move(text);
   }
   if (f.cause != first) f.consequence = first;
+  // The rank the first failure waited for ("rank 2 never joined the coordinator", "timed out
+  // waiting for rank 2"): still running when it failed, so no failure of its own names it, and
+  // the summary blamed only the rank that gave up. Said beside it: a hung rank is found there.
+  if (f.cause == first && static_cast<size_t>(first) < error_lines.size()) {
+    for (int k : named_ranks(error_lines[static_cast<size_t>(first)])) {
+      if (k == first || k < 0 || static_cast<size_t>(k) >= ranks.size()) continue;
+      const RankOutcome& o = ranks[static_cast<size_t>(k)];
+      const bool running = o.started && !o.finished;  // the watcher's view, during the job
+      const bool ended = o.finished && o.ended_by_us && o.failed();  // the summary's, after it
+      if (!running && !ended) continue;
+      const std::string hint = fmt::format(
+          "; its error names rank {} on {}, {}: look there first", o.rank, o.host,
+          running ? "still running" : "which was still running until clusterctl ended it");
+      f.reason += hint;
+      f.brief += hint;
+      break;
+    }
+  }
   return f;
 }
 
