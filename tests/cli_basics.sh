@@ -967,6 +967,22 @@ PY
 silent_pid=$!
 for _ in $(seq 50); do [ -s "$tmp/silent-port" ] && break; sleep 0.1; done
 printf 'Host silent\n  HostName 127.0.0.1\n  Port %s\n' "$(cat "$tmp/silent-port")" >"$tmp/silent_config"
+# The signals below come once the command is connecting to the silent host (its discovery has
+# begun), not a fixed time after it was started: a loaded machine started it 1.5 s late, and
+# the signal then came before its discovery. Connections to it: established, or waiting in
+# SYN-SENT once its never-accepted backlog is full.
+silent_conns() {
+  ss -Htn state established state syn-sent "( dport = :$(cat "$tmp/silent-port") )" | wc -l
+}
+wait_silent_conns() {  # wait_silent_conns PID BEFORE: until more than BEFORE, or PID ended
+  local i
+  for i in $(seq 300); do
+    [ "$(silent_conns)" -gt "$2" ] && return 0
+    kill -0 "$1" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
 t0=$(date +%s.%N)
 expect 3 "health --quick of a silent host" -- env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/nolabs" "$cc" -F "$tmp/silent_config" --connect-timeout 3 health --quick --hosts silent
 t1=$(date +%s.%N)
@@ -975,9 +991,12 @@ wall=$(python3 -c 'import sys; print(f"{float(sys.argv[2]) - float(sys.argv[1]):
 python3 -c 'import sys; wall, shown = float(sys.argv[1]), float(sys.argv[2] or -1)
 sys.exit(0 if wall < 5 and abs(wall - shown) < 1.5 else 1)' "$wall" "$shown" ||
   { echo "FAIL: health --quick of a silent host: $wall s of wall time, shown '$shown' s: $LAST"; fail=1; }
+conns=$(silent_conns)
 env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/nolabs" "$cc" -F "$tmp/silent_config" --connect-timeout 20 health --quick --hosts silent >"$tmp/int-out" 2>&1 &
 health_pid=$!
-sleep 2
+wait_silent_conns "$health_pid" "$conns" ||
+  { echo "FAIL: health --quick never connected to the silent host"; fail=1; }
+sleep 1.6
 kill -INT "$health_pid"
 wait "$health_pid"; rc=$?
 [ "$rc" = 130 ] || { echo "FAIL: health --quick interrupted in discovery: exit $rc"; fail=1; }
@@ -990,11 +1009,14 @@ grep -qF "health (quick): interrupted (Ctrl-C) while discovering the hosts: 0 of
 # "Exit codes"), and nothing of the partial probe; hostfile printed a line "interrupted while
 # connecting" per host not reached yet, network plan a plan and no word at all.
 printf 'Host silent2\n  HostName 127.0.0.1\n  Port %s\n' "$(cat "$tmp/silent-port")" >>"$tmp/silent_config"
-interrupt_run() {  # interrupt_run SIGNAL WANTED-LINE CMD...: CMD, SIGNAL 1.5 s later; exit 130, that line alone
+interrupt_run() {  # interrupt_run SIGNAL WANTED-LINE CMD...: CMD, SIGNAL once it connects; exit 130, that line alone
   local sig=$1 want=$2 pid rc; shift 2
+  local conns
+  conns=$(silent_conns)
   env -u CLUSTERCTL_LAB XDG_STATE_HOME="$tmp/nolabs" "$cc" -F "$tmp/silent_config" --connect-timeout 20 "$@" >"$tmp/sig-out" 2>&1 &
   pid=$!
-  sleep 1.5
+  wait_silent_conns "$pid" "$conns" || { echo "FAIL: $* never connected to the silent hosts"; fail=1; }
+  sleep 0.3
   kill -"$sig" "$pid"
   wait "$pid"; rc=$?
   LAST=$(cat "$tmp/sig-out")
