@@ -287,6 +287,9 @@ int main(int argc, char** argv) {
   // First: a Ctrl-C or SIGTERM while the command line is read is seen by the command (which
   // exits 130 after its cleanup), not lost to an inherited SIG_IGN nor fatal before it.
   cc::util::install_interrupt_handler();
+  // Output written whole to a slow reader, not dropped at its first EAGAIN (util/term.h).
+  cc::util::make_blocking(STDOUT_FILENO);
+  cc::util::make_blocking(STDERR_FILENO);
   cc::cli::Context ctx;
   std::string command = "clusterctl";
   const off_t start = stdout_position();

@@ -1,6 +1,11 @@
 #include "comm/config.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -226,6 +231,41 @@ void from_mlx_jaccl(Config& c, const char* path, const GetEnv& env, bool set_siz
                                                                                : Topology::kMesh;
 }
 
+// The IPv4 address of interface `name` on this host, "" when it has none.
+std::string interface_ipv4(const std::string& name) {
+  ifaddrs* all = nullptr;
+  if (::getifaddrs(&all) != 0) return "";
+  std::string out;
+  for (const ifaddrs* a = all; a != nullptr && out.empty(); a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || a->ifa_addr->sa_family != AF_INET || name != a->ifa_name) {
+      continue;
+    }
+    char text[INET_ADDRSTRLEN] = {};
+    const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+    if (::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text) != nullptr) out = text;
+  }
+  ::freeifaddrs(all);
+  return out;
+}
+
+// An address entry of `var` written as the interface setting other libraries take is refused
+// here, naming the variable (aws-do-eks#51: NCCL_SOCKET_IFNAME's "^lo,docker" given where
+// GLOO_SOCKET_IFNAME wanted one name; an interface name such as eth0 or en0). It would otherwise
+// be looked up as a host name, and each rank would fail later with only "cannot resolve 'en0'".
+void check_address_entry(const std::string& var, const std::string& entry) {
+  const std::string takes =
+      ": it takes addresses (ip[:port], comma-separated), not interface names";
+  if (!entry.empty() && (entry[0] == '^' || entry[0] == '=')) {
+    throw bad(var,
+              "has '" + entry + "', an interface list as NCCL_SOCKET_IFNAME writes it" + takes);
+  }
+  if (entry.empty() || ::if_nametoindex(entry.c_str()) == 0) return;
+  const std::string ip = interface_ipv4(entry);
+  throw bad(var, "has '" + entry + "', the name of a network interface of this host" + takes +
+                     (ip.empty() ? std::string(": give one of that interface's addresses")
+                                 : ": " + entry + "'s is " + ip + " (" + ip + ":0 for any port)"));
+}
+
 }  // namespace
 
 size_t tuning_chunk_bytes(TransportKind kind) {
@@ -294,9 +334,19 @@ Config config_from_env(const GetEnv& getenv_in) {
   if (c.size > 1 && c.coordinator.empty()) {
     throw bad("CLUSTERCOMM_COORDINATOR", "must be set (ip:port of rank 0) when the size is > 1");
   }
-  if (const char* v = get("CLUSTERCOMM_LISTEN")) c.listen = split(v, ',');
+  if (const char* v = get("CLUSTERCOMM_LISTEN")) {
+    c.listen = split(v, ',');
+    for (const std::string& l : c.listen) check_address_entry("CLUSTERCOMM_LISTEN", l);
+  }
   if (const char* v = get("CLUSTERCOMM_PEER_ADDRS")) {
     const auto entries = split(v, ',');
+    for (const std::string& e : entries) {
+      const PeerRoute r = parse_peer_route(e);
+      check_address_entry("CLUSTERCOMM_PEER_ADDRS", r.local);
+      if (!r.remote.empty() && (r.remote[0] == '^' || r.remote[0] == '=')) {
+        check_address_entry("CLUSTERCOMM_PEER_ADDRS", r.remote);
+      }
+    }
     if (entries.size() != static_cast<size_t>(c.size)) {
       throw bad("CLUSTERCOMM_PEER_ADDRS", "must have one entry per rank (" +
                                               std::to_string(c.size) + "), separated by commas");

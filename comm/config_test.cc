@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -184,6 +185,57 @@ TEST_CASE("where the coordinator came from: the variable, or what the launcher s
   CHECK(config_from_env(env_of(launched)).coordinator_from ==
         "`coordinator_port:` in job.yaml (now 5000)");
   CHECK(config_from_env(env_of({})).coordinator_from.empty());
+}
+
+TEST_CASE("an interface name or NCCL's interface list where addresses go is named as one") {
+  // aws-do-eks#51: NCCL_SOCKET_IFNAME's "^lo,docker" given to Gloo. Here such a value was looked
+  // up as a host name, and each rank failed at start with only "cannot resolve '^lo'".
+  CHECK_THROWS_WITH_AS(config_from_env(env_of({{"CLUSTERCOMM_LISTEN", "^lo,docker0"}})),
+                       "clustercomm: environment variable CLUSTERCOMM_LISTEN has '^lo', an "
+                       "interface list as "
+                       "NCCL_SOCKET_IFNAME writes it: it takes addresses (ip[:port], "
+                       "comma-separated), not interface names",
+                       Error);
+  // An interface of this host (lo on Linux, lo0 on macOS: whichever comes first).
+  struct if_nameindex* names = ::if_nameindex();
+  REQUIRE(names != nullptr);
+  REQUIRE(names[0].if_name != nullptr);
+  const std::string iface = names[0].if_name;
+  ::if_freenameindex(names);
+  CAPTURE(iface);
+  CHECK_THROWS_WITH_AS(
+      config_from_env(env_of({{"CLUSTERCOMM_LISTEN", "127.0.0.1:0," + iface}})),
+      doctest::Contains(("environment variable CLUSTERCOMM_LISTEN has '" + iface +
+                         "', the name of a network interface of this host: it takes addresses")
+                            .c_str()),
+      Error);
+  CHECK_THROWS_WITH_AS(
+      config_from_env(env_of({{"CLUSTERCOMM_RANK", "0"},
+                              {"CLUSTERCOMM_SIZE", "2"},
+                              {"CLUSTERCOMM_COORDINATOR", "10.0.0.1:5000"},
+                              {"CLUSTERCOMM_PEER_ADDRS", "," + iface + ">10.0.0.2"}})),
+      doctest::Contains(("CLUSTERCOMM_PEER_ADDRS has '" + iface + "'").c_str()), Error);
+  // The loopback interface (lo, lo0): its address is said, ready to use.
+  if (iface.rfind("lo", 0) == 0) {
+    CHECK_THROWS_WITH_AS(
+        config_from_env(env_of({{"CLUSTERCOMM_LISTEN", iface}})),
+        ("clustercomm: environment variable CLUSTERCOMM_LISTEN has '" + iface +
+         "', the name of a network interface of this host: it takes addresses (ip[:port], "
+         "comma-separated), not interface names: " +
+         iface +
+         "'s is 127.0.0.1 (127.0.0.1:0 for "
+         "any port)")
+            .c_str(),
+        Error);
+  }
+  // Addresses and names pass as before.
+  CHECK(config_from_env(env_of({{"CLUSTERCOMM_LISTEN", "127.0.0.1:0,0.0.0.0:0,[::1]:0"}}))
+            .listen.size() == 3);
+  CHECK(config_from_env(env_of({{"CLUSTERCOMM_RANK", "0"},
+                                {"CLUSTERCOMM_SIZE", "2"},
+                                {"CLUSTERCOMM_COORDINATOR", "10.0.0.1:5000"},
+                                {"CLUSTERCOMM_PEER_ADDRS", ",10.0.0.1>studio2"}}))
+            .routes.size() == 2);
 }
 
 TEST_CASE("malformed variables name themselves") {

@@ -179,6 +179,17 @@ TEST_CASE("placement: an MPI hostfile naming a host twice gets suggestions that 
             " It gives the hosts different rank counts (h1 2, h2 1); a job runs `ranks_per_host` "
             "ranks on every one of its hosts.") != std::string::npos);
   CHECK(uneven.error().message.find("`hosts: [h1, h2]`") != std::string::npos);
+  // A host with slots=0 (ompi#9221) runs no rank: the suggested job leaves it out, and the
+  // others' count is the ranks_per_host suggested.
+  std::ofstream(mpi) << "h3 slots=0\nh1 slots=2\nh2 slots=2\n";
+  auto idle = place(spec_of("name: j\ncluster: hostfile:" + mpi + "\ncommand: [true]\n"),
+                    loader(inventory()));
+  REQUIRE_FALSE(idle.ok());
+  const std::string im = idle.error().message;
+  CAPTURE(im);
+  CHECK(im.find("`hosts: [h1, h2]`") != std::string::npos);
+  CHECK(im.find("set `ranks_per_host: 2`") != std::string::npos);
+  CHECK(im.find("h3 (" + mpi + ":1) slots=0") != std::string::npos);
   // One rank per host, each once: nothing more is said.
   std::ofstream(mpi) << "h1\nh2 slots=1\n";
   auto plain = place(spec_of("name: j\ncluster: hostfile:" + mpi + "\ncommand: [true]\n"),

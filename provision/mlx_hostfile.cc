@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -79,11 +80,12 @@ struct MpiHost {
   long ranks = 0;
 };
 
-// A positive count, or 1 (what mpirun starts for a line without one).
+// A count of 0 or more, or 1 (what mpirun starts for a line without one). 0 is kept: Open MPI
+// starts no rank on a "HOST slots=0" line (ompi#9221), so that host is not one of the job's.
 long slot_count(std::string_view v) {
   long n = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  return ec == std::errc() && end == v.data() + v.size() && n > 0 ? n : 1;
+  return ec == std::errc() && end == v.data() + v.size() && n >= 0 ? n : 1;
 }
 
 // The hosts of an MPI hostfile, in the order first named.
@@ -118,26 +120,52 @@ std::vector<MpiHost> mpi_hostfile_hosts(std::string_view text) {
   return hosts;
 }
 
+// The hosts of an MPI hostfile that get a rank (all of them when none does: then there is no
+// job to suggest, and the note says why).
+std::vector<MpiHost> mpi_hosts_with_ranks(const std::vector<MpiHost>& all) {
+  std::vector<MpiHost> out;
+  std::copy_if(all.begin(), all.end(), std::back_inserter(out),
+               [](const MpiHost& h) { return h.ranks > 0; });
+  return out.empty() ? all : out;
+}
+
 // What the error about an MPI hostfile says of hosts it names more than once and of more than
 // one rank per host, "" when neither: clusterctl names each host once (the suggested --hosts
 // and `hosts:` would be refused with a name twice) and runs `ranks_per_host` on each.
-std::string mpi_ranks_note(const std::vector<MpiHost>& hosts, const std::string& path,
+std::string mpi_ranks_note(const std::vector<MpiHost>& all, const std::string& path,
                            bool job_file) {
   std::vector<std::string> twice;
-  for (const MpiHost& h : hosts) {
+  for (const MpiHost& h : all) {
     if (h.again.empty()) continue;
     std::vector<std::string> at = {fmt::format("{}:{}", path, h.line)};
     for (std::size_t l : h.again) at.push_back(fmt::format("{}:{}", path, l));
     twice.push_back(fmt::format("{} is named on {} lines ({})", h.name, at.size(),
                                 fmt::join(at, ", ")));
   }
-  const bool same = std::all_of(hosts.begin(), hosts.end(),
-                                [&](const MpiHost& h) { return h.ranks == hosts.front().ranks; });
-  const long ranks = hosts.front().ranks;
   std::string note;
   if (!twice.empty()) {
     note = fmt::format(" {}: clusterctl names each host once.", fmt::join(twice, "; "));
   }
+  // A host given slots=0 (ompi#9221: mpirun starts no rank there) is left out of the hosts the
+  // fix names, and said so; were it named, the suggested job would run ranks on it.
+  std::vector<std::string> idle;
+  for (const MpiHost& h : all) {
+    if (h.ranks == 0) idle.push_back(fmt::format("{} ({}:{})", h.name, path, h.line));
+  }
+  const std::vector<MpiHost> hosts = mpi_hosts_with_ranks(all);
+  if (!idle.empty() && idle.size() < all.size()) {
+    note += fmt::format(
+        " It gives {} slots=0, so no rank runs there: left out of the hosts "
+        "below.",
+        fmt::join(idle, ", "));
+  } else if (!idle.empty()) {
+    return note +
+           " It gives every host slots=0, so no rank would run anywhere: give each host "
+           "at least 1.";
+  }
+  const bool same = std::all_of(hosts.begin(), hosts.end(),
+                                [&](const MpiHost& h) { return h.ranks == hosts.front().ranks; });
+  const long ranks = hosts.front().ranks;
   if (same && ranks == 1) return note;
   std::vector<std::string> per_host;
   for (const MpiHost& h : hosts) per_host.push_back(fmt::format("{} {}", h.name, h.ranks));
@@ -587,7 +615,7 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
       // file of them; or the hosts are named where the file was given.
       const std::vector<MpiHost> mpi_hosts = mpi_hostfile_hosts(text);
       std::vector<std::string> hosts;  // each once, as clusterctl takes them
-      for (const MpiHost& h : mpi_hosts) hosts.push_back(h.name);
+      for (const MpiHost& h : mpi_hosts_with_ranks(mpi_hosts)) hosts.push_back(h.name);
       const std::string list = remote::shell_quote_arg(fmt::format("{}", fmt::join(hosts, ",")));
       // The format asked for (`hostfile --format mpi`), else MLX's, with TCP's beside it.
       const std::string format = advice.format.empty() ? "mlx-jaccl" : advice.format;

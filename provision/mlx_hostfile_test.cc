@@ -458,6 +458,29 @@ TEST_CASE("mlx hostfile: a host named twice is named once in the --hosts a fix s
   CHECK(mpi.ends_with("or name them with `--hosts h1,h2` instead of --hostfile"));
 }
 
+TEST_CASE("mlx hostfile: an MPI host with slots=0 runs no rank, and no fix names it") {
+  // ompi#9221: "hostA slots=0" gives hostA no rank. It was counted as 1, the note said "hA 1",
+  // and the suggested --hosts ran a rank on it.
+  const std::string m = parse_error("hA slots=0\nhB slots=6\nhC:6\n");
+  CAPTURE(m);
+  CHECK(m.find(" It gives hA (h.json:1) slots=0, so no rank runs there: left out of the hosts "
+               "below. It gives ranks per host (hB 6, hC 6);") != std::string::npos);
+  CHECK(m.find("--hosts hB,hC --format mlx-jaccl") != std::string::npos);
+  CHECK(m.ends_with("or name them with `--hosts hB,hC` instead of --hostfile"));
+  CHECK(m.find("hA,") == std::string::npos);
+  // MPICH's "host:0" is the same; a host named again with ranks is kept.
+  const std::string mpich = parse_error("hA:0\nhB:1\nhA:0\nhC slots=0\nhC\n");
+  CAPTURE(mpich);
+  CHECK(mpich.find("It gives hA (h.json:1) slots=0, so no rank runs there") != std::string::npos);
+  CHECK(mpich.find("--hosts hB,hC --format") != std::string::npos);
+  // Every host at 0: nothing to run, said so, and no ranks_per_host of 0 suggested.
+  const std::string none = parse_error("hA slots=0\nhB slots=0\n");
+  CAPTURE(none);
+  CHECK(none.find(" It gives every host slots=0, so no rank would run anywhere: give each host at "
+                  "least 1. Write one") != std::string::npos);
+  CHECK(none.find("per host") == std::string::npos);
+}
+
 TEST_CASE("mlx hostfile: an MPI hostfile given to `hostfile --format F` is advised to write F") {
   // `hostfile --hostfile hosts.txt --format mlx-ring` on a lab: mlx-jaccl (which needs RDMA,
   // and the lab's hosts have none) was suggested first.

@@ -36,6 +36,37 @@ expect 0 "exec of a big output" -- "$cc" exec --hosts local -- sh -c \
   'head -c 3000000 /dev/zero | tr "\0" a; echo'
 grep -q "1951425 more bytes of stdout not shown: exec keeps the first 1048576 bytes" <<<"$LAST" ||
   { echo "FAIL: exec of 3000001 bytes does not say what it left out: ${LAST: -300}"; fail=1; }
+# mlx#2144: a stdout inherited non-blocking (shared with a process that set O_NONBLOCK) and a
+# reader slower than clusterctl: every byte still arrives, exit 0. Before, stdio dropped what it
+# held at the first EAGAIN, and clusterctl exited 2 with "Resource temporarily unavailable".
+# The reader starts only once the pipe is full (or clusterctl has ended).
+nb=$(python3 - "$cc" <<'PY'
+import fcntl, os, subprocess, sys, termios, time, array
+r, w = os.pipe()
+fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+size = fcntl.fcntl(w, fcntl.F_GETPIPE_SZ)
+p = subprocess.Popen([sys.argv[1], "exec", "--hosts", "local", "--", "sh", "-c",
+                      'head -c 300000 /dev/zero | tr "\\0" 7; echo'],
+                     stdout=w, stderr=subprocess.PIPE)
+os.close(w)
+deadline = time.time() + 60
+queued = array.array("i", [0])
+while time.time() < deadline and p.poll() is None:
+    fcntl.ioctl(r, termios.FIONREAD, queued)
+    if queued[0] >= size:
+        break
+    time.sleep(0.05)
+data = b""
+while True:
+    chunk = os.read(r, 65536)
+    if not chunk:
+        break
+    data += chunk
+err = p.stderr.read().decode()
+print(p.wait(), data.count(b"7"), err.strip().replace("\n", " | ")[:300])
+PY
+)
+[ "$nb" = "0 300000 " ] || { echo "FAIL: a non-blocking stdout to a slow reader: $nb"; fail=1; }
 expect 2 "unknown subcommand flag" -- "$cc" exec --bogus --hosts h1 -- true
 expect 2 "no subcommand" -- "$cc"
 expect 2 "misspelt flag" -- "$cc" verify-mesh --jsn

@@ -1,5 +1,6 @@
 #include "util/term.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -37,6 +38,12 @@ bool flush_output(std::FILE* file) {
 
 int stdout_flush_error() {
   return first_stdout_error.load();
+}
+
+bool make_blocking(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || (flags & O_NONBLOCK) == 0) return false;
+  return ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0;
 }
 
 namespace {

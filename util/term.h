@@ -32,6 +32,15 @@ bool flush_output(std::FILE* file);
 /// The errno of the first failed flush_output(stdout), or 0.
 int stdout_flush_error();
 
+/// Clears O_NONBLOCK on `fd` (clusterctl's stdout and stderr, at start); true when it was set.
+/// A descriptor inherited non-blocking (mlx#2144: a launcher's monitor and its local ranks
+/// sharing one stdout, one of them setting it non-blocking; a terminal left so by a program
+/// that crashed) fails a write to a slow reader with EAGAIN, and stdio then drops what it held:
+/// output lost, and "Resource temporarily unavailable" said where nothing was wrong. The flag
+/// is the open file's, shared with whoever else holds it; a blocking write is what every
+/// program that did not ask for O_NONBLOCK expects.
+bool make_blocking(int fd);
+
 /// A single transient status line on stderr ("\r...\x1b[K"), drawn only when style.progress.
 class ProgressLine {
  public:
