@@ -21,6 +21,7 @@
 #include "util/address.h"
 #include "util/state_dir.h"
 #include "util/suggest.h"
+#include "util/text.h"
 
 namespace cc::cli {
 namespace {
@@ -175,20 +176,32 @@ util::Result<Chosen> choose_hosts(const GlobalOptions& g, std::string_view hosts
   return chosen;
 }
 
-// Where the SSH config that reaches the hosts has `Match` lines, said on stderr once per run
-// (per config): libssh reads them otherwise than ssh, and without a word, so clusterctl could
-// reach another address, user or port than `ssh HOST` (remote/ssh_config_scan.h). A note, not
-// an error: the config may well mean the same to both.
-void note_ssh_config_once(const remote::SshOptions& options) {
+// Where the SSH config that reaches the hosts has lines libssh reads otherwise than ssh, and
+// without a word (`Match`, a negated Host pattern after another, an Include of several paths;
+// and per host, Host lines after its HostName), said on stderr once per run (per config, and
+// per host): clusterctl could reach another address, user or port than `ssh HOST`
+// (remote/ssh_config_scan.h). A note, not an error: the config may well mean the same to both.
+void note_ssh_config_once(const remote::SshOptions& options, const std::string& destination) {
   static std::mutex mu;
-  static std::set<std::string> said;  // config_file, "" for the default files
+  static std::set<std::string> said;  // config_file ("" for the default files), then + host
+  const std::string config = options.config_file ? options.config_file->string() : "";
+  bool config_said = false, host_said = false;
   {
     const std::lock_guard<std::mutex> lock(mu);
-    if (!said.insert(options.config_file ? options.config_file->string() : "").second) return;
+    config_said = !said.insert(config).second;
+    host_said = !said.insert(config + '\n' + destination).second;
   }
-  const std::string note = remote::match_note(remote::ssh_config_match_lines(options));
+  std::string note;
+  if (!config_said) note = remote::scan_notes(remote::scan_ssh_config(options));
+  if (!host_said) {
+    const std::string host = remote::host_after_hostname_note(
+        destination, remote::host_lines_after_hostname(options, destination));
+    if (!host.empty()) note += (note.empty() ? "" : "\n") + host;
+  }
   if (!note.empty()) {
-    fmt::print(stderr, "clusterctl: {}\n", note);
+    for (std::string_view line : util::split_lines(note)) {
+      fmt::print(stderr, "{}{}\n", line.starts_with("note:") ? "clusterctl: " : "", line);
+    }
     std::fflush(stderr);
   }
 }
@@ -199,7 +212,7 @@ std::unique_ptr<remote::Executor> executor_for(const GlobalOptions& g, bool inve
                                                const remote::SshOptions& options) {
   if (!g.replay.empty()) return std::make_unique<remote::ReplayExecutor>(g.replay, name);
   if (!inventory && name == "local") return std::make_unique<remote::LocalExecutor>(name);
-  note_ssh_config_once(options);
+  note_ssh_config_once(options, destination);
   return std::make_unique<remote::SshExecutor>(name, destination, options);
 }
 
@@ -223,7 +236,7 @@ std::string reached_host_name(const GlobalOptions& g, const std::string& destina
   auto inv = selected_inventory(g);
   const remote::Inventory* inventory = inv && inv->has_value() ? &**inv : nullptr;
   const remote::SshOptions options = ssh_options(g, inventory);
-  note_ssh_config_once(options);
+  note_ssh_config_once(options, destination);
   return remote::configured_host_name(destination, options).value_or(destination);
 }
 

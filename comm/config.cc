@@ -162,6 +162,7 @@ void from_mlx_hostfile(Config& c, const char* path) {
   }
   c.topology = Topology::kRing;
   c.listen = hosts[static_cast<size_t>(c.rank)];
+  c.listen_ring_neighbours_only = true;  // MLX's ring connects the neighbours alone
   c.coordinator = hosts[0][0];
   c.coordinator_from = "MLX_HOSTFILE";
   c.connections_per_peer = static_cast<int>(hosts[0].size());
@@ -337,6 +338,7 @@ Config config_from_env(const GetEnv& getenv_in) {
   if (const char* v = get("CLUSTERCOMM_LISTEN")) {
     c.listen = split(v, ',');
     for (const std::string& l : c.listen) check_address_entry("CLUSTERCOMM_LISTEN", l);
+    c.listen_ring_neighbours_only = false;  // what the operator listens on is theirs to say
   }
   if (const char* v = get("CLUSTERCOMM_PEER_ADDRS")) {
     const auto entries = split(v, ',');

@@ -17,7 +17,8 @@ namespace cc::comm {
 
 /// Which pairs of ranks have a direct link. kMesh: every pair (n(n-1)/2 cables or one
 /// switch); kRing: only ring neighbours r and r+1 mod n (other pairs still connect, over
-/// whatever route the addresses give, but collectives use only the ring).
+/// whatever route the addresses give, or the coordinator's network with
+/// listen_ring_neighbours_only, but collectives use only the ring).
 enum class Topology { kMesh, kRing };
 
 /// How to reach one peer: its address on the cable between us, and our address on that cable
@@ -122,6 +123,14 @@ struct Config {
   /// Local "ip:port" addresses to accept peers on (port 0 = any); default "0.0.0.0:0", or
   /// "127.0.0.1:0" when the coordinator is loopback (the world is on this host).
   std::vector<std::string> listen;
+  /// `listen` on every rank are addresses that only its ring neighbours (ranks r - 1 and
+  /// r + 1 mod size) reach: an MLX ring hostfile's, each rank's ends of the cables to its left
+  /// neighbour (MLX_HOSTFILE sets it). Every pair of ranks still connects: in a world of more
+  /// than 3 ranks, a pair that are not ring neighbours connects over the coordinator's network
+  /// instead. Each rank but 0 then also listens on every address of the coordinator's family
+  /// (loopback when the coordinator is) at a port the kernel picks, where the others reach it
+  /// at the address rank 0 saw its join come from; rank 0 is reached at the coordinator.
+  bool listen_ring_neighbours_only = false;
   /// Per peer, indexed by rank; empty, or size entries (this rank's own is ignored).
   std::vector<PeerRoute> routes;
   /// TCP connections per pair of ranks; rank 0's value applies to the whole job.

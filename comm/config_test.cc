@@ -300,6 +300,14 @@ TEST_CASE("MLX ring hostfile") {
   CHECK(c.coordinator == "10.0.0.1:5000");
   CHECK(c.topology == Topology::kRing);
   CHECK(c.listen == std::vector<std::string>{"10.0.0.3:5000", "10.0.1.3:5000"});
+  // Cable ends that only the ring neighbours reach: the other pairs connect elsewhere.
+  CHECK(c.listen_ring_neighbours_only);
+  const Config own = config_from_env(env_of(
+      {{"MLX_RANK", "2"}, {"MLX_HOSTFILE", path}, {"CLUSTERCOMM_LISTEN", "0.0.0.0:0"}}));
+  CHECK(own.listen == std::vector<std::string>{"0.0.0.0:0"});
+  CHECK_FALSE(own.listen_ring_neighbours_only);
+  CHECK_FALSE(config_from_env(env_of({{"CLUSTERCOMM_RANK", "0"}, {"CLUSTERCOMM_SIZE", "1"}}))
+                  .listen_ring_neighbours_only);
   std::remove(path.c_str());
 }
 

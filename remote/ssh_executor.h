@@ -15,8 +15,9 @@ namespace cc::remote {
 struct SshOptions {
   /// OpenSSH client config (-F FILE): only this file is read. Without it, ~/.ssh/config then
   /// /etc/ssh/ssh_config, as ssh does. Honoured: Host, HostName, User, Port, IdentityFile,
-  /// UserKnownHostsFile (what libssh 0.10 supports; Match only in part, which cli/ notes:
-  /// remote/ssh_config_scan.h), and ProxyJump, run through the
+  /// UserKnownHostsFile (what libssh 0.10 supports; Match only in part, and Host lines after
+  /// a HostName, negated Host patterns and Includes of several paths otherwise than ssh, which
+  /// cli/ notes: remote/ssh_config_scan.h), and ProxyJump, run through the
   /// system's ssh with this same file and known_hosts (jump_proxy_command, ssh_session.h).
   std::optional<std::filesystem::path> config_file;
   /// When set, the only known_hosts file consulted and updated (UserKnownHostsFile from the

@@ -633,6 +633,16 @@ has "Match note: the first" "$tmp/err" "  $tmp/match-config:4: Match host n1"
 has "Match note: the included" "$tmp/err" "  $tmp/match-inc:1: match user root"
 has "Match note: what to do" "$tmp/err" "put what a host needs in a \`Host\` block"
 [ "$(grep -c "note: the SSH config has" "$tmp/err")" = 1 ] || { echo "FAIL: Match note not said once:"; cat "$tmp/err"; fail=1; }
+#       Host lines after a HostName (libssh matches them against it), a negated Host pattern
+#       after another, an Include of several paths: each said once, with file, line and advice.
+printf 'Host n1\n  HostName fe80::1\nHost n*\n  User admin\nHost * !n2\n  Port 2222\nInclude %s/match-inc %s/match-inc\n' "$tmp" "$tmp" >"$tmp/host-config"
+expect 2 "discover with Host lines after a HostName" -- "$cc" -F "$tmp/host-config" discover --hosts n1
+has "Host note: the line and what libssh matched" "$tmp/err" "  $tmp/host-config:3: Host n* (matched against fe80::1, the HostName of $tmp/host-config:2: clusterctl skips this block, ssh does)"
+has "Host note: the advice" "$tmp/err" "put what n1 needs in the block that sets its HostName or before it"
+has "negation note" "$tmp/err" "  $tmp/host-config:5: Host * !n2"
+has "negation note: the advice" "$tmp/err" "Put the negated patterns first (\`Host !studio2 *\`)"
+has "Include note" "$tmp/err" "  $tmp/host-config:7: Include $tmp/match-inc $tmp/match-inc"
+[ "$(grep -c "note: for n1, the SSH config has" "$tmp/err")" = 1 ] || { echo "FAIL: Host note not said once:"; cat "$tmp/err"; fail=1; }
 #    d. An output over a file that is not the command's own kind (a job file): refused before
 #       any work and kept, unless --force.
 printf 'name: keep\ncommand: [true]\n' >"$tmp/keep.yaml"

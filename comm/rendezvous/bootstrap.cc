@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <optional>
 #include <random>
 
@@ -48,7 +49,9 @@ constexpr uint32_t kJoin = 1, kConnect = 2;
 // rank 0 compares with its own: builds that would map different segment layouts (3 and 4 both
 // spoke wire protocol 3) fail at start-up on every rank instead of running the ranks of a host
 // on TCP. A segment layout change thus needs no bump here; it changes kSegmentVersion.
-constexpr uint32_t kWire = 4;
+// 5: the join also carries the rank's address on the coordinator's network (empty for none),
+// and the reply, after this number, every rank's (Config::listen_ring_neighbours_only).
+constexpr uint32_t kWire = 5;
 constexpr uint32_t kMaxReply = 16u << 20;
 // How much longer a rank waits for its peers' connections than they try to connect: a rank
 // that cannot reach a peer (no route to the peer's cable address: EHOSTUNREACH, refused) then
@@ -65,6 +68,12 @@ std::string transport_name(uint32_t kind) {
     case static_cast<uint32_t>(TransportKind::kShm): return "shm";
     default: return "<unknown " + std::to_string(kind) + ">";
   }
+}
+
+// Ranks a and b are next to each other in the ring of n (MLX's ring connects only these).
+bool ring_neighbours(int a, int b, int n) {
+  const int d = std::abs(a - b);
+  return d == 1 || d == n - 1;
 }
 
 bool connects_to(int a, int b) {  // does rank a open the connection to rank b?
@@ -147,17 +156,26 @@ struct Joined {
   std::vector<std::string> addresses;
   Fd fd;  // rank 0 answers on it
   std::string from;
+  std::string reach;  // its address on the coordinator's network, "" for none
+};
+
+// What the coordinator tells every rank: per rank the addresses it listens on, and where the
+// ranks that are not its ring neighbours reach it ("" = at those addresses too).
+struct World {
+  std::vector<std::vector<std::string>> table;
+  std::vector<std::string> reach;
 };
 
 // Rank 0: collect every JOIN, check the world, answer with the table or an error.
 // `coordinator` = cfg.coordinator with the port rank 0 listens on (cfg's may be 0).
-std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::string& coordinator,
-                                                 Acceptor& acc, const std::vector<std::string>& own,
-                                                 const JobSettings& settings, uint64_t world_id,
-                                                 Deadline deadline, std::vector<Accepted>& early) {
+World coordinate(const Config& cfg, const std::string& coordinator, Acceptor& acc,
+                 const std::vector<std::string>& own, const JobSettings& settings,
+                 uint64_t world_id, Deadline deadline, std::vector<Accepted>& early) {
   const size_t n = static_cast<size_t>(cfg.size);
   std::vector<std::optional<Joined>> joined(n);
-  joined[0] = Joined{own, Fd(), "rank 0"};
+  // Rank 0 is reached on the coordinator's network at the coordinator, which every rank
+  // reaches (each joiner puts its own coordinator address in its place).
+  joined[0] = Joined{own, Fd(), "rank 0", cfg.listen_ring_neighbours_only ? coordinator : ""};
   size_t count = 1;
   auto fail_all = [&](const Error& e) {
     const std::string payload = encode_error(e);
@@ -182,7 +200,7 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
       if (j) j->fd.reset();
     }
     if (rank >= 0 && rank < cfg.size && !joined[static_cast<size_t>(rank)]) {
-      joined[static_cast<size_t>(rank)] = Joined{{}, Fd(), ""};
+      joined[static_cast<size_t>(rank)] = Joined{{}, Fd(), "", ""};
       ++count;
     }
   };
@@ -214,7 +232,7 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
         send_reply(a->fd.get(), encode_error(*refused),
                    Clock::now() + std::chrono::milliseconds(1000));
         if (rank >= 0 && rank < cfg.size && !joined[static_cast<size_t>(rank)]) {
-          joined[static_cast<size_t>(rank)] = Joined{{}, Fd(), ""};
+          joined[static_cast<size_t>(rank)] = Joined{{}, Fd(), "", ""};
           ++count;
         }
         continue;
@@ -222,11 +240,10 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
       const int size = static_cast<int>(r.u32());
       const uint32_t naddr = r.u32();
       std::vector<std::string> addrs;
+      // An address on all of the joiner's addresses is reached where its join came from.
+      const std::string joined_from = host_of(a->peer.to_string());
       for (uint32_t i = 0; i < naddr && i < 64; ++i) {
-        const Address adv = tcp::resolve(r.str(), 0);
-        std::string host = a->peer.to_string();
-        host = host_of(host);
-        addrs.push_back(with_host(adv, host));
+        addrs.push_back(with_host(tcp::resolve(r.str(), 0), joined_from));
       }
       const std::string from = a->peer.to_string();
       // Older joins end early (kWire): name the build rather than drop the join as malformed.
@@ -259,6 +276,9 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
         refuse(a->fd, rank, msg);
         continue;
       }
+      const std::string reach_adv = r.str();  // wire protocol 5 on
+      const std::string reach =
+          reach_adv.empty() ? "" : with_host(tcp::resolve(reach_adv, 0), joined_from);
       if (size == cfg.size && transport != static_cast<uint32_t>(cfg.transport)) {
         // Different choices fail later and obscurely (a shm rank and a tcp rank: "Connection
         // reset by peer"), or work by chance: say so now, on every rank.
@@ -288,7 +308,7 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
         refuse(a->fd, rank, msg);
         continue;
       }
-      joined[static_cast<size_t>(rank)] = Joined{addrs, std::move(a->fd), from};
+      joined[static_cast<size_t>(rank)] = Joined{addrs, std::move(a->fd), from, reach};
       ++count;
     } catch (const Error& e) {
       if (e.kind() == ErrorKind::kWorld) throw;
@@ -296,7 +316,9 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
     }
   }
   if (refused) throw *refused;
-  std::vector<std::vector<std::string>> table(n);
+  World world;
+  std::vector<std::vector<std::string>>& table = world.table;
+  table.resize(n);
   WireWriter w;
   w.u32(0).u64(world_id).u32(static_cast<uint32_t>(settings.connections_per_peer));
   w.u32(settings.topology == Topology::kRing ? 1 : 0);
@@ -307,9 +329,13 @@ std::vector<std::vector<std::string>> coordinate(const Config& cfg, const std::s
     w.u32(static_cast<uint32_t>(table[r].size()));
     for (const auto& s : table[r]) w.str(s);
   }
-  w.u32(kWire);  // last: a joiner finds it missing in an older coordinator's reply
+  w.u32(kWire);  // a joiner finds it missing in an older coordinator's reply
+  for (size_t r = 0; r < n; ++r) {
+    world.reach.push_back(joined[r]->reach);
+    w.str(joined[r]->reach);
+  }
   for (size_t r = 1; r < n; ++r) send_reply(joined[r]->fd.get(), w.data(), deadline);
-  return table;
+  return world;
 }
 
 // What to change when a rank has no route to the coordinator. MLX_HOSTFILE gives none of its
@@ -326,10 +352,10 @@ std::string unreachable_coordinator_advice(const Config& cfg, const std::string&
   return "it came from " + from + ": name one there that every rank's host has a route to";
 }
 
-// Other ranks: join and read the table (or the coordinator's error).
-std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<std::string>& own,
-                                           JobSettings& settings, uint64_t& world_id,
-                                           Deadline deadline) {
+// Other ranks: join and read the table (or the coordinator's error). `reach`: this rank's
+// address on the coordinator's network, "" for none.
+World join(const Config& cfg, const std::vector<std::string>& own, const std::string& reach,
+           JobSettings& settings, uint64_t& world_id, Deadline deadline) {
   const std::string who = "the coordinator (rank 0) at " + cfg.coordinator;
   const Address coord = tcp::resolve(cfg.coordinator);
   Fd fd;
@@ -339,7 +365,7 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
     if (e.kind() == ErrorKind::kInterrupted) throw;
     const std::string from =
         cfg.coordinator_from.empty() ? std::string("Config::coordinator") : cfg.coordinator_from;
-    if (e.kind() == ErrorKind::kSystem) {  // no route from this host: no wait would help
+    if (e.kind() == ErrorKind::kSystem) {  // no route from this host, not within the grace
       throw Error(e.kind(),
                   "rank " + std::to_string(cfg.rank) + ": " + e.message() +
                       ": the coordinator must be an address every rank reaches; " +
@@ -359,6 +385,7 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
   hello.u32(static_cast<uint32_t>(cfg.transport));  // rank 0 checks that every rank agrees
   hello.u32(kWire);
   hello.u32(shm::kSegmentVersion);  // and this (wire protocol 4 on)
+  hello.str(reach);                 // and this (5 on)
   client_handshake(fd.get(), cfg.token, hello.data(), deadline, who);
   // Rank 0 reports missing ranks at its own deadline; give its answer a moment to arrive.
   const Deadline reply_deadline = deadline + std::chrono::milliseconds(500);
@@ -393,7 +420,9 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
   settings.tuning.one_shot_max_bytes = r.u64();
   settings.tuning.chunk_bytes = r.u64();
   settings.tuning.window_chunks = r.u64();
-  std::vector<std::vector<std::string>> table(static_cast<size_t>(cfg.size));
+  World world;
+  std::vector<std::vector<std::string>>& table = world.table;
+  table.resize(static_cast<size_t>(cfg.size));
   for (auto& row : table) {
     row.resize(r.u32());
     for (auto& s : row) s = r.str();
@@ -413,9 +442,13 @@ std::vector<std::vector<std::string>> join(const Config& cfg, const std::vector<
                     "): run the same version on every rank",
                 {0});
   }
-  // Rank 0 listening on all addresses (coordinator 0.0.0.0:P) is reached where we reached it.
+  world.reach.resize(table.size());
+  for (std::string& s : world.reach) s = r.str();
+  // Rank 0 listening on all addresses (coordinator 0.0.0.0:P) is reached where we reached it,
+  // and on the coordinator's network at the coordinator.
   for (auto& s : table[0]) s = with_host(tcp::resolve(s), host_of(cfg.coordinator));
-  return table;
+  if (!world.reach[0].empty()) world.reach[0] = cfg.coordinator;
+  return world;
 }
 
 }  // namespace
@@ -489,6 +522,18 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
                              : coord.to_string());
     }
   }
+  // Listen addresses that only the ring neighbours reach (an MLX ring hostfile's cable ends):
+  // the other ranks reach this one on the coordinator's network, on every address of its
+  // family (loopback when the world is on this host) at a port the kernel picks; rank 0
+  // advertises that address with the host its join came from. Rank 0 is reached there at the
+  // coordinator. With 3 ranks or fewer every pair is a pair of neighbours.
+  size_t reach_listener = listen.size();  // none
+  if (cfg.listen_ring_neighbours_only && cfg.rank != 0 && cfg.size > 3) {
+    const bool v6 = coord.storage.ss_family == AF_INET6;
+    reach_listener = listen.size();
+    listen.emplace_back(!coord.is_loopback() ? (v6 ? "[::]:0" : "0.0.0.0:0")
+                                             : (v6 ? "[::1]:0" : "127.0.0.1:0"));
+  }
   std::vector<Fd> listeners;
   for (size_t i = 0; i < listen.size(); ++i) {
     const Address a = tcp::resolve(listen[i], 0);
@@ -505,8 +550,14 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
   Acceptor acc(std::move(listeners), cfg.token,
                std::min(cfg.timeout, std::chrono::milliseconds(10000)));
   std::vector<std::string> own;
-  for (const Address& a : acc.addresses()) {
-    own.push_back(cfg.rank == 0 ? with_host(a, host_of(cfg.coordinator)) : a.to_string());
+  std::string reach;
+  for (size_t i = 0; i < acc.addresses().size(); ++i) {
+    const Address& a = acc.addresses()[i];
+    if (i == reach_listener) {
+      reach = a.to_string();
+    } else {
+      own.push_back(cfg.rank == 0 ? with_host(a, host_of(cfg.coordinator)) : a.to_string());
+    }
   }
   std::string coordinator = cfg.coordinator;
   if (cfg.rank == 0) {
@@ -518,14 +569,15 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
   // World formation.
   uint64_t world_id = 0;
   std::vector<Accepted> early;
-  std::vector<std::vector<std::string>> table;
+  World world;
   if (cfg.rank == 0) {
     std::random_device rd;
     world_id = (uint64_t{rd()} << 32) | rd();
-    table = coordinate(cfg, coordinator, acc, own, settings, world_id, deadline, early);
+    world = coordinate(cfg, coordinator, acc, own, settings, world_id, deadline, early);
   } else {
-    table = join(cfg, own, settings, world_id, deadline);
+    world = join(cfg, own, reach, settings, world_id, deadline);
   }
+  const std::vector<std::vector<std::string>>& table = world.table;
 
   // Mesh: outgoing connections first (the peers' acceptor threads answer them), then incoming.
   // Data connections, plus one control connection per pair (tcp_transport.h).
@@ -533,8 +585,12 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
   std::vector<std::vector<Fd>> conns(n);
   for (size_t j = 0; j < n; ++j) {
     if (static_cast<int>(j) == cfg.rank || !connects_to(cfg.rank, static_cast<int>(j))) continue;
+    // Not a ring neighbour, and its listen addresses reach only those: the coordinator's
+    // network.
+    const bool over_reach =
+        !world.reach[j].empty() && !ring_neighbours(cfg.rank, static_cast<int>(j), cfg.size);
     for (size_t k = 0; k < k_conns; ++k) {
-      std::string remote = table[j][k % table[j].size()];
+      std::string remote = over_reach ? world.reach[j] : table[j][k % table[j].size()];
       std::optional<Address> local;
       if (!cfg.routes.empty()) {
         const PeerRoute& route = cfg.routes[j];
@@ -564,8 +620,13 @@ std::vector<std::vector<tcp::Fd>> bootstrap_connections(const Config& cfg, JobSe
                         (routed ? " (it is rank " + std::to_string(j) +
                                       "'s address on the cable between them: "
                                       "CLUSTERCOMM_PEER_ADDRS)"
-                                : ": rank " + std::to_string(j) +
-                                      " advertised that address; is it reachable from here?"),
+                         : over_reach
+                             ? ": rank " + std::to_string(j) +
+                                   " is not a ring neighbour of this rank, so this is its "
+                                   "address on the coordinator's network (where rank 0 saw it "
+                                   "join from); is it reachable from here?"
+                             : ": rank " + std::to_string(j) +
+                                   " advertised that address; is it reachable from here?"),
                     {static_cast<int>(j)});
       }
       WireWriter hello;

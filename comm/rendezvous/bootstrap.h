@@ -6,7 +6,10 @@
 // sends everyone the address table and rank 0's job-wide settings (topology, tuning,
 // connections per pair). Then each pair connects directly: for ranks a < b, a connects to b
 // when b == a + 1 (ring order, like MLX's ring hostfile), otherwise b connects to a; each
-// connection proves the token again and names its world id, rank and index.
+// connection proves the token again and names its world id, rank and index. A pair that are
+// not ring neighbours, where listen addresses reach the neighbours only
+// (Config::listen_ring_neighbours_only), connects over the coordinator's network: the join
+// carries the address of the joiner's listener there, the reply every rank's.
 #pragma once
 
 #include <memory>

@@ -4,8 +4,19 @@
 // memory segment versions) name each other at once, on every rank.
 #include <doctest/doctest.h>
 
+#ifdef __linux__
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#endif
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <future>
 #include <optional>
 #include <stdexcept>
@@ -13,6 +24,7 @@
 #include <thread>
 
 #include "comm/clustercomm.h"
+#include "comm/rendezvous/bootstrap.h"
 #include "comm/rendezvous/acceptor.h"
 #include "comm/rendezvous/handshake.h"
 #include "comm/rendezvous/wire.h"
@@ -320,29 +332,35 @@ TEST_CASE("a rank of an older or newer libclustercomm is named at start-up, not 
   const std::string head = WireWriter().u32(1).u32(1).u32(2).u32(1).str("127.0.0.1:1").data();
   const Case cases[] = {
       {"no transport", head,
-       "runs an older libclustercomm than rank 0 (wire protocol 0, rank 0's is 4): run the "
+       "runs an older libclustercomm than rank 0 (wire protocol 0, rank 0's is 5): run the "
        "same version on every rank"},
       {"no wire protocol", head + WireWriter().u32(0).data(),
-       "runs an older libclustercomm than rank 0 (wire protocol 1, rank 0's is 4)"},
+       "runs an older libclustercomm than rank 0 (wire protocol 1, rank 0's is 5)"},
       // 2: messages without the signature of their call (what it reduces).
       {"unsigned messages", head + WireWriter().u32(0).u32(2).data(),
-       "runs an older libclustercomm than rank 0 (wire protocol 2, rank 0's is 4)"},
+       "runs an older libclustercomm than rank 0 (wire protocol 2, rank 0's is 5)"},
       // 3: a join without the shared-memory segment's version (segments 3 and 4 both spoke it).
       {"no segment version", head + WireWriter().u32(0).u32(3).data(),
-       "runs an older libclustercomm than rank 0 (wire protocol 3, rank 0's is 4)"},
-      {"a newer one", head + WireWriter().u32(0).u32(5).u32(shm::kSegmentVersion).data(),
-       "runs a newer libclustercomm than rank 0 (wire protocol 5, rank 0's is 4)"},
+       "runs an older libclustercomm than rank 0 (wire protocol 3, rank 0's is 5)"},
+      // 4: a join without the rank's address on the coordinator's network.
+      {"no coordinator network address",
+       head + WireWriter().u32(0).u32(4).u32(shm::kSegmentVersion).data(),
+       "runs an older libclustercomm than rank 0 (wire protocol 4, rank 0's is 5)"},
+      {"a newer one", head + WireWriter().u32(0).u32(6).u32(shm::kSegmentVersion).data(),
+       "runs a newer libclustercomm than rank 0 (wire protocol 6, rank 0's is 5)"},
       // Same wire protocol, another shared-memory segment layout.
-      {"an older segment", head + WireWriter().u32(0).u32(4).u32(shm::kSegmentVersion - 1).data(),
+      {"an older segment",
+       head + WireWriter().u32(0).u32(5).u32(shm::kSegmentVersion - 1).str("").data(),
        "runs an older libclustercomm than rank 0 (shared-memory segment version " +
            std::to_string(shm::kSegmentVersion - 1) + ", rank 0's is " +
            std::to_string(shm::kSegmentVersion) +
-           "; both wire protocol 4): ranks of one host could not share memory; run the same "
+           "; both wire protocol 5): ranks of one host could not share memory; run the same "
            "version on every rank"},
-      {"a newer segment", head + WireWriter().u32(0).u32(4).u32(shm::kSegmentVersion + 1).data(),
+      {"a newer segment",
+       head + WireWriter().u32(0).u32(5).u32(shm::kSegmentVersion + 1).str("").data(),
        "runs a newer libclustercomm than rank 0 (shared-memory segment version " +
            std::to_string(shm::kSegmentVersion + 1) + ", rank 0's is " +
-           std::to_string(shm::kSegmentVersion) + "; both wire protocol 4)"},
+           std::to_string(shm::kSegmentVersion) + "; both wire protocol 5)"},
   };
   for (const Case& k : cases) {
     CAPTURE(k.name);
@@ -386,7 +404,8 @@ TEST_CASE("a rank of another shared-memory segment version fails every rank at s
     tcp::Fd fd = tcp::connect_to(tcp::resolve(coordinator), nullptr, deadline, "rank 0");
     WireWriter hello;
     hello.u32(1).u32(1).u32(3).u32(1).str("127.0.0.1:1");  // join, rank 1 of 3, its address
-    hello.u32(0).u32(4).u32(shm::kSegmentVersion - 1);     // auto, wire protocol 4
+    hello.u32(0).u32(5).u32(shm::kSegmentVersion - 1);     // auto, wire protocol 5
+    hello.str("");                                         // no coordinator network address
     client_handshake(fd.get(), "bootstrap-test-token", hello.data(), deadline, "rank 0");
     char len_buf[4];
     tcp::read_exact(fd.get(), len_buf, 4, deadline, "rank 0");
@@ -407,7 +426,7 @@ TEST_CASE("a rank of another shared-memory segment version fails every rank at s
   const std::string versions =
       " runs an older libclustercomm than rank 0 (shared-memory segment version " +
       std::to_string(shm::kSegmentVersion - 1) + ", rank 0's is " +
-      std::to_string(shm::kSegmentVersion) + "; both wire protocol 4)";
+      std::to_string(shm::kSegmentVersion) + "; both wire protocol 5)";
   CAPTURE(rank0);
   CAPTURE(rank2);
   CAPTURE(reply);
@@ -420,6 +439,76 @@ TEST_CASE("a rank of another shared-memory segment version fails every rank at s
   CHECK(rank2.find("(reported by the coordinator)") != std::string::npos);
   CHECK(Clock::now() - started < milliseconds(15000));  // the timeout is 20 s
 }
+
+#ifdef __linux__  // 127.0.0.10 and up are loopback addresses on Linux alone
+TEST_CASE("an MLX ring of 4: ring neighbours connect at the ring addresses, the others over "
+          "the coordinator's network") {
+  // MLX_HOSTFILE gives each rank its ends of the cables to its left neighbour: only its ring
+  // neighbours reach them. Before, ranks 0 and 2 (and 1 and 3) connected there too, which
+  // over cables has no route ("Network is unreachable"). 127.0.0.10 + r stands for rank r's
+  // cable end; the coordinator, 127.0.0.1, for the management network.
+  const int n = 4;
+  std::promise<int> port;
+  auto port_future = port.get_future().share();
+  std::vector<std::vector<tcp::Fd>> conns[n];
+  std::string errors[n];
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < n; ++r) {
+    ranks.emplace_back([&, r] {
+      Config c = rank_config(r, n, "127.0.0.1:0");
+      bool told = false;
+      c.topology = Topology::kRing;
+      c.listen = {"127.0.0." + std::to_string(10 + r) + ":0"};
+      c.listen_ring_neighbours_only = true;
+      try {
+        if (r == 0) {
+          c.on_coordinator_listening = [&](int p) {
+            port.set_value(p);
+            told = true;
+          };
+        } else {
+          if (port_future.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+            errors[r] = "rank 0 never listened";
+            return;
+          }
+          c.coordinator = "127.0.0.1:" + std::to_string(port_future.get());
+        }
+        JobSettings settings;
+        conns[r] = bootstrap_connections(c, settings);
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+        if (r == 0 && !told) port.set_exception(std::current_exception());
+      }
+    });
+  }
+  for (auto& t : ranks) t.join();
+  for (int r = 0; r < n; ++r) {
+    CAPTURE(r);
+    REQUIRE(errors[r] == "");
+    REQUIRE(conns[r].size() == static_cast<size_t>(n));
+  }
+  const std::string coordinator = "127.0.0.1:" + std::to_string(port_future.get());
+  const auto peer = [&](size_t from, size_t to) {
+    return tcp::peer_address(conns[from][to][0].get());
+  };
+  const auto host = [](const tcp::Address& a) {
+    const std::string s = a.to_string();
+    return s.substr(0, s.rfind(':'));
+  };
+  // Ring neighbours: the lower rank opens to the next (the wrap: rank 3 to rank 0), at the
+  // ring address.
+  CHECK(host(peer(0, 1)) == "127.0.0.11");
+  CHECK(host(peer(1, 2)) == "127.0.0.12");
+  CHECK(host(peer(2, 3)) == "127.0.0.13");
+  CHECK(host(peer(3, 0)) == "127.0.0.10");
+  // Not neighbours: rank 2 reaches rank 0 at the coordinator, rank 3 reaches rank 1 where
+  // rank 0 saw rank 1 join from, on its listener there (not its ring address).
+  CHECK(peer(2, 0).to_string() == coordinator);
+  CHECK(host(peer(3, 1)) == "127.0.0.1");
+  CHECK(tcp::local_address(conns[1][3][0].get()).to_string() == peer(3, 1).to_string());
+  CHECK(peer(3, 1).port() != tcp::resolve(coordinator).port());
+}
+#endif
 
 TEST_CASE("a rank joining an older coordinator names it at start-up") {
   // An older rank 0 ignores the wire protocol in the join and answers with the world table
@@ -454,7 +543,7 @@ TEST_CASE("a rank joining an older coordinator names it at start-up") {
   CHECK(kind == ErrorKind::kWorld);
   CHECK(error.find("the coordinator (rank 0) at " + coordinator +
                    " runs an older libclustercomm than rank 1 (its answer carries no wire "
-                   "protocol, this rank's is 4): run the same version on every rank") !=
+                   "protocol, this rank's is 5): run the same version on every rank") !=
         std::string::npos);
   CHECK(Clock::now() - started < milliseconds(10000));
 }
@@ -464,18 +553,20 @@ TEST_CASE("a rank joining an older coordinator names it at start-up") {
 #ifdef __linux__
 namespace cc::comm {
 
-TEST_CASE("a rank with no route to the coordinator fails at once, naming itself, the address "
-          "and where it came from") {
+TEST_CASE("a rank with no route to the coordinator fails after the route grace, naming "
+          "itself, the address and where it came from") {
   // Linux refuses a TCP connect to a multicast address in connect() (ENETUNREACH), as for a
   // network with no route (rank 0's ring cable address, seen from a host two hops away).
   Config c = rank_config(1, 3, "224.0.0.1:32323");
-  c.timeout = milliseconds(3000);
+  c.timeout = milliseconds(30000);
   c.coordinator_from = "MLX_HOSTFILE";
+  const auto started = Clock::now();
   try {
     Communicator comm(c);
     FAIL("joined a coordinator at 224.0.0.1");
   } catch (const Error& e) {
     CAPTURE(e.what());
+    CHECK(Clock::now() - started < milliseconds(15000));  // not the 30 s timeout
     CHECK(e.kind() == ErrorKind::kSystem);  // before: kTimeout, after the whole timeout
     CHECK(e.ranks() == std::vector<int>{0});
     const std::string m = e.message();
@@ -495,6 +586,96 @@ TEST_CASE("a rank with no route to the coordinator fails at once, naming itself,
     CHECK(std::string(e.message())
               .ends_with("it came from `coordinator_port:` in job.yaml (now 32323): name one "
                          "there that every rank's host has a route to"));
+  }
+}
+
+namespace {
+
+// An ioctl on interface `name` ("lo", or an alias "lo:1") of this thread's network namespace.
+bool interface_ioctl(const char* name, unsigned long request, ifreq& req) {
+  std::strncpy(req.ifr_name, name, IFNAMSIZ - 1);
+  tcp::Fd s(::socket(AF_INET, SOCK_DGRAM, 0));
+  return s.valid() && ::ioctl(s.get(), request, &req) == 0;
+}
+
+bool bring_up(const char* name) {
+  ifreq req{};
+  if (!interface_ioctl(name, SIOCGIFFLAGS, req)) return false;
+  req.ifr_flags = static_cast<short>(req.ifr_flags | IFF_UP);
+  return interface_ioctl(name, SIOCSIFFLAGS, req);
+}
+
+bool add_ipv4(const char* name, const char* ip) {
+  ifreq req{};
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  ::inet_pton(AF_INET, ip, &a.sin_addr);
+  std::memcpy(&req.ifr_addr, &a, sizeof(a));
+  return interface_ioctl(name, SIOCSIFADDR, req);
+}
+
+}  // namespace
+
+TEST_CASE("a rank whose route to the coordinator appears within the route grace joins") {
+  // Right after `clusterctl network apply`, or while a cable's link comes up, its route is a
+  // moment away: connect() says ENETUNREACH. Before, the rank failed at once. The world runs
+  // in a network namespace of its own (root only; else skipped), whose loopback is all it has:
+  // rank 0 listens on all addresses, rank 1 joins at 10.11.12.13, which has no route until
+  // it is added to the loopback 500 ms later.
+  std::string skipped;
+  std::string errors[2];
+  int sums[2] = {};
+  std::thread world([&] {
+    if (::unshare(CLONE_NEWNET) != 0) {
+      skipped = std::string("no network namespace of its own: ") + std::strerror(errno);
+      return;
+    }
+    if (!bring_up("lo")) {
+      skipped = std::string("cannot bring the namespace's loopback up: ") + std::strerror(errno);
+      return;
+    }
+    std::promise<int> port;
+    auto port_future = port.get_future();
+    const auto run = [&](Config c, int r) {
+      c.timeout = milliseconds(20000);
+      try {
+        Communicator comm(c);
+        int v = r + 1;
+        comm.all_reduce(&v, &v, 1, DataType::kI32, ReduceOp::kSum);
+        sums[r] = v;
+      } catch (const std::exception& e) {
+        errors[r] = e.what();
+      }
+    };
+    std::thread rank0([&] {  // threads started here share the namespace
+      Config c = rank_config(0, 2, "0.0.0.0:0");
+      c.on_coordinator_listening = [&](int p) { port.set_value(p); };
+      run(c, 0);
+    });
+    if (port_future.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+      errors[1] = "rank 0 never listened";
+      rank0.join();
+      return;
+    }
+    std::string route_error;
+    std::thread route([&] {
+      std::this_thread::sleep_for(milliseconds(500));
+      if (!add_ipv4("lo:1", "10.11.12.13")) route_error = std::strerror(errno);
+    });
+    run(rank_config(1, 2, "10.11.12.13:" + std::to_string(port_future.get())), 1);
+    route.join();
+    rank0.join();
+    if (!route_error.empty()) errors[1] += " (adding 10.11.12.13: " + route_error + ")";
+  });
+  world.join();
+  if (!skipped.empty()) {
+    MESSAGE("skipped: ", skipped);
+    return;
+  }
+  for (int r = 0; r < 2; ++r) {
+    CAPTURE(r);
+    CHECK(errors[r] == "");  // before, rank 1: "... (Network is unreachable)"
+    CHECK(sums[r] == 3);
   }
 }
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "comm/error.h"
@@ -246,6 +247,7 @@ bool route_missing(int err) {
 Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who,
               bool over_cable) {
   int last_err = 0;
+  std::optional<Clock::time_point> no_route_since;  // the first of the current run of them
   while (true) {
     Fd fd(::socket(to.storage.ss_family, SOCK_STREAM, 0));
     if (!fd.valid() && errno != EMFILE && errno != ENFILE) throw_system("socket", errno);
@@ -264,14 +266,25 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
     configure_stream(fd.get());
     int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to.storage), to.len);
     if (rc != 0 && route_missing(errno)) {
-      // This host has no route there at all: waiting would not make one, so the caller hears
-      // it now rather than at the end of the timeout (a listener not up yet, ECONNREFUSED,
-      // still retries).
+      // This host has no route there. Right after `clusterctl network apply`, or while a
+      // cable's link comes up, its route appears a moment later: retry for kRouteGrace (within
+      // the deadline), then say so, rather than wait out the whole timeout for a route that
+      // is not coming (a listener not up yet, ECONNREFUSED, retries until the deadline).
       last_err = errno;
-      throw Error(ErrorKind::kSystem, "could not connect to " + who + " at " + to.to_string() +
-                                          " (" + std::strerror(last_err) + ")" +
-                                          connect_advice(last_err, to.port(), over_cable));
+      const auto now = Clock::now();
+      if (!no_route_since) no_route_since = now;
+      if (now - *no_route_since >= kRouteGrace || now >= deadline) {
+        throw Error(ErrorKind::kSystem, "could not connect to " + who + " at " + to.to_string() +
+                                            " (" + std::strerror(last_err) + ")" +
+                                            connect_advice(last_err, to.port(), over_cable));
+      }
+      fd = Fd();
+      throw_if_interrupted();
+      std::this_thread::sleep_for(std::min<Clock::duration>(
+          std::chrono::milliseconds(50), std::max<Clock::duration>(deadline - now, {})));
+      continue;
     }
+    no_route_since.reset();
     if (rc != 0 && errno == EINPROGRESS) {
       // At most 1 s per attempt: a listener whose queue is full (a flood) drops the SYN, and
       // the kernel would resend it only after 1, 3, 7, 15 s; a fresh attempt goes at once.

@@ -6,6 +6,7 @@
 
 #include <sys/socket.h>
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -65,15 +66,22 @@ Address peer_address(int fd);
 /// Connects to `to` (from `from` when given), retrying refused connections until `deadline`
 /// (the listener may not be up yet), each attempt waiting at most 1 s for an answer, and
 /// retrying when out of descriptors (EMFILE). Returns a configured non-blocking stream.
-/// When connect() itself says this host has no route there (route_missing), throws kSystem
-/// at once, naming `who`, the address and the error: no retry can make a route.
+/// When connect() itself says this host has no route there (route_missing), retries for
+/// kRouteGrace (a cable's route may be a moment away), then throws kSystem, naming `who`, the
+/// address and the error (at the deadline, when that comes first): not the kTimeout of the
+/// whole timeout for a route that is not coming.
 /// `over_cable`: `to` is the peer's end of a direct cable (CLUSTERCOMM_PEER_ADDRS), which the
 /// error's advice then names first (connect_advice).
 Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who,
               bool over_cable = false);
 /// True for an errno that connect() returns at once when this host has no route to the
-/// address (ENETUNREACH, EHOSTUNREACH): connect_to gives up on it without retrying.
+/// address (ENETUNREACH, EHOSTUNREACH): connect_to retries it for kRouteGrace only.
 bool route_missing(int err);
+/// How long connect_to retries a missing route: a cable's route appears when `clusterctl
+/// network apply` has set its address and its link is up, which on a link just plugged in or
+/// brought up takes a second or two; a route that is missing longer is a wrong address or a
+/// host two cables away, said then instead of after the whole timeout.
+inline constexpr std::chrono::milliseconds kRouteGrace{3000};
 /// What connect_to's last errno means for the operator, "" when it says nothing more: ETIMEDOUT
 /// (every SYN unanswered) is a firewall dropping `port` or an address not reached, as in
 /// ml-explore/mlx#3755 ("Couldn't connect (error: 60)"); ECONNREFUSED nothing listening there.
