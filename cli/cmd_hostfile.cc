@@ -85,6 +85,11 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
     return report_error(ctx, "hostfile",
                         util::error(util::ExitCode::kUsage, std::move(env_problems)));
   }
+  // A CLUSTERCOMM_* name libclustercomm does not read is set on every rank and changes nothing:
+  // said, and written all the same (as a job's env: is run).
+  for (const auto& w : launch::unread_clustercomm_warnings(o.envs, "warning: --env")) {
+    fmt::print(stderr, "clusterctl hostfile: {}\n", w);
+  }
   if (!o.output.empty()) {
     // Writing a hostfile over the one --hostfile read is rewriting it (its rank order kept, a
     // new order said): not an input -o must avoid; the cluster state, inventory and

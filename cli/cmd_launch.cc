@@ -473,6 +473,33 @@ struct CheckedJob {
   Placement placement;
 };
 
+// The CLUSTERCOMM_* names libclustercomm does not read (launch::unread_clustercomm_name) that
+// reach the ranks from elsewhere than the job's env: and secret_env: (parse_job_spec_draft
+// warns of those): an MLX hostfile's "envs", set on every rank of an MLX runtime, and this
+// shell's environment, which the ranks inherit when every host is `local` (a job of local and
+// SSH hosts gives its local ranks only what an SSH session has: no CLUSTERCOMM_*).
+std::vector<std::string> clustercomm_env_warnings(const GlobalOptions& g,
+                                                  const launch::JobSpec& job,
+                                                  const Placement& placement) {
+  std::vector<std::string> out;
+  if (placement.mlx && launch::is_mlx(job.runtime) && job.cluster &&
+      job.cluster->kind == launch::ClusterRef::Kind::kMlxHostfile) {
+    out = launch::unread_clustercomm_warnings(
+        placement.mlx->envs, fmt::format("{}: warning: \"envs\"", job.cluster->value));
+  }
+  const bool inherits = !placement.names.empty() &&
+                        std::all_of(placement.names.begin(), placement.names.end(),
+                                    [&](const std::string& n) { return reached_locally(g, n); });
+  if (inherits) {
+    for (auto& w : launch::unread_clustercomm_warnings(
+             remote::current_environment(),
+             "warning: this shell's environment, which the ranks on local inherit")) {
+      out.push_back(std::move(w));
+    }
+  }
+  return out;
+}
+
 util::Result<CheckedJob> load_checked(const GlobalOptions& g, const std::string& job_file) {
   auto text = util::read_file(job_file);
   if (!text) return text.error();
@@ -507,6 +534,9 @@ util::Result<CheckedJob> load_checked(const GlobalOptions& g, const std::string&
     } else {
       for (auto& u : *unknown) problems.push_back({ExitCode::kUsage, std::move(u)});
       placement = std::move(*placed);
+      for (const auto& w : clustercomm_env_warnings(g, job, *placement)) {
+        fmt::print(stderr, "{}\n", w);
+      }
     }
   } else if (local.cluster_missing && job.cluster->kind != launch::ClusterRef::Kind::kInventory) {
     // Which hosts the missing cluster state or hostfile names cannot be known, but they are

@@ -209,10 +209,19 @@ util::Status Parser::remote_path(const Field& f, const std::string& path) const 
                                         f.path, path.front() == '~' ? "~" : "$"));
 }
 
-// The check an MLX hostfile's envs get too (rank_env.h: env_name_problem).
+// The check an MLX hostfile's envs get too (rank_env.h: env_name_problem), and the warning they
+// get too for a CLUSTERCOMM_* name libclustercomm does not read (unread_clustercomm_name; a
+// warning, not an error: the job runs as it would without the variable).
 void Parser::env_name(const Field& f, std::string_view section) {
   auto p = env_name_problem(f.key);
-  if (!p) return;
+  if (!p) {
+    if (auto unread = unread_clustercomm_name(f.key)) {
+      warnings_.push_back(fmt::format("{}:{}:{}: warning: {} {}: {}", r_.file(),
+                                      f.key_mark.line + 1, f.key_mark.column + 1, section, f.key,
+                                      *unread));
+    }
+    return;
+  }
   const char* fix = *p == EnvNameProblem::kSetByLaunch  ? ": remove it from the job"
                     : *p == EnvNameProblem::kWrapperOwn ? ": rename it"
                                                         : "";
@@ -463,11 +472,6 @@ void Parser::env(const Field& f, JobSpec& job) {
   if (!entries) return fail(entries.error());
   for (const Field& e : *entries) {
     env_name(e, "env");
-    // A warning, not an error: the job runs as it would without the variable.
-    if (auto unread = unread_clustercomm_name(e.key)) {
-      warnings_.push_back(fmt::format("{}:{}:{}: warning: env {}: {}", r_.file(),
-                                      e.key_mark.line + 1, e.key_mark.column + 1, e.key, *unread));
-    }
     if (e.value.IsNull()) {
       fail(r_.error(e.mark(), fmt::format("'{}' has no value: write {}: \"\" for an empty one",
                                           e.path, e.key)));

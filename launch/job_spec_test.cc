@@ -263,6 +263,16 @@ TEST_CASE("job spec: a CLUSTERCOMM_ variable libclustercomm does not read draws 
   CHECK(d.warnings[1] ==
         "job.yaml:6:3: warning: env CLUSTERCOMM_TRANSPROT: libclustercomm reads no variable "
         "CLUSTERCOMM_TRANSPROT, so it changes nothing (did you mean 'CLUSTERCOMM_TRANSPORT'?)");
+  // secret_env: sets its names on every rank too (CLUSTERCOMM_TOKEN is launch's own: an error).
+  auto s = cc::launch::parse_job_spec_draft(
+      "name: j\nhosts: [h1]\ncommand: [x]\nsecret_env:\n  CLUSTERCOMM_TOKN: {from_env: T}\n"
+      "  CLUSTERCOMM_IBV_PROFILE: {from_env: P}\n",
+      "job.yaml");
+  CHECK(s.errors.empty());
+  REQUIRE(s.warnings.size() == 1);
+  CHECK(s.warnings[0] ==
+        "job.yaml:5:3: warning: secret_env CLUSTERCOMM_TOKN: libclustercomm reads no variable "
+        "CLUSTERCOMM_TOKN, so it changes nothing (did you mean 'CLUSTERCOMM_TOKEN'?)");
 }
 
 TEST_CASE("job spec: a $NAME or ~ in a list command draws a warning at its place") {

@@ -229,6 +229,11 @@ std::string OutputMux::last_error_line(int rank) const {
   return last_error_.at(static_cast<size_t>(rank));
 }
 
+std::vector<std::string> OutputMux::last_error_lines() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_error_;
+}
+
 void OutputMux::finish(int rank) {
   std::lock_guard<std::mutex> lock(mu_);
   for (int fd = 1; fd <= 2; ++fd) {

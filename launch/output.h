@@ -112,6 +112,8 @@ class OutputMux {
   /// error usually is (a Python exception's last line, libclustercomm's message), which the
   /// summary reads to tell a failure from its consequences (root_cause, runner.h).
   std::string last_error_line(int rank) const;
+  /// Every rank's last_error_line, by rank: what failure_cause (runner.h) reads.
+  std::vector<std::string> last_error_lines() const;
   /// Path of rank's log for fd 1 or 2.
   std::filesystem::path log_path(int rank, int fd) const;
   /// Removes what open() made, for a run that ends before it began (launch --detach whose fork

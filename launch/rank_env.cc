@@ -293,6 +293,18 @@ std::optional<std::string> unread_clustercomm_name(std::string_view name) {
                      util::did_you_mean(name, read));
 }
 
+std::vector<std::string> unread_clustercomm_warnings(const std::vector<std::string>& entries,
+                                                     std::string_view where) {
+  std::vector<std::string> out;
+  for (const std::string& entry : entries) {
+    const std::string_view name = std::string_view(entry).substr(0, entry.find('='));
+    if (auto why = unread_clustercomm_name(name)) {
+      out.push_back(fmt::format("{}: {}: {}", where, name, *why));
+    }
+  }
+  return out;
+}
+
 std::optional<EnvNameProblem> env_name_problem(std::string_view name) {
   if (!util::is_env_name(name)) return EnvNameProblem::kInvalid;
   const auto& owned = launch_env_names();

@@ -153,6 +153,14 @@ const std::vector<std::string>& clustercomm_tuning_names();
 /// CLUSTERCOMM_TIMEOUT: "240000" for a slow rendezvous still timed out at the default.
 std::optional<std::string> unread_clustercomm_name(std::string_view name);
 
+/// unread_clustercomm_name for the NAME of each "NAME=VALUE" of `entries`, said where else than
+/// a job's env: and secret_env: (parse_job_spec_draft warns of those) an operator's variable
+/// reaches the ranks: an MLX hostfile's "envs", `hostfile --env`, the launching shell's
+/// environment that ranks on `local` inherit. One "WHERE: NAME: why" each, `where` saying where
+/// it was set ("hosts.json: warning: \"envs\""); never its value (it may be a secret).
+std::vector<std::string> unread_clustercomm_warnings(const std::vector<std::string>& entries,
+                                                     std::string_view where);
+
 /// Why a job's env: or secret_env:, an MLX hostfile's "envs" or `hostfile --env` may not set a
 /// variable.
 enum class EnvNameProblem {

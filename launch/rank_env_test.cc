@@ -298,6 +298,19 @@ TEST_CASE("clustercomm_tuning_names: with launch's own, every CLUSTERCOMM_ varia
   CHECK(unread_clustercomm_name("CLUSTERCOMM_TIMEOUT") ==
         "libclustercomm reads no variable CLUSTERCOMM_TIMEOUT, so it changes nothing (did you "
         "mean 'CLUSTERCOMM_TIMEOUT_MS'?)");
+  // Where else an operator's variable reaches the ranks ("NAME=VALUE": a hostfile's "envs",
+  // `hostfile --env`, the launching shell's environment): named, never the value.
+  const auto w = unread_clustercomm_warnings(
+      {"CLUSTERCOMM_TRANSPROT=tcp", "CLUSTERCOMM_TIMEOUT_MS=9", "PATH=/bin",
+       "CLUSTERCOMM_SPINUS=secret-ish", "CLUSTERCOMM_X"},
+      "hosts.json: warning: \"envs\"");
+  REQUIRE(w.size() == 3);
+  CHECK(w[0] ==
+        "hosts.json: warning: \"envs\": CLUSTERCOMM_TRANSPROT: libclustercomm reads no variable "
+        "CLUSTERCOMM_TRANSPROT, so it changes nothing (did you mean 'CLUSTERCOMM_TRANSPORT'?)");
+  CHECK(w[1].starts_with("hosts.json: warning: \"envs\": CLUSTERCOMM_SPINUS: "));
+  CHECK(w[1].find("secret-ish") == std::string::npos);
+  CHECK(w[2].starts_with("hosts.json: warning: \"envs\": CLUSTERCOMM_X: "));
 }
 
 TEST_CASE("env_name_problem: launch's variables, the wrapper's, and malformed names") {

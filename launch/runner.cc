@@ -482,15 +482,10 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
     // on the port this job's rank 0 failed to listen on. Its error names the cause. Judged
     // again now that every rank has ended (the cause may have reported only during the
     // teardown), by the function the watcher's "ending the job" line came from.
-    std::vector<std::string> lines;
-    for (int r = 0; r < board.world_size(); ++r) lines.push_back(output.last_error_line(r));
-    // A first failure that only says a peer went away is another's consequence.
-    const int first = first_cause(outcome.ranks, outcome.first_failed, lines);
-    if (first != outcome.first_failed) {
-      outcome.ranks[static_cast<size_t>(first)].ended_by_us = false;
-      outcome.first_failed = first;
-    }
-    FailureCause f = failure_cause(outcome.ranks, outcome.first_failed, lines);
+    // A first failure that only says a peer went away is another's consequence (first_cause).
+    FailureCause f =
+        failure_cause(outcome.ranks, outcome.first_failed, output.last_error_lines());
+    outcome.ranks[static_cast<size_t>(f.first)].ended_by_us = false;
     outcome.reason = std::move(f.reason);
     outcome.consequence = f.consequence;
     outcome.first_failed = f.cause;

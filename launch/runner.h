@@ -159,19 +159,22 @@ int first_cause(const std::vector<RankOutcome>& ranks, int first,
 /// line (`error_lines[r]`: OutputMux::last_error_line): the coordinator, rank 0, when the line
 /// names the coordinator ("the coordinator (rank 0) at h1:42503 refused this rank: another
 /// job's coordinator is on that port", after rank 0 of this job failed to listen there), else
-/// the first other "rank K" it names; taken only when that rank failed on its own (an exit
-/// status above 0, not a death by signal, which during teardown is clusterctl's doing), since a
-/// rank that clusterctl ended caused nothing, and when its own last error line does not name
-/// `first` back ("rank 0: rank 2 closed the connection": then rank 2 came first). `first`
-/// otherwise (also when it is -1).
+/// the first other rank it names ("rank K", or one of a list: "ranks K, L") that failed on its
+/// own (an exit status above 0, not a death by signal, which during teardown is clusterctl's
+/// doing), since a rank that clusterctl ended caused nothing, and whose own last error line does
+/// not name `first` back ("rank 0: rank 2 closed the connection": then rank 2 came first).
+/// `first` otherwise (also when it is -1).
 int root_cause(const std::vector<RankOutcome>& ranks, int first,
                const std::vector<std::string>& error_lines);
 
-/// Why rank `first`'s failure ends the job, from what is known now. The watcher's "ending the
-/// job" line (watcher.h) and the summary's verdict (JobOutcome::reason) both come from it, so
-/// they name the same rank.
+/// Why the job's first failure ends it, from what is known now, the board's first failure
+/// being `board_first` (RankBoard::first_failed): the first failure taken is first_cause's, its
+/// cause root_cause's. The watcher's "ending the job" line (and its later note, should the
+/// reports that came since change the cause: watcher.h) and the summary's verdict
+/// (JobOutcome::reason) all come from it, so they name the same rank.
 struct FailureCause {
-  int cause = -1;        // root_cause: the rank to blame (-1 when `first` is -1)
+  int first = -1;        // first_cause: the first failure (-1 when `board_first` is -1)
+  int cause = -1;        // root_cause: the rank to blame (-1 when `board_first` is -1)
   int consequence = -1;  // `first`, when its error names `cause`; -1 when it is the cause
   /// "rank 1 on h2 failed (exit 3)", or, for a consequence, "rank 0 on h1 failed (exit 1);
   /// rank 1 on h2 failed before it (exit 1), but its error names rank 0: a consequence".
@@ -179,13 +182,14 @@ struct FailureCause {
   /// reason, with a failure's "why" longer than 60 characters cut to its first words
   /// ("exit 127: command not found; in full in the summary"): for the line printed before the
   /// summary, which prints it once.
-  /// When `first` is its own cause and its error names a rank that was still running (it
-  /// waited for that rank: "rank 2 never joined the coordinator"), both end with "; its error
-  /// names rank 2 on h3, still running: look there first" (after the job: "which was still
-  /// running until clusterctl ended it").
+  /// When `first` is its own cause and its error names ranks that were still running (it
+  /// waited for them: "ranks 1, 2 never joined the coordinator"), both end with "; its error
+  /// names rank 1 on h2 and rank 2 on h3, still running: look there first" (after the job:
+  /// "which were still running until clusterctl ended them"; at most 4 named, then "(and N
+  /// more)").
   std::string brief;
 };
-FailureCause failure_cause(const std::vector<RankOutcome>& ranks, int first,
+FailureCause failure_cause(const std::vector<RankOutcome>& ranks, int board_first,
                            const std::vector<std::string>& error_lines);
 
 /// Why the job did not succeed, in one line: the reason it ended early, or the rank that

@@ -145,6 +145,18 @@ struct LocalJob {
   bool dirs_left(int /*hosts*/) const { return !dirs().empty(); }
 };
 
+// `n` ranks, rank r on host "h{r+1}", each started and still running (the watcher's view
+// during the job), for failure_cause.
+std::vector<RankOutcome> running_ranks(int n) {
+  std::vector<RankOutcome> ranks(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    ranks[static_cast<size_t>(r)].rank = r;
+    ranks[static_cast<size_t>(r)].host = "h" + std::to_string(r + 1);
+    ranks[static_cast<size_t>(r)].started = true;
+  }
+  return ranks;
+}
+
 }  // namespace
 
 TEST_CASE("runner: every rank exits 0 -> ok, per-rank logs, job directories removed") {
@@ -542,7 +554,10 @@ TEST_CASE("root_cause: the rank a first failure's error names, if it failed on i
                                           ""};
   CHECK(root_cause(ranks, 1, coord) == 0);
   CHECK(root_cause(ranks, 1, {"", "rank 1: rank 2 closed the connection", ""}) == 1);  // 2: ours
-  CHECK(root_cause(ranks, 1, {"", "rank 1: ranks 0, 2 never arrived", ""}) == 1);      // a list
+  // A list names its ranks as one "rank K" does: rank 0 failed on its own, rank 2 was ours.
+  CHECK(root_cause(ranks, 1, {"", "rank 1: ranks 0, 2 never arrived", ""}) == 0);
+  CHECK(root_cause(ranks, 1, {"", "rank 1: ranks 2 and 0 never arrived", ""}) == 0);
+  CHECK(root_cause(ranks, 1, {"", "rank 1: timed out waiting for ranks 2", ""}) == 1);
   CHECK(root_cause(ranks, 1, {"", "Traceback: crank 0 failed", ""}) == 1);  // no word "rank"
   CHECK(root_cause(ranks, 1, {"", "", ""}) == 1);
   // Rank 1 compared its data with rank 0's, and rank 0 failed on its own naming rank 1: rank 0
@@ -560,12 +575,7 @@ TEST_CASE("failure_cause: the rank a first failure waited for, still running, is
   // nccl-tests#102's shape: rank 2 never joined (it hung before init); rank 0 gave up naming it
   // and the summary blamed rank 0 alone ("coordinator" names rank 0, and rank 2, ended by
   // clusterctl, failed on nothing of its own).
-  std::vector<RankOutcome> ranks(3);
-  for (int r = 0; r < 3; ++r) {
-    ranks[static_cast<size_t>(r)].rank = r;
-    ranks[static_cast<size_t>(r)].host = "h" + std::to_string(r + 1);
-    ranks[static_cast<size_t>(r)].started = true;
-  }
+  std::vector<RankOutcome> ranks = running_ranks(3);
   ranks[0].finished = true;
   ranks[0].exit_status = 3;
   const std::vector<std::string> lines = {
@@ -592,6 +602,46 @@ TEST_CASE("failure_cause: the rank a first failure waited for, still running, is
   CHECK(failure_cause(ranks, 0, lines).reason == "rank 0 on h1 failed (exit 3)");
   CHECK(failure_cause(ranks, 0, {"rank 0: bad shape", "", ""}).reason ==
         "rank 0 on h1 failed (exit 3)");
+}
+
+TEST_CASE("failure_cause: each rank of a list the first failure waited for is named") {
+  // comm's describe_ranks: "ranks 1, 2 never joined the coordinator" (bootstrap.cc), "timed out
+  // waiting for ranks 1, 3" (tcp_transport.cc). Only a single "rank K" was read as naming one.
+  std::vector<RankOutcome> ranks = running_ranks(7);
+  ranks[0].finished = true;
+  ranks[0].exit_status = 3;
+  std::vector<std::string> lines(7);
+  lines[0] = "clustercomm: ranks 1, 2 never joined the coordinator within 4000 ms (are they "
+             "running, with this coordinator's address h1:29500 and the same job token?)";
+  CHECK(failure_cause(ranks, 0, lines).reason ==
+        "rank 0 on h1 failed (exit 3); its error names rank 1 on h2 and rank 2 on h3, still "
+        "running: look there first");
+  // Rank 3 is waiting too (a rank that ended well is no lead), and another library's English.
+  ranks[2].finished = true;
+  ranks[2].exit_status = 0;
+  lines[0] = "timed out waiting for ranks 1, 2, and 3";
+  CHECK(failure_cause(ranks, 0, lines).reason ==
+        "rank 0 on h1 failed (exit 3); its error names rank 1 on h2 and rank 3 on h4, still "
+        "running: look there first");
+  // After the job: clusterctl ended them; and one that had ended already by then, apart.
+  ranks[1].finished = ranks[1].signaled = ranks[1].ended_by_us = true;
+  ranks[1].exit_status = 128 + 15;
+  lines[0] = "clustercomm: ranks 1, 3 never connected to rank 0 within 4000 ms";
+  CHECK(failure_cause(ranks, 0, lines).reason ==
+        "rank 0 on h1 failed (exit 3); its error names rank 3 on h4, still running; and rank 1 "
+        "on h2, which was still running until clusterctl ended it: look there first");
+  ranks[3] = ranks[1];
+  ranks[3].rank = 3;
+  ranks[3].host = "h4";
+  CHECK(failure_cause(ranks, 0, lines).brief ==
+        "rank 0 on h1 failed (exit 3); its error names rank 1 on h2 and rank 3 on h4, which were "
+        "still running until clusterctl ended them: look there first");
+  // A long list is cut after four.
+  lines[0] = "clustercomm: ranks 1, 3, 4, 5, 6 never joined the coordinator within 4000 ms";
+  CHECK(failure_cause(ranks, 0, lines).reason ==
+        "rank 0 on h1 failed (exit 3); its error names rank 4 on h5 and rank 5 on h6, still "
+        "running; and rank 1 on h2 and rank 3 on h4, which were still running until clusterctl "
+        "ended them (and 1 more): look there first");
 }
 
 TEST_CASE("runner: a rank that ignores SIGTERM gets SIGKILL after the grace period") {

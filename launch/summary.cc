@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -55,19 +56,63 @@ std::string seconds(std::chrono::milliseconds d) {
   return fmt::format("{:.1f} s", static_cast<double>(d.count()) / 1000.0);
 }
 
-// The ranks an error line names, in order: 0 for "coordinator" (rank 0 is the coordinator),
-// then each "rank K" ("ranks 1, 2" is a list of those that did not arrive: no cause).
+// The digits of a rank number at `at` ("12" of "rank 12 never ..."), moving `at` past them;
+// nullopt when there are none, or more than a rank number has.
+std::optional<int> rank_number(const std::string& line, size_t& at) {
+  size_t end = at;
+  while (end < line.size() && util::is_ascii_digit(line[end])) ++end;
+  if (end == at || end - at > 7) return std::nullopt;
+  const std::optional<int> k = util::parse_int(std::string_view(line).substr(at, end - at));
+  at = end;
+  return k;
+}
+
+// The ranks an error line names, in order and once each: 0 for "coordinator" (rank 0 is the
+// coordinator), then each "rank K", and each of a list, "ranks K, L" (comm's describe_ranks:
+// "ranks 1, 2 never joined the coordinator", "timed out waiting for ranks 1, 2") or "ranks K,
+// L and M" (other libraries' English).
 std::vector<int> named_ranks(const std::string& line) {
   std::vector<int> named;
-  if (line.find("coordinator") != std::string::npos) named.push_back(0);
-  for (size_t at = line.find("rank "); at != std::string::npos; at = line.find("rank ", at + 5)) {
-    if (at > 0 && std::isalnum(static_cast<unsigned char>(line[at - 1])) != 0) continue;
-    size_t end = at + 5;
-    while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end])) != 0) ++end;
-    if (end == at + 5 || end - at > 12) continue;
-    named.push_back(std::stoi(line.substr(at + 5, end - at - 5)));
+  const auto add = [&](int k) {
+    if (std::find(named.begin(), named.end(), k) == named.end()) named.push_back(k);
+  };
+  if (line.find("coordinator") != std::string::npos) add(0);
+  for (size_t at = line.find("rank"); at != std::string::npos; at = line.find("rank", at + 4)) {
+    if (at > 0 && util::is_ascii_alnum(line[at - 1])) continue;  // "crank 0", "frank 2"
+    size_t p = at + 4;
+    const bool list = line.compare(p, 2, "s ") == 0;
+    if (!list && line.compare(p, 1, " ") != 0) continue;
+    p += list ? 2 : 1;
+    const std::optional<int> k = rank_number(line, p);
+    if (!k) continue;
+    add(*k);
+    while (list) {
+      size_t q = p;
+      bool sep = false;
+      for (std::string_view s : {", and ", ", ", " and "}) {
+        if (line.compare(q, s.size(), s) == 0) {
+          q += s.size();
+          sep = true;
+          break;
+        }
+      }
+      const std::optional<int> next = sep ? rank_number(line, q) : std::nullopt;
+      if (!next) break;
+      add(*next);
+      p = q;
+    }
   }
   return named;
+}
+
+// At most this many ranks are named as what a first failure waited for; "and N more" then.
+constexpr std::size_t kNamedWaitedFor = 4;
+
+// "a", "a and b", "a, b and c".
+std::string and_list(const std::vector<std::string>& items) {
+  if (items.size() <= 1) return items.empty() ? "" : items.front();
+  return fmt::format("{} and {}",
+                     fmt::join(items.begin(), items.end() - 1, ", "), items.back());
 }
 
 // describe_failure; with `brief`, a "why" longer than kLongReason is cut to its first words, up
@@ -191,10 +236,11 @@ int root_cause(const std::vector<RankOutcome>& ranks, int first,
   return first;
 }
 
-FailureCause failure_cause(const std::vector<RankOutcome>& ranks, int first,
+FailureCause failure_cause(const std::vector<RankOutcome>& ranks, int board_first,
                            const std::vector<std::string>& error_lines) {
   FailureCause f;
-  if (first < 0 || static_cast<size_t>(first) >= ranks.size()) return f;
+  if (board_first < 0 || static_cast<size_t>(board_first) >= ranks.size()) return f;
+  const int first = f.first = first_cause(ranks, board_first, error_lines);
   f.cause = root_cause(ranks, first, error_lines);
   const RankOutcome& c = ranks[static_cast<size_t>(f.cause)];
   const RankOutcome& r = ranks[static_cast<size_t>(first)];
@@ -209,22 +255,39 @@ FailureCause failure_cause(const std::vector<RankOutcome>& ranks, int first,
     (brief ? f.brief : f.reason) = std::move(text);
   }
   if (f.cause != first) f.consequence = first;
-  // The rank the first failure waited for ("rank 2 never joined the coordinator", "timed out
-  // waiting for rank 2"): still running when it failed, so no failure of its own names it, and
-  // the summary blamed only the rank that gave up. Said beside it: a hung rank is found there.
+  // The ranks the first failure waited for ("ranks 1, 2 never joined the coordinator", "timed
+  // out waiting for rank 2"): still running when it failed, so no failure of their own names
+  // them, and the summary blamed only the rank that gave up. Said beside it: a hung rank is
+  // found there. During the job (the watcher's view) they are running; after it (the
+  // summary's), clusterctl ended them.
   if (f.cause == first && static_cast<size_t>(first) < error_lines.size()) {
+    std::vector<std::string> running;
+    std::vector<std::string> ended;
+    size_t more = 0;
     for (int k : named_ranks(error_lines[static_cast<size_t>(first)])) {
       if (k == first || k < 0 || static_cast<size_t>(k) >= ranks.size()) continue;
       const RankOutcome& o = ranks[static_cast<size_t>(k)];
-      const bool running = o.started && !o.finished;  // the watcher's view, during the job
-      const bool ended = o.finished && o.ended_by_us && o.failed();  // the summary's, after it
-      if (!running && !ended) continue;
+      const bool is_running = o.started && !o.finished;
+      if (!is_running && !(o.finished && o.ended_by_us && o.failed())) continue;
+      if (running.size() + ended.size() == kNamedWaitedFor) {
+        ++more;
+        continue;
+      }
+      (is_running ? running : ended).push_back(fmt::format("rank {} on {}", o.rank, o.host));
+    }
+    std::vector<std::string> groups;
+    if (!running.empty()) groups.push_back(fmt::format("{}, still running", and_list(running)));
+    if (!ended.empty()) {
+      groups.push_back(fmt::format("{}, which {} still running until clusterctl ended {}",
+                                   and_list(ended), ended.size() == 1 ? "was" : "were",
+                                   ended.size() == 1 ? "it" : "them"));
+    }
+    if (!groups.empty()) {
       const std::string hint = fmt::format(
-          "; its error names rank {} on {}, {}: look there first", o.rank, o.host,
-          running ? "still running" : "which was still running until clusterctl ended it");
+          "; its error names {}{}: look there first", fmt::join(groups, "; and "),
+          more > 0 ? fmt::format(" (and {} more)", more) : "");
       f.reason += hint;
       f.brief += hint;
-      break;
     }
   }
   return f;

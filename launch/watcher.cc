@@ -48,6 +48,7 @@ class Watcher {
     backend_.start(board_);
     for (;;) {
       const RankBoard::Counts c = board_.counts();
+      if (ending_at_) recheck_cause(c);  // the last report too, before the loop ends on it
       if (c.started == world_ && result_.startup.count() == 0) {
         result_.startup = ms(clock_.now() - opts_.t0);
       }
@@ -103,9 +104,8 @@ class Watcher {
       // Named as the summary will name it: the first failure's cause when its error names a
       // rank that failed on its own already (another job's coordinator refused it, after this
       // job's rank 0 could not listen), with a long "why" left to the summary.
-      std::vector<std::string> lines;
-      for (int r = 0; r < world_; ++r) lines.push_back(output_.last_error_line(r));
-      FailureCause f = failure_cause(board_.ranks(), c.first_failed, lines);
+      FailureCause f = failure_cause(board_.ranks(), c.first_failed, output_.last_error_lines());
+      named_cause_ = f.cause;
       return Reason{std::move(f.reason), ExitCode::kJobFailed, true, std::move(f.brief)};
     }
     if (c.started < world_ && now - opts_.t0 > opts_.timeouts.startup) {
@@ -245,6 +245,26 @@ class Watcher {
     output_.job_note(fmt::format("{}: ending the job (SIGTERM, SIGKILL after {} s)", r.note,
                                  opts_.timeouts.grace.count()));
     backend_.terminate(r.rank_failed);
+  }
+
+  // The "ending the job" line named the cause from the reports that had come; a report that
+  // came since may change it (a rank that ended first by its host's clock, its report slower;
+  // a rank that failed on its own, where the first only lost a peer: failure_cause). The
+  // summary's verdict is judged by the same function once every rank has ended: a changed
+  // cause is said as soon as it is known, so the lines during the run agree with it.
+  void recheck_cause(const RankBoard::Counts& c) {
+    if (!result_.rank_failed || c.finished == finished_judged_) return;
+    finished_judged_ = c.finished;
+    const int first = board_.first_failed();
+    const auto ranks = board_.ranks();
+    if (first < 0 || named_cause_ < 0) return;
+    const FailureCause f = failure_cause(ranks, first, output_.last_error_lines());
+    if (f.cause < 0 || f.cause == named_cause_) return;
+    const RankOutcome& named = ranks[static_cast<size_t>(named_cause_)];
+    output_.job_note(fmt::format("the cause, now that more ranks have reported: {} (not rank {} "
+                                 "on {}, named above)",
+                                 f.brief, named.rank, named.host));
+    named_cause_ = f.cause;
   }
 
   // SIGTERM again every second for ranks that started since, SIGKILL after the grace period
@@ -410,6 +430,8 @@ class Watcher {
   };
   std::future<TimedSample> pending_;
   WatchResult result_;
+  int named_cause_ = -1;      // the rank the "ending the job" line (or a later note) blamed
+  int finished_judged_ = -1;  // RankBoard::Counts::finished when recheck_cause last judged
   std::optional<Time> ending_at_;
   Time next_term_{};
   int interrupts_at_end_ = 0;  // util::interrupt_count() when the ending began

@@ -43,7 +43,9 @@ struct WatchResult {
 };
 
 /// Watches from backend.start() until every rank has ended (and, runtime mpi, mpirun) and every
-/// posted signal ran (backend.join()). Notes ("ending the job", warnings) go to `output`.
+/// posted signal ran (backend.join()). Notes ("ending the job", warnings) go to `output`; when
+/// reports that came after the "ending the job" line change the cause it named (failure_cause,
+/// runner.h, by which the summary's verdict is judged too), a note names the new one.
 WatchResult watch(RankBoard& board, LaunchBackend& backend, OutputMux& output, util::Clock& clock,
                   const WatchOptions& opts);
 

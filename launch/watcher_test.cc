@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,9 +86,10 @@ class FakeBackend final : public LaunchBackend {
 
   void started(int r) { board_->started(r, 1000 + r); }
   void printed(int r) { board_->output_seen(r); }
-  void end(int r, int status, std::string problem = "") {
+  void end(int r, int status, std::string problem = "",
+           std::optional<double> exited_at = std::nullopt) {
     if (!board_->rank(r).finished) {
-      board_->finished(r, status, status > 128, std::move(problem), 0ms);
+      board_->finished(r, status, status > 128, std::move(problem), 0ms, false, exited_at);
     }
   }
 
@@ -128,6 +130,32 @@ struct Watch {
     opts.status = [this](const std::string& s) { statuses.push_back(s); };
   }
   ~Watch() { fs::remove_all(logs); }
+  // Three hosts, a rank each, started at 100 ms, the job notes held (`held`): rank 2, on h3,
+  // runs on after ranks 0 and 1 fail (the job is not over) and obeys the teardown's SIGTERM.
+  void third_host_runs_on() {
+    plan.hosts.push_back({"h3", "", ""});
+    job_notes = false;
+    backend.obeys_term = {2};
+    clock.at(100ms, [this] {
+      for (int r = 0; r < 3; ++r) backend.started(r);
+    });
+  }
+  // At `when`, each rank of `fails` prints its error line (if any) and exits with its status,
+  // at `exited_at` by its host's clock when given.
+  struct Fail {
+    int rank;
+    int status;
+    std::string line;
+    std::optional<double> exited_at{};
+  };
+  void fail_at(ms when, std::vector<Fail> fails) {
+    clock.at(when, [this, fails = std::move(fails)] {
+      for (const Fail& f : fails) {
+        if (!f.line.empty()) mux->feed(f.rank, 2, f.line + "\n");
+        backend.end(f.rank, f.status, "", f.exited_at);
+      }
+    });
+  }
   void start_all_at(ms when) {
     clock.at(when, [this] {
       backend.started(0);
@@ -307,18 +335,9 @@ TEST_CASE("watcher: the ending line names the cause the summary names, not the f
   // first; rank 0, which could not listen on the port, failed too before the watcher looked.
   // The line said "rank 1 on h2 failed (exit 1)" while the summary blamed rank 0.
   Watch t;
-  t.plan.hosts.push_back({"h3", "", ""});  // rank 2 runs on: the job is not over
-  t.job_notes = false;
-  t.backend.obeys_term = {2};
-  t.clock.at(100ms, [&] {
-    for (int r = 0; r < 3; ++r) t.backend.started(r);
-  });
-  t.clock.at(5s, [&] {
-    t.mux->feed(1, 2, "AuthError: rank 1: the coordinator (rank 0) at h1:42503 refused this\n");
-    t.backend.end(1, 1);
-    t.mux->feed(0, 2, "WorldError: rank 0: cannot listen on h1:42503: in use\n");
-    t.backend.end(0, 1);
-  });
+  t.third_host_runs_on();
+  t.fail_at(5s, {{1, 1, "AuthError: rank 1: the coordinator (rank 0) at h1:42503 refused this"},
+                 {0, 1, "WorldError: rank 0: cannot listen on h1:42503: in use"}});
   auto [w, ranks] = t.run();
   const std::string cause =
       "rank 0 on h1 failed (exit 1); rank 1 on h2 failed before it (exit 1), but its error "
@@ -335,6 +354,67 @@ TEST_CASE("watcher: the ending line names the cause the summary names, not the f
   CHECK(f.reason == cause);
   CHECK(f.cause == 0);
   CHECK(f.consequence == 1);
+}
+
+TEST_CASE("watcher: the ending line takes the first failure the summary takes (first_cause)") {
+  // mlx-ring: rank 1's sys.exit(3) closed its connections; rank 0, failing on them, was reported
+  // first. The summary blamed rank 1 (first_cause), the "ending the job" line rank 0.
+  Watch t;
+  t.third_host_runs_on();
+  t.fail_at(5s, {{0, 1, "[ring] Receiving from socket 3 failed with errno 104"},
+                 {1, 3, "ValueError: loss is nan"}});
+  auto [w, ranks] = t.run();
+  REQUIRE(t.held.size() == 1);
+  CHECK(t.held[0] == "rank 1 on h2 failed (exit 3): ending the job (SIGTERM, SIGKILL after 3 s)");
+  const FailureCause f = failure_cause(
+      ranks, 0, {"[ring] Receiving from socket 3 failed with errno 104", "ValueError: loss is nan",
+                 ""});
+  CHECK(f.first == 1);
+  CHECK(f.cause == 1);
+  CHECK(w.reason == f.reason);
+}
+
+TEST_CASE("watcher: a failure reported after the ending line but ended before it is said then") {
+  // Rank 0's end reached clusterctl first and the line named it; rank 1's came during the
+  // teardown, but by the hosts' clocks rank 1 had ended first (RankBoard::finished), and the
+  // summary named rank 1: the run's lines and its summary disagreed.
+  Watch t;
+  t.third_host_runs_on();
+  t.fail_at(5s, {{0, 1, "RuntimeError: rank 0: bad shape", 1000.5}});
+  t.fail_at(5500ms, {{1, 3, "ValueError: loss is nan", 1000.25}});
+  auto [w, ranks] = t.run();
+  REQUIRE(t.held.size() == 2);
+  CHECK(t.held[0] == "rank 0 on h1 failed (exit 1): ending the job (SIGTERM, SIGKILL after 3 s)");
+  CHECK(t.held[1] ==
+        "the cause, now that more ranks have reported: rank 1 on h2 failed (exit 3) (not rank 0 "
+        "on h1, named above)");
+  // The summary's verdict (runner.cc: the board's first failure, now rank 1) says the same.
+  const FailureCause f =
+      failure_cause(ranks, 1, {"RuntimeError: rank 0: bad shape", "ValueError: loss is nan", ""});
+  CHECK(f.cause == 1);
+  CHECK(t.held[1].find(": " + f.brief + " (not") != std::string::npos);
+  // No note when the cause stays: rank 1 ended after rank 0 by the hosts' clocks.
+  Watch u;
+  u.third_host_runs_on();
+  u.fail_at(5s, {{0, 1, "", 1000.5}});
+  u.fail_at(5500ms, {{1, 3, "", 1000.75}});
+  u.run();
+  CHECK(u.held.size() == 1);
+  // The cause that the first failure's error names, reported during the teardown (rank 0,
+  // which could not listen, trapped SIGTERM and exited 1 on its own).
+  Watch v;
+  v.third_host_runs_on();
+  v.fail_at(5s, {{1, 1, "AuthError: rank 1: the coordinator (rank 0) at h1:42503 refused this"}});
+  v.fail_at(5500ms, {{0, 1, "WorldError: rank 0: cannot listen on h1:42503: in use"}});
+  v.run();
+  REQUIRE(v.held.size() == 2);
+  CHECK(v.held[0] ==
+        "rank 1 on h2 failed (exit 1); its error names rank 0 on h1, still running: look there "
+        "first: ending the job (SIGTERM, SIGKILL after 3 s)");
+  CHECK(v.held[1] ==
+        "the cause, now that more ranks have reported: rank 0 on h1 failed (exit 1); rank 1 on h2 "
+        "failed before it (exit 1), but its error names rank 0: a consequence (not rank 1 on h2, "
+        "named above)");
 }
 
 TEST_CASE("watcher: the ending line leaves a long reason to the summary, which prints it once") {

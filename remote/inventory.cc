@@ -57,10 +57,11 @@ struct NameAt {
 // and "address A" -> the entry that first gave it, so a second name for one machine is named.
 using ReachedAt = std::unordered_map<std::string, NameAt>;
 
-// One host entry, `- name: h1` with optional ssh and address. Every mistake of the entry is
-// added to `errors` (a bad key, a bad value, a bad or repeated name: each on its own); the host
-// is returned only when there is none.
+// One host entry, `- name: h1` with optional ssh and address, of `hosts_listed` entries. Every
+// mistake of the entry is added to `errors` (a bad key, a bad value, a bad or repeated name:
+// each on its own); the host is returned only when there is none.
 std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::Field& entry,
+                                        std::size_t hosts_listed,
                                         std::unordered_map<std::string, NameAt>& names,
                                         ReachedAt& reached, std::vector<util::Error>& errors) {
   const std::size_t before = errors.size();
@@ -93,36 +94,23 @@ std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::F
       address_field = &f;
     }
   }
-  // A link-local IPv6 management address (fe80::/10) reaches the host only through an interface
-  // of each connecting host's own (util::link_local_ipv6, the check behind ssh's "without its
-  // scope"): as rank 0's it would be every rank's coordinator, which they cannot reach, and a
-  // %scope written here names an interface of one machine only.
-  if (address_field != nullptr && util::link_local_ipv6(host.address)) {
-    errors.push_back(r.error(
-        address_field->mark(),
-        fmt::format("'{}': '{}'{} is a link-local IPv6 address: the management address is where "
-                    "the other hosts reach this one (rank 0's is the coordinator), and a "
-                    "link-local address is reached only through an interface of each "
-                    "connecting host's own: give an IPv4 address or a global IPv6 one "
-                    "(2001:db8::1) that the other hosts reach it on ('ssh' may still name a "
-                    "link-local address with its scope, as ssh takes it: fe80::1%en0)",
-                    address_field->path, host.address,
-                    host.name.empty() ? std::string() : fmt::format(" of host '{}'", host.name))));
-  }
-  // A self-assigned IPv4 one (169.254/16) likewise: every host keeps one route for the whole
-  // block, so the others' connections to it leave by whichever port holds that route
-  // (docs/platform.md#self-assigned-addresses); no hostfile or rank address ever takes one.
-  if (address_field != nullptr && util::self_assigned_ipv4(host.address)) {
-    errors.push_back(r.error(
-        address_field->mark(),
-        fmt::format("'{}': '{}'{} is a self-assigned IPv4 address (169.254/16): the management "
-                    "address is where the other hosts reach this one (rank 0's is the "
-                    "coordinator), and each host reaches 169.254/16 through whichever port "
-                    "holds its one route for it, not necessarily the one this address is on "
-                    "(docs/platform.md#self-assigned-addresses): give an address the other "
-                    "hosts reach it on ('ssh' may still name this one, as ssh takes it)",
-                    address_field->path, host.address,
-                    host.name.empty() ? std::string() : fmt::format(" of host '{}'", host.name))));
+  // The management address is where the other hosts reach this one (rank 0's is the
+  // coordinator): util::rank_address_problem, the one check of an address handed to ranks, by
+  // the rule every hostfile and cluster state reader holds (a link-local IPv6 one names no
+  // interface of the connecting host, a self-assigned IPv4 one leaves by whichever port holds
+  // the 169.254/16 route, a loopback one is each host itself; one host alone may use any).
+  if (address_field != nullptr && hosts_listed >= 2) {
+    if (auto why = util::rank_address_problem(host.address)) {
+      errors.push_back(r.error(
+          address_field->mark(),
+          fmt::format("'{}': '{}'{} {}: in an inventory of {} hosts the management address is "
+                      "where the other hosts reach this one (rank 0's is the coordinator): give "
+                      "an address they reach it on ('ssh' may still name this one, as ssh "
+                      "takes it)",
+                      address_field->path, host.address,
+                      host.name.empty() ? std::string() : fmt::format(" of host '{}'", host.name),
+                      *why, hosts_listed)));
+    }
   }
   const bool named = std::any_of(fields->begin(), fields->end(),
                                  [](const util::Field& f) { return f.key == "name"; });
@@ -229,7 +217,9 @@ util::Result<Inventory> parse(const std::filesystem::path& file, const std::stri
     }
     if (entries->empty()) errors.push_back(r.error(f.mark(), "'hosts' lists no host"));
     for (const util::Field& e : *entries) {
-      if (auto h = host_entry(r, e, names, reached, errors)) inv.hosts.push_back(std::move(*h));
+      if (auto h = host_entry(r, e, entries->size(), names, reached, errors)) {
+        inv.hosts.push_back(std::move(*h));
+      }
     }
   }
   errors = r.in_file_order(std::move(errors));

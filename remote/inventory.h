@@ -9,9 +9,11 @@
 //       ssh: h1                   # optional SSH destination ("alias", "user@host",
 //                                 # "fe80::1%en0"); default: name
 //       address: 10.0.0.1         # optional management address: an IPv4 or IPv6 address,
-//                                 # not link-local (fe80::/10: the other hosts reach it only
+//                                 # not a name, not with a port; of two hosts or more, one
+//                                 # the others reach (util::rank_address_problem): not
+//                                 # link-local (fe80::/10: the other hosts reach it only
 //                                 # through a scope of their own), not self-assigned
-//                                 # (169.254/16), not a name, not with a port
+//                                 # (169.254/16), not loopback or unspecified
 //
 // Host order is significant: it is the order of output, and later of ranks.
 #pragma once
@@ -67,10 +69,9 @@ struct Inventory {
 /// against the file's directory. Errors (kUsage), each as "FILE:LINE:COLUMN: problem":
 /// unreadable file, YAML syntax, a key that is not known (with "did you mean"), a missing or
 /// duplicate host name (util::host_key: names that differ only in case or a final dot are one
-/// host), a malformed name, an address that is no IP address (util::address_problem) or is a
-/// link-local IPv6 one (util::link_local_ipv6, with or without a scope) or a self-assigned IPv4
-/// one (util::self_assigned_ipv4, 169.254/16), a value of the wrong
-/// type.
+/// host), a malformed name, an address that is no IP address (util::address_problem) or, in an
+/// inventory of two hosts or more, one the other hosts cannot reach (util::rank_address_problem:
+/// link-local IPv6, self-assigned IPv4, loopback, unspecified), a value of the wrong type.
 util::Result<Inventory> load_inventory(const std::filesystem::path& path);
 
 /// Writes `inv` to `path` atomically (mode 0644) in the format above. ssh_config and

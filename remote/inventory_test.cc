@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/temp_dir.h"
+#include "util/address.h"
 #include "util/atomic_file.h"
 
 namespace fs = std::filesystem;
@@ -128,43 +129,42 @@ TEST_CASE("inventory: an address that cannot be an address is refused at FILE:LI
   CHECK(inv->hosts[0].address == "2001:db8::11");
 }
 
-TEST_CASE("inventory: a link-local IPv6 management address is refused, scoped or not") {
-  // It became the coordinator address (rank 0's), which no other host reaches: without a scope
-  // no host knows the link, and a scope names an interface of one machine only.
+TEST_CASE("inventory: a management address the other hosts cannot reach is refused, as hostfiles do") {
+  // It became the coordinator address (rank 0's), which no other host reaches: a link-local
+  // IPv6 one without a scope names no link, and a scope an interface of one machine only; a
+  // self-assigned IPv4 one leaves by whichever port holds each host's one 169.254/16 route; a
+  // loopback one is each host itself. The inventory said it in words of its own (and let
+  // loopback through), where the hostfile readers say util::rank_address_problem's.
   TempDir d{"cc-inv"};
   const std::string file = (d.path / "inventory.yaml").string();
   const std::string why =
-      " is a link-local IPv6 address: the management address is where the other hosts reach "
-      "this one (rank 0's is the coordinator), and a link-local address is reached only through "
-      "an interface of each connecting host's own: give an IPv4 address or a global IPv6 one "
-      "(2001:db8::1) that the other hosts reach it on ('ssh' may still name a link-local "
-      "address with its scope, as ssh takes it: fe80::1%en0)";
-  CHECK(load_error(d, "hosts:\n  - name: h1\n    address: 10.0.0.1\n  - name: h2\n"
-                      "    address: fe80::1\n") ==
-        file + ":5:14: 'hosts[1].address': 'fe80::1' of host 'h2'" + why);
-  CHECK(load_error(d, "hosts:\n  - name: h1\n    ssh: fe80::1%en0\n    address: fe80::1%en0\n") ==
-        file + ":4:14: 'hosts[0].address': 'fe80::1%en0' of host 'h1'" + why);
+      ": in an inventory of 2 hosts the management address is where the other hosts reach this "
+      "one (rank 0's is the coordinator): give an address they reach it on ('ssh' may still "
+      "name this one, as ssh takes it)";
+  const auto two = [&](const std::string& address) {
+    return load_error(d, "hosts:\n  - name: h1\n    address: 10.0.0.1\n  - name: h2\n"
+                         "    ssh: " + address + "\n    address: " + address + "\n");
+  };
+  for (const std::string& address : {std::string("fe80::1"), std::string("fe80::1%en0"),
+                                     std::string("169.254.3.1"), std::string("127.0.0.1"),
+                                     std::string("::1"), std::string("0.0.0.0")}) {
+    CAPTURE(address);
+    CHECK(two(address) == file + ":6:14: 'hosts[1].address': '" + address + "' of host 'h2' " +
+                              *cc::util::rank_address_problem(address) + why);
+  }
   // The address before the name, and every other mistake of the file in the same run.
   CHECK(load_error(d, "hosts:\n  - address: FEBF::2\n    name: h1\n  - name: h1\n") ==
-        file + ":2:14: 'hosts[0].address': 'FEBF::2' of host 'h1'" + why + "\n" + file +
+        file + ":2:14: 'hosts[0].address': 'FEBF::2' of host 'h1' " +
+            *cc::util::rank_address_problem("FEBF::2") + why + "\n" + file +
             ":4:11: host 'h1' appears twice (first at line 3)");
-  // Not link-local: fec0::/10 (site-local, deprecated but routable) and a global address.
-  CHECK(load_error(d, "hosts:\n  - name: h1\n    address: fec0::1\n") == "");
-}
-
-TEST_CASE("inventory: a self-assigned IPv4 management address is refused, as link-local is") {
-  // Rank 0's would be the coordinator, reached through whichever port holds each host's one
-  // 169.254/16 route.
-  TempDir d{"cc-inv"};
-  const std::string file = (d.path / "inventory.yaml").string();
-  CHECK(load_error(d, "hosts:\n  - name: h1\n    ssh: 169.254.3.1\n    address: 169.254.3.1\n") ==
-        file + ":4:14: 'hosts[0].address': '169.254.3.1' of host 'h1' is a self-assigned IPv4 "
-               "address (169.254/16): the management address is where the other hosts reach "
-               "this one (rank 0's is the coordinator), and each host reaches 169.254/16 "
-               "through whichever port holds its one route for it, not necessarily the one this "
-               "address is on (docs/platform.md#self-assigned-addresses): give an address the "
-               "other hosts reach it on ('ssh' may still name this one, as ssh takes it)");
-  CHECK(load_error(d, "hosts:\n  - name: h1\n    address: 169.253.3.1\n") == "");
+  // Not link-local: fec0::/10 (site-local, deprecated but routable), 169.253, a global address.
+  CHECK(two("fec0::1") == "");
+  CHECK(two("169.253.3.1") == "");
+  CHECK(two("2001:db8::2") == "");
+  // One host alone, as a hostfile of one: its ranks reach it on its own machine.
+  CHECK(load_error(d, "hosts:\n  - name: h1\n    ssh: fe80::1%en0\n    address: fe80::1%en0\n") ==
+        "");
+  CHECK(load_error(d, "hosts:\n  - name: h1\n    address: 127.0.0.1\n") == "");
 }
 
 TEST_CASE("inventory: names that differ only in case or a final dot are one host") {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "remote/quote.h"
+#include "remote/upload_temp.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/process.h"
@@ -364,10 +365,13 @@ util::Result<CommandResult> LocalExecutor::run(const Command& cmd, const RunOpti
 
 util::Status LocalExecutor::upload(const std::filesystem::path& local,
                                    const std::string& remote_path, unsigned mode,
-                                   std::chrono::milliseconds /*timeout*/) {
+                                   std::chrono::milliseconds timeout) {
   auto content = util::read_file(local, kMaxUploadBytes);
   if (!content) return content.error();
-  return util::write_file_atomic(remote_path, *content, mode);
+  // Its temporary named and removed as an SSH upload's (upload_temp.h): one left by a killed
+  // clusterctl goes with the next upload there, whichever way it reaches the host.
+  LocalUpload upload(std::chrono::steady_clock::now() + timeout);
+  return util::write_file_atomic(remote_path, *content, mode, upload.naming());
 }
 
 std::vector<std::string> session_environment(const std::vector<std::string>& env,

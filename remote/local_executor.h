@@ -38,7 +38,8 @@ class LocalExecutor final : public Executor {
   const std::string& host() const override { return host_; }
   util::Result<CommandResult> run(const Command& cmd, const RunOptions& opts) override;
   /// A local atomic copy (util::write_file_atomic) with `mode`; the whole file is read into
-  /// memory first. `timeout` is not used.
+  /// memory first. Its temporary is named, and those earlier uploads left are removed, as an
+  /// SSH upload's (upload_temp.h: LocalUpload); `timeout` bounds that removal.
   util::Status upload(const std::filesystem::path& local, const std::string& remote_path,
                       unsigned mode, std::chrono::milliseconds timeout) override;
 

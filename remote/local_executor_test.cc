@@ -1,5 +1,6 @@
 #include "remote/local_executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -8,10 +9,12 @@
 #include <vector>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include "remote/upload_temp.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 
@@ -196,6 +199,35 @@ TEST_CASE("local: upload copies atomically with the mode") {
   auto missing = local.upload(dir / "nope", (dir / "dst2").string(), 0644, 5s);
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().message.find((dir / "nope").string()) != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("local: upload names and removes its temporaries as an SSH upload does") {
+  // A local upload wrote ".dst.tmp.XXXXXX", which a killed clusterctl left for good; an SSH
+  // upload's are DEST.clusterctl-tmp-MACHINE-PID-RANDOM, removed by the next upload there.
+  std::string tmpl = (fs::temp_directory_path() / "cc-local-XXXXXX").string();
+  REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+  fs::path dir = tmpl;
+  REQUIRE(cc::util::write_file_atomic(dir / "src", "data\n").ok());
+  // A pid of this machine that has ended: a killed clusterctl's upload.
+  const pid_t gone = ::fork();
+  REQUIRE(gone >= 0);
+  if (gone == 0) ::_exit(0);
+  int status = 0;
+  REQUIRE(::waitpid(gone, &status, 0) == gone);
+  const std::string own = cc::remote::upload_temp_name("dst");
+  const std::string head = own.substr(0, own.rfind('-', own.rfind('-') - 1));  // DEST...HOST
+  const std::string left = head + "-" + std::to_string(gone) + "-0123abcd";
+  const std::string other = "dst2" + head.substr(3) + "-" + std::to_string(gone) + "-0123abcd";
+  for (const std::string& name : {left, other}) {
+    REQUIRE(cc::util::write_file_atomic(dir / name, "half").ok());
+  }
+  LocalExecutor local;
+  REQUIRE(local.upload(dir / "src", (dir / "dst").string(), 0644, 5s).ok());
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"dst", other, "src"});  // another dest's stays
   fs::remove_all(dir);
 }
 

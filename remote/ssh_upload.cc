@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <array>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -124,64 +126,47 @@ bool holds(sftp_session sftp, const std::string& path, std::string_view content,
   return same && left.empty();
 }
 
-// Removes the temporaries that earlier uploads to `remote_path` left beside it and nobody will
-// finish (stale_upload_temp: our name, a regular file of ours, its writer gone or an hour
-// idle), so uploads cut short do not accumulate them. `own` is this upload's temporary, just
-// created: its owner is who this upload writes as, its mtime the host's now. Best effort, in
-// the upload's time: what cannot be read or removed stays. Never in a directory others may
-// write without the sticky bit (there an entry could be swapped between the look and the
-// removal); in a sticky one (/tmp) no one else can rename or remove an entry of ours.
-void remove_stale_temps(sftp_session sftp, const std::string& remote_path, const std::string& own,
-                        Clock::time_point deadline) {
-  const size_t slash = remote_path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : remote_path.substr(0, slash);
-  const std::string dest_name =
-      slash == std::string::npos ? remote_path : remote_path.substr(slash + 1);
+// The directory `dir` of the host, over SFTP, for remove_stale_upload_temps.
+TempDirectory sftp_temp_directory(sftp_session sftp, const std::string& dir) {
   const std::string prefix = dir == "/" ? "/" : dir + "/";
-  sftp_attributes mine = sftp_lstat(sftp, own.c_str());
-  if (mine == nullptr) return;
-  TempContext c;
-  c.dest_name = dest_name;
-  c.uid = mine->uid;
-  c.now = static_cast<std::int64_t>(mine->mtime);
-  c.writer_alive = upload_writer_alive;
-  sftp_attributes_free(mine);
-  sftp_attributes d = sftp_stat(sftp, dir.c_str());
-  if (d == nullptr) return;
-  const unsigned perm = d->permissions & 07777;
-  sftp_attributes_free(d);
-  if ((perm & 022) != 0 && (perm & 01000) == 0) return;
-  sftp_dir listing = sftp_opendir(sftp, dir.c_str());
-  if (listing == nullptr) return;
-  std::vector<std::string> stale;
-  const std::string own_name = own.substr(prefix.size());
-  while (Clock::now() < deadline) {
-    sftp_attributes a = sftp_readdir(sftp, listing);
-    if (a == nullptr) break;
-    if (a->name != nullptr &&
-        std::string_view(a->name).starts_with(dest_name + ".clusterctl-tmp-") &&
-        a->name != own_name) {
-      stale.emplace_back(a->name);
-    }
+  TempDirectory d;
+  d.mode = [sftp, dir]() -> std::optional<unsigned> {
+    sftp_attributes a = sftp_stat(sftp, dir.c_str());
+    if (a == nullptr) return std::nullopt;
+    const unsigned perm = a->permissions & 07777;
     sftp_attributes_free(a);
-  }
-  sftp_closedir(listing);
-  for (const auto& name : stale) {
-    if (Clock::now() >= deadline) return;
-    const std::string path = prefix + name;
-    // Looked at again, just before: never through a link (lstat).
-    sftp_attributes a = sftp_lstat(sftp, path.c_str());
-    if (a == nullptr) continue;
+    return perm;
+  };
+  d.names = [sftp, dir](const std::string& start, Clock::time_point deadline) {
+    std::vector<std::string> names;
+    sftp_dir listing = sftp_opendir(sftp, dir.c_str());
+    if (listing == nullptr) return names;
+    while (Clock::now() < deadline) {
+      sftp_attributes a = sftp_readdir(sftp, listing);
+      if (a == nullptr) break;
+      if (a->name != nullptr && std::string_view(a->name).starts_with(start)) {
+        names.emplace_back(a->name);
+      }
+      sftp_attributes_free(a);
+    }
+    sftp_closedir(listing);
+    return names;
+  };
+  d.lstat = [sftp, prefix](const std::string& name) -> std::optional<TempEntry> {
+    sftp_attributes a = sftp_lstat(sftp, (prefix + name).c_str());
+    if (a == nullptr) return std::nullopt;
     TempEntry e;
     e.name = name;
     e.regular = a->type == SSH_FILEXFER_TYPE_REGULAR;
     e.uid = a->uid;
     e.mtime = static_cast<std::int64_t>(a->mtime);
     sftp_attributes_free(a);
-    if (stale_upload_temp(e, c)) sftp_unlink(sftp, path.c_str());
-  }
+    return e;
+  };
+  d.remove = [sftp, prefix](const std::string& name) {
+    sftp_unlink(sftp, (prefix + name).c_str());
+  };
+  return d;
 }
 
 }  // namespace
@@ -227,12 +212,17 @@ util::Status SshExecutor::upload(const std::filesystem::path& local, const std::
   }
   sftp_session sftp = guard.sftp;
   const size_t slash = remote_path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : remote_path.substr(0, slash);
+  const std::string dest_name =
+      slash == std::string::npos ? remote_path : remote_path.substr(slash + 1);
+  const std::string tmp_name = upload_temp_name(dest_name);
   const std::string tmp =
-      remote_path.substr(0, slash == std::string::npos ? 0 : slash + 1) +
-      upload_temp_name(slash == std::string::npos ? remote_path : remote_path.substr(slash + 1));
+      remote_path.substr(0, slash == std::string::npos ? 0 : slash + 1) + tmp_name;
   // Until this upload ends, its temporary is a live one (upload_writer_alive): another upload
   // of this process to the same path leaves it.
-  const UploadInFlight in_flight(tmp.substr(slash == std::string::npos ? 0 : slash + 1));
+  const UploadInFlight in_flight(tmp_name);
 
   auto remote_error = [&](std::string_view step) {
     int code = sftp_get_error(sftp);
@@ -257,7 +247,7 @@ util::Status SshExecutor::upload(const std::filesystem::path& local, const std::
     return util::error(ExitCode::kUsage,
                        fmt::format("{} failed (creating {}): {}", what, tmp, sftp_status(code)));
   }
-  remove_stale_temps(sftp, remote_path, tmp, deadline);
+  remove_stale_upload_temps(sftp_temp_directory(sftp, dir), dest_name, tmp_name, deadline);
   std::string_view left = *content;
   while (!left.empty()) {
     if (util::interrupted() || Clock::now() >= deadline) {

@@ -4,7 +4,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -128,4 +133,76 @@ TEST_CASE("upload temporaries: this process's own, while an upload writes it, st
   CHECK_FALSE(cc::remote::upload_writer_alive(0, name));
   CHECK_FALSE(cc::remote::upload_writer_alive(-1, name));
   CHECK(cc::remote::upload_writer_alive(static_cast<long>(::getppid()), "x"));
+}
+
+TEST_CASE("upload temporaries: a name of 255 bytes still gets a temporary that fits NAME_MAX") {
+  // DEST.clusterctl-tmp-HOST-PID-RANDOM for a 240-byte DEST was ~290 bytes: creating it failed
+  // (ENAMETOOLONG) where the dest itself was a good name.
+  for (const size_t n : std::vector<size_t>{1, 180, 187, 188, 200, 254, 255}) {
+    CAPTURE(n);
+    const std::string dest(n, 'a');
+    const std::string name = cc::remote::upload_temp_name(dest);
+    CHECK(name.size() <= cc::util::kNameMax);
+    // What the cleanup recognises: the same prefix, the same dest cut alike.
+    const std::string prefix = cc::remote::upload_temp_prefix(dest);
+    CHECK(name.starts_with(prefix));
+    CHECK(prefix.ends_with(".clusterctl-tmp-"));
+    CHECK(prefix.starts_with(dest.substr(0, std::min<size_t>(n, 100))));
+    CHECK(name != cc::remote::upload_temp_name(dest));  // still one of its own per upload
+    TempContext c = context(/*live_pid=*/0);
+    c.dest_name = dest;
+    CHECK(stale_upload_temp(entry(name.substr(0, name.rfind('-', name.rfind('-') - 1)) +
+                                      "-4343-0123abcd",
+                                  5),
+                            c));
+    // The longest tail (a 32-byte machine tag, a 10-digit pid) fits too.
+    const std::string longest = prefix + std::string(32, 'm') + "-4294967295-0123abcd";
+    CHECK(longest.size() <= cc::util::kNameMax);
+  }
+  // A cut never splits a UTF-8 character (macOS refuses such a name).
+  std::string accented;
+  for (int i = 0; i < 127; ++i) accented += "\xc3\xa9";  // "é", 254 bytes
+  const std::string prefix = cc::remote::upload_temp_prefix(accented);
+  const std::string dest_part = prefix.substr(0, prefix.size() - std::string(".clusterctl-tmp-").size());
+  CHECK(dest_part.size() % 2 == 0);
+  CHECK(dest_part.size() < accented.size());
+  CHECK(accented.starts_with(dest_part));
+}
+
+TEST_CASE("upload temporaries: remove_stale_upload_temps removes the stale ones, through the directory given") {
+  const std::string tag = this_host_tag();
+  const std::string own = cc::remote::upload_temp_name("train.py");
+  std::map<std::string, TempEntry> entries;
+  for (const auto& [name, age] : std::vector<std::pair<std::string, std::int64_t>>{
+           {own, 0},
+           {"train.py.clusterctl-tmp-" + tag + "-4343-0123abcd", 5},       // its writer gone
+           {"train.py.clusterctl-tmp-" + tag + "x-4343-0123abcd", 5},      // another machine's
+           {"other.py.clusterctl-tmp-" + tag + "-4343-0123abcd", 5}}) {   // another dest's
+    entries[name] = entry(name, age);
+  }
+  unsigned mode = 0755;
+  std::vector<std::string> removed;
+  cc::remote::TempDirectory d;
+  d.mode = [&]() -> std::optional<unsigned> { return mode; };
+  d.names = [&](const std::string& prefix, std::chrono::steady_clock::time_point) {
+    std::vector<std::string> names;
+    for (const auto& [name, e] : entries) {
+      if (name.starts_with(prefix)) names.push_back(name);
+    }
+    return names;
+  };
+  d.lstat = [&](const std::string& name) -> std::optional<TempEntry> {
+    auto it = entries.find(name);
+    if (it == entries.end()) return std::nullopt;
+    return it->second;
+  };
+  d.remove = [&](const std::string& name) { removed.push_back(name); };
+  const auto later = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  // A directory others may write without the sticky bit: nothing.
+  mode = 0777;
+  cc::remote::remove_stale_upload_temps(d, "train.py", own, later);
+  CHECK(removed.empty());
+  mode = 01777;
+  cc::remote::remove_stale_upload_temps(d, "train.py", own, later);
+  CHECK(removed == std::vector<std::string>{"train.py.clusterctl-tmp-" + tag + "-4343-0123abcd"});
 }

@@ -227,9 +227,9 @@ printf 'hosts:\n  - name: mac1\n    ssh: fe80::1%%en0\n    address: 2001:db8::11
 "$cc" --inventory "$tmp/v6.yaml" discover --from "$mesh3" >"$tmp/out" 2>"$tmp/err"
 hasnt "inventory with a scoped IPv6 destination" "$tmp/err" "v6.yaml:"
 # A link-local management address would be the coordinator no other host reaches: refused.
-printf 'hosts:\n  - name: mac1\n    ssh: fe80::1%%en0\n    address: fe80::1%%en0\n' >"$tmp/v6ll.yaml"
+printf 'hosts:\n  - name: mac0\n  - name: mac1\n    ssh: fe80::1%%en0\n    address: fe80::1%%en0\n' >"$tmp/v6ll.yaml"
 expect 2 "inventory with a link-local address" -- "$cc" --inventory "$tmp/v6ll.yaml" discover --from "$mesh3"
-has "inventory with a link-local address" "$tmp/err" "$tmp/v6ll.yaml:4:14: 'hosts[0].address': 'fe80::1%en0' of host 'mac1' is a link-local IPv6 address"
+has "inventory with a link-local address" "$tmp/err" "$tmp/v6ll.yaml:5:14: 'hosts[1].address': 'fe80::1%en0' of host 'mac1' is a link-local IPv6 address"
 expect 0 "network plan mac-mesh3" -- "$cc" network plan "$tmp/mesh3.json" -o "$tmp/planned.json"
 python3 - "$tmp/planned.json" "$tmp/dup-ip.json" "$tmp/dup-subnet.json" <<'PY'
 import json, sys

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "util/suggest.h"
+#include "util/text.h"
 
 namespace cc::util {
 namespace {
@@ -99,9 +100,14 @@ Status write_through(const std::filesystem::path& path, std::string_view content
   return {};
 }
 
-// The temporary file beside `path` (in `dir`) that write_replacing writes, then renames.
+// The temporary file beside `path` (in `dir`) that write_replacing writes, then renames, as
+// mkstemp's template; a long name is cut so that it fits kNameMax.
 std::string temp_template(const std::filesystem::path& path, const std::filesystem::path& dir) {
-  return (dir / fmt::format(".{}.tmp.XXXXXX", path.filename().string())).string();
+  constexpr std::string_view kDot = ".", kSuffix = ".tmp.XXXXXX";
+  const std::string name = path.filename().string();
+  return (dir / fmt::format("{}{}{}", kDot,
+                            utf8_prefix(name, kNameMax - kDot.size() - kSuffix.size()), kSuffix))
+      .string();
 }
 
 // A file cannot be created in `dir`, the directory of `path`: the whole sentence, for every
@@ -126,7 +132,7 @@ Status try_create_in(const std::filesystem::path& path, const std::filesystem::p
 }
 
 Status write_replacing(const std::filesystem::path& path, std::string_view content,
-                       unsigned mode) {
+                       unsigned mode, const TempNaming& naming) {
   std::filesystem::path dir = path.parent_path();
   if (dir.empty()) dir = ".";
   std::error_code ec;
@@ -135,10 +141,18 @@ Status write_replacing(const std::filesystem::path& path, std::string_view conte
     if (ec) return os_error(dir, "create directory", ec.value());
     ::chmod(dir.c_str(), 0700);
   }
-  std::string tmpl = temp_template(path, dir);
-  int fd = ::mkstemp(tmpl.data());
+  std::string tmpl;
+  int fd = -1;
+  if (naming.name) {
+    tmpl = (dir / naming.name(path.filename().string())).string();
+    fd = ::open(tmpl.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  } else {
+    tmpl = temp_template(path, dir);
+    fd = ::mkstemp(tmpl.data());
+  }
   if (fd < 0) return temp_file_error(path, dir, errno);
   TempFile tmp(fd, tmpl);
+  if (naming.created) naming.created(tmpl, path);
   if (int err = write_all(tmp.fd(), content); err != 0) return os_error(path, "write", err);
   if (::fchmod(tmp.fd(), static_cast<mode_t>(mode)) != 0) return os_error(path, "chmod", errno);
   if (::fsync(tmp.fd()) != 0) return os_error(path, "fsync", errno);
@@ -207,11 +221,11 @@ UniqueFd::~UniqueFd() {
 }
 
 Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
-                         unsigned mode) {
+                         unsigned mode, const TempNaming& naming) {
   struct stat lst {};
   if (::lstat(path.c_str(), &lst) != 0) {
     if (errno != ENOENT) return os_error(path, "inspect", errno);
-    return write_replacing(path, content, mode);
+    return write_replacing(path, content, mode, naming);
   }
   struct stat st {};
   if (auto ok = writable_kind(path, lst, st); !ok) return ok;
@@ -222,7 +236,7 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view con
       target = std::filesystem::canonical(path, ec);
       if (ec) return os_error(path, "resolve the symbolic link", ec.value());
     }
-    return write_replacing(target, content, mode);
+    return write_replacing(target, content, mode, naming);
   }
   return write_through(path, content, st.st_mode);
 }

@@ -18,6 +18,7 @@
 // `max_bytes` long (kMaxInputBytes unless the caller says otherwise).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -33,12 +34,29 @@ namespace cc::util {
 /// thresholds, hostfiles, records): 64 MiB. A 1,000-host cluster state is about 2 MiB.
 inline constexpr std::uintmax_t kMaxInputBytes = 64ull << 20;
 
+/// The longest a file name may be, in bytes (NAME_MAX on Linux and macOS): a temporary named
+/// after the file it becomes is cut to fit (util::utf8_prefix).
+inline constexpr std::size_t kNameMax = 255;
+
+/// How write_file_atomic names the temporary it writes beside a file it replaces, for writers
+/// whose temporaries others must recognise (remote/upload_temp.h: an upload's, which the next
+/// upload there removes when it was left). Without it: ".NAME.tmp.XXXXXX" (mkstemp).
+struct TempNaming {
+  /// The temporary's file name for a file named `name`, at most kNameMax bytes; created with
+  /// O_EXCL (an existing entry of that name is an error, never followed or truncated).
+  std::function<std::string(const std::string& name)> name;
+  /// Called once the temporary `tmp` exists (empty, mode 0600), before it is written, with the
+  /// path it will be renamed to: to remove what earlier writes there left.
+  std::function<void(const std::filesystem::path& tmp, const std::filesystem::path& target)>
+      created;
+};
+
 /// Writes `content` to `path` by the policy above. Creates missing parent directories (mode
 /// 0700). `mode` applies to a file this call creates or replaces, not to a device written
 /// through. Errors: ExitCode::kUsage with the path and the OS error (e.g. "permission denied"),
 /// or the reason it was refused; the temporary file is removed on failure.
 Status write_file_atomic(const std::filesystem::path& path, std::string_view content,
-                         unsigned mode = 0644);
+                         unsigned mode = 0644, const TempNaming& naming = {});
 
 /// Whether `path` can take an output the operator named (-o, --junit, ...), checked before any
 /// work is done: what write_file_atomic would refuse (a directory, a block device, a socket, a

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -35,6 +36,62 @@ TEST_CASE("write_file_atomic writes, replaces, sets the mode and leaves no tempo
   int entries = 0;
   for ([[maybe_unused]] auto& e : fs::directory_iterator(p.parent_path())) ++entries;
   CHECK(entries == 1);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_file_atomic: a name of 255 bytes is written (its temporary's name fits too)") {
+  // ".NAME.tmp.XXXXXX" for a 255-byte NAME is 267 bytes: mkstemp failed (ENAMETOOLONG) and the
+  // write was refused, for a name the file system takes.
+  fs::path dir = temp_dir();
+  for (const std::string& name :
+       {std::string(255, 'n'), std::string(250, 'n'), [] {
+          std::string s;
+          for (int i = 0; i < 85; ++i) s += "\xe2\x82\xac";  // "€", 255 bytes: cut whole
+          return s;
+        }()}) {
+    CAPTURE(name.size());
+    REQUIRE(cc::util::write_file_atomic(dir / name, "x\n").ok());
+    std::ifstream in(dir / name);
+    std::string got;
+    std::getline(in, got);
+    CHECK(got == "x");
+  }
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++entries;
+  CHECK(entries == 3);  // no temporary left
+  fs::remove_all(dir);
+}
+
+TEST_CASE("write_file_atomic: a TempNaming names the temporary and hears of it") {
+  fs::path dir = temp_dir();
+  REQUIRE(cc::util::write_file_atomic(dir / "real", "old").ok());
+  fs::create_symlink(dir / "real", dir / "link");
+  std::vector<std::string> seen;
+  cc::util::TempNaming n;
+  n.name = [&](const std::string& name) {
+    seen.push_back("name " + name);
+    return name + ".mine";
+  };
+  n.created = [&](const fs::path& tmp, const fs::path& target) {
+    seen.push_back("created " + tmp.filename().string() + " for " + target.filename().string());
+    CHECK(fs::is_regular_file(tmp));
+  };
+  // Through a link, the temporary is the target's.
+  REQUIRE(cc::util::write_file_atomic(dir / "link", "new", 0600, n).ok());
+  CHECK(seen == std::vector<std::string>{"name real", "created real.mine for real"});
+  CHECK_FALSE(fs::exists(dir / "real.mine"));
+  std::ifstream in(dir / "real");
+  std::string got;
+  std::getline(in, got);
+  CHECK(got == "new");
+  // Its name taken already (O_EXCL): refused, what is there untouched, never followed.
+  fs::create_symlink(dir / "elsewhere", dir / "new.mine");
+  auto st = cc::util::write_file_atomic(dir / "new", "x", 0600, n);
+  REQUIRE_FALSE(st.ok());
+  CHECK(st.error().message.find((dir / "new").string()) != std::string::npos);
+  CHECK(fs::is_symlink(dir / "new.mine"));
+  CHECK_FALSE(fs::exists(dir / "elsewhere"));
+  CHECK_FALSE(fs::exists(dir / "new"));
   fs::remove_all(dir);
 }
 

@@ -95,4 +95,12 @@ bool is_env_name(std::string_view s) {
                      [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
 }
 
+std::string_view utf8_prefix(std::string_view s, std::size_t max) {
+  if (s.size() <= max) return s;
+  std::size_t n = max;
+  // A continuation byte (10xxxxxx) at the cut: the character it belongs to goes too.
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n);
+}
+
 }  // namespace cc::util

@@ -49,6 +49,10 @@ constexpr bool is_ascii_alnum(char c) {
   return is_ascii_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+/// The longest `s` starts with that is at most `max` bytes and does not end inside a UTF-8
+/// character (a file name cut to fit NAME_MAX: macOS refuses a name that is not UTF-8).
+std::string_view utf8_prefix(std::string_view s, std::size_t max);
+
 /// True when `s` is blank (only whitespace).
 bool blank(std::string_view s);
 
