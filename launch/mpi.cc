@@ -267,8 +267,7 @@ std::vector<std::string> mpirun_argv(const WorldPlan& plan, const MpiLaunch& m) 
   return a;
 }
 
-std::vector<std::string> host_watch_argv(const std::string& job_dir, int grace_s,
-                                         int watch_rank) {
+std::vector<std::string> host_watch_argv(const std::string& job_dir, int grace_s, int watch_rank) {
   return {"sh",
           "-c",
           std::string(trust_functions()) + std::string(kHostWatch),
@@ -314,7 +313,8 @@ bool mpirun_warning(std::string_view line) {
   // Open MPI's "[HOST:PID] " before a component's message
   if (line.starts_with('[')) {
     const size_t close = line.find("] ");
-    if (close != std::string_view::npos && line.substr(0, close).find(':') != std::string_view::npos) {
+    if (close != std::string_view::npos &&
+        line.substr(0, close).find(':') != std::string_view::npos) {
       line.remove_prefix(close + 2);
     }
   }

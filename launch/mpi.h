@@ -61,8 +61,7 @@ std::vector<std::string> mpirun_argv(const WorldPlan& plan, const MpiLaunch& m);
 /// has: a host cut off fails that connection after kHeartbeatTimeout (its ranks' connections
 /// lost, the job fails), and the wrapper's watchdog ends the watch, which ends the job's ranks
 /// there (SIGTERM, SIGKILL after `grace_s`) before the watchdog removes the job directory.
-std::vector<std::string> host_watch_argv(const std::string& job_dir, int grace_s,
-                                         int watch_rank);
+std::vector<std::string> host_watch_argv(const std::string& job_dir, int grace_s, int watch_rank);
 
 /// mpirun's own environment (forwarded by -x): rank_env_defaults, the job's env and secrets, a
 /// kToolEnv NAME as kToolEnvForwarded + NAME (wrapper.h: the rank gets it as NAME).

@@ -45,18 +45,18 @@ struct MpiShared {
     if (ended_at && from && *ended_at >= *from) {
       return std::chrono::milliseconds(static_cast<long long>((*ended_at - *from) * 1000));
     }
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-        clock.now() - began[static_cast<size_t>(rank)]);
+    return std::chrono::duration_cast<std::chrono::milliseconds>(clock.now() -
+                                                                 began[static_cast<size_t>(rank)]);
   }
 
   util::Clock& clock;
   std::mutex mu;
-  std::vector<Time> began;                   // when its start marker came (our clock)
+  std::vector<Time> began;                      // when its start marker came (our clock)
   std::vector<std::optional<double>> began_at;  // its start by its host's clock
   std::atomic<bool> abandon{false};
-  std::atomic<bool> host_lost{false};       // a host's watch lost its connection
+  std::atomic<bool> host_lost{false};        // a host's watch lost its connection
   std::atomic<bool> ranks_signalled{false};  // clusterctl sent the ranks SIGTERM or SIGKILL
-  std::atomic<bool> mpirun_killed{false};   // clusterctl sent mpirun SIGKILL
+  std::atomic<bool> mpirun_killed{false};    // clusterctl sent mpirun SIGKILL
 };
 
 // mpirun's one session: connect, start, demultiplex its output into the ranks', exit status.
@@ -277,8 +277,7 @@ class HostWatch {
 
 class MpiBackend final : public LaunchBackend {
  public:
-  explicit MpiBackend(const BackendContext& ctx)
-      : ctx_(ctx), shared_(ctx, ctx.plan.world_size()) {}
+  explicit MpiBackend(const BackendContext& ctx) : ctx_(ctx), shared_(ctx, ctx.plan.world_size()) {}
   // Normally joined already (run_job). When an exception unwinds past the watcher, the
   // sessions are given up rather than waited for (they have no time limit): their connections
   // close and each rank's watchdog ends it and removes its job directory (wrapper.h).

@@ -142,7 +142,8 @@ TEST_CASE("mpi: the rank script gives the rank what mpirun forwarded renamed, no
   ev.insert(ev.end(), rest.begin(), rest.end());
   int timed = 0;
   for (const auto& e : ev) {
-    if (e.kind == MpiEvent::Kind::kStarted || e.kind == MpiEvent::Kind::kEnded) timed += e.at ? 1 : 0;
+    const bool marker = e.kind == MpiEvent::Kind::kStarted || e.kind == MpiEvent::Kind::kEnded;
+    if (marker && e.at) ++timed;
   }
   CHECK(timed == 2);
   CHECK(r->err.find("Unknown 'strict'") == std::string::npos);

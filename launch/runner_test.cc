@@ -978,7 +978,7 @@ TEST_CASE("runner: runtime mpi: a failing rank fails the job, named, with its ex
   CHECK_FALSE(job.dirs_left(1));
 }
 
-TEST_CASE("runner: runtime mpi: mpirun ends the others; each rank's duration is its own run") {
+TEST_CASE("runner: runtime mpi: mpirun ends the others, each rank's duration is its own run") {
   if (!have_mpirun()) {
     MESSAGE("SKIPPED: no mpirun (apt-get install openmpi-bin)");
     return;

@@ -21,7 +21,7 @@ import time
 
 import yaml
 
-from lablib import CLUSTERCTL, Lab, fail, launch
+from lablib import CLUSTERCTL, Lab, ended_after_cut, fail, launch
 
 GRACE = 3
 HEARTBEAT_TIMEOUT = 10  # launch/wrapper.h kHeartbeatTimeout
@@ -165,20 +165,14 @@ def run_host_lost(lab):
              + "".join(l for _, l in lines))
     total = time.time() - t0
     reader.join(timeout=10)
-    err = "".join(l for _, l in lines)
-    noticed = [at for at, l in lines if "ending the job" in l]
-    if not noticed:
-        fail(f"{name}: clusterctl never said it was ending the job:\n{err}")
-    detection = noticed[0] - t0
-    if total > detection + GRACE + 8:
-        fail(f"{name}: clusterctl exited {total:.1f} s after the cut, more than detection "
-             f"({detection:.1f} s) + grace ({GRACE} s) + 8 s:\n{err}")
+    detection, err = ended_after_cut(name, lines, t0, total, GRACE)
     if p.returncode != 4:
         fail(f"{name}: exit {p.returncode}, expected 4\n{err}")
     if "rank 2 on h3 failed (connection lost: host h3 lost" not in err:
         fail(f"{name}: the summary does not name h3 as lost:\n{err}")
     # mpirun's own warnings are shown as its lines, never as a rank's why.
-    quoted = [l for l in err.splitlines() if "Warning" in l and not l.startswith("clusterctl: mpirun:")]
+    quoted = [l for l in err.splitlines()
+              if "Warning" in l and not l.startswith("clusterctl: mpirun:")]
     if quoted:
         fail(f"{name}: an mpirun warning quoted outside mpirun's lines: {quoted}\n{err}")
     # h3's watch ends its rank and Open MPI's daemon there, and removes its job directory (its
