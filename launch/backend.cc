@@ -93,6 +93,12 @@ void RankBoard::finished(int rank, int status, bool signaled, std::string proble
   }
 }
 
+void RankBoard::ended_by_launcher(int rank) {
+  std::lock_guard<std::mutex> lock(mu_);
+  RankOutcome& o = ranks_.at(static_cast<size_t>(rank));
+  o.ended_by_launcher = o.ended_by_us;
+}
+
 void RankBoard::not_started(int rank, std::string problem) {
   std::lock_guard<std::mutex> lock(mu_);
   RankOutcome& o = ranks_.at(static_cast<size_t>(rank));

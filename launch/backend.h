@@ -71,6 +71,9 @@ class RankBoard {
   void finished(int rank, int status, bool signaled, std::string problem,
                 std::chrono::milliseconds duration, bool after_first_is_ours = false,
                 std::optional<double> exited_at = std::nullopt);
+  /// runtime mpi: the rank, ended by us (finished), was ended by mpirun alone, as Open MPI ends
+  /// a job after a rank's failure, clusterctl having sent it no signal.
+  void ended_by_launcher(int rank);
   /// The rank was never started, by clusterctl's doing (Ctrl-C cut its connect short): it is
   /// over without a status (`problem` says why), ended by us, never the job's first failure.
   void not_started(int rank, std::string problem);

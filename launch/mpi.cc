@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "launch/runner.h"
 #include "launch/wrapper.h"
 #include "provision/hostfile.h"
+#include "util/number.h"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -25,6 +27,8 @@ namespace {
 // its group for kill -SIG -PID. Open MPI signals only this sh's pid: SIGTERM/SIGINT/SIGHUP are
 // passed on to the whole group (the command runs in the background, so the trap runs at once),
 // and the sh waits on until the command has ended, to report its status in the end marker.
+// Both markers end with the time by the host's clock (Time::HiRes, as the waiter's end record:
+// absent without it), so a rank's duration is its own run, not when mpirun's output reached us.
 constexpr std::string_view kRankScript = R"SH(p= n= c= m= W=
 while [ "$#" -gt 0 ] && [ "$1" != -- ]; do
   if [ "$#" -lt 2 ]; then
@@ -65,6 +69,7 @@ if [ -n "$c" ]; then
   fi
 fi
 pidfile "$d/rank-$r.pid" "$$"
+[ "$PPID" -gt 1 ] && pidfile "$d/daemon-$r.pid" "$PPID"
 fw() {
   trap '' TERM INT HUP
   kill -"$1" -$$ 2>/dev/null
@@ -72,7 +77,11 @@ fw() {
 trap 'fw TERM' TERM
 trap 'fw INT' INT
 trap 'fw HUP' HUP
-printf '%s start %s\n' "$m" "$$" >&2
+t=
+if command -v perl >/dev/null 2>&1; then
+  t=$(perl -MTime::HiRes=time -e 'printf " %.6f", time' 2>/dev/null)
+fi
+printf '%s start %s%s\n' "$m" "$$" "$t" >&2
 how=
 if command -v perl >/dev/null 2>&1; then
   perl -e "$W" -- "" "$d/end-$r" "" "$@" </dev/null &
@@ -86,7 +95,7 @@ while kill -0 "$k" 2>/dev/null; do
   wait "$k"
   s=$?
 done
-how=$(cut -d ' ' -f 1,2 "$d/end-$r" 2>/dev/null)  # "exit N", without the waiter's time
+how=$(cut -d ' ' -f 1-3 "$d/end-$r" 2>/dev/null)  # "exit N AT", AT by the host's clock
 rm -f "$d/end-$r"
 if [ -z "$how" ]; then
   if [ "$s" -gt 128 ]; then how="signal $((s - 128))"; else how="exit $s"; fi
@@ -94,6 +103,58 @@ fi
 rm -f "$d/rank-$r.pid"
 printf '%s end %s\n' "$m" "$how" >&2
 exit "$s")SH";
+
+// A host's watch (mpi.h, host_watch_argv), run by the rank wrapper as if it were a rank: $1
+// the host's job directory, $2 the grace period in seconds, $3 the SIGTERM/SIGKILL script
+// (signal_argv's text), $4 the wrapper's rank number for it (its own pid file, rank-$4.pid, is
+// not a rank's). It waits; ended by its wrapper's watchdog (clusterctl cut off) or by the
+// teardown's SIGTERM, it sends SIGTERM to the job's ranks on the host, and SIGKILL to those
+// still there after the grace period (to its own group too, which ends it): Open MPI's ranks
+// are not the wrapper's, whose watchdog ends only its own command's group. Ended by the
+// watchdog (lost-$4: clusterctl cut off), Open MPI's daemon there too, before that
+// (daemon-R.pid, the rank script's parent): cut off from mpirun, it would wait for it for
+// good; SIGTERM first, so it removes its session directory. Never in a teardown: mpirun ends
+// its daemons itself, and a daemon may be mpirun (ranks on this machine), which a SIGTERM while
+// it ends the job makes crash (mpi_backend.cc).
+constexpr std::string_view kHostWatch = R"SH(d=$1 g=$2 s=$3 w=$4
+end() {
+  trap '' TERM INT HUP
+  sh -c "$s" clusterctl-job "$d" TERM
+  i=0
+  while [ "$i" -lt $((g * 10)) ]; do
+    a=
+    for f in "$d"/rank-*.pid; do
+      [ "$f" = "$d/rank-$w.pid" ] || ! live "$f" || a=1
+    done
+    [ -n "$a" ] || break
+    sleep 0.1
+    i=$((i + 1))
+  done
+  [ -e "$d/lost-$w" ] || { sh -c "$s" clusterctl-job "$d" KILL; exit 0; }
+  for f in "$d"/daemon-*.pid; do
+    ! live "$f" || kill -TERM "$p" 2>/dev/null
+  done
+  i=0
+  while [ "$i" -lt 10 ]; do
+    a=
+    for f in "$d"/daemon-*.pid; do
+      ! live "$f" || a=1
+    done
+    [ -n "$a" ] || break
+    sleep 0.1
+    i=$((i + 1))
+  done
+  for f in "$d"/daemon-*.pid; do
+    ! live "$f" || kill -KILL "$p" 2>/dev/null
+  done
+  sh -c "$s" clusterctl-job "$d" KILL
+  exit 0
+}
+trap end TERM INT HUP
+while :; do
+  sleep 3600 &
+  wait $!
+done)SH";
 
 bool env_sets(const WorldPlan& plan, const std::string& name) {
   return plan.env.contains(name) || plan.secrets.contains(name);
@@ -206,6 +267,17 @@ std::vector<std::string> mpirun_argv(const WorldPlan& plan, const MpiLaunch& m) 
   return a;
 }
 
+std::vector<std::string> host_watch_argv(const std::string& job_dir, int grace_s, int watch_rank) {
+  return {"sh",
+          "-c",
+          std::string(trust_functions()) + std::string(kHostWatch),
+          "clusterctl-host-watch",
+          job_dir,
+          std::to_string(grace_s),
+          signal_argv(job_dir, "TERM").at(2),
+          std::to_string(watch_rank)};
+}
+
 std::string mpi_rsh_agent(const std::string& ssh_config, const std::string& known_hosts) {
   std::string agent = "ssh -o BatchMode=yes -o StrictHostKeyChecking=yes";
   if (!ssh_config.empty()) agent += " -F " + ssh_config;
@@ -237,6 +309,20 @@ std::string local_network_of(const std::string& address) {
   return out;
 }
 
+bool mpirun_warning(std::string_view line) {
+  // Open MPI's "[HOST:PID] " before a component's message
+  if (line.starts_with('[')) {
+    const size_t close = line.find("] ");
+    if (close != std::string_view::npos &&
+        line.substr(0, close).find(':') != std::string_view::npos) {
+      line.remove_prefix(close + 2);
+    }
+  }
+  return line.starts_with("WARNING") || line.starts_with("Warning") ||
+         line.find(": Warning: ") != std::string_view::npos ||
+         line.find(": WARNING: ") != std::string_view::npos;
+}
+
 MpiDemux::Pending* MpiDemux::partial(int rank, int fd) {
   for (auto& p : partial_) {
     if (p.rank == rank && p.fd == fd) return &p;
@@ -247,7 +333,7 @@ MpiDemux::Pending* MpiDemux::partial(int rank, int fd) {
 
 void MpiDemux::emit(int rank, int fd, std::string line, std::vector<MpiEvent>& out) const {
   if (rank < 0) {
-    out.push_back({MpiEvent::Kind::kMpirun, -1, fd, 0, std::move(line), false});
+    out.push_back({MpiEvent::Kind::kMpirun, -1, fd, 0, std::move(line), false, {}});
     return;
   }
   if (fd == 2) {
@@ -270,15 +356,24 @@ void MpiDemux::emit(int rank, int fd, std::string line, std::vector<MpiEvent>& o
       }
       long value = 0;
       auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), value);
-      if (kind != MpiEvent::Kind::kLine && ec == std::errc() && end == rest.data() + rest.size()) {
-        if (at > 0) out.push_back({MpiEvent::Kind::kLine, rank, fd, 0, line.substr(0, at), false});
+      std::optional<double> time;  // " AT" after the number: the host's clock
+      const std::string_view after(end, static_cast<size_t>(rest.data() + rest.size() - end));
+      bool whole = after.empty();
+      if (after.starts_with(' ')) {
+        time = util::parse_double(after.substr(1));
+        whole = time && *time > 0;
+      }
+      if (kind != MpiEvent::Kind::kLine && ec == std::errc() && whole) {
+        if (at > 0) {
+          out.push_back({MpiEvent::Kind::kLine, rank, fd, 0, line.substr(0, at), false, {}});
+        }
         if (signaled) value += 128;
-        out.push_back({kind, rank, fd, value, {}, signaled});
+        out.push_back({kind, rank, fd, value, {}, signaled, time});
         return;
       }
     }
   }
-  out.push_back({MpiEvent::Kind::kLine, rank, fd, 0, std::move(line), false});
+  out.push_back({MpiEvent::Kind::kLine, rank, fd, 0, std::move(line), false, {}});
 }
 
 void MpiDemux::take(int fd, bool at_end, std::vector<MpiEvent>& out) {

@@ -8,8 +8,9 @@
 // Each rank runs under the rank script (a small sh text, values as named arguments): it
 // finds its host's job directory (/tmp/clusterctl-job-JOBID-hH, H = rank / ranks_per_host, as
 // `--map-by slot` places them), enters cwd, records its pid (Open MPI makes each rank a process
-// group leader) for clusterctl's SIGTERM/SIGKILL and cleanup, and prints "NONCE start PID" and
-// "NONCE end exit N" / "NONCE end signal N" on stderr around the command; `--tag-output` marks each line with its
+// group leader) for clusterctl's SIGTERM/SIGKILL and cleanup, and prints "NONCE start PID AT"
+// and "NONCE end exit N AT" / "NONCE end signal N AT" on stderr around the command (AT: the
+// host's clock, MpiEvent::at); `--tag-output` marks each line with its
 // rank ("[JOB,RANK]<stdout>:"), and MpiDemux turns mpirun's two streams back into per-rank
 // lines and events. So per-rank logs, the first failed rank and every rank's exit status are
 // the same as for the other runtimes. Facts (docs/platform.md#open-mpi-and-gloo):
@@ -53,6 +54,15 @@ util::Result<std::string> mpi_hostfile(const WorldPlan& plan);
 /// OMPI_MCA_oob_tcp_if_include / OMPI_MCA_btl_tcp_if_include itself, then the rank script.
 std::vector<std::string> mpirun_argv(const WorldPlan& plan, const MpiLaunch& m);
 
+/// runtime mpi: the command of a host's watch. Open MPI's daemons are not clusterctl's, so
+/// nothing tells clusterctl when a host is cut off (mpirun waits on for its ranks); each host
+/// therefore runs this under the rank wrapper (wrapper.h) as rank `watch_rank` (a number no
+/// rank has), on a connection of its own with the heartbeat every rank of the other runtimes
+/// has: a host cut off fails that connection after kHeartbeatTimeout (its ranks' connections
+/// lost, the job fails), and the wrapper's watchdog ends the watch, which ends the job's ranks
+/// there (SIGTERM, SIGKILL after `grace_s`) before the watchdog removes the job directory.
+std::vector<std::string> host_watch_argv(const std::string& job_dir, int grace_s, int watch_rank);
+
 /// mpirun's own environment (forwarded by -x): rank_env_defaults, the job's env and secrets, a
 /// kToolEnv NAME as kToolEnvForwarded + NAME (wrapper.h: the rank gets it as NAME).
 std::vector<EnvVar> mpirun_env(const WorldPlan& plan);
@@ -79,7 +89,16 @@ struct MpiEvent {
   long value = 0;
   std::string text;
   bool signaled = false;  // kEnded: death by signal value-128 (not an exit with 128+N)
+  /// kStarted, kEnded: when, by the rank's host's clock (seconds since the epoch), where the
+  /// host's perl has Time::HiRes.
+  std::optional<double> at;
 };
+
+/// Whether a line of mpirun's own is a warning of Open MPI's, not why anything ended: "[vm:20026]
+/// plm:rsh: Warning: setpgid(20032,20032) failed in parent with errno=Permission denied(13)",
+/// or the first line of a help box, "WARNING: There was an error initializing ...". Shown as
+/// any line of mpirun's ("mpirun: ..."), never quoted as why mpirun or a rank ended.
+bool mpirun_warning(std::string_view line);
 
 /// Splits mpirun's --tag-output streams into per-rank lines and the rank markers. One per job;
 /// feed each of mpirun's streams (fd 1, 2) as bytes arrive, any split.

@@ -130,6 +130,22 @@ TEST_CASE("mpi: the rank script gives the rank what mpirun forwarded renamed, no
   CHECK(r->exit_status == 0);
   CHECK(r->out == "-Mstrict=nonexistent|/no/such/lib-mpi.so|1");
   CHECK(r->err.find("n0nce end exit 0") != std::string::npos);
+  // Both markers carry the host's time (this machine's perl has Time::HiRes): a rank's
+  // duration is its own run's.
+  MpiDemux demux("n0nce");
+  std::string tagged;  // as mpirun's --tag-output passes the script's stderr on
+  for (size_t at = 0, nl; (nl = r->err.find('\n', at)) != std::string::npos; at = nl + 1) {
+    tagged += "[1,0]<stderr>:" + r->err.substr(at, nl + 1 - at);
+  }
+  auto ev = demux.feed(2, tagged);
+  auto rest = demux.flush();
+  ev.insert(ev.end(), rest.begin(), rest.end());
+  int timed = 0;
+  for (const auto& e : ev) {
+    const bool marker = e.kind == MpiEvent::Kind::kStarted || e.kind == MpiEvent::Kind::kEnded;
+    if (marker && e.at) ++timed;
+  }
+  CHECK(timed == 2);
   CHECK(r->err.find("Unknown 'strict'") == std::string::npos);
   fs::remove_all(dir);
 }
@@ -185,4 +201,37 @@ TEST_CASE("mpi: a marker with another nonce or no number is an ordinary line") {
   CHECK(ev[0].kind == MpiEvent::Kind::kLine);
   CHECK(ev[1].text == "n0 end x");
   CHECK(ev[2].kind == MpiEvent::Kind::kMpirun);
+}
+
+TEST_CASE("mpi: the markers' host times are read, a marker with something else after is a line") {
+  MpiDemux d("n0");
+  auto ev = d.feed(2, "[1,0]<stderr>:n0 start 41 1765130000.250000\n"
+                      "[1,0]<stderr>:n0 end signal 15 1765130002.750000\n"
+                      "[1,1]<stderr>:n0 end exit 3\n"
+                      "[1,1]<stderr>:n0 end exit 3 soon\n");
+  REQUIRE(ev.size() == 4);
+  CHECK(ev[0].kind == MpiEvent::Kind::kStarted);
+  CHECK(ev[0].value == 41);
+  REQUIRE(ev[0].at);
+  CHECK(*ev[0].at == doctest::Approx(1765130000.25));
+  CHECK(ev[1].kind == MpiEvent::Kind::kEnded);
+  CHECK(ev[1].value == 143);
+  CHECK(ev[1].signaled);
+  REQUIRE(ev[1].at);
+  CHECK(*ev[1].at - *ev[0].at == doctest::Approx(2.5));
+  CHECK(ev[2].kind == MpiEvent::Kind::kEnded);  // a waiter without Time::HiRes: no time
+  CHECK_FALSE(ev[2].at);
+  CHECK(ev[3].kind == MpiEvent::Kind::kLine);
+  CHECK(ev[3].text == "n0 end exit 3 soon");
+}
+
+TEST_CASE("mpi: Open MPI's warnings are told from its reasons") {
+  // The line a new user's trial quoted as why a rank had no exit status.
+  CHECK(mpirun_warning("[vm:20026] plm:rsh: Warning: setpgid(20032,20032) failed in parent with "
+                       "errno=Permission denied(13)"));
+  CHECK(mpirun_warning("WARNING: There was an error initializing an OpenFabrics device."));
+  CHECK_FALSE(mpirun_warning("mpirun detected that one or more processes exited with non-zero "
+                             "status, thus causing"));
+  CHECK_FALSE(mpirun_warning("  Exit code:    7"));
+  CHECK_FALSE(mpirun_warning("[vm:20026] ORTE has lost communication with a remote daemon."));
 }

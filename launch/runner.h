@@ -26,7 +26,9 @@
 // runtime mpi (mpi.h): mpirun runs on this machine under the same wrapper, in a job directory
 // of its own here; the hosts' job directories hold uploads and the ranks' pid files as usual,
 // each rank's start, output and exit status come back through mpirun's tagged output, and the
-// job ends with mpirun (its exit status fails the job too).
+// job ends with mpirun (its exit status fails the job too). Each host runs a watch on a
+// connection with the same heartbeat (mpi.h, host_watch_argv): a host cut off fails the job
+// as under the other runtimes, where mpirun would wait for its ranks forever.
 #pragma once
 
 #include <chrono>
@@ -79,6 +81,9 @@ struct RankOutcome {
                              // or, with a status, why it failed before its command ran
                              // ("cannot enter the working directory /x on h2": wrapper.h)
   bool ended_by_us = false;  // its end followed clusterctl's SIGTERM/SIGKILL
+  bool ended_by_launcher = false;  // runtime mpi: ended_by_us, but by mpirun alone (Open MPI
+                                   // ends the others after a rank's failure; clusterctl sent
+                                   // it no signal)
   bool stopped = false;      // seen stopped while it ran (ps STAT T/t: SIGSTOP, Ctrl-Z, a debugger)
   std::string last_error;    // its last non-blank stderr line (OutputMux::last_error_line)
   std::optional<double> exited_at;  // a failed rank's end by its host's clock (wrapper.h

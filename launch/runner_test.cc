@@ -1028,6 +1028,37 @@ TEST_CASE("runner: runtime mpi: a failing rank fails the job, named, with its ex
   CHECK_FALSE(job.dirs_left(1));
 }
 
+TEST_CASE("runner: runtime mpi: mpirun ends the others, each rank's duration is its own run") {
+  if (!have_mpirun()) {
+    MESSAGE("SKIPPED: no mpirun (apt-get install openmpi-bin)");
+    return;
+  }
+  JobSpec spec = spec_of(
+      "name: mpiend\nhosts: [localhost]\nranks_per_host: 2\nruntime: mpi\n"
+      "command: {shell: 'if [ $OMPI_COMM_WORLD_RANK = 1 ]; then sleep 1; exit 3; fi; exec "
+      "sleep 60'}\n"
+      "timeouts: {grace: 20}\n");
+  LocalJob job;
+  // This machine's clock jumps 100 s while the ranks run: their durations are taken by their
+  // host's clock from their start to their end, not from when mpirun's output reached us.
+  job.status = skip_when(job.clock, "2/2 running", std::chrono::seconds(100));
+  auto out = run_mpi(spec, job);
+  REQUIRE(out.ok());
+  CHECK(out->code == cc::util::ExitCode::kJobFailed);
+  CHECK(out->first_failed == 1);
+  for (const auto& r : out->ranks) {
+    CAPTURE(r.rank);
+    CHECK(r.duration >= std::chrono::milliseconds(900));
+    CHECK(r.duration < std::chrono::seconds(15));  // well before the grace's SIGKILL
+  }
+  // Open MPI ended rank 0 (SIGTERM), clusterctl sent it nothing: the summary says whose.
+  CHECK(out->ranks[0].signaled);
+  CHECK(out->ranks[0].ended_by_us);
+  CHECK(out->ranks[0].ended_by_launcher);
+  CHECK(render_summary(*out).find("ended by mpirun") != std::string::npos);
+  CHECK_FALSE(job.dirs_left(1));
+}
+
 TEST_CASE("runner: a rank exiting 128+N is reported as that exit, not as signal N") {
   JobSpec spec = spec_of(
       "name: exit130\nhosts: [a, b]\n"

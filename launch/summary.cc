@@ -604,6 +604,7 @@ std::string render_summary(const JobOutcome& o) {
       // One that never started (Ctrl-C kept its session from connecting): its status and
       // the line below say so.
       note = !r.started && r.exit_status < 0       ? ""
+             : r.ended_by_launcher && r.signaled ? "ended by mpirun"
              : r.signaled || r.exit_status < 0 ? "ended by clusterctl"
                                                : "exited during teardown";
     } else if (!r.started && r.exit_status != 0) {
