@@ -214,6 +214,39 @@ TEST_CASE("board: the failure that ended first on its host is the first, not the
   CHECK(d.first_failed() == -1);
 }
 
+TEST_CASE("board: a host lost before the others failed is the first failure, not a rank that lost it") {
+  // h4's management link went down: MLX's ring on h1-h3 failed ("connection to a peer was
+  // lost") 17.4 s in, and h4's loss was reported 1.4 s later (its heartbeats unanswered for
+  // kHeartbeatTimeout): the summary and `jobs` blamed rank 2 on h3, not the lost host.
+  WorldPlan plan;
+  plan.hosts = {{"h1", "", ""}, {"h2", "", ""}, {"h3", "", ""}, {"h4", "", ""}};
+  cc::util::FakeClock clock;
+  RankBoard b(plan, clock);
+  b.finished(2, 1, false, "", 0ms);
+  CHECK(b.first_failed() == 2);
+  b.begin_ending();
+  clock.advance(1400ms);
+  b.finished(0, 1, false, "", 0ms);
+  b.finished(3, -1, false, "connection lost: host h4 lost: Socket error: Connection timed out",
+             0ms);
+  CHECK(b.first_failed() == 3);
+  CHECK_FALSE(b.rank(3).ended_by_us);
+  // A loss reported long after the first failure (more than the heartbeat's timeout) came
+  // after it: the first failure stays the cause.
+  RankBoard c(plan, clock);
+  c.finished(2, 1, false, "", 0ms);
+  c.begin_ending();
+  clock.advance(kHeartbeatTimeout + kLossReportSlack + 1s);
+  c.finished(3, -1, false, "connection lost: host h4 lost: timed out", 0ms);
+  CHECK(c.first_failed() == 2);
+  CHECK(c.rank(3).ended_by_us);
+  // A second lost host does not take the cause from the first one.
+  RankBoard d(plan, clock);
+  d.finished(3, -1, false, "connection lost: host h4 lost: timed out", 0ms);
+  d.finished(2, -1, false, "connection lost: host h3 lost: timed out", 0ms);
+  CHECK(d.first_failed() == 3);
+}
+
 TEST_CASE("watcher: timeouts.total names the silent rank when none had ended (a hung rank)") {
   // Rank 1 slept forever: the reason named no rank, and the others' errors in the teardown
   // blamed a rank clusterctl had just ended. Rank 0 prints up to the deadline; rank 1 printed
