@@ -679,7 +679,13 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   // after --detach's fork (a thread does not cross it).
   std::vector<discovery::Cable> used;
   if (placement->state && !plan.routes.empty()) used = launch::routed_cables(*placement->state);
-  if (hostfile_state && plan.mlx) used = launch::hostfile_cables(*plan.mlx, *hostfile_state);
+  if (plan.mlx && plan.runtime == launch::Runtime::kMlxRing) {
+    // `cluster: hostfile:F`: the hosts as discovered; `cluster: cluster.json`: its own state.
+    const discovery::ClusterState* st = hostfile_state ? &*hostfile_state
+                                        : placement->state ? &*placement->state
+                                                           : nullptr;
+    if (st != nullptr) used = launch::hostfile_cables(*plan.mlx, *st);
+  }
   std::vector<std::string> job_hosts;
   for (const auto& h : placement->hosts) job_hosts.push_back(h.name);
   const std::unique_ptr<CableWatch> cable_watch = watch_cables(
