@@ -289,6 +289,7 @@ TEST_CASE("watcher: a cable down is named at once and ends the job after timeout
   t.err = err;
   t.backend.obeys_term = {0, 1};
   t.opts.timeouts.cable = 20s;
+  t.opts.timeouts.total = 300s;  // a bound for the test: without the cable watch it ends here
   const std::string line = "cable h2 tb2 - h3 tb1 is down: h2 tb2: administratively down; fix: x";
   CablesDown cables;
   cables.attach(t);
