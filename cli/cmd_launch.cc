@@ -27,6 +27,7 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include "cli/cable_watch.h"
 #include "cli/cluster_source.h"
 #include "cli/cmd_health.h"
 #include "cli/context.h"
@@ -222,50 +223,19 @@ util::Status check_routed_cables(const Context& ctx, const launch::JobSpec& spec
   for (launch::Preflight check : spec.preflight) {
     if (check != launch::Preflight::kVerifyMesh) return {};
   }
-  const std::vector<discovery::Cable> cables = launch::routed_cables(*p.state);
+  std::vector<std::string> job_hosts;
+  for (const auto& h : p.hosts) job_hosts.push_back(h.name);
+  const auto [cables, hosts, names] =
+      job_cables(launch::routed_cables(*p.state), job_hosts, p.names);
   if (cables.empty()) return {};
-  std::vector<std::string> hosts;  // state host names at a cable's end, in job order
-  std::vector<std::string> names;  // the names to connect to
-  for (size_t i = 0; i < p.hosts.size(); ++i) {
-    const bool used = std::any_of(cables.begin(), cables.end(), [&](const discovery::Cable& c) {
-      return c.a.host == p.hosts[i].name || c.b.host == p.hosts[i].name;
-    });
-    if (!used) continue;
-    hosts.push_back(p.hosts[i].name);
-    names.push_back(p.names[i]);
-  }
   auto execs = make_executors(p.global, fmt::format("{}", fmt::join(names, ",")));
   if (!execs) return {};  // the set-up names what is wrong with reaching them
   std::vector<remote::Executor*> ptrs;
   for (auto& e : *execs) ptrs.push_back(e.get());
-  std::vector<std::optional<discovery::HostFacts>> facts(ptrs.size());
-  const discovery::ProbeMode mode =
-      p.global.replay.empty() ? discovery::ProbeMode::kScript : discovery::ProbeMode::kEach;
-  remote::for_each_host(
-      ptrs, "checking the job's cables",
-      [&](size_t i) {
-        if (ptrs[i] == nullptr || i >= hosts.size()) return;
-        auto out = discovery::run_host_probe(*ptrs[i], mode, std::chrono::seconds(30));
-        if (!out) return;
-        auto f = discovery::facts_from_probe(hosts[i], *out, "");
-        if (f) facts[i] = std::move(*f);
-      },
-      ctx.style);
+  const std::vector<std::string> down =
+      down_cable_lines(ptrs, hosts, cables, p.global, std::chrono::seconds(30), ctx.style);
   if (util::interrupted()) {
     return util::interrupted_error(" while checking the job's cables; nothing was started");
-  }
-  auto facts_of = [&](const std::string& host) -> const discovery::HostFacts* {
-    for (size_t i = 0; i < hosts.size(); ++i) {
-      if (hosts[i] == host && facts[i]) return &*facts[i];
-    }
-    return nullptr;
-  };
-  std::vector<std::string> down;
-  for (const auto& c : cables) {
-    const topology::CableLink link =
-        topology::cable_link(c.a, c.b, facts_of(c.a.host), facts_of(c.b.host));
-    if (link.up) continue;
-    down.push_back(topology::cable_down_line(c.a, c.b, link));
   }
   if (down.empty()) return {};
   discovery::FixCommand again;
@@ -284,7 +254,8 @@ util::Status check_routed_cables(const Context& ctx, const launch::JobSpec& spec
 // hosts report (MLX would otherwise run N groups of one without a word), so its hosts are
 // discovered first and compared (provision::check_against). Nothing is started on a mismatch.
 util::Status check_hostfile_cabling(const Context& ctx, const launch::JobSpec& spec,
-                                    const Placement& p) {
+                                    const Placement& p,
+                                    std::optional<discovery::ClusterState>* seen) {
   if (!spec.cluster || spec.cluster->kind != launch::ClusterRef::Kind::kMlxHostfile || !p.mlx) {
     return {};
   }
@@ -298,6 +269,7 @@ util::Status check_hostfile_cabling(const Context& ctx, const launch::JobSpec& s
         " while discovering the hostfile's hosts; nothing was started");
   }
   if (!state) return state.error();
+  *seen = *state;  // its cables are watched while the job runs
   // A file without "backend" is run as the job's runtime says: checked as that one too (the
   // ring's addresses against its cables).
   provision::MlxHostfile hf = *p.mlx;
@@ -590,8 +562,11 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
     if (!m) return fail(m.error());
     mpi = std::move(*m);
   }
+  std::optional<discovery::ClusterState> hostfile_state;  // the hostfile's hosts, discovered
   if (!o.unchecked_hostfile) {
-    if (auto st = check_hostfile_cabling(ctx, *spec, *placement); !st) return fail(st.error());
+    if (auto st = check_hostfile_cabling(ctx, *spec, *placement, &hostfile_state); !st) {
+      return fail(st.error());
+    }
   }
   if (auto st = preflight(ctx, *spec, *placement); !st) return fail(st.error());
   if (auto st = check_routed_cables(ctx, *spec, *placement); !st) return fail(st.error());
@@ -729,6 +704,23 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
           util::plural(dropped.size(), "variable", "variables")));
     }
   }
+  // The cables the ranks use, watched while the job runs (cli/cable_watch.h, timeouts.cable):
+  // clustercomm's routes of a cluster state, an MLX ring hostfile's addresses. Started here,
+  // after --detach's fork (a thread does not cross it).
+  std::vector<discovery::Cable> used;
+  if (placement->state && !plan.routes.empty()) used = launch::routed_cables(*placement->state);
+  if (plan.mlx && plan.runtime == launch::Runtime::kMlxRing) {
+    // `cluster: hostfile:F`: the hosts as discovered; `cluster: cluster.json`: its own state.
+    const discovery::ClusterState* st = hostfile_state ? &*hostfile_state
+                                        : placement->state ? &*placement->state
+                                                           : nullptr;
+    if (st != nullptr) used = launch::hostfile_cables(*plan.mlx, *st);
+  }
+  std::vector<std::string> job_hosts;
+  for (const auto& h : placement->hosts) job_hosts.push_back(h.name);
+  const std::unique_ptr<CableWatch> cable_watch = watch_cables(
+      placement->global, job_cables(std::move(used), job_hosts, placement->names));
+  if (cable_watch) ro.cables_down = [w = cable_watch.get()] { return w->down(); };
   // restart: on-failure (launch/restart.h): each attempt has its own job id and job
   // directories, and the logs keep every attempt's lines, each attempt's after its marker.
   auto outcome = launch::run_with_restarts(

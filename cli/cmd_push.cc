@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/cable_watch.h"
 #include "cli/cluster_source.h"
 #include "cli/context.h"
 #include "cli/hosts.h"
@@ -450,6 +451,16 @@ ExitCode run_push(const Context& ctx, const PushCli& o) {
     ro.status = [&](const std::string&) { out.status(status_text(ev, plan.hosts)); };
   }
   const launch::ExecutorFactory connect = one_host_connector(g, hosts->names);
+  // The cables the push goes over, watched (cli/cable_watch.h): one cut mid-push is named and
+  // ends the push after timeouts.cable, not after --timeout's minutes of silence.
+  std::unique_ptr<CableWatch> cable_watch;
+  if (hosts->state && !plan.routes.empty()) {
+    std::vector<std::string> job_hosts;
+    for (const auto& h : plan.hosts) job_hosts.push_back(h.name);
+    cable_watch = watch_cables(
+        g, job_cables(launch::routed_cables(*hosts->state), job_hosts, hosts->names));
+  }
+  if (cable_watch) ro.cables_down = [w = cable_watch.get()] { return w->down(); };
   auto outcome = launch::run_job(spec, plan, out, connect, ro);
   out.status("");
   if (!outcome) {

@@ -81,7 +81,19 @@ void RankBoard::finished(int rank, int status, bool signaled, std::string proble
   // The teardown's SIGTERM or SIGKILL (a death by it, or the 128+N of a rank that handled
   // it) is ours whatever a host's clock says: hosts' clocks may be apart.
   const bool ours = ending_ && (signaled || status == 128 + SIGTERM || status == 128 + SIGKILL);
-  if (o.failed() && !ours && o.exited_at && first_at && *o.exited_at < *first_at) {
+  // A host's loss is reported only once its heartbeats went unanswered for kHeartbeatTimeout
+  // (runner.h): one reported within that span of the first failure was lost before or as it,
+  // and the first failure ("[ring] connection to a peer was lost") is likely its consequence:
+  // the lost host is the cause (a host lost when its management link went down was blamed on
+  // a rank that lost it as a peer).
+  const bool lost = status == -1 && o.problem.starts_with(kConnectionLost);
+  const bool first_lost =
+      first_failed_ >= 0 &&
+      ranks_[static_cast<size_t>(first_failed_)].problem.starts_with(kConnectionLost);
+  if (lost && first_failed_ >= 0 && !first_lost &&
+      clock_.now() - first_failed_at_ <= kHeartbeatTimeout + kLossReportSlack) {
+    first_failed_ = rank;
+  } else if (o.failed() && !ours && o.exited_at && first_at && *o.exited_at < *first_at) {
     // It ended before the failure that reached us first: that is the order they happened in
     // (its exit status came later: a slower connection, its relays' wait), and it ended
     // before any teardown, which only that first report began.
@@ -90,6 +102,7 @@ void RankBoard::finished(int rank, int status, bool signaled, std::string proble
     o.ended_by_us = o.failed();
   } else if (o.failed() && first_failed_ < 0) {
     first_failed_ = rank;
+    first_failed_at_ = clock_.now();
   }
 }
 
@@ -129,6 +142,7 @@ void RankBoard::launcher_ended(int status, const std::string& problem,
       o.ended_by_us = true;
     } else {
       first_failed_ = o.rank;
+      first_failed_at_ = clock_.now();
     }
   }
 }

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -36,6 +37,13 @@ inline constexpr std::chrono::milliseconds kNoSessionTimeout = std::chrono::hour
 /// What removes host `host`'s job directory that clusterctl could not: said after each one it
 /// names. --hosts, since `jobs --gc` alone passes by the records of jobs whose ranks never ran.
 std::string gc_advice(const std::string& host);
+
+/// How a rank whose host's connection was lost is described (RankOutcome::problem begins so).
+inline constexpr std::string_view kConnectionLost = "connection lost: ";
+/// How late past kHeartbeatTimeout a host's loss may be reported and still count as having
+/// come before (or as) the job's first failure: the heartbeat's own interval and the SSH
+/// library's slack.
+inline constexpr std::chrono::seconds kLossReportSlack{3};
 
 /// Every rank's outcome as the sessions report it and the watcher reads it. Thread-safe.
 class RankBoard {
@@ -67,7 +75,9 @@ class RankBoard {
   /// failure after the first one is marked ended_by_us too. `exited_at`: when it ended by its
   /// host's clock (wrapper.h EndRecord): a failure that reports after the first one but ended
   /// before it, by the hosts' clocks, is the job's first failure instead (the other's may be
-  /// its consequence: a peer gone), even when the teardown began in between.
+  /// its consequence: a peer gone), even when the teardown began in between. A host's loss
+  /// (`problem` begins kConnectionLost) reported at most kHeartbeatTimeout + kLossReportSlack
+  /// after the first failure is the first failure instead: the host was lost before or as it.
   void finished(int rank, int status, bool signaled, std::string problem,
                 std::chrono::milliseconds duration, bool after_first_is_ours = false,
                 std::optional<double> exited_at = std::nullopt);
@@ -106,6 +116,7 @@ class RankBoard {
   std::vector<RankOutcome> ranks_;
   std::vector<std::chrono::steady_clock::time_point> last_output_;
   int first_failed_ = -1;
+  std::chrono::steady_clock::time_point first_failed_at_;  // when the first failure came
   bool ending_ = false;
   bool launcher_done_ = true;
   int launcher_status_ = 0;

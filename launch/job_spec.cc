@@ -32,7 +32,7 @@ const std::vector<std::string> kJobKeys = {
     "timeouts", "restart", "logs",       "upload",         "preflight"};
 const std::vector<std::string> kCommandKeys = {"shell"};
 const std::vector<std::string> kSecretKeys = {"from_env", "from_file"};
-const std::vector<std::string> kTimeoutKeys = {"startup", "total", "grace", "stall"};
+const std::vector<std::string> kTimeoutKeys = {"startup", "total", "grace", "stall", "cable"};
 const std::vector<std::string> kRestartKeys = {"policy", "max_attempts"};
 const std::vector<std::string> kUploadKeys = {"src", "dest", "mode"};
 
@@ -545,16 +545,20 @@ Timeouts Parser::timeouts(const Field& f) {
     return t;
   }
   for (const Field& e : *fields) {
-    const bool grace = e.key == "grace", total = e.key == "total";
-    const std::int64_t min = (e.key == "startup" || grace) ? 1 : 0;
-    const std::int64_t max = total ? 365 * kDay : grace ? 3600 : kDay;
+    const bool grace = e.key == "grace", total = e.key == "total", cable = e.key == "cable";
+    const std::int64_t min = (e.key == "startup" || grace || cable) ? 1 : 0;
+    const std::int64_t max = total ? 365 * kDay : (grace || cable) ? 3600 : kDay;
     auto v = r_.integer(e, min, max, "a whole number of seconds");
     if (!v) {
       fail(v.error());
       continue;
     }
     std::chrono::seconds s{*v};
-    (e.key == "startup" ? t.startup : total ? t.total : grace ? t.grace : t.stall) = s;
+    (e.key == "startup" ? t.startup
+     : total            ? t.total
+     : grace            ? t.grace
+     : cable            ? t.cable
+                        : t.stall) = s;
   }
   return t;
 }

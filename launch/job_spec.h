@@ -116,6 +116,10 @@ struct Timeouts {
   /// A rank silent on stdout and stderr while using ~100% CPU this long (a hung collective)
   /// draws a warning (0..86400; 0 = never).
   std::chrono::seconds stall{120};
+  /// A cable the job's ranks use (runtimes clustercomm with a cluster state and mlx-ring with
+  /// a hostfile, and `clusterctl push` over the cables) down this long ends the job, with the
+  /// cable as its cause (1..3600). A cable seen down is named at once.
+  std::chrono::seconds cable{20};
 };
 
 struct Restart {

@@ -29,7 +29,7 @@ TEST_CASE("job spec errors: unknown keys at every level, with did-you-mean") {
         "job.yaml:6:3: unknown key 'grase' in 'timeouts' (did you mean 'grace'?)");
   CHECK(err(kHead + "timeouts: {deadline: 5}\n") ==
         "job.yaml:4:12: unknown key 'deadline' in 'timeouts'; known keys: startup, total, "
-        "grace, stall");
+        "grace, stall, cable");
   CHECK(err(kHead + "restart: {policy: on-failure, max_atempts: 2}\n") ==
         "job.yaml:4:31: unknown key 'max_atempts' in 'restart' (did you mean 'max_attempts'?)");
   CHECK(err(kHead + "upload:\n  - src: a\n    dst: b\n") ==

@@ -50,6 +50,7 @@ TEST_CASE("job spec: the smallest job gets every default") {
   CHECK(job.timeouts.total == 0s);
   CHECK(job.timeouts.grace == 30s);
   CHECK(job.timeouts.stall == 120s);
+  CHECK(job.timeouts.cable == 20s);
   CHECK(job.restart.policy == Restart::Policy::kNever);
   CHECK(job.restart.max_attempts == 1);
   CHECK(job.logs == "logs/smoke");
@@ -72,7 +73,7 @@ secret_env:
   DB_PASSWORD: {from_file: secrets/db}
 runtime: mpi
 coordinator_port: 40000
-timeouts: {startup: 90, total: 3600, grace: 45, stall: 0}
+timeouts: {startup: 90, total: 3600, grace: 45, stall: 0, cable: 7}
 restart: {policy: on-failure, max_attempts: 5}
 logs: /var/log/jobs/train
 upload:
@@ -109,6 +110,7 @@ preflight: [verify-mesh, health-quick]
   CHECK(job.timeouts.total == 3600s);
   CHECK(job.timeouts.grace == 45s);
   CHECK(job.timeouts.stall == 0s);
+  CHECK(job.timeouts.cable == 7s);
   CHECK(job.restart.policy == Restart::Policy::kOnFailure);
   CHECK(job.restart.max_attempts == 5);
   CHECK(job.logs == "/var/log/jobs/train");

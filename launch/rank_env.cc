@@ -376,6 +376,32 @@ std::vector<discovery::Cable> routed_cables(const discovery::ClusterState& state
   return out;
 }
 
+std::vector<discovery::Cable> hostfile_cables(const provision::MlxHostfile& hf,
+                                              const discovery::ClusterState& state) {
+  const topology::ClusterGraph g(state);
+  std::vector<std::optional<size_t>> host_of(hf.hosts.size());
+  for (size_t r = 0; r < hf.hosts.size(); ++r) host_of[r] = g.host_index(hf.hosts[r].ssh);
+  auto in_file = [&](size_t cable, size_t host) {
+    const auto addr = provision::cable_end_address(g, cable, host);
+    if (!addr) return false;
+    for (size_t r = 0; r < hf.hosts.size(); ++r) {
+      if (host_of[r] != host) continue;
+      const auto& ips = hf.hosts[r].ips;
+      if (std::find(ips.begin(), ips.end(), *addr) != ips.end()) return true;
+    }
+    return false;
+  };
+  std::vector<discovery::Cable> out;
+  for (size_t a = 0; a < g.size(); ++a) {
+    for (size_t b = a + 1; b < g.size(); ++b) {
+      for (size_t c : g.cables_between(a, b)) {
+        if (in_file(c, a) || in_file(c, b)) out.push_back(g.cable(c));
+      }
+    }
+  }
+  return out;
+}
+
 void add_cable_links(WorldPlan& plan, const discovery::ClusterState& state) {
   const topology::ClusterGraph g(state);
   const size_t n = g.size();

@@ -134,6 +134,12 @@ void add_cable_links(WorldPlan& plan, const discovery::ClusterState& state);
 /// is up before it starts a rank (cli/cmd_launch.cc).
 std::vector<discovery::Cable> routed_cables(const discovery::ClusterState& state);
 
+/// The cables of `state` an MLX ring hostfile's ranks use: each cable with an end whose IPv4
+/// address (provision::cable_end_address) is among its host's "ips" (hosts matched by their
+/// "ssh" name), in pair order; what launch watches while the job runs (cli/cable_watch.h).
+std::vector<discovery::Cable> hostfile_cables(const provision::MlxHostfile& hf,
+                                              const discovery::ClusterState& state);
+
 /// Every variable launch sets on a rank under any runtime (sorted): taken from runtime_env itself,
 /// run for each runtime on a plan with every optional part, so that this list and what ranks
 /// get cannot drift apart. No job and no hostfile may set one of them: a job-wide value would

@@ -454,6 +454,7 @@ util::Result<JobOutcome> run_job(const JobSpec& spec, const WorldPlan& plan, Out
   wo.control_timeout = opts.control_timeout;
   wo.status = opts.status;
   wo.t0 = t0;
+  wo.cables_down = opts.cables_down;
   const WatchResult watched = watch(board, *backend, output, clock, wo);
 
   JobOutcome outcome;

@@ -63,6 +63,8 @@ struct RunnerOptions {
   /// ssh agent, TCP subnet and root flag (run_job fills in the rest of MpiLaunch).
   std::function<util::Result<std::unique_ptr<remote::Executor>>()> connect_local;
   MpiLaunch mpi;
+  /// The job's cables that are down now (watcher.h WatchOptions::cables_down); may be empty.
+  std::function<std::vector<std::string>()> cables_down;
   /// The time every timeout and wait of the job counts in (watcher.h); nullptr: the real,
   /// steady clock. Tests pass a util::FakeClock.
   util::Clock* clock = nullptr;

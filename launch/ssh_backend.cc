@@ -62,7 +62,7 @@ class RankSession {
       not_started();
     } else if (!res) {
       ctx_.control.mark_lost(host_);  // teardown does not wait for it
-      finish(-1, fmt::format("connection lost: host {} lost: {}", ctx_.plan.hosts[host_].name,
+      finish(-1, fmt::format("{}host {} lost: {}", kConnectionLost, ctx_.plan.hosts[host_].name,
                              res.error().message));
     } else if (res->timed_out) {
       finish(-1, "abandoned: no exit status after SIGKILL (host unreachable?)");

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <future>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,6 +63,7 @@ class Watcher {
         break;
       }
       if (!ending_at_) {
+        look_at_cables();
         if (auto why = end_reason(c)) begin_end(std::move(*why));
         if (!ending_at_) collect_stall_sample();
       } else {
@@ -93,6 +95,28 @@ class Watcher {
   std::optional<Reason> end_reason(const RankBoard::Counts& c) {
     const auto now = clock_.now();
     if (util::interrupted()) return Reason{interrupt_reason(), ExitCode::kInterrupted, false, ""};
+    if (!cables_down_.empty()) {
+      // A cable down since before a rank failed is the cause: the rank's collective gave up
+      // on the dead cable (libclustercomm's timeout; MLX's "connection to a peer was lost"),
+      // and blaming the rank named a host the operator would look at in vain.
+      const auto& [line, since] =
+          std::min_element(cables_down_.begin(), cables_down_.end(),
+                           [](const auto& a, const auto& b) { return a.second.since < b.second.since; })
+              ->second;
+      const auto down_for = std::chrono::duration_cast<std::chrono::seconds>(now - since);
+      if (c.first_failed >= 0) {
+        const RankOutcome r = board_.rank(c.first_failed);
+        return Reason{fmt::format("{} (down for {} s; rank {} on {} failed after it went "
+                                  "down: a consequence)",
+                                  line, down_for.count(), r.rank, r.host),
+                      ExitCode::kJobFailed, false, ""};
+      }
+      if (now - since >= opts_.timeouts.cable) {
+        return Reason{fmt::format("{} (down for {} s, longer than timeouts.cable)", line,
+                                  down_for.count()),
+                      ExitCode::kJobFailed, false, ""};
+      }
+    }
     if (c.first_failed >= 0) {
       // A rank that failed because another was stopped (its collective timed out) is not the
       // cause: look once more at the others (only when the failed rank reported an exit
@@ -221,6 +245,40 @@ class Watcher {
         ": still running at the deadline: {}; the longest silent first: its last lines are in "
         "`clusterctl logs {} --rank {}`",
         list, opts_.name.empty() ? "JOB" : opts_.name, running.front().rank);
+  }
+
+  // The cables down now, from the cable watch's last look: each one newly down is named at
+  // once (the job goes on: a cable that comes back within timeouts.cable costs nothing), and
+  // one back up is said so.
+  void look_at_cables() {
+    if (!opts_.cables_down) return;
+    // Keyed by the cable ("cable h2 tb2 - h3 tb1"): its line's judgement of the far end may
+    // change from one look to the next (that host's probe late) while the cable stays down.
+    auto cable_of = [](const std::string& line) { return line.substr(0, line.find(" is down:")); };
+    std::map<std::string, std::string> now_down;
+    for (const std::string& line : opts_.cables_down()) now_down.emplace(cable_of(line), line);
+    const auto now = clock_.now();
+    for (auto it = cables_down_.begin(); it != cables_down_.end();) {
+      if (now_down.count(it->first) > 0) {
+        ++it;
+        continue;
+      }
+      output_.job_note(fmt::format("{} is up again after {} s", it->first,
+                                   std::chrono::duration_cast<std::chrono::seconds>(
+                                       now - it->second.since).count()));
+      it = cables_down_.erase(it);
+    }
+    for (const auto& [cable, line] : now_down) {
+      auto [it, added] = cables_down_.emplace(cable, DownCable{line, now});
+      it->second.line = line;
+      if (!added) continue;
+      // Shown even where job notes are not (`clusterctl push`): it names no rank and no job,
+      // and the operator can mend the cable before the ranks are ended.
+      output_.note(fmt::format(
+          "{} (a cable the ranks use: they are ended if it is still down in {} s, "
+          "timeouts.cable)",
+          line, opts_.timeouts.cable.count()));
+    }
   }
 
   void begin_end(Reason r) {
@@ -433,6 +491,11 @@ class Watcher {
   int named_cause_ = -1;      // the rank the "ending the job" line (or a later note) blamed
   int finished_judged_ = -1;  // RankBoard::Counts::finished when recheck_cause last judged
   std::optional<Time> ending_at_;
+  struct DownCable {
+    std::string line;  // the last look's (topology::cable_down_line)
+    Time since;        // when it was first seen down
+  };
+  std::map<std::string, DownCable> cables_down_;  // by cable ("cable h2 tb2 - h3 tb1")
   Time next_term_{};
   int interrupts_at_end_ = 0;  // util::interrupt_count() when the ending began
   bool killed_ = false;

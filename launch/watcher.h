@@ -1,6 +1,7 @@
 // The watcher: the loop that decides when a job ends (runner.h). It reads the RankBoard the
 // backend's sessions write (backend.h) and ends the job early on the first failure, Ctrl-C
-// (util::interrupted()), timeouts.startup (not every rank running) or timeouts.total; then it
+// (util::interrupted()), timeouts.startup (not every rank running), timeouts.total or a cable
+// of the job down for timeouts.cable (WatchOptions::cables_down); then it
 // asks the backend for SIGTERM, again about every second for ranks that started since, and
 // SIGKILL after timeouts.grace (at once when a Ctrl-C or SIGTERM arrives while it ends:
 // util::interrupt_count() grew), and gives up on the sessions still connected once
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "launch/backend.h"
 #include "launch/job_spec.h"
@@ -32,6 +34,12 @@ struct WatchOptions {
   std::chrono::steady_clock::time_point t0;
   /// How often the watcher looks at the board.
   std::chrono::milliseconds tick{20};
+  /// The job's cables that are down now, one line each ("cable h2 tb2 - h3 tb1 is down: ...":
+  /// topology::cable_down_line), from the last look (cable_watch.h); must not block. Empty
+  /// function: no cable is watched. A cable seen down is named at once; one down for
+  /// timeouts.cable ends the job (exit 4) with it as the cause, and a rank that fails while
+  /// one is down is its consequence (a peer's collective gave up on the dead cable).
+  std::function<std::vector<std::string>()> cables_down;
 };
 
 struct WatchResult {

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -242,6 +243,125 @@ TEST_CASE("board: the failure that ended first on its host is the first, not the
   CHECK(d.first_failed() == -1);
 }
 
+TEST_CASE("board: a host lost before the others failed is the first failure, not a rank that lost it") {
+  // h4's management link went down: MLX's ring on h1-h3 failed ("connection to a peer was
+  // lost") 17.4 s in, and h4's loss was reported 1.4 s later (its heartbeats unanswered for
+  // kHeartbeatTimeout): the summary and `jobs` blamed rank 2 on h3, not the lost host.
+  WorldPlan plan;
+  plan.hosts = {{"h1", "", ""}, {"h2", "", ""}, {"h3", "", ""}, {"h4", "", ""}};
+  cc::util::FakeClock clock;
+  RankBoard b(plan, clock);
+  b.finished(2, 1, false, "", 0ms);
+  CHECK(b.first_failed() == 2);
+  b.begin_ending();
+  clock.advance(1400ms);
+  b.finished(0, 1, false, "", 0ms);
+  b.finished(3, -1, false, "connection lost: host h4 lost: Socket error: Connection timed out",
+             0ms);
+  CHECK(b.first_failed() == 3);
+  CHECK_FALSE(b.rank(3).ended_by_us);
+  // A loss reported long after the first failure (more than the heartbeat's timeout) came
+  // after it: the first failure stays the cause.
+  RankBoard c(plan, clock);
+  c.finished(2, 1, false, "", 0ms);
+  c.begin_ending();
+  clock.advance(kHeartbeatTimeout + kLossReportSlack + 1s);
+  c.finished(3, -1, false, "connection lost: host h4 lost: timed out", 0ms);
+  CHECK(c.first_failed() == 2);
+  CHECK(c.rank(3).ended_by_us);
+  // A second lost host does not take the cause from the first one.
+  RankBoard d(plan, clock);
+  d.finished(3, -1, false, "connection lost: host h4 lost: timed out", 0ms);
+  d.finished(2, -1, false, "connection lost: host h3 lost: timed out", 0ms);
+  CHECK(d.first_failed() == 3);
+}
+
+namespace {
+
+// What was written to a tmpfile() the notes went to; closes it.
+std::string read_and_close(std::FILE* f) {
+  std::fflush(f);
+  std::rewind(f);
+  std::string text;
+  char buf[512];
+  for (size_t n = 0; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+  std::fclose(f);
+  return text;
+}
+
+// The cable watch's answer as the test script sets it (cli/cable_watch.h in a job).
+struct CablesDown {
+  std::mutex mu;
+  std::vector<std::string> down;
+  void set(std::vector<std::string> lines) {
+    std::lock_guard lock(mu);
+    down = std::move(lines);
+  }
+  void attach(Watch& t) {
+    t.opts.cables_down = [this] {
+      std::lock_guard lock(mu);
+      return down;
+    };
+  }
+};
+
+}  // namespace
+
+TEST_CASE("watcher: a cable down is named at once and ends the job after timeouts.cable") {
+  // MLX ranks blocked on a dead socket after `ip link set tb2 down` are idle (no stall
+  // warning) and timeouts.total 0 never ended the job: it hung, silent, forever.
+  Watch t;
+  t.job_notes = false;  // as `clusterctl push`: the cable is named all the same
+  std::FILE* err = std::tmpfile();
+  REQUIRE(err != nullptr);
+  t.err = err;
+  t.backend.obeys_term = {0, 1};
+  t.opts.timeouts.cable = 20s;
+  t.opts.timeouts.total = 300s;  // a bound for the test: without the cable watch it ends here
+  const std::string line = "cable h2 tb2 - h3 tb1 is down: h2 tb2: administratively down; fix: x";
+  CablesDown cables;
+  cables.attach(t);
+  t.start_all_at(100ms);
+  t.clock.at(5s, [&] { cables.set({line}); });
+  auto [w, ranks] = t.run();
+  CHECK(w.code == ExitCode::kJobFailed);
+  CHECK(w.reason == line + " (down for 20 s, longer than timeouts.cable)");
+  CHECK_FALSE(w.rank_failed);
+  REQUIRE(t.backend.calls.size() >= 1);
+  CHECK(t.backend.calls[0].starts_with("TERM@250"));  // 5 s + 20 s, to the tick
+  const std::string text = read_and_close(err);
+  CHECK(text == "clusterctl: " + line +
+                    " (a cable the ranks use: they are ended if it is still down in 20 s, "
+                    "timeouts.cable)\n");
+}
+
+TEST_CASE("watcher: a cable back up in time costs the job nothing; a rank failing on a down "
+          "cable is its consequence") {
+  Watch t;
+  t.job_notes = false;
+  t.backend.obeys_term = {0, 1};
+  t.opts.timeouts.cable = 20s;
+  const std::string line = "cable h1 tb1 - h2 tb1 is down: h2 tb1: no carrier; fix: reseat it";
+  CablesDown cables;
+  cables.attach(t);
+  t.start_all_at(100ms);
+  t.clock.at(2s, [&] { cables.set({line}); });
+  // The far end's probe came late: the same cable, judged from one end only, is still down.
+  t.clock.at(6s, [&] { cables.set({"cable h1 tb1 - h2 tb1 is down: h2 tb1: no carrier"}); });
+  t.clock.at(10s, [&] { cables.set({}); });
+  t.clock.at(40s, [&] { cables.set({line}); });
+  // libclustercomm's timeout (here shorter than timeouts.cable) fails rank 1 first: the
+  // summary blamed h2's rank and named no cable.
+  t.clock.at(50s, [&] { t.backend.end(1, 1); });
+  auto [w, ranks] = t.run();
+  CHECK(w.code == ExitCode::kJobFailed);
+  CHECK(w.reason == line + " (down for 10 s; rank 1 on h2 failed after it went down: a "
+                           "consequence)");
+  CHECK_FALSE(w.rank_failed);
+  REQUIRE(t.held.size() >= 1);
+  CHECK(t.held[0] == "cable h1 tb1 - h2 tb1 is up again after 8 s");
+}
+
 TEST_CASE("watcher: timeouts.total names the silent rank when none had ended (a hung rank)") {
   // Rank 1 slept forever: the reason named no rank, and the others' errors in the teardown
   // blamed a rank clusterctl had just ended. Rank 0 prints up to the deadline; rank 1 printed
@@ -462,12 +582,7 @@ TEST_CASE("watcher: launch's own notes are kept from a front-end that reports in
     t.clock.at(5s, [&] { t.backend.end(1, 2); });
     auto result = t.run();
     CHECK(result.first.reason == "rank 1 on h2 failed (exit 2)");
-    std::fflush(err);
-    std::rewind(err);
-    std::string text;
-    char buf[512];
-    for (size_t n = 0; (n = std::fread(buf, 1, sizeof buf, err)) > 0;) text.append(buf, n);
-    std::fclose(err);
+    const std::string text = read_and_close(err);
     const std::string note =
         "rank 1 on h2 failed (exit 2): ending the job (SIGTERM, SIGKILL after 3 s)";
     if (shown) {

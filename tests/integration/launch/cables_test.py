@@ -1,10 +1,14 @@
 """clustercomm over the direct cables: on a 4-host lab after `network apply`, a job whose cluster
 is the discovered cluster.json gives every rank CLUSTERCOMM_PEER_ADDRS ("MY_ADDR>PEER_ADDR" on
 the pair's cable, empty for itself), the all-reduce runs to exit 0, and the bytes go over the
-cable interfaces (tb*), not the management network."""
+cable interfaces (tb*), not the management network; a cable that is down is refused before any
+rank starts; and a cable cut mid-job (h2 tb2 set down while the ranks loop on all_reduce) is
+named at once and ends the job after timeouts.cable (exit 4), the summary's reason the cable,
+where before the ranks waited out libclustercomm's timeout and the summary blamed a rank."""
 import json
 import re
 import subprocess
+import time
 
 from lablib import CLUSTERCTL, Lab, PERF, fail
 
@@ -70,4 +74,54 @@ with Lab("c") as lab:
                      r.stderr, re.M) or "nothing was started" not in r.stderr:
         fail(f"h2 tb3 down: the cable, port and fix are not named:\n{r.stderr}")
     print("h2 tb3 down: launch refused before starting a rank, naming the cable and the fix")
+
+    # A cable cut mid-job: the ranks loop on all_reduce over the cables; h2 tb2 is set down once
+    # every rank runs. libclustercomm's timeout (60 s here) would end the job later, blaming a
+    # rank; the cable watch names the cable within a look or two (2 s each) and ends the job
+    # after timeouts.cable (8 s).
+    loop = lab.job("cut", cluster=state,
+                   command={"shell": "echo ready; exec ./clustercomm-perf -o all_reduce -b 1M "
+                                     "-e 1M -n 100000 -c 1"},
+                   env={"CLUSTERCOMM_TIMEOUT_MS": "60000"},
+                   timeouts={"startup": 60, "total": 120, "grace": 3, "cable": 8},
+                   upload=[{"src": PERF, "dest": "clustercomm-perf", "mode": "0755"}])
+    p = subprocess.Popen([CLUSTERCTL, "--lab", lab.name, "launch", loop], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        ready = 0
+        deadline = time.time() + 90
+        while ready < 4 and time.time() < deadline:
+            line = p.stdout.readline()
+            if not line:
+                break
+            ready += line.rstrip().endswith("] ready")
+        if ready < 4:
+            fail(f"the ranks did not all start (ready: {ready})")
+        time.sleep(2)  # the collectives run
+        subprocess.run(["ip", "-n", lab.netns("h2"), "link", "set", "dev", "tb2", "down"],
+                       check=True)
+        cut = time.time()
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            fail(f"the job did not end within 60 s of the cut:\n{err}")
+        took = time.time() - cut
+    finally:
+        subprocess.run(["ip", "-n", lab.netns("h2"), "link", "set", "dev", "tb2", "up"],
+                       check=True)
+        if p.poll() is None:
+            p.kill()
+    cable = r"cable (h2 tb2 - h\d tb\d|h\d tb\d - h2 tb2) is down: [^\n]*h2 tb2: administratively down"
+    if p.returncode != 4:
+        fail(f"cable cut: exit {p.returncode} (expected 4)\n{err}")
+    if not re.search(rf"^clusterctl: {cable}[^\n]*\(a cable the ranks use: they are ended if it "
+                     r"is still down in 8 s, timeouts.cable\)$", err, re.M):
+        fail(f"cable cut: the cable was not named as it went down:\n{err}")
+    if not re.search(rf"^job failed: {cable}[^\n]*\(down for \d+ s", err, re.M):
+        fail(f"cable cut: the summary's reason is not the cable:\n{err}")
+    if took > 8 + 2 * 2 + 3 + 15:  # timeouts.cable, two looks, grace, slack for a loaded machine
+        fail(f"cable cut: the job took {took:.0f} s to end after the cut\n{err}")
+    print(f"h2 tb2 cut mid-job: named, the job ended {took:.0f} s later (exit 4) for the cable")
 print("PASS")

@@ -12,7 +12,8 @@
 #    over the cables; a share naming no file, or a host that is not a target, is refused (exit 2)
 #    with the manifest's file and line;
 #  - a destination that is the same directory on two hosts (here: one file system) is refused;
-#  - a destination that is not a directory is named (exit 2).
+#  - a destination that is not a directory is named (exit 2);
+#  - a cable cut mid-push is named at once and ends the push (exit 4) naming it.
 set -euo pipefail
 source "$(dirname "$0")/../lab/lib.sh"
 name=ctlpush${CLUSTERCTL_TEST_SUFFIX:-}
@@ -211,4 +212,27 @@ rc=0
 cc push "$src/sub/small.bin" --dest /dev/null >"$tmp/null.out" 2>&1 || rc=$?
 [ "$rc" -eq 2 ] || fail "push to /dev/null exited $rc: $(cat "$tmp/null.out")"
 grep -q "h2: /dev/null: not a directory" "$tmp/null.out" || fail "/dev/null not named: $(cat "$tmp/null.out")"
-echo "push: 3 GiB tree to 3 hosts, skip, resume, space and destination checks passed"
+# A cable cut mid-push (h1 tb2, the h1-h3 cable, set down once bytes arrive): the cable is
+# named at once and the push ends (exit 4) about 20 s later naming it. Before, the ranks waited
+# out --timeout (300 s) on the dead cable and push said nothing at all.
+for h in h2 h3 h4; do rm -rf "$(hostdata $h)/weights" "$(hostdata $h)/cut"; done
+rc=0
+cc push --cluster "$tmp/c.json" "$src/model.bin" --dest "$dest/cut" >"$tmp/cut.out" 2>&1 &
+pushpid=$!
+for _ in $(seq 600); do
+  ls -a "$(hostdata h3)/cut" 2>/dev/null | grep -q '\.ccpush-' && break
+  sleep 0.1
+done
+ip netns exec "cc-$name-h1" ip link set tb2 down
+cut=$(date +%s)
+wait "$pushpid" || rc=$?
+took=$(($(date +%s) - cut))
+ip netns exec "cc-$name-h1" ip link set tb2 up
+[ "$rc" -eq 4 ] || fail "a push whose cable was cut exited $rc, not 4: $(cat "$tmp/cut.out")"
+grep -qE "^clusterctl: cable h1 tb2 - h3 tb[0-9] is down: .*h1 tb2: administratively down" "$tmp/cut.out" ||
+  fail "the cut cable was not named as it went down: $(cat "$tmp/cut.out")"
+grep -qE "the push did not finish \(cable h1 tb2 - h3 tb[0-9] is down" "$tmp/cut.out" ||
+  fail "push's error does not name the cut cable: $(cat "$tmp/cut.out")"
+[ "$took" -le 60 ] || fail "the push ended $took s after the cut: $(cat "$tmp/cut.out")"
+for h in h2 h3 h4; do rm -rf "$(hostdata $h)/cut"; done
+echo "push: 3 GiB tree to 3 hosts, skip, resume, space and destination checks passed; a cable cut mid-push is named and ends it in ${took} s"

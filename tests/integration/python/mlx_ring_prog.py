@@ -5,7 +5,10 @@ one RESULT line. Exit 0 when every sum is right, 2 when one is not.
 
 --fail-rank R: rank R prints FAILING and exits 3 right after init, while the others wait in
 their first all_sum (how each launcher ends a job whose rank failed); those that see its ring
-connection close fail with exit 1, so the cause is told from its consequences by the status."""
+connection close fail with exit 1, so the cause is told from its consequences by the status.
+
+--loop: after the sums, prints LOOPING and all_sums for ever (a job whose cable is cut: its
+ranks block on the dead socket, idle)."""
 import argparse
 import json
 import os
@@ -16,6 +19,7 @@ import mlx.core as mx
 
 p = argparse.ArgumentParser()
 p.add_argument("--fail-rank", type=int, default=-1)
+p.add_argument("--loop", action="store_true")
 args = p.parse_args()
 
 t0 = time.monotonic()
@@ -37,4 +41,9 @@ for dtype, count in ((mx.float32, 1000), (mx.int32, 1 << 20), (mx.float16, 7)):
     sums.append(f"{dtype}:{mx.sum(y.astype(mx.int64)).item()}")
 print(f"RESULT rank={rank} size={size} ok={ok} sums={','.join(sums)} "
       f"seconds={time.monotonic() - t0:.2f}", flush=True)
+if args.loop:
+    print(f"LOOPING rank={rank}", flush=True)
+    while True:
+        mx.eval(mx.distributed.all_sum(mx.ones(1 << 16), group=group))
+        time.sleep(0.005)
 sys.exit(0 if ok else 2)

@@ -10,7 +10,10 @@ on 3-host and 4-host labs after `network apply`, over MLX's TCP ring backend on 
 - a failing variant (rank 1 exits 3 after init, the others wait in all_sum): clusterctl must
   exit 4 naming rank 1 as the rank that failed first (by its host's clock: a neighbour that
   fails on the closed ring connection may be reported sooner) and leave no process; what mlx.launch does (exit code, seconds, what
-  it prints, processes left) is printed beside it, not asserted (it is MLX's behaviour).
+  it prints, processes left) is printed beside it, not asserted (it is MLX's behaviour);
+- on 4 hosts, a cable the ring uses cut mid-job (the ranks loop on all_sum and block, idle, on
+  the dead socket; timeouts.total 0): clusterctl names the cable at once and ends the job after
+  timeouts.cable (exit 4) with the cable as the reason. Before, it hung silently for ever.
 
 Usage: mlx_ring_test.py VENV_PYTHON. Exit 77 with a SKIPPED: line when the venv has no MLX."""
 import glob
@@ -111,6 +114,62 @@ def check_good_run(what, n, stdout, expect_hostfile):
             fail(f"{what}: rank {rank}'s MLX_HOSTFILE {hostfiles.get(rank)} != "
                  f"{json.dumps(expect_hostfile)}")
     return max(float(r.rsplit("seconds=", 1)[1]) for r in results.values())
+
+
+def port_of(lab, host, address):
+    """The interface of `host` that holds `address`."""
+    out = subprocess.run(["ip", "-n", lab.netns(host), "-j", "-4", "addr", "show"],
+                         capture_output=True, text=True, check=True).stdout
+    for link in json.loads(out):
+        if any(a["local"] == address for a in link.get("addr_info", [])):
+            return link["ifname"]
+    fail(f"{host} has no interface with {address}")
+
+
+def cable_cut(lab, hf_path, hf):
+    """A ring cable cut mid-job: named at once, the job ended after timeouts.cable (exit 4)."""
+    job = lab.job("cut", cluster=f"hostfile:{hf_path}", runtime="mlx-ring",
+                  command=[PY, PROG, "--loop"], timeouts={"startup": 60, "grace": 3, "cable": 8})
+    host = hf["hosts"][1]["ssh"]
+    port = port_of(lab, host, hf["hosts"][1]["ips"][0])
+    p = subprocess.Popen([CLUSTERCTL, "--lab", lab.name, "launch", job], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        looping = 0
+        deadline = time.time() + 90
+        while looping < 4 and time.time() < deadline:
+            line = p.stdout.readline()
+            if not line:
+                break
+            looping += "LOOPING rank=" in line
+        if looping < 4:
+            fail(f"cable cut: the ranks did not all loop ({looping})")
+        subprocess.run(["ip", "-n", lab.netns(host), "link", "set", "dev", port, "down"],
+                       check=True)
+        cut = time.time()
+        try:
+            _, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+            fail(f"cable cut: the job did not end within 60 s of the cut (it hung):\n{err}")
+        took = time.time() - cut
+    finally:
+        subprocess.run(["ip", "-n", lab.netns(host), "link", "set", "dev", port, "up"],
+                       check=True)
+        if p.poll() is None:
+            p.kill()
+    cable = rf"cable [^\n]*{host} {port}[^\n]* is down: [^\n]*{host} {port}: administratively down"
+    if p.returncode != 4:
+        fail(f"cable cut: exit {p.returncode} (want 4):\n{err}")
+    if not re.search(rf"^clusterctl: {cable}[^\n]*\(a cable the ranks use", err, re.M):
+        fail(f"cable cut: {host} {port} not named as it went down:\n{err}")
+    if not re.search(rf"^job failed: {cable}", err, re.M):
+        fail(f"cable cut: the summary's reason is not the cable {host} {port}:\n{err}")
+    if not lab.wait_no_strays(15):
+        fail(f"cable cut: processes left: {lab.strays()}")
+    return (f"n=4 cable {host} {port} cut mid-job: named, clusterctl exit 4 {took:.0f} s after "
+            f"the cut, the cable the reason")
 
 
 report = []
@@ -234,6 +293,9 @@ for n in (3, 4):
             os.unlink(path)
         report.append(f"n={n}: mlx.launch left {len(copies)} MLX_HOSTFILE copies (removed now) "
                       f"and about {pidfiles} pid files in /tmp; clusterctl none")
+
+        if n == 4:
+            report.append(cable_cut(lab, hf_path, hf))
 
 for line in report:
     print(line)
