@@ -165,7 +165,7 @@ void add_hostfile_command(CLI::App& app, Context& ctx) {
       ->allow_extra_args(false)
       ->type_name("NAME=VALUE");
   sub->add_option("--slots", opts->slots, "Processes per host (mpi, mpich; default 1)")
-      ->check(CLI::Range(1, 4096))
+      ->check(whole_number(1, 4096))
       ->type_name("N");
   sub->footer(
       "Examples:\n"
