@@ -465,7 +465,22 @@ std::optional<std::string> env_entry_problem(std::string_view entry) {
         "use letters, digits and '_', not starting with a digit",
         name);
   }
+  if (entry.size() > kMaxEnvEntryBytes) {
+    return fmt::format("{} is {} bytes long, more than the {} bytes of one environment variable "
+                       "that exec takes (Linux's MAX_ARG_STRLEN): no rank could start with it; "
+                       "pass that much data in a file",
+                       name, entry.size(), kMaxEnvEntryBytes);
+  }
   return std::nullopt;
+}
+
+std::optional<std::string> env_size_problem(std::size_t bytes, std::size_t entries) {
+  if (bytes <= kMaxEnvBytes) return std::nullopt;
+  return fmt::format("the environment holds {} bytes in {} entries by here, more than the {} bytes "
+                     "(1 MiB) a rank's environment can carry (exec's ARG_MAX, shared with the "
+                     "command's arguments: 1 MiB on macOS, 2 MiB on Linux): no rank could start; "
+                     "pass that much data in a file",
+                     bytes, entries, kMaxEnvBytes);
 }
 
 bool valid_env_entry(std::string_view entry) {
@@ -664,6 +679,13 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
       if (!envs->is_array()) {
         errors.push_back(bad(path, "\"envs\" must be a list of \"K=V\" strings"));
       }
+      // An entry as written, cut when long (one of 100 KiB would fill the screen).
+      const auto shown = [](const json& e) {
+        return e.is_string() && e.get_ref<const std::string&>().size() > 200
+                   ? util::excerpt(e.get_ref<const std::string&>(), 200)
+                   : util::json_text(e);
+      };
+      std::size_t env_bytes = 0;
       for (std::size_t k = 0; envs->is_array() && k < envs->size(); ++k) {
         const json& e = (*envs)[k];
         if (!e.is_string()) {
@@ -675,9 +697,16 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
         auto why = env_entry_problem(entry);
         if (!why && env_check) why = env_check(entry);
         if (why) {
-          errors.push_back(
-              bad(path, fmt::format("envs[{}] = {}: {}", k, util::json_text(e), *why)));
+          errors.push_back(bad(path, fmt::format("envs[{}] = {}: {}", k,
+                                                 shown(e), *why)));
           continue;
+        }
+        env_bytes += entry.size() + 1;
+        if (auto big = env_size_problem(env_bytes, k + 1)) {
+          // The rest is not looked at: one line, not one per entry beyond.
+          errors.push_back(bad(path, fmt::format("envs[{}] = {}: {}", k,
+                                                 shown(e), *big)));
+          break;
         }
         hf.envs.push_back(entry);
       }

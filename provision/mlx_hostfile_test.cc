@@ -684,5 +684,24 @@ TEST_CASE("mlx hostfile: an ips entry that is no address of its host, whatever t
   CHECK(foreign_addresses(hf, lab).empty());
 }
 
+TEST_CASE("mlx hostfile: envs no exec could carry are refused, naming the entry and the limit") {
+  std::string envs;
+  for (int i = 10; i < 50; ++i) {
+    envs += fmt::format("{}\"V{}={}\"", envs.empty() ? "" : ", ", i, std::string(30000, 'x'));
+  }
+  const std::string big = parse_error(R"({"envs": [)" + envs + R"(], "hosts": [{"ssh": "a"}]})");
+  CHECK(big.starts_with("h.json: envs[34] = \"V44=xxx"));
+  CHECK(big.ends_with("...\": the environment holds 1050175 bytes in 35 entries by here, more "
+                      "than the 1048576 bytes (1 MiB) a rank's environment can carry (exec's "
+                      "ARG_MAX, shared with the command's arguments: 1 MiB on macOS, 2 MiB on "
+                      "Linux): no rank could start; pass that much data in a file"));
+  CHECK(big.find('\n') == std::string::npos);  // once, not for every entry beyond
+  const std::string one = parse_error(R"({"envs": ["BIG=)" + std::string(131068, 'x') +
+                                      R"("], "hosts": [{"ssh": "a"}]})");
+  CHECK(one.ends_with("...\": BIG is 131072 bytes long, more than the 131071 bytes of one "
+                      "environment variable that exec takes (Linux's MAX_ARG_STRLEN): no rank "
+                      "could start with it; pass that much data in a file"));
+}
+
 }  // namespace
 }  // namespace cc::provision
