@@ -68,6 +68,65 @@ std::optional<std::pair<std::size_t, std::string>> mpi_hostfile_line(std::string
   return first;
 }
 
+// Whether `text` is an Open MPI or MPICH hostfile beyond doubt, for `hostfile -o` to replace:
+// every line blank, a '#' comment, or a host (a name Open MPI takes, open_mpi_host_problem, or an
+// IP address) followed only by Open MPI's slots=N / max_slots=N, or MPICH's HOST:N; and at least
+// one line with such a count, as every line `hostfile --format mpi|mpich` writes has. A list of
+// words ("TODO\nbackup\n", "precious") is a list of valid host names too, and a bare host list
+// is no sign of a hostfile: only --force replaces it. (mpi_hostfile_line is looser: it spots a
+// hostfile given where JSON was expected, to say so.)
+bool mpi_hostfile_output(std::string_view text) {
+  const auto count = [](std::string_view v) {
+    const auto n = util::parse_u64(v);
+    return n && *n > 0;
+  };
+  const auto host_ok = [](std::string_view h) {
+    return !h.empty() && (!open_mpi_host_problem(h) || !util::address_problem(h));
+  };
+  bool counted = false;
+  for (std::string_view line : util::split_lines(text)) {
+    if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = util::trim(line);
+    if (line.empty()) continue;
+    const auto words = util::split_words(line);
+    std::string_view host = words.front();
+    if (const auto colon = host.rfind(':');
+        colon != std::string_view::npos && words.size() == 1 && host_ok(host.substr(0, colon)) &&
+        count(host.substr(colon + 1))) {
+      counted = true;  // MPICH's HOST:N
+      continue;
+    }
+    if (!host_ok(host)) return false;
+    for (std::size_t w = 1; w < words.size(); ++w) {
+      const auto eq = words[w].find('=');
+      if (eq == std::string_view::npos) return false;
+      const std::string_view key = words[w].substr(0, eq);
+      if (key != "slots" && key != "max_slots" && key != "max-slots") return false;
+      if (!count(words[w].substr(eq + 1))) return false;
+      counted = true;
+    }
+  }
+  return counted;
+}
+
+// Whether `j` is MLX's JSON hostfile, for `hostfile -o` to replace: {"hosts": [...]} with only
+// MLX's keys beside it, or a bare list, each host an object with "ssh" (valid or not otherwise:
+// one to rewrite). Any JSON object with a "hosts" list (an Ansible inventory, a state without
+// its schema) is not.
+bool mlx_hostfile_output(const json& j) {
+  const json* hosts = &j;
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      if (key != "hosts" && key != "backend" && key != "envs") return false;
+    }
+    if (!j.contains("hosts")) return false;
+    hosts = &j["hosts"];
+  }
+  if (!hosts->is_array() || (hosts->empty() && !j.is_object())) return false;
+  return std::all_of(hosts->begin(), hosts->end(),
+                     [](const json& h) { return h.is_object() && h.contains("ssh"); });
+}
+
 // A host of a text mpi_hostfile_line reads as an MPI hostfile: its name as first written
 // (without MPICH's ":N"; an IPv6 address keeps its own colons), the line of that (1-based), the
 // lines that name it again (as util::host_key compares: "H1" is h1), and the ranks the file
@@ -774,13 +833,10 @@ util::OwnOutput hostfile_output() {
           "host list)",
           [](std::string_view text) {
             const json j = json::parse(text, nullptr, false);
-            if (j.is_discarded()) return mpi_hostfile_line(text).has_value();
-            if (j.is_object()) {
-              // Ours has a schema; MLX's has none (a cluster state has "hosts" and its schema).
-              if (j.contains("schema")) return j["schema"] == kHostfileSchema;
-              return j.contains("hosts") && j["hosts"].is_array();
-            }
-            return j.is_array() && !j.empty() && j.front().is_object() && j.front().contains("ssh");
+            if (j.is_discarded()) return mpi_hostfile_output(text);
+            // Ours has a schema; MLX's has none (a cluster state has "hosts" and its schema).
+            if (j.is_object() && j.contains("schema")) return j["schema"] == kHostfileSchema;
+            return mlx_hostfile_output(j);
           }};
 }
 

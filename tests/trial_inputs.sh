@@ -651,6 +651,31 @@ has "health --junit: why" "$tmp/err" "$tmp/keep.yaml: exists and is not a JUnit 
 has "health --junit: kept" "$tmp/keep.yaml" "name: keep"
 expect 0 "discover -o --force over a job file" -- "$cc" discover --from "$mesh3" -o "$tmp/keep.yaml" --force
 has "discover -o --force: replaced" "$tmp/keep.yaml" '"schema": "clusterctl.cluster/1"'
+#    e. hostfile -o over a text that is no hostfile: a list of words (each a valid host name)
+#       and a one-word file, directly or through a link, were replaced with exit 0. Refused and
+#       kept; an empty file, our own earlier output and a hand-written Open MPI hostfile are
+#       replaced.
+printf 'TODO\nbackup\nrestore\n' >"$tmp/notes.txt"
+echo precious >"$tmp/precious.txt"
+ln -sf "$tmp/precious.txt" "$tmp/link.txt"
+for f in notes precious link; do
+  expect 2 "hostfile -o over $f.txt" -- "$cc" hostfile --from "$mesh3" --format mpi -o "$tmp/$f.txt"
+  has "hostfile -o over $f.txt: why" "$tmp/err" "$tmp/$f.txt: exists and is not a hostfile"
+done
+has "hostfile -o: notes kept" "$tmp/notes.txt" "backup"
+has "hostfile -o: precious kept" "$tmp/precious.txt" "precious"
+: >"$tmp/empty.txt"
+printf '# my hosts\nh1 slots=2 max_slots=4\nh2 slots=2\nlocalhost\n' >"$tmp/ompi.txt"
+for f in empty ompi; do
+  expect 0 "hostfile -o over $f.txt" -- "$cc" hostfile --from "$mesh3" --format mpi -o "$tmp/$f.txt"
+  hasnt "hostfile -o over $f.txt: replaced" "$tmp/$f.txt" "h1 slots=2"
+  [ -s "$tmp/$f.txt" ] || { echo "FAIL: hostfile -o over $f.txt: nothing written"; fail=1; }
+done
+for format in mpi mpich; do  # over its own output, of either format
+  expect 0 "hostfile --format $format -o over our own" -- "$cc" hostfile --from "$mesh3" --format $format -o "$tmp/empty.txt"
+done
+expect 0 "hostfile -o --force over a word list" -- "$cc" hostfile --from "$mesh3" --format mpi -o "$tmp/notes.txt" --force
+hasnt "hostfile -o --force: replaced" "$tmp/notes.txt" "backup"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"
