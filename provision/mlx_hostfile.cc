@@ -658,10 +658,35 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
   } catch (const json::parse_error& e) {
     if (auto mpi = mpi_hostfile_line(text)) {
       // Commands that run as printed: `hostfile --hosts` discovers those hosts and writes MLX's
-      // file of them; or the hosts are named where the file was given.
+      // file of them; or the hosts are named where the file was given. A host that cannot be
+      // used there is named with why, never put in them: each would be refused when run.
+      const std::string shown = path.empty() ? std::string("the hostfile") : path;
       const std::vector<MpiHost> mpi_hosts = mpi_hostfile_hosts(text);
       std::vector<std::string> hosts;  // each once, as clusterctl takes them
-      for (const MpiHost& h : mpi_hosts) hosts.push_back(h.name);
+      std::string left_out;            // one line per host that cannot be used
+      for (const MpiHost& h : mpi_hosts) {
+        std::optional<std::string> why;
+        if (mpi_hosts.size() >= 2) {
+          // An address the ranks could not reach each other on (169.254, fe80, loopback), or
+          // this machine's own name, which each host resolves to itself.
+          if (!util::address_problem(h.name)) {
+            if (auto r = util::rank_address_problem(h.name)) {
+              why = *r + ": name it by an address (or SSH name) the other hosts reach it on";
+            }
+          } else if (util::host_key(h.name) == "localhost" ||
+                     util::host_key(h.name).ends_with(".localhost")) {
+            why = "is the name of the machine it is looked up on (a loopback address), so each "
+                  "host would reach itself: name it by an address (or SSH name) the other hosts "
+                  "reach it on";
+          }
+        }
+        if (!why && advice.host_check) why = advice.host_check(h.name);
+        if (why) {
+          left_out += fmt::format("\n{}: host '{}' {}", shown, h.name, *why);
+          continue;
+        }
+        hosts.push_back(h.name);
+      }
       const std::string list = remote::shell_quote_arg(fmt::format("{}", fmt::join(hosts, ",")));
       // The format asked for (`hostfile --format mpi`), else MLX's, with TCP's beside it.
       const std::string format = advice.format.empty() ? "mlx-jaccl" : advice.format;
@@ -672,36 +697,40 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
           path.empty() ? kind + "-hostfile" + ext
                        : std::filesystem::path(path).replace_extension("").string() + "-" + kind +
                              ext);
-      const std::string shown = path.empty() ? std::string("the hostfile") : path;
       const std::string instead =
           advice.job_file
               ? fmt::format("list them in the job file instead of its `cluster:` (`hosts: [{}]`; "
                             "launch takes no --hosts)",
                             fmt::join(hosts, ", "))
               : fmt::format("name them with `--hosts {}` instead of --hostfile", list);
-      // A host given by an address the ranks could not reach each other on (169.254, fe80,
-      // loopback) would be carried into the command suggested: named first, one line each.
-      std::string unreachable_hosts;
-      for (const std::string& h : hosts) {
-        if (util::address_problem(h)) continue;  // a name: its address is not known here
-        if (auto why = hosts.size() >= 2 ? util::rank_address_problem(h) : std::nullopt) {
-          unreachable_hosts += fmt::format(
-              "\n{}: host '{}' {}: name it by an address (or SSH name) the other hosts reach it "
-              "on",
-              shown, h, *why);
-        }
+      std::string what_to_do;
+      if (format == "mpi" || format == "mpich") {
+        // Writing an MPI hostfile of an MPI hostfile's hosts would be going round in a circle.
+        what_to_do = fmt::format(
+            " It is an MPI hostfile already: give it to {} as it is (`{} {}`){}",
+            format == "mpi" ? "mpirun" : "mpiexec",
+            format == "mpi" ? "mpirun --hostfile" : "mpiexec -f", remote::shell_quote_arg(shown),
+            hosts.empty() ? "" : fmt::format(", or, for clusterctl's from what its hosts report, {}",
+                                             instead));
+      } else if (hosts.empty()) {
+        what_to_do = " None of its hosts can be used (below): name the hosts by addresses or SSH "
+                     "names the others reach them on";
+      } else {
+        what_to_do = fmt::format(
+            " Write {} of its hosts with `clusterctl{}{} hostfile --hosts {} --format {} -o {}`{}, "
+            "or {}",
+            mlx ? "one" : "the " + format + " hostfile", advice.global.empty() ? "" : " ",
+            advice.global, list, format, out,
+            advice.format.empty() ? " (--format mlx-ring for TCP)" : "", instead);
       }
       return util::error(
           ExitCode::kUsage,
           fmt::format("{} looks like an MPI hostfile (line {}: '{}'); clusterctl reads MLX's "
-                      "JSON hostfile: {}.{} Write {} of its hosts with `clusterctl{}{} hostfile "
-                      "--hosts {} --format {} -o {}`{}, or {}{}",
+                      "JSON hostfile: {}.{}{}{}",
                       shown, mpi->first, mpi->second, kShape,
-                      mpi_ranks_note(mpi_hosts, shown, advice.job_file),
-                      mlx ? "one" : "the " + format + " hostfile",
-                      advice.global.empty() ? "" : " ", advice.global, list, format, out,
-                      advice.format.empty() ? " (--format mlx-ring for TCP)" : "", instead,
-                      unreachable_hosts));
+                      mpi_ranks_note(mpi_hosts, shown, advice.job_file), what_to_do,
+                      left_out.empty() ? "" : "\nLeft out of that, as they cannot be used:" +
+                                                  left_out));
     }
     const util::JsonSyntaxError at = util::json_syntax_error(text, e);
     return bad(path, fmt::format("not valid JSON at line {}, column {}: {}; {}", at.line, at.column,

@@ -145,6 +145,12 @@ struct MpiHostfileAdvice {
   /// TCP" beside it (which of them the hosts can give is not known before they are probed: a
   /// lab gets RDMA devices from `rdma enable --soft-roce`).
   std::string format{};
+  /// Why a host the file names cannot be used where it was given (not in the inventory
+  /// --lab or --inventory selects: launch::inventory_host_check), or nullopt; none: any name
+  /// may be an SSH name. Such a host, like an address or a name the ranks could not reach each
+  /// other on (loopback, `localhost`, 169.254, fe80), is named with why and left out of the
+  /// commands suggested, so that each runs as printed.
+  std::function<std::optional<std::string>(std::string_view host)> host_check{};
 };
 
 /// Parses and validates a hostfile's text; `path` only names it in messages; `env_check`, when
