@@ -228,6 +228,10 @@ for format in mlx-jaccl mpich; do
   has "Open MPI hostfile, $format: localhost" "$tmp/err" "$tmp/ompi-hosts.txt: host 'localhost' is the name of the machine it is looked up on"
   has "Open MPI hostfile, $format: ::1" "$tmp/err" "$tmp/ompi-hosts.txt: host '::1' is a loopback address"
   has "Open MPI hostfile, $format: mac9" "$tmp/err" "$tmp/ompi-hosts.txt: host 'mac9' is not a host of $tmp/inv3.yaml"
+  if [ "$format" = mpich ]; then  # an MPI hostfile already: nothing to rewrite it as
+    has "Open MPI hostfile, mpich: as it is" "$tmp/err" "It is an MPI hostfile already: give it to mpiexec as it is (\`mpiexec -f $tmp/ompi-hosts.txt\`), or, for clusterctl's from what its hosts report, name them with \`--hosts mac1,mac2\` instead of --hostfile"
+    continue
+  fi
   suggested=$(sed -n 's/.*`\(clusterctl [^`]* hostfile --hosts [^`]*\)`.*/\1/p' "$tmp/err" | head -1)
   case "$suggested" in
     *"--hosts mac1,mac2 --format $format -o "*) ;;
