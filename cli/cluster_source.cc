@@ -49,6 +49,21 @@ std::vector<std::filesystem::path> input_files(const GlobalOptions& g, const Clu
   return files;
 }
 
+namespace {
+
+// How an MPI hostfile given to --hostfile is advised: the suggested commands carry the global
+// options and the format asked for, and leave out a host the selected inventory lacks (they
+// would be refused as run).
+provision::MpiHostfileAdvice mpi_advice(const GlobalOptions& g, const ClusterSource& src) {
+  provision::MpiHostfileAdvice advice{global_words(g), false, src.format};
+  if (auto inv = selected_inventory(g); inv && *inv) {
+    advice.host_check = launch::inventory_host_check(**inv);
+  }
+  return advice;
+}
+
+}  // namespace
+
 util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
                                                            const ClusterSource& src) {
   // --hostfile names hosts and --from says where their answers come from: they combine.
@@ -85,7 +100,7 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
     if (!src.hosts.empty()) {
       return util::error(ExitCode::kUsage, "--hostfile names the hosts already: drop --hosts");
     }
-    auto hf = launch::read_hostfile(src.hostfile, {global_words(ctx.global), false, src.format});
+    auto hf = launch::read_hostfile(src.hostfile, mpi_advice(ctx.global, src));
     if (!hf) return hf.error();
     std::vector<std::string> names;
     for (const auto& h : hf->hosts) {
@@ -156,7 +171,7 @@ util::Status check_source_hosts(const Context& ctx, const ClusterSource& src) {
     return check_hosts(*g, names, ctx.style);
   }
   if (!src.hostfile.empty()) {
-    auto hf = launch::read_hostfile(src.hostfile, {global_words(ctx.global), false, src.format});
+    auto hf = launch::read_hostfile(src.hostfile, mpi_advice(ctx.global, src));
     if (!hf) return hf.error();
     std::vector<std::string> names;
     for (const auto& h : hf->hosts) names.push_back(h.ssh);

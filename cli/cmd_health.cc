@@ -258,7 +258,7 @@ void add_health_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--full", opts->full,
                 "Also an all_reduce over every host with a data check and its busbw");
   sub->add_option("--soak", opts->soak_s, "Repeat the all_reduce for N seconds (implies --full)")
-      ->check(CLI::Range(0, 86400))
+      ->check(whole_number(0, 86400))
       ->type_name("N");
   sub->add_option("--junit", opts->junit,
                   "Also write the results as JUnit XML to FILE (an existing FILE must be a "
@@ -289,7 +289,7 @@ void add_health_command(CLI::App& app, Context& ctx) {
   sub->add_option("--perf-timeout", opts->perf_timeout_s,
                   "Seconds each link test or all_reduce may take")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 3600.0));
+      ->check(decimal_number(1.0, 3600.0));
   sub->footer(
       "Examples:\n"
       "  clusterctl --lab default health --quick cluster.json --junit health.xml\n"

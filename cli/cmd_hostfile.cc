@@ -22,6 +22,7 @@
 #include "provision/mlx_hostfile.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
+#include "util/text.h"
 
 namespace cc::cli {
 namespace {
@@ -76,9 +77,15 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
                     fmt::format("--slots is for the mpi and mpich formats, not {}", o.format)));
   }
   std::string env_problems;  // every bad --env, one line each, not only the first
-  for (const auto& e : o.envs) {
+  std::size_t env_bytes = 0;
+  for (std::size_t i = 0; i < o.envs.size(); ++i) {
+    const std::string& e = o.envs[i];
+    const std::string shown = e.size() > 200 ? util::excerpt(e, 200) : e;
     if (auto why = launch::rank_env_entry_problem(e, "--env")) {
-      env_problems += fmt::format("{}--env {}: {}", env_problems.empty() ? "" : "\n", e, *why);
+      env_problems += fmt::format("{}--env {}: {}", env_problems.empty() ? "" : "\n", shown, *why);
+    } else if (env_bytes += e.size() + 1; auto big = provision::env_size_problem(env_bytes, i + 1)) {
+      env_problems += fmt::format("{}--env {}: {}", env_problems.empty() ? "" : "\n", shown, *big);
+      break;
     }
   }
   if (!env_problems.empty()) {
@@ -170,7 +177,7 @@ void add_hostfile_command(CLI::App& app, Context& ctx) {
       ->allow_extra_args(false)
       ->type_name("NAME=VALUE");
   sub->add_option("--slots", opts->slots, "Processes per host (mpi, mpich; default 1)")
-      ->check(CLI::Range(1, 4096))
+      ->check(whole_number(1, 4096))
       ->type_name("N");
   sub->footer(
       "Examples:\n"

@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -23,6 +24,7 @@
 
 #include "cli/context.h"
 #include "cli/hosts.h"
+#include "cli/options.h"
 #include "launch/job_state.h"
 #include "launch/output.h"
 #include "launch/runner.h"
@@ -749,7 +751,9 @@ void add_jobs_commands(CLI::App& app, Context& ctx) {
                    "Job id, or a job name: its run that is running, else its newest (a name "
                    "that several running runs share is refused, naming their ids)")
       ->required();
-  logs->add_option("--rank", lo->rank, "Only this rank, without prefix");
+  logs->add_option("--rank", lo->rank, "Only this rank, without prefix")
+      ->check(whole_number(0, std::numeric_limits<int>::max()))
+      ->type_name("N");
   logs->add_flag("-f,--follow", lo->follow,
                  "Keep printing new lines until the job ends, then its summary; exit as the job "
                  "did: 0 succeeded, 4 failed (1, 2 or 3: it never started), 130 interrupted, 4 "

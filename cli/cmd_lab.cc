@@ -459,7 +459,7 @@ void add_lab_command(CLI::App& app, Context& ctx) {
       "host; parallel cables in listing order)");
   add_name_and_dir(up, *opts);
   opts->hosts_option = up->add_option("--hosts", opts->hosts, "Number of hosts, 1..16 (default 4)")
-                           ->check(CLI::Range(lab::kMinHosts, lab::kMaxHosts));
+                           ->check(whole_number(lab::kMinHosts, lab::kMaxHosts));
   up->add_option("--topology", opts->topology,
                  "mesh (every pair cabled), ring (h1-h2-...-hN-h1), or a YAML file: "
                  "\"cables: [[h1, h2], [h2, h3]]\" with optional \"hosts: N\" (default mesh)")
@@ -477,7 +477,7 @@ void add_lab_command(CLI::App& app, Context& ctx) {
   up->add_option("--receptacles", opts->receptacles,
                  "Ports per host (default: hosts - 1, enough for a full mesh); ports without a "
                  "cable are free: up, no carrier")
-      ->check(CLI::Range(1, 64));
+      ->check(whole_number(1, 64));
   up->callback([&ctx, opts] { ctx.action = [&ctx, opts] { return run_up(*opts, ctx); }; });
 
   CLI::App* down = lab->add_subcommand(

@@ -476,6 +476,11 @@ util::Result<CheckedJob> load_checked(const GlobalOptions& g, const std::string&
   auto text = util::read_file(job_file);
   if (!text) return text.error();
   launch::JobSpecDraft draft = launch::parse_job_spec_draft(*text, job_file);
+  // A file of millions of entries takes seconds to read: a signal then ends it, and what was
+  // read so far is not judged.
+  if (util::interrupted()) {
+    return util::interrupted_error(fmt::format(" while reading {}; nothing was started", job_file));
+  }
   // What runs but is most likely not meant (an env value written for a shell), before the job's
   // errors or its start, with --detach too.
   for (const auto& w : draft.warnings) fmt::print(stderr, "{}\n", w);
@@ -546,6 +551,10 @@ util::Result<CheckedJob> load_checked(const GlobalOptions& g, const std::string&
 
 ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
   auto checked = load_checked(ctx.global, o.job_file);
+  if (!checked && checked.error().code == ExitCode::kInterrupted) {
+    fmt::print(stderr, "clusterctl launch: {}\n", checked.error().message);
+    return checked.error().code;
+  }
   if (!checked) {
     fmt::print(stderr, "{}\nclusterctl launch: nothing was started\n", checked.error().message);
     return checked.error().code;

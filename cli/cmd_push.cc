@@ -561,12 +561,12 @@ void add_push_command(CLI::App& app, Context& ctx) {
   cmd->add_flag("--checksum", o->checksum,
                 "Skip a file only when its digest matches (reads every file on every host)");
   cmd->add_option("--chunk", o->chunk, "Bytes per chunk (default 8 MiB)")
-      ->check(CLI::Range(std::uint64_t{4096}, std::uint64_t{1} << 30));
+      ->check(whole_number(std::uint64_t{4096}, std::uint64_t{1} << 30));
   cmd->add_option("--port", o->port, "The source rank's coordinator TCP port (default 32324)")
-      ->check(CLI::Range(1, 65535));
+      ->check(whole_number(1, 65535));
   cmd->add_option("--timeout", o->timeout_s,
                   "Seconds any rank may wait for another (default 300)")
-      ->check(CLI::Range(1.0, 86400.0));
+      ->check(decimal_number(1.0, 86400.0));
   cmd->callback([&ctx, o] { ctx.action = [&ctx, o] { return run_push(ctx, *o); }; });
 }
 

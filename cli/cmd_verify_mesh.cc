@@ -10,6 +10,7 @@
 
 #include "cli/cluster_source.h"
 #include "cli/context.h"
+#include "cli/options.h"
 #include "topology/report.h"
 #include "util/interrupt.h"
 
@@ -73,7 +74,7 @@ void add_verify_mesh_command(CLI::App& app, Context& ctx) {
                 "Print the cabling as a Graphviz graph (missing pairs as dashed red edges)");
   sub->add_option("--expect-hosts", opts->expect_hosts,
                   "Fail unless the cluster has exactly N hosts")
-      ->check(CLI::Range(1, 4096))
+      ->check(whole_number(1, 4096))
       ->type_name("N");
   sub->footer(
       "Examples:\n"

@@ -1,16 +1,22 @@
 // Option checks shared by the subcommands, with messages an operator can act on.
 #pragma once
 
+#include <algorithm>
+#include <charconv>
+#include <concepts>
 #include <filesystem>
 #include <string>
+#include <type_traits>
 #include <system_error>
 #include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "util/number.h"
 #include "util/suggest.h"
+#include "util/text.h"
 
 namespace cc::cli {
 
@@ -27,6 +33,47 @@ inline CLI::Validator seconds_validator() {
         return {};
       },
       "SECONDS");
+}
+
+/// Accepts a whole number (decimal digits, an optional '-') from `min` to `max`, in place of
+/// CLI11's Range, which says "Value abc not in range 1 to 4096" of a word that is no number at
+/// all: that is said as "'abc' is not a number", and a number outside as out of range, each
+/// with the numbers allowed (tests/cli_basics.sh checks that no command uses Range, and gives
+/// every numeric option of every subcommand a word). A refusal is a usage error: exit 2, before
+/// anything runs.
+template <typename T>
+  requires std::is_integral_v<T>
+inline CLI::Validator whole_number(T min, T max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        const std::string allowed =
+            "give a whole number from " + std::to_string(min) + " to " + std::to_string(max);
+        T v{};
+        const char* end = text.data() + text.size();
+        const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+        const bool digits = !text.empty() && std::all_of(text.begin() + (text[0] == '-' ? 1 : 0),
+                                                         text.end(), util::is_ascii_digit);
+        if (!digits || text == "-") return "'" + text + "' is not a number: " + allowed;
+        if (ec != std::errc() || ptr != end || v < min || v > max) {
+          return "'" + text + "' is out of range: " + allowed;
+        }
+        return {};
+      },
+      std::to_string(min) + ".." + std::to_string(max));  // help: "N:1..4096"
+}
+
+/// The same for a decimal number with an optional fraction (util::parse_double: "5", "0.5",
+/// "1e3") from `min` to `max`.
+inline CLI::Validator decimal_number(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        const std::string allowed = fmt::format("give a number from {} to {}", min, max);
+        const auto v = util::parse_double(text);
+        if (!v) return "'" + text + "' is not a number (e.g. 5 or 0.5): " + allowed;
+        if (*v < min || *v > max) return "'" + text + "' is out of range: " + allowed;
+        return {};
+      },
+      fmt::format("{}..{}", min, max));
 }
 
 /// Accepts the path of a file that is there (anything but a directory, as CLI11's ExistingFile:

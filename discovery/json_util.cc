@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "discovery/text.h"
+#include "util/interrupt.h"
 #include "util/json_error.h"
 
 namespace cc::discovery {
@@ -53,13 +54,24 @@ constexpr std::size_t kMaxDepth = 64;
 
 // `text` as JSON, or why not ("empty", the syntax error, too deep) given to `fail`.
 template <class Fail>
-util::Result<json> parse_json(std::string_view text, const char* empty, Fail fail) {
+util::Result<json> parse_json(std::string_view text, std::string_view source, const char* empty,
+                              Fail fail) {
   if (blank(text)) return fail(empty);
   if (nesting_depth(text) > kMaxDepth) {
     return fail(fmt::format("JSON nested deeper than {} levels", kMaxDepth));
   }
+  // A file near the 64 MiB cap takes seconds to parse: Ctrl-C or SIGTERM ends it (exit 130),
+  // looked at every 64 Ki of the parser's events.
+  struct Interrupted {};
+  std::size_t events = 0;
+  const json::parser_callback_t check = [&events](int, json::parse_event_t, json&) {
+    if (++events % 65536 == 0 && util::interrupted()) throw Interrupted{};
+    return true;
+  };
   try {
-    return json::parse(text.begin(), text.end());
+    return json::parse(text.begin(), text.end(), check);
+  } catch (const Interrupted&) {
+    return util::interrupted_error(fmt::format(" while reading {}", source));
   } catch (const json::parse_error& e) {
     const util::JsonSyntaxError at = util::json_syntax_error(text, e);
     return fail(
@@ -71,12 +83,12 @@ util::Result<json> parse_json(std::string_view text, const char* empty, Fail fai
 }  // namespace
 
 util::Result<json> parse_json_output(std::string_view command, std::string_view text) {
-  return parse_json(text, "empty output (expected JSON)",
+  return parse_json(text, fmt::format("the output of {}", command), "empty output (expected JSON)",
                     [&](std::string_view why) { return parse_error(command, why); });
 }
 
 util::Result<json> parse_json_file(std::string_view path, std::string_view text) {
-  return parse_json(text, "empty file (expected JSON)", [&](std::string_view why) {
+  return parse_json(text, path, "empty file (expected JSON)", [&](std::string_view why) {
     return util::error(util::ExitCode::kUsage, fmt::format("{}: {}", path, why));
   });
 }

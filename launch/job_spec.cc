@@ -13,8 +13,10 @@
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
 
 #include "launch/rank_env.h"
+#include "provision/mlx_hostfile.h"
 #include "util/address.h"
 #include "util/atomic_file.h"
+#include "util/interrupt.h"
 #include "util/suggest.h"
 #include "util/text.h"
 #include "util/yaml_reader.h"
@@ -470,7 +472,11 @@ void Parser::command_word(const Field& item, const std::vector<std::string>& bef
 void Parser::env(const Field& f, JobSpec& job) {
   auto entries = r_.any_mapping(f);
   if (!entries) return fail(entries.error());
+  std::size_t bytes = 0, n = 0;  // NAME=VALUE and its NUL, as exec counts them
   for (const Field& e : *entries) {
+    if (++n % YamlReader::kInterruptCheckEvery == 0 && util::interrupted()) {
+      return fail(util::interrupted_error(fmt::format(" while reading {}", r_.file())));
+    }
     env_name(e, "env");
     if (e.value.IsNull()) {
       fail(r_.error(e.mark(), fmt::format("'{}' has no value: write {}: \"\" for an empty one",
@@ -481,6 +487,18 @@ void Parser::env(const Field& f, JobSpec& job) {
     if (!v) {
       fail(v.error());
       continue;
+    }
+    bytes += e.key.size() + 1 + v->size() + 1;
+    if (e.key.size() + 1 + v->size() > provision::kMaxEnvEntryBytes) {
+      if (auto why = provision::env_entry_problem(e.key + "=" + *v)) {
+        fail(r_.error(e.mark(), "env: " + *why));
+        continue;
+      }
+    }
+    if (auto big = provision::env_size_problem(bytes, n)) {
+      // One line, and the rest not looked at: the job cannot run with this env whatever it holds.
+      fail(r_.error(e.key_mark, fmt::format("env {}: {}", e.key, *big)));
+      break;
     }
     env_value(e, *v);
     env_marks_[e.key] = e.key_mark;
@@ -890,6 +908,16 @@ void Parser::combination_errors(const JobSpec& job, std::vector<util::Error>& er
 
 JobSpecDraft parse_job_spec_draft(std::string_view yaml_text, const std::string& source_path) {
   JobSpecDraft d;
+  d.job.source = source_path;
+  if (yaml_text.size() > kMaxJobFileBytes) {
+    d.errors.push_back(util::error(
+        util::ExitCode::kUsage,
+        fmt::format("{}: is {} bytes, more than the {} bytes (8 MiB) of a job file: a job's env "
+                    "and command reach its ranks through exec, which takes at most a few MiB of "
+                    "them (README, \"job.yaml\"); pass large data in a file (`upload:`)",
+                    source_path, yaml_text.size(), kMaxJobFileBytes)));
+    return d;
+  }
   Parser parser(source_path);
   d.errors = parser.parse(yaml_text, d.job);
   d.warnings = parser.warnings();

@@ -38,6 +38,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -181,7 +182,14 @@ inline constexpr std::string_view kWrapperVariablePrefix = "_ccw_";
 /// it: the only check here that reads the disk), an empty command, an env name that is not [A-Za-z_][A-Za-z0-9_]* or that launch
 /// sets itself (CLUSTERCOMM_RANK, MLX_RANK, ...) or that begins with kWrapperVariablePrefix,
 /// a secret_env name also in env.
+/// More than kMaxJobFileBytes is refused before it is parsed, and a SIGINT or SIGTERM while it
+/// is ends it (ExitCode::kInterrupted, util::YamlReader).
 util::Result<JobSpec> parse_job_spec(std::string_view yaml_text, const std::string& source_path);
+
+/// The largest job file read: 8 MiB. What a job holds must reach its ranks through exec (an env
+/// of at most provision::kMaxEnvBytes, a command within ARG_MAX), so a larger file cannot be a
+/// job that runs; parsing a 60 MiB one took yaml-cpp over a GB. README, "job.yaml".
+inline constexpr std::size_t kMaxJobFileBytes = std::size_t{8} << 20;
 
 /// What parse_job_spec found, kept when there are mistakes, so that the checks that need only
 /// part of the job (launch::local_problems: uploads, secrets) can run in the same pass and

@@ -3,6 +3,7 @@
 #include <string>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "launch/job_spec.h"
 #include "util/atomic_file.h"
@@ -318,4 +319,34 @@ TEST_CASE("job spec errors: runtime against cluster, hosts and ranks_per_host, a
   // Other runtimes take any cluster and more ranks per host.
   CHECK(err("name: j\ncluster: lab:L\nranks_per_host: 2\nruntime: clustercomm\ncommand: [x]\n")
             .empty());
+}
+
+TEST_CASE("job spec errors: an env no exec could carry is named at its entry, with the limit") {
+  // One entry over Linux's MAX_ARG_STRLEN (131072 bytes with its NUL).
+  CHECK(err(kHead + "env:\n  A: \"1\"\n  BIG: \"" + std::string(131072, 'x') + "\"\n") ==
+        "job.yaml:6:8: env: BIG is 131076 bytes long, more than the 131071 bytes of one "
+        "environment variable that exec takes (Linux's MAX_ARG_STRLEN): no rank could start "
+        "with it; pass that much data in a file");
+  // More than 1 MiB in all: said once, at the entry that went over; the rest is not read.
+  std::string env = "env:\n";
+  for (int i = 10; i < 50; ++i) env += "  V" + std::to_string(i) + ": " + std::string(30000, 'x') + "\n";
+  CHECK(err(kHead + env) ==
+        "job.yaml:39:3: env V44: the environment holds 1050175 bytes in 35 entries by here, more "
+        "than the 1048576 bytes (1 MiB) a rank's environment can carry (exec's ARG_MAX, shared "
+        "with the command's arguments: 1 MiB on macOS, 2 MiB on Linux): no rank could start; "
+        "pass that much data in a file");
+  // Up to the limit is fine.
+  std::string fits = "env:\n";
+  for (int i = 10; i < 44; ++i) fits += "  V" + std::to_string(i) + ": " + std::string(30000, 'x') + "\n";
+  CHECK(err(kHead + fits) == "");
+}
+
+TEST_CASE("job spec errors: a job file larger than any job that runs is refused before parsing") {
+  std::string text = kHead + "env:\n";
+  while (text.size() <= cc::launch::kMaxJobFileBytes) text += "  # a comment of a job that grew\n";
+  CHECK(err(text) == fmt::format("job.yaml: is {} bytes, more than the 8388608 bytes (8 MiB) of a "
+                                 "job file: a job's env and command reach its ranks through exec, "
+                                 "which takes at most a few MiB of them (README, \"job.yaml\"); "
+                                 "pass large data in a file (`upload:`)",
+                                 text.size()));
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -341,6 +342,19 @@ std::optional<std::string> rank_env_entry_problem(std::string_view entry, std::s
         describe(*p, name), remove);
   }
   return fmt::format("{}: rename it, or remove it from {}", describe(*p, name), remove);
+}
+
+std::function<std::optional<std::string>(std::string_view host)> inventory_host_check(
+    const remote::Inventory& inventory) {
+  // The index points into the hosts of this copy, which the check keeps.
+  auto inv = std::make_shared<const remote::Inventory>(inventory);
+  auto index = std::make_shared<const remote::HostIndex>(inv->by_name());
+  return [inv, index](std::string_view host) -> std::optional<std::string> {
+    if (index->find(host) != nullptr) return std::nullopt;
+    return fmt::format("is not a host of {}, the inventory the command reaches its hosts "
+                       "through: add it there, or name it by a host of it",
+                       inv->path.string());
+  };
 }
 
 util::Result<provision::MlxHostfile> read_hostfile(const std::string& path,

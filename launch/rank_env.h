@@ -29,6 +29,7 @@
 // every MLX rank, as mlx.launch does; then the job's env; then the secrets.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -39,6 +40,7 @@
 #include "discovery/cluster_state.h"
 #include "launch/wrapper.h"
 #include "provision/mlx_hostfile.h"
+#include "remote/inventory.h"
 #include "util/result.h"
 
 namespace cc::launch {
@@ -189,6 +191,12 @@ std::string describe(EnvNameProblem p, std::string_view name);
 /// "'MLX_RANK' is set by launch for each rank (each rank gets its own value; ...): remove it
 /// from the hostfile's "envs"".
 std::optional<std::string> rank_env_entry_problem(std::string_view entry, std::string_view remove);
+
+/// MpiHostfileAdvice::host_check for hosts reached through `inventory` (what --lab or
+/// --inventory selects): "is not a host of INVENTORY ..." for a name it does not have
+/// (util::host_key: "H1" is h1), so a suggested `--hosts` or `hosts:` never carries it.
+std::function<std::optional<std::string>(std::string_view host)> inventory_host_check(
+    const remote::Inventory& inventory);
 
 /// Reads an MLX hostfile as launch and every command that is given one do:
 /// provision::read_mlx_hostfile with rank_env_entry_problem applied to each of its "envs" in

@@ -181,8 +181,11 @@ std::string hostfile_ssh_hint(HostfileFormat format, const discovery::FixCommand
 
 /// What `clusterctl hostfile -o FILE` replaces without --force (util::check_output_path): a
 /// hostfile of any of its formats, known by its look: our JSON (its "schema"), MLX's JSON (an
-/// object with "hosts", or a list of objects with "ssh"; valid or not, it is one to rewrite),
-/// or an MPI / MPICH text ("HOST slots=N", "HOST:N" lines, as parse_mlx_hostfile tells one).
+/// object of "hosts" with only "backend" and "envs" beside it, or a bare list, each host an
+/// object with "ssh"; valid or not, it is one to rewrite), or an Open MPI / MPICH text whose
+/// every line is a comment or a valid host name or address with nothing but a count after it
+/// ("HOST slots=N max_slots=M", "HOST:N"), and at least one line with a count: a list of words
+/// ("TODO\nbackup\n") is not one.
 util::OwnOutput hostfile_output();
 
 }  // namespace cc::provision

@@ -842,5 +842,27 @@ TEST_CASE("hostfile_output: every format hostfile writes is one to replace, noth
   CHECK_FALSE(own.is_one("[1, 2]"));
 }
 
+TEST_CASE("hostfile_output: a text is an MPI hostfile only when it has a host count") {
+  const auto own = hostfile_output();
+  // Words, one a line, are valid host names too: replacing them said exit 0 and lost the file.
+  CHECK_FALSE(own.is_one("TODO\nbackup\nrestore\n"));
+  CHECK_FALSE(own.is_one("precious\n"));
+  CHECK_FALSE(own.is_one("h1\nh2\n"));  // a bare host list: --force
+  CHECK_FALSE(own.is_one("# only a comment\n"));
+  CHECK_FALSE(own.is_one("milk eggs=2\n"));             // not Open MPI's key
+  CHECK_FALSE(own.is_one("h1 slots=two\n"));            // no count
+  CHECK_FALSE(own.is_one("h1 slots=2\nbuy milk\n"));    // a line of prose
+  CHECK_FALSE(own.is_one("note:1 slots=2 x\n"));
+  CHECK_FALSE(own.is_one("ti/me:5\n"));
+  // A hand-written Open MPI hostfile (a bare line among counted ones), MPICH's, and ours.
+  CHECK(own.is_one("# my hosts\nh1 slots=2 max_slots=4\nh2 slots=2\nlocalhost\n"));
+  CHECK(own.is_one("10.0.0.1:2\nh2.example.com:4\n"));
+  CHECK(own.is_one("alice@h1 slots=1\n"));
+  // MLX's JSON beside other JSON with a "hosts" list.
+  CHECK(own.is_one(R"({"backend": "jaccl", "envs": [], "hosts": [{"ssh": "a"}]})"));
+  CHECK_FALSE(own.is_one(R"({"hosts": ["a", "b"]})"));
+  CHECK_FALSE(own.is_one(R"({"all": {}, "hosts": [{"ssh": "a"}]})"));
+}
+
 }  // namespace
 }  // namespace cc::provision

@@ -69,6 +69,65 @@ std::optional<std::pair<std::size_t, std::string>> mpi_hostfile_line(std::string
   return first;
 }
 
+// Whether `text` is an Open MPI or MPICH hostfile beyond doubt, for `hostfile -o` to replace:
+// every line blank, a '#' comment, or a host (a name Open MPI takes, open_mpi_host_problem, or an
+// IP address) followed only by Open MPI's slots=N / max_slots=N, or MPICH's HOST:N; and at least
+// one line with such a count, as every line `hostfile --format mpi|mpich` writes has. A list of
+// words ("TODO\nbackup\n", "precious") is a list of valid host names too, and a bare host list
+// is no sign of a hostfile: only --force replaces it. (mpi_hostfile_line is looser: it spots a
+// hostfile given where JSON was expected, to say so.)
+bool mpi_hostfile_output(std::string_view text) {
+  const auto count = [](std::string_view v) {
+    const auto n = util::parse_u64(v);
+    return n && *n > 0;
+  };
+  const auto host_ok = [](std::string_view h) {
+    return !h.empty() && (!open_mpi_host_problem(h) || !util::address_problem(h));
+  };
+  bool counted = false;
+  for (std::string_view line : util::split_lines(text)) {
+    if (auto hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = util::trim(line);
+    if (line.empty()) continue;
+    const auto words = util::split_words(line);
+    std::string_view host = words.front();
+    if (const auto colon = host.rfind(':');
+        colon != std::string_view::npos && words.size() == 1 && host_ok(host.substr(0, colon)) &&
+        count(host.substr(colon + 1))) {
+      counted = true;  // MPICH's HOST:N
+      continue;
+    }
+    if (!host_ok(host)) return false;
+    for (std::size_t w = 1; w < words.size(); ++w) {
+      const auto eq = words[w].find('=');
+      if (eq == std::string_view::npos) return false;
+      const std::string_view key = words[w].substr(0, eq);
+      if (key != "slots" && key != "max_slots" && key != "max-slots") return false;
+      if (!count(words[w].substr(eq + 1))) return false;
+      counted = true;
+    }
+  }
+  return counted;
+}
+
+// Whether `j` is MLX's JSON hostfile, for `hostfile -o` to replace: {"hosts": [...]} with only
+// MLX's keys beside it, or a bare list, each host an object with "ssh" (valid or not otherwise:
+// one to rewrite). Any JSON object with a "hosts" list (an Ansible inventory, a state without
+// its schema) is not.
+bool mlx_hostfile_output(const json& j) {
+  const json* hosts = &j;
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      if (key != "hosts" && key != "backend" && key != "envs") return false;
+    }
+    if (!j.contains("hosts")) return false;
+    hosts = &j["hosts"];
+  }
+  if (!hosts->is_array() || (hosts->empty() && !j.is_object())) return false;
+  return std::all_of(hosts->begin(), hosts->end(),
+                     [](const json& h) { return h.is_object() && h.contains("ssh"); });
+}
+
 // A host of a text mpi_hostfile_line reads as an MPI hostfile: its name as first written
 // (without MPICH's ":N"; an IPv6 address keeps its own colons), the line of that (1-based), the
 // lines that name it again (as util::host_key compares: "H1" is h1), and the ranks the file
@@ -493,7 +552,22 @@ std::optional<std::string> env_entry_problem(std::string_view entry) {
         "use letters, digits and '_', not starting with a digit",
         name);
   }
+  if (entry.size() > kMaxEnvEntryBytes) {
+    return fmt::format("{} is {} bytes long, more than the {} bytes of one environment variable "
+                       "that exec takes (Linux's MAX_ARG_STRLEN): no rank could start with it; "
+                       "pass that much data in a file",
+                       name, entry.size(), kMaxEnvEntryBytes);
+  }
   return std::nullopt;
+}
+
+std::optional<std::string> env_size_problem(std::size_t bytes, std::size_t entries) {
+  if (bytes <= kMaxEnvBytes) return std::nullopt;
+  return fmt::format("the environment holds {} bytes in {} entries by here, more than the {} bytes "
+                     "(1 MiB) a rank's environment can carry (exec's ARG_MAX, shared with the "
+                     "command's arguments: 1 MiB on macOS, 2 MiB on Linux): no rank could start; "
+                     "pass that much data in a file",
+                     bytes, entries, kMaxEnvBytes);
 }
 
 bool valid_env_entry(std::string_view entry) {
@@ -612,10 +686,36 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
   } catch (const json::parse_error& e) {
     if (auto mpi = mpi_hostfile_line(text)) {
       // Commands that run as printed: `hostfile --hosts` discovers those hosts and writes MLX's
-      // file of them; or the hosts are named where the file was given.
+      // file of them; or the hosts are named where the file was given. A host that cannot be
+      // used there is named with why, never put in them: each would be refused when run.
+      const std::string shown = path.empty() ? std::string("the hostfile") : path;
       const std::vector<MpiHost> mpi_hosts = mpi_hostfile_hosts(text);
       std::vector<std::string> hosts;  // each once, as clusterctl takes them
-      for (const MpiHost& h : mpi_hosts_with_ranks(mpi_hosts)) hosts.push_back(h.name);
+      std::string left_out;            // one line per host that cannot be used
+      const std::vector<MpiHost> ranked = mpi_hosts_with_ranks(mpi_hosts);  // slots=0: no rank
+      for (const MpiHost& h : ranked) {
+        std::optional<std::string> why;
+        if (ranked.size() >= 2) {
+          // An address the ranks could not reach each other on (169.254, fe80, loopback), or
+          // this machine's own name, which each host resolves to itself.
+          if (!util::address_problem(h.name)) {
+            if (auto r = util::rank_address_problem(h.name)) {
+              why = *r + ": name it by an address (or SSH name) the other hosts reach it on";
+            }
+          } else if (util::host_key(h.name) == "localhost" ||
+                     util::host_key(h.name).ends_with(".localhost")) {
+            why = "is the name of the machine it is looked up on (a loopback address), so each "
+                  "host would reach itself: name it by an address (or SSH name) the other hosts "
+                  "reach it on";
+          }
+        }
+        if (!why && advice.host_check) why = advice.host_check(h.name);
+        if (why) {
+          left_out += fmt::format("\n{}: host '{}' {}", shown, h.name, *why);
+          continue;
+        }
+        hosts.push_back(h.name);
+      }
       const std::string list = remote::shell_quote_arg(fmt::format("{}", fmt::join(hosts, ",")));
       // The format asked for (`hostfile --format mpi`), else MLX's, with TCP's beside it.
       const std::string format = advice.format.empty() ? "mlx-jaccl" : advice.format;
@@ -626,36 +726,43 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
           path.empty() ? kind + "-hostfile" + ext
                        : std::filesystem::path(path).replace_extension("").string() + "-" + kind +
                              ext);
-      const std::string shown = path.empty() ? std::string("the hostfile") : path;
       const std::string instead =
           advice.job_file
               ? fmt::format("list them in the job file instead of its `cluster:` (`hosts: [{}]`; "
                             "launch takes no --hosts)",
                             fmt::join(hosts, ", "))
               : fmt::format("name them with `--hosts {}` instead of --hostfile", list);
-      // A host given by an address the ranks could not reach each other on (169.254, fe80,
-      // loopback) would be carried into the command suggested: named first, one line each.
-      std::string unreachable_hosts;
-      for (const std::string& h : hosts) {
-        if (util::address_problem(h)) continue;  // a name: its address is not known here
-        if (auto why = hosts.size() >= 2 ? util::rank_address_problem(h) : std::nullopt) {
-          unreachable_hosts += fmt::format(
-              "\n{}: host '{}' {}: name it by an address (or SSH name) the other hosts reach it "
-              "on",
-              shown, h, *why);
+      std::string what_to_do;
+      if (format == "mpi" || format == "mpich") {
+        // Writing an MPI hostfile of an MPI hostfile's hosts would be going round in a circle.
+        what_to_do = fmt::format(
+            " It is an MPI hostfile already: give it to {} as it is (`{} {}`){}",
+            format == "mpi" ? "mpirun" : "mpiexec",
+            format == "mpi" ? "mpirun --hostfile" : "mpiexec -f", remote::shell_quote_arg(shown),
+            hosts.empty() ? "" : fmt::format(", or, for clusterctl's from what its hosts report, {}",
+                                             instead));
+      } else if (hosts.empty()) {
+        // No host runs a rank (every one slots=0): the note above says so, nothing is below.
+        if (!ranked.empty()) {
+          what_to_do = " None of its hosts can be used (below): name the hosts by addresses or "
+                       "SSH names the others reach them on";
         }
+      } else {
+        what_to_do = fmt::format(
+            " Write {} of its hosts with `clusterctl{}{} hostfile --hosts {} --format {} -o {}`{}, "
+            "or {}",
+            mlx ? "one" : "the " + format + " hostfile", advice.global.empty() ? "" : " ",
+            advice.global, list, format, out,
+            advice.format.empty() ? " (--format mlx-ring for TCP)" : "", instead);
       }
       return util::error(
           ExitCode::kUsage,
           fmt::format("{} looks like an MPI hostfile (line {}: '{}'); clusterctl reads MLX's "
-                      "JSON hostfile: {}.{} Write {} of its hosts with `clusterctl{}{} hostfile "
-                      "--hosts {} --format {} -o {}`{}, or {}{}",
+                      "JSON hostfile: {}.{}{}{}",
                       shown, mpi->first, mpi->second, kShape,
-                      mpi_ranks_note(mpi_hosts, shown, advice.job_file),
-                      mlx ? "one" : "the " + format + " hostfile",
-                      advice.global.empty() ? "" : " ", advice.global, list, format, out,
-                      advice.format.empty() ? " (--format mlx-ring for TCP)" : "", instead,
-                      unreachable_hosts));
+                      mpi_ranks_note(mpi_hosts, shown, advice.job_file), what_to_do,
+                      left_out.empty() ? "" : "\nLeft out of that, as they cannot be used:" +
+                                                  left_out));
     }
     const util::JsonSyntaxError at = util::json_syntax_error(text, e);
     return bad(path, fmt::format("not valid JSON at line {}, column {}: {}; {}", at.line, at.column,
@@ -692,6 +799,13 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
       if (!envs->is_array()) {
         errors.push_back(bad(path, "\"envs\" must be a list of \"K=V\" strings"));
       }
+      // An entry as written, cut when long (one of 100 KiB would fill the screen).
+      const auto shown = [](const json& e) {
+        return e.is_string() && e.get_ref<const std::string&>().size() > 200
+                   ? util::excerpt(e.get_ref<const std::string&>(), 200)
+                   : util::json_text(e);
+      };
+      std::size_t env_bytes = 0;
       for (std::size_t k = 0; envs->is_array() && k < envs->size(); ++k) {
         const json& e = (*envs)[k];
         if (!e.is_string()) {
@@ -703,9 +817,16 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
         auto why = env_entry_problem(entry);
         if (!why && env_check) why = env_check(entry);
         if (why) {
-          errors.push_back(
-              bad(path, fmt::format("envs[{}] = {}: {}", k, util::json_text(e), *why)));
+          errors.push_back(bad(path, fmt::format("envs[{}] = {}: {}", k,
+                                                 shown(e), *why)));
           continue;
+        }
+        env_bytes += entry.size() + 1;
+        if (auto big = env_size_problem(env_bytes, k + 1)) {
+          // The rest is not looked at: one line, not one per entry beyond.
+          errors.push_back(bad(path, fmt::format("envs[{}] = {}: {}", k,
+                                                 shown(e), *big)));
+          break;
         }
         hf.envs.push_back(entry);
       }
@@ -773,13 +894,10 @@ util::OwnOutput hostfile_output() {
           "host list)",
           [](std::string_view text) {
             const json j = json::parse(text, nullptr, false);
-            if (j.is_discarded()) return mpi_hostfile_line(text).has_value();
-            if (j.is_object()) {
-              // Ours has a schema; MLX's has none (a cluster state has "hosts" and its schema).
-              if (j.contains("schema")) return j["schema"] == kHostfileSchema;
-              return j.contains("hosts") && j["hosts"].is_array();
-            }
-            return j.is_array() && !j.empty() && j.front().is_object() && j.front().contains("ssh");
+            if (j.is_discarded()) return mpi_hostfile_output(text);
+            // Ours has a schema; MLX's has none (a cluster state has "hosts" and its schema).
+            if (j.is_object() && j.contains("schema")) return j["schema"] == kHostfileSchema;
+            return mlx_hostfile_output(j);
           }};
 }
 

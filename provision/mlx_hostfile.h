@@ -19,6 +19,7 @@
 // launch.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <optional>
 #include <string>
@@ -49,12 +50,27 @@ struct MlxHostfile {
   std::string path;               // the file it came from, for messages ("" when built)
 };
 
+/// The longest NAME=VALUE a rank's environment can carry: Linux's MAX_ARG_STRLEN (32 pages,
+/// 131072 bytes with the NUL that ends it); exec refuses a longer one (E2BIG) and the rank
+/// never starts.
+inline constexpr std::size_t kMaxEnvEntryBytes = 131071;
+/// The most a job's environment may hold in all (its NAME=VALUE entries, a NUL after each):
+/// 1 MiB, macOS's whole ARG_MAX (Linux's is a quarter of the stack limit, 2 MiB by default),
+/// which the command's arguments and the rest of the rank's environment share: a larger one
+/// can never be exec'd. README, "job.yaml".
+inline constexpr std::size_t kMaxEnvBytes = std::size_t{1} << 20;
+
 /// What is wrong with `entry` as "NAME=VALUE" (NAME a shell variable name,
 /// [A-Za-z_][A-Za-z0-9_]*; VALUE may be empty), or nullopt: "expected NAME=VALUE, but there
 /// is no '=' ...", "... no name before '='", "... 'MY-VAR' is not a valid environment variable
-/// name: ...".
+/// name: ...", "... is N bytes long, more than ... (kMaxEnvEntryBytes)".
 /// Which names the launcher keeps for itself is launch's to say (launch::rank_env_entry_problem).
 std::optional<std::string> env_entry_problem(std::string_view entry);
+
+/// What is wrong with an environment whose entries (NAME=VALUE, each with its NUL) are `bytes`
+/// long in all, `entries` of them, or nullopt: more than kMaxEnvBytes ("... holds N bytes in M
+/// entries, more than the 1048576 bytes (1 MiB) ...").
+std::optional<std::string> env_size_problem(std::size_t bytes, std::size_t entries);
 
 /// True when env_entry_problem finds nothing.
 bool valid_env_entry(std::string_view entry);
@@ -129,6 +145,12 @@ struct MpiHostfileAdvice {
   /// TCP" beside it (which of them the hosts can give is not known before they are probed: a
   /// lab gets RDMA devices from `rdma enable --soft-roce`).
   std::string format{};
+  /// Why a host the file names cannot be used where it was given (not in the inventory
+  /// --lab or --inventory selects: launch::inventory_host_check), or nullopt; none: any name
+  /// may be an SSH name. Such a host, like an address or a name the ranks could not reach each
+  /// other on (loopback, `localhost`, 169.254, fe80), is named with why and left out of the
+  /// commands suggested, so that each runs as printed.
+  std::function<std::optional<std::string>(std::string_view host)> host_check{};
 };
 
 /// Parses and validates a hostfile's text; `path` only names it in messages; `env_check`, when

@@ -490,13 +490,53 @@ TEST_CASE("mlx hostfile: an MPI hostfile given to `hostfile --format F` is advis
   CHECK(ring.error().message.ends_with(
       ". Write one of its hosts with `clusterctl --lab t3a hostfile --hosts h1,h2 --format "
       "mlx-ring -o hosts-mlx.json`, or name them with `--hosts h1,h2` instead of --hostfile"));
+  // An MPI hostfile asked to become one: no `hostfile --format mpi` of it (going round in a
+  // circle); mpirun takes it as it is.
   auto mpi = parse_mlx_hostfile("h1 slots=1\nh2 slots=1\n", "hosts.txt", {},
                                 MpiHostfileAdvice{"--lab t3a", false, "mpi"});
   REQUIRE_FALSE(mpi.ok());
   CHECK(mpi.error().message.ends_with(
-      ". Write the mpi hostfile of its hosts with `clusterctl --lab t3a hostfile --hosts h1,h2 "
-      "--format mpi -o hosts-mpi.txt`, or name them with `--hosts h1,h2` instead of --hostfile"));
+      ". It is an MPI hostfile already: give it to mpirun as it is (`mpirun --hostfile "
+      "hosts.txt`), or, for clusterctl's from what its hosts report, name them with `--hosts "
+      "h1,h2` instead of --hostfile"));
+  CHECK(mpi.error().message.find("--format mpi") == std::string::npos);
   CHECK(mpi.error().message.find("mlx-jaccl") == std::string::npos);
+}
+
+TEST_CASE("mlx hostfile: an MPI hostfile's hosts that cannot be used are named, not suggested") {
+  // A hand-written Open MPI hostfile: `localhost` and ::1 are each host itself, and a host the
+  // lab's inventory lacks would be refused by the command as printed.
+  const std::string text =
+      "# my hosts\nh1 slots=2 max_slots=4\nh2 slots=2\nlocalhost\n::1 slots=1\nh9\n";
+  MpiHostfileAdvice advice{"--lab L", false, "mlx-ring"};
+  advice.host_check = [](std::string_view h) -> std::optional<std::string> {
+    if (h == "h1" || h == "h2") return std::nullopt;
+    return fmt::format("is not a host of inv.yaml");
+  };
+  auto hf = parse_mlx_hostfile(text, "ompi-hosts.txt", {}, advice);
+  REQUIRE_FALSE(hf.ok());
+  const std::string& m = hf.error().message;
+  CHECK(m.find("`clusterctl --lab L hostfile --hosts h1,h2 --format mlx-ring -o "
+               "ompi-hosts-mlx.json`, or name them with `--hosts h1,h2` instead of --hostfile\n"
+               "Left out of that, as they cannot be used:\n"
+               "ompi-hosts.txt: host 'localhost' is the name of the machine it is looked up on (a "
+               "loopback address), so each host would reach itself: name it by an address (or SSH "
+               "name) the other hosts reach it on\n"
+               "ompi-hosts.txt: host '::1' is a loopback address") != std::string::npos);
+  CHECK(m.ends_with("\nompi-hosts.txt: host 'h9' is not a host of inv.yaml"));
+  // In a job file: its `hosts:` the same.
+  advice.job_file = true;
+  advice.format = "";
+  auto job = parse_mlx_hostfile(text, "ompi-hosts.txt", {}, advice);
+  REQUIRE_FALSE(job.ok());
+  CHECK(job.error().message.find("(`hosts: [h1, h2]`; launch takes no --hosts)") !=
+        std::string::npos);
+  // No host left: no command at all.
+  auto none = parse_mlx_hostfile("localhost slots=1\n127.0.0.1 slots=1\n", "l.txt", {},
+                                 MpiHostfileAdvice{"", false, "mlx-ring"});
+  REQUIRE_FALSE(none.ok());
+  CHECK(none.error().message.find("None of its hosts can be used") != std::string::npos);
+  CHECK(none.error().message.find("--hosts") == std::string::npos);
 }
 
 TEST_CASE("mlx hostfile: an MPI hostfile is named as one, not as bad JSON") {
@@ -705,6 +745,25 @@ TEST_CASE("mlx hostfile: an ips entry that is no address of its host, whatever t
   MlxHostfile hf = generated(lab, HostfileFormat::kMlxRing);
   hf.hosts[0].ips = {"10.77.0.1"};
   CHECK(foreign_addresses(hf, lab).empty());
+}
+
+TEST_CASE("mlx hostfile: envs no exec could carry are refused, naming the entry and the limit") {
+  std::string envs;
+  for (int i = 10; i < 50; ++i) {
+    envs += fmt::format("{}\"V{}={}\"", envs.empty() ? "" : ", ", i, std::string(30000, 'x'));
+  }
+  const std::string big = parse_error(R"({"envs": [)" + envs + R"(], "hosts": [{"ssh": "a"}]})");
+  CHECK(big.starts_with("h.json: envs[34] = \"V44=xxx"));
+  CHECK(big.ends_with("...\": the environment holds 1050175 bytes in 35 entries by here, more "
+                      "than the 1048576 bytes (1 MiB) a rank's environment can carry (exec's "
+                      "ARG_MAX, shared with the command's arguments: 1 MiB on macOS, 2 MiB on "
+                      "Linux): no rank could start; pass that much data in a file"));
+  CHECK(big.find('\n') == std::string::npos);  // once, not for every entry beyond
+  const std::string one = parse_error(R"({"envs": ["BIG=)" + std::string(131068, 'x') +
+                                      R"("], "hosts": [{"ssh": "a"}]})");
+  CHECK(one.ends_with("...\": BIG is 131072 bytes long, more than the 131071 bytes of one "
+                      "environment variable that exec takes (Linux's MAX_ARG_STRLEN): no rank "
+                      "could start with it; pass that much data in a file"));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include "util/address.h"
 #include "util/atomic_file.h"
+#include "util/interrupt.h"
 #include "util/state_dir.h"
 #include "util/suggest.h"
 #include "util/text.h"
@@ -216,7 +217,12 @@ util::Result<Inventory> parse(const std::filesystem::path& file, const std::stri
       continue;
     }
     if (entries->empty()) errors.push_back(r.error(f.mark(), "'hosts' lists no host"));
+    std::size_t n = 0;
     for (const util::Field& e : *entries) {
+      // An inventory of a million hosts takes seconds: Ctrl-C or SIGTERM ends it (exit 130).
+      if (++n % util::YamlReader::kInterruptCheckEvery == 0 && util::interrupted()) {
+        return util::interrupted_error(" while reading " + file.string());
+      }
       if (auto h = host_entry(r, e, entries->size(), names, reached, errors)) {
         inv.hosts.push_back(std::move(*h));
       }

@@ -164,6 +164,33 @@ walk_word_args
 want_words=2
 [ "$(uname -s)" = Linux ] && want_words=3
 [ "$word_args" -ge "$want_words" ] || { echo "FAIL: only $word_args word options found in --help"; fail=1; }
+# Every numeric option of every subcommand says of a word that it is not a number, exit 2:
+# `hostfile --slots abc` said CLI11's "Value abc not in range 1 to 4096". They are found in each
+# --help (an INT, UINT, FLOAT, NUMBER, N or SECONDS value), so a new one is checked too; and no
+# source uses CLI11's own Range or number checks (cli::whole_number, cli::decimal_number).
+if grep -rnE --include='*.cc' --include='*.h' --exclude-dir='build*' --exclude-dir=.git \
+  --exclude-dir=bench 'CLI::(Range|Bound|PositiveNumber|NonNegativeNumber|Number)\b' "$src"; then
+  echo "FAIL: CLI11's own number checks are used (above): use cli::whole_number (cli/options.h)"; fail=1
+fi
+number_args=0
+walk_number_args() {  # walk_number_args SUBCOMMAND...: its numeric options, then its subcommands'
+  local help opt sub
+  help=$("$cc" "$@" --help 2>&1)
+  while read -r opt; do
+    opt=${opt##*,}
+    expect 2 "${*:-clusterctl} $opt abc" -- env XDG_STATE_HOME="$tmp/state" "$cc" "$@" "$opt" abc
+    grep -qF -- "$opt: 'abc' is not a number" <<<"$LAST" ||
+      { echo "FAIL: ${*:-clusterctl} $opt abc: not said to be no number: $LAST"; fail=1; }
+    number_args=$((number_args + 1))
+  done < <(sed -n 's/^  \(-[^ ]*\) \(INT\|UINT\|FLOAT\|NUMBER\|N\|SECONDS\)\([: ].*\)\{0,1\}$/\1/p' <<<"$help")
+  for sub in $(awk '/^Subcommands:/ {s = 1; next} s && /^  [a-z]/ {print $1}' <<<"$help"); do
+    walk_number_args "$@" "$sub"
+  done
+}
+walk_number_args
+# --timeout, hostfile --slots, verify-mesh --expect-hosts, health --soak and --perf-timeout,
+# push --chunk, --port and --timeout, ...
+[ "$number_args" -ge 9 ] || { echo "FAIL: only $number_args numeric options found in --help"; fail=1; }
 # A name close to one word goes to the word, even where a file is allowed; a file's name to a
 # file of a close name beside it.
 if [ "$(uname -s)" = Linux ]; then

@@ -204,8 +204,10 @@ hasnt "an MPI hostfile as --hostfile" "$tmp/err" "not valid JSON"
 # Its advice runs as printed: hostfile takes --hosts (here from the bundle), launch does not
 # (its job file's `hosts:` instead; it used to be told to use --hosts).
 # The format asked for is the one suggested (it was always mlx-jaccl, which needs RDMA).
-has "an MPI hostfile as --hostfile" "$tmp/err" "Write the mpi hostfile of its hosts with \`clusterctl hostfile --hosts mac1,mac2,mac3 --format mpi -o $tmp/mpi-hosts-mpi.txt\`, or name them with \`--hosts mac1,mac2,mac3\` instead of --hostfile"
+# Asked for an MPI hostfile, none is suggested of it (going round in a circle): mpirun takes it.
+has "an MPI hostfile as --hostfile" "$tmp/err" "It is an MPI hostfile already: give it to mpirun as it is (\`mpirun --hostfile $tmp/mpi-hosts\`), or, for clusterctl's from what its hosts report, name them with \`--hosts mac1,mac2,mac3\` instead of --hostfile"
 hasnt "an MPI hostfile as --hostfile" "$tmp/err" "mlx-jaccl"
+hasnt "an MPI hostfile as --hostfile" "$tmp/err" "--format mpi"
 expect 0 "the MPI hostfile's suggested hostfile command" -- "$cc" hostfile --from "$mesh3" --hosts mac1,mac2,mac3 --format mpi -o "$tmp/mpi-hosts-mpi.txt"
 expect 2 "an MPI hostfile as --hostfile of discover" -- "$cc" discover --hostfile "$tmp/mpi-hosts" --from "$mesh3"
 has "an MPI hostfile as --hostfile of discover" "$tmp/err" "Write one of its hosts with \`clusterctl hostfile --hosts mac1,mac2,mac3 --format mlx-jaccl -o $tmp/mpi-hosts-mlx.json\` (--format mlx-ring for TCP), or name them with \`--hosts mac1,mac2,mac3\` instead of --hostfile"
@@ -215,6 +217,35 @@ expect 2 "an MPI hostfile as a job's cluster" -- env XDG_STATE_HOME="$tmp/state"
 has "an MPI hostfile as a job's cluster" "$tmp/err" "$tmp/mpi-hosts looks like an MPI hostfile (line 1: 'mac1 slots=2')"
 has "an MPI hostfile as a job's cluster" "$tmp/err" "or list them in the job file instead of its \`cluster:\` (\`hosts: [mac1, mac2, mac3]\`; launch takes no --hosts)"
 hasnt "an MPI hostfile as a job's cluster" "$tmp/err" "name the hosts with --hosts"
+# A hand-written Open MPI hostfile: its hosts that cannot be used (localhost and ::1 are each
+# host itself; one the inventory lacks would be refused) are named with why and left out of the
+# suggestions, which run as printed. They were put in the command, which then failed.
+printf 'hosts:\n  - name: mac1\n  - name: mac2\n  - name: mac3\n' >"$tmp/inv3.yaml"
+printf '# my hosts\nmac1 slots=2 max_slots=4\nmac2 slots=2\nlocalhost\n::1 slots=1\nmac9\n' >"$tmp/ompi-hosts.txt"
+for format in mlx-jaccl mpich; do
+  expect 2 "an Open MPI hostfile as --hostfile, --format $format" -- "$cc" --inventory "$tmp/inv3.yaml" hostfile --hostfile "$tmp/ompi-hosts.txt" --from "$mesh3" --format $format
+  has "Open MPI hostfile, $format: left out" "$tmp/err" "Left out of that, as they cannot be used:"
+  has "Open MPI hostfile, $format: localhost" "$tmp/err" "$tmp/ompi-hosts.txt: host 'localhost' is the name of the machine it is looked up on"
+  has "Open MPI hostfile, $format: ::1" "$tmp/err" "$tmp/ompi-hosts.txt: host '::1' is a loopback address"
+  has "Open MPI hostfile, $format: mac9" "$tmp/err" "$tmp/ompi-hosts.txt: host 'mac9' is not a host of $tmp/inv3.yaml"
+  if [ "$format" = mpich ]; then  # an MPI hostfile already: nothing to rewrite it as
+    has "Open MPI hostfile, mpich: as it is" "$tmp/err" "It is an MPI hostfile already: give it to mpiexec as it is (\`mpiexec -f $tmp/ompi-hosts.txt\`), or, for clusterctl's from what its hosts report, name them with \`--hosts mac1,mac2\` instead of --hostfile"
+    continue
+  fi
+  suggested=$(sed -n 's/.*`\(clusterctl [^`]* hostfile --hosts [^`]*\)`.*/\1/p' "$tmp/err" | head -1)
+  case "$suggested" in
+    *"--hosts mac1,mac2 --format $format -o "*) ;;
+    *) echo "FAIL: Open MPI hostfile, $format: suggested \`$suggested\`"; cat "$tmp/err"; fail=1 ;;
+  esac
+  eval "set -- $suggested"
+  shift
+  expect 0 "Open MPI hostfile, $format: \`$suggested\` run as printed (on the bundle)" -- "$cc" "$@" --from "$mesh3"
+done
+printf 'name: m\ncluster: hostfile:%s/ompi-hosts.txt\ncommand: [true]\n' "$tmp" >"$tmp/ompi-job.yaml"
+expect 2 "an Open MPI hostfile as a job's cluster" -- env XDG_STATE_HOME="$tmp/state" "$cc" --inventory "$tmp/inv3.yaml" launch "$tmp/ompi-job.yaml"
+has "Open MPI hostfile in a job: hosts" "$tmp/err" "(\`hosts: [mac1, mac2]\`; launch takes no --hosts)"
+has "Open MPI hostfile in a job: command" "$tmp/err" "\`clusterctl --inventory $tmp/inv3.yaml hostfile --hosts mac1,mac2 --format mlx-jaccl -o $tmp/ompi-hosts-mlx.json\`"
+has "Open MPI hostfile in a job: mac9" "$tmp/err" "$tmp/ompi-hosts.txt: host 'mac9' is not a host of $tmp/inv3.yaml"
 expect 2 "--hosts mac1,MAC1" -- "$cc" hostfile --format mpi --from "$mesh3" --hosts mac1,mac2,MAC1
 has "--hosts mac1,MAC1" "$tmp/err" "--hosts names one host twice, as 'mac1' and 'MAC1'"
 printf 'hosts:\n  - name: mac1\n    address: 10.0.0.11:5000\n' >"$tmp/port.yaml"
@@ -661,6 +692,31 @@ has "health --junit: why" "$tmp/err" "$tmp/keep.yaml: exists and is not a JUnit 
 has "health --junit: kept" "$tmp/keep.yaml" "name: keep"
 expect 0 "discover -o --force over a job file" -- "$cc" discover --from "$mesh3" -o "$tmp/keep.yaml" --force
 has "discover -o --force: replaced" "$tmp/keep.yaml" '"schema": "clusterctl.cluster/1"'
+#    e. hostfile -o over a text that is no hostfile: a list of words (each a valid host name)
+#       and a one-word file, directly or through a link, were replaced with exit 0. Refused and
+#       kept; an empty file, our own earlier output and a hand-written Open MPI hostfile are
+#       replaced.
+printf 'TODO\nbackup\nrestore\n' >"$tmp/notes.txt"
+echo precious >"$tmp/precious.txt"
+ln -sf "$tmp/precious.txt" "$tmp/link.txt"
+for f in notes precious link; do
+  expect 2 "hostfile -o over $f.txt" -- "$cc" hostfile --from "$mesh3" --format mpi -o "$tmp/$f.txt"
+  has "hostfile -o over $f.txt: why" "$tmp/err" "$tmp/$f.txt: exists and is not a hostfile"
+done
+has "hostfile -o: notes kept" "$tmp/notes.txt" "backup"
+has "hostfile -o: precious kept" "$tmp/precious.txt" "precious"
+: >"$tmp/empty.txt"
+printf '# my hosts\nh1 slots=2 max_slots=4\nh2 slots=2\nlocalhost\n' >"$tmp/ompi.txt"
+for f in empty ompi; do
+  expect 0 "hostfile -o over $f.txt" -- "$cc" hostfile --from "$mesh3" --format mpi -o "$tmp/$f.txt"
+  hasnt "hostfile -o over $f.txt: replaced" "$tmp/$f.txt" "h1 slots=2"
+  [ -s "$tmp/$f.txt" ] || { echo "FAIL: hostfile -o over $f.txt: nothing written"; fail=1; }
+done
+for format in mpi mpich; do  # over its own output, of either format
+  expect 0 "hostfile --format $format -o over our own" -- "$cc" hostfile --from "$mesh3" --format $format -o "$tmp/empty.txt"
+done
+expect 0 "hostfile -o --force over a word list" -- "$cc" hostfile --from "$mesh3" --format mpi -o "$tmp/notes.txt" --force
+hasnt "hostfile -o --force: replaced" "$tmp/notes.txt" "backup"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

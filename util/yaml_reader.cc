@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <charconv>
+#include <istream>
 #include <optional>
+#include <streambuf>
+#include <unordered_map>
 #include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join (moved there in fmt 11)
 
 #include "util/address.h"
+#include "util/interrupt.h"
 #include "util/number.h"
 #include "util/suggest.h"
 #include "util/yaml_syntax.h"
@@ -86,6 +90,32 @@ std::string syntax_hint(const std::string& msg) {
   return msg;
 }
 
+// `text` for yaml-cpp, which reads a stream, in slices, and nothing more once SIGINT or SIGTERM
+// arrived: a file of millions of entries (tens of seconds of parsing) then ends where it was,
+// as at its end, and load() says it was interrupted (exit 130), not what yaml-cpp made of the
+// cut text. yaml-cpp only reads (its putback gives back what it read): the buffer is never
+// written.
+class InterruptibleText final : public std::streambuf {
+ public:
+  explicit InterruptibleText(std::string_view text) : text_(text) {}
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    if (at_ >= text_.size() || util::interrupted()) return traits_type::eof();
+    const std::size_t n = std::min(kSlice, text_.size() - at_);
+    char* begin = const_cast<char*>(text_.data() + at_);
+    setg(begin, begin, begin + n);
+    at_ += n;
+    return traits_type::to_int_type(*gptr());
+  }
+
+ private:
+  static constexpr std::size_t kSlice = 64 * 1024;
+  std::string_view text_;
+  std::size_t at_ = 0;
+};
+
 }  // namespace
 
 util::Result<YAML::Node> YamlReader::load(std::string_view text) const {
@@ -96,11 +126,19 @@ util::Result<YAML::Node> YamlReader::load(std::string_view text) const {
     return util::error(ExitCode::kUsage,
                        fmt::format("{}:{}:{}: {}", file_, c.line, c.column, c.what));
   };
+  const auto interrupted = [&] {
+    return util::interrupted_error(fmt::format(" while reading {}", file_));
+  };
   try {
-    YAML::Node doc = YAML::Load(std::string(text));
+    InterruptibleText buffer(text);
+    std::istream in(&buffer);
+    YAML::Node doc = YAML::Load(in);
+    if (util::interrupted()) return interrupted();
     if (auto quote = unclosed_quote(text)) return at_cause(*quote);
     return doc;
   } catch (const YAML::ParserException& e) {
+    // A signal ends the text early: what yaml-cpp says of the rest is no mistake of the file.
+    if (util::interrupted()) return interrupted();
     // Where the writer erred (a tab, an unclosed '[' or quote), when that can be told.
     if (auto cause = syntax_cause(text, e)) return at_cause(*cause);
     return error(e.mark, syntax_hint(e.msg));
@@ -124,7 +162,15 @@ util::Result<std::vector<Field>> YamlReader::entries(const Field& f,
                                                           : std::string()));
   }
   std::vector<Field> out;
+  // Each key's first line, for "appears twice": a lookup, not a walk over the keys before it
+  // (a job's env of 1.5 million entries took that walk for over 10 minutes).
+  std::unordered_map<std::string, int> first_line;
+  std::size_t n = 0;
   for (auto it = f.value.begin(); it != f.value.end(); ++it) {
+    // A mapping of millions of entries takes seconds: a SIGINT or SIGTERM ends it (exit 130).
+    if (++n % kInterruptCheckEvery == 0 && util::interrupted()) {
+      return util::interrupted_error(fmt::format(" while reading {}", file_));
+    }
     const YAML::Node k = it->first;  // a copy: `it->first` lives in a temporary proxy
     std::optional<util::Error> bad;
     std::string key;
@@ -140,10 +186,11 @@ util::Result<std::vector<Field>> YamlReader::entries(const Field& f,
       if (hint.empty()) hint = fmt::format("; known keys: {}", fmt::join(*known, ", "));
       bad = error(k.Mark(), fmt::format("unknown key '{}' in {}{}", key, where(f), hint));
     }
-    for (const Field& seen : out) {
-      if (!bad && seen.key == key) {
+    if (!bad) {
+      const auto [seen, fresh] = first_line.emplace(key, k.Mark().line);
+      if (!fresh) {
         bad = error(k.Mark(), fmt::format("'{}' appears twice (first at line {})",
-                                          child_path(f, key), seen.key_mark.line + 1));
+                                          child_path(f, key), seen->second + 1));
       }
     }
     if (bad) {
@@ -233,6 +280,9 @@ util::Result<std::vector<Field>> YamlReader::list(const Field& f, std::string_vi
   std::vector<Field> out;
   std::size_t i = 0;
   for (const YAML::Node& item : f.value) {
+    if ((i + 1) % kInterruptCheckEvery == 0 && util::interrupted()) {
+      return util::interrupted_error(fmt::format(" while reading {}", file_));
+    }
     YAML::Mark m = item.Mark().line >= 0 ? item.Mark() : f.mark();
     out.push_back(Field{std::to_string(i), fmt::format("{}[{}]", f.path, i), m, item});
     ++i;

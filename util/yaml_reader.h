@@ -6,6 +6,7 @@
 // found, and suggesting the closest known key for a misspelt one.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -31,6 +32,10 @@ struct Field {
 
 class YamlReader {
  public:
+  /// How many entries of a mapping or list a reader goes through between two looks at
+  /// util::interrupted(): a file of millions of them ends promptly on Ctrl-C or SIGTERM.
+  static constexpr std::size_t kInterruptCheckEvery = 4096;
+
   /// `file` starts every error; `document` names the whole file in them ("the job", "the
   /// inventory").
   explicit YamlReader(std::string file, std::string document = "the document")
@@ -50,7 +55,9 @@ class YamlReader {
   /// "FILE:LINE:COLUMN: what" (kUsage); "FILE: what" when yaml-cpp gave no mark.
   util::Error error(const YAML::Mark& mark, std::string_view what) const;
 
-  /// Parses `text` (a UTF-8 byte order mark, CRLF line ends and JSON are fine). A syntax error
+  /// Parses `text` (a UTF-8 byte order mark, CRLF line ends and JSON are fine). A SIGINT or
+  /// SIGTERM while it does (util::interrupted) ends it: ExitCode::kInterrupted, "interrupted
+  /// (Ctrl-C) while reading FILE". A syntax error
   /// is reported where the writer erred when that can be told (util::syntax_cause: a tab in the
   /// indentation, a '[', '{' or quote never closed, "key:value"), else with yaml-cpp's own
   /// message at its mark. An empty text (or only comments) is a null node.
@@ -58,7 +65,8 @@ class YamlReader {
 
   /// The entries of the mapping `f.value`, in file order, each with its dotted path.
   /// Errors: the value is not a mapping; a key is not a plain scalar; a key is not in `known`
-  /// (with "did you mean", or the known keys listed); a key appears twice.
+  /// (with "did you mean", or the known keys listed); a key appears twice; a SIGINT or SIGTERM
+  /// came (ExitCode::kInterrupted, as load's).
   util::Result<std::vector<Field>> mapping(const Field& f,
                                            const std::vector<std::string>& known) const;
   /// The same, but every bad key (not a plain scalar, unknown, repeated) is added to `errors`

@@ -1,6 +1,10 @@
 #include "util/yaml_reader.h"
 
+#include <string>
+
 #include <doctest/doctest.h>
+
+#include "util/interrupt.h"
 
 namespace cc::util {
 namespace {
@@ -113,6 +117,46 @@ TEST_CASE(
   CHECK(r.address(f[4]).error().message.starts_with("inv.yaml:5:4: 'e': '' is empty"));
   CHECK(r.address(f[5]).error().message ==
         "inv.yaml:6:4: 'f': expected a single value (a string), got a list");
+}
+
+TEST_CASE("yaml reader: a key repeated far from its first is found, at its first line") {
+  // Found by a lookup (it was a walk over every key before it: minutes for a million keys).
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "V" + std::to_string(i) + ": x\n";
+  text += "V7: y\n";
+  const YamlReader r("f.yaml");
+  auto doc = r.load(text);
+  REQUIRE(doc.ok());
+  auto f = r.any_mapping(YamlReader::root(*doc));
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().message == "f.yaml:20001:1: 'V7' appears twice (first at line 8)");
+}
+
+TEST_CASE("yaml reader: Ctrl-C or SIGTERM ends reading a file, as exit 130") {
+  std::string text;
+  for (std::size_t i = 0; i < 2 * YamlReader::kInterruptCheckEvery; ++i) {
+    text += "V" + std::to_string(i) + ": x\n";
+  }
+  std::string items = "[x";
+  for (std::size_t i = 1; i < 2 * YamlReader::kInterruptCheckEvery; ++i) items += ", x";
+  const YamlReader r("big.yaml");
+  auto doc = r.load(text);
+  REQUIRE(doc.ok());
+  auto seq = r.load(items + "]");
+  REQUIRE(seq.ok());
+  set_interrupted(true, SIGTERM);
+  auto list = r.list(YamlReader::root(*seq), "a list");
+  auto entries = r.any_mapping(YamlReader::root(*doc));
+  auto again = r.load(text);
+  set_interrupted(false);
+  REQUIRE_FALSE(entries.ok());
+  CHECK(entries.error().code == ExitCode::kInterrupted);
+  CHECK(entries.error().message == "terminated (SIGTERM) while reading big.yaml");
+  REQUIRE_FALSE(list.ok());
+  CHECK(list.error().code == ExitCode::kInterrupted);
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.error().code == ExitCode::kInterrupted);
+  CHECK(again.error().message == "terminated (SIGTERM) while reading big.yaml");
 }
 
 }  // namespace
