@@ -16,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "util/address.h"
+#include "util/host_name.h"
 #include "util/atomic_file.h"
 #include "util/state_dir.h"
 #include "util/suggest.h"
@@ -29,17 +30,6 @@ using util::ExitCode;
 
 const std::vector<std::string> kTopKeys = {"ssh_config", "known_hosts", "hosts"};
 const std::vector<std::string> kHostKeys = {"name", "ssh", "address"};
-constexpr size_t kMaxNameLength = 64;
-
-bool valid_name(std::string_view name) {
-  if (name.empty() || name.size() > kMaxNameLength) return false;
-  auto alnum = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-  };
-  if (!alnum(name.front())) return false;
-  return std::all_of(name.begin(), name.end(),
-                     [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
-}
 
 std::filesystem::path resolve(const std::filesystem::path& file, const std::string& value) {
   std::filesystem::path p(value);
@@ -93,6 +83,11 @@ std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::F
       address_field = &f;
     }
   }
+  if (ssh_field != nullptr && !host.ssh.empty()) {
+    if (auto why = util::ssh_destination_problem(host.ssh)) {
+      errors.push_back(r.error(ssh_field->mark(), fmt::format("'{}': {}", ssh_field->path, *why)));
+    }
+  }
   // A link-local IPv6 management address (fe80::/10) reaches the host only through an interface
   // of each connecting host's own (util::link_local_ipv6, the check behind ssh's "without its
   // scope"): as rank 0's it would be every rank's coordinator, which they cannot reach, and a
@@ -133,11 +128,8 @@ std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::F
   }
   if (name_field != nullptr) {
     const util::Field& nf = *name_field;
-    if (!valid_name(host.name)) {
-      errors.push_back(r.error(
-          nf.mark(), fmt::format("host name '{}' is not valid: use letters, digits, '.', '_' and "
-                                 "'-', starting with a letter or digit, at most {} characters",
-                                 host.name, kMaxNameLength)));
+    if (auto why = util::host_name_problem(host.name)) {
+      errors.push_back(r.error(nf.mark(), *why));
     } else if (host.name == "all") {
       errors.push_back(
           r.error(nf.mark(), "host name 'all' is reserved: --hosts all means every host"));
