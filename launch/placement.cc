@@ -65,8 +65,9 @@ util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& invent
     p.state = std::move(*state);
   } else if (spec.cluster->kind == Kind::kMlxHostfile) {
     // launch takes no --hosts: an MPI hostfile's hosts go in the job's `hosts:` instead.
-    auto hf = read_hostfile(spec.cluster->value,
-                            provision::MpiHostfileAdvice{std::string(global), true});
+    provision::MpiHostfileAdvice advice{std::string(global), true};
+    if (is_mlx(spec.runtime)) advice.runtime = std::string(to_string(spec.runtime));
+    auto hf = read_hostfile(spec.cluster->value, advice);
     if (!hf) return hf.error();
     // A host's address (rank 0's is the coordinator) is ips[0] only where that reaches the
     // host from every other; else the inventory's, or the name ssh reaches (cli's launch).

@@ -129,6 +129,10 @@ struct MpiHostfileAdvice {
   /// TCP" beside it (which of them the hosts can give is not known before they are probed: a
   /// lab gets RDMA devices from `rdma enable --soft-roce`).
   std::string format{};
+  /// The job's MLX runtime ("mlx-ring"; launch): a file whose "backend" is another one is
+  /// refused first, naming both and what to change (the file or the job's runtime), before the
+  /// rules of a backend that is not to run. "": the file's backend is taken as it is.
+  std::string runtime{};
 };
 
 /// Parses and validates a hostfile's text; `path` only names it in messages; `env_check`, when
@@ -181,8 +185,9 @@ std::vector<std::string> foreign_addresses(const MlxHostfile& hf,
 /// the ring backend every ips[k] of rank i is an address of host i on a port cabled to its left
 /// neighbour. Errors: kCheckFailed listing every mismatch, one line each, naming rank, host,
 /// cell and cable; kUnreachable (or the problem's code) when a rank's host could not be probed.
-/// The command that writes a matching file names the cluster as `fix` says.
+/// The command that writes a matching file names the cluster as `fix` says, or is
+/// `write_with` when given (launch's: from this file's hosts, to a new path).
 util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState& state,
-                           const discovery::FixCommand& fix);
+                           const discovery::FixCommand& fix, const std::string& write_with = {});
 
 }  // namespace cc::provision
