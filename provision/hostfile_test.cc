@@ -660,8 +660,8 @@ TEST_CASE("hostfile: a host name Open MPI's mpirun refuses is named before it is
         "1 of 3 hosts has a name that Open MPI's mpirun does not take in its hostfile (letters, "
         "digits, '.' and '-', after an optional USER@): it would stop before any rank starts:\n"
         "  host fe80::2%en0: 'fe80::2%en0' is an IPv6 address: give it a name Open MPI takes: in "
-        "the SSH config, `Host fe80--2-en0` with `HostName fe80::2%en0`, and name the host "
-        "`fe80--2-en0` (in an inventory, without `ssh:`)");
+        "the SSH config, `Host fe80-2-en0` with `HostName fe80::2%en0`, and name the host "
+        "`fe80-2-en0` (in an inventory, without `ssh:`)");
   // MPICH's format is not Open MPI's: not judged by these rules.
   CHECK(render_hostfile(s, {HostfileFormat::kMpich, {}, 1}).ok());
 }
