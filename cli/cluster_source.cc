@@ -74,7 +74,8 @@ util::Result<discovery::ClusterState> obtain_cluster_state(const Context& ctx,
                        "name the hosts, --from DIR to replay their answers");
   }
   if (!src.state_file.empty()) {
-    auto loaded = discovery::load_cluster_state(src.state_file, global_words(ctx.global));
+    auto loaded =
+        discovery::load_cluster_state(src.state_file, global_words(ctx.global), src.replan);
     if (!loaded) return loaded.error();
     if (auto g = options_for_state(ctx.global, *loaded, src.state_file); !g) return g.error();
     return loaded;

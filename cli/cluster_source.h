@@ -29,6 +29,7 @@ struct ClusterSource {
   double timeout_s = 60;   // --timeout: per round trip and host
   std::string collect_dir;  // `collect -o DIR`: keep every raw output there
   std::string format;       // `hostfile --format`: what the advice for an MPI --hostfile writes
+  bool replan = false;      // `network plan`: the state file's plan is replaced, not read
 };
 
 /// Adds [CLUSTER_JSON] (when `positional`), --hosts, --hostfile, --from and --timeout to `cmd`.

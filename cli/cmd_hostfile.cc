@@ -98,14 +98,11 @@ util::ExitCode run_hostfile(const Context& ctx, const HostfileCommandOptions& o)
     fmt::print(stderr, "clusterctl hostfile: {}\n", w);
   }
   if (!o.output.empty()) {
-    // Writing a hostfile over the one --hostfile read is rewriting it (its rank order kept, a
-    // new order said): not an input -o must avoid; the cluster state, inventory and
-    // ssh_config are.
-    ClusterSource others = o.source;
-    others.hostfile.clear();
-    // Only a hostfile (of any format) is replaced without --force: `-o cluster.json` for
-    // `-o hosts.json` would replace the cluster state.
-    if (auto st = util::check_output_path(o.output, input_files(ctx.global, others),
+    // Every input, --hostfile too: writing over the hostfile read would lose it when the new
+    // one is wrong (another format, another rank order). Only a hostfile (of any format) is
+    // replaced without --force: `-o cluster.json` for `-o hosts.json` would replace the
+    // cluster state.
+    if (auto st = util::check_output_path(o.output, input_files(ctx.global, o.source),
                                           provision::hostfile_output(), o.force);
         !st) {
       return report_error(ctx, "hostfile", st.error());

@@ -294,19 +294,23 @@ util::Status check_hostfile_cabling(const Context& ctx, const launch::JobSpec& s
                     "needs no change: fix the cabling and launch again",
                     fmt::join(down, "\n"), spec.cluster->as_written(), spec.source.string()));
   }
-  if (auto st = provision::check_against(hf, *state, fix_command(p.global, src, *state)); !st) {
-    // Runnable as printed: the hosts' lab, the hostfile quoted and written over in place.
-    const std::string global = global_words(p.global);
-    const std::string rewrite = fmt::format(
-        "clusterctl{}{} hostfile --hostfile {} --format {} -o {}", global.empty() ? "" : " ",
-        global, remote::shell_quote_arg(spec.cluster->value), launch::to_string(spec.runtime),
-        remote::shell_quote_arg(spec.cluster->value));
+  // The one fix, runnable as printed: the hosts' lab, this file's hosts, the job's runtime, and
+  // a new path (-o the file it reads is refused, as for every input: README, "Files").
+  const std::string global = global_words(p.global);
+  const std::filesystem::path file(spec.cluster->value);
+  const std::string fresh =
+      (file.parent_path() / (file.stem().string() + ".new" + file.extension().string())).string();
+  const std::string rewrite = fmt::format(
+      "clusterctl{}{} hostfile --hostfile {} --format {} -o {}", global.empty() ? "" : " ", global,
+      remote::shell_quote_arg(spec.cluster->value), launch::to_string(spec.runtime),
+      remote::shell_quote_arg(fresh));
+  if (auto st = provision::check_against(hf, *state, fix_command(p.global, src, *state), rewrite);
+      !st) {
     return util::error(
         st.error().code,
-        fmt::format("{}: the hostfile {} does not match the cabling its hosts report:\n{}\n"
-                    "nothing was started; write it again from the cabling (`{}`)",
-                    spec.source.string(), spec.cluster->value, st.error().message,
-                    rewrite));
+        fmt::format("{}: the hostfile {} does not match the cabling its hosts report:\n{}, then "
+                    "name {} in `cluster:`; nothing was started",
+                    spec.source.string(), spec.cluster->value, st.error().message, fresh));
   }
   return {};
 }

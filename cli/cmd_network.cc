@@ -304,7 +304,9 @@ ExitCode run_plan(const Context& ctx, const NetworkOptions& o) {
     return report_error(ctx, "network plan",
                         util::Error{ExitCode::kUsage, "--base: " + base.error().message});
   }
-  auto state = obtain_cluster_state(ctx, o.source);
+  ClusterSource source = o.source;
+  source.replan = true;  // a broken plan in the file is what this one replaces
+  auto state = obtain_cluster_state(ctx, source);
   if (!state) return report_error(ctx, "network plan", state.error());
   const std::string out = !o.output.empty() ? o.output : o.source.state_file;
   if (util::interrupted()) {

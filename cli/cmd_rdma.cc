@@ -221,7 +221,14 @@ void soft_roce_hint(const ClusterState& state, const provision::EnablePlan& plan
 }
 
 ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
-  if (ctx.style.json && !o.check) {
+  // A replay (--from DIR, --replay DIR) has hosts that exist only in its bundles: nothing to
+  // wait for at their Macs, no progress to save, no command to suggest against them. It stops
+  // after the steps and the hygiene report, as --check does, and says so; only a progress file
+  // of its own (--state FILE) makes it walk, as a rehearsal against the bundles (its commands
+  // name them, never the real Macs).
+  const std::string replay = !o.source.from_dir.empty() ? o.source.from_dir : ctx.global.replay;
+  const bool check = o.check || (!replay.empty() && o.state_file.empty());
+  if (ctx.style.json && !check) {
     return report_error(
         ctx, "rdma enable",
         util::error(ExitCode::kUsage,
@@ -245,7 +252,7 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
       o.state_file.empty() ? provision::default_enable_state_path(o.source.state_file)
                            : std::filesystem::path(o.state_file);
   provision::EnableState saved;
-  if (!o.check) {
+  if (!check) {
     auto loaded = provision::load_enable_state(state_path);
     if (!loaded) return report_error(ctx, "rdma enable", loaded.error());
     saved = std::move(*loaded);
@@ -259,18 +266,18 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
   const milliseconds probe_timeout = to_ms(std::min(o.source.timeout_s, 15.0));
   ExitCode hygiene_rc = ExitCode::kOk;  // a Mac gone between discovery and now: --check only
   nlohmann::json hygiene_json = hygiene(ctx, *state, *exs, probe_timeout, hygiene_rc);
-  if (o.check) rc = util::worst(rc, hygiene_rc);
+  if (check) rc = util::worst(rc, hygiene_rc);
   nlohmann::json soft_json = nlohmann::json::array();
   if (o.soft_roce) {
     if (!ctx.style.json) fmt::print("\nSoft-RoCE on the Linux hosts:\n");
-    if (soft_roce(ctx, o, *state, plan, *exs, fix, soft_json, rc) > 0 && o.check) {
+    if (soft_roce(ctx, o, *state, plan, *exs, fix, soft_json, rc) > 0 && check) {
       rc = util::worst(rc, ExitCode::kCheckFailed);
     }
-  } else if (!ctx.style.json) {
+  } else if (!ctx.style.json && replay.empty()) {
     soft_roce_hint(*state, plan, fix);
   }
 
-  if (o.check) {
+  if (check) {
     if (!plan.walk.empty()) rc = util::worst(rc, ExitCode::kCheckFailed);
     if (ctx.style.json) {
       nlohmann::json blocked = nlohmann::json::array();
@@ -286,6 +293,24 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
                                         {"hygiene", hygiene_json},
                                         {"soft_roce", soft_json},
                                         {"exit_code", util::to_int(rc)}}, 2));
+    } else if (!replay.empty()) {
+      // The steps each Mac would be walked through, then no command against the hosts: they
+      // are the bundles' names, not Macs to reach.
+      for (std::size_t i = 0; i < plan.walk.size(); ++i) {
+        fmt::print("\n[{}/{}] Mac {}: enable RDMA from macOS Recovery\n", i + 1, plan.walk.size(),
+                   plan.walk[i]);
+        for (const auto& line : provision::recovery_steps(plan.walk[i])) {
+          fmt::print("  {}\n", line);
+        }
+      }
+      if (!plan.walk.empty()) {
+        fmt::print("\n{} Mac{} need{} RDMA enabled: {}.", plan.walk.size(),
+                   plan.walk.size() == 1 ? "" : "s", plan.walk.size() == 1 ? "s" : "",
+                   fmt::join(plan.walk, ", "));
+      }
+      fmt::print("\nA replay of {}: its hosts exist only in the bundles, so nothing was waited "
+                 "for or saved{}.\n",
+                 replay, o.check ? "" : " (as with --check)");
     } else if (!plan.walk.empty()) {
       fmt::print("\n{} Mac{} need{} RDMA enabled: {}. Run `{}` at the Macs.\n",
                  plan.walk.size(), plan.walk.size() == 1 ? "" : "s",
@@ -308,17 +333,27 @@ ExitCode run_enable(const Context& ctx, const EnableOptions& o) {
   provision::SteadyClock clock;
   TerminalConsole console(ctx.style);
   provision::WalkOptions wo{to_ms(o.wait_timeout_s), to_ms(o.poll_interval_s), state_path};
-  // Resumed with the same cluster, lab and progress file: runnable as printed.
-  wo.resume_command = fix.command(
-      "rdma enable", o.state_file.empty() ? "" : "--state " + remote::shell_quote_arg(o.state_file));
-  wo.status_command = fix.command("rdma status");
+  // Resumed with the same cluster, lab and progress file: runnable as printed. A rehearsal
+  // names its bundles again, not the hosts they hold (no real Mac has those names).
+  discovery::FixCommand again = fix;
+  std::string from;
+  if (!replay.empty()) {
+    again.hosts.clear();
+    again.state_file.clear();  // the bundles name the hosts
+    from = "--from " + remote::shell_quote_arg(replay);  // --replay's bundles too
+  }
+  const std::string state_words =
+      o.state_file.empty() ? "" : "--state " + remote::shell_quote_arg(o.state_file);
+  wo.resume_command =
+      again.command("rdma enable", from.empty() ? state_words : from + " " + state_words);
+  wo.status_command = again.command("rdma status", from);
   fmt::print("\nProgress is saved in {}.\n", state_path.string());
   provision::Walkthrough walk(prober, clock, console, wo);
   const provision::WalkResult result = walk.run(plan.walk, saved);
   rc = util::worst(rc, result.code);
   if (result.code == ExitCode::kOk && result.failed.empty()) {
     fmt::print("\nRDMA is enabled on {}. Check every cabled port with `{}`.\n",
-               fmt::join(result.enabled, ", "), fix.command("rdma status"));
+               fmt::join(result.enabled, ", "), wo.status_command);
   }
   return rc;
 }

@@ -19,6 +19,7 @@
 #include "remote/ssh_config_scan.h"
 #include "remote/ssh_executor.h"
 #include "util/address.h"
+#include "util/host_name.h"
 #include "util/state_dir.h"
 #include "util/suggest.h"
 #include "util/text.h"
@@ -134,6 +135,21 @@ struct Chosen {
   std::vector<std::pair<std::string, std::string>> hosts;
 };
 
+// Every host directory of a replay bundle names a host (util::host_name_problem, the rule an
+// inventory's names follow): a name ssh or a hostfile cannot take is refused here, where it
+// enters, not written into a cluster state or a hostfile that fails later.
+util::Status check_bundle_names(const std::filesystem::path& bundle,
+                                const std::vector<std::pair<std::string, std::string>>& hosts) {
+  std::vector<std::string> bad;
+  for (const auto& h : hosts) {
+    if (auto why = util::host_name_problem(h.first)) bad.push_back(*why);
+  }
+  if (bad.empty()) return {};
+  return util::error(ExitCode::kUsage,
+                     fmt::format("replay bundle {}: {}: rename the host's directory", bundle.string(),
+                                 fmt::join(bad, "; ")));
+}
+
 util::Result<Chosen> choose_hosts(const GlobalOptions& g, std::string_view hosts_spec) {
   const std::filesystem::path replay_bundle = g.replay;
   auto inv = selected_inventory(g);
@@ -146,6 +162,7 @@ util::Result<Chosen> choose_hosts(const GlobalOptions& g, std::string_view hosts
     for (const auto& h : *hosts) chosen.hosts.emplace_back(h.name, h.ssh);
   } else if (all && !replay_bundle.empty()) {
     for (const auto& name : subdirectories(replay_bundle)) chosen.hosts.emplace_back(name, name);
+    if (auto st = check_bundle_names(replay_bundle, chosen.hosts); !st) return st.error();
     if (chosen.hosts.empty()) {
       return util::error(ExitCode::kUsage, fmt::format("replay bundle {} has no host directories",
                                                        replay_bundle.string()));
@@ -171,6 +188,15 @@ util::Result<Chosen> choose_hosts(const GlobalOptions& g, std::string_view hosts
       });
       const std::string& as = it != recorded.end() ? *it : name;
       chosen.hosts.emplace_back(as, as);
+    }
+    if (!replay_bundle.empty()) {
+      if (auto st = check_bundle_names(replay_bundle, chosen.hosts); !st) return st.error();
+    } else {
+      for (const auto& name : names) {
+        if (auto why = util::ssh_destination_problem(name)) {
+          return util::error(ExitCode::kUsage, fmt::format("--hosts: {}", *why));
+        }
+      }
     }
   }
   return chosen;
@@ -276,9 +302,11 @@ util::Result<std::vector<std::string>> host_problems_each(const GlobalOptions& g
     if (inventory != nullptr) {
       const remote::InventoryHost* found = by_name.find(names[i]);  // "H1" finds h1
       if (found == nullptr) {
-        auto h = remote::select_hosts(*inventory, names[i]);  // its "did you mean" message
-        unknown[i] = h ? fmt::format("no host '{}' in {}", names[i], inventory->path.string())
-                       : h.error().message;
+        // Its "did you mean" message, also for a name that differs only in blanks ("h1 " in a
+        // hostfile: --hosts trims them, this exact lookup does not).
+        unknown[i] = remote::unknown_host_error(names[i], inventory->names(),
+                                                inventory->path.string())
+                         .message;
         continue;
       }
       entries[i] = found;

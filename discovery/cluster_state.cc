@@ -16,6 +16,7 @@
 #include "discovery/json_util.h"
 #include "remote/inventory.h"
 #include "util/address.h"
+#include "util/host_name.h"
 #include "util/atomic_file.h"
 #include "util/ipv4.h"
 #include "util/json_text.h"
@@ -341,7 +342,8 @@ std::string end_key(const CableEnd& e) {
 // the two cables would then route into each other; exo#2067 and exo#2309 are duplicate
 // addresses that silently broke RDMA). Every message "PATH: problem", naming both places.
 // Cost: O(entries) for addresses, O(entries^2) for subnet overlaps (a few thousand at most).
-std::vector<std::string> network_problems(const std::vector<LinkAddress>& plan) {
+std::vector<std::string> network_problems(const std::vector<LinkAddress>& plan,
+                                          const std::string& plan_again) {
   std::vector<std::string> out;
   std::map<std::string, std::string> address_at;  // address -> "network[i].a_address (h1 tb1)"
   std::vector<std::pair<util::Ipv4Prefix, std::size_t>> subnets;
@@ -367,9 +369,8 @@ std::vector<std::string> network_problems(const std::vector<LinkAddress>& plan) 
       if (!fresh) {
         out.push_back(
             fmt::format("{}: {} is also {}: one address belongs to one port; give "
-                        "one of them another address, or plan again with "
-                        "`clusterctl network plan`",
-                        here, addr, it->second));
+                        "one of them another address, or plan again with `{}`",
+                        here, addr, it->second, plan_again));
       }
     }
     if (l.subnet.empty()) continue;
@@ -383,9 +384,9 @@ std::vector<std::string> network_problems(const std::vector<LinkAddress>& plan) 
       if (!util::overlaps(*prefix, other)) continue;
       out.push_back(fmt::format(
           "{}.subnet ({} - {}): {} {} network[{}].subnet {} ({} - {}): one subnet belongs to one "
-          "cable; give one of them another subnet, or plan again with `clusterctl network plan`",
+          "cable; give one of them another subnet, or plan again with `{}`",
           at, end_label(l.a), end_label(l.b), l.subnet, *prefix == other ? "is also" : "overlaps",
-          j, plan[j].subnet, end_label(plan[j].a), end_label(plan[j].b)));
+          j, plan[j].subnet, end_label(plan[j].a), end_label(plan[j].b), plan_again));
       break;
     }
     subnets.emplace_back(*prefix, i);
@@ -394,7 +395,7 @@ std::vector<std::string> network_problems(const std::vector<LinkAddress>& plan) 
 }
 
 // Referential integrity: every message is "PATH: problem". All of them, in file order.
-std::vector<std::string> reference_problems(const ClusterState& s) {
+std::vector<std::string> reference_problems(const ClusterState& s, const std::string& plan_again) {
   std::vector<std::string> out;
   std::map<std::string, std::size_t> host_at;
   std::map<std::string, std::size_t> host_key_at;  // by util::host_key: "A" and "a." are "a"
@@ -407,6 +408,10 @@ std::vector<std::string> reference_problems(const ClusterState& s) {
                       "name it is reached by (its SSH name)",
                       i));
       continue;
+    }
+    // The host is reached by this name (ssh, a hostfile's `ssh`): the one rule of a name.
+    if (auto why = util::ssh_destination_problem(name)) {
+      out.push_back(fmt::format("hosts[{}].host: {}", i, *why));
     }
     auto [it, fresh] = host_at.emplace(name, i);
     auto [same, new_key] = host_key_at.emplace(util::host_key(name), i);
@@ -490,7 +495,7 @@ std::vector<std::string> reference_problems(const ClusterState& s) {
     check_end(at + ".a", s.network[i].a);
     check_end(at + ".b", s.network[i].b);
   }
-  for (std::string& p : network_problems(s.network)) out.push_back(std::move(p));
+  for (std::string& p : network_problems(s.network, plan_again)) out.push_back(std::move(p));
   for (std::size_t i = 0; i < s.problems.size(); ++i) {
     if (s.problems[i].host.empty()) {
       out.push_back(
@@ -504,7 +509,7 @@ std::vector<std::string> reference_problems(const ClusterState& s) {
 
 }  // namespace
 
-util::Result<ClusterState> cluster_state_from_json(const json& j) {
+util::Result<ClusterState> cluster_state_from_json(const json& j, const std::string& plan_again) {
   if (!j.is_object()) {
     return util::error(util::ExitCode::kUsage, "cluster state: expected a JSON object");
   }
@@ -526,7 +531,7 @@ util::Result<ClusterState> cluster_state_from_json(const json& j) {
     read_list(j, "problems", state.problems, problems);
     read_list(j, "network", state.network, problems);
     read_top(j, "lab", state.lab, problems);
-    if (problems.empty()) problems = reference_problems(state);
+    if (problems.empty()) problems = reference_problems(state, plan_again);
     if (problems.size() == 1) {
       return util::error(util::ExitCode::kUsage, fmt::format("cluster state: {}", problems[0]));
     }
@@ -544,7 +549,8 @@ util::Result<ClusterState> cluster_state_from_json(const json& j) {
   }
 }
 
-util::Result<ClusterState> load_cluster_state(const std::string& path, std::string_view global) {
+util::Result<ClusterState> load_cluster_state(const std::string& path, std::string_view global,
+                                              bool replan) {
   // The discovery that writes the file again, as the command that read it reaches the hosts.
   auto rediscover = [&](std::string_view globals) {
     return FixCommand{std::string(globals), path, ""}.rediscover();
@@ -561,20 +567,23 @@ util::Result<ClusterState> load_cluster_state(const std::string& path, std::stri
   }
   auto j = parse_json_file(path, *text);
   if (!j) return util::error(util::ExitCode::kUsage, j.error().message);
-  auto state = cluster_state_from_json(*j);
+  // A bad file may still name its lab: then the command that rewrites it needs --lab.
+  std::string globals(global);
+  if (globals.empty() && j->is_object()) {
+    const auto lab = j->find("lab");
+    if (lab != j->end() && lab->is_string() &&
+        remote::validate_lab_name(lab->get<std::string>()).ok()) {
+      globals = "--lab " + lab->get<std::string>();
+    }
+  }
+  // `network plan` replaces the plan: a broken one (two ports with one address) is what it
+  // mends, so it reads the file without it.
+  if (replan && j->is_object()) j->erase("network");
+  auto state = cluster_state_from_json(*j, FixCommand{globals, path, ""}.command("network plan"));
   if (!state) {
     std::string_view message = state.error().message;
     if (message.starts_with("cluster state: ")) message.remove_prefix(15);
     const bool many = message.find('\n') != std::string_view::npos;
-    // A bad file may still name its lab: then the discovery that rewrites it needs --lab.
-    std::string globals(global);
-    if (globals.empty() && j->is_object()) {
-      const auto lab = j->find("lab");
-      if (lab != j->end() && lab->is_string() &&
-          remote::validate_lab_name(lab->get<std::string>()).ok()) {
-        globals = "--lab " + lab->get<std::string>();
-      }
-    }
     return util::error(util::ExitCode::kUsage,
                        fmt::format("{}: {}{}(fix it, or write it again with `{}`)", path, message,
                                    many ? "\n" : " ", rediscover(globals)));

@@ -158,7 +158,9 @@ void to_json(nlohmann::json& j, const ClusterState& v);
 /// names each bad value by its JSON path ("cables[3].b.host: \"ghost\" is not a host of this
 /// state (its hosts: a, b)") and lists every such problem of the file ("N problems:" and one
 /// per line) when there are several.
-util::Result<ClusterState> cluster_state_from_json(const nlohmann::json& j);
+/// `plan_again` is the command a problem of the network plan suggests ("plan again with ...").
+util::Result<ClusterState> cluster_state_from_json(
+    const nlohmann::json& j, const std::string& plan_again = "clusterctl network plan");
 
 /// Reads a cluster state file. Errors (kUsage): unreadable file, invalid JSON (with line and
 /// column), the errors above; every message starts with the path and says how to make one,
@@ -166,8 +168,10 @@ util::Result<ClusterState> cluster_state_from_json(const nlohmann::json& j);
 /// GLOBAL is `global`, the quoted global options of the command that reads it that select the
 /// hosts ("--lab t3a", "--inventory 'my inv.yaml'"), else "--lab NAME" when the file, though
 /// bad, still says which lab it was discovered on ("lab": "NAME"), else nothing.
+/// A problem of the network plan says to plan again with `clusterctl network plan GLOBAL
+/// 'FILE'`; `replan` (network plan itself) reads the file without its plan, which it replaces.
 util::Result<ClusterState> load_cluster_state(const std::string& path,
-                                              std::string_view global = "");
+                                              std::string_view global = "", bool replan = false);
 
 /// Writes the state atomically (util::write_file_atomic), pretty-printed, with a final newline.
 util::Status save_cluster_state(const ClusterState& state, const std::string& path);

@@ -68,6 +68,7 @@ util::Result<Placement> place(const JobSpec& spec, const InventoryLoader& invent
     provision::MpiHostfileAdvice advice{std::string(global), true};
     // A host of an MPI hostfile that the selected inventory lacks is kept out of `hosts:`.
     if (auto inv = inventory(); inv && *inv) advice.host_check = inventory_host_check(**inv);
+    if (is_mlx(spec.runtime)) advice.runtime = std::string(to_string(spec.runtime));
     auto hf = read_hostfile(spec.cluster->value, advice);
     if (!hf) return hf.error();
     // A host's address (rank 0's is the coordinator) is ips[0] only where that reaches the

@@ -17,6 +17,7 @@
 #include "topology/rdma_port.h"
 #include "topology/ring.h"
 #include "util/address.h"
+#include "util/host_name.h"
 #include "util/ipv4.h"
 #include "util/text.h"
 
@@ -613,14 +614,12 @@ std::optional<std::string> open_mpi_host_problem(std::string_view host) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
            c == '.' || c == '-';
   };
-  for (char c : name) {
-    if (ok(c)) continue;
-    const auto u = static_cast<unsigned char>(c);
-    if (c == ' ') return fmt::format("'{}' has a space", host);
-    if (u < 0x20 || u == 0x7f) {
-      return fmt::format("'{}' has a control character (0x{:02x})", host, u);
-    }
-    return fmt::format("'{}' has a '{}'", host, c);
+  // By whole character (util::utf8_char_length): "has 'ü'", never a lone byte of it.
+  for (std::size_t i = 0; i < name.size(); i += util::utf8_char_length(name.substr(i))) {
+    if (ok(name[i])) continue;
+    const std::string_view c = name.substr(i, util::utf8_char_length(name.substr(i)));
+    if (c == " ") return fmt::format("{} has a space", util::quote(host));
+    return fmt::format("{} has a {}", util::quote(host), util::quote(c));
   }
   return std::nullopt;
 }
@@ -653,10 +652,13 @@ std::string open_mpi_fqdn_note(const std::vector<std::string>& hosts) {
 }
 
 std::string open_mpi_host_fix(std::string_view name, std::string_view destination) {
-  std::string alias;
+  std::string alias;  // one '-' for each run of other characters (a whole 'ü', not its bytes)
   for (char c : name) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    alias += keep ? c : '-';
+    if (util::is_ascii_alnum(c)) {
+      alias += c;
+    } else if (alias.empty() || alias.back() != '-') {
+      alias += '-';
+    }
   }
   while (!alias.empty() && alias.front() == '-') alias.erase(alias.begin());
   while (!alias.empty() && alias.back() == '-') alias.pop_back();

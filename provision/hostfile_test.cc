@@ -641,6 +641,12 @@ TEST_CASE("hostfile: a host name Open MPI's mpirun refuses is named before it is
   CHECK(open_mpi_host_problem("admin@[2001:db8::1]") == "'admin@[2001:db8::1]' is an IPv6 address");
   CHECK(open_mpi_host_problem("mac_studio") == "'mac_studio' has a '_'");
   CHECK(open_mpi_host_problem("admin@") == "'admin@' names no host");
+  // A whole character, never a lone byte of one; a control character escaped.
+  CHECK(open_mpi_host_problem("st\xc3\xbc" "dio2") ==
+        "\"st\xc3\xbc" "dio2\" has a \"\xc3\xbc\"");
+  CHECK(open_mpi_host_problem("h\t1") == "\"h\\t1\" has a \"\\t\"");
+  CHECK(open_mpi_host_fix("st\xc3\xbc" "dio2", "st\xc3\xbc" "dio2").starts_with(
+      "give it a name Open MPI takes: in the SSH config, `Host st-dio2` with"));
   CHECK(open_mpi_host_fix("mac_studio", "admin@fe80::1%en0") ==
         "give it a name Open MPI takes: in the SSH config, `Host mac-studio` with `HostName "
         "fe80::1%en0` and `User admin`, and name the host `mac-studio` (in an inventory, without "
@@ -654,8 +660,8 @@ TEST_CASE("hostfile: a host name Open MPI's mpirun refuses is named before it is
         "1 of 3 hosts has a name that Open MPI's mpirun does not take in its hostfile (letters, "
         "digits, '.' and '-', after an optional USER@): it would stop before any rank starts:\n"
         "  host fe80::2%en0: 'fe80::2%en0' is an IPv6 address: give it a name Open MPI takes: in "
-        "the SSH config, `Host fe80--2-en0` with `HostName fe80::2%en0`, and name the host "
-        "`fe80--2-en0` (in an inventory, without `ssh:`)");
+        "the SSH config, `Host fe80-2-en0` with `HostName fe80::2%en0`, and name the host "
+        "`fe80-2-en0` (in an inventory, without `ssh:`)");
   // MPICH's format is not Open MPI's: not judged by these rules.
   CHECK(render_hostfile(s, {HostfileFormat::kMpich, {}, 1}).ok());
 }

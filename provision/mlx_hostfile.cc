@@ -20,6 +20,7 @@
 #include "topology/checks.h"
 #include "topology/graph.h"
 #include "util/address.h"
+#include "util/host_name.h"
 #include "util/atomic_file.h"
 #include "util/ipv4.h"
 #include "util/json_error.h"
@@ -298,6 +299,9 @@ std::optional<MlxHost> parse_host(const json& h, std::size_t rank, std::size_t n
   MlxHost host;
   host.ssh = ssh->get<std::string>();
   const std::string who = fmt::format("rank {} ({})", rank, host.ssh);
+  if (auto why = util::ssh_destination_problem(host.ssh)) {
+    errors.push_back(bad(path, fmt::format("rank {}: \"ssh\": {}", rank, *why)));
+  }
   if (auto ips = h.find("ips"); ips != h.end() && !ips->is_null()) {
     if (!ips->is_array())
       errors.push_back(bad(path, fmt::format("{}: \"ips\" must be a list", who)));
@@ -775,6 +779,7 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
   // a sound matrix and backend, so those come only when what they rest on is right.
   std::vector<util::Error> errors;
   bool backend_ok = true;
+  bool runtime_mismatch = false;  // the rules of the file's backend would not apply
   const json* hosts = &j;
   if (j.is_object()) {
     auto it = j.find("hosts");
@@ -794,6 +799,20 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
       } else {
         hf.backend = b->get<std::string>();
       }
+    }
+    if (!hf.backend.empty() && !advice.runtime.empty() && "mlx-" + hf.backend != advice.runtime) {
+      const std::string want =
+          advice.runtime.starts_with("mlx-") ? advice.runtime.substr(4) : advice.runtime;
+      errors.push_back(bad(
+          path, fmt::format("\"backend\": \"{}\", but the job's runtime is {}: change one of "
+                            "them: the job's `runtime: mlx-{}` to run this file as it is, or the "
+                            "file to backend {} (`clusterctl{}{} hostfile --hostfile {} --format "
+                            "{} -o NEW.json`, then `cluster: hostfile:NEW.json`)",
+                            hf.backend, advice.runtime, hf.backend, want,
+                            advice.global.empty() ? "" : " ", advice.global,
+                            remote::shell_quote_arg(path), advice.runtime)));
+      backend_ok = false;
+      runtime_mismatch = true;
     }
     if (auto envs = j.find("envs"); envs != j.end() && !envs->is_null()) {
       if (!envs->is_array()) {
@@ -878,7 +897,7 @@ util::Result<MlxHostfile> parse_mlx_hostfile(std::string_view text, const std::s
     }
     hf.hosts.push_back(std::move(*h));
   }
-  if (hosts_ok) {
+  if (hosts_ok && !runtime_mismatch) {
     auto matrix = matrix_problems(hf, fix);
     if (matrix.empty() && backend_ok) {
       if (auto st = validate_mlx_hostfile(hf, fix); !st) errors.push_back(st.error());
@@ -1049,10 +1068,12 @@ std::vector<std::string> foreign_addresses(const MlxHostfile& hf,
 }
 
 util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState& state,
-                           const discovery::FixCommand& fix) {
+                           const discovery::FixCommand& fix, const std::string& write_with) {
   const std::string again =
-      fix.command("hostfile", "--format mlx-" + (hf.backend.empty() ? std::string("jaccl")
-                                                                    : hf.backend));
+      !write_with.empty()
+          ? write_with
+          : fix.command("hostfile", "--format mlx-" + (hf.backend.empty() ? std::string("jaccl")
+                                                                          : hf.backend));
   // An address no host has: MLX would fail on it with a raw socket error.
   if (auto foreign = foreign_addresses(hf, state); !foreign.empty()) {
     return util::error(ExitCode::kCheckFailed,

@@ -151,6 +151,10 @@ struct MpiHostfileAdvice {
   /// other on (loopback, `localhost`, 169.254, fe80), is named with why and left out of the
   /// commands suggested, so that each runs as printed.
   std::function<std::optional<std::string>(std::string_view host)> host_check{};
+  /// The job's MLX runtime ("mlx-ring"; launch): a file whose "backend" is another one is
+  /// refused first, naming both and what to change (the file or the job's runtime), before the
+  /// rules of a backend that is not to run. "": the file's backend is taken as it is.
+  std::string runtime{};
 };
 
 /// Parses and validates a hostfile's text; `path` only names it in messages; `env_check`, when
@@ -203,8 +207,9 @@ std::vector<std::string> foreign_addresses(const MlxHostfile& hf,
 /// the ring backend every ips[k] of rank i is an address of host i on a port cabled to its left
 /// neighbour. Errors: kCheckFailed listing every mismatch, one line each, naming rank, host,
 /// cell and cable; kUnreachable (or the problem's code) when a rank's host could not be probed.
-/// The command that writes a matching file names the cluster as `fix` says.
+/// The command that writes a matching file names the cluster as `fix` says, or is
+/// `write_with` when given (launch's: from this file's hosts, to a new path).
 util::Status check_against(const MlxHostfile& hf, const discovery::ClusterState& state,
-                           const discovery::FixCommand& fix);
+                           const discovery::FixCommand& fix, const std::string& write_with = {});
 
 }  // namespace cc::provision

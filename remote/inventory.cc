@@ -16,6 +16,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "util/address.h"
+#include "util/host_name.h"
 #include "util/atomic_file.h"
 #include "util/interrupt.h"
 #include "util/state_dir.h"
@@ -30,17 +31,6 @@ using util::ExitCode;
 
 const std::vector<std::string> kTopKeys = {"ssh_config", "known_hosts", "hosts"};
 const std::vector<std::string> kHostKeys = {"name", "ssh", "address"};
-constexpr size_t kMaxNameLength = 64;
-
-bool valid_name(std::string_view name) {
-  if (name.empty() || name.size() > kMaxNameLength) return false;
-  auto alnum = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-  };
-  if (!alnum(name.front())) return false;
-  return std::all_of(name.begin(), name.end(),
-                     [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
-}
 
 std::filesystem::path resolve(const std::filesystem::path& file, const std::string& value) {
   std::filesystem::path p(value);
@@ -95,6 +85,11 @@ std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::F
       address_field = &f;
     }
   }
+  if (ssh_field != nullptr && !host.ssh.empty()) {
+    if (auto why = util::ssh_destination_problem(host.ssh)) {
+      errors.push_back(r.error(ssh_field->mark(), fmt::format("'{}': {}", ssh_field->path, *why)));
+    }
+  }
   // The management address is where the other hosts reach this one (rank 0's is the
   // coordinator): util::rank_address_problem, the one check of an address handed to ranks, by
   // the rule every hostfile and cluster state reader holds (a link-local IPv6 one names no
@@ -122,11 +117,8 @@ std::optional<InventoryHost> host_entry(const util::YamlReader& r, const util::F
   }
   if (name_field != nullptr) {
     const util::Field& nf = *name_field;
-    if (!valid_name(host.name)) {
-      errors.push_back(r.error(
-          nf.mark(), fmt::format("host name '{}' is not valid: use letters, digits, '.', '_' and "
-                                 "'-', starting with a letter or digit, at most {} characters",
-                                 host.name, kMaxNameLength)));
+    if (auto why = util::host_name_problem(host.name)) {
+      errors.push_back(r.error(nf.mark(), *why));
     } else if (host.name == "all") {
       errors.push_back(
           r.error(nf.mark(), "host name 'all' is reserved: --hosts all means every host"));

@@ -91,7 +91,7 @@ TEST_CASE("inventory: errors name file, line, column and the problem") {
   CHECK(load_error(d, "known_hosts: ''\nhosts:\n  - name: a b\n  - nmae: h2\n  - name: h3\n") ==
         file + ":1:14: 'known_hosts' is empty\n" + file +
             ":3:11: host name 'a b' is not valid: use letters, digits, '.', '_' and '-', "
-            "starting with a letter or digit, at most 64 characters\n" +
+            "starting with a letter or digit, at most 64 characters (it has a space)\n" +
             file + ":4:5: unknown key 'nmae' in 'hosts[1]' (did you mean 'name'?)");
   std::string syntax = load_error(d, "hosts:\n  - name: h1\n   - name: [\n");
   CHECK(syntax.rfind(file + ":", 0) == 0);

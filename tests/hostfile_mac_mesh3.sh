@@ -137,6 +137,11 @@ expect 1 "launch with a swapped jaccl hostfile" -- env XDG_STATE_HOME="$tmp/stat
 grep -q "does not match the cabling its hosts report" "$tmp/err" ||
   { echo "FAIL: swapped hostfile not refused: $(cat "$tmp/err")"; fail=1; }
 grep -qE " ranks? on " "$tmp/err" && { echo "FAIL: the swapped job started: $(cat "$tmp/err")"; fail=1; }
+# One fix, runnable as printed: to a new path (-o the file it reads is refused), nothing else.
+grep -qF "write a matching one with \`clusterctl hostfile --hostfile $tmp/swapped.json --format mlx-jaccl -o $tmp/swapped.new.json\`, then name $tmp/swapped.new.json in \`cluster:\`" "$tmp/err" ||
+  { echo "FAIL: swapped hostfile: not the one fix: $(cat "$tmp/err")"; fail=1; }
+[ "$(grep -o '`clusterctl ' "$tmp/err" | wc -l)" = 1 ] ||
+  { echo "FAIL: swapped hostfile: more than one fix: $(cat "$tmp/err")"; fail=1; }
 [ -d "$tmp/logs" ] && { echo "FAIL: the refused job wrote logs"; fail=1; }
 
 [ "$fail" -eq 0 ] && echo "hostfile mac-mesh3: ok"

@@ -448,7 +448,7 @@ expect 0 "hostfile mlx-ring over 40 Gb/s cables" -- "$cc" hostfile "$tmp/tb4dev.
 #    (a Thunderbolt 4 port's label), it is named as one that cannot do RDMA over Thunderbolt 5.
 #    Cabled ports show only the negotiated 40 Gb/s: nothing is said of them.
 expect 1 "verify-mesh over 40 Gb/s cables" -- "$cc" verify-mesh "$tmp/tb4dev.json"
-has "tb4-link fix: the TB5 port" "$tmp/out" "Thunderbolt 5 ports (RDMA over Thunderbolt 5): mac3 receptacle 3 (en2): Up to 120 Gb/s"
+has "tb4-link fix: the TB5 port" "$tmp/out" "moving this cable there would break that pair): mac3 receptacle 3 (en2): Up to 120 Gb/s"
 python3 - "$tmp/tb4dev.json" "$tmp/tb4idle.json" <<'PY2'
 import json, sys
 s = json.load(open(sys.argv[1]))
@@ -717,6 +717,81 @@ for format in mpi mpich; do  # over its own output, of either format
 done
 expect 0 "hostfile -o --force over a word list" -- "$cc" hostfile --from "$mesh3" --format mpi -o "$tmp/notes.txt" --force
 hasnt "hostfile -o --force: replaced" "$tmp/notes.txt" "backup"
+
+# 18. Trial 11b.
+#    a. Host names: bundle directories `studio 1` and `stüdio2` are refused where they enter
+#       (discover, hostfile of any format), in the inventory's words, the whole 'ü' quoted;
+#       so is a cluster state or an MLX hostfile whose host has a space.
+mkdir -p "$tmp/bu"
+cp -r "$mesh3/mac1" "$tmp/bu/studio 1"
+cp -r "$mesh3/mac2" "$tmp/bu/stüdio2"
+cp -r "$mesh3/mac3" "$tmp/bu/mac3"
+for what in "discover" "hostfile --format mpi" "hostfile --format mlx-jaccl"; do
+  # shellcheck disable=SC2086
+  expect 2 "$what of a bundle with bad host names" -- "$cc" $what --from "$tmp/bu"
+  has "$what: the space" "$tmp/err" "host name 'studio 1' is not valid: use letters, digits, '.', '_' and '-', starting with a letter or digit, at most 64 characters (it has a space)"
+  has "$what: the whole character" "$tmp/err" 'host name "stüdio2" is not valid'
+  has "$what: the whole character" "$tmp/err" '(it has "ü")'
+  hasnt "$what: no ssh entry" "$tmp/out" '"ssh": "studio 1"'
+done
+"$cc" --json discover --from "$mesh3" >"$tmp/m3.json"
+sed 's/"host": "mac1"/"host": "studio 1"/' "$tmp/m3.json" >"$tmp/space-state.json"
+expect 2 "a cluster state with a host name with a space" -- "$cc" hostfile "$tmp/space-state.json" --format mlx-jaccl
+has "state host name: which entry, why" "$tmp/err" "hosts[0].host: host name 'studio 1' is not valid"
+printf '[{"ssh": "studio 1", "ips": ["10.0.0.1"]}, {"ssh": "mac2", "ips": ["10.0.0.2"]}]\n' >"$tmp/sp.json"
+expect 2 "an MLX hostfile whose ssh has a space" -- "$cc" discover --hostfile "$tmp/sp.json" --from "$mesh3"
+has "hostfile ssh: file, rank, why" "$tmp/err" "$tmp/sp.json: rank 0: \"ssh\": host name 'studio 1' is not valid"
+printf '[{"ssh": "mac1 ", "ips": ["10.0.0.1"]}, {"ssh": "mac2", "ips": ["10.0.0.2"]}]\n' >"$tmp/tr.json"
+expect 2 "an MLX hostfile whose ssh has a trailing space" -- "$cc" discover --hostfile "$tmp/tr.json" --from "$mesh3"
+has "hostfile ssh 'mac1 ': the name meant" "$tmp/err" "(it has a space) (did you mean 'mac1'?)"
+#    b. -o the same file as --hostfile (as every input) is refused, exit 2, and the file kept.
+"$cc" hostfile --from "$mesh3" --format mlx-jaccl -o "$tmp/in-hf.json" || { echo "FAIL: hostfile mesh3"; fail=1; }
+cp "$tmp/in-hf.json" "$tmp/in-hf.before"
+expect 2 "hostfile -o its own --hostfile" -- "$cc" hostfile --from "$mesh3" --hostfile "$tmp/in-hf.json" --format mlx-ring -o "$tmp/in-hf.json"
+has "hostfile -o its --hostfile: why" "$tmp/err" "$tmp/in-hf.json: is the same file as the input $tmp/in-hf.json"
+cmp -s "$tmp/in-hf.json" "$tmp/in-hf.before" || { echo "FAIL: hostfile -o its --hostfile changed it"; fail=1; }
+#    c. A hostfile whose "backend" is not the job's runtime: the mismatch named, and which
+#       to change, not the rules of the backend that is not to run.
+printf '{"backend": "jaccl", "hosts": [{"ssh": "mac1", "ips": ["10.0.0.1"], "rdma": []}, {"ssh": "mac2", "ips": ["10.0.0.2"], "rdma": []}]}\n' >"$tmp/as-jaccl.json"
+printf 'name: asj\ncluster: hostfile:%s\nruntime: mlx-ring\ncommand: [true]\nlogs: %s/logs\n' "$tmp/as-jaccl.json" "$tmp" >"$tmp/asj.yaml"
+expect 2 "a jaccl hostfile under runtime mlx-ring" -- env XDG_STATE_HOME="$tmp/state" "$cc" --replay "$mesh3" launch "$tmp/asj.yaml"
+has "runtime mismatch: both named" "$tmp/err" "$tmp/as-jaccl.json: \"backend\": \"jaccl\", but the job's runtime is mlx-ring: change one of them: the job's \`runtime: mlx-jaccl\`"
+has "runtime mismatch: the file's fix" "$tmp/err" "hostfile --hostfile $tmp/as-jaccl.json --format mlx-ring -o NEW.json"
+hasnt "runtime mismatch: not the jaccl rules" "$tmp/err" "needs the \"rdma\" device matrix"
+#    d. A plan with one address on two ports: the fix names the file, and runs as printed
+#       (network plan reads the state without the plan it replaces).
+"$cc" network plan "$tmp/m3.json" -o "$tmp/planned.json" >/dev/null || { echo "FAIL: network plan mesh3"; fail=1; }
+python3 - "$tmp/planned.json" "$tmp/dup-addr.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["network"][1]["b_address"] = s["network"][0]["a_address"]
+json.dump(s, open(sys.argv[2], "w"), indent=2)
+PY
+expect 2 "a state with one address on two ports" -- "$cc" hostfile "$tmp/dup-addr.json" --format mlx-ring
+has "duplicate address: the runnable plan" "$tmp/err" "or plan again with \`clusterctl network plan $tmp/dup-addr.json\`"
+expect 0 "network plan over a state with one address on two ports" -- "$cc" network plan "$tmp/dup-addr.json"
+expect 0 "the state planned again" -- "$cc" hostfile "$tmp/dup-addr.json" --format mlx-jaccl
+#    e. mac1 receptacle 3 - mac3 receptacle 1 at 40 Gb/s, every other port of both Macs linked
+#       at 80 Gb/s to another Mac (mac3 receptacle 3 idle, "Up to 120 Gb/s"): the cable is the
+#       likely cause, and only the free Thunderbolt 5 port is offered, never one of another pair.
+python3 - "$tmp/m3.json" "$tmp/bw.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+ends = {("mac1", 3), ("mac3", 1)}
+for c in s["cables"]:
+    if {(c["a"]["host"], c["a"]["receptacle"]), (c["b"]["host"], c["b"]["receptacle"])} == ends:
+        c["link_speed_gbps"], c["generation"] = 40, 4
+for h in s["hosts"]:
+    for p in h["ports"]:
+        if (h["host"], p.get("receptacle")) in ends:
+            p["link_speed_gbps"], p["generation"] = 40, 4
+json.dump(s, open(sys.argv[2], "w"))
+PY
+expect 1 "verify-mesh with one 40 Gb/s cable between Thunderbolt 5 Macs" -- "$cc" verify-mesh "$tmp/bw.json"
+has "tb4-link: the likely cause" "$tmp/out" "fix: likely the cable: a Thunderbolt 4 or USB cable links at 40 Gb/s even between Thunderbolt 5 ports"
+grep -F "fix: likely the cable" "$tmp/out" | grep -F "moving this cable there would break that pair): mac3 receptacle 3 (en2): Up to 120 Gb/s" >/dev/null ||
+  { echo "FAIL: tb4-link: not only the free port offered:"; cat "$tmp/out"; fail=1; }
+hasnt "tb4-link: no port of another pair offered" "$tmp/out" "Thunderbolt 5 ports (RDMA over Thunderbolt 5)"
 
 [ "$fail" -eq 0 ] && echo "trial inputs: ok"
 exit "$fail"

@@ -97,10 +97,23 @@ TEST_CASE("topology mac checks: a 40 Gb/s cable is a TB4 link, RDMA impossible")
         "m1 receptacle 2 (en3) - m2 receptacle 2 (en3): TB4 link, RDMA impossible (40 Gb/s, "
         "Thunderbolt 4)");
 
+  // Both Macs' other ports link at 80 Gb/s: the cable is the likelier cause, and those ports,
+  // cabled to each other, are never offered as where to move this cable.
   CHECK(f[1].fix ==
-        "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s); "
-        "Thunderbolt 5 ports (RDMA over Thunderbolt 5): m1 receptacle 1 (en2): links at 80 "
-        "Gb/s, m2 receptacle 1 (en2): links at 80 Gb/s");
+        "likely the cable: a Thunderbolt 4 or USB cable links at 40 Gb/s even between "
+        "Thunderbolt 5 ports, and m1 and m2 have Thunderbolt 5 ports (m1 receptacle 1 (en2): "
+        "links at 80 Gb/s, m2 receptacle 1 (en2): links at 80 Gb/s): use a Thunderbolt 5 cable "
+        "(80 Gb/s) on the same ports");
+  // A free Thunderbolt 5 port is offered; the cabled ones still are not.
+  auto free = mac_mesh(2, 3);
+  testing::cable_macs(free, "m1", 2, "m2", 2, 40, 4);
+  testing::port(free, "m2", "en4").idle_speed_gbps = 120;
+  auto ff = of_check(checks_of(free), "tb4-link");
+  REQUIRE(ff.size() == 1);
+  CHECK(ff[0].fix.ends_with("; free Thunderbolt 5 ports (no cable in them; ports cabled to other "
+                            "Macs are left out: moving this cable there would break that pair): "
+                            "m2 receptacle 3 (en4): Up to 120 Gb/s"));
+  CHECK(ff[0].fix.find("links at 80 Gb/s, m2") != std::string::npos);  // the proof, not advice
 
   // Generation 3 at an unknown speed: speed 0 means unknown, no finding.
   auto u = mac_mesh(2, 1);
@@ -130,7 +143,8 @@ TEST_CASE("topology mac checks: a TB4 link names the ports system_profiler shows
         "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s); "
         "system_profiler shows m1 receptacle 2 (en3): Up to 40 Gb/s, m1 receptacle 3 (en4): Up "
         "to 40 Gb/s as Thunderbolt 4: those ports cannot do RDMA over Thunderbolt 5; "
-        "Thunderbolt 5 ports (RDMA over Thunderbolt 5): m2 receptacle 2 (en3): Up to 120 Gb/s");
+        "free Thunderbolt 5 ports (no cable in them; ports cabled to other Macs are left out: "
+        "moving this cable there would break that pair): m2 receptacle 2 (en3): Up to 120 Gb/s");
   // rdma status gives the cable the same fix (provision/rdma_status.cc).
   CHECK(f[0].fix == tb4_link_fix(testing::host(s, "m1"), testing::host(s, "m2")));
 

@@ -40,9 +40,9 @@ KnownPortSpeeds known_port_speeds(const discovery::HostFacts& f) {
   for (const auto& p : f.ports) {
     const std::string port = discovery::end_label(discovery::end_of(f, p));
     if (p.link_speed_gbps >= 80 && p.generation != 3 && p.generation != 4) {
-      out.tb5.push_back(fmt::format("{}: links at {} Gb/s", port, p.link_speed_gbps));
+      out.tb5_linked.push_back(fmt::format("{}: links at {} Gb/s", port, p.link_speed_gbps));
     } else if (p.link_speed_gbps == 0 && p.idle_speed_gbps >= 80) {
-      out.tb5.push_back(fmt::format("{}: Up to {} Gb/s", port, p.idle_speed_gbps));
+      out.tb5_free.push_back(fmt::format("{}: Up to {} Gb/s", port, p.idle_speed_gbps));
     } else if (p.link_speed_gbps == 0 && p.idle_speed_gbps > 0) {
       out.below_tb5.push_back(fmt::format("{}: Up to {} Gb/s", port, p.idle_speed_gbps));
     }
@@ -60,22 +60,39 @@ std::string tb4_link_fix(const discovery::HostFacts& a, const discovery::HostFac
                        "TCP, never RDMA",
                        fmt::join(tb4_only, " and "), tb4_only.size() == 1 ? "has" : "have");
   }
-  std::string fix = "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s)";
-  std::vector<std::string> cannot, can;
+  std::vector<std::string> cannot, free, proof;  // proof: a Thunderbolt 5 port of each Mac
+  bool both_tb5 = true;
   for (const discovery::HostFacts* x : {&a, &b}) {
     if (x == &b && a.host == b.host) break;
     KnownPortSpeeds k = known_port_speeds(*x);
     cannot.insert(cannot.end(), k.below_tb5.begin(), k.below_tb5.end());
-    can.insert(can.end(), k.tb5.begin(), k.tb5.end());
+    free.insert(free.end(), k.tb5_free.begin(), k.tb5_free.end());
+    const std::vector<std::string>& tb5 = k.tb5_linked.empty() ? k.tb5_free : k.tb5_linked;
+    if (tb5.empty()) both_tb5 = false;
+    if (!tb5.empty()) proof.push_back(tb5.front());
+  }
+  std::string fix;
+  if (both_tb5 && cannot.empty()) {
+    // Thunderbolt 5 Macs whose Thunderbolt ports system_profiler shows all as Thunderbolt 5:
+    // the cable, not the ports, is what links at 40 Gb/s.
+    fix = fmt::format("likely the cable: a Thunderbolt 4 or USB cable links at 40 Gb/s even "
+                      "between Thunderbolt 5 ports, and {} {} Thunderbolt 5 ports ({}): use a "
+                      "Thunderbolt 5 cable (80 Gb/s) on the same ports",
+                      a.host == b.host ? a.host : a.host + " and " + b.host,
+                      a.host == b.host ? "has" : "have", fmt::join(proof, ", "));
+  } else {
+    fix = "use a Thunderbolt 5 cable between Thunderbolt 5 ports on both Macs (80 Gb/s)";
   }
   if (!cannot.empty()) {
     fix += fmt::format("; system_profiler shows {} as Thunderbolt 4: {} cannot do RDMA over "
                        "Thunderbolt 5",
                        fmt::join(cannot, ", "), cannot.size() == 1 ? "that port" : "those ports");
   }
-  if (!can.empty()) {
-    fix += fmt::format("; Thunderbolt 5 ports (RDMA over Thunderbolt 5): {}", fmt::join(can, ", "));
-  } else if (!cannot.empty()) {
+  if (!free.empty()) {
+    fix += fmt::format("; free Thunderbolt 5 ports (no cable in them; ports cabled to other "
+                       "Macs are left out: moving this cable there would break that pair): {}",
+                       fmt::join(free, ", "));
+  } else if (!cannot.empty() && proof.empty()) {
     fix += "; system_profiler shows no Thunderbolt 5 port on these Macs";
   }
   return fix;

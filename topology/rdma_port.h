@@ -40,16 +40,20 @@ bool thunderbolt4_only(const discovery::HostFacts& f);
 /// does (the fixtures' Thunderbolt 5 MacBook Pro shows "40 Gb/s" with a Thunderbolt 3 dock).
 /// Labels "m1 receptacle 1 (en2): Up to 120 Gb/s", in port order.
 struct KnownPortSpeeds {
-  std::vector<std::string> tb5;        // can do RDMA over Thunderbolt 5
-  std::vector<std::string> below_tb5;  // "Up to 40 Gb/s": cannot
+  std::vector<std::string> tb5_linked;  // links at 80 Gb/s or more: in use by another cable
+  std::vector<std::string> tb5_free;    // idle, "Up to 80/120 Gb/s": free to take a cable
+  std::vector<std::string> below_tb5;   // "Up to 40 Gb/s": cannot
 };
 KnownPortSpeeds known_port_speeds(const discovery::HostFacts& f);
 
 /// The fix for a Mac cable below Thunderbolt 5 speed between `a` and `b` (verify-mesh's and
 /// `rdma status`'s tb4-link): a Mac with Thunderbolt 4 hardware only is named as such;
 /// otherwise a Thunderbolt 5 cable between Thunderbolt 5 ports, followed by what
-/// known_port_speeds knows of either Mac: the ports that cannot do RDMA over Thunderbolt 5 and
-/// those that can (nothing is said of a port system_profiler does not tell about).
+/// known_port_speeds knows of either Mac: the ports that cannot do RDMA over Thunderbolt 5, and
+/// the free ones that can (never a port cabled to another Mac: moving this cable there would
+/// break that pair). When both Macs show Thunderbolt 5 ports and none below, the cable itself
+/// is named as the likelier cause (a Thunderbolt 4 or USB cable links at 40 Gb/s between
+/// Thunderbolt 5 ports too): nothing is said of a port system_profiler does not tell about.
 std::string tb4_link_fix(const discovery::HostFacts& a, const discovery::HostFacts& b);
 
 /// True when `e` is a Thunderbolt receptacle with no network interface behind it: `networksetup

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "util/host_name.h"
 #include "util/text.h"
 
 namespace cc::util {
@@ -69,6 +70,54 @@ std::string dotted_problem(std::string_view text) {
 }
 
 }  // namespace
+
+std::optional<std::string> host_name_problem(std::string_view name) {
+  auto fine = [](char c) { return is_ascii_alnum(c) || c == '.' || c == '_' || c == '-'; };
+  std::string what;  // the first character that breaks the rule, whole (utf8_char_length)
+  if (name.empty()) {
+    what = "it is empty";
+  } else if (name.size() > kMaxHostNameLength) {
+    what = fmt::format("it has {} characters", name.size());
+  } else if (!is_ascii_alnum(name.front()) && fine(name.front())) {
+    what = fmt::format("it starts with {}", quote(name.substr(0, 1)));
+  } else {
+    for (std::size_t i = 0; i < name.size(); i += utf8_char_length(name.substr(i))) {
+      if (fine(name[i])) continue;
+      const std::string_view c = name.substr(i, utf8_char_length(name.substr(i)));
+      what = c == " " ? "it has a space" : fmt::format("it has {}", quote(c));
+      break;
+    }
+  }
+  if (what.empty()) return std::nullopt;
+  // "h1 " (a blank pasted into a hostfile): the name it was meant to be.
+  const std::string_view trimmed = trim(name);
+  const bool blanks = trimmed.size() != name.size() && !host_name_problem(trimmed);
+  return fmt::format("host name {} is not valid: use letters, digits, '.', '_' and '-', starting "
+                     "with a letter or digit, at most {} characters ({}){}",
+                     quote(name), kMaxHostNameLength, what,
+                     blanks ? fmt::format(" (did you mean {}?)", quote(trimmed)) : std::string());
+}
+
+std::optional<std::string> ssh_destination_problem(std::string_view destination) {
+  std::string_view host = destination;
+  if (const auto at = host.rfind('@'); at != std::string_view::npos) {
+    const std::string_view user = host.substr(0, at);
+    host.remove_prefix(at + 1);
+    const bool user_ok = !user.empty() && std::all_of(user.begin(), user.end(), [](char c) {
+      return is_ascii_alnum(c) || c == '.' || c == '_' || c == '-';
+    });
+    if (!user_ok) {
+      return fmt::format("SSH destination {} is not valid: its user {} may hold letters, digits, "
+                         "'.', '_' and '-'",
+                         quote(destination), quote(user));
+    }
+  }
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.find(':') != std::string_view::npos && !address_problem(host)) return std::nullopt;
+  return host_name_problem(host);
+}
 
 std::optional<std::string> address_problem(std::string_view text) {
   if (text.empty()) return fmt::format("is empty: {}", kWant);

@@ -1,6 +1,10 @@
 #include "util/address.h"
 
+#include <string>
+
 #include <doctest/doctest.h>
+
+#include "util/host_name.h"
 
 namespace cc::util {
 namespace {
@@ -141,3 +145,30 @@ TEST_CASE("host_key and same_host: names that differ in case or a final dot are 
 
 }  // namespace
 }  // namespace cc::util
+
+TEST_CASE("host_name_problem: one rule for a host name, naming the whole character at fault") {
+  using cc::util::host_name_problem;
+  using cc::util::ssh_destination_problem;
+  CHECK(host_name_problem("studio1") == std::nullopt);
+  CHECK(host_name_problem("mac_studio-2.local") == std::nullopt);
+  CHECK(host_name_problem("studio 1") ==
+        "host name 'studio 1' is not valid: use letters, digits, '.', '_' and '-', starting "
+        "with a letter or digit, at most 64 characters (it has a space)");
+  // A bundle directory `stüdio2`: the whole 'ü', never its lone first byte.
+  CHECK(host_name_problem("st\xc3\xbc" "dio2")->starts_with("host name \"st\xc3\xbc" "dio2\" is"));
+  CHECK(host_name_problem("st\xc3\xbc" "dio2")->ends_with("(it has \"\xc3\xbc\")"));
+  CHECK(host_name_problem("h\t1")->starts_with("host name \"h\\t1\" is not valid"));
+  CHECK(host_name_problem("-h1")->ends_with("(it starts with '-')"));
+  // A blank pasted around a name: the name it was meant to be.
+  CHECK(host_name_problem("h1 ")->ends_with("(it has a space) (did you mean 'h1'?)"));
+  CHECK(host_name_problem("h 1")->ends_with("(it has a space)"));
+  CHECK(host_name_problem("")->ends_with("(it is empty)"));
+  CHECK(host_name_problem(std::string(65, 'a'))->ends_with("(it has 65 characters)"));
+  CHECK(ssh_destination_problem("admin@studio1") == std::nullopt);
+  CHECK(ssh_destination_problem("10.0.0.1") == std::nullopt);
+  CHECK(ssh_destination_problem("fe80::1%en0") == std::nullopt);
+  CHECK(ssh_destination_problem("root@[2001:db8::1]") == std::nullopt);
+  CHECK(ssh_destination_problem("root@studio 1")->ends_with("(it has a space)"));
+  CHECK(ssh_destination_problem("a b@studio1")->starts_with(
+      "SSH destination 'a b@studio1' is not valid: its user 'a b'"));
+}

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "util/host_name.h"
+
 namespace cc::util {
 
 namespace {
@@ -66,6 +68,25 @@ std::optional<int> parse_int(std::string_view s) {
 std::string excerpt(std::string_view s, std::size_t max) {
   if (s.size() <= max) return fmt::format("\"{}\"", s);
   return fmt::format("\"{}...\"", s.substr(0, max));
+}
+
+std::string quote(std::string_view s) {
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+  if (plain) return fmt::format("'{}'", s);
+  return fmt::format("{:?}", s);
+}
+
+std::size_t utf8_char_length(std::string_view s) {
+  if (s.empty()) return 0;
+  const auto lead = static_cast<unsigned char>(s[0]);
+  const std::size_t n = lead < 0x80 ? 1 : (lead & 0xe0) == 0xc0 ? 2 : (lead & 0xf0) == 0xe0 ? 3
+                        : (lead & 0xf8) == 0xf0                  ? 4
+                                                                 : 1;
+  if (n > s.size()) return 1;
+  for (std::size_t i = 1; i < n; ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xc0) != 0x80) return 1;
+  }
+  return n;
 }
 
 bool blank(std::string_view s) {

@@ -13,6 +13,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 
 CLUSTERCTL = os.environ["CLUSTERCTL"]
 BUNDLES = pathlib.Path(sys.argv[1]).resolve()
@@ -56,7 +57,29 @@ def main():
     check(rc == 0, f"enable --check after the walk: exit {rc}, want 0", out + err)
     check(json.loads(out)["need_enabling"] == [], "--check --json after the walk", out)
 
+    # A replay without --check: its hosts exist only in the bundles. It stops after the steps
+    # and the hygiene report (no wait: without the fix this waited --wait-timeout, 20 minutes by
+    # default), saves no progress (the real file under XDG_STATE_HOME), suggests no command
+    # against the hosts, and says so.
+    with tempfile.TemporaryDirectory(prefix="cc-rdma-replay-") as home:
+        env = dict(os.environ, XDG_STATE_HOME=home)
+        p = subprocess.run([CLUSTERCTL, "rdma", "enable", "--from", pair, "--wait-timeout", "20"],
+                           capture_output=True, text=True, timeout=60, env=env,
+                           stdin=subprocess.DEVNULL)
+        out = p.stdout + p.stderr
+        check(p.returncode == 1, f"enable on a replay: exit {p.returncode}, want 1", out)
+        check(f"A replay of {pair}: its hosts exist only in the bundles, so nothing was waited "
+              "for or saved (as with --check)." in p.stdout, "the replay is not said", out)
+        check("1 Mac needs RDMA enabled: a." in p.stdout, "the replay names a", out)
+        check("[1/1] Mac a: enable RDMA from macOS Recovery\n  1. Shut down a:" in p.stdout,
+              "the replay's steps", out)
+        check("--hosts" not in out and "Progress is saved" not in out,
+              "a command against the bundles' hosts, or progress", out)
+        check(not list(pathlib.Path(home).rglob("*")), "the replay saved state", out)
+
     rc, out, err = run("--json", "rdma", "enable", "--from", pair)
+    check(rc == 1 and json.loads(out)["need_enabling"] == ["a"], "a replay: --check's JSON", out)
+    rc, out, err = run("--json", "rdma", "enable", "--from", pair, "--state", os.devnull)
     check(rc == 2 and "--json goes with --check only" in err, "interactive --json refused", err)
     print("ok: rdma status (text, JSON) and enable --check on replayed Macs")
 

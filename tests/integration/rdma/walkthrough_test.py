@@ -144,6 +144,11 @@ def main():
         if saved["macs"]["a"]["phase"] != "waiting-down":
             fail(f"after Ctrl-C the state file says {saved}")
         first = t.text()
+        # A rehearsal (a progress file of its own, --state) resumes against the bundles, never
+        # the real Macs their hosts are named after (`rdma enable --hosts a,b`).
+        resume = f"`clusterctl rdma enable --from {bundle} --state {state}` again to resume"
+        if resume not in first or "--hosts" in first:
+            fail(f"the resume command is not the rehearsal's {resume!r}:\n{first}")
 
         # 3: resume, a goes down, comes back enabled.
         t = Terminal(args, env)
