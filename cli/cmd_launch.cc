@@ -760,6 +760,7 @@ ExitCode run_launch(const Context& ctx, const LaunchCli& o) {
       rec.reason += (rec.reason.empty() ? "" : " ") + std::string(util::trim(line));
     }
   } else {
+    outcome->global_words = global_words(placement->global);
     summary = launch::render_summary(*outcome);
     code = outcome->code;
     rec.reason = launch::job_reason(*outcome);

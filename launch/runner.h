@@ -106,6 +106,9 @@ struct JobOutcome {
   std::chrono::milliseconds startup{0};       // launch until every rank ran (0: never)
   std::chrono::milliseconds duration{0};
   std::vector<std::string> command;  // the job's command as given: its argv, or sh -c SCRIPT
+  // The global options that select the job's hosts, as shell words for a suggested command
+  // ("--lab t3a", "--inventory 'inv.yaml'"; "" for none), so that a fix runs as printed.
+  std::string global_words;
 };
 
 /// Runs the job to its end. `plan` holds the hosts and environment; `spec` the command,

@@ -1529,7 +1529,7 @@ TEST_CASE("summary: a script whose #! interpreter is missing names host, rank, s
   CHECK(not_found_advice(o).empty());  // no PATH advice: the script was found
 }
 
-TEST_CASE("summary: a Python without clustercomm or mlx names the interpreter and how to install") {
+TEST_CASE("summary: a Python missing a module names the interpreter and how to install it") {
   // A system python3 without the package: before, a bare "exit 1" in the summary.
   JobOutcome o;
   o.code = cc::util::ExitCode::kJobFailed;
@@ -1571,8 +1571,28 @@ TEST_CASE("summary: a Python without clustercomm or mlx names the interpreter an
   for (auto& r : o.ranks) r.last_error = "ModuleNotFoundError: No module named 'clustercomm'";
   CHECK(module_advice(o).find(": the interpreter that ran is /usr/bin/python3, a Python without "
                               "it (not a venv's python); make a venv") != std::string::npos);
-  // Another module, or none: nothing.
-  for (auto& r : o.ranks) r.last_error = "ModuleNotFoundError: No module named 'torch'";
+  // Any other module: its own package from the registry, in a venv made anywhere (no checkout
+  // of clusterctl), the exec hint carrying the options that select the job's hosts.
+  o.command = {"python3", "m.py"};
+  o.global_words = "--lab t3a";
+  for (auto& r : o.ranks) r.last_error = "ModuleNotFoundError: No module named 'numpy'";
+  CHECK(module_advice(o) ==
+        "to fix: on h1 (rank 0), h2 (rank 1): no module named 'numpy': the interpreter that ran "
+        "is python3 (as the rank's PATH on the host found it), a Python without it (not a "
+        "venv's python); make a venv with it: `python3 -m venv /opt/clustercomm/venv && "
+        "/opt/clustercomm/venv/bin/pip install numpy` (on every host at once: `clusterctl --lab "
+        "t3a exec --hosts all --shell -- '...'`; a lab's hosts share this machine's file system: "
+        "run it once, here), and give `/opt/clustercomm/venv/bin/python` in `command:`\n");
+  // MLX alone needs no clustercomm; a module whose package is named otherwise says which.
+  for (auto& r : o.ranks) r.last_error = "ModuleNotFoundError: No module named 'mlx.core'";
+  const std::string mlx = module_advice(o);
+  CHECK(mlx.find("pip install mlx` (on Linux: 'mlx[cpu]')") != std::string::npos);
+  CHECK(mlx.find("./python") == std::string::npos);
+  for (auto& r : o.ranks) r.last_error = "ModuleNotFoundError: No module named 'yaml'";
+  CHECK(module_advice(o).find("pip install PyYAML` (the module 'yaml' comes in the package "
+                              "'PyYAML')") != std::string::npos);
+  // Not a module name, or no missing module: nothing.
+  for (auto& r : o.ranks) r.last_error = "ModuleNotFoundError: No module named '$(id)'";
   CHECK(module_advice(o).empty());
   for (auto& r : o.ranks) r.last_error = "ValueError: bad";
   CHECK(module_advice(o).empty());

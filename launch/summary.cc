@@ -504,10 +504,34 @@ std::string venv_of(std::string_view program) {
 
 }  // namespace
 
+namespace {
+
+// The pip package that provides Python module `module` (top level), where the two names differ
+// or a platform needs a variant; else the module's own name. clustercomm is this repository's
+// python/ package, installed from a checkout.
+std::string pip_package(std::string_view module) {
+  static constexpr std::pair<std::string_view, std::string_view> kDiffer[] = {
+      {"clustercomm", "./python"}, {"yaml", "PyYAML"},  {"cv2", "opencv-python"},
+      {"sklearn", "scikit-learn"}, {"PIL", "Pillow"},   {"attr", "attrs"},
+      {"dateutil", "python-dateutil"}};
+  for (const auto& [m, p] : kDiffer) {
+    if (m == module) return std::string(p);
+  }
+  return std::string(module);
+}
+
+// A Python module's top-level name as ModuleNotFoundError quotes it: an identifier.
+bool module_name(std::string_view s) {
+  return !s.empty() && !util::is_ascii_digit(s.front()) &&
+         std::all_of(s.begin(), s.end(), [](char c) { return util::is_ascii_alnum(c) || c == '_'; });
+}
+
+}  // namespace
+
 std::string module_advice(const JobOutcome& o) {
   constexpr std::string_view kMissing = "ModuleNotFoundError: No module named '";
   struct Missing {
-    std::string module;              // "clustercomm" or "mlx"
+    std::string module;              // "clustercomm", "mlx", "numpy", ...
     std::vector<std::string> where;  // "h1 (rank 0)"
   };
   std::vector<Missing> missing;  // in rank order of first appearance
@@ -517,7 +541,7 @@ std::string module_advice(const JobOutcome& o) {
     if (at == std::string::npos) continue;
     const std::string_view name = std::string_view(r.last_error).substr(at + kMissing.size());
     std::string top(name.substr(0, std::min(name.find('\''), name.find('.'))));
-    if (top != "clustercomm" && top != "mlx") continue;
+    if (!module_name(top)) continue;
     auto it = std::find_if(missing.begin(), missing.end(),
                            [&](const Missing& m) { return m.module == top; });
     if (it == missing.end()) it = missing.insert(missing.end(), Missing{top, {}});
@@ -530,6 +554,8 @@ std::string module_advice(const JobOutcome& o) {
     program = words.empty() ? std::string() : std::string(words.front());
   }
   const std::string venv = venv_of(program);
+  const std::string clusterctl =
+      o.global_words.empty() ? std::string("clusterctl") : "clusterctl " + o.global_words;
   std::string out;
   for (const auto& m : missing) {
     // Which interpreter ran: the command's program when it is a python; else the one it ran.
@@ -546,22 +572,27 @@ std::string module_advice(const JobOutcome& o) {
     } else {
       ran = "the Python that the job's command ran lacks it";
     }
-    const std::string pkg = m.module == "clustercomm" ? "./python" : "mlx";
+    const bool ours = m.module == "clustercomm";
+    const std::string pkg = pip_package(m.module);
+    // Where the package comes from: a checkout of clusterctl (ours), MLX's variant on Linux, or
+    // the package registry under a name that may not be the module's.
+    const std::string note =
+        ours ? std::string(" in a checkout of clusterctl on the host (README.md, \"Python\")")
+        : m.module == "mlx" ? std::string(kMlxOnLinux)
+        : pkg != m.module   ? fmt::format(" (the module '{}' comes in the package '{}')", m.module, pkg)
+                            : std::string();
     std::string fix;
     if (!venv.empty()) {
-      fix = fmt::format("install it into that venv: `{}/bin/pip install {}`{}", venv, pkg,
-                        m.module == "clustercomm" ? " in a checkout of clusterctl on the host "
-                                                    "(README.md, \"Python\")"
-                                                  : kMlxOnLinux);
+      fix = fmt::format("install it into that venv: `{}/bin/pip install {}`{}", venv, pkg, note);
     } else {
-      const bool mlx = m.module == "mlx";
+      // Only clustercomm needs the checkout; a venv of anything else is made anywhere.
       fix = fmt::format(
-          "make a venv with it as README.md, \"Python\", says: in a checkout of clusterctl on "
-          "the host, `python3 -m venv {0} && {0}/bin/pip install ./python{1}`{2} (on every host "
-          "at once: `clusterctl exec --hosts all --shell -- '...'`; a lab's hosts share this "
-          "machine's file system: run it once, here), and give `{0}/bin/python` in `command:`",
-          kVenv, mlx ? fmt::format(" && {}/bin/pip install mlx", kVenv) : std::string(),
-          mlx ? kMlxOnLinux : std::string_view());
+          "make a venv with it{}: {}`python3 -m venv {} && {}/bin/pip install {}`{} (on every "
+          "host at once: `{} exec --hosts all --shell -- '...'`; a lab's hosts share this "
+          "machine's file system: run it once, here), and give `{}/bin/python` in `command:`",
+          ours ? " as README.md, \"Python\", says" : "",
+          ours ? "in a checkout of clusterctl on the host, " : "", kVenv, kVenv, pkg,
+          ours ? std::string() : note, clusterctl, kVenv);
     }
     out += fmt::format("to fix: on {}: no module named '{}': {}; {}\n", fmt::join(m.where, ", "),
                        m.module, ran, fix);

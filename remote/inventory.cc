@@ -332,7 +332,7 @@ util::Error unknown_host_error(std::string_view name, const std::vector<std::str
                       ", "));
   if (known.size() > kListed) listed += fmt::format(" +{} more", known.size() - kListed);
   return util::error(ExitCode::kUsage,
-                     fmt::format("no host '{}' in {}{}; its hosts: {}", name, where,
+                     fmt::format("no host {} in {}{}; its hosts: {}", util::quote(name), where,
                                  util::did_you_mean(name, known), listed));
 }
 

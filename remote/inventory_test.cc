@@ -310,6 +310,12 @@ TEST_CASE("select_hosts: all, lists, and unknown names") {
   CHECK(bad.error().message ==
         "no host 'studoi1' in /lab/inventory.yaml (did you mean 'studio1'?); its hosts: h1, h2, "
         "h3, studio1");
+  // A name with a control character or a byte that is no UTF-8 is shown escaped, on one line:
+  // a newline in a job's `hosts:` split the message in two.
+  CHECK(cc::remote::unknown_host_error("h\nx", {"alpha"}, "/lab/inventory.yaml").message ==
+        "no host \"h\\nx\" in /lab/inventory.yaml; its hosts: alpha");
+  CHECK(cc::remote::unknown_host_error("st\xc3\xbc\xff", {"alpha"}, "/lab/inventory.yaml")
+            .message == "no host \"st\xc3\xbc\\xff\" in /lab/inventory.yaml; its hosts: alpha");
   auto empty = select_hosts(inv, " , ");
   REQUIRE_FALSE(empty.ok());
   CHECK(empty.error().code == cc::util::ExitCode::kUsage);

@@ -29,6 +29,7 @@
 #include "remote/ssh_session.h"
 #include "util/address.h"
 #include "util/atomic_file.h"
+#include "util/host_name.h"
 #include "util/interrupt.h"
 
 namespace cc::remote {
@@ -704,10 +705,12 @@ util::Status check_destination(const std::string& destination, const SshOptions&
     return util::error(
         ExitCode::kUsage,
         name == destination || destination.ends_with("@" + name)
-            ? fmt::format("no host '{}' in {}, and no host of that name ({}){}", destination,
-                          config, ::gai_strerror(rc), options.unresolved_hint)
-            : fmt::format("no host '{}': its HostName '{}' in {} is no known host ({}){}",
-                          destination, name, config, ::gai_strerror(rc), options.unresolved_hint));
+            ? fmt::format("no host {} in {}, and no host of that name ({}){}",
+                          util::quote(destination), config, ::gai_strerror(rc),
+                          options.unresolved_hint)
+            : fmt::format("no host {}: its HostName {} in {} is no known host ({}){}",
+                          util::quote(destination), util::quote(name), config,
+                          ::gai_strerror(rc), options.unresolved_hint));
   }
   return {};
 }
