@@ -8,9 +8,8 @@ where before the ranks waited out libclustercomm's timeout and the summary blame
 import json
 import re
 import subprocess
-import time
 
-from lablib import CLUSTERCTL, Lab, PERF, fail
+from lablib import CLUSTERCTL, Lab, PERF, cut_cable_while, fail
 
 
 def cable_bytes(lab):
@@ -87,32 +86,9 @@ with Lab("c") as lab:
                    upload=[{"src": PERF, "dest": "clustercomm-perf", "mode": "0755"}])
     p = subprocess.Popen([CLUSTERCTL, "--lab", lab.name, "launch", loop], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    try:
-        ready = 0
-        deadline = time.time() + 90
-        while ready < 4 and time.time() < deadline:
-            line = p.stdout.readline()
-            if not line:
-                break
-            ready += line.rstrip().endswith("] ready")
-        if ready < 4:
-            fail(f"the ranks did not all start (ready: {ready})")
-        time.sleep(2)  # the collectives run
-        subprocess.run(["ip", "-n", lab.netns("h2"), "link", "set", "dev", "tb2", "down"],
-                       check=True)
-        cut = time.time()
-        try:
-            out, err = p.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
-            fail(f"the job did not end within 60 s of the cut:\n{err}")
-        took = time.time() - cut
-    finally:
-        subprocess.run(["ip", "-n", lab.netns("h2"), "link", "set", "dev", "tb2", "up"],
-                       check=True)
-        if p.poll() is None:
-            p.kill()
+    time_to_run = (4, lambda line: line.rstrip().endswith("] ready"))
+    # settle: the collectives run when the cable goes
+    _, err, took = cut_cable_while(p, lab, "h2", "tb2", time_to_run, "cable cut", settle=2)
     cable = r"cable (h2 tb2 - h\d tb\d|h\d tb\d - h2 tb2) is down: [^\n]*h2 tb2: administratively down"
     if p.returncode != 4:
         fail(f"cable cut: exit {p.returncode} (expected 4)\n{err}")

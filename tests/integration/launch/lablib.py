@@ -134,6 +134,41 @@ def ended_after_cut(tag, lines, t0, total, grace):
     return detection, err
 
 
+def cut_cable_while(p, lab, host, port, ready, tag, within=60, settle=0):
+    """Job process `p` (launched with stdout and stderr piped, as text) runs; once `ready` =
+    (count, predicate) lines of its stdout satisfy the predicate, and `settle` s more, takes
+    `port` of `host` down, waits up to `within` s for `p` to end (failing, `p` killed, if it
+    hangs), and brings the port up again whatever happened. Returns (stdout, stderr, seconds
+    from the cut to the end)."""
+    want, is_ready = ready
+    try:
+        seen = 0
+        deadline = time.time() + 90
+        while seen < want and time.time() < deadline:
+            line = p.stdout.readline()
+            if not line:
+                break
+            seen += bool(is_ready(line))
+        if seen < want:
+            fail(f"{tag}: the ranks did not all start ({seen} of {want})")
+        time.sleep(settle)
+        subprocess.run(["ip", "-n", lab.netns(host), "link", "set", "dev", port, "down"],
+                       check=True)
+        cut = time.time()
+        try:
+            out, err = p.communicate(timeout=within)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            fail(f"{tag}: the job did not end within {within} s of the cut (it hung):\n{err}")
+        return out, err, time.time() - cut
+    finally:
+        subprocess.run(["ip", "-n", lab.netns(host), "link", "set", "dev", port, "up"],
+                       check=True)
+        if p.poll() is None:
+            p.kill()
+
+
 def launch(job, *args, timeout=120, env=None):
     return subprocess.run([CLUSTERCTL, "launch", job, *args], capture_output=True, text=True,
                           timeout=timeout, env=env)

@@ -25,7 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "launch"))
-from lablib import CLUSTERCTL, Lab, fail  # noqa: E402
+from lablib import CLUSTERCTL, Lab, cut_cable_while, fail  # noqa: E402
 
 PY = sys.argv[1] if len(sys.argv) > 1 else ""
 PROG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mlx_ring_prog.py")
@@ -134,31 +134,8 @@ def cable_cut(lab, hf_path, hf):
     port = port_of(lab, host, hf["hosts"][1]["ips"][0])
     p = subprocess.Popen([CLUSTERCTL, "--lab", lab.name, "launch", job], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    try:
-        looping = 0
-        deadline = time.time() + 90
-        while looping < 4 and time.time() < deadline:
-            line = p.stdout.readline()
-            if not line:
-                break
-            looping += "LOOPING rank=" in line
-        if looping < 4:
-            fail(f"cable cut: the ranks did not all loop ({looping})")
-        subprocess.run(["ip", "-n", lab.netns(host), "link", "set", "dev", port, "down"],
-                       check=True)
-        cut = time.time()
-        try:
-            _, err = p.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            _, err = p.communicate()
-            fail(f"cable cut: the job did not end within 60 s of the cut (it hung):\n{err}")
-        took = time.time() - cut
-    finally:
-        subprocess.run(["ip", "-n", lab.netns(host), "link", "set", "dev", port, "up"],
-                       check=True)
-        if p.poll() is None:
-            p.kill()
+    looping = (4, lambda line: "LOOPING rank=" in line)
+    _, err, took = cut_cable_while(p, lab, host, port, looping, "cable cut")
     cable = rf"cable [^\n]*{host} {port}[^\n]* is down: [^\n]*{host} {port}: administratively down"
     if p.returncode != 4:
         fail(f"cable cut: exit {p.returncode} (want 4):\n{err}")
