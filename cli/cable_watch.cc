@@ -8,6 +8,8 @@
 #include <fmt/ranges.h>  // fmt::join
 
 #include "cli/hosts.h"
+#include "discovery/linux_ip.h"
+#include "discovery/macos_ifconfig.h"
 #include "discovery/probe.h"
 #include "launch/rank_env.h"
 #include "remote/fan_out.h"
@@ -15,27 +17,68 @@
 
 namespace cc::cli {
 
-std::vector<std::string> down_cable_lines(const std::vector<remote::Executor*>& execs,
-                                          const std::vector<std::string>& hosts,
-                                          const std::vector<discovery::Cable>& cables,
-                                          const GlobalOptions& g,
-                                          std::chrono::milliseconds timeout,
-                                          const util::OutputStyle& style) {
-  std::vector<std::optional<discovery::HostFacts>> facts(execs.size());
+namespace {
+
+using Facts = std::vector<std::optional<discovery::HostFacts>>;
+
+// A later look at a host whose facts the first one gave: only its links, `ifconfig -a` on macOS
+// or `ip -j link` on Linux, their up and carrier copied onto the ports' interfaces by name. The
+// full probe runs system_profiler on a Mac, a second or more of CPU there: every look of a
+// running job, work taken from its ranks. False when the look failed (the caller probes in full).
+bool refresh_links(remote::Executor& ex, discovery::HostFacts& f,
+                   std::chrono::milliseconds timeout) {
+  const bool mac = f.os.name == "macOS";
+  const discovery::ProbeCommand cmd =
+      mac ? discovery::ProbeCommand{std::string(discovery::kIfconfigCommand), {"ifconfig", "-a"}}
+          : discovery::ProbeCommand{std::string(discovery::kIpLinkCommand), {"ip", "-j", "link"}};
+  auto out = discovery::run_commands(ex, {cmd}, discovery::ProbeMode::kScript, timeout);
+  if (!out) return false;
+  const discovery::RawOutput* r = out->find(cmd);
+  if (r == nullptr || r->exit_status != 0) return false;
+  auto links = mac ? discovery::parse_ifconfig(r->out) : discovery::parse_ip_link(r->out);
+  if (!links) return false;
+  for (auto& port : f.ports) {
+    if (!port.interface) continue;
+    auto it = std::find_if(links->begin(), links->end(), [&](const discovery::NetInterface& n) {
+      return n.name == port.interface->name;
+    });
+    if (it == links->end()) {
+      port.interface.reset();  // gone since the first look: "port missing"
+    } else {
+      port.interface->up = it->up;
+      port.interface->running = it->running;
+    }
+  }
+  return true;
+}
+
+// One look at every host: its links alone where `facts` holds its facts from an earlier look on
+// a live host, else the full host probe (a replayed bundle: always).
+void look(const std::vector<remote::Executor*>& execs, const std::vector<std::string>& hosts,
+          Facts& facts, const GlobalOptions& g, std::chrono::milliseconds timeout,
+          const util::OutputStyle& style) {
+  const bool live = g.replay.empty();
   const discovery::ProbeMode mode =
-      g.replay.empty() ? discovery::ProbeMode::kScript : discovery::ProbeMode::kEach;
+      live ? discovery::ProbeMode::kScript : discovery::ProbeMode::kEach;
+  facts.resize(execs.size());
   remote::for_each_host(
       execs, "checking the job's cables",
       [&](size_t i) {
         if (execs[i] == nullptr || i >= hosts.size()) return;
+        if (live && facts[i] && refresh_links(*execs[i], *facts[i], timeout)) return;
+        facts[i].reset();
         auto out = discovery::run_host_probe(*execs[i], mode, timeout);
         if (!out) return;
         auto f = discovery::facts_from_probe(hosts[i], *out, "");
         if (f) facts[i] = std::move(*f);
       },
       style);
+}
+
+std::vector<std::string> down_lines(const Facts& facts, const std::vector<std::string>& hosts,
+                                    const std::vector<discovery::Cable>& cables) {
   auto facts_of = [&](const std::string& host) -> const discovery::HostFacts* {
-    for (size_t i = 0; i < hosts.size(); ++i) {
+    for (size_t i = 0; i < hosts.size() && i < facts.size(); ++i) {
       if (hosts[i] == host && facts[i]) return &*facts[i];
     }
     return nullptr;
@@ -47,6 +90,19 @@ std::vector<std::string> down_cable_lines(const std::vector<remote::Executor*>& 
     if (!link.up) down.push_back(topology::cable_down_line(c.a, c.b, link));
   }
   return down;
+}
+
+}  // namespace
+
+std::vector<std::string> down_cable_lines(const std::vector<remote::Executor*>& execs,
+                                          const std::vector<std::string>& hosts,
+                                          const std::vector<discovery::Cable>& cables,
+                                          const GlobalOptions& g,
+                                          std::chrono::milliseconds timeout,
+                                          const util::OutputStyle& style) {
+  Facts facts;
+  look(execs, hosts, facts, g, timeout, style);
+  return down_lines(facts, hosts, cables);
 }
 
 CableWatch::CableWatch(GlobalOptions g, std::vector<std::string> hosts,
@@ -78,11 +134,12 @@ void CableWatch::loop() {
   if (!execs) return;  // the job's own set-up says what is wrong with reaching them
   std::vector<remote::Executor*> ptrs;
   for (auto& e : *execs) ptrs.push_back(e.get());
+  Facts facts;  // the first look's, kept: later looks read the links alone (refresh_links)
   std::unique_lock lock(mu_);
   while (!stop_) {
     lock.unlock();
-    std::vector<std::string> down =
-        down_cable_lines(ptrs, hosts_, cables_, g_, kCableProbeTimeout, util::OutputStyle{});
+    look(ptrs, hosts_, facts, g_, kCableProbeTimeout, util::OutputStyle{});
+    std::vector<std::string> down = down_lines(facts, hosts_, cables_);
     lock.lock();
     down_ = std::move(down);
     cv_.wait_for(lock, kCableLookInterval, [this] { return stop_; });
