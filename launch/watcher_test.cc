@@ -335,7 +335,7 @@ TEST_CASE("watcher: a cable down is named at once and ends the job after timeout
                     "timeouts.cable)\n");
 }
 
-TEST_CASE("watcher: a cable back up in time costs the job nothing; a rank failing on a down "
+TEST_CASE("watcher: a cable back up in time costs the job nothing, and a rank failing on a down "
           "cable is its consequence") {
   Watch t;
   t.job_notes = false;
