@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <optional>
 #include <thread>
 
 #include "comm/error.h"
@@ -247,7 +246,9 @@ bool route_missing(int err) {
 Fd connect_to(const Address& to, const Address* from, Deadline deadline, const std::string& who,
               bool over_cable) {
   int last_err = 0;
-  std::optional<Clock::time_point> no_route_since;  // the first of the current run of them
+  // The first of the current run of no-route failures; max(): none (not std::optional: g++ 12
+  // at -O3 took its value for uninitialized, -Werror=maybe-uninitialized).
+  Clock::time_point no_route_since = Clock::time_point::max();
   while (true) {
     Fd fd(::socket(to.storage.ss_family, SOCK_STREAM, 0));
     if (!fd.valid() && errno != EMFILE && errno != ENFILE) throw_system("socket", errno);
@@ -272,8 +273,8 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
       // is not coming (a listener not up yet, ECONNREFUSED, retries until the deadline).
       last_err = errno;
       const auto now = Clock::now();
-      if (!no_route_since) no_route_since = now;
-      if (now - *no_route_since >= kRouteGrace || now >= deadline) {
+      if (no_route_since == Clock::time_point::max()) no_route_since = now;
+      if (now - no_route_since >= kRouteGrace || now >= deadline) {
         throw Error(ErrorKind::kSystem, "could not connect to " + who + " at " + to.to_string() +
                                             " (" + std::strerror(last_err) + ")" +
                                             connect_advice(last_err, to.port(), over_cable));
@@ -284,7 +285,7 @@ Fd connect_to(const Address& to, const Address* from, Deadline deadline, const s
           std::chrono::milliseconds(50), std::max<Clock::duration>(deadline - now, {})));
       continue;
     }
-    no_route_since.reset();
+    no_route_since = Clock::time_point::max();
     if (rc != 0 && errno == EINPROGRESS) {
       // At most 1 s per attempt: a listener whose queue is full (a flood) drops the SYN, and
       // the kernel would resend it only after 1, 3, 7, 15 s; a fresh attempt goes at once.
