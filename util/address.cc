@@ -116,6 +116,18 @@ std::optional<std::string> ssh_destination_problem(std::string_view destination)
     host = host.substr(1, host.size() - 2);
   }
   if (host.find(':') != std::string_view::npos && !address_problem(host)) return std::nullopt;
+  // A DNS name that ssh resolves may be longer than a host's own name: up to 253 characters in
+  // labels of 1 to 63 (RFC 1035, 2.3.4), each following the host-name rule.
+  if (host.size() > kMaxHostNameLength && host.size() <= kMaxDnsNameLength) {
+    bool labels_fine = true;
+    for (std::string_view rest = host; labels_fine && !rest.empty();) {
+      const std::size_t dot = rest.find('.');
+      const std::string_view label = rest.substr(0, dot);
+      labels_fine = label.size() <= 63 && !host_name_problem(label);
+      rest = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
+    }
+    if (labels_fine && host.back() != '.') return std::nullopt;
+  }
   return host_name_problem(host);
 }
 

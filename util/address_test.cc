@@ -169,6 +169,18 @@ TEST_CASE("host_name_problem: one rule for a host name, naming the whole charact
   CHECK(ssh_destination_problem("fe80::1%en0") == std::nullopt);
   CHECK(ssh_destination_problem("root@[2001:db8::1]") == std::nullopt);
   CHECK(ssh_destination_problem("root@studio 1")->ends_with("(it has a space)"));
+  // A fully qualified DNS name longer than a host's own name: labels of at most 63, 253 in all.
+  const std::string fqdn = "gpu-node-01.cluster.ml-research-group.department.university.example.edu";
+  REQUIRE(fqdn.size() > 64);
+  CHECK(ssh_destination_problem(fqdn) == std::nullopt);
+  CHECK(ssh_destination_problem("admin@" + fqdn) == std::nullopt);
+  CHECK(ssh_destination_problem(std::string(64, 'a') + ".example.com")->ends_with(
+      "(it has 76 characters)"));  // a label of 64
+  CHECK(ssh_destination_problem(fqdn + ". .edu").has_value());
+  std::string long_name;
+  while (long_name.size() <= 253) long_name += "abcdefghij.";
+  long_name += "com";
+  CHECK(ssh_destination_problem(long_name).has_value());
   CHECK(ssh_destination_problem("a b@studio1")->starts_with(
       "SSH destination 'a b@studio1' is not valid: its user 'a b'"));
 }

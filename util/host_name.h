@@ -22,6 +22,8 @@ std::size_t utf8_char_length(std::string_view s);
 
 /// The longest host name clusterctl takes (host_name_problem).
 inline constexpr std::size_t kMaxHostNameLength = 64;
+/// The longest DNS name an SSH destination may be (ssh_destination_problem; RFC 1035, 2.3.4).
+inline constexpr std::size_t kMaxDnsNameLength = 253;
 
 /// Why `name` cannot name a host, or nullopt: the one rule for a host name wherever one enters
 /// (an inventory's `name:`, a replay bundle's host directory, a cluster state's host, a
@@ -33,8 +35,9 @@ inline constexpr std::size_t kMaxHostNameLength = 64;
 std::optional<std::string> host_name_problem(std::string_view name);
 
 /// host_name_problem for an SSH destination a host is reached by: `NAME`, `USER@NAME` (the
-/// name checked as above, the user being letters, digits, '.', '_' and '-') or an IP address
-/// (`10.0.0.1`, `2001:db8::1`, `USER@[2001:db8::1]`).
+/// name checked as above, the user being letters, digits, '.', '_' and '-'; a longer DNS name,
+/// up to kMaxDnsNameLength characters, when each of its labels is a valid name of at most 63)
+/// or an IP address (`10.0.0.1`, `2001:db8::1`, `USER@[2001:db8::1]`).
 std::optional<std::string> ssh_destination_problem(std::string_view destination);
 
 }  // namespace cc::util
