@@ -103,12 +103,15 @@ std::optional<std::string> ssh_destination_problem(std::string_view destination)
   if (const auto at = host.rfind('@'); at != std::string_view::npos) {
     const std::string_view user = host.substr(0, at);
     host.remove_prefix(at + 1);
+    // An '@' too: ssh takes all before the last '@' as the user, and a directory service's
+    // user is one ("jdoe@corp.example.com@h1"); a doubled '@' that is a typo is named when the
+    // login fails (remote/ssh_connect.cc).
     const bool user_ok = !user.empty() && std::all_of(user.begin(), user.end(), [](char c) {
-      return is_ascii_alnum(c) || c == '.' || c == '_' || c == '-';
+      return is_ascii_alnum(c) || c == '.' || c == '_' || c == '-' || c == '@';
     });
     if (!user_ok) {
       return fmt::format("SSH destination {} is not valid: its user {} may hold letters, digits, "
-                         "'.', '_' and '-'",
+                         "'.', '_', '-' and '@'",
                          quote(destination), quote(user));
     }
   }

@@ -181,6 +181,8 @@ TEST_CASE("host_name_problem: one rule for a host name, naming the whole charact
   while (long_name.size() <= 253) long_name += "abcdefghij.";
   long_name += "com";
   CHECK(ssh_destination_problem(long_name).has_value());
+  // A directory service's user holds an '@' (ssh takes all before the last one as the user).
+  CHECK(ssh_destination_problem("jdoe@corp.example.com@studio1") == std::nullopt);
   CHECK(ssh_destination_problem("a b@studio1")->starts_with(
       "SSH destination 'a b@studio1' is not valid: its user 'a b'"));
 }

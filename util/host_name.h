@@ -35,7 +35,8 @@ inline constexpr std::size_t kMaxDnsNameLength = 253;
 std::optional<std::string> host_name_problem(std::string_view name);
 
 /// host_name_problem for an SSH destination a host is reached by: `NAME`, `USER@NAME` (the
-/// name checked as above, the user being letters, digits, '.', '_' and '-'; a longer DNS name,
+/// name checked as above, the user being letters, digits, '.', '_', '-' and '@': ssh takes
+/// all before the last '@' as the user, a directory service's "jdoe@corp"); a longer DNS name,
 /// up to kMaxDnsNameLength characters, when each of its labels is a valid name of at most 63)
 /// or an IP address (`10.0.0.1`, `2001:db8::1`, `USER@[2001:db8::1]`).
 std::optional<std::string> ssh_destination_problem(std::string_view destination);
