@@ -1048,9 +1048,14 @@ TEST_CASE("mismatched reductions through the hierarchical path and a split commu
   }
   CAPTURE(split_got[1]);
   CAPTURE(split_got[3]);
-  CHECK(split_got[1].find("all_reduce on rank 0 of communicator 1 (world rank 1): rank 3 sent "
-                          "data of a float32 max reduction where this rank's call is a float32 "
-                          "sum reduction") != std::string::npos);
+  // Rank 1 names rank 3's mismatch, unless world rank 2, leaving its split cut short, gave up
+  // on it first (seen in CI, 2026-12-07: "peer lost: ... rank 2 gave up on this rank (1)").
+  // Rank 3 always sees rank 1's data: its check below is the strict one.
+  CHECK((split_got[1].find("all_reduce on rank 0 of communicator 1 (world rank 1): rank 3 sent "
+                           "data of a float32 max reduction where this rank's call is a float32 "
+                           "sum reduction") != std::string::npos ||
+         (split_got[1].starts_with("peer lost: ") &&
+          split_got[1].find("rank 2 gave up on this rank (1)") != std::string::npos)));
   CHECK(split_got[3].find("protocol error: ") != std::string::npos);
   CHECK(split_got[3].find("rank 1 sent data of a float32 sum reduction where this rank's call "
                           "is a float32 max reduction") != std::string::npos);
